@@ -1,0 +1,38 @@
+import cluster from 'node:cluster';
+import type { ClusterHandle } from './handle.js';
+import { type ClusterOptions, resolveClusterOptions } from './options.js';
+import { runPrimary } from './primary.js';
+import { runSingle } from './single.js';
+import { runWorker } from './worker.js';
+
+export type { ClusterHandle } from './handle.js';
+export type { ClusterOptions } from './options.js';
+
+/**
+ * Serves JwtService on `options.address` from `options.workers` processes: one = this
+ * process; more = a node:cluster primary (this process) and that many workers on one
+ * port. The script that calls this runs again in every worker, where this call becomes
+ * the worker's part. Keys are loaded once, in the primary, and handed to the workers, so
+ * a token made by any worker verifies on every worker.
+ *
+ * Note that node:cluster balances connections, not calls: one HTTP/2 client connection
+ * is served by one worker. Use at least as many client connections as workers, or
+ * `server.maxConnectionAgeMs` so long-lived clients rebalance.
+ *
+ * @example
+ * ```ts
+ * import { loadKeys, parseNodeMaxProcs, runCluster } from 'jwt-grpc';
+ *
+ * const handle = await runCluster({
+ *   workers: parseNodeMaxProcs(process.env.NODEMAXPROCS),
+ *   address: '0.0.0.0:50051',
+ *   keys: () => loadKeys('keys.json'),
+ * });
+ * process.exitCode = await handle.done; // after SIGTERM has drained every worker
+ * ```
+ */
+export function runCluster(options: ClusterOptions): Promise<ClusterHandle> {
+  const resolved = resolveClusterOptions(options);
+  if (cluster.isWorker) return runWorker(resolved);
+  return resolved.workers === 1 ? runSingle(resolved) : runPrimary(resolved);
+}

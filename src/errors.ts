@@ -1,0 +1,49 @@
+/**
+ * Every error that crosses the public API is a {@link JwtGrpcError} whose `code`
+ * says what went wrong; callers switch on `code`, never on the message.
+ */
+export type JwtGrpcErrorCode =
+  /** An option given to a factory is missing, of the wrong type or out of range. */
+  | 'ERR_INVALID_OPTION'
+  /** A key could not be imported, generated or used (bad JWK, short HMAC secret...). */
+  | 'ERR_INVALID_KEY'
+  /** A key, subject, certificate or other file could not be read or parsed. */
+  | 'ERR_FILE'
+  /** A request to sign had a bad field (unknown algorithm, reserved claim, bad ttl...). */
+  | 'ERR_INVALID_REQUEST'
+  /** The server is in the wrong state for the call (already listening, closed...). */
+  | 'ERR_SERVER_STATE'
+  /** The server could not bind its address (in use, bad host, no permission...). */
+  | 'ERR_LISTEN'
+  /** A cluster could not start or keep its workers alive. */
+  | 'ERR_CLUSTER';
+
+/**
+ * The one error class of jwt-grpc. `field` names the option, key or request field at
+ * fault when there is one. Messages never carry key material or whole tokens.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   createJwtServer({ defaultTtlSeconds: -1 });
+ * } catch (err) {
+ *   if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_OPTION') console.error(err.field);
+ * }
+ * ```
+ */
+export class JwtGrpcError extends Error {
+  override readonly name = 'JwtGrpcError';
+  readonly code: JwtGrpcErrorCode;
+  readonly field: string | undefined;
+
+  constructor(code: JwtGrpcErrorCode, message: string, options?: { field?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.field = options?.field;
+  }
+}
+
+/** Shorthand for the most common case: an option that fails validation. */
+export function invalidOption(field: string, message: string): JwtGrpcError {
+  return new JwtGrpcError('ERR_INVALID_OPTION', `option ${field}: ${message}`, { field });
+}

@@ -1,0 +1,102 @@
+import type { KeyObject } from 'node:crypto';
+import { type Algorithm, type AlgorithmSpec, ALGORITHM_SPECS } from '../algorithms.js';
+import { JwtGrpcError } from '../errors.js';
+
+/**
+ * One imported key as the signing and verification paths need it: KeyObjects made
+ * once, never PEM strings or JWKs parsed per call.
+ * @internal
+ */
+export interface KeyEntry {
+  readonly kid: string;
+  readonly alg: Algorithm;
+  readonly spec: AlgorithmSpec;
+  /** Secret (HMAC) or private key; undefined for verify-only keys. */
+  readonly signingKey: KeyObject | undefined;
+  /** Secret (HMAC) or public key. */
+  readonly verificationKey: KeyObject;
+}
+
+/** What a caller may see of a key: never its material. */
+export interface KeyInfo {
+  readonly kid: string;
+  readonly alg: Algorithm;
+  /** True when this key is the one that signs new tokens of its algorithm. */
+  readonly active: boolean;
+  /** False for verify-only keys (public JWKs, key_ops without "sign", rotated-out keys still count as true). */
+  readonly canSign: boolean;
+}
+
+/** Longest kid accepted, in keys and in token headers. */
+export const MAX_KID_LENGTH = 256;
+
+/**
+ * An immutable set of keys. Per algorithm, the first key able to sign is the active
+ * signer; every key verifies tokens that name its kid. Rotation = a new KeySet with the
+ * new key first and the old keys after it, so tokens already issued keep verifying.
+ * Made by {@link generateKeys}, {@link loadKeys} or {@link importKeys}.
+ */
+export class KeySet {
+  readonly #byKid: ReadonlyMap<string, KeyEntry>;
+  readonly #active: ReadonlyMap<Algorithm, KeyEntry>;
+
+  /** @internal use generateKeys, loadKeys or importKeys */
+  constructor(entries: readonly KeyEntry[]) {
+    if (entries.length === 0) throw new JwtGrpcError('ERR_INVALID_KEY', 'a key set needs at least one key');
+    const byKid = new Map<string, KeyEntry>();
+    const active = new Map<Algorithm, KeyEntry>();
+    for (const entry of entries) {
+      if (byKid.has(entry.kid)) {
+        throw new JwtGrpcError('ERR_INVALID_KEY', `duplicate kid "${entry.kid}"`, { field: entry.kid });
+      }
+      byKid.set(entry.kid, entry);
+      if (entry.signingKey !== undefined && !active.has(entry.alg)) active.set(entry.alg, entry);
+    }
+    this.#byKid = byKid;
+    this.#active = active;
+  }
+
+  /** Every key, in the order given. */
+  get keys(): readonly KeyInfo[] {
+    return [...this.#byKid.values()].map((entry) => ({
+      kid: entry.kid,
+      alg: entry.alg,
+      active: this.#active.get(entry.alg) === entry,
+      canSign: entry.signingKey !== undefined,
+    }));
+  }
+
+  /** Algorithms this set can sign with (those with an active key). */
+  get signingAlgorithms(): readonly Algorithm[] {
+    return [...this.#active.keys()];
+  }
+
+  /** @internal the key a token's kid names */
+  entry(kid: string): KeyEntry | undefined {
+    return this.#byKid.get(kid);
+  }
+
+  /** @internal the active signer of an algorithm */
+  activeEntry(alg: Algorithm): KeyEntry | undefined {
+    return this.#active.get(alg);
+  }
+
+  /** @internal every entry, in order */
+  entries(): IterableIterator<KeyEntry> {
+    return this.#byKid.values();
+  }
+
+  /** Keeps key material out of logs and `util.inspect`. */
+  toJSON(): { keys: readonly KeyInfo[] } {
+    return { keys: this.keys };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `KeySet(${this.keys.map((k) => `${k.alg}:${k.kid}${k.active ? '*' : ''}`).join(', ')})`;
+  }
+}
+
+/** @internal spec for an algorithm */
+export function specOf(alg: Algorithm): AlgorithmSpec {
+  return ALGORITHM_SPECS[alg];
+}

@@ -1,0 +1,61 @@
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { JwtGrpcError } from '../errors.js';
+import { type Logger, createStderrLogger } from '../log.js';
+import { importKeys } from './import.js';
+import type { KeySet } from './key-set.js';
+
+async function readPrivateFile(path: string, logger: Logger): Promise<string> {
+  let text: string;
+  try {
+    const info = await stat(path);
+    // Private keys readable by group or others are a leak waiting to happen; warn, as ssh does.
+    if ((info.mode & 0o077) !== 0) {
+      logger.warn(`key file ${path} is readable by group or others (mode ${(info.mode & 0o777).toString(8)}); chmod 600 it`);
+    }
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new JwtGrpcError('ERR_FILE', `cannot read key file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, {
+      field: path,
+      cause: err,
+    });
+  }
+  return text;
+}
+
+/**
+ * Loads a key file: a JSON JWK Set whose entries are JWKs or `{ kid, alg, pemFile }`
+ * (a PEM file path, relative to the key file). See {@link importKeys} for the rules.
+ *
+ * @example
+ * ```ts
+ * const keys = await loadKeys('/etc/jwt-grpc/keys.json');
+ * const server = createJwtServer({ keys });
+ * ```
+ */
+export async function loadKeys(file: string, options: { logger?: Logger } = {}): Promise<KeySet> {
+  const logger = options.logger ?? createStderrLogger();
+  const text = await readPrivateFile(file, logger);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    // The parser's message could quote key material: give only the file and the position.
+    const at = /position \d+/.exec(String((err as Error).message))?.[0] ?? 'somewhere';
+    throw new JwtGrpcError('ERR_FILE', `key file ${file} is not valid JSON (${at})`, { field: file });
+  }
+  const list = typeof parsed === 'object' && parsed !== null ? (parsed as { keys?: unknown }).keys : undefined;
+  if (Array.isArray(list)) {
+    const base = dirname(file);
+    for (const [index, entry] of list.entries()) {
+      const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
+      if (pemFile === undefined) continue;
+      if (typeof pemFile !== 'string') {
+        throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].pemFile must be a path`, { field: `keys[${index}]` });
+      }
+      const { pemFile: _path, ...rest } = entry as Record<string, unknown>;
+      list[index] = { ...rest, pem: await readPrivateFile(resolve(base, pemFile), logger) };
+    }
+  }
+  return importKeys(parsed);
+}

@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The folder holding this package's package.json. Sources run from `src/` (tests) and
+ * from `dist/src/` (the published build), at different depths, so walk up rather than
+ * hard-code a relative path.
+ */
+function findPackageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string };
+      if (manifest.name === 'jwt-grpc') return dir;
+    } catch {
+      // no package.json here: keep walking up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('jwt-grpc: cannot find the package root (package.json)');
+    dir = parent;
+  }
+}
+
+export const PACKAGE_ROOT = findPackageRoot();
+
+/** Path of the service's proto file, shipped in the package. */
+export const PROTO_PATH = join(PACKAGE_ROOT, 'proto', 'jwt.proto');
+
+/** This package's version, for `--version` and logs. */
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;

@@ -1,0 +1,56 @@
+import type { ServiceDefinition } from '@grpc/grpc-js';
+import { type PackageDefinition, loadSync } from '@grpc/proto-loader';
+import { PROTO_PATH } from '../package-root.js';
+
+/** Fully qualified name of the service, as clients and ghz's --call name it. */
+export const SERVICE_NAME = 'jwt.services.JwtService';
+
+/** Messages as @grpc/proto-loader decodes them with the options below. */
+export interface GenerateJwtRequest {
+  algorithm: string;
+  subject: string;
+  audience: string;
+  ttl_seconds: number;
+  claims_json: string;
+}
+export interface GenerateJwtResponse {
+  jwt: string;
+  sub: string;
+  kid: string;
+  expires_at: number;
+}
+export interface VerifyJwtRequest {
+  jwt: string;
+  audience: string;
+  issuer: string;
+}
+export interface VerifyJwtResponse {
+  valid: boolean;
+  sub: string;
+  claims_json: string;
+  reason: string;
+}
+export interface GetJwksResponse {
+  jwks_json: string;
+}
+
+/**
+ * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
+ * contract. longs: Number, since ttl_seconds and expires_at are seconds far below 2^53
+ * and an out-of-range int64 still comes out as a huge number that the bounds refuse.
+ * defaults: absent fields read as '' / 0, as proto3 means them.
+ */
+export const PROTO_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
+
+let loaded: { packageDefinition: PackageDefinition; service: ServiceDefinition } | undefined;
+
+/** The proto's package definition (for reflection) and JwtService's definition; loaded once per process. */
+export function jwtServiceDefinition(): { packageDefinition: PackageDefinition; service: ServiceDefinition } {
+  if (loaded === undefined) {
+    const packageDefinition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
+    const service = packageDefinition[SERVICE_NAME] as ServiceDefinition | undefined;
+    if (service === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
+    loaded = { packageDefinition, service };
+  }
+  return loaded;
+}

@@ -1,0 +1,69 @@
+import { JwtGrpcError } from '../errors.js';
+import type { GenerateJwtRequest } from './definition.js';
+import type { ResolvedServiceOptions } from './options.js';
+import type { SubjectPool } from './subject-pool.js';
+
+/** Registered claims (RFC 7519 §4.1) the service sets itself; claims_json may not. */
+const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
+
+function invalid(field: string, message: string): JwtGrpcError {
+  return new JwtGrpcError('ERR_INVALID_REQUEST', `${field}: ${message}`, { field });
+}
+
+function parseExtraClaims(json: string, maxBytes: number): Record<string, unknown> | undefined {
+  if (json.length === 0) return undefined;
+  // Bound before parsing: the size limit also bounds nesting depth and parse time.
+  if (Buffer.byteLength(json) > maxBytes) throw invalid('claims_json', `is longer than ${maxBytes} bytes`);
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw invalid('claims_json', 'is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid('claims_json', 'must be a JSON object');
+  }
+  for (const claim of Object.keys(value)) {
+    if (RESERVED_CLAIMS.has(claim)) throw invalid('claims_json', `may not set the reserved claim "${claim}"`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Turns a GenerateJwt request into the claims to sign: `{sub, iat, exp}` as the reference
+ * does, plus iss, aud and extra claims. Throws `ERR_INVALID_REQUEST` naming the field.
+ */
+export function requestClaims(
+  request: GenerateJwtRequest,
+  options: ResolvedServiceOptions,
+  pool: SubjectPool | undefined,
+  nowSeconds: number,
+): { sub: string; exp: number; claims: Record<string, unknown> } {
+  let sub = request.subject;
+  if (sub.length === 0) {
+    if (pool === undefined) throw invalid('subject', 'is empty and the server has no subject pool');
+    sub = pool.next();
+  } else if (sub.length > options.maxSubjectLength) {
+    throw invalid('subject', `is longer than ${options.maxSubjectLength} characters`);
+  }
+  const ttl = request.ttl_seconds === 0 ? options.defaultTtlSeconds : request.ttl_seconds;
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > options.maxTtlSeconds) {
+    throw invalid('ttl_seconds', `must be from 1 to ${options.maxTtlSeconds} (0 means ${options.defaultTtlSeconds})`);
+  }
+  if (request.audience.length > options.maxSubjectLength) {
+    throw invalid('audience', `is longer than ${options.maxSubjectLength} characters`);
+  }
+  const extra = parseExtraClaims(request.claims_json, options.maxClaimsJsonBytes);
+  const exp = nowSeconds + ttl;
+  // The reference's claims first, in its order; the optional ones only when present.
+  // Spread, not Object.assign: a "__proto__" key from JSON.parse must stay a plain claim.
+  const claims: Record<string, unknown> = {
+    sub,
+    iat: nowSeconds,
+    exp,
+    ...(options.issuer !== undefined && { iss: options.issuer }),
+    ...(request.audience.length > 0 && { aud: request.audience }),
+    ...extra,
+  };
+  return { sub, exp, claims };
+}

@@ -1,0 +1,40 @@
+import type { VerifiedToken } from './result.js';
+
+/**
+ * A bounded cache of tokens whose signature, header and claim types were verified.
+ * Keyed by the whole token, so a hit means the very same signed bytes. Only the
+ * time-independent work is cached: the verifier re-checks exp/nbf/iat and aud/iss on
+ * every hit, so a cached token is never served past its exp. A cache belongs to one
+ * verifier, which belongs to one KeySet: rotating keys means a new verifier and an
+ * empty cache.
+ */
+export class VerificationCache {
+  readonly #entries = new Map<string, VerifiedToken>();
+  readonly #maxEntries: number;
+
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get(token: string): VerifiedToken | undefined {
+    return this.#entries.get(token);
+  }
+
+  set(token: string, verified: VerifiedToken): void {
+    if (this.#entries.size >= this.#maxEntries) {
+      // FIFO eviction: Map iterates in insertion order, so the first key is the oldest.
+      // Cheaper than LRU bookkeeping on every hit, and a hot token is simply re-added.
+      const oldest = this.#entries.keys().next();
+      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(token, verified);
+  }
+
+  delete(token: string): void {
+    this.#entries.delete(token);
+  }
+}

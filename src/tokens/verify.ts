@@ -1,0 +1,215 @@
+import { constants, createHmac, timingSafeEqual, verify as cryptoVerify } from 'node:crypto';
+import { type Algorithm, isAlgorithm } from '../algorithms.js';
+import { invalidOption } from '../errors.js';
+import { type KeyEntry, type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
+import { VerificationCache } from './cache.js';
+import { type ClaimExpectations, checkClaimTypes, checkClaims } from './claims.js';
+import { hasZeroComponent, joseToDer } from './ecdsa.js';
+import { type JwtPayload, type VerifiedToken, type VerifyFailure, type VerifyResult, failure } from './result.js';
+
+/** Options of {@link createVerifier}; validated once, when the verifier is made. */
+export interface VerifierOptions {
+  /** Leeway for exp, nbf and iat, in seconds (0 to 300). Default 5. */
+  readonly clockToleranceSeconds?: number;
+  /** Longest token accepted, in characters. Default 8192. */
+  readonly maxTokenLength?: number;
+  /** Bounded cache of verified tokens (see VerificationCache); `false` turns it off. Default `{ maxEntries: 10000 }`. */
+  readonly cache?: { readonly maxEntries: number } | false;
+  /** The clock, in seconds since the epoch; for tests. Default `Date.now() / 1000`. */
+  readonly clock?: () => number;
+}
+
+/** Verifies compact JWS tokens against one KeySet; made once by {@link createVerifier}. */
+export interface Verifier {
+  /** Verifies `token`; an invalid token is a `{ valid: false, reason }` value, never a throw. */
+  verify(token: string, expect?: ClaimExpectations): VerifyResult;
+  /** Like `verify` but neither reads nor fills the cache (for tokens seen once, e.g. just signed). */
+  verifyUncached(token: string, expect?: ClaimExpectations): VerifyResult;
+}
+
+type CheckSignature = (signingInput: string, signature: Buffer) => boolean;
+
+function prepareCheck(entry: KeyEntry): CheckSignature {
+  const key = entry.verificationKey;
+  const spec = entry.spec;
+  switch (spec.family) {
+    case 'hmac':
+      return (input, signature) => {
+        const expected = createHmac(spec.hash, key).update(input).digest();
+        return signature.length === expected.length && timingSafeEqual(signature, expected);
+      };
+    case 'ecdsa': {
+      const options = { key, dsaEncoding: 'der' as const };
+      const size = spec.coordinateBytes;
+      return (input, signature) =>
+        // Only the JWS raw form is accepted: a DER signature has another length.
+        signature.length === size * 2 &&
+        !hasZeroComponent(signature, size) &&
+        cryptoVerify(spec.hash, Buffer.from(input), options, joseToDer(signature, size));
+    }
+    case 'rsa':
+      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), key, signature);
+    case 'rsa-pss': {
+      const options = { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: spec.hashBytes };
+      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), options, signature);
+    }
+    case 'eddsa':
+      return (input, signature) => cryptoVerify(null, Buffer.from(input), key, signature);
+  }
+}
+
+/** A header that passed every check, bound to the key that will verify the signature. */
+interface ResolvedHeader {
+  readonly alg: Algorithm;
+  readonly kid: string;
+  readonly check: CheckSignature;
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+/** Headers that point at keys outside our key set; we never fetch or trust them. */
+const FOREIGN_KEY_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'] as const;
+/** Distinct headers remembered; a key set has few kids, so real traffic fits easily. */
+const HEADER_CACHE_ENTRIES = 1024;
+
+function decodeJsonObject(segment: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeKid(kid: string): string {
+  return JSON.stringify(kid.length > 64 ? kid.slice(0, 64) + '...' : kid);
+}
+
+function validateOptions(options: VerifierOptions): Required<Omit<VerifierOptions, 'cache'>> & { cacheEntries: number } {
+  const tolerance = options.clockToleranceSeconds ?? 5;
+  if (!Number.isFinite(tolerance) || tolerance < 0 || tolerance > 300) {
+    throw invalidOption('clockToleranceSeconds', `must be between 0 and 300, got ${tolerance}`);
+  }
+  const maxTokenLength = options.maxTokenLength ?? 8192;
+  if (!Number.isInteger(maxTokenLength) || maxTokenLength < 64 || maxTokenLength > 1 << 20) {
+    throw invalidOption('maxTokenLength', `must be an integer between 64 and 1048576, got ${maxTokenLength}`);
+  }
+  const cache = options.cache ?? { maxEntries: 10_000 };
+  const cacheEntries = cache === false ? 0 : cache.maxEntries;
+  if (!Number.isInteger(cacheEntries) || cacheEntries < 0 || cacheEntries > 10_000_000) {
+    throw invalidOption('cache.maxEntries', `must be an integer between 1 and 10000000, got ${cacheEntries}`);
+  }
+  const clock = options.clock ?? (() => Date.now() / 1000);
+  return { clockToleranceSeconds: tolerance, maxTokenLength, clock, cacheEntries };
+}
+
+/**
+ * Prepares verification once per key (KeyObjects bound into closures, decoded headers
+ * remembered) so the hot call decodes, checks one signature and the claims.
+ *
+ * Checks: compact form and strict base64url; header a JSON object with a known `alg`
+ * (never `none`) equal to the `alg` of the key its `kid` names; no `crit`, `b64: false`
+ * or foreign key headers (`jku`, `x5u`, `jwk`, `x5c`); signature; payload a JSON object
+ * with numeric `exp` (required), `nbf`, `iat`; exp/nbf/iat against the clock with the
+ * tolerance; `aud`/`iss` when asked.
+ *
+ * @example
+ * ```ts
+ * const verifier = createVerifier(keys, { clockToleranceSeconds: 2 });
+ * const result = verifier.verify(token, { audience: 'api' });
+ * if (result.valid) console.log(result.payload.sub);
+ * else console.log(result.reason, result.message);
+ * ```
+ */
+export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Verifier {
+  const { clockToleranceSeconds, maxTokenLength, clock, cacheEntries } = validateOptions(options);
+  const checks = new Map<string, CheckSignature>();
+  for (const entry of keys.entries()) checks.set(entry.kid, prepareCheck(entry));
+  const headers = new Map<string, ResolvedHeader>();
+  const cache = cacheEntries > 0 ? new VerificationCache(cacheEntries) : undefined;
+
+  function resolveHeader(segment: string): ResolvedHeader | VerifyFailure {
+    const known = headers.get(segment);
+    if (known !== undefined) return known;
+    const header = decodeJsonObject(segment);
+    if (header === undefined) return failure('MALFORMED', 'header is not a base64url JSON object');
+    const alg = header['alg'];
+    if (typeof alg !== 'string' || !isAlgorithm(alg)) {
+      return failure('ALGORITHM_NOT_ALLOWED', `header alg ${JSON.stringify(alg)} is not allowed`);
+    }
+    if (header['crit'] !== undefined) return failure('UNSUPPORTED_HEADER', 'header crit names extensions this verifier does not support');
+    if (header['b64'] !== undefined && header['b64'] !== true) {
+      return failure('UNSUPPORTED_HEADER', 'header b64: unencoded payloads are not supported');
+    }
+    for (const name of FOREIGN_KEY_HEADERS) {
+      if (header[name] !== undefined) return failure('UNSUPPORTED_HEADER', `header ${name}: keys from token headers are never trusted`);
+    }
+    const kid = header['kid'];
+    if (typeof kid !== 'string' || kid.length === 0) return failure('UNKNOWN_KEY', 'header has no kid');
+    if (kid.length > MAX_KID_LENGTH) return failure('UNKNOWN_KEY', `header kid is longer than ${MAX_KID_LENGTH} characters`);
+    const entry = keys.entry(kid);
+    const check = checks.get(kid);
+    if (entry === undefined || check === undefined) return failure('UNKNOWN_KEY', `no key with kid ${describeKid(kid)}`);
+    // The key decides the algorithm; a token may only name the one its key has.
+    if (entry.alg !== alg) return failure('ALGORITHM_NOT_ALLOWED', `key ${describeKid(kid)} is for ${entry.alg}, not ${alg}`);
+    const resolved: ResolvedHeader = { alg, kid, check };
+    if (headers.size >= HEADER_CACHE_ENTRIES) headers.clear();
+    headers.set(segment, resolved);
+    return resolved;
+  }
+
+  function verifySignedParts(token: string): VerifiedToken | VerifyFailure {
+    const firstDot = token.indexOf('.');
+    const secondDot = token.indexOf('.', firstDot + 1);
+    if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1) {
+      return failure('MALFORMED', 'token is not three dot-separated segments');
+    }
+    const headerSegment = token.slice(0, firstDot);
+    const payloadSegment = token.slice(firstDot + 1, secondDot);
+    const signatureSegment = token.slice(secondDot + 1);
+    if (!BASE64URL.test(headerSegment) || !BASE64URL.test(payloadSegment) || !BASE64URL.test(signatureSegment)) {
+      return failure('MALFORMED', 'token segments must be unpadded base64url');
+    }
+    const header = resolveHeader(headerSegment);
+    if ('valid' in header) return header;
+    if (!header.check(token.slice(0, secondDot), Buffer.from(signatureSegment, 'base64url'))) {
+      return failure('BAD_SIGNATURE', 'signature does not verify');
+    }
+    let payloadJson: string;
+    let payload: unknown;
+    try {
+      payloadJson = Buffer.from(payloadSegment, 'base64url').toString('utf8');
+      payload = JSON.parse(payloadJson);
+    } catch {
+      return failure('MALFORMED', 'payload is not base64url JSON');
+    }
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      return failure('MALFORMED', 'payload is not a JSON object');
+    }
+    const typeFailure = checkClaimTypes(payload as Record<string, unknown>);
+    if (typeFailure !== undefined) return typeFailure;
+    return { valid: true, alg: header.alg, kid: header.kid, payload: Object.freeze(payload as JwtPayload), payloadJson };
+  }
+
+  function verifyWith(useCache: boolean, token: string, expect?: ClaimExpectations): VerifyResult {
+    if (typeof token !== 'string' || token.length === 0) return failure('MALFORMED', 'token is empty');
+    if (token.length > maxTokenLength) return failure('MALFORMED', `token is longer than ${maxTokenLength} characters`);
+    let verified = useCache ? cache?.get(token) : undefined;
+    if (verified === undefined) {
+      const result = verifySignedParts(token);
+      if (!result.valid) return result;
+      verified = result;
+      if (useCache) cache?.set(token, verified);
+    }
+    const claimFailure = checkClaims(verified.payload, clock(), clockToleranceSeconds, expect);
+    if (claimFailure !== undefined) {
+      if (claimFailure.reason === 'EXPIRED') cache?.delete(token);
+      return claimFailure;
+    }
+    return verified;
+  }
+
+  return {
+    verify: (token, expect) => verifyWith(true, token, expect),
+    verifyUncached: (token, expect) => verifyWith(false, token, expect),
+  };
+}
