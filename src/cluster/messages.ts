@@ -9,7 +9,11 @@ export type PrimaryMessage =
   | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] } }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number };
 
-export type WorkerMessage = { readonly type: 'jwt-grpc:listening'; readonly port: number };
+/**
+ * `hello` asks for the keys: a message sent before the worker's module graph has loaded
+ * and attached its listener would be dropped, so the worker speaks first.
+ */
+export type WorkerMessage = { readonly type: 'jwt-grpc:hello' } | { readonly type: 'jwt-grpc:listening'; readonly port: number };
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
   const type = (message as { type?: unknown } | null)?.type;
@@ -17,5 +21,6 @@ export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
 }
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
-  return (message as { type?: unknown } | null)?.type === 'jwt-grpc:listening';
+  const type = (message as { type?: unknown } | null)?.type;
+  return type === 'jwt-grpc:hello' || type === 'jwt-grpc:listening';
 }

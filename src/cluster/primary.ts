@@ -93,9 +93,12 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     slot.worker = worker;
     const pid = worker.process.pid;
     logger.info(`worker ${pid} started`, { pid, slot: slot.index });
-    worker.once('online', () => worker.send(start));
     worker.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
+      if (message.type === 'jwt-grpc:hello') {
+        worker.send(start);
+        return;
+      }
       slot.listeningAt = Date.now();
       port = message.port;
       if (slots.every((s) => s.listeningAt !== undefined)) markReady();

@@ -24,6 +24,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
       }
     };
     process.on('message', onMessage);
+    send({ type: 'jwt-grpc:hello' });
   });
 
   const keys = importKeys(start.jwks);
