@@ -194,17 +194,20 @@ export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Ver
     if (typeof token !== 'string' || token.length === 0) return failure('MALFORMED', 'token is empty');
     if (token.length > maxTokenLength) return failure('MALFORMED', `token is longer than ${maxTokenLength} characters`);
     let verified = useCache ? cache?.get(token) : undefined;
+    const hit = verified !== undefined;
     if (verified === undefined) {
       const result = verifySignedParts(token);
       if (!result.valid) return result;
       verified = result;
-      if (useCache) cache?.set(token, verified);
     }
     const claimFailure = checkClaims(verified.payload, clock(), clockToleranceSeconds, expect);
     if (claimFailure !== undefined) {
       if (claimFailure.reason === 'EXPIRED') cache?.delete(token);
       return claimFailure;
     }
+    // Only a token that passed every check is stored: inserting first would let each
+    // failing one (a client retrying an expired token) evict a valid entry.
+    if (useCache && !hit) cache?.set(token, verified);
     return verified;
   }
 
