@@ -57,6 +57,8 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   let state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
   let service: JwtServiceHandle | undefined;
   let closing: Promise<void> | undefined;
+  /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
+  let boundAddress: string | undefined;
 
   async function listen(address: string, credentials = ServerCredentials.createInsecure()): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
@@ -82,6 +84,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     });
     if ((state as string) === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
     state = 'listened';
+    boundAddress = address.replace(/:0$/, `:${port}`);
     setServing?.('SERVING');
     return port;
   }
@@ -91,6 +94,9 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     state = 'closed';
     setServing?.('NOT_SERVING');
     closing = new Promise<void>((resolve) => {
+      // grpc-js's forceShutdown only destroys the connections channelz tracks, and channelz
+      // is off (channel-options.ts): drain cancels the calls still running after graceMs.
+      if (boundAddress !== undefined) grpcServer.drain(boundAddress, graceMs);
       const force = setTimeout(() => {
         grpcServer.forceShutdown();
         resolve();

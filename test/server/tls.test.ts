@@ -1,0 +1,114 @@
+/**
+ * TLS and mutual TLS, with a CA and certificates made by openssl at test time: through
+ * the library (`listen(address, ServerCredentials.createSsl(...))`) and through the CLI.
+ */
+import { ServerCredentials, credentials } from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type KeySet, createJwtServer, silentLogger } from '../../src/lib.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { killAllCli, serveArgs, startCli } from '../helpers/cli.js';
+import { ClientPool, callError, statusName } from '../helpers/client.js';
+import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+
+const clients = new ClientPool();
+let certs: TestCerts;
+let keys: KeySet;
+
+beforeAll(async () => {
+  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
+  certs = makeTestCerts();
+  keys = await sharedKeys();
+});
+
+afterEach(async () => {
+  clients.closeAll();
+  await closeAllServers();
+  await killAllCli();
+});
+
+afterAll(() => {
+  certs?.remove();
+});
+
+/** Failing handshakes end quickly; a short deadline keeps a hang from eating the test timeout. */
+const FAIL_FAST = { deadlineMs: 8000 } as const;
+/** Connect to 127.0.0.1 but check (and send SNI for) the certificate's DNS name: Node warns about an IP as TLS ServerName. */
+const AS_LOCALHOST = { channelOptions: { 'grpc.ssl_target_name_override': 'localhost' } } as const;
+
+async function startTls(checkClientCertificate: boolean): Promise<number> {
+  const server = trackServer(createJwtServer({ keys, logger: silentLogger }));
+  const creds = ServerCredentials.createSsl(
+    checkClientCertificate ? certs.caCert : null,
+    [{ cert_chain: certs.serverCert, private_key: certs.serverKey }],
+    checkClientCertificate,
+  );
+  return server.listen('127.0.0.1:0', creds);
+}
+
+async function expectWorks(port: number, creds: ReturnType<typeof credentials.createSsl>): Promise<void> {
+  const client = clients.jwt(port, { credentials: creds, ...AS_LOCALHOST });
+  const made = await client.generateJwt({ algorithm: 'ES256', subject: 'tls@example.com' });
+  expect(made.sub).toBe('tls@example.com');
+  expect((await client.verifyJwt({ jwt: made.jwt })).valid).toBe(true);
+}
+
+async function expectFails(port: number, creds: ReturnType<typeof credentials.createInsecure>): Promise<void> {
+  const client = clients.jwt(port, { credentials: creds, ...FAIL_FAST, ...AS_LOCALHOST });
+  const err = await callError(client.generateJwt({ algorithm: 'ES256', subject: 'x' }));
+  expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain(statusName(err.code));
+}
+
+describe('TLS', () => {
+  it('serves a client that trusts the CA', async () => {
+    const port = await startTls(false);
+    await expectWorks(port, credentials.createSsl(certs.caCert));
+  });
+
+  it('does not serve a plaintext client', async () => {
+    const port = await startTls(false);
+    await expectFails(port, credentials.createInsecure());
+  });
+
+  it('is refused by a client that does not trust the CA', async () => {
+    const port = await startTls(false);
+    await expectFails(port, credentials.createSsl(certs.rogueCert));
+  });
+});
+
+describe('mutual TLS', () => {
+  it('refuses a client without a certificate', async () => {
+    const port = await startTls(true);
+    await expectFails(port, credentials.createSsl(certs.caCert));
+  });
+
+  it('refuses a client whose certificate another CA signed', async () => {
+    const port = await startTls(true);
+    await expectFails(port, credentials.createSsl(certs.caCert, certs.rogueKey, certs.rogueCert));
+  });
+
+  it('serves a client whose certificate the CA signed', async () => {
+    const port = await startTls(true);
+    await expectWorks(port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
+  });
+});
+
+describe('CLI', () => {
+  it('serves mutual TLS with --tls-cert, --tls-key and --tls-client-ca', async () => {
+    const { files } = certs;
+    const cli = await startCli(
+      serveArgs('--tls-cert', files.serverCert, '--tls-key', files.serverKey, '--tls-client-ca', files.caCert),
+    );
+    expect(cli.stdout).toContain('transport: mutual TLS');
+    await expectWorks(cli.port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
+    await expectFails(cli.port, credentials.createSsl(certs.caCert));
+    await expectFails(cli.port, credentials.createInsecure());
+  });
+
+  it('serves TLS with --tls-cert and --tls-key (environment twins)', async () => {
+    const { files } = certs;
+    const cli = await startCli(serveArgs(), { env: { JWT_GRPC_TLS_CERT: files.serverCert, JWT_GRPC_TLS_KEY: files.serverKey } });
+    expect(cli.stdout).toContain('transport: TLS');
+    await expectWorks(cli.port, credentials.createSsl(certs.caCert));
+    await expectFails(cli.port, credentials.createInsecure());
+  });
+});
