@@ -5,15 +5,15 @@ import { type Logger, createStderrLogger } from '../log.js';
 import { importKeys } from './import.js';
 import type { KeySet } from './key-set.js';
 
-async function readPrivateFile(path: string, logger: Logger): Promise<string> {
+/** Reads a key or PEM file; warns, as ssh does, when one holding secrets is readable by group or others. */
+async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean): Promise<string> {
   let text: string;
   try {
     const info = await stat(path);
-    // Private keys readable by group or others are a leak waiting to happen; warn, as ssh does.
-    if ((info.mode & 0o077) !== 0) {
+    text = await readFile(path, 'utf8');
+    if ((info.mode & 0o077) !== 0 && holdsSecrets(text)) {
       logger.warn(`key file ${path} is readable by group or others (mode ${(info.mode & 0o777).toString(8)}); chmod 600 it`);
     }
-    text = await readFile(path, 'utf8');
   } catch (err) {
     throw new JwtGrpcError('ERR_FILE', `cannot read key file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, {
       field: path,
@@ -35,7 +35,8 @@ async function readPrivateFile(path: string, logger: Logger): Promise<string> {
  */
 export async function loadKeys(file: string, options: { logger?: Logger } = {}): Promise<KeySet> {
   const logger = options.logger ?? createStderrLogger();
-  const text = await readPrivateFile(file, logger);
+  // A JWK Set may hold only public keys, but it is the file where secrets live: always warn.
+  const text = await readKeyFile(file, logger, () => true);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -54,7 +55,7 @@ export async function loadKeys(file: string, options: { logger?: Logger } = {}):
         throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].pemFile must be a path`, { field: `keys[${index}]` });
       }
       const { pemFile: _path, ...rest } = entry as Record<string, unknown>;
-      list[index] = { ...rest, pem: await readPrivateFile(resolve(base, pemFile), logger) };
+      list[index] = { ...rest, pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY')) };
     }
   }
   return importKeys(parsed);

@@ -24,7 +24,9 @@ export class VerificationCache {
     return this.#entries.get(token);
   }
 
+  /** Stores a verified token; its payload is deep-frozen, since every later hit shares it. */
   set(token: string, verified: VerifiedToken): void {
+    deepFreeze(verified.payload);
     if (this.#entries.size >= this.#maxEntries) {
       // FIFO eviction: Map iterates in insertion order, so the first key is the oldest.
       // Cheaper than LRU bookkeeping on every hit, and a hot token is simply re-added.
@@ -37,4 +39,11 @@ export class VerificationCache {
   delete(token: string): void {
     this.#entries.delete(token);
   }
+}
+
+/** Freezes nested claim objects too, so no caller can change what the next one is served. */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  for (const member of Object.values(value)) deepFreeze(member);
+  Object.freeze(value);
 }

@@ -7,7 +7,8 @@
 
 /** DER `SEQUENCE { INTEGER r, INTEGER s }` to the fixed-width JWS form. */
 export function derToJose(der: Buffer, coordinateBytes: number): Buffer {
-  // SEQUENCE header: 0x30, then a length of one byte, or 0x81 + one byte for P-384's longer ones.
+  // SEQUENCE header: 0x30 and a one-byte length (at most 102 bytes for P-384); the 0x81
+  // long form is handled anyway so a curve with longer signatures cannot misparse.
   let offset = der[1] === 0x81 ? 3 : 2;
   const out = Buffer.alloc(coordinateBytes * 2);
   for (let part = 0; part < 2; part++) {

@@ -27,7 +27,7 @@ export interface VerifiedToken {
   readonly valid: true;
   readonly alg: Algorithm;
   readonly kid: string;
-  /** Frozen; shared between calls when the verification cache serves the token. */
+  /** Frozen (deeply, once cached): the verification cache shares it between calls. */
   readonly payload: JwtPayload;
   /** The payload exactly as the token carries it (JSON text). */
   readonly payloadJson: string;

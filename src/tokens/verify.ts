@@ -96,7 +96,7 @@ function validateOptions(options: VerifierOptions): Required<Omit<VerifierOption
   const cache = options.cache ?? { maxEntries: 10_000 };
   const cacheEntries = cache === false ? 0 : cache.maxEntries;
   if (!Number.isInteger(cacheEntries) || cacheEntries < 0 || cacheEntries > 10_000_000) {
-    throw invalidOption('cache.maxEntries', `must be an integer between 1 and 10000000, got ${cacheEntries}`);
+    throw invalidOption('cache.maxEntries', `must be an integer from 0 (off) to 10000000, got ${cacheEntries}`);
   }
   const clock = options.clock ?? (() => Date.now() / 1000);
   return { clockToleranceSeconds: tolerance, maxTokenLength, clock, cacheEntries };
