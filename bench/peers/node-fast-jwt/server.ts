@@ -1,0 +1,253 @@
+// The ordinary Node peer: JwtService written the way a Node user would, with
+// @grpc/grpc-js (default server options), @grpc/proto-loader and fast-jwt.
+// Signers and verifiers are created once at start (signer per algorithm with
+// its first key, verifier per kid). Per GenerateJwt it does the reference's
+// work: pick a subject, sign {sub, iat, exp = iat + 7200}, verify the token
+// just made, check its sub.
+//
+// NODEMAXPROCS=N (N > 1): a node:cluster primary forks N workers sharing the
+// port (the reference benchmark's pattern) and respawns any that die.
+//
+// Usage: node server.js [--host H] [--port N] --keys FILE --subjects FILE [--proto FILE]
+import cluster, { type Worker } from 'node:cluster';
+import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { createSigner, createVerifier, type Algorithm } from 'fast-jwt';
+
+const TTL_SECONDS = 7200;
+
+interface GenerateJwtRequest { algorithm: string; subject: string }
+interface GenerateJwtResponse { jwt: string; sub: string; kid: string; expires_at: number }
+interface VerifyJwtRequest { jwt: string }
+interface VerifyJwtResponse { valid: boolean; sub?: string; reason?: string }
+
+type Sign = (payload: Record<string, unknown>) => string;
+type Verify = (token: string) => { sub?: unknown };
+interface Signer { kid: string; sign: Sign; verify: Verify }
+
+function fail(message: string): never {
+  process.stderr.write(`node-fast-jwt peer: ${message}\n`);
+  process.exit(1);
+}
+
+function parseCli() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: '50051' },
+        keys: { type: 'string' },
+        subjects: { type: 'string' },
+        proto: { type: 'string' },
+      },
+    });
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad --port ${values.port}`);
+    if (!values.keys || !values.subjects) throw new Error('--keys and --subjects are required');
+    return { host: values.host, port, keys: values.keys, subjects: values.subjects, proto: values.proto ?? findProto() };
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+}
+
+// proto/jwt.proto next to the package.json above this file: works from both
+// bench/peers/node-fast-jwt/ and dist/bench/peers/node-fast-jwt/.
+function findProto(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return join(dir, 'proto', 'jwt.proto');
+    if (dirname(dir) === dir) throw new Error('package.json not found above this file; pass --proto');
+  }
+}
+
+// Builds the signers (alg -> first key of that alg) and verifiers (kid -> key)
+// from the JWK Set; each signer is tried once so a bad key fails at start.
+function loadKeys(path: string) {
+  const { keys } = JSON.parse(readFileSync(path, 'utf8')) as { keys?: (JsonWebKey & { kid?: string; alg?: string })[] };
+  if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${path}: no keys`);
+  const signers = new Map<string, Signer>();
+  const verifiers = new Map<string, Verify>();
+  for (const jwk of keys) {
+    const { kid, alg } = jwk;
+    if (!kid || !alg || alg === 'none') throw new Error(`${path}: every key needs kid and alg`);
+    if (verifiers.has(kid)) throw new Error(`${path}: duplicate kid ${kid}`);
+    let privateKey: string | Buffer, publicKey: string | Buffer;
+    if (jwk.kty === 'oct') {
+      if (!jwk.k) throw new Error(`${path}: ${kid}: missing k`);
+      privateKey = publicKey = Buffer.from(jwk.k, 'base64url');
+    } else {
+      const keyObject = createPrivateKey({ key: jwk, format: 'jwk' });
+      privateKey = String(keyObject.export({ type: 'pkcs8', format: 'pem' }));
+      publicKey = String(createPublicKey(keyObject).export({ type: 'spki', format: 'pem' }));
+    }
+    const algorithm = alg as Algorithm;
+    const verify: Verify = createVerifier({ key: publicKey, algorithms: [algorithm] });
+    verifiers.set(kid, verify);
+    if (!signers.has(alg)) {
+      const sign: Sign = createSigner({ key: privateKey, algorithm, kid });
+      if (verify(sign({ sub: 'self-test' })).sub !== 'self-test') throw new Error(`${kid}: self-test failed`);
+      signers.set(alg, { kid, sign, verify });
+    }
+  }
+  return { signers, verifiers };
+}
+
+function loadSubjects(path: string): string[] {
+  const subjects: unknown = JSON.parse(readFileSync(path, 'utf8'));
+  if (!Array.isArray(subjects) || subjects.length === 0 || !subjects.every((s) => typeof s === 'string')) {
+    throw new Error(`${path}: want a non-empty JSON array of strings`);
+  }
+  return subjects;
+}
+
+// fast-jwt error code -> VerifyJwtResponse.Reason
+const REASONS: Record<string, string> = {
+  FAST_JWT_MALFORMED: 'MALFORMED',
+  FAST_JWT_INVALID_TYPE: 'MALFORMED',
+  FAST_JWT_INVALID_PAYLOAD: 'MALFORMED',
+  FAST_JWT_EXPIRED: 'EXPIRED',
+  FAST_JWT_INACTIVE: 'NOT_YET_VALID',
+  FAST_JWT_INVALID_ALGORITHM: 'ALGORITHM_NOT_ALLOWED',
+};
+
+function startServer(opts: ReturnType<typeof parseCli>): void {
+  const { signers, verifiers } = loadKeys(opts.keys);
+  const subjects = loadSubjects(opts.subjects);
+  let next = 0; // one thread per process: a plain counter is safe
+
+  const generateJwt: grpc.handleUnaryCall<GenerateJwtRequest, GenerateJwtResponse> = (call, callback) => {
+    const signer = signers.get(call.request.algorithm);
+    if (!signer) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: `algorithm "${call.request.algorithm}" is not configured` });
+      return;
+    }
+    let sub = call.request.subject;
+    if (!sub) {
+      sub = subjects[next]!;
+      next = (next + 1) % subjects.length;
+    }
+    const iat = Math.floor(Date.now() / 1000);
+    const exp = iat + TTL_SECONDS;
+    let jwt: string;
+    try {
+      jwt = signer.sign({ sub, iat, exp });
+      if (signer.verify(jwt).sub !== sub) throw new Error('sub mismatch');
+    } catch (err) {
+      callback({ code: grpc.status.INTERNAL, details: `self-verification failed: ${(err as Error).message}` });
+      return;
+    }
+    callback(null, { jwt, sub, kid: signer.kid, expires_at: exp });
+  };
+
+  const verifyJwt: grpc.handleUnaryCall<VerifyJwtRequest, VerifyJwtResponse> = (call, callback) => {
+    const token = call.request.jwt;
+    let kid: unknown;
+    try {
+      kid = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString()).kid;
+    } catch {
+      callback(null, { valid: false, reason: 'MALFORMED' });
+      return;
+    }
+    const verify = typeof kid === 'string' ? verifiers.get(kid) : undefined;
+    if (!verify) {
+      callback(null, { valid: false, reason: 'UNKNOWN_KEY' });
+      return;
+    }
+    try {
+      const payload = verify(token);
+      callback(null, { valid: true, sub: typeof payload.sub === 'string' ? payload.sub : '' });
+    } catch (err) {
+      callback(null, { valid: false, reason: REASONS[(err as { code?: string }).code ?? ''] ?? 'BAD_SIGNATURE' });
+    }
+  };
+
+  const packageDefinition = protoLoader.loadSync(opts.proto, {
+    keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+  });
+  const proto = grpc.loadPackageDefinition(packageDefinition) as unknown as {
+    jwt: { services: { JwtService: grpc.ServiceClientConstructor } };
+  };
+  const server = new grpc.Server(); // default options on purpose
+  server.addService(proto.jwt.services.JwtService.service, {
+    GenerateJwt: generateJwt,
+    VerifyJwt: verifyJwt,
+    GetJwks: (_call: unknown, callback: grpc.sendUnaryData<{ jwks_json: string }>) => callback(null, { jwks_json: '{"keys":[]}' }),
+  });
+
+  const address = opts.host.includes(':') ? `[${opts.host}]:${opts.port}` : `${opts.host}:${opts.port}`;
+  server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
+    if (err) fail(err.message);
+    if (cluster.isWorker) process.send!({ listening: port });
+    else process.stdout.write(`listening on ${opts.host}:${port}\n`);
+  });
+
+  const stop = () => {
+    // Graceful first; a client that keeps its streams open gets cut after 2s.
+    const timer = setTimeout(() => server.forceShutdown(), 2000);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      process.exit(0);
+    });
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  // A worker whose primary is gone has nobody to answer to.
+  if (cluster.isWorker) process.on('disconnect', () => process.exit(0));
+}
+
+function startPrimary(opts: ReturnType<typeof parseCli>, count: number): void {
+  loadKeys(opts.keys); // fail at start in the primary rather than in N workers
+  loadSubjects(opts.subjects);
+  const ready = new Set<Worker>();
+  let announced = false;
+  let stopping = false;
+
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on('message', (msg: { listening?: number }) => {
+      if (msg.listening === undefined) return;
+      ready.add(worker);
+      if (!announced && ready.size === count) {
+        announced = true;
+        process.stdout.write(`listening on ${opts.host}:${msg.listening}\n`);
+      }
+    });
+  };
+  cluster.on('exit', (worker, code, signal) => {
+    const wasReady = ready.delete(worker);
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    } else if (!announced && !wasReady) {
+      stopAll();
+      fail(`worker ${worker.process.pid} failed at start (code ${code}, signal ${signal})`);
+    } else {
+      process.stderr.write(`worker ${worker.process.pid} died (code ${code}, signal ${signal}); respawning\n`);
+      fork();
+    }
+  });
+  const stopAll = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+  };
+  const stop = () => {
+    stopAll();
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  for (let i = 0; i < count; i++) fork();
+}
+
+const opts = parseCli();
+const count = Number(process.env.NODEMAXPROCS ?? '1');
+try {
+  if (cluster.isPrimary && Number.isInteger(count) && count > 1) startPrimary(opts, count);
+  else startServer(opts);
+} catch (err) {
+  fail((err as Error).message);
+}
