@@ -1,0 +1,50 @@
+import { PROTO_FILE } from '../common/paths.js';
+import type { RpcMethod } from './scenarios.js';
+
+/** One ghz invocation. */
+export interface GhzCall {
+  readonly method: RpcMethod;
+  /** The request message, sent unchanged on every call. */
+  readonly data: Readonly<Record<string, string>>;
+  readonly connections: number;
+  readonly concurrency: number;
+  readonly durationS: number;
+  /** GOMAXPROCS of ghz: the number of CPUs it is pinned to. */
+  readonly cpus: number;
+  readonly port: number;
+  /** JSON report path. */
+  readonly output: string;
+  readonly name: string;
+}
+
+/**
+ * ghz's arguments. Choices that matter for the figures:
+ * - `--duration-stop=wait`: when the duration ends, calls in flight finish and are
+ *   counted. ghz's default (`close`) cuts the connections and reports those calls as
+ *   `Unavailable` errors: the reference's 25-700 spurious errors per run.
+ * - `--cpus`: ghz's GOMAXPROCS equals the CPUs it is pinned to, so its scheduler does
+ *   not plan for cores it cannot use.
+ * - `--disable-template-functions --disable-template-data`: the request has no
+ *   template; without these flags ghz still builds template state per call, load-
+ *   generator CPU taken from the measurement.
+ * - `-O json`: the only machine-readable format with the status and latency distributions.
+ */
+export function ghzArgs(call: GhzCall): string[] {
+  return [
+    '--insecure',
+    '--proto', PROTO_FILE,
+    '--call', `jwt.services.JwtService.${call.method}`,
+    '-d', JSON.stringify(call.data),
+    '--connections', String(call.connections),
+    '-c', String(call.concurrency),
+    '-z', `${Math.round(call.durationS * 1000)}ms`,
+    '--duration-stop=wait',
+    '--cpus', String(call.cpus),
+    '--disable-template-functions',
+    '--disable-template-data',
+    '--name', call.name,
+    '-O', 'json',
+    '-o', call.output,
+    `127.0.0.1:${call.port}`,
+  ];
+}

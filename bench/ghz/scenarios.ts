@@ -1,0 +1,64 @@
+import type { BenchAlgorithm } from '../options/algorithms.js';
+
+/** Which cores the server gets: one, or the N of the "N cores" cells. */
+export type CoreGroup = 'single' | 'multi';
+export type RpcMethod = 'GenerateJwt' | 'VerifyJwt';
+
+/** One column of the macro tables: a method, an algorithm and a load shape. */
+export interface Scenario {
+  /** Stable id used by --cells and in results.json, e.g. `single-hs256-1x50`, `multi3-es256-15x750`. */
+  readonly id: string;
+  /** Column heading, e.g. `HS256 1c 1x50`, `ES256 N=3 15x750`. */
+  readonly label: string;
+  readonly group: CoreGroup;
+  /** Server cores of this cell (1, or N). */
+  readonly serverCores: number;
+  readonly method: RpcMethod;
+  readonly algorithm: BenchAlgorithm;
+  readonly connections: number;
+  readonly concurrency: number;
+}
+
+function scenario(group: CoreGroup, serverCores: number, method: RpcMethod, algorithm: BenchAlgorithm, connections: number, concurrency: number): Scenario {
+  const groupId = group === 'single' ? 'single' : `multi${serverCores}`;
+  const methodId = method === 'VerifyJwt' ? 'verify-' : '';
+  const methodLabel = method === 'VerifyJwt' ? 'Verify ' : '';
+  return {
+    id: `${groupId}-${methodId}${algorithm.toLowerCase()}-${connections}x${concurrency}`,
+    label: `${methodLabel}${algorithm} ${group === 'single' ? '1c' : `N=${serverCores}`} ${connections}x${concurrency}`,
+    group,
+    serverCores,
+    method,
+    algorithm,
+    connections,
+    concurrency,
+  };
+}
+
+/**
+ * The reference's matrix, for the given algorithms: per algorithm, GenerateJwt at
+ * (1 connection, 50 in flight) and (5, 250) on one server core, and (N, 50N) and
+ * (5N, 250N) on N cores; plus VerifyJwt of one fixed token at (1, 50) on one core.
+ * Connections scale with N because node:cluster balances connections, not calls
+ * (REFERENCE.md section 4): with fewer connections than workers, some workers idle.
+ */
+export function buildScenarios(algorithms: readonly BenchAlgorithm[], serverCores: number): Scenario[] {
+  const list: Scenario[] = [];
+  for (const alg of algorithms) {
+    list.push(scenario('single', 1, 'GenerateJwt', alg, 1, 50), scenario('single', 1, 'GenerateJwt', alg, 5, 250));
+  }
+  for (const alg of algorithms) {
+    list.push(
+      scenario('multi', serverCores, 'GenerateJwt', alg, serverCores, 50 * serverCores),
+      scenario('multi', serverCores, 'GenerateJwt', alg, 5 * serverCores, 250 * serverCores),
+    );
+  }
+  for (const alg of algorithms) list.push(scenario('single', 1, 'VerifyJwt', alg, 1, 50));
+  return list;
+}
+
+/** Keeps the scenarios whose id contains one of the filters (all when filters is null). */
+export function filterScenarios(scenarios: readonly Scenario[], filters: readonly string[] | null): Scenario[] {
+  if (filters === null) return [...scenarios];
+  return scenarios.filter((s) => filters.some((f) => s.id.includes(f)));
+}

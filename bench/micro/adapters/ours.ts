@@ -1,0 +1,29 @@
+import { createSigner, createVerifier } from '../../../src/lib.js';
+import { checkSubject, type MicroLibrary } from './types.js';
+
+const NAME = 'jwt-grpc';
+
+/** This package's token functions; the verifier's cache is off so every verify does the work. */
+export const ours: MicroLibrary = {
+  name: NAME,
+  supports: () => true,
+  async prepare({ keys, key, claims }) {
+    const signer = createSigner(keys.keySet);
+    const verifier = createVerifier(keys.keySet, { cache: false });
+    const verifyOrThrow = (token: string): unknown => {
+      const result = verifier.verify(token);
+      if (!result.valid) throw new Error(`${NAME}: ${result.reason}: ${result.message}`);
+      return result.payload.sub;
+    };
+    const fixed = claims.next();
+    const fixedToken = signer.sign(key.alg, { ...fixed }).token;
+    return {
+      sign: () => signer.sign(key.alg, { ...claims.next() }).token,
+      verify: () => verifyOrThrow(fixedToken),
+      'sign+verify': () => {
+        const c = claims.next();
+        checkSubject(NAME, c.sub, verifyOrThrow(signer.sign(key.alg, { ...c }).token));
+      },
+    };
+  },
+};

@@ -1,0 +1,36 @@
+import { macroSummary } from '../ghz/tables.js';
+import { microTable } from '../micro/table.js';
+import type { BenchResults } from './results-file.js';
+
+function header(results: BenchResults): string {
+  const { machine, versions, options } = results;
+  const macro = results.macro;
+  const packages = Object.entries(versions.packages).map(([name, v]) => `${name} ${v ?? '?'}`).join(', ');
+  const lines = [
+    `# jwt-grpc benchmark, ${results.startedAt}`,
+    '',
+    `- Profile: **${options.profile}**` +
+      (macro === null ? '' : `: ${macro.settings.durationS} s per ghz run, ${macro.settings.warmupS} s warm-up, ${macro.settings.repetitions} repetition(s) per cell`),
+    `- Machine: ${machine.cpuModel}, ${machine.availableCpus} CPUs available (${machine.logicalCpus} logical), ${machine.memoryGiB} GiB, ${machine.os}, ${machine.kernel}`,
+    `- Software: Node ${versions.node}, ${versions.go ?? 'Go: not found'}, ghz ${versions.ghz ?? 'not used'}, ${packages}`,
+  ];
+  for (const note of [...results.notes, ...(macro?.notes ?? [])]) lines.push(`- Note: ${note}`);
+  return lines.join('\n');
+}
+
+/** summary.md: header, macro tables and ratios, then the micro table. */
+export function renderSummary(results: BenchResults): string {
+  const parts = [header(results)];
+  if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
+  if (results.micro !== null) {
+    parts.push(
+      '## Micro: JWT libraries in-process (tinybench)',
+      'Same keys and claims for every library; each operation awaited one at a time. `vs fastest`: mean time / ' +
+        'the fastest library\'s, per (algorithm, operation). `heap B/op`: V8 heap bytes allocated per operation (method: bench/micro/allocation.ts). ' +
+        '⊘: other processes used > 5 % of the CPUs while the row was timed (timings are wall time: disturbed).',
+      microTable(results.micro),
+      ...results.micro.notes.map((n) => `- ${n}`),
+    );
+  }
+  return parts.join('\n\n') + '\n';
+}

@@ -1,0 +1,113 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { allowedCpus } from '../../bench/ghz/cores.js';
+import { clockTicksPerSecond, cpuBusySeconds, cpuSeconds, ownCpuSeconds, parentPid, processTree, startTicks, statusBytes, treeCpuSeconds, treePeakRssBytes } from '../../bench/ghz/proc.js';
+
+/**
+ * Burns `ms` of CPU time (not wall time: the machine may be shared, and a wall-clock
+ * loop then gets only part of a CPU).
+ */
+function burn(ms: number): void {
+  const start = process.cpuUsage();
+  let x = 0;
+  while (cpuMs(process.cpuUsage(start)) < ms) for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + i);
+  expect(x).toBeGreaterThan(0);
+}
+
+function cpuMs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
+}
+
+describe('/proc readings of this test process', () => {
+  it('reads a sane clock tick rate', () => {
+    expect([100, 250, 300, 1000]).toContain(clockTicksPerSecond());
+  });
+
+  it('reads CPU seconds that grow with work and agree with process.cpuUsage()', () => {
+    const before = cpuSeconds(process.pid);
+    const usageBefore = process.cpuUsage();
+    burn(300);
+    const after = cpuSeconds(process.pid);
+    const usage = process.cpuUsage(usageBefore);
+    expect(before).not.toBeNull();
+    expect(after).not.toBeNull();
+    const measured = (after as number) - (before as number);
+    const reference = (usage.user + usage.system) / 1e6;
+    // Ticks are 10 ms coarse: allow a few of them.
+    expect(measured).toBeGreaterThan(0.2);
+    expect(Math.abs(measured - reference)).toBeLessThan(0.1);
+  });
+
+  it('reads VmHWM and VmRSS in bytes: peak >= current, current close to process.memoryUsage().rss', () => {
+    // RSS first: the peak read afterwards covers it even if memory grew in between.
+    const rss = statusBytes(process.pid, 'VmRSS');
+    const hwm = statusBytes(process.pid, 'VmHWM');
+    expect(hwm).not.toBeNull();
+    expect(rss).not.toBeNull();
+    expect(hwm as number).toBeGreaterThanOrEqual(rss as number);
+    expect(rss as number).toBeGreaterThan(10 * 1024 * 1024);
+    expect(Math.abs((rss as number) - process.memoryUsage().rss)).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('reads its parent pid and start time', () => {
+    expect(parentPid(process.pid)).toBe(process.ppid);
+    expect(startTicks(process.pid)).toBeGreaterThan(0);
+  });
+
+  it('reads busy seconds of the CPUs that cover at least this process\'s own work', () => {
+    const cpus = allowedCpus();
+    const busyBefore = cpuBusySeconds(cpus);
+    const ownBefore = ownCpuSeconds().self;
+    burn(300);
+    const busy = cpuBusySeconds(cpus) - busyBefore;
+    const own = ownCpuSeconds().self - ownBefore;
+    expect(own).toBeGreaterThan(0.2);
+    expect(busy).toBeGreaterThanOrEqual(own - 0.05);
+    // And no more than the CPUs could do in the elapsed time (generously).
+    expect(busy).toBeLessThan(cpus.length * 2);
+  });
+
+  it('counts a waited-for child\'s CPU time in this process\'s children time', () => {
+    const before = ownCpuSeconds().children;
+    const script = 'const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system > 300000) break; }';
+    spawnSync(process.execPath, ['-e', script]);
+    expect(ownCpuSeconds().children - before).toBeGreaterThan(0.2);
+  });
+
+  it('returns null for a process that does not exist', () => {
+    expect(cpuSeconds(2 ** 22 + 12345)).toBeNull();
+    expect(statusBytes(2 ** 22 + 12345, 'VmHWM')).toBeNull();
+  });
+});
+
+describe('process trees', () => {
+  const children: ReturnType<typeof spawn>[] = [];
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+      }
+    }
+  });
+
+  it('finds a child and a grandchild, and sums their memory and CPU', async () => {
+    // sh -> sleep: a grandchild, as a cluster primary's workers are.
+    const child = spawn('sh', ['-c', 'sleep 30 & wait'], { stdio: 'ignore' });
+    children.push(child);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const tree = processTree(child.pid as number);
+    expect(tree[0]).toBe(child.pid);
+    expect(tree.length).toBe(2);
+    const mine = processTree(process.pid);
+    expect(mine).toContain(child.pid);
+    expect(mine).toEqual(expect.arrayContaining(tree));
+
+    const sum = tree.reduce((s, pid) => s + (statusBytes(pid, 'VmHWM') ?? 0), 0);
+    expect(treePeakRssBytes(child.pid as number)).toBe(sum);
+    expect(treeCpuSeconds(child.pid as number)).toBeGreaterThanOrEqual(0);
+    // This process's tree includes its own peak plus the children's.
+    expect(treePeakRssBytes(process.pid) as number).toBeGreaterThan(statusBytes(process.pid, 'VmHWM') as number);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * End-to-end: the whole harness in its smoke profile against every server. Needs the
+ * built dist/ (`npm test` builds first), ghz, and Go for the Go peer (skipped with a
+ * note when Go is missing).
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findOnPath } from '../../bench/common/exec.js';
+import { repoPath } from '../../bench/common/paths.js';
+import { SERVER_NAMES } from '../../bench/ghz/servers.js';
+import { type BenchRun, parseCommandLine, runBench } from '../../bench/run.js';
+
+const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+// The run's own temporary directory (os.tmpdir() follows TMPDIR): its keys and scratch
+// files must be gone afterwards, whatever other runs do in the shared /tmp meanwhile.
+const runTmp = mkdtempSync(join(tmpdir(), 'bench-smoke-tmp-'));
+const savedTmpdir = process.env.TMPDIR;
+afterAll(() => {
+  rmSync(out, { recursive: true, force: true });
+  rmSync(runTmp, { recursive: true, force: true });
+});
+
+describe('npm run bench -- --smoke', () => {
+  it('runs micro and ghz benchmarks against every server and records OK responses for each', { timeout: 300_000 }, async () => {
+    expect(existsSync(repoPath('dist', 'bench', 'micro', 'alloc-child.js')), 'dist/ missing: run npm run build').toBe(true);
+    const parsed = parseCommandLine(['--smoke', '--out', out], SERVER_NAMES);
+    if (parsed.kind !== 'run') throw new Error('expected a run');
+    const log: string[] = [];
+    process.env.TMPDIR = runTmp;
+    let run: BenchRun;
+    try {
+      run = await runBench({ ...parsed.options, printSummary: false }, (line) => log.push(line));
+    } finally {
+      if (savedTmpdir === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmpdir;
+    }
+
+    // Files: results.json equal to what was returned, summary.md, and the latest link.
+    const onDisk = JSON.parse(readFileSync(join(run.runDir, 'results.json'), 'utf8')) as BenchRun['results'];
+    expect(onDisk.options.profile).toBe('smoke');
+    expect(readFileSync(join(run.runDir, 'summary.md'), 'utf8')).toBe(run.summary);
+    expect(readlinkSync(join(out, 'latest'))).toBe(basename(run.runDir));
+
+    // Micro: every row timed.
+    const micro = onDisk.micro;
+    expect(micro?.rows.length).toBeGreaterThanOrEqual(4 * 3 * 3);
+    for (const row of micro?.rows ?? []) expect(row.opsPerSecond, `${row.library} ${row.algorithm} ${row.operation}`).toBeGreaterThan(0);
+
+    // Macro: every server ran (Go only may be skipped, and only without Go), every cell answered OK.
+    const macro = onDisk.macro;
+    expect(macro).not.toBeNull();
+    const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
+    const goMissing = findOnPath('go') === null;
+    expect(skipped.map((s) => s.name)).toEqual(goMissing ? ['go'] : []);
+    const present = (macro?.servers ?? []).filter((s) => s.skipped === null);
+    expect(present.map((s) => s.name).sort()).toEqual(SERVER_NAMES.filter((n) => !goMissing || n !== 'go').sort());
+    for (const server of present) {
+      const cells = (macro?.cells ?? []).filter((c) => c.server === server.name);
+      expect(cells.length, server.name).toBeGreaterThan(0);
+      for (const cell of cells) {
+        expect(cell.error, `${server.name} ${cell.scenario}`).toBeNull();
+        expect(cell.aggregate?.okCount, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
+        expect(cell.peakRssBytes, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
+        expect(cell.repetitions[0]?.serverCpuSeconds, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
+      }
+    }
+
+    // The private keys stayed out of the results and their temporary directory is gone.
+    const everything = [readFileSync(join(run.runDir, 'results.json'), 'utf8'), run.summary].join('');
+    expect(everything).not.toMatch(/"(d|k)":\s*"/);
+    expect(readdirSync(runTmp)).toEqual([]);
+    expect(log.some((l) => /^\[\d+\/\d+\] \S+ \S+ rep 1\/1 {2}elapsed \d\d:\d\d {2}~\d\d:\d\d left$/.test(l))).toBe(true);
+  });
+});
