@@ -33,11 +33,10 @@ export function prepareSign(entry: KeyEntry): SignInput {
   switch (spec.family) {
     case 'hmac':
       return (input) => createHmac(spec.hash, key).update(input).digest('base64url');
-    case 'ecdsa': {
-      const options = { key, dsaEncoding: 'der' as const };
-      return (input) =>
-        derToJose(cryptoSign(spec.hash, Buffer.from(input), options), spec.coordinateBytes).toString('base64url');
-    }
+    case 'ecdsa':
+      // The bare KeyObject: DER is the default, and any options object (even dsaEncoding:
+      // 'der') takes a slower path in Node 24 (see ecdsa.ts).
+      return (input) => derToJose(cryptoSign(spec.hash, Buffer.from(input), key), spec.coordinateBytes).toString('base64url');
     case 'rsa':
       return (input) => cryptoSign(spec.hash, Buffer.from(input), key).toString('base64url');
     case 'rsa-pss': {

@@ -39,13 +39,13 @@ function prepareCheck(entry: KeyEntry): CheckSignature {
         return signature.length === expected.length && timingSafeEqual(signature, expected);
       };
     case 'ecdsa': {
-      const options = { key, dsaEncoding: 'der' as const };
       const size = spec.coordinateBytes;
+      // Bare KeyObject, DER by default: the fast path (see ecdsa.ts).
       return (input, signature) =>
         // Only the JWS raw form is accepted: a DER signature has another length.
         signature.length === size * 2 &&
         !hasZeroComponent(signature, size) &&
-        cryptoVerify(spec.hash, Buffer.from(input), options, joseToDer(signature, size));
+        cryptoVerify(spec.hash, Buffer.from(input), key, joseToDer(signature, size));
     }
     case 'rsa':
       return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), key, signature);
