@@ -52,7 +52,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const startedAt = new Date();
   // Everything that can refuse to run is checked before minutes of micro benchmarks.
   const plan = options.macro ? planCores(options.serverCores) : null;
-  if (plan !== null) checkCellFilter(options, plan.multiCores);
+  if (plan !== null) checkCellFilter(options, plan.multiCores, plan.multiWorkers);
   const ghz = options.macro ? locateGhz(log) : null;
   const runDir = createRunDir(options.out, startedAt);
   log(`bench: profile ${options.profile}, results in ${runDir}`);
@@ -100,9 +100,9 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
 }
 
 /** A --cells filter that selects nothing is a typo: say so before any work, with the ids. */
-function checkCellFilter(options: BenchOptions, multiCores: number): void {
+function checkCellFilter(options: BenchOptions, multiCores: number, multiWorkers: number): void {
   if (options.cells === null) return;
-  const all = buildScenarios(options.algorithms ?? DEFAULT_MACRO_ALGORITHMS, multiCores);
+  const all = buildScenarios(options.algorithms ?? DEFAULT_MACRO_ALGORITHMS, multiCores, multiWorkers);
   if (filterScenarios(all, options.cells).length === 0) {
     throw new UsageError(`--cells ${options.cells.join(',')} matches no cell; the cells are: ${all.map((s) => s.id).join(', ')}`);
   }

@@ -43,7 +43,7 @@ export interface CellContext {
  */
 export async function runCell(ctx: CellContext, server: ServerSpec, scenario: Scenario): Promise<CellResult> {
   const split = ctx.plan[scenario.group];
-  const launch = server.launch({ keysFile: ctx.keysFile, subjectsFile: SUBJECTS_FILE, cores: scenario.serverCores });
+  const launch = server.launch({ keysFile: ctx.keysFile, subjectsFile: SUBJECTS_FILE, cores: scenario.workers });
   const pinned = pinnedCommand(ctx.plan, split.serverCpus, launch.command, launch.args);
   const reps: RepetitionResult[] = [];
   let running: RunningServer | null = null;

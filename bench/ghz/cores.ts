@@ -11,8 +11,14 @@ export interface CorePlan {
   readonly single: CpuSplit;
   /** CPUs of the N-core cells' server, and of ghz in those cells. */
   readonly multi: CpuSplit;
-  /** N of the "N cores" cells: workers / GOMAXPROCS of the cluster servers. */
+  /** N of the "N cores" cells: the CPUs the cluster servers are pinned to. */
   readonly multiCores: number;
+  /**
+   * Workers (NODEMAXPROCS) and GOMAXPROCS of the "N cores" cells: N, except 2 when N = 1,
+   * so that a machine too small for scaling still measures what the cluster costs
+   * (CPU per request of 2 workers against 1 process on the same core).
+   */
+  readonly multiWorkers: number;
   /** Lines for the results and the summary (reductions, missing taskset). */
   readonly notes: readonly string[];
 }
@@ -66,6 +72,7 @@ export function planCores(requestedServerCores: number | null, cpus: readonly nu
       single: { serverCpus: cpus.slice(0, 1), loadCpus: cpus },
       multi: { serverCpus: cpus.slice(0, n), loadCpus: cpus },
       multiCores: n,
+      multiWorkers: workersFor(n),
       notes,
     };
   }
@@ -81,8 +88,8 @@ export function planCores(requestedServerCores: number | null, cpus: readonly nu
     notes.push(
       `"N cores" cells run with N = ${n}, not ${DEFAULT_SERVER_CORES}: ${cpus.length} CPUs, and ghz keeps ${cpus.length - n} of its own.` +
         (n === 1
-          ? ' With N = 1, NODEMAXPROCS=1 starts a single process, not a cluster: those cells repeat the 1-core' +
-            ' configuration through the cluster servers\' launch path (a second sample), they say nothing of cluster scaling.'
+          ? ' With N = 1 the cluster servers run 2 workers (NODEMAXPROCS=2, GOMAXPROCS=2) on that one core: those' +
+            ' cells measure what the cluster costs (CPU per request against one process), not how it scales.'
           : ''),
     );
   }
@@ -92,8 +99,13 @@ export function planCores(requestedServerCores: number | null, cpus: readonly nu
     single: { serverCpus: cpus.slice(0, 1), loadCpus: cpus.slice(1) },
     multi: { serverCpus: cpus.slice(0, n), loadCpus: cpus.slice(n) },
     multiCores: n,
+    multiWorkers: workersFor(n),
     notes,
   };
+}
+
+function workersFor(serverCores: number): number {
+  return serverCores === 1 ? 2 : serverCores;
 }
 
 /** Prefixes a command with `taskset -c <cpus>` when pinning is on (taskset execs it: same pid). */

@@ -45,7 +45,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   const selected = SERVERS.filter((s) => options.servers === null || options.servers.includes(s.name));
   const skipped = prepareServers(selected, options.log);
-  const scenarios = filterScenarios(buildScenarios(options.algorithms, options.plan.multiCores), options.cells);
+  const scenarios = filterScenarios(buildScenarios(options.algorithms, options.plan.multiCores, options.plan.multiWorkers), options.cells);
   let html = options.html;
   if (html) {
     const renderer = buildHtmlRenderer();

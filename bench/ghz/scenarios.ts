@@ -13,21 +13,33 @@ export interface Scenario {
   readonly group: CoreGroup;
   /** Server cores of this cell (1, or N). */
   readonly serverCores: number;
+  /** Processes of a cluster server (NODEMAXPROCS) and GOMAXPROCS: N, or 2 when N = 1 (see cores.ts). */
+  readonly workers: number;
   readonly method: RpcMethod;
   readonly algorithm: BenchAlgorithm;
   readonly connections: number;
   readonly concurrency: number;
 }
 
-function scenario(group: CoreGroup, serverCores: number, method: RpcMethod, algorithm: BenchAlgorithm, connections: number, concurrency: number): Scenario {
-  const groupId = group === 'single' ? 'single' : `multi${serverCores}`;
+function scenario(
+  group: CoreGroup,
+  serverCores: number,
+  workers: number,
+  method: RpcMethod,
+  algorithm: BenchAlgorithm,
+  connections: number,
+  concurrency: number,
+): Scenario {
+  const groupId = group === 'single' ? 'single' : workers === serverCores ? `multi${serverCores}` : `multi${serverCores}w${workers}`;
+  const groupLabel = group === 'single' ? '1c' : workers === serverCores ? `N=${serverCores}` : `${workers}w/${serverCores}c`;
   const methodId = method === 'VerifyJwt' ? 'verify-' : '';
   const methodLabel = method === 'VerifyJwt' ? 'Verify ' : '';
   return {
     id: `${groupId}-${methodId}${algorithm.toLowerCase()}-${connections}x${concurrency}`,
-    label: `${methodLabel}${algorithm} ${group === 'single' ? '1c' : `N=${serverCores}`} ${connections}x${concurrency}`,
+    label: `${methodLabel}${algorithm} ${groupLabel} ${connections}x${concurrency}`,
     group,
     serverCores,
+    workers,
     method,
     algorithm,
     connections,
@@ -39,21 +51,22 @@ function scenario(group: CoreGroup, serverCores: number, method: RpcMethod, algo
  * The reference's matrix, for the given algorithms: per algorithm, GenerateJwt at
  * (1 connection, 50 in flight) and (5, 250) on one server core, and (N, 50N) and
  * (5N, 250N) on N cores; plus VerifyJwt of one fixed token at (1, 50) on one core.
- * Connections scale with N because node:cluster balances connections, not calls
- * (REFERENCE.md section 4): with fewer connections than workers, some workers idle.
+ * Connections scale with the worker count W (= N) because node:cluster balances
+ * connections, not calls (REFERENCE.md section 4): with fewer connections than workers,
+ * some workers idle.
  */
-export function buildScenarios(algorithms: readonly BenchAlgorithm[], serverCores: number): Scenario[] {
+export function buildScenarios(algorithms: readonly BenchAlgorithm[], serverCores: number, workers: number = serverCores): Scenario[] {
   const list: Scenario[] = [];
   for (const alg of algorithms) {
-    list.push(scenario('single', 1, 'GenerateJwt', alg, 1, 50), scenario('single', 1, 'GenerateJwt', alg, 5, 250));
+    list.push(scenario('single', 1, 1, 'GenerateJwt', alg, 1, 50), scenario('single', 1, 1, 'GenerateJwt', alg, 5, 250));
   }
   for (const alg of algorithms) {
     list.push(
-      scenario('multi', serverCores, 'GenerateJwt', alg, serverCores, 50 * serverCores),
-      scenario('multi', serverCores, 'GenerateJwt', alg, 5 * serverCores, 250 * serverCores),
+      scenario('multi', serverCores, workers, 'GenerateJwt', alg, workers, 50 * workers),
+      scenario('multi', serverCores, workers, 'GenerateJwt', alg, 5 * workers, 250 * workers),
     );
   }
-  for (const alg of algorithms) list.push(scenario('single', 1, 'VerifyJwt', alg, 1, 50));
+  for (const alg of algorithms) list.push(scenario('single', 1, 1, 'VerifyJwt', alg, 1, 50));
   return list;
 }
 

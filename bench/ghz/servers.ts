@@ -11,7 +11,7 @@ export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'variant';
 export interface LaunchContext {
   readonly keysFile: string;
   readonly subjectsFile: string;
-  /** Cores of the cell group being served (1, or N): worker count / GOMAXPROCS. */
+  /** Processes of a cluster server / GOMAXPROCS: the scenario's `workers` (1, N, or 2 on 1 core). */
   readonly cores: number;
 }
 

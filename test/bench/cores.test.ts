@@ -19,13 +19,16 @@ describe('planCores', () => {
     expect(plan.single).toEqual({ serverCpus: [0], loadCpus: [1] });
     expect(plan.multi).toEqual({ serverCpus: [0], loadCpus: [1] });
     expect(plan.multiCores).toBe(1);
+    expect(plan.multiWorkers).toBe(2);
     expect(plan.notes.join(' ')).toMatch(/N = 1, not 3/);
+    expect(plan.notes.join(' ')).toMatch(/2 workers .* on that one core/);
   });
 
   it('16 CPUs: N = 3 by default, ghz on the 13 others, no note', () => {
     const cpus = Array.from({ length: 16 }, (_, i) => i);
     const plan = planCores(null, cpus, true);
     expect(plan.multiCores).toBe(3);
+    expect(plan.multiWorkers).toBe(3);
     expect(plan.multi.serverCpus).toEqual([0, 1, 2]);
     expect(plan.multi.loadCpus).toHaveLength(13);
     expect(plan.single.loadCpus).toHaveLength(15);

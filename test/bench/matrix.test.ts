@@ -32,6 +32,14 @@ describe('buildScenarios', () => {
     ]);
   });
 
+  it('with 2 workers on 1 core, scales connections with the workers and says so in id and label', () => {
+    const multi = buildScenarios(['ES256'], 1, 2).filter((s) => s.group === 'multi');
+    expect(multi.map((s) => [s.id, s.connections, s.concurrency, s.serverCores, s.workers, s.label])).toEqual([
+      ['multi1w2-es256-2x100', 2, 100, 1, 2, 'ES256 2w/1c 2x100'],
+      ['multi1w2-es256-10x500', 10, 500, 1, 2, 'ES256 2w/1c 10x500'],
+    ]);
+  });
+
   it('filters by substrings of the id', () => {
     const all = buildScenarios(['HS256', 'ES256'], 3);
     expect(filterScenarios(all, ['verify']).map((s) => s.id)).toEqual(['single-verify-hs256-1x50', 'single-verify-es256-1x50']);
