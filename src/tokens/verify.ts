@@ -1,4 +1,4 @@
-import { constants, createHmac, timingSafeEqual, verify as cryptoVerify } from 'node:crypto';
+import { constants, createHmac, verify as cryptoVerify } from 'node:crypto';
 import { type Algorithm, isAlgorithm } from '../algorithms.js';
 import { invalidOption } from '../errors.js';
 import { type KeyEntry, type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
@@ -27,34 +27,45 @@ export interface Verifier {
   verifyUncached(token: string, expect?: ClaimExpectations): VerifyResult;
 }
 
-type CheckSignature = (signingInput: string, signature: Buffer) => boolean;
+/** Checks the base64url `signature` segment over the signing input (header.payload). */
+type CheckSignature = (signingInput: string, signature: string) => boolean;
+
+/**
+ * Compares two strings in time that depends only on their length, so an attacker
+ * cannot learn how many leading characters of a forged HMAC were right.
+ */
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
 
 function prepareCheck(entry: KeyEntry): CheckSignature {
   const key = entry.verificationKey;
   const spec = entry.spec;
   switch (spec.family) {
     case 'hmac':
-      return (input, signature) => {
-        const expected = createHmac(spec.hash, key).update(input).digest();
-        return signature.length === expected.length && timingSafeEqual(signature, expected);
-      };
+      // Compared as base64url text: no decoding of the signature, and only the canonical
+      // encoding of the right MAC matches (stricter than comparing decoded bytes).
+      return (input, signature) => constantTimeEqual(createHmac(spec.hash, key).update(input).digest('base64url'), signature);
     case 'ecdsa': {
       const size = spec.coordinateBytes;
       // Bare KeyObject, DER by default: the fast path (see ecdsa.ts).
-      return (input, signature) =>
+      return (input, signature) => {
+        const raw = Buffer.from(signature, 'base64url');
         // Only the JWS raw form is accepted: a DER signature has another length.
-        signature.length === size * 2 &&
-        !hasZeroComponent(signature, size) &&
-        cryptoVerify(spec.hash, Buffer.from(input), key, joseToDer(signature, size));
+        return raw.length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(spec.hash, Buffer.from(input), key, joseToDer(raw, size));
+      };
     }
     case 'rsa':
-      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), key, signature);
+      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), key, Buffer.from(signature, 'base64url'));
     case 'rsa-pss': {
       const options = { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: spec.hashBytes };
-      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), options, signature);
+      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), options, Buffer.from(signature, 'base64url'));
     }
     case 'eddsa':
-      return (input, signature) => cryptoVerify(null, Buffer.from(input), key, signature);
+      return (input, signature) => cryptoVerify(null, Buffer.from(input), key, Buffer.from(signature, 'base64url'));
   }
 }
 
@@ -171,7 +182,7 @@ export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Ver
     }
     const header = resolveHeader(headerSegment);
     if ('valid' in header) return header;
-    if (!header.check(token.slice(0, secondDot), Buffer.from(signatureSegment, 'base64url'))) {
+    if (!header.check(token.slice(0, secondDot), signatureSegment)) {
       return failure('BAD_SIGNATURE', 'signature does not verify');
     }
     let payloadJson: string;
