@@ -4,7 +4,7 @@ import { generateKeys } from '../keys/generate.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type JwtServiceHandle, addResolvedJwtService } from '../service/add.js';
 import { type JwtServiceOptions, resolveServiceOptions } from '../service/options.js';
-import { type TransportOptions, serverChannelOptions } from './channel-options.js';
+import { type TransportOptions, applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
 import { type SetServing, addHealth } from './health.js';
 import { addReflection } from './reflection.js';
 
@@ -51,6 +51,9 @@ export interface JwtServer extends AsyncDisposable {
 export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   const serviceOptions = resolveServiceOptions(options, true);
   const grpcServer = new Server(serverChannelOptions(options));
+  if (!applyHttp2ServerOptions(grpcServer)) {
+    serviceOptions.logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
+  }
   const setServing: SetServing | undefined = options.health === false ? undefined : addHealth(grpcServer);
   if (options.reflection !== false) addReflection(grpcServer, setServing !== undefined);
 

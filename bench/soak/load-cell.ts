@@ -1,0 +1,267 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoPath } from '../common/paths.js';
+import type { CorePlan } from '../ghz/cores.js';
+import { type GhzSummary, summarizeGhzReport } from '../ghz/ghz-report.js';
+import { runGhz } from '../ghz/ghz-run.js';
+import { statusBytes } from '../ghz/proc.js';
+import { type CliServer, startCliServer } from './cli-server.js';
+import { GC_DONE_LINE, type GcReport } from './gc-preload.js';
+
+/**
+ * One load cell of the reliability checks: a fresh single-process server pinned to its
+ * own CPU, warm-up runs of the same shape, then the measured run.
+ *
+ * What must hold (issue "Reliability and security"):
+ * - zero non-OK responses, warm-up included (no RESOURCE_EXHAUSTED, ENHANCE_YOUR_CALM,
+ *   RST_STREAM, Unavailable). ghz runs with `--duration-stop=wait`, so the calls in
+ *   flight when the duration ends finish and count, instead of being cut as errors;
+ * - the server's VmRSS after the measured run within {@link RSS_GROWTH_LIMIT} of its
+ *   VmRSS after the warm-up: a leak per call or per stream shows as growth.
+ *
+ * How RSS is read, and why (measured on Node 24, 2 shared cores):
+ * - after a full GC in the server (gc-preload.ts): without it a reading lands anywhere
+ *   on V8's saw-tooth (130 to 180 MiB for the same server and load);
+ * - less the growth of V8's young generation in between: Node 24's V8 grows the new
+ *   space up to 2 x 64 MiB while calls allocate fast and keeps its pages, empty, after
+ *   a GC; growth = ((after - newSpace) - (warm - newSpace')) / warm;
+ * - after a warm-up that reached a plateau: V8's heap and malloc keep what a faster
+ *   phase made them grow, so RSS follows the highest throughput seen so far, and on a
+ *   shared machine one 5 s warm-up at 1,400 calls/s followed by a run at 10,000 calls/s
+ *   "grew" 60 % with no leak. Warm-up rounds therefore repeat (bounded) until RSS after
+ *   a round is within {@link PLATEAU} of the round before.
+ * The plain VmRSS readings, before and after each GC, are reported beside the checked figure.
+ */
+
+export interface LoadCell {
+  readonly name: string;
+  readonly connections: number;
+  readonly concurrency: number;
+}
+
+/** The issue's two cells: 1,000 calls in flight over one connection, and over 500. */
+export const LOAD_CELLS: readonly LoadCell[] = [
+  { name: '1x1000', connections: 1, concurrency: 1000 },
+  { name: '500x1000', connections: 500, concurrency: 1000 },
+];
+
+/** The request of every call: HS256, a fixed subject. */
+export const LOAD_REQUEST = { algorithm: 'HS256', subject: 'load@example.com' } as const;
+
+/** Largest accepted RSS growth from after the warm-up to after the measured run. */
+export const RSS_GROWTH_LIMIT = 0.2;
+
+/** Warm-up has reached its plateau when RSS after a round grew less than this over the round before. */
+export const PLATEAU = 0.05;
+
+/** The GC probe preloaded into the server (compiled: `npm run build`). */
+const GC_PRELOAD = repoPath('dist', 'bench', 'soak', 'gc-preload.js');
+
+/** Pause before each RSS reading, so that all are taken with the server equally idle. */
+const SETTLE_MS = 500;
+
+export interface RssReading {
+  /** VmRSS just before the GC. */
+  readonly raw: number;
+  /** VmRSS after the full GC. */
+  readonly afterGc: number;
+  /** Resident size of V8's (empty) new space after the GC. */
+  readonly newSpace: number;
+  /** V8's live heap after the GC. */
+  readonly heapUsed: number;
+}
+
+export interface LoadCellResult {
+  readonly cell: LoadCell;
+  /** Length of one warm-up round, and how many ran. */
+  readonly warmupRoundS: number;
+  readonly warmupRounds: number;
+  readonly durationS: number;
+  /** Every warm-up round, in order. */
+  readonly warmup: readonly GhzSummary[];
+  readonly measured: GhzSummary;
+  readonly afterWarmup: RssReading;
+  readonly after: RssReading;
+  /** Highest VmRSS sampled (every second) during the measured run. */
+  readonly rssPeakBytes: number;
+  /** Growth of VmRSS after GC, less the new space's growth, relative to VmRSS after warm-up: what is checked. */
+  readonly rssGrowth: number;
+  /** Plain growth of VmRSS after GC (new space included), for the record. */
+  readonly plainRssGrowth: number;
+  /** The server's exit after the final SIGTERM (0 expected). */
+  readonly exitCode: number | null;
+  /** Why the cell fails; empty when it passes. */
+  readonly failures: readonly string[];
+}
+
+export interface LoadCellOptions {
+  readonly cell: LoadCell;
+  readonly ghz: string;
+  readonly plan: CorePlan;
+  /** A private JWK Set with an HS256 key. */
+  readonly keysFile: string;
+  /** Length of one warm-up round. */
+  readonly warmupRoundS: number;
+  /** Warm-up rounds: at least `min`, then more while RSS still grows, at most `max`. */
+  readonly warmupRounds: { readonly min: number; readonly max: number };
+  readonly durationS: number;
+  /** Where ghz writes its JSON reports. */
+  readonly workDir: string;
+  readonly log?: (line: string) => void;
+}
+
+/** Every response that was not OK (ghz's count includes errors). */
+export function nonOkTotal(summary: GhzSummary): number {
+  return summary.count - summary.okCount;
+}
+
+/** Runs one cell end to end; never throws for a failed check (see `failures`), only for a harness problem. */
+export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellResult> {
+  const { cell, plan, log = () => {} } = options;
+  const server = await startCliServer({
+    workers: 1,
+    keysFile: options.keysFile,
+    cpus: plan.pinned ? plan.single.serverCpus : [],
+    nodeArgs: ['--expose-gc', '--import', pathToFileURL(GC_PRELOAD).href],
+  });
+  const loadCpus = plan.single.loadCpus;
+  const ghzRun = async (phase: string, durationS: number): Promise<GhzSummary> => {
+    const run = await runGhz(
+      options.ghz,
+      {
+        method: 'GenerateJwt',
+        data: LOAD_REQUEST,
+        connections: cell.connections,
+        concurrency: cell.concurrency,
+        durationS,
+        cpus: loadCpus.length,
+        port: server.port,
+        output: join(options.workDir, `load-${cell.name}-${phase}.json`),
+        name: `reliability ${cell.name} ${phase}`,
+      },
+      plan,
+      loadCpus,
+    );
+    return summarizeGhzReport(run.report);
+  };
+  const readRss = async (phase: string): Promise<RssReading> => {
+    await sleep(SETTLE_MS);
+    const raw = rss(server);
+    const { match } = await askForGc(server);
+    const report = JSON.parse(match[1] ?? '{}') as GcReport;
+    await sleep(200);
+    const reading = { raw, afterGc: rss(server), newSpace: report.newSpaceResident, heapUsed: report.after.heapUsed };
+    log(
+      `load ${cell.name} ${phase}: VmRSS ${mib(reading.raw)} -> ${mib(reading.afterGc)} after a full GC ` +
+        `(V8 heap used ${mib(report.before.heapUsed)} -> ${mib(report.after.heapUsed)}, total ${mib(report.after.heapTotal)}, new space ${mib(reading.newSpace)})`,
+    );
+    return reading;
+  };
+  try {
+    log(`load ${cell.name}: server pid ${server.pid}, port ${server.port}`);
+    const warmup: GhzSummary[] = [];
+    let afterWarmup: RssReading | undefined;
+    for (let round = 1; round <= options.warmupRounds.max; round++) {
+      const summary = await ghzRun(`warmup${round}`, options.warmupRoundS);
+      warmup.push(summary);
+      const reading = await readRss(`warm-up ${round} (${summary.count} calls, ${Math.round(summary.rpsOk)} OK/s)`);
+      const steady = afterWarmup !== undefined && reading.afterGc <= afterWarmup.afterGc * (1 + PLATEAU);
+      afterWarmup = reading;
+      if (round >= options.warmupRounds.min && steady) break;
+    }
+    if (afterWarmup === undefined) throw new Error('warmupRounds.max must be at least 1');
+
+    log(`load ${cell.name}: measured run ${options.durationS} s`);
+    let rssPeakBytes = afterWarmup.raw;
+    const sampler = setInterval(() => {
+      const value = statusBytes(server.pid, 'VmRSS');
+      if (value !== null) rssPeakBytes = Math.max(rssPeakBytes, value);
+    }, 1000);
+    let measured: GhzSummary;
+    try {
+      measured = await ghzRun('measured', options.durationS);
+    } finally {
+      clearInterval(sampler);
+    }
+    const after = await readRss(`measured (${measured.count} calls, ${Math.round(measured.rpsOk)} OK/s)`);
+    const exit = await server.stop(15_000);
+
+    const failures: string[] = [];
+    for (const [phase, summary] of [...warmup.map((w, i) => [`warm-up ${i + 1}`, w] as const), ['measured run', measured] as const]) {
+      const bad = nonOkTotal(summary);
+      if (bad > 0) {
+        failures.push(`${phase}: ${bad} non-OK of ${summary.count} (${JSON.stringify(summary.nonOkByStatus)}; ${JSON.stringify(summary.errors)})`);
+      }
+      if (summary.okCount === 0) failures.push(`${phase}: no OK response at all`);
+    }
+    const plainRssGrowth = (after.afterGc - afterWarmup.afterGc) / afterWarmup.afterGc;
+    const rssGrowth = (after.afterGc - after.newSpace - (afterWarmup.afterGc - afterWarmup.newSpace)) / afterWarmup.afterGc;
+    if (rssGrowth > RSS_GROWTH_LIMIT) {
+      failures.push(
+        `RSS after a full GC grew ${pct(rssGrowth)} beyond V8's young generation (${mib(afterWarmup.afterGc)} after warm-up -> ` +
+          `${mib(after.afterGc)} after the run; new space ${mib(afterWarmup.newSpace)} -> ${mib(after.newSpace)}; limit ${RSS_GROWTH_LIMIT * 100} %)`,
+      );
+    }
+    if (exit.code !== 0) failures.push(`server exited with ${exit.code ?? exit.signal} after SIGTERM, not 0:\n${server.stderr().slice(-2000)}`);
+    return {
+      cell,
+      warmupRoundS: options.warmupRoundS,
+      warmupRounds: warmup.length,
+      durationS: options.durationS,
+      warmup,
+      measured,
+      afterWarmup,
+      after,
+      rssPeakBytes,
+      rssGrowth,
+      plainRssGrowth,
+      exitCode: exit.code,
+      failures,
+    };
+  } finally {
+    server.killTree();
+  }
+}
+
+/** One paragraph per cell: calls, errors, RSS. */
+export function formatLoadCell(result: LoadCellResult): string {
+  const m = result.measured;
+  const warmCalls = result.warmup.reduce((sum, w) => sum + w.count, 0);
+  const warmBad = result.warmup.reduce((sum, w) => sum + nonOkTotal(w), 0);
+  const { afterWarmup: w, after: a } = result;
+  return (
+    `${result.cell.name} (${result.cell.connections} connection(s), ${result.cell.concurrency} in flight), ${result.durationS} s: ` +
+    `${m.count} calls, ${m.okCount} OK, ${nonOkTotal(m)} non-OK${nonOkTotal(m) > 0 ? ` ${JSON.stringify(m.nonOkByStatus)}` : ''}, ` +
+    `${Math.round(m.rpsOk)} OK/s, p99 ${m.latencyMs.p99.toFixed(1)} ms\n` +
+    `  warm-up ${result.warmupRounds} x ${result.warmupRoundS} s: ${warmCalls} calls, ${warmBad} non-OK\n` +
+    `  RSS after a full GC: ${mib(w.afterGc)} after warm-up -> ${mib(a.afterGc)} after the run (${pct(result.plainRssGrowth)}; ` +
+    `${pct(result.rssGrowth)} less V8 new space ${mib(w.newSpace)} -> ${mib(a.newSpace)}; limit ${RSS_GROWTH_LIMIT * 100} %)\n` +
+    `  RSS before the GC: ${mib(w.raw)} -> ${mib(a.raw)}, peak ${mib(result.rssPeakBytes)}; V8 live heap ${mib(w.heapUsed)} -> ${mib(a.heapUsed)}` +
+    `${result.failures.length === 0 ? '' : `\n  FAILED: ${result.failures.join('\n  FAILED: ')}`}`
+  );
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function pct(fraction: number): string {
+  return `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)} %`;
+}
+
+function rss(server: CliServer): number {
+  const value = statusBytes(server.pid, 'VmRSS');
+  if (value === null) throw new Error(`cannot read VmRSS of the server (pid ${server.pid}); it exited?\n${server.stderr()}`);
+  return value;
+}
+
+/** Sends SIGUSR2 to the server (gc-preload.ts) and waits for its report line. */
+function askForGc(server: CliServer): Promise<{ match: RegExpMatchArray; at: number }> {
+  const from = server.stderr().length;
+  server.signal('SIGUSR2');
+  return server.waitForStderr(new RegExp(`${GC_DONE_LINE} (\\{.*\\})\\n`), 10_000, from);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

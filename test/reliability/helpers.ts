@@ -1,0 +1,229 @@
+import { readFileSync } from 'node:fs';
+import { type ClientHttp2Session, connect as http2Connect, constants as http2Constants } from 'node:http2';
+import { connect as netConnect } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { PROTO_PATH } from '../../src/lib.js';
+
+/**
+ * Shared pieces of the reliability tests: a grpc-js JwtService client, waiting, and
+ * small probes. Everything talks to 127.0.0.1 only.
+ */
+
+export interface GenerateRequest {
+  algorithm: string;
+  subject?: string;
+  audience?: string;
+  ttl_seconds?: number;
+  claims_json?: string;
+}
+export interface GenerateResponse {
+  jwt: string;
+  sub: string;
+  kid: string;
+  expires_at: string | number;
+}
+export interface VerifyResponse {
+  valid: boolean;
+  sub: string;
+  claims_json: string;
+  reason: string;
+}
+
+type Callback<T> = (error: grpc.ServiceError | null, response?: T) => void;
+
+export interface JwtClient extends grpc.Client {
+  GenerateJwt(request: GenerateRequest, options: grpc.CallOptions, callback: Callback<GenerateResponse>): grpc.ClientUnaryCall;
+  VerifyJwt(request: { jwt: string; audience?: string; issuer?: string }, options: grpc.CallOptions, callback: Callback<VerifyResponse>): grpc.ClientUnaryCall;
+  GetJwks(request: Record<string, never>, options: grpc.CallOptions, callback: Callback<{ jwks_json: string }>): grpc.ClientUnaryCall;
+}
+
+type JwtClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => JwtClient;
+
+let constructor: JwtClientConstructor | undefined;
+
+/**
+ * A JwtService client for 127.0.0.1:`port`. `ownConnection` gives it a connection of its
+ * own (grpc-js otherwise shares one between clients of the same target and options).
+ */
+export function jwtClient(port: number, { ownConnection = true }: { ownConnection?: boolean } = {}): JwtClient {
+  if (constructor === undefined) {
+    const definition = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: String, enums: String, defaults: true });
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as { jwt: { services: { JwtService: JwtClientConstructor } } };
+    constructor = loaded.jwt.services.JwtService;
+  }
+  return new constructor(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {});
+}
+
+/**
+ * Resolves once the client's connection is up. The tests that close clients with calls
+ * in flight wait for this first: grpc-js 1.14.7 itself leaks the TCP connection of a
+ * client closed while that connection is still being set up (the client process keeps
+ * it ESTABLISHED forever; measured: 8 of 8 such clients), which is the client's problem
+ * and would hide what the server does.
+ */
+export function ready(client: grpc.Client, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => client.waitForReady(Date.now() + timeoutMs, (error) => (error ? reject(error) : resolve())));
+}
+
+/** One unary call as a promise that never rejects: the error or the response. */
+export function call<T>(
+  start: (callback: Callback<T>) => grpc.ClientUnaryCall,
+): Promise<{ error: grpc.ServiceError | null; response: T | undefined }> {
+  return new Promise((resolve) => {
+    start((error, response) => resolve({ error, response }));
+  });
+}
+
+export function generate(client: JwtClient, request: GenerateRequest, deadlineMs = 10_000) {
+  return call<GenerateResponse>((cb) => client.GenerateJwt(request, { deadline: Date.now() + deadlineMs }, cb));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `check` every `everyMs` until it returns true or `timeoutMs` passed; returns its last answer. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= end) return false;
+    await sleep(everyMs);
+  }
+}
+
+/** Whether a TCP connect to 127.0.0.1:`port` is refused (true) or accepted (false). */
+export function connectRefused(port: number, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = netConnect({ host: '127.0.0.1', port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(false);
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve(err.code === 'ECONNREFUSED');
+    });
+  });
+}
+
+/** Whether the process exists (and is not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** `global.gc`, exposed at run time when node was not started with --expose-gc. */
+export function exposeGc(): () => void {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (existing !== undefined) return existing;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/** Unary gRPC framing of an encoded message: compressed flag, length, bytes. */
+export function grpcFrame(message: Buffer): Buffer {
+  const header = Buffer.alloc(5);
+  header.writeUInt8(0, 0);
+  header.writeUInt32BE(message.length, 1);
+  return Buffer.concat([header, message]);
+}
+
+/** A GenerateJwtRequest encoded by hand: field 1 (algorithm) and 2 (subject), both strings. */
+export function encodeGenerateRequest(algorithm: string, subject: string): Buffer {
+  const field = (tag: number, text: string): Buffer => {
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length > 127) throw new Error('short strings only');
+    return Buffer.concat([Buffer.from([(tag << 3) | 2, bytes.length]), bytes]);
+  };
+  return Buffer.concat([field(1, algorithm), field(2, subject)]);
+}
+
+/** The end of a raw HTTP/2 gRPC call: its grpc-status and grpc-message (null if none came). */
+export interface RawCallResult {
+  readonly grpcStatus: number | null;
+  readonly grpcMessage: string | null;
+  readonly httpStatus: number | null;
+  readonly error: string | null;
+}
+
+/** One unary call of `method` (e.g. `GenerateJwt`) over a raw node:http2 session, with any body bytes. */
+export function rawUnary(session: ClientHttp2Session, method: string, body: Buffer, timeoutMs = 5000): Promise<RawCallResult> {
+  return new Promise((resolve) => {
+    let httpStatus: number | null = null;
+    let grpcStatus: number | null = null;
+    let grpcMessage: string | null = null;
+    const stream = session.request({
+      [http2Constants.HTTP2_HEADER_METHOD]: 'POST',
+      [http2Constants.HTTP2_HEADER_PATH]: `/jwt.services.JwtService/${method}`,
+      [http2Constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+      te: 'trailers',
+    });
+    const done = (error: string | null): void => {
+      clearTimeout(timer);
+      resolve({ grpcStatus, grpcMessage, httpStatus, error });
+    };
+    const timer = setTimeout(() => {
+      stream.close();
+      done('timeout');
+    }, timeoutMs);
+    const status = (headers: Record<string, unknown>): void => {
+      if (headers['grpc-status'] !== undefined) grpcStatus = Number(headers['grpc-status']);
+      if (headers['grpc-message'] !== undefined) grpcMessage = decodeURIComponent(String(headers['grpc-message']));
+    };
+    stream.on('response', (headers) => {
+      httpStatus = Number(headers[http2Constants.HTTP2_HEADER_STATUS]);
+      status(headers);
+    });
+    stream.on('trailers', status);
+    stream.on('data', () => {});
+    stream.on('error', (err) => done(err.message));
+    stream.on('close', () => done(null));
+    stream.end(body);
+  });
+}
+
+/**
+ * One GenerateJwt call over a raw node:http2 session, whose socket (and so local port)
+ * the caller knows: what tells which cluster worker served it.
+ */
+export function rawGenerate(session: ClientHttp2Session, algorithm: string, subject: string, timeoutMs = 5000): Promise<RawCallResult> {
+  return rawUnary(session, 'GenerateJwt', grpcFrame(encodeGenerateRequest(algorithm, subject)), timeoutMs);
+}
+
+/** A raw HTTP/2 session to 127.0.0.1:`port`, connected. */
+export function rawSession(port: number, timeoutMs = 5000): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = http2Connect(`http://127.0.0.1:${port}`);
+    const timer = setTimeout(() => {
+      session.destroy();
+      reject(new Error('HTTP/2 connect timed out'));
+    }, timeoutMs);
+    session.once('connect', () => {
+      clearTimeout(timer);
+      session.on('error', () => {});
+      resolve(session);
+    });
+    session.once('error', (err) => {
+      clearTimeout(timer);
+      session.destroy();
+      reject(err);
+    });
+  });
+}

@@ -1,0 +1,316 @@
+/**
+ * Secrets stay in the key file. The CLI runs with a key file of known secrets (an HS256
+ * oct key with a random `k`, an ES256 JWK with `d`, an RS256 key given as a PEM file),
+ * single process and cluster; every RPC is called, with good and bad input (unknown
+ * algorithms, broken claims_json, malformed, tampered and foreign tokens, a garbage
+ * protobuf, an oversized message), then the server gets SIGTERM. Nothing the run
+ * produced (all of stdout and stderr, every answer and error a client saw) may hold
+ * `k`, `d`, the RSA private key (PEM body, any of its lines, its JWK members), in
+ * base64url, base64 or hex; the logs and error messages may hold no token the server
+ * issued. Broken key files holding secrets fail without quoting them. And the benchmark
+ * harness' smoke run (when bench/run.ts exists) writes no token or private key into
+ * its results.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { repoPath } from '../../bench/common/paths.js';
+import { killAllCliServers, spawnCli, startCliServer } from '../../bench/soak/cli-server.js';
+import { type JwtClient, call, generate, grpcFrame, jwtClient, rawSession, rawUnary, ready } from './helpers.js';
+
+interface Needle {
+  readonly what: string;
+  readonly value: string;
+}
+
+/** A JWT in compact form: three base64url parts, the first two JSON objects (`eyJ` = `{"`). */
+const JWT_PATTERN = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/g;
+/** A private JWK member or a PEM private key, whoever's. */
+const PRIVATE_PATTERNS = [/"(d|k|p|q|dp|dq|qi)"\s*:\s*"[A-Za-z0-9_-]{16,}"/, /PRIVATE KEY/];
+
+const BENCH_ENTRY = repoPath('dist', 'bench', 'run.js');
+const BENCH_SOURCE = repoPath('bench', 'run.ts');
+
+/** The forms a leaked secret could take: base64url (as in the JWK), base64 and hex of the same bytes. */
+function forms(what: string, base64url: string): Needle[] {
+  const bytes = Buffer.from(base64url, 'base64url');
+  return [
+    { what, value: base64url },
+    { what: `${what} (base64)`, value: bytes.toString('base64').replace(/=+$/, '') },
+    { what: `${what} (hex)`, value: bytes.toString('hex') },
+  ];
+}
+
+function findLeaks(haystack: string, needles: readonly Needle[]): string[] {
+  return needles.filter((n) => haystack.includes(n.value)).map((n) => n.what);
+}
+
+describe.skipIf(process.platform !== 'linux')('secrets never leave the key file', () => {
+  let dir: string;
+  let keysFile: string;
+  let secrets: Needle[] = [];
+  /** Every token the servers issued during the run. */
+  const issued = new Set<string>();
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-reliability-secrets-'));
+    const hs = createSecretKey(randomBytes(32)).export({ format: 'jwk' });
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const pem = rsa.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const rsaJwk = createPrivateKey(pem).export({ format: 'jwk' });
+    writeFileSync(join(dir, 'rsa.pem'), pem, { mode: 0o600 });
+    keysFile = join(dir, 'keys.json');
+    writeFileSync(
+      keysFile,
+      JSON.stringify({
+        keys: [
+          { ...hs, kid: 'secret-hs', alg: 'HS256' },
+          { ...ec, kid: 'secret-es', alg: 'ES256' },
+          { kid: 'secret-rs', alg: 'RS256', pemFile: 'rsa.pem' },
+        ],
+      }),
+      { mode: 0o600 },
+    );
+    const pemLines = pem.split('\n').filter((line) => line !== '' && !line.startsWith('-----'));
+    secrets = [
+      ...forms('HS256 k', hs.k as string),
+      ...forms('ES256 d', ec.d as string),
+      { what: 'RSA PEM body', value: pemLines.join('') },
+      ...pemLines.filter((line) => line.length >= 32).map((line, i) => ({ what: `RSA PEM line ${i + 1}`, value: line })),
+      ...forms('RSA d', rsaJwk.d as string),
+      ...forms('RSA p', rsaJwk.p as string),
+      ...forms('RSA q', rsaJwk.q as string),
+    ];
+  });
+
+  afterEach(() => killAllCliServers());
+
+  afterAll(() => {
+    killAllCliServers();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * Calls every RPC with good and bad input; returns everything the clients saw
+   * (responses and error messages) as text, and records the tokens issued.
+   */
+  async function exercise(port: number): Promise<{ seen: string[]; errors: string[] }> {
+    const seen: string[] = [];
+    const errors: string[] = [];
+    // Several connections, so that a cluster's workers all take part.
+    const clients: JwtClient[] = Array.from({ length: 4 }, () => jwtClient(port));
+    try {
+      await Promise.all(clients.map((c) => ready(c)));
+      let turn = 0;
+      const next = (): JwtClient => clients[turn++ % clients.length] as JwtClient;
+      const record = (result: { error: { message: string; details: string } | null; response?: unknown }): void => {
+        if (result.error !== null) errors.push(`${result.error.message} | ${result.error.details}`);
+        if (result.response !== undefined) seen.push(JSON.stringify(result.response));
+      };
+      const verify = async (jwt: string, extra: { audience?: string; issuer?: string } = {}) => {
+        const result = await call<{ valid: boolean; reason: string }>((cb) => next().VerifyJwt({ jwt, ...extra }, { deadline: Date.now() + 10_000 }, cb));
+        record(result);
+        return result;
+      };
+
+      const jwks = await call<{ jwks_json: string }>((cb) => next().GetJwks({}, { deadline: Date.now() + 10_000 }, cb));
+      record(jwks);
+      expect(jwks.error).toBeNull();
+      const published = JSON.parse(jwks.response?.jwks_json ?? '{}') as { keys: Record<string, unknown>[] };
+      expect(published.keys.map((k) => k['kid']).sort()).toEqual(['secret-es', 'secret-rs']);
+
+      const tokens: string[] = [];
+      for (const algorithm of ['HS256', 'ES256', 'RS256']) {
+        for (let i = 0; i < 4; i++) {
+          const result = await generate(next(), {
+            algorithm,
+            subject: 'secrets@example.com',
+            audience: 'reliability',
+            ttl_seconds: 600,
+            claims_json: JSON.stringify({ role: 'tester', n: i }),
+          });
+          expect(result.error, `${algorithm}: ${result.error?.message}`).toBeNull();
+          const jwt = result.response?.jwt as string;
+          issued.add(jwt);
+          tokens.push(jwt);
+          seen.push(JSON.stringify({ ...result.response, jwt: '<issued token>' }));
+        }
+      }
+      for (const jwt of tokens) {
+        expect((await verify(jwt)).response?.valid).toBe(true);
+        expect((await verify(jwt, { audience: 'someone-else' })).response?.reason).toBe('AUDIENCE_MISMATCH');
+        expect((await verify(jwt, { issuer: 'someone-else' })).response?.valid).toBe(false);
+      }
+
+      // Bad GenerateJwt requests: each must fail cleanly.
+      const badGenerate = [
+        { algorithm: 'XX999', subject: 'a@example.com' },
+        { algorithm: 'none', subject: 'a@example.com' },
+        { algorithm: '', subject: 'a@example.com' },
+        { algorithm: 'hs256', subject: 'a@example.com' },
+        { algorithm: 'HS256', subject: '' },
+        { algorithm: 'HS256', subject: 'a@example.com', claims_json: '{' },
+        { algorithm: 'HS256', subject: 'a@example.com', claims_json: '[]' },
+        { algorithm: 'HS256', subject: 'a@example.com', claims_json: '"text"' },
+        { algorithm: 'HS256', subject: 'a@example.com', claims_json: '{"exp": 1}' },
+        { algorithm: 'HS256', subject: 'a@example.com', claims_json: '{"sub": "someone"}' },
+        { algorithm: 'ES256', subject: 'a@example.com', ttl_seconds: -5 },
+        { algorithm: 'RS256', subject: 'a@example.com', ttl_seconds: 10 ** 12 },
+        { algorithm: 'HS256', subject: 'x'.repeat(70_000) },
+      ];
+      for (const request of badGenerate) {
+        const result = await generate(next(), request);
+        record(result);
+        expect(result.error, `accepted: ${JSON.stringify(request).slice(0, 100)}`).not.toBeNull();
+      }
+
+      // Bad tokens: VerifyJwt answers valid = false (or an error), never valid.
+      const sample = tokens[0] as string;
+      const [header, payload, signature] = sample.split('.') as [string, string, string];
+      const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const foreign = (() => {
+        const other = createSecretKey(randomBytes(32));
+        const h = b64({ alg: 'HS256', typ: 'JWT', kid: 'secret-hs' });
+        const p = b64({ sub: 'mallory@example.com', exp: Math.floor(Date.now() / 1000) + 600 });
+        return `${h}.${p}.${createHmac('sha256', other.export()).update(`${h}.${p}`).digest('base64url')}`;
+      })();
+      const badTokens = [
+        '',
+        'abc',
+        'a.b.c',
+        `${header}.${payload}`,
+        `${header}.${payload}.${signature}.extra`,
+        `${header}.${payload}.${signature.slice(0, -4)}AAAA`,
+        `${header}.${payload.slice(0, -3)}.${signature}`,
+        `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+        `${b64({ alg: 'HS256', kid: 'no-such-key' })}.${payload}.${signature}`,
+        `${b64({ alg: 'RS256', kid: 'secret-rs', jku: 'https://attacker.example/jwks' })}.${payload}.${signature}`,
+        `${b64({ alg: 'HS256', kid: 'secret-es' })}.${payload}.${signature}`,
+        foreign,
+      ];
+      for (const jwt of badTokens) {
+        const result = await verify(jwt);
+        expect(result.response?.valid ?? false, `valid: ${jwt.slice(0, 60)}`).toBe(false);
+      }
+
+      // Below the client library: a body that is no protobuf, and one past the size limit.
+      const session = await rawSession(port);
+      try {
+        for (const [method, body] of [
+          ['GenerateJwt', grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]))],
+          ['VerifyJwt', grpcFrame(Buffer.from('not a protobuf at all', 'utf8'))],
+          ['GenerateJwt', grpcFrame(Buffer.alloc(128 * 1024, 0x0a))],
+        ] as const) {
+          const result = await rawUnary(session, method, body);
+          errors.push(`raw ${method}: status ${result.grpcStatus} ${result.grpcMessage ?? ''} ${result.error ?? ''}`);
+          expect(result.grpcStatus, `raw ${method} answered OK`).not.toBe(0);
+        }
+      } finally {
+        session.destroy();
+      }
+    } finally {
+      for (const client of clients) client.close();
+    }
+    return { seen, errors };
+  }
+
+  for (const workers of [1, 2]) {
+    const mode = workers === 1 ? 'single process' : `cluster of ${workers}`;
+    it(
+      `${mode}: every RPC, bad input and a SIGTERM shutdown leak no key material and no token`,
+      async () => {
+        const server = await startCliServer({ workers, keysFile, graceMs: 2000 });
+        const { seen, errors } = await exercise(server.port);
+        server.signal('SIGTERM');
+        const exit = await server.exited;
+        expect(exit.code).toBe(0);
+
+        const logs = `${server.stdout()}\n${server.stderr()}`;
+        const clientSide = [...seen, ...errors].join('\n');
+        console.log(
+          `secrets, ${mode}: ${logs.length} bytes of stdout+stderr, ${seen.length} answers and ${errors.length} errors seen by clients, ` +
+            `${secrets.length} secret forms and ${issued.size} issued tokens searched`,
+        );
+        expect(findLeaks(logs, secrets), 'key material in stdout/stderr').toEqual([]);
+        expect(findLeaks(clientSide, secrets), 'key material in answers or errors').toEqual([]);
+        const tokenNeedles = [...issued].map((value, i) => ({ what: `issued token ${i + 1}`, value }));
+        expect(findLeaks(logs, tokenNeedles), 'issued tokens in stdout/stderr').toEqual([]);
+        expect(findLeaks(errors.join('\n'), tokenNeedles), 'issued tokens in error messages').toEqual([]);
+        expect(logs.match(JWT_PATTERN) ?? [], 'JWT-shaped strings in stdout/stderr').toEqual([]);
+        expect(PRIVATE_PATTERNS.filter((re) => re.test(logs)).map(String), 'private JWK members or PEM in stdout/stderr').toEqual([]);
+      },
+      60_000,
+    );
+  }
+
+  it(
+    'a broken key file holding secrets fails without quoting them',
+    async () => {
+      const full = readFileSync(keysFile, 'utf8');
+      const broken: [string, string][] = [
+        ['truncated JSON', full.slice(0, Math.floor(full.length / 2))],
+        ['oct key under an EC algorithm', full.replace('"alg":"HS256"', '"alg":"ES256"')],
+        ['EC key under HS256', full.replace('"alg":"ES256"', '"alg":"HS256"')],
+        ['unknown member type', full.replace('"kty":"oct"', '"kty":7')],
+      ];
+      for (const [what, text] of broken) {
+        const file = join(dir, 'broken.json');
+        writeFileSync(file, text, { mode: 0o600 });
+        for (const workers of [1, 2]) {
+          const cli = spawnCli(['serve', '--host', '127.0.0.1', '--port', '0', '--keys', file], { workers });
+          const exit = await Promise.race([cli.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000))]);
+          const output = `${cli.stdout()}\n${cli.stderr()}`;
+          cli.killTree();
+          expect(exit?.code, `${what} (workers ${workers}) did not fail: ${output}`).not.toBe(0);
+          expect(findLeaks(output, secrets), `${what} (workers ${workers}): ${output}`).toEqual([]);
+        }
+      }
+    },
+    90_000,
+  );
+
+  it.skipIf(!existsSync(BENCH_SOURCE))(
+    'the benchmark harness smoke writes no token and no private key into its results',
+    () => {
+      const out = join(dir, 'bench-out');
+      // Our three servers only: the peers' servers share the harness code that writes the
+      // results, and running them too would add 15 s to CI for no more coverage of this package.
+      const run = spawnSync(process.execPath, [BENCH_ENTRY, '--smoke', '--servers', 'jwt-grpc,jwt-grpc-cluster,jwt-grpc-cached', '--out', out], {
+        encoding: 'utf8',
+        timeout: 240_000,
+        env: Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_OPTIONS' && !key.startsWith('VITEST'))),
+      });
+      expect(run.status, `bench smoke failed:\n${run.stderr.slice(-3000)}`).toBe(0);
+      const files: string[] = [];
+      const walk = (path: string): void => {
+        for (const entry of readdirSync(path)) {
+          const full = join(path, entry);
+          const info = lstatSync(full); // not through links: `latest` points at the run directory
+          if (info.isDirectory()) walk(full);
+          else if (info.isFile()) files.push(full);
+        }
+      };
+      walk(out);
+      expect(files.length).toBeGreaterThan(0);
+      const leaks: string[] = [];
+      for (const [name, text] of [
+        ['bench stdout', run.stdout],
+        ['bench stderr', run.stderr],
+        ...files.map((f) => [f.slice(out.length + 1), readFileSync(f, 'utf8')] as const),
+      ]) {
+        for (const token of text.match(JWT_PATTERN) ?? []) leaks.push(`${name}: a token (${token.slice(0, 24)}...)`);
+        for (const re of PRIVATE_PATTERNS) if (re.test(text)) leaks.push(`${name}: ${re}`);
+        for (const what of findLeaks(text, [...secrets, ...[...issued].map((value) => ({ what: 'an issued token', value }))])) leaks.push(`${name}: ${what}`);
+      }
+      console.log(`bench smoke: ${files.length} result files read; ${leaks.length} leaks`);
+      // A token found here is usually the VerifyJwt cells' request: ghz's JSON report repeats
+      // its request (`options.data`), and the harness keeps that report among the results.
+      expect([...new Set(leaks)], 'tokens or key material in the bench results (redact ghz reports\' options.data where the harness saves them)').toEqual([]);
+    },
+    300_000,
+  );
+});
