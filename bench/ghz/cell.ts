@@ -5,7 +5,7 @@ import { SUBJECTS_FILE } from '../common/paths.js';
 import { aggregateRepetitions, flagsOf } from './aggregate.js';
 import { type CorePlan, pinnedCommand } from './cores.js';
 import type { GhzCall } from './ghz-args.js';
-import { summarizeGhzReport, withoutDetails } from './ghz-report.js';
+import { redactToken, summarizeGhzReport, withoutDetails } from './ghz-report.js';
 import { runGhz } from './ghz-run.js';
 import { fetchToken } from './fetch-token.js';
 import { renderHtmlReport } from './html-report.js';
@@ -78,9 +78,11 @@ export async function runCell(ctx: CellContext, server: ServerSpec, scenario: Sc
       ctx.progress.finish();
       stepsDone += 1;
       const ghz = summarizeGhzReport(run.report);
+      const report = redactToken(run.report);
       const reportFile = join('ghz', scenario.id, `${server.name}-rep${r}.json`);
-      writeFileSync(join(ctx.runDir, reportFile), JSON.stringify(withoutDetails(run.report), null, 2));
+      writeFileSync(join(ctx.runDir, reportFile), JSON.stringify(withoutDetails(report), null, 2));
       if (ctx.html && r === 1) {
+        if (report !== run.report) writeFileSync(rawFile, JSON.stringify(report)); // the page embeds the options
         const htmlFile = join('ghz', scenario.id, `${server.name}.html`);
         const failure = renderHtmlReport(rawFile, join(ctx.runDir, htmlFile));
         if (failure === null) htmlReport = htmlFile;

@@ -90,3 +90,16 @@ export function withoutDetails<T extends GhzJsonReport>(report: T): Omit<T, 'det
   const { details: _details, ...rest } = report;
   return rest;
 }
+
+/**
+ * The report with the request's `jwt` (the VerifyJwt cells' fixed token) replaced by a
+ * note of its length: results and HTML pages never hold a usable token.
+ */
+export function redactToken<T extends GhzJsonReport>(report: T): T {
+  const options = (report as { options?: { data?: unknown } }).options;
+  const data = options?.data;
+  if (typeof data !== 'object' || data === null) return report;
+  const jwt = (data as { jwt?: unknown }).jwt;
+  if (typeof jwt !== 'string') return report;
+  return { ...report, options: { ...options, data: { ...data, jwt: `<token redacted: ${jwt.length} characters>` } } };
+}

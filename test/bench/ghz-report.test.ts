@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ghzArgs } from '../../bench/ghz/ghz-args.js';
-import { type GhzJsonReport, summarizeGhzReport, withoutDetails } from '../../bench/ghz/ghz-report.js';
+import { type GhzJsonReport, redactToken, summarizeGhzReport, withoutDetails } from '../../bench/ghz/ghz-report.js';
 
 /** Reports written by real ghz v0.120.0 runs against `jwt-grpc serve` (see each test). */
 function fixture(name: string): GhzJsonReport {
@@ -102,5 +102,23 @@ describe('ghzArgs', () => {
     expect(valueOf('-O')).toBe('json');
     expect(valueOf('-o')).toBe('/tmp/x.json');
     expect(args.at(-1)).toBe('127.0.0.1:50051');
+  });
+});
+
+describe('redactToken', () => {
+  it('replaces the request token of a VerifyJwt run and leaves everything else', () => {
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhQGIuYyJ9.c2lnbmF0dXJl';
+    const base = fixture('ghz-ok.json') as GhzJsonReport & { options: Record<string, unknown> };
+    const report = { ...base, options: { ...base.options, data: { jwt: token, audience: 'api' } } };
+    const redacted = redactToken(report);
+    expect(JSON.stringify(redacted)).not.toContain(token);
+    expect(redacted.options['data']).toEqual({ jwt: `<token redacted: ${token.length} characters>`, audience: 'api' });
+    expect(redacted.count).toBe(report.count);
+    expect(report.options['data']).toEqual({ jwt: token, audience: 'api' });
+  });
+
+  it('returns a GenerateJwt report unchanged', () => {
+    const report = fixture('ghz-ok.json');
+    expect(redactToken(report)).toBe(report);
   });
 });
