@@ -55,6 +55,14 @@ export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
 // never uses that cache (a fresh token is verified uncached), so it is not affected.
 const oursArgs = (ctx: LaunchContext): string[] => ['serve', ...commonArgs(ctx), '--verify-cache', '0'];
 
+/**
+ * The V8 flag the README recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 16 MiB
+ * young-generation semi-space instead of Node 24's default, which grows to 3 x 64 MiB on
+ * a machine with this much memory. Cluster workers inherit it from the primary's execArgv.
+ * `jwt-grpc-v8-defaults` runs without it, in the same run, to show what it changes.
+ */
+const RECOMMENDED_V8_FLAGS = ['--max-semi-space-size=16'];
+
 export const SERVERS: readonly ServerSpec[] = [
   {
     name: 'jwt-grpc',
@@ -63,8 +71,8 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: ['GenerateJwt', 'VerifyJwt'],
     cluster: false,
     entryFile: OURS_CLI,
-    launch: (ctx) => ({ command: process.execPath, args: [OURS_CLI, ...oursArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
-    description: 'this package, one process (`jwt-grpc serve --verify-cache 0`)',
+    launch: (ctx) => ({ command: process.execPath, args: [...RECOMMENDED_V8_FLAGS, OURS_CLI, ...oursArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
+    description: 'this package, one process (`node --max-semi-space-size=16 jwt-grpc serve --verify-cache 0`)',
   },
   {
     name: 'jwt-grpc-cluster',
@@ -73,8 +81,22 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: ['GenerateJwt'],
     cluster: true,
     entryFile: OURS_CLI,
-    launch: (ctx) => ({ command: process.execPath, args: [OURS_CLI, ...oursArgs(ctx)], env: { NODEMAXPROCS: String(ctx.cores) } }),
-    description: 'this package, NODEMAXPROCS=N (node:cluster primary + N workers)',
+    launch: (ctx) => ({
+      command: process.execPath,
+      args: [...RECOMMENDED_V8_FLAGS, OURS_CLI, ...oursArgs(ctx)],
+      env: { NODEMAXPROCS: String(ctx.cores) },
+    }),
+    description: 'this package, NODEMAXPROCS=N (node:cluster primary + N workers), same flags',
+  },
+  {
+    name: 'jwt-grpc-v8-defaults',
+    role: 'variant',
+    groups: ['single'],
+    methods: ['GenerateJwt'],
+    cluster: false,
+    entryFile: OURS_CLI,
+    launch: (ctx) => ({ command: process.execPath, args: [OURS_CLI, ...oursArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
+    description: 'this package, one process, with Node\'s default V8 heap flags: what --max-semi-space-size=16 changes',
   },
   {
     name: 'jwt-grpc-cached',
@@ -83,7 +105,7 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: ['VerifyJwt'],
     cluster: false,
     entryFile: OURS_CLI,
-    launch: (ctx) => ({ command: process.execPath, args: [OURS_CLI, 'serve', ...commonArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
+    launch: (ctx) => ({ command: process.execPath, args: [...RECOMMENDED_V8_FLAGS, OURS_CLI, 'serve', ...commonArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
     description: 'this package with its default VerifyJwt cache: the fixed token is a hit every call (what the cache buys, not a fair comparison)',
   },
   {
