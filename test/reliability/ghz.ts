@@ -4,7 +4,11 @@ import type { GhzJsonReport } from '../../bench/ghz/ghz-report.js';
 import { runGhz } from '../../bench/ghz/ghz-run.js';
 import { LOAD_REQUEST } from '../../bench/soak/load-cell.js';
 
-/** One call of ghz's per-call details; `timestamp` is when the call started. */
+/**
+ * One call of ghz's per-call details. `timestamp` is when the call **ended**: ghz's stats
+ * handler reports `stats.End.EndTime` (runner/stats_handler.go, v0.120.0); `latency` is
+ * in nanoseconds.
+ */
 export interface GhzDetail {
   readonly timestamp: string;
   readonly latency: number;
@@ -48,9 +52,14 @@ export async function ghzLoad(options: {
   return run.report as unknown as GhzReportWithDetails;
 }
 
-/** Wall-clock ms of a ghz detail's start (its RFC 3339 timestamp with nanoseconds). */
-export function detailStartMs(detail: GhzDetail): number {
+/** Wall-clock ms of a ghz detail's end (its RFC 3339 timestamp with nanoseconds). */
+export function detailEndMs(detail: GhzDetail): number {
   return Date.parse(detail.timestamp.replace(/(\.\d{3})\d*/, '$1'));
+}
+
+/** Wall-clock ms of a ghz detail's start: its end less its latency. */
+export function detailStartMs(detail: GhzDetail): number {
+  return detailEndMs(detail) - detail.latency / 1e6;
 }
 
 /** Non-OK responses by error message. */
