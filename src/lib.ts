@@ -34,6 +34,7 @@ export {
   type GenerateJwtResponse,
   type VerifyJwtRequest,
   type VerifyJwtResponse,
+  type GetJwksRequest,
   type GetJwksResponse,
 } from './service/definition.js';
 export { PROTO_PATH } from './package-root.js';

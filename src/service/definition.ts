@@ -1,6 +1,8 @@
-import type { ServiceDefinition } from '@grpc/grpc-js';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { type PackageDefinition, loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
+import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
+import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
 
 /** Fully qualified name of the service, as clients and ghz's --call name it. */
 export const SERVICE_NAME = 'jwt.services.JwtService';
@@ -30,6 +32,7 @@ export interface VerifyJwtResponse {
   claims_json: string;
   reason: string;
 }
+export type GetJwksRequest = Record<string, never>;
 export interface GetJwksResponse {
   jwks_json: string;
 }
@@ -42,14 +45,33 @@ export interface GetJwksResponse {
  */
 export const PROTO_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 
+/**
+ * The server's side of each method's codecs: requests in, responses out (src/service/codec/).
+ * A client's side (request out, response in) stays proto-loader's.
+ */
+const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unknown; responseSerialize: (value: never) => Buffer }> = {
+  GenerateJwt: { requestDeserialize: decodeGenerateJwtRequest, responseSerialize: encodeGenerateJwtResponse },
+  VerifyJwt: { requestDeserialize: decodeVerifyJwtRequest, responseSerialize: encodeVerifyJwtResponse },
+  GetJwks: { requestDeserialize: decodeGetJwksRequest, responseSerialize: encodeGetJwksResponse },
+};
+
 let loaded: { packageDefinition: PackageDefinition; service: ServiceDefinition } | undefined;
 
-/** The proto's package definition (for reflection) and JwtService's definition; loaded once per process. */
+/**
+ * The proto's package definition (for reflection) and JwtService's definition, loaded
+ * once per process: proto-loader's, with the server-side codecs replaced by ours.
+ */
 export function jwtServiceDefinition(): { packageDefinition: PackageDefinition; service: ServiceDefinition } {
   if (loaded === undefined) {
     const packageDefinition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
-    const service = packageDefinition[SERVICE_NAME] as ServiceDefinition | undefined;
-    if (service === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
+    const generic = packageDefinition[SERVICE_NAME] as ServiceDefinition | undefined;
+    if (generic === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
+    const service: Record<string, MethodDefinition<unknown, unknown>> = {};
+    for (const [name, method] of Object.entries(generic)) {
+      const codecs = SERVER_CODECS[name];
+      if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/service/codec/`);
+      service[name] = { ...method, ...codecs } as MethodDefinition<unknown, unknown>;
+    }
     loaded = { packageDefinition, service };
   }
   return loaded;

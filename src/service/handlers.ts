@@ -1,6 +1,7 @@
 import { type UntypedServiceImplementation, type handleUnaryCall, type ServiceError, Metadata, status } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { MalformedRequest } from './codec/decode.js';
 import type { JwtServiceCore } from './core.js';
 
 function toServiceError(err: unknown, method: string, logger: Logger): Partial<ServiceError> {
@@ -12,12 +13,20 @@ function toServiceError(err: unknown, method: string, logger: Logger): Partial<S
   return { code: status.INTERNAL, details: `${method}: internal error`, metadata: new Metadata() };
 }
 
-/** A plain unary handler around a synchronous function: the call's work is all CPU. */
-function unary<Req, Res>(method: string, logger: Logger, run: (request: Req) => Res): handleUnaryCall<Req, Res> {
+/**
+ * A plain unary handler around a synchronous function: the call's work is all CPU. A
+ * request that did not decode (codec/decode.ts) is INVALID_ARGUMENT naming the problem.
+ */
+function unary<Req, Res>(method: string, logger: Logger, run: (request: Req) => Res): handleUnaryCall<Req | MalformedRequest, Res> {
   return (call, callback) => {
+    const request = call.request;
+    if (request instanceof MalformedRequest) {
+      callback({ code: status.INVALID_ARGUMENT, details: request.message, metadata: new Metadata() });
+      return;
+    }
     let response: Res;
     try {
-      response = run(call.request);
+      response = run(request);
     } catch (err) {
       callback(toServiceError(err, method, logger));
       return;

@@ -1,0 +1,280 @@
+/**
+ * The hand-written codecs (src/service/codec/) against proto-loader's, which a client
+ * built from proto/jwt.proto uses: every request proto-loader encodes decodes to the
+ * object proto-loader itself would produce, and every response we encode decodes with
+ * proto-loader to what we meant. Random messages, edge values, unknown fields, merged
+ * messages and truncations; then a malformed request over a real connection.
+ */
+import { randomBytes } from 'node:crypto';
+import { type Client, type ServiceError, Metadata, makeGenericClientConstructor, credentials, status } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTO_PATH } from '../../src/lib.js';
+import {
+  MalformedRequest,
+  decodeGenerateJwtRequest,
+  decodeGetJwksRequest,
+  decodeVerifyJwtRequest,
+} from '../../src/service/codec/decode.js';
+import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/service/codec/encode.js';
+import { PROTO_LOADER_OPTIONS, SERVICE_NAME } from '../../src/service/definition.js';
+import { closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+
+const definition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
+const methods = definition[SERVICE_NAME] as unknown as Record<
+  string,
+  {
+    requestSerialize: (value: unknown) => Buffer;
+    requestDeserialize: (buf: Buffer) => unknown;
+    responseSerialize: (value: unknown) => Buffer;
+    responseDeserialize: (buf: Buffer) => unknown;
+  }
+>;
+const generateJwt = methods['GenerateJwt']!;
+const verifyJwt = methods['VerifyJwt']!;
+const getJwks = methods['GetJwks']!;
+
+/** A small deterministic generator, so a failure reproduces. */
+function rng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    return state / 0x1_0000_0000;
+  };
+}
+
+const SAMPLE_STRINGS = [
+  '',
+  'HS256',
+  'ada@example.com',
+  'ünïcödé ✓ 漢字 🙂',
+  '\u0000nul inside',
+  'x'.repeat(127),
+  'y'.repeat(128),
+  'z'.repeat(16_384),
+  '🙂'.repeat(5000),
+];
+
+function randomString(next: () => number): string {
+  if (next() < 0.5) return SAMPLE_STRINGS[Math.floor(next() * SAMPLE_STRINGS.length)] as string;
+  // Whole code points: a lone surrogate has no UTF-8 form (see the test of it below).
+  const chars = Array.from('abcXYZ019-_.@ éß€😀');
+  return Array.from({ length: Math.floor(next() * 300) }, () => chars[Math.floor(next() * chars.length)]).join('');
+}
+
+const SAMPLE_INT64 = [0, 1, -1, 127, 128, 7200, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 1_800_000_000, 2 ** 53 - 1, -(2 ** 31), -(2 ** 32), -(2 ** 53 - 1)];
+
+function randomInt64(next: () => number): number {
+  return next() < 0.7 ? (SAMPLE_INT64[Math.floor(next() * SAMPLE_INT64.length)] as number) : Math.floor((next() - 0.5) * 2 ** 50);
+}
+
+/** A field proto/jwt.proto does not have, of every wire type, as raw bytes. */
+function unknownField(next: () => number): Buffer {
+  const field = 6 + Math.floor(next() * 2000);
+  const tag = (wireType: number): Buffer => varint(BigInt(field * 8 + wireType));
+  switch (Math.floor(next() * 5)) {
+    case 0:
+      return Buffer.concat([tag(0), varint(BigInt(Math.floor(next() * 2 ** 40)))]);
+    case 1:
+      return Buffer.concat([tag(1), randomBytes(8)]);
+    case 2: {
+      const body = randomBytes(Math.floor(next() * 200));
+      return Buffer.concat([tag(2), varint(BigInt(body.length)), body]);
+    }
+    case 3:
+      // A group holding a varint field, closed by the matching end tag.
+      return Buffer.concat([tag(3), varint(8n), varint(5n), tag(4)]);
+    default:
+      return Buffer.concat([tag(5), randomBytes(4)]);
+  }
+}
+
+function varint(value: bigint): Buffer {
+  const bytes: number[] = [];
+  let v = BigInt.asUintN(64, value);
+  while (v >= 0x80n) {
+    bytes.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  bytes.push(Number(v));
+  return Buffer.from(bytes);
+}
+
+function randomGenerateRequest(next: () => number): Record<string, unknown> {
+  return {
+    algorithm: randomString(next),
+    subject: randomString(next),
+    audience: randomString(next),
+    ttl_seconds: randomInt64(next),
+    claims_json: randomString(next),
+  };
+}
+
+describe('request decoders agree with proto-loader', () => {
+  it('GenerateJwtRequest: 2,000 random messages, with unknown fields mixed in and messages merged', () => {
+    const next = rng(1);
+    for (let i = 0; i < 2000; i++) {
+      let buf = generateJwt.requestSerialize(randomGenerateRequest(next));
+      if (i % 3 === 1) buf = Buffer.concat([unknownField(next), buf, unknownField(next)]);
+      // Concatenated messages merge: for scalar fields the last value wins.
+      if (i % 5 === 2) buf = Buffer.concat([buf, generateJwt.requestSerialize(randomGenerateRequest(next))]);
+      expect(decodeGenerateJwtRequest(buf)).toEqual(generateJwt.requestDeserialize(buf));
+    }
+  });
+
+  it('GenerateJwtRequest: every int64 edge value of ttl_seconds, including 10-byte negatives', () => {
+    for (const ttl of [...SAMPLE_INT64, '9223372036854775807', '-9223372036854775808']) {
+      const buf = generateJwt.requestSerialize({ algorithm: 'HS256', ttl_seconds: ttl });
+      expect(decodeGenerateJwtRequest(buf)).toEqual(generateJwt.requestDeserialize(buf));
+    }
+    expect(decodeGenerateJwtRequest(generateJwt.requestSerialize({ ttl_seconds: -1 }))).toMatchObject({ ttl_seconds: -1 });
+  });
+
+  it('VerifyJwtRequest and GetJwksRequest: random messages with unknown fields', () => {
+    const next = rng(2);
+    for (let i = 0; i < 1000; i++) {
+      let buf = verifyJwt.requestSerialize({ jwt: randomString(next), audience: randomString(next), issuer: randomString(next) });
+      if (i % 2 === 1) buf = Buffer.concat([buf, unknownField(next)]);
+      expect(decodeVerifyJwtRequest(buf)).toEqual(verifyJwt.requestDeserialize(buf));
+      const jwks = Buffer.concat([unknownField(next), unknownField(next)]);
+      expect(decodeGetJwksRequest(jwks)).toEqual(getJwks.requestDeserialize(jwks));
+    }
+  });
+
+  it('an empty message is all defaults, as proto3 means it', () => {
+    const empty = Buffer.alloc(0);
+    expect(decodeGenerateJwtRequest(empty)).toEqual({ algorithm: '', subject: '', audience: '', ttl_seconds: 0, claims_json: '' });
+    expect(decodeGenerateJwtRequest(empty)).toEqual(generateJwt.requestDeserialize(empty));
+    expect(decodeVerifyJwtRequest(empty)).toEqual(verifyJwt.requestDeserialize(empty));
+  });
+});
+
+describe('malformed requests are MalformedRequest values naming the problem, never throws', () => {
+  it('a message cut anywhere but between two fields is refused; cut between fields it decodes as proto-loader does', () => {
+    const fields = [{ algorithm: 'ES256' }, { subject: 'ada@example.com' }, { ttl_seconds: -5 }, { claims_json: '{"a":1}' }];
+    const parts = fields.map((field) => generateJwt.requestSerialize(field));
+    const whole = Buffer.concat(parts);
+    const boundaries = new Set(parts.map((_, i) => Buffer.concat(parts.slice(0, i)).length));
+    for (let length = 0; length < whole.length; length++) {
+      const cut = whole.subarray(0, length);
+      const ours = decodeGenerateJwtRequest(cut);
+      if (boundaries.has(length)) {
+        expect(ours, `cut at ${length}`).toEqual(generateJwt.requestDeserialize(cut));
+      } else {
+        // protobufjs reads a cut string as the bytes that are there; a cut varint throws.
+        expect(ours, `cut at ${length}`).toBeInstanceOf(MalformedRequest);
+        expect((ours as MalformedRequest).message).toMatch(/^GenerateJwtRequest: truncated/);
+      }
+    }
+  });
+
+  it.each([
+    ['a known field with the wrong wire type', Buffer.from([0x08, 0x01]), /field 1 \(algorithm\) has wire type 0/],
+    ['ttl_seconds sent as a string', Buffer.from([0x22, 0x01, 0x41]), /field 4 \(ttl_seconds\) has wire type 2/],
+    ['field number 0', Buffer.from([0x02, 0x00]), /field number 0/],
+    ['wire type 6', Buffer.from([0x36]), /invalid wire type 6/],
+    ['a lone end-group', Buffer.from([0x34]), /invalid wire type 4/],
+    ['an unclosed group', Buffer.from([0x33, 0x08, 0x01]), /group 6 is not closed/],
+    ['a length past the end', Buffer.from([0x0a, 0x05, 0x41]), /truncated/],
+    ['an 11-byte varint', Buffer.from([0x20, ...Array(10).fill(0xff), 0x01]), /longer than 10 bytes/],
+    ['a tag over 32 bits', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x7f]), /exceeds 32 bits/],
+  ])('%s', (_, buf, message) => {
+    const ours = decodeGenerateJwtRequest(buf);
+    expect(ours).toBeInstanceOf(MalformedRequest);
+    expect((ours as MalformedRequest).message).toMatch(message);
+  });
+});
+
+describe('response encoders decode with proto-loader to what was meant', () => {
+  it('GenerateJwtResponse: 2,000 random responses and the int64 edges of expires_at', () => {
+    const next = rng(3);
+    const cases = [
+      ...Array.from({ length: 2000 }, () => ({ jwt: randomString(next), sub: randomString(next), kid: randomString(next), expires_at: randomInt64(next) })),
+      ...SAMPLE_INT64.map((expires_at) => ({ jwt: 'a.b.c', sub: 's', kid: 'k', expires_at })),
+    ];
+    for (const response of cases) {
+      const ours = encodeGenerateJwtResponse(response);
+      expect(generateJwt.responseDeserialize(ours)).toEqual(response);
+      // Same bytes as protobufjs wherever it, too, leaves the defaults out.
+      if (response.jwt && response.sub && response.kid && response.expires_at) expect(ours).toEqual(generateJwt.responseSerialize(response));
+    }
+  });
+
+  it('VerifyJwtResponse: every reason, valid or not, with and without claims', () => {
+    const next = rng(4);
+    for (const reason of Object.keys(REASON_NUMBERS)) {
+      for (const valid of [true, false]) {
+        const response = { valid, sub: randomString(next), claims_json: randomString(next), reason };
+        expect(verifyJwt.responseDeserialize(encodeVerifyJwtResponse(response))).toEqual(response);
+      }
+    }
+    expect(() => encodeVerifyJwtResponse({ valid: false, sub: '', claims_json: '', reason: 'NOPE' })).toThrow(/reason: unknown value "NOPE"/);
+  });
+
+  it('the Reason table is the proto\'s enum, name for name and number for number', () => {
+    const message = definition['jwt.services.VerifyJwtResponse'] as unknown as {
+      type: { enumType: { name: string; value: { name: string; number: number }[] }[] };
+    };
+    const reason = message.type.enumType.find((e) => e.name === 'Reason');
+    const fromProto = Object.fromEntries((reason?.value ?? []).map((v) => [v.name, v.number]));
+    expect(REASON_NUMBERS).toEqual(fromProto);
+  });
+
+  it('a lone surrogate (JSON.parse makes one of "\\ud800") is sent as U+FFFD: the wire only carries valid UTF-8', () => {
+    const response = { jwt: 'a.b.c', sub: 'x\ud800y', kid: 'k', expires_at: 1 };
+    expect(generateJwt.responseDeserialize(encodeGenerateJwtResponse(response))).toEqual({ ...response, sub: 'x\ufffdy' });
+  });
+
+  it('GetJwksResponse: empty and large JWK Sets', () => {
+    for (const jwks_json of ['', '{"keys":[]}', JSON.stringify({ keys: Array.from({ length: 50 }, (_, i) => ({ kid: `k${i}`, x: 'a'.repeat(43) })) })]) {
+      expect(getJwks.responseDeserialize(encodeGetJwksResponse({ jwks_json }))).toEqual({ jwks_json });
+    }
+  });
+});
+
+describe('over a real connection', () => {
+  let port: number;
+  let raw: Client;
+
+  beforeAll(async () => {
+    ({ port } = await startServer({ keys: await sharedKeys() }));
+    // A client that sends bytes as they are, to put a malformed message on the wire.
+    const identity = (b: Buffer): Buffer => b;
+    const Raw = makeGenericClientConstructor(
+      {
+        GenerateJwt: {
+          path: `/${SERVICE_NAME}/GenerateJwt`,
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: identity,
+          requestDeserialize: identity,
+          responseSerialize: identity,
+          responseDeserialize: identity,
+        },
+      },
+      'RawJwtService',
+    );
+    raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure());
+  });
+
+  afterAll(async () => {
+    raw?.close();
+    await closeAllServers();
+  });
+
+  const send = (buf: Buffer): Promise<{ err: ServiceError | null; res?: Buffer }> =>
+    new Promise((resolve) => {
+      raw.makeUnaryRequest(`/${SERVICE_NAME}/GenerateJwt`, (b: Buffer) => b, (b: Buffer) => b, buf, new Metadata(), { deadline: Date.now() + 10_000 }, (err, res) =>
+        resolve({ err, res }),
+      );
+    });
+
+  it('a malformed GenerateJwtRequest is INVALID_ARGUMENT naming the field, and the next call on the connection works', async () => {
+    const bad = await send(Buffer.from([0x22, 0x01, 0x41]));
+    expect(bad.err?.code).toBe(status.INVALID_ARGUMENT);
+    expect(bad.err?.details).toBe('GenerateJwtRequest: field 4 (ttl_seconds) has wire type 2, expected 0');
+    const good = await send(generateJwt.requestSerialize({ algorithm: 'HS256', subject: 'raw@example.com' }));
+    expect(good.err).toBeNull();
+    expect(generateJwt.responseDeserialize(good.res as Buffer)).toMatchObject({ sub: 'raw@example.com', kid: expect.any(String) });
+  });
+});
