@@ -50,7 +50,8 @@ function scenario(
 /**
  * The reference's matrix, for the given algorithms: per algorithm, GenerateJwt at
  * (1 connection, 50 in flight) and (5, 250) on one server core, and (N, 50N) and
- * (5N, 250N) on N cores; plus VerifyJwt of one fixed token at (1, 50) on one core.
+ * (5N, 250N) on N cores, plus (1, 50N) there when there are several workers; and
+ * VerifyJwt of one fixed token at (1, 50) on one core.
  * Connections scale with the worker count W (= N) because node:cluster balances
  * connections, not calls (REFERENCE.md section 4): with fewer connections than workers,
  * some workers idle.
@@ -61,6 +62,9 @@ export function buildScenarios(algorithms: readonly BenchAlgorithm[], serverCore
     list.push(scenario('single', 1, 1, 'GenerateJwt', alg, 1, 50), scenario('single', 1, 1, 'GenerateJwt', alg, 5, 250));
   }
   for (const alg of algorithms) {
+    // With several workers, also one connection carrying the same calls: node:cluster hands
+    // each connection to one worker, so this column shows what a single-channel client gets.
+    if (workers > 1) list.push(scenario('multi', serverCores, workers, 'GenerateJwt', alg, 1, 50 * workers));
     list.push(
       scenario('multi', serverCores, workers, 'GenerateJwt', alg, workers, 50 * workers),
       scenario('multi', serverCores, workers, 'GenerateJwt', alg, 5 * workers, 250 * workers),

@@ -15,12 +15,23 @@ describe('buildScenarios', () => {
       'single-hs256-5x250',
       'single-es256-1x50',
       'single-es256-5x250',
+      'multi3-hs256-1x150',
       'multi3-hs256-3x150',
       'multi3-hs256-15x750',
+      'multi3-es256-1x150',
       'multi3-es256-3x150',
       'multi3-es256-15x750',
       'single-verify-hs256-1x50',
       'single-verify-es256-1x50',
+    ]);
+  });
+
+  it('adds a one-connection cell only where there are several workers to leave idle', () => {
+    expect(buildScenarios(['HS256'], 1, 1).filter((s) => s.connections === 1 && s.group === 'multi')).toHaveLength(1);
+    expect(buildScenarios(['HS256'], 4).filter((s) => s.group === 'multi').map((s) => [s.connections, s.concurrency])).toEqual([
+      [1, 200],
+      [4, 200],
+      [20, 1000],
     ]);
   });
 
@@ -35,6 +46,7 @@ describe('buildScenarios', () => {
   it('with 2 workers on 1 core, scales connections with the workers and says so in id and label', () => {
     const multi = buildScenarios(['ES256'], 1, 2).filter((s) => s.group === 'multi');
     expect(multi.map((s) => [s.id, s.connections, s.concurrency, s.serverCores, s.workers, s.label])).toEqual([
+      ['multi1w2-es256-1x100', 1, 100, 1, 2, 'ES256 2w/1c 1x100'],
       ['multi1w2-es256-2x100', 2, 100, 1, 2, 'ES256 2w/1c 2x100'],
       ['multi1w2-es256-10x500', 10, 500, 1, 2, 'ES256 2w/1c 10x500'],
     ]);
@@ -43,8 +55,8 @@ describe('buildScenarios', () => {
   it('filters by substrings of the id', () => {
     const all = buildScenarios(['HS256', 'ES256'], 3);
     expect(filterScenarios(all, ['verify']).map((s) => s.id)).toEqual(['single-verify-hs256-1x50', 'single-verify-es256-1x50']);
-    expect(filterScenarios(all, ['multi3-es256', 'single-hs256-1x50'])).toHaveLength(3);
-    expect(filterScenarios(all, null)).toHaveLength(10);
+    expect(filterScenarios(all, ['multi3-es256', 'single-hs256-1x50'])).toHaveLength(4);
+    expect(filterScenarios(all, null)).toHaveLength(12);
   });
 });
 
