@@ -94,8 +94,10 @@ async function main(): Promise<number> {
       name,
     });
     let ok = 0;
+    let warmupOk = 0;
     try {
-      await runGhz(ghz, call(2, 'warmup'), plan, loadCpus);
+      const warmup = await runGhz(ghz, call(2, 'warmup'), plan, loadCpus);
+      warmupOk = warmup.report.statusCodeDistribution?.['OK'] ?? 0;
       const run = await runGhz(ghz, call(seconds, 'ghz'), plan, loadCpus);
       ok = run.report.statusCodeDistribution?.['OK'] ?? 0;
     } finally {
@@ -105,8 +107,6 @@ async function main(): Promise<number> {
     if (file === undefined) throw new Error(`${spec.name} wrote no .cpuprofile into ${out}`);
     const summary = summarizeProfile(JSON.parse(readFileSync(join(out, file), 'utf8')) as CpuProfile);
     // The profile spans start-up and warm-up too; per-call figures divide by every call made.
-    const warmup = JSON.parse(readFileSync(join(out, 'warmup.json'), 'utf8')) as { statusCodeDistribution?: Record<string, number> };
-    const warmupOk = warmup.statusCodeDistribution?.['OK'] ?? 0;
     const text =
       `${spec.name}, GenerateJwt ${algorithm}, 1 connection x 50, ${seconds} s after a 2 s warm-up; server on CPU ${serverCpus.join(',')}, ghz on ${loadCpus.join(',')}` +
       `${plan.pinned ? '' : ' (not pinned: no taskset)'}\n${ok} OK calls measured (${warmupOk} in the warm-up)\n\n` +
