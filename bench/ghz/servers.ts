@@ -56,12 +56,12 @@ export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
 const oursArgs = (ctx: LaunchContext): string[] => ['serve', ...commonArgs(ctx), '--verify-cache', '0'];
 
 /**
- * The V8 flag the README recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 16 MiB
+ * The V8 flag the README recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 4 MiB
  * young-generation semi-space instead of Node 24's default, which grows to 3 x 64 MiB on
  * a machine with this much memory. Cluster workers inherit it from the primary's execArgv.
  * `jwt-grpc-v8-defaults` runs without it, in the same run, to show what it changes.
  */
-const RECOMMENDED_V8_FLAGS = ['--max-semi-space-size=16'];
+const RECOMMENDED_V8_FLAGS = ['--max-semi-space-size=4'];
 
 export const SERVERS: readonly ServerSpec[] = [
   {
@@ -72,7 +72,7 @@ export const SERVERS: readonly ServerSpec[] = [
     cluster: false,
     entryFile: OURS_CLI,
     launch: (ctx) => ({ command: process.execPath, args: [...RECOMMENDED_V8_FLAGS, OURS_CLI, ...oursArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
-    description: 'this package, one process (`node --max-semi-space-size=16 jwt-grpc serve --verify-cache 0`)',
+    description: 'this package, one process (`node --max-semi-space-size=4 jwt-grpc serve --verify-cache 0`)',
   },
   {
     name: 'jwt-grpc-cluster',
@@ -96,7 +96,7 @@ export const SERVERS: readonly ServerSpec[] = [
     cluster: false,
     entryFile: OURS_CLI,
     launch: (ctx) => ({ command: process.execPath, args: [OURS_CLI, ...oursArgs(ctx)], env: { NODEMAXPROCS: '1' } }),
-    description: 'this package, one process, with Node\'s default V8 heap flags: what --max-semi-space-size=16 changes',
+    description: 'this package, one process, with Node\'s default V8 heap flags: what --max-semi-space-size=4 changes',
   },
   {
     name: 'jwt-grpc-cached',
