@@ -3,7 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Progress } from '../common/progress.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
-import { type CellContext, runCell } from './cell.js';
+import { type CellContext, runColumn } from './cell.js';
 import { type CorePlan } from './cores.js';
 import { goBuild } from './go-build.js';
 import { buildHtmlRenderer } from './html-report.js';
@@ -32,10 +32,10 @@ export interface MacroOptions {
 /**
  * The macro benchmark: every (scenario, server) cell of the matrix with ghz.
  *
- * Cells run scenario by scenario, each scenario's servers one after the other, rather
- * than server by server: a drift of the machine over the run (thermal, a noisy
- * neighbour) then touches the servers of one column alike, and the ratios within a
- * column, the point of the run, stay fair.
+ * Cells run scenario by scenario (column by column), and within a column the servers'
+ * repetitions are interleaved (see runColumn): a drift of the machine over the run
+ * (thermal, a noisy neighbour) then touches the servers of one column alike, and the
+ * ratios within a column, the point of the run, stay fair.
  */
 export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   const notes = [...options.plan.notes];
@@ -79,14 +79,18 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       warmupS: options.warmupS,
       repetitions: options.repetitions,
       html,
-      progress: new Progress(plan.length * options.repetitions, options.durationS + options.warmupS / options.repetitions, options.log),
+      // Each step is a fresh server: start-up (~1 s), warm-up, the measured run.
+      progress: new Progress(plan.length * options.repetitions, options.durationS + options.warmupS + 1, options.log),
       onServer: (server) => (current = server),
       log: options.log,
     };
-    for (const { scenario, server } of plan) {
-      const cell = await runCell(ctx, server, scenario);
-      if (cell.error !== null) options.log(`  ! ${server.name} ${scenario.id}: ${cell.error.split('\n')[0]}`);
-      cells.push(cell);
+    for (const scenario of scenarios) {
+      const column = plan.filter((p) => p.scenario === scenario).map((p) => p.server);
+      if (column.length === 0) continue;
+      for (const cell of await runColumn(ctx, scenario, column)) {
+        if (cell.error !== null) options.log(`  ! ${cell.server} ${scenario.id}: ${cell.error.split('\n')[0]}`);
+        cells.push(cell);
+      }
     }
   } finally {
     unregister();

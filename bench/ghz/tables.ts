@@ -132,7 +132,7 @@ export function macroSummary(results: MacroResults): string {
     MARKS_LEGEND,
     ratioSection(results),
     figureSection(results, 'p99 latency of OK responses, ms: median (min-max)', p99, false),
-    figureSection(results, 'Peak RSS, MiB (sum of VmHWM over the server\'s processes, whole cell incl. warm-up)', rss, false),
+    figureSection(results, 'Peak RSS, MiB (sum of VmHWM over the server\'s processes, highest repetition, warm-up included)', rss, false),
     figureSection(results, 'Server CPU time per request, µs (user + system, all server processes)', cpu, false),
     figureSection(
       results,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateRepetitions, flagsOf } from '../../bench/ghz/aggregate.js';
+import { interleavedOrder } from '../../bench/ghz/cell.js';
 import { runCpu } from '../../bench/ghz/contention.js';
 import { utilization } from '../../bench/ghz/ghz-run.js';
 import type { GhzSummary } from '../../bench/ghz/ghz-report.js';
@@ -157,5 +158,24 @@ describe('utilization', () => {
   });
   it('is null when the run is too short to sample', () => {
     expect(utilization([{ t: 200, cpu: 0.1 }], 400, 1)).toBeNull();
+  });
+});
+
+describe('interleavedOrder', () => {
+  const order = (items: string[], reps: number) => interleavedOrder(items, reps).map((o) => `${o.item}${o.repetition}`);
+
+  it('runs repetition r of every server before any repetition r + 1, rotating who goes first', () => {
+    expect(order(['a', 'b', 'c'], 3)).toEqual(['a1', 'b1', 'c1', 'b2', 'c2', 'a2', 'c3', 'a3', 'b3']);
+  });
+
+  it('wraps the rotation when there are more repetitions than servers', () => {
+    expect(order(['a', 'b'], 3)).toEqual(['a1', 'b1', 'b2', 'a2', 'a3', 'b3']);
+  });
+
+  it('has every (server, repetition) pair exactly once, and nothing for an empty column', () => {
+    const pairs = order(['a', 'b', 'c', 'd'], 5);
+    expect(new Set(pairs).size).toBe(20);
+    expect(order([], 3)).toEqual([]);
+    expect(order(['a'], 0)).toEqual([]);
   });
 });
