@@ -55,8 +55,11 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     }
   }
   const runnable = selected.filter((s) => !skipped.has(s.name));
-  const plan = scenarios.flatMap((scenario) => runnable.filter((s) => serves(s, scenario.group, scenario.method)).map((server) => ({ scenario, server })));
-  if (scenarios.length > 0 && plan.length === 0) notes.push('no (scenario, server) pair to run with this selection');
+  const columns = scenarios
+    .map((scenario) => ({ scenario, servers: runnable.filter((s) => serves(s, scenario.group, scenario.method)) }))
+    .filter((column) => column.servers.length > 0);
+  const cellCount = columns.reduce((sum, column) => sum + column.servers.length, 0);
+  if (scenarios.length > 0 && cellCount === 0) notes.push('no (scenario, server) pair to run with this selection');
 
   const keys = writeKeysFile(options.algorithms);
   const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-ghz-'));
@@ -80,14 +83,12 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       repetitions: options.repetitions,
       html,
       // Each step is a fresh server: start-up (~1 s), warm-up, the measured run.
-      progress: new Progress(plan.length * options.repetitions, options.durationS + options.warmupS + 1, options.log),
+      progress: new Progress(cellCount * options.repetitions, options.durationS + options.warmupS + 1, options.log),
       onServer: (server) => (current = server),
       log: options.log,
     };
-    for (const scenario of scenarios) {
-      const column = plan.filter((p) => p.scenario === scenario).map((p) => p.server);
-      if (column.length === 0) continue;
-      for (const cell of await runColumn(ctx, scenario, column)) {
+    for (const { scenario, servers } of columns) {
+      for (const cell of await runColumn(ctx, scenario, servers)) {
         if (cell.error !== null) options.log(`  ! ${cell.server} ${scenario.id}: ${cell.error.split('\n')[0]}`);
         cells.push(cell);
       }

@@ -14,6 +14,7 @@ import { SUBJECTS_FILE, repoPath } from '../common/paths.js';
 import { BENCH_ALGORITHMS, isBenchAlgorithm } from '../options/algorithms.js';
 import { pinnedCommand, planCores } from '../ghz/cores.js';
 import { locateGhz } from '../ghz/ghz-binary.js';
+import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { writeKeysFile } from '../ghz/keys-file.js';
 import { startServer } from '../ghz/server-process.js';
@@ -97,9 +98,9 @@ async function main(): Promise<number> {
     let warmupOk = 0;
     try {
       const warmup = await runGhz(ghz, call(2, 'warmup'), plan, loadCpus);
-      warmupOk = warmup.report.statusCodeDistribution?.['OK'] ?? 0;
+      warmupOk = summarizeGhzReport(warmup.report).okCount;
       const run = await runGhz(ghz, call(seconds, 'ghz'), plan, loadCpus);
-      ok = run.report.statusCodeDistribution?.['OK'] ?? 0;
+      ok = summarizeGhzReport(run.report).okCount;
     } finally {
       await server.stop();
     }
