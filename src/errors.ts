@@ -1,6 +1,13 @@
 /**
  * Every error that crosses the public API is a {@link JwtGrpcError} whose `code`
  * says what went wrong; callers switch on `code`, never on the message.
+ *
+ * @example
+ * ```ts
+ * function exitCode(code: JwtGrpcErrorCode): number {
+ *   return code === 'ERR_INVALID_OPTION' ? 2 : 1;
+ * }
+ * ```
  */
 export type JwtGrpcErrorCode =
   /** An option given to a factory is missing, of the wrong type or out of range. */
@@ -16,7 +23,9 @@ export type JwtGrpcErrorCode =
   /** The server could not bind its address (in use, bad host, no permission...). */
   | 'ERR_LISTEN'
   /** A cluster could not start or keep its workers alive. */
-  | 'ERR_CLUSTER';
+  | 'ERR_CLUSTER'
+  /** A gRPC call ended with a non-OK status (`GrpcStatusError`, which carries the status code). */
+  | 'ERR_GRPC_STATUS';
 
 /**
  * The one error class of jwt-grpc. `field` names the option, key or request field at

@@ -24,7 +24,18 @@ function findPackageRoot(): string {
 
 export const PACKAGE_ROOT = findPackageRoot();
 
-/** Path of the service's proto file, shipped in the package. */
+/**
+ * Path of the service's proto file, shipped in the package (also `jwt-grpc/proto/jwt.proto`).
+ *
+ * @example
+ * ```ts
+ * import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
+ * import { loadSync } from '@grpc/proto-loader';
+ *
+ * const proto = loadPackageDefinition(loadSync(PROTO_PATH, { keepCase: true, longs: Number })) as any;
+ * const client = new proto.jwt.services.JwtService('127.0.0.1:50051', credentials.createInsecure());
+ * ```
+ */
 export const PROTO_PATH = join(PACKAGE_ROOT, 'proto', 'jwt.proto');
 
 /** This package's version, for `--version` and logs. */

@@ -1,15 +1,13 @@
-import type { JsonWebKey } from 'node:crypto';
-import type { Algorithm } from '../algorithms.js';
+import type { Jwk } from './jwk.js';
 import type { KeySet } from './key-set.js';
 
-/** A JWK as jwt-grpc exports it: always with kid and alg. */
-export type Jwk = JsonWebKey & { kid: string; alg: Algorithm; use?: 'sig' };
+export type { Jwk } from './jwk.js';
 
 /**
  * Exports a key set as a JWK Set. By default only public verification keys (the set
  * GetJwks serves: no HMAC keys, no private members). `includePrivate: true` exports
  * everything needed to import the same set elsewhere (how cluster workers receive the
- * primary's keys): treat its result as a secret.
+ * primary's keys), `deactivated_at` included: treat its result as a secret.
  *
  * @example
  * ```ts
@@ -19,18 +17,15 @@ export type Jwk = JsonWebKey & { kid: string; alg: Algorithm; use?: 'sig' };
  */
 export function exportKeys(keys: KeySet, options: { includePrivate?: boolean } = {}): { keys: Jwk[] } {
   const out: Jwk[] = [];
-  for (const entry of keys.entries()) {
+  for (const { kid, alg, spec, signingKey, verificationKey, deactivatedAt } of keys.entries()) {
     if (options.includePrivate === true) {
-      const material = entry.signingKey ?? entry.verificationKey;
-      const jwk = material.export({ format: 'jwk' });
-      // A verify-only key stays verify-only after a round trip.
-      const keyOps = entry.signingKey === undefined && entry.spec.family === 'hmac' ? { key_ops: ['verify'] } : {};
-      out.push({ ...jwk, ...keyOps, kid: entry.kid, alg: entry.alg });
-    } else if (entry.spec.family !== 'hmac') {
-      const { kty, crv, x, y, n, e } = entry.verificationKey.export({ format: 'jwk' });
-      const members = Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, v]) => v !== undefined));
-      out.push({ ...members, kid: entry.kid, alg: entry.alg, use: 'sig' });
+      const jwk: Jwk = { ...spec.fullJwk(signingKey, verificationKey), kid, alg };
+      if (deactivatedAt !== undefined) jwk.deactivated_at = new Date(deactivatedAt * 1000).toISOString();
+      out.push(jwk);
+      continue;
     }
+    const members = spec.publicJwk(verificationKey);
+    if (members !== undefined) out.push({ ...members, kid, alg, use: 'sig' });
   }
   return { keys: out };
 }

@@ -1,40 +1,26 @@
-import { generateKeyPair, randomBytes, createSecretKey, type KeyObject } from 'node:crypto';
-import { promisify } from 'node:util';
-import { type Algorithm, ALGORITHMS, ALGORITHM_SPECS, isAlgorithm } from '../algorithms.js';
+import { randomBytes } from 'node:crypto';
+import { type Algorithm, ALGORITHMS, ALGORITHM_SPECS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 import { type KeyEntry, KeySet } from './key-set.js';
 
-const generatePair = promisify(generateKeyPair);
+/**
+ * A new kid for `alg`: the algorithm, the UTC date and 32 random bits in hex, e.g.
+ * `es256-20261123-9f3a6c2e`: readable in logs and key files, sortable by age within an
+ * algorithm, and unique without coordination. @internal
+ */
+export function newKid(alg: Algorithm, now = new Date()): string {
+  const day = now.toISOString().slice(0, 10).replaceAll('-', '');
+  return `${alg.toLowerCase()}-${day}-${randomBytes(4).toString('hex')}`;
+}
 
 async function generateOne(alg: Algorithm): Promise<KeyEntry> {
   const spec = ALGORITHM_SPECS[alg];
-  const kid = `${alg.toLowerCase()}-${randomBytes(6).toString('base64url')}`;
-  let signingKey: KeyObject;
-  let verificationKey: KeyObject;
-  switch (spec.family) {
-    case 'hmac':
-      signingKey = verificationKey = createSecretKey(randomBytes(spec.hashBytes));
-      return { kid, alg, spec, signingKey, verificationKey };
-    case 'ecdsa':
-      ({ privateKey: signingKey, publicKey: verificationKey } = await generatePair('ec', {
-        namedCurve: spec.curve === 'P-256' ? 'prime256v1' : 'secp384r1',
-      }));
-      break;
-    case 'rsa':
-    case 'rsa-pss':
-      // A plain RSA key serves PS256 too: the padding is chosen per signature.
-      ({ privateKey: signingKey, publicKey: verificationKey } = await generatePair('rsa', { modulusLength: 2048 }));
-      break;
-    case 'eddsa':
-      ({ privateKey: signingKey, publicKey: verificationKey } = await generatePair('ed25519'));
-      break;
-  }
-  return { kid, alg, spec, signingKey, verificationKey };
+  return { kid: newKid(alg), alg, spec, ...(await spec.generate()) };
 }
 
 /**
  * Generates one fresh key per algorithm (default: all of {@link ALGORITHMS}), in memory.
- * Kids are the algorithm plus a random suffix, e.g. `es256-Xq3v1b9k`.
+ * Kids are the algorithm, the date and a random part, e.g. `es256-20261123-9f3a6c2e`.
  *
  * @example
  * ```ts

@@ -1,53 +1,27 @@
-import { type KeyObject, createPrivateKey, createPublicKey, createSecretKey } from 'node:crypto';
-import { type Algorithm, type AlgorithmSpec, ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms.js';
+import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, createSecretKey } from 'node:crypto';
+import { ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
 
 /**
  * One entry of a key file: a JWK (private for asymmetric keys that sign, public for
  * verify-only keys, `oct` for HMAC), or a PEM given inline. Both carry `kid` and `alg`.
+ *
+ * @example
+ * ```ts
+ * const entries: KeyInput[] = [
+ *   { kty: 'oct', k: secretBase64url, kid: 'hs-2026', alg: 'HS256' },
+ *   { kid: 'rs-2026', alg: 'RS256', pem: privateKeyPem },
+ * ];
+ * const keys = importKeys({ keys: entries });
+ * ```
  */
 export type KeyInput =
   | (Record<string, unknown> & { kid: string; alg: string })
   | { kid: string; alg: string; pem: string };
 
-const MIN_RSA_BITS = 2048;
-
 function keyError(kid: string, message: string, cause?: unknown): JwtGrpcError {
   return new JwtGrpcError('ERR_INVALID_KEY', `key "${kid}": ${message}`, { field: kid, cause });
-}
-
-/** The key types each algorithm family accepts, checked against the imported KeyObject. */
-function checkKeyType(kid: string, spec: AlgorithmSpec, alg: Algorithm, key: KeyObject): void {
-  const details = key.asymmetricKeyDetails;
-  switch (spec.family) {
-    case 'hmac': {
-      const bytes = key.symmetricKeySize ?? 0;
-      if (key.type !== 'secret') throw keyError(kid, `${alg} needs an oct (secret) key`);
-      if (bytes < spec.hashBytes) {
-        throw keyError(kid, `HMAC secret is ${bytes} bytes; ${alg} needs at least ${spec.hashBytes}`);
-      }
-      return;
-    }
-    case 'ecdsa': {
-      const curve = spec.curve === 'P-256' ? 'prime256v1' : 'secp384r1';
-      if (key.asymmetricKeyType !== 'ec' || details?.namedCurve !== curve) {
-        throw keyError(kid, `${alg} needs an EC key on ${spec.curve}`);
-      }
-      return;
-    }
-    case 'rsa':
-    case 'rsa-pss': {
-      if (key.asymmetricKeyType !== 'rsa') throw keyError(kid, `${alg} needs an RSA key`);
-      if ((details?.modulusLength ?? 0) < MIN_RSA_BITS) {
-        throw keyError(kid, `RSA modulus is ${details?.modulusLength} bits; at least ${MIN_RSA_BITS} are required`);
-      }
-      return;
-    }
-    case 'eddsa':
-      if (key.asymmetricKeyType !== 'ed25519') throw keyError(kid, `${alg} needs an Ed25519 (OKP) key`);
-      return;
-  }
 }
 
 function importOne(input: unknown, index: number): KeyEntry {
@@ -66,8 +40,10 @@ function importOne(input: unknown, index: number): KeyEntry {
     throw keyError(kid, `alg ${JSON.stringify(alg)} is not one of ${ALGORITHMS.join(', ')}`);
   }
   const spec = ALGORITHM_SPECS[alg];
+  const deactivatedAt = readDeactivatedAt(kid, record['deactivated_at']);
   const keyOps = record['key_ops'];
-  const signAllowed = !Array.isArray(keyOps) || keyOps.includes('sign');
+  // A deactivated key stopped signing when the key file says so, whatever else it carries.
+  const signAllowed = (!Array.isArray(keyOps) || keyOps.includes('sign')) && deactivatedAt === undefined;
 
   let signingKey: KeyObject | undefined;
   let verificationKey: KeyObject;
@@ -83,7 +59,7 @@ function importOne(input: unknown, index: number): KeyEntry {
       verificationKey = signingKey;
     } else {
       // node:crypto ignores members it does not know (kid, alg, use, key_ops).
-      const jwk = record as import('node:crypto').JsonWebKey;
+      const jwk = record as JsonWebKey;
       signingKey = typeof record['d'] === 'string' ? createPrivateKey({ key: jwk, format: 'jwk' }) : undefined;
       verificationKey = signingKey === undefined ? createPublicKey({ key: jwk, format: 'jwk' }) : createPublicKey(signingKey);
     }
@@ -92,14 +68,29 @@ function importOne(input: unknown, index: number): KeyEntry {
     // node:crypto's message says what is malformed without echoing the key.
     throw keyError(kid, `cannot import: ${(err as Error).message}`, err);
   }
-  checkKeyType(kid, spec, alg, signingKey ?? verificationKey);
-  return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey };
+  const problem = spec.checkKey(signingKey ?? verificationKey);
+  if (problem !== undefined) throw keyError(kid, `${alg} ${problem}`);
+  return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
+}
+
+/** RFC 3339 in UTC, as `keys rotate` writes it: `2026-11-23T10:15:00Z` (fractions allowed). */
+const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+
+/** A key's `deactivated_at` member (when it stopped signing) in seconds since the epoch. */
+function readDeactivatedAt(kid: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = typeof value === 'string' && RFC3339_UTC.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) throw keyError(kid, `deactivated_at must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z", got ${JSON.stringify(value)}`);
+  return Math.floor(ms / 1000);
 }
 
 /**
  * Imports keys from a JWK Set (`{ keys: [...] }`), each entry a JWK or `{ kid, alg, pem }`.
  * Per algorithm the first key able to sign becomes the active signer; the others only
- * verify. HMAC secrets shorter than the hash output and RSA keys under 2048 bits are refused.
+ * verify. A key signs only with its private part (or secret), a `key_ops` that includes
+ * `"sign"` (when it has one) and no `deactivated_at` (the RFC 3339 time it stopped
+ * signing, which `jwt-grpc keys rotate` writes). HMAC secrets shorter than the hash
+ * output and RSA keys under 2048 bits are refused.
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { type Algorithm, type AlgorithmSpec, ALGORITHM_SPECS } from '../algorithms.js';
+import type { Algorithm, AlgorithmSpec } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 
 /**
@@ -10,21 +10,41 @@ import { JwtGrpcError } from '../errors.js';
 export interface KeyEntry {
   readonly kid: string;
   readonly alg: Algorithm;
+  /** The algorithm's entry of ALGORITHM_SPECS: how this key signs, verifies and exports. */
   readonly spec: AlgorithmSpec;
   /** Secret (HMAC) or private key; undefined for verify-only keys. */
   readonly signingKey: KeyObject | undefined;
   /** Secret (HMAC) or public key. */
   readonly verificationKey: KeyObject;
+  /** When the key file says it stopped signing (`deactivated_at`), in seconds since the epoch. */
+  readonly deactivatedAt?: number | undefined;
 }
 
-/** What a caller may see of a key: never its material. */
+/** A key able to sign: what the active signer of an algorithm always is. @internal */
+export type SigningEntry = KeyEntry & { readonly signingKey: KeyObject };
+
+/**
+ * What a caller may see of a key: never its material.
+ *
+ * @example
+ * ```ts
+ * const infos: readonly KeyInfo[] = keys.keys;
+ * for (const { kid, alg, active } of infos) console.log(kid, alg, active ? 'signs' : 'verifies');
+ * ```
+ */
 export interface KeyInfo {
   readonly kid: string;
   readonly alg: Algorithm;
   /** True when this key is the one that signs new tokens of its algorithm. */
   readonly active: boolean;
-  /** False for verify-only keys (public JWKs, key_ops without "sign", rotated-out keys still count as true). */
+  /** False for verify-only keys (public JWKs, key_ops without "sign", a deactivated_at). */
   readonly canSign: boolean;
+  /** When the key stopped signing (its `deactivated_at`), in seconds since the epoch; undefined when never said. */
+  readonly deactivatedAt: number | undefined;
+}
+
+function isSigning(entry: KeyEntry): entry is SigningEntry {
+  return entry.signingKey !== undefined;
 }
 
 /** Longest kid accepted, in keys and in token headers. */
@@ -35,22 +55,30 @@ export const MAX_KID_LENGTH = 256;
  * signer; every key verifies tokens that name its kid. Rotation = a new KeySet with the
  * new key first and the old keys after it, so tokens already issued keep verifying.
  * Made by {@link generateKeys}, {@link loadKeys} or {@link importKeys}.
+ *
+ * @example
+ * ```ts
+ * const keys: KeySet = await loadKeys('keys.json');
+ * keys.signingAlgorithms;               // ['ES256', 'HS256']
+ * keys.keys.map((key) => key.kid);      // kids, never key material
+ * console.log(keys);                    // KeySet(ES256:es-2026*, HS256:hs-2026*)
+ * ```
  */
 export class KeySet {
   readonly #byKid: ReadonlyMap<string, KeyEntry>;
-  readonly #active: ReadonlyMap<Algorithm, KeyEntry>;
+  readonly #active: ReadonlyMap<Algorithm, SigningEntry>;
 
   /** @internal use generateKeys, loadKeys or importKeys */
   constructor(entries: readonly KeyEntry[]) {
     if (entries.length === 0) throw new JwtGrpcError('ERR_INVALID_KEY', 'a key set needs at least one key');
     const byKid = new Map<string, KeyEntry>();
-    const active = new Map<Algorithm, KeyEntry>();
+    const active = new Map<Algorithm, SigningEntry>();
     for (const entry of entries) {
       if (byKid.has(entry.kid)) {
         throw new JwtGrpcError('ERR_INVALID_KEY', `duplicate kid "${entry.kid}"`, { field: entry.kid });
       }
       byKid.set(entry.kid, entry);
-      if (entry.signingKey !== undefined && !active.has(entry.alg)) active.set(entry.alg, entry);
+      if (isSigning(entry) && !active.has(entry.alg)) active.set(entry.alg, entry);
     }
     this.#byKid = byKid;
     this.#active = active;
@@ -63,6 +91,7 @@ export class KeySet {
       alg: entry.alg,
       active: this.#active.get(entry.alg) === entry,
       canSign: entry.signingKey !== undefined,
+      deactivatedAt: entry.deactivatedAt,
     }));
   }
 
@@ -77,7 +106,7 @@ export class KeySet {
   }
 
   /** @internal the active signer of an algorithm */
-  activeEntry(alg: Algorithm): KeyEntry | undefined {
+  activeEntry(alg: Algorithm): SigningEntry | undefined {
     return this.#active.get(alg);
   }
 
@@ -94,9 +123,4 @@ export class KeySet {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `KeySet(${this.keys.map((k) => `${k.alg}:${k.kid}${k.active ? '*' : ''}`).join(', ')})`;
   }
-}
-
-/** @internal spec for an algorithm */
-export function specOf(alg: Algorithm): AlgorithmSpec {
-  return ALGORITHM_SPECS[alg];
 }

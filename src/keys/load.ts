@@ -23,6 +23,40 @@ async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: st
   return text;
 }
 
+/** Parses a key file's text; the error names the file and position, never the text (it may hold secrets). @internal */
+export function parseKeyFileText(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const at = /position \d+/.exec(String((err as Error).message))?.[0] ?? 'somewhere';
+    throw new JwtGrpcError('ERR_FILE', `key file ${file} is not valid JSON (${at})`, { field: file });
+  }
+}
+
+/**
+ * Imports a parsed key file: each `pemFile` entry is read (relative to `file`) into a
+ * `pem` one, in a copy, so the caller's entries stay as written. @internal
+ */
+export async function importKeyFile(parsed: unknown, file: string, logger: Logger): Promise<KeySet> {
+  const list = typeof parsed === 'object' && parsed !== null ? (parsed as { keys?: unknown }).keys : undefined;
+  if (!Array.isArray(list)) return importKeys(parsed);
+  const base = dirname(file);
+  const entries: unknown[] = [];
+  for (const [index, entry] of list.entries()) {
+    const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
+    if (pemFile === undefined) {
+      entries.push(entry);
+      continue;
+    }
+    if (typeof pemFile !== 'string') {
+      throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].pemFile must be a path`, { field: `keys[${index}]` });
+    }
+    const { pemFile: _path, ...rest } = entry as Record<string, unknown>;
+    entries.push({ ...rest, pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY')) });
+  }
+  return importKeys({ keys: entries });
+}
+
 /**
  * Loads a key file: a JSON JWK Set whose entries are JWKs or `{ kid, alg, pemFile }`
  * (a PEM file path, relative to the key file). See {@link importKeys} for the rules.
@@ -37,26 +71,5 @@ export async function loadKeys(file: string, options: { logger?: Logger } = {}):
   const logger = options.logger ?? createStderrLogger();
   // A JWK Set may hold only public keys, but it is the file where secrets live: always warn.
   const text = await readKeyFile(file, logger, () => true);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    // The parser's message could quote key material: give only the file and the position.
-    const at = /position \d+/.exec(String((err as Error).message))?.[0] ?? 'somewhere';
-    throw new JwtGrpcError('ERR_FILE', `key file ${file} is not valid JSON (${at})`, { field: file });
-  }
-  const list = typeof parsed === 'object' && parsed !== null ? (parsed as { keys?: unknown }).keys : undefined;
-  if (Array.isArray(list)) {
-    const base = dirname(file);
-    for (const [index, entry] of list.entries()) {
-      const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
-      if (pemFile === undefined) continue;
-      if (typeof pemFile !== 'string') {
-        throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].pemFile must be a path`, { field: `keys[${index}]` });
-      }
-      const { pemFile: _path, ...rest } = entry as Record<string, unknown>;
-      list[index] = { ...rest, pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY')) };
-    }
-  }
-  return importKeys(parsed);
+  return importKeyFile(parseKeyFileText(text, file), file, logger);
 }

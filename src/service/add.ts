@@ -1,20 +1,39 @@
 import type { Server } from '@grpc/grpc-js';
 import type { KeySet } from '../keys/key-set.js';
+import { KeyReloader } from '../keys/reload.js';
+import type { ServerMetrics } from '../metrics/server-metrics.js';
+import type { ServedService } from '../server/proto-service.js';
+import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { JwtServiceCore } from './core.js';
-import { jwtServiceDefinition } from './definition.js';
-import { jwtServiceHandlers } from './handlers.js';
-import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from './options.js';
+import { jwtService } from './handlers.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
 
-/** What {@link addJwtService} returns: the live key set, and rotation. */
+/**
+ * What {@link addJwtService} returns: the live key set, and rotation.
+ *
+ * @example
+ * ```ts
+ * const jwt: JwtServiceHandle = addJwtService(server, { keys: oldKeys });
+ * jwt.setKeys(importKeys({ keys: [...newJwks.keys, ...oldJwks.keys] })); // new first, old still verify
+ * await jwt.reloadKeys(() => loadKeys('keys.json'));                      // or from the key file, checked
+ * ```
+ */
 export interface JwtServiceHandle {
   /** The key set in use. */
   readonly keys: KeySet;
   /**
    * Rotates keys without a restart: new tokens are signed with the new set's active keys,
-   * and the verification cache starts empty. Keep the old keys in the new set (after the
-   * new ones) until the tokens they signed have expired.
+   * and the verification cache starts empty. Calls in flight finish with the keys they
+   * started with. Keep the old keys in the new set until the tokens they signed have expired.
    */
   setKeys(keys: KeySet): void;
+  /**
+   * Loads keys with `load` (e.g. `() => loadKeys(file)`) and puts them in use when they can
+   * take over: every algorithm signed now must still be signed. Otherwise, or when `load`
+   * fails, the keys in use stay, an error is logged and counted (metrics), and the promise
+   * rejects with the reason. Reloads run one at a time.
+   */
+  reloadKeys(load: () => Promise<KeySet>): Promise<KeySet>;
 }
 
 /**
@@ -32,18 +51,37 @@ export interface JwtServiceHandle {
  * ```
  */
 export function addJwtService(server: Server, options: JwtServiceOptions): JwtServiceHandle {
+  const keys = checkServiceKeys(options?.keys);
   const resolved = resolveServiceOptions(options);
-  return addResolvedJwtService(server, resolved, resolved.keys as KeySet);
+  const { handle, service } = prepareJwtService(resolved, keys);
+  addServiceToGrpcJs(server, service.definition, service.implementation, { logger: resolved.logger });
+  return handle;
 }
 
-/** addJwtService for options validated earlier (createJwtServer validates at creation, keys come at listen). @internal */
-export function addResolvedJwtService(server: Server, resolved: ResolvedServiceOptions, keys: KeySet): JwtServiceHandle {
-  const core = new JwtServiceCore(resolved, keys);
-  server.addService(jwtServiceDefinition().service, jwtServiceHandlers(core, resolved.logger));
-  return {
+/**
+ * JwtService for options validated earlier and keys already checked, ready for either
+ * transport (createJwtServer validates at creation; its keys may come at listen),
+ * counting into `metrics` when given. @internal
+ */
+export function prepareJwtService(
+  resolved: ResolvedServiceOptions,
+  keys: KeySet,
+  metrics?: ServerMetrics,
+): { handle: JwtServiceHandle; service: ServedService } {
+  const core = new JwtServiceCore(resolved, keys, metrics?.service);
+  metrics?.service.attach(core);
+  const reloader = new KeyReloader({
+    current: () => core.keys,
+    apply: (next) => core.setKeys(next),
+    logger: resolved.logger,
+    metrics: metrics?.reloads,
+  });
+  const handle: JwtServiceHandle = {
     get keys() {
       return core.keys;
     },
-    setKeys: (keys) => core.setKeys(keys),
+    setKeys: (next) => core.setKeys(next),
+    reloadKeys: (load) => reloader.reload(load),
   };
+  return { handle, service: jwtService(core) };
 }

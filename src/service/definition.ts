@@ -1,41 +1,18 @@
-import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
-import { type PackageDefinition, loadSync } from '@grpc/proto-loader';
+import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
+import type { MethodDefinition, ServiceDefinition } from '../transport/service.js';
 import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
 import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
 
-/** Fully qualified name of the service, as clients and ghz's --call name it. */
+/**
+ * Fully qualified name of the service, as clients, health checks and ghz's --call name it.
+ *
+ * @example
+ * ```ts
+ * healthClient.check({ service: SERVICE_NAME }, (err, response) => console.log(response?.status)); // 'SERVING'
+ * ```
+ */
 export const SERVICE_NAME = 'jwt.services.JwtService';
-
-/** Messages as @grpc/proto-loader decodes them with the options below. */
-export interface GenerateJwtRequest {
-  algorithm: string;
-  subject: string;
-  audience: string;
-  ttl_seconds: number;
-  claims_json: string;
-}
-export interface GenerateJwtResponse {
-  jwt: string;
-  sub: string;
-  kid: string;
-  expires_at: number;
-}
-export interface VerifyJwtRequest {
-  jwt: string;
-  audience: string;
-  issuer: string;
-}
-export interface VerifyJwtResponse {
-  valid: boolean;
-  sub: string;
-  claims_json: string;
-  reason: string;
-}
-export type GetJwksRequest = Record<string, never>;
-export interface GetJwksResponse {
-  jwks_json: string;
-}
 
 /**
  * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
@@ -55,16 +32,15 @@ const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unkno
   GetJwks: { requestDeserialize: decodeGetJwksRequest, responseSerialize: encodeGetJwksResponse },
 };
 
-let loaded: { packageDefinition: PackageDefinition; service: ServiceDefinition } | undefined;
+let loaded: ServiceDefinition | undefined;
 
 /**
- * The proto's package definition (for reflection) and JwtService's definition, loaded
- * once per process: proto-loader's, with the server-side codecs replaced by ours.
+ * JwtService's methods, loaded once per process: proto-loader's paths and client codecs,
+ * with the server-side codecs replaced by ours. Either transport serves it.
  */
-export function jwtServiceDefinition(): { packageDefinition: PackageDefinition; service: ServiceDefinition } {
+export function jwtServiceDefinition(): ServiceDefinition {
   if (loaded === undefined) {
-    const packageDefinition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
-    const generic = packageDefinition[SERVICE_NAME] as ServiceDefinition | undefined;
+    const generic = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDefinition<unknown, unknown>> | undefined;
     if (generic === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
     const service: Record<string, MethodDefinition<unknown, unknown>> = {};
     for (const [name, method] of Object.entries(generic)) {
@@ -72,7 +48,7 @@ export function jwtServiceDefinition(): { packageDefinition: PackageDefinition; 
       if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/service/codec/`);
       service[name] = { ...method, ...codecs } as MethodDefinition<unknown, unknown>;
     }
-    loaded = { packageDefinition, service };
+    loaded = service;
   }
   return loaded;
 }

@@ -1,45 +1,37 @@
-import { type UntypedServiceImplementation, type handleUnaryCall, type ServiceError, Metadata, status } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { MalformedRequest } from './codec/decode.js';
+import type { ServedService } from '../server/proto-service.js';
+import { GrpcStatusError, Status, type UnaryHandler } from '../transport/service.js';
 import type { JwtServiceCore } from './core.js';
-
-function toServiceError(err: unknown, method: string, logger: Logger): Partial<ServiceError> {
-  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') {
-    return { code: status.INVALID_ARGUMENT, details: err.message, metadata: new Metadata() };
-  }
-  // Unexpected: log the cause here, answer without internals.
-  logger.error(`${method} failed`, { error: err instanceof Error ? err.message : String(err) });
-  return { code: status.INTERNAL, details: `${method}: internal error`, metadata: new Metadata() };
-}
+import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
 
 /**
- * A plain unary handler around a synchronous function: the call's work is all CPU. A
- * request that did not decode (codec/decode.ts) is INVALID_ARGUMENT naming the problem.
+ * A unary handler around a synchronous function: the call's work is all CPU. A bad
+ * request field (`ERR_INVALID_REQUEST`) is INVALID_ARGUMENT with its message; anything
+ * else propagates, and the transport answers INTERNAL without internals and logs it.
  */
-function unary<Req, Res>(method: string, logger: Logger, run: (request: Req) => Res): handleUnaryCall<Req | MalformedRequest, Res> {
-  return (call, callback) => {
-    const request = call.request;
-    if (request instanceof MalformedRequest) {
-      callback({ code: status.INVALID_ARGUMENT, details: request.message, metadata: new Metadata() });
-      return;
-    }
-    let response: Res;
+function unary<Req, Res>(run: (request: Req) => Res): UnaryHandler<Req, Res> {
+  return (request) => {
     try {
-      response = run(request);
+      return run(request);
     } catch (err) {
-      callback(toServiceError(err, method, logger));
-      return;
+      if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(Status.INVALID_ARGUMENT, err.message);
+      throw err;
     }
-    callback(null, response);
   };
 }
 
-/** The grpc-js implementation of JwtService over a {@link JwtServiceCore}. @internal */
-export function jwtServiceHandlers(core: JwtServiceCore, logger: Logger): UntypedServiceImplementation {
+/**
+ * JwtService over a {@link JwtServiceCore}, as either transport serves it: the handlers
+ * are plain functions in one object. @internal
+ */
+export function jwtService(core: JwtServiceCore): ServedService {
   return {
-    GenerateJwt: unary('GenerateJwt', logger, core.generate.bind(core)),
-    VerifyJwt: unary('VerifyJwt', logger, core.verify.bind(core)),
-    GetJwks: unary('GetJwks', logger, () => core.jwks()),
+    name: SERVICE_NAME,
+    definition: jwtServiceDefinition(),
+    implementation: {
+      GenerateJwt: unary(core.generate.bind(core)),
+      VerifyJwt: unary(core.verify.bind(core)),
+      GetJwks: unary(() => core.jwks()),
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { JwtGrpcError } from '../errors.js';
-import type { GenerateJwtRequest } from './definition.js';
+import type { GenerateJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 import type { SubjectPool } from './subject-pool.js';
 
@@ -30,8 +30,9 @@ function parseExtraClaims(json: string, maxBytes: number): Record<string, unknow
 }
 
 /**
- * Turns a GenerateJwt request into the claims to sign: `{sub, iat, exp}` as the reference
- * does, plus iss, aud and extra claims. Throws `ERR_INVALID_REQUEST` naming the field.
+ * Turns a GenerateJwt request into the claims to sign: `{sub, iat, exp}`, the claims the
+ * public Node-vs-Go JWT/gRPC benchmark's servers sign, plus iss, aud and extra claims.
+ * Throws `ERR_INVALID_REQUEST` naming the field.
  */
 export function requestClaims(
   request: GenerateJwtRequest,
@@ -55,7 +56,7 @@ export function requestClaims(
   }
   const extra = parseExtraClaims(request.claims_json, options.maxClaimsJsonBytes);
   const exp = nowSeconds + ttl;
-  // The reference's claims first, in its order; the optional ones only when present.
+  // That benchmark's claims first, in its order; the optional ones only when present.
   // Spread, not Object.assign: a "__proto__" key from JSON.parse must stay a plain claim.
   const claims: Record<string, unknown> = {
     sub,

@@ -1,4 +1,7 @@
-/** Round-robin source of subjects for GenerateJwt calls that name none (the reference's behaviour). */
+/**
+ * Round-robin source of subjects for GenerateJwt calls that name none, as the servers of
+ * the public Node-vs-Go JWT/gRPC benchmark hand out theirs (its ghz command names none).
+ */
 export interface SubjectPool {
   next(): string;
 }

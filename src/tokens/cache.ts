@@ -11,6 +11,9 @@ import type { VerifiedToken } from './result.js';
 export class VerificationCache {
   readonly #entries = new Map<string, VerifiedToken>();
   readonly #maxEntries: number;
+  /** Lookups that found the token, and those that did not (for metrics). */
+  hits = 0;
+  misses = 0;
 
   constructor(maxEntries: number) {
     this.#maxEntries = maxEntries;
@@ -21,7 +24,10 @@ export class VerificationCache {
   }
 
   get(token: string): VerifiedToken | undefined {
-    return this.#entries.get(token);
+    const verified = this.#entries.get(token);
+    if (verified === undefined) this.misses += 1;
+    else this.hits += 1;
+    return verified;
   }
 
   /** Stores a verified token; its payload is deep-frozen, since every later hit shares it. */

@@ -1,6 +1,14 @@
 import { type JwtPayload, type VerifyFailure, failure } from './result.js';
 
-/** What a caller may require of a token beyond its signature and lifetime. */
+/**
+ * What a caller may require of a token beyond its signature and lifetime.
+ *
+ * @example
+ * ```ts
+ * const expect: ClaimExpectations = { audience: 'api', issuer: 'https://auth.example' };
+ * const result = verifier.verify(token, expect);
+ * ```
+ */
 export interface ClaimExpectations {
   /** The token's `aud` (a string or an array) must contain this. */
   readonly audience?: string;

@@ -1,6 +1,17 @@
-import type { Algorithm } from '../algorithms.js';
+import type { Algorithm } from '../algorithms/names.js';
 
-/** Why a token failed verification; mirrors `VerifyJwtResponse.Reason` in the proto. */
+/**
+ * Why a token failed verification; mirrors `VerifyJwtResponse.Reason` in the proto.
+ *
+ * @example
+ * ```ts
+ * const result = verifier.verify(token);
+ * if (!result.valid) {
+ *   const reason: VerifyFailureReason = result.reason;
+ *   if (reason === 'EXPIRED') console.log('ask the client to sign in again');
+ * }
+ * ```
+ */
 export type VerifyFailureReason =
   | 'MALFORMED'
   | 'BAD_SIGNATURE'
@@ -12,7 +23,17 @@ export type VerifyFailureReason =
   | 'ISSUER_MISMATCH'
   | 'UNSUPPORTED_HEADER';
 
-/** The registered claims jwt-grpc checks, plus whatever else the token carries. */
+/**
+ * The registered claims jwt-grpc checks, plus whatever else the token carries.
+ *
+ * @example
+ * ```ts
+ * if (result.valid) {
+ *   const payload: JwtPayload = result.payload;
+ *   console.log(payload.sub, new Date(payload.exp * 1000), payload['role']);
+ * }
+ * ```
+ */
 export interface JwtPayload {
   readonly sub?: string;
   readonly iss?: string;
@@ -23,6 +44,17 @@ export interface JwtPayload {
   readonly [claim: string]: unknown;
 }
 
+/**
+ * A token that passed every check, with the key that verified it.
+ *
+ * @example
+ * ```ts
+ * if (result.valid) {
+ *   const verified: VerifiedToken = result;
+ *   console.log(verified.kid, verified.alg, verified.payloadJson);
+ * }
+ * ```
+ */
 export interface VerifiedToken {
   readonly valid: true;
   readonly alg: Algorithm;
@@ -33,6 +65,17 @@ export interface VerifiedToken {
   readonly payloadJson: string;
 }
 
+/**
+ * A token that failed: why, in a reason code and a message safe to log.
+ *
+ * @example
+ * ```ts
+ * if (!result.valid) {
+ *   const failure: VerifyFailure = result;
+ *   console.warn(failure.reason, failure.message); // e.g. 'BAD_SIGNATURE', 'signature does not verify'
+ * }
+ * ```
+ */
 export interface VerifyFailure {
   readonly valid: false;
   readonly reason: VerifyFailureReason;
@@ -40,7 +83,15 @@ export interface VerifyFailure {
   readonly message: string;
 }
 
-/** A verification outcome: an invalid token is a value, not an exception. */
+/**
+ * A verification outcome: an invalid token is a value, not an exception.
+ *
+ * @example
+ * ```ts
+ * const result: VerifyResult = verifier.verify(token, { audience: 'api' });
+ * const sub = result.valid ? result.payload.sub : undefined;
+ * ```
+ */
 export type VerifyResult = VerifiedToken | VerifyFailure;
 
 /** @internal */

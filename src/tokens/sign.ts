@@ -1,17 +1,30 @@
-import { createHmac, constants, sign as cryptoSign } from 'node:crypto';
-import { type Algorithm, ALGORITHMS, isAlgorithm } from '../algorithms.js';
+import { type Algorithm, ALGORITHMS, type SignInput, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
-import type { KeyEntry, KeySet } from '../keys/key-set.js';
-import { derToJose } from './ecdsa.js';
+import type { KeySet, SigningEntry } from '../keys/key-set.js';
 
-/** A signed compact JWS and the key that made it. */
+/**
+ * A signed compact JWS and the key that made it.
+ *
+ * @example
+ * ```ts
+ * const { token, kid, alg }: SignedToken = signer.sign('HS256', { sub: 'ada@example.com', iat: now, exp: now + 600 });
+ * ```
+ */
 export interface SignedToken {
   readonly token: string;
   readonly kid: string;
   readonly alg: Algorithm;
 }
 
-/** Signs claims with the active key of an algorithm; made once by {@link createSigner}. */
+/**
+ * Signs claims with the active key of an algorithm; made once by {@link createSigner}.
+ *
+ * @example
+ * ```ts
+ * const signer: Signer = createSigner(keys);
+ * if (signer.algorithms.includes('ES256')) console.log(signer.sign('ES256', claims).token);
+ * ```
+ */
 export interface Signer {
   /** The algorithms this signer can sign with, in key-set order. */
   readonly algorithms: readonly Algorithm[];
@@ -20,33 +33,6 @@ export interface Signer {
    * @throws JwtGrpcError `ERR_INVALID_REQUEST` when `alg` has no active key.
    */
   sign(alg: string, claims: Readonly<Record<string, unknown>>): SignedToken;
-}
-
-/** Returns the base64url signature of `input`; everything about the key is bound in. */
-export type SignInput = (input: string) => string;
-
-/** @internal the per-key signing function, shared with tests of the verifier */
-export function prepareSign(entry: KeyEntry): SignInput {
-  const key = entry.signingKey;
-  if (key === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `key "${entry.kid}" cannot sign`);
-  const spec = entry.spec;
-  switch (spec.family) {
-    case 'hmac':
-      return (input) => createHmac(spec.hash, key).update(input).digest('base64url');
-    case 'ecdsa':
-      // The bare KeyObject: DER is the default, and any options object (even dsaEncoding:
-      // 'der') takes a slower path in Node 24 (see ecdsa.ts).
-      return (input) => derToJose(cryptoSign(spec.hash, Buffer.from(input), key), spec.coordinateBytes).toString('base64url');
-    case 'rsa':
-      return (input) => cryptoSign(spec.hash, Buffer.from(input), key).toString('base64url');
-    case 'rsa-pss': {
-      // RFC 7518 §3.5: the salt is as long as the hash output.
-      const options = { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: spec.hashBytes };
-      return (input) => cryptoSign(spec.hash, Buffer.from(input), options).toString('base64url');
-    }
-    case 'eddsa':
-      return (input) => cryptoSign(null, Buffer.from(input), key).toString('base64url');
-  }
 }
 
 interface PreparedSigner {
@@ -70,9 +56,9 @@ interface PreparedSigner {
 export function createSigner(keys: KeySet): Signer {
   const prepared = new Map<string, PreparedSigner>();
   for (const alg of keys.signingAlgorithms) {
-    const entry = keys.activeEntry(alg) as KeyEntry;
+    const entry = keys.activeEntry(alg) as SigningEntry;
     const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', kid: entry.kid })).toString('base64url');
-    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput: prepareSign(entry) });
+    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput: entry.spec.prepareSign(entry.signingKey) });
   }
   const algorithms = keys.signingAlgorithms;
   const configured = algorithms.join(', ');

@@ -1,72 +1,49 @@
-import { constants, createHmac, verify as cryptoVerify } from 'node:crypto';
-import { type Algorithm, isAlgorithm } from '../algorithms.js';
+import { type Algorithm, type CheckSignature, isAlgorithm } from '../algorithms/index.js';
 import { invalidOption } from '../errors.js';
-import { type KeyEntry, type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
+import { optionValue } from '../options/resolve.js';
+import { type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
 import { VerificationCache } from './cache.js';
 import { type ClaimExpectations, checkClaimTypes, checkClaims } from './claims.js';
-import { hasZeroComponent, joseToDer } from './ecdsa.js';
 import { type JwtPayload, type VerifiedToken, type VerifyFailure, type VerifyResult, failure } from './result.js';
 
-/** Options of {@link createVerifier}; validated once, when the verifier is made. */
+/**
+ * Options of {@link createVerifier}; validated once, when the verifier is made, with the
+ * same rules as the service options of the same names.
+ *
+ * @example
+ * ```ts
+ * const options: VerifierOptions = { clockToleranceSeconds: 2, cache: { maxEntries: 1000 } };
+ * const verifier = createVerifier(keys, options);
+ * ```
+ */
 export interface VerifierOptions {
-  /** Leeway for exp, nbf and iat, in seconds (0 to 300). Default 5. */
+  /** Leeway for exp, nbf and iat, an integer from 0 to 300 seconds. Default 5. */
   readonly clockToleranceSeconds?: number;
-  /** Longest token accepted, in characters. Default 8192. */
+  /** Longest token accepted, 64 to 1048576 characters. Default 8192. */
   readonly maxTokenLength?: number;
-  /** Bounded cache of verified tokens (see VerificationCache); `false` turns it off. Default `{ maxEntries: 10000 }`. */
+  /** Bounded cache of verified tokens; `false` or `{ maxEntries: 0 }` turns it off. Default `{ maxEntries: 10000 }`. */
   readonly cache?: { readonly maxEntries: number } | false;
   /** The clock, in seconds since the epoch; for tests. Default `Date.now() / 1000`. */
   readonly clock?: () => number;
 }
 
-/** Verifies compact JWS tokens against one KeySet; made once by {@link createVerifier}. */
+/**
+ * Verifies compact JWS tokens against one KeySet; made once by {@link createVerifier}.
+ *
+ * @example
+ * ```ts
+ * const verifier: Verifier = createVerifier(keys);
+ * const result = verifier.verify(token);            // cached when valid
+ * const fresh = verifier.verifyUncached(justSigned); // a token seen once
+ * ```
+ */
 export interface Verifier {
   /** Verifies `token`; an invalid token is a `{ valid: false, reason }` value, never a throw. */
   verify(token: string, expect?: ClaimExpectations): VerifyResult;
   /** Like `verify` but neither reads nor fills the cache (for tokens seen once, e.g. just signed). */
   verifyUncached(token: string, expect?: ClaimExpectations): VerifyResult;
-}
-
-/** Checks the base64url `signature` segment over the signing input (header.payload). */
-type CheckSignature = (signingInput: string, signature: string) => boolean;
-
-/**
- * Compares two strings in time that depends only on their length, so an attacker
- * cannot learn how many leading characters of a forged HMAC were right.
- */
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
-}
-
-function prepareCheck(entry: KeyEntry): CheckSignature {
-  const key = entry.verificationKey;
-  const spec = entry.spec;
-  switch (spec.family) {
-    case 'hmac':
-      // Compared as base64url text: no decoding of the signature, and only the canonical
-      // encoding of the right MAC matches (stricter than comparing decoded bytes).
-      return (input, signature) => constantTimeEqual(createHmac(spec.hash, key).update(input).digest('base64url'), signature);
-    case 'ecdsa': {
-      const size = spec.coordinateBytes;
-      // Bare KeyObject, DER by default: the fast path (see ecdsa.ts).
-      return (input, signature) => {
-        const raw = Buffer.from(signature, 'base64url');
-        // Only the JWS raw form is accepted: a DER signature has another length.
-        return raw.length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(spec.hash, Buffer.from(input), key, joseToDer(raw, size));
-      };
-    }
-    case 'rsa':
-      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), key, Buffer.from(signature, 'base64url'));
-    case 'rsa-pss': {
-      const options = { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: spec.hashBytes };
-      return (input, signature) => cryptoVerify(spec.hash, Buffer.from(input), options, Buffer.from(signature, 'base64url'));
-    }
-    case 'eddsa':
-      return (input, signature) => cryptoVerify(null, Buffer.from(input), key, Buffer.from(signature, 'base64url'));
-  }
+  /** Lookups of the cache by `verify` so far: tokens found verified already, and not; both 0 with the cache off. */
+  cacheStats(): { readonly hits: number; readonly misses: number };
 }
 
 /** A header that passed every check, bound to the key that will verify the signature. */
@@ -95,22 +72,15 @@ function describeKid(kid: string): string {
   return JSON.stringify(kid.length > 64 ? kid.slice(0, 64) + '...' : kid);
 }
 
-function validateOptions(options: VerifierOptions): Required<Omit<VerifierOptions, 'cache'>> & { cacheEntries: number } {
-  const tolerance = options.clockToleranceSeconds ?? 5;
-  if (!Number.isFinite(tolerance) || tolerance < 0 || tolerance > 300) {
-    throw invalidOption('clockToleranceSeconds', `must be between 0 and 300, got ${tolerance}`);
-  }
-  const maxTokenLength = options.maxTokenLength ?? 8192;
-  if (!Number.isInteger(maxTokenLength) || maxTokenLength < 64 || maxTokenLength > 1 << 20) {
-    throw invalidOption('maxTokenLength', `must be an integer between 64 and 1048576, got ${maxTokenLength}`);
-  }
-  const cache = options.cache ?? { maxEntries: 10_000 };
-  const cacheEntries = cache === false ? 0 : cache.maxEntries;
-  if (!Number.isInteger(cacheEntries) || cacheEntries < 0 || cacheEntries > 10_000_000) {
-    throw invalidOption('cache.maxEntries', `must be an integer from 0 (off) to 10000000, got ${cacheEntries}`);
-  }
-  const clock = options.clock ?? (() => Date.now() / 1000);
-  return { clockToleranceSeconds: tolerance, maxTokenLength, clock, cacheEntries };
+/** The verifier's options through the option table: the same rules as the service's. */
+function validateOptions(options: VerifierOptions): { clockToleranceSeconds: number; maxTokenLength: number; cacheEntries: number; clock: () => number } {
+  if (options.clock !== undefined && typeof options.clock !== 'function') throw invalidOption('clock', 'must be a function');
+  return {
+    clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),
+    maxTokenLength: optionValue('maxTokenLength', options.maxTokenLength),
+    cacheEntries: optionValue('verifyCache', options.cache, 'cache'),
+    clock: options.clock ?? (() => Date.now() / 1000),
+  };
 }
 
 /**
@@ -134,7 +104,7 @@ function validateOptions(options: VerifierOptions): Required<Omit<VerifierOption
 export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Verifier {
   const { clockToleranceSeconds, maxTokenLength, clock, cacheEntries } = validateOptions(options);
   const checks = new Map<string, CheckSignature>();
-  for (const entry of keys.entries()) checks.set(entry.kid, prepareCheck(entry));
+  for (const entry of keys.entries()) checks.set(entry.kid, entry.spec.prepareVerify(entry.verificationKey));
   const headers = new Map<string, ResolvedHeader>();
   const cache = cacheEntries > 0 ? new VerificationCache(cacheEntries) : undefined;
 
@@ -225,5 +195,6 @@ export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Ver
   return {
     verify: (token, expect) => verifyWith(true, token, expect),
     verifyUncached: (token, expect) => verifyWith(false, token, expect),
+    cacheStats: () => ({ hits: cache?.hits ?? 0, misses: cache?.misses ?? 0 }),
   };
 }

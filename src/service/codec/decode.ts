@@ -12,16 +12,8 @@
  * unknown fields (any wire type, groups included) are skipped. What protobufjs would
  * misread silently, a known field with the wrong wire type, is refused here.
  */
-import type { GenerateJwtRequest, GetJwksRequest, VerifyJwtRequest } from '../definition.js';
-
-/**
- * A request that is not valid protobuf for its message. The decoders return it instead
- * of throwing, because grpc-js answers a throwing deserializer with INTERNAL; the
- * handler answers this with INVALID_ARGUMENT and its message.
- */
-export class MalformedRequest {
-  constructor(readonly message: string) {}
-}
+import { GrpcStatusError, Status } from '../../transport/service.js';
+import type { GenerateJwtRequest, GetJwksRequest, VerifyJwtRequest } from '../messages.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -30,7 +22,7 @@ const WIRE_START_GROUP = 3;
 const WIRE_END_GROUP = 4;
 const WIRE_FIXED32 = 5;
 
-/** Thrown inside a decoder, turned into a {@link MalformedRequest} at its edge. */
+/** Thrown inside a decoder, turned into INVALID_ARGUMENT at its edge. */
 class WireError extends Error {}
 
 /** A cursor over one message's bytes. */
@@ -144,18 +136,21 @@ function expectWireType(tag: number, wireType: number, name: string): void {
   if ((tag & 7) !== wireType) throw new WireError(`field ${tag >>> 3} (${name}) has wire type ${tag & 7}, expected ${wireType}`);
 }
 
-/** Runs a decoder, turning a wire error (or a short buffer) into a {@link MalformedRequest}. */
-function guarded<T>(message: string, buf: Buffer, decode: (reader: Reader) => T): T | MalformedRequest {
+/**
+ * Runs a decoder, turning a wire error into INVALID_ARGUMENT naming the message and the
+ * problem: both transports answer a deserializer's GrpcStatusError with its status.
+ */
+function guarded<T>(message: string, buf: Buffer, decode: (reader: Reader) => T): T {
   try {
     return decode(new Reader(buf));
   } catch (err) {
-    if (err instanceof WireError) return new MalformedRequest(`${message}: ${err.message}`);
+    if (err instanceof WireError) throw new GrpcStatusError(Status.INVALID_ARGUMENT, `${message}: ${err.message}`);
     throw err;
   }
 }
 
 /** GenerateJwtRequest { string algorithm = 1; string subject = 2; string audience = 3; int64 ttl_seconds = 4; string claims_json = 5; } */
-export function decodeGenerateJwtRequest(buf: Buffer): GenerateJwtRequest | MalformedRequest {
+export function decodeGenerateJwtRequest(buf: Buffer): GenerateJwtRequest {
   return guarded('GenerateJwtRequest', buf, (reader) => {
     const request: GenerateJwtRequest = { algorithm: '', subject: '', audience: '', ttl_seconds: 0, claims_json: '' };
     while (!reader.done) {
@@ -190,7 +185,7 @@ export function decodeGenerateJwtRequest(buf: Buffer): GenerateJwtRequest | Malf
 }
 
 /** VerifyJwtRequest { string jwt = 1; string audience = 2; string issuer = 3; } */
-export function decodeVerifyJwtRequest(buf: Buffer): VerifyJwtRequest | MalformedRequest {
+export function decodeVerifyJwtRequest(buf: Buffer): VerifyJwtRequest {
   return guarded('VerifyJwtRequest', buf, (reader) => {
     const request: VerifyJwtRequest = { jwt: '', audience: '', issuer: '' };
     while (!reader.done) {
@@ -217,7 +212,7 @@ export function decodeVerifyJwtRequest(buf: Buffer): VerifyJwtRequest | Malforme
 }
 
 /** GetJwksRequest {}: every field is unknown and skipped. */
-export function decodeGetJwksRequest(buf: Buffer): GetJwksRequest | MalformedRequest {
+export function decodeGetJwksRequest(buf: Buffer): GetJwksRequest {
   return guarded('GetJwksRequest', buf, (reader) => {
     while (!reader.done) {
       const tag = readTag(reader);

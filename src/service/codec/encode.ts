@@ -8,10 +8,13 @@
  * canonical encoding does; test/service/codec.test.ts decodes every output with
  * proto-loader's own deserializer.
  */
-import type { GenerateJwtResponse, GetJwksResponse, VerifyJwtResponse } from '../definition.js';
+import type { GenerateJwtResponse, GetJwksResponse, VerifyJwtReason, VerifyJwtResponse } from '../messages.js';
 
-/** VerifyJwtResponse.Reason, name to number, as in proto/jwt.proto (checked against it in the tests). */
-export const REASON_NUMBERS: Readonly<Record<string, number>> = {
+/**
+ * VerifyJwtResponse.Reason, name to number, as in proto/jwt.proto (checked against it in
+ * the tests); a reason added to the union without a number here does not compile.
+ */
+export const REASON_NUMBERS = {
   REASON_UNSPECIFIED: 0,
   MALFORMED: 1,
   BAD_SIGNATURE: 2,
@@ -22,7 +25,7 @@ export const REASON_NUMBERS: Readonly<Record<string, number>> = {
   AUDIENCE_MISMATCH: 7,
   ISSUER_MISMATCH: 8,
   UNSUPPORTED_HEADER: 9,
-};
+} as const satisfies Readonly<Record<VerifyJwtReason, number>>;
 
 /** Bytes of a varint holding a non-negative 32-bit value (tags, lengths). */
 function uint32Size(value: number): number {
@@ -129,7 +132,8 @@ export function encodeGenerateJwtResponse(response: GenerateJwtResponse): Buffer
 
 /** VerifyJwtResponse { bool valid = 1; string sub = 2; string claims_json = 3; Reason reason = 4; } */
 export function encodeVerifyJwtResponse(response: VerifyJwtResponse): Buffer {
-  const reason = REASON_NUMBERS[response.reason];
+  // Looked up as a string: a caller outside TypeScript could hand any value.
+  const reason = (REASON_NUMBERS as Readonly<Record<string, number | undefined>>)[response.reason];
   if (reason === undefined) throw new TypeError(`VerifyJwtResponse.reason: unknown value ${JSON.stringify(response.reason)}`);
   const subBytes = Buffer.byteLength(response.sub);
   const claimsBytes = Buffer.byteLength(response.claims_json);

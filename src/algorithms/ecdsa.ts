@@ -1,11 +1,19 @@
+import { sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
+import { asymmetricJwk, generatePair } from './key-pair.js';
+import type { AlgorithmSpec } from './spec.js';
+
 /**
- * ECDSA signatures in JWS are the raw r||s form (RFC 7518 §3.4); OpenSSL speaks DER.
- * On Node 24 (OpenSSL 3.5) asking node:crypto for the raw form ('ieee-p1363') costs about
- * twice as much as DER (sign ~40 us vs ~20 us), and so does passing any options object,
- * even `{ key, dsaEncoding: 'der' }`: only the bare KeyObject (DER by default) takes the
- * fast path (verify ~60 us vs ~85 us). So we sign and verify in DER with the bare key and
- * convert in JavaScript, as fast-jwt does.
+ * ECDSA signatures in JWS are the raw r||s form (RFC 7518 §3.4); OpenSSL speaks DER. We
+ * sign and verify in DER with the bare KeyObject and convert here, in JavaScript: on
+ * Node 24 the raw form, or any options object, takes a slower path (bench/PERFORMANCE.md,
+ * "ECDSA: DER from a bare KeyObject").
  */
+
+/** JWK curve names and OpenSSL's, with the coordinate size of each. */
+const CURVES = {
+  'P-256': { openssl: 'prime256v1', coordinateBytes: 32 },
+  'P-384': { openssl: 'secp384r1', coordinateBytes: 48 },
+} as const;
 
 /** DER `SEQUENCE { INTEGER r, INTEGER s }` to the fixed-width JWS form. */
 export function derToJose(der: Buffer, coordinateBytes: number): Buffer {
@@ -58,4 +66,26 @@ export function hasZeroComponent(raw: Buffer, coordinateBytes: number): boolean 
     s |= raw[coordinateBytes + i] as number;
   }
   return r === 0 || s === 0;
+}
+
+/** ES256/ES384 (RFC 7518 §3.4): ECDSA on `curve` with `hash`, signatures in the JWS raw form. */
+export function ecdsa(hash: string, curve: keyof typeof CURVES): AlgorithmSpec {
+  const { openssl, coordinateBytes: size } = CURVES[curve];
+  return {
+    symmetric: false,
+    // The bare KeyObject signs in DER by default: the fast path.
+    prepareSign: (key) => (input) => derToJose(cryptoSign(hash, Buffer.from(input), key), size).toString('base64url'),
+    prepareVerify: (key) => (input, signature) => {
+      const raw = Buffer.from(signature, 'base64url');
+      // Only the JWS raw form is accepted: a DER signature has another length.
+      return raw.length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(hash, Buffer.from(input), key, joseToDer(raw, size));
+    },
+    checkKey: (key) =>
+      key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === openssl ? undefined : `needs an EC key on ${curve}`,
+    async generate() {
+      const { privateKey, publicKey } = await generatePair('ec', { namedCurve: openssl });
+      return { signingKey: privateKey, verificationKey: publicKey };
+    },
+    ...asymmetricJwk,
+  };
 }

@@ -1,0 +1,180 @@
+import { availableParallelism } from 'node:os';
+import { Registry } from 'prom-client';
+import { JwtGrpcError, invalidOption } from '../errors.js';
+import { KeySet } from '../keys/key-set.js';
+import type { Logger } from '../log.js';
+import { type ServerInterceptor, interceptorsProblem } from '../transport/service.js';
+
+/**
+ * What kind of value an option holds: how a value given in code is checked, how
+ * command-line or environment text is read, and how documentation writes it. Errors
+ * name the option by `label`: the library's name in code, `--flag` on the command line.
+ */
+export interface OptionKind<In, Out = In> {
+  /** Checks a value given in code and returns it as the library uses it. */
+  check(value: unknown, label: string): Out;
+  /** Reads command-line or environment text; absent where the CLI takes no text for it. */
+  readonly parse?: (text: string, label: string) => In;
+  /** A value as documentation writes it. */
+  show(value: In): string;
+  /** A value as the command line writes it, where that differs from `show`. */
+  readonly showAsText?: (value: In) => string;
+  /** The accepted values as documentation writes them; '' when the type says it all. */
+  readonly range: string;
+  /** What follows the flag in --help (`SECONDS`, `FILE`); '' for a flag that takes no value. */
+  readonly placeholder: string;
+}
+
+/** A kind the command line can give as text. */
+export type TextKind<In, Out = In> = OptionKind<In, Out> & { readonly parse: (text: string, label: string) => In };
+
+/** An integer from `min` to `max`: one rule for every count, size and duration (no fractions). */
+export function integer(min: number, max: number, placeholder = 'N'): TextKind<number> {
+  const rule = `must be an integer from ${min} to ${max}`;
+  const inRange = (value: number): boolean => Number.isInteger(value) && value >= min && value <= max;
+  return {
+    check(value, label) {
+      if (typeof value !== 'number' || !inRange(value)) throw invalidOption(label, `${rule}, got ${JSON.stringify(value)}`);
+      return value;
+    },
+    parse(text, label) {
+      const digits = text.trim();
+      if (!/^\d+$/.test(digits) || !inRange(Number(digits))) throw invalidOption(label, `${rule}, got ${JSON.stringify(text)}`);
+      return Number(digits);
+    },
+    show: String,
+    range: `${min}-${max}`,
+    placeholder,
+  };
+}
+
+/** True or false; in text `1`/`true`/`yes` or `0`/`false`/`no` (any case), as environment variables are written. */
+export const flag: TextKind<boolean> = {
+  check(value, label) {
+    if (typeof value !== 'boolean') throw invalidOption(label, `must be true or false, got ${JSON.stringify(value)}`);
+    return value;
+  },
+  parse(text, label) {
+    if (/^(1|true|yes)$/i.test(text)) return true;
+    if (/^(0|false|no|)$/i.test(text)) return false;
+    throw invalidOption(label, `must be true or false, got ${JSON.stringify(text)}`);
+  },
+  show: String,
+  range: '',
+  placeholder: '',
+};
+
+/** A non-empty string (a host, an issuer, a file path). */
+export function text(placeholder = 'VALUE'): TextKind<string> {
+  const check = (value: unknown, label: string): string => {
+    if (typeof value !== 'string' || value.length === 0) throw invalidOption(label, 'must be a non-empty string');
+    return value;
+  };
+  return { check, parse: check, show: (value) => value, range: '', placeholder };
+}
+
+/** One of a fixed list of strings. */
+export function choice<const T extends string>(values: readonly T[]): TextKind<T> {
+  const check = (value: unknown, label: string): T => {
+    if (!values.includes(value as T)) throw invalidOption(label, `must be one of ${values.join(', ')}, got ${JSON.stringify(value)}`);
+    return value as T;
+  };
+  return { check, parse: check, show: (value) => value, range: values.join(', '), placeholder: values.join('|') };
+}
+
+/** A list of non-empty strings (the CLI reads it from a JSON file). */
+export const strings: OptionKind<readonly string[]> = {
+  check(value, label) {
+    if (!Array.isArray(value)) throw invalidOption(label, 'must be an array of strings');
+    value.forEach((entry: unknown, index) => {
+      if (typeof entry !== 'string' || entry.length === 0) throw invalidOption(label, `entry ${index} must be a non-empty string`);
+    });
+    return value as readonly string[];
+  },
+  show: (value) => JSON.stringify(value),
+  range: '',
+  placeholder: '',
+};
+
+/**
+ * A bounded cache: `{ maxEntries }` in code, a number on the command line; `false` and
+ * `{ maxEntries: 0 }` (0 on the command line) both turn it off. Resolves to the number of entries.
+ */
+export function cacheSize(max: number): TextKind<{ readonly maxEntries: number } | false, number> {
+  const entries = integer(0, max);
+  return {
+    check(value, label) {
+      if (value === false) return 0;
+      if (typeof value !== 'object' || value === null) throw invalidOption(label, 'must be { maxEntries } or false');
+      return entries.check((value as { maxEntries?: unknown }).maxEntries, `${label}.maxEntries`);
+    },
+    parse: (text, label) => ({ maxEntries: entries.parse(text, label) }),
+    show: (value) => (value === false ? 'false' : `{ maxEntries: ${value.maxEntries} }`),
+    showAsText: (value) => String(value === false ? 0 : value.maxEntries),
+    range: `0-${max}`,
+    placeholder: 'N',
+  };
+}
+
+/** A number of worker processes; in text also `max`, one per available core. */
+export function workerCount(max: number): TextKind<number> {
+  const count = integer(1, max);
+  return {
+    ...count,
+    parse(text, label) {
+      if (text.trim() === 'max') return availableParallelism();
+      try {
+        return count.parse(text, label);
+      } catch {
+        throw invalidOption(label, `must be an integer from 1 to ${max} or "max", got ${JSON.stringify(text)}`);
+      }
+    },
+    range: `1-${max} or max`,
+  };
+}
+
+/** A value of a type only code can give (an object, a function): `check` says what is wrong, or undefined. */
+export function codeOnly<T>(check: (value: unknown) => string | undefined): OptionKind<T> {
+  return {
+    check(value, label) {
+      const problem = check(value);
+      if (problem !== undefined) throw invalidOption(label, problem);
+      return value as T;
+    },
+    show: () => '',
+    range: '',
+    placeholder: '',
+  };
+}
+
+/** A {@link Logger}: an object with info, warn and error functions. */
+export const logger = codeOnly<Logger>((value) =>
+  ['info', 'warn', 'error'].every((method) => typeof (value as Record<string, unknown> | null)?.[method] === 'function')
+    ? undefined
+    : 'must be a Logger: an object with info, warn and error functions',
+);
+
+/** Server interceptors (src/transport/service.ts): an array of `{ onCallStart?, onCallEnd? }`. */
+export const interceptors = codeOnly<readonly ServerInterceptor[]>(interceptorsProblem);
+
+/** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
+export const metricsRegistry = codeOnly<Registry>((value) => (value instanceof Registry ? undefined : 'must be a prom-client Registry'));
+
+/** A plain object of settings handed on as they are (grpc-js channel options). */
+export function record<T extends object>(): OptionKind<T> {
+  return codeOnly<T>((value) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? undefined : 'must be an object'));
+}
+
+/** A KeySet with at least one key that signs: what a service needs to answer GenerateJwt. */
+export const signingKeys: OptionKind<KeySet> = {
+  check(value, label) {
+    if (!(value instanceof KeySet)) throw invalidOption(label, 'must be a KeySet from loadKeys, generateKeys or importKeys');
+    if (value.signingAlgorithms.length === 0) {
+      throw new JwtGrpcError('ERR_INVALID_KEY', `option ${label}: no key can sign (all are verify-only)`, { field: label });
+    }
+    return value;
+  },
+  show: () => '',
+  range: '',
+  placeholder: '',
+};

@@ -1,0 +1,271 @@
+/**
+ * The options of jwt-grpc, once: name, default, bounds, environment twin, CLI flag and
+ * help line. Library validation (createJwtServer, addJwtService, createVerifier,
+ * runCluster), the CLI's parser and `jwt-grpc --help` all read this table, and a test
+ * checks the README's options table against it.
+ *
+ * Adding an option: add its row here; add the member, with its TSDoc, to the public
+ * interface of its group (the compiler insists: each interface is checked against its
+ * rows); use it. A row with `cli` is a flag and an environment variable at once, and the
+ * parsed value reaches the library without further code.
+ *
+ * Rules that hold for every option: an integer option takes integers only (seconds,
+ * milliseconds, bytes; never fractions); a cache of 0 entries, or `false`, is off; a
+ * flag wins over its environment twin.
+ */
+import type { ChannelOptions } from '@grpc/grpc-js';
+import {
+  type OptionKind,
+  cacheSize,
+  choice,
+  flag,
+  integer,
+  interceptors,
+  logger,
+  metricsRegistry,
+  record,
+  signingKeys,
+  strings,
+  text,
+  workerCount,
+} from './kinds.js';
+
+/** Which public interface an option belongs to; `cli` options exist only on the command line. */
+export type OptionGroup = 'keys' | 'service' | 'transport' | 'server' | 'cluster' | 'cli';
+
+/** How the command line gives an option. */
+export interface CliSpec {
+  /** The flag without its dashes; absent for an option given only by its environment variable. */
+  readonly flag?: string;
+  /** The environment twin. */
+  readonly env: string;
+  /** The flag turns the option off: `--no-health` sets `health` to false. */
+  readonly negate?: true;
+  /** The command line names a file holding the value (a JWK Set, a JSON array), read at start. */
+  readonly file?: true;
+}
+
+/** One row of the table; `D` is the default's type, `undefined` when the option has none. */
+export interface OptionRow<G extends OptionGroup = OptionGroup, K extends AnyKind = AnyKind, D = unknown> {
+  readonly group: G;
+  readonly kind: K;
+  readonly default?: D;
+  /** How documentation writes a default that is not a plain value ("never", "ephemeral keys"). */
+  readonly defaultText?: string;
+  /** What the option does, in one line (for --help); a boolean's starts with a verb. */
+  readonly help: string;
+  readonly cli?: CliSpec;
+}
+
+// The table holds kinds of every value type; `any` lets one row type hold them all.
+type AnyKind = OptionKind<any, any>;
+
+/** The type of a value of kind `K` as code gives it. */
+export type InOf<K> = K extends OptionKind<infer In, infer _Out> ? In : never;
+
+/** Types a row: the default must be a value of the option's kind. */
+function option<const G extends OptionGroup, K extends AnyKind, const D extends InOf<K> | undefined = undefined>(
+  row: OptionRow<G, K, D>,
+): OptionRow<G, K, D> {
+  return row;
+}
+
+/** The gRPC servers createJwtServer can run on. */
+export const TRANSPORTS = ['http2', 'grpc-js'] as const;
+
+/** Ten years: the longest token lifetime accepted. */
+const MAX_TTL_SECONDS = 10 * 365 * 86_400;
+/** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export const OPTIONS = {
+  // createJwtServer, addJwtService: the keys (checked where given, never resolved with the rest).
+  keys: option({
+    group: 'keys',
+    kind: signingKeys,
+    defaultText: 'ephemeral keys, with a warning',
+    help: 'the signing keys (on the command line, a JWK Set file)',
+    cli: { flag: 'keys', env: 'JWT_GRPC_KEYS', file: true },
+  }),
+
+  // JwtService (addJwtService, createJwtServer)
+  subjects: option({
+    group: 'service',
+    kind: strings,
+    help: 'subjects handed out round robin when a request names none (on the command line, a JSON array file)',
+    cli: { flag: 'subjects', env: 'JWT_GRPC_SUBJECTS', file: true },
+  }),
+  issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
+  defaultTtlSeconds: option({
+    group: 'service',
+    kind: integer(1, MAX_TTL_SECONDS, 'SECONDS'),
+    default: 7200,
+    help: 'token lifetime when the request gives no ttl_seconds; never above the longest lifetime, which lowers the default',
+    cli: { flag: 'ttl', env: 'JWT_GRPC_TTL' },
+  }),
+  maxTtlSeconds: option({
+    group: 'service',
+    kind: integer(1, MAX_TTL_SECONDS, 'SECONDS'),
+    default: 86_400,
+    help: 'longest lifetime a request may ask for',
+    cli: { flag: 'max-ttl', env: 'JWT_GRPC_MAX_TTL' },
+  }),
+  clockToleranceSeconds: option({ group: 'service', kind: integer(0, 300), default: 5, help: 'leeway for exp, nbf and iat when verifying' }),
+  maxTokenLength: option({ group: 'service', kind: integer(64, 1 << 20), default: 8192, help: 'longest token VerifyJwt accepts, in characters' }),
+  maxSubjectLength: option({ group: 'service', kind: integer(1, 65_536), default: 1024, help: 'longest subject or audience, in characters' }),
+  maxClaimsJsonBytes: option({
+    group: 'service',
+    kind: integer(2, 1 << 20),
+    default: 4096,
+    help: 'longest claims_json, in bytes (this also bounds its nesting)',
+  }),
+  verifyCache: option({
+    group: 'service',
+    kind: cacheSize(10_000_000),
+    default: { maxEntries: 10_000 },
+    help: 'entries of the VerifyJwt cache of verified tokens; 0 (or false) turns it off',
+    cli: { flag: 'verify-cache', env: 'JWT_GRPC_VERIFY_CACHE' },
+  }),
+  logger: option({
+    group: 'service',
+    kind: logger,
+    defaultText: 'stderr, warnings and errors',
+    help: 'where log lines go: { info, warn, error }; silentLogger drops them',
+  }),
+
+  // Transport (createJwtServer)
+  maxReceiveMessageBytes: option({
+    group: 'transport',
+    kind: integer(1024, 64 << 20, 'BYTES'),
+    default: 65_536,
+    help: 'larger requests get RESOURCE_EXHAUSTED before any parsing',
+  }),
+  maxConnectionAgeMs: option({
+    group: 'transport',
+    kind: integer(1000, MAX_TIMER_MS, 'MS'),
+    defaultText: 'never',
+    help: 'close client connections after this long so clients rebalance over workers',
+    cli: { flag: 'max-connection-age-ms', env: 'JWT_GRPC_MAX_CONNECTION_AGE_MS' },
+  }),
+  transport: option({
+    group: 'transport',
+    kind: choice(TRANSPORTS),
+    default: 'http2',
+    help: "the gRPC server: jwt-grpc's own on node:http2, or @grpc/grpc-js",
+    cli: { flag: 'transport', env: 'JWT_GRPC_TRANSPORT' },
+  }),
+  channelOptions: option({
+    group: 'transport',
+    kind: record<ChannelOptions>(),
+    help: "extra grpc-js server options (transport grpc-js only); they override jwt-grpc's own",
+  }),
+
+  // createJwtServer's extras
+  health: option({
+    group: 'server',
+    kind: flag,
+    default: true,
+    help: 'serve grpc.health.v1.Health',
+    cli: { flag: 'no-health', env: 'JWT_GRPC_NO_HEALTH', negate: true },
+  }),
+  interceptors: option({
+    group: 'server',
+    kind: interceptors,
+    defaultText: 'none',
+    help: 'run around every call of every service, in order (metrics, auth, logging)',
+  }),
+  reflection: option({
+    group: 'server',
+    kind: flag,
+    default: true,
+    help: 'serve gRPC server reflection',
+    cli: { flag: 'no-reflection', env: 'JWT_GRPC_NO_REFLECTION', negate: true },
+  }),
+  metricsPort: option({
+    group: 'server',
+    kind: integer(0, 65_535, 'PORT'),
+    defaultText: 'off',
+    help: 'serve Prometheus metrics at http://HOST:PORT/metrics, HOST as the server binds; 0 = any free port (in cluster mode the primary serves the sum over its workers)',
+    cli: { flag: 'metrics-port', env: 'JWT_GRPC_METRICS_PORT' },
+  }),
+  metricsRegistry: option({
+    group: 'server',
+    kind: metricsRegistry,
+    help: "a prom-client Registry to count into instead of jwt-grpc's own, served by you (or at metricsPort)",
+  }),
+
+  // runCluster
+  workers: option({
+    group: 'cluster',
+    kind: workerCount(1024),
+    default: 1,
+    help: 'processes serving the port: 1 = this one, N > 1 = a primary and N workers, max = one per core',
+    cli: { env: 'NODEMAXPROCS' },
+  }),
+  graceMs: option({
+    group: 'cluster',
+    kind: integer(0, 600_000, 'MS'),
+    default: 10_000,
+    help: 'on SIGTERM, how long calls in flight may finish',
+    cli: { flag: 'grace-ms', env: 'JWT_GRPC_GRACE_MS' },
+  }),
+  maxQuickRestarts: option({
+    group: 'cluster',
+    kind: integer(1, 1000),
+    default: 5,
+    help: 'quick consecutive crashes of one worker slot after which the cluster stops',
+  }),
+  handleSignals: option({
+    group: 'cluster',
+    kind: flag,
+    default: true,
+    help: 'drain on SIGTERM/SIGINT, force on the second; reload the keys on SIGHUP',
+  }),
+
+  // The command line only
+  host: option({ group: 'cli', kind: text('HOST'), default: '0.0.0.0', help: 'address to bind', cli: { flag: 'host', env: 'JWT_GRPC_HOST' } }),
+  port: option({
+    group: 'cli',
+    kind: integer(0, 65_535, 'PORT'),
+    default: 50_051,
+    help: 'port to bind, 0 = any free port',
+    cli: { flag: 'port', env: 'JWT_GRPC_PORT' },
+  }),
+  tlsCert: option({
+    group: 'cli',
+    kind: text('FILE'),
+    help: 'PEM certificate chain: serve TLS (with --tls-key)',
+    cli: { flag: 'tls-cert', env: 'JWT_GRPC_TLS_CERT' },
+  }),
+  tlsKey: option({ group: 'cli', kind: text('FILE'), help: 'PEM private key of --tls-cert', cli: { flag: 'tls-key', env: 'JWT_GRPC_TLS_KEY' } }),
+  tlsClientCa: option({
+    group: 'cli',
+    kind: text('FILE'),
+    help: 'PEM CA bundle: require client certificates (mutual TLS)',
+    cli: { flag: 'tls-client-ca', env: 'JWT_GRPC_TLS_CLIENT_CA' },
+  }),
+  watchKeys: option({
+    group: 'cli',
+    kind: flag,
+    default: false,
+    help: 'reload the --keys file when it changes (rewritten, renamed over, or a Kubernetes Secret update), as SIGHUP does',
+    cli: { flag: 'watch-keys', env: 'JWT_GRPC_WATCH_KEYS' },
+  }),
+  logFormat: option({
+    group: 'cli',
+    kind: choice(['text', 'json']),
+    default: 'text',
+    help: 'log lines as text, or as JSON objects (one per line: time, level, pid, worker, message, fields)',
+    cli: { flag: 'log-format', env: 'JWT_GRPC_LOG_FORMAT' },
+  }),
+  logLevel: option({
+    group: 'cli',
+    kind: choice(['info', 'warn', 'error']),
+    default: 'info',
+    help: 'the lowest level logged',
+    cli: { flag: 'log-level', env: 'JWT_GRPC_LOG_LEVEL' },
+  }),
+};
+
+export type Options = typeof OPTIONS;
+export type OptionName = keyof Options;

@@ -1,0 +1,107 @@
+/**
+ * JwtService's messages (proto/jwt.proto) as plain objects, in the shape
+ * @grpc/proto-loader gives them under the service's loader options (field names as in
+ * the proto, int64 as Number, absent fields as '' / 0 / false). The wire contract in
+ * TypeScript: the codecs, the service logic and the public API all speak these types.
+ */
+import type { VerifyFailureReason } from '../tokens/result.js';
+
+/**
+ * `GenerateJwt`'s request: which algorithm, and what to put in the token.
+ *
+ * @example
+ * ```ts
+ * const request: GenerateJwtRequest = { algorithm: 'ES256', subject: 'ada@example.com', audience: '', ttl_seconds: 0, claims_json: '' };
+ * ```
+ */
+export interface GenerateJwtRequest {
+  algorithm: string;
+  subject: string;
+  audience: string;
+  ttl_seconds: number;
+  claims_json: string;
+}
+
+/**
+ * `GenerateJwt`'s response: the token, its subject and key id, and its `exp`.
+ *
+ * @example
+ * ```ts
+ * // client: a grpc-js client of PROTO_PATH, loaded with { keepCase: true, longs: Number }
+ * client.GenerateJwt({ algorithm: 'HS256' }, (err: Error | null, response: GenerateJwtResponse) => {
+ *   if (err === null) console.log(response.jwt, response.kid, response.expires_at);
+ * });
+ * ```
+ */
+export interface GenerateJwtResponse {
+  jwt: string;
+  sub: string;
+  kid: string;
+  expires_at: number;
+}
+
+/**
+ * `VerifyJwt`'s request: the token, and optionally the audience and issuer it must carry.
+ *
+ * @example
+ * ```ts
+ * const request: VerifyJwtRequest = { jwt: token, audience: 'api', issuer: '' };
+ * ```
+ */
+export interface VerifyJwtRequest {
+  jwt: string;
+  audience: string;
+  issuer: string;
+}
+
+/**
+ * `VerifyJwtResponse.Reason` of proto/jwt.proto: why a token failed, or
+ * `REASON_UNSPECIFIED` for a valid one.
+ *
+ * @example
+ * ```ts
+ * const reason: VerifyJwtReason = result.valid ? 'REASON_UNSPECIFIED' : result.reason; // result of Verifier.verify
+ * ```
+ */
+export type VerifyJwtReason = VerifyFailureReason | 'REASON_UNSPECIFIED';
+
+/**
+ * `VerifyJwt`'s response: an invalid token is a normal answer with `valid: false` and a reason.
+ *
+ * @example
+ * ```ts
+ * client.VerifyJwt({ jwt: token }, (err: Error | null, response: VerifyJwtResponse) => {
+ *   if (err === null && !response.valid) console.log(response.reason); // e.g. 'EXPIRED'
+ * });
+ * ```
+ */
+export interface VerifyJwtResponse {
+  valid: boolean;
+  sub: string;
+  claims_json: string;
+  reason: VerifyJwtReason;
+}
+
+/**
+ * `GetJwks`' request: it has no fields.
+ *
+ * @example
+ * ```ts
+ * const request: GetJwksRequest = {};
+ * ```
+ */
+export type GetJwksRequest = Record<string, never>;
+
+/**
+ * `GetJwks`' response: the public JWK Set as JSON text.
+ *
+ * @example
+ * ```ts
+ * client.GetJwks({}, (err: Error | null, response: GetJwksResponse) => {
+ *   if (err === null) console.log((JSON.parse(response.jwks_json) as { keys: Jwk[] }).keys);
+ * });
+ * ```
+ */
+export interface GetJwksResponse {
+  jwks_json: string;
+}
