@@ -1,37 +1,56 @@
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Server } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
-import { generateKeys } from '../keys/generate.js';
-import type { KeySet } from '../keys/key-set.js';
-import { type JwtServiceHandle, addResolvedJwtService } from '../service/add.js';
-import { type JwtServiceOptions, resolveServiceOptions } from '../service/options.js';
-import { type TransportOptions, applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
-import { type SetServing, addHealth } from './health.js';
-import { addReflection } from './reflection.js';
+import { generateEphemeralKeys } from '../keys/ephemeral.js';
+import type { MethodDescription } from '../metrics/calls.js';
+import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
+import { metricsInterceptor } from '../metrics/interceptor.js';
+import { ServerMetrics } from '../metrics/server-metrics.js';
+import { optionValue } from '../options/resolve.js';
+import { type JwtServiceHandle, prepareJwtService } from '../service/add.js';
+import { SERVICE_NAME } from '../service/definition.js';
+import { checkServiceKeys } from '../service/options.js';
+import type { ServerTlsOptions } from '../transport/http2/index.js';
+import type { ServiceDefinition, ServiceImplementation } from '../transport/service.js';
+import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
+import { type JwtServerOptions, type Transport, resolveServerOptions } from './options.js';
+import { createReflectionServices } from './reflection.js';
+import { createTransport } from './transports.js';
 
-/** Options of {@link createJwtServer}: the service's, the transport's, and the extras. */
-export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, TransportOptions {
-  /** Keys to use. Default: one ephemeral key per algorithm, generated at listen and logged as a warning. */
-  readonly keys?: KeySet;
-  /** Serve grpc.health.v1.Health. Default true. */
-  readonly health?: boolean;
-  /** Serve gRPC server reflection. Default true. */
-  readonly reflection?: boolean;
-}
-
-/** A JwtService server; owns its grpc-js Server and releases it on close. */
+/**
+ * A JwtService server, with health and reflection, on either transport; owns its gRPC
+ * server and releases it on close.
+ *
+ * @example
+ * ```ts
+ * const server: JwtServer = createJwtServer({ keys });
+ * server.addService(greeterDefinition, { SayHello: (request) => ({ message: `hi ${request.name}` }) });
+ * const port = await server.listen('0.0.0.0:50051');
+ * await server.close({ graceMs: 5000 }); // or `await using server = ...`
+ * ```
+ */
 export interface JwtServer extends AsyncDisposable {
-  /** The underlying grpc-js server, for adding your own services before `listen`. */
-  readonly grpcServer: Server;
+  /** The gRPC server it runs on: 'http2' (jwt-grpc's own) or 'grpc-js'. */
+  readonly transport: Transport;
+  /** The underlying grpc-js Server on transport 'grpc-js' (for grpc-js-native services); undefined on 'http2'. */
+  readonly grpcServer: Server | undefined;
   /** JwtService's handle (keys, rotation); available once `listen` has resolved. */
   readonly service: JwtServiceHandle;
+  /** The port of `/metrics` once `listen` has resolved, with the `metricsPort` option; else undefined. */
+  readonly metricsPort: number | undefined;
+  /**
+   * Serves one of your own services beside JwtService, on either transport: a definition
+   * (e.g. from @grpc/proto-loader) and its handlers as plain functions. Before `listen`.
+   */
+  addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
   /**
    * Loads keys (or generates ephemeral ones), binds `address` (`host:port`; port 0 picks a
-   * free one) and starts serving. Resolves to the bound port.
+   * free one) and starts serving, over TLS when `tls` is given (mutual TLS with
+   * `requireClientCertificate`). Resolves to the bound port.
    */
-  listen(address: string, credentials?: ServerCredentials): Promise<number>;
+  listen(address: string, tls?: ServerTlsOptions): Promise<number>;
   /**
    * Stops accepting calls, lets calls in flight finish, and forces the rest closed after
-   * `graceMs` (default 10000). Idempotent.
+   * `graceMs` (0 to 600000; default 10000). Idempotent.
    */
   close(options?: { graceMs?: number }): Promise<void>;
 }
@@ -49,74 +68,92 @@ export interface JwtServer extends AsyncDisposable {
  * ```
  */
 export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
-  const serviceOptions = resolveServiceOptions(options, true);
-  const grpcServer = new Server(serverChannelOptions(options));
-  if (!applyHttp2ServerOptions(grpcServer)) {
-    serviceOptions.logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
+  const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
+  const { service: serviceOptions, transport: transportOptions, server: extras } = resolveServerOptions(options);
+  // Metrics off: no registry, no interceptor, nothing counted per call.
+  const metrics = extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
+  /** Every method served, by path: the call kind the metrics label calls with. */
+  const methods = new Map<string, MethodDescription>();
+  const interceptors = [
+    // First, so that calls later interceptors refuse are counted too.
+    ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
+    ...(extras.interceptors ?? []),
+  ];
+  const transport = createTransport({ options: transportOptions, interceptors, logger: serviceOptions.logger });
+  const addService = (definition: ServiceDefinition, implementation: ServiceImplementation): void => {
+    for (const method of Object.values(definition)) methods.set(method.path, method);
+    transport.addService(definition, implementation);
+  };
+  // NOT_SERVING until keys are loaded and the port is bound.
+  const health: HealthService | undefined = extras.health ? createHealthService({ '': 'NOT_SERVING', [SERVICE_NAME]: 'NOT_SERVING' }) : undefined;
+  const setServing = (status: 'SERVING' | 'NOT_SERVING'): void => {
+    health?.setStatus('', status);
+    health?.setStatus(SERVICE_NAME, status);
+  };
+  if (health !== undefined) addService(health.definition, health.implementation);
+  if (extras.reflection) {
+    for (const reflection of createReflectionServices({ services: [SERVICE_NAME, ...(health === undefined ? [] : [HEALTH_SERVICE_NAME])] })) {
+      addService(reflection.definition, reflection.implementation);
+    }
   }
-  const setServing: SetServing | undefined = options.health === false ? undefined : addHealth(grpcServer);
-  if (options.reflection !== false) addReflection(grpcServer, setServing !== undefined);
 
   let state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
   let service: JwtServiceHandle | undefined;
   let closing: Promise<void> | undefined;
-  /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
-  let boundAddress: string | undefined;
+  let metricsEndpoint: MetricsEndpoint | undefined;
 
-  async function listen(address: string, credentials = ServerCredentials.createInsecure()): Promise<number> {
+  async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
-    let keys = serviceOptions.keys;
-    if (keys === undefined) {
-      keys = await generateKeys();
-      serviceOptions.logger.warn(
-        'no keys configured: generated EPHEMERAL keys in memory; tokens will not verify after a restart ' +
-          'or on another instance. Configure keys for production.',
-        { kids: keys.keys.map((key) => key.kid) },
-      );
-    }
-    service = addResolvedJwtService(grpcServer, serviceOptions, keys);
-    const port = await new Promise<number>((resolve, reject) => {
-      grpcServer.bindAsync(address, credentials, (err, boundPort) => {
-        if (err === null) resolve(boundPort);
-        else reject(new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${err.message}`, { field: 'address', cause: err }));
-      });
-    }).catch((err: unknown) => {
+    const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
+    const jwt = prepareJwtService(serviceOptions, keys, metrics);
+    service = jwt.handle;
+    addService(jwt.service.definition, jwt.service.implementation);
+    const port = await transport.listen(address, tls).catch((err: unknown) => {
       state = 'closed';
       throw err;
     });
     if ((state as string) === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
+    if (metrics !== undefined && extras.metricsPort !== undefined) {
+      metricsEndpoint = await serveMetrics(hostOf(address), extras.metricsPort, () => metrics.text(), serviceOptions.logger).catch(
+        async (err: unknown) => {
+          state = 'closed';
+          await transport.close(0);
+          throw err;
+        },
+      );
+    }
     state = 'listened';
-    boundAddress = address.replace(/:0$/, `:${port}`);
-    setServing?.('SERVING');
+    setServing('SERVING');
     return port;
   }
 
-  function close({ graceMs = 10_000 }: { graceMs?: number } = {}): Promise<void> {
+  function close({ graceMs: given }: { graceMs?: number } = {}): Promise<void> {
     if (closing !== undefined) return closing;
+    const graceMs = optionValue('graceMs', given);
     state = 'closed';
-    setServing?.('NOT_SERVING');
-    closing = new Promise<void>((resolve) => {
-      // grpc-js's forceShutdown only destroys the connections channelz tracks, and channelz
-      // is off (channel-options.ts): drain cancels the calls still running after graceMs.
-      if (boundAddress !== undefined) grpcServer.drain(boundAddress, graceMs);
-      const force = setTimeout(() => {
-        grpcServer.forceShutdown();
-        resolve();
-      }, graceMs);
-      grpcServer.tryShutdown(() => {
-        clearTimeout(force);
-        resolve();
-      });
-    });
+    setServing('NOT_SERVING');
+    // Open health Watch streams end now (after the NOT_SERVING above): left open, they
+    // would hold the shutdown until the grace period runs out.
+    health?.close();
+    const metricsClosed = metricsEndpoint?.close();
+    closing = transport.close(graceMs).then(() => metricsClosed);
     return closing;
   }
 
   return {
-    grpcServer,
+    transport: transportOptions.transport,
+    grpcServer: transport.grpcServer,
     get service(): JwtServiceHandle {
       if (service === undefined) throw new JwtGrpcError('ERR_SERVER_STATE', 'service: available once listen has resolved');
       return service;
+    },
+    get metricsPort() {
+      return metricsEndpoint?.port;
+    },
+    addService(definition, implementation) {
+      if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `addService: server is already ${state}; add services before listen`);
+      addService(definition, implementation);
     },
     listen,
     close,

@@ -1,19 +1,163 @@
-import type { Server } from '@grpc/grpc-js';
-import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
-import { SERVICE_NAME } from '../service/definition.js';
+/**
+ * grpc.health.v1.Health (proto/grpc/health/v1/health.proto) as a transport-neutral
+ * service: Check, List and Watch over a small store of serving statuses, with the
+ * semantics of the gRPC health checking protocol (doc/health-checking.md in the gRPC
+ * repository).
+ */
+import { JwtGrpcError, invalidOption } from '../errors.js';
+import { type CallContext, GrpcStatusError, type ResponseStream, Status } from '../transport/service.js';
+import { type ServedService, loadProtoService } from './proto-service.js';
 
-/** Sets the status of the whole server ('') and of JwtService together. */
-export type SetServing = (status: ServingStatus) => void;
+/** Fully qualified name of the health service. */
+export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health';
+
+/** The statuses a service can be set to. `SERVICE_UNKNOWN` is Watch's answer for a service never set. */
+export type ServingStatus = 'UNKNOWN' | 'SERVING' | 'NOT_SERVING';
+
+/** List answers RESOURCE_EXHAUSTED beyond this many services, as the health protocol says. */
+export const HEALTH_LIST_LIMIT = 100;
+
+const SERVING_STATUSES: ReadonlySet<string> = new Set<ServingStatus>(['UNKNOWN', 'SERVING', 'NOT_SERVING']);
+
+type WatchStatus = ServingStatus | 'SERVICE_UNKNOWN';
+
+/** Messages as proto-loader decodes them (field names as in the proto, enums as names). */
+interface HealthCheckRequest {
+  service: string;
+}
+interface HealthCheckResponse {
+  status: WatchStatus;
+}
+interface HealthListResponse {
+  statuses: Record<string, HealthCheckResponse>;
+}
+
+/** The health service, and the store of statuses it answers from. */
+export interface HealthService extends ServedService {
+  /** Sets the status of `service` ('' is the server as a whole); every Watch of it is sent the change. */
+  setStatus(service: string, status: ServingStatus): void;
+  /** The status of `service`, or undefined when it was never set. */
+  getStatus(service: string): ServingStatus | undefined;
+  /** How many Watch calls are running (each holds one listener until it ends). */
+  readonly watchCount: number;
+  /**
+   * Ends every Watch call (after sending it the latest status) and those started later,
+   * for a server that is closing: a Watch otherwise lasts as long as its client wants,
+   * and would hold a graceful shutdown until its deadline.
+   */
+  close(): void;
+}
 
 /**
- * Adds grpc.health.v1.Health (the grpc-node team's implementation), NOT_SERVING until
- * keys are loaded and the port is bound. @internal
+ * Creates grpc.health.v1.Health with these initial statuses. Check answers NOT_FOUND for
+ * a service never set; Watch sends the current status at once, then each change
+ * (SERVICE_UNKNOWN while the service is unknown), until the call is cancelled or
+ * `close()` is called. Throws `JwtGrpcError` (`ERR_INVALID_OPTION`) for a status that
+ * is not a {@link ServingStatus}.
+ *
+ * @example
+ * ```ts
+ * const health = createHealthService({ '': 'NOT_SERVING' });
+ * // serve health.definition / health.implementation on a transport, then, once listening:
+ * health.setStatus('', 'SERVING');
+ * ```
  */
-export function addHealth(server: Server): SetServing {
-  const health = new HealthImplementation({ '': 'NOT_SERVING', [SERVICE_NAME]: 'NOT_SERVING' });
-  health.addToServer(server);
-  return (status) => {
-    health.setStatus('', status);
-    health.setStatus(SERVICE_NAME, status);
+export function createHealthService(initial: Readonly<Record<string, ServingStatus>> = {}): HealthService {
+  const statuses = new Map<string, ServingStatus>();
+  for (const [service, status] of Object.entries(initial)) statuses.set(service, checkedStatus(status, `statuses[${JSON.stringify(service)}]`));
+  /** Wake-up functions of the running Watch calls, by service. */
+  const watchers = new Map<string, Set<() => void>>();
+  let closed = false;
+
+  function wakeAll(service: string): void {
+    for (const wake of watchers.get(service) ?? []) wake();
+  }
+
+  async function watch(request: HealthCheckRequest, responses: ResponseStream<HealthCheckResponse>, call: CallContext): Promise<void> {
+    const { service } = request;
+    let wake = (): void => {};
+    const watcher = (): void => wake();
+    let set = watchers.get(service);
+    if (set === undefined) watchers.set(service, (set = new Set()));
+    set.add(watcher);
+    // A write waits for the client to read (flow control); a cancelled call must not wait.
+    const aborted = new Promise<void>((resolve) => {
+      call.signal.addEventListener(
+        'abort',
+        () => {
+          resolve();
+          wake();
+        },
+        { once: true },
+      );
+    });
+    try {
+      let sent: WatchStatus | undefined;
+      while (!call.signal.aborted) {
+        // Read the store each time round: changes made during a write collapse into the
+        // latest, so a slow reader gets the current status, not a backlog.
+        const current: WatchStatus = statuses.get(service) ?? 'SERVICE_UNKNOWN';
+        if (current !== sent) {
+          sent = current;
+          await Promise.race([responses.write({ status: current }), aborted]);
+        } else if (closed) {
+          return;
+        } else {
+          await new Promise<void>((resolve) => (wake = resolve));
+        }
+      }
+    } finally {
+      set.delete(watcher);
+      if (set.size === 0 && watchers.get(service) === set) watchers.delete(service);
+    }
+  }
+
+  return {
+    name: HEALTH_SERVICE_NAME,
+    definition: healthDefinition(),
+    implementation: {
+      Check(request: HealthCheckRequest): HealthCheckResponse {
+        const status = statuses.get(request.service);
+        if (status === undefined) throw new GrpcStatusError(Status.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
+        return { status };
+      },
+      List(): HealthListResponse {
+        if (statuses.size > HEALTH_LIST_LIMIT) {
+          throw new GrpcStatusError(Status.RESOURCE_EXHAUSTED, `${statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`);
+        }
+        return { statuses: Object.fromEntries([...statuses].map(([service, status]) => [service, { status }])) };
+      },
+      Watch: watch,
+    },
+    setStatus(service, status) {
+      if (typeof service !== 'string') throw new JwtGrpcError('ERR_INVALID_OPTION', 'setStatus: service must be a string', { field: 'service' });
+      statuses.set(service, checkedStatus(status, 'status'));
+      wakeAll(service);
+    },
+    getStatus: (service) => statuses.get(service),
+    get watchCount() {
+      let count = 0;
+      for (const set of watchers.values()) count += set.size;
+      return count;
+    },
+    close() {
+      closed = true;
+      for (const service of watchers.keys()) wakeAll(service);
+    },
   };
+}
+
+function checkedStatus(status: unknown, field: string): ServingStatus {
+  if (typeof status !== 'string' || !SERVING_STATUSES.has(status)) {
+    throw invalidOption(field, `must be one of ${[...SERVING_STATUSES].join(', ')}, got ${JSON.stringify(status)}`);
+  }
+  return status as ServingStatus;
+}
+
+let definition: ServedService['definition'] | undefined;
+
+/** Health's methods and codecs, loaded once per process. */
+function healthDefinition(): ServedService['definition'] {
+  definition ??= loadProtoService('grpc/health/v1/health.proto', HEALTH_SERVICE_NAME);
+  return definition;
 }

@@ -1,0 +1,111 @@
+import type { ChannelOptions } from '@grpc/grpc-js';
+import type { TRANSPORTS } from '../options/table.js';
+import type { ServerInterceptor } from '../transport/service.js';
+import type { Registry } from 'prom-client';
+import { invalidOption } from '../errors.js';
+import type { KeySet } from '../keys/key-set.js';
+import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../service/options.js';
+
+/**
+ * The gRPC servers createJwtServer runs on: its own on node:http2 (default), or @grpc/grpc-js.
+ *
+ * @example
+ * ```ts
+ * const transport: Transport = process.env.USE_GRPC_JS ? 'grpc-js' : 'http2';
+ * const server = createJwtServer({ keys, transport });
+ * ```
+ */
+export type Transport = (typeof TRANSPORTS)[number];
+
+/**
+ * The transport options a JwtServer exposes; everything grpc-js-specific is named here, once.
+ *
+ * @example
+ * ```ts
+ * const transport: TransportOptions = { maxReceiveMessageBytes: 16 * 1024, maxConnectionAgeMs: 60_000 };
+ * const server = createJwtServer({ ...transport, keys });
+ * ```
+ */
+export interface TransportOptions {
+  /**
+   * The gRPC server: `'http2'`, jwt-grpc's own on node:http2 (the lean one, see
+   * bench/PERFORMANCE.md), or `'grpc-js'`, a @grpc/grpc-js `Server`. Default http2.
+   */
+  readonly transport?: Transport;
+  /** Largest request accepted, 1024 to 67108864 bytes; larger ones get RESOURCE_EXHAUSTED before any parsing. Default 65536. */
+  readonly maxReceiveMessageBytes?: number;
+  /**
+   * Close each client connection after this long, 1000 ms to 2^31 - 1 (plus a grace period
+   * for calls in flight), so long-lived clients reconnect and spread over cluster workers.
+   * Default: never.
+   */
+  readonly maxConnectionAgeMs?: number;
+  /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
+  readonly channelOptions?: ChannelOptions;
+}
+
+/**
+ * Options of {@link createJwtServer}: the service's, the transport's, and the extras.
+ *
+ * @example
+ * ```ts
+ * const options: JwtServerOptions = { subjects: ['ada@example.com'], health: true, reflection: false };
+ * await using server = createJwtServer(options);
+ * ```
+ */
+export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, TransportOptions {
+  /** Keys to use. Default: one ephemeral key per algorithm, generated at listen and logged as a warning. */
+  readonly keys?: KeySet;
+  /** Serve grpc.health.v1.Health. Default true. */
+  readonly health?: boolean;
+  /** Serve gRPC server reflection. Default true. */
+  readonly reflection?: boolean;
+  /**
+   * Run around every call of every service the server carries, in order, on either
+   * transport (metrics, auth, logging; see `ServerInterceptor`). Default: none.
+   */
+  readonly interceptors?: readonly ServerInterceptor[];
+  /**
+   * Serve Prometheus metrics at `http://HOST:PORT/metrics` (HOST as `listen` binds, 0 picks
+   * a free port): calls by method and status code, tokens, verifications, keys, and the
+   * process's own metrics. Default: off (no metric is counted and no port opened).
+   */
+  readonly metricsPort?: number;
+  /**
+   * A prom-client `Registry` to count into instead of jwt-grpc's own, for a service that
+   * serves its own `/metrics` (one server per registry: the metric names are fixed).
+   * Default: none (with metricsPort, jwt-grpc's own registry).
+   */
+  readonly metricsRegistry?: Registry;
+}
+
+// A compile error on these two lines: the interfaces above and the option table
+// (src/options/table.ts) disagree on the names or types of options.
+type TransportMatchesTable = Expect<DeclaresGroup<TransportOptions, 'transport'>>;
+type ServerMatchesTable = Expect<DeclaresGroup<Omit<JwtServerOptions, keyof JwtServiceOptions | keyof TransportOptions>, 'server'>>;
+
+/** createJwtServer's options once validated, keys aside. @internal */
+export interface ResolvedServerOptions {
+  readonly service: ResolvedServiceOptions;
+  readonly transport: ResolvedOptions<'transport'>;
+  readonly server: ResolvedOptions<'server'>;
+}
+
+/**
+ * Validates a server's options but the keys; errors name the option as `label` gives it.
+ * createJwtServer calls it, and so do runCluster (in the primary, before any worker
+ * starts) and the CLI (naming its flags). @internal
+ */
+export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, label: Label = libraryLabel): ResolvedServerOptions {
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
+  const transport = resolveOptions('transport', options, label);
+  if (transport.channelOptions !== undefined && transport.transport !== 'grpc-js') {
+    throw invalidOption(label('channelOptions'), `applies to transport 'grpc-js' only; this server runs on '${transport.transport}'`);
+  }
+  return {
+    service: resolveServiceOptions(options, label),
+    transport,
+    server: resolveOptions('server', options, label),
+  };
+}

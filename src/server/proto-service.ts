@@ -1,0 +1,48 @@
+/**
+ * Services defined by the protos in proto/ (health, reflection), loaded with
+ * @grpc/proto-loader into the transport-neutral shape of src/transport/service.ts.
+ */
+import { join } from 'node:path';
+import { loadSync } from '@grpc/proto-loader';
+import { PACKAGE_ROOT } from '../package-root.js';
+import { PROTO_LOADER_OPTIONS } from '../service/definition.js';
+import { GrpcStatusError, type MethodDefinition, type ServiceDefinition, type ServiceImplementation, Status } from '../transport/service.js';
+
+/** The folder of the shipped .proto files; imports resolve from it (`grpc/health/v1/health.proto`). */
+export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');
+
+/** A service ready for a transport to serve: its full name, methods and handlers. */
+export interface ServedService {
+  /** Fully qualified, e.g. `grpc.health.v1.Health`. */
+  readonly name: string;
+  readonly definition: ServiceDefinition;
+  readonly implementation: ServiceImplementation;
+}
+
+/**
+ * The methods of `service` in `file` (relative to proto/), with proto-loader's codecs
+ * under the service's loader options (field names as in the proto, enums as names,
+ * defaults filled in). A request that is not valid protobuf for its message throws
+ * INVALID_ARGUMENT naming the message, where proto-loader's own error would answer INTERNAL.
+ */
+export function loadProtoService(file: string, service: string): ServiceDefinition {
+  const packageDefinition = loadSync(file, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_DIR] });
+  const methods = packageDefinition[service] as Record<string, MethodDefinition<unknown, unknown>> | undefined;
+  if (methods === undefined || !Object.values(methods).every((method) => typeof method.path === 'string')) {
+    throw new Error(`${file} does not define the service ${service}`);
+  }
+  const definition: Record<string, MethodDefinition<unknown, unknown>> = {};
+  for (const [name, method] of Object.entries(methods)) {
+    definition[name] = {
+      ...method,
+      requestDeserialize(bytes: Buffer): unknown {
+        try {
+          return method.requestDeserialize(bytes);
+        } catch (err) {
+          throw new GrpcStatusError(Status.INVALID_ARGUMENT, `malformed ${service}/${name} request: ${(err as Error).message}`, { cause: err });
+        }
+      },
+    };
+  }
+  return definition;
+}

@@ -1,0 +1,101 @@
+/**
+ * The two gRPC servers a JwtServer runs on, behind one small interface: jwt-grpc's own
+ * on node:http2 (src/transport/http2/) and a @grpc/grpc-js `Server` through the adapter
+ * (src/transport/grpc-js.ts). Everything transport-specific in createJwtServer is here.
+ */
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ResolvedOptions } from '../options/resolve.js';
+import { addServiceToGrpcJs } from '../transport/grpc-js.js';
+import { type ServerTlsOptions, createHttp2GrpcServer } from '../transport/http2/index.js';
+import type { ServerInterceptor, ServiceDefinition, ServiceImplementation } from '../transport/service.js';
+import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
+
+/**
+ * After its `maxConnectionAgeMs`, how long a connection's calls in flight may finish
+ * before they are cancelled: grpc-go's and grpc-js's usual setting, on both transports.
+ */
+export const CONNECTION_AGE_GRACE_MS = 30_000;
+
+/** What createJwtServer needs of a transport. @internal */
+export interface TransportServer {
+  /** The grpc-js Server, on transport 'grpc-js' only. */
+  readonly grpcServer: Server | undefined;
+  addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
+  /** Binds and serves; rejects with `ERR_LISTEN` naming the address. */
+  listen(address: string, tls: ServerTlsOptions | undefined): Promise<number>;
+  close(graceMs: number): Promise<void>;
+}
+
+interface TransportContext {
+  readonly options: ResolvedOptions<'transport'>;
+  readonly interceptors: readonly ServerInterceptor[];
+  readonly logger: Logger;
+}
+
+/** The transport the options name. @internal */
+export function createTransport(context: TransportContext): TransportServer {
+  return context.options.transport === 'grpc-js' ? grpcJsTransport(context) : http2Transport(context);
+}
+
+function http2Transport({ options, interceptors, logger }: TransportContext): TransportServer {
+  const age = options.maxConnectionAgeMs;
+  const server = createHttp2GrpcServer({
+    maxReceiveMessageBytes: options.maxReceiveMessageBytes,
+    ...(age !== undefined && { maxConnectionAgeMs: age, maxConnectionAgeGraceMs: CONNECTION_AGE_GRACE_MS }),
+    interceptors,
+    logger,
+  });
+  return {
+    grpcServer: undefined,
+    addService: (definition, implementation) => server.addService(definition, implementation),
+    listen: (address, tls) => server.listen(address, tls),
+    close: (graceMs) => server.close({ graceMs }),
+  };
+}
+
+/** TLS options as grpc-js's credentials: mutual TLS when a client certificate is required. */
+function grpcJsCredentials(tls: ServerTlsOptions | undefined): ServerCredentials {
+  if (tls === undefined) return ServerCredentials.createInsecure();
+  const pem = (value: string | Buffer): Buffer => (typeof value === 'string' ? Buffer.from(value) : value);
+  const ca = tls.ca === undefined ? null : Buffer.concat((Array.isArray(tls.ca) ? tls.ca : [tls.ca]).map(pem));
+  return ServerCredentials.createSsl(ca, [{ cert_chain: pem(tls.cert), private_key: pem(tls.key) }], tls.requireClientCertificate === true);
+}
+
+function grpcJsTransport({ options, interceptors, logger }: TransportContext): TransportServer {
+  const server = new Server(serverChannelOptions(options));
+  if (!applyHttp2ServerOptions(server)) {
+    logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
+  }
+  /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
+  let boundAddress: string | undefined;
+  return {
+    grpcServer: server,
+    addService: (definition, implementation) => addServiceToGrpcJs(server, definition, implementation, { interceptors, logger }),
+    async listen(address, tls) {
+      const port = await new Promise<number>((resolve, reject) => {
+        server.bindAsync(address, grpcJsCredentials(tls), (err, bound) => {
+          if (err === null) resolve(bound);
+          else reject(new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${err.message}`, { field: 'address', cause: err }));
+        });
+      });
+      boundAddress = address.replace(/:0$/, `:${port}`);
+      return port;
+    },
+    close: (graceMs) =>
+      new Promise<void>((resolve) => {
+        // grpc-js's forceShutdown only destroys the connections channelz tracks, and channelz
+        // is off (channel-options.ts): drain cancels the calls still running after graceMs.
+        if (boundAddress !== undefined) server.drain(boundAddress, graceMs);
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}

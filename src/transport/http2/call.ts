@@ -1,0 +1,612 @@
+/**
+ * One gRPC call on one HTTP/2 stream: the handler's CallContext, and the response on the
+ * wire. Built for the unary path: no per-call EventEmitter besides node:http2's own
+ * stream, listeners shared by every call (`this` is the stream), the AbortController and
+ * the Metadata made only when a handler reads them, the response message written once.
+ */
+import { type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream, constants as http2Constants } from 'node:http2';
+import { JwtGrpcError } from '../../errors.js';
+import {
+  type BidiStreamHandler,
+  type CallContext,
+  type CallKey,
+  type ClientStreamHandler,
+  GrpcStatusError,
+  Metadata,
+  type ResponseCompression,
+  type ResponseStream,
+  type ServerStreamHandler,
+  Status,
+  type StatusCode,
+  type UnaryHandler,
+} from '../service.js';
+import { type MessageEncoding, clientAccepts, compress, decompress } from './compression.js';
+import { MessageReader, SINGLE_BUFFER_MAX_BYTES, framedMessage, messagePrefix } from './framing.js';
+import { type HeaderFields, addMetadataHeaders, metadataFromRawHeaders } from './metadata.js';
+import type { DeadlineEntry, Deadlines } from './deadlines.js';
+import type { ResolvedHttp2Options } from './options.js';
+import { percentEncode } from './protocol.js';
+import { RequestQueue } from './request-queue.js';
+import type { Route } from './router.js';
+
+/** What a call needs from its connection. */
+export interface CallSession {
+  /** Calls in flight on the connection (for keepalive enforcement and forced close); a call adds itself. */
+  readonly calls: Set<Http2Call>;
+  /** A call's stream closed: it leaves `calls`. */
+  callClosed(call: Http2Call): void;
+  /** `ip:port` of the client. */
+  readonly peer: string;
+  /** The server is sending HEADERS or DATA: client pings become welcome again (gRFC A8). */
+  noteResponse(): void;
+}
+
+/** What every call of a server shares. */
+export interface CallShared {
+  readonly options: ResolvedHttp2Options;
+  readonly deadlines: Deadlines;
+}
+
+/** The stream, with the call it carries (read by the shared listeners below). */
+const kCall = Symbol('jwt-grpc.call');
+type CallStream = ServerHttp2Stream & { [kCall]: Http2Call };
+
+const RESPONSE_HEADERS = Object.freeze({ ':status': 200, 'content-type': 'application/grpc' });
+const RESPONSE_HEADERS_BY_ENCODING: Readonly<Record<'gzip' | 'deflate', Readonly<HeaderFields>>> = {
+  gzip: Object.freeze({ ...RESPONSE_HEADERS, 'grpc-encoding': 'gzip' }),
+  deflate: Object.freeze({ ...RESPONSE_HEADERS, 'grpc-encoding': 'deflate' }),
+};
+const OK_TRAILERS = Object.freeze({ 'grpc-status': '0' });
+const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
+const END_STREAM = Object.freeze({ endStream: true });
+const RESOLVED = Promise.resolve();
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** A status code a handler may end a call with; anything else is reported as UNKNOWN. */
+function validStatus(code: unknown): code is StatusCode {
+  return typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16;
+}
+
+// Listeners shared by every call: `this` is the stream.
+function onData(this: CallStream, chunk: Buffer): void {
+  this[kCall].data(chunk);
+}
+function onEnd(this: CallStream): void {
+  this[kCall].inputEnd();
+}
+function onClose(this: CallStream): void {
+  this[kCall].streamClosed();
+}
+function onWantTrailers(this: CallStream): void {
+  this[kCall].sendTrailers();
+}
+function onDrain(this: CallStream): void {
+  this[kCall].drained();
+}
+/** A stream error (a reset with an error code, a write after close) ends in 'close', handled there. */
+function onError(): void {}
+
+export class Http2Call implements CallContext, DeadlineEntry {
+  readonly method: string;
+  readonly deadline: number;
+  deadlineAt = 0;
+  deadlineSlot = -1;
+  readonly #stream: CallStream;
+  readonly #route: Route;
+  readonly #options: ResolvedHttp2Options;
+  readonly #deadlines: Deadlines;
+  readonly #session: CallSession;
+  readonly #headers: IncomingHttpHeaders;
+  readonly #rawHeaders: readonly string[];
+  readonly #encoding: MessageEncoding;
+  readonly #reader: MessageReader;
+  #metadata: Metadata | undefined = undefined;
+  #controller: AbortController | undefined = undefined;
+  #abortReason: GrpcStatusError | undefined = undefined;
+  #values: Map<CallKey<unknown>, unknown> | undefined = undefined;
+  #trailers: Metadata | undefined = undefined;
+  /** Response headers sent (not Trailers-Only any more). */
+  #headersSent = false;
+  /** The status is decided: sent or being sent, or the call was cancelled. */
+  #done = false;
+  /** The client half-closed (END_STREAM seen). */
+  #inputEnded = false;
+  /** Encoding announced in the response headers, and the one the next message uses. */
+  #announcedEncoding: MessageEncoding = 'identity';
+  #messageEncoding: MessageEncoding = 'identity';
+  /** The status the trailers will carry once the last DATA is out. */
+  #status: StatusCode = Status.OK;
+  #details = '';
+  /** The single request of a unary or server-streaming call, until it runs. */
+  #request: Buffer | undefined = undefined;
+  #queue: RequestQueue<unknown> | undefined = undefined;
+  #drain: { promise: Promise<void>; resolve(): void; reject(err: unknown): void } | undefined = undefined;
+  /** Interceptors: when the call began, and a pending async onCallStart. */
+  #startedAt = 0;
+  #gate: Promise<boolean> | undefined = undefined;
+
+  constructor(
+    stream: ServerHttp2Stream,
+    route: Route,
+    shared: CallShared,
+    session: CallSession,
+    headers: IncomingHttpHeaders,
+    rawHeaders: readonly string[],
+    encoding: MessageEncoding,
+    timeoutMs: number,
+  ) {
+    this.method = route.path;
+    this.#stream = stream as CallStream;
+    this.#route = route;
+    this.#options = shared.options;
+    this.#deadlines = shared.deadlines;
+    this.#session = session;
+    this.#headers = headers;
+    this.#rawHeaders = rawHeaders;
+    this.#encoding = encoding;
+    this.#reader = new MessageReader(shared.options.maxReceiveMessageBytes);
+    this.deadline = timeoutMs === Number.POSITIVE_INFINITY ? timeoutMs : Date.now() + timeoutMs;
+    if (timeoutMs !== Number.POSITIVE_INFINITY) shared.deadlines.add(this, timeoutMs);
+  }
+
+  /** Wires the call to its stream and starts it: interceptors, then (for streaming requests) the handler. */
+  start(): void {
+    const stream = this.#stream;
+    stream[kCall] = this;
+    this.#session.calls.add(this);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    const kind = this.#route.kind;
+    if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(stream);
+    if (this.#options.interceptors.length > 0 && !this.#startInterceptors()) return;
+    if (this.#queue !== undefined) this.#whenStarted(() => this.#runStreaming(undefined));
+  }
+
+  // --- CallContext ---
+
+  get metadata(): Metadata {
+    return (this.#metadata ??= metadataFromRawHeaders(this.#rawHeaders));
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  get peer(): string {
+    return this.#session.peer;
+  }
+
+  sendMetadata(metadata: Metadata): void {
+    if (this.#headersSent || this.#done) throw new JwtGrpcError('ERR_SERVER_STATE', `sendMetadata: the response headers of ${this.method} were already sent`);
+    const headers: HeaderFields = { ...this.#responseHeaders() };
+    addMetadataHeaders(headers, metadata);
+    this.#respondHeaders(headers);
+  }
+
+  setTrailers(metadata: Metadata): void {
+    const trailers = (this.#trailers ??= new Metadata());
+    for (const [key, values] of metadata.entries()) for (const value of values) trailers.add(key, value);
+  }
+
+  setResponseCompression(encoding: ResponseCompression): void {
+    if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'deflate') {
+      throw new TypeError(`setResponseCompression: unknown encoding ${JSON.stringify(encoding)}`);
+    }
+    if (!this.#headersSent) {
+      const accepted = clientAccepts(this.#headers['grpc-accept-encoding'] as string | undefined, encoding);
+      this.#announcedEncoding = accepted ? encoding : 'identity';
+      this.#messageEncoding = this.#announcedEncoding;
+    } else if (encoding === 'identity' || encoding === this.#announcedEncoding) {
+      this.#messageEncoding = encoding;
+    } else {
+      throw new JwtGrpcError(
+        'ERR_SERVER_STATE',
+        `setResponseCompression: the response headers announced ${this.#announcedEncoding}; only it or identity may follow`,
+      );
+    }
+  }
+
+  get<T>(key: CallKey<T>): T | undefined {
+    return this.#values?.get(key) as T | undefined;
+  }
+
+  set<T>(key: CallKey<T>, value: T): void {
+    (this.#values ??= new Map()).set(key, value);
+  }
+
+  // --- request side ---
+
+  /** A DATA chunk from the client. */
+  data(chunk: Buffer): void {
+    if (this.#done) return;
+    try {
+      this.#reader.push(chunk, this);
+    } catch (err) {
+      this.#fail(err);
+    }
+  }
+
+  /** One whole request message (MessageReader's sink). */
+  onMessage(compressed: boolean, bytes: Buffer): void {
+    let payload = bytes;
+    if (compressed) {
+      const encoding = this.#encoding;
+      if (encoding === 'identity') {
+        throw new GrpcStatusError(Status.INTERNAL, 'request message has the compressed flag set but the request has no grpc-encoding');
+      }
+      payload = decompress(encoding, bytes, this.#options.maxReceiveMessageBytes);
+    }
+    const queue = this.#queue;
+    if (queue === undefined) {
+      if (this.#request !== undefined) {
+        throw new GrpcStatusError(Status.UNIMPLEMENTED, `received a second request message for ${this.method}, which takes one`);
+      }
+      this.#request = payload;
+      return;
+    }
+    let message: unknown;
+    try {
+      message = this.#route.definition.requestDeserialize(payload);
+    } catch (err) {
+      throw this.#deserializeError(err);
+    }
+    queue.push(message);
+  }
+
+  /** The client half-closed. */
+  inputEnd(): void {
+    this.#inputEnded = true;
+    if (this.#done) return;
+    if (this.#reader.partial) {
+      this.#fail(new GrpcStatusError(Status.INTERNAL, 'the request ended inside a message'));
+      return;
+    }
+    const queue = this.#queue;
+    if (queue !== undefined) {
+      queue.end();
+      return;
+    }
+    const bytes = this.#request;
+    if (bytes === undefined) {
+      this.#fail(new GrpcStatusError(Status.UNIMPLEMENTED, `received no request message for ${this.method}, which takes one`));
+      return;
+    }
+    this.#request = undefined;
+    if (this.#gate === undefined) this.#runSingleRequest(bytes);
+    else this.#whenStarted(() => this.#runSingleRequest(bytes));
+  }
+
+  // --- handlers ---
+
+  #runSingleRequest(bytes: Buffer): void {
+    let request: unknown;
+    try {
+      request = this.#route.definition.requestDeserialize(bytes);
+    } catch (err) {
+      this.#fail(this.#deserializeError(err));
+      return;
+    }
+    if (this.#route.kind === 'server-stream') {
+      this.#runStreaming(request);
+      return;
+    }
+    let result: unknown;
+    try {
+      result = (this.#route.handler as UnaryHandler<unknown, unknown>)(request, this);
+    } catch (err) {
+      this.#fail(err);
+      return;
+    }
+    if (isThenable(result)) {
+      result.then(
+        (response) => this.#respondUnary(response),
+        (err: unknown) => this.#fail(err),
+      );
+    } else {
+      this.#respondUnary(result);
+    }
+  }
+
+  #runStreaming(request: unknown): void {
+    const responses: ResponseStream<unknown> = { write: (message) => this.#write(message) };
+    let result: unknown;
+    try {
+      switch (this.#route.kind) {
+        case 'server-stream':
+          result = (this.#route.handler as ServerStreamHandler<unknown, unknown>)(request, responses, this);
+          break;
+        case 'client-stream':
+          result = (this.#route.handler as ClientStreamHandler<unknown, unknown>)(this.#queue as RequestQueue<unknown>, this);
+          break;
+        default:
+          result = (this.#route.handler as BidiStreamHandler<unknown, unknown>)(this.#queue as RequestQueue<unknown>, responses, this);
+      }
+    } catch (err) {
+      this.#fail(err);
+      return;
+    }
+    Promise.resolve(result).then(
+      (response) => {
+        if (this.#route.kind === 'client-stream') this.#respondUnary(response);
+        else this.#endOk();
+      },
+      (err: unknown) => this.#fail(err),
+    );
+  }
+
+  /** Runs `next` once the interceptors' onCallStart have let the call through. */
+  #whenStarted(next: () => void): void {
+    const gate = this.#gate;
+    if (gate === undefined) {
+      next();
+      return;
+    }
+    void gate.then((proceed) => {
+      if (proceed && !this.#done) next();
+    });
+  }
+
+  #deserializeError(err: unknown): GrpcStatusError {
+    if (err instanceof GrpcStatusError) return err;
+    // The status code document: an error parsing the request is INTERNAL.
+    return new GrpcStatusError(Status.INTERNAL, `could not parse the request message of ${this.method}: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  // --- response side ---
+
+  #responseHeaders(): Readonly<HeaderFields> {
+    const encoding = this.#announcedEncoding;
+    return encoding === 'identity' ? RESPONSE_HEADERS : RESPONSE_HEADERS_BY_ENCODING[encoding];
+  }
+
+  /** Sends the response headers (not Trailers-Only): the call will end with trailers. */
+  #respondHeaders(headers: Readonly<HeaderFields>): void {
+    const stream = this.#stream;
+    this.#headersSent = true;
+    stream.respond(headers, WAIT_FOR_TRAILERS);
+    stream.on('wantTrailers', onWantTrailers);
+    this.#session.noteResponse();
+  }
+
+  /**
+   * True while the response is on its way (headers sent, stream open): the client may be
+   * pinging to measure the bandwidth of the DATA it receives.
+   */
+  get responding(): boolean {
+    return this.#headersSent && !this.#stream.closed;
+  }
+
+  /** Writes one response message; returns false when the stream's buffer is full. */
+  #writeMessage(bytes: Buffer): boolean {
+    this.#session.noteResponse();
+    let compressed = false;
+    const encoding = this.#messageEncoding;
+    if (encoding !== 'identity') {
+      bytes = compress(encoding, bytes);
+      compressed = true;
+    }
+    const stream = this.#stream;
+    if (bytes.length <= SINGLE_BUFFER_MAX_BYTES) return stream.write(framedMessage(compressed, bytes));
+    // Large: prefix and body in one writev, without copying the body.
+    stream.cork();
+    stream.write(messagePrefix(compressed, bytes.length));
+    const ok = stream.write(bytes);
+    stream.uncork();
+    return ok;
+  }
+
+  /** A stream that node:http2 already closed cannot take a response: the call was cancelled. */
+  #streamGone(): boolean {
+    const stream = this.#stream;
+    if (!stream.destroyed && !stream.closed) return false;
+    this.streamClosed();
+    return true;
+  }
+
+  #respondUnary(response: unknown): void {
+    if (this.#done || this.#streamGone()) return;
+    let bytes: Buffer;
+    try {
+      bytes = this.#route.definition.responseSerialize(response);
+    } catch (err) {
+      this.#fail(err);
+      return;
+    }
+    this.#done = true;
+    if (!this.#headersSent) this.#respondHeaders(this.#responseHeaders());
+    this.#writeMessage(bytes);
+    this.#stream.end();
+    this.#finished(Status.OK, '');
+  }
+
+  #write(message: unknown): Promise<void> {
+    if (this.#done) {
+      return Promise.reject(this.#abortReason ?? new GrpcStatusError(Status.FAILED_PRECONDITION, `${this.method}: the call has ended`));
+    }
+    if (this.#streamGone()) return Promise.reject(this.#abortReason);
+    let bytes: Buffer;
+    try {
+      bytes = this.#route.definition.responseSerialize(message);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (!this.#headersSent) this.#respondHeaders(this.#responseHeaders());
+    if (this.#writeMessage(bytes)) return RESOLVED;
+    if (this.#drain === undefined) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.#drain = { promise, resolve, reject };
+      this.#stream.once('drain', onDrain);
+    }
+    return this.#drain.promise;
+  }
+
+  /** The stream's buffer emptied: writers waiting on backpressure go on. */
+  drained(): void {
+    const drain = this.#drain;
+    this.#drain = undefined;
+    drain?.resolve();
+  }
+
+  /** A streaming handler finished: OK. */
+  #endOk(): void {
+    if (this.#done || this.#streamGone()) return;
+    this.#endWithStatus(Status.OK, '', undefined);
+  }
+
+  /** Ends the call with `err` as its status: a GrpcStatusError as it says, anything else INTERNAL (logged). */
+  #fail(err: unknown): void {
+    if (this.#done || this.#streamGone()) return;
+    if (err instanceof GrpcStatusError) {
+      this.#endWithStatus(validStatus(err.status) ? err.status : Status.UNKNOWN, err.details, err.metadata);
+      return;
+    }
+    this.#options.logger.error(`${this.method} failed`, { error: err instanceof Error ? err.message : String(err) });
+    this.#endWithStatus(Status.INTERNAL, `${this.method}: internal error`, undefined);
+  }
+
+  /** Sends the status: Trailers-Only when nothing was sent yet, else trailers after the last DATA. */
+  #endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void {
+    this.#done = true;
+    if (metadata !== undefined && metadata.size > 0) this.setTrailers(metadata);
+    const stream = this.#stream;
+    if (!this.#headersSent) {
+      const headers: HeaderFields = {
+        ...RESPONSE_HEADERS,
+        ...this.#trailerFields(status, details),
+      };
+      this.#session.noteResponse();
+      stream.respond(headers, END_STREAM);
+      // Early server closure (protocol document): a complete response before the client's
+      // END_STREAM is followed by RST_STREAM NO_ERROR, so the client stops sending.
+      if (!this.#inputEnded) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+    } else {
+      this.#status = status;
+      this.#details = details;
+      stream.end();
+      // Whatever the client still sends is read and dropped.
+      if (!this.#inputEnded) stream.resume();
+    }
+    this.#finished(status, details);
+  }
+
+  #trailerFields(status: StatusCode, details: string): Readonly<HeaderFields> {
+    if (status === Status.OK && this.#trailers === undefined) return OK_TRAILERS;
+    const fields: HeaderFields = { 'grpc-status': String(status) };
+    if (details.length > 0) fields['grpc-message'] = percentEncode(details);
+    if (this.#trailers !== undefined) {
+      try {
+        addMetadataHeaders(fields, this.#trailers);
+      } catch (err) {
+        this.#options.logger.error(`${this.method}: trailers dropped`, { error: (err as Error).message });
+      }
+    }
+    return fields;
+  }
+
+  /** node:http2 is ready for the trailers (all DATA queued). */
+  sendTrailers(): void {
+    this.#stream.sendTrailers(this.#trailerFields(this.#status, this.#details) as OutgoingHttpHeaders);
+  }
+
+  // --- endings not chosen by the handler ---
+
+  /** The deadline passed (Deadlines' callback). */
+  deadlinePassed(): void {
+    if (this.#done || this.#streamGone()) return;
+    const reason = new GrpcStatusError(Status.DEADLINE_EXCEEDED, `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`);
+    this.#abort(reason);
+    this.#endWithStatus(reason.status, reason.details, undefined);
+  }
+
+  /** The server is closing: the call is cancelled (RST_STREAM CANCEL, as the protocol document says). */
+  cancelByServer(details: string): void {
+    if (!this.#done) this.#abort(new GrpcStatusError(Status.UNAVAILABLE, details));
+    const stream = this.#stream;
+    if (!stream.destroyed && !stream.closed) stream.close(http2Constants.NGHTTP2_CANCEL);
+  }
+
+  /** The stream closed: normal end, client cancellation (RST_STREAM), or connection loss. */
+  streamClosed(): void {
+    this.#session.callClosed(this);
+    if (this.#done) return;
+    this.#done = true;
+    const reason = this.#abortReason ?? new GrpcStatusError(Status.CANCELLED, `${this.method}: cancelled by the client`);
+    this.#abort(reason);
+    this.#finished(Status.CANCELLED, reason.details);
+  }
+
+  #abort(reason: GrpcStatusError): void {
+    if (this.#abortReason !== undefined) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+    this.#queue?.fail(reason);
+    const drain = this.#drain;
+    this.#drain = undefined;
+    drain?.reject(reason);
+  }
+
+  /** The status is decided: no timer left, interceptors told. */
+  #finished(status: StatusCode, details: string): void {
+    if (this.deadlineSlot >= 0) this.#deadlines.remove(this);
+    const interceptors = this.#options.interceptors;
+    if (interceptors.length === 0) return;
+    const outcome = { status, details, durationMs: performance.now() - this.#startedAt };
+    for (const interceptor of interceptors) {
+      try {
+        interceptor.onCallEnd?.(this, outcome);
+      } catch (err) {
+        this.#options.logger.error(`${this.method}: interceptor onCallEnd failed`, { error: (err as Error)?.message ?? String(err) });
+      }
+    }
+  }
+
+  // --- interceptors ---
+
+  /** Runs the onCallStart hooks; false when one refused the call synchronously. */
+  #startInterceptors(): boolean {
+    this.#startedAt = performance.now();
+    const interceptors = this.#options.interceptors;
+    for (let i = 0; i < interceptors.length; i++) {
+      const onCallStart = interceptors[i]?.onCallStart;
+      if (onCallStart === undefined) continue;
+      let result: unknown;
+      try {
+        result = onCallStart(this);
+      } catch (err) {
+        this.#fail(err);
+        return false;
+      }
+      if (isThenable(result)) {
+        this.#gate = this.#continueInterceptors(result, i + 1);
+        return true;
+      }
+    }
+    return true;
+  }
+
+  async #continueInterceptors(pending: PromiseLike<unknown>, next: number): Promise<boolean> {
+    const interceptors = this.#options.interceptors;
+    try {
+      await pending;
+      for (let i = next; i < interceptors.length && !this.#done; i++) await interceptors[i]?.onCallStart?.(this);
+    } catch (err) {
+      this.#fail(err);
+      return false;
+    }
+    return !this.#done;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Custom-Metadata (protocol document) to and from HTTP/2 header fields: `-bin` values are
+ * base64 (padded or not on the way in, unpadded on the way out), every other value
+ * printable ASCII.
+ */
+import { Metadata, type MetadataValue } from '../service.js';
+
+/**
+ * Request headers that are gRPC's own, not the application's: they never appear in
+ * `call.metadata`, and a handler cannot send them as metadata.
+ */
+const RESERVED = new Set([
+  'content-type',
+  'te',
+  'grpc-timeout',
+  'grpc-encoding',
+  'grpc-accept-encoding',
+  'grpc-message-type',
+  'grpc-status',
+  'grpc-message',
+  'grpc-status-details-bin',
+  'content-length',
+  'connection',
+  'host',
+]);
+
+/** True for a header gRPC reserves (never application metadata). */
+export function isReservedMetadataKey(name: string): boolean {
+  return name.charCodeAt(0) === 58 /* ':' */ || RESERVED.has(name);
+}
+
+/** An outgoing header (or trailer) block, as node:http2 takes it. */
+export type HeaderFields = Record<string, string | string[] | number>;
+
+/** Header-Name: 1*( %x30-39 / %x61-7A / "_" / "-" / "." ). */
+const HEADER_NAME = /^[0-9a-z_.-]+$/;
+/** ASCII-Value: 1*( %x20-%x7E ). */
+const ASCII_VALUE = /^[\x20-\x7e]*$/;
+
+/**
+ * The request's metadata from node:http2's raw header list (name, value, name, value...),
+ * which keeps repeated names apart; `-bin` values joined with "," are split.
+ */
+export function metadataFromRawHeaders(raw: readonly string[]): Metadata {
+  const metadata = new Metadata();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.charCodeAt(0) === 58 /* ':' */ || RESERVED.has(name)) continue;
+    const value = raw[i + 1] as string;
+    if (name.endsWith('-bin')) {
+      for (const part of value.split(',')) metadata.add(name, Buffer.from(part.trim(), 'base64'));
+    } else {
+      metadata.add(name, value);
+    }
+  }
+  return metadata;
+}
+
+function headerValue(name: string, value: MetadataValue): string {
+  if (name.endsWith('-bin')) {
+    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+    // The protocol document: emit un-padded base64.
+    return bytes.toString('base64').replace(/=+$/, '');
+  }
+  if (typeof value !== 'string' || !ASCII_VALUE.test(value)) {
+    throw new TypeError(`metadata ${name}: a value of a key without "-bin" must be a printable ASCII string`);
+  }
+  return value;
+}
+
+/**
+ * Adds `metadata` to an outgoing header (or trailer) object. Throws TypeError for a key
+ * or value the protocol does not allow, and for gRPC's reserved keys.
+ */
+export function addMetadataHeaders(target: HeaderFields, metadata: Metadata): void {
+  for (const [name, values] of metadata.entries()) {
+    if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || RESERVED.has(name)) {
+      throw new TypeError(`metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`);
+    }
+    if (values.length === 0) continue;
+    const encoded = values.map((value) => headerValue(name, value));
+    const existing = target[name];
+    if (existing === undefined) target[name] = encoded.length === 1 ? (encoded[0] as string) : encoded;
+    else target[name] = [...(Array.isArray(existing) ? existing : [String(existing)]), ...encoded];
+  }
+}

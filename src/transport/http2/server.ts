@@ -1,0 +1,196 @@
+import {
+  type Http2SecureServer,
+  type Http2Server,
+  type SecureServerOptions,
+  type ServerHttp2Session,
+  type ServerOptions,
+  createSecureServer,
+  createServer,
+} from 'node:http2';
+import { Server as NetServer } from 'node:net';
+import { JwtGrpcError, invalidOption } from '../../errors.js';
+import type { ServiceDefinition, ServiceImplementation } from '../service.js';
+import { DEFAULT_CLOSE_GRACE_MS, STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
+import { Deadlines } from './deadlines.js';
+import { streamHandler } from './dispatch.js';
+import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
+import { Router } from './router.js';
+import { SessionState } from './session.js';
+
+/**
+ * TLS for a server's `listen`, on either transport: ALPN offers h2 only.
+ *
+ * @example
+ * ```ts
+ * const tls: ServerTlsOptions = { cert: readFileSync('server.crt'), key: readFileSync('server.key') };
+ * await server.listen('0.0.0.0:50051', { ...tls, ca: readFileSync('clients-ca.crt'), requireClientCertificate: true });
+ * ```
+ */
+export interface ServerTlsOptions {
+  /** The server's private key (PEM). */
+  readonly key: string | Buffer;
+  /** The server's certificate chain (PEM). */
+  readonly cert: string | Buffer;
+  /** CA certificates to verify client certificates against. */
+  readonly ca?: string | Buffer | readonly (string | Buffer)[];
+  /** Mutual TLS: demand a client certificate signed by `ca`, refuse the connection without one. Default false. */
+  readonly requireClientCertificate?: boolean;
+}
+
+/** jwt-grpc's gRPC server on node:http2. Owns its HTTP/2 server and releases it on close. */
+export interface Http2GrpcServer extends AsyncDisposable {
+  /** Serves every method of `definition` with the handler of the same name in `implementation`. */
+  addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
+  /**
+   * Binds `address` (`host:port`, `[v6]:port`; port 0 picks a free one), over TLS when
+   * `tls` is given, and starts serving. Resolves to the bound port.
+   */
+  listen(address: string, tls?: ServerTlsOptions): Promise<number>;
+  /**
+   * Stops accepting connections, sends every connection GOAWAY, lets calls in flight
+   * finish, and cancels those still running after `graceMs` (default 10000). Idempotent:
+   * every call returns the same promise.
+   */
+  close(options?: { readonly graceMs?: number }): Promise<void>;
+}
+
+/** `host:port` or `[v6]:port` -> host and port, or an error naming the address. */
+function parseAddress(address: string): { host: string; port: number } {
+  const match = typeof address === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address) : null;
+  const port = match === null ? Number.NaN : Number(match[3]);
+  if (match === null || port > 65_535) {
+    throw new JwtGrpcError('ERR_LISTEN', `listen: address must be "host:port" or "[v6]:port", got ${JSON.stringify(address)}`, {
+      field: 'address',
+    });
+  }
+  return { host: (match[1] ?? match[2]) as string, port };
+}
+
+function http2Options(options: ResolvedHttp2Options): ServerOptions {
+  return {
+    settings: {
+      maxHeaderListSize: options.maxHeaderListBytes,
+      maxConcurrentStreams: options.maxConcurrentStreams,
+      enablePush: false,
+    },
+    maxSessionMemory: options.maxSessionMemoryMb,
+    streamResetBurst: STREAM_RESET_BURST,
+    streamResetRate: STREAM_RESET_RATE,
+  };
+}
+
+function secureOptions(tls: ServerTlsOptions): SecureServerOptions {
+  if (typeof tls !== 'object' || tls === null) throw invalidOption('tls', 'must be an object with key and cert');
+  if (tls.key === undefined || tls.cert === undefined) throw invalidOption('tls', 'key and cert are required');
+  const mutual = tls.requireClientCertificate ?? false;
+  if (typeof mutual !== 'boolean') throw invalidOption('tls.requireClientCertificate', 'must be a boolean');
+  if (mutual && tls.ca === undefined) throw invalidOption('tls.ca', 'is required to verify client certificates (requireClientCertificate)');
+  return {
+    key: tls.key,
+    cert: tls.cert,
+    ...(tls.ca !== undefined && { ca: tls.ca as string | Buffer | (string | Buffer)[] }),
+    requestCert: mutual,
+    rejectUnauthorized: mutual,
+    ALPNProtocols: ['h2'],
+    allowHTTP1: false,
+  };
+}
+
+/**
+ * Creates a gRPC server on node:http2 (the gRPC over HTTP/2 protocol document): unary,
+ * server-streaming, client-streaming and bidi calls, gzip/deflate messages, deadlines,
+ * metadata, keepalive and connection age. Options are validated now; an invalid one
+ * throws `JwtGrpcError` (`ERR_INVALID_OPTION`) naming it.
+ *
+ * @example
+ * ```ts
+ * await using server = createHttp2GrpcServer({ maxReceiveMessageBytes: 1 << 20 });
+ * server.addService(definition, { SayHello: (request) => ({ message: `hello ${request.name}` }) });
+ * const port = await server.listen('127.0.0.1:0');
+ * ```
+ */
+export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Http2GrpcServer {
+  const resolved = resolveHttp2Options(options);
+  const router = new Router();
+  const sessions = new Set<SessionState>();
+  const deadlines = new Deadlines();
+  let state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
+  let server: Http2Server | Http2SecureServer | undefined;
+  let closing: Promise<void> | undefined;
+
+  const onSession = (session: ServerHttp2Session): void => {
+    const sessionState = new SessionState(session, resolved, (closed) => sessions.delete(closed));
+    sessions.add(sessionState);
+    // A connection accepted while closing is told to go away at once.
+    if (state === 'closed') void sessionState.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
+  };
+
+  async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
+    if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
+    const { host, port } = parseAddress(address);
+    const base = http2Options(resolved);
+    const created = tls === undefined ? createServer(base) : createSecureServer({ ...base, ...secureOptions(tls) });
+    state = 'listening';
+    server = created;
+    created.on('session', onSession);
+    created.on('stream', streamHandler(router, { options: resolved, deadlines }));
+    // A connection that fails its TLS handshake or speaks no HTTP/2 affects no other.
+    created.on('sessionError', () => {});
+    try {
+      await new Promise<void>((resolve, reject) => {
+        created.once('error', reject);
+        created.listen({ host, port }, () => {
+          created.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      state = 'closed';
+      throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${(err as Error).message}`, { field: 'address', cause: err });
+    }
+    created.on('error', (err) => resolved.logger.error('HTTP/2 server error', { error: err.message }));
+    if ((state as string) === 'closed') {
+      created.close();
+      throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
+    }
+    state = 'listened';
+    const bound = created.address();
+    return typeof bound === 'object' && bound !== null ? bound.port : port;
+  }
+
+  function close({ graceMs = DEFAULT_CLOSE_GRACE_MS }: { readonly graceMs?: number } = {}): Promise<void> {
+    if (closing !== undefined) return closing;
+    if (typeof graceMs !== 'number' || !(graceMs >= 0)) return Promise.reject(invalidOption('graceMs', `must be a number >= 0, got ${String(graceMs)}`));
+    const wasListening = state === 'listened';
+    state = 'closed';
+    const http2Server = server;
+    closing = (async () => {
+      if (http2Server === undefined || !wasListening) return;
+      const force = Number.isFinite(graceMs)
+        ? setTimeout(() => {
+            for (const session of sessions) session.forceClose('the server is shutting down');
+          }, graceMs)
+        : undefined;
+      // Stops accepting at once, so new connections are refused, not accepted and sent
+      // away; resolves once every connection has closed. net.Server's own close, not
+      // node:http2's: that one also sends every connection a single GOAWAY, refusing the
+      // calls the client sent meanwhile. Each gets the two GOAWAYs of gracefulClose instead.
+      const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(http2Server, () => resolve()));
+      await Promise.all([...sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
+      await allClosed;
+      clearTimeout(force);
+      deadlines.stop();
+    })();
+    return closing;
+  }
+
+  return {
+    addService(definition, implementation) {
+      if (state === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'addService: server is closed');
+      router.add(definition, implementation);
+    },
+    listen,
+    close,
+    [Symbol.asyncDispose]: () => close(),
+  };
+}

@@ -1,0 +1,209 @@
+/**
+ * One client connection: keepalive pings and their enforcement (gRFC A8), maximum age
+ * (A9), graceful close with two GOAWAYs, and forced close.
+ */
+import { type ServerHttp2Session, constants as http2Constants } from 'node:http2';
+import type { CallSession, Http2Call } from './call.js';
+import { FORCE_CLOSE_FLUSH_MS, GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
+import type { ResolvedHttp2Options } from './options.js';
+
+const kState = Symbol('jwt-grpc.session');
+type StatefulSession = ServerHttp2Session & { [kState]?: SessionState };
+
+/** The largest stream identifier: a first GOAWAY naming it refuses nothing the client already sent. */
+const MAX_STREAM_ID = 2 ** 31 - 1;
+
+function onClientPing(this: StatefulSession): void {
+  this[kState]?.clientPinged();
+}
+function onSessionClose(this: StatefulSession): void {
+  this[kState]?.sessionClosed();
+}
+function onKeepalive(state: SessionState): void {
+  state.sendKeepalive();
+}
+function onKeepaliveTimeout(state: SessionState): void {
+  state.forceClose('keepalive ping not acknowledged');
+}
+function onMaxAge(state: SessionState): void {
+  void state.gracefulClose('max_age');
+}
+
+export class SessionState implements CallSession {
+  readonly calls = new Set<Http2Call>();
+  readonly #session: StatefulSession;
+  readonly #options: ResolvedHttp2Options;
+  readonly #onClosed: (state: SessionState) => void;
+  #peer: string | undefined = undefined;
+  #pingStrikes = 0;
+  #lastValidPing = Number.NEGATIVE_INFINITY;
+  #keepaliveTimer: NodeJS.Timeout | undefined = undefined;
+  #ackTimer: NodeJS.Timeout | undefined = undefined;
+  #ageTimer: NodeJS.Timeout | undefined = undefined;
+  #graceTimer: NodeJS.Timeout | undefined = undefined;
+  #closing: Promise<void> | undefined = undefined;
+  /** While a graceful close waits for its PING's ack: what sends the second GOAWAY. */
+  #onLastCallClosed: (() => void) | undefined = undefined;
+
+  constructor(session: ServerHttp2Session, options: ResolvedHttp2Options, onClosed: (state: SessionState) => void) {
+    this.#session = session as StatefulSession;
+    this.#options = options;
+    this.#onClosed = onClosed;
+    this.#session[kState] = this;
+    session.once('close', onSessionClose);
+    if (options.maxPingStrikes > 0) session.on('ping', onClientPing);
+    this.#keepaliveTimer = setTimeout(onKeepalive, options.keepaliveTimeMs, this).unref();
+    if (Number.isFinite(options.maxConnectionAgeMs)) {
+      const jitter = 1 + (Math.random() * 2 - 1) * MAX_CONNECTION_AGE_JITTER;
+      this.#ageTimer = setTimeout(onMaxAge, Math.round(options.maxConnectionAgeMs * jitter), this).unref();
+    }
+  }
+
+  /** The connection's state, set up when the session was accepted. */
+  static of(session: ServerHttp2Session): SessionState | undefined {
+    return (session as StatefulSession)[kState];
+  }
+
+  get peer(): string {
+    if (this.#peer === undefined) {
+      const socket = this.#session.socket;
+      const address = socket.remoteAddress ?? 'unknown';
+      this.#peer = address.includes(':') ? `[${address}]:${socket.remotePort}` : `${address}:${socket.remotePort}`;
+    }
+    return this.#peer;
+  }
+
+  callClosed(call: Http2Call): void {
+    this.calls.delete(call);
+    if (this.calls.size === 0) this.#onLastCallClosed?.();
+  }
+
+  noteResponse(): void {
+    this.#pingStrikes = 0;
+    this.#lastValidPing = Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * gRFC A8's server enforcement: a ping sooner than the permitted interval after the last
+   * valid one is a strike (the interval is 2 hours while no call is in flight, unless
+   * permitted); one strike more than `maxPingStrikes` closes the connection with GOAWAY
+   * ENHANCE_YOUR_CALM "too_many_pings". Sending response headers or DATA forgives
+   * (`noteResponse`).
+   */
+  clientPinged(): void {
+    // PINGs also measure bandwidth (grpc-go sends one as DATA arrives): a ping while a
+    // response is being sent is welcome, as gRFC A8 asks servers to allow.
+    for (const call of this.calls) {
+      if (call.responding) {
+        this.noteResponse();
+        return;
+      }
+    }
+    const options = this.#options;
+    const now = performance.now();
+    const interval =
+      this.calls.size === 0 && !options.keepalivePermitWithoutCalls ? KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS : options.keepalivePermitTimeMs;
+    if (now - this.#lastValidPing >= interval) {
+      this.#lastValidPing = now;
+      return;
+    }
+    if (++this.#pingStrikes <= options.maxPingStrikes) return;
+    const session = this.#session;
+    if (session.destroyed) return;
+    options.logger.warn('closing a connection that pings too often', { peer: this.peer, strikes: this.#pingStrikes });
+    session.goaway(http2Constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from('too_many_pings'));
+    this.#cancelCalls('the connection was closed: too many pings');
+    session.destroy(new Error('too many pings'), http2Constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  }
+
+  /** Keepalive: ping, and close the connection when no ack comes within keepaliveTimeoutMs. */
+  sendKeepalive(): void {
+    this.#keepaliveTimer = undefined;
+    const session = this.#session;
+    if (session.destroyed || session.closed) return;
+    this.#ackTimer = setTimeout(onKeepaliveTimeout, this.#options.keepaliveTimeoutMs, this).unref();
+    const sent = session.ping((err) => {
+      clearTimeout(this.#ackTimer);
+      this.#ackTimer = undefined;
+      if (err === null && !session.destroyed) {
+        this.#keepaliveTimer = setTimeout(onKeepalive, this.#options.keepaliveTimeMs, this).unref();
+      }
+    });
+    // Too many pings outstanding (node:http2's maxOutstandingPings): the ack timer decides.
+    if (!sent) this.#options.logger.warn('keepalive ping not sent', { peer: this.peer });
+  }
+
+  /**
+   * Graceful close (gRFC A9, RFC 9113 §6.8): a first GOAWAY naming the largest stream id,
+   * so streams the client already sent are still served; after a PING round trip (or
+   * GOAWAY_PING_TIMEOUT_MS) a second GOAWAY names the last stream accepted, and node:http2
+   * closes the connection once its calls are done. A connection without calls gets the
+   * second GOAWAY at once, and so does one whose last call ends before the ack: nghttp2
+   * stops reading a connection that has sent GOAWAY and has no stream open
+   * (`nghttp2_session_want_read`, and so does a node:http2 client that received it), so
+   * that PING's ack would never be read and the close would only wait out the timeout; a
+   * call the client sends meanwhile is above the second GOAWAY's last stream id, which
+   * tells the client it was not processed (a gRPC client retries it).
+   * Calls still running `graceMs` after the second GOAWAY are cancelled. Resolves once
+   * the second GOAWAY is sent.
+   */
+  gracefulClose(debugData: string, graceMs: number = this.#options.maxConnectionAgeGraceMs): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    const session = this.#session;
+    this.#closing = new Promise<void>((resolve) => {
+      if (session.destroyed || session.closed) {
+        resolve();
+        return;
+      }
+      session.goaway(http2Constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID, Buffer.from(debugData));
+      let secondSent = false;
+      const second = (): void => {
+        if (secondSent) return;
+        secondSent = true;
+        this.#onLastCallClosed = undefined;
+        clearTimeout(pingTimer);
+        resolve();
+        if (session.destroyed) return;
+        session.close();
+        if (Number.isFinite(graceMs)) {
+          this.#graceTimer = setTimeout(() => this.forceClose('the server closed the connection'), graceMs).unref();
+        }
+      };
+      const pingTimer = setTimeout(second, GOAWAY_PING_TIMEOUT_MS).unref();
+      // A client that is itself going away (its GOAWAY, or the connection closing) will not
+      // answer the PING: no reason to wait for it.
+      session.once('close', second);
+      session.once('goaway', second);
+      this.#onLastCallClosed = second;
+      if (this.calls.size === 0 || !session.ping(second)) second();
+    });
+    return this.#closing;
+  }
+
+  /** Cancels every call in flight (RST_STREAM CANCEL) and closes the connection now. */
+  forceClose(reason: string): void {
+    const session = this.#session;
+    if (session.destroyed) return;
+    this.#cancelCalls(reason);
+    // close() lets the RST_STREAM frames just queued reach the client, so it sees each call
+    // CANCELLED; destroy() at once would drop them with the socket ("connection dropped").
+    // A peer that reads nothing (a dead one: unacked keepalive) is destroyed shortly after.
+    session.close();
+    setTimeout(() => {
+      if (!session.destroyed) session.destroy();
+    }, FORCE_CLOSE_FLUSH_MS).unref();
+  }
+
+  #cancelCalls(reason: string): void {
+    for (const call of [...this.calls]) call.cancelByServer(reason);
+  }
+
+  sessionClosed(): void {
+    clearTimeout(this.#keepaliveTimer);
+    clearTimeout(this.#ackTimer);
+    clearTimeout(this.#ageTimer);
+    clearTimeout(this.#graceTimer);
+    this.#session.off('ping', onClientPing);
+    this.#onClosed(this);
+  }
+}

@@ -1,0 +1,383 @@
+/**
+ * The transport-neutral shape of a gRPC service: methods with their codecs, and handlers
+ * as plain functions in one object. Both transports serve it: jwt-grpc's own server on
+ * node:http2 (`./http2/`) and a grpc-js `Server` (`./grpc-js.ts`), so JwtService, health
+ * and reflection are written once.
+ *
+ * Method definitions use grpc-js's field names (`requestDeserialize`, `responseSerialize`,
+ * ...), so a definition from `@grpc/proto-loader` is one as it stands.
+ */
+import { JwtGrpcError } from '../errors.js';
+
+/**
+ * gRPC status codes (the gRPC project's `doc/statuscodes.md`).
+ *
+ * @example
+ * ```ts
+ * throw new GrpcStatusError(Status.NOT_FOUND, 'no such greeting');
+ * ```
+ */
+export const Status = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+
+/**
+ * One of the {@link Status} numbers.
+ *
+ * @example
+ * ```ts
+ * const onCallEnd = (_call: CallContext, { status }: CallOutcome) => status === Status.OK || console.warn(status);
+ * ```
+ */
+export type StatusCode = (typeof Status)[keyof typeof Status];
+
+/**
+ * A metadata value: `-bin` keys carry bytes, every other key ASCII text.
+ *
+ * @example
+ * ```ts
+ * const trace: MetadataValue = call.metadata.get('x-trace-bin') ?? Buffer.alloc(0);
+ * ```
+ */
+export type MetadataValue = string | Buffer;
+
+/**
+ * Call metadata (HTTP/2 headers or trailers that are not reserved by gRPC), keys in
+ * lower case, every value of a repeated key kept in order.
+ *
+ * @example
+ * ```ts
+ * const tenant = call.metadata.get('x-tenant');
+ * call.setTrailers(new Metadata().set('x-served-by', 'eu-1'));
+ * ```
+ */
+export class Metadata {
+  readonly #entries = new Map<string, MetadataValue[]>();
+
+  /** The first value of `key`, or undefined. */
+  get(key: string): MetadataValue | undefined {
+    return this.#entries.get(key.toLowerCase())?.[0];
+  }
+
+  /** Every value of `key`, in the order received or added. */
+  getAll(key: string): readonly MetadataValue[] {
+    return this.#entries.get(key.toLowerCase()) ?? [];
+  }
+
+  /** Replaces every value of `key` with `value`. */
+  set(key: string, value: MetadataValue): this {
+    this.#entries.set(key.toLowerCase(), [value]);
+    return this;
+  }
+
+  /** Adds `value` after the values `key` already has. */
+  add(key: string, value: MetadataValue): this {
+    const name = key.toLowerCase();
+    const list = this.#entries.get(name);
+    if (list === undefined) this.#entries.set(name, [value]);
+    else list.push(value);
+    return this;
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key.toLowerCase());
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** `[key, values]` pairs, in insertion order. */
+  entries(): IterableIterator<[string, MetadataValue[]]> {
+    return this.#entries.entries();
+  }
+}
+
+/**
+ * A call that ends with a non-OK status. Handlers throw it (or reject with it) to answer
+ * `status` with `details`; the client side rejects with it when a call fails.
+ *
+ * @example
+ * ```ts
+ * throw new GrpcStatusError(Status.UNAUTHENTICATED, 'missing token');
+ * ```
+ */
+export class GrpcStatusError extends JwtGrpcError {
+  readonly status: StatusCode;
+  readonly details: string;
+  readonly metadata: Metadata;
+
+  constructor(status: StatusCode, details: string, options: { metadata?: Metadata; cause?: unknown } = {}) {
+    super('ERR_GRPC_STATUS', details, options.cause === undefined ? {} : { cause: options.cause });
+    this.status = status;
+    this.details = details;
+    this.metadata = options.metadata ?? new Metadata();
+  }
+}
+
+/**
+ * A typed slot for a value that an interceptor attaches to a call (`call.set`) and a
+ * handler reads (`call.get`), e.g. the claims an auth interceptor verified. Keys compare
+ * by identity: export the key from the module that sets it.
+ *
+ * @example
+ * ```ts
+ * export const CLAIMS = new CallKey<{ sub: string }>('claims');
+ * // in an interceptor's onCallStart: call.set(CLAIMS, { sub: 'ada' });
+ * // in a handler: const claims = call.get(CLAIMS);
+ * ```
+ */
+export class CallKey<T> {
+  /** Carries T for type inference only; never set. */
+  declare readonly __type?: T;
+  constructor(readonly description: string) {}
+}
+
+/**
+ * Message compression a server may apply to its responses (the gRPC project's `doc/compression.md`).
+ *
+ * @example
+ * ```ts
+ * call.setResponseCompression('gzip'); // a large answer, for a client that accepts gzip
+ * ```
+ */
+export type ResponseCompression = 'identity' | 'gzip' | 'deflate';
+
+/**
+ * What a handler knows about its call, whichever transport serves it.
+ *
+ * @example
+ * ```ts
+ * const sayHello: UnaryHandler<{ name: string }, { message: string }> = async (request, call) => {
+ *   if (call.signal.aborted) throw new GrpcStatusError(Status.CANCELLED, 'gone');
+ *   return { message: `hello ${request.name} from ${call.peer}` };
+ * };
+ * ```
+ */
+export interface CallContext {
+  /** The full method path, `/package.Service/Method`. */
+  readonly method: string;
+  /** The request's metadata (custom headers; gRPC's reserved ones removed). */
+  readonly metadata: Metadata;
+  /** Absolute deadline in `Date.now()` milliseconds from `grpc-timeout`; `Infinity` without one. */
+  readonly deadline: number;
+  /** Aborted when the client cancels, the deadline passes or the server is forced closed. */
+  readonly signal: AbortSignal;
+  /** The client's address, `ip:port`. */
+  readonly peer: string;
+  /** Metadata sent with the response headers; call before the first message. */
+  sendMetadata(metadata: Metadata): void;
+  /** Metadata added to the trailers that end the call. */
+  setTrailers(metadata: Metadata): void;
+  /**
+   * Compresses the response messages that follow with `encoding`, when the client
+   * accepts it (its `grpc-accept-encoding`); otherwise they go uncompressed. Before the
+   * response headers are sent any encoding may be chosen; after, only the one already
+   * announced or `identity` (per message, as the protocol allows).
+   */
+  setResponseCompression(encoding: ResponseCompression): void;
+  /** The value an interceptor attached under `key`, or undefined. */
+  get<T>(key: CallKey<T>): T | undefined;
+  /** Attaches `value` under `key` for the rest of the call (interceptors, then the handler). */
+  set<T>(key: CallKey<T>, value: T): void;
+}
+
+/**
+ * The responses of a server-streaming or bidi call.
+ *
+ * @example
+ * ```ts
+ * const count: ServerStreamHandler<{ to: number }, { n: number }> = async (request, responses) => {
+ *   for (let n = 1; n <= request.to; n++) await responses.write({ n }); // waits on flow control
+ * };
+ * ```
+ */
+export interface ResponseStream<Res> {
+  /** Sends one message; resolves when the stream can take more (HTTP/2 flow control). */
+  write(message: Res): Promise<void>;
+}
+
+/**
+ * A unary method: one request in, one response (or a thrown {@link GrpcStatusError}) out.
+ *
+ * @example
+ * ```ts
+ * const echo: UnaryHandler<{ text: string }, { text: string }> = (request) => ({ text: request.text });
+ * ```
+ */
+export type UnaryHandler<Req, Res> = (request: Req, call: CallContext) => Res | Promise<Res>;
+/**
+ * A server-streaming method: the call ends OK when the returned promise resolves.
+ *
+ * @example
+ * ```ts
+ * const ticks: ServerStreamHandler<object, { at: number }> = async (_request, responses, call) => {
+ *   while (!call.signal.aborted) await responses.write({ at: Date.now() });
+ * };
+ * ```
+ */
+export type ServerStreamHandler<Req, Res> = (request: Req, responses: ResponseStream<Res>, call: CallContext) => void | Promise<void>;
+/**
+ * A client-streaming method: reads every request, answers once.
+ *
+ * @example
+ * ```ts
+ * const sum: ClientStreamHandler<{ n: number }, { total: number }> = async (requests) => {
+ *   let total = 0;
+ *   for await (const { n } of requests) total += n;
+ *   return { total };
+ * };
+ * ```
+ */
+export type ClientStreamHandler<Req, Res> = (requests: AsyncIterable<Req>, call: CallContext) => Res | Promise<Res>;
+/**
+ * A bidirectional-streaming method: requests and responses flow independently.
+ *
+ * @example
+ * ```ts
+ * const upper: BidiStreamHandler<{ text: string }, { text: string }> = async (requests, responses) => {
+ *   for await (const { text } of requests) await responses.write({ text: text.toUpperCase() });
+ * };
+ * ```
+ */
+export type BidiStreamHandler<Req, Res> = (
+  requests: AsyncIterable<Req>,
+  responses: ResponseStream<Res>,
+  call: CallContext,
+) => void | Promise<void>;
+
+/**
+ * Any of the four handler kinds. Typed loosely on purpose: a service's implementation
+ * maps each method name to the kind its definition declares (requestStream/responseStream).
+ *
+ * @example
+ * ```ts
+ * const handlers: Record<string, Handler> = { Echo: echo, Sum: sum };
+ * ```
+ */
+export type Handler = UnaryHandler<any, any> | ServerStreamHandler<any, any> | ClientStreamHandler<any, any> | BidiStreamHandler<any, any>;
+
+/**
+ * One method: its path, call kind and codecs. A `requestDeserialize` that throws a
+ * {@link GrpcStatusError} answers that status (INVALID_ARGUMENT for a malformed message);
+ * any other throw answers INTERNAL.
+ *
+ * @example
+ * ```ts
+ * const raw = (bytes: Buffer) => bytes;
+ * const ping: MethodDefinition<Buffer, Buffer> = {
+ *   path: '/demo.Ping/Ping', requestStream: false, responseStream: false, requestDeserialize: raw, responseSerialize: raw,
+ * };
+ * ```
+ */
+export interface MethodDefinition<Req, Res> {
+  readonly path: string;
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+  readonly requestDeserialize: (bytes: Buffer) => Req;
+  readonly responseSerialize: (message: Res) => Buffer;
+  /** Client side, when the definition also serves a client (proto-loader's do). */
+  readonly requestSerialize?: (message: Req) => Buffer;
+  readonly responseDeserialize?: (bytes: Buffer) => Res;
+}
+
+/**
+ * A service's methods by name, e.g. a `@grpc/proto-loader` package definition's entry.
+ *
+ * @example
+ * ```ts
+ * const greeter = loadSync('greeter.proto')['demo.Greeter'] as unknown as ServiceDefinition;
+ * server.addService(greeter, { SayHello: (request) => ({ message: `hello ${request.name}` }) });
+ * ```
+ */
+export type ServiceDefinition = Readonly<Record<string, MethodDefinition<any, any>>>;
+
+/**
+ * Handlers by method name, one per method of the definition: plain functions in one object.
+ *
+ * @example
+ * ```ts
+ * const implementation: ServiceImplementation = { SayHello: (request: { name: string }) => ({ message: `hello ${request.name}` }) };
+ * ```
+ */
+export type ServiceImplementation = Readonly<Record<string, Handler>>;
+
+/**
+ * How a call ended, as an interceptor's `onCallEnd` sees it.
+ *
+ * @example
+ * ```ts
+ * const timing: ServerInterceptor = { onCallEnd: (call, outcome: CallOutcome) => console.log(call.method, outcome.status, outcome.durationMs) };
+ * ```
+ */
+export interface CallOutcome {
+  /** The status sent to the client; CANCELLED when the client cancelled the call. */
+  readonly status: StatusCode;
+  /** The status message ('' for OK). */
+  readonly details: string;
+  /** Milliseconds from the request headers to the status. */
+  readonly durationMs: number;
+}
+
+/**
+ * Cross-cutting work around every call of a server (metrics, auth, logging), in the order
+ * given. Installing none costs a call nothing.
+ *
+ * @example
+ * ```ts
+ * const requireToken: ServerInterceptor = {
+ *   onCallStart(call) {
+ *     const token = call.metadata.get('authorization');
+ *     if (typeof token !== 'string') throw new GrpcStatusError(Status.UNAUTHENTICATED, 'missing authorization');
+ *     call.set(CLAIMS, verify(token));
+ *   },
+ * };
+ * ```
+ */
+export interface ServerInterceptor {
+  /**
+   * Runs once the request headers are in, before the handler. Throwing (or rejecting
+   * with) a {@link GrpcStatusError} refuses the call with that status, and the
+   * interceptors after this one and the handler do not run; any other error answers
+   * INTERNAL.
+   */
+  readonly onCallStart?: (call: CallContext) => void | Promise<void>;
+  /**
+   * Runs once per call whose `onCallStart`s began, when its status is decided (sent, or
+   * the call cancelled). Must not throw; what it throws is logged and dropped.
+   */
+  readonly onCallEnd?: (call: CallContext, outcome: CallOutcome) => void;
+}
+
+/** What is wrong with a list of interceptors, or undefined when it is one. @internal */
+export function interceptorsProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'must be an array';
+  for (const [index, interceptor] of value.entries()) {
+    const hooks = interceptor as Partial<Record<string, unknown>> | null;
+    if (
+      typeof hooks !== 'object' ||
+      hooks === null ||
+      (hooks.onCallStart !== undefined && typeof hooks.onCallStart !== 'function') ||
+      (hooks.onCallEnd !== undefined && typeof hooks.onCallEnd !== 'function')
+    ) {
+      return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
+    }
+  }
+  return undefined;
+}
