@@ -1,0 +1,102 @@
+/**
+ * `jwt-grpc token` and `jwt-grpc verify`: a JwtService client on the command line, with
+ * `serve`'s TLS options seen from the other side. Their flags are parsed and documented
+ * from one list.
+ */
+import { parseArgs } from 'node:util';
+import type { TokenCommandArgs, VerifyCommandArgs } from '../client/cli-commands.js';
+import { JwtGrpcError, invalidOption } from '../errors.js';
+import { OPTIONS } from '../options/table.js';
+
+export type ClientCommandArgs =
+  | { readonly action: 'help'; readonly command: 'token' | 'verify' }
+  | { readonly action: 'token'; readonly args: TokenCommandArgs }
+  | { readonly action: 'verify'; readonly args: VerifyCommandArgs };
+
+interface FlagSpec {
+  readonly type: 'string' | 'boolean';
+  readonly usage: string;
+  readonly help: string;
+}
+
+const TLS_FLAGS: Readonly<Record<string, FlagSpec>> = {
+  tls: { type: 'boolean', usage: '--tls', help: "use TLS, trusting the system's CAs (implied by the flags below)" },
+  'tls-ca': { type: 'string', usage: '--tls-ca FILE', help: "PEM CA bundle to trust instead of the system's" },
+  'tls-cert': { type: 'string', usage: '--tls-cert FILE', help: 'PEM client certificate chain, for mutual TLS (with --tls-key)' },
+  'tls-key': { type: 'string', usage: '--tls-key FILE', help: 'PEM private key of --tls-cert' },
+  'tls-server-name': { type: 'string', usage: '--tls-server-name NAME', help: "name to check the server's certificate against when the target is an address" },
+};
+
+const FLAGS = {
+  token: {
+    target: { type: 'string', usage: '--target HOST:PORT', help: 'the issuer: any gRPC target (host:port, dns:///name:port)' },
+    alg: { type: 'string', usage: '--alg ALG', help: 'the algorithm to sign with (HS256, ES256, ...)' },
+    sub: { type: 'string', usage: '--sub SUBJECT', help: 'the sub claim' },
+    aud: { type: 'string', usage: '--aud AUDIENCE', help: 'the aud claim (default: none)' },
+    ttl: { type: 'string', usage: '--ttl SECONDS', help: "the token's lifetime (default: the issuer's)" },
+    ...TLS_FLAGS,
+  },
+  verify: {
+    target: { type: 'string', usage: '--target HOST:PORT', help: 'the issuer: any gRPC target (host:port, dns:///name:port)' },
+    aud: { type: 'string', usage: '--aud AUDIENCE', help: "the audience the token's aud must contain (default: not checked)" },
+    iss: { type: 'string', usage: '--iss ISSUER', help: "the issuer the token's iss must equal (default: not checked)" },
+    ...TLS_FLAGS,
+  },
+} satisfies Record<'token' | 'verify', Record<string, FlagSpec>>;
+
+/** The help of `jwt-grpc token` or `jwt-grpc verify`. */
+export function clientHelpText(command: 'token' | 'verify'): string {
+  const flags: Readonly<Record<string, FlagSpec>> = FLAGS[command];
+  return [
+    'Usage:',
+    command === 'token'
+      ? '  jwt-grpc token --target HOST:PORT --alg ALG --sub SUBJECT [--aud AUDIENCE] [--ttl SECONDS] [TLS flags]\n      prints a token from the issuer (GenerateJwt)'
+      : '  jwt-grpc verify --target HOST:PORT [--aud AUDIENCE] [--iss ISSUER] [TLS flags] TOKEN\n      prints the issuer\'s verdict as JSON (VerifyJwt): {"valid":true,"sub":...,"claims":{...}} or {"valid":false,"reason":...}',
+    '',
+    'Flags:',
+    ...Object.values(flags).map((flag) => `  ${flag.usage.padEnd(24)} ${flag.help}`),
+    '',
+    `Exit codes: 0 ${command === 'token' ? 'printed' : 'valid'}, 1 ${command === 'token' ? 'the call failed' : 'not valid, or the call failed'}, 2 bad option.`,
+    '',
+  ].join('\n');
+}
+
+/** Parses `jwt-grpc token|verify ...` (argv after the command); throws `ERR_INVALID_OPTION` naming the flag. */
+export function parseClientArgs(command: 'token' | 'verify', argv: readonly string[]): ClientCommandArgs {
+  const flags: Readonly<Record<string, FlagSpec>> = FLAGS[command];
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    const options = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]));
+    parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command === 'verify' });
+  } catch (err) {
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `${command}: ${(err as Error).message}`);
+  }
+  const { values, positionals } = parsed;
+  if (values['help'] === true) return { action: 'help', command };
+  const text = (name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const tls = {
+    tls: values['tls'] === true,
+    tlsCa: text('tls-ca'),
+    tlsCert: text('tls-cert'),
+    tlsKey: text('tls-key'),
+    tlsServerName: text('tls-server-name'),
+  };
+  const target = text('target');
+  if (target === undefined || target === '') throw invalidOption('--target', 'is required: the issuer, e.g. 127.0.0.1:50051');
+  if (command === 'token') {
+    const ttl = text('ttl');
+    return {
+      action: 'token',
+      args: {
+        ...tls,
+        target,
+        alg: text('alg') ?? '',
+        sub: text('sub') ?? '',
+        aud: text('aud'),
+        ttlSeconds: ttl === undefined ? undefined : OPTIONS.maxTtlSeconds.kind.parse(ttl, '--ttl'),
+      },
+    };
+  }
+  if (positionals.length !== 1) throw invalidOption('TOKEN', `give exactly one token to verify, got ${positionals.length}`);
+  return { action: 'verify', args: { ...tls, target, token: positionals[0] as string, aud: text('aud'), iss: text('iss') } };
+}

@@ -1,0 +1,94 @@
+import { Metadata, type ServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
+import type { JwtPayload } from '../tokens/result.js';
+import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
+
+/**
+ * The verified payload of each authenticated call, keyed by the request's Metadata object.
+ * grpc-js hands a server interceptor's listener the request metadata and passes whatever
+ * object the listener forwards to the handler as `call.metadata`: that one object is what
+ * the interceptor and the handler share. A client controls header names and values, never
+ * object identity, so no header it sends can put an entry here.
+ */
+const claimsByRequest = new WeakMap<Metadata, JwtPayload>();
+
+/**
+ * Anything a grpc-js handler receives as `call`: unary and streaming calls all carry `metadata`.
+ *
+ * @example
+ * ```ts
+ * function subjectOf(call: CallWithMetadata): string | undefined {
+ *   return verifiedClaims(call)?.sub;
+ * }
+ * ```
+ */
+export interface CallWithMetadata {
+  readonly metadata: Metadata;
+}
+
+/**
+ * The payload {@link jwtAuthInterceptor} verified for this call, or undefined (a public
+ * method, or a server without the interceptor). Frozen; never read from a header.
+ *
+ * The interceptor keys it by the Metadata object it passes on: an interceptor placed after
+ * it that replaces `metadata` with a copy hides the claims (they read as undefined, never
+ * as someone else's). Put jwtAuthInterceptor last, or have later ones pass metadata on.
+ *
+ * @example
+ * ```ts
+ * server.addService(Greeter.service, {
+ *   Hello(call, callback) {
+ *     const claims = verifiedClaims(call);
+ *     callback(null, { message: `hello ${claims?.sub}` });
+ *   },
+ * });
+ * ```
+ */
+export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
+  return claimsByRequest.get(call.metadata);
+}
+
+/**
+ * A grpc-js server interceptor (gRFC L112: `new Server({ interceptors: [...] })`) that lets
+ * a call reach its handler only with a valid `authorization: Bearer <jwt>`. Otherwise the
+ * call ends UNAUTHENTICATED before the handler runs, its details saying why: `missing
+ * token`, or the verifier's reason and message (`EXPIRED: token has expired (exp)`,
+ * `AUDIENCE_MISMATCH: ...`). Handlers read the verified payload with {@link verifiedClaims}.
+ * Methods in `publicMethods` (gRPC health by default) pass without a token.
+ *
+ * `verifier` is {@link createRemoteVerifier}'s (keys from the issuer's GetJwks) or
+ * {@link createVerifier}'s (keys in hand). A verifier that rejects with a
+ * {@link GrpcStatusError} (a remote one that never reached its issuer: UNAVAILABLE) ends
+ * the call with that status; any other failure ends it INTERNAL, without the cause.
+ *
+ * @example
+ * ```ts
+ * import { Server } from '@grpc/grpc-js';
+ * import { createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from 'jwt-grpc';
+ *
+ * const verifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }));
+ * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { audience: 'payments' })] });
+ * ```
+ */
+export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): ServerInterceptor {
+  const authenticator = createAuthenticator(verifier, options);
+
+  return (method, call) => {
+    if (authenticator.isPublic(method.path)) return new ServerInterceptingCall(call);
+    const listener: ServerListener = {
+      onReceiveMetadata(metadata, next) {
+        const settle = (outcome: AuthOutcome): void => {
+          if ('claims' in outcome) {
+            claimsByRequest.set(metadata, outcome.claims);
+            next(metadata);
+          } else {
+            call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new Metadata() });
+          }
+        };
+        const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));
+        if ('then' in outcome) outcome.then(settle);
+        else settle(outcome);
+      },
+    };
+    return new ServerInterceptingCall(call, { start: (next) => next(listener) });
+  };
+}

@@ -1,0 +1,128 @@
+import { invalidOption } from '../errors.js';
+import type { ClaimExpectations } from '../tokens/claims.js';
+import type { JwtPayload, VerifyResult } from '../tokens/result.js';
+import { GrpcStatusError, Status, type StatusCode } from '../transport/service.js';
+import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
+import { stringOption } from './options.js';
+
+/**
+ * Anything that verifies a token: {@link createVerifier}'s, {@link createRemoteVerifier}'s, or your own.
+ *
+ * @example
+ * ```ts
+ * const local: TokenVerifier = createVerifier(keys);
+ * const remote: TokenVerifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }));
+ * ```
+ */
+export interface TokenVerifier {
+  verify(token: string, expect?: ClaimExpectations): VerifyResult | Promise<VerifyResult>;
+}
+
+/**
+ * Options of {@link jwtAuthInterceptor}; validated once, when the interceptor is made.
+ *
+ * @example
+ * ```ts
+ * const options: JwtAuthInterceptorOptions = {
+ *   audience: 'payments',
+ *   publicMethods: ['/grpc.health.v1.Health/Check', '/payments.Payments/Status'],
+ * };
+ * ```
+ */
+export interface JwtAuthInterceptorOptions {
+  /** Required `aud`. Default: the verifier's own (a remote verifier's `audience` option), else not checked. */
+  readonly audience?: string;
+  /** Required `iss`. Default: the verifier's own, else not checked. */
+  readonly issuer?: string;
+  /**
+   * Full method paths (`/package.Service/Method`) that pass without a token; their
+   * handlers see no claims. Replaces the default, gRPC health's Check and Watch.
+   */
+  readonly publicMethods?: readonly string[];
+  /** Metadata key carrying `Bearer <jwt>`. Default `authorization`. */
+  readonly metadataKey?: string;
+}
+
+/** A call let in, with the payload its token carries, or refused with a status and why. */
+export type AuthOutcome =
+  | { readonly claims: JwtPayload }
+  | { readonly status: StatusCode; readonly details: string };
+
+/**
+ * The transport-free half of an auth interceptor, its options validated once: which
+ * methods are public, where the token is, and the decision on a call's metadata values.
+ * @internal
+ */
+export interface Authenticator {
+  readonly metadataKey: string;
+  isPublic(methodPath: string): boolean;
+  /** Decides on the values of `metadataKey`; synchronously when the verifier answers synchronously. */
+  authenticate(values: readonly unknown[]): AuthOutcome | PromiseLike<AuthOutcome>;
+}
+
+const BEARER = /^Bearer +([^ ]+) *$/i;
+
+function validatePublicMethods(value: unknown): ReadonlySet<string> {
+  if (value === undefined) return new Set(AUTH_INTERCEPTOR_DEFAULTS.publicMethods);
+  if (!Array.isArray(value)) throw invalidOption('publicMethods', 'must be an array of method paths');
+  for (const path of value) {
+    if (typeof path !== 'string' || !/^\/[^/]+\/[^/]+$/.test(path)) {
+      throw invalidOption('publicMethods', `${JSON.stringify(path)} is not a full method path like "/package.Service/Method"`);
+    }
+  }
+  return new Set(value as string[]);
+}
+
+function metadataKeyOption(value: unknown): string {
+  const key = stringOption('metadataKey', value) ?? AUTH_INTERCEPTOR_DEFAULTS.metadataKey;
+  if (!/^[0-9a-z_.-]+$/.test(key) || key.endsWith('-bin') || key.startsWith('grpc-')) {
+    throw invalidOption('metadataKey', `${JSON.stringify(key)} must be a lower-case ASCII header name, not -bin or grpc-`);
+  }
+  return key;
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
+const refused = (details: string): AuthOutcome => ({ status: Status.UNAUTHENTICATED, details });
+
+/** A verifier that threw instead of answering: its own status when it gave one (UNAVAILABLE for an unreachable issuer), else INTERNAL without the cause. */
+function verifierFailed(err: unknown): AuthOutcome {
+  if (err instanceof GrpcStatusError) return { status: err.status, details: err.details };
+  return { status: Status.INTERNAL, details: 'token verification failed' };
+}
+
+function decide(result: VerifyResult): AuthOutcome {
+  return result.valid ? { claims: result.payload } : refused(`${result.reason}: ${result.message}`);
+}
+
+/** @internal validates the options of jwtAuthInterceptor and binds them */
+export function createAuthenticator(verifier: TokenVerifier, options: JwtAuthInterceptorOptions): Authenticator {
+  if (typeof verifier?.verify !== 'function') throw invalidOption('verifier', 'must have a verify(token, expect) method');
+  const audience = stringOption('audience', options.audience);
+  const issuer = stringOption('issuer', options.issuer);
+  const expect: ClaimExpectations | undefined = audience === undefined && issuer === undefined ? undefined : { audience, issuer };
+  const publicMethods = validatePublicMethods(options.publicMethods);
+  const metadataKey = metadataKeyOption(options.metadataKey);
+
+  return {
+    metadataKey,
+    isPublic: (methodPath) => publicMethods.has(methodPath),
+    authenticate(values) {
+      if (values.length === 0) return refused('missing token');
+      if (values.length > 1) return refused(`more than one ${metadataKey} header`);
+      const value = values[0];
+      const match = typeof value === 'string' ? BEARER.exec(value) : null;
+      if (match === null) return refused(`${metadataKey} is not "Bearer <token>"`);
+      let outcome: VerifyResult | PromiseLike<VerifyResult>;
+      try {
+        outcome = verifier.verify(match[1] as string, expect);
+      } catch (err) {
+        return verifierFailed(err);
+      }
+      // A synchronous verifier (createVerifier's) answers in the same turn: no promise per call.
+      return isPromiseLike(outcome) ? outcome.then(decide, verifierFailed) : decide(outcome);
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
+import { invalidOption } from '../errors.js';
+import { type JwtClient, createJwtClient } from './jwt-client.js';
+import { type ClientTlsOptions, clientTransport } from './tls-files.js';
+
+/** Where a command writes its result; tests pass their own. */
+export interface CommandOutput {
+  readonly stdout: { write(text: string): unknown };
+}
+
+/** `jwt-grpc token`: ask an issuer for a token. */
+export interface TokenCommandArgs extends ClientTlsOptions {
+  /** The issuer, any grpc-js target (`host:port`, `dns:///name:port`). */
+  readonly target: string;
+  readonly alg: string;
+  readonly sub: string;
+  readonly aud?: string;
+  /** Lifetime in seconds. Default: the issuer's. */
+  readonly ttlSeconds?: number;
+}
+
+/** `jwt-grpc verify`: ask an issuer whether a token is valid. */
+export interface VerifyCommandArgs extends ClientTlsOptions {
+  readonly target: string;
+  readonly token: string;
+  /** Required `aud`. */
+  readonly aud?: string;
+  /** Required `iss`. */
+  readonly iss?: string;
+}
+
+/** The verdict `runVerifyCommand` prints, one JSON line. */
+export type VerifyVerdict =
+  | { readonly valid: true; readonly sub: string; readonly claims: unknown }
+  | { readonly valid: false; readonly reason: string };
+
+function requireText(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) throw invalidOption(name, 'is required');
+  return value;
+}
+
+async function withClient<T>(args: ClientTlsOptions & { target: string }, run: (client: JwtClient) => Promise<T>): Promise<T> {
+  const client = createJwtClient(requireText('--target', args.target), await clientTransport(args));
+  try {
+    return await run(client);
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Prints a token from the issuer at `target` (GenerateJwt), one line. Resolves to the exit
+ * code, 0; a failed call rejects with `GrpcStatusError`, a bad option with `ERR_INVALID_OPTION`.
+ *
+ * @example
+ * ```ts
+ * const code = await runTokenCommand({ target: 'jwt.internal:50051', alg: 'ES256', sub: 'svc-orders', tlsCa: 'ca.pem' });
+ * ```
+ */
+export async function runTokenCommand(args: TokenCommandArgs, output: CommandOutput = process): Promise<number> {
+  if (!isAlgorithm(args.alg)) throw invalidOption('--alg', `must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(args.alg)}`);
+  const subject = requireText('--sub', args.sub);
+  const made = await withClient(args, (client) =>
+    client.generateJwt({ algorithm: args.alg, subject, audience: args.aud ?? '', ttl_seconds: args.ttlSeconds ?? 0 }),
+  );
+  output.stdout.write(`${made.jwt}\n`);
+  return 0;
+}
+
+/**
+ * Asks the issuer at `target` to verify `token` (VerifyJwt) and prints the verdict as one
+ * JSON line: `{"valid":true,"sub":...,"claims":{...}}` or `{"valid":false,"reason":"EXPIRED"}`.
+ * Resolves to the exit code: 0 valid, 1 not.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runVerifyCommand({ target: 'jwt.internal:50051', token, tlsCa: 'ca.pem' });
+ * ```
+ */
+export async function runVerifyCommand(args: VerifyCommandArgs, output: CommandOutput = process): Promise<number> {
+  const jwt = requireText('--token', args.token);
+  const response = await withClient(args, (client) => client.verifyJwt({ jwt, audience: args.aud ?? '', issuer: args.iss ?? '' }));
+  const verdict: VerifyVerdict = response.valid
+    ? { valid: true, sub: response.sub, claims: JSON.parse(response.claims_json) as unknown }
+    : { valid: false, reason: response.reason };
+  output.stdout.write(`${JSON.stringify(verdict)}\n`);
+  return verdict.valid ? 0 : 1;
+}

@@ -1,0 +1,39 @@
+/**
+ * Every default of the consumer side, in one place: the client of JwtService, the call
+ * credentials that attach its tokens, the remote verifier and the server interceptor.
+ */
+
+/** {@link createJwtClient}: how long a call may take unless the call says otherwise. */
+export const CLIENT_DEFAULTS = {
+  deadlineMs: 10_000,
+} as const;
+
+/**
+ * {@link jwtCallCredentials}: a token is replaced this long before its `exp` (or at half
+ * its lifetime, whichever comes later), so a call never leaves with a token about to
+ * expire; a failed refresh is retried no sooner than `retryMs` later.
+ */
+export const CALL_CREDENTIALS_DEFAULTS = {
+  refreshBeforeSeconds: 60,
+  retryMs: 1_000,
+} as const;
+
+/**
+ * {@link createRemoteVerifier}. `cooldownMs` and `maxAgeMs` are jose's createRemoteJWKSet
+ * defaults (30 s, 10 min); `clockToleranceSeconds` is Envoy jwt_authn's default clock
+ * skew (60 s): the issuer and the verifier run on different machines.
+ */
+export const REMOTE_VERIFIER_DEFAULTS = {
+  clockToleranceSeconds: 60,
+  cooldownMs: 30_000,
+  maxAgeMs: 600_000,
+  /** Before any set was fetched, a failed fetch is retried no sooner than this (the cooldown, if shorter). */
+  retryWithoutKeysMs: 1_000,
+} as const;
+
+/** {@link jwtAuthInterceptor}: where the token travels, and which methods need none. */
+export const AUTH_INTERCEPTOR_DEFAULTS = {
+  metadataKey: 'authorization',
+  /** gRPC health checking (grpc.health.v1): load balancers and orchestrators call it without credentials. */
+  publicMethods: ['/grpc.health.v1.Health/Check', '/grpc.health.v1.Health/Watch'],
+} as const;

@@ -1,0 +1,188 @@
+import {
+  type CallCredentials,
+  ChannelCredentials,
+  type ChannelOptions,
+  Client,
+  type ServiceError,
+  credentials as grpcCredentials,
+} from '@grpc/grpc-js';
+import { invalidOption } from '../errors.js';
+import type {
+  GenerateJwtRequest,
+  GenerateJwtResponse,
+  GetJwksRequest,
+  GetJwksResponse,
+  VerifyJwtRequest,
+  VerifyJwtResponse,
+} from '../service/messages.js';
+import { GrpcStatusError, type Metadata, Status } from '../transport/service.js';
+import { CLIENT_DEFAULTS } from './defaults.js';
+import { integerOption } from './options.js';
+import { type ClientMethod, jwtServiceMethods } from './proto.js';
+import { toGrpcMetadata, toGrpcStatusError } from './status.js';
+
+/** Longest deadline accepted, in ms: a day. Longer is a mistake, not a deadline. */
+const MAX_DEADLINE_MS = 86_400_000;
+
+/**
+ * Options of {@link createJwtClient}; validated once, when the client is made.
+ *
+ * @example
+ * ```ts
+ * const options: JwtClientOptions = { credentials: credentials.createSsl(caPem), loadBalancing: 'round_robin', deadlineMs: 2000 };
+ * ```
+ */
+export interface JwtClientOptions {
+  /** Channel credentials: `credentials.createSsl(ca)` for TLS. Default: plaintext. */
+  readonly credentials?: ChannelCredentials;
+  /**
+   * How calls spread over the addresses the target resolves to: `pick_first` (grpc-js's
+   * default: one connection) or `round_robin` (one connection per address, calls in turn).
+   * Sets the channel's service config; do not also give `grpc.service_config`.
+   */
+  readonly loadBalancing?: 'pick_first' | 'round_robin';
+  /** Extra grpc-js channel options; they override jwt-grpc's own. */
+  readonly channelOptions?: ChannelOptions;
+  /** Deadline of each call unless the call gives its own, in ms. Default 10000. */
+  readonly deadlineMs?: number;
+}
+
+/**
+ * Per-call options of a {@link JwtClient} method.
+ *
+ * @example
+ * ```ts
+ * const metadata = new Metadata().set('x-request-id', requestId);
+ * await jwt.verifyJwt({ jwt: token }, { deadlineMs: 200, metadata, signal: AbortSignal.timeout(1000) });
+ * ```
+ */
+export interface JwtCallOptions {
+  /** This call's deadline, in ms from now. Default: the client's `deadlineMs`. */
+  readonly deadlineMs?: number;
+  /** Custom metadata sent with the call. */
+  readonly metadata?: Metadata;
+  /** Aborting cancels the call; it then rejects with CANCELLED. */
+  readonly signal?: AbortSignal;
+  /** Call credentials for this call only (they need a TLS channel). */
+  readonly credentials?: CallCredentials;
+}
+
+/**
+ * A typed client of `jwt.services.JwtService`. Each method resolves to the response or
+ * rejects with a {@link GrpcStatusError} carrying the gRPC status, details and trailers.
+ * Request fields left out take their proto3 defaults (`''`, `0`).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await jwt.generateJwt({ algorithm: 'ES256', subject: 'svc-orders' });
+ * } catch (err) {
+ *   if (err instanceof GrpcStatusError && err.status === Status.UNAVAILABLE) retryLater();
+ * }
+ * ```
+ */
+export interface JwtClient extends Disposable, AsyncDisposable {
+  /** The target as given, e.g. `dns:///jwt.internal:50051`; names the issuer in messages. */
+  readonly target: string;
+  generateJwt(request: Partial<GenerateJwtRequest>, options?: JwtCallOptions): Promise<GenerateJwtResponse>;
+  verifyJwt(request: Partial<VerifyJwtRequest>, options?: JwtCallOptions): Promise<VerifyJwtResponse>;
+  getJwks(request?: GetJwksRequest, options?: JwtCallOptions): Promise<GetJwksResponse>;
+  /** Closes the channel; later calls reject with CANCELLED. Idempotent. */
+  close(): void;
+}
+
+function channelOptions(options: JwtClientOptions): ChannelOptions {
+  const { loadBalancing } = options;
+  if (loadBalancing !== undefined && loadBalancing !== 'pick_first' && loadBalancing !== 'round_robin') {
+    throw invalidOption('loadBalancing', `must be "pick_first" or "round_robin", got ${JSON.stringify(loadBalancing)}`);
+  }
+  if (loadBalancing !== undefined && options.channelOptions?.['grpc.service_config'] !== undefined) {
+    throw invalidOption('loadBalancing', 'give loadBalancing or channelOptions["grpc.service_config"], not both');
+  }
+  return {
+    // Channelz keeps per-call statistics nobody reads unless a channelz service is
+    // installed; off, it stops costing a share of every small unary call.
+    'grpc.enable_channelz': 0,
+    ...(loadBalancing !== undefined && { 'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ [loadBalancing]: {} }] }) }),
+    ...options.channelOptions,
+  };
+}
+
+function makeClient(target: unknown, options: JwtClientOptions): Client {
+  if (typeof target !== 'string' || target.length === 0) throw invalidOption('target', `must be a non-empty string, got ${JSON.stringify(target)}`);
+  const channelCredentials = options.credentials ?? grpcCredentials.createInsecure();
+  if (!(channelCredentials instanceof ChannelCredentials)) throw invalidOption('credentials', 'must be grpc-js ChannelCredentials');
+  const resolvedOptions = channelOptions(options);
+  try {
+    return new Client(target, channelCredentials, resolvedOptions);
+  } catch (err) {
+    throw invalidOption('target', `${JSON.stringify(target)}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Creates a client of JwtService on @grpc/grpc-js. `target` takes every grpc-js target
+ * form: `host:port`, `dns:///name:port` (every address the name resolves to), `ipv4:a:p,b:q`,
+ * `unix:/path`. With `loadBalancing: 'round_robin'` calls spread over all of them, e.g. the
+ * replicas behind a headless Kubernetes service. Options are validated now; an invalid one
+ * throws `JwtGrpcError` (`ERR_INVALID_OPTION`) naming it.
+ *
+ * @example
+ * ```ts
+ * import { credentials } from '@grpc/grpc-js';
+ * import { createJwtClient } from 'jwt-grpc';
+ *
+ * using jwt = createJwtClient('dns:///jwt.internal:50051', {
+ *   credentials: credentials.createSsl(caPem),
+ *   loadBalancing: 'round_robin',
+ * });
+ * const { jwt: token, expires_at } = await jwt.generateJwt({ algorithm: 'ES256', subject: 'svc-orders' });
+ * const verdict = await jwt.verifyJwt({ jwt: token }, { deadlineMs: 500 });
+ * ```
+ */
+export function createJwtClient(target: string, options: JwtClientOptions = {}): JwtClient {
+  const defaultDeadlineMs = integerOption('deadlineMs', options.deadlineMs, CLIENT_DEFAULTS.deadlineMs, 1, MAX_DEADLINE_MS);
+  const client = makeClient(target, options);
+  const methods = jwtServiceMethods();
+  let closed = false;
+
+  function unary<Req, Res>(method: ClientMethod<Req, Res>, request: Req, callOptions: JwtCallOptions | undefined): Promise<Res> {
+    if (closed) return Promise.reject(new GrpcStatusError(Status.CANCELLED, `client of ${target} is closed`));
+    const signal = callOptions?.signal;
+    if (signal?.aborted === true) return Promise.reject(new GrpcStatusError(Status.CANCELLED, 'call aborted before it started', { cause: signal.reason }));
+    const deadlineMs = callOptions?.deadlineMs === undefined ? defaultDeadlineMs : integerOption('deadlineMs', callOptions.deadlineMs, 0, 1, MAX_DEADLINE_MS);
+    return new Promise<Res>((resolve, reject) => {
+      const onAbort = (): void => call.cancel();
+      const call = client.makeUnaryRequest(
+        method.path,
+        method.serialize,
+        method.deserialize,
+        request,
+        toGrpcMetadata(callOptions?.metadata),
+        { deadline: Date.now() + deadlineMs, ...(callOptions?.credentials !== undefined && { credentials: callOptions.credentials }) },
+        (err: ServiceError | null, response?: Res) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (err !== null) reject(toGrpcStatusError(err));
+          else resolve(response as Res);
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  function close(): void {
+    if (closed) return;
+    closed = true;
+    client.close();
+  }
+
+  return {
+    target,
+    generateJwt: (request, callOptions) => unary(methods.GenerateJwt, request, callOptions),
+    verifyJwt: (request, callOptions) => unary(methods.VerifyJwt, request, callOptions),
+    getJwks: (request = {}, callOptions) => unary(methods.GetJwks, request, callOptions),
+    close,
+    [Symbol.dispose]: close,
+    [Symbol.asyncDispose]: async () => close(),
+  };
+}

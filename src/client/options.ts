@@ -1,0 +1,17 @@
+import { invalidOption } from '../errors.js';
+
+/** An integer option within bounds, or its default; throws `ERR_INVALID_OPTION` naming it. */
+export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  const resolved = value ?? fallback;
+  if (typeof resolved !== 'number' || !Number.isInteger(resolved) || resolved < min || resolved > max) {
+    throw invalidOption(name, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return resolved;
+}
+
+/** An optional non-empty string option. */
+export function stringOption(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0) throw invalidOption(name, `must be a non-empty string, got ${JSON.stringify(value)}`);
+  return value;
+}

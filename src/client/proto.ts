@@ -1,0 +1,51 @@
+import type { ServiceDefinition } from '../transport/service.js';
+import { SERVICE_NAME, jwtServiceDefinition } from '../service/definition.js';
+import type {
+  GenerateJwtRequest,
+  GenerateJwtResponse,
+  GetJwksRequest,
+  GetJwksResponse,
+  VerifyJwtRequest,
+  VerifyJwtResponse,
+} from '../service/messages.js';
+
+/** One unary method as a client calls it: path and the client side of its codecs. */
+export interface ClientMethod<Req, Res> {
+  readonly path: string;
+  readonly serialize: (request: Req) => Buffer;
+  readonly deserialize: (bytes: Buffer) => Res;
+}
+
+export interface JwtServiceMethods {
+  readonly GenerateJwt: ClientMethod<Partial<GenerateJwtRequest>, GenerateJwtResponse>;
+  readonly VerifyJwt: ClientMethod<Partial<VerifyJwtRequest>, VerifyJwtResponse>;
+  readonly GetJwks: ClientMethod<GetJwksRequest, GetJwksResponse>;
+}
+
+let methods: JwtServiceMethods | undefined;
+
+function clientMethod<Req, Res>(service: ServiceDefinition, name: string): ClientMethod<Req, Res> {
+  const method = service[name];
+  if (method?.requestSerialize === undefined || method.responseDeserialize === undefined) {
+    throw new Error(`${SERVICE_NAME}.${name} has no client-side codecs`);
+  }
+  return { path: method.path, serialize: method.requestSerialize, deserialize: method.responseDeserialize };
+}
+
+/**
+ * JwtService's methods with proto-loader's client-side codecs: the service's one
+ * definition (src/service/definition.ts, loaded once per process), whose server side the
+ * server's codecs replace and whose client side is proto-loader's, under the same loader
+ * options, so client and server see the same message shapes.
+ */
+export function jwtServiceMethods(): JwtServiceMethods {
+  if (methods === undefined) {
+    const service = jwtServiceDefinition();
+    methods = {
+      GenerateJwt: clientMethod(service, 'GenerateJwt'),
+      VerifyJwt: clientMethod(service, 'VerifyJwt'),
+      GetJwks: clientMethod(service, 'GetJwks'),
+    };
+  }
+  return methods;
+}

@@ -1,0 +1,234 @@
+import { invalidOption } from '../errors.js';
+import type { KeyInfo } from '../keys/key-set.js';
+import { MAX_KID_LENGTH } from '../keys/key-set.js';
+import { type Logger, createStderrLogger } from '../log.js';
+import type { ClaimExpectations } from '../tokens/claims.js';
+import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
+import { type Verifier, createVerifier } from '../tokens/verify.js';
+import { GrpcStatusError, Status } from '../transport/service.js';
+import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
+import type { JwtClient } from './jwt-client.js';
+import { integerOption, stringOption } from './options.js';
+import { parseJwks } from './remote-jwks.js';
+import { singleFlight } from './single-flight.js';
+import { statusName } from './status.js';
+
+/**
+ * What {@link createRemoteVerifier} needs of a {@link JwtClient}: any object with these two members does.
+ *
+ * @example
+ * ```ts
+ * const issuer: JwksIssuer = createJwtClient('jwt.internal:50051', { credentials: tls });
+ * ```
+ */
+export type JwksIssuer = Pick<JwtClient, 'target' | 'getJwks'>;
+
+/**
+ * Options of {@link createRemoteVerifier}; validated once, when the verifier is made.
+ *
+ * @example
+ * ```ts
+ * const options: RemoteVerifierOptions = { audience: 'payments', issuer: 'https://auth.example', cooldownMs: 10_000 };
+ * ```
+ */
+export interface RemoteVerifierOptions {
+  /** Required `aud`, unless a `verify` call names its own. Default: not checked. */
+  readonly audience?: string;
+  /** Required `iss`, unless a `verify` call names its own. Default: not checked. */
+  readonly issuer?: string;
+  /** Leeway for exp, nbf and iat, in seconds (0 to 300). Default 60 (Envoy jwt_authn's clock skew). */
+  readonly clockToleranceSeconds?: number;
+  /** Least time between two fetches caused by unknown kids or age, in ms. Default 30000. */
+  readonly cooldownMs?: number;
+  /** A set older than this is refetched (in the background; calls go on with it), in ms. Default 600000. */
+  readonly maxAgeMs?: number;
+  /** Where set changes (info) and unreachable issuers (warn) are reported. Default: stderr, warnings and errors. */
+  readonly logger?: Logger;
+}
+
+/**
+ * Verifies tokens locally with the keys an issuer publishes through GetJwks; made by
+ * {@link createRemoteVerifier}.
+ *
+ * @example
+ * ```ts
+ * const result = await verifier.verify(token, { audience: 'payments' });
+ * console.log(verifier.keys.map((key) => key.kid)); // the kids it verifies with now
+ * ```
+ */
+export interface RemoteVerifier {
+  /**
+   * Verifies `token` like {@link Verifier.verify}. Rejects (GrpcStatusError, UNAVAILABLE,
+   * naming the issuer) only when no JWK Set has ever been fetched; once one has, an
+   * unreachable issuer means the last good set keeps verifying.
+   */
+  verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult>;
+  /** Fetches the set now, sharing a fetch in flight; rejects like `verify` when it cannot. Call it before serving. */
+  refresh(): Promise<void>;
+  /** The keys of the set in use; empty before the first fetch. */
+  readonly keys: readonly KeyInfo[];
+}
+
+/** One fetched JWK Set, ready to verify with. */
+interface KeyState {
+  readonly verifier: Verifier | undefined;
+  readonly kids: ReadonlySet<string>;
+  readonly keys: readonly KeyInfo[];
+  readonly jwksJson: string;
+  readonly fetchedAtMs: number;
+}
+
+interface TokenHeader {
+  readonly alg?: unknown;
+  readonly kid?: unknown;
+}
+
+/** The `alg` and `kid` a token's header names, if it is readable; never trusted, only used to decide on a refetch. */
+function peekHeader(token: string): TokenHeader | undefined {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return undefined;
+  try {
+    const header: unknown = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8'));
+    return typeof header === 'object' && header !== null ? (header as TokenHeader) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof GrpcStatusError) return `${statusName(err.status)}: ${err.details}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Creates a verifier that fetches the issuer's JWK Set through `client.getJwks()` and
+ * verifies locally with the package's own verifier: no call to the issuer per token. The
+ * set is refetched when a token names a kid it lacks (at most once per `cooldownMs`,
+ * concurrent misses sharing one fetch) and when it is older than `maxAgeMs`. When the
+ * issuer is down, the last good set keeps verifying and the logger says so.
+ *
+ * Keys come only from the issuer: a token's `jku`, `x5u`, `jwk` and `x5c` are refused, as
+ * everywhere in jwt-grpc. GetJwks publishes public keys only, never HMAC secrets, so an
+ * HS256 token is `UNKNOWN_KEY` here: verify those with VerifyJwt on the issuer.
+ *
+ * @example
+ * ```ts
+ * const issuer = createJwtClient('jwt.internal:50051', { credentials: credentials.createSsl(caPem) });
+ * const verifier = createRemoteVerifier(issuer, { audience: 'payments', issuer: 'https://auth.example' });
+ * await verifier.refresh(); // fail fast at start if the issuer is unreachable
+ * const result = await verifier.verify(token);
+ * if (!result.valid) console.log(result.reason); // e.g. 'EXPIRED'
+ * ```
+ */
+export function createRemoteVerifier(client: JwksIssuer, options: RemoteVerifierOptions = {}): RemoteVerifier {
+  if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient)');
+  const defaults = REMOTE_VERIFIER_DEFAULTS;
+  const expectDefaults: ClaimExpectations = {
+    audience: stringOption('audience', options.audience),
+    issuer: stringOption('issuer', options.issuer),
+  };
+  const clockToleranceSeconds = integerOption('clockToleranceSeconds', options.clockToleranceSeconds, defaults.clockToleranceSeconds, 0, 300);
+  const cooldownMs = integerOption('cooldownMs', options.cooldownMs, defaults.cooldownMs, 0, 86_400_000);
+  const maxAgeMs = integerOption('maxAgeMs', options.maxAgeMs, defaults.maxAgeMs, 1, 7 * 86_400_000);
+  const logger = options.logger ?? createStderrLogger();
+  /** Names the issuer in logs and errors: the client's target, e.g. `jwt.internal:50051`. */
+  const issuerTarget = client.target;
+
+  let state: KeyState | undefined;
+  let lastFetchMs = -Infinity;
+  let lastFailure: GrpcStatusError | undefined;
+
+  function load(jwksJson: string, now: number): KeyState {
+    if (state !== undefined && state.jwksJson === jwksJson) return { ...state, fetchedAtMs: now };
+    const parsed = parseJwks(jwksJson, issuerTarget);
+    if (parsed.skipped.length > 0) logger.warn('JWK Set keys left out', { issuer: issuerTarget, skipped: parsed.skipped });
+    if (parsed.keySet === undefined) logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: issuerTarget });
+    else logger.info('JWK Set loaded', { issuer: issuerTarget, kids: parsed.keys.map((key) => key.kid) });
+    return {
+      verifier: parsed.keySet === undefined ? undefined : createVerifier(parsed.keySet, { clockToleranceSeconds }),
+      kids: new Set(parsed.keys.map((key) => key.kid)),
+      keys: parsed.keys,
+      jwksJson,
+      fetchedAtMs: now,
+    };
+  }
+
+  const fetch = singleFlight(async (): Promise<KeyState> => {
+    lastFetchMs = Date.now();
+    try {
+      const response = await client.getJwks();
+      state = load(response.jwks_json, Date.now());
+      lastFailure = undefined;
+      return state;
+    } catch (err) {
+      const why = describeError(err);
+      if (state === undefined) logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer: issuerTarget, error: why });
+      else {
+        const ageSeconds = Math.round((Date.now() - state.fetchedAtMs) / 1000);
+        logger.warn('cannot fetch the JWK Set: verifying with the last good set', { issuer: issuerTarget, error: why, ageSeconds });
+      }
+      lastFailure = new GrpcStatusError(Status.UNAVAILABLE, `no JWK Set from issuer ${issuerTarget}: ${why}`, { cause: err });
+      throw lastFailure;
+    }
+  });
+
+  /** True when a fetch may start now: rate-limited so that unknown kids or a down issuer cannot drive a fetch per call. */
+  function mayFetch(now: number): boolean {
+    const wait = state === undefined ? Math.min(cooldownMs, defaults.retryWithoutKeysMs) : cooldownMs;
+    return now - lastFetchMs >= wait;
+  }
+
+  function check(current: KeyState, token: string, expect: ClaimExpectations): VerifyResult {
+    if (current.verifier === undefined) return failure('UNKNOWN_KEY', `issuer ${issuerTarget} publishes no key that can verify`);
+    return current.verifier.verify(token, expect);
+  }
+
+  /** A miss on an HMAC token: no refetch can help, and the reason should say so. */
+  function hmacMiss(header: TokenHeader | undefined): VerifyFailure | undefined {
+    const alg = header?.alg;
+    if (typeof alg !== 'string' || !alg.startsWith('HS')) return undefined;
+    return failure('UNKNOWN_KEY', `${alg} tokens cannot be verified with a JWK Set: the issuer publishes no HMAC keys (use VerifyJwt)`);
+  }
+
+  /** A token names a kid the set lacks: refetch once (or join a fetch in flight), then decide. */
+  async function retryUnknownKey(token: string, expect: ClaimExpectations, miss: VerifyFailure): Promise<VerifyResult> {
+    const header = peekHeader(token);
+    const hmac = hmacMiss(header);
+    if (hmac !== undefined) return hmac;
+    const kid = header?.kid;
+    if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH || state?.kids.has(kid) === true) return miss;
+    if (!fetch.running && !mayFetch(Date.now())) return miss;
+    try {
+      return check(await fetch.run(), token, expect);
+    } catch {
+      return miss;
+    }
+  }
+
+  async function verifyWithoutKeys(token: string, expect: ClaimExpectations): Promise<VerifyResult> {
+    if (!fetch.running && !mayFetch(Date.now()) && lastFailure !== undefined) throw lastFailure;
+    const result = check(await fetch.run(), token, expect);
+    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
+    return hmacMiss(peekHeader(token)) ?? result;
+  }
+
+  return {
+    verify(token, expect) {
+      const expectations =
+        expect === undefined ? expectDefaults : { audience: expect.audience ?? expectDefaults.audience, issuer: expect.issuer ?? expectDefaults.issuer };
+      const current = state;
+      if (current === undefined) return verifyWithoutKeys(token, expectations);
+      const now = Date.now();
+      if (now - current.fetchedAtMs >= maxAgeMs && !fetch.running && mayFetch(now)) fetch.run().catch(() => {});
+      const result = check(current, token, expectations);
+      if (result.valid || result.reason !== 'UNKNOWN_KEY') return Promise.resolve(result);
+      return retryUnknownKey(token, expectations, result);
+    },
+    async refresh() {
+      await fetch.run();
+    },
+    get keys() {
+      return state?.keys ?? [];
+    },
+  };
+}

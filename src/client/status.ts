@@ -1,0 +1,23 @@
+import { Metadata as GrpcMetadata, type ServiceError, status as grpcStatus } from '@grpc/grpc-js';
+import { GrpcStatusError, Metadata, type StatusCode } from '../transport/service.js';
+
+/** grpc-js's failed-call error as the package's {@link GrpcStatusError}, trailers included. */
+export function toGrpcStatusError(err: ServiceError): GrpcStatusError {
+  const metadata = new Metadata();
+  if (err.metadata instanceof GrpcMetadata) {
+    for (const [key, values] of Object.entries(err.metadata.toJSON())) for (const value of values) metadata.add(key, value);
+  }
+  return new GrpcStatusError(err.code as StatusCode, err.details, { metadata, cause: err });
+}
+
+/** The package's metadata as grpc-js sends it. */
+export function toGrpcMetadata(metadata: Metadata | undefined): GrpcMetadata {
+  const out = new GrpcMetadata();
+  if (metadata !== undefined) for (const [key, values] of metadata.entries()) for (const value of values) out.add(key, value);
+  return out;
+}
+
+/** The name of a status code (`UNAVAILABLE`), for messages. */
+export function statusName(code: number): string {
+  return (grpcStatus as unknown as Record<number, string | undefined>)[code] ?? String(code);
+}

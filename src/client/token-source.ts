@@ -1,0 +1,127 @@
+import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
+import { invalidOption } from '../errors.js';
+import { type Logger, createStderrLogger } from '../log.js';
+import { Status } from '../transport/service.js';
+import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
+import type { JwtClient } from './jwt-client.js';
+import { integerOption, stringOption } from './options.js';
+import { singleFlight } from './single-flight.js';
+import { statusName } from './status.js';
+
+/**
+ * What {@link jwtCallCredentials} needs of a {@link JwtClient}: any object with these two members does.
+ *
+ * @example
+ * ```ts
+ * const issuer: TokenIssuer = createJwtClient('jwt.internal:50051', { credentials: tls });
+ * ```
+ */
+export type TokenIssuer = Pick<JwtClient, 'target' | 'generateJwt'>;
+
+/**
+ * Options of {@link jwtCallCredentials}: the token asked for, and how long it is kept.
+ *
+ * @example
+ * ```ts
+ * const options: JwtCallCredentialsOptions = { algorithm: 'ES256', subject: 'svc-orders', audience: 'payments', ttlSeconds: 900 };
+ * ```
+ */
+export interface JwtCallCredentialsOptions {
+  /** Algorithm the issuer signs with, e.g. `ES256`; it must be configured there. */
+  readonly algorithm: string;
+  /** `sub` of the tokens. Default: the issuer's subject pool picks one. */
+  readonly subject?: string;
+  /** `aud` of the tokens: the service the calls go to. Default: none. */
+  readonly audience?: string;
+  /** Lifetime asked for, in seconds. Default: the issuer's default (7200 for jwt-grpc). */
+  readonly ttlSeconds?: number;
+  /** Replace the token this long before its `exp` (at the latest at half its lifetime). Default 60. */
+  readonly refreshBeforeSeconds?: number;
+  /** Where failed background refreshes are reported. Default: stderr, warnings and errors. */
+  readonly logger?: Logger;
+}
+
+/** A source of tokens: one held until its refresh point, one fetch in flight at a time. */
+export interface TokenSource {
+  /** A token valid now; rejects with an UNAVAILABLE-coded error naming the issuer when none can be had. */
+  token(): Promise<string>;
+}
+
+interface HeldToken {
+  readonly jwt: string;
+  /** `exp` in ms: the token is not sent after it. */
+  readonly expiresAtMs: number;
+  /** From here on the token is still sent, while a replacement is fetched in the background. */
+  readonly refreshAtMs: number;
+}
+
+/**
+ * The error a grpc-js metadata generator must give to fail a call with a chosen status:
+ * grpc-js reads a numeric `code` (a {@link JwtGrpcError}'s code is a string) and puts
+ * `message` in the call's details.
+ */
+export type CallCredentialsError = Error & { readonly code: number };
+
+function unavailable(message: string, cause: unknown): CallCredentialsError {
+  return Object.assign(new Error(message, { cause }), { code: Status.UNAVAILABLE });
+}
+
+function describeFailure(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'status' in err && 'details' in err) {
+    return `${statusName(Number(err.status))}: ${String(err.details)}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** @internal the cache behind jwtCallCredentials, transport-free */
+export function createTokenSource(client: TokenIssuer, options: JwtCallCredentialsOptions): TokenSource {
+  if (typeof client?.generateJwt !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient)');
+  const { algorithm } = options;
+  if (!isAlgorithm(algorithm)) throw invalidOption('algorithm', `must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(algorithm)}`);
+  const request = {
+    algorithm,
+    subject: stringOption('subject', options.subject) ?? '',
+    audience: stringOption('audience', options.audience) ?? '',
+    ttl_seconds: integerOption('ttlSeconds', options.ttlSeconds, 0, 0, 10 * 365 * 86_400),
+  };
+  const logger = options.logger ?? createStderrLogger();
+  const refreshBeforeMs =
+    1000 * integerOption('refreshBeforeSeconds', options.refreshBeforeSeconds, CALL_CREDENTIALS_DEFAULTS.refreshBeforeSeconds, 0, 86_400);
+
+  let held: HeldToken | undefined;
+  /** After a failed fetch, background refreshes wait until then: a down issuer is not asked on every call. */
+  let retryAtMs = 0;
+
+  const fetch = singleFlight(async (): Promise<HeldToken> => {
+    try {
+      const response = await client.generateJwt(request);
+      const now = Date.now();
+      const expiresAtMs = response.expires_at * 1000;
+      // A short-lived token would otherwise be refreshed on every call.
+      const refreshAtMs = Math.max(now + (expiresAtMs - now) / 2, expiresAtMs - refreshBeforeMs);
+      held = { jwt: response.jwt, expiresAtMs, refreshAtMs };
+      return held;
+    } catch (err) {
+      retryAtMs = Date.now() + CALL_CREDENTIALS_DEFAULTS.retryMs;
+      throw unavailable(`cannot get a token from issuer ${client.target}: ${describeFailure(err)}`, err);
+    }
+  });
+
+  return {
+    async token() {
+      const now = Date.now();
+      const current = held;
+      if (current === undefined || now >= current.expiresAtMs) return (await fetch.run()).jwt;
+      if (now >= current.refreshAtMs && now >= retryAtMs && !fetch.running) {
+        fetch.run().catch((err: unknown) => {
+          logger.warn('token refresh failed; the current token is sent until it expires', {
+            issuer: client.target,
+            error: (err as Error).message,
+            expiresInSeconds: Math.round((current.expiresAtMs - Date.now()) / 1000),
+          });
+        });
+      }
+      return current.jwt;
+    },
+  };
+}
