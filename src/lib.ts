@@ -6,13 +6,16 @@
  *
  * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link KeySet}
  * - Tokens without a server: {@link createSigner}, {@link createVerifier}
- * - Servers: {@link createJwtServer}, {@link addJwtService}
+ * - Servers: {@link createJwtServer} (on jwt-grpc's own node:http2 transport or grpc-js), {@link addJwtService}
+ * - Your own services and interceptors on either transport: {@link ServiceDefinition}, {@link ServerInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
+ * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},
+ *   {@link jwtAuthInterceptor}, {@link verifiedClaims}
  * @packageDocumentation
  */
-export { ALGORITHMS, type Algorithm, isAlgorithm } from './algorithms.js';
+export { ALGORITHMS, type Algorithm, isAlgorithm } from './algorithms/names.js';
 export { JwtGrpcError, type JwtGrpcErrorCode } from './errors.js';
-export { type Logger, createStderrLogger, silentLogger } from './log.js';
+export { type LogFormat, type LogLevel, type Logger, type StderrLoggerOptions, createStderrLogger, silentLogger } from './log.js';
 
 export { KeySet, type KeyInfo } from './keys/key-set.js';
 export { generateKeys } from './keys/generate.js';
@@ -28,19 +31,50 @@ export type { JwtPayload, VerifiedToken, VerifyFailure, VerifyFailureReason, Ver
 export { addJwtService, type JwtServiceHandle } from './service/add.js';
 export type { JwtServiceOptions } from './service/options.js';
 export { loadSubjects } from './service/load-subjects.js';
-export {
-  SERVICE_NAME,
-  type GenerateJwtRequest,
-  type GenerateJwtResponse,
-  type VerifyJwtRequest,
-  type VerifyJwtResponse,
-  type GetJwksRequest,
-  type GetJwksResponse,
-} from './service/definition.js';
+export { SERVICE_NAME } from './service/definition.js';
+export type {
+  GenerateJwtRequest,
+  GenerateJwtResponse,
+  VerifyJwtRequest,
+  VerifyJwtReason,
+  VerifyJwtResponse,
+  GetJwksRequest,
+  GetJwksResponse,
+} from './service/messages.js';
 export { PROTO_PATH } from './package-root.js';
 
-export { createJwtServer, type JwtServer, type JwtServerOptions } from './server/create.js';
-export type { TransportOptions } from './server/channel-options.js';
+export { createJwtServer, type JwtServer } from './server/create.js';
+export type { JwtServerOptions, Transport, TransportOptions } from './server/options.js';
+export type { ServerTlsOptions } from './transport/http2/index.js';
+export {
+  Status,
+  type StatusCode,
+  Metadata,
+  type MetadataValue,
+  GrpcStatusError,
+  CallKey,
+  type CallContext,
+  type CallOutcome,
+  type ServerInterceptor,
+  type ResponseStream,
+  type ResponseCompression,
+  type UnaryHandler,
+  type ServerStreamHandler,
+  type ClientStreamHandler,
+  type BidiStreamHandler,
+  type Handler,
+  type MethodDefinition,
+  type ServiceDefinition,
+  type ServiceImplementation,
+} from './transport/service.js';
 
 export { runCluster, type ClusterOptions, type ClusterHandle } from './cluster/run.js';
 export { parseNodeMaxProcs } from './cluster/max-procs.js';
+
+// The consumer side: call JwtService, attach its tokens to calls, check the tokens a service receives.
+export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOptions } from './client/jwt-client.js';
+export { jwtCallCredentials } from './client/call-credentials.js';
+export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-source.js';
+export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
+export { jwtAuthInterceptor, verifiedClaims, type CallWithMetadata } from './client/auth-interceptor.js';
+export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

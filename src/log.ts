@@ -1,6 +1,18 @@
+import { pino } from 'pino';
+
 /**
  * The logging seam: jwt-grpc never writes to the console directly, so an embedding
  * service can route its lines into its own logger. Fields never hold key material.
+ *
+ * @example
+ * ```ts
+ * const logger: Logger = {
+ *   info: (message, fields) => console.log(message, fields ?? {}),
+ *   warn: (message, fields) => console.warn(message, fields ?? {}),
+ *   error: (message, fields) => console.error(message, fields ?? {}),
+ * };
+ * const server = createJwtServer({ logger });
+ * ```
  */
 export interface Logger {
   info(message: string, fields?: Readonly<Record<string, unknown>>): void;
@@ -8,30 +20,102 @@ export interface Logger {
   error(message: string, fields?: Readonly<Record<string, unknown>>): void;
 }
 
-function line(level: string, message: string, fields?: Readonly<Record<string, unknown>>): string {
+/**
+ * The lowest level a {@link createStderrLogger} writes: `info` writes everything,
+ * `error` only errors.
+ *
+ * @example
+ * ```ts
+ * const level: LogLevel = process.env.DEBUG === undefined ? 'warn' : 'info';
+ * ```
+ */
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/**
+ * How a {@link createStderrLogger} writes a line: `text` for people
+ * (`jwt-grpc warn: message {"field":1}`), `json` for log pipelines (one JSON object per
+ * line with `time`, `level`, `pid`, `worker` in a cluster, `message` and the fields).
+ *
+ * @example
+ * ```ts
+ * const format: LogFormat = process.stderr.isTTY ? 'text' : 'json';
+ * ```
+ */
+export type LogFormat = 'text' | 'json';
+
+/**
+ * Options of {@link createStderrLogger}.
+ *
+ * @example
+ * ```ts
+ * const options: StderrLoggerOptions = { level: 'info', format: 'json', bindings: { worker: 1 } };
+ * ```
+ */
+export interface StderrLoggerOptions {
+  /** Default `warn`: warnings and errors. */
+  readonly level?: LogLevel;
+  /** Default `text`. */
+  readonly format?: LogFormat;
+  /** Members added to every JSON line (the CLI adds `worker`); text lines leave them out. */
+  readonly bindings?: Readonly<Record<string, unknown>>;
+}
+
+const RANK: Readonly<Record<LogLevel, number>> = { info: 0, warn: 1, error: 2 };
+
+function textLine(level: string, message: string, fields?: Readonly<Record<string, unknown>>): string {
   const tail = fields === undefined ? '' : ' ' + JSON.stringify(fields);
   return `jwt-grpc ${level}: ${message}${tail}\n`;
 }
 
+function textLogger(level: LogLevel): Logger {
+  const at = (lineLevel: LogLevel): ((message: string, fields?: Readonly<Record<string, unknown>>) => void) =>
+    RANK[lineLevel] < RANK[level] ? () => {} : (message, fields) => void process.stderr.write(textLine(lineLevel, message, fields));
+  return { info: at('info'), warn: at('warn'), error: at('error') };
+}
+
 /**
- * A logger that writes one line per event to stderr. `level: 'warn'` (the library's
- * default) keeps info lines out; the CLI uses `'info'`.
- *
- * @example
- * ```ts
- * const server = createJwtServer({ logger: createStderrLogger('info') });
- * ```
+ * JSON through pino: its serializer is what Node log pipelines expect (and are tuned to),
+ * and its synchronous destination loses no line when the process exits right after.
  */
-export function createStderrLogger(level: 'info' | 'warn' = 'warn'): Logger {
-  const write = (text: string): void => {
-    process.stderr.write(text);
-  };
+function jsonLogger(level: LogLevel, bindings: Readonly<Record<string, unknown>>): Logger {
+  const log = pino(
+    {
+      level,
+      messageKey: 'message',
+      base: { pid: process.pid, ...bindings },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.destination({ fd: 2, sync: true }),
+  );
   return {
-    info: level === 'info' ? (message, fields) => write(line('info', message, fields)) : () => {},
-    warn: (message, fields) => write(line('warn', message, fields)),
-    error: (message, fields) => write(line('error', message, fields)),
+    info: (message, fields) => (fields === undefined ? log.info(message) : log.info(fields, message)),
+    warn: (message, fields) => (fields === undefined ? log.warn(message) : log.warn(fields, message)),
+    error: (message, fields) => (fields === undefined ? log.error(message) : log.error(fields, message)),
   };
 }
 
-/** A logger that drops everything: `logger: silentLogger`. */
+/**
+ * A logger that writes one line per event to stderr, as text or JSON. The library's
+ * default is `{ level: 'warn' }`; the CLI takes level and format from `--log-level` and
+ * `--log-format`.
+ *
+ * @example
+ * ```ts
+ * const server = createJwtServer({ logger: createStderrLogger({ level: 'info', format: 'json' }) });
+ * ```
+ */
+export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
+  const { level = 'warn', format = 'text', bindings = {} } = options;
+  return format === 'json' ? jsonLogger(level, bindings) : textLogger(level);
+}
+
+/**
+ * A logger that drops everything.
+ *
+ * @example
+ * ```ts
+ * const server = createJwtServer({ keys, logger: silentLogger });
+ * ```
+ */
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };

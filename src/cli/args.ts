@@ -1,119 +1,109 @@
 import { parseArgs } from 'node:util';
 import { JwtGrpcError, invalidOption } from '../errors.js';
+import { text } from '../options/kinds.js';
+import { type ResolvedOptions, cliLabel, namesIn, resolveOptions } from '../options/resolve.js';
+import { type CliSpec, OPTIONS, type OptionName, type OptionRow } from '../options/table.js';
+import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
+import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
+import { type KeysArgs, parseKeysArgs } from './keys-args.js';
 
-/** `jwt-grpc serve` options after parsing; each has an environment twin (see help.ts). */
+/** `jwt-grpc serve`'s options after parsing, sorted by where they go. */
 export interface ServeArgs {
-  readonly host: string;
-  readonly port: number;
-  readonly keysFile: string | undefined;
-  readonly subjectsFile: string | undefined;
-  readonly issuer: string | undefined;
-  readonly ttlSeconds: number | undefined;
-  readonly maxTtlSeconds: number | undefined;
-  readonly tlsCert: string | undefined;
-  readonly tlsKey: string | undefined;
-  readonly tlsClientCa: string | undefined;
-  readonly reflection: boolean;
-  readonly health: boolean;
-  readonly maxConnectionAgeMs: number | undefined;
-  readonly verifyCacheEntries: number;
-  readonly graceMs: number;
+  /** The command line's own options (host, port, TLS files), defaults filled in. */
+  readonly cli: ResolvedOptions<'cli'>;
+  /** The cluster's (workers from NODEMAXPROCS, graceMs), defaults filled in. */
+  readonly cluster: ResolvedOptions<'cluster'>;
+  /** Each server's options as given; the library fills in the others' defaults. */
+  readonly server: Omit<JwtServerOptions, 'keys' | 'subjects' | 'logger'>;
+  /** Files that hold option values, read at start (`--keys`, `--subjects`). */
+  readonly files: { readonly keys?: string; readonly subjects?: string };
 }
 
-export type Command = { readonly kind: 'help' } | { readonly kind: 'version' } | { readonly kind: 'serve'; readonly args: ServeArgs };
+export type Command =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'serve'; readonly args: ServeArgs }
+  | { readonly kind: 'keys'; readonly args: KeysArgs }
+  | { readonly kind: 'client'; readonly args: ClientCommandArgs };
 
-/** Option name, its environment twin, and whether it takes a value: the one table both parsing and --help use. */
-export const SERVE_OPTIONS = {
-  host: { env: 'JWT_GRPC_HOST', type: 'string', help: 'address to bind (default 0.0.0.0)' },
-  port: { env: 'JWT_GRPC_PORT', type: 'string', help: 'port to bind, 0 = any free port (default 50051)' },
-  keys: { env: 'JWT_GRPC_KEYS', type: 'string', help: 'JWK Set file of signing keys (default: ephemeral keys, with a warning)' },
-  subjects: { env: 'JWT_GRPC_SUBJECTS', type: 'string', help: 'JSON array of subjects used round robin when a request names none' },
-  issuer: { env: 'JWT_GRPC_ISSUER', type: 'string', help: 'iss claim of every token' },
-  ttl: { env: 'JWT_GRPC_TTL', type: 'string', help: 'default token lifetime in seconds (default 7200)' },
-  'max-ttl': { env: 'JWT_GRPC_MAX_TTL', type: 'string', help: 'longest lifetime a request may ask for (default 86400)' },
-  'tls-cert': { env: 'JWT_GRPC_TLS_CERT', type: 'string', help: 'PEM certificate chain: serve TLS (with --tls-key)' },
-  'tls-key': { env: 'JWT_GRPC_TLS_KEY', type: 'string', help: 'PEM private key of --tls-cert' },
-  'tls-client-ca': { env: 'JWT_GRPC_TLS_CLIENT_CA', type: 'string', help: 'PEM CA bundle: require client certificates (mutual TLS)' },
-  'no-reflection': { env: 'JWT_GRPC_NO_REFLECTION', type: 'boolean', help: 'do not serve gRPC reflection' },
-  'no-health': { env: 'JWT_GRPC_NO_HEALTH', type: 'boolean', help: 'do not serve grpc.health.v1.Health' },
-  'max-connection-age-ms': {
-    env: 'JWT_GRPC_MAX_CONNECTION_AGE_MS',
-    type: 'string',
-    help: 'close client connections after this long so clients rebalance over workers (default: never)',
-  },
-  'verify-cache': { env: 'JWT_GRPC_VERIFY_CACHE', type: 'string', help: 'entries of the VerifyJwt cache, 0 = off (default 10000)' },
-  'grace-ms': { env: 'JWT_GRPC_GRACE_MS', type: 'string', help: 'on SIGTERM, how long calls in flight may finish (default 10000)' },
-} as const;
+/** Every option the command line gives (each row of the table with `cli`), its own first: the order of --help. */
+export const CLI_OPTIONS: readonly OptionName[] = [
+  ...namesIn('cli'),
+  ...(Object.keys(OPTIONS) as OptionName[]).filter((name) => OPTIONS[name].group !== 'cli'),
+].filter((name) => OPTIONS[name].cli !== undefined);
 
-type OptionName = keyof typeof SERVE_OPTIONS;
-
-function integer(name: string, text: string | undefined, fallback: number | undefined, min: number, max: number): number | undefined {
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
-    throw invalidOption(`--${name}`, `must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`);
-  }
-  return Number(text);
+/** A flag that takes no value (`--no-health`): its kind has no placeholder and it names no file. */
+export function isSwitch(row: OptionRow): boolean {
+  return row.kind.placeholder === '' && row.cli?.file !== true;
 }
 
-function flag(name: string, value: string | boolean | undefined): boolean {
-  if (value === undefined || typeof value === 'boolean') return value === true;
-  if (/^(1|true|yes)$/i.test(value)) return true;
-  if (/^(0|false|no|)$/i.test(value)) return false;
-  throw invalidOption(name, `must be true or false, got ${JSON.stringify(value)}`);
+const FILE = text('FILE');
+
+/** One option's value from its flag, else from its environment twin (empty means unset). */
+function readOption(name: OptionName, flags: Readonly<Record<string, string | boolean | undefined>>, env: NodeJS.ProcessEnv): unknown {
+  const row: OptionRow = OPTIONS[name];
+  const cli = row.cli as CliSpec;
+  const label = cliLabel(name);
+  const fromEnv = env[cli.env] === '' ? undefined : env[cli.env];
+  const given = (cli.flag === undefined ? undefined : flags[cli.flag]) ?? fromEnv;
+  if (given === undefined) return undefined;
+  if (typeof given === 'boolean') return cli.negate === true ? !given : given;
+  if (cli.file === true) return FILE.parse(given, label);
+  if (row.kind.parse === undefined) throw new Error(`option table: ${name} has a command-line form but its kind reads no text`);
+  const value = row.kind.parse(given, label);
+  return cli.negate === true ? !value : value;
 }
 
 /**
- * Parses argv (without node and the script) and the environment into a command. Flags
- * win over environment variables. Throws `ERR_INVALID_OPTION` for anything unknown or bad.
+ * Parses argv (without node and the script) and the environment into a command, through
+ * the option table: the same bounds and rules as the library, errors naming the flag.
+ * Flags win over environment variables. Throws `ERR_INVALID_OPTION` for anything
+ * unknown or bad.
  */
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { kind: 'help' };
   if (command === '--version' || command === '-v') return { kind: 'version' };
+  if (command === 'keys') return { kind: 'keys', args: parseKeysArgs(rest, env) };
+  if (command === 'token' || command === 'verify') return { kind: 'client', args: parseClientArgs(command, rest) };
   if (command !== 'serve') throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown command ${JSON.stringify(command)}`);
 
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof SERVE_OPTIONS & { help: { type: 'boolean' } } }>>;
+  const flagTypes: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
+  for (const name of CLI_OPTIONS) {
+    const row: OptionRow = OPTIONS[name];
+    if (row.cli?.flag !== undefined) flagTypes[row.cli.flag] = { type: isSwitch(row) ? 'boolean' : 'string' };
+  }
+  let flags: Record<string, string | boolean | undefined>;
   try {
-    parsed = parseArgs({ args: [...rest], options: { ...SERVE_OPTIONS, help: { type: 'boolean' } }, strict: true, allowPositionals: false });
+    flags = parseArgs({ args: [...rest], options: flagTypes, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', (err as Error).message);
   }
-  if (parsed.values.help === true) return { kind: 'help' };
-  const value = (name: OptionName): string | boolean | undefined => {
-    const given = parsed.values[name];
-    if (given !== undefined) return given;
-    const fromEnv = env[SERVE_OPTIONS[name].env];
-    return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
-  };
-  const text = (name: OptionName): string | undefined => {
-    const v = value(name);
-    return typeof v === 'string' ? v : undefined;
-  };
+  if (flags['help'] === true) return { kind: 'help' };
 
-  const tlsCert = text('tls-cert');
-  const tlsKey = text('tls-key');
-  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw invalidOption('--tls-cert/--tls-key', 'give both or neither');
-  const tlsClientCa = text('tls-client-ca');
-  if (tlsClientCa !== undefined && tlsCert === undefined) throw invalidOption('--tls-client-ca', 'needs --tls-cert and --tls-key');
+  const sorted: Record<'cli' | 'cluster' | 'server' | 'files', Record<string, unknown>> = { cli: {}, cluster: {}, server: {}, files: {} };
+  for (const name of CLI_OPTIONS) {
+    const value = readOption(name, flags, env);
+    if (value === undefined) continue;
+    const { group, cli } = OPTIONS[name] as OptionRow;
+    const place = cli?.file === true ? 'files' : group === 'cli' || group === 'cluster' ? group : 'server';
+    sorted[place][name] = value;
+  }
 
+  const own = resolveOptions('cli', sorted.cli, cliLabel);
+  if ((own.tlsCert === undefined) !== (own.tlsKey === undefined)) throw invalidOption('--tls-cert/--tls-key', 'give both or neither');
+  if (own.tlsClientCa !== undefined && own.tlsCert === undefined) throw invalidOption('--tls-client-ca', 'needs --tls-cert and --tls-key');
+  if (own.watchKeys && sorted.files['keys'] === undefined) throw invalidOption('--watch-keys', 'needs --keys: there is no key file to watch');
+  // The library's rules across options (--ttl at most --max-ttl), checked now, naming the flags.
+  resolveServerOptions(sorted.server, cliLabel);
   return {
     kind: 'serve',
+    // Each value came through its row's kind, so it has the type its option declares.
     args: {
-      host: text('host') ?? '0.0.0.0',
-      port: integer('port', text('port'), 50051, 0, 65535) as number,
-      keysFile: text('keys'),
-      subjectsFile: text('subjects'),
-      issuer: text('issuer'),
-      ttlSeconds: integer('ttl', text('ttl'), undefined, 1, 10 * 365 * 86_400),
-      maxTtlSeconds: integer('max-ttl', text('max-ttl'), undefined, 1, 10 * 365 * 86_400),
-      tlsCert,
-      tlsKey,
-      tlsClientCa,
-      reflection: !flag('--no-reflection', value('no-reflection')),
-      health: !flag('--no-health', value('no-health')),
-      maxConnectionAgeMs: integer('max-connection-age-ms', text('max-connection-age-ms'), undefined, 1000, 2 ** 31 - 1),
-      verifyCacheEntries: integer('verify-cache', text('verify-cache'), 10_000, 0, 10_000_000) as number,
-      graceMs: integer('grace-ms', text('grace-ms'), 10_000, 0, 600_000) as number,
+      cli: own,
+      cluster: resolveOptions('cluster', sorted.cluster, cliLabel),
+      server: sorted.server as ServeArgs['server'],
+      files: sorted.files as ServeArgs['files'],
     },
   };
 }

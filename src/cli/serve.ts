@@ -1,12 +1,14 @@
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { ServerCredentials } from '@grpc/grpc-js';
+import nodeCluster from 'node:cluster';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
+import { watchKeyFile } from '../keys/watch.js';
 import { createStderrLogger } from '../log.js';
-import { parseNodeMaxProcs } from '../cluster/max-procs.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
+import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../service/load-subjects.js';
+import type { ServerTlsOptions } from '../transport/http2/index.js';
 import type { ServeArgs } from './args.js';
 
 function hostPort(host: string, port: number): string {
@@ -21,8 +23,8 @@ async function readPem(file: string, what: string): Promise<Buffer> {
   }
 }
 
-function tlsCredentials(args: ServeArgs): (() => Promise<ServerCredentials>) | undefined {
-  const { tlsCert, tlsKey, tlsClientCa } = args;
+function tlsOptions(cli: ServeArgs['cli']): (() => Promise<ServerTlsOptions>) | undefined {
+  const { tlsCert, tlsKey, tlsClientCa } = cli;
   if (tlsCert === undefined || tlsKey === undefined) return undefined;
   return async () => {
     const [cert, key, ca] = await Promise.all([
@@ -30,7 +32,7 @@ function tlsCredentials(args: ServeArgs): (() => Promise<ServerCredentials>) | u
       readPem(tlsKey, 'TLS key'),
       tlsClientCa === undefined ? null : readPem(tlsClientCa, 'client CA bundle'),
     ]);
-    return ServerCredentials.createSsl(ca, [{ cert_chain: cert, private_key: key }], ca !== null);
+    return ca === null ? { cert, key } : { cert, key, ca, requireClientCertificate: true };
   };
 }
 
@@ -46,41 +48,50 @@ async function checkReadable(files: readonly (string | undefined)[]): Promise<vo
   }
 }
 
+/** What every JSON log line of this process says about it: the worker's slot, or `primary`. */
+function processBindings(workers: number): Record<string, unknown> {
+  if (nodeCluster.isWorker) return { worker: Number(process.env['JWT_GRPC_WORKER']) };
+  return workers > 1 ? { worker: 'primary' } : {};
+}
+
 /** `jwt-grpc serve`: single process or cluster (NODEMAXPROCS), announced on stdout. */
-export async function serve(args: ServeArgs, env: NodeJS.ProcessEnv): Promise<ClusterHandle> {
-  const workers = parseNodeMaxProcs(env['NODEMAXPROCS']);
-  const logger = createStderrLogger('info');
-  await checkReadable([args.tlsCert, args.tlsKey, args.tlsClientCa]);
-  const subjects = args.subjectsFile === undefined ? undefined : await loadSubjects(args.subjectsFile);
-  const keysFile = args.keysFile;
+export async function serve(args: ServeArgs): Promise<ClusterHandle> {
+  const { cli, cluster, server, files } = args;
+  const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
+  await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa]);
+  const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
+  const keysFile = files.keys;
   const handle = await runCluster({
-    workers,
-    address: hostPort(args.host, args.port),
+    ...cluster,
+    address: hostPort(cli.host, cli.port),
     keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger }),
-    credentials: tlsCredentials(args),
+    tls: tlsOptions(cli),
     logger,
-    graceMs: args.graceMs,
-    server: {
-      subjects,
-      issuer: args.issuer,
-      defaultTtlSeconds: args.ttlSeconds,
-      maxTtlSeconds: args.maxTtlSeconds,
-      reflection: args.reflection,
-      health: args.health,
-      maxConnectionAgeMs: args.maxConnectionAgeMs,
-      verifyCache: args.verifyCacheEntries === 0 ? false : { maxEntries: args.verifyCacheEntries },
-    },
+    server: { ...server, subjects },
   });
+  if (handle.role !== 'worker' && cli.watchKeys && keysFile !== undefined) {
+    const stop = await watchKeyFile(
+      keysFile,
+      () => {
+        logger.info(`key file ${keysFile} changed: reloading the keys`);
+        handle.reloadKeys().catch(() => undefined); // logged and counted by the reload
+      },
+      logger,
+    );
+    void handle.done.then(stop);
+  }
   if (handle.role !== 'worker') {
     const keys = handle.keys.keys;
     process.stdout.write(
       [
-        `jwt-grpc listening on ${hostPort(args.host, handle.port)}`,
-        `  transport: ${args.tlsCert === undefined ? 'plaintext (no TLS)' : args.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}`,
-        `  workers: ${handle.role === 'single' ? '1 (single process)' : workers} pids ${handle.servingPids().join(', ')}`,
+        `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
+        `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
+        `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
         `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
         `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
-        `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${args.subjectsFile}`}`,
+        `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+        ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
+        `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),
     );

@@ -1,13 +1,34 @@
+import { JwtGrpcError } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
+import type { Logger } from '../log.js';
 
-/** A running server from {@link runCluster}, whatever the process's role. */
+/**
+ * A running server from {@link runCluster}, whatever the process's role.
+ *
+ * @example
+ * ```ts
+ * const handle: ClusterHandle = await runCluster({ workers: 2, address: '0.0.0.0:50051' });
+ * if (handle.role !== 'worker') console.log(`port ${handle.port}, pids ${handle.servingPids().join(', ')}`);
+ * process.exitCode = await handle.done;
+ * ```
+ */
 export interface ClusterHandle {
   /** `single` (NODEMAXPROCS unset or 1), `primary` (forks the workers) or `worker`. */
   readonly role: 'single' | 'primary' | 'worker';
   /** The bound port, shared by every worker. */
   readonly port: number;
-  /** The keys served (in the primary, the ones handed to every worker). */
+  /** The keys served now (in the primary, the ones handed to every worker). */
   readonly keys: KeySet;
+  /**
+   * Reads the keys again with the `keys` loader, checks them once (they must load, and
+   * sign every algorithm signed now) and puts them in use: in this process, or in every
+   * worker (calls in flight finish with the keys they started with). A failure changes
+   * nothing: it is logged, counted in the metrics, and the promise rejects. SIGHUP does
+   * this when `handleSignals` is on. In a worker it rejects: the primary reloads.
+   */
+  reloadKeys(): Promise<KeySet>;
+  /** The port of `/metrics` (option `server.metricsPort`) in the process that serves it: the single one, or the primary. */
+  readonly metricsPort: number | undefined;
   /** Pids of the processes serving calls right now (this one, when single). */
   readonly servingPids: () => readonly number[];
   /** Drains: stops accepting, lets calls in flight finish, then resolves `done`. */
@@ -34,4 +55,37 @@ export function onStopSignals(drain: () => void, force: () => void): () => void 
     process.off('SIGTERM', handler);
     process.off('SIGINT', handler);
   };
+}
+
+/** Why a reload cannot happen: the server runs on ephemeral keys. @internal */
+export function noKeyLoader(): JwtGrpcError {
+  return new JwtGrpcError('ERR_SERVER_STATE', 'no key file to reload: the server runs on ephemeral keys (no keys option)');
+}
+
+/**
+ * SIGHUP reloads the keys (its default would end the process). The outcome is logged by
+ * the reload; without a key file, a warning says there is nothing to reload. Returns a
+ * function that removes the listener again. @internal
+ */
+export function onReloadSignal(reload: () => Promise<unknown>, hasLoader: boolean, logger: Logger): () => void {
+  const handler = (): void => {
+    if (!hasLoader) {
+      logger.warn('SIGHUP: no key file to reload (the server runs on ephemeral keys)');
+      return;
+    }
+    logger.info('SIGHUP: reloading the keys');
+    reload().catch(() => undefined); // logged and counted by the reload
+  };
+  process.on('SIGHUP', handler);
+  return () => process.off('SIGHUP', handler);
+}
+
+/**
+ * The `done` of a ClusterHandle and the function that settles it with the exit code
+ * (the first call wins). @internal
+ */
+export function exitLatch(): { readonly done: Promise<number>; readonly finish: (code: number) => void } {
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  return { done, finish };
 }

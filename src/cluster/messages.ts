@@ -7,20 +7,30 @@ import type { Jwk } from '../keys/export.js';
  */
 export type PrimaryMessage =
   | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] } }
-  | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number };
+  | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
+  /** Reloaded keys, checked by the primary: the worker swaps them in and acknowledges `generation`. */
+  | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
+  /** A scrape of `/metrics`: the worker answers with its metrics. */
+  | { readonly type: 'jwt-grpc:metrics-request'; readonly id: number };
 
 /**
  * `hello` asks for the keys: a message sent before the worker's module graph has loaded
  * and attached its listener would be dropped, so the worker speaks first.
  */
-export type WorkerMessage = { readonly type: 'jwt-grpc:hello' } | { readonly type: 'jwt-grpc:listening'; readonly port: number };
+export type WorkerMessage =
+  | { readonly type: 'jwt-grpc:hello' }
+  | { readonly type: 'jwt-grpc:listening'; readonly port: number }
+  | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
+  /** prom-client's JSON of the worker's metrics (`Registry.getMetricsAsJSON`). */
+  | { readonly type: 'jwt-grpc:metrics'; readonly id: number; readonly metrics: readonly unknown[] };
+
+const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:metrics-request']);
+const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:keys-applied', 'jwt-grpc:metrics']);
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
-  const type = (message as { type?: unknown } | null)?.type;
-  return type === 'jwt-grpc:start' || type === 'jwt-grpc:shutdown';
+  return PRIMARY_TYPES.has((message as { type?: unknown } | null)?.type);
 }
 
 export function isWorkerMessage(message: unknown): message is WorkerMessage {
-  const type = (message as { type?: unknown } | null)?.type;
-  return type === 'jwt-grpc:hello' || type === 'jwt-grpc:listening';
+  return WORKER_TYPES.has((message as { type?: unknown } | null)?.type);
 }

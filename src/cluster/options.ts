@@ -1,60 +1,78 @@
-import type { ServerCredentials } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import type { JwtServerOptions } from '../server/create.js';
+import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../options/resolve.js';
+import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
+import type { ServerTlsOptions } from '../transport/http2/index.js';
 
-/** Options of {@link runCluster}. The same script runs in the primary and in every worker. */
+/**
+ * Options of {@link runCluster}. The same script runs in the primary and in every worker.
+ *
+ * @example
+ * ```ts
+ * const options: ClusterOptions = { workers: 4, address: '0.0.0.0:50051', keys: () => loadKeys('keys.json'), graceMs: 5000 };
+ * await runCluster(options);
+ * ```
+ */
 export interface ClusterOptions {
-  /** Worker processes; 1 = serve from this process. Usually `parseNodeMaxProcs(process.env.NODEMAXPROCS)`. */
-  readonly workers: number;
+  /**
+   * Worker processes, 1 to 1024; 1 = serve from this process. Usually
+   * `parseNodeMaxProcs(process.env.NODEMAXPROCS)`. Default 1.
+   */
+  readonly workers?: number;
   /** `host:port` every worker serves on (one port, shared through node:cluster). */
   readonly address: string;
   /** Options of each worker's server (everything but keys and logger). */
   readonly server?: Omit<JwtServerOptions, 'keys' | 'logger'>;
   /** Loads the keys once, in the primary; workers receive them over IPC. Default: ephemeral keys. */
   readonly keys?: () => Promise<KeySet>;
-  /** Makes each server's credentials (called in each worker). Default: plaintext. */
-  readonly credentials?: () => ServerCredentials | Promise<ServerCredentials>;
+  /** Makes each server's TLS options (called in each worker). Default: plaintext. */
+  readonly tls?: () => ServerTlsOptions | Promise<ServerTlsOptions>;
+  /** Where the cluster's and the servers' log lines go. Default: stderr, info lines too. */
   readonly logger?: Logger;
-  /** How long a SIGTERM lets calls in flight finish before forcing. Default 10000. */
+  /** How long a SIGTERM lets calls in flight finish before forcing, 0 to 600000 ms. Default 10000. */
   readonly graceMs?: number;
-  /** Drain on SIGTERM/SIGINT, force on the second. Default true. */
+  /** Drain on SIGTERM/SIGINT, force on the second; reload the keys on SIGHUP (with `keys`). Default true. */
   readonly handleSignals?: boolean;
-  /** Quick consecutive crashes of one worker slot after which the primary gives up. Default 5. */
+  /** Quick consecutive crashes of one worker slot after which the primary gives up, 1 to 1000. Default 5. */
   readonly maxQuickRestarts?: number;
 }
 
+// A compile error here: ClusterOptions' value options (all but the code-only ones) and
+// the option table (src/options/table.ts) disagree on names or types.
+type ClusterMatchesTable = Expect<DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'tls' | 'logger'>, 'cluster'>>;
+
 /** @internal */
-export interface ResolvedClusterOptions extends Required<Omit<ClusterOptions, 'keys' | 'credentials' | 'server'>> {
-  readonly keys: (() => Promise<KeySet>) | undefined;
-  readonly credentials: (() => ServerCredentials | Promise<ServerCredentials>) | undefined;
+export interface ResolvedClusterOptions extends ResolvedOptions<'cluster'> {
+  readonly address: string;
   readonly server: Omit<JwtServerOptions, 'keys' | 'logger'>;
+  readonly keys: (() => Promise<KeySet>) | undefined;
+  readonly tls: (() => ServerTlsOptions | Promise<ServerTlsOptions>) | undefined;
+  readonly logger: Logger;
+}
+
+function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw invalidOption(name, 'must be a function');
+  return value;
 }
 
 /** @internal */
 export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterOptions {
-  if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > 1024) {
-    throw invalidOption('workers', `must be an integer from 1 to 1024, got ${options.workers}`);
-  }
+  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
+  const resolved = resolveOptions('cluster', options);
   if (typeof options.address !== 'string' || !options.address.includes(':')) {
     throw invalidOption('address', `must be host:port, got ${JSON.stringify(options.address)}`);
   }
-  const graceMs = options.graceMs ?? 10_000;
-  if (!Number.isInteger(graceMs) || graceMs < 0) throw invalidOption('graceMs', `must be a non-negative integer, got ${graceMs}`);
-  const maxQuickRestarts = options.maxQuickRestarts ?? 5;
-  if (!Number.isInteger(maxQuickRestarts) || maxQuickRestarts < 1) {
-    throw invalidOption('maxQuickRestarts', `must be a positive integer, got ${maxQuickRestarts}`);
-  }
+  const server = options.server ?? {};
+  // Checked here too, in the primary: a bad server option then stops the start once,
+  // instead of failing in every worker the primary keeps respawning.
+  resolveServerOptions(server);
   return {
-    workers: options.workers,
+    ...resolved,
     address: options.address,
-    server: options.server ?? {},
-    keys: options.keys,
-    credentials: options.credentials,
-    logger: options.logger ?? createStderrLogger('info'),
-    graceMs,
-    handleSignals: options.handleSignals ?? true,
-    maxQuickRestarts,
+    server,
+    keys: optionalFunction('keys', options.keys),
+    tls: optionalFunction('tls', options.tls),
+    logger: optionValue('logger', options.logger) ?? createStderrLogger({ level: 'info' }),
   };
 }

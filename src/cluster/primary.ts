@@ -1,9 +1,14 @@
 import cluster, { type Worker } from 'node:cluster';
+import { Registry } from 'prom-client';
 import { JwtGrpcError } from '../errors.js';
 import { exportKeys } from '../keys/export.js';
-import { generateKeys } from '../keys/generate.js';
+import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { KeySet } from '../keys/key-set.js';
-import { type ClusterHandle, onStopSignals } from './handle.js';
+import { KeyReloader } from '../keys/reload.js';
+import { ClusterMetrics } from '../metrics/cluster.js';
+import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
+import { ReloadMetrics, registerKeyGauge } from '../metrics/service.js';
+import { type ClusterHandle, exitLatch, noKeyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { type PrimaryMessage, isWorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 
@@ -11,6 +16,13 @@ import type { ResolvedClusterOptions } from './options.js';
 const QUICK_CRASH_MS = 2000;
 /** Longest wait before respawning a crashing worker. */
 const MAX_BACKOFF_MS = 2000;
+/** How long a key reload waits for every worker to say it swapped the keys in. */
+const RELOAD_ACK_MS = 10_000;
+
+/** Sends, ignoring a channel that closed since it was checked: the worker's exit is handled where it is seen. */
+function sendTo(worker: Worker, message: PrimaryMessage): void {
+  if (worker.isConnected()) worker.send(message, undefined, () => undefined);
+}
 
 interface Slot {
   readonly index: number;
@@ -25,17 +37,6 @@ function backoffMs(quickCrashes: number): number {
   return quickCrashes <= 1 ? 0 : Math.min(100 * 2 ** (quickCrashes - 2), MAX_BACKOFF_MS);
 }
 
-async function primaryKeys(options: ResolvedClusterOptions): Promise<KeySet> {
-  if (options.keys !== undefined) return options.keys();
-  const keys = await generateKeys();
-  options.logger.warn(
-    'no keys configured: generated EPHEMERAL keys in memory (shared by every worker); tokens will not ' +
-      'verify after a restart. Configure keys for production.',
-    { kids: keys.keys.map((key) => key.kid) },
-  );
-  return keys;
-}
-
 /**
  * The cluster primary: loads keys once, forks the workers (which share one port through
  * node:cluster), hands them the keys over IPC, respawns the ones that die with backoff,
@@ -43,8 +44,16 @@ async function primaryKeys(options: ResolvedClusterOptions): Promise<KeySet> {
  */
 export async function runPrimary(options: ResolvedClusterOptions): Promise<ClusterHandle> {
   const { logger } = options;
-  const keys = await primaryKeys(options);
-  const start: PrimaryMessage = { type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }) };
+  // Generated here, once, when none are configured: every worker gets the same keys.
+  let keys: KeySet = options.keys === undefined ? await generateEphemeralKeys(logger) : await options.keys();
+  // What a worker gets when it says hello: the keys in use, reloaded ones once there are.
+  let start: PrimaryMessage = { type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }) };
+  let generation = 0;
+  const acks = new Map<Worker, (error: string | undefined) => void>();
+  const metricsRegistry = options.server.metricsPort === undefined ? undefined : new Registry();
+  const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
+  const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
+  if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE.
   cluster.schedulingPolicy = cluster.SCHED_RR;
@@ -58,8 +67,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   }));
   let port: number | undefined;
   let stopping = false;
-  let finish!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (finish = resolve));
+  const { done, finish } = exitLatch();
   let markReady!: () => void;
   let failStart!: (err: Error) => void;
   const ready = new Promise<void>((resolve, reject) => {
@@ -92,20 +100,29 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     const worker = cluster.fork({ JWT_GRPC_WORKER: String(slot.index) });
     slot.worker = worker;
     const pid = worker.process.pid;
-    logger.info(`worker ${pid} started`, { pid, slot: slot.index });
+    logger.info(`worker ${pid} started`, { workerPid: pid, slot: slot.index });
     worker.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
-      if (message.type === 'jwt-grpc:hello') {
-        worker.send(start);
-        return;
+      switch (message.type) {
+        case 'jwt-grpc:hello':
+          sendTo(worker, start);
+          return;
+        case 'jwt-grpc:keys-applied':
+          if (message.generation === generation) acks.get(worker)?.(message.error);
+          return;
+        case 'jwt-grpc:metrics':
+          metrics?.receive(message.id, message.metrics);
+          return;
+        case 'jwt-grpc:listening':
+          slot.listeningAt = Date.now();
+          port = message.port;
+          if (slots.every((s) => s.listeningAt !== undefined)) markReady();
       }
-      slot.listeningAt = Date.now();
-      port = message.port;
-      if (slots.every((s) => s.listeningAt !== undefined)) markReady();
     });
     worker.once('exit', (code, signal) => {
       slot.worker = undefined;
-      const fields = { pid, slot: slot.index, code, signal };
+      acks.get(worker)?.(undefined);
+      const fields = { workerPid: pid, slot: slot.index, code, signal };
       if (stopping) {
         logger.info(`worker ${pid} exited`, fields);
         return;
@@ -142,12 +159,57 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
       )
     : () => {};
   void done.then(removeSignals);
+
+  /**
+   * Hands reloaded keys (checked here, once) to every worker and waits until each has
+   * swapped them in, or exited; a worker forked later gets them in its start message.
+   */
+  async function applyEverywhere(next: KeySet): Promise<void> {
+    const jwks = exportKeys(next, { includePrivate: true });
+    generation += 1;
+    start = { type: 'jwt-grpc:start', jwks };
+    keys = next;
+    const workers = live().filter((worker) => worker.isConnected());
+    const answers = workers.map(
+      (worker) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => answer('no answer'), RELOAD_ACK_MS);
+          const answer = (error: string | undefined): void => {
+            clearTimeout(timer);
+            acks.delete(worker);
+            if (error !== undefined) logger.error(`worker ${worker.process.pid} did not swap in the reloaded keys: ${error}`);
+            resolve();
+          };
+          acks.set(worker, answer);
+          sendTo(worker, { type: 'jwt-grpc:keys', generation, jwks });
+        }),
+    );
+    await Promise.all(answers);
+    logger.info(`reloaded keys handed to ${workers.length} workers`);
+  }
+  const reloader = new KeyReloader({ current: () => keys, apply: applyEverywhere, logger, metrics: reloadMetrics });
+  const reloadKeys = (): Promise<KeySet> => (options.keys === undefined ? Promise.reject(noKeyLoader()) : reloader.reload(options.keys));
+  if (options.handleSignals) void done.then(onReloadSignal(reloadKeys, options.keys !== undefined, logger));
+
   await ready;
+  let endpoint: MetricsEndpoint | undefined;
+  if (metrics !== undefined && options.server.metricsPort !== undefined) {
+    const metricsPort = options.server.metricsPort;
+    endpoint = await serveMetrics(hostOf(options.address), metricsPort, () => metrics.text(live()), logger).catch((err: unknown) => {
+      stopAll(1, 0);
+      throw err;
+    });
+    void done.then(() => endpoint?.close());
+  }
 
   return {
     role: 'primary',
     port: port as number,
-    keys,
+    get keys() {
+      return keys;
+    },
+    metricsPort: endpoint?.port,
+    reloadKeys,
     servingPids: () => live().flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid])),
     close: () => {
       if (!stopping) stopAll(0, options.graceMs);

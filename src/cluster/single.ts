@@ -1,17 +1,14 @@
-import { createJwtServer } from '../server/create.js';
-import { type ClusterHandle, onStopSignals } from './handle.js';
+import type { KeySet } from '../keys/key-set.js';
+import { type ClusterHandle, noKeyLoader, onReloadSignal, onStopSignals } from './handle.js';
+import { listenInProcess } from './in-process.js';
 import type { ResolvedClusterOptions } from './options.js';
 
 /** NODEMAXPROCS=1: the server runs in this process; the same handle as a cluster. @internal */
 export async function runSingle(options: ResolvedClusterOptions): Promise<ClusterHandle> {
   const keys = options.keys === undefined ? undefined : await options.keys();
-  const server = createJwtServer({ ...options.server, keys, logger: options.logger });
-  const credentials = options.credentials === undefined ? undefined : await options.credentials();
-  const port = await server.listen(options.address, credentials);
-
-  let finish!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (finish = resolve));
-  const close = (): Promise<void> => server.close({ graceMs: options.graceMs }).then(() => finish(0));
+  const { server, port, done, finish, close } = await listenInProcess(options, keys);
+  const load = options.keys;
+  const reloadKeys = (): Promise<KeySet> => (load === undefined ? Promise.reject(noKeyLoader()) : server.service.reloadKeys(load));
   if (options.handleSignals) {
     const removeSignals = onStopSignals(
       () => {
@@ -19,12 +16,24 @@ export async function runSingle(options: ResolvedClusterOptions): Promise<Cluste
         void close();
       },
       () => {
+        // The drain is not waited for: the process ends with code 1, cutting what is left.
         options.logger.warn('second signal: forcing shutdown');
-        server.grpcServer.forceShutdown();
         finish(1);
       },
     );
     void done.then(removeSignals);
+    void done.then(onReloadSignal(reloadKeys, load !== undefined, options.logger));
   }
-  return { role: 'single', port, keys: server.service.keys, servingPids: () => [process.pid], close, done };
+  return {
+    role: 'single',
+    port,
+    get keys() {
+      return server.service.keys;
+    },
+    reloadKeys,
+    metricsPort: server.metricsPort,
+    servingPids: () => [process.pid],
+    close: () => close(),
+    done,
+  };
 }

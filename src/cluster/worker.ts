@@ -1,20 +1,29 @@
+import { Registry } from 'prom-client';
+import { JwtGrpcError } from '../errors.js';
 import { importKeys } from '../keys/import.js';
-import { createJwtServer, type JwtServer } from '../server/create.js';
+import { describeKeys } from '../keys/reload.js';
+import { workerMetricsJson } from '../metrics/cluster.js';
 import type { ClusterHandle } from './handle.js';
+import { type InProcessServer, listenInProcess } from './in-process.js';
 import { type PrimaryMessage, type WorkerMessage, isPrimaryMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 
 function send(message: WorkerMessage): void {
-  process.send?.(message);
+  process.send?.(message, undefined, undefined, () => undefined);
 }
+
+type KeysMessage = Extract<PrimaryMessage, { type: 'jwt-grpc:keys' }>;
 
 /**
  * A cluster worker: waits for the keys from the primary, runs exactly the
- * single-process server, and drains when the primary says so. @internal
+ * single-process server, swaps in the keys the primary reloads, answers its metrics
+ * requests, and drains when the primary says so. @internal
  */
 export async function runWorker(options: ResolvedClusterOptions): Promise<ClusterHandle> {
-  // Ctrl-C reaches the whole process group; the primary decides how to stop.
+  const { logger } = options;
+  // Ctrl-C and a terminal's hang-up reach the whole process group; the primary decides what they do.
   process.on('SIGINT', () => {});
+  process.on('SIGHUP', () => {});
 
   const start = await new Promise<Extract<PrimaryMessage, { type: 'jwt-grpc:start' }>>((resolve) => {
     const onMessage = (message: unknown): void => {
@@ -27,22 +36,52 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
     send({ type: 'jwt-grpc:hello' });
   });
 
-  const keys = importKeys(start.jwks);
-  const server: JwtServer = createJwtServer({ ...options.server, keys, logger: options.logger });
-  const credentials = options.credentials === undefined ? undefined : await options.credentials();
-  const port = await server.listen(options.address, credentials);
-
-  let finish!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (finish = resolve));
-  const close = (graceMs = options.graceMs): Promise<void> => server.close({ graceMs }).then(() => finish(0));
-
+  // Counted here, served by the primary: the primary sums its workers' metrics.
+  const registry = options.server.metricsPort === undefined ? undefined : new Registry();
+  let listening: InProcessServer | undefined;
+  let reloaded: KeysMessage | undefined;
+  const swapIn = (server: InProcessServer, message: KeysMessage): void => {
+    try {
+      server.server.service.setKeys(importKeys(message.jwks));
+      logger.info(`worker ${process.pid} reloaded keys`, { keys: describeKeys(server.server.service.keys) });
+      send({ type: 'jwt-grpc:keys-applied', generation: message.generation });
+    } catch (err) {
+      const error = err instanceof JwtGrpcError ? err.message : String(err);
+      send({ type: 'jwt-grpc:keys-applied', generation: message.generation, error });
+    }
+  };
+  // Listening from the start: keys reloaded while this worker binds are swapped in once it listens.
   process.on('message', (message: unknown) => {
-    if (isPrimaryMessage(message) && message.type === 'jwt-grpc:shutdown') void close(message.graceMs);
+    if (!isPrimaryMessage(message)) return;
+    if (message.type === 'jwt-grpc:keys') {
+      if (listening === undefined) reloaded = message;
+      else swapIn(listening, message);
+    } else if (message.type === 'jwt-grpc:metrics-request' && registry !== undefined) {
+      void workerMetricsJson(registry).then((metrics) => send({ type: 'jwt-grpc:metrics', id: message.id, metrics }));
+    } else if (message.type === 'jwt-grpc:shutdown') {
+      void listening?.close(message.graceMs);
+    }
   });
+
+  const server = await listenInProcess(options, importKeys(start.jwks), { metricsPort: undefined, metricsRegistry: registry });
+  listening = server;
+  if (reloaded !== undefined) swapIn(server, reloaded);
+  const { port, done, close } = server;
   // A worker told to stop directly, or orphaned by a dead primary, drains too.
   process.on('SIGTERM', () => void close());
   process.on('disconnect', () => void close());
 
   send({ type: 'jwt-grpc:listening', port });
-  return { role: 'worker', port, keys, servingPids: () => [process.pid], close: () => close(), done };
+  return {
+    role: 'worker',
+    port,
+    get keys() {
+      return server.server.service.keys;
+    },
+    reloadKeys: () => Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'reloadKeys: the primary reloads the keys of its workers')),
+    metricsPort: undefined,
+    servingPids: () => [process.pid],
+    close: () => close(),
+    done,
+  };
 }

@@ -1,0 +1,57 @@
+/** The `jwt-grpc` command: parses the command line and runs the command (src/bin/jwt-grpc.ts starts it). */
+import { JwtGrpcError } from '../errors.js';
+import { parseCommand } from './args.js';
+import { helpText } from './help.js';
+import { runTokenCommand, runVerifyCommand } from '../client/cli-commands.js';
+import { clientHelpText } from './client-args.js';
+import { keysHelpText } from './keys-args.js';
+import { runKeysCommand } from './keys.js';
+import { serve } from './serve.js';
+import { PACKAGE_VERSION } from '../package-root.js';
+
+/** Exit codes: 0 clean stop, 1 cannot start / crash loop, 2 bad option (see --help). */
+async function main(): Promise<number> {
+  const command = parseCommand(process.argv.slice(2), process.env);
+  switch (command.kind) {
+    case 'help':
+      process.stdout.write(helpText(PACKAGE_VERSION));
+      return 0;
+    case 'version':
+      process.stdout.write(`${PACKAGE_VERSION}\n`);
+      return 0;
+    case 'keys':
+      if (command.args.action === 'help') process.stdout.write(keysHelpText());
+      else await runKeysCommand(command.args, (line) => process.stdout.write(`${line}\n`));
+      return 0;
+    case 'client': {
+      const { args } = command;
+      if (args.action === 'help') {
+        process.stdout.write(clientHelpText(args.command));
+        return 0;
+      }
+      return args.action === 'token' ? runTokenCommand(args.args) : runVerifyCommand(args.args);
+    }
+    case 'serve': {
+      const handle = await serve(command.args);
+      return handle.done;
+    }
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof JwtGrpcError) {
+      process.stderr.write(`jwt-grpc: ${err.message}\n`);
+      if (err.code === 'ERR_INVALID_OPTION') {
+        const sub = process.argv[2];
+        const help = sub === 'keys' || sub === 'token' || sub === 'verify' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
+        process.stderr.write(`Run '${help}' for the options.\n`);
+        process.exit(2);
+      }
+    } else {
+      process.stderr.write(`jwt-grpc: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    }
+    process.exit(1);
+  },
+);

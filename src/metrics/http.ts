@@ -1,0 +1,55 @@
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { METRICS_CONTENT_TYPE } from './server-metrics.js';
+
+/** A bound `/metrics` endpoint. @internal */
+export interface MetricsEndpoint {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The host of a gRPC listen address (`127.0.0.1:50051`, `[::1]:0`, `0.0.0.0:0`): metrics
+ * are served on the interface the service is. @internal
+ */
+export function hostOf(address: string): string {
+  const host = address.slice(0, address.lastIndexOf(':'));
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/**
+ * Serves `GET /metrics` on `host:port` (0: any free port) with the text `render` makes at
+ * each scrape; anything else is 404. A failed render is a 500 naming no more than its message. @internal
+ */
+export async function serveMetrics(host: string, port: number, render: () => Promise<string>, logger: Logger): Promise<MetricsEndpoint> {
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: metrics are at GET /metrics\n');
+      return;
+    }
+    render().then(
+      (text) => response.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(request.method === 'HEAD' ? undefined : text),
+      (err: unknown) => {
+        logger.error('metrics scrape failed', { error: err instanceof Error ? err.message : String(err) });
+        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new JwtGrpcError('ERR_LISTEN', `cannot serve metrics on ${host}:${port}: ${err.code ?? err.message}`, { field: 'metricsPort', cause: err })),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,40 @@
+import { Registry } from 'prom-client';
+import { CallMetrics } from './calls.js';
+import { processMetrics } from './process.js';
+import { ReloadMetrics, ServiceMetrics } from './service.js';
+
+/** Prometheus text exposition format 0.0.4, what `/metrics` answers. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/**
+ * Every metric of one server: calls (counted by the transport), the service's work and
+ * key reloads, in one prom-client Registry; with the process's metrics when the registry
+ * is jwt-grpc's own. @internal
+ */
+export class ServerMetrics {
+  readonly registry: Registry;
+  readonly calls: CallMetrics;
+  readonly service: ServiceMetrics;
+  readonly reloads: ReloadMetrics;
+  /** Whether the registry is jwt-grpc's own: then the process metrics go with it. */
+  readonly #own: boolean;
+
+  constructor(registry?: Registry) {
+    this.#own = registry === undefined;
+    this.registry = registry ?? new Registry();
+    this.calls = new CallMetrics(this.registry);
+    this.service = new ServiceMetrics(this.registry);
+    this.reloads = new ReloadMetrics(this.registry);
+  }
+
+  /** Every metric to serve, as prom-client's JSON (what a cluster worker sends its primary). */
+  async json(): Promise<Awaited<ReturnType<Registry['getMetricsAsJSON']>>> {
+    const own = await this.registry.getMetricsAsJSON();
+    return this.#own ? [...own, ...(await processMetrics().getMetricsAsJSON())] : own;
+  }
+
+  /** The text `/metrics` serves. */
+  async text(): Promise<string> {
+    return this.#own ? Registry.merge([this.registry, processMetrics()]).metrics() : this.registry.metrics();
+  }
+}

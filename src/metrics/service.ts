@@ -1,0 +1,140 @@
+/**
+ * JwtService's own metrics:
+ *
+ * - `jwt_grpc_tokens_issued_total{alg, kid}`: tokens GenerateJwt signed
+ * - `jwt_grpc_verifications_total{result, reason}`: VerifyJwt outcomes; `result` is
+ *   `valid` (reason `none`) or `invalid` with the proto's reason (`EXPIRED`, `BAD_SIGNATURE`...)
+ * - `jwt_grpc_verify_cache_hits_total`, `jwt_grpc_verify_cache_misses_total`: lookups of
+ *   the VerifyJwt cache of verified tokens
+ * - `jwt_grpc_keys{alg, kid, role}`: 1 per loaded key; role `active` (signs),
+ *   `verify-only`, or `deactivated` (verify-only since its `deactivated_at`)
+ * - `jwt_grpc_key_reloads_total`, `jwt_grpc_key_reload_failures_total`: key file reloads
+ *   that took effect, and those that failed and left the keys in use as they were
+ */
+import type { Registry } from 'prom-client';
+import type { KeySet } from '../keys/key-set.js';
+import type { VerifyFailureReason, VerifyResult } from '../tokens/result.js';
+import { registerComputed } from './computed.js';
+
+const REASONS: readonly VerifyFailureReason[] = [
+  'MALFORMED',
+  'BAD_SIGNATURE',
+  'ALGORITHM_NOT_ALLOWED',
+  'UNKNOWN_KEY',
+  'EXPIRED',
+  'NOT_YET_VALID',
+  'AUDIENCE_MISMATCH',
+  'ISSUER_MISMATCH',
+  'UNSUPPORTED_HEADER',
+];
+
+/** What the service reports to its metrics; the service holds none when metrics are off. */
+export interface ServiceObserver {
+  /** GenerateJwt signed a token with key `kid` of `alg`. */
+  tokenIssued(alg: string, kid: string): void;
+  /** VerifyJwt verified a token (not the self-check of GenerateJwt). */
+  verified(result: VerifyResult): void;
+}
+
+/** Where the metrics read the service's current state at scrape time. */
+export interface ServiceState {
+  readonly keys: KeySet;
+  /** Lookups of the VerifyJwt cache since the server started. */
+  readonly cacheStats: { readonly hits: number; readonly misses: number };
+}
+
+/** The role label of a key in `jwt_grpc_keys`. */
+export function keyRole(key: KeySet['keys'][number]): 'active' | 'verify-only' | 'deactivated' {
+  if (key.active) return 'active';
+  return key.deactivatedAt === undefined ? 'verify-only' : 'deactivated';
+}
+
+/** Registers `jwt_grpc_keys` for the keys `current` returns at each scrape; `max` across a cluster's workers, which hold the same keys. */
+export function registerKeyGauge(registry: Registry, current: () => KeySet | undefined): void {
+  registerComputed(registry, {
+    name: 'jwt_grpc_keys',
+    help: 'Loaded keys: 1 per key, by algorithm, kid and role (active, verify-only, deactivated).',
+    type: 'gauge',
+    aggregator: 'max',
+    samples: () => (current()?.keys ?? []).map((key) => ({ labels: { alg: key.alg, kid: key.kid, role: keyRole(key) }, value: 1 })),
+  });
+}
+
+/** The key reload counters, kept where the key file is read: the single process, or a cluster's primary. */
+export class ReloadMetrics {
+  reloads = 0;
+  failures = 0;
+
+  constructor(registry: Registry) {
+    registerComputed(registry, {
+      name: 'jwt_grpc_key_reloads_total',
+      help: 'Key file reloads that took effect (SIGHUP, --watch-keys).',
+      type: 'counter',
+      samples: () => [{ labels: {}, value: this.reloads }],
+    });
+    registerComputed(registry, {
+      name: 'jwt_grpc_key_reload_failures_total',
+      help: 'Key file reloads that failed and left the keys in use unchanged.',
+      type: 'counter',
+      samples: () => [{ labels: {}, value: this.failures }],
+    });
+  }
+}
+
+/** Counts of the service's work; one per server. */
+export class ServiceMetrics implements ServiceObserver {
+  readonly #issued = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
+  readonly #valid = { count: 0 };
+  readonly #invalid = new Map<VerifyFailureReason, { count: number }>(REASONS.map((reason) => [reason, { count: 0 }]));
+  #state: ServiceState | undefined;
+
+  constructor(registry: Registry) {
+    registerComputed(registry, {
+      name: 'jwt_grpc_tokens_issued_total',
+      help: 'Tokens signed by GenerateJwt, by algorithm and kid.',
+      type: 'counter',
+      samples: () => [...this.#issued.values()].map(({ labels, count }) => ({ labels, value: count })),
+    });
+    registerComputed(registry, {
+      name: 'jwt_grpc_verifications_total',
+      help: 'Tokens verified by VerifyJwt, by result (valid, invalid) and reason (none, or the VerifyJwtResponse reason).',
+      type: 'counter',
+      samples: () => [
+        { labels: { result: 'valid', reason: 'none' }, value: this.#valid.count },
+        ...[...this.#invalid].map(([reason, { count }]) => ({ labels: { result: 'invalid', reason }, value: count })),
+      ],
+    });
+    registerComputed(registry, {
+      name: 'jwt_grpc_verify_cache_hits_total',
+      help: 'VerifyJwt cache lookups that found the token verified already.',
+      type: 'counter',
+      samples: () => [{ labels: {}, value: this.#state?.cacheStats.hits ?? 0 }],
+    });
+    registerComputed(registry, {
+      name: 'jwt_grpc_verify_cache_misses_total',
+      help: 'VerifyJwt cache lookups that did not (the token was verified in full).',
+      type: 'counter',
+      samples: () => [{ labels: {}, value: this.#state?.cacheStats.misses ?? 0 }],
+    });
+    registerKeyGauge(registry, () => this.#state?.keys);
+  }
+
+  /** The service whose keys and cache the scrape reads. */
+  attach(state: ServiceState): void {
+    this.#state = state;
+  }
+
+  tokenIssued(alg: string, kid: string): void {
+    let cell = this.#issued.get(kid);
+    if (cell === undefined) {
+      cell = { labels: { alg, kid }, count: 0 };
+      this.#issued.set(kid, cell);
+    }
+    cell.count += 1;
+  }
+
+  verified(result: VerifyResult): void {
+    const cell = result.valid ? this.#valid : this.#invalid.get(result.reason);
+    if (cell !== undefined) cell.count += 1;
+  }
+}
