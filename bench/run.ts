@@ -3,19 +3,19 @@
  * Programmatic use: `runBench(options)`; this file runs the CLI only when it is the
  * entry point.
  */
-import { realpathSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { registerCleanup, runCleanups } from './common/cleanup.js';
+import { PACKAGE_ROOT } from '../src/package-root.js';
+import { registerCleanup } from './common/cleanup.js';
 import { machineInfo, versions } from './common/machine.js';
-import { REPO_ROOT } from './common/paths.js';
+import { UsageError, runProgram } from './common/program.js';
 import { createRunDir, updateLatestLink } from './common/results-dir.js';
-import { planCores } from './ghz/cores.js';
-import { locateGhz } from './ghz/ghz-binary.js';
-import type { MacroResults } from './ghz/results.js';
-import { runMacro } from './ghz/run.js';
-import { buildScenarios, filterScenarios } from './ghz/scenarios.js';
-import { SERVER_NAMES } from './ghz/servers.js';
+import { GO_TOOLS, ensureGoTool } from './harness/tools.js';
+import { planCores } from './harness/cores.js';
+import type { MacroResults } from './macro/results.js';
+import { runMacro } from './macro/run.js';
+import { type MultiGroup, buildScenarios, filterScenarios } from './macro/scenarios.js';
+import { SERVER_NAMES } from './macro/servers.js';
 import type { MicroResults } from './micro/results.js';
 import { runMicro } from './micro/run.js';
 import { DEFAULT_MACRO_ALGORITHMS, DEFAULT_MICRO_ALGORITHMS } from './options/algorithms.js';
@@ -23,7 +23,6 @@ import { helpText } from './options/help.js';
 import { parseCommandLine } from './options/parse.js';
 import { PROFILES } from './options/profiles.js';
 import type { BenchOptions } from './options/types.js';
-import { UsageError } from './options/usage-error.js';
 import { type BenchResults, serializeResults } from './report/results-file.js';
 import { renderSummary } from './report/summary.js';
 
@@ -40,7 +39,7 @@ export interface BenchRun {
 
 /** A path as results.json shows it: relative inside the repository, never a machine-specific absolute one. */
 function displayPath(path: string): string {
-  const inside = relative(REPO_ROOT, path);
+  const inside = relative(PACKAGE_ROOT, path);
   return inside.startsWith('..') ? `(outside the repository)/${basename(path)}` : inside || '.';
 }
 
@@ -52,8 +51,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const startedAt = new Date();
   // Everything that can refuse to run is checked before minutes of micro benchmarks.
   const plan = options.macro ? planCores(options.serverCores) : null;
-  if (plan !== null) checkCellFilter(options, plan.multiCores, plan.multiWorkers);
-  const ghz = options.macro ? locateGhz(log) : null;
+  if (plan !== null) checkScenarioFilter(options, plan.multi);
+  const ghz = options.macro ? ensureGoTool(GO_TOOLS.ghz, log) : null;
   const runDir = createRunDir(options.out, startedAt);
   log(`bench: profile ${options.profile}, results in ${runDir}`);
 
@@ -69,9 +68,11 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       algorithms: options.algorithms ?? DEFAULT_MACRO_ALGORITHMS,
       servers: options.servers,
       cells: options.cells,
+      scope: options.scope,
+      serverCoresGiven: options.serverCores !== null,
       durationS: options.durationS,
       warmupS: options.warmupS,
-      repetitions: options.repetitions,
+      rounds: options.rounds,
       html: options.html,
       runDir,
       log,
@@ -80,7 +81,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   }
 
   const results: BenchResults = {
-    schema: 1,
+    schema: 2,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     machine: machineInfo(),
@@ -99,49 +100,22 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   return { runDir, results, summary };
 }
 
-/** A --cells filter that selects nothing is a typo: say so before any work, with the ids. */
-function checkCellFilter(options: BenchOptions, multiCores: number, multiWorkers: number): void {
+/** A --cells filter that selects no scenario is a typo: say so before any work, with the scenario ids. */
+function checkScenarioFilter(options: BenchOptions, multi: readonly MultiGroup[]): void {
   if (options.cells === null) return;
-  const all = buildScenarios(options.algorithms ?? DEFAULT_MACRO_ALGORITHMS, multiCores, multiWorkers);
+  const all = buildScenarios(options.algorithms ?? DEFAULT_MACRO_ALGORITHMS, multi);
   if (filterScenarios(all, options.cells).length === 0) {
-    throw new UsageError(`--cells ${options.cells.join(',')} matches no cell; the cells are: ${all.map((s) => s.id).join(', ')}`);
+    throw new UsageError(`--cells ${options.cells.join(',')} matches no scenario id; the scenario ids are: ${all.map((s) => s.id).join(', ')}`);
   }
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  try {
-    const parsed = parseCommandLine(argv, SERVER_NAMES);
-    if (parsed.kind === 'help') {
-      process.stdout.write(helpText(SERVER_NAMES));
-      return 0;
-    }
-    // An interrupted run still stops the server under test and deletes the keys.
-    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-      process.once(signal, () => {
-        runCleanups();
-        process.exit(code);
-      });
-    }
-    await runBench(parsed.options);
+await runProgram({
+  name: 'bench',
+  url: import.meta.url,
+  help: () => helpText(SERVER_NAMES),
+  parse: (argv) => parseCommandLine(argv, SERVER_NAMES),
+  run: async (options) => {
+    await runBench(options);
     return 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`bench: ${error.message}\nRun with --help for the options.\n`);
-      return 2;
-    }
-    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-    return 1;
-  }
-}
-
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) process.exitCode = await main(process.argv.slice(2));
+  },
+});

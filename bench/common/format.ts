@@ -1,4 +1,5 @@
 /** Number formatting shared by the progress line and the tables. */
+import { type MedianInterval, spansOne } from './bootstrap.js';
 
 export function formatInteger(value: number): string {
   return Math.round(value).toLocaleString('en-US');
@@ -25,8 +26,9 @@ export function formatUs(us: number): string {
   return us.toFixed(2);
 }
 
-export function formatMiB(bytes: number): string {
-  return Number.isFinite(bytes) ? (bytes / 1024 / 1024).toFixed(0) : 'n/a';
+/** Mebibytes, whole by default (the tables), e.g. `102`; the caller adds the unit where the text needs it. */
+export function formatMiB(bytes: number, decimals = 0): string {
+  return Number.isFinite(bytes) ? (bytes / 1024 / 1024).toFixed(decimals) : 'n/a';
 }
 
 /** `mm:ss` (or `h:mm:ss` past an hour) for the progress line. */
@@ -37,4 +39,18 @@ export function formatClock(totalSeconds: number): string {
   const seconds = s % 60;
   const mmss = `${String(minutes).padStart(2, '0')}:${String(seconds).padStart(2, '0')}`;
   return hours > 0 ? `${hours}:${mmss}` : mmss;
+}
+
+/**
+ * A ratio with its interval: `0.61x (0.57-0.66)`; an interval that includes 1.00 as
+ * `no difference shown (0.91-1.05)`, without a point value that would invite reading a
+ * winner into it; too few values for an interval as `0.61x (2 rounds: no interval)`.
+ */
+export function formatRatioInterval(interval: MedianInterval | null): string {
+  if (interval === null) return 'n/a';
+  if (interval.low === null || interval.high === null) {
+    return `${interval.median.toFixed(2)}x (${interval.n} round${interval.n === 1 ? '' : 's'}: no interval)`;
+  }
+  const range = `${interval.low.toFixed(2)}-${interval.high.toFixed(2)}`;
+  return spansOne(interval) ? `no difference shown (${range})` : `${interval.median.toFixed(2)}x (${range})`;
 }

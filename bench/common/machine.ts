@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
-import { captureOutput } from './exec.js';
-import { REPO_ROOT } from './paths.js';
+import { captureOutput } from '../harness/exec.js';
+import { repoPath } from './paths.js';
 
 /** The machine and software a run's figures belong to. */
 export interface MachineInfo {
@@ -14,6 +13,8 @@ export interface MachineInfo {
   readonly os: string;
   readonly kernel: string;
   readonly arch: string;
+  /** Whether the CPU reports a hypervisor (the `hypervisor` flag of /proc/cpuinfo): steal and noisy neighbours apply. */
+  readonly virtualized: boolean;
 }
 
 export interface Versions {
@@ -23,14 +24,19 @@ export interface Versions {
   readonly packages: Readonly<Record<string, string | null>>;
 }
 
-function cpuModel(): string {
+/** /proc/cpuinfo, or '' where there is none (not Linux). */
+function cpuInfo(): string {
   try {
-    const match = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m);
-    if (match?.[1] !== undefined) return match[1].trim();
+    return readFileSync('/proc/cpuinfo', 'utf8');
   } catch {
-    // not Linux: fall back to what Node knows
+    return '';
   }
-  return os.cpus()[0]?.model ?? 'unknown';
+}
+
+function cpuModel(): string {
+  const match = cpuInfo().match(/^model name\s*:\s*(.+)$/m);
+  // Not Linux: fall back to what Node knows.
+  return match?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
 }
 
 function osName(): string {
@@ -52,12 +58,13 @@ export function machineInfo(): MachineInfo {
     os: osName(),
     kernel: `${os.type()} ${os.release()}`,
     arch: os.arch(),
+    virtualized: /^flags\s*:.*\bhypervisor\b/m.test(cpuInfo()),
   };
 }
 
 /** The version field of node_modules/<name>/package.json, or null. */
 function packageVersion(name: string): string | null {
-  const manifest = join(REPO_ROOT, 'node_modules', name, 'package.json');
+  const manifest = repoPath('node_modules', name, 'package.json');
   if (!existsSync(manifest)) return null;
   return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version ?? null;
 }

@@ -4,16 +4,16 @@ import { formatClock } from './format.js';
 export interface ProgressStep {
   readonly server: string;
   readonly scenario: string;
-  readonly repetition: number;
-  readonly repetitions: number;
+  readonly round: number;
+  readonly rounds: number;
 }
 
 /**
- * The `[i/n] server scenario rep r/R  elapsed mm:ss  ~mm:ss left` line on stderr.
+ * The `[i/n] server scenario round r/R  elapsed mm:ss  ~mm:ss left` line on stderr.
  *
  * The estimate is the planned seconds still to run, scaled by how much longer than
- * planned the steps done so far actually took (server starts, warm-ups and ghz's own
- * start-up are not in the plan): simple, and it converges as the run goes on.
+ * planned the steps done so far actually took (server starts, warm-ups, probes and
+ * ghz's own start-up are not in the plan): simple, and it converges as the run goes on.
  */
 export class Progress {
   readonly #total: number;
@@ -32,7 +32,7 @@ export class Progress {
   start(step: ProgressStep): void {
     const elapsed = (Date.now() - this.#startedAt) / 1000;
     this.#write(
-      `[${this.#done + 1}/${this.#total}] ${step.server} ${step.scenario} rep ${step.repetition}/${step.repetitions}` +
+      `[${this.#done + 1}/${this.#total}] ${step.server} ${step.scenario} round ${step.round}/${step.rounds}` +
         `  elapsed ${formatClock(elapsed)}  ~${formatClock(this.secondsLeft(elapsed))} left`,
     );
   }

@@ -41,7 +41,8 @@ const NS_PER_MS = 1e6;
 /**
  * Summarises a ghz JSON report. Throughput counts OK responses only (rps_ok =
  * ok / total duration): a server that answers errors quickly (ENHANCE_YOUR_CALM,
- * Unavailable) must not look fast (REFERENCE.md section 2).
+ * Unavailable) must not look fast, as ghz's own `rps`, which counts errors, makes it
+ * look (a grpc-js echo server once showed 88k "rps" of which 99 % were RESOURCE_EXHAUSTED).
  * Percentiles are ghz's, which it computes over OK responses only; the mean is
  * recomputed from the per-call details over OK responses too, because ghz's `average`
  * includes errors. Without details (ghz keeps at most 1,000,000) ghz's average is used.

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { type CorePlan, pinnedCommand } from './cores.js';
+import { type CorePlan, pinnedCommand } from '../harness/cores.js';
+import { launch } from '../harness/launcher.js';
 import { type GhzCall, ghzArgs } from './ghz-args.js';
 import type { GhzJsonReport } from './ghz-report.js';
-import { cpuSeconds } from './proc.js';
+import { cpuSeconds } from '../harness/proc.js';
 
 /** A finished ghz run: its report and how busy ghz itself was. */
 export interface GhzRun {
@@ -24,26 +24,21 @@ const SAMPLE_MS = 200;
  */
 export async function runGhz(ghz: string, call: GhzCall, plan: CorePlan, loadCpus: readonly number[]): Promise<GhzRun> {
   const { command, args } = pinnedCommand(plan, loadCpus, ghz, ghzArgs(call));
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const keep = (chunk: string): void => void (output = (output + chunk).slice(-4000));
-  child.stdout.setEncoding('utf8').on('data', keep);
-  child.stderr.setEncoding('utf8').on('data', keep);
+  const ghzProcess = launch(command, args);
   const startedAt = Date.now();
   const samples: { t: number; cpu: number }[] = [];
   const sampler = setInterval(() => {
-    const cpu = child.pid === undefined ? null : cpuSeconds(child.pid);
+    const cpu = cpuSeconds(ghzProcess.pid);
     if (cpu !== null) samples.push({ t: Date.now() - startedAt, cpu });
   }, SAMPLE_MS);
-  const killer = setTimeout(() => child.kill('SIGKILL'), (call.durationS + 120) * 1000);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  }).finally(() => {
+  const killer = setTimeout(() => ghzProcess.kill(), (call.durationS + 120) * 1000);
+  const exit = await ghzProcess.closed.finally(() => {
     clearInterval(sampler);
     clearTimeout(killer);
   });
-  if (code !== 0) throw new Error(`ghz exited with ${code}: ${output.trim()}`);
+  if (exit.code !== 0) {
+    throw new Error(`ghz exited with ${exit.code ?? exit.signal}: ${`${ghzProcess.stdout}${ghzProcess.stderr}`.trim().slice(-4000)}`);
+  }
   const report = JSON.parse(await readFile(call.output, 'utf8')) as GhzJsonReport;
   return { report, loadCpuUtilization: utilization(samples, call.durationS * 1000, call.cpus) };
 }

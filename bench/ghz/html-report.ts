@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { repoPath, TOOLS_BIN_DIR } from '../common/paths.js';
-import { type BuildOutcome, goBuild } from './go-build.js';
+import { runCommand } from '../harness/exec.js';
+import { type BuildOutcome, goBuild } from '../harness/go-build.js';
 
 const RENDERER_DIR = repoPath('bench', 'ghz', 'html-report');
 const RENDERER = join(TOOLS_BIN_DIR, 'ghz-html');
@@ -19,6 +19,6 @@ export function buildHtmlRenderer(): BuildOutcome {
 
 /** Renders `<html>` from a ghz JSON report; returns an error message or null. */
 export function renderHtmlReport(jsonPath: string, htmlPath: string): string | null {
-  const result = spawnSync(RENDERER, ['-max-details', String(MAX_DETAILS), jsonPath, htmlPath], { encoding: 'utf8', timeout: 120_000 });
-  return result.status === 0 ? null : `ghz-html failed: ${(result.stderr ?? '').trim() || result.error?.message}`;
+  const result = runCommand(RENDERER, ['-max-details', String(MAX_DETAILS), jsonPath, htmlPath], { timeoutMs: 120_000 });
+  return result.status === 0 ? null : `ghz-html failed: ${result.stderr.trim() || result.error}`;
 }

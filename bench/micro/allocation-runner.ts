@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { repoPath } from '../common/paths.js';
+import { launch } from '../harness/launcher.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 
 const CHILD = repoPath('dist', 'bench', 'micro', 'alloc-child.js');
@@ -12,23 +12,16 @@ export type AllocationOutcome =
   | { readonly ok: true; readonly bytesPerOp: ReadonlyMap<string, number | null> }
   | { readonly ok: false; readonly reason: string };
 
-/** Runs the compiled alloc-child.js under the flags it needs and collects its answer. */
+/**
+ * Runs the compiled alloc-child.js under the flags it needs and collects its answer. The
+ * launcher's clean environment keeps a test runner's NODE_OPTIONS (loaders, inspectors)
+ * away from the measuring process.
+ */
 export async function measureAllocations(algorithms: readonly BenchAlgorithm[], operations: number): Promise<AllocationOutcome> {
   if (!existsSync(CHILD)) return { ok: false, reason: `${CHILD} missing (run npm run build): heap bytes/op not measured` };
-  const child = spawn(process.execPath, [...CHILD_FLAGS, CHILD], { stdio: ['pipe', 'pipe', 'pipe'], env: withoutNodeOptions() });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-4000)));
-  child.stdin.end(JSON.stringify({ algorithms, operations }));
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  if (code !== 0) return { ok: false, reason: `allocation child exited with ${code}: ${stderr.trim()}` };
-  const parsed = JSON.parse(stdout) as Record<string, number | null>;
+  const child = launch(process.execPath, [...CHILD_FLAGS, CHILD], { input: JSON.stringify({ algorithms, operations }) });
+  const exit = await child.closed;
+  if (exit.code !== 0) return { ok: false, reason: `allocation child exited with ${exit.code ?? exit.signal}: ${child.stderr.trim().slice(-4000)}` };
+  const parsed = JSON.parse(child.stdout) as Record<string, number | null>;
   return { ok: true, bytesPerOp: new Map(Object.entries(parsed)) };
-}
-
-/** A test runner's NODE_OPTIONS (loaders, inspectors) must not reach the measuring process. */
-function withoutNodeOptions(): NodeJS.ProcessEnv {
-  const { NODE_OPTIONS: _ignored, ...env } = process.env;
-  return env;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { SUBJECTS_FILE } from '../common/paths.js';
 
-/** The claims of one GenerateJwt: {sub, iat, exp = iat + 7200}, as in the reference. */
+/** The claims of one GenerateJwt: {sub, iat, exp = iat + 7200}, as every server under test signs them. */
 export interface BenchClaims {
   sub: string;
   iat: number;

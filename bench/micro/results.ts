@@ -2,19 +2,13 @@ import type { BenchAlgorithm } from '../options/algorithms.js';
 import type { MicroProfile } from '../options/profiles.js';
 import type { Operation } from './adapters/types.js';
 import type { Unsupported } from './tasks.js';
+import type { TimingResult } from './timing.js';
 
-/** One row of the micro table. */
-export interface MicroRow {
+/** One row of the micro table: a task's timing (a foreign CPU share over 5 % marks the row), and how it compares. */
+export interface MicroRow extends TimingResult {
   readonly algorithm: BenchAlgorithm;
   readonly operation: Operation;
   readonly library: string;
-  readonly opsPerSecond: number;
-  readonly meanUs: number;
-  readonly p99Us: number;
-  readonly samples: number;
-  readonly rmePercent: number;
-  /** Share of the CPUs other processes used meanwhile (see timing.ts); > 5 % marks the row. */
-  readonly foreignCpuShare: number;
   /** Mean time / mean time of the fastest library in the same (algorithm, operation) group: 1 = fastest. */
   readonly timesFastest: number;
   /** V8 heap bytes allocated per operation; null when not measured. */

@@ -1,6 +1,6 @@
 import { formatInteger, formatUs } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
-import { CONTENDED_SHARE } from '../ghz/aggregate.js';
+import { CONTENDED_SHARE } from '../harness/contention.js';
 import type { MicroResults } from './results.js';
 
 /** The micro table: one row per (algorithm, operation, library), libraries in a fixed order (ours first). */

@@ -1,6 +1,6 @@
 import { Bench } from 'tinybench';
-import { allowedCpus } from '../ghz/cores.js';
-import { cpuBusySeconds, ownCpuSeconds } from '../ghz/proc.js';
+import { cpuSnapshot, runCpu } from '../harness/contention.js';
+import { allowedCpus } from '../harness/cores.js';
 import type { MicroProfile } from '../options/profiles.js';
 import { type MicroTask, taskKey } from './tasks.js';
 
@@ -19,16 +19,11 @@ export interface TimingResult {
   readonly foreignCpuShare: number;
 }
 
-/** Busy CPU time of the machine minus this process's own, over a task. */
+/** Busy CPU time of the machine minus this process's own (and its children's), over a task. */
 function foreignShareMeter(): () => number {
   const cpus = allowedCpus();
-  const start = { at: performance.now(), busy: cpuBusySeconds(cpus), own: ownCpuSeconds() };
-  return () => {
-    const own = ownCpuSeconds();
-    const foreign = cpuBusySeconds(cpus) - start.busy - (own.self - start.own.self) - (own.children - start.own.children);
-    const capacity = ((performance.now() - start.at) / 1000) * cpus.length;
-    return capacity > 0 ? Math.max(0, foreign) / capacity : 0;
-  };
+  const before = cpuSnapshot(null);
+  return () => runCpu(before, cpuSnapshot(null), cpus).foreignCpuShare;
 }
 
 /**

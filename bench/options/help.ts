@@ -8,28 +8,33 @@ export function helpText(serverNames: readonly string[]): string {
 
 Runs the micro benchmarks (tinybench) then the macro benchmarks (ghz against each server),
 writes bench/results/<timestamp>/{results.json,summary.md} and prints the summary.
+Each scenario's servers are measured in interleaved rounds; every ratio is taken per
+round and reported as a median with its 95 % bootstrap interval.
 
 Profiles (default: quick):
-  --quick               ${quick.durationS} s per ghz cell, ${quick.warmupS} s warm-up, ${quick.repetitions} repetition; about 5 minutes on 2 cores
-  --full                ${full.durationS} s per cell, ${full.warmupS} s warm-up, ${full.repetitions} repetitions (median, min-max), HTML reports
-  --smoke               everything once with tiny counts (${smoke.durationS} s per cell), under a minute: for CI
+  --quick               the 1-core scenarios against the servers of the ratios: ${quick.rounds} rounds of ${quick.durationS} s,
+                        ${quick.warmupS} s warm-up per server start; about 6 minutes on 2 cores
+  --full                every scenario and server: ${full.rounds} rounds of ${full.durationS} s, ${full.warmupS} s warm-up, HTML reports;
+                        about 65 minutes on 2 cores
+  --smoke               one scenario of each kind, every server, ${smoke.rounds} rounds of ${smoke.durationS} s: under a minute, for CI
 
 Selection:
   --micro-only          only the micro benchmarks
   --ghz-only            only the ghz (macro) benchmarks
-  --servers a,b         servers to run (default: all): ${serverNames.join(', ')}
+  --servers a,b         servers to run (default: the profile's): ${serverNames.join(', ')}
   --algorithms A,B      algorithms (${BENCH_ALGORITHMS.join(', ')}); default: all four for micro,
                         HS256,ES256 for ghz
-  --cells f1,f2         run only ghz cells whose id contains one of these, e.g. single,verify
-                        (ids: single-hs256-1x50, multi3-es256-15x750, single-verify-hs256-1x50)
+  --cells f1,f2         run only the cells whose scenario id contains one of these, e.g. single,verify
+                        (scenario ids: single-hs256-1x50, multi3-es256-15x750, single-verify-hs256-1x50)
 
 Overrides:
   --duration S          seconds per measured ghz run
-  --warmup S            seconds of the unrecorded ghz warm-up run (0: none)
-  --repetitions N       measured runs per cell
-  --server-cores N      server cores of the "N cores" cells (default 3, at most cores - 1
-                        so that ghz keeps a core of its own)
+  --warmup S            seconds of the unrecorded ghz run after each server start (0: none)
+  --rounds N            measured runs per cell (5 or more for an interval)
+  --server-cores N,...  N of the "N cores" scenarios, one group per N (default 3, at most
+                        cores - 1 so that ghz keeps a core); e.g. 2,4,8 on a 16-core machine
   --html | --no-html    render ghz's HTML report per cell (default: only with --full)
+  --label TEXT          a name for the machine, shown in the summary (e.g. "16-core bare metal")
   --out DIR             results root (default bench/results)
   -h, --help            this text
 `;

@@ -1,15 +1,26 @@
-/** A named set of durations and counts; `--duration` and `--repetitions` override parts of it. */
+/** A named set of durations and counts; `--duration`, `--warmup` and `--rounds` override parts of it. */
 export interface Profile {
   readonly name: ProfileName;
   /** Seconds of each measured ghz run. */
   readonly durationS: number;
-  /** Seconds of the unrecorded ghz run before the measured ones (0: none). */
+  /** Seconds of the unrecorded ghz run after each server start (0: none). */
   readonly warmupS: number;
-  readonly repetitions: number;
+  /** Measured runs per cell, interleaved across the servers of a scenario. */
+  readonly rounds: number;
+  /** The part of the matrix it runs unless --cells, --servers or --server-cores say otherwise. */
+  readonly scope: MatrixScope;
   /** Whether ghz's HTML report is rendered per cell (large files: see bench/README.md). */
   readonly html: boolean;
   readonly micro: MicroProfile;
 }
+
+/**
+ * - `all`: every scenario and server;
+ * - `ratios`: the 1-core scenarios (and the "N cores" ones when --server-cores is given)
+ *   with the servers that enter the ratios (no variants);
+ * - `one-per-kind`: one scenario of each kind (macro/scenarios.ts, onePerKind), every server.
+ */
+export type MatrixScope = 'all' | 'ratios' | 'one-per-kind';
 
 export interface MicroProfile {
   /** tinybench time budget per task, ms. */
@@ -25,30 +36,35 @@ export interface MicroProfile {
 export type ProfileName = 'quick' | 'full' | 'smoke';
 
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
-  // Whole run in about 5 minutes on 2 cores: a first look, one repetition.
+  // About 6 minutes on 2 cores (5.9 measured on a shared machine): the ratios of the
+  // 1-core scenarios, 5 short rounds each
+  // (the fewest that give an interval: see common/bootstrap.ts).
   quick: {
     name: 'quick',
-    durationS: 3,
+    durationS: 1.5,
     warmupS: 1,
-    repetitions: 1,
+    rounds: 5,
+    scope: 'ratios',
     html: false,
     micro: { timeMs: 400, iterations: 64, warmupMs: 100, allocationOps: 1000 },
   },
-  // The reference's 10 s per cell, repeated three times: figures worth quoting.
+  // Figures worth quoting: everything, 10 rounds of 5 s after a 2 s warm-up per server start.
   full: {
     name: 'full',
-    durationS: 10,
+    durationS: 5,
     warmupS: 2,
-    repetitions: 3,
+    rounds: 10,
+    scope: 'all',
     html: true,
     micro: { timeMs: 2000, iterations: 256, warmupMs: 500, allocationOps: 4000 },
   },
-  // Everything once with tiny counts: proves the harness and every server work (CI).
+  // One scenario of each kind with tiny counts: proves the harness and every server work (CI).
   smoke: {
     name: 'smoke',
-    durationS: 0.4,
+    durationS: 0.2,
     warmupS: 0,
-    repetitions: 1,
+    rounds: 5,
+    scope: 'one-per-kind',
     html: false,
     micro: { timeMs: 10, iterations: 8, warmupMs: 0, allocationOps: 50 },
   },

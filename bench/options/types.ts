@@ -1,23 +1,27 @@
 import type { BenchAlgorithm } from './algorithms.js';
-import type { ProfileName } from './profiles.js';
+import type { MatrixScope, ProfileName } from './profiles.js';
 
 /** Everything a run needs to know, after parsing and profile defaults. */
 export interface BenchOptions {
   readonly profile: ProfileName;
   readonly micro: boolean;
   readonly macro: boolean;
-  /** Server names to run; null: all of them. */
+  /** Server names to run; null: the profile's scope. */
   readonly servers: readonly string[] | null;
   /** null: the defaults (all four for micro, HS256 and ES256 for the ghz matrix). */
   readonly algorithms: readonly BenchAlgorithm[] | null;
-  /** Substrings; a ghz cell runs when its id contains any of them. null: all cells. */
+  /** Substrings; a cell runs when its scenario's id contains any of them. null: the profile's scope. */
   readonly cells: readonly string[] | null;
+  /** The part of the matrix run when `servers`/`cells` are null (the profile's). */
+  readonly scope: MatrixScope;
   readonly durationS: number;
   readonly warmupS: number;
-  readonly repetitions: number;
-  /** Cores of the "N cores" cells; null: 3, or fewer so that ghz keeps a core. */
-  readonly serverCores: number | null;
+  readonly rounds: number;
+  /** N of each "N cores" group (`--server-cores 2,4,8`); null: 3, or fewer so that ghz keeps a core. */
+  readonly serverCores: readonly number[] | null;
   readonly html: boolean;
+  /** A name for the machine, shown in the summary's header (e.g. `16-core bare metal`); null: none. */
+  readonly label: string | null;
   /** Results root; the run writes `<out>/<timestamp>/` and the `<out>/latest` link. */
   readonly out: string;
   /** Also print the summary to stdout at the end (the CLI does; tests may not). */

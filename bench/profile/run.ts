@@ -1,6 +1,6 @@
 /**
- * `npm run profile -- [options]`: where one server's CPU time goes under the reference
- * load. Starts the server with `node --cpu-prof`, pinned like the 1-core benchmark cells
+ * `npm run profile -- [options]`: where one server's CPU time goes under the benchmark's
+ * 1-core load. Starts the server with `node --cpu-prof`, pinned as in the 1-core scenarios
  * (server on the first CPU, ghz on the others), warms it up, drives GenerateJwt at
  * 1 connection x 50 in flight, stops it, and prints self time by category and by
  * function (summarize.ts). The .cpuprofile stays in the output folder for DevTools.
@@ -9,16 +9,17 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { registerCleanup } from '../common/cleanup.js';
 import { SUBJECTS_FILE, repoPath } from '../common/paths.js';
-import { BENCH_ALGORITHMS, isBenchAlgorithm } from '../options/algorithms.js';
-import { pinnedCommand, planCores } from '../ghz/cores.js';
-import { locateGhz } from '../ghz/ghz-binary.js';
+import { type ParsedCommandLine, parseChoice, parseFlags, parseNumber, runProgram } from '../common/program.js';
+import type { GhzCall } from '../ghz/ghz-args.js';
+import { GO_TOOLS, ensureGoTool } from '../harness/tools.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
-import { writeKeysFile } from '../ghz/keys-file.js';
-import { startServer } from '../ghz/server-process.js';
-import { SERVERS } from '../ghz/servers.js';
+import { planCores } from '../harness/cores.js';
+import { writeKeysFile } from '../harness/keys-file.js';
+import { SERVERS, type ServerSpec, startBenchServer } from '../macro/servers.js';
+import { BENCH_ALGORITHMS, type BenchAlgorithm } from '../options/algorithms.js';
 import { formatProfileSummary, summarizeProfile, type CpuProfile } from './summarize.js';
 
 const PROFILABLE = SERVERS.filter((s) => !s.cluster && s.build === undefined && s.methods.includes('GenerateJwt')).map((s) => s.name);
@@ -36,55 +37,43 @@ by category and by function.
   -h, --help         this text
 `;
 
-async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        server: { type: 'string', default: 'jwt-grpc' },
-        algorithm: { type: 'string', default: 'HS256' },
-        seconds: { type: 'string', default: '8' },
-        out: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    process.stderr.write(`profile: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help === true) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  const spec = SERVERS.find((s) => s.name === values.server);
-  const algorithm = values.algorithm;
-  const seconds = Number(values.seconds);
-  const problems = [
-    spec === undefined || !PROFILABLE.includes(spec.name) ? `--server must be one of ${PROFILABLE.join(', ')}` : '',
-    isBenchAlgorithm(algorithm) ? '' : `--algorithm must be one of ${BENCH_ALGORITHMS.join(', ')}`,
-    Number.isFinite(seconds) && seconds >= 1 && seconds <= 600 ? '' : '--seconds must be a number from 1 to 600',
-  ].filter(Boolean);
-  if (problems.length > 0 || spec === undefined || !isBenchAlgorithm(algorithm)) {
-    process.stderr.write(`profile: ${problems.join('; ')}\n`);
-    return 2;
-  }
+interface ProfileOptions {
+  readonly server: ServerSpec;
+  readonly algorithm: BenchAlgorithm;
+  readonly seconds: number;
+  readonly out: string;
+}
 
-  const out = resolve(values.out ?? repoPath('bench', 'results', `profile-${spec.name}-${algorithm.toLowerCase()}`));
+function parseProfileCommandLine(argv: readonly string[]): ParsedCommandLine<ProfileOptions> {
+  const values = parseFlags(argv, {
+    server: { type: 'string', default: 'jwt-grpc' },
+    algorithm: { type: 'string', default: 'HS256' },
+    seconds: { type: 'string', default: '8' },
+    out: { type: 'string' },
+  });
+  if (values === 'help') return { kind: 'help' };
+  const name = parseChoice('--server', values.server, PROFILABLE);
+  const server = SERVERS.find((s) => s.name === name) as ServerSpec;
+  const algorithm = parseChoice('--algorithm', values.algorithm, BENCH_ALGORITHMS);
+  const seconds = parseNumber('--seconds', values.seconds, 1, 600);
+  const out = resolve(values.out ?? repoPath('bench', 'results', `profile-${server.name}-${algorithm.toLowerCase()}`));
+  return { kind: 'run', options: { server, algorithm, seconds, out } };
+}
+
+async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions): Promise<number> {
   mkdirSync(out, { recursive: true });
   // One profile per folder: the summary reads the one this run writes.
   for (const old of readdirSync(out).filter((f) => f.endsWith('.cpuprofile'))) rmSync(join(out, old));
-  const ghz = locateGhz((line) => process.stderr.write(`${line}\n`));
+  const ghz = ensureGoTool(GO_TOOLS.ghz, (line) => process.stderr.write(`${line}\n`));
   const keys = writeKeysFile([algorithm]);
+  const unregister = registerCleanup(() => keys.remove());
   const plan = planCores(1);
   const { serverCpus, loadCpus } = plan.single;
   try {
-    const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, cores: 1 });
-    const profiled = { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...launch.args] };
-    const server = await startServer(spec.name, { ...profiled, ...pinnedCommand(plan, serverCpus, profiled.command, profiled.args) }, spec.entryFile);
-    const call = (durationS: number, name: string) => ({
-      method: 'GenerateJwt' as const,
+    const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1 });
+    const server = await startBenchServer(spec, { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...launch.args] }, plan, serverCpus);
+    const call = (durationS: number, name: string): GhzCall => ({
+      method: 'GenerateJwt',
       data: { algorithm },
       connections: 1,
       concurrency: 50,
@@ -116,8 +105,9 @@ async function main(): Promise<number> {
     process.stdout.write(`${text}\n\nprofile: ${join(out, file)}\n`);
     return 0;
   } finally {
+    unregister();
     keys.remove();
   }
 }
 
-process.exitCode = await main();
+await runProgram({ name: 'profile', url: import.meta.url, help: () => HELP, parse: parseProfileCommandLine, run: profile });

@@ -1,4 +1,4 @@
-import { macroSummary } from '../ghz/tables.js';
+import { macroSummary } from '../macro/tables.js';
 import { microTable } from '../micro/table.js';
 import type { BenchResults } from './results-file.js';
 
@@ -10,8 +10,12 @@ function header(results: BenchResults): string {
     `# jwt-grpc benchmark, ${results.startedAt}`,
     '',
     `- Profile: **${options.profile}**` +
-      (macro === null ? '' : `: ${macro.settings.durationS} s per ghz run, ${macro.settings.warmupS} s warm-up, ${macro.settings.repetitions} repetition(s) per cell`),
-    `- Machine: ${machine.cpuModel}, ${machine.availableCpus} CPUs available (${machine.logicalCpus} logical), ${machine.memoryGiB} GiB, ${machine.os}, ${machine.kernel}`,
+      (macro === null
+        ? ''
+        : `: ${macro.settings.rounds} round(s) of ${macro.settings.durationS} s per cell, interleaved across each scenario's servers; ` +
+          `${macro.settings.warmupS} s warm-up per server start`),
+    `- Machine: ${options.label === null ? '' : `**${options.label}**: `}${machine.cpuModel}, ${machine.availableCpus} CPUs available ` +
+      `(${machine.logicalCpus} logical${machine.virtualized ? ', virtual machine' : ''}), ${machine.memoryGiB} GiB, ${machine.os}, ${machine.kernel}`,
     `- Software: Node ${versions.node}, ${versions.go ?? 'Go: not found'}, ghz ${versions.ghz ?? 'not used'}, ${packages}`,
   ];
   for (const note of [...results.notes, ...(macro?.notes ?? [])]) lines.push(`- Note: ${note}`);

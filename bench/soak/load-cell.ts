@@ -1,18 +1,23 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { formatMiB } from '../common/format.js';
 import { repoPath } from '../common/paths.js';
-import type { CorePlan } from '../ghz/cores.js';
+import { sleep } from '../common/wait.js';
 import { type GhzSummary, summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
-import { statusBytes } from '../ghz/proc.js';
-import { type CliServer, startCliServer } from './cli-server.js';
+import { type CliServer, serveArgs, startCli } from '../harness/cli.js';
+import type { CorePlan } from '../harness/cores.js';
+import type { OutputMatch } from '../harness/launcher.js';
+import { statusBytes } from '../harness/proc.js';
+import type { Transport } from '../../src/lib.js';
 import { GC_DONE_LINE, type GcReport } from './gc-preload.js';
 
 /**
- * One load cell of the reliability checks: a fresh single-process server pinned to its
- * own CPU, warm-up runs of the same shape, then the measured run.
+ * One load cell of the reliability checks: a load scenario against a fresh
+ * single-process server on the transport given, pinned to its own CPU, warm-up runs of
+ * the same shape, then the measured run.
  *
- * What must hold (issue "Reliability and security"):
+ * What must hold:
  * - zero non-OK responses, warm-up included (no RESOURCE_EXHAUSTED, ENHANCE_YOUR_CALM,
  *   RST_STREAM, Unavailable). ghz runs with `--duration-stop=wait`, so the calls in
  *   flight when the duration ends finish and count, instead of being cut as errors;
@@ -35,14 +40,15 @@ import { GC_DONE_LINE, type GcReport } from './gc-preload.js';
  * The plain VmRSS readings, before and after each GC, are reported beside the checked figure.
  */
 
-export interface LoadCell {
+/** A load shape: GenerateJwt calls in flight over so many connections. */
+export interface LoadScenario {
   readonly name: string;
   readonly connections: number;
   readonly concurrency: number;
 }
 
-/** The issue's two cells: 1,000 calls in flight over one connection, and over 500. */
-export const LOAD_CELLS: readonly LoadCell[] = [
+/** The two scenarios checked: 1,000 calls in flight over one connection, and over 500. */
+export const LOAD_SCENARIOS: readonly LoadScenario[] = [
   { name: '1x1000', connections: 1, concurrency: 1000 },
   { name: '500x1000', connections: 500, concurrency: 1000 },
 ];
@@ -74,7 +80,8 @@ export interface RssReading {
 }
 
 export interface LoadCellResult {
-  readonly cell: LoadCell;
+  readonly scenario: LoadScenario;
+  readonly transport: Transport;
   /** Length of one warm-up round, and how many ran. */
   readonly warmupRoundS: number;
   readonly warmupRounds: number;
@@ -97,7 +104,9 @@ export interface LoadCellResult {
 }
 
 export interface LoadCellOptions {
-  readonly cell: LoadCell;
+  readonly scenario: LoadScenario;
+  /** The server's `--transport`. */
+  readonly transport: Transport;
   readonly ghz: string;
   readonly plan: CorePlan;
   /** A private JWK Set with an HS256 key. */
@@ -119,12 +128,11 @@ export function nonOkTotal(summary: GhzSummary): number {
 
 /** Runs one cell end to end; never throws for a failed check (see `failures`), only for a harness problem. */
 export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellResult> {
-  const { cell, plan, log = () => {} } = options;
-  const server = await startCliServer({
-    workers: 1,
-    keysFile: options.keysFile,
+  const { scenario, plan, log = () => {} } = options;
+  const server = await startCli(serveArgs('--transport', options.transport, '--keys', options.keysFile), {
     cpus: plan.pinned ? plan.single.serverCpus : [],
     nodeArgs: ['--expose-gc', '--import', pathToFileURL(GC_PRELOAD).href],
+    timeoutMs: 30_000,
   });
   const loadCpus = plan.single.loadCpus;
   const ghzRun = async (phase: string, durationS: number): Promise<GhzSummary> => {
@@ -133,13 +141,13 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
       {
         method: 'GenerateJwt',
         data: LOAD_REQUEST,
-        connections: cell.connections,
-        concurrency: cell.concurrency,
+        connections: scenario.connections,
+        concurrency: scenario.concurrency,
         durationS,
         cpus: loadCpus.length,
         port: server.port,
-        output: join(options.workDir, `load-${cell.name}-${phase}.json`),
-        name: `reliability ${cell.name} ${phase}`,
+        output: join(options.workDir, `load-${scenario.name}-${options.transport}-${phase}.json`),
+        name: `reliability ${scenario.name} ${options.transport} ${phase}`,
       },
       plan,
       loadCpus,
@@ -154,13 +162,13 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
     await sleep(200);
     const reading = { raw, afterGc: rss(server), newSpace: report.newSpaceResident, heapUsed: report.after.heapUsed };
     log(
-      `load ${cell.name} ${phase}: VmRSS ${mib(reading.raw)} -> ${mib(reading.afterGc)} after a full GC ` +
-        `(V8 heap used ${mib(report.before.heapUsed)} -> ${mib(report.after.heapUsed)}, total ${mib(report.after.heapTotal)}, new space ${mib(reading.newSpace)})`,
+      `load ${scenario.name} ${options.transport} ${phase}: VmRSS ${formatMiB(reading.raw, 1)} MiB -> ${formatMiB(reading.afterGc, 1)} MiB after a full GC ` +
+        `(V8 heap used ${formatMiB(report.before.heapUsed, 1)} MiB -> ${formatMiB(report.after.heapUsed, 1)} MiB, total ${formatMiB(report.after.heapTotal, 1)} MiB, new space ${formatMiB(reading.newSpace, 1)} MiB)`,
     );
     return reading;
   };
   try {
-    log(`load ${cell.name}: server pid ${server.pid}, port ${server.port}`);
+    log(`load ${scenario.name} on ${options.transport}: server pid ${server.pid}, port ${server.port}`);
     const warmup: GhzSummary[] = [];
     let afterWarmup: RssReading | undefined;
     for (let round = 1; round <= options.warmupRounds.max; round++) {
@@ -173,7 +181,7 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
     }
     if (afterWarmup === undefined) throw new Error('warmupRounds.max must be at least 1');
 
-    log(`load ${cell.name}: measured run ${options.durationS} s`);
+    log(`load ${scenario.name} ${options.transport}: measured run ${options.durationS} s`);
     let rssPeakBytes = afterWarmup.raw;
     const sampler = setInterval(() => {
       const value = statusBytes(server.pid, 'VmRSS');
@@ -203,13 +211,14 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
     const rssGrowth = (after.afterGc - afterWarmup.afterGc - newSpaceGrowth) / afterWarmup.afterGc;
     if (rssGrowth > RSS_GROWTH_LIMIT) {
       failures.push(
-        `RSS after a full GC grew ${pct(rssGrowth)} beyond V8's young generation (${mib(afterWarmup.afterGc)} after warm-up -> ` +
-          `${mib(after.afterGc)} after the run; new space ${mib(afterWarmup.newSpace)} -> ${mib(after.newSpace)}; limit ${RSS_GROWTH_LIMIT * 100} %)`,
+        `RSS after a full GC grew ${pct(rssGrowth)} beyond V8's young generation (${formatMiB(afterWarmup.afterGc, 1)} MiB after warm-up -> ` +
+          `${formatMiB(after.afterGc, 1)} MiB after the run; new space ${formatMiB(afterWarmup.newSpace, 1)} MiB -> ${formatMiB(after.newSpace, 1)} MiB; limit ${RSS_GROWTH_LIMIT * 100} %)`,
       );
     }
-    if (exit.code !== 0) failures.push(`server exited with ${exit.code ?? exit.signal} after SIGTERM, not 0:\n${server.stderr().slice(-2000)}`);
+    if (exit.code !== 0) failures.push(`server exited with ${exit.code ?? exit.signal} after SIGTERM, not 0:\n${server.stderr.slice(-2000)}`);
     return {
-      cell,
+      scenario,
+      transport: options.transport,
       warmupRoundS: options.warmupRoundS,
       warmupRounds: warmup.length,
       durationS: options.durationS,
@@ -224,7 +233,7 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
       failures,
     };
   } finally {
-    server.killTree();
+    server.kill();
   }
 }
 
@@ -235,19 +244,15 @@ export function formatLoadCell(result: LoadCellResult): string {
   const warmBad = result.warmup.reduce((sum, w) => sum + nonOkTotal(w), 0);
   const { afterWarmup: w, after: a } = result;
   return (
-    `${result.cell.name} (${result.cell.connections} connection(s), ${result.cell.concurrency} in flight), ${result.durationS} s: ` +
+    `${result.scenario.name} on ${result.transport} (${result.scenario.connections} connection(s), ${result.scenario.concurrency} in flight), ${result.durationS} s: ` +
     `${m.count} calls, ${m.okCount} OK, ${nonOkTotal(m)} non-OK${nonOkTotal(m) > 0 ? ` ${JSON.stringify(m.nonOkByStatus)}` : ''}, ` +
     `${Math.round(m.rpsOk)} OK/s, p99 ${m.latencyMs.p99.toFixed(1)} ms\n` +
     `  warm-up ${result.warmupRounds} x ${result.warmupRoundS} s: ${warmCalls} calls, ${warmBad} non-OK\n` +
-    `  RSS after a full GC: ${mib(w.afterGc)} after warm-up -> ${mib(a.afterGc)} after the run (${pct(result.plainRssGrowth)}; ` +
-    `${pct(result.rssGrowth)} less V8 new-space growth, ${mib(w.newSpace)} -> ${mib(a.newSpace)}; limit ${RSS_GROWTH_LIMIT * 100} %)\n` +
-    `  RSS before the GC: ${mib(w.raw)} -> ${mib(a.raw)}, peak ${mib(result.rssPeakBytes)}; V8 live heap ${mib(w.heapUsed)} -> ${mib(a.heapUsed)}` +
+    `  RSS after a full GC: ${formatMiB(w.afterGc, 1)} MiB after warm-up -> ${formatMiB(a.afterGc, 1)} MiB after the run (${pct(result.plainRssGrowth)}; ` +
+    `${pct(result.rssGrowth)} less V8 new-space growth, ${formatMiB(w.newSpace, 1)} MiB -> ${formatMiB(a.newSpace, 1)} MiB; limit ${RSS_GROWTH_LIMIT * 100} %)\n` +
+    `  RSS before the GC: ${formatMiB(w.raw, 1)} MiB -> ${formatMiB(a.raw, 1)} MiB, peak ${formatMiB(result.rssPeakBytes, 1)} MiB; V8 live heap ${formatMiB(w.heapUsed, 1)} MiB -> ${formatMiB(a.heapUsed, 1)} MiB` +
     `${result.failures.length === 0 ? '' : `\n  FAILED: ${result.failures.join('\n  FAILED: ')}`}`
   );
-}
-
-export function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 function pct(fraction: number): string {
@@ -256,17 +261,13 @@ function pct(fraction: number): string {
 
 function rss(server: CliServer): number {
   const value = statusBytes(server.pid, 'VmRSS');
-  if (value === null) throw new Error(`cannot read VmRSS of the server (pid ${server.pid}); it exited?\n${server.stderr()}`);
+  if (value === null) throw new Error(`cannot read VmRSS of the server (pid ${server.pid}); it exited?\n${server.stderr}`);
   return value;
 }
 
 /** Sends SIGUSR2 to the server (gc-preload.ts) and waits for its report line. */
-function askForGc(server: CliServer): Promise<{ match: RegExpMatchArray; at: number }> {
-  const from = server.stderr().length;
+function askForGc(server: CliServer): Promise<OutputMatch> {
+  const from = server.stderr.length;
   server.signal('SIGUSR2');
-  return server.waitForStderr(new RegExp(`${GC_DONE_LINE} (\\{.*\\})\\n`), 10_000, from);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return server.waitFor('stderr', new RegExp(`${GC_DONE_LINE} (\\{.*\\})\\n`), 10_000, from);
 }

@@ -9,16 +9,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { planCores } from '../ghz/cores.js';
-import { locateGhz } from '../ghz/ghz-binary.js';
-import { writeKeysFile } from '../ghz/keys-file.js';
-import { killAllCliServers } from './cli-server.js';
-import { LOAD_CELLS, type LoadCellResult, RSS_GROWTH_LIMIT, formatLoadCell, runLoadCell } from './load-cell.js';
+import { registerCleanup } from '../common/cleanup.js';
+import type { Transport } from '../../src/lib.js';
+import { optionValue } from '../../src/options/resolve.js';
+import { TRANSPORTS } from '../../src/options/table.js';
+import { type ParsedCommandLine, parseChoice, parseChoices, parseFlags, parseNumber, runProgram } from '../common/program.js';
+import { GO_TOOLS, ensureGoTool } from '../harness/tools.js';
+import { planCores } from '../harness/cores.js';
+import { writeKeysFile } from '../harness/keys-file.js';
+import { killAll } from '../harness/launcher.js';
+import { LOAD_SCENARIOS, type LoadCellResult, RSS_GROWTH_LIMIT, formatLoadCell, runLoadCell } from './load-cell.js';
+
+const CELL_NAMES = LOAD_SCENARIOS.map((c) => c.name);
+/** The CLI's own default transport. */
+const DEFAULT_TRANSPORT: Transport = optionValue('transport', undefined);
 
 const HELP = `Usage: npm run soak -- [options]      (or: node dist/bench/soak/run.js [options])
 
-Runs each reliability load cell (${LOAD_CELLS.map((c) => c.name).join(', ')}; GenerateJwt HS256 on loopback)
+Runs each reliability load cell (${CELL_NAMES.join(', ')}; GenerateJwt HS256 on loopback)
 against a fresh single-process jwt-grpc for the given time, after a warm-up run, and
 checks: zero non-OK responses, server RSS after the run within ${RSS_GROWTH_LIMIT * 100} % of its RSS after the warm-up.
 
@@ -26,6 +34,7 @@ checks: zero non-OK responses, server RSS after the run within ${RSS_GROWTH_LIMI
   --warmup-seconds S   seconds of one warm-up round (default 20); rounds repeat, 2 to 5,
                        until the server's RSS stops growing
   --cells a,b          only these cells (default: all)
+  --transport T        the server's gRPC transport: ${TRANSPORTS.join(' or ')} (default ${DEFAULT_TRANSPORT})
   -h, --help           this text
 
 Exit status: 0 all checks passed, 1 a check failed, 2 bad option.
@@ -35,68 +44,46 @@ interface SoakOptions {
   readonly minutes: number;
   readonly warmupS: number;
   readonly cells: readonly string[];
+  readonly transport: Transport;
 }
 
-function parseOptions(argv: readonly string[]): SoakOptions | 'help' {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      minutes: { type: 'string' },
-      'warmup-seconds': { type: 'string' },
-      cells: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+function parseSoakCommandLine(argv: readonly string[]): ParsedCommandLine<SoakOptions> {
+  const values = parseFlags(argv, {
+    minutes: { type: 'string' },
+    'warmup-seconds': { type: 'string' },
+    cells: { type: 'string' },
+    transport: { type: 'string' },
   });
-  if (values.help === true) return 'help';
-  const minutes = Number(values.minutes ?? '10');
-  if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 24 * 60) throw new Error(`--minutes must be a number from 0 to 1440, got ${values.minutes}`);
-  const warmupS = Number(values['warmup-seconds'] ?? '20');
-  if (!Number.isFinite(warmupS) || warmupS < 1 || warmupS > 3600) throw new Error(`--warmup-seconds must be from 1 to 3600, got ${values['warmup-seconds']}`);
-  const names = LOAD_CELLS.map((c) => c.name);
-  const cells = values.cells === undefined ? names : values.cells.split(',').map((c) => c.trim());
-  for (const cell of cells) if (!names.includes(cell)) throw new Error(`--cells: unknown cell ${cell} (cells: ${names.join(', ')})`);
-  return { minutes, warmupS, cells };
+  if (values === 'help') return { kind: 'help' };
+  const minutes = parseNumber('--minutes', values.minutes ?? '10', 0.01, 24 * 60);
+  const warmupS = parseNumber('--warmup-seconds', values['warmup-seconds'] ?? '20', 1, 3600);
+  const cells = values.cells === undefined ? CELL_NAMES : parseChoices('--cells', values.cells, CELL_NAMES);
+  const transport = parseChoice('--transport', values.transport ?? DEFAULT_TRANSPORT, TRANSPORTS);
+  return { kind: 'run', options: { minutes, warmupS, cells, transport } };
 }
 
-async function main(): Promise<number> {
-  let options: SoakOptions | 'help';
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`soak: ${(err as Error).message}\n${HELP}`);
-    return 2;
-  }
-  if (options === 'help') {
-    process.stdout.write(HELP);
-    return 0;
-  }
+async function soak(options: SoakOptions): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`soak: ${line}\n`);
   const plan = planCores(1);
   for (const note of plan.notes) log(note);
   log(plan.pinned ? `server pinned to CPU ${plan.single.serverCpus.join(',')}, ghz to CPU ${plan.single.loadCpus.join(',')}` : 'not pinned');
-  const ghz = locateGhz(log);
+  const ghz = ensureGoTool(GO_TOOLS.ghz, log);
   const keys = writeKeysFile(['HS256']);
   const workDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-soak-'));
   const cleanup = (): void => {
-    killAllCliServers();
+    void killAll();
     keys.remove();
     rmSync(workDir, { recursive: true, force: true });
   };
-  const onSignal = (): void => {
-    cleanup();
-    process.exit(130);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const unregister = registerCleanup(cleanup);
 
   const results: LoadCellResult[] = [];
   try {
-    for (const cell of LOAD_CELLS.filter((c) => options.cells.includes(c.name))) {
-      log(`cell ${cell.name}: ${cell.connections} connection(s), ${cell.concurrency} in flight, ${options.minutes} min after warm-up rounds of ${options.warmupS} s`);
+    for (const scenario of LOAD_SCENARIOS.filter((c) => options.cells.includes(c.name))) {
+      log(`cell ${scenario.name}: ${scenario.connections} connection(s), ${scenario.concurrency} in flight, ${options.minutes} min after warm-up rounds of ${options.warmupS} s`);
       const result = await runLoadCell({
-        cell,
+        scenario,
+        transport: options.transport,
         ghz,
         plan,
         keysFile: keys.path,
@@ -110,26 +97,20 @@ async function main(): Promise<number> {
       log(formatLoadCell(result));
     }
   } finally {
+    unregister();
     cleanup();
   }
 
   const failed = results.filter((r) => r.failures.length > 0);
   process.stdout.write(
     [
-      `soak: ${options.minutes} min per cell, warm-up rounds of ${options.warmupS} s, ${plan.pinned ? 'server on CPU ' + plan.single.serverCpus.join(',') + ', ghz on CPU ' + plan.single.loadCpus.join(',') : 'unpinned'}`,
+      `soak: ${options.transport} transport, ${options.minutes} min per cell, warm-up rounds of ${options.warmupS} s, ${plan.pinned ? 'server on CPU ' + plan.single.serverCpus.join(',') + ', ghz on CPU ' + plan.single.loadCpus.join(',') : 'unpinned'}`,
       ...results.map(formatLoadCell),
-      failed.length === 0 ? 'soak: PASS' : `soak: FAIL (${failed.map((r) => r.cell.name).join(', ')})`,
+      failed.length === 0 ? 'soak: PASS' : `soak: FAIL (${failed.map((r) => r.scenario.name).join(', ')})`,
       '',
     ].join('\n'),
   );
   return failed.length === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    killAllCliServers();
-    process.stderr.write(`soak: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+await runProgram({ name: 'soak', url: import.meta.url, help: () => HELP, parse: parseSoakCommandLine, run: soak });

@@ -3,7 +3,7 @@ import { checkSubject, type MicroLibrary } from './types.js';
 
 const NAME = 'fast-jwt';
 
-/** fast-jwt as the reference's Node server uses it: createSigner/createVerifier made once. */
+/** fast-jwt as the ordinary Node server (bench/peers/node-fast-jwt) uses it: createSigner/createVerifier made once. */
 export const fastJwt: MicroLibrary = {
   name: NAME,
   supports: () => true,

@@ -8,7 +8,7 @@ const HASH = { ES256: 'sha256' } as const;
  * ECDSA JWS the direct way: node:crypto asked for the raw r||s form with
  * `dsaEncoding: 'ieee-p1363'`, KeyObjects prepared once. Not a library anyone picks,
  * but the row that shows why ours signs in DER with the bare KeyObject and converts in
- * JavaScript (src/tokens/ecdsa.ts): on Node 24 this path costs about twice as much.
+ * JavaScript (src/algorithms/ecdsa.ts): on Node 24 this path costs about twice as much.
  */
 export const nodeCryptoP1363: MicroLibrary = {
   name: NAME,

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { captureOutput } from '../common/exec.js';
+import { captureOutput } from './exec.js';
 
 /**
  * Readings of Linux /proc for a server's process tree: peak memory and CPU time.
@@ -29,6 +29,15 @@ function statFields(pid: number): string[] | null {
   if (text === null) return null;
   // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
   return text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+}
+
+/**
+ * Whether the process exists and has not exited: a zombie (exited, not yet reaped by its
+ * parent: state Z, field 3) counts as gone, since it runs nothing and holds no port.
+ */
+export function isAlive(pid: number): boolean {
+  const fields = statFields(pid);
+  return fields !== null && fields[0] !== 'Z';
 }
 
 /** The parent pid (field 4), or null if the process is gone. */
@@ -108,23 +117,6 @@ export function treePeakRssBytes(rootPid: number): number | null {
   const values = processTree(rootPid).map((pid) => statusBytes(pid, 'VmHWM'));
   const known = values.filter((v): v is number => v !== null);
   return known.length === 0 ? null : known.reduce((a, b) => a + b, 0);
-}
-
-/**
- * Busy seconds of the given CPUs since boot, from /proc/stat: user + nice + system +
- * irq + softirq + steal. Steal (time the hypervisor gave to another guest) counts as
- * busy because it is time the benchmark could not use.
- */
-export function cpuBusySeconds(cpus: readonly number[]): number {
-  const text = readText('/proc/stat') ?? '';
-  let ticks = 0;
-  for (const cpu of cpus) {
-    const fields = text.match(new RegExp(`^cpu${cpu} (.+)$`, 'm'))?.[1]?.trim().split(/\s+/).map(Number);
-    if (fields === undefined) continue;
-    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-    ticks += user + nice + system + irq + softirq + steal;
-  }
-  return ticks / clockTicksPerSecond();
 }
 
 /**

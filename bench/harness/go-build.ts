@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { findOnPath } from '../common/exec.js';
+import { findOnPath, runCommand } from './exec.js';
 
 /** Outcome of a `go build`: ok, or a reason the dependent servers are skipped. */
 export type BuildOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -11,10 +10,9 @@ export type BuildOutcome = { readonly ok: true } | { readonly ok: false; readonl
 export function goBuild(moduleDir: string, output: string, what: string): BuildOutcome {
   const go = findOnPath('go');
   if (go === null) return { ok: false, reason: `go not found on PATH: ${what} cannot be built (install Go from https://go.dev/dl/)` };
-  const result = spawnSync(go, ['build', '-o', output, '.'], { cwd: moduleDir, encoding: 'utf8', timeout: 600_000 });
+  const result = runCommand(go, ['build', '-o', output, '.'], { cwd: moduleDir, timeoutMs: 600_000 });
   if (result.status !== 0) {
-    const output_ = `${result.stderr ?? ''}${result.error?.message ?? ''}`.trim().slice(-2000);
-    return { ok: false, reason: `go build of ${what} failed:\n${output_}` };
+    return { ok: false, reason: `go build of ${what} failed:\n${`${result.stderr}${result.error ?? ''}`.trim().slice(-2000)}` };
   }
   return { ok: true };
 }

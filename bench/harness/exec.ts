@@ -1,0 +1,89 @@
+/**
+ * Short commands run to completion (go build, go install, getconf, openssl, the HTML
+ * renderer): the one place, with the launcher (launcher.ts) for processes that run
+ * beside the caller, where bench/ and test/ start a child process.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** The absolute path of an executable found on PATH, or null. */
+export function findOnPath(name: string, pathVariable: string = process.env.PATH ?? ''): string | null {
+  for (const dir of pathVariable.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return null;
+}
+
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The environment of a program the harness or a test starts: this process's, less what
+ * would change that program's behaviour behind the caller's back (worker counts,
+ * jwt-grpc's option twins, a test runner's NODE_OPTIONS and VITEST variables), plus
+ * `extra`. Whatever a program needs is then set explicitly, in `extra`.
+ */
+export function childEnvironment(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key === 'NODEMAXPROCS' || key === 'GOMAXPROCS' || key === 'NODE_OPTIONS' || key.startsWith('JWT_GRPC_') || key.startsWith('VITEST')) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+export interface CommandOptions {
+  readonly cwd?: string;
+  /** Default: this process's environment (tools such as go need it whole). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Killed after this long. Default 30 s. */
+  readonly timeoutMs?: number;
+  /** Let the command write to this process's stdout and stderr (a long `go install`) instead of capturing them. */
+  readonly inheritOutput?: boolean;
+}
+
+export interface CommandResult {
+  /** The exit status; null when it did not start, was killed or timed out. */
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Why it did not run to an exit status (not found, timed out), else null. */
+  readonly error: string | null;
+}
+
+/** Runs a command to its end and returns its status and output; never throws. */
+export function runCommand(command: string, args: readonly string[], options: CommandOptions = {}): CommandResult {
+  const result = spawnSync(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 30_000,
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', options.inheritOutput === true ? 'inherit' : 'pipe', options.inheritOutput === true ? 'inherit' : 'pipe'],
+  });
+  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '', error: result.error?.message ?? null };
+}
+
+/** Runs a command that must succeed and returns its stdout; throws with its stderr when it does not exit 0. */
+export function runChecked(command: string, args: readonly string[], options: CommandOptions = {}): string {
+  const result = runCommand(command, args, options);
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')}: ${result.error ?? `exit status ${result.status}`}\n${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+/** Runs a short command and returns its trimmed stdout, or null if it failed to run or exited non-zero. */
+export function captureOutput(command: string, args: readonly string[], options: CommandOptions = {}): string | null {
+  const result = runCommand(command, args, options);
+  return result.status === 0 ? result.stdout.trim() : null;
+}

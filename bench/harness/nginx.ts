@@ -1,0 +1,146 @@
+/**
+ * nginx as the L7 gRPC proxy in front of `jwt-grpc serve` replicas, for the tests and the
+ * benchmark: the shipped deploy/nginx/jwt-grpc.conf, with only its upstream addresses and
+ * its listen port replaced, run unprivileged from a temporary prefix through the launcher
+ * (so it is paused, stopped and killed like every other process the harness starts).
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoPath } from '../common/paths.js';
+import { tasksetCommand } from './cores.js';
+import { findOnPath, isExecutable } from './exec.js';
+import { type ServerProcess, extend, launch } from './launcher.js';
+
+/** The shipped configuration: an `http {}`-level snippet (upstream + server). */
+export const SHIPPED_NGINX_CONF = repoPath('deploy', 'nginx', 'jwt-grpc.conf');
+
+/** How to get nginx with the gRPC and HTTP/2 modules on Debian and Ubuntu. */
+export const NGINX_INSTALL = 'apt-get install nginx-light';
+
+/** Where Debian installs nginx: /usr/sbin, which is not on an unprivileged user's PATH. */
+const SYSTEM_NGINX = '/usr/sbin/nginx';
+
+/** The path of nginx (PATH first, then /usr/sbin), or null. */
+export function findNginx(): string | null {
+  return findOnPath('nginx') ?? (isExecutable(SYSTEM_NGINX) ? SYSTEM_NGINX : null);
+}
+
+/** nginx's path; throws naming the program and how to install it. */
+export function requireNginx(): string {
+  const nginx = findNginx();
+  if (nginx === null) throw new Error(`nginx not found on PATH or at ${SYSTEM_NGINX}: install it (\`${NGINX_INSTALL}\`)`);
+  return nginx;
+}
+
+/** The shipped upstream's replica lines, e.g. `    server 127.0.0.1:50061 max_fails=1 fail_timeout=5s;`. */
+const UPSTREAM_SERVER = /^(\s*)server 127\.0\.0\.1:\d+( [^;]*)?;\n/gm;
+/** The shipped server block's listen line. */
+const LISTEN = /^(\s*)listen 127\.0\.0\.1:\d+ http2;$/m;
+
+/**
+ * The shipped configuration with its replica lines replaced by one per `upstreamPorts`
+ * (each keeping the shipped parameters) and its listen port by `listenPort`; throws when
+ * the shipped file no longer has the shape this relies on, so a test never runs a
+ * configuration other than the shipped one without saying so.
+ */
+export function nginxConfigFor(shipped: string, upstreamPorts: readonly number[], listenPort: number): string {
+  const replicas = [...shipped.matchAll(UPSTREAM_SERVER)];
+  const first = replicas[0];
+  if (first === undefined || !LISTEN.test(shipped)) {
+    throw new Error(`${SHIPPED_NGINX_CONF}: expected \`server 127.0.0.1:PORT ...;\` lines in its upstream and one \`listen 127.0.0.1:PORT http2;\``);
+  }
+  const lines = upstreamPorts.map((port) => `${first[1]}server 127.0.0.1:${port}${first[2] ?? ''};\n`).join('');
+  let placed = false;
+  return shipped
+    .replace(UPSTREAM_SERVER, () => (placed ? '' : ((placed = true), lines)))
+    .replace(LISTEN, (_line, indent: string) => `${indent}listen 127.0.0.1:${listenPort} http2;`);
+}
+
+/**
+ * The main configuration around the snippet. The temporary paths are nginx's compiled-in
+ * ones under /var/lib/nginx otherwise, which an unprivileged nginx cannot create.
+ */
+function mainConfig(dir: string, snippet: string, workerProcesses: number): string {
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `    ${kind}_temp_path ${join(dir, `${kind}_temp`)};`);
+  return [
+    `worker_processes ${workerProcesses};`,
+    'events { worker_connections 4096; }',
+    'http {',
+    '    access_log off;',
+    ...temp,
+    `    include ${snippet};`,
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** A free loopback port: nginx cannot report the port of `listen ...:0`. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface NginxOptions {
+  /** nginx worker processes. Default 1. */
+  readonly workerProcesses?: number;
+  /** CPUs to pin nginx to (taskset); none: unpinned. */
+  readonly cpus?: readonly number[];
+  /** Default 10 s. */
+  readonly timeoutMs?: number;
+}
+
+/** A running nginx: its master process, the port it proxies on, and the configuration it runs. */
+export interface NginxProxy extends ServerProcess {
+  /** The snippet as run: the shipped file with the given upstreams and port. */
+  readonly config: string;
+  /** Removes the temporary prefix (after the process has exited). */
+  removeFiles(): void;
+}
+
+/** nginx's notice line once its listening sockets are open and a worker serves them (group 1: the worker's pid). */
+const WORKER_STARTED = /start worker process (\d+)/;
+
+/**
+ * Starts nginx with the shipped configuration in front of `upstreamPorts` (127.0.0.1),
+ * resolving once its workers run. A port taken between choosing it and nginx binding it
+ * (another process on the machine) is retried once with another.
+ */
+export async function startNginx(upstreamPorts: readonly number[], options: NginxOptions = {}): Promise<NginxProxy> {
+  const nginx = requireNginx();
+  const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-nginx-'));
+  // Started as root, nginx's workers run as `nobody`: they must reach the prefix.
+  chmodSync(dir, 0o755);
+  const shipped = readFileSync(SHIPPED_NGINX_CONF, 'utf8');
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const config = nginxConfigFor(shipped, upstreamPorts, port);
+    const snippet = join(dir, 'jwt-grpc.conf');
+    writeFileSync(snippet, config);
+    writeFileSync(join(dir, 'nginx.conf'), mainConfig(dir, snippet, options.workerProcesses ?? 1));
+    const { command, args } = tasksetCommand(options.cpus ?? [], nginx, [
+      '-p', dir,
+      '-c', join(dir, 'nginx.conf'),
+      '-e', 'stderr',
+      '-g', `daemon off; pid ${join(dir, 'nginx.pid')}; error_log stderr notice;`,
+    ]);
+    const proc = launch(command, args, { childLine: WORKER_STARTED });
+    try {
+      await proc.waitFor('stderr', WORKER_STARTED, options.timeoutMs ?? 10_000);
+      return extend(proc, { port, config, removeFiles: () => rmSync(dir, { recursive: true, force: true }) });
+    } catch (error) {
+      proc.kill();
+      await proc.closed;
+      if (attempt === 1 && /Address already in use/.test(proc.stderr)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`nginx did not start: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The programs nobody on this project wrote, at pinned versions, installed one way into
+ * `.tools/` (git-ignored): Go programs with `go install`, grpcio in a Python venv with pip.
+ *
+ * `npm run tools` installs them all (.ci/run does, before the tests). The tests only look
+ * them up ({@link requireGoTool}, {@link requireGrpcio}), so that no download ever runs
+ * inside a test's timeout, and a missing one fails naming it and the command that
+ * installs it. The benchmark installs ghz by itself when it is missing ({@link ensureGoTool}).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoPath } from '../common/paths.js';
+import { findOnPath, isExecutable, runCommand } from './exec.js';
+
+const TOOLS_DIR = repoPath('.tools');
+const TOOLS_BIN = join(TOOLS_DIR, 'bin');
+
+/** The command that installs every tool. */
+export const INSTALL_ALL = 'npm run tools';
+
+/** A Go program installed with `GOBIN=<dir> go install <package>@<version>`. */
+export interface GoTool {
+  readonly name: string;
+  /** The package path of its main package. */
+  readonly package: string;
+  /** The version of its module, as `go version -m` prints it. */
+  readonly version: string;
+  /** GOBIN: where `go install` writes it. */
+  readonly dir: string;
+  /** The file `go install` writes: the last element of the package path. */
+  readonly binary: string;
+  /** Taken from PATH first (any version), for machines without Go. */
+  readonly fromPath: boolean;
+  /** Who needs it, for the messages. */
+  readonly usedBy: string;
+}
+
+export const GO_TOOLS = {
+  ghz: {
+    name: 'ghz',
+    package: 'github.com/bojand/ghz/cmd/ghz',
+    version: 'v0.120.0',
+    dir: TOOLS_BIN,
+    binary: 'ghz',
+    fromPath: true,
+    usedBy: 'the macro benchmark, the soak and the reliability tests',
+  },
+  grpcurl: {
+    name: 'grpcurl',
+    package: 'github.com/fullstorydev/grpcurl/cmd/grpcurl',
+    version: 'v1.9.4',
+    dir: TOOLS_BIN,
+    binary: 'grpcurl',
+    fromPath: false,
+    usedBy: 'the reflection and transport tests',
+  },
+  // Its binary is called `client`: a folder of its own keeps that name out of .tools/bin.
+  interopClient: {
+    name: 'the grpc-go interop client',
+    package: 'google.golang.org/grpc/interop/client',
+    version: 'v1.77.0',
+    dir: join(TOOLS_DIR, 'grpc-go-interop-v1.77.0'),
+    binary: 'client',
+    fromPath: false,
+    usedBy: 'the transport interop tests',
+  },
+} as const satisfies Record<string, GoTool>;
+
+/** grpcio and protobuf for Python, in a venv of their own. */
+export const GRPCIO = {
+  grpcio: '1.85.1',
+  protobuf: '6.33.6',
+  venv: join(TOOLS_DIR, 'python-grpcio-1.85.1-protobuf-6.33.6'),
+} as const;
+
+/** The shell command that installs `tool` alone. */
+export function goInstallCommand(tool: GoTool): string {
+  return `GOBIN="${tool.dir}" go install ${tool.package}@${tool.version}`;
+}
+
+/**
+ * The path of `tool` when it is installed: on PATH when the tool may come from there,
+ * else in `.tools/` at the pinned version (checked with `go version -m` where Go is
+ * installed; without Go, what is there is used as it is). Null when it is not.
+ */
+export function findGoTool(tool: GoTool): string | null {
+  if (tool.fromPath) {
+    const onPath = findOnPath(tool.binary);
+    if (onPath !== null) return onPath;
+  }
+  const path = join(tool.dir, tool.binary);
+  if (!isExecutable(path)) return null;
+  const go = findOnPath('go');
+  if (go === null) return path;
+  const info = runCommand(go, ['version', '-m', path]).stdout;
+  const version = /^\s*mod\s+\S+\s+(\S+)/m.exec(info)?.[1];
+  return version === tool.version ? path : null;
+}
+
+/** `tool`'s path; throws naming it and the commands that install it when it is not installed. */
+export function requireGoTool(tool: GoTool): string {
+  const path = findGoTool(tool);
+  if (path !== null) return path;
+  throw new Error(
+    `${tool.name} ${tool.version} is not installed (${tool.usedBy} need it at ${join(tool.dir, tool.binary)}).\n` +
+      `Install every tool with \`${INSTALL_ALL}\`, or this one with: ${goInstallCommand(tool)}` +
+      (tool.fromPath ? `\nWithout Go, put a ${tool.name} ${tool.version} release binary on PATH.` : ''),
+  );
+}
+
+/** `tool`'s path, installing it with `go install` first when it is not installed. Throws when that fails. */
+export function ensureGoTool(tool: GoTool, log: (line: string) => void): string {
+  const found = findGoTool(tool);
+  if (found !== null) return found;
+  const go = findOnPath('go');
+  if (go === null) {
+    throw new Error(`${tool.name} ${tool.version} is not installed and Go (the go command) is not on PATH to install it.\n${requireHint(tool)}`);
+  }
+  log(`installing ${tool.name}: ${goInstallCommand(tool)} (once; needs the Go module proxy)`);
+  const result = runCommand(go, ['install', `${tool.package}@${tool.version}`], {
+    env: { ...process.env, GOBIN: tool.dir },
+    inheritOutput: true,
+    timeoutMs: 600_000,
+  });
+  const installed = findGoTool(tool);
+  if (result.status !== 0 || installed === null) {
+    throw new Error(`${goInstallCommand(tool)} failed (status ${result.status ?? result.error}).\n${requireHint(tool)}`);
+  }
+  return installed;
+}
+
+function requireHint(tool: GoTool): string {
+  return `Install Go (https://go.dev/dl/) and run \`${INSTALL_ALL}\`` + (tool.fromPath ? `, or put a ${tool.name} ${tool.version} release binary on PATH.` : '.');
+}
+
+/** The venv's interpreter. */
+const VENV_PYTHON = join(GRPCIO.venv, 'bin', 'python');
+
+function grpcioImports(): boolean {
+  return existsSync(VENV_PYTHON) && runCommand(VENV_PYTHON, ['-c', 'import grpc, google.protobuf']).status === 0;
+}
+
+/**
+ * The Python with grpcio, for the grpcio interop test; `{ skip }` without python3 on
+ * PATH (the test is then skipped, saying why). Throws, naming the command, when python3
+ * is there but the venv is not installed.
+ */
+export function requireGrpcio(): { python: string } | { skip: string } {
+  if (findOnPath('python3') === null) return { skip: 'python3 is not on PATH' };
+  if (grpcioImports()) return { python: VENV_PYTHON };
+  throw new Error(
+    `grpcio ${GRPCIO.grpcio} (with protobuf ${GRPCIO.protobuf}) is not installed in ${GRPCIO.venv}.\n` +
+      `Install every tool with \`${INSTALL_ALL}\`, or this one with: python3 -m venv ${GRPCIO.venv} && ` +
+      `${VENV_PYTHON} -m pip install grpcio==${GRPCIO.grpcio} protobuf==${GRPCIO.protobuf}`,
+  );
+}
+
+/**
+ * Creates the grpcio venv unless it works already. Without python3 it does nothing and
+ * says why (the grpcio test is skipped there); a failed venv or pip throws.
+ */
+export function ensureGrpcio(log: (line: string) => void): string | null {
+  if (grpcioImports()) return VENV_PYTHON;
+  const python3 = findOnPath('python3');
+  if (python3 === null) {
+    log('python3 is not on PATH: grpcio not installed (the grpcio interop test will be skipped)');
+    return null;
+  }
+  log(`installing grpcio ${GRPCIO.grpcio} and protobuf ${GRPCIO.protobuf} into ${GRPCIO.venv} (once; needs PyPI)`);
+  const venv = runCommand(python3, ['-m', 'venv', GRPCIO.venv], { timeoutMs: 120_000 });
+  if (venv.status !== 0) throw new Error(`python3 -m venv ${GRPCIO.venv} failed (is the venv module installed?): ${venv.stderr}${venv.error ?? ''}`);
+  const pip = runCommand(
+    VENV_PYTHON,
+    ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', `grpcio==${GRPCIO.grpcio}`, `protobuf==${GRPCIO.protobuf}`],
+    { timeoutMs: 600_000, inheritOutput: true },
+  );
+  if (pip.status !== 0 || !grpcioImports()) {
+    throw new Error(`pip could not install grpcio==${GRPCIO.grpcio} protobuf==${GRPCIO.protobuf} (is PyPI reachable?): status ${pip.status ?? pip.error}`);
+  }
+  return VENV_PYTHON;
+}
