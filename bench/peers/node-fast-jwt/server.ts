@@ -1,23 +1,20 @@
 // The ordinary Node peer: JwtService written the way a Node user would, with
 // @grpc/grpc-js (default server options), @grpc/proto-loader and fast-jwt.
 // Signers and verifiers are created once at start (signer per algorithm with
-// its first key, verifier per kid). Per GenerateJwt it does the reference's
-// work: pick a subject, sign {sub, iat, exp = iat + 7200}, verify the token
-// just made, check its sub.
+// its first key, verifier per kid). Per GenerateJwt it does what every server
+// under test does: pick a subject, sign {sub, iat, exp = iat + 7200}, verify
+// the token just made, check its sub.
 //
 // NODEMAXPROCS=N (N > 1): a node:cluster primary forks N workers sharing the
-// port (the reference benchmark's pattern) and respawns any that die.
+// port, the usual way to put a Node server on N cores, and respawns any that die.
 //
 // Usage: node server.js [--host H] [--port N] --keys FILE --subjects FILE [--proto FILE]
 import cluster, { type Worker } from 'node:cluster';
 import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { createSigner, createVerifier, type Algorithm } from 'fast-jwt';
+import { failure, parsePeerCommandLine, serveJwtService } from '../node-peer.js';
 
 const TTL_SECONDS = 7200;
 
@@ -30,38 +27,12 @@ type Sign = (payload: Record<string, unknown>) => string;
 type Verify = (token: string) => { sub?: unknown };
 interface Signer { kid: string; sign: Sign; verify: Verify }
 
-function fail(message: string): never {
-  process.stderr.write(`node-fast-jwt peer: ${message}\n`);
-  process.exit(1);
-}
+const fail: (message: string) => never = failure('node-fast-jwt peer');
 
 function parseCli() {
-  try {
-    const { values } = parseArgs({
-      options: {
-        host: { type: 'string', default: '127.0.0.1' },
-        port: { type: 'string', default: '50051' },
-        keys: { type: 'string' },
-        subjects: { type: 'string' },
-        proto: { type: 'string' },
-      },
-    });
-    const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad --port ${values.port}`);
-    if (!values.keys || !values.subjects) throw new Error('--keys and --subjects are required');
-    return { host: values.host, port, keys: values.keys, subjects: values.subjects, proto: values.proto ?? findProto() };
-  } catch (err) {
-    return fail((err as Error).message);
-  }
-}
-
-// proto/jwt.proto next to the package.json above this file: works from both
-// bench/peers/node-fast-jwt/ and dist/bench/peers/node-fast-jwt/.
-function findProto(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'proto', 'jwt.proto');
-    if (dirname(dir) === dir) throw new Error('package.json not found above this file; pass --proto');
-  }
+  const { keys, subjects, ...rest } = parsePeerCommandLine(fail);
+  if (!keys || !subjects) fail('--keys and --subjects are required');
+  return { ...rest, keys, subjects };
 }
 
 // Builds the signers (alg -> first key of that alg) and verifiers (kid -> key)
@@ -165,36 +136,21 @@ function startServer(opts: ReturnType<typeof parseCli>): void {
     }
   };
 
-  const packageDefinition = protoLoader.loadSync(opts.proto, {
-    keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+  serveJwtService({
+    host: opts.host,
+    port: opts.port,
+    proto: opts.proto,
+    handlers: {
+      GenerateJwt: generateJwt,
+      VerifyJwt: verifyJwt,
+      GetJwks: (_call: unknown, callback: grpc.sendUnaryData<{ jwks_json: string }>) => callback(null, { jwks_json: '{"keys":[]}' }),
+    },
+    onBound: (port) => {
+      if (cluster.isWorker) process.send!({ listening: port });
+      else process.stdout.write(`listening on ${opts.host}:${port}\n`);
+    },
+    fail,
   });
-  const proto = grpc.loadPackageDefinition(packageDefinition) as unknown as {
-    jwt: { services: { JwtService: grpc.ServiceClientConstructor } };
-  };
-  const server = new grpc.Server(); // default options on purpose
-  server.addService(proto.jwt.services.JwtService.service, {
-    GenerateJwt: generateJwt,
-    VerifyJwt: verifyJwt,
-    GetJwks: (_call: unknown, callback: grpc.sendUnaryData<{ jwks_json: string }>) => callback(null, { jwks_json: '{"keys":[]}' }),
-  });
-
-  const address = opts.host.includes(':') ? `[${opts.host}]:${opts.port}` : `${opts.host}:${opts.port}`;
-  server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
-    if (err) fail(err.message);
-    if (cluster.isWorker) process.send!({ listening: port });
-    else process.stdout.write(`listening on ${opts.host}:${port}\n`);
-  });
-
-  const stop = () => {
-    // Graceful first; a client that keeps its streams open gets cut after 2s.
-    const timer = setTimeout(() => server.forceShutdown(), 2000);
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      process.exit(0);
-    });
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
   // A worker whose primary is gone has nobody to answer to.
   if (cluster.isWorker) process.on('disconnect', () => process.exit(0));
 }

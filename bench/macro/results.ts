@@ -1,0 +1,137 @@
+import type { MedianInterval } from '../common/bootstrap.js';
+import type { Spread } from '../common/stats.js';
+import type { CorePlan } from '../harness/cores.js';
+import type { GhzSummary } from '../ghz/ghz-report.js';
+import type { ProbeSummary } from '../harness/probe.js';
+import type { Scenario } from './scenarios.js';
+import type { GrpcStack, ServerRole } from './servers.js';
+
+/** What a round's measurement may have suffered, each shown as a mark (macro/tables.ts). */
+export type RoundFlag = 'non-ok' | 'load-bound' | 'contended' | 'stolen' | 'slowed';
+
+/** One measured ghz run of a cell: the cell's share of one round. */
+export interface RoundResult {
+  /** 1-based; round r of every server of a scenario ran in the same stretch of time. */
+  readonly round: number;
+  /** ms since the run started, when the measurement began: places it among the probes and other cells. */
+  readonly startedAtMs: number;
+  readonly ghz: GhzSummary;
+  /** Server CPU seconds (user + system, whole process tree) across this run. */
+  readonly serverCpuSeconds: number;
+  /** Server CPU time per response (OK or not), µs. */
+  readonly serverCpuUsPerRequest: number;
+  /** Server CPU seconds / (run seconds x server cores): near 1 = the server was saturated. */
+  readonly serverCpuUtilization: number;
+  /** See GhzRun.loadCpuUtilization. */
+  readonly loadCpuUtilization: number | null;
+  /** ghz's CPU seconds over the whole run, start-up and report included. */
+  readonly ghzCpuSeconds: number;
+  /** See RunCpu.foreignCpuShare. */
+  readonly foreignCpuShare: number;
+  /** See RunCpu.serverStealShare. */
+  readonly serverStealShare: number;
+  /** See RunCpu.stealShare. */
+  readonly stealShare: number;
+  /** The speed probe (ms per server CPU) just before this measurement and just after it, every server paused. */
+  readonly probeMs: { readonly before: readonly number[]; readonly after: readonly number[] };
+  /** The larger |probe / its CPU's median over the run - 1| of the two probes; set once the run is over. */
+  readonly probeDeviation: number | null;
+  readonly flags: readonly RoundFlag[];
+  /** ghz's JSON report without per-call details, relative to the run directory. */
+  readonly reportFile: string;
+}
+
+/** Median (min-max) over the rounds of a cell. */
+export interface CellAggregate {
+  readonly rpsOk: Spread;
+  readonly meanMs: Spread;
+  readonly p50Ms: Spread;
+  readonly p90Ms: Spread;
+  readonly p99Ms: Spread;
+  readonly serverCpuUsPerRequest: Spread;
+  readonly serverCpuUtilization: Spread;
+  readonly okCount: number;
+  readonly nonOkCount: number;
+  readonly nonOkByStatus: Readonly<Record<string, number>>;
+  readonly maxLoadCpuUtilization: number | null;
+  readonly maxForeignCpuShare: number;
+  readonly maxStealShare: number;
+  readonly maxProbeDeviation: number | null;
+  /** Rounds with any of contended, stolen, slowed. */
+  readonly disturbedRounds: number;
+}
+
+/** Why a cell's figures need a second look; shown as marks in the tables. */
+export type CellFlag = RoundFlag | 'server-exited' | 'failed';
+
+/** One (server, scenario) cell. */
+export interface CellResult {
+  readonly server: string;
+  readonly scenario: string;
+  readonly rounds: readonly RoundResult[];
+  readonly aggregate: CellAggregate | null;
+  /** Sum of VmHWM over the server's process tree, read once after its last round: the peak over warm-up and every round. */
+  readonly peakRssBytes: number | null;
+  readonly htmlReport: string | null;
+  readonly flags: readonly CellFlag[];
+  readonly error: string | null;
+}
+
+export interface ServerStatus {
+  readonly name: string;
+  readonly label: string;
+  readonly role: ServerRole;
+  readonly stack: GrpcStack;
+  readonly description: string;
+  readonly cluster: boolean;
+  readonly usesAllCores: boolean;
+  /** Why it did not run; null when it ran. */
+  readonly skipped: string | null;
+}
+
+/** The figure a ratio compares; both read so that > 1 means the subject is better. */
+export type RatioMetric = 'rps' | 'callsPerCpuSecond';
+
+/** One comparison in one scenario, per round and as a median with its interval. */
+export interface RatioResult {
+  readonly scenario: string;
+  /** The comparison's id (comparisons.ts). */
+  readonly comparison: string;
+  readonly subject: string;
+  readonly baseline: string;
+  readonly metric: RatioMetric;
+  /** subject / baseline in each round both measured. */
+  readonly perRound: readonly { readonly round: number; readonly ratio: number }[];
+  readonly interval: MedianInterval | null;
+  /** Whether the verdict uses this metric (see comparisons.ts, headlineMetric). */
+  readonly headline: boolean;
+}
+
+/** Steal over the whole macro run: the share of the benchmark CPUs' time during measurements. */
+export interface StealSummary {
+  readonly share: number;
+  readonly maxRoundShare: number;
+  readonly roundsOverThreshold: number;
+  readonly rounds: number;
+}
+
+export interface MacroResults {
+  readonly settings: {
+    readonly durationS: number;
+    readonly warmupS: number;
+    readonly rounds: number;
+    /** The schema-1 name of `rounds`. */
+    readonly repetitions: number;
+    readonly html: boolean;
+    readonly bootstrap: { readonly seed: number; readonly resamples: number; readonly confidence: number };
+  };
+  readonly ghzPath: string;
+  readonly corePlan: CorePlan;
+  readonly scenarios: readonly Scenario[];
+  readonly servers: readonly ServerStatus[];
+  readonly cells: readonly CellResult[];
+  readonly ratios: readonly RatioResult[];
+  readonly probe: ProbeSummary | null;
+  readonly steal: StealSummary | null;
+  readonly notes: readonly string[];
+}

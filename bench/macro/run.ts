@@ -1,0 +1,192 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../common/bootstrap.js';
+import { Progress } from '../common/progress.js';
+import { buildHtmlRenderer } from '../ghz/html-report.js';
+import type { CorePlan } from '../harness/cores.js';
+import { goBuild } from '../harness/go-build.js';
+import { writeKeysFile } from '../harness/keys-file.js';
+import type { ServerProcess } from '../harness/launcher.js';
+import { SpeedProbes, probeBaselines, summarizeProbes } from '../harness/probe.js';
+import type { BenchAlgorithm } from '../options/algorithms.js';
+import type { MatrixScope } from '../options/profiles.js';
+import { type ColumnContext, runColumn, splitFor, withProbeDeviations } from './column.js';
+import { computeRatios } from './comparisons.js';
+import { summarizeSteal } from './disturbance.js';
+import type { CellResult, MacroResults, ServerStatus } from './results.js';
+import { type Scenario, buildScenarios, filterScenarios, onePerKind } from './scenarios.js';
+import { GO_PEER_BINARY, GO_PEER_DIR, SERVERS, type ServerSpec, serves } from './servers.js';
+
+export interface MacroOptions {
+  readonly ghz: string;
+  readonly plan: CorePlan;
+  readonly algorithms: readonly BenchAlgorithm[];
+  /** Server names; null: the scope's. */
+  readonly servers: readonly string[] | null;
+  /** Scenario id filters; null: the scope's. */
+  readonly cells: readonly string[] | null;
+  readonly scope: MatrixScope;
+  /** Whether --server-cores was given: the "N cores" groups then run in every scope. */
+  readonly serverCoresGiven: boolean;
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly rounds: number;
+  readonly html: boolean;
+  readonly runDir: string;
+  readonly log: (line: string) => void;
+  /** Registers a cleanup for an interrupted run; returns its unregistration. */
+  readonly onCleanup: (cleanup: () => void) => () => void;
+}
+
+/** The scenarios a run measures: --cells when given, else the profile's scope of the matrix. */
+export function selectScenarios(all: readonly Scenario[], options: Pick<MacroOptions, 'cells' | 'scope' | 'serverCoresGiven'>): Scenario[] {
+  if (options.cells !== null) return filterScenarios(all, options.cells);
+  switch (options.scope) {
+    case 'all':
+      return [...all];
+    case 'ratios':
+      return all.filter((s) => s.group === 'single' || options.serverCoresGiven);
+    case 'one-per-kind':
+      return onePerKind(all);
+  }
+}
+
+/** The servers a run starts: --servers when given, else the profile's scope (`ratios` leaves out the variants). */
+export function selectServers(all: readonly ServerSpec[], options: Pick<MacroOptions, 'servers' | 'scope'>): ServerSpec[] {
+  if (options.servers !== null) return all.filter((s) => (options.servers as readonly string[]).includes(s.name));
+  return options.scope === 'ratios' ? all.filter((s) => s.role !== 'variant') : [...all];
+}
+
+/**
+ * The macro benchmark: every (scenario, server) cell of the selection with ghz, column by
+ * column (all servers of a scenario, in interleaved rounds: see runColumn), then each
+ * round's probe deviations, the per-round ratios and their intervals.
+ */
+export async function runMacro(options: MacroOptions): Promise<MacroResults> {
+  const startedAt = performance.now();
+  const notes = [...options.plan.notes];
+  const [load1 = 0] = loadavg();
+  if (load1 > 0.5) {
+    notes.push(`the machine was not idle at the start (1-minute load average ${load1.toFixed(2)}): expect ⊘ marks`);
+  }
+  const selected = selectServers(SERVERS, options);
+  const skipped = prepareServers(selected, options.log);
+  const scenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
+  let html = options.html;
+  if (html) {
+    const renderer = buildHtmlRenderer();
+    if (!renderer.ok) {
+      notes.push(`HTML reports not produced: ${renderer.reason}`);
+      html = false;
+    }
+  }
+  const runnable = selected.filter((s) => !skipped.has(s.name));
+  if (runnable.some((s) => s.name === 'jwt-grpc-nginx')) notes.push(...fleetCoreNotes(options.plan));
+  const columns = scenarios
+    .map((scenario) => ({ scenario, servers: runnable.filter((s) => serves(s, scenario.group, scenario.method)) }))
+    .filter((column) => column.servers.length > 0);
+  const cellCount = columns.reduce((sum, column) => sum + column.servers.length, 0);
+  if (scenarios.length > 0 && cellCount === 0) notes.push('no (scenario, server) pair to run with this selection');
+
+  const keys = writeKeysFile(options.algorithms);
+  const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-ghz-'));
+  const probes = new SpeedProbes(options.plan, startedAt);
+  let current: readonly ServerProcess[] = [];
+  const unregister = options.onCleanup(() => {
+    for (const server of current) server.stop(2000).catch(() => undefined);
+    void probes.close();
+    keys.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  });
+  let cells: CellResult[] = [];
+  try {
+    for (const scenario of scenarios) mkdirSync(join(options.runDir, 'ghz', scenario.id), { recursive: true });
+    const ctx: ColumnContext = {
+      ghz: options.ghz,
+      plan: options.plan,
+      keysFile: keys.path,
+      runDir: options.runDir,
+      scratchDir,
+      durationS: options.durationS,
+      warmupS: options.warmupS,
+      rounds: options.rounds,
+      html,
+      // A step is one measurement; each server's start and warm-up are spread over its rounds.
+      progress: new Progress(cellCount * options.rounds, options.durationS + 0.2 + (options.warmupS + 0.6) / options.rounds, options.log),
+      probes,
+      startedAt,
+      onServers: (servers) => (current = servers),
+      log: options.log,
+    };
+    for (const { scenario, servers } of columns) {
+      for (const cell of await runColumn(ctx, scenario, servers)) {
+        if (cell.error !== null) options.log(`  ! ${cell.server} ${scenario.id}: ${cell.error.split('\n')[0]}`);
+        cells.push(cell);
+      }
+    }
+  } finally {
+    unregister();
+    await probes.close();
+    keys.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+  // Only now is each CPU's median probe over the run known: what each round's probes are judged against.
+  const baselines = probeBaselines(probes.readings);
+  cells = cells.map((cell) => {
+    const scenario = scenarios.find((s) => s.id === cell.scenario) as Scenario;
+    return withProbeDeviations(cell, splitFor(options.plan, scenario).serverCpus, baselines);
+  });
+  const servers = selected.map((s) => serverStatus(s, skipped.get(s.name) ?? null));
+  const bootstrap = { seed: DEFAULT_SEED, resamples: BOOTSTRAP_RESAMPLES, confidence: CONFIDENCE };
+  return {
+    settings: { durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, repetitions: options.rounds, html, bootstrap },
+    ghzPath: options.ghz,
+    corePlan: options.plan,
+    scenarios,
+    servers,
+    cells,
+    ratios: computeRatios(scenarios, servers, cells, bootstrap),
+    probe: probes.readings.length === 0 ? null : summarizeProbes(probes.readings),
+    steal: summarizeSteal(cells),
+    notes,
+  };
+}
+
+/** Builds what needs building (the Go peer) and returns the servers that cannot run, with why. */
+function prepareServers(servers: readonly ServerSpec[], log: (line: string) => void): Map<string, string> {
+  const skipped = new Map<string, string>();
+  for (const s of servers) {
+    if (s.build === undefined && !existsSync(s.entryFile)) skipped.set(s.name, `${s.entryFile} missing: run \`npm run build\` first`);
+  }
+  if (servers.some((s) => s.build === 'go-peer' && !skipped.has(s.name))) {
+    log('building the Go peer (go build in bench/peers/go)');
+    const outcome = goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer');
+    if (!outcome.ok) {
+      for (const s of servers.filter((x) => x.build === 'go-peer')) skipped.set(s.name, outcome.reason);
+    }
+  }
+  return skipped;
+}
+
+function serverStatus(server: ServerSpec, skipped: string | null): ServerStatus {
+  return {
+    name: server.name,
+    label: server.label,
+    role: server.role,
+    stack: server.stack,
+    description: server.description,
+    cluster: server.cluster,
+    usesAllCores: server.usesAllCores,
+    skipped,
+  };
+}
+
+/** Where the replicas-behind-nginx row's processes run, said plainly: they share cores with each other, and maybe with ghz. */
+export function fleetCoreNotes(plan: CorePlan): string[] {
+  return plan.multi.map(({ cores, workers, serverCpus, loadCpus }) =>
+    plan.pinned
+      ? `jwt-grpc-nginx on N = ${cores}: its ${workers} replicas and nginx share CPU${serverCpus.length === 1 ? '' : 's'} ${serverCpus.join(',')} (nginx's CPU counts as the server's); ghz runs on CPU${loadCpus.length === 1 ? '' : 's'} ${loadCpus.join(',')}`
+      : `jwt-grpc-nginx on N = ${cores}: not pinned: its ${workers} replicas, nginx and ghz share every CPU`,
+  );
+}

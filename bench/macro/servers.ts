@@ -1,0 +1,301 @@
+import { existsSync } from 'node:fs';
+import { repoPath } from '../common/paths.js';
+import type { RpcMethod } from '../ghz/ghz-args.js';
+import { type CorePlan, pinnedCommand } from '../harness/cores.js';
+import { type ServerProcess, startServer } from '../harness/launcher.js';
+import type { Transport } from '../../src/lib.js';
+import type { CoreGroup } from './scenarios.js';
+
+/**
+ * What a server is in the comparisons (comparisons.ts): ours, the Go peer, the ordinary
+ * Node peer, a transport ceiling (a server answering constants), or a variant of ours
+ * that only named comparisons use (a V8 flag, the cache, another transport).
+ */
+export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'variant';
+
+/**
+ * The gRPC implementation a server's calls go through. An `echo` server of the same
+ * stack is the ceiling of the others: what the stack costs doing no JWT work.
+ */
+export type GrpcStack = 'grpc-js' | 'grpc-go' | 'node:http2';
+
+/** What a server's command line may depend on. */
+export interface LaunchContext {
+  readonly keysFile: string;
+  readonly subjectsFile: string;
+  /** Processes of a cluster server / GOMAXPROCS: the scenario's `workers` (1, N, or 2 on 1 core). */
+  readonly workers: number;
+}
+
+export interface LaunchCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Added to a cleaned copy of the harness's environment (see harness/exec.ts, `childEnvironment`). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** One server under test: one entry here is all it takes to add a server. */
+export interface ServerSpec {
+  readonly name: string;
+  /** How verdicts name it, e.g. `Go`, `jwt-grpc`. */
+  readonly label: string;
+  readonly role: ServerRole;
+  /** The stack its calls go through. */
+  readonly stack: GrpcStack;
+  /** Which core groups it serves: single-process servers the 1-core scenarios, clusters the N-core ones. */
+  readonly groups: readonly CoreGroup[];
+  readonly methods: readonly RpcMethod[];
+  /** Whether it runs several processes (node:cluster) when given N cores. */
+  readonly cluster: boolean;
+  /**
+   * Whether it can use every core of an N-core scenario (a cluster, or Go with GOMAXPROCS
+   * = N). An echo server is a ceiling on N cores only if it can.
+   */
+  readonly usesAllCores: boolean;
+  /** Something to build before the first start (the Go peer). */
+  readonly build?: 'go-peer';
+  /** File that must exist, checked before starting, for a clear "build first" message. */
+  readonly entryFile: string;
+  launch(ctx: LaunchContext): LaunchCommand;
+  readonly description: string;
+}
+
+/** The flags every server takes (the peers' contract). */
+function commonArgs(ctx: LaunchContext): string[] {
+  return ['--host', '127.0.0.1', '--port', '0', '--keys', ctx.keysFile, '--subjects', ctx.subjectsFile];
+}
+
+const OURS_CLI = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
+const FAST_JWT_PEER = repoPath('dist', 'bench', 'peers', 'node-fast-jwt', 'server.js');
+const ECHO_PEER = repoPath('dist', 'bench', 'peers', 'echo', 'server.js');
+const NGINX_FLEET = repoPath('dist', 'bench', 'peers', 'nginx-fleet', 'server.js');
+export const GO_PEER_DIR = repoPath('bench', 'peers', 'go');
+export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
+
+/**
+ * The V8 flag the README recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 4 MiB
+ * young-generation semi-space instead of Node 24's default, which grows to 3 x 64 MiB on
+ * a machine with this much memory. Cluster workers inherit it from the primary's execArgv.
+ * `jwt-grpc-v8-defaults` runs without it, in the same run, to show what it changes.
+ */
+const RECOMMENDED_V8_FLAGS = ['--max-semi-space-size=4'];
+
+/**
+ * A Node server: `node [nodeFlags] script args`, one process, or with `cluster` a
+ * node:cluster of the scenario's workers (NODEMAXPROCS).
+ */
+function nodeServer(
+  script: string,
+  nodeFlags: readonly string[],
+  args: (ctx: LaunchContext) => string[],
+  cluster: boolean,
+): Pick<ServerSpec, 'cluster' | 'usesAllCores' | 'entryFile' | 'launch'> {
+  return {
+    cluster,
+    usesAllCores: cluster,
+    entryFile: script,
+    launch: (ctx) => ({ command: process.execPath, args: [...nodeFlags, script, ...args(ctx)], env: { NODEMAXPROCS: cluster ? String(ctx.workers) : '1' } }),
+  };
+}
+
+/** The stack each transport of `jwt-grpc serve` runs its calls through. */
+const STACKS: Readonly<Record<Transport, GrpcStack>> = { http2: 'node:http2', 'grpc-js': 'grpc-js' };
+
+/** How a row of ours runs: the parameters of {@link oursServer}. */
+interface OursRow {
+  readonly name: string;
+  readonly role: 'ours' | 'variant';
+  readonly groups: readonly CoreGroup[];
+  readonly methods: readonly RpcMethod[];
+  readonly cluster: boolean;
+  /** `--transport`, always passed, so that a row's stack does not depend on the CLI's default. */
+  readonly transport: Transport;
+  readonly v8Flags: readonly string[];
+  /**
+   * Off everywhere but `jwt-grpc-cached`: the peers verify every call, and the fixed
+   * token of a VerifyJwt scenario would otherwise be a cache hit every time. GenerateJwt
+   * never uses that cache (a fresh token is verified uncached), so it is not affected.
+   */
+  readonly verifyCache: boolean;
+  readonly description: string;
+}
+
+/**
+ * A row of `jwt-grpc serve`. The parameters are what the rows differ by; a new row of
+ * ours (another transport, metrics on, another runtime) is one more call.
+ */
+function oursServer(row: OursRow): ServerSpec {
+  return {
+    name: row.name,
+    label: row.name,
+    role: row.role,
+    stack: STACKS[row.transport],
+    groups: row.groups,
+    methods: row.methods,
+    ...nodeServer(
+      OURS_CLI,
+      row.v8Flags,
+      (ctx) => [
+        'serve',
+        ...commonArgs(ctx),
+        ...(row.verifyCache ? [] : ['--verify-cache', '0']),
+        '--transport',
+        row.transport,
+      ],
+      row.cluster,
+    ),
+    description: row.description,
+  };
+}
+
+const SINGLE: readonly CoreGroup[] = ['single'];
+const MULTI: readonly CoreGroup[] = ['multi'];
+const BOTH_GROUPS: readonly CoreGroup[] = ['single', 'multi'];
+const BOTH_METHODS: readonly RpcMethod[] = ['GenerateJwt', 'VerifyJwt'];
+
+/** The Go peer binary, in its JWT mode or its `--echo` mode, with GOMAXPROCS = the scenario's workers. */
+function goServer(name: string, role: 'go' | 'echo', label: string, description: string): ServerSpec {
+  return {
+    name,
+    label,
+    role,
+    stack: 'grpc-go',
+    groups: BOTH_GROUPS,
+    methods: BOTH_METHODS,
+    cluster: false,
+    usesAllCores: true,
+    build: 'go-peer',
+    entryFile: GO_PEER_BINARY,
+    launch: (ctx) => ({ command: GO_PEER_BINARY, args: [...(role === 'echo' ? ['--echo'] : []), ...commonArgs(ctx)], env: { GOMAXPROCS: String(ctx.workers) } }),
+    description,
+  };
+}
+
+export const SERVERS: readonly ServerSpec[] = [
+  oursServer({
+    name: 'jwt-grpc',
+    role: 'ours',
+    groups: SINGLE,
+    methods: BOTH_METHODS,
+    cluster: false,
+    transport: 'http2',
+    v8Flags: RECOMMENDED_V8_FLAGS,
+    verifyCache: false,
+    description: 'this package, one process, on its default transport, its own on node:http2 (`node --max-semi-space-size=4 jwt-grpc serve --verify-cache 0 --transport http2`)',
+  }),
+  oursServer({
+    name: 'jwt-grpc-cluster',
+    role: 'ours',
+    groups: MULTI,
+    methods: ['GenerateJwt'],
+    cluster: true,
+    transport: 'http2',
+    v8Flags: RECOMMENDED_V8_FLAGS,
+    verifyCache: false,
+    description: 'this package, NODEMAXPROCS=N (node:cluster primary + N workers), same flags',
+  }),
+  {
+    name: 'jwt-grpc-nginx',
+    label: 'N replicas behind nginx',
+    role: 'variant',
+    stack: 'node:http2',
+    groups: MULTI,
+    methods: ['GenerateJwt'],
+    cluster: true,
+    usesAllCores: true,
+    entryFile: NGINX_FLEET,
+    launch: (ctx) => ({
+      command: process.execPath,
+      args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--transport', 'http2'],
+      // The replica count: each replica itself runs one process.
+      env: { NODEMAXPROCS: String(ctx.workers) },
+    }),
+    description:
+      'N = the scenario\'s workers `jwt-grpc serve` replicas (one process each, same flags as jwt-grpc-cluster) behind nginx (1 worker) with deploy/nginx/jwt-grpc.conf: ' +
+      'replicas and nginx share the N server cores and their CPU counts as the server\'s; ghz has the other cores where pinned, else all share every CPU',
+  },
+  oursServer({
+    name: 'jwt-grpc-grpc-js',
+    role: 'variant',
+    groups: SINGLE,
+    methods: BOTH_METHODS,
+    cluster: false,
+    transport: 'grpc-js',
+    v8Flags: RECOMMENDED_V8_FLAGS,
+    verifyCache: false,
+    description: 'this package on `--transport grpc-js`: what its own transport changes, against the same code on grpc-js',
+  }),
+  oursServer({
+    name: 'jwt-grpc-v8-defaults',
+    role: 'variant',
+    groups: SINGLE,
+    methods: ['GenerateJwt'],
+    cluster: false,
+    transport: 'http2',
+    v8Flags: [],
+    verifyCache: false,
+    description: 'this package, one process, with Node\'s default V8 heap flags: what --max-semi-space-size=4 changes',
+  }),
+  oursServer({
+    name: 'jwt-grpc-cached',
+    role: 'variant',
+    groups: SINGLE,
+    methods: ['VerifyJwt'],
+    cluster: false,
+    transport: 'http2',
+    v8Flags: RECOMMENDED_V8_FLAGS,
+    verifyCache: true,
+    description: 'this package with its default VerifyJwt cache: the fixed token is a hit every call (what the cache buys, not a fair comparison)',
+  }),
+  goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),
+  {
+    name: 'node-fast-jwt',
+    label: 'node-fast-jwt',
+    role: 'node-peer',
+    stack: 'grpc-js',
+    groups: SINGLE,
+    methods: BOTH_METHODS,
+    ...nodeServer(FAST_JWT_PEER, [], commonArgs, false),
+    description: 'the ordinary Node server: grpc-js + proto-loader + fast-jwt, one process',
+  },
+  {
+    name: 'node-fast-jwt-cluster',
+    label: 'node-fast-jwt-cluster',
+    role: 'node-peer',
+    stack: 'grpc-js',
+    groups: MULTI,
+    methods: ['GenerateJwt'],
+    ...nodeServer(FAST_JWT_PEER, [], commonArgs, true),
+    description: 'the same with NODEMAXPROCS=N (node:cluster primary + N workers sharing the port)',
+  },
+  {
+    name: 'grpc-js-echo',
+    label: 'the grpc-js echo',
+    role: 'echo',
+    stack: 'grpc-js',
+    groups: BOTH_GROUPS,
+    methods: BOTH_METHODS,
+    ...nodeServer(ECHO_PEER, [], commonArgs, false),
+    description: 'grpc-js answering constants, no JWT work: the grpc-js ceiling (one process even on N cores, so no ceiling of an N-process cluster)',
+  },
+  goServer('go-echo', 'echo', 'the Go echo', 'the Go peer with --echo: grpc-go answering the same constants, no JWT work: the grpc-go ceiling, GOMAXPROCS as the Go peer'),
+];
+
+export const SERVER_NAMES: readonly string[] = SERVERS.map((s) => s.name);
+
+/** Whether a server runs a scenario: it serves the scenario's core group and method. */
+export function serves(server: ServerSpec, group: CoreGroup, method: RpcMethod): boolean {
+  return server.groups.includes(group) && server.methods.includes(method);
+}
+
+/**
+ * Starts a server of the table pinned to `cpus` (when the plan pins), resolving once it
+ * listens; `launch` is its {@link ServerSpec.launch} command, possibly with more flags.
+ */
+export async function startBenchServer(server: ServerSpec, launch: LaunchCommand, plan: CorePlan, cpus: readonly number[]): Promise<ServerProcess> {
+  if (!existsSync(server.entryFile)) {
+    throw new Error(`${server.name}: ${server.entryFile} does not exist (run \`npm run build\` first; the Go peer is built by the harness)`);
+  }
+  const { command, args } = pinnedCommand(plan, cpus, launch.command, launch.args);
+  return startServer(server.name, command, args, { env: launch.env });
+}
