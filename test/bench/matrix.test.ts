@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateRepetitions, flagsOf } from '../../bench/ghz/aggregate.js';
-import { interleavedOrder } from '../../bench/ghz/cell.js';
-import { runCpu } from '../../bench/ghz/contention.js';
+import { aggregateRounds, cellFlags } from '../../bench/macro/aggregate.js';
+import { interleavedOrder } from '../../bench/macro/column.js';
 import { utilization } from '../../bench/ghz/ghz-run.js';
-import type { GhzSummary } from '../../bench/ghz/ghz-report.js';
-import type { RepetitionResult } from '../../bench/ghz/results.js';
-import { buildScenarios, filterScenarios } from '../../bench/ghz/scenarios.js';
-import { SERVERS, serves } from '../../bench/ghz/servers.js';
+import { selectScenarios, selectServers } from '../../bench/macro/run.js';
+import { buildScenarios, filterScenarios, onePerKind } from '../../bench/macro/scenarios.js';
+import { SERVERS, serves } from '../../bench/macro/servers.js';
+import { round } from './round-fixture.js';
+
+const N3 = [{ cores: 3, workers: 3 }];
+const TWO_ON_ONE = [{ cores: 1, workers: 2 }];
 
 describe('buildScenarios', () => {
-  it('builds the reference matrix for N = 3', () => {
-    const ids = buildScenarios(['HS256', 'ES256'], 3).map((s) => s.id);
+  it('builds the whole matrix for N = 3', () => {
+    const ids = buildScenarios(['HS256', 'ES256'], N3).map((s) => s.id);
     expect(ids).toEqual([
       'single-hs256-1x50',
       'single-hs256-5x250',
@@ -27,9 +29,9 @@ describe('buildScenarios', () => {
     ]);
   });
 
-  it('adds a one-connection cell only where there are several workers to leave idle', () => {
-    expect(buildScenarios(['HS256'], 1, 1).filter((s) => s.connections === 1 && s.group === 'multi')).toHaveLength(1);
-    expect(buildScenarios(['HS256'], 4).filter((s) => s.group === 'multi').map((s) => [s.connections, s.concurrency])).toEqual([
+  it('adds a one-connection scenario only where there are several workers to leave idle', () => {
+    expect(buildScenarios(['HS256'], [{ cores: 1, workers: 1 }]).filter((s) => s.connections === 1 && s.group === 'multi')).toHaveLength(1);
+    expect(buildScenarios(['HS256'], [{ cores: 4, workers: 4 }]).filter((s) => s.group === 'multi').map((s) => [s.connections, s.concurrency])).toEqual([
       [1, 200],
       [4, 200],
       [20, 1000],
@@ -37,7 +39,7 @@ describe('buildScenarios', () => {
   });
 
   it('scales connections and concurrency with N', () => {
-    const multi = buildScenarios(['HS256'], 1).filter((s) => s.group === 'multi');
+    const multi = buildScenarios(['HS256'], [{ cores: 1, workers: 1 }]).filter((s) => s.group === 'multi');
     expect(multi.map((s) => [s.connections, s.concurrency, s.serverCores, s.label])).toEqual([
       [1, 50, 1, 'HS256 N=1 1x50'],
       [5, 250, 1, 'HS256 N=1 5x250'],
@@ -45,7 +47,7 @@ describe('buildScenarios', () => {
   });
 
   it('with 2 workers on 1 core, scales connections with the workers and says so in id and label', () => {
-    const multi = buildScenarios(['ES256'], 1, 2).filter((s) => s.group === 'multi');
+    const multi = buildScenarios(['ES256'], TWO_ON_ONE).filter((s) => s.group === 'multi');
     expect(multi.map((s) => [s.id, s.connections, s.concurrency, s.serverCores, s.workers, s.label])).toEqual([
       ['multi1w2-es256-1x100', 1, 100, 1, 2, 'ES256 2w/1c 1x100'],
       ['multi1w2-es256-2x100', 2, 100, 1, 2, 'ES256 2w/1c 2x100'],
@@ -54,99 +56,97 @@ describe('buildScenarios', () => {
   });
 
   it('filters by substrings of the id', () => {
-    const all = buildScenarios(['HS256', 'ES256'], 3);
+    const all = buildScenarios(['HS256', 'ES256'], N3);
     expect(filterScenarios(all, ['verify']).map((s) => s.id)).toEqual(['single-verify-hs256-1x50', 'single-verify-es256-1x50']);
     expect(filterScenarios(all, ['multi3-es256', 'single-hs256-1x50'])).toHaveLength(4);
     expect(filterScenarios(all, null)).toHaveLength(12);
   });
 });
 
-describe('server table', () => {
-  it('has unique names and one server per ratio role in each group', () => {
-    expect(new Set(SERVERS.map((s) => s.name)).size).toBe(SERVERS.length);
-    for (const group of ['single', 'multi'] as const) {
-      for (const role of ['ours', 'go', 'node-peer', 'echo'] as const) {
-        expect(SERVERS.filter((s) => s.role === role && serves(s, group, 'GenerateJwt')), `${role} ${group}`).toHaveLength(1);
-      }
-    }
+describe('what a profile runs', () => {
+  const all = buildScenarios(['HS256', 'ES256'], TWO_ON_ONE);
+
+  it('quick (ratios): the 1-core scenarios, the "N cores" ones only with --server-cores, no variant servers', () => {
+    expect(selectScenarios(all, { cells: null, scope: 'ratios', serverCoresGiven: false }).every((s) => s.group === 'single')).toBe(true);
+    expect(selectScenarios(all, { cells: null, scope: 'ratios', serverCoresGiven: true })).toHaveLength(all.length);
+    const servers = selectServers(SERVERS, { servers: null, scope: 'ratios' }).map((s) => s.name);
+    expect(servers).toContain('go-echo');
+    expect(servers).not.toContain('jwt-grpc-v8-defaults');
+    expect(selectServers(SERVERS, { servers: ['jwt-grpc-v8-defaults'], scope: 'ratios' }).map((s) => s.name)).toEqual(['jwt-grpc-v8-defaults']);
   });
 
-  it('launches every server on 127.0.0.1 port 0 with the run\'s keys and subjects, with its core count', () => {
-    for (const server of SERVERS) {
-      const launch = server.launch({ keysFile: '/k.json', subjectsFile: '/s.json', cores: 3 });
-      expect(launch.args.join(' ')).toContain('--host 127.0.0.1 --port 0 --keys /k.json --subjects /s.json');
-      if (server.cluster) expect(launch.env['NODEMAXPROCS']).toBe('3');
-      if (server.name === 'go') expect(launch.env['GOMAXPROCS']).toBe('3');
-    }
+  it('smoke (one-per-kind): one scenario per group and method, the algorithms in turn', () => {
+    expect(onePerKind(all).map((s) => s.id)).toEqual(['single-hs256-1x50', 'multi1w2-es256-2x100', 'single-verify-hs256-1x50']);
+    expect(selectScenarios(all, { cells: ['verify'], scope: 'one-per-kind', serverCoresGiven: false })).toHaveLength(2);
   });
 });
 
-function rep(repetition: number, rpsOk: number, nonOk: Record<string, number> = {}, load: number | null = 0.5, foreign = 0.01): RepetitionResult {
-  const ghz: GhzSummary = {
-    count: 1000,
-    okCount: 1000 - Object.values(nonOk).reduce((a, b) => a + b, 0),
-    nonOkByStatus: nonOk,
-    errors: {},
-    totalSeconds: 1,
-    rpsOk,
-    rpsAllResponses: 1000,
-    latencyMs: { mean: 1, p50: 1, p90: 2, p99: rpsOk / 1000 },
-    endReason: 'timeout',
-  };
-  return {
-    repetition,
-    ghz,
-    serverCpuSeconds: 1,
-    serverCpuUsPerRequest: 1000,
-    serverCpuUtilization: 1,
-    loadCpuUtilization: load,
-    ghzCpuSeconds: 0.5,
-    foreignCpuShare: foreign,
-    reportFile: 'x',
-  };
-}
+describe('server table', () => {
+  it('has unique names and one server per ratio role in each group, and an echo of each stack', () => {
+    expect(new Set(SERVERS.map((s) => s.name)).size).toBe(SERVERS.length);
+    for (const group of ['single', 'multi'] as const) {
+      for (const role of ['ours', 'go', 'node-peer'] as const) {
+        expect(SERVERS.filter((s) => s.role === role && serves(s, group, 'GenerateJwt')), `${role} ${group}`).toHaveLength(1);
+      }
+      const echoes = SERVERS.filter((s) => s.role === 'echo' && serves(s, group, 'GenerateJwt')).map((s) => s.stack);
+      expect(echoes.sort(), group).toEqual(['grpc-go', 'grpc-js']);
+    }
+  });
 
-describe('aggregateRepetitions and flags', () => {
-  it('reports median (min-max) over repetitions and sums the counts', () => {
-    const a = aggregateRepetitions([rep(1, 30_000), rep(2, 28_000, { Unavailable: 3 }), rep(3, 31_000, { Unavailable: 1, ResourceExhausted: 2 })]);
+  it('launches every server on 127.0.0.1 port 0 with the run\'s keys and subjects, with its worker count', () => {
+    for (const server of SERVERS) {
+      const launch = server.launch({ keysFile: '/k.json', subjectsFile: '/s.json', workers: 3 });
+      expect(launch.args.join(' ')).toContain('--host 127.0.0.1 --port 0 --keys /k.json --subjects /s.json');
+      if (server.cluster) expect(launch.env['NODEMAXPROCS']).toBe('3');
+      if (server.name === 'go' || server.name === 'go-echo') expect(launch.env['GOMAXPROCS']).toBe('3');
+    }
+    const goEcho = SERVERS.find((s) => s.name === 'go-echo');
+    expect(goEcho?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1 }).args[0]).toBe('--echo');
+  });
+
+  it('runs jwt-grpc on --transport http2 (node:http2) and jwt-grpc-grpc-js on --transport grpc-js', () => {
+    const args = (name: string): string => SERVERS.find((s) => s.name === name)?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1 }).args.join(' ') ?? '';
+    const stack = (name: string) => SERVERS.find((s) => s.name === name)?.stack;
+    expect(args('jwt-grpc')).toContain('--transport http2');
+    expect(stack('jwt-grpc')).toBe('node:http2');
+    expect(args('jwt-grpc-grpc-js')).toContain('--transport grpc-js');
+    expect(stack('jwt-grpc-grpc-js')).toBe('grpc-js');
+    // Every row of ours names its transport: none depends on the CLI's default.
+    for (const server of SERVERS.filter((s) => s.name.startsWith('jwt-grpc'))) expect(args(server.name), server.name).toMatch(/--transport (http2|grpc-js)/);
+  });
+});
+
+describe('aggregateRounds and flags', () => {
+  it('reports median (min-max) over rounds and sums the counts', () => {
+    const rounds = [round(1, { rps: 30_000 }), round(2, { rps: 28_000, nonOk: { Unavailable: 3 } }), round(3, { rps: 31_000, nonOk: { Unavailable: 1, ResourceExhausted: 2 } })];
+    const a = aggregateRounds(rounds);
     expect(a?.rpsOk).toEqual({ median: 30_000, min: 28_000, max: 31_000, n: 3 });
     expect(a?.p99Ms.median).toBe(30);
     expect(a?.nonOkByStatus).toEqual({ Unavailable: 4, ResourceExhausted: 2 });
     expect(a?.nonOkCount).toBe(6);
     expect(a?.okCount).toBe(3000 - 6);
-    expect(flagsOf(a ?? null)).toEqual(['non-ok']);
+    expect(cellFlags(rounds)).toEqual(['non-ok']);
   });
 
-  it('flags a cell whose load generator was saturated', () => {
-    expect(flagsOf(aggregateRepetitions([rep(1, 1, {}, 0.95)]))).toEqual(['load-bound']);
-    expect(flagsOf(aggregateRepetitions([rep(1, 1, {}, null)]))).toEqual([]);
+  it('flags a round whose load generator was saturated', () => {
+    expect(round(1, { rps: 1, load: 0.95 }).flags).toEqual(['load-bound']);
+    expect(round(1, { rps: 1, load: null }).flags).toEqual([]);
   });
 
-  it('flags a cell during which other processes took more than 5 % of the CPUs', () => {
-    const a = aggregateRepetitions([rep(1, 1), rep(2, 1, {}, 0.5, 0.2)]);
+  it('flags other processes over 5 %, steal over 10 %, and a probe that moved, and counts the disturbed rounds', () => {
+    const rounds = [round(1, { rps: 1 }), round(2, { rps: 1, foreign: 0.2 }), round(3, { rps: 1, steal: 0.12 }), round(4, { rps: 1, steal: 0.08, probeDeviation: -0.2 })];
+    expect(rounds.map((r) => r.flags)).toEqual([[], ['contended'], ['stolen'], ['slowed']]);
+    const a = aggregateRounds(rounds);
     expect(a?.maxForeignCpuShare).toBe(0.2);
-    expect(flagsOf(a)).toEqual(['contended']);
+    expect(a?.maxStealShare).toBe(0.12);
+    expect(a?.maxProbeDeviation).toBe(-0.2);
+    expect(a?.disturbedRounds).toBe(3);
+    expect(cellFlags(rounds, ['failed'])).toEqual(['contended', 'stolen', 'slowed', 'failed']);
   });
 
   it('has nothing to aggregate for a failed cell', () => {
-    expect(aggregateRepetitions([])).toBeNull();
-    expect(flagsOf(null, ['failed'])).toEqual(['failed']);
-  });
-});
-
-describe('runCpu', () => {
-  const snapshot = (at: number, machineBusy: number, server: number, harness: number, harnessChildren: number) => ({ at, machineBusy, server, harness, harnessChildren });
-
-  it('attributes the machine\'s busy time to server, ghz, harness, and the rest to others', () => {
-    // 2 s on 2 CPUs = 4 CPU-seconds of capacity; 3.6 busy: server 2, ghz 1, harness 0.2, others 0.4.
-    const cpu = runCpu(snapshot(0, 100, 10, 5, 1), snapshot(2000, 103.6, 12, 5.2, 2), 2);
-    expect(cpu.serverCpuSeconds).toBeCloseTo(2);
-    expect(cpu.ghzCpuSeconds).toBeCloseTo(1);
-    expect(cpu.foreignCpuShare).toBeCloseTo(0.1);
-  });
-
-  it('never reports a negative share (tick rounding)', () => {
-    expect(runCpu(snapshot(0, 0, 0, 0, 0), snapshot(1000, 1, 1.01, 0, 0), 1).foreignCpuShare).toBe(0);
+    expect(aggregateRounds([])).toBeNull();
+    expect(cellFlags([], ['failed'])).toEqual(['failed']);
   });
 });
 
@@ -162,17 +162,17 @@ describe('utilization', () => {
 });
 
 describe('interleavedOrder', () => {
-  const order = (items: string[], reps: number) => interleavedOrder(items, reps).map((o) => `${o.item}${o.repetition}`);
+  const order = (items: string[], rounds: number) => interleavedOrder(items, rounds).map((o) => `${o.item}${o.round}`);
 
-  it('runs repetition r of every server before any repetition r + 1, rotating who goes first', () => {
+  it('measures every server in round r before any in round r + 1, rotating who goes first', () => {
     expect(order(['a', 'b', 'c'], 3)).toEqual(['a1', 'b1', 'c1', 'b2', 'c2', 'a2', 'c3', 'a3', 'b3']);
   });
 
-  it('wraps the rotation when there are more repetitions than servers', () => {
+  it('wraps the rotation when there are more rounds than servers', () => {
     expect(order(['a', 'b'], 3)).toEqual(['a1', 'b1', 'b2', 'a2', 'a3', 'b3']);
   });
 
-  it('has every (server, repetition) pair exactly once, and nothing for an empty column', () => {
+  it('has every (server, round) pair exactly once, and nothing for an empty column', () => {
     const pairs = order(['a', 'b', 'c', 'd'], 5);
     expect(new Set(pairs).size).toBe(20);
     expect(order([], 3)).toEqual([]);

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RESULTS_DIR } from '../../bench/common/paths.js';
-import { SERVER_NAMES } from '../../bench/ghz/servers.js';
+import { SERVER_NAMES } from '../../bench/macro/servers.js';
 import { helpText } from '../../bench/options/help.js';
 import { parseCommandLine } from '../../bench/options/parse.js';
 import type { BenchOptions } from '../../bench/options/types.js';
-import { UsageError } from '../../bench/options/usage-error.js';
+import { UsageError } from '../../bench/common/program.js';
 
 function options(...argv: string[]): BenchOptions {
   const parsed = parseCommandLine(argv, SERVER_NAMES);
@@ -22,18 +22,20 @@ describe('parseCommandLine', () => {
       servers: null,
       algorithms: null,
       cells: null,
-      durationS: 3,
+      scope: 'ratios',
+      durationS: 1.5,
       warmupS: 1,
-      repetitions: 1,
+      rounds: 5,
       serverCores: null,
       html: false,
+      label: null,
       out: DEFAULT_RESULTS_DIR,
       printSummary: true,
     });
   });
 
-  it('--full takes the reference durations and three repetitions, with HTML', () => {
-    expect(options('--full')).toMatchObject({ profile: 'full', durationS: 10, repetitions: 3, html: true });
+  it('--full takes 10 rounds of 5 s over the whole matrix, with HTML', () => {
+    expect(options('--full')).toMatchObject({ profile: 'full', durationS: 5, rounds: 10, scope: 'all', html: true });
   });
 
   it('--smoke is short', () => {
@@ -41,12 +43,14 @@ describe('parseCommandLine', () => {
     expect(o.profile).toBe('smoke');
     expect(o.durationS).toBeLessThan(1);
     expect(o.warmupS).toBe(0);
+    expect(o.scope).toBe('one-per-kind');
+    expect(o.rounds).toBeGreaterThanOrEqual(5);
   });
 
   it('overrides a profile\'s numbers', () => {
-    expect(options('--full', '--duration', '5', '--repetitions', '2', '--warmup', '0', '--no-html')).toMatchObject({
-      durationS: 5,
-      repetitions: 2,
+    expect(options('--full', '--duration', '3', '--rounds', '12', '--warmup', '0', '--no-html')).toMatchObject({
+      durationS: 3,
+      rounds: 12,
       warmupS: 0,
       html: false,
     });
@@ -58,8 +62,10 @@ describe('parseCommandLine', () => {
     expect(o.servers).toEqual(['go', 'jwt-grpc']);
     expect(o.algorithms).toEqual(['ES256', 'HS256']);
     expect(o.cells).toEqual(['single', 'verify']);
-    expect(o.serverCores).toBe(2);
+    expect(o.serverCores).toEqual([2]);
     expect(o.out).toBe(resolve('x/y'));
+    expect(options('--server-cores', '2,4,8,4').serverCores).toEqual([2, 4, 8]);
+    expect(options('--label', ' 16-core bare metal ').label).toBe('16-core bare metal');
     expect(options('--micro-only').macro).toBe(false);
   });
 
@@ -73,13 +79,16 @@ describe('parseCommandLine', () => {
     [['extra'], /positional/i],
     [['--full', '--smoke'], /one profile/],
     [['--micro-only', '--ghz-only'], /exclude/],
-    [['--servers', 'nginx'], /unknown server "nginx"/],
+    [['--servers', 'nginx'], /--servers: "nginx" is not one of/],
     [['--algorithms', 'HS512'], /"HS512" is not one of/],
     [['--algorithms', 'es256'], /"es256" is not one of/],
     [['--duration', 'abc'], /--duration/],
     [['--duration', '0'], /--duration/],
-    [['--repetitions', '1.5'], /whole number/],
+    [['--rounds', '1.5'], /whole number/],
+    [['--repetitions', '3'], /Unknown option '--repetitions'/],
     [['--server-cores', '0'], /--server-cores/],
+    [['--server-cores', '2,x'], /--server-cores/],
+    [['--label', 'a|b'], /--label/],
     [['--servers', ''], /comma-separated/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseCommandLine(argv, SERVER_NAMES)).toThrow(UsageError);
@@ -90,7 +99,7 @@ describe('parseCommandLine', () => {
 describe('helpText', () => {
   it('lists every option the parser accepts, and every server', () => {
     const text = helpText(SERVER_NAMES);
-    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--repetitions', '--server-cores', '--html', '--no-html', '--out', '--help']) {
+    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--rounds', '--server-cores', '--html', '--no-html', '--label', '--out', '--help']) {
       expect(text).toContain(flag);
     }
     for (const name of SERVER_NAMES) expect(text).toContain(name);

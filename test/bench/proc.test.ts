@@ -1,8 +1,21 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allowedCpus } from '../../bench/ghz/cores.js';
-import { clockTicksPerSecond, cpuBusySeconds, cpuSeconds, ownCpuSeconds, parentPid, processTree, startTicks, statusBytes, treeCpuSeconds, treePeakRssBytes } from '../../bench/ghz/proc.js';
+import { sleep } from '../../bench/common/wait.js';
+import { allowedCpus } from '../../bench/harness/cores.js';
+import { runCommand } from '../../bench/harness/exec.js';
+import { killAll, launch } from '../../bench/harness/launcher.js';
+import { cpuTicksDelta, readProcStat } from '../../bench/harness/proc-stat.js';
+import {
+  clockTicksPerSecond,
+  cpuSeconds,
+  isAlive,
+  ownCpuSeconds,
+  parentPid,
+  processTree,
+  startTicks,
+  statusBytes,
+  treeCpuSeconds,
+  treePeakRssBytes,
+} from '../../bench/harness/proc.js';
 
 /**
  * Burns `ms` of CPU time (not wall time: the machine may be shared, and a wall-clock
@@ -50,17 +63,18 @@ describe('/proc readings of this test process', () => {
     expect(Math.abs((rss as number) - process.memoryUsage().rss)).toBeLessThan(64 * 1024 * 1024);
   });
 
-  it('reads its parent pid and start time', () => {
+  it('reads its parent pid and start time, and knows it is alive', () => {
     expect(parentPid(process.pid)).toBe(process.ppid);
     expect(startTicks(process.pid)).toBeGreaterThan(0);
+    expect(isAlive(process.pid)).toBe(true);
   });
 
   it('reads busy seconds of the CPUs that cover at least this process\'s own work', () => {
     const cpus = allowedCpus();
-    const busyBefore = cpuBusySeconds(cpus);
+    const statBefore = readProcStat();
     const ownBefore = ownCpuSeconds().self;
     burn(300);
-    const busy = cpuBusySeconds(cpus) - busyBefore;
+    const busy = cpuTicksDelta(statBefore, readProcStat(), cpus).busy / clockTicksPerSecond();
     const own = ownCpuSeconds().self - ownBefore;
     expect(own).toBeGreaterThan(0.2);
     expect(busy).toBeGreaterThanOrEqual(own - 0.05);
@@ -71,33 +85,25 @@ describe('/proc readings of this test process', () => {
   it('counts a waited-for child\'s CPU time in this process\'s children time', () => {
     const before = ownCpuSeconds().children;
     const script = 'const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system > 300000) break; }';
-    spawnSync(process.execPath, ['-e', script]);
+    runCommand(process.execPath, ['-e', script]);
     expect(ownCpuSeconds().children - before).toBeGreaterThan(0.2);
   });
 
   it('returns null for a process that does not exist', () => {
     expect(cpuSeconds(2 ** 22 + 12345)).toBeNull();
+    expect(isAlive(2 ** 22 + 12345)).toBe(false);
     expect(statusBytes(2 ** 22 + 12345, 'VmHWM')).toBeNull();
   });
 });
 
 describe('process trees', () => {
-  const children: ReturnType<typeof spawn>[] = [];
-  afterEach(async () => {
-    for (const child of children.splice(0)) {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await once(child, 'exit');
-      }
-    }
-  });
+  afterEach(() => killAll());
 
   it('finds a child and a grandchild, and sums their memory and CPU', async () => {
     // sh -> sleep: a grandchild, as a cluster primary's workers are.
-    const child = spawn('sh', ['-c', 'sleep 30 & wait'], { stdio: 'ignore' });
-    children.push(child);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const tree = processTree(child.pid as number);
+    const child = launch('sh', ['-c', 'sleep 30 & wait']);
+    await sleep(200);
+    const tree = processTree(child.pid);
     expect(tree[0]).toBe(child.pid);
     expect(tree.length).toBe(2);
     const mine = processTree(process.pid);
@@ -105,8 +111,8 @@ describe('process trees', () => {
     expect(mine).toEqual(expect.arrayContaining(tree));
 
     const sum = tree.reduce((s, pid) => s + (statusBytes(pid, 'VmHWM') ?? 0), 0);
-    expect(treePeakRssBytes(child.pid as number)).toBe(sum);
-    expect(treeCpuSeconds(child.pid as number)).toBeGreaterThanOrEqual(0);
+    expect(treePeakRssBytes(child.pid)).toBe(sum);
+    expect(treeCpuSeconds(child.pid)).toBeGreaterThanOrEqual(0);
     // This process's tree includes its own peak plus the children's.
     expect(treePeakRssBytes(process.pid) as number).toBeGreaterThan(statusBytes(process.pid, 'VmHWM') as number);
   });

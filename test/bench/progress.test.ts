@@ -19,10 +19,10 @@ describe('Progress', () => {
   it('prints [i/n] server scenario rep r/R elapsed ~left', () => {
     const lines: string[] = [];
     const progress = new Progress(4, 3, (l) => lines.push(l));
-    progress.start({ server: 'go', scenario: 'single-hs256-1x50', repetition: 1, repetitions: 2 });
-    expect(lines[0]).toMatch(/^\[1\/4\] go single-hs256-1x50 rep 1\/2 {2}elapsed 00:00 {2}~00:12 left$/);
+    progress.start({ server: 'go', scenario: 'single-hs256-1x50', round: 1, rounds: 2 });
+    expect(lines[0]).toMatch(/^\[1\/4\] go single-hs256-1x50 round 1\/2 {2}elapsed 00:00 {2}~00:12 left$/);
     progress.finish();
-    progress.start({ server: 'go', scenario: 'single-hs256-1x50', repetition: 2, repetitions: 2 });
+    progress.start({ server: 'go', scenario: 'single-hs256-1x50', round: 2, rounds: 2 });
     expect(lines[1]).toMatch(/^\[2\/4\]/);
   });
 

@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSyn
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../bench/common/exec.js';
+import { findOnPath } from '../../bench/harness/exec.js';
 import { repoPath } from '../../bench/common/paths.js';
-import { SERVER_NAMES } from '../../bench/ghz/servers.js';
+import { SERVERS, SERVER_NAMES } from '../../bench/macro/servers.js';
 import { type BenchRun, parseCommandLine, runBench } from '../../bench/run.js';
 
 const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
@@ -48,14 +48,17 @@ describe('npm run bench -- --smoke', () => {
     expect(micro?.rows.length).toBeGreaterThanOrEqual(4 * 3 * 3);
     for (const row of micro?.rows ?? []) expect(row.opsPerSecond, `${row.library} ${row.algorithm} ${row.operation}`).toBeGreaterThan(0);
 
-    // Macro: every server ran (Go only may be skipped, and only without Go), every cell answered OK.
+    // Macro: every server ran, but those this machine cannot run (the Go ones without Go),
+    // each with its reason; every cell answered OK.
     const macro = onDisk.macro;
     expect(macro).not.toBeNull();
-    const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
+    expect(onDisk.schema).toBe(2);
     const goMissing = findOnPath('go') === null;
-    expect(skipped.map((s) => s.name)).toEqual(goMissing ? ['go'] : []);
+    const cannotRun = SERVERS.filter((s) => goMissing && s.build === 'go-peer').map((s) => s.name);
+    const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
+    expect(skipped.map((s) => s.name).sort()).toEqual([...cannotRun].sort());
     const present = (macro?.servers ?? []).filter((s) => s.skipped === null);
-    expect(present.map((s) => s.name).sort()).toEqual(SERVER_NAMES.filter((n) => !goMissing || n !== 'go').sort());
+    expect(present.map((s) => s.name).sort()).toEqual(SERVER_NAMES.filter((n) => !cannotRun.includes(n)).sort());
     for (const server of present) {
       const cells = (macro?.cells ?? []).filter((c) => c.server === server.name);
       expect(cells.length, server.name).toBeGreaterThan(0);
@@ -63,14 +66,29 @@ describe('npm run bench -- --smoke', () => {
         expect(cell.error, `${server.name} ${cell.scenario}`).toBeNull();
         expect(cell.aggregate?.okCount, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
         expect(cell.peakRssBytes, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
-        expect(cell.repetitions[0]?.serverCpuSeconds, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
+        expect(cell.rounds.map((r) => r.round), `${server.name} ${cell.scenario}`).toEqual([1, 2, 3, 4, 5]);
+        expect(cell.rounds[0]?.serverCpuSeconds, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
+        expect(cell.rounds[0]?.probeMs.before.length, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
       }
     }
+
+    // Ratios per round with their intervals, the verdicts, and how quiet the machine was.
+    // A ceiling ratio: ours on grpc-js against the grpc-js echo (ours on node:http2 has no
+    // echo of its stack, so `ours-ceiling` has no ratio).
+    const onGrpcJsVsEcho = macro?.ratios.find(
+      (r) => r.scenario === 'single-hs256-1x50' && r.comparison === 'grpc-js-transport-ceiling' && r.metric === 'rps',
+    );
+    expect(onGrpcJsVsEcho?.perRound).toHaveLength(5);
+    expect(onGrpcJsVsEcho?.interval?.low).toBeGreaterThan(0);
+    expect(macro?.probe?.cpus.length).toBeGreaterThan(0);
+    expect(macro?.steal?.rounds).toBeGreaterThan(0);
+    expect(run.summary).toContain('### Verdicts, from the intervals of the bold ratios');
+    expect(run.summary).toMatch(/\*\*HS256 1c 1x50\*\* \(/);
 
     // The private keys stayed out of the results and their temporary directory is gone.
     const everything = [readFileSync(join(run.runDir, 'results.json'), 'utf8'), run.summary].join('');
     expect(everything).not.toMatch(/"(d|k)":\s*"/);
     expect(readdirSync(runTmp)).toEqual([]);
-    expect(log.some((l) => /^\[\d+\/\d+\] \S+ \S+ rep 1\/1 {2}elapsed \d\d:\d\d {2}~\d\d:\d\d left$/.test(l))).toBe(true);
+    expect(log.some((l) => /^\[\d+\/\d+\] \S+ \S+ round 1\/5 {2}elapsed \d\d:\d\d {2}~\d\d:\d\d left$/.test(l))).toBe(true);
   });
 });

@@ -1,76 +1,85 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateRepetitions, flagsOf } from '../../bench/ghz/aggregate.js';
-import { planCores } from '../../bench/ghz/cores.js';
-import type { CellResult, MacroResults, RepetitionResult } from '../../bench/ghz/results.js';
-import { buildScenarios } from '../../bench/ghz/scenarios.js';
-import { macroSummary } from '../../bench/ghz/tables.js';
+import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../../bench/common/bootstrap.js';
+import { planCores } from '../../bench/harness/cores.js';
+import { computeRatios } from '../../bench/macro/comparisons.js';
+import { summarizeSteal } from '../../bench/macro/disturbance.js';
+import type { MacroResults, ServerStatus } from '../../bench/macro/results.js';
+import { buildScenarios } from '../../bench/macro/scenarios.js';
+import { macroSummary } from '../../bench/macro/tables.js';
+import { cell, rpsRounds } from './round-fixture.js';
 
-function repetitions(rps: readonly number[], nonOk: Record<string, number> = {}): RepetitionResult[] {
-  return rps.map((rpsOk, i) => ({
-    repetition: i + 1,
-    ghz: {
-      count: 100,
-      okCount: i === 0 ? 100 - Object.values(nonOk).reduce((a, b) => a + b, 0) : 100,
-      nonOkByStatus: i === 0 ? nonOk : {},
-      errors: (i === 0 && Object.keys(nonOk).length > 0 ? { 'rpc error: code = Unavailable desc = closed': 1 } : {}) as Record<string, number>,
-      totalSeconds: 1,
-      rpsOk,
-      rpsAllResponses: rpsOk,
-      latencyMs: { mean: 1, p50: 1, p90: 2, p99: 2.75 },
-      endReason: 'timeout',
-    },
-    serverCpuSeconds: 1,
-    serverCpuUsPerRequest: 25,
-    serverCpuUtilization: 1,
-    loadCpuUtilization: 0.5,
-    ghzCpuSeconds: 0.5,
-    foreignCpuShare: 0,
-    reportFile: 'x.json',
-  }));
-}
+const bootstrap = { seed: DEFAULT_SEED, resamples: BOOTSTRAP_RESAMPLES, confidence: CONFIDENCE };
+const status = (name: string, role: ServerStatus['role'], label: string, stack: ServerStatus['stack'], usesAllCores = false): ServerStatus => ({
+  name,
+  label,
+  role,
+  stack,
+  description: '',
+  cluster: false,
+  usesAllCores,
+  skipped: null,
+});
 
-function cell(server: string, scenario: string, rps: readonly number[], nonOk: Record<string, number> = {}): CellResult {
-  const reps = repetitions(rps, nonOk);
-  const aggregate = aggregateRepetitions(reps);
-  return { server, scenario, repetitions: reps, aggregate, peakRssBytes: 100 * 1024 * 1024, htmlReport: null, flags: flagsOf(aggregate), error: null };
-}
-
-const scenarios = buildScenarios(['HS256'], 1).filter((s) => s.id === 'single-hs256-1x50');
+const scenarios = buildScenarios(['HS256'], [{ cores: 1, workers: 2 }]).filter((s) => s.id === 'single-hs256-1x50');
+const servers = [
+  status('jwt-grpc', 'ours', 'jwt-grpc', 'grpc-js'),
+  status('go', 'go', 'Go', 'grpc-go', true),
+  status('node-fast-jwt', 'node-peer', 'node-fast-jwt', 'grpc-js'),
+  status('grpc-js-echo', 'echo', 'the grpc-js echo', 'grpc-js'),
+  status('go-echo', 'echo', 'the Go echo', 'grpc-go', true),
+];
+const cells = [
+  cell('jwt-grpc', 'single-hs256-1x50', rpsRounds(20_000, 19_000, 21_000, 20_500, 19_500)),
+  cell('go', 'single-hs256-1x50', [{ rps: 40_000, nonOk: { Unavailable: 1 } }, ...rpsRounds(38_000, 42_000, 41_000, 39_000)]),
+  cell('node-fast-jwt', 'single-hs256-1x50', rpsRounds(20_000, 19_500, 20_000, 21_000, 19_000)),
+  cell('grpc-js-echo', 'single-hs256-1x50', rpsRounds(25_000, 25_000, 25_000, 25_000, 25_000)),
+  cell('go-echo', 'single-hs256-1x50', rpsRounds(50_000, 50_000, 50_000, 50_000, 50_000)),
+];
 const results: MacroResults = {
-  settings: { durationS: 10, warmupS: 2, repetitions: 3, html: false },
+  settings: { durationS: 5, warmupS: 2, rounds: 5, repetitions: 5, html: false, bootstrap },
   ghzPath: 'ghz',
   corePlan: planCores(null, [0, 1], true),
   scenarios,
-  servers: [
-    { name: 'jwt-grpc', role: 'ours', description: '', cluster: false, skipped: null },
-    { name: 'go', role: 'go', description: '', cluster: false, skipped: null },
-    { name: 'node-fast-jwt', role: 'node-peer', description: '', cluster: false, skipped: null },
-    { name: 'grpc-js-echo', role: 'echo', description: '', cluster: false, skipped: null },
-  ],
-  cells: [
-    cell('jwt-grpc', 'single-hs256-1x50', [20_000, 19_000, 21_000]),
-    cell('go', 'single-hs256-1x50', [40_000, 40_000, 40_000], { Unavailable: 1 }),
-    cell('node-fast-jwt', 'single-hs256-1x50', [10_000, 10_000, 10_000]),
-    cell('grpc-js-echo', 'single-hs256-1x50', [25_000, 25_000, 25_000]),
-  ],
+  servers,
+  cells,
+  ratios: computeRatios(scenarios, servers, cells, bootstrap),
+  probe: { threshold: 0.15, cpus: [{ cpu: 0, n: 26, median: 2, p10: 1.9, p90: 2.4, min: 1.8, max: 3 }] },
+  steal: summarizeSteal(cells),
   notes: [],
 };
 
 describe('macroSummary', () => {
   const text = macroSummary(results);
 
-  it('shows median (min-max) per server and scenario', () => {
+  it('shows median (min-max) of the rounds per server and scenario', () => {
     expect(text).toContain('| **jwt-grpc** | 20,000 (19,000-21,000) |');
-    expect(text).toContain('| node-fast-jwt | 10,000 |');
+    expect(text).toContain('| grpc-js-echo | 25,000 |');
   });
 
   it('marks a cell with non-OK responses and lists them', () => {
-    expect(text).toContain('| go | 40,000 ⚠ |');
-    expect(text).toMatch(/go single-hs256-1x50: Unavailable 1 of 300/);
+    expect(text).toContain('| go | 40,000 (38,000-42,000) ⚠ |');
+    expect(text).toMatch(/go single-hs256-1x50: Unavailable 1 of 5,000/);
   });
 
-  it('computes ours/Go, ours/Node peer and ours/echo from the medians of this run', () => {
-    expect(text).toContain('| HS256 1c 1x50 | 0.50x | 2.00x | 0.80x |');
+  it('gives every ratio with its interval, "no difference shown" where it spans 1.00, in both metrics', () => {
+    // Per round ours/Go: 0.5, 0.5, 0.5, 0.5, 0.5 (round 1: 20,000 / 40,000, round 2: 19,000 / 38,000 ...).
+    expect(text).toMatch(/\| scenario \| ours \/ Go \| ours \/ Node peer \| ours \/ its echo \| Go \/ its echo \|/);
+    expect(text).toContain('| HS256 1c 1x50 | **0.50x (0.50-0.50)** | **no difference shown (0.97-1.05)** | **0.80x (0.76-0.84)** | **0.80x (0.76-0.84)** |');
+    // Every server at 50 µs a call: no difference in CPU per call.
+    expect(text).toContain('| HS256 1c 1x50 | no difference shown (1.00-1.00) | no difference shown (1.00-1.00) |');
+  });
+
+  it('writes a verdict from the intervals', () => {
+    expect(text).toContain(
+      '**HS256 1c 1x50** (requests/s: the servers set the pace): Go is faster than jwt-grpc by 2.00-2.00x; ' +
+        'jwt-grpc and node-fast-jwt are not distinguishable in requests/s (0.97-1.05x); jwt-grpc reaches 0.76-0.84x of the grpc-js echo\'s requests/s; ' +
+        'Go reaches 0.76-0.84x of the Go echo\'s requests/s.',
+    );
+  });
+
+  it('says how quiet the machine was', () => {
+    expect(text).toMatch(/Steal: the hypervisor took 1\.0 % of the benchmark CPUs' time during the measurements/);
+    expect(text).toMatch(/CPU 0: median 2\.00 ms, p10-p90 1\.90-2\.40 ms \(−5 % to \+20 %\)/);
   });
 
   it('says where server and ghz ran', () => {

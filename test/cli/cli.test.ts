@@ -1,18 +1,21 @@
 /**
- * The `jwt-grpc` command as a user runs it: help, version, bad options, serving with no
- * configuration, environment twins, and a missing keys file.
+ * The `jwt-grpc` command as a user runs it: help, version, bad options, serving (on each
+ * transport) with no configuration, environment twins, and a missing keys file.
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exportKeys, generateKeys } from '../../src/lib.js';
-import { REPO_ROOT, killAllCli, runCli, serveArgs, startCli } from '../helpers/cli.js';
-import { ClientPool, decodeJwt } from '../helpers/client.js';
+import { runCli, serveArgs, startCli } from '../../bench/harness/cli.js';
+import { killAll } from '../../bench/harness/launcher.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { callError, ClientPool, decodeJwt } from '../helpers/client.js';
+import { TRANSPORTS, transportArgs } from '../helpers/server.js';
 
-const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const SUBJECTS = JSON.parse(readFileSync(join(REPO_ROOT, 'bench', 'fixtures', 'subjects.json'), 'utf8')) as string[];
+const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const SUBJECTS = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'bench', 'fixtures', 'subjects.json'), 'utf8')) as string[];
 
 /** Every option of `serve` and its environment twin: the CLI's documented surface. */
 const OPTIONS: readonly [flag: string, env: string][] = [
@@ -29,8 +32,14 @@ const OPTIONS: readonly [flag: string, env: string][] = [
   ['--no-reflection', 'JWT_GRPC_NO_REFLECTION'],
   ['--no-health', 'JWT_GRPC_NO_HEALTH'],
   ['--max-connection-age-ms', 'JWT_GRPC_MAX_CONNECTION_AGE_MS'],
+  ['--transport', 'JWT_GRPC_TRANSPORT'],
   ['--verify-cache', 'JWT_GRPC_VERIFY_CACHE'],
   ['--grace-ms', 'JWT_GRPC_GRACE_MS'],
+  ['--transport', 'JWT_GRPC_TRANSPORT'],
+  ['--metrics-port', 'JWT_GRPC_METRICS_PORT'],
+  ['--watch-keys', 'JWT_GRPC_WATCH_KEYS'],
+  ['--log-format', 'JWT_GRPC_LOG_FORMAT'],
+  ['--log-level', 'JWT_GRPC_LOG_LEVEL'],
 ];
 
 const clients = new ClientPool();
@@ -44,7 +53,7 @@ function tempDir(): string {
 
 afterEach(async () => {
   clients.closeAll();
-  await killAllCli();
+  await killAll();
 });
 
 afterAll(() => {
@@ -82,14 +91,28 @@ describe('bad options exit 2 with a message', () => {
     ['a negative ttl', ['serve', '--ttl', '-5'], /--ttl/],
     ['a negative ttl (=)', ['serve', '--ttl=-5'], /--ttl/],
     ['a ttl of zero', ['serve', '--ttl', '0'], /--ttl/],
+    ['a fractional ttl', ['serve', '--ttl', '1.5'], /--ttl/],
+    ['a ttl above the longest lifetime', ['serve', '--ttl', '100000'], /--ttl: must be at most --max-ttl/],
+    ['a verification cache above its bound', ['serve', '--verify-cache', '10000001'], /--verify-cache/],
     ['--tls-cert without --tls-key', ['serve', '--tls-cert', 'cert.pem'], /--tls-cert/],
     ['a positional argument', ['serve', 'extra'], /extra/],
+    ['--watch-keys without --keys', ['serve', '--watch-keys'], /--watch-keys: needs --keys/],
+    ['an unknown log format', ['serve', '--log-format', 'xml'], /--log-format/],
+    ['a metrics port out of range', ['serve', '--metrics-port', '70000'], /--metrics-port/],
+    ['an unknown transport', ['serve', '--transport', 'grpc'], /--transport: must be one of http2, grpc-js/],
   ])('%s', async (_, args, message) => {
     const result = await runCli(args);
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(result.stderr).toContain('--help');
     expect(result.stdout).toBe('');
+  });
+
+  it('a bad option in cluster mode, before any worker starts', async () => {
+    const result = await runCli(['serve', '--ttl', '100000'], { env: { NODEMAXPROCS: '2' } });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/--ttl/);
+    expect(result.stderr).not.toMatch(/worker/);
   });
 
   it('a bad environment twin (JWT_GRPC_PORT=abc)', async () => {
@@ -99,10 +122,10 @@ describe('bad options exit 2 with a message', () => {
   });
 });
 
-describe('serve', () => {
+describe.each(TRANSPORTS)('serve on transport %s', (transport) => {
   it('serves with no configuration: ephemeral keys, a warning on stderr, requests name their subject', async () => {
-    const cli = await startCli(serveArgs());
-    expect(cli.stdout).toContain('transport: plaintext');
+    const cli = await startCli(serveArgs(...transportArgs(transport)));
+    expect(cli.stdout).toContain(`transport: plaintext (no TLS), ${transport} server`);
     expect(cli.stdout).toContain('workers: 1 (single process)');
     expect(cli.stdout).toContain('subjects: none');
     expect(cli.stderr).toMatch(/warn: .*EPHEMERAL/);
@@ -112,7 +135,7 @@ describe('serve', () => {
     expect(cli.stdout).toContain(made.kid);
     expect((await client.verifyJwt({ jwt: made.jwt })).valid).toBe(true);
     // No pool configured: a request without subject is refused.
-    await expect(client.generateJwt({ algorithm: 'ES256' })).rejects.toMatchObject({ code: 3 });
+    expect((await callError(client.generateJwt({ algorithm: 'ES256' }))).code).toBe(status.INVALID_ARGUMENT);
   });
 
   it('reads its settings from the environment twins', async () => {
@@ -123,8 +146,10 @@ describe('serve', () => {
         JWT_GRPC_SUBJECTS: 'bench/fixtures/subjects.json',
         JWT_GRPC_ISSUER: 'https://env.example.test',
         JWT_GRPC_TTL: '600',
+        JWT_GRPC_TRANSPORT: transport,
       },
     });
+    expect(cli.stdout).toContain(`, ${transport} server`);
     expect(cli.stdout).toContain(`subjects: ${SUBJECTS.length} from bench/fixtures/subjects.json`);
     const made = await clients.jwt(cli.port).generateJwt({ algorithm: 'HS256' });
     expect(made.sub).toBe(SUBJECTS[0]);
@@ -134,7 +159,7 @@ describe('serve', () => {
   });
 
   it('lets a flag win over its environment twin', async () => {
-    const cli = await startCli(serveArgs('--issuer', 'https://flag.example.test'), {
+    const cli = await startCli(serveArgs(...transportArgs(transport), '--issuer', 'https://flag.example.test'), {
       env: { JWT_GRPC_ISSUER: 'https://env.example.test', JWT_GRPC_PORT: '1' },
     });
     const made = await clients.jwt(cli.port).generateJwt({ algorithm: 'HS256', subject: 's' });
@@ -146,11 +171,34 @@ describe('serve', () => {
     const file = join(tempDir(), 'keys.json');
     writeFileSync(file, JSON.stringify(exportKeys(keys, { includePrivate: true })));
     chmodSync(file, 0o600);
-    const cli = await startCli(serveArgs('--keys', file));
+    const cli = await startCli(serveArgs(...transportArgs(transport), '--keys', file));
     expect(cli.stderr).not.toMatch(/EPHEMERAL|readable by group/);
     expect(cli.stdout).toContain('algorithms: ES256, HS256');
     const made = await clients.jwt(cli.port).generateJwt({ algorithm: 'ES256', subject: 's' });
     expect(made.kid).toBe(keys.keys[0]?.kid);
+  });
+
+  it('serves with the verification cache off (--verify-cache 0)', async () => {
+    const cli = await startCli(serveArgs(...transportArgs(transport), '--verify-cache', '0'));
+    const client = clients.jwt(cli.port);
+    const made = await client.generateJwt({ algorithm: 'HS256', subject: 'uncached@example.com' });
+    expect(await client.verifyJwt({ jwt: made.jwt })).toMatchObject({ valid: true, sub: 'uncached@example.com' });
+  });
+
+  it('exits 0 after SIGTERM', async () => {
+    const cli = await startCli(serveArgs(...transportArgs(transport)));
+    await clients.jwt(cli.port).generateJwt({ algorithm: 'HS256', subject: 's' });
+    cli.signal('SIGTERM');
+    expect(await cli.exited).toEqual({ code: 0, signal: null });
+    expect(cli.stderr).toContain('draining');
+  });
+});
+
+describe('serve', () => {
+  it('runs on http2 unless told otherwise', async () => {
+    const cli = await startCli(serveArgs());
+    expect(cli.stdout).toContain('transport: plaintext (no TLS), http2 server');
+    expect((await clients.jwt(cli.port).generateJwt({ algorithm: 'HS256', subject: 's' })).sub).toBe('s');
   });
 
   it('exits 1 naming the file when the keys file is missing', async () => {
@@ -166,13 +214,5 @@ describe('serve', () => {
     const result = await runCli(serveArgs('--subjects', missing));
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(missing);
-  });
-
-  it('exits 0 after SIGTERM', async () => {
-    const cli = await startCli(serveArgs());
-    await clients.jwt(cli.port).generateJwt({ algorithm: 'HS256', subject: 's' });
-    cli.signal('SIGTERM');
-    expect(await cli.exited).toEqual({ code: 0, signal: null });
-    expect(cli.stderr).toContain('draining');
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Cluster mode through the CLI (NODEMAXPROCS=2): workers share one port and the
- * primary's keys, a killed worker is replaced, SIGTERM drains, bad settings and crash
- * loops end the primary instead of forking forever.
+ * Cluster mode through the CLI (NODEMAXPROCS=2), on each transport: workers share one
+ * port and the primary's keys, a killed worker is replaced, SIGTERM drains. Once: bad
+ * settings and crash loops end the primary instead of forking forever.
  *
  * node:cluster hands each new TCP connection to the next worker (round robin), so the
  * tests open several channels, each with its own connection (a distinct
@@ -11,13 +11,16 @@
  * worker gets the pool's first subject.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createServer as createNetServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, type ServingCli, isAlive, killAllCli, runCli, serveArgs, startCli, waitUntil } from '../helpers/cli.js';
+import { SUBJECTS_FILE } from '../../bench/common/paths.js';
+import { sleep, waitUntil } from '../../bench/common/wait.js';
+import { type CliServer, runCli, serveArgs, startCli } from '../../bench/harness/cli.js';
+import { killAll } from '../../bench/harness/launcher.js';
+import { isAlive } from '../../bench/harness/proc.js';
 import { ClientPool, type JwtClient } from '../helpers/client.js';
+import { TRANSPORTS, transportArgs } from '../helpers/server.js';
 
-const SUBJECTS_FILE = join(REPO_ROOT, 'bench', 'fixtures', 'subjects.json');
 const SUBJECTS = JSON.parse(readFileSync(SUBJECTS_FILE, 'utf8')) as string[];
 const FIRST_SUBJECT = SUBJECTS[0] as string;
 
@@ -30,7 +33,7 @@ function freshClient(port: number): JwtClient {
   return clients.jwt(port, { channelOptions: { 'grpc.primary_user_agent': `cluster-test-${channelCount}` } });
 }
 
-function workerPids(cli: ServingCli): number[] {
+function workerPids(cli: CliServer): number[] {
   const match = /workers: 2 pids (\d+), (\d+)/.exec(cli.stdout);
   if (match === null) throw new Error(`no "workers: 2 pids A, B" line in:\n${cli.stdout}`);
   return [Number(match[1]), Number(match[2])];
@@ -42,133 +45,132 @@ function startedPids(stderr: string): number[] {
 
 afterAll(async () => {
   clients.closeAll();
-  await killAllCli();
+  await killAll();
 });
 
-describe('a cluster of two workers', () => {
-  let cli: ServingCli;
+describe.each(TRANSPORTS)('on transport %s', (transport) => {
+  describe('a cluster of two workers', () => {
+    let cli: CliServer;
 
-  beforeAll(async () => {
-    cli = await startCli(serveArgs('--subjects', SUBJECTS_FILE), { env: { NODEMAXPROCS: '2' } });
-  });
+    beforeAll(async () => {
+      cli = await startCli(serveArgs(...transportArgs(transport), '--subjects', SUBJECTS_FILE), { env: { NODEMAXPROCS: '2' } });
+    });
 
-  afterAll(async () => {
-    clients.closeAll();
-    await killAllCli();
-  });
+    afterAll(async () => {
+      clients.closeAll();
+      await killAll();
+    });
 
-  it('announces two workers with distinct pids, and warns once about ephemeral keys', () => {
-    const [a, b] = workerPids(cli);
-    expect(a).not.toBe(b);
-    for (const pid of [a, b] as number[]) {
-      expect(pid).not.toBe(cli.pid);
-      expect(isAlive(pid)).toBe(true);
-    }
-    expect(startedPids(cli.stderr).sort()).toEqual([a, b].sort());
-    // Keys are made once, in the primary.
-    expect(cli.stderr.match(/EPHEMERAL/g)).toHaveLength(1);
-  });
+    it('announces its transport and two workers with distinct pids, and warns once about ephemeral keys', () => {
+      expect(cli.stdout).toContain(`, ${transport} server`);
+      const [a, b] = workerPids(cli);
+      expect(a).not.toBe(b);
+      for (const pid of [a, b] as number[]) {
+        expect(pid).not.toBe(cli.pid);
+        expect(isAlive(pid)).toBe(true);
+      }
+      expect(startedPids(cli.stderr).sort()).toEqual([a, b].sort());
+      // Keys are made once, in the primary.
+      expect(cli.stderr.match(/EPHEMERAL/g)).toHaveLength(1);
+    });
 
-  it('answers from both workers (each with its own subject pool position)', async () => {
-    const firsts: string[] = [];
-    for (let i = 0; i < 8 && firsts.filter((sub) => sub === FIRST_SUBJECT).length < 2; i++) {
-      firsts.push((await freshClient(cli.port).generateJwt({ algorithm: 'HS256' })).sub);
-    }
-    // One process would have handed out SUBJECTS[0], [1], [2]...; two hand out [0] twice.
-    expect(firsts.filter((sub) => sub === FIRST_SUBJECT)).toHaveLength(2);
-  });
+    it('answers from both workers (each with its own subject pool position)', async () => {
+      const firsts: string[] = [];
+      for (let i = 0; i < 8 && firsts.filter((sub) => sub === FIRST_SUBJECT).length < 2; i++) {
+        firsts.push((await freshClient(cli.port).generateJwt({ algorithm: 'HS256' })).sub);
+      }
+      // One process would have handed out SUBJECTS[0], [1], [2]...; two hand out [0] twice.
+      expect(firsts.filter((sub) => sub === FIRST_SUBJECT)).toHaveLength(2);
+    });
 
-  it('verifies over every connection a token made over any other (the keys are shared)', async () => {
-    const channels = Array.from({ length: 4 }, () => freshClient(cli.port));
-    const made = await Promise.all(
-      channels.map((c, i) => c.generateJwt({ algorithm: i % 2 === 0 ? 'ES256' : 'HS256', subject: `conn-${i}` })),
-    );
-    for (const [i, token] of made.entries()) {
-      for (const c of channels) expect(await c.verifyJwt({ jwt: token.jwt })).toMatchObject({ valid: true, sub: `conn-${i}` });
-    }
-    const kids = new Set(made.map((m) => m.kid));
-    expect(kids.size).toBe(2); // one ES256 kid and one HS256 kid across both workers
-  });
+    it('verifies over every connection a token made over any other (the keys are shared)', async () => {
+      const channels = Array.from({ length: 4 }, () => freshClient(cli.port));
+      const made = await Promise.all(
+        channels.map((c, i) => c.generateJwt({ algorithm: i % 2 === 0 ? 'ES256' : 'HS256', subject: `conn-${i}` })),
+      );
+      for (const [i, token] of made.entries()) {
+        for (const c of channels) expect(await c.verifyJwt({ jwt: token.jwt })).toMatchObject({ valid: true, sub: `conn-${i}` });
+      }
+      const kids = new Set(made.map((m) => m.kid));
+      expect(kids.size).toBe(2); // one ES256 kid and one HS256 kid across both workers
+    });
 
-  it('replaces a worker killed with SIGKILL within about a second, and keeps answering', async () => {
-    const before = await freshClient(cli.port).generateJwt({ algorithm: 'EdDSA', subject: 'before-kill' });
-    const [victim, survivor] = workerPids(cli) as [number, number];
-    const known = new Set(startedPids(cli.stderr));
-    const t0 = Date.now();
-    process.kill(victim, 'SIGKILL');
-    let replacement = 0;
-    await waitUntil(
-      () => {
+    it('replaces a worker killed with SIGKILL within about a second, and keeps answering', async () => {
+      const before = await freshClient(cli.port).generateJwt({ algorithm: 'EdDSA', subject: 'before-kill' });
+      const [victim, survivor] = workerPids(cli) as [number, number];
+      const known = new Set(startedPids(cli.stderr));
+      const t0 = Date.now();
+      process.kill(victim, 'SIGKILL');
+      let replacement = 0;
+      const replaced = await waitUntil(() => {
         replacement = startedPids(cli.stderr).find((pid) => !known.has(pid)) ?? 0;
         return replacement !== 0;
-      },
-      10_000,
-      `a "worker NNN started" line after killing ${victim}`,
-      10,
-    );
-    const restartMs = Date.now() - t0;
-    expect(restartMs, `restart logged after ${restartMs} ms`).toBeLessThan(2500);
-    expect(cli.stderr).toMatch(new RegExp(`worker ${victim} exited; restarting`));
-    expect(isAlive(survivor)).toBe(true);
+      }, 10_000, 10);
+      expect(replaced, `a "worker NNN started" line after killing ${victim}`).toBe(true);
+      const restartMs = Date.now() - t0;
+      expect(restartMs, `restart logged after ${restartMs} ms`).toBeLessThan(2500);
+      expect(cli.stderr).toMatch(new RegExp(`worker ${victim} exited; restarting`));
+      expect(isAlive(survivor)).toBe(true);
 
-    // New connections are served (by the survivor, and the replacement once it listens).
-    const c = freshClient(cli.port);
-    expect((await c.generateJwt({ algorithm: 'HS256', subject: 'after-kill' })).sub).toBe('after-kill');
-    expect(await c.verifyJwt({ jwt: before.jwt })).toMatchObject({ valid: true, sub: 'before-kill' });
+      // New connections are served (by the survivor, and the replacement once it listens).
+      const c = freshClient(cli.port);
+      expect((await c.generateJwt({ algorithm: 'HS256', subject: 'after-kill' })).sub).toBe('after-kill');
+      expect(await c.verifyJwt({ jwt: before.jwt })).toMatchObject({ valid: true, sub: 'before-kill' });
 
-    // The replacement answers too: its fresh pool hands out the first subject again.
-    let replacementServed = false;
-    for (let i = 0; i < 20 && !replacementServed; i++) {
-      replacementServed = (await freshClient(cli.port).generateJwt({ algorithm: 'HS256' })).sub === FIRST_SUBJECT;
-      if (!replacementServed) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(replacementServed).toBe(true);
-    expect(cli.exit).toBeUndefined();
-  });
-});
-
-describe('stopping', () => {
-  afterEach(async () => {
-    clients.closeAll();
-    await killAllCli();
-  });
-
-  it('drains on SIGTERM: calls in flight finish OK, workers exit, the primary exits 0', async () => {
-    const cli = await startCli(serveArgs(), { env: { NODEMAXPROCS: '2' } });
-    const workers = workerPids(cli);
-    const channels = Array.from({ length: 4 }, () => freshClient(cli.port));
-    // Connect every channel first, so the burst below is all in flight at once.
-    await Promise.all(channels.map((c) => c.generateJwt({ algorithm: 'HS256', subject: 'warm-up' })));
-
-    // Each channel's first answer: by then that worker has the channel's other calls in hand.
-    const firstAnswers: Promise<void>[] = [];
-    const calls = channels.flatMap((c, ci) => {
-      let answered!: () => void;
-      firstAnswers.push(new Promise<void>((resolve) => (answered = resolve)));
-      return Array.from({ length: 40 }, (_, i) =>
-        c.generateJwt({ algorithm: 'RS256', subject: `burst-${ci}-${i}` }).then((res) => {
-          answered();
-          return res;
-        }),
-      );
+      // The replacement answers too: its fresh pool hands out the first subject again.
+      let replacementServed = false;
+      for (let i = 0; i < 20 && !replacementServed; i++) {
+        replacementServed = (await freshClient(cli.port).generateJwt({ algorithm: 'HS256' })).sub === FIRST_SUBJECT;
+        if (!replacementServed) await sleep(100);
+      }
+      expect(replacementServed).toBe(true);
+      expect(cli.exit).toBeUndefined();
     });
-    await Promise.all(firstAnswers);
-    cli.signal('SIGTERM');
+  });
 
-    const results = await Promise.allSettled(calls);
-    const failed = results.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error).message)] : []));
-    expect(failed).toEqual([]);
-    expect(results).toHaveLength(160);
-    const exit = await cli.exited;
-    expect(exit, cli.stderr).toEqual({ code: 0, signal: null });
-    expect(cli.stderr).toContain('draining all workers');
-    for (const pid of workers) await waitUntil(() => !isAlive(pid), 5000, `worker ${pid} to exit`);
+  describe('stopping', () => {
+    afterEach(async () => {
+      clients.closeAll();
+      await killAll();
+    });
+
+    it('drains on SIGTERM: calls in flight finish OK, workers exit, the primary exits 0', async () => {
+      const cli = await startCli(serveArgs(...transportArgs(transport)), { env: { NODEMAXPROCS: '2' } });
+      const workers = workerPids(cli);
+      const channels = Array.from({ length: 4 }, () => freshClient(cli.port));
+      // Connect every channel first, so the burst below is all in flight at once.
+      await Promise.all(channels.map((c) => c.generateJwt({ algorithm: 'HS256', subject: 'warm-up' })));
+
+      // Each channel's first answer: by then that worker has the channel's other calls in hand.
+      const firstAnswers: Promise<void>[] = [];
+      const calls = channels.flatMap((c, ci) => {
+        let answered!: () => void;
+        firstAnswers.push(new Promise<void>((resolve) => (answered = resolve)));
+        return Array.from({ length: 40 }, (_, i) =>
+          c.generateJwt({ algorithm: 'RS256', subject: `burst-${ci}-${i}` }).then((res) => {
+            answered();
+            return res;
+          }),
+        );
+      });
+      await Promise.all(firstAnswers);
+      cli.signal('SIGTERM');
+
+      const results = await Promise.allSettled(calls);
+      const failed = results.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error).message)] : []));
+      expect(failed).toEqual([]);
+      expect(results).toHaveLength(160);
+      const exit = await cli.exited;
+      expect(exit, cli.stderr).toEqual({ code: 0, signal: null });
+      expect(cli.stderr).toContain('draining all workers');
+      for (const pid of workers) expect(await waitUntil(() => !isAlive(pid), 5000), `worker ${pid} to exit`).toBe(true);
+    });
   });
 });
 
 describe('bad settings', () => {
   afterEach(async () => {
-    await killAllCli();
+    await killAll();
   });
 
   it('exits 2 with a message naming NODEMAXPROCS when it is not a number', async () => {

@@ -3,10 +3,10 @@
  * a CA, a server certificate for localhost and 127.0.0.1, a client certificate signed by
  * the CA, and a client certificate signed by another (untrusted) CA. EC P-256 keys: fast.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { captureOutput, runChecked } from '../../bench/harness/exec.js';
 
 export interface TestCerts {
   readonly dir: string;
@@ -29,20 +29,13 @@ export interface TestCerts {
 
 /** True when an `openssl` binary can be run. */
 export function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return captureOutput('openssl', ['version']) !== null;
 }
 
 export function makeTestCerts(): TestCerts {
   const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-tls-'));
   const at = (name: string): string => join(dir, name);
-  const openssl = (...args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  };
+  const openssl = (...args: string[]): void => void runChecked('openssl', args, { cwd: dir });
   const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
   const makeCa = (name: string, cn: string): void =>
@@ -70,8 +63,7 @@ export function makeTestCerts(): TestCerts {
     makeLeaf('rogue', 'rogue-ca', 'jwt-grpc rogue client', 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n');
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
-    throw new Error(`openssl failed: ${(err as Error).message}\n${stderr}`);
+    throw new Error(`openssl failed: ${(err as Error).message}`);
   }
 
   const read = (name: string): Buffer => readFileSync(at(name));

@@ -1,6 +1,6 @@
 /**
- * A small JwtService client for tests: the proto loaded the way the server loads it,
- * promisified unary calls that resolve to the response or reject with the ServiceError.
+ * Clients for tests: the package's JwtService client, and for the other services (health,
+ * reflection, test protos) grpc-js clients from the .proto, with promisified unary calls.
  */
 import {
   type CallOptions,
@@ -9,21 +9,15 @@ import {
   type Client,
   type ServiceError,
   Metadata,
-  credentials as grpcCredentials,
   loadPackageDefinition,
   status,
 } from '@grpc/grpc-js';
 import { type PackageDefinition, loadSync } from '@grpc/proto-loader';
-import {
-  type GenerateJwtRequest,
-  type GenerateJwtResponse,
-  type GetJwksResponse,
-  type VerifyJwtRequest,
-  type VerifyJwtResponse,
-  PROTO_PATH,
-} from '../../src/lib.js';
+import { GrpcStatusError, type JwtClient, createJwtClient } from '../../src/lib.js';
 
-/** The loader options the brief (and the server) use. */
+export type { JwtClient };
+
+/** The proto-loader options the server uses. */
 export const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 
 /** Deadline of every helper call unless told otherwise: generous, but no call hangs a test forever. */
@@ -78,30 +72,17 @@ export interface JwtClientOptions {
   readonly deadlineMs?: number;
 }
 
-export interface JwtClient {
-  readonly grpcClient: Client;
-  generateJwt(request: Partial<GenerateJwtRequest>): Promise<GenerateJwtResponse>;
-  verifyJwt(request: Partial<VerifyJwtRequest>): Promise<VerifyJwtResponse>;
-  getJwks(): Promise<GetJwksResponse>;
-  close(): void;
-}
-
-/** A `jwt.services.JwtService` client to `host:port`. Close it (or use {@link ClientPool}). */
+/**
+ * The package's own JwtService client (createJwtClient) to `host:port`, as a user builds it.
+ * Close it (or use {@link ClientPool}). The wire itself is checked by clients written
+ * elsewhere (ghz, grpcurl, grpc-go, grpcio: test/transport, test/reflection).
+ */
 export function jwtClient(port: number, options: JwtClientOptions = {}): JwtClient {
-  const Ctor = clientConstructor(PROTO_PATH, 'jwt.services.JwtService');
-  const client = new Ctor(
-    `${options.host ?? '127.0.0.1'}:${port}`,
-    options.credentials ?? grpcCredentials.createInsecure(),
-    options.channelOptions ?? {},
-  );
-  const deadline = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-  return {
-    grpcClient: client,
-    generateJwt: (request) => unary<GenerateJwtResponse>(client, 'GenerateJwt', request, deadline),
-    verifyJwt: (request) => unary<VerifyJwtResponse>(client, 'VerifyJwt', request, deadline),
-    getJwks: () => unary<GetJwksResponse>(client, 'GetJwks', {}, deadline),
-    close: () => client.close(),
-  };
+  return createJwtClient(`${options.host ?? '127.0.0.1'}:${port}`, {
+    ...(options.credentials !== undefined && { credentials: options.credentials }),
+    ...(options.channelOptions !== undefined && { channelOptions: options.channelOptions }),
+    deadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS,
+  });
 }
 
 /** Tracks clients so that an afterEach/afterAll can close them all. */
@@ -123,12 +104,24 @@ export class ClientPool {
   }
 }
 
-/** Rejects when `promise` resolves; resolves to the ServiceError it rejected with. */
-export async function callError(promise: Promise<unknown>): Promise<ServiceError> {
+/** How a call failed: its gRPC status and message, from either client's error type. */
+export interface CallFailure {
+  readonly code: number;
+  readonly details: string;
+}
+
+/**
+ * Rejects when `promise` resolves; resolves to how it failed: the status of a
+ * GrpcStatusError (the package's client) or of a grpc-js ServiceError (stock clients).
+ */
+export async function callError(promise: Promise<unknown>): Promise<CallFailure> {
   try {
     await promise;
   } catch (err) {
-    return err as ServiceError;
+    if (err instanceof GrpcStatusError) return { code: err.status, details: err.details };
+    const { code, details } = err as ServiceError;
+    if (typeof code !== 'number') throw err;
+    return { code, details };
   }
   throw new Error('expected the call to fail, but it succeeded');
 }

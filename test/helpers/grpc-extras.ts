@@ -1,23 +1,22 @@
 /** Clients for the extra services a JwtServer carries (health, reflection), and a port probe. */
-import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { type ClientDuplexStream, type ServiceError, credentials, status } from '@grpc/grpc-js';
-import { protoPath as healthProtoPath } from 'grpc-health-check';
+import { PROTO_DIR } from '../../src/server/proto-service.js';
 import { clientConstructor, unary } from './client.js';
 
-const require = createRequire(import.meta.url);
-const REFLECTION_ROOT = dirname(require.resolve('@grpc/reflection/package.json'));
+/** The health proto the server serves, from proto/. */
+export const HEALTH_PROTO = join(PROTO_DIR, 'grpc', 'health', 'v1', 'health.proto');
 
-/** The reflection protos shipped by @grpc/reflection. */
+/** The reflection protos, v1 and v1alpha, from proto/. */
 export const REFLECTION_PROTOS = {
-  v1: join(REFLECTION_ROOT, 'build', 'proto', 'grpc', 'reflection', 'v1', 'reflection.proto'),
-  v1alpha: join(REFLECTION_ROOT, 'build', 'proto', 'grpc', 'reflection', 'v1alpha', 'reflection.proto'),
+  v1: join(PROTO_DIR, 'grpc', 'reflection', 'v1', 'reflection.proto'),
+  v1alpha: join(PROTO_DIR, 'grpc', 'reflection', 'v1alpha', 'reflection.proto'),
 } as const;
 
 /** grpc.health.v1.Health/Check for `service`; resolves to the status name or rejects with the ServiceError. */
 export async function healthCheck(port: number, service: string): Promise<string> {
-  const Health = clientConstructor(healthProtoPath, 'grpc.health.v1.Health');
+  const Health = clientConstructor(HEALTH_PROTO, 'grpc.health.v1.Health');
   const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
     const res = await unary<{ status: string }>(client, 'Check', { service }, 10_000);

@@ -5,16 +5,32 @@ import {
   type JwtServerOptions,
   type KeySet,
   type Logger,
+  type Transport,
   createJwtServer,
   exportKeys,
   generateKeys,
   silentLogger,
 } from '../../src/lib.js';
+import { TRANSPORTS as ALL_TRANSPORTS } from '../../src/options/table.js';
+
+/**
+ * Every transport createJwtServer runs on. The suites about serving and calls run once on
+ * each (`describe.each(TRANSPORTS)`), and `jwt-grpc serve` with `--transport` ({@link transportArgs}).
+ */
+export const TRANSPORTS: readonly Transport[] = ALL_TRANSPORTS;
+
+/** The flags of `jwt-grpc serve` that select `transport`. */
+export function transportArgs(transport: Transport): string[] {
+  return ['--transport', transport];
+}
 
 const servers = new Set<JwtServer>();
 
-/** Creates a server (silent unless a logger is given), listens on 127.0.0.1:0; closed by {@link closeAllServers}. */
-export async function startServer(options: JwtServerOptions = {}): Promise<{ server: JwtServer; port: number }> {
+/**
+ * Creates a server on the transport named (silent unless a logger is given), listens on
+ * 127.0.0.1:0; closed by {@link closeAllServers}.
+ */
+export async function startServer(options: JwtServerOptions & { readonly transport: Transport }): Promise<{ server: JwtServer; port: number }> {
   const server = createJwtServer({ logger: silentLogger, ...options });
   servers.add(server);
   const port = await server.listen('127.0.0.1:0');

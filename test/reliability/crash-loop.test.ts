@@ -3,17 +3,22 @@
  * taken by a plain node:net server first, so every worker's listen fails. The CLI must
  * exit non-zero with a message saying why, within seconds, having forked a bounded
  * number of workers, none of them left running (within 3 s of the primary's exit). The single-process server in the same
- * situation exits non-zero at once, naming the address.
+ * situation exits non-zero at once, naming the address. On each transport.
  */
 import { type Server, createServer } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { killAllCliServers, spawnCli } from '../../bench/soak/cli-server.js';
-import { alive, waitFor } from './helpers.js';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil, within } from '../../bench/common/wait.js';
+import { launchCli } from '../../bench/harness/cli.js';
+import { isAlive } from '../../bench/harness/proc.js';
+import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { reliabilityFixture } from './fixture.js';
 
-/** maxQuickRestarts' default (src/cluster/options.ts): crashes of one slot before the primary stops. */
+/** maxQuickRestarts' default (src/options/table.ts): crashes of one slot before the primary stops. */
 const MAX_QUICK_RESTARTS = 5;
 
-describe.skipIf(process.platform !== 'linux')('a crash-looping worker stops the cluster', () => {
+describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: a crash-looping worker stops the cluster', (transport) => {
+  reliabilityFixture('crash-loop');
   let blocker: Server;
   let port: number;
 
@@ -22,10 +27,7 @@ describe.skipIf(process.platform !== 'linux')('a crash-looping worker stops the 
     port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
   });
 
-  afterEach(() => killAllCliServers());
-
   afterAll(async () => {
-    killAllCliServers();
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
   });
 
@@ -33,26 +35,27 @@ describe.skipIf(process.platform !== 'linux')('a crash-looping worker stops the 
     'NODEMAXPROCS=2 on a taken port: the primary exits non-zero with a message, forks a bounded number of workers, leaves none',
     async () => {
       const started = Date.now();
-      const cli = spawnCli(['serve', '--host', '127.0.0.1', '--port', String(port)], { workers: 2 });
-      const exit = await Promise.race([cli.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000))]);
+      const cli = launchCli(['serve', ...transportArgs(transport), '--host', '127.0.0.1', '--port', String(port)], { env: { NODEMAXPROCS: '2' } });
+      const exit = await within(cli.closed, 30_000);
       const elapsedMs = Date.now() - started;
-      const forked = [...cli.stderr().matchAll(/worker (\d+) started/g)].map((m) => Number(m[1]));
+      const forked = [...cli.stderr.matchAll(/worker (\d+) started/g)].map((m) => Number(m[1]));
       console.log(
-        `crash loop, cluster: exit ${exit?.code ?? 'none (still running after 30 s)'} after ${elapsedMs} ms, ${forked.length} workers forked; ` +
-          `last stderr lines:\n${cli.stderr().trim().split('\n').slice(-3).join('\n')}`,
+        `crash loop, cluster on ${transport}: exit ${exit?.code ?? 'none (still running after 30 s)'} after ${elapsedMs} ms, ${forked.length} workers forked; ` +
+          `last stderr lines:\n${cli.stderr.trim().split('\n').slice(-3).join('\n')}`,
       );
-      expect(exit, 'the primary was still running after 30 s').not.toBeNull();
+      expect(exit, 'the primary was still running after 30 s').toBeDefined();
       expect(exit?.code).not.toBe(0);
       expect(exit?.code).not.toBeNull();
-      expect(cli.stderr()).toMatch(/crashed \d+ times in a row.*stopping the cluster/);
-      expect(cli.stdout()).not.toMatch(/listening on/);
+      expect(cli.stderr).toMatch(/crashed \d+ times in a row.*stopping the cluster/);
+      expect(cli.stdout).not.toMatch(/listening on/);
       // Each of the 2 slots forks at most MAX_QUICK_RESTARTS times before the primary stops.
       expect(forked.length).toBeGreaterThanOrEqual(MAX_QUICK_RESTARTS);
       expect(forked.length).toBeLessThanOrEqual(2 * MAX_QUICK_RESTARTS);
       // The primary exits as soon as it gives up; a worker forked just before is orphaned
       // and ends by itself once its IPC channel is gone (measured: within 500 ms).
-      const gone = await waitFor(() => forked.every((pid) => !alive(pid)), 3000);
-      expect(gone, `workers still running 3 s after the primary exited: ${forked.filter((pid) => alive(pid)).join(', ')}`).toBe(true);
+      const sinceExitMs = performance.now() - (cli.exitedAt ?? performance.now());
+      const gone = await waitUntil(() => forked.every((pid) => !isAlive(pid)), Math.max(0, 3000 - sinceExitMs));
+      expect(gone, `workers still running 3 s after the primary exited: ${forked.filter((pid) => isAlive(pid)).join(', ')}`).toBe(true);
     },
     60_000,
   );
@@ -60,11 +63,11 @@ describe.skipIf(process.platform !== 'linux')('a crash-looping worker stops the 
   it(
     'single process on a taken port: exits non-zero at once with a message naming the address',
     async () => {
-      const cli = spawnCli(['serve', '--host', '127.0.0.1', '--port', String(port)], { workers: 1 });
-      const exit = await Promise.race([cli.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000))]);
-      console.log(`crash loop, single: exit ${exit?.code ?? 'none'}; ${cli.stderr().trim().split('\n').slice(-1)[0]}`);
+      const cli = launchCli(['serve', ...transportArgs(transport), '--host', '127.0.0.1', '--port', String(port)], { env: { NODEMAXPROCS: '1' } });
+      const exit = await within(cli.closed, 15_000);
+      console.log(`crash loop, single on ${transport}: exit ${exit?.code ?? 'none'}; ${cli.stderr.trim().split('\n').slice(-1)[0]}`);
       expect(exit?.code).toBe(1);
-      expect(cli.stderr()).toContain(`127.0.0.1:${port}`);
+      expect(cli.stderr).toContain(`127.0.0.1:${port}`);
     },
     30_000,
   );

@@ -1,6 +1,6 @@
 /**
- * Calls that end badly leave nothing behind. In one process: a server from
- * createJwtServer (RS256, the slowest signer, so calls are still running when their
+ * Calls that end badly leave nothing behind, on each transport. In one process: a server
+ * from createJwtServer (RS256, the slowest signer, so calls are still running when their
  * client gives up) and, for a bounded number of rounds, many clients that
  * - make calls with a 1 ms deadline,
  * - cancel calls in flight,
@@ -12,15 +12,17 @@
  *
  * And a client whose deadlines expire by the thousand (each one an RST_STREAM) keeps its
  * connection and its other calls: node:http2's Rapid Reset guard, left at its defaults,
- * killed such a connection and failed 1,000 healthy calls (see HTTP2_SERVER_OPTIONS in
- * src/server/channel-options.ts).
+ * killed such a connection and failed 1,000 healthy calls (see STREAM_RESET_BURST in
+ * src/transport/http2/defaults.ts, set on grpc-js's server by src/server/channel-options.ts).
  */
-import { constants as h2 } from 'node:http2';
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverConnections } from '../../bench/soak/proc-net.js';
+import { formatMiB } from '../../bench/common/format.js';
+import { sleep, waitUntil } from '../../bench/common/wait.js';
+import { serverConnections } from '../../bench/harness/proc-net.js';
 import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
-import { encodeGenerateRequest, exposeGc, generate, grpcFrame, jwtClient, rawSession, ready, sleep, waitFor } from './helpers.js';
+import { TRANSPORTS } from '../helpers/server.js';
+import { encodeGenerateRequest, exposeGc, generate, grpcFrame, jwtClient, openRawCall, rawSession, ready } from './helpers.js';
 
 const ROUNDS = 8;
 const CLIENTS_PER_KIND = 4;
@@ -30,13 +32,13 @@ const HEAP_SLACK_BYTES = 8 * 1024 * 1024;
 
 const REQUEST = { algorithm: 'RS256', subject: 'gone@example.com' };
 
-describe.skipIf(process.platform !== 'linux')('clients that vanish and deadlines that expire leave nothing behind', () => {
+describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: clients that vanish and deadlines that expire leave nothing behind', (transport) => {
   let server: JwtServer;
   let port: number;
   const gc = exposeGc();
 
   beforeAll(async () => {
-    server = createJwtServer({ keys: await generateKeys({ algorithms: ['RS256', 'HS256'] }), logger: silentLogger, reflection: false, health: false });
+    server = createJwtServer({ transport, keys: await generateKeys({ algorithms: ['RS256', 'HS256'] }), logger: silentLogger, reflection: false, health: false });
     port = await server.listen('127.0.0.1:0');
   });
 
@@ -86,12 +88,7 @@ describe.skipIf(process.platform !== 'linux')('clients that vanish and deadlines
     const session = await rawSession(port);
     const body = grpcFrame(encodeGenerateRequest(REQUEST.algorithm, REQUEST.subject));
     for (let i = 0; i < CALLS_PER_CLIENT; i++) {
-      const stream = session.request({
-        [h2.HTTP2_HEADER_METHOD]: 'POST',
-        [h2.HTTP2_HEADER_PATH]: '/jwt.services.JwtService/GenerateJwt',
-        [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-        te: 'trailers',
-      });
+      const stream = openRawCall(session, 'GenerateJwt');
       stream.on('error', () => {});
       stream.end(body);
     }
@@ -128,20 +125,19 @@ describe.skipIf(process.platform !== 'linux')('clients that vanish and deadlines
     async () => {
       // Round 1 is the warm-up: code paths compiled, pools and caches at their size.
       await round();
-      expect(await waitFor(() => connectionsLeft() === 0, 10_000), `connections left after warm-up: ${JSON.stringify(serverConnections(port))}`).toBe(true);
+      expect(await waitUntil(() => connectionsLeft() === 0, 10_000), `connections left after warm-up: ${JSON.stringify(serverConnections(port))}`).toBe(true);
       const baseline = await settledHeap();
 
       const totals: Outcomes = new Map();
       for (let r = 0; r < ROUNDS; r++) {
         for (const [key, n] of await round()) totals.set(key, (totals.get(key) ?? 0) + n);
       }
-      const drained = await waitFor(() => connectionsLeft() === 0, 10_000);
+      const drained = await waitUntil(() => connectionsLeft() === 0, 10_000);
       const left = serverConnections(port);
       const after = await settledHeap();
-      const mib = (b: number): string => `${(b / 1048576).toFixed(1)} MiB`;
       console.log(
-        `disconnect: ${ROUNDS} rounds, outcomes ${JSON.stringify(Object.fromEntries([...totals].sort()))}; ` +
-          `server connections left ${left.length}; heapUsed after GC ${mib(baseline)} -> ${mib(after)}`,
+        `disconnect (${transport}): ${ROUNDS} rounds, outcomes ${JSON.stringify(Object.fromEntries([...totals].sort()))}; ` +
+          `server connections left ${left.length}; heapUsed after GC ${formatMiB(baseline, 1)} MiB -> ${formatMiB(after, 1)} MiB`,
       );
 
       // Each kind of ending happened: 1 ms deadlines expired, cancels cancelled.
@@ -186,7 +182,7 @@ describe.skipIf(process.platform !== 'linux')('clients that vanish and deadlines
       }
       const normal = [...outcomes].filter(([key]) => key.startsWith('normal:'));
       const expiredAll = [...outcomes].filter(([key]) => key.startsWith(`deadline:${status.DEADLINE_EXCEEDED}`)).reduce((sum, [, n]) => sum + n, 0);
-      console.log(`deadline storm: ${expiredAll} calls expired (RST_STREAM each); calls without a deadline: ${JSON.stringify(Object.fromEntries(normal))}`);
+      console.log(`deadline storm (${transport}): ${expiredAll} calls expired (RST_STREAM each); calls without a deadline: ${JSON.stringify(Object.fromEntries(normal))}`);
       // Past nghttp2's default burst of 1,000 resets, and then some.
       expect(expiredAll).toBeGreaterThan(2000);
       expect(normal).toEqual([['normal:OK', 8000]]);

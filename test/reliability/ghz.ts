@@ -1,8 +1,4 @@
-import { join } from 'node:path';
-import { allowedCpus, planCores } from '../../bench/ghz/cores.js';
 import type { GhzJsonReport } from '../../bench/ghz/ghz-report.js';
-import { runGhz } from '../../bench/ghz/ghz-run.js';
-import { LOAD_REQUEST } from '../../bench/soak/load-cell.js';
 
 /**
  * One call of ghz's per-call details. `timestamp` is when the call **ended**: ghz's stats
@@ -17,40 +13,6 @@ export interface GhzDetail {
 }
 
 export type GhzReportWithDetails = Omit<GhzJsonReport, 'details'> & { readonly details?: readonly GhzDetail[] | null };
-
-/**
- * ghz with GenerateJwt HS256 for the fault tests: not pinned (the cluster's workers and
- * ghz share the machine's CPUs), `--duration-stop=wait`, through the harness' runGhz.
- */
-export async function ghzLoad(options: {
-  ghz: string;
-  port: number;
-  connections: number;
-  concurrency: number;
-  durationS: number;
-  workDir: string;
-  name: string;
-}): Promise<GhzReportWithDetails> {
-  const cpus = allowedCpus();
-  const plan = planCores(null, cpus, false);
-  const run = await runGhz(
-    options.ghz,
-    {
-      method: 'GenerateJwt',
-      data: LOAD_REQUEST,
-      connections: options.connections,
-      concurrency: options.concurrency,
-      durationS: options.durationS,
-      cpus: cpus.length,
-      port: options.port,
-      output: join(options.workDir, `${options.name}.json`),
-      name: options.name,
-    },
-    plan,
-    cpus,
-  );
-  return run.report as unknown as GhzReportWithDetails;
-}
 
 /** Wall-clock ms of a ghz detail's end (its RFC 3339 timestamp with nanoseconds). */
 export function detailEndMs(detail: GhzDetail): number {

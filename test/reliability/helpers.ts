@@ -1,15 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { type ClientHttp2Session, connect as http2Connect, constants as http2Constants } from 'node:http2';
+import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect, constants as http2Constants } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { PROTO_PATH } from '../../src/lib.js';
+import { clientConstructor } from '../helpers/client.js';
 
 /**
- * Shared pieces of the reliability tests: a grpc-js JwtService client, waiting, and
- * small probes. Everything talks to 127.0.0.1 only.
+ * Shared pieces of the reliability tests: a grpc-js JwtService client, raw HTTP/2 calls,
+ * and small probes. Everything talks to 127.0.0.1 only.
  */
 
 export interface GenerateRequest {
@@ -42,19 +41,13 @@ export interface JwtClient extends grpc.Client {
 
 type JwtClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => JwtClient;
 
-let constructor: JwtClientConstructor | undefined;
-
 /**
  * A JwtService client for 127.0.0.1:`port`. `ownConnection` gives it a connection of its
  * own (grpc-js otherwise shares one between clients of the same target and options).
  */
 export function jwtClient(port: number, { ownConnection = true }: { ownConnection?: boolean } = {}): JwtClient {
-  if (constructor === undefined) {
-    const definition = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: String, enums: String, defaults: true });
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as { jwt: { services: { JwtService: JwtClientConstructor } } };
-    constructor = loaded.jwt.services.JwtService;
-  }
-  return new constructor(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {});
+  const JwtService = clientConstructor(PROTO_PATH, 'jwt.services.JwtService') as unknown as JwtClientConstructor;
+  return new JwtService(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {});
 }
 
 /**
@@ -81,20 +74,6 @@ export function generate(client: JwtClient, request: GenerateRequest, deadlineMs
   return call<GenerateResponse>((cb) => client.GenerateJwt(request, { deadline: Date.now() + deadlineMs }, cb));
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `check` every `everyMs` until it returns true or `timeoutMs` passed; returns its last answer. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= end) return false;
-    await sleep(everyMs);
-  }
-}
-
 /** Whether a TCP connect to 127.0.0.1:`port` is refused (true) or accepted (false). */
 export function connectRefused(port: number, timeoutMs = 2000): Promise<boolean> {
   return new Promise((resolve) => {
@@ -113,20 +92,6 @@ export function connectRefused(port: number, timeoutMs = 2000): Promise<boolean>
       resolve(err.code === 'ECONNREFUSED');
     });
   });
-}
-
-/** Whether the process exists (and is not a zombie). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 /** `global.gc`, exposed at run time when node was not started with --expose-gc. */
@@ -163,18 +128,26 @@ export interface RawCallResult {
   readonly error: string | null;
 }
 
-/** One unary call of `method` (e.g. `GenerateJwt`) over a raw node:http2 session, with any body bytes. */
+/**
+ * Opens a gRPC call of JwtService `method` (e.g. `GenerateJwt`) on a raw node:http2
+ * session: its request headers are sent, its body is the caller's to write (or never).
+ */
+export function openRawCall(session: ClientHttp2Session, method: string): ClientHttp2Stream {
+  return session.request({
+    [http2Constants.HTTP2_HEADER_METHOD]: 'POST',
+    [http2Constants.HTTP2_HEADER_PATH]: `/jwt.services.JwtService/${method}`,
+    [http2Constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+    te: 'trailers',
+  });
+}
+
+/** One unary call of `method` over a raw node:http2 session, with any body bytes. */
 export function rawUnary(session: ClientHttp2Session, method: string, body: Buffer, timeoutMs = 5000): Promise<RawCallResult> {
   return new Promise((resolve) => {
     let httpStatus: number | null = null;
     let grpcStatus: number | null = null;
     let grpcMessage: string | null = null;
-    const stream = session.request({
-      [http2Constants.HTTP2_HEADER_METHOD]: 'POST',
-      [http2Constants.HTTP2_HEADER_PATH]: `/jwt.services.JwtService/${method}`,
-      [http2Constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-      te: 'trailers',
-    });
+    const stream = openRawCall(session, method);
     const done = (error: string | null): void => {
       clearTimeout(timer);
       resolve({ grpcStatus, grpcMessage, httpStatus, error });

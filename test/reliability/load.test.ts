@@ -1,57 +1,44 @@
 /**
  * Load without errors (short form; `npm run soak` runs the same cells for 10 minutes):
  * GenerateJwt HS256 at 1,000 calls in flight over one connection, and over 500
- * connections, 20 s each against `jwt-grpc serve` pinned to CPU 0 (ghz on CPU 1):
- * zero non-OK responses, and the server's RSS after the run within 20 % of its RSS after
- * the warm-up. See bench/soak/load-cell.ts for how RSS is read.
+ * connections, against `jwt-grpc serve` pinned to CPU 0 (ghz on CPU 1), on each
+ * transport: zero non-OK responses, and the server's RSS after the run within 20 % of its
+ * RSS after the warm-up. See bench/soak/load-cell.ts for how RSS is read.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CorePlan, planCores } from '../../bench/ghz/cores.js';
-import { locateGhz } from '../../bench/ghz/ghz-binary.js';
-import { type KeysFile, writeKeysFile } from '../../bench/ghz/keys-file.js';
-import { killAllCliServers } from '../../bench/soak/cli-server.js';
-import { LOAD_CELLS, formatLoadCell, runLoadCell } from '../../bench/soak/load-cell.js';
+import { describe, expect, it } from 'vitest';
+import { planCores } from '../../bench/harness/cores.js';
+import { LOAD_SCENARIOS, formatLoadCell, runLoadCell } from '../../bench/soak/load-cell.js';
+import type { Transport } from '../../src/lib.js';
+import { TRANSPORTS } from '../helpers/server.js';
+import { reliabilityFixture } from './fixture.js';
 
-const DURATION_S = 20;
+/**
+ * Seconds of each measured run: 20 on the default transport; 10 on grpc-js, so that both
+ * fit CI's time budget (the checks are the same; `npm run soak -- --transport grpc-js`
+ * runs its cells for minutes).
+ */
+const DURATION_S: Readonly<Record<Transport, number>> = { http2: 20, 'grpc-js': 10 };
 const WARMUP_ROUND_S = 4;
 
-describe.skipIf(process.platform !== 'linux')('load on loopback: zero non-OK, RSS steady', () => {
-  let ghz: string;
-  let plan: CorePlan;
-  let keys: KeysFile;
-  let workDir: string;
+describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('load on loopback, transport %s: zero non-OK, RSS steady', (transport) => {
+  const fixture = reliabilityFixture('load', { algorithms: ['HS256'], ghz: true });
+  const durationS = DURATION_S[transport];
 
-  beforeAll(() => {
-    ghz = locateGhz((line) => console.log(line));
-    plan = planCores(1);
-    keys = writeKeysFile(['HS256']);
-    workDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-reliability-load-'));
-  }, 600_000);
-
-  afterEach(() => killAllCliServers());
-
-  afterAll(() => {
-    killAllCliServers();
-    keys?.remove();
-    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
-  });
-
-  for (const cell of LOAD_CELLS) {
+  for (const scenario of LOAD_SCENARIOS) {
     it(
-      `${cell.name}: ${cell.connections} connection(s) x ${cell.concurrency} in flight for ${DURATION_S} s`,
+      `${scenario.name}: ${scenario.connections} connection(s) x ${scenario.concurrency} in flight for ${durationS} s`,
       async () => {
+        const plan = planCores(1);
         const result = await runLoadCell({
-          cell,
-          ghz,
+          scenario,
+          transport,
+          ghz: fixture.ghz,
           plan,
-          keysFile: keys.path,
+          keysFile: fixture.keysFile,
           warmupRoundS: WARMUP_ROUND_S,
           warmupRounds: { min: 2, max: 4 },
-          durationS: DURATION_S,
-          workDir,
+          durationS,
+          workDir: fixture.dir,
           log: (line) => console.log(line),
         });
         console.log(`${formatLoadCell(result)}${plan.pinned ? '' : `\n  (not pinned: ${plan.notes.join('; ')})`}`);

@@ -1,25 +1,30 @@
 /**
  * Secrets stay in the key file. The CLI runs with a key file of known secrets (an HS256
  * oct key with a random `k`, an ES256 JWK with `d`, an RS256 key given as a PEM file),
- * single process and cluster; every RPC is called, with good and bad input (unknown
- * algorithms, broken claims_json, malformed, tampered and foreign tokens, a garbage
- * protobuf, an oversized message), then the server gets SIGTERM. Nothing the run
- * produced (all of stdout and stderr, every answer and error a client saw) may hold
- * `k`, `d`, the RSA private key (PEM body, any of its lines, its JWK members), in
- * base64url, base64 or hex; the logs and error messages may hold no token the server
- * issued. Broken key files holding secrets fail without quoting them. And the benchmark
- * harness' smoke run (when bench/run.ts exists) writes no token or private key into
- * its results.
+ * on each transport, single process and cluster, logging text and JSON, with /metrics on; every RPC is
+ * called, with good and bad input (unknown algorithms, broken claims_json, malformed,
+ * tampered and foreign tokens, a garbage protobuf, an oversized message), the keys are
+ * reloaded (SIGHUP), /metrics is scraped, then the server gets SIGTERM. Nothing the run
+ * produced (all of stdout and stderr, the metrics, every answer and error a client saw)
+ * may hold `k`, `d`, the RSA private key (PEM body, any of its lines, its JWK members),
+ * in base64url, base64 or hex; the logs, metrics and error messages may hold no token the
+ * server issued. Broken key files holding secrets fail without quoting them, at start
+ * and on reload. `jwt-grpc keys generate | rotate | public` print kids, never key
+ * material (`public`: public keys only). And the benchmark harness' smoke run (when
+ * bench/run.ts exists) writes no token or private key into its results.
  */
-import { spawnSync } from 'node:child_process';
 import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { repoPath } from '../../bench/common/paths.js';
-import { killAllCliServers, spawnCli, startCliServer } from '../../bench/soak/cli-server.js';
+import { within } from '../../bench/common/wait.js';
+import { launchCli, runCli, serveArgs } from '../../bench/harness/cli.js';
+import { childEnvironment, runCommand } from '../../bench/harness/exec.js';
+import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { reliabilityFixture } from './fixture.js';
 import { type JwtClient, call, generate, grpcFrame, jwtClient, rawSession, rawUnary, ready } from './helpers.js';
+import { bannerMetricsPort, httpGet } from '../ops/helpers.js';
 
 interface Needle {
   readonly what: string;
@@ -49,14 +54,14 @@ function findLeaks(haystack: string, needles: readonly Needle[]): string[] {
 }
 
 describe.skipIf(process.platform !== 'linux')('secrets never leave the key file', () => {
-  let dir: string;
+  const fixture = reliabilityFixture('secrets');
   let keysFile: string;
   let secrets: Needle[] = [];
   /** Every token the servers issued during the run. */
   const issued = new Set<string>();
 
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-reliability-secrets-'));
+    const dir = fixture.dir;
     const hs = createSecretKey(randomBytes(32)).export({ format: 'jwk' });
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
@@ -85,13 +90,6 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
       ...forms('RSA p', rsaJwk.p as string),
       ...forms('RSA q', rsaJwk.q as string),
     ];
-  });
-
-  afterEach(() => killAllCliServers());
-
-  afterAll(() => {
-    killAllCliServers();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   /**
@@ -218,21 +216,33 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
     return { seen, errors };
   }
 
-  for (const workers of [1, 2]) {
-    const mode = workers === 1 ? 'single process' : `cluster of ${workers}`;
+  const cells = [
+    [1, 'text'],
+    [2, 'text'],
+    [1, 'json'],
+    [2, 'json'],
+  ] as const;
+  for (const [transport, [workers, format]] of TRANSPORTS.flatMap((t) => cells.map((cell) => [t, cell] as const))) {
+    const mode = `${transport}, ${workers === 1 ? 'single process' : `cluster of ${workers}`}, ${format} logs`;
     it(
-      `${mode}: every RPC, bad input and a SIGTERM shutdown leak no key material and no token`,
+      `${mode}: every RPC, bad input, a reload, /metrics and a SIGTERM shutdown leak no key material and no token`,
       async () => {
-        const server = await startCliServer({ workers, keysFile, graceMs: 2000 });
+        const args = [...transportArgs(transport), '--log-format', format, '--metrics-port', '0'];
+        const server = await fixture.serve({ workers, graceMs: 2000, keysFile, args });
         const { seen, errors } = await exercise(server.port);
+        const from = server.stderr.length;
+        server.signal('SIGHUP');
+        await server.waitFor('stderr', /keys reloaded/, 15_000, from);
+        const metrics = await httpGet(bannerMetricsPort(server.stdout));
+        expect(metrics.status).toBe(200);
         server.signal('SIGTERM');
-        const exit = await server.exited;
+        const exit = await server.closed;
         expect(exit.code).toBe(0);
 
-        const logs = `${server.stdout()}\n${server.stderr()}`;
+        const logs = `${server.stdout}\n${server.stderr}\n${metrics.body}`;
         const clientSide = [...seen, ...errors].join('\n');
         console.log(
-          `secrets, ${mode}: ${logs.length} bytes of stdout+stderr, ${seen.length} answers and ${errors.length} errors seen by clients, ` +
+          `secrets, ${mode}: ${logs.length} bytes of stdout+stderr+metrics, ${seen.length} answers and ${errors.length} errors seen by clients, ` +
             `${secrets.length} secret forms and ${issued.size} issued tokens searched`,
         );
         expect(findLeaks(logs, secrets), 'key material in stdout/stderr').toEqual([]);
@@ -258,13 +268,13 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
         ['unknown member type', full.replace('"kty":"oct"', '"kty":7')],
       ];
       for (const [what, text] of broken) {
-        const file = join(dir, 'broken.json');
+        const file = join(fixture.dir, 'broken.json');
         writeFileSync(file, text, { mode: 0o600 });
         for (const workers of [1, 2]) {
-          const cli = spawnCli(['serve', '--host', '127.0.0.1', '--port', '0', '--keys', file], { workers });
-          const exit = await Promise.race([cli.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000))]);
-          const output = `${cli.stdout()}\n${cli.stderr()}`;
-          cli.killTree();
+          const cli = launchCli(serveArgs('--keys', file), { env: { NODEMAXPROCS: String(workers) } });
+          const exit = await within(cli.closed, 15_000);
+          const output = `${cli.stdout}\n${cli.stderr}`;
+          cli.kill();
           expect(exit?.code, `${what} (workers ${workers}) did not fail: ${output}`).not.toBe(0);
           expect(findLeaks(output, secrets), `${what} (workers ${workers}): ${output}`).toEqual([]);
         }
@@ -273,16 +283,81 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
     90_000,
   );
 
+  it(
+    'a broken key file on reload fails without quoting its secrets',
+    async () => {
+      const file = join(fixture.dir, 'reloaded.json');
+      const full = readFileSync(keysFile, 'utf8');
+      writeFileSync(file, full, { mode: 0o600 });
+      const server = await fixture.serve({ workers: 2, graceMs: 2000, keysFile: file, args: ['--log-format', 'json'] });
+      for (const text of [full.slice(0, Math.floor(full.length / 2)), full.replace('"alg":"ES256"', '"alg":"HS256"'), full.replace('"kty":"oct"', '"kty":7')]) {
+        const from = server.stderr.length;
+        writeFileSync(file, text, { mode: 0o600 });
+        server.signal('SIGHUP');
+        await server.waitFor('stderr', /key reload failed/, 15_000, from);
+      }
+      server.signal('SIGTERM');
+      expect((await server.closed).code).toBe(0);
+      expect(findLeaks(`${server.stdout}\n${server.stderr}`, secrets), server.stderr).toEqual([]);
+    },
+    60_000,
+  );
+
+  it(
+    'jwt-grpc keys generate, rotate and public print kids and public keys, never key material',
+    async () => {
+      const file = join(fixture.dir, 'cli-keys.json');
+      const outputs: string[] = [];
+      const run = async (args: string[], code = 0): Promise<string> => {
+        const result = await runCli(['keys', ...args]);
+        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(code);
+        outputs.push(result.stdout, result.stderr);
+        return result.stdout;
+      };
+      /** Every private member of every key the file has held. */
+      const held: Needle[] = [];
+      const remember = (): void => {
+        const entries = (JSON.parse(readFileSync(file, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
+        for (const entry of entries) {
+          for (const member of ['d', 'k', 'p', 'q', 'dp', 'dq', 'qi']) {
+            if (typeof entry[member] === 'string') held.push(...forms(`${entry['kid']} ${member}`, entry[member] as string));
+          }
+        }
+      };
+      await run(['generate', '--alg', 'HS256', '--alg', 'ES256', '--alg', 'RS256', '--alg', 'EdDSA', '--out', file]);
+      remember();
+      await run(['rotate', '--keys', file, '--alg', 'ES256', '--stage']);
+      remember();
+      const staged = (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string }[] }).keys[0]?.kid as string;
+      await run(['rotate', '--keys', file, '--activate', staged]);
+      await run(['rotate', '--keys', file, '--alg', 'HS256']);
+      remember();
+      const deactivated = (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string; deactivated_at?: string }[] }).keys.filter((key) => key.deactivated_at !== undefined);
+      await run(['rotate', '--keys', file, '--retire', deactivated[0]?.kid as string], 1);
+      await run(['rotate', '--keys', file, '--retire', deactivated[0]?.kid as string, '--force']);
+      await run(['generate', '--alg', 'HS256', '--out', file], 1);
+      const printed = await run(['public', '--keys', file]);
+      const all = outputs.join('\n');
+      console.log(`secrets, keys commands: ${all.length} bytes of output, ${held.length} secret forms searched`);
+      expect(held.length).toBeGreaterThan(0);
+      expect(findLeaks(all, held), 'key material in the output of jwt-grpc keys').toEqual([]);
+      expect(PRIVATE_PATTERNS.filter((re) => re.test(all)).map(String), 'private JWK members in the output of jwt-grpc keys').toEqual([]);
+      const published = JSON.parse(printed) as { keys: Record<string, unknown>[] };
+      expect(published.keys.length).toBeGreaterThan(0);
+      for (const key of published.keys) expect(key['alg']).not.toMatch(/^HS/);
+    },
+    90_000,
+  );
+
   it.skipIf(!existsSync(BENCH_SOURCE))(
     'the benchmark harness smoke writes no token and no private key into its results',
     () => {
-      const out = join(dir, 'bench-out');
+      const out = join(fixture.dir, 'bench-out');
       // Our three servers only: the peers' servers share the harness code that writes the
       // results, and running them too would add 15 s to CI for no more coverage of this package.
-      const run = spawnSync(process.execPath, [BENCH_ENTRY, '--smoke', '--servers', 'jwt-grpc,jwt-grpc-cluster,jwt-grpc-cached', '--out', out], {
-        encoding: 'utf8',
-        timeout: 240_000,
-        env: Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_OPTIONS' && !key.startsWith('VITEST'))),
+      const run = runCommand(process.execPath, [BENCH_ENTRY, '--smoke', '--servers', 'jwt-grpc,jwt-grpc-cluster,jwt-grpc-cached', '--out', out], {
+        timeoutMs: 240_000,
+        env: childEnvironment(),
       });
       expect(run.status, `bench smoke failed:\n${run.stderr.slice(-3000)}`).toBe(0);
       const files: string[] = [];

@@ -1,5 +1,6 @@
 /**
- * SIGTERM under load, single process and cluster (NODEMAXPROCS=2), through the CLI:
+ * SIGTERM under load, single process and cluster (NODEMAXPROCS=2), through the CLI, on
+ * each transport:
  * - under ghz load: the process exits 0 within the grace period, and no call that
  *   started before the signal (ghz's per-call details carry start times) fails, except
  *   with "the connection is draining": grpc-go's status for a stream the server never
@@ -13,17 +14,14 @@
  *   stream left open) keeps the process draining; a second SIGTERM forces it out at once
  *   with a non-zero exit, workers included.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { constants as h2 } from 'node:http2';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { locateGhz } from '../../bench/ghz/ghz-binary.js';
-import { type KeysFile, writeKeysFile } from '../../bench/ghz/keys-file.js';
-import { killAllCliServers, startCliServer } from '../../bench/soak/cli-server.js';
-import { detailEndMs, detailStartMs, errorsOf, ghzLoad, okCount } from './ghz.js';
-import { alive, connectRefused, generate, jwtClient, rawSession, ready, sleep, waitFor } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { sleep, waitUntil, within } from '../../bench/common/wait.js';
+import { isAlive } from '../../bench/harness/proc.js';
+import { TRANSPORTS } from '../helpers/server.js';
+import { reliabilityFixture } from './fixture.js';
+import { detailEndMs, detailStartMs, errorsOf, okCount } from './ghz.js';
+import { connectRefused, generate, jwtClient, openRawCall, rawSession, ready } from './helpers.js';
 
 const GRACE_MS = 5000;
 
@@ -38,40 +36,25 @@ const UNPROCESSED = /the connection is draining/;
  */
 const NEW_CALL_ERRORS = [/connect: connection refused/, UNPROCESSED, /error reading server preface/];
 
-describe.skipIf(process.platform !== 'linux')('SIGTERM under load', () => {
-  let ghz: string;
-  let keys: KeysFile;
-  let workDir: string;
-
-  beforeAll(() => {
-    ghz = locateGhz((line) => console.log(line));
-    keys = writeKeysFile(['HS256', 'RS256']);
-    workDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-reliability-sigterm-'));
-  }, 600_000);
-
-  afterEach(() => killAllCliServers());
-
-  afterAll(() => {
-    killAllCliServers();
-    keys?.remove();
-    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
-  });
+describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('SIGTERM under load, transport %s', (transport) => {
+  const fixture = reliabilityFixture('sigterm', { algorithms: ['HS256', 'RS256'], ghz: true, transport });
 
   for (const workers of [1, 2]) {
-    const mode = workers === 1 ? 'single process' : `cluster of ${workers}`;
+    const mode = `${workers === 1 ? 'single process' : `cluster of ${workers}`} on ${transport}`;
 
     it(
       `${mode}: under ghz load, exits 0 within the grace period and only new calls fail`,
       async () => {
-        const server = await startCliServer({ workers, keysFile: keys.path, graceMs: GRACE_MS });
+        const server = await fixture.serve({ workers, graceMs: GRACE_MS });
         // The signal comes 0.5 s before the end: once the listener is gone ghz redials in a tight
         // loop (about 200,000 refused dials a second), each one a line of its JSON report.
-        const load = ghzLoad({ ghz, port: server.port, connections: 4, concurrency: 100, durationS: 3, workDir, name: `sigterm-${workers}` });
+        const load = fixture.load({ port: server.port, connections: 4, concurrency: 100, durationS: 3, name: `sigterm-${transport}-${workers}` });
         await sleep(2500);
         const termWallMs = Date.now();
         const termAt = performance.now();
         server.signal('SIGTERM');
         const exit = await server.exited;
+        const exitMs = (server.exitedAt as number) - termAt;
         const report = await load;
 
         const errors = errorsOf(report);
@@ -83,13 +66,13 @@ describe.skipIf(process.platform !== 'linux')('SIGTERM under load', () => {
         const inFlightOk = startedBefore.filter((d) => d.status === 'OK' && detailEndMs(d) > termWallMs).length;
         const newCallErrors = Object.entries(errors).filter(([message]) => !NEW_CALL_ERRORS.some((re) => re.test(message)));
         console.log(
-          `SIGTERM ${mode} under 4x100 load: exit ${exit.code} after ${(exit.at - termAt).toFixed(0)} ms; ${report.count} calls ` +
+          `SIGTERM ${mode} under 4x100 load: exit ${exit.code} after ${exitMs.toFixed(0)} ms; ${report.count} calls ` +
             `(${details.length} with details), ${okCount(report)} OK; ${startedBefore.length} started before the signal, ` +
             `${inFlightOk} of them in flight at it and OK, ${failedMidway.length} failed; non-OK ${JSON.stringify(errors)}`,
         );
 
         expect(exit.code).toBe(0);
-        expect(exit.at - termAt).toBeLessThan(GRACE_MS);
+        expect(exitMs).toBeLessThan(GRACE_MS);
         expect(okCount(report)).toBeGreaterThan(0);
         expect(details.length, 'ghz kept no per-call details').toBe(report.count);
         expect(inFlightOk, 'no call was in flight at the signal: the test proved nothing').toBeGreaterThan(0);
@@ -97,7 +80,7 @@ describe.skipIf(process.platform !== 'linux')('SIGTERM under load', () => {
         // After the signal, new calls may fail, as Unavailable only.
         expect(Object.keys(report.statusCodeDistribution ?? {}).filter((s) => s !== 'OK' && s !== 'Unavailable')).toEqual([]);
         if (workers === 1) expect(newCallErrors, 'errors other than refused / never-processed calls').toEqual([]);
-        expect(server.stderr()).toMatch(/draining/);
+        expect(server.stderr).toMatch(/draining/);
       },
       60_000,
     );
@@ -105,7 +88,7 @@ describe.skipIf(process.platform !== 'linux')('SIGTERM under load', () => {
     it(
       `${mode}: 200 RS256 calls in flight at SIGTERM all complete OK`,
       async () => {
-        const server = await startCliServer({ workers, keysFile: keys.path, graceMs: GRACE_MS });
+        const server = await fixture.serve({ workers, graceMs: GRACE_MS });
         const clients = Array.from({ length: 4 }, () => jwtClient(server.port));
         try {
           await Promise.all(clients.map((c) => ready(c)));
@@ -124,18 +107,19 @@ describe.skipIf(process.platform !== 'linux')('SIGTERM under load', () => {
           server.signal('SIGTERM');
           const results = await Promise.all(calls);
           const exit = await server.exited;
+          const exitMs = (server.exitedAt as number) - termAt;
 
           const failed = results.filter((r) => r.error !== null);
           const afterSignal = results.filter((r) => r.at > termAt).length;
           console.log(
             `SIGTERM ${mode} with 200 RS256 calls in flight: ${results.length - failed.length} OK, ${failed.length} failed ` +
               `${JSON.stringify(failed.slice(0, 3).map((r) => r.error?.message))}; ${afterSignal} completed after the signal; ` +
-              `exit ${exit.code} after ${(exit.at - termAt).toFixed(0)} ms`,
+              `exit ${exit.code} after ${exitMs.toFixed(0)} ms`,
           );
           expect(failed.map((r) => r.error?.message)).toEqual([]);
           expect(afterSignal).toBeGreaterThan(0);
           expect(exit.code).toBe(0);
-          expect(exit.at - termAt).toBeLessThan(GRACE_MS);
+          expect(exitMs).toBeLessThan(GRACE_MS);
         } finally {
           for (const client of clients) client.close();
         }
@@ -146,42 +130,37 @@ describe.skipIf(process.platform !== 'linux')('SIGTERM under load', () => {
     it(
       `${mode}: after SIGTERM new connections are refused; a second SIGTERM forces a non-zero exit`,
       async () => {
-        const server = await startCliServer({ workers, keysFile: keys.path, graceMs: 60_000 });
+        const server = await fixture.serve({ workers, graceMs: 60_000 });
         // A call that never ends: headers sent, body never finished. It keeps the drain waiting.
         const session = await rawSession(server.port);
         try {
-          const stream = session.request({
-            [h2.HTTP2_HEADER_METHOD]: 'POST',
-            [h2.HTTP2_HEADER_PATH]: '/jwt.services.JwtService/GenerateJwt',
-            [h2.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-            te: 'trailers',
-          });
+          const stream = openRawCall(session, 'GenerateJwt');
           stream.on('error', () => {});
           await new Promise<void>((resolve) => session.ping(() => resolve()));
 
           const termAt = performance.now();
           server.signal('SIGTERM');
-          const refused = await waitFor(() => connectRefused(server.port, 500), 3000, 20);
+          const refused = await waitUntil(() => connectRefused(server.port, 500), 3000, 20);
           const refusedMs = performance.now() - termAt;
           await sleep(Math.max(0, 1000 - (performance.now() - termAt)));
-          const drainingStill = server.exit() === null;
+          const drainingStill = server.exit === undefined;
 
           const secondAt = performance.now();
           server.signal('SIGTERM');
-          const exit = await Promise.race([server.exited, sleep(5000).then(() => null)]);
+          const exit = await within(server.exited, 5000);
           await sleep(200);
-          const workersLeft = server.workerPids.filter((pid) => pid !== server.pid && alive(pid));
+          const workersLeft = server.workerPids.filter((pid) => pid !== server.pid && isAlive(pid));
           console.log(
             `SIGTERM ${mode}, a call left open: new connections refused ${refused ? `after ${refusedMs.toFixed(0)} ms` : 'NEVER'}; ` +
               `still draining after 1 s: ${drainingStill}; second SIGTERM: exit ${exit?.code ?? 'none'} ${exit?.signal ?? ''} ` +
-              `after ${exit === null ? '>5000' : (exit.at - secondAt).toFixed(0)} ms; workers left ${workersLeft.length}`,
+              `after ${exit === undefined ? '>5000' : ((server.exitedAt as number) - secondAt).toFixed(0)} ms; workers left ${workersLeft.length}`,
           );
           expect(refused).toBe(true);
           expect(drainingStill).toBe(true);
-          expect(exit).not.toBeNull();
+          expect(exit).toBeDefined();
           expect(exit?.signal ?? null).toBeNull();
           expect(exit?.code).not.toBe(0);
-          expect((exit?.at ?? Number.POSITIVE_INFINITY) - secondAt).toBeLessThan(2000);
+          expect((server.exitedAt ?? Number.POSITIVE_INFINITY) - secondAt).toBeLessThan(2000);
           expect(workersLeft).toEqual([]);
         } finally {
           session.destroy();

@@ -1,5 +1,5 @@
 /**
- * A cluster worker killed under load. `NODEMAXPROCS=2 jwt-grpc serve`, ghz drives
+ * A cluster worker killed under load, on each transport. `NODEMAXPROCS=2 jwt-grpc serve`, ghz drives
  * GenerateJwt over 4 connections with 100 calls in flight for 10 s, and one worker gets
  * `kill -9`. Checked:
  * - the primary replaces it within 1 s: time from the kill to the `worker NEWPID
@@ -11,42 +11,24 @@
  * - ghz's reconnects succeed: OK responses to calls started after the kill, and a
  *   second ghz run after it has zero errors.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { ClientHttp2Session } from 'node:http2';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { locateGhz } from '../../bench/ghz/ghz-binary.js';
-import { type KeysFile, writeKeysFile } from '../../bench/ghz/keys-file.js';
-import { killAllCliServers, startCliServer } from '../../bench/soak/cli-server.js';
-import { connectionsServedBy, serverConnections, socketInodes } from '../../bench/soak/proc-net.js';
-import { detailStartMs, errorsOf, ghzLoad, okCount } from './ghz.js';
-import { alive, rawGenerate, rawSession, sleep, waitFor } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { sleep, waitUntil } from '../../bench/common/wait.js';
+import { isAlive } from '../../bench/harness/proc.js';
+import { connectionsServedBy, serverConnections, socketInodes } from '../../bench/harness/proc-net.js';
+import { TRANSPORTS } from '../helpers/server.js';
+import { reliabilityFixture } from './fixture.js';
+import { detailStartMs, errorsOf, okCount } from './ghz.js';
+import { rawGenerate, rawSession } from './helpers.js';
 
 const CONNECTIONS = 4;
 const CONCURRENCY = 100;
 const LOAD_S = 10;
 const RESTART_LIMIT_MS = 1000;
 
-describe.skipIf(process.platform !== 'linux')('cluster: kill -9 of a worker under load', () => {
-  let ghz: string;
-  let keys: KeysFile;
-  let workDir: string;
-
-  beforeAll(() => {
-    ghz = locateGhz((line) => console.log(line));
-    keys = writeKeysFile(['HS256']);
-    workDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-reliability-kill-'));
-  }, 600_000);
-
-  afterEach(() => killAllCliServers());
-
-  afterAll(() => {
-    killAllCliServers();
-    keys?.remove();
-    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
-  });
+describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('cluster on transport %s: kill -9 of a worker under load', (transport) => {
+  const fixture = reliabilityFixture('kill', { algorithms: ['HS256'], ghz: true, transport });
 
   /**
    * Opens fresh connections (one call each) until one handed to `pid` answers OK;
@@ -76,30 +58,30 @@ describe.skipIf(process.platform !== 'linux')('cluster: kill -9 of a worker unde
   it(
     `kill -9 of one of 2 workers during ${LOAD_S} s of ${CONNECTIONS}x${CONCURRENCY} load: replaced within ${RESTART_LIMIT_MS} ms, at most ${CONCURRENCY} calls lost`,
     async () => {
-      const server = await startCliServer({ workers: 2, keysFile: keys.path, graceMs: 5000 });
+      const server = await fixture.serve({ workers: 2, graceMs: 5000 });
       const [victim, survivor] = server.workerPids;
       expect(victim).toBeDefined();
       expect(survivor).toBeDefined();
       const port = server.port;
 
-      const load = ghzLoad({ ghz, port, connections: CONNECTIONS, concurrency: CONCURRENCY, durationS: LOAD_S, workDir, name: 'kill-during' });
+      const load = fixture.load({ port, connections: CONNECTIONS, concurrency: CONCURRENCY, durationS: LOAD_S, name: 'kill-during' });
       // Kill once the victim serves some of ghz's connections and the load has run a while.
-      expect(await waitFor(() => connectionsServedBy(victim as number, port) > 0, 5000), 'the victim never got a connection').toBe(true);
+      expect(await waitUntil(() => connectionsServedBy(victim as number, port) > 0, 5000), 'the victim never got a connection').toBe(true);
       await sleep(3000);
       const victimConnections = connectionsServedBy(victim as number, port);
-      const stderrBefore = server.stderr().length;
+      const stderrBefore = server.stderr.length;
       const killedWallMs = Date.now();
       const killedAt = performance.now();
       process.kill(victim as number, 'SIGKILL');
 
-      const started = await server.waitForStderr(/worker (\d+) started/, 5000, stderrBefore);
+      const started = await server.waitFor('stderr', /worker (\d+) started/, 5000, stderrBefore);
       const newPid = Number(started.match[1]);
       const startedMs = started.at - killedAt;
       const servingAt = await servedBy(newPid, port, 5000);
       const servingMs = servingAt === null ? null : servingAt - killedAt;
 
       const during = await load;
-      const after = await ghzLoad({ ghz, port, connections: CONNECTIONS, concurrency: CONCURRENCY, durationS: 3, workDir, name: 'kill-after' });
+      const after = await fixture.load({ port, connections: CONNECTIONS, concurrency: CONCURRENCY, durationS: 3, name: 'kill-after' });
       // Connections the primary itself still holds: ones node:cluster never handed over (see below).
       const primaryInodes = socketInodes(server.pid);
       const heldByPrimary = serverConnections(port).filter((s) => primaryInodes.has(s.inode)).length;
@@ -108,7 +90,7 @@ describe.skipIf(process.platform !== 'linux')('cluster: kill -9 of a worker unde
       const nonOk = during.count - okCount(during);
       const okAfterKill = (during.details ?? []).filter((d) => d.status === 'OK' && detailStartMs(d) > killedWallMs).length;
       console.log(
-        `worker kill: victim ${victim} (serving ${victimConnections} of ${CONNECTIONS} connections), replaced by ${newPid}: ` +
+        `worker kill (${transport}): victim ${victim} (serving ${victimConnections} of ${CONNECTIONS} connections), replaced by ${newPid}: ` +
           `"started" after ${startedMs.toFixed(0)} ms, serving after ${servingMs === null ? 'never' : servingMs.toFixed(0)} ms; ` +
           `during: ${during.count} calls, ${okCount(during)} OK, ${nonOk} non-OK ${JSON.stringify(errorsOf(during))}, ` +
           `${okAfterKill} OK calls started after the kill; after: ${after.count} calls, ${after.count - okCount(after)} non-OK; ` +
@@ -116,7 +98,7 @@ describe.skipIf(process.platform !== 'linux')('cluster: kill -9 of a worker unde
       );
 
       expect(newPid).not.toBe(victim);
-      expect(alive(victim as number)).toBe(false);
+      expect(isAlive(victim as number)).toBe(false);
       expect(startedMs).toBeLessThan(RESTART_LIMIT_MS);
       expect(servingMs, 'the new worker never served a fresh connection').not.toBeNull();
       expect(servingMs as number).toBeLessThan(RESTART_LIMIT_MS);
@@ -135,9 +117,9 @@ describe.skipIf(process.platform !== 'linux')('cluster: kill -9 of a worker unde
       // jwt-grpc: a plain net server under SCHED_RR, with connections opened in a loop
       // around a worker's SIGKILL, loses exactly one of ~2,500 connections, 5 runs of 5;
       // under SCHED_NONE none, 3 of 3.
-      // Hence the issue's bound: at most the concurrency.
+      // Hence the bound checked: at most the concurrency.
       const share = (CONCURRENCY / CONNECTIONS) * victimConnections;
-      if (nonOk > share) console.log(`worker kill: ${nonOk} non-OK > the dead worker's share ${share}: a redialled connection was lost by node:cluster (see the comment)`);
+      if (nonOk > share) console.log(`worker kill (${transport}): ${nonOk} non-OK > the dead worker's share ${share}: a redialled connection was lost by node:cluster (see the comment)`);
       expect(nonOk).toBeLessThanOrEqual(CONCURRENCY);
       expect(Object.keys(during.statusCodeDistribution ?? {}).filter((s) => s !== 'OK' && s !== 'Unavailable' && s !== 'DeadlineExceeded')).toEqual([]);
       expect(okAfterKill).toBeGreaterThan(0);

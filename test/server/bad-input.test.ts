@@ -1,208 +1,211 @@
 /**
  * Hostile and malformed requests over the wire: each is refused with the right status
- * and a message naming the field, and the same client's next good call still works.
+ * and a message naming the field, and the same client's next good call still works, on
+ * each transport.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KeySet, importKeys } from '../../src/lib.js';
 import { ClientPool, type JwtClient, callError, decodeJwt, statusName } from '../helpers/client.js';
-import { closeAllServers, nowSeconds, sharedKeys, signHs256, startServer } from '../helpers/server.js';
+import { TRANSPORTS, closeAllServers, nowSeconds, sharedKeys, signHs256, startServer } from '../helpers/server.js';
 
-const clients = new ClientPool();
-let keys: KeySet;
-let client: JwtClient;
-let port: number;
+describe.each(TRANSPORTS)('on transport %s', (transport) => {
+  const clients = new ClientPool();
+  let keys: KeySet;
+  let client: JwtClient;
+  let port: number;
 
-beforeAll(async () => {
-  keys = await sharedKeys();
-  ({ port } = await startServer({ keys }));
-  // Large enough to send the oversized messages; the server's own limit must refuse them.
-  client = clients.jwt(port, { channelOptions: { 'grpc.max_send_message_length': -1 } });
-});
-
-afterAll(async () => {
-  clients.closeAll();
-  await closeAllServers();
-});
-
-/** A good GenerateJwt on the same client: the bad call left nothing broken. */
-async function expectStillServing(c: JwtClient = client): Promise<void> {
-  const res = await c.generateJwt({ algorithm: 'HS256', subject: 'after@example.com' });
-  expect(res.sub).toBe('after@example.com');
-  expect((await c.verifyJwt({ jwt: res.jwt })).valid).toBe(true);
-}
-
-/** The call fails with `code` (INVALID_ARGUMENT by default) and a message matching `field`, then a good call works. */
-async function expectRefused(call: Promise<unknown>, field: RegExp, code: number = status.INVALID_ARGUMENT): Promise<void> {
-  const err = await callError(call);
-  expect(statusName(err.code), err.details).toBe(statusName(code));
-  expect(err.details).toMatch(field);
-  await expectStillServing();
-}
-
-const generate = (request: Record<string, unknown>): Promise<unknown> => client.generateJwt({ subject: 'bad@example.com', ...request });
-
-describe('GenerateJwt algorithm', () => {
-  it.each([
-    ['empty', ''],
-    ['unknown', 'FOO'],
-    ['lower case', 'hs256'],
-    ['padded', ' HS256'],
-    ['padded after', 'HS256 '],
-    ['none', 'none'],
-  ])('refuses an algorithm that is %s', async (_, algorithm) => {
-    await expectRefused(generate({ algorithm }), /\balgorithm\b/);
+  beforeAll(async () => {
+    keys = await sharedKeys();
+    ({ port } = await startServer({ transport, keys }));
+    // Large enough to send the oversized messages; the server's own limit must refuse them.
+    client = clients.jwt(port, { channelOptions: { 'grpc.max_send_message_length': -1 } });
   });
 
-  it('refuses an algorithm whose only key is verify-only', async () => {
-    const publicEs256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
-    const verifyOnly = importKeys({
-      keys: [
-        { kty: 'oct', k: randomBytes(32).toString('base64url'), kid: 'hs-sign', alg: 'HS256' },
-        { ...publicEs256, kid: 'es-verify-only', alg: 'ES256' },
-      ],
+  afterAll(async () => {
+    clients.closeAll();
+    await closeAllServers();
+  });
+
+  /** A good GenerateJwt on the same client: the bad call left nothing broken. */
+  async function expectStillServing(c: JwtClient = client): Promise<void> {
+    const res = await c.generateJwt({ algorithm: 'HS256', subject: 'after@example.com' });
+    expect(res.sub).toBe('after@example.com');
+    expect((await c.verifyJwt({ jwt: res.jwt })).valid).toBe(true);
+  }
+
+  /** The call fails with `code` (INVALID_ARGUMENT by default) and a message matching `field`, then a good call works. */
+  async function expectRefused(call: Promise<unknown>, field: RegExp, code: number = status.INVALID_ARGUMENT): Promise<void> {
+    const err = await callError(call);
+    expect(statusName(err.code), err.details).toBe(statusName(code));
+    expect(err.details).toMatch(field);
+    await expectStillServing();
+  }
+
+  const generate = (request: Record<string, unknown>): Promise<unknown> => client.generateJwt({ subject: 'bad@example.com', ...request });
+
+  describe('GenerateJwt algorithm', () => {
+    it.each([
+      ['empty', ''],
+      ['unknown', 'FOO'],
+      ['lower case', 'hs256'],
+      ['padded', ' HS256'],
+      ['padded after', 'HS256 '],
+      ['none', 'none'],
+    ])('refuses an algorithm that is %s', async (_, algorithm) => {
+      await expectRefused(generate({ algorithm }), /\balgorithm\b/);
     });
-    const c = clients.jwt((await startServer({ keys: verifyOnly })).port);
-    const err = await callError(c.generateJwt({ algorithm: 'ES256', subject: 's' }));
-    expect(statusName(err.code)).toBe('INVALID_ARGUMENT');
-    expect(err.details).toMatch(/\balgorithm\b/);
-    expect(err.details).toMatch(/ES256/);
-    expect(err.details).toMatch(/configured: HS256$/);
-    await expectStillServing(c);
-    // The verify-only key is published for verification all the same.
-    const jwks = JSON.parse((await c.getJwks()).jwks_json) as { keys: { kid: string }[] };
-    expect(jwks.keys.map((key) => key.kid)).toEqual(['es-verify-only']);
-  });
-});
 
-describe('GenerateJwt subject, audience and ttl_seconds', () => {
-  it('refuses a 65,536-character subject with RESOURCE_EXHAUSTED (the 64 KiB receive limit comes first)', async () => {
-    const err = await callError(generate({ algorithm: 'HS256', subject: 's'.repeat(65_536) }));
-    // Either would be a correct refusal; the message limit (65,536 bytes) is hit before the subject limit.
-    expect(['INVALID_ARGUMENT', 'RESOURCE_EXHAUSTED']).toContain(statusName(err.code));
-    expect(statusName(err.code)).toBe('RESOURCE_EXHAUSTED');
-    await expectStillServing();
-  });
-
-  it('refuses a subject or audience over 1024 characters with INVALID_ARGUMENT naming it', async () => {
-    await expectRefused(generate({ algorithm: 'HS256', subject: 's'.repeat(1025) }), /\bsubject\b/);
-    await expectRefused(generate({ algorithm: 'HS256', audience: 'a'.repeat(1025) }), /\baudience\b/);
+    it('refuses an algorithm whose only key is verify-only', async () => {
+      const publicEs256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+      const verifyOnly = importKeys({
+        keys: [
+          { kty: 'oct', k: randomBytes(32).toString('base64url'), kid: 'hs-sign', alg: 'HS256' },
+          { ...publicEs256, kid: 'es-verify-only', alg: 'ES256' },
+        ],
+      });
+      const c = clients.jwt((await startServer({ transport, keys: verifyOnly })).port);
+      const err = await callError(c.generateJwt({ algorithm: 'ES256', subject: 's' }));
+      expect(statusName(err.code)).toBe('INVALID_ARGUMENT');
+      expect(err.details).toMatch(/\balgorithm\b/);
+      expect(err.details).toMatch(/ES256/);
+      expect(err.details).toMatch(/configured: HS256$/);
+      await expectStillServing(c);
+      // The verify-only key is published for verification all the same.
+      const jwks = JSON.parse((await c.getJwks()).jwks_json) as { keys: { kid: string }[] };
+      expect(jwks.keys.map((key) => key.kid)).toEqual(['es-verify-only']);
+    });
   });
 
-  it.each([
-    ['negative', -1],
-    ['huge', Number.MAX_SAFE_INTEGER],
-    ['above the maximum ttl', 86_401],
-  ])('refuses a %s ttl_seconds', async (_, ttl) => {
-    await expectRefused(generate({ algorithm: 'HS256', ttl_seconds: ttl }), /\bttl_seconds\b/);
+  describe('GenerateJwt subject, audience and ttl_seconds', () => {
+    it('refuses a 65,536-character subject with RESOURCE_EXHAUSTED (the 64 KiB receive limit comes first)', async () => {
+      const err = await callError(generate({ algorithm: 'HS256', subject: 's'.repeat(65_536) }));
+      // Either would be a correct refusal; the message limit (65,536 bytes) is hit before the subject limit.
+      expect(['INVALID_ARGUMENT', 'RESOURCE_EXHAUSTED']).toContain(statusName(err.code));
+      expect(statusName(err.code)).toBe('RESOURCE_EXHAUSTED');
+      await expectStillServing();
+    });
+
+    it('refuses a subject or audience over 1024 characters with INVALID_ARGUMENT naming it', async () => {
+      await expectRefused(generate({ algorithm: 'HS256', subject: 's'.repeat(1025) }), /\bsubject\b/);
+      await expectRefused(generate({ algorithm: 'HS256', audience: 'a'.repeat(1025) }), /\baudience\b/);
+    });
+
+    it.each([
+      ['negative', -1],
+      ['huge', Number.MAX_SAFE_INTEGER],
+      ['above the maximum ttl', 86_401],
+    ])('refuses a %s ttl_seconds', async (_, ttl) => {
+      await expectRefused(generate({ algorithm: 'HS256', ttl_seconds: ttl }), /\bttl_seconds\b/);
+    });
+
+    it('takes ttl_seconds 0 as the default ttl', async () => {
+      const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', ttl_seconds: 0 });
+      expect(res.expires_at - (decodeJwt(res.jwt).payload['iat'] as number)).toBe(7200);
+    });
   });
 
-  it('takes ttl_seconds 0 as the default ttl', async () => {
-    const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', ttl_seconds: 0 });
-    expect(res.expires_at - (decodeJwt(res.jwt).payload['iat'] as number)).toBe(7200);
-  });
-});
+  describe('GenerateJwt claims_json', () => {
+    it.each([
+      ['not JSON', 'not json'],
+      ['an array', '[1,2]'],
+      ['a string', '"str"'],
+      ['null', 'null'],
+      ['a number', '42'],
+      ['truncated', '{"a":'],
+    ])('refuses claims_json that is %s', async (_, claims_json) => {
+      await expectRefused(generate({ algorithm: 'HS256', claims_json }), /\bclaims_json\b/);
+    });
 
-describe('GenerateJwt claims_json', () => {
-  it.each([
-    ['not JSON', 'not json'],
-    ['an array', '[1,2]'],
-    ['a string', '"str"'],
-    ['null', 'null'],
-    ['a number', '42'],
-    ['truncated', '{"a":'],
-  ])('refuses claims_json that is %s', async (_, claims_json) => {
-    await expectRefused(generate({ algorithm: 'HS256', claims_json }), /\bclaims_json\b/);
-  });
+    it('refuses claims nested 10,000 deep (bounded by size before parsing)', async () => {
+      const claims_json = `{"deep":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+      await expectRefused(generate({ algorithm: 'HS256', claims_json }), /\bclaims_json\b/);
+    });
 
-  it('refuses claims nested 10,000 deep (bounded by size before parsing)', async () => {
-    const claims_json = `{"deep":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
-    await expectRefused(generate({ algorithm: 'HS256', claims_json }), /\bclaims_json\b/);
-  });
+    it('refuses claims_json over 4096 bytes with INVALID_ARGUMENT', async () => {
+      const claims_json = JSON.stringify({ blob: 'x'.repeat(5000) });
+      await expectRefused(generate({ algorithm: 'HS256', claims_json }), /\bclaims_json\b.*4096/);
+    });
 
-  it('refuses claims_json over 4096 bytes with INVALID_ARGUMENT', async () => {
-    const claims_json = JSON.stringify({ blob: 'x'.repeat(5000) });
-    await expectRefused(generate({ algorithm: 'HS256', claims_json }), /\bclaims_json\b.*4096/);
-  });
+    it('refuses 1 MiB of claims_json with RESOURCE_EXHAUSTED (the receive limit)', async () => {
+      const claims_json = JSON.stringify({ blob: 'x'.repeat(1 << 20) });
+      const err = await callError(generate({ algorithm: 'HS256', claims_json }));
+      expect(['INVALID_ARGUMENT', 'RESOURCE_EXHAUSTED']).toContain(statusName(err.code));
+      expect(statusName(err.code)).toBe('RESOURCE_EXHAUSTED');
+      await expectStillServing();
+    });
 
-  it('refuses 1 MiB of claims_json with RESOURCE_EXHAUSTED (the receive limit)', async () => {
-    const claims_json = JSON.stringify({ blob: 'x'.repeat(1 << 20) });
-    const err = await callError(generate({ algorithm: 'HS256', claims_json }));
-    expect(['INVALID_ARGUMENT', 'RESOURCE_EXHAUSTED']).toContain(statusName(err.code));
-    expect(statusName(err.code)).toBe('RESOURCE_EXHAUSTED');
-    await expectStillServing();
-  });
+    it.each(['exp', 'iat', 'sub', 'iss', 'nbf', 'aud', 'jti'])('refuses claims_json setting the reserved claim %s', async (claim) => {
+      const claims_json = JSON.stringify({ ok: 1, [claim]: claim === 'exp' || claim === 'iat' || claim === 'nbf' ? 1 : 'x' });
+      await expectRefused(generate({ algorithm: 'HS256', claims_json }), new RegExp(`\\bclaims_json\\b.*"${claim}"`));
+    });
 
-  it.each(['exp', 'iat', 'sub', 'iss', 'nbf', 'aud', 'jti'])('refuses claims_json setting the reserved claim %s', async (claim) => {
-    const claims_json = JSON.stringify({ ok: 1, [claim]: claim === 'exp' || claim === 'iat' || claim === 'nbf' ? 1 : 'x' });
-    await expectRefused(generate({ algorithm: 'HS256', claims_json }), new RegExp(`\\bclaims_json\\b.*"${claim}"`));
-  });
-
-  it('keeps a "__proto__" key as a plain claim', async () => {
-    const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', claims_json: '{"__proto__":{"admin":true}}' });
-    const { payload } = decodeJwt(res.jwt);
-    expect(Object.keys(payload)).toContain('__proto__');
-    expect(payload['admin']).toBeUndefined();
-  });
-});
-
-describe('VerifyJwt', () => {
-  it('refuses an empty jwt and one of 8 KiB + 1 with INVALID_ARGUMENT naming jwt', async () => {
-    await expectRefused(client.verifyJwt({ jwt: '' }), /\bjwt\b/);
-    await expectRefused(client.verifyJwt({ jwt: 'x'.repeat(8193) }), /\bjwt\b.*8192/);
+    it('keeps a "__proto__" key as a plain claim', async () => {
+      const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', claims_json: '{"__proto__":{"admin":true}}' });
+      const { payload } = decodeJwt(res.jwt);
+      expect(Object.keys(payload)).toContain('__proto__');
+      expect(payload['admin']).toBeUndefined();
+    });
   });
 
-  it('refuses a 10 MiB message with RESOURCE_EXHAUSTED (the 64 KiB receive limit)', async () => {
-    const err = await callError(client.verifyJwt({ jwt: 'x'.repeat(10 << 20) }));
-    expect(statusName(err.code), err.details).toBe('RESOURCE_EXHAUSTED');
-    await expectStillServing();
+  describe('VerifyJwt', () => {
+    it('refuses an empty jwt and one of 8 KiB + 1 with INVALID_ARGUMENT naming jwt', async () => {
+      await expectRefused(client.verifyJwt({ jwt: '' }), /\bjwt\b/);
+      await expectRefused(client.verifyJwt({ jwt: 'x'.repeat(8193) }), /\bjwt\b.*8192/);
+    });
+
+    it('refuses a 10 MiB message with RESOURCE_EXHAUSTED (the 64 KiB receive limit)', async () => {
+      const err = await callError(client.verifyJwt({ jwt: 'x'.repeat(10 << 20) }));
+      expect(statusName(err.code), err.details).toBe('RESOURCE_EXHAUSTED');
+      await expectStillServing();
+    });
+
+    const now = nowSeconds();
+    const claims = JSON.stringify({ sub: 's', iat: now, exp: now + 3600 });
+    const b64 = (text: string): string => Buffer.from(text).toString('base64url');
+    // Built lazily: the keys exist once beforeAll has run.
+    const cases: [string, () => string, string][] = [
+      ['one segment', () => 'abc', 'MALFORMED'],
+      ['two segments', () => 'abc.def', 'MALFORMED'],
+      ['four segments', () => `${signHs256(keys, {}, claims)}.xyz`, 'MALFORMED'],
+      ['an empty header segment', () => `.${b64(claims)}.sig`, 'MALFORMED'],
+      ['non-base64url characters', () => signHs256(keys, {}, claims).replace('.', '+.'), 'MALFORMED'],
+      ['standard base64 with padding', () => {
+        const [h, p, s] = signHs256(keys, {}, claims).split('.');
+        return `${h}==.${p}.${s}`;
+      }, 'MALFORMED'],
+      ['a header that is not JSON', () => signHs256(keys, 'not json', claims), 'MALFORMED'],
+      ['a header that is an array', () => signHs256(keys, '["HS256"]', claims), 'MALFORMED'],
+      ['a header that is a string', () => signHs256(keys, '"HS256"', claims), 'MALFORMED'],
+      ['a signed payload that is an array', () => signHs256(keys, {}, '[1,2,3]'), 'MALFORMED'],
+      ['a signed payload that is not JSON', () => signHs256(keys, {}, 'not json'), 'MALFORMED'],
+      ['a signed exp that is a string', () => signHs256(keys, {}, JSON.stringify({ sub: 's', exp: String(now + 3600) })), 'MALFORMED'],
+      ['a signed token without exp', () => signHs256(keys, {}, JSON.stringify({ sub: 's', iat: now })), 'MALFORMED'],
+      ['a signed sub that is a number', () => signHs256(keys, {}, JSON.stringify({ sub: 42, exp: now + 3600 })), 'MALFORMED'],
+      ['alg none', () => `${b64('{"alg":"none","typ":"JWT"}')}.${b64(claims)}.`, 'ALGORITHM_NOT_ALLOWED'],
+      ['alg not the key\'s', () => signHs256(keys, { alg: 'HS512' }, claims), 'ALGORITHM_NOT_ALLOWED'],
+      ['a header without kid', () => signHs256(keys, '{"alg":"HS256","typ":"JWT"}', claims), 'UNKNOWN_KEY'],
+      ['a jku header', () => signHs256(keys, { jku: 'https://evil.test/jwks' }, claims), 'UNSUPPORTED_HEADER'],
+      ['a crit header', () => signHs256(keys, { crit: ['exp'] }, claims), 'UNSUPPORTED_HEADER'],
+    ];
+
+    it.each(cases)('answers valid:false for %s', async (_, token, reason) => {
+      const res = await client.verifyJwt({ jwt: token() });
+      expect(res).toEqual({ valid: false, sub: '', claims_json: '', reason });
+      await expectStillServing();
+    });
+
+    it('answers valid:true for the well-formed hand-signed token the cases above are built from', async () => {
+      expect(await client.verifyJwt({ jwt: signHs256(keys, {}, claims) })).toMatchObject({ valid: true, sub: 's' });
+    });
   });
 
-  const now = nowSeconds();
-  const claims = JSON.stringify({ sub: 's', iat: now, exp: now + 3600 });
-  const b64 = (text: string): string => Buffer.from(text).toString('base64url');
-  // Built lazily: the keys exist once beforeAll has run.
-  const cases: [string, () => string, string][] = [
-    ['one segment', () => 'abc', 'MALFORMED'],
-    ['two segments', () => 'abc.def', 'MALFORMED'],
-    ['four segments', () => `${signHs256(keys, {}, claims)}.xyz`, 'MALFORMED'],
-    ['an empty header segment', () => `.${b64(claims)}.sig`, 'MALFORMED'],
-    ['non-base64url characters', () => signHs256(keys, {}, claims).replace('.', '+.'), 'MALFORMED'],
-    ['standard base64 with padding', () => {
-      const [h, p, s] = signHs256(keys, {}, claims).split('.');
-      return `${h}==.${p}.${s}`;
-    }, 'MALFORMED'],
-    ['a header that is not JSON', () => signHs256(keys, 'not json', claims), 'MALFORMED'],
-    ['a header that is an array', () => signHs256(keys, '["HS256"]', claims), 'MALFORMED'],
-    ['a header that is a string', () => signHs256(keys, '"HS256"', claims), 'MALFORMED'],
-    ['a signed payload that is an array', () => signHs256(keys, {}, '[1,2,3]'), 'MALFORMED'],
-    ['a signed payload that is not JSON', () => signHs256(keys, {}, 'not json'), 'MALFORMED'],
-    ['a signed exp that is a string', () => signHs256(keys, {}, JSON.stringify({ sub: 's', exp: String(now + 3600) })), 'MALFORMED'],
-    ['a signed token without exp', () => signHs256(keys, {}, JSON.stringify({ sub: 's', iat: now })), 'MALFORMED'],
-    ['a signed sub that is a number', () => signHs256(keys, {}, JSON.stringify({ sub: 42, exp: now + 3600 })), 'MALFORMED'],
-    ['alg none', () => `${b64('{"alg":"none","typ":"JWT"}')}.${b64(claims)}.`, 'ALGORITHM_NOT_ALLOWED'],
-    ['alg not the key\'s', () => signHs256(keys, { alg: 'HS512' }, claims), 'ALGORITHM_NOT_ALLOWED'],
-    ['a header without kid', () => signHs256(keys, '{"alg":"HS256","typ":"JWT"}', claims), 'UNKNOWN_KEY'],
-    ['a jku header', () => signHs256(keys, { jku: 'https://evil.test/jwks' }, claims), 'UNSUPPORTED_HEADER'],
-    ['a crit header', () => signHs256(keys, { crit: ['exp'] }, claims), 'UNSUPPORTED_HEADER'],
-  ];
-
-  it.each(cases)('answers valid:false for %s', async (_, token, reason) => {
-    const res = await client.verifyJwt({ jwt: token() });
-    expect(res).toEqual({ valid: false, sub: '', claims_json: '', reason });
-    await expectStillServing();
-  });
-
-  it('answers valid:true for the well-formed hand-signed token the cases above are built from', async () => {
-    expect(await client.verifyJwt({ jwt: signHs256(keys, {}, claims) })).toMatchObject({ valid: true, sub: 's' });
-  });
-});
-
-describe('after all of that', () => {
-  it('the server still answers, on the old client and on a new one', async () => {
-    await expectStillServing();
-    const fresh = clients.jwt(port);
-    await expectStillServing(fresh);
+  describe('after all of that', () => {
+    it('the server still answers, on the old client and on a new one', async () => {
+      await expectStillServing();
+      const fresh = clients.jwt(port);
+      await expectStillServing(fresh);
+    });
   });
 });

@@ -1,14 +1,16 @@
 /**
- * TLS and mutual TLS, with a CA and certificates made by openssl at test time: through
- * the library (`listen(address, ServerCredentials.createSsl(...))`) and through the CLI.
+ * TLS and mutual TLS, with a CA and certificates made by openssl at test time, on each
+ * transport: through the library (`listen(address, { cert, key, ca, requireClientCertificate })`)
+ * and through the CLI.
  */
-import { ServerCredentials, credentials } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type KeySet, createJwtServer, silentLogger } from '../../src/lib.js';
+import { type KeySet, type Transport, createJwtServer, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
-import { killAllCli, serveArgs, startCli } from '../helpers/cli.js';
+import { serveArgs, startCli } from '../../bench/harness/cli.js';
+import { killAll } from '../../bench/harness/launcher.js';
 import { ClientPool, callError, statusName } from '../helpers/client.js';
-import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../helpers/server.js';
 
 const clients = new ClientPool();
 let certs: TestCerts;
@@ -23,7 +25,7 @@ beforeAll(async () => {
 afterEach(async () => {
   clients.closeAll();
   await closeAllServers();
-  await killAllCli();
+  await killAll();
 });
 
 afterAll(() => {
@@ -35,14 +37,10 @@ const FAIL_FAST = { deadlineMs: 8000 } as const;
 /** Connect to 127.0.0.1 but check (and send SNI for) the certificate's DNS name: Node warns about an IP as TLS ServerName. */
 const AS_LOCALHOST = { channelOptions: { 'grpc.ssl_target_name_override': 'localhost' } } as const;
 
-async function startTls(checkClientCertificate: boolean): Promise<number> {
-  const server = trackServer(createJwtServer({ keys, logger: silentLogger }));
-  const creds = ServerCredentials.createSsl(
-    checkClientCertificate ? certs.caCert : null,
-    [{ cert_chain: certs.serverCert, private_key: certs.serverKey }],
-    checkClientCertificate,
-  );
-  return server.listen('127.0.0.1:0', creds);
+async function startTls(transport: Transport, checkClientCertificate: boolean): Promise<number> {
+  const server = trackServer(createJwtServer({ transport, keys, logger: silentLogger }));
+  const tls = { cert: certs.serverCert, key: certs.serverKey };
+  return server.listen('127.0.0.1:0', checkClientCertificate ? { ...tls, ca: certs.caCert, requireClientCertificate: true } : tls);
 }
 
 async function expectWorks(port: number, creds: ReturnType<typeof credentials.createSsl>): Promise<void> {
@@ -58,57 +56,59 @@ async function expectFails(port: number, creds: ReturnType<typeof credentials.cr
   expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain(statusName(err.code));
 }
 
-describe('TLS', () => {
-  it('serves a client that trusts the CA', async () => {
-    const port = await startTls(false);
-    await expectWorks(port, credentials.createSsl(certs.caCert));
+describe.each(TRANSPORTS)('on transport %s', (transport) => {
+  describe('TLS', () => {
+    it('serves a client that trusts the CA', async () => {
+      const port = await startTls(transport, false);
+      await expectWorks(port, credentials.createSsl(certs.caCert));
+    });
+
+    it('does not serve a plaintext client', async () => {
+      const port = await startTls(transport, false);
+      await expectFails(port, credentials.createInsecure());
+    });
+
+    it('is refused by a client that does not trust the CA', async () => {
+      const port = await startTls(transport, false);
+      await expectFails(port, credentials.createSsl(certs.rogueCert));
+    });
   });
 
-  it('does not serve a plaintext client', async () => {
-    const port = await startTls(false);
-    await expectFails(port, credentials.createInsecure());
+  describe('mutual TLS', () => {
+    it('refuses a client without a certificate', async () => {
+      const port = await startTls(transport, true);
+      await expectFails(port, credentials.createSsl(certs.caCert));
+    });
+
+    it('refuses a client whose certificate another CA signed', async () => {
+      const port = await startTls(transport, true);
+      await expectFails(port, credentials.createSsl(certs.caCert, certs.rogueKey, certs.rogueCert));
+    });
+
+    it('serves a client whose certificate the CA signed', async () => {
+      const port = await startTls(transport, true);
+      await expectWorks(port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
+    });
   });
 
-  it('is refused by a client that does not trust the CA', async () => {
-    const port = await startTls(false);
-    await expectFails(port, credentials.createSsl(certs.rogueCert));
-  });
-});
+  describe('CLI', () => {
+    it('serves mutual TLS with --tls-cert, --tls-key and --tls-client-ca', async () => {
+      const { files } = certs;
+      const cli = await startCli(
+        serveArgs(...transportArgs(transport), '--tls-cert', files.serverCert, '--tls-key', files.serverKey, '--tls-client-ca', files.caCert),
+      );
+      expect(cli.stdout).toContain(`transport: mutual TLS, ${transport} server`);
+      await expectWorks(cli.port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
+      await expectFails(cli.port, credentials.createSsl(certs.caCert));
+      await expectFails(cli.port, credentials.createInsecure());
+    });
 
-describe('mutual TLS', () => {
-  it('refuses a client without a certificate', async () => {
-    const port = await startTls(true);
-    await expectFails(port, credentials.createSsl(certs.caCert));
-  });
-
-  it('refuses a client whose certificate another CA signed', async () => {
-    const port = await startTls(true);
-    await expectFails(port, credentials.createSsl(certs.caCert, certs.rogueKey, certs.rogueCert));
-  });
-
-  it('serves a client whose certificate the CA signed', async () => {
-    const port = await startTls(true);
-    await expectWorks(port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
-  });
-});
-
-describe('CLI', () => {
-  it('serves mutual TLS with --tls-cert, --tls-key and --tls-client-ca', async () => {
-    const { files } = certs;
-    const cli = await startCli(
-      serveArgs('--tls-cert', files.serverCert, '--tls-key', files.serverKey, '--tls-client-ca', files.caCert),
-    );
-    expect(cli.stdout).toContain('transport: mutual TLS');
-    await expectWorks(cli.port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
-    await expectFails(cli.port, credentials.createSsl(certs.caCert));
-    await expectFails(cli.port, credentials.createInsecure());
-  });
-
-  it('serves TLS with --tls-cert and --tls-key (environment twins)', async () => {
-    const { files } = certs;
-    const cli = await startCli(serveArgs(), { env: { JWT_GRPC_TLS_CERT: files.serverCert, JWT_GRPC_TLS_KEY: files.serverKey } });
-    expect(cli.stdout).toContain('transport: TLS');
-    await expectWorks(cli.port, credentials.createSsl(certs.caCert));
-    await expectFails(cli.port, credentials.createInsecure());
+    it('serves TLS with --tls-cert and --tls-key (environment twins)', async () => {
+      const { files } = certs;
+      const cli = await startCli(serveArgs(...transportArgs(transport)), { env: { JWT_GRPC_TLS_CERT: files.serverCert, JWT_GRPC_TLS_KEY: files.serverKey } });
+      expect(cli.stdout).toContain(`transport: TLS, ${transport} server`);
+      await expectWorks(cli.port, credentials.createSsl(certs.caCert));
+      await expectFails(cli.port, credentials.createInsecure());
+    });
   });
 });

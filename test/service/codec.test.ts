@@ -3,7 +3,8 @@
  * built from proto/jwt.proto uses: every request proto-loader encodes decodes to the
  * object proto-loader itself would produce, and every response we encode decodes with
  * proto-loader to what we meant. Random messages, edge values, unknown fields, merged
- * messages and truncations; then a malformed request over a real connection.
+ * messages and truncations; then a malformed request over a real connection, on each
+ * transport.
  */
 import { randomBytes } from 'node:crypto';
 import { Client, type ServiceError, Metadata, credentials, status } from '@grpc/grpc-js';
@@ -11,14 +12,15 @@ import { loadSync } from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTO_PATH } from '../../src/lib.js';
 import {
-  MalformedRequest,
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeVerifyJwtRequest,
 } from '../../src/service/codec/decode.js';
 import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/service/codec/encode.js';
 import { PROTO_LOADER_OPTIONS, SERVICE_NAME } from '../../src/service/definition.js';
-import { closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import type { VerifyJwtReason } from '../../src/service/messages.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import { GrpcStatusError, Status } from '../../src/transport/service.js';
 
 const definition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
 const methods = definition[SERVICE_NAME] as unknown as Record<
@@ -149,7 +151,18 @@ describe('request decoders agree with proto-loader', () => {
   });
 });
 
-describe('malformed requests are MalformedRequest values naming the problem, never throws', () => {
+/** What a decoder throws for `buf`: a GrpcStatusError, or the test fails. */
+function decodeFailure(buf: Buffer): GrpcStatusError {
+  try {
+    decodeGenerateJwtRequest(buf);
+  } catch (err) {
+    if (err instanceof GrpcStatusError) return err;
+    throw err;
+  }
+  throw new Error('decoded without an error');
+}
+
+describe('malformed requests throw INVALID_ARGUMENT naming the problem, never another error', () => {
   it('a message cut anywhere but between two fields is refused; cut between fields it decodes as proto-loader does', () => {
     const fields = [{ algorithm: 'ES256' }, { subject: 'ada@example.com' }, { ttl_seconds: -5 }, { claims_json: '{"a":1}' }];
     const parts = fields.map((field) => generateJwt.requestSerialize(field));
@@ -157,13 +170,13 @@ describe('malformed requests are MalformedRequest values naming the problem, nev
     const boundaries = new Set(parts.map((_, i) => Buffer.concat(parts.slice(0, i)).length));
     for (let length = 0; length < whole.length; length++) {
       const cut = whole.subarray(0, length);
-      const ours = decodeGenerateJwtRequest(cut);
       if (boundaries.has(length)) {
-        expect(ours, `cut at ${length}`).toEqual(generateJwt.requestDeserialize(cut));
+        expect(decodeGenerateJwtRequest(cut), `cut at ${length}`).toEqual(generateJwt.requestDeserialize(cut));
       } else {
         // protobufjs reads a cut string as the bytes that are there; a cut varint throws.
-        expect(ours, `cut at ${length}`).toBeInstanceOf(MalformedRequest);
-        expect((ours as MalformedRequest).message).toMatch(/^GenerateJwtRequest: truncated/);
+        const failure = decodeFailure(cut);
+        expect(failure.status, `cut at ${length}`).toBe(Status.INVALID_ARGUMENT);
+        expect(failure.details).toMatch(/^GenerateJwtRequest: truncated/);
       }
     }
   });
@@ -179,9 +192,9 @@ describe('malformed requests are MalformedRequest values naming the problem, nev
     ['an 11-byte varint', Buffer.from([0x20, ...Array(10).fill(0xff), 0x01]), /longer than 10 bytes/],
     ['a tag over 32 bits', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x7f]), /exceeds 32 bits/],
   ])('%s', (_, buf, message) => {
-    const ours = decodeGenerateJwtRequest(buf);
-    expect(ours).toBeInstanceOf(MalformedRequest);
-    expect((ours as MalformedRequest).message).toMatch(message);
+    const failure = decodeFailure(buf);
+    expect(failure.status).toBe(Status.INVALID_ARGUMENT);
+    expect(failure.details).toMatch(message);
   });
 });
 
@@ -202,13 +215,13 @@ describe('response encoders decode with proto-loader to what was meant', () => {
 
   it('VerifyJwtResponse: every reason, valid or not, with and without claims', () => {
     const next = rng(4);
-    for (const reason of Object.keys(REASON_NUMBERS)) {
+    for (const reason of Object.keys(REASON_NUMBERS) as VerifyJwtReason[]) {
       for (const valid of [true, false]) {
         const response = { valid, sub: randomString(next), claims_json: randomString(next), reason };
         expect(verifyJwt.responseDeserialize(encodeVerifyJwtResponse(response))).toEqual(response);
       }
     }
-    expect(() => encodeVerifyJwtResponse({ valid: false, sub: '', claims_json: '', reason: 'NOPE' })).toThrow(/reason: unknown value "NOPE"/);
+    expect(() => encodeVerifyJwtResponse({ valid: false, sub: '', claims_json: '', reason: 'NOPE' as VerifyJwtReason })).toThrow(/reason: unknown value "NOPE"/);
   });
 
   it('the Reason table is the proto\'s enum, name for name and number for number', () => {
@@ -232,12 +245,12 @@ describe('response encoders decode with proto-loader to what was meant', () => {
   });
 });
 
-describe('over a real connection', () => {
+describe.each(TRANSPORTS)('over a real connection, on transport %s', (transport) => {
   let port: number;
   let raw: Client;
 
   beforeAll(async () => {
-    ({ port } = await startServer({ keys: await sharedKeys() }));
+    ({ port } = await startServer({ transport, keys: await sharedKeys() }));
     // A bare client: send() puts bytes on the wire as they are, malformed ones included.
     raw = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   });

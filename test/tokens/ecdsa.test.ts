@@ -1,10 +1,10 @@
 /**
- * The DER <-> JWS raw (r||s) conversion of src/tokens/ecdsa.ts, against node:crypto's own
+ * The DER <-> JWS raw (r||s) conversion of src/algorithms/ecdsa.ts, against node:crypto's own
  * 'der' and 'ieee-p1363' encodings and against an independent DER encoder built on BigInt.
  */
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { derToJose, hasZeroComponent, joseToDer } from '../../src/tokens/ecdsa.js';
+import { derToJose, hasZeroComponent, joseToDer } from '../../src/algorithms/ecdsa.js';
 
 const CURVES = [
   { name: 'P-256', nodeCurve: 'prime256v1', hash: 'sha256', size: 32 },

@@ -1,0 +1,116 @@
+/** jwtAuthInterceptor's own contract over TLS: metadata key, public methods, verifiers that fail, options. */
+import { Server, type ServiceClientConstructor, type ServiceError, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  JwtGrpcError,
+  type KeySet,
+  createJwtClient,
+  createRemoteVerifier,
+  createSigner,
+  createVerifier,
+  generateKeys,
+  jwtAuthInterceptor,
+  silentLogger,
+} from '../../src/lib.js';
+import { createHealthService } from '../../src/server/health.js';
+import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { HEALTH_PROTO } from '../helpers/grpc-extras.js';
+import { AS_LOCALHOST, HELLO, cleanup, clientTls, failure, greeterClient, serverTls, startGreeter } from './harness.js';
+
+let certs: TestCerts;
+let keys: KeySet;
+
+beforeAll(async () => {
+  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
+  certs = makeTestCerts();
+  keys = await generateKeys({ algorithms: ['ES256'] });
+});
+afterEach(cleanup);
+afterAll(() => certs?.remove());
+
+const now = (): number => Math.floor(Date.now() / 1000);
+const goodToken = (): string => createSigner(keys).sign('ES256', { sub: 'ada', iat: now(), exp: now() + 600 }).token;
+
+describe('jwtAuthInterceptor', () => {
+  it('reads the token from another metadata key when told, and refuses two of them', async () => {
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys), { metadataKey: 'x-token' })]);
+    const caller = greeterClient(greeter.target, clientTls(certs));
+    expect((await caller.hello({ metadata: { 'x-token': `Bearer ${goodToken()}` } })).message).toBe('hello ada');
+    const elsewhere = await failure(caller.hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
+    expect([elsewhere.code, elsewhere.details]).toEqual([status.UNAUTHENTICATED, 'missing token']);
+    // Two values travel as one header, joined with ", " (HTTP/2 field semantics): no longer one bearer token.
+    const twice = await failure(caller.hello({ metadata: { 'x-token': [`Bearer ${goodToken()}`, `Bearer ${goodToken()}`] } }));
+    expect([twice.code, twice.details]).toEqual([status.UNAUTHENTICATED, 'x-token is not "Bearer <token>"']);
+  });
+
+  it('ends the call UNAVAILABLE, not UNAUTHENTICATED, when a remote verifier never reached its issuer', async () => {
+    const issuer = createJwtClient('127.0.0.1:1', { deadlineMs: 2000 });
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createRemoteVerifier(issuer, { logger: silentLogger }))]);
+    try {
+      const err = await failure(greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
+      expect(err.code).toBe(status.UNAVAILABLE);
+      expect(err.details).toContain('no JWK Set from issuer 127.0.0.1:1');
+      expect(greeter.handled.count).toBe(0);
+    } finally {
+      issuer.close();
+    }
+  });
+
+  it('ends the call INTERNAL, without the cause, when a verifier throws', async () => {
+    const broken = {
+      verify(): never {
+        throw new Error('secret internals');
+      },
+    };
+    const rejecting = { verify: () => Promise.reject(new Error('secret internals')) };
+    for (const verifier of [broken, rejecting]) {
+      const greeter = await startGreeter(certs, [jwtAuthInterceptor(verifier)]);
+      const err = await failure(greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
+      expect([err.code, err.details]).toEqual([status.INTERNAL, 'token verification failed']);
+    }
+  });
+
+  it('lets gRPC health checks through by default, and nothing else', async () => {
+    const health = createHealthService({ '': 'SERVING' });
+    const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys))] });
+    addServiceToGrpcJs(server, health.definition, health.implementation);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', serverTls(certs), (err, bound) => (err === null ? resolve(bound) : reject(err))),
+    );
+    const Health = (loadPackageDefinition(loadSync(HEALTH_PROTO, { enums: String })) as unknown as { grpc: { health: { v1: { Health: ServiceClientConstructor } } } })
+      .grpc.health.v1.Health;
+    const client = new Health(`127.0.0.1:${port}`, clientTls(certs), AS_LOCALHOST);
+    try {
+      const reply = await new Promise<{ status: string }>((resolve, reject) =>
+        (client as unknown as { Check: Function }).Check({ service: '' }, (err: ServiceError | null, res: { status: string }) =>
+          err === null ? resolve(res) : reject(err),
+        ),
+      );
+      expect(reply.status).toBe('SERVING');
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+    const err = await failure(greeterClient(greeter.target, credentials.createSsl(certs.caCert)).public());
+    expect(err.code).toBe(status.UNAUTHENTICATED);
+  });
+
+  it('validates its options once, naming the bad one', () => {
+    const verifier = createVerifier(keys);
+    const cases: [string, () => unknown][] = [
+      ['verifier', () => jwtAuthInterceptor({} as never)],
+      ['publicMethods', () => jwtAuthInterceptor(verifier, { publicMethods: ['Hello'] })],
+      ['publicMethods', () => jwtAuthInterceptor(verifier, { publicMethods: HELLO as never })],
+      ['metadataKey', () => jwtAuthInterceptor(verifier, { metadataKey: 'Authorization' })],
+      ['metadataKey', () => jwtAuthInterceptor(verifier, { metadataKey: 'token-bin' })],
+      ['audience', () => jwtAuthInterceptor(verifier, { audience: '' })],
+    ];
+    for (const [field, make] of cases) {
+      expect(make).toThrow(JwtGrpcError);
+      expect(() => make()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
+    }
+  });
+});

@@ -1,0 +1,92 @@
+/** jwtCallCredentials over TLS: when it asks the issuer for a token, and how a call fails when it cannot get one. */
+import { credentials, status } from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { JwtGrpcError, type KeySet, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
+
+let certs: TestCerts;
+let keys: KeySet;
+
+beforeAll(async () => {
+  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
+  certs = makeTestCerts();
+  keys = await generateKeys({ algorithms: ['ES256'] });
+});
+afterEach(cleanup);
+afterAll(() => certs?.remove());
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {
+  const issuer = await startIssuer(certs, { keys });
+  // Keys in hand: a createVerifier verifier serves the interceptor as well as a remote one.
+  const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+  const tokens = counted(issuerClient(certs, issuer.target));
+  const auth = jwtCallCredentials(tokens.client, { algorithm: 'ES256', subject: 'svc', logger: silentLogger, ...tokenOptions });
+  const caller = greeterClient(greeter.target, credentials.combineChannelCredentials(clientTls(certs), auth));
+  return { issuer, greeter, tokens, caller };
+}
+
+describe('jwtCallCredentials', () => {
+  it('keeps one token until its refresh point, then replaces it with one background fetch', async () => {
+    // 4 s tokens, refreshBeforeSeconds 60: the refresh point is half the lifetime, 2 s.
+    const s = await scene({ ttlSeconds: 4 });
+    await Promise.all(Array.from({ length: 20 }, () => s.caller.hello()));
+    expect(s.tokens.calls.generateJwt).toBe(1);
+    await sleep(2200);
+    await Promise.all(Array.from({ length: 20 }, () => s.caller.hello()));
+    expect(s.tokens.calls.generateJwt).toBe(2);
+    await sleep(100);
+    await s.caller.hello();
+    expect(s.tokens.calls.generateJwt).toBe(2);
+    expect(s.greeter.tokens.size).toBe(2);
+  });
+
+  it('fails the call with UNAVAILABLE naming the issuer when the issuer refuses the request', async () => {
+    const s = await scene({ algorithm: 'RS256' });
+    const err = await failure(s.caller.hello());
+    expect(err.code).toBe(status.UNAVAILABLE);
+    expect(err.details).toContain(`cannot get a token from issuer ${s.issuer.target}: INVALID_ARGUMENT`);
+    expect(s.greeter.handled.count).toBe(0);
+  });
+
+  it('asks again after a failure: the same credentials get a token once the issuer is back', async () => {
+    const s = await scene({});
+    await s.issuer.server.close({ graceMs: 0 });
+    const err = await failure(s.caller.hello());
+    expect(err.code).toBe(status.UNAVAILABLE);
+    expect(err.details).toContain(`cannot get a token from issuer ${s.issuer.target}`);
+    const port = Number(s.issuer.target.split(':')[1]);
+    const back = createJwtServer({ keys, logger: silentLogger });
+    await back.listen(`127.0.0.1:${port}`, issuerTls(certs));
+    try {
+      // grpc-js redials after its connection backoff (1 s, jittered); calls before that fail fast.
+      let reply: { message: string } | undefined;
+      for (const deadline = Date.now() + 10_000; reply === undefined && Date.now() < deadline; ) {
+        reply = await s.caller.hello().catch(async () => {
+          await sleep(200);
+          return undefined;
+        });
+      }
+      expect(reply?.message).toBe('hello svc');
+    } finally {
+      await back.close({ graceMs: 0 });
+    }
+  });
+
+  it('validates its options once, naming the bad one', async () => {
+    const client = issuerClient(certs, '127.0.0.1:1');
+    const cases: [string, () => unknown][] = [
+      ['algorithm', () => jwtCallCredentials(client, { algorithm: 'none' })],
+      ['ttlSeconds', () => jwtCallCredentials(client, { algorithm: 'ES256', ttlSeconds: -5 })],
+      ['refreshBeforeSeconds', () => jwtCallCredentials(client, { algorithm: 'ES256', refreshBeforeSeconds: 1.5 })],
+      ['subject', () => jwtCallCredentials(client, { algorithm: 'ES256', subject: '' })],
+      ['client', () => jwtCallCredentials({} as never, { algorithm: 'ES256' })],
+    ];
+    for (const [field, make] of cases) {
+      expect(make).toThrow(JwtGrpcError);
+      expect(() => make()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
+    }
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * The three parties of a protected call, started for real on 127.0.0.1 over TLS with
+ * certificates made at test time: an issuer (createJwtServer), a protected service
+ * (test/client/fixtures/greeter.proto behind jwtAuthInterceptor) and callers.
+ */
+import { fileURLToPath } from 'node:url';
+import {
+  type ChannelCredentials,
+  type Client,
+  Metadata as GrpcMetadata,
+  Server,
+  ServerCredentials,
+  type ServerInterceptor,
+  type ServerUnaryCall,
+  type ServiceClientConstructor,
+  type ServiceError,
+  type sendUnaryData,
+  credentials,
+  loadPackageDefinition,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import {
+  type JwtClient,
+  type JwtClientOptions,
+  type JwtServer,
+  type JwtServerOptions,
+  type ServerTlsOptions,
+  createJwtClient,
+  createJwtServer,
+  silentLogger,
+  verifiedClaims,
+} from '../../src/lib.js';
+import type { TestCerts } from '../helpers/certs.js';
+
+export const GREETER_PROTO = fileURLToPath(new URL('./fixtures/greeter.proto', import.meta.url));
+export const HELLO = '/demo.Greeter/Hello';
+export const PUBLIC = '/demo.Greeter/Public';
+
+/** Connect to 127.0.0.1 but check the certificate's DNS name (Node warns about an IP as TLS ServerName). */
+export const AS_LOCALHOST = { 'grpc.ssl_target_name_override': 'localhost' } as const;
+
+const cleanups: (() => unknown)[] = [];
+
+/** Closes everything started since the last call, newest first; for afterEach. */
+export async function cleanup(): Promise<void> {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+}
+
+/** The issuer's TLS (createJwtServer's listen). */
+export function issuerTls(certs: TestCerts): ServerTlsOptions {
+  return { cert: certs.serverCert, key: certs.serverKey };
+}
+
+/** The protected service's TLS (a grpc-js Server's bindAsync). */
+export function serverTls(certs: TestCerts): ServerCredentials {
+  return ServerCredentials.createSsl(null, [{ cert_chain: certs.serverCert, private_key: certs.serverKey }], false);
+}
+
+export function clientTls(certs: TestCerts): ChannelCredentials {
+  return credentials.createSsl(certs.caCert);
+}
+
+/** An issuer on TLS; `close()` it to take it down (cleanup closes it too). */
+export async function startIssuer(certs: TestCerts, options: JwtServerOptions): Promise<{ server: JwtServer; target: string }> {
+  const server = createJwtServer({ logger: silentLogger, ...options });
+  cleanups.push(() => server.close({ graceMs: 1000 }));
+  const port = await server.listen('127.0.0.1:0', issuerTls(certs));
+  return { server, target: `127.0.0.1:${port}` };
+}
+
+/** A JwtService client over TLS to `target`; closed by cleanup. */
+export function issuerClient(certs: TestCerts, target: string, options: JwtClientOptions = {}): JwtClient {
+  const client = createJwtClient(target, { credentials: clientTls(certs), channelOptions: AS_LOCALHOST, ...options });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+/** Wraps a client to count the calls that go through it. */
+export function counted(client: JwtClient): { client: JwtClient; calls: { generateJwt: number; getJwks: number } } {
+  const calls = { generateJwt: 0, getJwks: 0 };
+  return {
+    calls,
+    client: {
+      ...client,
+      generateJwt(request, options) {
+        calls.generateJwt++;
+        return client.generateJwt(request, options);
+      },
+      getJwks(request, options) {
+        calls.getJwks++;
+        return client.getJwks(request, options);
+      },
+    },
+  };
+}
+
+interface HelloReply {
+  message: string;
+  claims_json: string;
+}
+
+type GreeterHandler = (call: ServerUnaryCall<{ name: string }, HelloReply>, callback: sendUnaryData<HelloReply>) => void;
+
+let greeterCtor: ServiceClientConstructor | undefined;
+
+function greeterDefinition(): ServiceClientConstructor {
+  greeterCtor ??= (
+    loadPackageDefinition(loadSync(GREETER_PROTO, { keepCase: true, defaults: true })) as unknown as {
+      demo: { Greeter: ServiceClientConstructor };
+    }
+  ).demo.Greeter;
+  return greeterCtor;
+}
+
+/** What reached the protected service's handlers. */
+export interface Greeter {
+  readonly target: string;
+  /** Every distinct authorization value a handler saw. */
+  readonly tokens: Set<string>;
+  /** Handler runs. */
+  readonly handled: { count: number };
+}
+
+/** The protected service: answers `hello <sub>` and the claims its handler saw. */
+export async function startGreeter(certs: TestCerts, interceptors: ServerInterceptor[]): Promise<Greeter> {
+  const tokens = new Set<string>();
+  const handled = { count: 0 };
+  const answer: GreeterHandler = (call, callback) => {
+    handled.count++;
+    const claims = verifiedClaims(call);
+    for (const value of call.metadata.get('authorization')) tokens.add(String(value));
+    callback(null, { message: `hello ${claims?.sub ?? 'stranger'}`, claims_json: JSON.stringify(claims ?? null) });
+  };
+  const server = new Server({ interceptors });
+  server.addService(greeterDefinition().service, { Hello: answer, Public: answer });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync('127.0.0.1:0', serverTls(certs), (err, bound) => (err === null ? resolve(bound) : reject(err)));
+  });
+  cleanups.push(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+  return { target: `127.0.0.1:${port}`, tokens, handled };
+}
+
+export interface GreeterClient {
+  hello(options?: { metadata?: Record<string, string | string[]> }): Promise<HelloReply>;
+  public(options?: { metadata?: Record<string, string | string[]> }): Promise<HelloReply>;
+}
+
+/** A caller of the protected service with these channel credentials; closed by cleanup. */
+export function greeterClient(target: string, channelCredentials: ChannelCredentials): GreeterClient {
+  const Ctor = greeterDefinition();
+  const client = new Ctor(target, channelCredentials, AS_LOCALHOST) as Client & Record<string, Function>;
+  cleanups.push(() => client.close());
+  const call =
+    (method: 'Hello' | 'Public') =>
+    (options: { metadata?: Record<string, string | string[]> } = {}): Promise<HelloReply> => {
+      const metadata = new GrpcMetadata();
+      for (const [key, value] of Object.entries(options.metadata ?? {})) for (const v of [value].flat()) metadata.add(key, v);
+      return new Promise((resolve, reject) => {
+        (client[method] as Function).call(client, { name: 'test' }, metadata, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, reply: HelloReply) =>
+          err === null ? resolve(reply) : reject(err),
+        );
+      });
+    };
+  return { hello: call('Hello'), public: call('Public') };
+}
+
+/** The ServiceError a call rejects with; fails the test when it succeeds. */
+export async function failure(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as ServiceError;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}

@@ -1,0 +1,267 @@
+/**
+ * createRemoteVerifier against real issuers on loopback: when it fetches the JWK Set
+ * (first use, unknown kid, age), how often at most, and what it does with odd sets and
+ * with an issuer that is down.
+ */
+import { Server, ServerCredentials, type ServiceClientConstructor, loadPackageDefinition } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  GrpcStatusError,
+  JwtGrpcError,
+  type KeySet,
+  type Logger,
+  PROTO_PATH,
+  Status,
+  createJwtClient,
+  createJwtServer,
+  createRemoteVerifier,
+  createSigner,
+  exportKeys,
+  generateKeys,
+  silentLogger,
+} from '../../src/lib.js';
+
+let keys: KeySet;
+let stranger: KeySet;
+const closers: (() => unknown)[] = [];
+
+beforeAll(async () => {
+  keys = await generateKeys({ algorithms: ['ES256', 'EdDSA', 'HS256'] });
+  stranger = await generateKeys({ algorithms: ['ES256'] });
+});
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()?.();
+});
+
+const now = (): number => Math.floor(Date.now() / 1000);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function token(set: KeySet, alg = 'ES256', claims: Record<string, unknown> = {}): string {
+  return createSigner(set).sign(alg, { sub: 'ada', iat: now(), exp: now() + 600, ...claims }).token;
+}
+
+/** A token of `alg` under a kid nobody has: signed by `stranger`'s key, header renamed. */
+function unknownKidToken(kid: string): string {
+  const [, payload] = token(stranger).split('.');
+  return `${Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'JWT', kid })).toString('base64url')}.${payload}.c2ln`;
+}
+
+function recordingLogger(): Logger & { lines: { level: string; message: string; fields: Record<string, unknown> }[] } {
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const at =
+    (level: string) =>
+    (message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
+      lines.push({ level, message, fields: { ...fields } });
+    };
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+async function startIssuer(set: KeySet) {
+  const server = createJwtServer({ keys: set, logger: silentLogger });
+  closers.push(() => server.close({ graceMs: 200 }));
+  const port = await server.listen('127.0.0.1:0');
+  return { server, target: `127.0.0.1:${port}` };
+}
+
+/** An issuer serving exactly `jwks()` from GetJwks: how odd or broken sets reach the verifier. */
+async function startSetServer(jwks: () => string): Promise<string> {
+  const definition = loadPackageDefinition(loadSync(PROTO_PATH, { keepCase: true })) as unknown as {
+    jwt: { services: { JwtService: ServiceClientConstructor } };
+  };
+  const server = new Server();
+  server.addService(definition.jwt.services.JwtService.service, {
+    GenerateJwt: () => {},
+    VerifyJwt: () => {},
+    GetJwks: (_call: unknown, callback: (err: null, response: object) => void) => callback(null, { jwks_json: jwks() }),
+  });
+  closers.push(() => server.forceShutdown());
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err === null ? resolve(bound) : reject(err))),
+  );
+  return `127.0.0.1:${port}`;
+}
+
+/** A client to `target` that counts its GetJwks calls. */
+function countingClient(target: string) {
+  const client = createJwtClient(target, { deadlineMs: 2000 });
+  closers.push(() => client.close());
+  const calls = { getJwks: 0 };
+  return {
+    calls,
+    client: {
+      ...client,
+      getJwks: (...args: Parameters<typeof client.getJwks>) => {
+        calls.getJwks++;
+        return client.getJwks(...args);
+      },
+    },
+  };
+}
+
+describe('createRemoteVerifier', () => {
+  it('verifies ES256 and EdDSA tokens with the fetched public keys, one fetch for many calls', async () => {
+    const { target } = await startIssuer(keys);
+    const { client, calls } = countingClient(target);
+    const verifier = createRemoteVerifier(client, { logger: silentLogger });
+    expect(verifier.keys).toEqual([]);
+    const results = await Promise.all([...Array.from({ length: 20 }, () => verifier.verify(token(keys))), verifier.verify(token(keys, 'EdDSA'))]);
+    expect(results.every((result) => result.valid)).toBe(true);
+    expect(calls.getJwks).toBe(1);
+    expect(verifier.keys.map((key) => key.alg).sort()).toEqual(['ES256', 'EdDSA']);
+    expect(verifier.keys.every((key) => !key.canSign)).toBe(true);
+  });
+
+  it('checks audience and issuer: its own defaults, or what a call asks', async () => {
+    const { target } = await startIssuer(keys);
+    const verifier = createRemoteVerifier(countingClient(target).client, { audience: 'api', issuer: 'https://a.test', logger: silentLogger });
+    const good = token(keys, 'ES256', { aud: 'api', iss: 'https://a.test' });
+    expect((await verifier.verify(good)).valid).toBe(true);
+    expect(await verifier.verify(good, { audience: 'other' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
+    expect(await verifier.verify(token(keys, 'ES256', { aud: 'api' }))).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+  });
+
+  it('refetches for an unknown kid at most once per cooldown, concurrent misses sharing one fetch', async () => {
+    const { target } = await startIssuer(keys);
+    const { client, calls } = countingClient(target);
+    const verifier = createRemoteVerifier(client, { cooldownMs: 300, logger: silentLogger });
+    await verifier.refresh();
+    expect(calls.getJwks).toBe(1);
+    await sleep(320);
+    const misses = await Promise.all(Array.from({ length: 50 }, (_, i) => verifier.verify(unknownKidToken(`nobody-${i}`))));
+    expect(misses.every((result) => !result.valid && result.reason === 'UNKNOWN_KEY')).toBe(true);
+    expect(calls.getJwks).toBe(2);
+    await verifier.verify(unknownKidToken('nobody-else'));
+    expect(calls.getJwks).toBe(2);
+    await sleep(320);
+    await verifier.verify(unknownKidToken('nobody-later'));
+    expect(calls.getJwks).toBe(3);
+  });
+
+  it('refetches in the background once the set is older than maxAgeMs, answering meanwhile', async () => {
+    const { target } = await startIssuer(keys);
+    const { client, calls } = countingClient(target);
+    const verifier = createRemoteVerifier(client, { maxAgeMs: 200, cooldownMs: 0, logger: silentLogger });
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    await sleep(250);
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    await sleep(50);
+    expect(calls.getJwks).toBe(2);
+  });
+
+  it('keeps the last good set when the issuer goes down, and says so', async () => {
+    const { server, target } = await startIssuer(keys);
+    const logger = recordingLogger();
+    const verifier = createRemoteVerifier(countingClient(target).client, { maxAgeMs: 100, cooldownMs: 0, logger });
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    await server.close({ graceMs: 0 });
+    await sleep(150);
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    expect(await verifier.verify(unknownKidToken('rotated-in'))).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    const warning = logger.lines.find((line) => line.level === 'warn' && line.message.includes('last good set'));
+    expect(warning?.fields).toMatchObject({ issuer: target });
+  });
+
+  it('rejects with UNAVAILABLE naming the issuer while it has never had a set, retrying at most once a second', async () => {
+    const { target } = await startIssuer(keys);
+    const unreachable = target.replace(/:\d+$/, ':1');
+    const { client, calls } = countingClient(unreachable);
+    const logger = recordingLogger();
+    const verifier = createRemoteVerifier(client, { logger });
+    for (const attempt of [verifier.verify(token(keys)), verifier.refresh()]) {
+      const err = await attempt.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+      expect(err).toBeInstanceOf(GrpcStatusError);
+      expect((err as GrpcStatusError).status).toBe(Status.UNAVAILABLE);
+      expect((err as GrpcStatusError).details).toContain(`no JWK Set from issuer ${unreachable}`);
+    }
+    const fetchesSoFar = calls.getJwks;
+    await expect(verifier.verify(token(keys))).rejects.toThrow(GrpcStatusError);
+    expect(calls.getJwks).toBe(fetchesSoFar);
+    expect(logger.lines.some((line) => line.level === 'warn' && line.fields['issuer'] === unreachable)).toBe(true);
+  });
+
+  it('answers UNKNOWN_KEY with the reason for an issuer that publishes no keys (HMAC only)', async () => {
+    const hmacOnly = await generateKeys({ algorithms: ['HS256'] });
+    const { target } = await startIssuer(hmacOnly);
+    const logger = recordingLogger();
+    const verifier = createRemoteVerifier(countingClient(target).client, { logger });
+    expect(await verifier.verify(token(hmacOnly, 'HS256'))).toMatchObject({
+      valid: false,
+      reason: 'UNKNOWN_KEY',
+      message: expect.stringContaining('HS256 tokens cannot be verified with a JWK Set'),
+    });
+    expect(await verifier.verify(token(stranger))).toMatchObject({
+      valid: false,
+      reason: 'UNKNOWN_KEY',
+      message: expect.stringContaining('publishes no key that can verify'),
+    });
+    expect(verifier.keys).toEqual([]);
+    expect(logger.lines.some((line) => line.message.includes('no key that can verify'))).toBe(true);
+  });
+
+  it('takes only public, usable keys from a set: oct and odd keys are left out, private members dropped', async () => {
+    const full = exportKeys(keys, { includePrivate: true }).keys;
+    const es = full.find((jwk) => jwk.alg === 'ES256');
+    const hs = full.find((jwk) => jwk.alg === 'HS256');
+    const set = {
+      keys: [
+        es, // with its private member d
+        hs, // a secret, published by mistake
+        { ...exportKeys(stranger).keys[0], kid: 'enc-key', use: 'enc' },
+        { kty: 'RSA', kid: 'weird', alg: 'RS256', n: 'AQAB', e: 'AQAB' },
+        'not a key',
+      ],
+    };
+    const logger = recordingLogger();
+    const verifier = createRemoteVerifier(countingClient(await startSetServer(() => JSON.stringify(set))).client, { logger });
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    expect(verifier.keys).toEqual([{ kid: es?.kid, alg: 'ES256', active: false, canSign: false }]);
+    expect(await verifier.verify(token(keys, 'HS256'))).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
+    const skipped = logger.lines.find((line) => line.message === 'JWK Set keys left out')?.fields['skipped'] as string[];
+    expect(skipped).toHaveLength(4);
+    expect(JSON.stringify(logger.lines)).not.toContain(String(hs?.k));
+    expect(JSON.stringify(logger.lines)).not.toContain(String(es?.d));
+  });
+
+  it('refuses a set that is not JSON, lacks keys or repeats a kid, keeping the last good one', async () => {
+    let served = JSON.stringify(exportKeys(keys));
+    const target = await startSetServer(() => served);
+    const verifier = createRemoteVerifier(countingClient(target).client, { cooldownMs: 0, logger: silentLogger });
+    await verifier.refresh();
+    const kids = verifier.keys.map((key) => key.kid);
+    const es = exportKeys(keys).keys[0];
+    for (const bad of ['{not json', '{"set":[]}', JSON.stringify({ keys: [es, es] })]) {
+      served = bad;
+      await expect(verifier.refresh()).rejects.toThrow(/no JWK Set from issuer/);
+      expect(verifier.keys.map((key) => key.kid)).toEqual(kids);
+      expect((await verifier.verify(token(keys))).valid).toBe(true);
+    }
+  });
+
+  it('validates its options once, naming the bad one', () => {
+    const client = countingClient('127.0.0.1:1').client;
+    const cases: [string, () => unknown][] = [
+      ['client', () => createRemoteVerifier({} as never)],
+      ['cooldownMs', () => createRemoteVerifier(client, { cooldownMs: -1 })],
+      ['maxAgeMs', () => createRemoteVerifier(client, { maxAgeMs: 0 })],
+      ['clockToleranceSeconds', () => createRemoteVerifier(client, { clockToleranceSeconds: 301 })],
+      ['audience', () => createRemoteVerifier(client, { audience: '' })],
+    ];
+    for (const [field, make] of cases) {
+      const err = (() => {
+        try {
+          make();
+        } catch (thrown) {
+          return thrown;
+        }
+        return undefined;
+      })();
+      expect(err).toBeInstanceOf(JwtGrpcError);
+      expect(err).toMatchObject({ code: 'ERR_INVALID_OPTION', field });
+    }
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * grpc.health.v1.Health over a real connection, on each transport: Check, List and Watch
+ * as the health checking protocol describes them, and the status store behind them.
+ */
+import { Client, credentials } from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JwtGrpcError, SERVICE_NAME } from '../../src/lib.js';
+import { HEALTH_LIST_LIMIT, type ServingStatus, createHealthService } from '../../src/server/health.js';
+import { callError, statusName } from '../helpers/client.js';
+import { TRANSPORTS } from '../helpers/server.js';
+import { healthClient, messages } from './clients.js';
+import { closeTestServers, startTestServer } from './server.js';
+
+const clients: { close(): void }[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.close();
+  await closeTestServers();
+});
+
+/** Polls `condition` every 10 ms until it holds or `timeoutMs` passes. */
+async function eventually(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error(`still false after ${timeoutMs} ms: ${condition.toString()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.each(TRANSPORTS)('on transport %s', (transport) => {
+  async function connect(options?: { health?: boolean }) {
+    const server = await startTestServer({ transport, ...options });
+    const client = healthClient(server.address);
+    clients.push(client);
+    return { server, client };
+  }
+
+  describe('Check', () => {
+    it('answers SERVING for the server and JwtService once listening, NOT_FOUND for an unknown service', async () => {
+      const { client } = await connect();
+      expect(await client.check('')).toEqual({ status: 'SERVING' });
+      expect(await client.check(SERVICE_NAME)).toEqual({ status: 'SERVING' });
+      const err = await callError(client.check('no.such.Service'));
+      expect(statusName(err.code)).toBe('NOT_FOUND');
+      expect(err.details).toContain('no.such.Service');
+    });
+
+    it('answers INVALID_ARGUMENT for a request that is not protobuf, and keeps serving', async () => {
+      const { server, client } = await connect();
+      const raw = new Client(server.address, credentials.createInsecure());
+      clients.push(raw);
+      const identity = (bytes: Buffer): Buffer => bytes;
+      // The tag of field 1 (service, length-delimited), then nothing: no length.
+      const err = await callError(
+        new Promise((resolve, reject) =>
+          raw.makeUnaryRequest('/grpc.health.v1.Health/Check', identity, identity, Buffer.from([0x0a]), (e, value) =>
+            e ? reject(e) : resolve(value),
+          ),
+        ),
+      );
+      expect(statusName(err.code)).toBe('INVALID_ARGUMENT');
+      expect(err.details).toContain('grpc.health.v1.Health/Check');
+      expect(await client.check('')).toEqual({ status: 'SERVING' });
+    });
+
+    it('is UNIMPLEMENTED when health is not served', async () => {
+      const { client } = await connect({ health: false });
+      expect(statusName((await callError(client.check(''))).code)).toBe('UNIMPLEMENTED');
+    });
+  });
+
+  describe('List', () => {
+    it('answers every service with its status', async () => {
+      const { server, client } = await connect();
+      server.health.setStatus('extra.Service', 'NOT_SERVING');
+      expect(await client.list()).toEqual({
+        statuses: { '': { status: 'SERVING' }, [SERVICE_NAME]: { status: 'SERVING' }, 'extra.Service': { status: 'NOT_SERVING' } },
+      });
+    });
+
+    it(`answers RESOURCE_EXHAUSTED beyond ${HEALTH_LIST_LIMIT} services`, async () => {
+      const { server, client } = await connect();
+      // '' and JwtService are two already.
+      for (let i = 0; i < HEALTH_LIST_LIMIT - 2; i++) server.health.setStatus(`svc.S${i}`, 'SERVING');
+      expect(Object.keys((await client.list()).statuses)).toHaveLength(HEALTH_LIST_LIMIT);
+      server.health.setStatus('one.TooMany', 'SERVING');
+      expect(statusName((await callError(client.list())).code)).toBe('RESOURCE_EXHAUSTED');
+    });
+  });
+
+  describe('Watch', () => {
+    it('sends the current status at once, then every change', async () => {
+      const { server, client } = await connect();
+      const watch = messages(client.watch(SERVICE_NAME));
+      expect(await watch.next()).toEqual({ status: 'SERVING' });
+      server.health.setStatus(SERVICE_NAME, 'NOT_SERVING');
+      expect(await watch.next()).toEqual({ status: 'NOT_SERVING' });
+      server.health.setStatus(SERVICE_NAME, 'SERVING');
+      expect(await watch.next()).toEqual({ status: 'SERVING' });
+      expect(server.health.watchCount).toBe(1);
+    });
+
+    it('answers SERVICE_UNKNOWN for an unknown service and keeps watching it', async () => {
+      const { server, client } = await connect();
+      const watch = messages(client.watch('later.Service'));
+      expect(await watch.next()).toEqual({ status: 'SERVICE_UNKNOWN' });
+      server.health.setStatus('later.Service', 'SERVING');
+      expect(await watch.next()).toEqual({ status: 'SERVING' });
+    });
+
+    it('does not resend a status that did not change', async () => {
+      const { server, client } = await connect();
+      const watch = messages(client.watch(''));
+      expect(await watch.next()).toEqual({ status: 'SERVING' });
+      server.health.setStatus('', 'SERVING');
+      server.health.setStatus('', 'NOT_SERVING');
+      expect(await watch.next()).toEqual({ status: 'NOT_SERVING' });
+    });
+
+    it('leaves no listener behind when the client cancels', async () => {
+      const { server, client } = await connect();
+      const calls = [client.watch(''), client.watch(SERVICE_NAME), client.watch('unknown.Service')];
+      const watches = calls.map((call) => messages(call));
+      for (const watch of watches) await watch.next();
+      expect(server.health.watchCount).toBe(3);
+      for (const call of calls) call.cancel();
+      await eventually(() => server.health.watchCount === 0);
+      // Changes after the cancel reach nobody and break nothing.
+      server.health.setStatus('', 'NOT_SERVING');
+      expect(await client.check('')).toEqual({ status: 'NOT_SERVING' });
+    });
+
+    it('sends NOT_SERVING and ends with OK when the server closes', async () => {
+      const { server, client } = await connect();
+      const watch = messages(client.watch(''));
+      expect(await watch.next()).toEqual({ status: 'SERVING' });
+      const t0 = Date.now();
+      const closed = server.close(10_000);
+      expect(await watch.next()).toEqual({ status: 'NOT_SERVING' });
+      expect(statusName((await watch.ended).code)).toBe('OK');
+      await closed;
+      // Ended by close, not by the 10 s grace running out.
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(server.health.watchCount).toBe(0);
+    });
+  });
+});
+
+describe('the status store', () => {
+  it('refuses a status that is not a ServingStatus, naming it', () => {
+    const health = createHealthService();
+    const err = (() => {
+      try {
+        health.setStatus('', 'SERVICE_UNKNOWN' as ServingStatus);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(JwtGrpcError);
+    expect(err).toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'status' });
+    expect(() => createHealthService({ '': 'serving' as ServingStatus })).toThrow(/statuses\[""\]/);
+    expect(health.getStatus('')).toBeUndefined();
+  });
+});
