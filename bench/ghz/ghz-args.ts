@@ -1,13 +1,26 @@
 import { PROTO_PATH } from '../../src/package-root.js';
+import { repoPath } from '../common/paths.js';
 
-/** The JwtService methods the benchmarks call. */
-export type RpcMethod = 'GenerateJwt' | 'VerifyJwt';
+/**
+ * The methods the benchmarks call, with the proto ghz reads and its fully qualified name:
+ * JwtService's two, and the protected peer's Hello (bench/peers/protected), a service
+ * that checks a jwt-grpc token on each call.
+ */
+export const RPC_METHODS = {
+  GenerateJwt: { proto: PROTO_PATH, call: 'jwt.services.JwtService.GenerateJwt' },
+  VerifyJwt: { proto: PROTO_PATH, call: 'jwt.services.JwtService.VerifyJwt' },
+  Hello: { proto: repoPath('bench', 'peers', 'protected', 'greeter.proto'), call: 'demo.Greeter.Hello' },
+} as const satisfies Record<string, { proto: string; call: string }>;
+
+export type RpcMethod = keyof typeof RPC_METHODS;
 
 /** One ghz invocation. */
 export interface GhzCall {
   readonly method: RpcMethod;
   /** The request message, sent unchanged on every call. */
   readonly data: Readonly<Record<string, string>>;
+  /** Request metadata sent on every call (the protected cells' `authorization`). */
+  readonly metadata?: Readonly<Record<string, string>>;
   readonly connections: number;
   readonly concurrency: number;
   readonly durationS: number;
@@ -35,9 +48,10 @@ export interface GhzCall {
 export function ghzArgs(call: GhzCall): string[] {
   return [
     '--insecure',
-    '--proto', PROTO_PATH,
-    '--call', `jwt.services.JwtService.${call.method}`,
+    '--proto', RPC_METHODS[call.method].proto,
+    '--call', RPC_METHODS[call.method].call,
     '-d', JSON.stringify(call.data),
+    ...(call.metadata === undefined ? [] : ['--metadata', JSON.stringify(call.metadata)]),
     '--connections', String(call.connections),
     '-c', String(call.concurrency),
     '-z', `${Math.round(call.durationS * 1000)}ms`,

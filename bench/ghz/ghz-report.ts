@@ -93,14 +93,21 @@ export function withoutDetails<T extends GhzJsonReport>(report: T): Omit<T, 'det
 }
 
 /**
- * The report with the request's `jwt` (the VerifyJwt cells' fixed token) replaced by a
- * note of its length: results and HTML pages never hold a usable token.
+ * The report with the tokens it echoes replaced by a note of their length: the request's
+ * `jwt` (the VerifyJwt cells' fixed token) and the `authorization` metadata (the protected
+ * cells' bearer token). Results and HTML pages never hold a usable token.
  */
 export function redactToken<T extends GhzJsonReport>(report: T): T {
-  const options = (report as { options?: { data?: unknown } }).options;
-  const data = options?.data;
-  if (typeof data !== 'object' || data === null) return report;
-  const jwt = (data as { jwt?: unknown }).jwt;
-  if (typeof jwt !== 'string') return report;
-  return { ...report, options: { ...options, data: { ...data, jwt: `<token redacted: ${jwt.length} characters>` } } };
+  const options = (report as { options?: { data?: unknown; metadata?: unknown } }).options;
+  if (options === undefined) return report;
+  const redacted = (token: string): string => `<token redacted: ${token.length} characters>`;
+  const redactField = (record: unknown, field: string): unknown => {
+    if (typeof record !== 'object' || record === null) return record;
+    const value = (record as Record<string, unknown>)[field];
+    return typeof value === 'string' ? { ...record, [field]: redacted(value) } : record;
+  };
+  const data = redactField(options.data, 'jwt');
+  const metadata = redactField(options.metadata, 'authorization');
+  if (data === options.data && metadata === options.metadata) return report;
+  return { ...report, options: { ...options, data, metadata } };
 }

@@ -1,10 +1,10 @@
 /**
  * `npm run tools`: installs every pinned tool of tools.ts that is missing (ghz, grpcurl,
- * the grpc-go interop client, the grpcio venv) and prints where each one is. Run before
+ * the grpc-go interop client, the grpcio venv, Bun) and prints where each one is. Run before
  * the tests (.ci/run does), so that none is downloaded inside a test's timeout.
  */
 import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
-import { GO_TOOLS, GRPCIO, ensureGoTool, ensureGrpcio } from './tools.js';
+import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';
 
 const HELP = `Usage: npm run tools      (or: node dist/bench/harness/install-tools.js)
 
@@ -14,6 +14,7 @@ ${Object.values(GO_TOOLS)
   .map((tool) => `  ${tool.name} ${tool.version}, with go install (needs Go and the Go module proxy)\n`)
   .join('')}  grpcio ${GRPCIO.grpcio} and protobuf ${GRPCIO.protobuf} in a Python venv, with pip (needs python3 and
   PyPI; without python3 it is skipped, and so is the grpcio test)
+  ${BUN.name} ${BUN.version}, with npm (needs the npm registry; linux-x64 only, skipped elsewhere)
 
 Exit status: 0 everything installed, 1 an installation failed, 2 bad option.
 `;
@@ -27,6 +28,8 @@ async function install(): Promise<number> {
   for (const tool of Object.values(GO_TOOLS)) log(`${tool.name} ${tool.version}: ${ensureGoTool(tool, log)}`);
   const python = ensureGrpcio(log);
   if (python !== null) log(`grpcio: ${python}`);
+  const bun = ensureBun(log);
+  if (bun !== null) log(`${BUN.name} ${BUN.version}: ${bun}`);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The programs nobody on this project wrote, at pinned versions, installed one way into
- * `.tools/` (git-ignored): Go programs with `go install`, grpcio in a Python venv with pip.
+ * `.tools/` (git-ignored): Go programs with `go install`, grpcio in a Python venv with pip,
+ * Bun from the npm registry.
  *
  * `npm run tools` installs them all (.ci/run does, before the tests). The tests only look
  * them up ({@link requireGoTool}, {@link requireGrpcio}), so that no download ever runs
@@ -72,6 +73,48 @@ export const GRPCIO = {
   protobuf: '6.33.6',
   venv: join(TOOLS_DIR, 'python-grpcio-1.85.1-protobuf-6.33.6'),
 } as const;
+
+/**
+ * Bun, the other JavaScript runtime with a node:http2 of its own: the bench's
+ * `jwt-grpc-bun` row and the interop tests run the same server on it. Its release binary
+ * is an npm package for each platform; only linux-x64 is pinned here.
+ */
+export const BUN = {
+  name: 'Bun',
+  package: '@oven/bun-linux-x64',
+  version: '1.4.5',
+  dir: join(TOOLS_DIR, 'bun-1.4.5'),
+} as const;
+
+const BUN_BINARY = join(BUN.dir, 'node_modules', ...BUN.package.split('/'), 'bin', 'bun');
+
+function bunInstallCommand(): string {
+  return `npm install --prefix ${BUN.dir} --no-save --no-audit --no-fund ${BUN.package}@${BUN.version}`;
+}
+
+/** Bun's path, or `{ skip }` saying why there is none: a platform its pin does not cover, or not installed. */
+export function findBun(): { bun: string } | { skip: string } {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return { skip: `Bun is pinned for linux-x64 only, this is ${process.platform}-${process.arch}` };
+  if (isExecutable(BUN_BINARY)) return { bun: BUN_BINARY };
+  return { skip: `Bun ${BUN.version} is not installed at ${BUN_BINARY}: run \`${INSTALL_ALL}\`, or ${bunInstallCommand()}` };
+}
+
+/** Installs Bun unless it is there; null, saying why, where its pin does not apply. Throws when npm fails. */
+export function ensureBun(log: (line: string) => void): string | null {
+  const found = findBun();
+  if ('bun' in found) return found.bun;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    log(`${found.skip}: not installed (the Bun rows and tests will be skipped)`);
+    return null;
+  }
+  log(`installing ${BUN.name} ${BUN.version}: ${bunInstallCommand()} (once; needs the npm registry)`);
+  const npm = runCommand('npm', ['install', '--prefix', BUN.dir, '--no-save', '--no-audit', '--no-fund', `${BUN.package}@${BUN.version}`], {
+    timeoutMs: 600_000,
+    inheritOutput: true,
+  });
+  if (npm.status !== 0 || !isExecutable(BUN_BINARY)) throw new Error(`${bunInstallCommand()} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
+  return BUN_BINARY;
+}
 
 /** The shell command that installs `tool` alone. */
 export function goInstallCommand(tool: GoTool): string {

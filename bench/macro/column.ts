@@ -12,7 +12,7 @@ import type { ServerProcess } from '../harness/launcher.js';
 import { type SpeedProbes, largestDeviation } from '../harness/probe.js';
 import { treePeakRssBytes } from '../harness/proc.js';
 import { aggregateRounds, cellFlags, roundFlags } from './aggregate.js';
-import { fetchToken } from './fetch-token.js';
+import { fetchToken, signToken } from './fetch-token.js';
 import type { CellFlag, CellResult, RoundResult } from './results.js';
 import type { Scenario } from './scenarios.js';
 import { type ServerSpec, startBenchServer } from './servers.js';
@@ -52,6 +52,8 @@ interface ColumnServer {
   running: ServerProcess | null;
   /** The request of every call (the VerifyJwt token comes from this server). */
   data: Record<string, string>;
+  /** The metadata of every call (the protected cells' bearer token). */
+  metadata: Record<string, string> | undefined;
   readonly rounds: RoundResult[];
   /** Index in the column's probe list of the probe taken just before each round. */
   readonly probeBefore: number[];
@@ -75,7 +77,7 @@ interface ColumnServer {
  */
 export async function runColumn(ctx: ColumnContext, scenario: Scenario, servers: readonly ServerSpec[]): Promise<CellResult[]> {
   const split = splitFor(ctx.plan, scenario);
-  const column: ColumnServer[] = servers.map((server) => ({ server, running: null, data: {}, rounds: [], probeBefore: [], htmlReport: null, flags: [], error: null }));
+  const column: ColumnServer[] = servers.map((server) => ({ server, running: null, data: {}, metadata: undefined, rounds: [], probeBefore: [], htmlReport: null, flags: [], error: null }));
   const probes: number[][] = [];
   const probe = async (): Promise<number> => probes.push(await ctx.probes.take(split.serverCpus)) - 1;
   try {
@@ -106,7 +108,7 @@ async function startAndWarm(ctx: ColumnContext, scenario: Scenario, split: CpuSp
   try {
     const launch = entry.server.launch({ keysFile: ctx.keysFile, subjectsFile: SUBJECTS_FILE, workers: scenario.workers });
     entry.running = await startBenchServer(entry.server, launch, ctx.plan, split.serverCpus);
-    entry.data = scenario.method === 'VerifyJwt' ? { jwt: await fetchToken(entry.running.port, scenario.algorithm) } : { algorithm: scenario.algorithm };
+    await prepareRequest(ctx, scenario, entry);
     if (ctx.warmupS > 0) await runGhz(ctx.ghz, ghzCall(scenario, split, entry, ctx.warmupS, join(ctx.scratchDir, 'warmup.json')), ctx.plan, split.loadCpus);
     entry.running.pause();
   } catch (caught) {
@@ -115,10 +117,27 @@ async function startAndWarm(ctx: ColumnContext, scenario: Scenario, split: CpuSp
   }
 }
 
+/** The request (and metadata) every call of a server's cell sends. */
+async function prepareRequest(ctx: ColumnContext, scenario: Scenario, entry: ColumnServer): Promise<void> {
+  switch (scenario.method) {
+    case 'GenerateJwt':
+      entry.data = { algorithm: scenario.algorithm };
+      return;
+    case 'VerifyJwt':
+      entry.data = { jwt: await fetchToken((entry.running as ServerProcess).port, scenario.algorithm) };
+      return;
+    case 'Hello':
+      entry.data = { name: 'bench' };
+      entry.metadata = { authorization: `Bearer ${await signToken(ctx.keysFile, scenario.algorithm)}` };
+      return;
+  }
+}
+
 function ghzCall(scenario: Scenario, split: CpuSplit, entry: ColumnServer, durationS: number, output: string): GhzCall {
   return {
     method: scenario.method,
     data: entry.data,
+    ...(entry.metadata === undefined ? {} : { metadata: entry.metadata }),
     connections: scenario.connections,
     concurrency: scenario.concurrency,
     durationS,

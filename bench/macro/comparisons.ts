@@ -56,6 +56,21 @@ export const COMPARISONS: readonly Comparison[] = [
     subject: role('ours'),
     baseline: named('jwt-grpc-grpc-js'),
   },
+  // The transport's promise: the whole service on its own transport against grpc-js doing nothing.
+  // Where it is a ceiling at all: on one core (one process cannot match an N-process cluster).
+  {
+    id: 'ours-grpc-js-echo',
+    label: 'ours / grpc-js echo',
+    kind: 'peer',
+    subject: role('ours'),
+    baseline: (server, _subject, scenario) => server.name === 'grpc-js-echo' && (scenario.serverCores === 1 || server.usesAllCores),
+  },
+  // What recording Prometheus metrics on every call costs (the README's claim about it).
+  { id: 'metrics-cost', label: 'metrics on / off', kind: 'peer', subject: named('jwt-grpc-metrics'), baseline: role('ours') },
+  // Whether the gap to Go is the runtime's: the same server on Node and on Bun.
+  { id: 'node-bun', label: 'Node / Bun', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-bun') },
+  // What verifying locally saves a protected service over one VerifyJwt call per call.
+  { id: 'protected-local-rpc', label: 'local verify / VerifyJwt RPC', kind: 'peer', subject: named('protected-local'), baseline: named('protected-rpc') },
   // What an L7 proxy buys over node:cluster: both N processes of ours on the same N cores.
   { id: 'nginx-fleet-cluster', label: 'replicas+nginx / cluster', kind: 'peer', subject: named('jwt-grpc-nginx'), baseline: named('jwt-grpc-cluster') },
   { id: 'ours-ceiling', label: 'ours / its echo', kind: 'ceiling', subject: role('ours'), baseline: ceilingOf },

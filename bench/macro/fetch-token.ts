@@ -1,4 +1,4 @@
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient, createSigner, loadKeys, silentLogger } from '../../src/lib.js';
 
 /**
  * Asks the server under test for one token (GenerateJwt through the package's own client):
@@ -15,4 +15,16 @@ export async function fetchToken(port: number, algorithm: string): Promise<strin
   } finally {
     client.close();
   }
+}
+
+/**
+ * A token signed with the run's key file (the one every server of the run loads), valid
+ * for two hours: the bearer token of the protected cells, which the issuer beside the
+ * protected service would issue itself. Signed here, not fetched, so that no server of
+ * the cell has served a call before its warm-up.
+ */
+export async function signToken(keysFile: string, algorithm: string): Promise<string> {
+  const signer = createSigner(await loadKeys(keysFile, { logger: silentLogger }));
+  const now = Math.floor(Date.now() / 1000);
+  return signer.sign(algorithm, { sub: 'bench@example.com', iat: now, exp: now + 7200 }).token;
 }

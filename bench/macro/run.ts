@@ -72,7 +72,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   const selected = selectServers(SERVERS, options);
   const skipped = prepareServers(selected, options.log);
-  const scenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
+  const selectedScenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
   let html = options.html;
   if (html) {
     const renderer = buildHtmlRenderer();
@@ -83,11 +83,13 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   const runnable = selected.filter((s) => !skipped.has(s.name));
   if (runnable.some((s) => s.name === 'jwt-grpc-nginx')) notes.push(...fleetCoreNotes(options.plan));
-  const columns = scenarios
+  const columns = selectedScenarios
     .map((scenario) => ({ scenario, servers: runnable.filter((s) => serves(s, scenario.group, scenario.method)) }))
     .filter((column) => column.servers.length > 0);
+  // A scenario none of the selected servers serves (the protected cells without their rows) is no column of the tables.
+  const scenarios = columns.map((column) => column.scenario);
   const cellCount = columns.reduce((sum, column) => sum + column.servers.length, 0);
-  if (scenarios.length > 0 && cellCount === 0) notes.push('no (scenario, server) pair to run with this selection');
+  if (selectedScenarios.length > 0 && cellCount === 0) notes.push('no (scenario, server) pair to run with this selection');
 
   const keys = writeKeysFile(options.algorithms);
   const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-ghz-'));
@@ -158,6 +160,8 @@ function prepareServers(servers: readonly ServerSpec[], log: (line: string) => v
   const skipped = new Map<string, string>();
   for (const s of servers) {
     if (s.build === undefined && !existsSync(s.entryFile)) skipped.set(s.name, `${s.entryFile} missing: run \`npm run build\` first`);
+    const unavailable = s.unavailable?.() ?? null;
+    if (unavailable !== null && !skipped.has(s.name)) skipped.set(s.name, unavailable);
   }
   if (servers.some((s) => s.build === 'go-peer' && !skipped.has(s.name))) {
     log('building the Go peer (go build in bench/peers/go)');

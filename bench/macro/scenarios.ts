@@ -21,6 +21,10 @@ export interface Scenario {
   readonly concurrency: number;
 }
 
+/** How a scenario's id and label name its method (GenerateJwt, the matrix's default, goes unnamed). */
+const METHOD_IDS: Readonly<Record<RpcMethod, string>> = { GenerateJwt: '', VerifyJwt: 'verify-', Hello: 'protected-' };
+const METHOD_LABELS: Readonly<Record<RpcMethod, string>> = { GenerateJwt: '', VerifyJwt: 'Verify ', Hello: 'Protected ' };
+
 function scenario(
   group: CoreGroup,
   serverCores: number,
@@ -32,8 +36,8 @@ function scenario(
 ): Scenario {
   const groupId = group === 'single' ? 'single' : workers === serverCores ? `multi${serverCores}` : `multi${serverCores}w${workers}`;
   const groupLabel = group === 'single' ? '1c' : workers === serverCores ? `N=${serverCores}` : `${workers}w/${serverCores}c`;
-  const methodId = method === 'VerifyJwt' ? 'verify-' : '';
-  const methodLabel = method === 'VerifyJwt' ? 'Verify ' : '';
+  const methodId = METHOD_IDS[method];
+  const methodLabel = METHOD_LABELS[method];
   return {
     id: `${groupId}-${methodId}${algorithm.toLowerCase()}-${connections}x${concurrency}`,
     label: `${methodLabel}${algorithm} ${groupLabel} ${connections}x${concurrency}`,
@@ -58,7 +62,9 @@ export interface MultiGroup {
  * for the given algorithms: per algorithm, GenerateJwt at
  * (1 connection, 50 in flight) and (5, 250) on one server core, and per "N cores" group
  * (W workers) (W, 50W) and (5W, 250W), plus (1, 50W) when there are several workers;
- * and VerifyJwt of one fixed token at (1, 50) on one core.
+ * and VerifyJwt of one fixed token at (1, 50) on one core; and, per asymmetric algorithm
+ * (a remote verifier has only public keys), a protected service's Hello at (1, 50) on one
+ * core, each call carrying a bearer token of that algorithm.
  * Connections scale with the worker count W (= N) because node:cluster balances
  * connections, not calls: with fewer connections than workers, some workers idle.
  */
@@ -79,6 +85,7 @@ export function buildScenarios(algorithms: readonly BenchAlgorithm[], multi: rea
     }
   }
   for (const alg of algorithms) list.push(scenario('single', 1, 1, 'VerifyJwt', alg, 1, 50));
+  for (const alg of algorithms) if (!alg.startsWith('HS')) list.push(scenario('single', 1, 1, 'Hello', alg, 1, 50));
   return list;
 }
 

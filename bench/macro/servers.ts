@@ -3,6 +3,7 @@ import { repoPath } from '../common/paths.js';
 import type { RpcMethod } from '../ghz/ghz-args.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { type ServerProcess, startServer } from '../harness/launcher.js';
+import { findBun } from '../harness/tools.js';
 import type { Transport } from '../../src/lib.js';
 import type { CoreGroup } from './scenarios.js';
 
@@ -17,7 +18,7 @@ export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'variant';
  * The gRPC implementation a server's calls go through. An `echo` server of the same
  * stack is the ceiling of the others: what the stack costs doing no JWT work.
  */
-export type GrpcStack = 'grpc-js' | 'grpc-go' | 'node:http2';
+export type GrpcStack = 'grpc-js' | 'grpc-go' | 'node:http2' | 'Bun node:http2';
 
 /** What a server's command line may depend on. */
 export interface LaunchContext {
@@ -54,6 +55,8 @@ export interface ServerSpec {
   readonly usesAllCores: boolean;
   /** Something to build before the first start (the Go peer). */
   readonly build?: 'go-peer';
+  /** Why it cannot run on this machine (a runtime not installed), checked once per run; null: it can. */
+  readonly unavailable?: () => string | null;
   /** File that must exist, checked before starting, for a clear "build first" message. */
   readonly entryFile: string;
   launch(ctx: LaunchContext): LaunchCommand;
@@ -76,7 +79,7 @@ export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
  * The V8 flag the README recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 4 MiB
  * young-generation semi-space instead of Node 24's default, which grows to 3 x 64 MiB on
  * a machine with this much memory. Cluster workers inherit it from the primary's execArgv.
- * `jwt-grpc-v8-defaults` runs without it, in the same run, to show what it changes.
+ * `jwt-grpc-v8-defaults` runs with V8's default instead, in the same run, to show what it changes.
  */
 const RECOMMENDED_V8_FLAGS = ['--max-semi-space-size=4'];
 
@@ -111,6 +114,10 @@ interface OursRow {
   /** `--transport`, always passed, so that a row's stack does not depend on the CLI's default. */
   readonly transport: Transport;
   readonly v8Flags: readonly string[];
+  /** More `serve` options (e.g. `--metrics-port 0`). */
+  readonly serveArgs?: readonly string[];
+  /** The runtime that runs the CLI: Node (the default), or Bun, for the question whether the gap to Go is the runtime's. */
+  readonly runtime?: 'node' | 'bun';
   /**
    * Off everywhere but `jwt-grpc-cached`: the peers verify every call, and the fixed
    * token of a VerifyJwt scenario would otherwise be a cache hit every time. GenerateJwt
@@ -125,26 +132,31 @@ interface OursRow {
  * ours (another transport, metrics on, another runtime) is one more call.
  */
 function oursServer(row: OursRow): ServerSpec {
+  const args = (ctx: LaunchContext): string[] => [
+    'serve',
+    ...commonArgs(ctx),
+    ...(row.verifyCache ? [] : ['--verify-cache', '0']),
+    '--transport',
+    row.transport,
+    ...(row.serveArgs ?? []),
+  ];
+  const common = { name: row.name, label: row.name, role: row.role, groups: row.groups, methods: row.methods, description: row.description };
+  if (row.runtime !== 'bun') return { ...common, stack: STACKS[row.transport], ...nodeServer(OURS_CLI, row.v8Flags, args, row.cluster) };
   return {
-    name: row.name,
-    label: row.name,
-    role: row.role,
-    stack: STACKS[row.transport],
-    groups: row.groups,
-    methods: row.methods,
-    ...nodeServer(
-      OURS_CLI,
-      row.v8Flags,
-      (ctx) => [
-        'serve',
-        ...commonArgs(ctx),
-        ...(row.verifyCache ? [] : ['--verify-cache', '0']),
-        '--transport',
-        row.transport,
-      ],
-      row.cluster,
-    ),
-    description: row.description,
+    ...common,
+    stack: 'Bun node:http2',
+    cluster: false,
+    usesAllCores: false,
+    entryFile: OURS_CLI,
+    unavailable: () => {
+      const found = findBun();
+      return 'skip' in found ? found.skip : null;
+    },
+    // Where the pinned Bun is missing the run skips this row (`unavailable`); `bun` on PATH is only the command's fallback.
+    launch: (ctx) => {
+      const found = findBun();
+      return { command: 'bun' in found ? found.bun : 'bun', args: [OURS_CLI, ...args(ctx)], env: { NODEMAXPROCS: '1' } };
+    },
   };
 }
 
@@ -167,6 +179,25 @@ function goServer(name: string, role: 'go' | 'echo', label: string, description:
     build: 'go-peer',
     entryFile: GO_PEER_BINARY,
     launch: (ctx) => ({ command: GO_PEER_BINARY, args: [...(role === 'echo' ? ['--echo'] : []), ...commonArgs(ctx)], env: { GOMAXPROCS: String(ctx.workers) } }),
+    description,
+  };
+}
+
+const PROTECTED_PEER = repoPath('dist', 'bench', 'peers', 'protected', 'with-issuer.js');
+
+/** A protected-service row: the Greeter and its issuer as one server (bench/peers/protected/with-issuer.ts). */
+function protectedServer(verify: 'local' | 'rpc', description: string): ServerSpec {
+  return {
+    name: `protected-${verify}`,
+    label: `protected, ${verify} verify`,
+    role: 'variant',
+    stack: 'grpc-js',
+    groups: SINGLE,
+    methods: ['Hello'],
+    cluster: false,
+    usesAllCores: false,
+    entryFile: PROTECTED_PEER,
+    launch: (ctx) => ({ command: process.execPath, args: [PROTECTED_PEER, '--verify', verify, ...commonArgs(ctx)], env: {} }),
     description,
   };
 }
@@ -232,9 +263,11 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: ['GenerateJwt'],
     cluster: false,
     transport: 'http2',
-    v8Flags: [],
+    // V8's own default, passed so that `serve` sees a young-generation setting of the user's
+    // and keeps it instead of restarting itself with the 4 MiB semi-space (cli/v8-flags.ts).
+    v8Flags: ['--semi-space-growth-factor=2'],
     verifyCache: false,
-    description: 'this package, one process, with Node\'s default V8 heap flags: what --max-semi-space-size=4 changes',
+    description: 'this package, one process, with V8\'s default young generation (`--semi-space-growth-factor=2`, its default, stops `serve` adding its own): what --max-semi-space-size=4 changes',
   }),
   oursServer({
     name: 'jwt-grpc-cached',
@@ -247,6 +280,32 @@ export const SERVERS: readonly ServerSpec[] = [
     verifyCache: true,
     description: 'this package with its default VerifyJwt cache: the fixed token is a hit every call (what the cache buys, not a fair comparison)',
   }),
+  oursServer({
+    name: 'jwt-grpc-metrics',
+    role: 'variant',
+    groups: SINGLE,
+    methods: ['GenerateJwt'],
+    cluster: false,
+    transport: 'http2',
+    v8Flags: RECOMMENDED_V8_FLAGS,
+    serveArgs: ['--metrics-port', '0'],
+    verifyCache: false,
+    description: 'this package with `--metrics-port 0`: Prometheus metrics recorded on every call (nobody scrapes them during the run), against `jwt-grpc`',
+  }),
+  oursServer({
+    name: 'jwt-grpc-bun',
+    role: 'variant',
+    groups: SINGLE,
+    methods: BOTH_METHODS,
+    cluster: false,
+    transport: 'http2',
+    v8Flags: [],
+    runtime: 'bun',
+    verifyCache: false,
+    description: 'the same `jwt-grpc serve` on Bun (its node:http2, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
+  }),
+  protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
+  protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
   goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),
   {
     name: 'node-fast-jwt',

@@ -22,10 +22,11 @@ function userChoseYoungGeneration(execArgv: readonly string[], nodeOptions: stri
 /**
  * Restarts this process with {@link SERVE_V8_FLAGS} when the command is `serve` and the
  * user did not set them; returns when there is nothing to do or it cannot (Node older
- * than 22.15 has no `process.execve`; Windows has none).
+ * than 22.15 has no `process.execve`; Windows has none), and under Bun, whose engine
+ * (JavaScriptCore) has no V8 flags: restarting it would only cost a start.
  */
 export function execWithServeV8Flags(): void {
-  if (process.argv[2] !== 'serve') return;
+  if (process.argv[2] !== 'serve' || process.versions['bun'] !== undefined) return;
   if (userChoseYoungGeneration(process.execArgv, process.env['NODE_OPTIONS'])) return;
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
   if (typeof execve !== 'function' || process.platform === 'win32') return;

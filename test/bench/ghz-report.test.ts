@@ -117,6 +117,16 @@ describe('redactToken', () => {
     expect(report.options['data']).toEqual({ jwt: token, audience: 'api' });
   });
 
+  it('replaces the bearer token of a protected run\'s authorization metadata', () => {
+    const token = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhQGIuYyJ9.c2lnbmF0dXJl';
+    const base = fixture('ghz-ok.json') as GhzJsonReport & { options: Record<string, unknown> };
+    const report = { ...base, options: { ...base.options, data: { name: 'bench' }, metadata: { authorization: `Bearer ${token}`, 'x-other': 'kept' } } };
+    const redacted = redactToken(report);
+    expect(JSON.stringify(redacted)).not.toContain(token);
+    expect(redacted.options['metadata']).toEqual({ authorization: `<token redacted: ${token.length + 7} characters>`, 'x-other': 'kept' });
+    expect(redacted.options['data']).toEqual({ name: 'bench' });
+  });
+
   it('returns a GenerateJwt report unchanged', () => {
     const report = fixture('ghz-ok.json');
     expect(redactToken(report)).toBe(report);

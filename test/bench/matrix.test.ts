@@ -26,6 +26,15 @@ describe('buildScenarios', () => {
       'multi3-es256-15x750',
       'single-verify-hs256-1x50',
       'single-verify-es256-1x50',
+      'single-protected-es256-1x50',
+    ]);
+  });
+
+  it('has a protected cell per asymmetric algorithm only: a remote verifier gets public keys', () => {
+    const protectedCells = buildScenarios(['HS256', 'ES256', 'EdDSA'], N3).filter((s) => s.method === 'Hello');
+    expect(protectedCells.map((s) => [s.id, s.label])).toEqual([
+      ['single-protected-es256-1x50', 'Protected ES256 1c 1x50'],
+      ['single-protected-eddsa-1x50', 'Protected EdDSA 1c 1x50'],
     ]);
   });
 
@@ -59,7 +68,7 @@ describe('buildScenarios', () => {
     const all = buildScenarios(['HS256', 'ES256'], N3);
     expect(filterScenarios(all, ['verify']).map((s) => s.id)).toEqual(['single-verify-hs256-1x50', 'single-verify-es256-1x50']);
     expect(filterScenarios(all, ['multi3-es256', 'single-hs256-1x50'])).toHaveLength(4);
-    expect(filterScenarios(all, null)).toHaveLength(12);
+    expect(filterScenarios(all, null)).toHaveLength(13);
   });
 });
 
@@ -76,7 +85,7 @@ describe('what a profile runs', () => {
   });
 
   it('smoke (one-per-kind): one scenario per group and method, the algorithms in turn', () => {
-    expect(onePerKind(all).map((s) => s.id)).toEqual(['single-hs256-1x50', 'multi1w2-es256-2x100', 'single-verify-hs256-1x50']);
+    expect(onePerKind(all).map((s) => s.id)).toEqual(['single-hs256-1x50', 'multi1w2-es256-2x100', 'single-verify-hs256-1x50', 'single-protected-es256-1x50']);
     expect(selectScenarios(all, { cells: ['verify'], scope: 'one-per-kind', serverCoresGiven: false })).toHaveLength(2);
   });
 });
@@ -113,6 +122,27 @@ describe('server table', () => {
     expect(stack('jwt-grpc-grpc-js')).toBe('grpc-js');
     // Every row of ours names its transport: none depends on the CLI's default.
     for (const server of SERVERS.filter((s) => s.name.startsWith('jwt-grpc'))) expect(args(server.name), server.name).toMatch(/--transport (http2|grpc-js)/);
+  });
+
+  it('runs each variant with what it varies, and nothing else', () => {
+    const launch = (name: string) => SERVERS.find((s) => s.name === name)?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1 });
+    const ours = launch('jwt-grpc');
+    // V8's default young generation: a setting serve takes as the user's, so it adds no 4 MiB semi-space.
+    const defaults = launch('jwt-grpc-v8-defaults');
+    expect(defaults?.args.slice(0, 1)).toEqual(['--semi-space-growth-factor=2']);
+    expect(defaults?.args.join(' ')).not.toContain('--max-semi-space-size');
+    expect(ours?.args[0]).toBe('--max-semi-space-size=4');
+    const metrics = launch('jwt-grpc-metrics');
+    expect(metrics?.args.join(' ')).toBe(`${ours?.args.join(' ')} --metrics-port 0`);
+    // Bun runs the same CLI with the same serve options, without V8 flags.
+    const bun = launch('jwt-grpc-bun');
+    expect(bun?.command).not.toBe(process.execPath);
+    expect(bun?.args).toEqual(ours?.args.slice(1));
+    for (const verify of ['local', 'rpc']) {
+      const row = SERVERS.find((s) => s.name === `protected-${verify}`);
+      expect(row?.methods).toEqual(['Hello']);
+      expect(launch(`protected-${verify}`)?.args.join(' ')).toContain(`--verify ${verify}`);
+    }
   });
 });
 

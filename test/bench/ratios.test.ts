@@ -52,6 +52,24 @@ describe('pickPair', () => {
     expect(pickPair(comparison('ours-grpc-js-transport'), [status('jwt-grpc', 'ours', 'node:http2'), onGrpcJs], single!)?.baseline).toBe(onGrpcJs);
     expect(pickPair(comparison('grpc-js-transport-ceiling'), [onGrpcJs, grpcJsEcho], single!)?.baseline).toBe(grpcJsEcho);
   });
+
+  it('sets ours on its own transport against the grpc-js echo on one core, not against one process on N', () => {
+    const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
+    expect(pickPair(comparison('ours-grpc-js-echo'), [onHttp2, go, grpcJsEcho], single!)).toEqual({ subject: onHttp2, baseline: grpcJsEcho });
+    expect(pickPair(comparison('ours-grpc-js-echo'), [cluster, grpcJsEcho], four!)).toBeNull();
+  });
+
+  it('pairs each new row with what it varies: metrics against ours, ours against Bun, local verify against the RPC', () => {
+    const metrics = status('jwt-grpc-metrics', 'variant', 'node:http2');
+    const bun = status('jwt-grpc-bun', 'variant', 'Bun node:http2');
+    const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
+    expect(pickPair(comparison('metrics-cost'), [go, onHttp2, metrics, bun], single!)).toEqual({ subject: metrics, baseline: onHttp2 });
+    expect(pickPair(comparison('node-bun'), [go, onHttp2, metrics, bun], single!)).toEqual({ subject: onHttp2, baseline: bun });
+    const local = status('protected-local', 'variant', 'grpc-js');
+    const rpc = status('protected-rpc', 'variant', 'grpc-js');
+    expect(pickPair(comparison('protected-local-rpc'), [rpc, local], single!)).toEqual({ subject: local, baseline: rpc });
+    expect(pickPair(comparison('protected-local-rpc'), [local, onHttp2], single!)).toBeNull();
+  });
 });
 
 describe('per-round ratios', () => {

@@ -48,13 +48,13 @@ describe('npm run bench -- --smoke', () => {
     expect(micro?.rows.length).toBeGreaterThanOrEqual(4 * 3 * 3);
     for (const row of micro?.rows ?? []) expect(row.opsPerSecond, `${row.library} ${row.algorithm} ${row.operation}`).toBeGreaterThan(0);
 
-    // Macro: every server ran, but those this machine cannot run (the Go ones without Go),
-    // each with its reason; every cell answered OK.
+    // Macro: every server ran, but those this machine cannot run (the Go ones without Go,
+    // Bun where it is not installed), each with its reason; every cell answered OK.
     const macro = onDisk.macro;
     expect(macro).not.toBeNull();
     expect(onDisk.schema).toBe(2);
     const goMissing = findOnPath('go') === null;
-    const cannotRun = SERVERS.filter((s) => goMissing && s.build === 'go-peer').map((s) => s.name);
+    const cannotRun = SERVERS.filter((s) => (goMissing && s.build === 'go-peer') || (s.unavailable?.() ?? null) !== null).map((s) => s.name);
     const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
     expect(skipped.map((s) => s.name).sort()).toEqual([...cannotRun].sort());
     const present = (macro?.servers ?? []).filter((s) => s.skipped === null);
@@ -80,14 +80,23 @@ describe('npm run bench -- --smoke', () => {
     );
     expect(onGrpcJsVsEcho?.perRound).toHaveLength(5);
     expect(onGrpcJsVsEcho?.interval?.low).toBeGreaterThan(0);
+    // A protected service's cell: every call carried a bearer token both rows accepted.
+    const protectedRatio = macro?.ratios.find((r) => r.comparison === 'protected-local-rpc' && r.metric === 'callsPerCpuSecond');
+    expect(protectedRatio?.perRound).toHaveLength(5);
     expect(macro?.probe?.cpus.length).toBeGreaterThan(0);
     expect(macro?.steal?.rounds).toBeGreaterThan(0);
     expect(run.summary).toContain('### Verdicts, from the intervals of the bold ratios');
     expect(run.summary).toMatch(/\*\*HS256 1c 1x50\*\* \(/);
 
-    // The private keys stayed out of the results and their temporary directory is gone.
-    const everything = [readFileSync(join(run.runDir, 'results.json'), 'utf8'), run.summary].join('');
+    // The private keys and the tokens stayed out of the results (ghz's reports included),
+    // and their temporary directory is gone.
+    const reports = readdirSync(join(run.runDir, 'ghz'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.json'))
+      .map((file) => readFileSync(join(run.runDir, 'ghz', file), 'utf8'));
+    expect(reports.length).toBeGreaterThan(0);
+    const everything = [readFileSync(join(run.runDir, 'results.json'), 'utf8'), run.summary, ...reports].join('');
     expect(everything).not.toMatch(/"(d|k)":\s*"/);
+    expect(everything).not.toMatch(/eyJ[\w-]+\.eyJ/);
     expect(readdirSync(runTmp)).toEqual([]);
     expect(log.some((l) => /^\[\d+\/\d+\] \S+ \S+ round 1\/5 {2}elapsed \d\d:\d\d {2}~\d\d:\d\d left$/.test(l))).toBe(true);
   });

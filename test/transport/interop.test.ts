@@ -2,17 +2,23 @@
  * Clients nobody here wrote, against grpc.testing.TestService on jwt-grpc's transport:
  * the gRPC project's own Go interop client (every test case of the call kinds served),
  * ghz and grpcurl, each at a pinned version in `.tools/` (`npm run tools` installs them).
+ * The same interop cases run against the transport on Bun, and `jwt-grpc serve` on Bun
+ * answers the package's own client: the benchmark's Bun row stands on both.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandRun, runToExit } from '../../bench/harness/launcher.js';
-import { GO_TOOLS, requireGoTool } from '../../bench/harness/tools.js';
+import { CLI_ENTRY } from '../../bench/harness/cli.js';
+import { type CommandRun, type ServerProcess, killAll, runToExit, startServer } from '../../bench/harness/launcher.js';
+import { GO_TOOLS, findBun, requireGoTool } from '../../bench/harness/tools.js';
+import { createJwtClient } from '../../src/lib.js';
 import { silentLogger } from '../../src/log.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { frame, grpcHeaders, rawCall, unframe } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { FIXTURES_DIR, servedTestService, testServiceImplementation } from './helpers/test-service.js';
+
+const TEST_SERVICE_PROGRAM = new URL('./helpers/serve-test-service.ts', import.meta.url).pathname;
 
 /** Runs a client to its exit, killed after `timeoutMs`. */
 const run = (command: string, args: readonly string[], timeoutMs = 30_000): Promise<CommandRun> => runToExit(command, args, { timeoutMs });
@@ -85,6 +91,61 @@ describe('the gRPC project\'s Go interop client (grpc-go v1.77.0)', () => {
         ]),
       );
     });
+  });
+});
+
+const bun = findBun();
+
+describe.skipIf('skip' in bun)(`on Bun${'skip' in bun ? ` (skipped: ${bun.skip})` : ''}`, () => {
+  const runtime = (): string => (bun as { bun: string }).bun;
+  let client: string;
+
+  beforeAll(() => {
+    client = requireGoTool(GO_TOOLS.interopClient);
+  });
+  afterAll(() => killAll());
+
+  describe('the Go interop client against the transport run by Bun', () => {
+    let server: ServerProcess;
+    beforeAll(async () => {
+      server = await startServer('TestService on Bun', runtime(), [TEST_SERVICE_PROGRAM]);
+    });
+
+    it.each(CASES)('%s', async (testCase) => {
+      ok(await run(client, ['--server_host=127.0.0.1', `--server_port=${server.port}`, `--test_case=${testCase}`, '--soak_iterations=5', '--soak_overall_timeout_seconds=20']));
+    });
+
+    describe.skipIf(!hasOpenssl())('over TLS', () => {
+      let certs: TestCerts;
+      let tlsServer: ServerProcess;
+      beforeAll(async () => {
+        certs = makeTestCerts();
+        tlsServer = await startServer('TestService on Bun, TLS', runtime(), [TEST_SERVICE_PROGRAM, '--tls', certs.files.serverKey, certs.files.serverCert]);
+      });
+      afterAll(() => certs.remove());
+
+      it.each(['large_unary', 'ping_pong', 'custom_metadata'])('%s', async (testCase) => {
+        ok(
+          await run(client, [
+            '--server_host=127.0.0.1', `--server_port=${tlsServer.port}`, '--use_tls', '--use_test_ca', `--ca_file=${certs.files.caCert}`, '--server_host_override=localhost', `--test_case=${testCase}`,
+          ]),
+        );
+      });
+    });
+  });
+
+  it('jwt-grpc serve on Bun issues tokens that verify, and answers reflection', async () => {
+    const server = await startServer('jwt-grpc serve on Bun', runtime(), [CLI_ENTRY, 'serve', '--host', '127.0.0.1', '--port', '0']);
+    const jwt = createJwtClient(`127.0.0.1:${server.port}`, { deadlineMs: 10_000 });
+    try {
+      const made = await jwt.generateJwt({ algorithm: 'ES256', subject: 'bun@example.com' });
+      expect(made.sub).toBe('bun@example.com');
+      expect(await jwt.verifyJwt({ jwt: made.jwt })).toMatchObject({ valid: true, sub: 'bun@example.com' });
+    } finally {
+      jwt.close();
+    }
+    const listed = ok(await run(requireGoTool(GO_TOOLS.grpcurl), ['-plaintext', `127.0.0.1:${server.port}`, 'list']));
+    expect(listed.stdout.split('\n')).toContain('jwt.services.JwtService');
   });
 });
 
