@@ -65,6 +65,8 @@ export const COMPARISONS: readonly Comparison[] = [
     subject: role('ours'),
     baseline: (server, _subject, scenario) => server.name === 'grpc-js-echo' && (scenario.serverCores === 1 || server.usesAllCores),
   },
+  // What serve's 4 MiB young generation costs (or saves) against V8's default.
+  { id: 'v8-defaults', label: 'ours / V8 defaults', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-v8-defaults') },
   // What recording Prometheus metrics on every call costs (the README's claim about it).
   { id: 'metrics-cost', label: 'metrics on / off', kind: 'peer', subject: named('jwt-grpc-metrics'), baseline: role('ours') },
   // Whether the gap to Go is the runtime's: the same server on Node and on Bun.
