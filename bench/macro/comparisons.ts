@@ -57,13 +57,15 @@ export const COMPARISONS: readonly Comparison[] = [
     baseline: named('jwt-grpc-grpc-js'),
   },
   // The transport's promise: the whole service on its own transport against grpc-js doing nothing.
-  // Where it is a ceiling at all: on one core (one process cannot match an N-process cluster).
+  // Where it is a ceiling at all: on one core (one process cannot match an N-process
+  // cluster), and only when ours is on another stack (on grpc-js, `ours / its echo` says it).
   {
     id: 'ours-grpc-js-echo',
     label: 'ours / grpc-js echo',
     kind: 'peer',
     subject: role('ours'),
-    baseline: (server, _subject, scenario) => server.name === 'grpc-js-echo' && (scenario.serverCores === 1 || server.usesAllCores),
+    baseline: (server, subject, scenario) =>
+      server.name === 'grpc-js-echo' && subject.stack !== 'grpc-js' && (scenario.serverCores === 1 || server.usesAllCores),
   },
   // What serve's 4 MiB young generation costs (or saves) against V8's default.
   { id: 'v8-defaults', label: 'ours / V8 defaults', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-v8-defaults') },

@@ -9,10 +9,12 @@ import type { CoreGroup } from './scenarios.js';
 
 /**
  * What a server is in the comparisons (comparisons.ts): ours, the Go peer, the ordinary
- * Node peer, a transport ceiling (a server answering constants), or a variant of ours
- * that only named comparisons use (a V8 flag, the cache, another transport).
+ * Node peer, a transport ceiling (a server answering constants), a service protected by
+ * the package's consumer side (the protected cells), or a variant of ours that only named
+ * comparisons use (a V8 flag, the cache, another transport or runtime). The quick profile
+ * runs every role but the variants.
  */
-export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'variant';
+export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'protected' | 'variant';
 
 /**
  * The gRPC implementation a server's calls go through. An `echo` server of the same
@@ -190,7 +192,7 @@ function protectedServer(verify: 'local' | 'rpc', description: string): ServerSp
   return {
     name: `protected-${verify}`,
     label: `protected, ${verify} verify`,
-    role: 'variant',
+    role: 'protected',
     stack: 'grpc-js',
     groups: SINGLE,
     methods: ['Hello'],

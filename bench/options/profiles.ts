@@ -17,7 +17,7 @@ export interface Profile {
 /**
  * - `all`: every scenario and server;
  * - `ratios`: the 1-core scenarios (and the "N cores" ones when --server-cores is given)
- *   with the servers that enter the ratios (no variants);
+ *   with the servers that enter the ratios and the protected rows (no variants);
  * - `one-per-kind`: one scenario of each kind (macro/scenarios.ts, onePerKind), every server.
  */
 export type MatrixScope = 'all' | 'ratios' | 'one-per-kind';

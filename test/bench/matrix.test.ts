@@ -80,6 +80,7 @@ describe('what a profile runs', () => {
     expect(selectScenarios(all, { cells: null, scope: 'ratios', serverCoresGiven: true })).toHaveLength(all.length);
     const servers = selectServers(SERVERS, { servers: null, scope: 'ratios' }).map((s) => s.name);
     expect(servers).toContain('go-echo');
+    expect(servers).toEqual(expect.arrayContaining(['protected-local', 'protected-rpc']));
     expect(servers).not.toContain('jwt-grpc-v8-defaults');
     expect(selectServers(SERVERS, { servers: ['jwt-grpc-v8-defaults'], scope: 'ratios' }).map((s) => s.name)).toEqual(['jwt-grpc-v8-defaults']);
   });

@@ -57,6 +57,8 @@ describe('pickPair', () => {
     const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
     expect(pickPair(comparison('ours-grpc-js-echo'), [onHttp2, go, grpcJsEcho], single!)).toEqual({ subject: onHttp2, baseline: grpcJsEcho });
     expect(pickPair(comparison('ours-grpc-js-echo'), [cluster, grpcJsEcho], four!)).toBeNull();
+    // Ours on grpc-js has that echo as its own ceiling already (`ours-ceiling`): no second column of the same ratio.
+    expect(pickPair(comparison('ours-grpc-js-echo'), [ours, grpcJsEcho], single!)).toBeNull();
   });
 
   it('pairs each new row with what it varies: metrics against ours, ours against Bun, local verify against the RPC', () => {
@@ -65,8 +67,8 @@ describe('pickPair', () => {
     const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
     expect(pickPair(comparison('metrics-cost'), [go, onHttp2, metrics, bun], single!)).toEqual({ subject: metrics, baseline: onHttp2 });
     expect(pickPair(comparison('node-bun'), [go, onHttp2, metrics, bun], single!)).toEqual({ subject: onHttp2, baseline: bun });
-    const local = status('protected-local', 'variant', 'grpc-js');
-    const rpc = status('protected-rpc', 'variant', 'grpc-js');
+    const local = status('protected-local', 'protected', 'grpc-js');
+    const rpc = status('protected-rpc', 'protected', 'grpc-js');
     expect(pickPair(comparison('protected-local-rpc'), [rpc, local], single!)).toEqual({ subject: local, baseline: rpc });
     expect(pickPair(comparison('protected-local-rpc'), [local, onHttp2], single!)).toBeNull();
   });
