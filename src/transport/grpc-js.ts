@@ -265,24 +265,20 @@ function runCall(
   else interception.start().then(go, failWith);
 }
 
+/** The request grpc-js decoded; a request that did not decode throws its error in the handler's turn (UndecodedRequest). */
+function requestOf(surface: { readonly request: unknown }): unknown {
+  const request = surface.request;
+  if (request instanceof UndecodedRequest) throw request.error;
+  return request;
+}
+
 function unaryHandler(path: string, handler: UnaryHandler<unknown, unknown>, interceptors: readonly ServerInterceptor[], logger: Logger) {
   return (surface: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void => {
     const call = new GrpcJsCall(path, surface);
-    const request = surface.request;
-    runCall(
-      call,
-      surface,
-      interceptors,
-      logger,
-      () => {
-        if (request instanceof UndecodedRequest) throw request.error;
-        return handler(request, call);
-      },
-      {
-        ok: (value) => callback(null, value, toGrpcMetadata(call.trailers)),
-        fail: (err) => callback(serviceError(err, path, silentErrors, call.trailers)),
-      },
-    );
+    runCall(call, surface, interceptors, logger, () => handler(requestOf(surface), call), {
+      ok: (value) => callback(null, value, toGrpcMetadata(call.trailers)),
+      fail: (err) => callback(serviceError(err, path, silentErrors, call.trailers)),
+    });
   };
 }
 
@@ -335,18 +331,7 @@ const silentErrors: Logger = { info() {}, warn() {}, error() {} };
 function serverStreamHandler(path: string, handler: ServerStreamHandler<unknown, unknown>, interceptors: readonly ServerInterceptor[], logger: Logger) {
   return (surface: ServerWritableStream<unknown, unknown>): void => {
     const call = new GrpcJsCall(path, surface);
-    const request = surface.request;
-    runCall(
-      call,
-      surface,
-      interceptors,
-      logger,
-      () => {
-        if (request instanceof UndecodedRequest) throw request.error;
-        return handler(request, responseWriter(surface, path), call);
-      },
-      streamingSettle(surface, call),
-    );
+    runCall(call, surface, interceptors, logger, () => handler(requestOf(surface), responseWriter(surface, path), call), streamingSettle(surface, call));
   };
 }
 

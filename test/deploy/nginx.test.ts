@@ -10,8 +10,9 @@
  * - a staged key rotation (keys CLI: stage, activate, retire), each step reloaded replica
  *   by replica with SIGHUP under load, fails no call, and a token signed by any replica
  *   verifies on all of them at every step;
- * - `kill -9` of a replica under load costs at most the calls in flight, and the calls
- *   started after it succeed.
+ * - `kill -9` of a replica under load costs only calls in flight at the kill or sent in
+ *   the moment after it, before nginx marks the replica down, and the calls started after
+ *   that succeed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -178,7 +179,12 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
   }, 90_000);
 
   // Last: it leaves two replicas.
-  it('kill -9 of a replica under load costs at most the calls in flight', async () => {
+  // What fails: the calls in flight on the victim, and those nginx sends it in the ~20 ms
+  // before it marks it down (measured here: failed calls started up to 18 ms after the
+  // kill). nginx answers those 502 instead of retrying them: it has streamed the request
+  // body upstream and cannot send it again. So the bound is two windows of the client's
+  // calls in flight (15-30 failures measured, 30 in flight), and nothing fails later.
+  it('kill -9 of a replica under load costs only the calls in flight around the kill', async () => {
     const victim = fleet.replicas[REPLICAS - 1];
     const loaded = load('kill', 5);
     await sleep(2000);
@@ -190,7 +196,7 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     const failedLater = failed.filter((detail) => detailStartMs(detail) > killedMs + 500);
     const okAfter = (report.details ?? []).filter((detail) => detail.status === 'OK' && detailStartMs(detail) > killedMs + 500).length;
     console.log(`kill -9 of a replica through nginx: ${okCount(report)} OK, ${failed.length} failed ${JSON.stringify(errorsOf(report))}, ${okAfter} OK calls started after it`);
-    expect(failed.length).toBeLessThanOrEqual(CONCURRENCY);
+    expect(failed.length).toBeLessThanOrEqual(2 * CONCURRENCY);
     expect(failedLater).toEqual([]);
     expect(okAfter).toBeGreaterThan(0);
     for (let i = 0; i < 10; i++) expect((await proxy.generateJwt({ algorithm: 'ES256', subject: 'after@example.com' })).jwt).not.toBe('');
