@@ -87,32 +87,29 @@ export const BUN = {
 } as const;
 
 const BUN_BINARY = join(BUN.dir, 'node_modules', ...BUN.package.split('/'), 'bin', 'bun');
-
-function bunInstallCommand(): string {
-  return `npm install --prefix ${BUN.dir} --no-save --no-audit --no-fund ${BUN.package}@${BUN.version}`;
-}
+/** The platform its npm package is: elsewhere Bun is not installed and what needs it is skipped. */
+const BUN_PLATFORM = process.platform === 'linux' && process.arch === 'x64';
+const BUN_INSTALL_ARGS = ['install', '--prefix', BUN.dir, '--no-save', '--no-audit', '--no-fund', `${BUN.package}@${BUN.version}`];
+const BUN_INSTALL_COMMAND = `npm ${BUN_INSTALL_ARGS.join(' ')}`;
 
 /** Bun's path, or `{ skip }` saying why there is none: a platform its pin does not cover, or not installed. */
 export function findBun(): { bun: string } | { skip: string } {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return { skip: `Bun is pinned for linux-x64 only, this is ${process.platform}-${process.arch}` };
+  if (!BUN_PLATFORM) return { skip: `Bun is pinned for linux-x64 only, this is ${process.platform}-${process.arch}` };
   if (isExecutable(BUN_BINARY)) return { bun: BUN_BINARY };
-  return { skip: `Bun ${BUN.version} is not installed at ${BUN_BINARY}: run \`${INSTALL_ALL}\`, or ${bunInstallCommand()}` };
+  return { skip: `Bun ${BUN.version} is not installed at ${BUN_BINARY}: run \`${INSTALL_ALL}\`, or ${BUN_INSTALL_COMMAND}` };
 }
 
 /** Installs Bun unless it is there; null, saying why, where its pin does not apply. Throws when npm fails. */
 export function ensureBun(log: (line: string) => void): string | null {
   const found = findBun();
   if ('bun' in found) return found.bun;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
+  if (!BUN_PLATFORM) {
     log(`${found.skip}: not installed (the Bun rows and tests will be skipped)`);
     return null;
   }
-  log(`installing ${BUN.name} ${BUN.version}: ${bunInstallCommand()} (once; needs the npm registry)`);
-  const npm = runCommand('npm', ['install', '--prefix', BUN.dir, '--no-save', '--no-audit', '--no-fund', `${BUN.package}@${BUN.version}`], {
-    timeoutMs: 600_000,
-    inheritOutput: true,
-  });
-  if (npm.status !== 0 || !isExecutable(BUN_BINARY)) throw new Error(`${bunInstallCommand()} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
+  log(`installing ${BUN.name} ${BUN.version}: ${BUN_INSTALL_COMMAND} (once; needs the npm registry)`);
+  const npm = runCommand('npm', BUN_INSTALL_ARGS, { timeoutMs: 600_000, inheritOutput: true });
+  if (npm.status !== 0 || !isExecutable(BUN_BINARY)) throw new Error(`${BUN_INSTALL_COMMAND} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
   return BUN_BINARY;
 }
 

@@ -1,3 +1,5 @@
+import { ALGORITHM_SPECS } from '../algorithms/index.js';
+import { isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
 import type { KeyInfo } from '../keys/key-set.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
@@ -186,7 +188,7 @@ export function createRemoteVerifier(client: JwksIssuer, options: RemoteVerifier
   /** A miss on an HMAC token: no refetch can help, and the reason should say so. */
   function hmacMiss(header: TokenHeader | undefined): VerifyFailure | undefined {
     const alg = header?.alg;
-    if (typeof alg !== 'string' || !alg.startsWith('HS')) return undefined;
+    if (!isAlgorithm(alg) || !ALGORITHM_SPECS[alg].symmetric) return undefined;
     return failure('UNKNOWN_KEY', `${alg} tokens cannot be verified with a JWK Set: the issuer publishes no HMAC keys (use VerifyJwt)`);
   }
 
