@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pinoModule } from './optional-deps.js';
 
 /**
  * The logging seam: jwt-grpc never writes to the console directly, so an embedding
@@ -78,6 +78,7 @@ function textLogger(level: LogLevel): Logger {
  * and its synchronous destination loses no line when the process exits right after.
  */
 function jsonLogger(level: LogLevel, bindings: Readonly<Record<string, unknown>>): Logger {
+  const { pino } = pinoModule();
   const log = pino(
     {
       level,

@@ -1,12 +1,13 @@
-/** The `jwt-grpc` command: parses the command line and runs the command (src/bin/jwt-grpc.ts starts it). */
+/**
+ * The `jwt-grpc` command: parses the command line and runs the command (src/bin/jwt-grpc.ts
+ * starts it). Each command's module is loaded when it runs, so `serve` does not carry the
+ * client's dependencies (src/optional-deps.ts says what they cost).
+ */
 import { JwtGrpcError } from '../errors.js';
 import { parseCommand } from './args.js';
 import { helpText } from './help.js';
-import { runTokenCommand, runVerifyCommand } from '../client/cli-commands.js';
 import { clientHelpText } from './client-args.js';
 import { keysHelpText } from './keys-args.js';
-import { runKeysCommand } from './keys.js';
-import { serve } from './serve.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 
 /** Exit codes: 0 clean stop, 1 cannot start / crash loop, 2 bad option (see --help). */
@@ -21,7 +22,7 @@ async function main(): Promise<number> {
       return 0;
     case 'keys':
       if (command.args.action === 'help') process.stdout.write(keysHelpText());
-      else await runKeysCommand(command.args, (line) => process.stdout.write(`${line}\n`));
+      else await (await import('./keys.js')).runKeysCommand(command.args, (line) => process.stdout.write(`${line}\n`));
       return 0;
     case 'client': {
       const { args } = command;
@@ -29,9 +30,11 @@ async function main(): Promise<number> {
         process.stdout.write(clientHelpText(args.command));
         return 0;
       }
+      const { runTokenCommand, runVerifyCommand } = await import('../client/cli-commands.js');
       return args.action === 'token' ? runTokenCommand(args.args) : runVerifyCommand(args.args);
     }
     case 'serve': {
+      const { serve } = await import('./serve.js');
       const handle = await serve(command.args);
       return handle.done;
     }

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { Registry } from 'prom-client';
+import { promClient } from '../optional-deps.js';
 import { JwtGrpcError } from '../errors.js';
 import { exportKeys } from '../keys/export.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
@@ -50,7 +50,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   let start: PrimaryMessage = { type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }) };
   let generation = 0;
   const acks = new Map<Worker, (error: string | undefined) => void>();
-  const metricsRegistry = options.server.metricsPort === undefined ? undefined : new Registry();
+  const metricsRegistry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
   if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);

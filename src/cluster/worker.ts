@@ -1,4 +1,4 @@
-import { Registry } from 'prom-client';
+import { promClient } from '../optional-deps.js';
 import { JwtGrpcError } from '../errors.js';
 import { importKeys } from '../keys/import.js';
 import { describeKeys } from '../keys/reload.js';
@@ -37,7 +37,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   });
 
   // Counted here, served by the primary: the primary sums its workers' metrics.
-  const registry = options.server.metricsPort === undefined ? undefined : new Registry();
+  const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   let listening: InProcessServer | undefined;
   let reloaded: KeysMessage | undefined;
   const swapIn = (server: InProcessServer, message: KeysMessage): void => {

@@ -7,8 +7,9 @@
  * rate() reads a drop of a counter as a reset.
  */
 import type { Worker } from 'node:cluster';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { PrimaryMessage } from '../cluster/messages.js';
+import { promClient } from '../optional-deps.js';
 import { processMetrics } from './process.js';
 
 /** How long a scrape waits for a worker's answer before it leaves that worker out. */
@@ -36,7 +37,7 @@ export class ClusterMetrics {
   async text(workers: readonly Worker[]): Promise<string> {
     const answers = await Promise.all(workers.filter((worker) => worker.isConnected()).map((worker) => this.#ask(worker)));
     const lists = [...answers.filter((answer) => answer !== undefined), await this.#own.getMetricsAsJSON(), await processMetrics().getMetricsAsJSON()];
-    return AggregatorRegistry.aggregate(lists).metrics();
+    return promClient().AggregatorRegistry.aggregate(lists).metrics();
   }
 
   #ask(worker: Worker): Promise<MetricsJson | undefined> {

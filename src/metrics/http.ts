@@ -2,7 +2,7 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { METRICS_CONTENT_TYPE } from './server-metrics.js';
+import { metricsContentType } from './server-metrics.js';
 
 /** A bound `/metrics` endpoint. @internal */
 export interface MetricsEndpoint {
@@ -31,7 +31,7 @@ export async function serveMetrics(host: string, port: number, render: () => Pro
       return;
     }
     render().then(
-      (text) => response.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(request.method === 'HEAD' ? undefined : text),
+      (text) => response.writeHead(200, { 'content-type': metricsContentType() }).end(request.method === 'HEAD' ? undefined : text),
       (err: unknown) => {
         logger.error('metrics scrape failed', { error: err instanceof Error ? err.message : String(err) });
         response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');

@@ -1,4 +1,5 @@
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from '../optional-deps.js';
 
 let registry: Registry | undefined;
 
@@ -10,6 +11,7 @@ let registry: Registry | undefined;
  */
 export function processMetrics(): Registry {
   if (registry === undefined) {
+    const { Registry, collectDefaultMetrics } = promClient();
     registry = new Registry();
     collectDefaultMetrics({ register: registry });
   }

@@ -1,10 +1,13 @@
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from '../optional-deps.js';
 import { CallMetrics } from './calls.js';
 import { processMetrics } from './process.js';
 import { ReloadMetrics, ServiceMetrics } from './service.js';
 
 /** Prometheus text exposition format 0.0.4, what `/metrics` answers. */
-export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+export function metricsContentType(): string {
+  return promClient().Registry.PROMETHEUS_CONTENT_TYPE;
+}
 
 /**
  * Every metric of one server: calls (counted by the transport), the service's work and
@@ -21,7 +24,7 @@ export class ServerMetrics {
 
   constructor(registry?: Registry) {
     this.#own = registry === undefined;
-    this.registry = registry ?? new Registry();
+    this.registry = registry ?? new (promClient().Registry)();
     this.calls = new CallMetrics(this.registry);
     this.service = new ServiceMetrics(this.registry);
     this.reloads = new ReloadMetrics(this.registry);
@@ -35,6 +38,6 @@ export class ServerMetrics {
 
   /** The text `/metrics` serves. */
   async text(): Promise<string> {
-    return this.#own ? Registry.merge([this.registry, processMetrics()]).metrics() : this.registry.metrics();
+    return this.#own ? promClient().Registry.merge([this.registry, processMetrics()]).metrics() : this.registry.metrics();
   }
 }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
@@ -158,7 +159,7 @@ export const logger = codeOnly<Logger>((value) =>
 export const interceptors = codeOnly<readonly ServerInterceptor[]>(interceptorsProblem);
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
-export const metricsRegistry = codeOnly<Registry>((value) => (value instanceof Registry ? undefined : 'must be a prom-client Registry'));
+export const metricsRegistry = codeOnly<Registry>((value) => (value instanceof promClient().Registry ? undefined : 'must be a prom-client Registry'));
 
 /** A plain object of settings handed on as they are (grpc-js channel options). */
 export function record<T extends object>(): OptionKind<T> {

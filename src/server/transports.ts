@@ -3,8 +3,9 @@
  * on node:http2 (src/transport/http2/) and a @grpc/grpc-js `Server` through the adapter
  * (src/transport/grpc-js.ts). Everything transport-specific in createJwtServer is here.
  */
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Server, ServerCredentials } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
+import { grpcJs } from '../optional-deps.js';
 import type { Logger } from '../log.js';
 import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
@@ -57,6 +58,7 @@ function http2Transport({ options, interceptors, logger }: TransportContext): Tr
 
 /** TLS options as grpc-js's credentials: mutual TLS when a client certificate is required. */
 function grpcJsCredentials(tls: ServerTlsOptions | undefined): ServerCredentials {
+  const { ServerCredentials } = grpcJs();
   if (tls === undefined) return ServerCredentials.createInsecure();
   const pem = (value: string | Buffer): Buffer => (typeof value === 'string' ? Buffer.from(value) : value);
   const ca = tls.ca === undefined ? null : Buffer.concat((Array.isArray(tls.ca) ? tls.ca : [tls.ca]).map(pem));
@@ -64,7 +66,7 @@ function grpcJsCredentials(tls: ServerTlsOptions | undefined): ServerCredentials
 }
 
 function grpcJsTransport({ options, interceptors, logger }: TransportContext): TransportServer {
-  const server = new Server(serverChannelOptions(options));
+  const server = new (grpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
   }

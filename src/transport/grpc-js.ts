@@ -3,18 +3,18 @@
  * implementation runs on either transport. Handlers, statuses, metadata, deadlines,
  * cancellation and interceptors mean the same on both.
  */
-import {
-  type Server,
-  type ServerDuplexStream,
-  type ServerReadableStream,
-  type ServerUnaryCall,
-  type ServerWritableStream,
-  type UntypedServiceImplementation,
+import type {
+  Server,
+  ServerDuplexStream,
+  ServerReadableStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  UntypedServiceImplementation,
   Metadata as GrpcMetadata,
-  type sendUnaryData,
-  status as grpcStatus,
+  sendUnaryData,
 } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
+import { grpcJs } from '../optional-deps.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { isReservedMetadataKey } from './http2/metadata.js';
 import { checkInterceptors } from './http2/options.js';
@@ -72,7 +72,7 @@ function wrapDeserializer(method: MethodDefinition<unknown, unknown>): (bytes: B
 }
 
 function toGrpcMetadata(metadata: Metadata | undefined): GrpcMetadata {
-  const out = new GrpcMetadata();
+  const out = new (grpcJs().Metadata)();
   if (metadata === undefined) return out;
   for (const [key, values] of metadata.entries()) {
     for (const value of values) out.add(key, key.endsWith('-bin') && typeof value === 'string' ? Buffer.from(value) : value);
@@ -105,7 +105,7 @@ function serviceError(
     error = { code: err.status, details: err.details, metadata: toGrpcMetadata(err.metadata) };
   } else {
     logger.error(`${method} failed`, { error: err instanceof Error ? err.message : String(err) });
-    error = { code: grpcStatus.INTERNAL, details: `${method}: internal error`, metadata: new GrpcMetadata() };
+    error = { code: Status.INTERNAL, details: `${method}: internal error`, metadata: new (grpcJs().Metadata)() };
   }
   if (trailers !== undefined) error.metadata.merge(toGrpcMetadata(trailers));
   return error;

