@@ -3,19 +3,21 @@
  * transport with text logs runs without @grpc/grpc-js, prom-client and pino, which
  * together cost ~31 MB of resident memory (src/optional-deps.ts).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/harness/cli.js';
 import { killAll } from '../../bench/harness/launcher.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-packages.mjs');
 const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino'];
+const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-'));
+let runs = 0;
 
 /** The optional packages a `serve` with `extra` options loaded by the time it listened. */
 async function optionalPackagesLoaded(...extra: string[]): Promise<string[]> {
-  const record = join(mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-')), 'packages.txt');
+  const record = join(dir, `packages-${runs++}.txt`);
   // The young-generation flag given here keeps `serve` from restarting itself without the hook.
   await startCli(serveArgs(...extra), { nodeArgs: ['--max-semi-space-size=4', '--import', HOOK], env: { RECORD_PACKAGES: record } });
   const resolved = new Set(readFileSync(record, 'utf8').split('\n'));
@@ -23,6 +25,7 @@ async function optionalPackagesLoaded(...extra: string[]): Promise<string[]> {
 }
 
 afterEach(() => killAll());
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('serve loads optional dependencies only when used', () => {
   it('own transport, text logs, no metrics: none of them', async () => {
