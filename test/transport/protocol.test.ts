@@ -3,6 +3,7 @@
  * client: request headers, Length-Prefixed-Message framing, compression, grpc-timeout,
  * Trailers-Only errors and metadata.
  */
+import { connect as connectTcp } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +95,72 @@ describe('request headers', () => {
     const method = await rawCall(port, { headers: grpcHeaders('/test.Probe/Nope'), chunks: [frame(json({}))] });
     expect(method).toMatchObject({ status: Status.UNIMPLEMENTED, trailersOnly: true });
     expect(method.message).toBe('unknown method Nope of service test.Probe');
+  });
+});
+
+/** An HTTP/2 frame (RFC 9113 §4.1). */
+function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/** An HPACK literal without indexing, new name, no Huffman (RFC 7541 §6.2.2); short strings only. */
+const hpackLiteral = (name: string, value: string): Buffer => Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+
+const HEADERS = 1;
+const CONTINUATION = 9;
+const END_STREAM_AND_HEADERS = 0x05;
+const END_HEADERS = 0x04;
+/** `:authority: localhost` (a literal of static name 1): nghttp2 resets a request without it or `host`. */
+const AUTHORITY = Buffer.concat([Buffer.from([0x01, 9]), Buffer.from('localhost')]);
+/** `GET /` (static :method GET, :scheme http, :path /): refused with 405 at once. */
+const GET_BLOCK = Buffer.concat([Buffer.from([0x82, 0x86, 0x84]), AUTHORITY]);
+/** A gRPC request to Unary (POST, :path, content-type, te), ended with no message: answered by a call. */
+const CALL_BLOCK = Buffer.concat([
+  Buffer.from([0x83, 0x86, 0x04, UNARY.length]), Buffer.from(UNARY), AUTHORITY,
+  Buffer.from([0x0f, 0x10, 16]), Buffer.from('application/grpc'),
+  hpackLiteral('te', 'trailers'),
+]);
+
+/**
+ * On a bare TCP connection, in one write: the client preface, SETTINGS and `frames`.
+ * Resolves once the server closes the connection, or 500 ms on.
+ */
+function sendFrames(frames: readonly Buffer[]): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connectTcp(port, '127.0.0.1', () => {
+      socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(4, 0, 0, Buffer.alloc(0)), ...frames]));
+    });
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, 500);
+    socket.on('data', () => {});
+    socket.on('close', done);
+    socket.on('error', done);
+  });
+}
+
+describe('frames no gRPC client sends (h2spec 5.1: a stream half-closed by the client)', () => {
+  // Both frames in one read: nghttp2 has closed the stream by the time the 'stream'
+  // listener answers it, and node:http2 reports the failed answer as an 'error' event on
+  // the stream, which ended the process while a stream could lack an 'error' listener.
+  it.each([
+    ['a second HEADERS', 'GET refused with 405', GET_BLOCK, HEADERS, END_STREAM_AND_HEADERS],
+    ['a CONTINUATION', 'GET refused with 405', GET_BLOCK, CONTINUATION, END_HEADERS],
+    ['a second HEADERS', 'gRPC call', CALL_BLOCK, HEADERS, END_STREAM_AND_HEADERS],
+    ['a CONTINUATION', 'gRPC call', CALL_BLOCK, CONTINUATION, END_HEADERS],
+  ])('%s on the stream of a %s: the connection ends, the server goes on serving', async (_what, _stream, block, type, flags) => {
+    await sendFrames([h2Frame(HEADERS, END_STREAM_AND_HEADERS, 1, block), h2Frame(type, flags, 1, hpackLiteral('x', 'y'))]);
+    const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ after: 1 }))] });
+    expect(res.status).toBe(Status.OK);
+    expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ after: 1 });
   });
 });
 

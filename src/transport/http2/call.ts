@@ -86,8 +86,6 @@ function onWantTrailers(this: CallStream): void {
 function onDrain(this: CallStream): void {
   this[kCall].drained();
 }
-/** A stream error (a reset with an error code, a write after close) ends in 'close', handled there. */
-function onError(): void {}
 
 export class Http2Call implements CallContext, DeadlineEntry {
   readonly method: string;
@@ -157,7 +155,7 @@ export class Http2Call implements CallContext, DeadlineEntry {
     const stream = this.#stream;
     stream[kCall] = this;
     this.#session.calls.add(this);
-    stream.on('error', onError);
+    // Its 'error' listener is dispatch.ts's, set when the stream arrived.
     stream.on('close', onClose);
     stream.on('data', onData);
     stream.on('end', onEnd);

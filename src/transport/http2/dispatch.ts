@@ -25,12 +25,22 @@ export function refuseCall(stream: ServerHttp2Stream, status: StatusCode, messag
   if (!stream.endAfterHeaders) stream.close(http2Constants.NGHTTP2_NO_ERROR);
 }
 
+/**
+ * Every stream's 'error' listener, from its first moment. node:http2 emits a peer's
+ * protocol error on a stream (a second HEADERS or a CONTINUATION on a stream already
+ * half-closed, e.g. one refused with 405) as an 'error' event, and an 'error' without a
+ * listener ends the process. The error needs no handling of its own: the stream closes,
+ * and a call on it ends in its 'close' (call.ts).
+ */
+function ignoreStreamError(): void {}
+
 /** node:http2's 'stream' listener for a server serving `router`. */
 export function streamHandler(
   router: Router,
   shared: CallShared,
 ): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void {
   return (stream, headers, _flags, rawHeaders) => {
+    stream.on('error', ignoreStreamError);
     // Nothing below may throw into node:http2: a stream already reset is just dropped.
     if (stream.destroyed || stream.closed) return;
     if (headers[':method'] !== 'POST') {
