@@ -55,6 +55,15 @@ export const GO_TOOLS = {
     fromPath: false,
     usedBy: 'the reflection and transport tests',
   },
+  h2spec: {
+    name: 'h2spec',
+    package: 'github.com/summerwind/h2spec/cmd/h2spec',
+    version: 'v2.2.1+incompatible',
+    dir: TOOLS_BIN,
+    binary: 'h2spec',
+    fromPath: false,
+    usedBy: 'the HTTP/2 conformance test',
+  },
   // Its binary is called `client`: a folder of its own keeps that name out of .tools/bin.
   interopClient: {
     name: 'the grpc-go interop client',

@@ -1,0 +1,112 @@
+/**
+ * HTTP/2 conformance, from a client nobody here wrote: h2spec (pinned; `npm run tools`)
+ * runs its whole suite (RFC 7540 / 9113 frames, streams, flow control, HPACK) against
+ * both transports. It sends what gRPC clients never do: frames on closed streams, bad
+ * padding, oversized frames, invalid HPACK. Whatever it sends, the server must go on
+ * serving (h2spec once ended `jwt-grpc serve` with two frames: see protocol.test.ts), and
+ * every case it fails must be one explained below, so that a change that breaks one more
+ * shows.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runToExit } from '../../bench/harness/launcher.js';
+import { GO_TOOLS, requireGoTool } from '../../bench/harness/tools.js';
+import { Status } from '../../src/transport/service.js';
+import { frame, grpcHeaders, rawCall } from './helpers/raw.js';
+import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
+import { servedTestService, testServiceImplementation } from './helpers/test-service.js';
+
+const services = () => [[servedTestService(), testServiceImplementation()]] as const;
+const dir = mkdtempSync(join(tmpdir(), 'h2spec-'));
+
+afterAll(async () => {
+  await closeAllServers();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** h2spec's failed cases as `section: case` (from its JUnit report), how many passed, and its summary line. */
+async function failedCases(port: number, name: string): Promise<{ failed: string[]; passed: number; summary: string }> {
+  const report = join(dir, `${name}.xml`);
+  // A bounded stream limit: h2spec's 5.1.2 opens one stream more than the server allows.
+  const run = await runToExit(requireGoTool(GO_TOOLS.h2spec), ['-h', '127.0.0.1', '-p', String(port), '-o', '3', '-j', report], { timeoutMs: 120_000 });
+  const summary = /\d+ tests, \d+ passed, \d+ skipped, \d+ failed/.exec(run.stdout)?.[0];
+  expect(summary, `h2spec did not finish (exit ${run.code ?? run.signal}):\n${run.stdout.slice(-2000)}\n${run.stderr}`).toBeDefined();
+  // <testcase package="http2/6.5" classname="Sends a SETTINGS frame ..."> with an <error> (or <failure>) inside when it failed.
+  const failed = readFileSync(report, 'latin1')
+    .split('<testcase ')
+    .slice(1)
+    .filter((testCase) => /^[^>]*>\s*<(error|failure)/.test(testCase))
+    .map((testCase) => `${/package="([^"]*)"/.exec(testCase)?.[1]}: ${/classname="([^"]*)"/.exec(testCase)?.[1]}`);
+  return { failed: failed.sort(), passed: Number(/(\d+) passed/.exec(summary as string)?.[1]), summary: summary as string };
+}
+
+/** 128 or 129 of h2spec's 145 cases passed on either transport in the runs above; the racing ones can move a few. */
+const MIN_PASSED = 120;
+
+/** A unary call still answered: the server survived whatever came before. */
+async function stillServes(port: number): Promise<void> {
+  const response = await rawCall(port, { headers: grpcHeaders('/grpc.testing.TestService/EmptyCall'), chunks: [frame(Buffer.alloc(0))] });
+  expect(response.status).toBe(Status.OK);
+}
+
+describe('h2spec v2.2.1 against the own transport (node:http2)', () => {
+  let port: number;
+  beforeAll(async () => {
+    ({ port } = await startHttp2(services(), { maxConcurrentStreams: 100 }));
+  });
+
+  it('keeps serving, and fails only the known cases', { timeout: 180_000 }, async () => {
+    const { failed, passed, summary } = await failedCases(port, 'http2');
+    expect(unexplained(failed), summary).toEqual([]);
+    expect(passed, summary).toBeGreaterThanOrEqual(MIN_PASSED);
+    await stillServes(port);
+  });
+});
+
+describe('h2spec v2.2.1 against the grpc-js transport', () => {
+  let port: number;
+  beforeAll(async () => {
+    ({ port } = await startGrpcJs(services(), { channelOptions: { 'grpc.max_concurrent_streams': 100 } }));
+  });
+
+  it('keeps serving, and fails only the known cases', { timeout: 180_000 }, async () => {
+    const { failed, passed, summary } = await failedCases(port, 'grpc-js');
+    expect(unexplained(failed), summary).toEqual([]);
+    expect(passed, summary).toBeGreaterThanOrEqual(MIN_PASSED);
+    await stillServes(port);
+  });
+});
+
+/**
+ * The cases h2spec fails (seen in runs of 2026-11-23, Node 24.21 and its bundled nghttp2),
+ * with what explains them. Both transports run on node:http2, so nghttp2 decides most of
+ * them. h2spec requests `GET /`, which both transports answer at once (405, or a gRPC
+ * error), closing the stream: a frame h2spec then sends on it races that answer, so those
+ * cases pass in one run and fail in the next, and are matched as a family.
+ */
+const EXPLAINED: readonly { readonly cases: readonly RegExp[]; readonly why: string }[] = [
+  {
+    cases: [/^generic\/2: Sends a (PRIORITY|WINDOW_UPDATE) frame on half-closed \(remote\) stream$/],
+    why: 'h2spec waits for a DATA frame in answer to its `GET /`; a gRPC server answers it with no body',
+  },
+  {
+    // 5.1 stream states, 6.1 DATA, 6.9 WINDOW_UPDATE, 8.1 request exchanges: frames after the request's HEADERS.
+    cases: [/^http2\/(5\.1|5\.1\.1|6\.1|6\.9|6\.9\.1|8\.1|8\.1\.2(\.\d+)?): /],
+    why: 'a frame that h2spec sends after its request races the answer: once the server has answered and closed the stream, nghttp2 ignores frames on it (RFC 9113 §5.1 lets an endpoint ignore frames on a stream it closed recently) where h2spec wants a stream or connection error',
+  },
+  {
+    cases: [/^http2\/5\.3\.1: Sends PRIORITY frame that depend on itself$/, /^http2\/6\.3: Sends a PRIORITY frame with 0x0 stream identifier$/],
+    why: 'nghttp2 ignores PRIORITY frames (RFC 9113 §5.3.2 deprecates the RFC 7540 priority scheme) where h2spec wants a PROTOCOL_ERROR',
+  },
+  {
+    cases: [/^http2\/5\.1\.2: Sends HEADERS frames that causes their advertised concurrent stream limit to be exceeded$/, /^http2\/6\.7: Sends a PING frame with ACK$/],
+    why: 'nghttp2 behaviour, the same on both transports (not analysed further)',
+  },
+];
+
+/** The failed cases that nothing above explains. */
+function unexplained(failed: readonly string[]): string[] {
+  return failed.filter((testCase) => !EXPLAINED.some((entry) => entry.cases.some((pattern) => pattern.test(testCase))));
+}
