@@ -20,7 +20,7 @@ export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'protected' | 'v
  * The gRPC implementation a server's calls go through. An `echo` server of the same
  * stack is the ceiling of the others: what the stack costs doing no JWT work.
  */
-export type GrpcStack = 'grpc-js' | 'grpc-go' | 'node:http2' | 'Bun node:http2';
+export type GrpcStack = 'grpc-js' | 'grpc-go' | 'node:http2' | 'Bun node:http2' | 'node:net HTTP/2 framing';
 
 /** What a server's command line may depend on. */
 export interface LaunchContext {
@@ -73,6 +73,7 @@ function commonArgs(ctx: LaunchContext): string[] {
 const OURS_CLI = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
 const FAST_JWT_PEER = repoPath('dist', 'bench', 'peers', 'node-fast-jwt', 'server.js');
 const ECHO_PEER = repoPath('dist', 'bench', 'peers', 'echo', 'server.js');
+const H2_FRAMES_PROBE = repoPath('dist', 'bench', 'peers', 'h2-frames', 'server.js');
 const NGINX_FLEET = repoPath('dist', 'bench', 'peers', 'nginx-fleet', 'server.js');
 export const GO_PEER_DIR = repoPath('bench', 'peers', 'go');
 export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
@@ -338,6 +339,17 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: BOTH_METHODS,
     ...nodeServer(ECHO_PEER, [], commonArgs, false),
     description: 'grpc-js answering constants, no JWT work: the grpc-js ceiling (one process even on N cores, so no ceiling of an N-process cluster)',
+  },
+  {
+    name: 'h2-frames-probe',
+    label: 'the framing probe',
+    role: 'variant',
+    stack: 'node:net HTTP/2 framing',
+    groups: SINGLE,
+    methods: ['GenerateJwt'],
+    ...nodeServer(H2_FRAMES_PROBE, RECOMMENDED_V8_FLAGS, commonArgs, false),
+    description:
+      "this package's JwtService handlers over HTTP/2 framed in JavaScript on node:net, no node:http2 (bench/peers/h2-frames): what node:http2 costs a call; an instrument, not a transport",
   },
   goServer('go-echo', 'echo', 'the Go echo', 'the Go peer with --echo: grpc-go answering the same constants, no JWT work: the grpc-go ceiling, GOMAXPROCS as the Go peer'),
 ];

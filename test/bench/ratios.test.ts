@@ -72,6 +72,18 @@ describe('pickPair', () => {
     expect(pickPair(comparison('protected-local-rpc'), [rpc, local], single!)).toEqual({ subject: local, baseline: rpc });
     expect(pickPair(comparison('protected-local-rpc'), [local, onHttp2], single!)).toBeNull();
   });
+
+  it('sets the framing probe against ours and against ours on grpc-js, and no other server against it', () => {
+    const probe = status('h2-frames-probe', 'variant', 'node:net HTTP/2 framing');
+    const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
+    const onGrpcJs = status('jwt-grpc-grpc-js', 'variant', 'grpc-js');
+    const column = [go, onHttp2, onGrpcJs, probe, grpcJsEcho];
+    expect(pickPair(comparison('framing-probe-ours'), column, single!)).toEqual({ subject: probe, baseline: onHttp2 });
+    expect(pickPair(comparison('framing-probe-grpc-js-transport'), column, single!)).toEqual({ subject: probe, baseline: onGrpcJs });
+    expect(pickPair(comparison('framing-probe-ours'), [go, onHttp2, onGrpcJs], single!)).toBeNull();
+    // A variant, not ours: the comparisons of ours never pick it.
+    expect(pickPair(comparison('ours-go'), [go, probe], single!)).toBeNull();
+  });
 });
 
 describe('per-round ratios', () => {

@@ -1,0 +1,106 @@
+/**
+ * The framing probe's HPACK decoder against RFC 7541's own examples (Appendix C), and
+ * the malformed blocks a decoder must refuse. The probe itself is run end to end, with
+ * ghz, by the smoke test.
+ */
+import { describe, expect, it } from 'vitest';
+import { HpackDecoder, HpackError } from '../../bench/peers/h2-frames/hpack.js';
+import { huffmanDecode } from '../../bench/peers/h2-frames/huffman.js';
+
+const hex = (text: string): Buffer => Buffer.from(text.replace(/\s+/g, ''), 'hex');
+
+function decode(decoder: HpackDecoder, block: Buffer, maxListSize = 1 << 16): Record<string, string> {
+  const headers: Record<string, string> = {};
+  decoder.decode(block, 0, block.length, headers, maxListSize);
+  return headers;
+}
+
+describe('HPACK decoding (RFC 7541, Appendix C)', () => {
+  it('C.4: three requests with Huffman-coded literals share one dynamic table', () => {
+    const decoder = new HpackDecoder(4096);
+    expect(decode(decoder, hex('8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff'))).toEqual({
+      ':method': 'GET',
+      ':scheme': 'http',
+      ':path': '/',
+      ':authority': 'www.example.com',
+    });
+    // 0xbe is dynamic index 62: the :authority the first block added.
+    expect(decode(decoder, hex('8286 84be 5886 a8eb 1064 9cbf'))).toEqual({
+      ':method': 'GET',
+      ':scheme': 'http',
+      ':path': '/',
+      ':authority': 'www.example.com',
+      'cache-control': 'no-cache',
+    });
+    expect(decode(decoder, hex('8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf'))).toEqual({
+      ':method': 'GET',
+      ':scheme': 'https',
+      ':path': '/index.html',
+      ':authority': 'www.example.com',
+      'custom-key': 'custom-value',
+    });
+  });
+
+  it('C.6: responses in a 256-octet table evict the oldest entries', () => {
+    const decoder = new HpackDecoder(256);
+    const first = hex(`4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6
+      2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3`);
+    expect(decode(decoder, first)).toEqual({
+      ':status': '302',
+      'cache-control': 'private',
+      date: 'Mon, 21 Oct 2013 20:13:21 GMT',
+      location: 'https://www.example.com',
+    });
+    expect(decode(decoder, hex('4883 640e ffc1 c0bf'))).toEqual({
+      ':status': '307',
+      'cache-control': 'private',
+      date: 'Mon, 21 Oct 2013 20:13:21 GMT',
+      location: 'https://www.example.com',
+    });
+    const third = hex(`88c1 6196 d07a be94 1054 d444 a820 0595 040b 8166 e084 a62d 1bff c05a 839b d9ab
+      77ad 94e7 821d d7f2 e6c7 b335 dfdf cd5b 3960 d5af 2708 7f36 72c1 ab27 0fb5 291f
+      9587 3160 65c0 03ed 4ee5 b106 3d50 07`);
+    expect(decode(decoder, third)).toEqual({
+      ':status': '200',
+      'cache-control': 'private',
+      date: 'Mon, 21 Oct 2013 20:13:22 GMT',
+      location: 'https://www.example.com',
+      'content-encoding': 'gzip',
+      'set-cookie': 'foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1',
+    });
+    // The third block evicted all but its own three entries (indices 62-64): 65, which
+    // the same block used for "cache-control: private" before adding its own, is gone.
+    expect(decode(decoder, hex('be'))).toEqual({ 'set-cookie': 'foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1' });
+    expect(() => decode(decoder, hex('c1'))).toThrow(/index 65/);
+  });
+
+  it('decodes the Huffman strings of RFC 7541 and refuses bad padding or EOS', () => {
+    const text = hex('d07a be94 1054 d444 a820 0595 040b 8166 e082 a62d 1bff');
+    expect(huffmanDecode(text, 0, text.length)).toBe('Mon, 21 Oct 2013 20:13:21 GMT');
+    // 0x00 pads with zeros, not with the EOS prefix (§5.2).
+    expect(() => huffmanDecode(hex('00'), 0, 1)).toThrow(/padding/);
+    // 30 one-bits are the EOS symbol itself.
+    expect(() => huffmanDecode(hex('ffff ffff'), 0, 4)).toThrow(/EOS/);
+  });
+
+  it('refuses malformed blocks with HpackError', () => {
+    const bad = {
+      'index 0': '80',
+      'an index past both tables': 'ff 00',
+      'a string longer than its block': '00 05 61',
+      'a truncated integer': 'ff ff',
+      'a size update above the advertised size': '3f e2 1f',
+      'a size update after a field': '82 20',
+    };
+    for (const [what, block] of Object.entries(bad)) {
+      expect(() => decode(new HpackDecoder(4096), hex(block)), what).toThrow(HpackError);
+    }
+  });
+
+  it('stops at the header list size bound', () => {
+    // A literal "custom-key: custom-value" is 10 + 12 + 32 = 54 octets of list size.
+    const block = hex('400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65');
+    expect(decode(new HpackDecoder(), block, 54)).toEqual({ 'custom-key': 'custom-value' });
+    expect(() => decode(new HpackDecoder(), block, 53)).toThrow(/header list larger than 53/);
+  });
+});
