@@ -12,7 +12,7 @@ import { GOAWAY_PING_TIMEOUT_MS } from '../../src/transport/http2/defaults.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type CallContext, type ServiceImplementation, Status } from '../../src/transport/service.js';
 import { PROBE } from './helpers/probe.js';
-import { frame, grpcHeaders, rawCall, rawRequest, rawSession } from './helpers/raw.js';
+import { CLIENT_PREFACE, frame, grpcHeaders, h2Frame, rawCall, rawRequest, rawSession } from './helpers/raw.js';
 import { closeAllServers, memoryLogger, startHttp2 } from './helpers/servers.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
@@ -211,7 +211,7 @@ function silentPeer(port: number): Promise<{ pings: number; closedAfterMs: numbe
     let pings = 0;
     let buffered = Buffer.alloc(0);
     const socket = tcpConnect(port, '127.0.0.1', () => {
-      socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
+      socket.write(CLIENT_PREFACE);
     });
     socket.on('data', (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
@@ -220,7 +220,7 @@ function silentPeer(port: number): Promise<{ pings: number; closedAfterMs: numbe
         if (buffered.length < 9 + length) break;
         const type = buffered[3];
         const flags = buffered[4] ?? 0;
-        if (type === 4 && (flags & 1) === 0) socket.write(Buffer.from([0, 0, 0, 4, 1, 0, 0, 0, 0])); // SETTINGS ACK
+        if (type === 4 && (flags & 1) === 0) socket.write(h2Frame(4, 1, 0)); // SETTINGS ACK
         if (type === 6 && (flags & 1) === 0) pings++; // PING, left unanswered
         buffered = buffered.subarray(9 + length);
       }

@@ -9,7 +9,7 @@ import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CallContext, GrpcStatusError, Metadata, Status } from '../../src/transport/service.js';
 import { PROBE } from './helpers/probe.js';
-import { frame, grpcHeaders, rawCall, rawRequest, rawSession, unframe } from './helpers/raw.js';
+import { CLIENT_PREFACE, frame, grpcHeaders, h2Frame, rawCall, rawRequest, rawSession, unframe } from './helpers/raw.js';
 import { closeAllServers, memoryLogger, startHttp2 } from './helpers/servers.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
@@ -98,16 +98,6 @@ describe('request headers', () => {
   });
 });
 
-/** An HTTP/2 frame (RFC 9113 §4.1). */
-function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(streamId, 5);
-  return Buffer.concat([header, payload]);
-}
-
 /** An HPACK literal without indexing, new name, no Huffman (RFC 7541 §6.2.2); short strings only. */
 const hpackLiteral = (name: string, value: string): Buffer => Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
 
@@ -133,7 +123,7 @@ const CALL_BLOCK = Buffer.concat([
 function sendFrames(frames: readonly Buffer[]): Promise<void> {
   return new Promise((resolve) => {
     const socket = connectTcp(port, '127.0.0.1', () => {
-      socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(4, 0, 0, Buffer.alloc(0)), ...frames]));
+      socket.write(Buffer.concat([CLIENT_PREFACE, ...frames]));
     });
     const done = (): void => {
       clearTimeout(timer);

@@ -1,7 +1,7 @@
 /**
- * A bare node:http2 client for what gRPC clients never send (bad headers, malformed
- * frames, a wrong content-type) and for what they hide (Trailers-Only, RST_STREAM codes,
- * the compressed flag of a response).
+ * A bare node:http2 client, and frames for a bare TCP connection, for what gRPC clients
+ * never send (bad headers, malformed frames, a wrong content-type) and for what they hide
+ * (Trailers-Only, RST_STREAM codes, the compressed flag of a response).
  */
 import { type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders, connect, constants } from 'node:http2';
 
@@ -115,3 +115,19 @@ export async function rawCall(port: number, request: RawRequest): Promise<RawRes
     session.close();
   }
 }
+
+/**
+ * An HTTP/2 frame (RFC 9113 §4.1), for tests that write frames on a bare TCP connection:
+ * what no HTTP/2 client library lets them send.
+ */
+export function h2Frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/** What a client writes first on a bare TCP connection: the connection preface and an empty SETTINGS frame. */
+export const CLIENT_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(4, 0, 0)]);
