@@ -6,7 +6,7 @@
  *
  * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link KeySet}
  * - Tokens without a server: {@link createSigner}, {@link createVerifier}
- * - Servers: {@link createJwtServer} (on jwt-grpc's own node:http2 transport or grpc-js), {@link addJwtService}
+ * - Servers: {@link createJwtServer} (on jwt-grpc's own HTTP/2 transport or grpc-js), {@link addJwtService}
  * - Your own services and interceptors on either transport: {@link ServiceDefinition}, {@link ServerInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
  * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},

@@ -151,7 +151,7 @@ export const OPTIONS = {
     group: 'transport',
     kind: choice(TRANSPORTS),
     default: 'http2',
-    help: "the gRPC server: jwt-grpc's own on node:http2, or @grpc/grpc-js",
+    help: "the gRPC server: jwt-grpc's own HTTP/2, or @grpc/grpc-js",
     cli: { flag: 'transport', env: 'JWT_GRPC_TRANSPORT' },
   }),
   channelOptions: option({

@@ -8,7 +8,7 @@ import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libr
 import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../service/options.js';
 
 /**
- * The gRPC servers createJwtServer runs on: its own on node:http2 (default), or @grpc/grpc-js.
+ * The gRPC servers createJwtServer runs on: its own, HTTP/2 framed on node:net (default), or @grpc/grpc-js.
  *
  * @example
  * ```ts
@@ -29,7 +29,7 @@ export type Transport = (typeof TRANSPORTS)[number];
  */
 export interface TransportOptions {
   /**
-   * The gRPC server: `'http2'`, jwt-grpc's own on node:http2 (the lean one, see
+   * The gRPC server: `'http2'`, jwt-grpc's own, HTTP/2 framed on node:net (the lean one, see
    * bench/PERFORMANCE.md), or `'grpc-js'`, a @grpc/grpc-js `Server`. Default http2.
    */
   readonly transport?: Transport;

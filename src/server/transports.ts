@@ -1,6 +1,6 @@
 /**
  * The two gRPC servers a JwtServer runs on, behind one small interface: jwt-grpc's own
- * on node:http2 (src/transport/http2/) and a @grpc/grpc-js `Server` through the adapter
+ * (src/transport/http2/, HTTP/2 framed on node:net) and a @grpc/grpc-js `Server` through the adapter
  * (src/transport/grpc-js.ts). Everything transport-specific in createJwtServer is here.
  */
 import type { Server, ServerCredentials } from '@grpc/grpc-js';

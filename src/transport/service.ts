@@ -1,7 +1,7 @@
 /**
  * The transport-neutral shape of a gRPC service: methods with their codecs, and handlers
- * as plain functions in one object. Both transports serve it: jwt-grpc's own server on
- * node:http2 (`./http2/`) and a grpc-js `Server` (`./grpc-js.ts`), so JwtService, health
+ * as plain functions in one object. Both transports serve it: jwt-grpc's own server
+ * (`./http2/`) and a grpc-js `Server` (`./grpc-js.ts`), so JwtService, health
  * and reflection are written once.
  *
  * Method definitions use grpc-js's field names (`requestDeserialize`, `responseSerialize`,

@@ -9,7 +9,7 @@
  * object conversions) is not in the way; see bench/PERFORMANCE.md.
  */
 import type { Socket } from 'node:net';
-import { HpackDecoder, HpackError } from './hpack.js';
+import { HpackDecoder, HpackError } from '../../../src/transport/http2/wire/hpack.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const FRAME = { DATA: 0, HEADERS: 1, PRIORITY: 2, RST_STREAM: 3, SETTINGS: 4, PUSH_PROMISE: 5, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
@@ -240,13 +240,15 @@ export class H2Connection {
     this.#lastStreamId = streamId;
     if (flags & FLAG.PADDED) end -= buffer[start++] as number;
     if (flags & FLAG.PRIORITY) start += 5;
-    const headers: Record<string, string> = {};
+    const fields: string[] = [];
     try {
-      this.#hpack.decode(buffer, start, end, headers, LIMITS.maxHeaderListSize);
+      if (this.#hpack.decode(buffer, start, end, fields, LIMITS.maxHeaderListSize) > LIMITS.maxHeaderListSize) return this.#goAway(ERROR.COMPRESSION_ERROR);
     } catch (err) {
       if (err instanceof HpackError) return this.#goAway(ERROR.COMPRESSION_ERROR);
       throw err;
     }
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < fields.length; i += 2) headers[fields[i] as string] = fields[i + 1] as string;
     const stream: Stream = { headers, chunks: [], received: 0, sendWindow: this.#peerInitialWindow };
     this.#streams.set(streamId, stream);
     if (flags & FLAG.END_STREAM) this.#onRequest(this, streamId, headers, Buffer.alloc(0));

@@ -1,10 +1,9 @@
 /**
  * One gRPC call on one HTTP/2 stream: the handler's CallContext, and the response on the
- * wire. Built for the unary path: no per-call EventEmitter besides node:http2's own
- * stream, listeners shared by every call (`this` is the stream), the AbortController and
- * the Metadata made only when a handler reads them, the response message written once.
+ * wire. Built for the unary path: no EventEmitter (the call is its stream's listener),
+ * the AbortController and the Metadata made only when a handler reads them, the response
+ * message written once.
  */
-import { type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream, constants as http2Constants } from 'node:http2';
 import { JwtGrpcError } from '../../errors.js';
 import {
   type BidiStreamHandler,
@@ -28,6 +27,8 @@ import type { ResolvedHttp2Options } from './options.js';
 import { percentEncode } from './protocol.js';
 import { RequestQueue } from './request-queue.js';
 import type { Route } from './router.js';
+import { H2_ERROR } from './wire/frames.js';
+import type { H2Stream, RequestHeaders, StreamListener } from './wire/stream.js';
 
 /** What a call needs from its connection. */
 export interface CallSession {
@@ -47,18 +48,12 @@ export interface CallShared {
   readonly deadlines: Deadlines;
 }
 
-/** The stream, with the call it carries (read by the shared listeners below). */
-const kCall = Symbol('jwt-grpc.call');
-type CallStream = ServerHttp2Stream & { [kCall]: Http2Call };
-
 const RESPONSE_HEADERS = Object.freeze({ ':status': 200, 'content-type': 'application/grpc' });
 const RESPONSE_HEADERS_BY_ENCODING: Readonly<Record<'gzip' | 'deflate', Readonly<HeaderFields>>> = {
   gzip: Object.freeze({ ...RESPONSE_HEADERS, 'grpc-encoding': 'gzip' }),
   deflate: Object.freeze({ ...RESPONSE_HEADERS, 'grpc-encoding': 'deflate' }),
 };
 const OK_TRAILERS = Object.freeze({ 'grpc-status': '0' });
-const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
-const END_STREAM = Object.freeze({ endStream: true });
 const RESOLVED = Promise.resolve();
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -70,34 +65,17 @@ function validStatus(code: unknown): code is StatusCode {
   return typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16;
 }
 
-// Listeners shared by every call: `this` is the stream.
-function onData(this: CallStream, chunk: Buffer): void {
-  this[kCall].data(chunk);
-}
-function onEnd(this: CallStream): void {
-  this[kCall].inputEnd();
-}
-function onClose(this: CallStream): void {
-  this[kCall].streamClosed();
-}
-function onWantTrailers(this: CallStream): void {
-  this[kCall].sendTrailers();
-}
-function onDrain(this: CallStream): void {
-  this[kCall].drained();
-}
-
-export class Http2Call implements CallContext, DeadlineEntry {
+export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   readonly method: string;
   readonly deadline: number;
   deadlineAt = 0;
   deadlineSlot = -1;
-  readonly #stream: CallStream;
+  readonly #stream: H2Stream;
   readonly #route: Route;
   readonly #options: ResolvedHttp2Options;
   readonly #deadlines: Deadlines;
   readonly #session: CallSession;
-  readonly #headers: IncomingHttpHeaders;
+  readonly #headers: RequestHeaders;
   readonly #rawHeaders: readonly string[];
   readonly #encoding: MessageEncoding;
   readonly #reader: MessageReader;
@@ -115,9 +93,6 @@ export class Http2Call implements CallContext, DeadlineEntry {
   /** Encoding announced in the response headers, and the one the next message uses. */
   #announcedEncoding: MessageEncoding = 'identity';
   #messageEncoding: MessageEncoding = 'identity';
-  /** The status the trailers will carry once the last DATA is out. */
-  #status: StatusCode = Status.OK;
-  #details = '';
   /** The single request of a unary or server-streaming call, until it runs. */
   #request: Buffer | undefined = undefined;
   #queue: RequestQueue<unknown> | undefined = undefined;
@@ -127,17 +102,17 @@ export class Http2Call implements CallContext, DeadlineEntry {
   #gate: Promise<boolean> | undefined = undefined;
 
   constructor(
-    stream: ServerHttp2Stream,
+    stream: H2Stream,
     route: Route,
     shared: CallShared,
     session: CallSession,
-    headers: IncomingHttpHeaders,
+    headers: RequestHeaders,
     rawHeaders: readonly string[],
     encoding: MessageEncoding,
     timeoutMs: number,
   ) {
     this.method = route.path;
-    this.#stream = stream as CallStream;
+    this.#stream = stream;
     this.#route = route;
     this.#options = shared.options;
     this.#deadlines = shared.deadlines;
@@ -153,12 +128,8 @@ export class Http2Call implements CallContext, DeadlineEntry {
   /** Wires the call to its stream and starts it: interceptors, then (for streaming requests) the handler. */
   start(): void {
     const stream = this.#stream;
-    stream[kCall] = this;
+    stream.listener = this;
     this.#session.calls.add(this);
-    // Its 'error' listener is dispatch.ts's, set when the stream arrived.
-    stream.on('close', onClose);
-    stream.on('data', onData);
-    stream.on('end', onEnd);
     const kind = this.#route.kind;
     if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(stream);
     if (this.#options.interceptors.length > 0 && !this.#startInterceptors()) return;
@@ -200,7 +171,7 @@ export class Http2Call implements CallContext, DeadlineEntry {
       throw new TypeError(`setResponseCompression: unknown encoding ${JSON.stringify(encoding)}`);
     }
     if (!this.#headersSent) {
-      const accepted = clientAccepts(this.#headers['grpc-accept-encoding'] as string | undefined, encoding);
+      const accepted = clientAccepts(this.#headers['grpc-accept-encoding'], encoding);
       this.#announcedEncoding = accepted ? encoding : 'identity';
       this.#messageEncoding = this.#announcedEncoding;
     } else if (encoding === 'identity' || encoding === this.#announcedEncoding) {
@@ -226,11 +197,15 @@ export class Http2Call implements CallContext, DeadlineEntry {
   /** A DATA chunk from the client. */
   data(chunk: Buffer): void {
     if (this.#done) return;
+    const reader = this.#reader;
     try {
-      this.#reader.push(chunk, this);
+      reader.push(chunk, this);
     } catch (err) {
       this.#fail(err);
+      return;
     }
+    // The bytes of whole messages no longer count against the connection's memory ceiling.
+    if (!reader.partial) this.#stream.release();
   }
 
   /** One whole request message (MessageReader's sink). */
@@ -370,8 +345,7 @@ export class Http2Call implements CallContext, DeadlineEntry {
   #respondHeaders(headers: Readonly<HeaderFields>): void {
     const stream = this.#stream;
     this.#headersSent = true;
-    stream.respond(headers, WAIT_FOR_TRAILERS);
-    stream.on('wantTrailers', onWantTrailers);
+    stream.respond(headers, false);
     this.#session.noteResponse();
   }
 
@@ -394,18 +368,13 @@ export class Http2Call implements CallContext, DeadlineEntry {
     }
     const stream = this.#stream;
     if (bytes.length <= SINGLE_BUFFER_MAX_BYTES) return stream.write(framedMessage(compressed, bytes));
-    // Large: prefix and body in one writev, without copying the body.
-    stream.cork();
-    stream.write(messagePrefix(compressed, bytes.length));
-    const ok = stream.write(bytes);
-    stream.uncork();
-    return ok;
+    // Large: prefix and body without copying the body.
+    return stream.write(messagePrefix(compressed, bytes.length), bytes);
   }
 
-  /** A stream that node:http2 already closed cannot take a response: the call was cancelled. */
+  /** A stream already closed cannot take a response: the call was cancelled. */
   #streamGone(): boolean {
-    const stream = this.#stream;
-    if (!stream.destroyed && !stream.closed) return false;
+    if (!this.#stream.closed) return false;
     this.streamClosed();
     return true;
   }
@@ -422,7 +391,7 @@ export class Http2Call implements CallContext, DeadlineEntry {
     this.#done = true;
     if (!this.#headersSent) this.#respondHeaders(this.#responseHeaders());
     this.#writeMessage(bytes);
-    this.#stream.end();
+    this.#stream.end(this.#trailerFields(Status.OK, ''));
     this.#finished(Status.OK, '');
   }
 
@@ -447,7 +416,6 @@ export class Http2Call implements CallContext, DeadlineEntry {
         reject = rej;
       });
       this.#drain = { promise, resolve, reject };
-      this.#stream.once('drain', onDrain);
     }
     return this.#drain.promise;
   }
@@ -487,14 +455,12 @@ export class Http2Call implements CallContext, DeadlineEntry {
         ...this.#trailerFields(status, details),
       };
       this.#session.noteResponse();
-      stream.respond(headers, END_STREAM);
+      stream.respond(headers, true);
       // Early server closure (protocol document): a complete response before the client's
       // END_STREAM is followed by RST_STREAM NO_ERROR, so the client stops sending.
-      if (!this.#inputEnded) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+      if (!this.#inputEnded) stream.reset(H2_ERROR.NO_ERROR);
     } else {
-      this.#status = status;
-      this.#details = details;
-      stream.end();
+      stream.end(this.#trailerFields(status, details));
       // Whatever the client still sends is read and dropped.
       if (!this.#inputEnded) stream.resume();
     }
@@ -515,11 +481,6 @@ export class Http2Call implements CallContext, DeadlineEntry {
     return fields;
   }
 
-  /** node:http2 is ready for the trailers (all DATA queued). */
-  sendTrailers(): void {
-    this.#stream.sendTrailers(this.#trailerFields(this.#status, this.#details) as OutgoingHttpHeaders);
-  }
-
   // --- endings not chosen by the handler ---
 
   /** The deadline passed (Deadlines' callback). */
@@ -533,8 +494,7 @@ export class Http2Call implements CallContext, DeadlineEntry {
   /** The server is closing: the call is cancelled (RST_STREAM CANCEL, as the protocol document says). */
   cancelByServer(details: string): void {
     if (!this.#done) this.#abort(new GrpcStatusError(Status.UNAVAILABLE, details));
-    const stream = this.#stream;
-    if (!stream.destroyed && !stream.closed) stream.close(http2Constants.NGHTTP2_CANCEL);
+    this.#stream.reset(H2_ERROR.CANCEL);
   }
 
   /** The stream closed: normal end, client cancellation (RST_STREAM), or connection loss. */

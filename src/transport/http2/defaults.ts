@@ -1,5 +1,5 @@
 /**
- * Every default of the node:http2 gRPC server, in one place. Sources: the gRPC over HTTP/2
+ * Every default of jwt-grpc's own gRPC server, in one place. Sources: the gRPC over HTTP/2
  * protocol document, `doc/keepalive.md`, gRFC A8 (client-side keepalive, server
  * enforcement) and A9 (server-side connection management).
  */
@@ -9,9 +9,8 @@ export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 64 * 1024;
 
 /**
  * SETTINGS_MAX_HEADER_LIST_SIZE: the protocol document suggests servers limit request
- * headers, 8 KiB by default; 16 KiB leaves room for large authorization metadata.
- * node:http2 applies it once the client has acknowledged the server's SETTINGS; before
- * that, its own ceiling of 64 KiB holds.
+ * headers, 8 KiB by default; 16 KiB leaves room for large authorization metadata. A
+ * larger request is reset with ENHANCE_YOUR_CALM (grpc clients report RESOURCE_EXHAUSTED).
  */
 export const DEFAULT_MAX_HEADER_LIST_BYTES = 16 * 1024;
 
@@ -53,9 +52,10 @@ export const DEFAULT_CLOSE_GRACE_MS = 10_000;
 export const GOAWAY_PING_TIMEOUT_MS = 1_000;
 
 /**
- * node:http2's Rapid Reset (CVE-2023-44487) guard counts RST_STREAM frames a connection
- * receives: by default a burst of 1,000 then 33 a second, after which the whole connection
- * is closed. gRPC clients reset a stream for every call they cancel or whose deadline
+ * The Rapid Reset (CVE-2023-44487) guard counts RST_STREAM frames a connection receives:
+ * past a burst, then a rate per second, the connection is closed (GOAWAY
+ * ENHANCE_YOUR_CALM). node:http2's defaults, a burst of 1,000 then 33 a second, are
+ * too tight for gRPC, and this transport and the grpc-js one share these. gRPC clients reset a stream for every call they cancel or whose deadline
  * passes, so one busy client crosses 33 a second and loses its healthy calls with the
  * connection. 10,000 / 10,000 stays above what calls alone reach, and a client that
  * resets 10,000 streams a second could do more harm by sending the calls.
@@ -64,14 +64,13 @@ export const STREAM_RESET_BURST = 10_000;
 export const STREAM_RESET_RATE = 10_000;
 
 /**
- * node:http2's per-connection memory ceiling (nghttp2's buffers, header blocks, queued
- * frames), in MB: above it new streams are refused with ENHANCE_YOUR_CALM. Node's default
- * of 10 MB is reached by a few thousand concurrent calls on one connection.
+ * A connection's ceiling on request bytes held in messages not yet whole, in MB: the
+ * stream whose DATA crosses it is reset with ENHANCE_YOUR_CALM. It bounds what many
+ * streams, each sending part of a large message, can make the server hold.
  */
 export const DEFAULT_MAX_SESSION_MEMORY_MB = 64;
 
 /** Decoded messages a streaming request may queue ahead of the handler before the stream is paused. */
 export const REQUEST_QUEUE_HIGH_WATER_MARK = 16;
 
-/** After a forced close cancels its calls, how long a connection may flush the resets before it is destroyed. */
-export const FORCE_CLOSE_FLUSH_MS = 1_000;
+

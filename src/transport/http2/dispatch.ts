@@ -2,47 +2,38 @@
  * A new HTTP/2 stream: checks the request headers the protocol document requires, finds
  * the method and starts the call, or answers at once.
  */
-import { type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream, constants as http2Constants } from 'node:http2';
 import { Status, type StatusCode } from '../service.js';
 import { type CallShared, Http2Call } from './call.js';
 import { ACCEPT_ENCODING, requestEncoding } from './compression.js';
 import { parseTimeout, percentEncode } from './protocol.js';
 import type { Router } from './router.js';
-import { SessionState } from './session.js';
+import type { StreamHandler } from './session.js';
+import { H2_ERROR } from './wire/frames.js';
+import type { H2Stream } from './wire/stream.js';
+
+/** Early server closure (protocol document): a complete response before the client's END_STREAM is followed by RST_STREAM NO_ERROR. */
+function endEarly(stream: H2Stream): void {
+  if (!stream.inputEnded) stream.reset(H2_ERROR.NO_ERROR);
+}
 
 /** An HTTP error before any gRPC: the protocol document's 415 for a non-gRPC content-type, 405 for a non-POST method. */
-function refuseHttp(stream: ServerHttp2Stream, status: number, extra: Record<string, string> = {}): void {
-  stream.respond({ ':status': status, ...extra }, { endStream: true });
-  if (!stream.endAfterHeaders) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+function refuseHttp(stream: H2Stream, status: number, extra: Record<string, string> = {}): void {
+  stream.respond({ ':status': status, ...extra }, true);
+  endEarly(stream);
 }
 
 /** A Trailers-Only error response: one HEADERS frame with END_STREAM, then RST_STREAM NO_ERROR if the client is still sending. */
-export function refuseCall(stream: ServerHttp2Stream, status: StatusCode, message: string, extra: Record<string, string> = {}): void {
+export function refuseCall(stream: H2Stream, status: StatusCode, message: string, extra: Record<string, string> = {}): void {
   stream.respond(
     { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(status), 'grpc-message': percentEncode(message), ...extra },
-    { endStream: true },
+    true,
   );
-  if (!stream.endAfterHeaders) stream.close(http2Constants.NGHTTP2_NO_ERROR);
+  endEarly(stream);
 }
 
-/**
- * Every stream's 'error' listener, from its first moment. node:http2 emits a peer's
- * protocol error on a stream (a second HEADERS or a CONTINUATION on a stream already
- * half-closed, e.g. one refused with 405) as an 'error' event, and an 'error' without a
- * listener ends the process. The error needs no handling of its own: the stream closes,
- * and a call on it ends in its 'close' (call.ts).
- */
-function ignoreStreamError(): void {}
-
-/** node:http2's 'stream' listener for a server serving `router`. */
-export function streamHandler(
-  router: Router,
-  shared: CallShared,
-): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void {
-  return (stream, headers, _flags, rawHeaders) => {
-    stream.on('error', ignoreStreamError);
-    // Nothing below may throw into node:http2: a stream already reset is just dropped.
-    if (stream.destroyed || stream.closed) return;
+/** The connection's handler of new streams for a server serving `router`. */
+export function streamHandler(router: Router, shared: CallShared): StreamHandler {
+  return (stream, headers, rawHeaders, session) => {
     if (headers[':method'] !== 'POST') {
       refuseHttp(stream, 405, { allow: 'POST' });
       return;
@@ -52,7 +43,7 @@ export function streamHandler(
       refuseHttp(stream, 415, { 'accept-post': 'application/grpc, application/grpc+proto' });
       return;
     }
-    // RFC 9113 lets "te" carry only "trailers" (node:http2 resets any other value); the
+    // RFC 9113 lets "te" carry only "trailers" (the connection resets any other value); the
     // protocol document requires it, to detect proxies that would drop the trailers.
     if (headers.te !== 'trailers') {
       refuseCall(stream, Status.INTERNAL, 'missing "te: trailers" request header (a proxy on the way may not forward trailers)');
@@ -64,7 +55,7 @@ export function streamHandler(
       refuseCall(stream, Status.UNIMPLEMENTED, router.unknownPathMessage(path));
       return;
     }
-    const encodingHeader = headers['grpc-encoding'] as string | undefined;
+    const encodingHeader = headers['grpc-encoding'];
     const encoding = requestEncoding(encodingHeader);
     if (encoding === undefined) {
       // doc/compression.md: UNIMPLEMENTED, naming what is supported in grpc-accept-encoding.
@@ -74,7 +65,7 @@ export function streamHandler(
       return;
     }
     let timeoutMs = Number.POSITIVE_INFINITY;
-    const timeout = headers['grpc-timeout'] as string | undefined;
+    const timeout = headers['grpc-timeout'];
     if (timeout !== undefined) {
       timeoutMs = parseTimeout(timeout);
       if (Number.isNaN(timeoutMs)) {
@@ -83,11 +74,6 @@ export function streamHandler(
         refuseCall(stream, Status.INTERNAL, `malformed grpc-timeout ${JSON.stringify(timeout)}`);
         return;
       }
-    }
-    const session = stream.session === undefined ? undefined : SessionState.of(stream.session as ServerHttp2Session);
-    if (session === undefined) {
-      refuseCall(stream, Status.UNAVAILABLE, 'the connection is closing');
-      return;
     }
     new Http2Call(stream, route, shared, session, headers, rawHeaders, encoding, timeoutMs).start();
   };

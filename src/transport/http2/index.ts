@@ -1,6 +1,6 @@
 /**
- * jwt-grpc's gRPC server on node:http2: the parts a caller uses. The rest of this folder
- * is its implementation.
+ * jwt-grpc's own gRPC server: the parts a caller uses. The rest of this folder is its
+ * implementation: the gRPC calls here, HTTP/2 itself (frames, HPACK, flow control) in ./wire.
  */
 export { createHttp2GrpcServer, type Http2GrpcServer, type ServerTlsOptions } from './server.js';
 export type { Http2GrpcServerOptions } from './options.js';

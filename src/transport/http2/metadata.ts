@@ -29,7 +29,7 @@ export function isReservedMetadataKey(name: string): boolean {
   return name.charCodeAt(0) === 58 /* ':' */ || RESERVED.has(name);
 }
 
-/** An outgoing header (or trailer) block, as node:http2 takes it. */
+/** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;
 
 /** Header-Name: 1*( %x30-39 / %x61-7A / "_" / "-" / "." ). */
@@ -38,7 +38,7 @@ const HEADER_NAME = /^[0-9a-z_.-]+$/;
 const ASCII_VALUE = /^[\x20-\x7e]*$/;
 
 /**
- * The request's metadata from node:http2's raw header list (name, value, name, value...),
+ * The request's metadata from the raw header list (name, value, name, value...),
  * which keeps repeated names apart; `-bin` values joined with "," are split.
  */
 export function metadataFromRawHeaders(raw: readonly string[]): Metadata {

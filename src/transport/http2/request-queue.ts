@@ -1,5 +1,5 @@
-import type { ServerHttp2Stream } from 'node:http2';
 import { REQUEST_QUEUE_HIGH_WATER_MARK } from './defaults.js';
+import type { H2Stream } from './wire/stream.js';
 
 /**
  * The request messages of a client-streaming or bidi call as an async iterator. Messages
@@ -7,7 +7,7 @@ import { REQUEST_QUEUE_HIGH_WATER_MARK } from './defaults.js';
  * paused, so HTTP/2 flow control holds the client back instead of memory growing.
  */
 export class RequestQueue<T> implements AsyncIterableIterator<T> {
-  readonly #stream: ServerHttp2Stream;
+  readonly #stream: H2Stream;
   #items: T[] = [];
   #ended = false;
   #error: unknown = undefined;
@@ -16,7 +16,7 @@ export class RequestQueue<T> implements AsyncIterableIterator<T> {
   #paused = false;
   #waiter: { resolve(result: IteratorResult<T>): void; reject(err: unknown): void } | undefined;
 
-  constructor(stream: ServerHttp2Stream) {
+  constructor(stream: H2Stream) {
     this.#stream = stream;
   }
 

@@ -1,13 +1,5 @@
-import {
-  type Http2SecureServer,
-  type Http2Server,
-  type SecureServerOptions,
-  type ServerHttp2Session,
-  type ServerOptions,
-  createSecureServer,
-  createServer,
-} from 'node:http2';
-import { Server as NetServer } from 'node:net';
+import { type Server as NetServer, type Socket, createServer } from 'node:net';
+import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
 import type { ServiceDefinition, ServiceImplementation } from '../service.js';
 import { DEFAULT_CLOSE_GRACE_MS, STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
@@ -16,6 +8,7 @@ import { streamHandler } from './dispatch.js';
 import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
 import { Router } from './router.js';
 import { SessionState } from './session.js';
+import type { ConnectionLimits } from './wire/connection.js';
 
 /**
  * TLS for a server's `listen`, on either transport: ALPN offers h2 only.
@@ -37,7 +30,7 @@ export interface ServerTlsOptions {
   readonly requireClientCertificate?: boolean;
 }
 
-/** jwt-grpc's gRPC server on node:http2. Owns its HTTP/2 server and releases it on close. */
+/** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {
   /** Serves every method of `definition` with the handler of the same name in `implementation`. */
   addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
@@ -66,20 +59,17 @@ function parseAddress(address: string): { host: string; port: number } {
   return { host: (match[1] ?? match[2]) as string, port };
 }
 
-function http2Options(options: ResolvedHttp2Options): ServerOptions {
+function connectionLimits(options: ResolvedHttp2Options): ConnectionLimits {
   return {
-    settings: {
-      maxHeaderListSize: options.maxHeaderListBytes,
-      maxConcurrentStreams: options.maxConcurrentStreams,
-      enablePush: false,
-    },
-    maxSessionMemory: options.maxSessionMemoryMb,
-    streamResetBurst: STREAM_RESET_BURST,
-    streamResetRate: STREAM_RESET_RATE,
+    maxConcurrentStreams: options.maxConcurrentStreams,
+    maxHeaderListBytes: options.maxHeaderListBytes,
+    maxHeldBytes: options.maxSessionMemoryMb * 1024 * 1024,
+    resetBurst: STREAM_RESET_BURST,
+    resetRate: STREAM_RESET_RATE,
   };
 }
 
-function secureOptions(tls: ServerTlsOptions): SecureServerOptions {
+function secureOptions(tls: ServerTlsOptions): TlsOptions {
   if (typeof tls !== 'object' || tls === null) throw invalidOption('tls', 'must be an object with key and cert');
   if (tls.key === undefined || tls.cert === undefined) throw invalidOption('tls', 'key and cert are required');
   const mutual = tls.requireClientCertificate ?? false;
@@ -92,12 +82,12 @@ function secureOptions(tls: ServerTlsOptions): SecureServerOptions {
     requestCert: mutual,
     rejectUnauthorized: mutual,
     ALPNProtocols: ['h2'],
-    allowHTTP1: false,
   };
 }
 
 /**
- * Creates a gRPC server on node:http2 (the gRPC over HTTP/2 protocol document): unary,
+ * Creates a gRPC server on its own HTTP/2 (RFC 9113, framed in ./wire on node:net and
+ * node:tls; the gRPC over HTTP/2 protocol document): unary,
  * server-streaming, client-streaming and bidi calls, gzip/deflate messages, deadlines,
  * metadata, keepalive and connection age. Options are validated now; an invalid one
  * throws `JwtGrpcError` (`ERR_INVALID_OPTION`) naming it.
@@ -115,27 +105,35 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
   const sessions = new Set<SessionState>();
   const deadlines = new Deadlines();
   let state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
-  let server: Http2Server | Http2SecureServer | undefined;
+  const limits = connectionLimits(resolved);
+  const onStream = streamHandler(router, { options: resolved, deadlines });
+  let server: NetServer | undefined;
   let closing: Promise<void> | undefined;
 
-  const onSession = (session: ServerHttp2Session): void => {
-    const sessionState = new SessionState(session, resolved, (closed) => sessions.delete(closed));
+  const onConnection = (socket: Socket): void => {
+    const sessionState = new SessionState(socket, limits, resolved, onStream, (closed) => sessions.delete(closed));
     sessions.add(sessionState);
     // A connection accepted while closing is told to go away at once.
     if (state === 'closed') void sessionState.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
   };
 
+  /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
+  const onSecureConnection = (socket: TLSSocket): void => {
+    if (socket.alpnProtocol !== 'h2') {
+      socket.destroy();
+      return;
+    }
+    onConnection(socket);
+  };
+
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     const { host, port } = parseAddress(address);
-    const base = http2Options(resolved);
-    const created = tls === undefined ? createServer(base) : createSecureServer({ ...base, ...secureOptions(tls) });
+    const created = tls === undefined ? createServer({ noDelay: true }, onConnection) : createTlsServer(secureOptions(tls), onSecureConnection);
     state = 'listening';
     server = created;
-    created.on('session', onSession);
-    created.on('stream', streamHandler(router, { options: resolved, deadlines }));
-    // A connection that fails its TLS handshake or speaks no HTTP/2 affects no other.
-    created.on('sessionError', () => {});
+    // A connection that fails its TLS handshake affects no other.
+    created.on('tlsClientError', () => {});
     try {
       await new Promise<void>((resolve, reject) => {
         created.once('error', reject);
@@ -148,7 +146,7 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
       state = 'closed';
       throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${(err as Error).message}`, { field: 'address', cause: err });
     }
-    created.on('error', (err) => resolved.logger.error('HTTP/2 server error', { error: err.message }));
+    created.on('error', (err) => resolved.logger.error('gRPC server error', { error: err.message }));
     if ((state as string) === 'closed') {
       created.close();
       throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
@@ -163,19 +161,18 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
     if (typeof graceMs !== 'number' || !(graceMs >= 0)) return Promise.reject(invalidOption('graceMs', `must be a number >= 0, got ${String(graceMs)}`));
     const wasListening = state === 'listened';
     state = 'closed';
-    const http2Server = server;
+    const netServer = server;
     closing = (async () => {
-      if (http2Server === undefined || !wasListening) return;
+      if (netServer === undefined || !wasListening) return;
       const force = Number.isFinite(graceMs)
         ? setTimeout(() => {
             for (const session of sessions) session.forceClose('the server is shutting down');
           }, graceMs)
         : undefined;
       // Stops accepting at once, so new connections are refused, not accepted and sent
-      // away; resolves once every connection has closed. net.Server's own close, not
-      // node:http2's: that one also sends every connection a single GOAWAY, refusing the
-      // calls the client sent meanwhile. Each gets the two GOAWAYs of gracefulClose instead.
-      const allClosed = new Promise<void>((resolve) => NetServer.prototype.close.call(http2Server, () => resolve()));
+      // away; resolves once every connection has closed. Each gets the two GOAWAYs of
+      // gracefulClose.
+      const allClosed = new Promise<void>((resolve) => netServer.close(() => resolve()));
       await Promise.all([...sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
       await allClosed;
       clearTimeout(force);

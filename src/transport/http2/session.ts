@@ -2,23 +2,20 @@
  * One client connection: keepalive pings and their enforcement (gRFC A8), maximum age
  * (A9), graceful close with two GOAWAYs, and forced close.
  */
-import { type ServerHttp2Session, constants as http2Constants } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { CallSession, Http2Call } from './call.js';
-import { FORCE_CLOSE_FLUSH_MS, GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
+import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
 import type { ResolvedHttp2Options } from './options.js';
-
-const kState = Symbol('jwt-grpc.session');
-type StatefulSession = ServerHttp2Session & { [kState]?: SessionState };
+import { type ConnectionEvents, type ConnectionLimits, H2Connection } from './wire/connection.js';
+import { H2_ERROR } from './wire/frames.js';
+import type { H2Stream, RequestHeaders } from './wire/stream.js';
 
 /** The largest stream identifier: a first GOAWAY naming it refuses nothing the client already sent. */
 const MAX_STREAM_ID = 2 ** 31 - 1;
 
-function onClientPing(this: StatefulSession): void {
-  this[kState]?.clientPinged();
-}
-function onSessionClose(this: StatefulSession): void {
-  this[kState]?.sessionClosed();
-}
+/** What a connection does with a new request stream. */
+export type StreamHandler = (stream: H2Stream, headers: RequestHeaders, fields: readonly string[], session: SessionState) => void;
+
 function onKeepalive(state: SessionState): void {
   state.sendKeepalive();
 }
@@ -29,10 +26,11 @@ function onMaxAge(state: SessionState): void {
   void state.gracefulClose('max_age');
 }
 
-export class SessionState implements CallSession {
+export class SessionState implements CallSession, ConnectionEvents {
   readonly calls = new Set<Http2Call>();
-  readonly #session: StatefulSession;
+  readonly #session: H2Connection;
   readonly #options: ResolvedHttp2Options;
+  readonly #onStream: StreamHandler;
   readonly #onClosed: (state: SessionState) => void;
   #peer: string | undefined = undefined;
   #pingStrikes = 0;
@@ -44,14 +42,20 @@ export class SessionState implements CallSession {
   #closing: Promise<void> | undefined = undefined;
   /** While a graceful close waits for its PING's ack: what sends the second GOAWAY. */
   #onLastCallClosed: (() => void) | undefined = undefined;
+  /** The same, when the client sends GOAWAY or the connection closes. */
+  #onPeerGone: (() => void) | undefined = undefined;
 
-  constructor(session: ServerHttp2Session, options: ResolvedHttp2Options, onClosed: (state: SessionState) => void) {
-    this.#session = session as StatefulSession;
+  constructor(
+    socket: Socket,
+    limits: ConnectionLimits,
+    options: ResolvedHttp2Options,
+    onStream: StreamHandler,
+    onClosed: (state: SessionState) => void,
+  ) {
     this.#options = options;
+    this.#onStream = onStream;
     this.#onClosed = onClosed;
-    this.#session[kState] = this;
-    session.once('close', onSessionClose);
-    if (options.maxPingStrikes > 0) session.on('ping', onClientPing);
+    this.#session = new H2Connection(socket, limits, this);
     this.#keepaliveTimer = setTimeout(onKeepalive, options.keepaliveTimeMs, this).unref();
     if (Number.isFinite(options.maxConnectionAgeMs)) {
       const jitter = 1 + (Math.random() * 2 - 1) * MAX_CONNECTION_AGE_JITTER;
@@ -59,9 +63,23 @@ export class SessionState implements CallSession {
     }
   }
 
-  /** The connection's state, set up when the session was accepted. */
-  static of(session: ServerHttp2Session): SessionState | undefined {
-    return (session as StatefulSession)[kState];
+  // --- ConnectionEvents ---
+
+  stream(stream: H2Stream, headers: RequestHeaders, fields: readonly string[]): void {
+    this.#onStream(stream, headers, fields, this);
+  }
+
+  ping(): void {
+    if (this.#options.maxPingStrikes > 0) this.clientPinged();
+  }
+
+  goaway(): void {
+    this.#onPeerGone?.();
+  }
+
+  closed(): void {
+    this.#onPeerGone?.();
+    this.sessionClosed();
   }
 
   get peer(): string {
@@ -111,9 +129,8 @@ export class SessionState implements CallSession {
     const session = this.#session;
     if (session.destroyed) return;
     options.logger.warn('closing a connection that pings too often', { peer: this.peer, strikes: this.#pingStrikes });
-    session.goaway(http2Constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from('too_many_pings'));
     this.#cancelCalls('the connection was closed: too many pings');
-    session.destroy(new Error('too many pings'), http2Constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    session.destroy(H2_ERROR.ENHANCE_YOUR_CALM, 'too_many_pings');
   }
 
   /** Keepalive: ping, and close the connection when no ack comes within keepaliveTimeoutMs. */
@@ -129,21 +146,21 @@ export class SessionState implements CallSession {
         this.#keepaliveTimer = setTimeout(onKeepalive, this.#options.keepaliveTimeMs, this).unref();
       }
     });
-    // Too many pings outstanding (node:http2's maxOutstandingPings): the ack timer decides.
+    // Too many pings outstanding: the ack timer decides.
     if (!sent) this.#options.logger.warn('keepalive ping not sent', { peer: this.peer });
   }
 
   /**
    * Graceful close (gRFC A9, RFC 9113 §6.8): a first GOAWAY naming the largest stream id,
    * so streams the client already sent are still served; after a PING round trip (or
-   * GOAWAY_PING_TIMEOUT_MS) a second GOAWAY names the last stream accepted, and node:http2
-   * closes the connection once its calls are done. A connection without calls gets the
-   * second GOAWAY at once, and so does one whose last call ends before the ack: nghttp2
-   * stops reading a connection that has sent GOAWAY and has no stream open
-   * (`nghttp2_session_want_read`, and so does a node:http2 client that received it), so
-   * that PING's ack would never be read and the close would only wait out the timeout; a
-   * call the client sends meanwhile is above the second GOAWAY's last stream id, which
-   * tells the client it was not processed (a gRPC client retries it).
+   * GOAWAY_PING_TIMEOUT_MS) a second GOAWAY names the last stream accepted, and the
+   * connection closes once its calls are done. A connection without calls gets the
+   * second GOAWAY at once, and so does one whose last call ends before the ack: a client
+   * that received GOAWAY and has no stream open may stop reading (nghttp2-based ones do,
+   * `nghttp2_session_want_read`), so that PING's ack may never come and the close would
+   * only wait out the timeout; a call the client sends meanwhile is above the second
+   * GOAWAY's last stream id, which tells the client it was not processed (a gRPC client
+   * retries it).
    * Calls still running `graceMs` after the second GOAWAY are cancelled. Resolves once
    * the second GOAWAY is sent.
    */
@@ -155,12 +172,13 @@ export class SessionState implements CallSession {
         resolve();
         return;
       }
-      session.goaway(http2Constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID, Buffer.from(debugData));
+      session.goaway(H2_ERROR.NO_ERROR, MAX_STREAM_ID, debugData);
       let secondSent = false;
       const second = (): void => {
         if (secondSent) return;
         secondSent = true;
         this.#onLastCallClosed = undefined;
+        this.#onPeerGone = undefined;
         clearTimeout(pingTimer);
         resolve();
         if (session.destroyed) return;
@@ -172,8 +190,7 @@ export class SessionState implements CallSession {
       const pingTimer = setTimeout(second, GOAWAY_PING_TIMEOUT_MS).unref();
       // A client that is itself going away (its GOAWAY, or the connection closing) will not
       // answer the PING: no reason to wait for it.
-      session.once('close', second);
-      session.once('goaway', second);
+      this.#onPeerGone = second;
       this.#onLastCallClosed = second;
       if (this.calls.size === 0 || !session.ping(second)) second();
     });
@@ -185,13 +202,10 @@ export class SessionState implements CallSession {
     const session = this.#session;
     if (session.destroyed) return;
     this.#cancelCalls(reason);
-    // close() lets the RST_STREAM frames just queued reach the client, so it sees each call
-    // CANCELLED; destroy() at once would drop them with the socket ("connection dropped").
-    // A peer that reads nothing (a dead one: unacked keepalive) is destroyed shortly after.
-    session.close();
-    setTimeout(() => {
-      if (!session.destroyed) session.destroy();
-    }, FORCE_CLOSE_FLUSH_MS).unref();
+    // The RST_STREAM frames just queued reach the client before the socket ends, so it
+    // sees each call CANCELLED; a peer that reads nothing (a dead one: unacked keepalive)
+    // has its socket destroyed shortly after.
+    session.destroy();
   }
 
   #cancelCalls(reason: string): void {
@@ -203,7 +217,6 @@ export class SessionState implements CallSession {
     clearTimeout(this.#ackTimer);
     clearTimeout(this.#ageTimer);
     clearTimeout(this.#graceTimer);
-    this.#session.off('ping', onClientPing);
     this.#onClosed(this);
   }
 }

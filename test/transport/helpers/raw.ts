@@ -4,6 +4,7 @@
  * (Trailers-Only, RST_STREAM codes, the compressed flag of a response).
  */
 import { type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders, connect, constants } from 'node:http2';
+import { type Socket, connect as connectTcp } from 'node:net';
 
 export interface RawResponse {
   /** The first HEADERS block (in Trailers-Only, the only one). */
@@ -131,3 +132,117 @@ export function h2Frame(type: number, flags: number, streamId: number, payload: 
 
 /** What a client writes first on a bare TCP connection: the connection preface and an empty SETTINGS frame. */
 export const CLIENT_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(4, 0, 0)]);
+
+/** An HPACK literal without indexing, new name, no Huffman (RFC 7541 §6.2.2); names and values under 127 bytes. */
+export function hpackLiteral(name: string, value: string): Buffer {
+  return Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+}
+
+/** A gRPC request's header block (POST, http, `path`, :authority, content-type, te), then `extra` literals. */
+export function requestBlock(path: string, extra: readonly (readonly [string, string])[] = []): Buffer {
+  return Buffer.concat([
+    // :method POST and :scheme http are static entries 3 and 6; :path is a literal of static name 4.
+    Buffer.from([0x83, 0x86, 0x04, path.length]),
+    Buffer.from(path),
+    hpackLiteral(':authority', 'localhost'),
+    hpackLiteral('content-type', 'application/grpc'),
+    hpackLiteral('te', 'trailers'),
+    ...extra.map(([name, value]) => hpackLiteral(name, value)),
+  ]);
+}
+
+/** A frame the server sent. */
+export interface ServerFrame {
+  readonly type: number;
+  readonly flags: number;
+  readonly streamId: number;
+  readonly payload: Buffer;
+}
+
+/** HTTP/2 frame types and flags the raw tests use (RFC 9113 §6). */
+export const FRAME_TYPE = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
+export const FRAME_FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
+
+/**
+ * A bare TCP connection that speaks HTTP/2 frame by frame: the preface and `settings`
+ * (SETTINGS payload) go out at once, the server's SETTINGS are acknowledged, and every
+ * frame the server sends is kept, to wait for.
+ */
+export class FrameConnection {
+  readonly frames: ServerFrame[] = [];
+  readonly closed: Promise<void>;
+  readonly #socket: Socket;
+  #pending = Buffer.alloc(0);
+  readonly #waiters = new Set<() => void>();
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => this.#read(chunk));
+    socket.on('close', () => this.#wake());
+  }
+
+  static open(port: number, settings: Buffer = Buffer.alloc(0)): Promise<FrameConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = connectTcp(port, '127.0.0.1', () => {
+        socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(FRAME_TYPE.SETTINGS, 0, 0, settings)]));
+        resolve(new FrameConnection(socket));
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  send(...frames: Buffer[]): void {
+    this.#socket.write(Buffer.concat(frames));
+  }
+
+  /** The first frame received (or yet to come) that `matches`; rejects after `timeoutMs` or when the connection closes first. */
+  async waitFor(matches: (frame: ServerFrame) => boolean, timeoutMs = 2000): Promise<ServerFrame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.frames.find(matches);
+      if (found !== undefined) return found;
+      if (this.#socket.destroyed) throw new Error('the connection closed first');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no such frame within ${timeoutMs} ms; got types ${this.frames.map((f) => f.type).join(',')}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(wake, left);
+        const waiters = this.#waiters;
+        function wake(): void {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve();
+        }
+        waiters.add(wake);
+      });
+    }
+  }
+
+  /** The frames of one stream, in order. */
+  onStream(streamId: number): ServerFrame[] {
+    return this.frames.filter((frame) => frame.streamId === streamId);
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+
+  #read(chunk: Buffer): void {
+    let buffer = Buffer.concat([this.#pending, chunk]);
+    while (buffer.length >= 9) {
+      const length = buffer.readUIntBE(0, 3);
+      if (buffer.length < 9 + length) break;
+      const frame = { type: buffer[3] as number, flags: buffer[4] as number, streamId: buffer.readUInt32BE(5) & 0x7fffffff, payload: buffer.subarray(9, 9 + length) };
+      this.frames.push(frame);
+      if (frame.type === FRAME_TYPE.SETTINGS && (frame.flags & FRAME_FLAG.ACK) === 0) this.send(h2Frame(FRAME_TYPE.SETTINGS, FRAME_FLAG.ACK, 0));
+      buffer = buffer.subarray(9 + length);
+    }
+    this.#pending = Buffer.from(buffer);
+    this.#wake();
+  }
+
+  #wake(): void {
+    for (const wake of [...this.#waiters]) wake();
+  }
+}

@@ -1,17 +1,19 @@
 /**
- * The framing probe's HPACK decoder against RFC 7541's own examples (Appendix C), and
- * the malformed blocks a decoder must refuse. The probe itself is run end to end, with
- * ghz, by the smoke test.
+ * The transport's HPACK against RFC 7541's own examples (Appendix C), the malformed
+ * blocks a decoder must refuse, and the encoder read back by the decoder. The whole
+ * HTTP/2 layer is tested over real connections (protocol, h2spec and interop tests).
  */
 import { describe, expect, it } from 'vitest';
-import { HpackDecoder, HpackError } from '../../bench/peers/h2-frames/hpack.js';
-import { huffmanDecode } from '../../bench/peers/h2-frames/huffman.js';
+import { HpackDecoder, HpackError, encodeHeaderBlock } from '../../src/transport/http2/wire/hpack.js';
+import { huffmanDecode } from '../../src/transport/http2/wire/huffman.js';
 
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 
 function decode(decoder: HpackDecoder, block: Buffer, maxListSize = 1 << 16): Record<string, string> {
+  const fields: string[] = [];
+  decoder.decode(block, 0, block.length, fields, maxListSize);
   const headers: Record<string, string> = {};
-  decoder.decode(block, 0, block.length, headers, maxListSize);
+  for (let i = 0; i < fields.length; i += 2) headers[fields[i] as string] = fields[i + 1] as string;
   return headers;
 }
 
@@ -97,10 +99,43 @@ describe('HPACK decoding (RFC 7541, Appendix C)', () => {
     }
   });
 
-  it('stops at the header list size bound', () => {
-    // A literal "custom-key: custom-value" is 10 + 12 + 32 = 54 octets of list size.
+  it('reports the header list size, keeps no field past the bound, and still indexes it', () => {
+    // A literal "custom-key: custom-value" with indexing is 10 + 12 + 32 = 54 octets of list size.
     const block = hex('400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65');
-    expect(decode(new HpackDecoder(), block, 54)).toEqual({ 'custom-key': 'custom-value' });
-    expect(() => decode(new HpackDecoder(), block, 53)).toThrow(/header list larger than 53/);
+    const fields: string[] = [];
+    expect(new HpackDecoder().decode(block, 0, block.length, fields, 54)).toBe(54);
+    expect(fields).toEqual(['custom-key', 'custom-value']);
+    const decoder = new HpackDecoder();
+    const dropped: string[] = [];
+    expect(decoder.decode(block, 0, block.length, dropped, 53)).toBe(54);
+    expect(dropped).toEqual([]);
+    // The dynamic table took the field all the same, so the next block's index 62 resolves.
+    expect(decode(decoder, hex('be'))).toEqual({ 'custom-key': 'custom-value' });
+  });
+});
+
+describe('HPACK encoding', () => {
+  it('encodes what the decoder reads back: pseudo-headers first, repeated names, static indices', () => {
+    const block = encodeHeaderBlock({ 'content-type': 'application/grpc', ':status': 200, 'x-many': ['a', 'b'], 'grpc-status': 0 });
+    const fields: string[] = [];
+    new HpackDecoder().decode(block, 0, block.length, fields, 1 << 16);
+    expect(fields).toEqual([':status', '200', 'content-type', 'application/grpc', 'x-many', 'a', 'x-many', 'b', 'grpc-status', '0']);
+    // ":status: 200" is static index 8, one octet.
+    expect(block[0]).toBe(0x88);
+  });
+
+  it('encodes a long value with a multi-octet length, and refuses names and values HTTP/2 forbids', () => {
+    const long = 'v'.repeat(300);
+    const block = encodeHeaderBlock({ 'x-long': long });
+    const fields: string[] = [];
+    new HpackDecoder().decode(block, 0, block.length, fields, 1 << 16);
+    expect(fields).toEqual(['x-long', long]);
+    expect(() => encodeHeaderBlock({ 'X-Upper': 'a' })).toThrow(/header name/);
+    expect(() => encodeHeaderBlock({ 'x-crlf': 'a\r\nb' })).toThrow(/value for HTTP\/2 header x-crlf/);
+  });
+
+  it('encodes a frozen header set once', () => {
+    const headers = Object.freeze({ ':status': 200 });
+    expect(encodeHeaderBlock(headers)).toBe(encodeHeaderBlock(headers));
   });
 });

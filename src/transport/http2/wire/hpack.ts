@@ -1,7 +1,7 @@
 /**
- * HPACK header block decoding (RFC 7541): the static and dynamic tables, integers,
- * strings and the four field representations. Only decoding: the probe's responses are
- * constant blocks of literals (see frames.ts).
+ * HPACK (RFC 7541). Decoding: the static and dynamic tables, integers, strings (Huffman
+ * too) and the four field representations. Encoding: literals without indexing, so the
+ * encoder keeps no state and a constant header set encodes once (`encodeHeaderBlock`).
  */
 import { huffmanDecode } from './huffman.js';
 
@@ -54,11 +54,13 @@ export class HpackDecoder {
   }
 
   /**
-   * Decodes `block[start, end)` into `headers` (a repeated name keeps its values joined
-   * with ", ", as node:http2 does). Stops with HpackError once the decoded list exceeds
-   * `maxListSize` octets (RFC 9113 §6.5.2's accounting).
+   * Decodes `block[start, end)`, appending each field to `fields` as name, value (repeated
+   * names stay apart). The whole block is always decoded, so the dynamic table stays in
+   * step with the peer's; fields stop being appended once the list exceeds `maxListSize`
+   * octets (RFC 9113 §6.5.2's accounting). Returns the list's size: above `maxListSize`,
+   * the caller refuses the stream, not the connection.
    */
-  decode(block: Uint8Array, start: number, end: number, headers: Record<string, string>, maxListSize: number): void {
+  decode(block: Uint8Array, start: number, end: number, fields: string[], maxListSize: number): number {
     this.#block = block;
     this.#pos = start;
     this.#end = end;
@@ -91,10 +93,9 @@ export class HpackDecoder {
       }
       fieldSeen = true;
       listSize += name.length + value.length + 32;
-      if (listSize > maxListSize) throw new HpackError(`header list larger than ${maxListSize} octets`);
-      const earlier = headers[name];
-      headers[name] = earlier === undefined ? value : `${earlier}, ${value}`;
+      if (listSize <= maxListSize) fields.push(name, value);
     }
+    return listSize;
   }
 
   /** §5.1: an N-bit prefix integer; anything past 2^28 is refused rather than risk precision. */
@@ -147,4 +148,88 @@ export class HpackDecoder {
       this.#size -= (this.#dynamic.pop() as DynamicEntry).size;
     }
   }
+}
+
+/** The first static index of each name, for literals with an indexed name. */
+const STATIC_NAME_INDEX = new Map<string, number>();
+/** Static entries whose value matters, name + '\0' + value -> index, for indexed fields. */
+const STATIC_FIELD_INDEX = new Map<string, number>();
+STATIC_TABLE.forEach(([name, value], i) => {
+  if (!STATIC_NAME_INDEX.has(name)) STATIC_NAME_INDEX.set(name, i + 1);
+  if (value !== '') STATIC_FIELD_INDEX.set(`${name}\0${value}`, i + 1);
+});
+
+/** An outgoing header field value: a string, a number, or several values of one name. */
+export type OutgoingFieldValue = string | number | readonly string[];
+
+/** RFC 9113 §8.2.1: a field name of lowercase token characters (a leading ':' for pseudo-headers). */
+const FIELD_NAME = /^:?[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+/** §8.2.1: no NUL, CR or LF in a value. */
+const FIELD_VALUE = /^[^\0\r\n]*$/;
+
+/** §5.1: `value` as an integer with an N-bit prefix, the prefix's other bits set from `first`. */
+function pushInteger(out: number[], first: number, prefixBits: number, value: number): void {
+  const max = (1 << prefixBits) - 1;
+  if (value < max) {
+    out.push(first | value);
+    return;
+  }
+  out.push(first | max);
+  for (value -= max; value >= 128; value = Math.floor(value / 128)) out.push((value % 128) | 0x80);
+  out.push(value);
+}
+
+function pushString(out: number[], text: string): void {
+  const bytes = Buffer.from(text, 'latin1');
+  pushInteger(out, 0, 7, bytes.length);
+  for (const byte of bytes) out.push(byte);
+}
+
+function pushField(out: number[], name: string, value: string): void {
+  if (!FIELD_NAME.test(name)) throw new TypeError(`invalid HTTP/2 header name ${JSON.stringify(name)}`);
+  if (!FIELD_VALUE.test(value)) throw new TypeError(`invalid value for HTTP/2 header ${name}`);
+  const indexed = STATIC_FIELD_INDEX.get(`${name}\0${value}`);
+  if (indexed !== undefined) {
+    pushInteger(out, 0x80, 7, indexed);
+    return;
+  }
+  // §6.2.2: a literal without indexing, the name indexed when the static table has it.
+  const nameIndex = STATIC_NAME_INDEX.get(name) ?? 0;
+  pushInteger(out, 0x00, 4, nameIndex);
+  if (nameIndex === 0) pushString(out, name);
+  pushString(out, value);
+}
+
+/** Blocks of header sets that never change (frozen objects), encoded once. */
+const FROZEN_BLOCKS = new WeakMap<object, Buffer>();
+
+/**
+ * Encodes a header set as one HPACK block, pseudo-headers first. Values are sent as
+ * latin1 octets (callers pass ASCII: gRPC percent-encodes and base64s its values). Throws
+ * TypeError for a name or value HTTP/2 does not allow. A frozen object is encoded once.
+ *
+ * @example
+ * ```ts
+ * const block = encodeHeaderBlock({ ':status': 200, 'content-type': 'application/grpc' });
+ * ```
+ */
+export function encodeHeaderBlock(headers: Readonly<Record<string, OutgoingFieldValue>>): Buffer {
+  const frozen = Object.isFrozen(headers);
+  if (frozen) {
+    const cached = FROZEN_BLOCKS.get(headers);
+    if (cached !== undefined) return cached;
+  }
+  const out: number[] = [];
+  const names = Object.keys(headers);
+  for (const pseudo of [true, false]) {
+    for (const name of names) {
+      if ((name.charCodeAt(0) === 58) !== pseudo) continue;
+      const value = headers[name] as OutgoingFieldValue;
+      if (typeof value === 'object') for (const one of value) pushField(out, name, one);
+      else pushField(out, name, String(value));
+    }
+  }
+  const block = Buffer.from(out);
+  if (frozen) FROZEN_BLOCKS.set(headers, block);
+  return block;
 }

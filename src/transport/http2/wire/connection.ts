@@ -1,0 +1,818 @@
+/**
+ * The server side of one HTTP/2 connection (RFC 9113) on a node:net or node:tls socket:
+ * frames in and out, HPACK, stream states, flow control both ways, SETTINGS, PING, GOAWAY,
+ * and the guards a server on the open internet needs (header-list and header-block
+ * limits, a memory ceiling, the Rapid Reset and control-frame flood guards).
+ *
+ * Why not node:http2: it costs most of a small gRPC call (nghttp2, a Duplex per stream,
+ * header objects converted twice); bench/PERFORMANCE.md measures it.
+ */
+import type { Socket } from 'node:net';
+import {
+  CLIENT_PREFACE,
+  DEFAULT_WINDOW_SIZE,
+  FLAG,
+  FRAME,
+  FRAME_HEADER_BYTES,
+  H2_ERROR,
+  MAX_MAX_FRAME_SIZE,
+  MAX_WINDOW_SIZE,
+  MIN_MAX_FRAME_SIZE,
+  SETTING,
+  SETTINGS_ACK,
+  frame,
+  frameHeader,
+  goawayFrame,
+  rstStreamFrame,
+  settingsFrame,
+  windowUpdateFrame,
+} from './frames.js';
+import { HpackDecoder, HpackError, encodeHeaderBlock } from './hpack.js';
+import { validateRequestFields } from './request-fields.js';
+import { H2Stream, type RequestHeaders, type ResponseFields } from './stream.js';
+
+/** What a connection enforces and advertises; resolved once per server. */
+export interface ConnectionLimits {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS: more open streams are refused (REFUSED_STREAM). */
+  readonly maxConcurrentStreams: number;
+  /** SETTINGS_MAX_HEADER_LIST_SIZE: a larger request is reset (ENHANCE_YOUR_CALM). */
+  readonly maxHeaderListBytes: number;
+  /** Request bytes held across the connection's streams before the stream that crosses it is reset. */
+  readonly maxHeldBytes: number;
+  /** RST_STREAM frames a client may send in a burst, and per second after it (Rapid Reset guard). */
+  readonly resetBurst: number;
+  readonly resetRate: number;
+}
+
+/** What a connection tells its owner. */
+export interface ConnectionEvents {
+  /** A new request stream with its validated headers; `fields` is the raw list (name, value, ...). */
+  stream(stream: H2Stream, headers: RequestHeaders, fields: readonly string[]): void;
+  /** The client sent a PING (not an ack). */
+  ping(): void;
+  /** The client sent GOAWAY. */
+  goaway(): void;
+  /** The socket closed; every stream is closed. */
+  closed(): void;
+}
+
+/** The window each request stream starts with: a request up to this size needs no WINDOW_UPDATE. */
+export const STREAM_WINDOW = 1 << 20;
+/** The connection's receive window, topped up once half is used. */
+export const CONNECTION_WINDOW = 16 << 20;
+/** Unsent response bytes a stream holds before `write` asks the writer to wait. */
+export const STREAM_HIGH_WATER_MARK = 64 << 10;
+/** Pings of ours awaiting an ack, at most. */
+const MAX_OUTSTANDING_PINGS = 10;
+/** Control frames answered while the socket is backed up before the peer is told to calm down (PING/SETTINGS floods). */
+const MAX_CONTROL_WHILE_CONGESTED = 10_000;
+/** Closed stream ids remembered, to tell a frame on a closed stream from one on a stream never opened. */
+const RECENTLY_CLOSED = 128;
+/** How long a connection that is ending may flush before its socket is destroyed. */
+const END_FLUSH_MS = 1_000;
+/** Output below this size is copied into one buffer per write; larger goes out as a writev. */
+const COALESCE_BYTES = 64 << 10;
+
+type StreamFrameHandler = (this: H2Connection, buffer: Buffer, flags: number, streamId: number, start: number, end: number) => void;
+
+interface HeaderBlock {
+  readonly streamId: number;
+  readonly flags: number;
+  readonly fragments: Buffer[];
+  size: number;
+  readonly selfDependent: boolean;
+}
+
+interface PendingPing {
+  readonly payload: Buffer;
+  readonly callback: (err: Error | null) => void;
+}
+
+/** A protocol violation: the connection ends with GOAWAY `code`. */
+class ConnectionError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class H2Connection {
+  readonly socket: Socket;
+  readonly #limits: ConnectionLimits;
+  readonly #events: ConnectionEvents;
+  readonly #hpack = new HpackDecoder();
+  readonly #streams = new Map<number, H2Stream>();
+  readonly #recentlyClosed = new Set<number>();
+  /** Streams with DATA waiting for the connection's send window, in order. */
+  readonly #blocked = new Set<H2Stream>();
+  readonly #pings: PendingPing[] = [];
+  #pingCounter = 0;
+  #pending: Buffer | undefined = undefined;
+  #prefaceSeen = false;
+  #settingsSeen = false;
+  #headerBlock: HeaderBlock | undefined = undefined;
+  /** The largest stream id the client opened, and the largest given to the owner. */
+  #lastStreamId = 0;
+  #lastProcessedId = 0;
+  /** The last stream id of the GOAWAY sent, once one is: streams above it are ignored. */
+  #goawayLastId = Number.POSITIVE_INFINITY;
+  #receiveWindow = CONNECTION_WINDOW;
+  #unacknowledged = 0;
+  #sendWindow = DEFAULT_WINDOW_SIZE;
+  #peerInitialWindow = DEFAULT_WINDOW_SIZE;
+  #peerMaxFrameSize = MIN_MAX_FRAME_SIZE;
+  #held = 0;
+  #resetTokens: number;
+  #resetCheckedAt = 0;
+  readonly #out: Buffer[] = [];
+  #outBytes = 0;
+  #reading = false;
+  #flushScheduled = false;
+  #congested = false;
+  #controlWhileCongested = 0;
+  /** close(): no new streams; the socket ends once the last stream closes. */
+  #closing = false;
+  /** Ending or gone: nothing more is read or sent. */
+  #ended = false;
+  #destroyed = false;
+
+  constructor(socket: Socket, limits: ConnectionLimits, events: ConnectionEvents) {
+    this.socket = socket;
+    this.#limits = limits;
+    this.#events = events;
+    this.#resetTokens = limits.resetBurst;
+    socket.setNoDelay(true);
+    this.#queue(
+      settingsFrame([
+        [SETTING.ENABLE_PUSH, 0],
+        [SETTING.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
+        [SETTING.INITIAL_WINDOW_SIZE, STREAM_WINDOW],
+        [SETTING.MAX_HEADER_LIST_SIZE, limits.maxHeaderListBytes],
+      ]),
+    );
+    this.#queue(windowUpdateFrame(0, CONNECTION_WINDOW - DEFAULT_WINDOW_SIZE));
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    socket.on('drain', () => this.#onDrain());
+    socket.on('end', () => this.#onPeerEnd());
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.#onSocketClose());
+  }
+
+  /** close() was called, or the connection is ending or gone. */
+  get closed(): boolean {
+    return this.#closing || this.#ended;
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  /** Streams open now. */
+  get openStreams(): number {
+    return this.#streams.size;
+  }
+
+  // --- for the owner ---
+
+  /** Sends a PING; `callback` runs on its ack (null) or when the connection ends (an Error). False when too many are outstanding. */
+  ping(callback: (err: Error | null) => void): boolean {
+    if (this.#ended || this.#pings.length >= MAX_OUTSTANDING_PINGS) return false;
+    const payload = Buffer.alloc(8);
+    payload.writeUInt32BE(++this.#pingCounter, 4);
+    this.#pings.push({ payload, callback });
+    this.#queue(frame(FRAME.PING, 0, 0, payload));
+    return true;
+  }
+
+  /** Sends GOAWAY: streams above `lastStreamId` the client opens from now on are ignored. */
+  goaway(code: number, lastStreamId: number, debugData: string): void {
+    if (this.#ended) return;
+    this.#goawayLastId = Math.min(this.#goawayLastId, lastStreamId);
+    this.#queue(goawayFrame(lastStreamId, code, Buffer.from(debugData)));
+  }
+
+  /**
+   * Graceful close: GOAWAY naming the last stream accepted (unless one as low went
+   * already), no new streams, and the connection ends once the open ones have closed.
+   */
+  close(): void {
+    if (this.#closing || this.#ended) return;
+    this.#closing = true;
+    if (this.#goawayLastId > this.#lastProcessedId) this.goaway(H2_ERROR.NO_ERROR, this.#lastProcessedId, '');
+    if (this.#streams.size === 0) this.#end();
+  }
+
+  /** Closes every stream and the connection now, after a GOAWAY `code` when one is given. */
+  destroy(code?: number, debugData = ''): void {
+    // Already ending: its socket is destroyed soon if the peer does not close it first.
+    if (this.#ended) return;
+    if (code !== undefined) this.goaway(code, this.#lastProcessedId, debugData);
+    this.#end();
+  }
+
+  // --- for streams ---
+
+  /** @internal */
+  sendHeaders(stream: H2Stream, headers: ResponseFields, endStream: boolean): void {
+    if (stream.closed || stream.outputEnded) return;
+    const block = encodeHeaderBlock(headers);
+    if (!endStream && (stream.sendWindow <= 0 || this.#sendWindow <= 0 || stream.queue.length > 0)) {
+      // No DATA could follow now: the headers wait and go out with the first of it. A
+      // client that cancels meanwhile gets nothing, and none gets HEADERS with no DATA
+      // behind them (nghttp2 clients have failed whole connections on DATA that came
+      // long after HEADERS on a stream they had just cancelled).
+      stream.heldHeaders = block;
+      if (this.#sendWindow <= 0) this.#blocked.add(stream);
+      return;
+    }
+    this.#queueHeaderBlock(stream.id, block, endStream);
+    if (endStream) this.#outputEnded(stream);
+  }
+
+  /** @internal */
+  sendData(stream: H2Stream, first: Buffer, second: Buffer | undefined): boolean {
+    if (stream.closed || stream.outputEnded) return false;
+    const length = first.length + (second === undefined ? 0 : second.length);
+    if (stream.queue.length === 0 && length <= stream.sendWindow && length <= this.#sendWindow && length <= this.#peerMaxFrameSize) {
+      this.#releaseHeaders(stream);
+      stream.sendWindow -= length;
+      this.#sendWindow -= length;
+      this.#queue(frameHeader(length, FRAME.DATA, 0, stream.id));
+      this.#queue(first);
+      if (second !== undefined) this.#queue(second);
+    } else {
+      stream.queue.push(first);
+      if (second !== undefined) stream.queue.push(second);
+      stream.queuedBytes += length;
+      this.#sendQueued(stream);
+    }
+    if (stream.queuedBytes < STREAM_HIGH_WATER_MARK && !this.#congested) return true;
+    stream.needDrain = true;
+    return false;
+  }
+
+  /** @internal */
+  sendTrailers(stream: H2Stream, trailers: ResponseFields): void {
+    if (stream.closed || stream.outputEnded || stream.pendingTrailers !== undefined) return;
+    const block = encodeHeaderBlock(trailers);
+    if (stream.queue.length > 0) {
+      stream.pendingTrailers = block;
+      return;
+    }
+    this.#releaseHeaders(stream);
+    this.#queueHeaderBlock(stream.id, block, true);
+    this.#outputEnded(stream);
+  }
+
+  /** @internal */
+  resetStream(stream: H2Stream, code: number): void {
+    if (stream.closed) return;
+    this.#queue(rstStreamFrame(stream.id, code));
+    this.#closeStream(stream);
+  }
+
+  /** @internal The stream was resumed: the window it held back goes to the client. */
+  returnWindow(stream: H2Stream): void {
+    this.#acknowledge(stream);
+    this.#scheduleFlush();
+  }
+
+  /** @internal */
+  releaseHeld(stream: H2Stream): void {
+    this.#held -= stream.held;
+    stream.held = 0;
+  }
+
+  // --- output ---
+
+  #queue(buffer: Buffer): void {
+    this.#out.push(buffer);
+    this.#outBytes += buffer.length;
+    if (!this.#reading) this.#scheduleFlush();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled || this.#reading) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flush());
+  }
+
+  /** Everything queued goes out in one write: one per read while calls answer as they arrive. */
+  #flush(): void {
+    this.#flushScheduled = false;
+    const out = this.#out;
+    if (out.length === 0) return;
+    const socket = this.socket;
+    if (socket.destroyed || !socket.writable) {
+      out.length = 0;
+      this.#outBytes = 0;
+      return;
+    }
+    let ok: boolean;
+    if (out.length === 1) ok = socket.write(out[0] as Buffer);
+    else if (this.#outBytes <= COALESCE_BYTES) ok = socket.write(Buffer.concat(out, this.#outBytes));
+    else {
+      socket.cork();
+      for (const buffer of out) socket.write(buffer);
+      socket.uncork();
+      ok = socket.writableLength === 0 || !socket.writableNeedDrain;
+    }
+    out.length = 0;
+    this.#outBytes = 0;
+    if (!ok) this.#congested = true;
+  }
+
+  #onDrain(): void {
+    this.#congested = false;
+    this.#controlWhileCongested = 0;
+    for (const stream of this.#streams.values()) this.#maybeDrained(stream);
+  }
+
+  #maybeDrained(stream: H2Stream): void {
+    if (!stream.needDrain || stream.queuedBytes >= STREAM_HIGH_WATER_MARK || this.#congested) return;
+    stream.needDrain = false;
+    stream.listener?.drained();
+  }
+
+  /** A header block as HEADERS (+ CONTINUATION) frames no larger than the peer's SETTINGS_MAX_FRAME_SIZE. */
+  #queueHeaderBlock(streamId: number, block: Buffer, endStream: boolean): void {
+    const endFlag = endStream ? FLAG.END_STREAM : 0;
+    const max = this.#peerMaxFrameSize;
+    if (block.length <= max) {
+      this.#queue(frameHeader(block.length, FRAME.HEADERS, FLAG.END_HEADERS | endFlag, streamId));
+      this.#queue(block);
+      return;
+    }
+    for (let offset = 0; offset < block.length; offset += max) {
+      const fragment = block.subarray(offset, offset + max);
+      const last = offset + max >= block.length;
+      const type = offset === 0 ? FRAME.HEADERS : FRAME.CONTINUATION;
+      this.#queue(frameHeader(fragment.length, type, (last ? FLAG.END_HEADERS : 0) | (offset === 0 ? endFlag : 0), streamId));
+      this.#queue(fragment);
+    }
+  }
+
+  /** Sends headers held back for lack of window, ahead of the DATA or trailers now going out. */
+  #releaseHeaders(stream: H2Stream): void {
+    const held = stream.heldHeaders;
+    if (held === undefined) return;
+    stream.heldHeaders = undefined;
+    this.#queueHeaderBlock(stream.id, held, false);
+  }
+
+  /** Sends a stream's queued DATA as far as both windows allow, then its trailers once the queue is empty. */
+  #sendQueued(stream: H2Stream): void {
+    const queue = stream.queue;
+    while (queue.length > 0) {
+      const room = Math.min(stream.sendWindow, this.#sendWindow, this.#peerMaxFrameSize);
+      if (room <= 0) {
+        if (this.#sendWindow <= 0) this.#blocked.add(stream);
+        return;
+      }
+      this.#releaseHeaders(stream);
+      const head = queue[0] as Buffer;
+      const chunk = head.length <= room ? head : head.subarray(0, room);
+      if (chunk === head) queue.shift();
+      else queue[0] = head.subarray(room);
+      stream.sendWindow -= chunk.length;
+      this.#sendWindow -= chunk.length;
+      stream.queuedBytes -= chunk.length;
+      this.#queue(frameHeader(chunk.length, FRAME.DATA, 0, stream.id));
+      this.#queue(chunk);
+    }
+    this.#blocked.delete(stream);
+    if (stream.sendWindow > 0 && this.#sendWindow > 0) this.#releaseHeaders(stream);
+    const trailers = stream.pendingTrailers;
+    if (trailers !== undefined) {
+      stream.pendingTrailers = undefined;
+      this.#releaseHeaders(stream);
+      this.#queueHeaderBlock(stream.id, trailers, true);
+      this.#outputEnded(stream);
+      return;
+    }
+    this.#maybeDrained(stream);
+  }
+
+  #outputEnded(stream: H2Stream): void {
+    stream.outputEnded = true;
+    if (stream.inputEnded) this.#closeStream(stream);
+  }
+
+  // --- stream lifecycle ---
+
+  #closeStream(stream: H2Stream): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    this.#streams.delete(stream.id);
+    this.#blocked.delete(stream);
+    this.#held -= stream.held;
+    stream.held = 0;
+    stream.queue.length = 0;
+    stream.queuedBytes = 0;
+    const recent = this.#recentlyClosed;
+    recent.add(stream.id);
+    if (recent.size > RECENTLY_CLOSED) recent.delete(recent.values().next().value as number);
+    stream.listener?.streamClosed();
+    if (this.#closing && this.#streams.size === 0) this.#end();
+  }
+
+  /** A stream error (§5.4.2): RST_STREAM `code`, the connection lives on. */
+  #streamError(stream: H2Stream, code: number): void {
+    this.resetStream(stream, code);
+  }
+
+  /** Ends the connection: every stream closed, queued frames flushed, the socket ended (and destroyed if it lingers). */
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#pending = undefined;
+    for (const stream of [...this.#streams.values()]) this.#closeStream(stream);
+    if (!this.#reading) this.#flush();
+    const socket = this.socket;
+    if (!this.#reading) socket.end();
+    else setImmediate(() => socket.end());
+    setTimeout(() => socket.destroy(), END_FLUSH_MS).unref();
+  }
+
+  #connectionError(error: ConnectionError): void {
+    if (this.#ended) return;
+    this.goaway(error.code, this.#lastProcessedId, error.message);
+    this.#end();
+  }
+
+  #onPeerEnd(): void {
+    // The client sends nothing more: calls still waiting for request data cannot finish.
+    for (const stream of [...this.#streams.values()]) if (!stream.inputEnded) this.#closeStream(stream);
+    this.close();
+  }
+
+  #onSocketClose(): void {
+    this.#destroyed = true;
+    this.#ended = true;
+    this.#out.length = 0;
+    for (const stream of [...this.#streams.values()]) this.#closeStream(stream);
+    const pings = this.#pings.splice(0);
+    for (const ping of pings) ping.callback(new Error('the connection closed'));
+    this.#events.closed();
+  }
+
+  // --- input ---
+
+  #onData(chunk: Buffer): void {
+    if (this.#ended) return;
+    let buffer = this.#pending === undefined ? chunk : Buffer.concat([this.#pending, chunk]);
+    this.#pending = undefined;
+    let offset = 0;
+    if (!this.#prefaceSeen) {
+      const compared = Math.min(buffer.length, CLIENT_PREFACE.length);
+      if (buffer.compare(CLIENT_PREFACE, 0, compared, 0, compared) !== 0) {
+        this.#connectionError(new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'invalid connection preface'));
+        return;
+      }
+      if (buffer.length < CLIENT_PREFACE.length) {
+        this.#pending = buffer;
+        return;
+      }
+      this.#prefaceSeen = true;
+      offset = CLIENT_PREFACE.length;
+    }
+    this.#reading = true;
+    try {
+      while (buffer.length - offset >= FRAME_HEADER_BYTES && !this.#ended) {
+        const length = (buffer[offset] as number) * 65536 + (buffer[offset + 1] as number) * 256 + (buffer[offset + 2] as number);
+        if (length > MIN_MAX_FRAME_SIZE) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds SETTINGS_MAX_FRAME_SIZE`);
+        const end = offset + FRAME_HEADER_BYTES + length;
+        if (buffer.length < end) break;
+        const streamId = buffer.readUInt32BE(offset + 5) & 0x7fffffff;
+        this.#onFrame(buffer, buffer[offset + 3] as number, buffer[offset + 4] as number, streamId, offset + FRAME_HEADER_BYTES, end);
+        offset = end;
+      }
+    } catch (err) {
+      if (!(err instanceof ConnectionError) && !(err instanceof HpackError)) throw err;
+      const error = err instanceof ConnectionError ? err : new ConnectionError(H2_ERROR.COMPRESSION_ERROR, err.message);
+      this.#reading = false;
+      this.#connectionError(error);
+      return;
+    } finally {
+      this.#reading = false;
+    }
+    if (offset < buffer.length && !this.#ended) {
+      // Only the unread tail is kept, copied, so the socket's chunk can be collected.
+      buffer = buffer.subarray(offset);
+      this.#pending = Buffer.from(buffer);
+    }
+    if (this.#unacknowledged >= CONNECTION_WINDOW / 2 && !this.#ended) {
+      this.#receiveWindow += this.#unacknowledged;
+      this.#queue(windowUpdateFrame(0, this.#unacknowledged));
+      this.#unacknowledged = 0;
+    }
+    this.#flush();
+  }
+
+  #onFrame(buffer: Buffer, type: number, flags: number, streamId: number, start: number, end: number): void {
+    if (this.#headerBlock !== undefined && type !== FRAME.CONTINUATION) {
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a header block was interrupted by another frame');
+    }
+    if (!this.#settingsSeen) {
+      if (type !== FRAME.SETTINGS || (flags & FLAG.ACK) !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'the first frame must be SETTINGS');
+      this.#settingsSeen = true;
+    }
+    const handler = FRAME_HANDLERS[type];
+    if (handler !== undefined) handler.call(this, buffer, flags, streamId, start, end);
+    // §5.5: frames of unknown types are ignored.
+  }
+
+  /** Removes padding (§6.1, §6.2): the payload's end without it. */
+  static #unpadded(buffer: Buffer, flags: number, start: number, end: number): [number, number] {
+    if ((flags & FLAG.PADDED) === 0) return [start, end];
+    if (end - start < 1) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'padded frame without a pad length');
+    const pad = buffer[start] as number;
+    if (pad >= end - start) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'padding as long as the frame');
+    return [start + 1, end - pad];
+  }
+
+  onDataFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
+    if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'DATA on stream 0');
+    const length = end - start;
+    if (length > this.#receiveWindow) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'DATA beyond the connection window');
+    // The connection's window is always returned: a stream's own window is what holds a client back.
+    this.#receiveWindow -= length;
+    this.#unacknowledged += length;
+    [start, end] = H2Connection.#unpadded(buffer, flags, start, end);
+    const stream = this.#streams.get(streamId);
+    if (stream === undefined) {
+      if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `DATA on idle stream ${streamId}`);
+      if (streamId <= this.#goawayLastId) this.#queue(rstStreamFrame(streamId, H2_ERROR.STREAM_CLOSED));
+      return;
+    }
+    if (stream.inputEnded) return this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
+    if (length > stream.receiveWindow) return this.#streamError(stream, H2_ERROR.FLOW_CONTROL_ERROR);
+    stream.receiveWindow -= length;
+    stream.unacknowledged += length;
+    const size = end - start;
+    stream.dataReceived += size;
+    stream.held += size;
+    this.#held += size;
+    if (this.#held > this.#limits.maxHeldBytes) return this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
+    if (size > 0) stream.listener?.data(buffer.subarray(start, end));
+    if (stream.closed) return;
+    if (flags & FLAG.END_STREAM) {
+      if (stream.contentLength >= 0 && stream.contentLength !== stream.dataReceived) return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
+      this.#inputEnd(stream);
+    } else if (!stream.paused && stream.unacknowledged >= STREAM_WINDOW / 2) {
+      this.#acknowledge(stream);
+    }
+  }
+
+  /** Returns a stream's received bytes to the client's window. */
+  #acknowledge(stream: H2Stream): void {
+    if (stream.unacknowledged === 0 || stream.closed || stream.inputEnded) return;
+    stream.receiveWindow += stream.unacknowledged;
+    this.#queue(windowUpdateFrame(stream.id, stream.unacknowledged));
+    stream.unacknowledged = 0;
+  }
+
+  #inputEnd(stream: H2Stream): void {
+    stream.inputEnded = true;
+    this.releaseHeld(stream);
+    stream.listener?.inputEnd();
+    if (stream.outputEnded) this.#closeStream(stream);
+  }
+
+  onHeadersFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
+    if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'HEADERS on stream 0');
+    [start, end] = H2Connection.#unpadded(buffer, flags, start, end);
+    let selfDependent = false;
+    if (flags & FLAG.PRIORITY) {
+      if (end - start < 5) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'HEADERS too short for its priority');
+      selfDependent = (buffer.readUInt32BE(start) & 0x7fffffff) === streamId;
+      start += 5;
+    }
+    if (flags & FLAG.END_HEADERS) {
+      this.#headerBlockDone(streamId, flags, buffer.subarray(start, end), selfDependent);
+      return;
+    }
+    this.#checkBlockSize(end - start);
+    this.#headerBlock = { streamId, flags, fragments: [Buffer.from(buffer.subarray(start, end))], size: end - start, selfDependent };
+  }
+
+  onContinuationFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
+    const block = this.#headerBlock;
+    if (block === undefined || block.streamId !== streamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'CONTINUATION without a header block');
+    block.size += end - start;
+    this.#checkBlockSize(block.size);
+    block.fragments.push(Buffer.from(buffer.subarray(start, end)));
+    if ((flags & FLAG.END_HEADERS) === 0) return;
+    this.#headerBlock = undefined;
+    this.#headerBlockDone(streamId, block.flags, Buffer.concat(block.fragments, block.size), block.selfDependent);
+  }
+
+  /** The CONTINUATION flood guard: a header block no decoder would accept is refused before it is all buffered. */
+  #checkBlockSize(size: number): void {
+    if (size > 2 * this.#limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
+    }
+  }
+
+  #headerBlockDone(streamId: number, flags: number, block: Buffer, selfDependent: boolean): void {
+    const fields: string[] = [];
+    const maxList = this.#limits.maxHeaderListBytes;
+    // Always decoded, so HPACK's dynamic table stays in step with the client's.
+    const listSize = this.#hpack.decode(block, 0, block.length, fields, maxList);
+    if (streamId % 2 === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `client stream id ${streamId} is even`);
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined) {
+      // Trailers: END_STREAM, and no pseudo-header (§8.1).
+      if (stream.inputEnded) return this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
+      if ((flags & FLAG.END_STREAM) === 0 || listSize > maxList || fields.some((name, i) => i % 2 === 0 && name.charCodeAt(0) === 58)) {
+        return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
+      }
+      return this.#inputEnd(stream);
+    }
+    if (streamId <= this.#lastStreamId) {
+      if (this.#recentlyClosed.has(streamId)) throw new ConnectionError(H2_ERROR.STREAM_CLOSED, `HEADERS on closed stream ${streamId}`);
+      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `stream id ${streamId} is not above the last one, ${this.#lastStreamId}`);
+    }
+    this.#lastStreamId = streamId;
+    // §6.8: after GOAWAY, new streams are ignored; the client retries them elsewhere.
+    if (streamId > this.#goawayLastId || this.#closing) return;
+    if (selfDependent) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
+    if (listSize > maxList) return this.#refuse(streamId, H2_ERROR.ENHANCE_YOUR_CALM);
+    if (this.#streams.size >= this.#limits.maxConcurrentStreams) return this.#refuse(streamId, H2_ERROR.REFUSED_STREAM);
+    const headers = validateRequestFields(fields);
+    if (headers === undefined) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
+    const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW);
+    const contentLength = headers['content-length'];
+    if (contentLength !== undefined) {
+      if (!/^\d{1,15}$/.test(contentLength)) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
+      created.contentLength = Number(contentLength);
+    }
+    this.#streams.set(streamId, created);
+    this.#lastProcessedId = streamId;
+    const endStream = (flags & FLAG.END_STREAM) !== 0;
+    if (endStream) {
+      if (created.contentLength > 0) return this.#streamError(created, H2_ERROR.PROTOCOL_ERROR);
+      created.inputEnded = true;
+    }
+    this.#events.stream(created, headers, fields);
+    if (endStream && !created.closed) created.listener?.inputEnd();
+  }
+
+  /** A stream refused before it opened: RST_STREAM and nothing else (§5.4.2). */
+  #refuse(streamId: number, code: number): void {
+    this.#queue(rstStreamFrame(streamId, code));
+    this.#recentlyClosed.add(streamId);
+  }
+
+  onPriorityFrame(buffer: Buffer, _flags: number, streamId: number, start: number, end: number): void {
+    if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'PRIORITY on stream 0');
+    if (end - start !== 5) {
+      const stream = this.#streams.get(streamId);
+      if (stream !== undefined) this.#streamError(stream, H2_ERROR.FRAME_SIZE_ERROR);
+      else this.#queue(rstStreamFrame(streamId, H2_ERROR.FRAME_SIZE_ERROR));
+      return;
+    }
+    // Priorities are advice this server does not take (RFC 9113 §5.3.2); a stream that depends on itself is an error.
+    if ((buffer.readUInt32BE(start) & 0x7fffffff) !== streamId) return;
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined) this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
+    else this.#queue(rstStreamFrame(streamId, H2_ERROR.PROTOCOL_ERROR));
+  }
+
+  onRstStreamFrame(buffer: Buffer, _flags: number, streamId: number, start: number, end: number): void {
+    if (end - start !== 4) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'RST_STREAM of the wrong length');
+    if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'RST_STREAM on stream 0');
+    if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `RST_STREAM on idle stream ${streamId}`);
+    this.#countReset();
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined) this.#closeStream(stream);
+  }
+
+  /** The Rapid Reset guard (CVE-2023-44487): a token bucket of RST_STREAM frames. */
+  #countReset(): void {
+    const now = performance.now();
+    const limits = this.#limits;
+    this.#resetTokens = Math.min(limits.resetBurst, this.#resetTokens + ((now - this.#resetCheckedAt) / 1000) * limits.resetRate);
+    this.#resetCheckedAt = now;
+    if (--this.#resetTokens < 0) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many RST_STREAM frames');
+  }
+
+  onSettingsFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
+    if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS on a stream');
+    if (flags & FLAG.ACK) {
+      if (end !== start) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload');
+      return;
+    }
+    if ((end - start) % 6 !== 0) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS payload not a multiple of 6');
+    for (let at = start; at < end; at += 6) {
+      const value = buffer.readUInt32BE(at + 2);
+      switch (buffer.readUInt16BE(at)) {
+        case SETTING.ENABLE_PUSH:
+          if (value > 1) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH other than 0 or 1');
+          break;
+        case SETTING.INITIAL_WINDOW_SIZE:
+          this.#setPeerInitialWindow(value);
+          break;
+        case SETTING.MAX_FRAME_SIZE:
+          if (value < MIN_MAX_FRAME_SIZE || value > MAX_MAX_FRAME_SIZE) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+          this.#peerMaxFrameSize = value;
+          break;
+        default:
+        // HEADER_TABLE_SIZE: responses use no dynamic table. MAX_CONCURRENT_STREAMS: this server opens none. Unknown: ignored (§6.5.2).
+      }
+    }
+    this.#control(SETTINGS_ACK);
+  }
+
+  /** §6.9.2: a new SETTINGS_INITIAL_WINDOW_SIZE moves every open stream's window by the difference. */
+  #setPeerInitialWindow(value: number): void {
+    if (value > MAX_WINDOW_SIZE) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31 - 1');
+    const delta = value - this.#peerInitialWindow;
+    this.#peerInitialWindow = value;
+    if (delta === 0) return;
+    for (const stream of this.#streams.values()) {
+      stream.sendWindow += delta;
+      if (stream.sendWindow > MAX_WINDOW_SIZE) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'a stream window above 2^31 - 1');
+    }
+    if (delta > 0) for (const stream of [...this.#streams.values()]) if (stream.queue.length > 0) this.#sendQueued(stream);
+  }
+
+  /** A frame answering the peer's: refused once the peer floods them while reading nothing. */
+  #control(buffer: Buffer): void {
+    if (this.#congested && ++this.#controlWhileCongested > MAX_CONTROL_WHILE_CONGESTED) {
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many control frames while not reading');
+    }
+    this.#queue(buffer);
+  }
+
+  onPushPromiseFrame(): void {
+    throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a client sent PUSH_PROMISE');
+  }
+
+  onPingFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
+    if (end - start !== 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'PING of the wrong length');
+    if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'PING on a stream');
+    const payload = buffer.subarray(start, end);
+    if (flags & FLAG.ACK) {
+      // An ack of no ping of ours is ignored (§6.7 only says not to answer it).
+      const index = this.#pings.findIndex((ping) => ping.payload.equals(payload));
+      if (index >= 0) (this.#pings.splice(index, 1)[0] as PendingPing).callback(null);
+      return;
+    }
+    this.#control(frame(FRAME.PING, FLAG.ACK, 0, payload));
+    this.#events.ping();
+  }
+
+  onGoawayFrame(buffer: Buffer, _flags: number, streamId: number, start: number, end: number): void {
+    if (streamId !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'GOAWAY on a stream');
+    if (end - start < 8) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'GOAWAY too short');
+    const code = buffer.readUInt32BE(start + 4);
+    this.#events.goaway();
+    // As node:http2 does: a client leaving without error lets its calls finish.
+    if (code === H2_ERROR.NO_ERROR) this.close();
+    else this.#end();
+  }
+
+  onWindowUpdateFrame(buffer: Buffer, _flags: number, streamId: number, start: number, end: number): void {
+    if (end - start !== 4) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'WINDOW_UPDATE of the wrong length');
+    const increment = buffer.readUInt32BE(start) & 0x7fffffff;
+    if (streamId === 0) {
+      if (increment === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
+      this.#sendWindow += increment;
+      if (this.#sendWindow > MAX_WINDOW_SIZE) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'connection window above 2^31 - 1');
+      for (const stream of this.#blocked) {
+        if (this.#sendWindow <= 0) break;
+        this.#sendQueued(stream);
+      }
+      return;
+    }
+    const stream = this.#streams.get(streamId);
+    if (stream === undefined) {
+      if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `WINDOW_UPDATE on idle stream ${streamId}`);
+      return;
+    }
+    if (increment === 0) return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
+    stream.sendWindow += increment;
+    if (stream.sendWindow > MAX_WINDOW_SIZE) return this.#streamError(stream, H2_ERROR.FLOW_CONTROL_ERROR);
+    if (stream.queue.length > 0 || stream.pendingTrailers !== undefined || stream.heldHeaders !== undefined) this.#sendQueued(stream);
+  }
+}
+
+/** Frame type -> its handler (unknown types have none). */
+const FRAME_HANDLERS: readonly (StreamFrameHandler | undefined)[] = (() => {
+  const p = H2Connection.prototype;
+  const table: (StreamFrameHandler | undefined)[] = [];
+  table[FRAME.DATA] = p.onDataFrame;
+  table[FRAME.HEADERS] = p.onHeadersFrame;
+  table[FRAME.PRIORITY] = p.onPriorityFrame;
+  table[FRAME.RST_STREAM] = p.onRstStreamFrame;
+  table[FRAME.SETTINGS] = p.onSettingsFrame;
+  table[FRAME.PUSH_PROMISE] = p.onPushPromiseFrame;
+  table[FRAME.PING] = p.onPingFrame;
+  table[FRAME.GOAWAY] = p.onGoawayFrame;
+  table[FRAME.WINDOW_UPDATE] = p.onWindowUpdateFrame;
+  table[FRAME.CONTINUATION] = p.onContinuationFrame;
+  return table;
+})();

@@ -1,0 +1,237 @@
+/**
+ * The transport's own HTTP/2 (src/transport/http2/wire), frame by frame on bare TCP
+ * connections and with node:http2 clients: flow control both ways, header blocks in
+ * CONTINUATION frames, the stream limit, and the guards (Rapid Reset, CONTINUATION flood,
+ * the memory ceiling). h2spec runs the rest of RFC 9113 (h2spec.test.ts).
+ */
+import { type ClientHttp2Session, connect } from 'node:http2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
+import { type CallContext, type ResponseStream, Status } from '../../src/transport/service.js';
+import { PROBE } from './helpers/probe.js';
+import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawRequest, requestBlock, unframe } from './helpers/raw.js';
+import { closeAllServers, startHttp2 } from './helpers/servers.js';
+
+const UNARY = '/test.Probe/Unary';
+const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+const u32 = (value: number): Buffer => {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(value);
+  return bytes;
+};
+const windowUpdate = (streamId: number, increment: number): Buffer => h2Frame(FRAME_TYPE.WINDOW_UPDATE, 0, streamId, u32(increment));
+const settings = (id: number, value: number): Buffer => Buffer.concat([Buffer.from([0, id]), u32(value)]);
+const isType = (type: number, streamId?: number) => (f: ServerFrame) => f.type === type && (streamId === undefined || f.streamId === streamId);
+const errorCode = (f: ServerFrame): number => f.payload.readUInt32BE(f.type === FRAME_TYPE.GOAWAY ? 4 : 0);
+
+/** The header fields of a HEADERS frame the server sent (its own blocks use no dynamic table). */
+function fields(f: ServerFrame): Record<string, string> {
+  const list: string[] = [];
+  new HpackDecoder().decode(f.payload, 0, f.payload.length, list, 1 << 16);
+  return Object.fromEntries(Array.from({ length: list.length / 2 }, (_, i) => [list[2 * i], list[2 * i + 1]]));
+}
+
+const services = (extra: Partial<Record<string, unknown>> = {}) =>
+  [
+    [
+      PROBE,
+      {
+        Unary: async (request: { wait?: boolean }, call: CallContext) => {
+          if (request?.wait) await new Promise((resolve) => call.signal.addEventListener('abort', resolve, { once: true }));
+          return request;
+        },
+        ServerStream: async (request: { count: number; bytes: number }, responses: ResponseStream<unknown>) => {
+          for (let i = 0; i < request.count; i++) await responses.write({ i, fill: 'x'.repeat(request.bytes) });
+        },
+        ClientStream: async (requests: AsyncIterable<{ fill: string }>) => {
+          let bytes = 0;
+          for await (const request of requests) bytes += request.fill.length;
+          return { bytes };
+        },
+        Bidi: () => {},
+        ...extra,
+      },
+    ],
+  ] as const;
+
+let port: number;
+beforeAll(async () => {
+  ({ port } = await startHttp2(services() as never, { maxReceiveMessageBytes: 1 << 20 }));
+});
+afterAll(closeAllServers);
+
+function session(settingsOverride: { initialWindowSize?: number } = {}): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const client = connect(`http://127.0.0.1:${port}`, { settings: settingsOverride });
+    client.once('remoteSettings', () => resolve(client));
+    client.once('error', reject);
+  });
+}
+
+describe('flow control', () => {
+  it('holds the response headers while the client grants no window, then sends them with the first DATA, never past the window', async () => {
+    const conn = await FrameConnection.open(port, settings(4, 0));
+    try {
+      const message = json({ text: 'a'.repeat(100) });
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(message)));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(conn.onStream(1)).toEqual([]);
+      conn.send(windowUpdate(1, 10));
+      await conn.waitFor(isType(FRAME_TYPE.DATA, 1));
+      expect(conn.onStream(1).map((f) => [f.type, f.payload.length])).toEqual([
+        [FRAME_TYPE.HEADERS, conn.onStream(1)[0]?.payload.length],
+        [FRAME_TYPE.DATA, 10],
+      ]);
+      expect(fields(conn.onStream(1)[0] as ServerFrame)).toMatchObject({ ':status': '200', 'content-type': 'application/grpc' });
+      conn.send(windowUpdate(1, 1000));
+      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
+      const body = Buffer.concat(conn.onStream(1).filter(isType(FRAME_TYPE.DATA)).map((f) => f.payload));
+      expect(unframe(body)[0]?.bytes).toEqual(message);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('streams 2 MB of responses to a client whose stream window is 1 KiB', async () => {
+    const client = await session({ initialWindowSize: 1024 });
+    try {
+      const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ServerStream'), chunks: [frame(json({ count: 20, bytes: 100_000 }))] });
+      expect(res.status).toBe(Status.OK);
+      const messages = unframe(res.body).map((m) => JSON.parse(m.bytes.toString()) as { i: number; fill: string });
+      expect(messages.map((m) => [m.i, m.fill.length])).toEqual(Array.from({ length: 20 }, (_, i) => [i, 100_000]));
+    } finally {
+      client.close();
+    }
+  });
+
+  it('returns window to a client that sends 3 MB on one stream, past the 1 MiB stream window', async () => {
+    const client = await session();
+    try {
+      const chunks = Array.from({ length: 50 }, () => frame(json({ fill: 'y'.repeat(60_000) })));
+      const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ClientStream'), chunks });
+      expect(res.status).toBe(Status.OK);
+      expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ bytes: 50 * 60_000 });
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('header blocks and stream limits', () => {
+  it('serves a request whose header block comes in a HEADERS and two CONTINUATION frames', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      const block = requestBlock(UNARY);
+      const third = Math.ceil(block.length / 3);
+      conn.send(
+        h2Frame(FRAME_TYPE.HEADERS, 0, 1, block.subarray(0, third)),
+        h2Frame(FRAME_TYPE.CONTINUATION, 0, 1, block.subarray(third, 2 * third)),
+        h2Frame(FRAME_TYPE.CONTINUATION, FRAME_FLAG.END_HEADERS, 1, block.subarray(2 * third)),
+        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ split: true }))),
+      );
+      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('refuses a stream beyond maxConcurrentStreams with REFUSED_STREAM, and serves once one closes', async () => {
+    const { port: limited } = await startHttp2(services() as never, { maxConcurrentStreams: 1 });
+    const conn = await FrameConnection.open(limited);
+    try {
+      const call = (id: number, request: unknown): Buffer[] => [
+        h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, requestBlock(UNARY)),
+        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, id, frame(json(request))),
+      ];
+      conn.send(...call(1, { wait: true }), ...call(3, {}));
+      expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 3)))).toBe(7);
+      conn.send(h2Frame(FRAME_TYPE.RST_STREAM, 0, 1, u32(8)), ...call(5, { after: true }));
+      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 5 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('answers PING, and ignores a PING ack it did not ask for (node:http2 ends the connection there)', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      conn.send(h2Frame(FRAME_TYPE.PING, FRAME_FLAG.ACK, 0, Buffer.alloc(8, 1)), h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8, 2)));
+      const ack = await conn.waitFor((f) => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0);
+      expect(ack.payload).toEqual(Buffer.alloc(8, 2));
+      expect(conn.frames.some(isType(FRAME_TYPE.GOAWAY))).toBe(false);
+    } finally {
+      conn.close();
+    }
+  });
+});
+
+describe('guards', () => {
+  it('Rapid Reset: past the burst of RST_STREAM frames, GOAWAY ENHANCE_YOUR_CALM; other connections are served', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      const block = requestBlock(UNARY);
+      const frames: Buffer[] = [];
+      for (let i = 0; i < 20_000; i++) {
+        const id = 2 * i + 1;
+        frames.push(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, block), h2Frame(FRAME_TYPE.RST_STREAM, 0, id, u32(8)));
+      }
+      conn.send(...frames);
+      const goaway = await conn.waitFor(isType(FRAME_TYPE.GOAWAY), 10_000);
+      expect(errorCode(goaway)).toBe(11);
+      await conn.closed;
+    } finally {
+      conn.close();
+    }
+    const client = await session();
+    try {
+      expect((await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ ok: 1 }))] })).status).toBe(Status.OK);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('CONTINUATION flood: a header block past twice the header list limit ends the connection before it is all read', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, 0, 1, requestBlock(UNARY)));
+      for (let i = 0; i < 8; i++) conn.send(h2Frame(FRAME_TYPE.CONTINUATION, 0, 1, Buffer.alloc(16_000, 0x40)));
+      expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY)))).toBe(11);
+      await conn.closed;
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('memory ceiling: the stream whose partial messages cross maxSessionMemoryMb is reset ENHANCE_YOUR_CALM, the rest are served', async () => {
+    const { port: ceiling } = await startHttp2(services() as never, { maxSessionMemoryMb: 1, maxReceiveMessageBytes: 1 << 20 });
+    const client = connect(`http://127.0.0.1:${ceiling}`);
+    try {
+      const body = json({ fill: 'z'.repeat(200_000) });
+      const prefix = frame(body).subarray(0, 5);
+      // Eight streams each send a prefix and 150 kB of a 200 kB message: 1.2 MB held across them.
+      const streams = Array.from({ length: 8 }, () => {
+        const stream = client.request(grpcHeaders('/test.Probe/ClientStream'));
+        stream.on('error', () => {});
+        stream.write(Buffer.concat([prefix, body.subarray(0, 150_000)]));
+        return stream;
+      });
+      const ends = streams.map((stream) => new Promise<{ code: number; status: string | undefined }>((resolve) => {
+        let status: string | undefined;
+        stream.on('trailers', (trailers) => (status = trailers['grpc-status'] as string | undefined));
+        stream.on('data', () => {});
+        stream.on('close', () => resolve({ code: stream.rstCode ?? 0, status }));
+      }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (const stream of streams) if (!stream.closed) stream.end(body.subarray(150_000));
+      const outcomes = await Promise.all(ends);
+      expect(outcomes.filter((o) => o.code === 11).length).toBeGreaterThanOrEqual(1);
+      expect(outcomes.filter((o) => o.status === '0').length).toBeGreaterThanOrEqual(1);
+      expect(outcomes.every((o) => o.code === 11 || o.status === '0')).toBe(true);
+    } finally {
+      client.close();
+    }
+  });
+});
