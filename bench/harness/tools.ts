@@ -84,7 +84,7 @@ export const GRPCIO = {
 } as const;
 
 /**
- * Bun, the other JavaScript runtime with a node:http2 of its own: the bench's
+ * Bun, the other JavaScript runtime with a node:net of its own: the bench's
  * `jwt-grpc-bun` row and the interop tests run the same server on it. Its release binary
  * is an npm package for each platform; only linux-x64 is pinned here.
  */

@@ -73,16 +73,6 @@ export const COMPARISONS: readonly Comparison[] = [
   { id: 'metrics-cost', label: 'metrics on / off', kind: 'peer', subject: named('jwt-grpc-metrics'), baseline: role('ours') },
   // Whether the gap to Go is the runtime's: the same server on Node and on Bun.
   { id: 'node-bun', label: 'Node / Bun', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-bun') },
-  // What node:http2 costs a call: the same handlers over HTTP/2 framed in JavaScript on
-  // node:net (bench/peers/h2-frames), against ours and against ours on grpc-js.
-  { id: 'framing-probe-ours', label: 'framing probe / ours', kind: 'peer', subject: named('h2-frames-probe'), baseline: role('ours') },
-  {
-    id: 'framing-probe-grpc-js-transport',
-    label: 'framing probe / ours on grpc-js',
-    kind: 'peer',
-    subject: named('h2-frames-probe'),
-    baseline: named('jwt-grpc-grpc-js'),
-  },
   // What verifying locally saves a protected service over one VerifyJwt call per call.
   { id: 'protected-local-rpc', label: 'local verify / VerifyJwt RPC', kind: 'peer', subject: named('protected-local'), baseline: named('protected-rpc') },
   // What an L7 proxy buys over node:cluster: both N processes of ours on the same N cores.

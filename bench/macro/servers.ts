@@ -20,7 +20,7 @@ export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'protected' | 'v
  * The gRPC implementation a server's calls go through. An `echo` server of the same
  * stack is the ceiling of the others: what the stack costs doing no JWT work.
  */
-export type GrpcStack = 'grpc-js' | 'grpc-go' | 'node:http2' | 'Bun node:http2' | 'node:net HTTP/2 framing';
+export type GrpcStack = 'grpc-js' | 'grpc-go' | 'own HTTP/2' | 'Bun, own HTTP/2';
 
 /** What a server's command line may depend on. */
 export interface LaunchContext {
@@ -73,7 +73,6 @@ function commonArgs(ctx: LaunchContext): string[] {
 const OURS_CLI = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
 const FAST_JWT_PEER = repoPath('dist', 'bench', 'peers', 'node-fast-jwt', 'server.js');
 const ECHO_PEER = repoPath('dist', 'bench', 'peers', 'echo', 'server.js');
-const H2_FRAMES_PROBE = repoPath('dist', 'bench', 'peers', 'h2-frames', 'server.js');
 const NGINX_FLEET = repoPath('dist', 'bench', 'peers', 'nginx-fleet', 'server.js');
 export const GO_PEER_DIR = repoPath('bench', 'peers', 'go');
 export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
@@ -105,7 +104,7 @@ function nodeServer(
 }
 
 /** The stack each transport of `jwt-grpc serve` runs its calls through. */
-const STACKS: Readonly<Record<Transport, GrpcStack>> = { http2: 'node:http2', 'grpc-js': 'grpc-js' };
+const STACKS: Readonly<Record<Transport, GrpcStack>> = { http2: 'own HTTP/2', 'grpc-js': 'grpc-js' };
 
 /** How a row of ours runs: the parameters of {@link oursServer}. */
 interface OursRow {
@@ -147,7 +146,7 @@ function oursServer(row: OursRow): ServerSpec {
   if (row.runtime !== 'bun') return { ...common, stack: STACKS[row.transport], ...nodeServer(OURS_CLI, row.v8Flags, args, row.cluster) };
   return {
     ...common,
-    stack: 'Bun node:http2',
+    stack: 'Bun, own HTTP/2',
     cluster: false,
     usesAllCores: false,
     entryFile: OURS_CLI,
@@ -215,7 +214,7 @@ export const SERVERS: readonly ServerSpec[] = [
     transport: 'http2',
     v8Flags: RECOMMENDED_V8_FLAGS,
     verifyCache: false,
-    description: 'this package, one process, on its default transport, its own on node:http2 (`node --max-semi-space-size=4 jwt-grpc serve --verify-cache 0 --transport http2`)',
+    description: 'this package, one process, on its default transport, its own HTTP/2 on node:net (`node --max-semi-space-size=4 jwt-grpc serve --verify-cache 0 --transport http2`)',
   }),
   oursServer({
     name: 'jwt-grpc-cluster',
@@ -232,7 +231,7 @@ export const SERVERS: readonly ServerSpec[] = [
     name: 'jwt-grpc-nginx',
     label: 'N replicas behind nginx',
     role: 'variant',
-    stack: 'node:http2',
+    stack: 'own HTTP/2',
     groups: MULTI,
     methods: ['GenerateJwt'],
     cluster: true,
@@ -305,7 +304,7 @@ export const SERVERS: readonly ServerSpec[] = [
     v8Flags: [],
     runtime: 'bun',
     verifyCache: false,
-    description: 'the same `jwt-grpc serve` on Bun (its node:http2, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
+    description: 'the same `jwt-grpc serve` on Bun (its node:net, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
   }),
   protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
   protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
@@ -339,17 +338,6 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: BOTH_METHODS,
     ...nodeServer(ECHO_PEER, [], commonArgs, false),
     description: 'grpc-js answering constants, no JWT work: the grpc-js ceiling (one process even on N cores, so no ceiling of an N-process cluster)',
-  },
-  {
-    name: 'h2-frames-probe',
-    label: 'the framing probe',
-    role: 'variant',
-    stack: 'node:net HTTP/2 framing',
-    groups: SINGLE,
-    methods: ['GenerateJwt'],
-    ...nodeServer(H2_FRAMES_PROBE, RECOMMENDED_V8_FLAGS, commonArgs, false),
-    description:
-      "this package's JwtService handlers over HTTP/2 framed in JavaScript on node:net, no node:http2 (bench/peers/h2-frames): what node:http2 costs a call; an instrument, not a transport",
   },
   goServer('go-echo', 'echo', 'the Go echo', 'the Go peer with --echo: grpc-go answering the same constants, no JWT work: the grpc-go ceiling, GOMAXPROCS as the Go peer'),
 ];

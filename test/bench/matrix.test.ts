@@ -114,11 +114,11 @@ describe('server table', () => {
     expect(goEcho?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1 }).args[0]).toBe('--echo');
   });
 
-  it('runs jwt-grpc on --transport http2 (node:http2) and jwt-grpc-grpc-js on --transport grpc-js', () => {
+  it('runs jwt-grpc on --transport http2 (its own) and jwt-grpc-grpc-js on --transport grpc-js', () => {
     const args = (name: string): string => SERVERS.find((s) => s.name === name)?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1 }).args.join(' ') ?? '';
     const stack = (name: string) => SERVERS.find((s) => s.name === name)?.stack;
     expect(args('jwt-grpc')).toContain('--transport http2');
-    expect(stack('jwt-grpc')).toBe('node:http2');
+    expect(stack('jwt-grpc')).toBe('own HTTP/2');
     expect(args('jwt-grpc-grpc-js')).toContain('--transport grpc-js');
     expect(stack('jwt-grpc-grpc-js')).toBe('grpc-js');
     // Every row of ours names its transport: none depends on the CLI's default.

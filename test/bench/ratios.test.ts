@@ -37,7 +37,7 @@ describe('pickPair', () => {
     expect(pickPair(comparison('ours-ceiling'), [ours, goEcho, grpcJsEcho], single!)?.baseline).toBe(grpcJsEcho);
     expect(pickPair(comparison('go-ceiling'), [go, grpcJsEcho, goEcho], single!)?.baseline).toBe(goEcho);
     // Ours on its own transport has no echo of that stack: no ceiling ratio rather than a wrong one.
-    expect(pickPair(comparison('ours-ceiling'), [status('jwt-grpc', 'ours', 'node:http2'), grpcJsEcho], single!)).toBeNull();
+    expect(pickPair(comparison('ours-ceiling'), [status('jwt-grpc', 'ours', 'own HTTP/2'), grpcJsEcho], single!)).toBeNull();
   });
 
   it('on N cores, takes an echo as ceiling only if it can use them (the Go echo), not the one-process grpc-js echo', () => {
@@ -49,12 +49,12 @@ describe('pickPair', () => {
 
   it('compares ours with ours on grpc-js once that row runs', () => {
     const onGrpcJs = status('jwt-grpc-grpc-js', 'variant', 'grpc-js');
-    expect(pickPair(comparison('ours-grpc-js-transport'), [status('jwt-grpc', 'ours', 'node:http2'), onGrpcJs], single!)?.baseline).toBe(onGrpcJs);
+    expect(pickPair(comparison('ours-grpc-js-transport'), [status('jwt-grpc', 'ours', 'own HTTP/2'), onGrpcJs], single!)?.baseline).toBe(onGrpcJs);
     expect(pickPair(comparison('grpc-js-transport-ceiling'), [onGrpcJs, grpcJsEcho], single!)?.baseline).toBe(grpcJsEcho);
   });
 
   it('sets ours on its own transport against the grpc-js echo on one core, not against one process on N', () => {
-    const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
+    const onHttp2 = status('jwt-grpc', 'ours', 'own HTTP/2');
     expect(pickPair(comparison('ours-grpc-js-echo'), [onHttp2, go, grpcJsEcho], single!)).toEqual({ subject: onHttp2, baseline: grpcJsEcho });
     expect(pickPair(comparison('ours-grpc-js-echo'), [cluster, grpcJsEcho], four!)).toBeNull();
     // Ours on grpc-js has that echo as its own ceiling already (`ours-ceiling`): no second column of the same ratio.
@@ -62,27 +62,15 @@ describe('pickPair', () => {
   });
 
   it('pairs each new row with what it varies: metrics against ours, ours against Bun, local verify against the RPC', () => {
-    const metrics = status('jwt-grpc-metrics', 'variant', 'node:http2');
-    const bun = status('jwt-grpc-bun', 'variant', 'Bun node:http2');
-    const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
+    const metrics = status('jwt-grpc-metrics', 'variant', 'own HTTP/2');
+    const bun = status('jwt-grpc-bun', 'variant', 'Bun, own HTTP/2');
+    const onHttp2 = status('jwt-grpc', 'ours', 'own HTTP/2');
     expect(pickPair(comparison('metrics-cost'), [go, onHttp2, metrics, bun], single!)).toEqual({ subject: metrics, baseline: onHttp2 });
     expect(pickPair(comparison('node-bun'), [go, onHttp2, metrics, bun], single!)).toEqual({ subject: onHttp2, baseline: bun });
     const local = status('protected-local', 'protected', 'grpc-js');
     const rpc = status('protected-rpc', 'protected', 'grpc-js');
     expect(pickPair(comparison('protected-local-rpc'), [rpc, local], single!)).toEqual({ subject: local, baseline: rpc });
     expect(pickPair(comparison('protected-local-rpc'), [local, onHttp2], single!)).toBeNull();
-  });
-
-  it('sets the framing probe against ours and against ours on grpc-js, and no other server against it', () => {
-    const probe = status('h2-frames-probe', 'variant', 'node:net HTTP/2 framing');
-    const onHttp2 = status('jwt-grpc', 'ours', 'node:http2');
-    const onGrpcJs = status('jwt-grpc-grpc-js', 'variant', 'grpc-js');
-    const column = [go, onHttp2, onGrpcJs, probe, grpcJsEcho];
-    expect(pickPair(comparison('framing-probe-ours'), column, single!)).toEqual({ subject: probe, baseline: onHttp2 });
-    expect(pickPair(comparison('framing-probe-grpc-js-transport'), column, single!)).toEqual({ subject: probe, baseline: onGrpcJs });
-    expect(pickPair(comparison('framing-probe-ours'), [go, onHttp2, onGrpcJs], single!)).toBeNull();
-    // A variant, not ours: the comparisons of ours never pick it.
-    expect(pickPair(comparison('ours-go'), [go, probe], single!)).toBeNull();
   });
 });
 

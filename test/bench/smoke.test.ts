@@ -73,7 +73,7 @@ describe('npm run bench -- --smoke', () => {
     }
 
     // Ratios per round with their intervals, the verdicts, and how quiet the machine was.
-    // A ceiling ratio: ours on grpc-js against the grpc-js echo (ours on node:http2 has no
+    // A ceiling ratio: ours on grpc-js against the grpc-js echo (ours on its own transport has no
     // echo of its stack, so `ours-ceiling` has no ratio).
     const onGrpcJsVsEcho = macro?.ratios.find(
       (r) => r.scenario === 'single-hs256-1x50' && r.comparison === 'grpc-js-transport-ceiling' && r.metric === 'rps',

@@ -13,7 +13,8 @@
  * And a client whose deadlines expire by the thousand (each one an RST_STREAM) keeps its
  * connection and its other calls: node:http2's Rapid Reset guard, left at its defaults,
  * killed such a connection and failed 1,000 healthy calls (see STREAM_RESET_BURST in
- * src/transport/http2/defaults.ts, set on grpc-js's server by src/server/channel-options.ts).
+ * src/transport/http2/defaults.ts: the own transport's guard, and set on grpc-js's server
+ * by src/server/channel-options.ts).
  */
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Calls through a grpc-js client, on both transports serving the same implementation:
- * jwt-grpc's node:http2 server and a grpc-js Server through the adapter. What a handler
+ * jwt-grpc's own server and a grpc-js Server through the adapter. What a handler
  * sees and what the client gets must be the same on both.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -116,7 +116,7 @@ const services: Services = [
 const interceptors = [metricsInterceptor, authInterceptor];
 
 describe.each([
-  ['node:http2', () => startHttp2(services, { interceptors, maxReceiveMessageBytes: 4 << 20 })],
+  ['own HTTP/2', () => startHttp2(services, { interceptors, maxReceiveMessageBytes: 4 << 20 })],
   ['grpc-js adapter', () => startGrpcJs(services, { interceptors, channelOptions: { 'grpc.max_receive_message_length': 4 << 20 } })],
 ] as const)('%s', (_transport, start) => {
   let port: number;
@@ -284,7 +284,7 @@ describe.each([
 
 });
 
-describe('node:http2 only', () => {
+describe('the own transport only', () => {
   let port: number;
   let client: TestClient;
   const logger = memoryLogger();
@@ -314,7 +314,7 @@ describe('node:http2 only', () => {
     const big = new GrpcMetadata();
     big.set('x-big', 'v'.repeat(20_000));
     const err = await failure(unary(client, 'EmptyCall', {}, big));
-    // node:http2 resets the stream with ENHANCE_YOUR_CALM, which grpc-js reports as RESOURCE_EXHAUSTED.
+    // The server resets the stream with ENHANCE_YOUR_CALM, which grpc-js reports as RESOURCE_EXHAUSTED.
     expect(err.code).toBe(grpcStatus.RESOURCE_EXHAUSTED);
     expect(await unary(client, 'EmptyCall', {})).toEqual({});
   });

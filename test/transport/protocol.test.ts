@@ -138,9 +138,10 @@ function sendFrames(frames: readonly Buffer[]): Promise<void> {
 }
 
 describe('frames no gRPC client sends (h2spec 5.1: a stream half-closed by the client)', () => {
-  // Both frames in one read: nghttp2 has closed the stream by the time the 'stream'
-  // listener answers it, and node:http2 reports the failed answer as an 'error' event on
-  // the stream, which ended the process while a stream could lack an 'error' listener.
+  // Both frames in one read: the stream is half-closed by the client when the second
+  // arrives. On node:http2 (before the own HTTP/2), nghttp2 closed the stream before the
+  // 'stream' listener answered it, and the failed answer, an 'error' event without a
+  // listener, ended the process.
   it.each([
     ['a second HEADERS', 'GET refused with 405', GET_BLOCK, HEADERS, END_STREAM_AND_HEADERS],
     ['a CONTINUATION', 'GET refused with 405', GET_BLOCK, CONTINUATION, END_HEADERS],

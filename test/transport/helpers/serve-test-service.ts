@@ -1,5 +1,5 @@
 /**
- * grpc.testing.TestService on jwt-grpc's node:http2 transport as a program of its own, so
+ * grpc.testing.TestService on jwt-grpc's own transport as a program of its own, so
  * that the interop tests can run the server on another runtime (Bun runs this file as it
  * is). Prints `listening on 127.0.0.1:PORT` once bound; with `--tls KEY CERT`, serves TLS.
  * SIGTERM closes it.

@@ -17,7 +17,7 @@ export function memoryLogger(): Logger & { readonly lines: { level: string; mess
 
 export type Services = readonly (readonly [ServiceDefinition, ServiceImplementation])[];
 
-/** jwt-grpc's node:http2 server on 127.0.0.1:0 with `services`. */
+/** jwt-grpc's own gRPC server on 127.0.0.1:0 with `services`. */
 export async function startHttp2(services: Services, options: Http2GrpcServerOptions = {}): Promise<{ server: Http2GrpcServer; port: number }> {
   const server = createHttp2GrpcServer({ logger: memoryLogger(), ...options });
   for (const [definition, implementation] of services) server.addService(definition, implementation);
