@@ -36,8 +36,9 @@ const services = (extra: Partial<Record<string, unknown>> = {}) =>
     [
       PROBE,
       {
-        Unary: async (request: { wait?: boolean }, call: CallContext) => {
+        Unary: async (request: { wait?: boolean; delayMs?: number }, call: CallContext) => {
           if (request?.wait) await new Promise((resolve) => call.signal.addEventListener('abort', resolve, { once: true }));
+          if (request?.delayMs) await new Promise((resolve) => setTimeout(resolve, request.delayMs));
           return request;
         },
         ServerStream: async (request: { count: number; bytes: number }, responses: ResponseStream<unknown>) => {
@@ -48,7 +49,9 @@ const services = (extra: Partial<Record<string, unknown>> = {}) =>
           for await (const request of requests) bytes += request.fill.length;
           return { bytes };
         },
-        Bidi: () => {},
+        Bidi: async (_requests: AsyncIterable<unknown>, responses: ResponseStream<unknown>) => {
+          await responses.write({ first: true });
+        },
         ...extra,
       },
     ],
@@ -168,6 +171,73 @@ describe('header blocks and stream limits', () => {
   });
 });
 
+describe('stream endings', () => {
+  it('after the status, a client still sending gets RST_STREAM NO_ERROR, and its late DATA is dropped without more resets', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock('/test.Probe/Bidi')), h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({}))));
+      await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 1));
+      expect(conn.onStream(1).map((f) => [f.type, f.flags & FRAME_FLAG.END_STREAM])).toEqual([
+        [FRAME_TYPE.HEADERS, 0],
+        [FRAME_TYPE.DATA, 0],
+        [FRAME_TYPE.HEADERS, FRAME_FLAG.END_STREAM],
+        [FRAME_TYPE.RST_STREAM, 0],
+      ]);
+      expect(errorCode(conn.onStream(1)[3] as ServerFrame)).toBe(0);
+      conn.send(h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({ late: 1 }))), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ late: 2 }))));
+      conn.send(h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8, 7)));
+      await conn.waitFor((f) => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0);
+      expect(conn.onStream(1).filter(isType(FRAME_TYPE.RST_STREAM))).toHaveLength(1);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('answers a client that half-closes TCP after its request, then ends the connection', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ delayMs: 50 }))));
+      conn.end();
+      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
+      await conn.closed;
+    } finally {
+      conn.close();
+    }
+  });
+
+  it.each([
+    ['a value with CR LF', 'x-a', 'ok\r\nx-injected: 1'],
+    ['a value with NUL', 'x-a', 'a\0b'],
+    ['a value with a leading space', 'x-a', ' padded'],
+    ['a name with a space', 'x b', 'v'],
+    ['a name with a colon', 'x:c', 'v'],
+  ])('resets a request with %s (PROTOCOL_ERROR), and the connection serves on', async (_what, name, value) => {
+    const conn = await FrameConnection.open(port);
+    try {
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS | FRAME_FLAG.END_STREAM, 1, requestBlock(UNARY, [[name, value]])));
+      expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 1)))).toBe(1);
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 3, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 3, frame(json({}))));
+      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 3 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('serves a client that shrinks its HPACK table to 0 (a size update opens the next response block)', async () => {
+    const client = connect(`http://127.0.0.1:${port}`, { settings: { headerTableSize: 0 } });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const res = await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ i }))] });
+        expect(res.status).toBe(Status.OK);
+      }
+    } finally {
+      client.close();
+    }
+  });
+});
+
 describe('guards', () => {
   it('Rapid Reset: past the burst of RST_STREAM frames, GOAWAY ENHANCE_YOUR_CALM; other connections are served', async () => {
     const conn = await FrameConnection.open(port);
@@ -193,6 +263,34 @@ describe('guards', () => {
     }
   });
 
+  it('CONTINUATION flood of empty frames: a header block in too many frames ends the connection', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      conn.send(h2Frame(FRAME_TYPE.HEADERS, 0, 1, requestBlock(UNARY)), ...Array.from({ length: 10_000 }, () => h2Frame(FRAME_TYPE.CONTINUATION, 0, 1)));
+      expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY)))).toBe(11);
+      await conn.closed;
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('MadeYouReset: streams the client makes the server reset (WINDOW_UPDATE of 0) count against the same burst', async () => {
+    const conn = await FrameConnection.open(port);
+    try {
+      const block = requestBlock(UNARY);
+      const frames: Buffer[] = [];
+      for (let i = 0; i < 20_000; i++) {
+        const id = 2 * i + 1;
+        frames.push(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, block), windowUpdate(id, 0));
+      }
+      conn.send(...frames);
+      expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY), 10_000))).toBe(11);
+      await conn.closed;
+    } finally {
+      conn.close();
+    }
+  });
+
   it('CONTINUATION flood: a header block past twice the header list limit ends the connection before it is all read', async () => {
     const conn = await FrameConnection.open(port);
     try {
@@ -200,6 +298,21 @@ describe('guards', () => {
       for (let i = 0; i < 8; i++) conn.send(h2Frame(FRAME_TYPE.CONTINUATION, 0, 1, Buffer.alloc(16_000, 0x40)));
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY)))).toBe(11);
       await conn.closed;
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('memory ceiling: streams past what maxSessionMemoryMb holds are refused (REFUSED_STREAM), not kept', async () => {
+    const { port: ceiling } = await startHttp2(services() as never, { maxSessionMemoryMb: 1 });
+    const conn = await FrameConnection.open(ceiling);
+    try {
+      const block = requestBlock(UNARY);
+      conn.send(...Array.from({ length: 1000 }, (_, i) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block)));
+      const refused = await conn.waitFor((f) => f.type === FRAME_TYPE.RST_STREAM && errorCode(f) === 7);
+      // 1 MiB holds a few hundred open streams of ~2 KiB each: the first ones were taken.
+      expect(refused.streamId).toBeGreaterThan(2 * 100);
+      expect(conn.frames.some(isType(FRAME_TYPE.GOAWAY))).toBe(false);
     } finally {
       conn.close();
     }

@@ -88,8 +88,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   #headersSent = false;
   /** The status is decided: sent or being sent, or the call was cancelled. */
   #done = false;
-  /** The client half-closed (END_STREAM seen). */
-  #inputEnded = false;
   /** Encoding announced in the response headers, and the one the next message uses. */
   #announcedEncoding: MessageEncoding = 'identity';
   #messageEncoding: MessageEncoding = 'identity';
@@ -237,7 +235,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
 
   /** The client half-closed. */
   inputEnd(): void {
-    this.#inputEnded = true;
     if (this.#done) return;
     if (this.#reader.partial) {
       this.#fail(new GrpcStatusError(Status.INTERNAL, 'the request ended inside a message'));
@@ -455,14 +452,11 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
         ...this.#trailerFields(status, details),
       };
       this.#session.noteResponse();
+      // A client still sending gets RST_STREAM NO_ERROR after the status (the protocol
+      // document's early server closure), from the connection.
       stream.respond(headers, true);
-      // Early server closure (protocol document): a complete response before the client's
-      // END_STREAM is followed by RST_STREAM NO_ERROR, so the client stops sending.
-      if (!this.#inputEnded) stream.reset(H2_ERROR.NO_ERROR);
     } else {
       stream.end(this.#trailerFields(status, details));
-      // Whatever the client still sends is read and dropped.
-      if (!this.#inputEnded) stream.resume();
     }
     this.#finished(status, details);
   }

@@ -64,9 +64,11 @@ export const STREAM_RESET_BURST = 10_000;
 export const STREAM_RESET_RATE = 10_000;
 
 /**
- * A connection's ceiling on request bytes held in messages not yet whole, in MB: the
- * stream whose DATA crosses it is reset with ENHANCE_YOUR_CALM. It bounds what many
- * streams, each sending part of a large message, can make the server hold.
+ * A connection's memory ceiling, in MB: its open streams (~2 KiB each plus their header
+ * lists) and the request bytes of messages not yet whole. New streams past it are
+ * refused, and the stream whose DATA crosses it is reset with ENHANCE_YOUR_CALM. It
+ * bounds what a client can make the server hold with streams it opens and never ends
+ * (~30,000 at the default), or with many large messages each sent in part.
  */
 export const DEFAULT_MAX_SESSION_MEMORY_MB = 64;
 

@@ -8,27 +8,19 @@ import { ACCEPT_ENCODING, requestEncoding } from './compression.js';
 import { parseTimeout, percentEncode } from './protocol.js';
 import type { Router } from './router.js';
 import type { StreamHandler } from './session.js';
-import { H2_ERROR } from './wire/frames.js';
 import type { H2Stream } from './wire/stream.js';
-
-/** Early server closure (protocol document): a complete response before the client's END_STREAM is followed by RST_STREAM NO_ERROR. */
-function endEarly(stream: H2Stream): void {
-  if (!stream.inputEnded) stream.reset(H2_ERROR.NO_ERROR);
-}
 
 /** An HTTP error before any gRPC: the protocol document's 415 for a non-gRPC content-type, 405 for a non-POST method. */
 function refuseHttp(stream: H2Stream, status: number, extra: Record<string, string> = {}): void {
   stream.respond({ ':status': status, ...extra }, true);
-  endEarly(stream);
 }
 
-/** A Trailers-Only error response: one HEADERS frame with END_STREAM, then RST_STREAM NO_ERROR if the client is still sending. */
+/** A Trailers-Only error response: one HEADERS frame with END_STREAM (then RST_STREAM NO_ERROR if the client is still sending: wire/connection.ts). */
 export function refuseCall(stream: H2Stream, status: StatusCode, message: string, extra: Record<string, string> = {}): void {
   stream.respond(
     { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(status), 'grpc-message': percentEncode(message), ...extra },
     true,
   );
-  endEarly(stream);
 }
 
 /** The connection's handler of new streams for a server serving `router`. */

@@ -22,7 +22,11 @@ export interface Http2GrpcServerOptions {
   readonly maxHeaderListBytes?: number;
   /** Concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default 2^32 - 1. */
   readonly maxConcurrentStreams?: number;
-  /** Request bytes a connection may hold in messages not yet whole, MB; the stream that crosses it is reset (ENHANCE_YOUR_CALM). Default 64. */
+  /**
+   * Memory a connection may hold, MB: its open streams (~2 KiB each plus their headers)
+   * and request messages not yet whole. Past it new streams are refused (REFUSED_STREAM)
+   * and the stream whose DATA crosses it is reset (ENHANCE_YOUR_CALM). Default 64.
+   */
   readonly maxSessionMemoryMb?: number;
   /** Ping each connection this often; close it when a ping goes unanswered. Default 2 hours. */
   readonly keepaliveTimeMs?: number;

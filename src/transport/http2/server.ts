@@ -129,7 +129,11 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     const { host, port } = parseAddress(address);
-    const created = tls === undefined ? createServer({ noDelay: true }, onConnection) : createTlsServer(secureOptions(tls), onSecureConnection);
+    // allowHalfOpen: a client that half-closes TCP after its requests still gets their answers (wire/connection.ts ends our side).
+    const created =
+      tls === undefined
+        ? createServer({ noDelay: true, allowHalfOpen: true }, onConnection)
+        : createTlsServer({ ...secureOptions(tls), allowHalfOpen: true }, onSecureConnection);
     state = 'listening';
     server = created;
     // A connection that fails its TLS handshake affects no other.

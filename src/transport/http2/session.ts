@@ -82,6 +82,10 @@ export class SessionState implements CallSession, ConnectionEvents {
     this.sessionClosed();
   }
 
+  internalError(err: unknown): void {
+    this.#options.logger.error('closing a connection after an internal error', { peer: this.peer, error: err instanceof Error ? err.message : String(err) });
+  }
+
   get peer(): string {
     if (this.#peer === undefined) {
       const socket = this.#session.socket;

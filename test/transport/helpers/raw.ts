@@ -228,6 +228,11 @@ export class FrameConnection {
     this.#socket.destroy();
   }
 
+  /** Half-closes TCP: the client sends nothing more, and still reads. */
+  end(): void {
+    this.#socket.end();
+  }
+
   #read(chunk: Buffer): void {
     let buffer = Buffer.concat([this.#pending, chunk]);
     while (buffer.length >= 9) {
@@ -235,7 +240,8 @@ export class FrameConnection {
       if (buffer.length < 9 + length) break;
       const frame = { type: buffer[3] as number, flags: buffer[4] as number, streamId: buffer.readUInt32BE(5) & 0x7fffffff, payload: buffer.subarray(9, 9 + length) };
       this.frames.push(frame);
-      if (frame.type === FRAME_TYPE.SETTINGS && (frame.flags & FRAME_FLAG.ACK) === 0) this.send(h2Frame(FRAME_TYPE.SETTINGS, FRAME_FLAG.ACK, 0));
+      const ack = frame.type === FRAME_TYPE.SETTINGS && (frame.flags & FRAME_FLAG.ACK) === 0;
+      if (ack && this.#socket.writable) this.send(h2Frame(FRAME_TYPE.SETTINGS, FRAME_FLAG.ACK, 0));
       buffer = buffer.subarray(9 + length);
     }
     this.#pending = Buffer.from(buffer);

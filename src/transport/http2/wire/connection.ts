@@ -30,6 +30,7 @@ import {
 import { HpackDecoder, HpackError, encodeHeaderBlock } from './hpack.js';
 import { validateRequestFields } from './request-fields.js';
 import { H2Stream, type RequestHeaders, type ResponseFields } from './stream.js';
+import { FrameWriter } from './writer.js';
 
 /** What a connection enforces and advertises; resolved once per server. */
 export interface ConnectionLimits {
@@ -54,6 +55,8 @@ export interface ConnectionEvents {
   goaway(): void;
   /** The socket closed; every stream is closed. */
   closed(): void;
+  /** Handling a frame threw what no frame should cause (a defect): the connection ends with INTERNAL_ERROR, the process goes on. */
+  internalError(err: unknown): void;
 }
 
 /** The window each request stream starts with: a request up to this size needs no WINDOW_UPDATE. */
@@ -64,14 +67,17 @@ export const CONNECTION_WINDOW = 16 << 20;
 export const STREAM_HIGH_WATER_MARK = 64 << 10;
 /** Pings of ours awaiting an ack, at most. */
 const MAX_OUTSTANDING_PINGS = 10;
-/** Control frames answered while the socket is backed up before the peer is told to calm down (PING/SETTINGS floods). */
-const MAX_CONTROL_WHILE_CONGESTED = 10_000;
 /** Closed stream ids remembered, to tell a frame on a closed stream from one on a stream never opened. */
 const RECENTLY_CLOSED = 128;
+/**
+ * What an open stream is charged against the connection's memory ceiling besides its
+ * header list: its objects (the stream, the call, their closures) weigh ~1.3 KB.
+ */
+const STREAM_COST_BYTES = 2048;
+/** RFC 7541 §6.3: a dynamic table size update to 0, for a peer that lowers SETTINGS_HEADER_TABLE_SIZE. */
+const TABLE_SIZE_ZERO = Buffer.from([0x20]);
 /** How long a connection that is ending may flush before its socket is destroyed. */
 const END_FLUSH_MS = 1_000;
-/** Output below this size is copied into one buffer per write; larger goes out as a writev. */
-const COALESCE_BYTES = 64 << 10;
 
 type StreamFrameHandler = (this: H2Connection, buffer: Buffer, flags: number, streamId: number, start: number, end: number) => void;
 
@@ -80,6 +86,7 @@ interface HeaderBlock {
   readonly flags: number;
   readonly fragments: Buffer[];
   size: number;
+  frames: number;
   readonly selfDependent: boolean;
 }
 
@@ -104,7 +111,8 @@ export class H2Connection {
   readonly #events: ConnectionEvents;
   readonly #hpack = new HpackDecoder();
   readonly #streams = new Map<number, H2Stream>();
-  readonly #recentlyClosed = new Set<number>();
+  /** Recently closed stream ids -> whether this side reset them (frames on those are ignored, §5.1). */
+  readonly #recentlyClosed = new Map<number, boolean>();
   /** Streams with DATA waiting for the connection's send window, in order. */
   readonly #blocked = new Set<H2Stream>();
   readonly #pings: PendingPing[] = [];
@@ -126,12 +134,12 @@ export class H2Connection {
   #held = 0;
   #resetTokens: number;
   #resetCheckedAt = 0;
-  readonly #out: Buffer[] = [];
-  #outBytes = 0;
-  #reading = false;
-  #flushScheduled = false;
-  #congested = false;
-  #controlWhileCongested = 0;
+  readonly #writer: FrameWriter;
+  /** The most frames one header block may take (the CONTINUATION flood guard counts frames, not only bytes). */
+  readonly #maxBlockFrames: number;
+  /** The peer lowered its HPACK table size: the next header block starts with a size update to 0. */
+  #tableSizeUpdate = false;
+  #tableSizeZero = false;
   /** close(): no new streams; the socket ends once the last stream closes. */
   #closing = false;
   /** Ending or gone: nothing more is read or sent. */
@@ -143,6 +151,8 @@ export class H2Connection {
     this.#limits = limits;
     this.#events = events;
     this.#resetTokens = limits.resetBurst;
+    this.#writer = new FrameWriter(socket);
+    this.#maxBlockFrames = Math.max(8, 2 * Math.ceil(this.#maxBlockBytes() / MIN_MAX_FRAME_SIZE));
     socket.setNoDelay(true);
     this.#queue(
       settingsFrame([
@@ -248,7 +258,7 @@ export class H2Connection {
       stream.queuedBytes += length;
       this.#sendQueued(stream);
     }
-    if (stream.queuedBytes < STREAM_HIGH_WATER_MARK && !this.#congested) return true;
+    if (stream.queuedBytes < STREAM_HIGH_WATER_MARK && !this.#writer.congested) return true;
     stream.needDrain = true;
     return false;
   }
@@ -270,13 +280,12 @@ export class H2Connection {
   resetStream(stream: H2Stream, code: number): void {
     if (stream.closed) return;
     this.#queue(rstStreamFrame(stream.id, code));
-    this.#closeStream(stream);
+    this.#closeStream(stream, true);
   }
 
   /** @internal The stream was resumed: the window it held back goes to the client. */
   returnWindow(stream: H2Stream): void {
     this.#acknowledge(stream);
-    this.#scheduleFlush();
   }
 
   /** @internal */
@@ -288,56 +297,29 @@ export class H2Connection {
   // --- output ---
 
   #queue(buffer: Buffer): void {
-    this.#out.push(buffer);
-    this.#outBytes += buffer.length;
-    if (!this.#reading) this.#scheduleFlush();
-  }
-
-  #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#reading) return;
-    this.#flushScheduled = true;
-    setImmediate(() => this.#flush());
-  }
-
-  /** Everything queued goes out in one write: one per read while calls answer as they arrive. */
-  #flush(): void {
-    this.#flushScheduled = false;
-    const out = this.#out;
-    if (out.length === 0) return;
-    const socket = this.socket;
-    if (socket.destroyed || !socket.writable) {
-      out.length = 0;
-      this.#outBytes = 0;
-      return;
-    }
-    let ok: boolean;
-    if (out.length === 1) ok = socket.write(out[0] as Buffer);
-    else if (this.#outBytes <= COALESCE_BYTES) ok = socket.write(Buffer.concat(out, this.#outBytes));
-    else {
-      socket.cork();
-      for (const buffer of out) socket.write(buffer);
-      socket.uncork();
-      ok = socket.writableLength === 0 || !socket.writableNeedDrain;
-    }
-    out.length = 0;
-    this.#outBytes = 0;
-    if (!ok) this.#congested = true;
+    this.#writer.push(buffer);
   }
 
   #onDrain(): void {
-    this.#congested = false;
-    this.#controlWhileCongested = 0;
+    this.#writer.congested = false;
+    // Reading stopped while the peer read nothing (FrameWriter.flush): now it may go on.
+    if (!this.#ended) this.socket.resume();
     for (const stream of this.#streams.values()) this.#maybeDrained(stream);
   }
 
   #maybeDrained(stream: H2Stream): void {
-    if (!stream.needDrain || stream.queuedBytes >= STREAM_HIGH_WATER_MARK || this.#congested) return;
+    if (!stream.needDrain || stream.queuedBytes >= STREAM_HIGH_WATER_MARK || this.#writer.congested) return;
     stream.needDrain = false;
     stream.listener?.drained();
   }
 
   /** A header block as HEADERS (+ CONTINUATION) frames no larger than the peer's SETTINGS_MAX_FRAME_SIZE. */
   #queueHeaderBlock(streamId: number, block: Buffer, endStream: boolean): void {
+    if (this.#tableSizeUpdate) {
+      this.#tableSizeUpdate = false;
+      this.#tableSizeZero = true;
+      block = Buffer.concat([TABLE_SIZE_ZERO, block]);
+    }
     const endFlag = endStream ? FLAG.END_STREAM : 0;
     const max = this.#peerMaxFrameSize;
     if (block.length <= max) {
@@ -395,31 +377,51 @@ export class H2Connection {
     this.#maybeDrained(stream);
   }
 
+  /**
+   * Our END_STREAM is out. A client still sending is told to stop with RST_STREAM
+   * NO_ERROR (the protocol document's early server closure): the call has its status,
+   * and what it would send is only read to be dropped.
+   */
   #outputEnded(stream: H2Stream): void {
     stream.outputEnded = true;
-    if (stream.inputEnded) this.#closeStream(stream);
+    if (stream.inputEnded) {
+      this.#closeStream(stream, false);
+      return;
+    }
+    this.#queue(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
+    this.#closeStream(stream, true);
   }
 
   // --- stream lifecycle ---
 
-  #closeStream(stream: H2Stream): void {
+  #closeStream(stream: H2Stream, resetHere: boolean): void {
     if (stream.closed) return;
     stream.closed = true;
     this.#streams.delete(stream.id);
     this.#blocked.delete(stream);
-    this.#held -= stream.held;
+    this.#held -= stream.held + stream.charged;
     stream.held = 0;
+    stream.charged = 0;
     stream.queue.length = 0;
     stream.queuedBytes = 0;
-    const recent = this.#recentlyClosed;
-    recent.add(stream.id);
-    if (recent.size > RECENTLY_CLOSED) recent.delete(recent.values().next().value as number);
+    this.#rememberClosed(stream.id, resetHere);
     stream.listener?.streamClosed();
     if (this.#closing && this.#streams.size === 0) this.#end();
   }
 
-  /** A stream error (§5.4.2): RST_STREAM `code`, the connection lives on. */
+  #rememberClosed(streamId: number, resetHere: boolean): void {
+    const recent = this.#recentlyClosed;
+    recent.set(streamId, resetHere);
+    if (recent.size > RECENTLY_CLOSED) recent.delete(recent.keys().next().value as number);
+  }
+
+  /**
+   * A stream error (§5.4.2) the client caused: RST_STREAM `code`, the connection lives
+   * on. Counted with the client's own resets: a client that makes the server reset
+   * streams ("MadeYouReset") cycles streams as fast as one that resets them itself.
+   */
   #streamError(stream: H2Stream, code: number): void {
+    this.#countReset();
     this.resetStream(stream, code);
   }
 
@@ -428,12 +430,23 @@ export class H2Connection {
     if (this.#ended) return;
     this.#ended = true;
     this.#pending = undefined;
-    for (const stream of [...this.#streams.values()]) this.#closeStream(stream);
-    if (!this.#reading) this.#flush();
+    for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
+    this.#writer.flush();
     const socket = this.socket;
-    if (!this.#reading) socket.end();
-    else setImmediate(() => socket.end());
-    setTimeout(() => socket.destroy(), END_FLUSH_MS).unref();
+    socket.end();
+    // A peer that does not close its side is cut off once our side has flushed, or has
+    // made no progress for END_FLUSH_MS (a peer that reads nothing).
+    let written = -1;
+    const cutOff = (): void => {
+      if (socket.destroyed) return;
+      if (socket.writableLength > 0 && socket.bytesWritten > written) {
+        written = socket.bytesWritten;
+        setTimeout(cutOff, END_FLUSH_MS).unref();
+        return;
+      }
+      socket.destroy();
+    };
+    setTimeout(cutOff, END_FLUSH_MS).unref();
   }
 
   #connectionError(error: ConnectionError): void {
@@ -444,15 +457,15 @@ export class H2Connection {
 
   #onPeerEnd(): void {
     // The client sends nothing more: calls still waiting for request data cannot finish.
-    for (const stream of [...this.#streams.values()]) if (!stream.inputEnded) this.#closeStream(stream);
+    for (const stream of [...this.#streams.values()]) if (!stream.inputEnded) this.#closeStream(stream, false);
     this.close();
   }
 
   #onSocketClose(): void {
     this.#destroyed = true;
     this.#ended = true;
-    this.#out.length = 0;
-    for (const stream of [...this.#streams.values()]) this.#closeStream(stream);
+    this.#writer.discard();
+    for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
     const pings = this.#pings.splice(0);
     for (const ping of pings) ping.callback(new Error('the connection closed'));
     this.#events.closed();
@@ -478,7 +491,7 @@ export class H2Connection {
       this.#prefaceSeen = true;
       offset = CLIENT_PREFACE.length;
     }
-    this.#reading = true;
+    this.#writer.beginBatch();
     try {
       while (buffer.length - offset >= FRAME_HEADER_BYTES && !this.#ended) {
         const length = (buffer[offset] as number) * 65536 + (buffer[offset + 1] as number) * 256 + (buffer[offset + 2] as number);
@@ -490,13 +503,9 @@ export class H2Connection {
         offset = end;
       }
     } catch (err) {
-      if (!(err instanceof ConnectionError) && !(err instanceof HpackError)) throw err;
-      const error = err instanceof ConnectionError ? err : new ConnectionError(H2_ERROR.COMPRESSION_ERROR, err.message);
-      this.#reading = false;
-      this.#connectionError(error);
+      this.#connectionError(this.#asConnectionError(err));
+      this.#writer.endBatch();
       return;
-    } finally {
-      this.#reading = false;
     }
     if (offset < buffer.length && !this.#ended) {
       // Only the unread tail is kept, copied, so the socket's chunk can be collected.
@@ -508,7 +517,14 @@ export class H2Connection {
       this.#queue(windowUpdateFrame(0, this.#unacknowledged));
       this.#unacknowledged = 0;
     }
-    this.#flush();
+    this.#writer.endBatch();
+  }
+
+  #asConnectionError(err: unknown): ConnectionError {
+    if (err instanceof ConnectionError) return err;
+    if (err instanceof HpackError) return new ConnectionError(H2_ERROR.COMPRESSION_ERROR, err.message);
+    this.#events.internalError(err);
+    return new ConnectionError(H2_ERROR.INTERNAL_ERROR, 'internal error');
   }
 
   #onFrame(buffer: Buffer, type: number, flags: number, streamId: number, start: number, end: number): void {
@@ -544,7 +560,12 @@ export class H2Connection {
     const stream = this.#streams.get(streamId);
     if (stream === undefined) {
       if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `DATA on idle stream ${streamId}`);
-      if (streamId <= this.#goawayLastId) this.#queue(rstStreamFrame(streamId, H2_ERROR.STREAM_CLOSED));
+      // §5.1: on a stream this side reset (or ignored after GOAWAY), or closed long ago,
+      // the frame is dropped; on one the client ended, it is a stream error.
+      if (this.#recentlyClosed.get(streamId) === false) {
+        this.#countReset();
+        this.#queue(rstStreamFrame(streamId, H2_ERROR.STREAM_CLOSED));
+      }
       return;
     }
     if (stream.inputEnded) return this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
@@ -578,7 +599,7 @@ export class H2Connection {
     stream.inputEnded = true;
     this.releaseHeld(stream);
     stream.listener?.inputEnd();
-    if (stream.outputEnded) this.#closeStream(stream);
+    if (stream.outputEnded) this.#closeStream(stream, false);
   }
 
   onHeadersFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
@@ -595,7 +616,7 @@ export class H2Connection {
       return;
     }
     this.#checkBlockSize(end - start);
-    this.#headerBlock = { streamId, flags, fragments: [Buffer.from(buffer.subarray(start, end))], size: end - start, selfDependent };
+    this.#headerBlock = { streamId, flags, fragments: [Buffer.from(buffer.subarray(start, end))], size: end - start, frames: 1, selfDependent };
   }
 
   onContinuationFrame(buffer: Buffer, flags: number, streamId: number, start: number, end: number): void {
@@ -603,17 +624,21 @@ export class H2Connection {
     if (block === undefined || block.streamId !== streamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'CONTINUATION without a header block');
     block.size += end - start;
     this.#checkBlockSize(block.size);
-    block.fragments.push(Buffer.from(buffer.subarray(start, end)));
+    if (++block.frames > this.#maxBlockFrames) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block in too many frames');
+    if (end > start) block.fragments.push(Buffer.from(buffer.subarray(start, end)));
     if ((flags & FLAG.END_HEADERS) === 0) return;
     this.#headerBlock = undefined;
     this.#headerBlockDone(streamId, block.flags, Buffer.concat(block.fragments, block.size), block.selfDependent);
   }
 
+  /** The largest header block taken: HPACK seldom makes a header list larger than twice its encoding. */
+  #maxBlockBytes(): number {
+    return 2 * this.#limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE;
+  }
+
   /** The CONTINUATION flood guard: a header block no decoder would accept is refused before it is all buffered. */
   #checkBlockSize(size: number): void {
-    if (size > 2 * this.#limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE) {
-      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
-    }
+    if (size > this.#maxBlockBytes()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
   }
 
   #headerBlockDone(streamId: number, flags: number, block: Buffer, selfDependent: boolean): void {
@@ -632,7 +657,10 @@ export class H2Connection {
       return this.#inputEnd(stream);
     }
     if (streamId <= this.#lastStreamId) {
-      if (this.#recentlyClosed.has(streamId)) throw new ConnectionError(H2_ERROR.STREAM_CLOSED, `HEADERS on closed stream ${streamId}`);
+      // §5.1: ignored on a stream this side reset or ignored after GOAWAY; on one the client ended, or never opened, an error.
+      const resetHere = this.#recentlyClosed.get(streamId);
+      if (resetHere === true || streamId > this.#goawayLastId) return;
+      if (resetHere === false) throw new ConnectionError(H2_ERROR.STREAM_CLOSED, `HEADERS on closed stream ${streamId}`);
       throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `stream id ${streamId} is not above the last one, ${this.#lastStreamId}`);
     }
     this.#lastStreamId = streamId;
@@ -640,10 +668,15 @@ export class H2Connection {
     if (streamId > this.#goawayLastId || this.#closing) return;
     if (selfDependent) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
     if (listSize > maxList) return this.#refuse(streamId, H2_ERROR.ENHANCE_YOUR_CALM);
-    if (this.#streams.size >= this.#limits.maxConcurrentStreams) return this.#refuse(streamId, H2_ERROR.REFUSED_STREAM);
+    const cost = STREAM_COST_BYTES + listSize;
+    if (this.#streams.size >= this.#limits.maxConcurrentStreams || this.#held + cost > this.#limits.maxHeldBytes) {
+      return this.#refuse(streamId, H2_ERROR.REFUSED_STREAM);
+    }
     const headers = validateRequestFields(fields);
     if (headers === undefined) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
     const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW);
+    created.charged = cost;
+    this.#held += cost;
     const contentLength = headers['content-length'];
     if (contentLength !== undefined) {
       if (!/^\d{1,15}$/.test(contentLength)) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
@@ -660,25 +693,23 @@ export class H2Connection {
     if (endStream && !created.closed) created.listener?.inputEnd();
   }
 
-  /** A stream refused before it opened: RST_STREAM and nothing else (§5.4.2). */
+  /** A stream refused before it opened: RST_STREAM and nothing else (§5.4.2), counted as #streamError's are. */
   #refuse(streamId: number, code: number): void {
+    this.#countReset();
     this.#queue(rstStreamFrame(streamId, code));
-    this.#recentlyClosed.add(streamId);
+    this.#rememberClosed(streamId, true);
   }
 
   onPriorityFrame(buffer: Buffer, _flags: number, streamId: number, start: number, end: number): void {
     if (streamId === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'PRIORITY on stream 0');
-    if (end - start !== 5) {
-      const stream = this.#streams.get(streamId);
-      if (stream !== undefined) this.#streamError(stream, H2_ERROR.FRAME_SIZE_ERROR);
-      else this.#queue(rstStreamFrame(streamId, H2_ERROR.FRAME_SIZE_ERROR));
-      return;
-    }
+    let code: number;
+    if (end - start !== 5) code = H2_ERROR.FRAME_SIZE_ERROR;
     // Priorities are advice this server does not take (RFC 9113 §5.3.2); a stream that depends on itself is an error.
-    if ((buffer.readUInt32BE(start) & 0x7fffffff) !== streamId) return;
+    else if ((buffer.readUInt32BE(start) & 0x7fffffff) === streamId) code = H2_ERROR.PROTOCOL_ERROR;
+    else return;
     const stream = this.#streams.get(streamId);
-    if (stream !== undefined) this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
-    else this.#queue(rstStreamFrame(streamId, H2_ERROR.PROTOCOL_ERROR));
+    if (stream !== undefined) this.#streamError(stream, code);
+    else this.#refuse(streamId, code);
   }
 
   onRstStreamFrame(buffer: Buffer, _flags: number, streamId: number, start: number, end: number): void {
@@ -687,7 +718,7 @@ export class H2Connection {
     if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `RST_STREAM on idle stream ${streamId}`);
     this.#countReset();
     const stream = this.#streams.get(streamId);
-    if (stream !== undefined) this.#closeStream(stream);
+    if (stream !== undefined) this.#closeStream(stream, false);
   }
 
   /** The Rapid Reset guard (CVE-2023-44487): a token bucket of RST_STREAM frames. */
@@ -709,6 +740,10 @@ export class H2Connection {
     for (let at = start; at < end; at += 6) {
       const value = buffer.readUInt32BE(at + 2);
       switch (buffer.readUInt16BE(at)) {
+        case SETTING.HEADER_TABLE_SIZE:
+          // Responses use no dynamic table; a peer that shrinks its table still expects to hear so (RFC 7541 §4.2).
+          if (value < 4096 && !this.#tableSizeZero) this.#tableSizeUpdate = true;
+          break;
         case SETTING.ENABLE_PUSH:
           if (value > 1) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH other than 0 or 1');
           break;
@@ -720,10 +755,10 @@ export class H2Connection {
           this.#peerMaxFrameSize = value;
           break;
         default:
-        // HEADER_TABLE_SIZE: responses use no dynamic table. MAX_CONCURRENT_STREAMS: this server opens none. Unknown: ignored (§6.5.2).
+        // MAX_CONCURRENT_STREAMS: this server opens none. MAX_HEADER_LIST_SIZE: advisory. Unknown: ignored (§6.5.2).
       }
     }
-    this.#control(SETTINGS_ACK);
+    this.#queue(SETTINGS_ACK);
   }
 
   /** §6.9.2: a new SETTINGS_INITIAL_WINDOW_SIZE moves every open stream's window by the difference. */
@@ -737,14 +772,6 @@ export class H2Connection {
       if (stream.sendWindow > MAX_WINDOW_SIZE) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'a stream window above 2^31 - 1');
     }
     if (delta > 0) for (const stream of [...this.#streams.values()]) if (stream.queue.length > 0) this.#sendQueued(stream);
-  }
-
-  /** A frame answering the peer's: refused once the peer floods them while reading nothing. */
-  #control(buffer: Buffer): void {
-    if (this.#congested && ++this.#controlWhileCongested > MAX_CONTROL_WHILE_CONGESTED) {
-      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many control frames while not reading');
-    }
-    this.#queue(buffer);
   }
 
   onPushPromiseFrame(): void {
@@ -761,7 +788,7 @@ export class H2Connection {
       if (index >= 0) (this.#pings.splice(index, 1)[0] as PendingPing).callback(null);
       return;
     }
-    this.#control(frame(FRAME.PING, FLAG.ACK, 0, payload));
+    this.#queue(frame(FRAME.PING, FLAG.ACK, 0, payload));
     this.#events.ping();
   }
 

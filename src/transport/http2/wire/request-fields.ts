@@ -8,17 +8,39 @@ const REQUEST_PSEUDO_HEADERS = new Set([':method', ':scheme', ':path', ':authori
 /** §8.2.2: connection-specific fields have no place in HTTP/2. */
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
-function hasUppercase(name: string): boolean {
-  for (let i = 0; i < name.length; i++) {
+/** RFC 9110 §5.6.2 token characters, lowercase only (§8.2.1): 1 where allowed in a field name. */
+const NAME_CHAR = new Uint8Array(128);
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_CHAR[c.charCodeAt(0)] = 1;
+
+/** §8.2.1: a name of lowercase token characters (after the ':' of a pseudo-header). */
+function validName(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = name.charCodeAt(0) === 58 ? 1 : 0; i < name.length; i++) {
     const code = name.charCodeAt(i);
-    if (code >= 65 && code <= 90) return true;
+    if (code >= 128 || NAME_CHAR[code] === 0) return false;
   }
-  return false;
+  return true;
+}
+
+/** §8.2.1: no NUL, CR or LF in a value, and no whitespace at either end. */
+function validValue(value: string): boolean {
+  const last = value.length - 1;
+  if (last >= 0) {
+    const first = value.charCodeAt(0);
+    const end = value.charCodeAt(last);
+    if (first === 32 || first === 9 || end === 32 || end === 9) return false;
+  }
+  for (let i = 0; i <= last; i++) {
+    const code = value.charCodeAt(i);
+    if (code === 0 || code === 10 || code === 13) return false;
+  }
+  return true;
 }
 
 /**
  * The request headers by name from a decoded list (name, value, ...), or undefined when
- * the list is malformed: an uppercase name, an unknown, repeated or late pseudo-header,
+ * the list is malformed: a name that is not lowercase token characters, a value with NUL,
+ * CR, LF or whitespace at an end, an unknown, repeated or late pseudo-header,
  * a connection-specific field, `te` other than "trailers", or a missing :method, :scheme
  * or :path. A repeated regular name has its values joined with ", ".
  */
@@ -28,7 +50,7 @@ export function validateRequestFields(fields: readonly string[]): RequestHeaders
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
-    if (hasUppercase(name)) return undefined;
+    if (!validName(name) || !validValue(value)) return undefined;
     if (name.charCodeAt(0) === 58 /* ':' */) {
       if (regularSeen || !REQUEST_PSEUDO_HEADERS.has(name) || headers[name] !== undefined) return undefined;
       headers[name] = value;

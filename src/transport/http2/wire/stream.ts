@@ -42,6 +42,8 @@ export class H2Stream {
   unacknowledged = 0;
   /** @internal Request bytes counted against the connection's memory ceiling. */
   held = 0;
+  /** @internal What the stream itself is charged against that ceiling while open. */
+  charged = 0;
   /** @internal Bytes this side may still send (the peer's stream window). */
   sendWindow: number;
   /** @internal DATA waiting for window, in order. */

@@ -1,0 +1,76 @@
+/**
+ * A connection's outgoing frames: queued, then written together, so that the answers to
+ * everything one read brought go out in one write (one syscall for many calls).
+ */
+import type { Socket } from 'node:net';
+
+/** Output below this size is copied into one buffer per write; larger goes out as a writev. */
+const COALESCE_BYTES = 64 << 10;
+
+export class FrameWriter {
+  readonly #socket: Socket;
+  readonly #out: Buffer[] = [];
+  #outBytes = 0;
+  #flushScheduled = false;
+  /** A read is being handled: frames wait for its end. */
+  #batching = false;
+  /** The socket's buffer is over its high-water mark: writers, and reading, wait for 'drain'. */
+  congested = false;
+
+  constructor(socket: Socket) {
+    this.#socket = socket;
+  }
+
+  /** Queues `buffer`; it is written at the end of the current read, or on the next turn of the event loop. */
+  push(buffer: Buffer): void {
+    this.#out.push(buffer);
+    this.#outBytes += buffer.length;
+    if (this.#batching || this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Holds writes until `endBatch`. */
+  beginBatch(): void {
+    this.#batching = true;
+  }
+
+  endBatch(): void {
+    this.#batching = false;
+    this.flush();
+  }
+
+  /** Writes everything queued in one write; drops it when the socket can no longer write. */
+  flush(): void {
+    this.#flushScheduled = false;
+    const out = this.#out;
+    if (out.length === 0) return;
+    const socket = this.#socket;
+    if (socket.destroyed || !socket.writable) {
+      this.discard();
+      return;
+    }
+    let ok: boolean;
+    if (out.length === 1) ok = socket.write(out[0] as Buffer);
+    else if (this.#outBytes <= COALESCE_BYTES) ok = socket.write(Buffer.concat(out, this.#outBytes));
+    else {
+      socket.cork();
+      for (const buffer of out) socket.write(buffer);
+      socket.uncork();
+      ok = !socket.writableNeedDrain;
+    }
+    out.length = 0;
+    this.#outBytes = 0;
+    if (ok) return;
+    // A peer that reads nothing gets nothing more read from it either, so what it makes
+    // the server answer (PING acks, resets, responses) cannot pile up here. The
+    // connection resumes reading on 'drain'.
+    this.congested = true;
+    socket.pause();
+  }
+
+  discard(): void {
+    this.#out.length = 0;
+    this.#outBytes = 0;
+  }
+}
