@@ -18,7 +18,14 @@ import { reliabilityFixture } from './fixture.js';
  * runs its cells for minutes).
  */
 const DURATION_S: Readonly<Record<Transport, number>> = { http2: 20, 'grpc-js': 10 };
-const WARMUP_ROUND_S = 4;
+/**
+ * Seconds of each warm-up round. malloc's high-water mark under 500 connections takes
+ * more than 4 s of load to reach on the own HTTP/2 (measured with `npm run soak -- --cells
+ * 500x1000 --minutes 0.33`: 4 s rounds left RSS at 122-127 MiB, then the run climbed to
+ * 147-165 MiB within 10 s and stayed there for 90 s; 10 s rounds reached 151-153 MiB, and
+ * the run after them added -0.0 %). Shorter rounds would call that plateau a leak.
+ */
+const WARMUP_ROUND_S = 10;
 
 describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('load on loopback, transport %s: zero non-OK, RSS steady', (transport) => {
   const fixture = reliabilityFixture('load', { algorithms: ['HS256'], ghz: true });

@@ -129,15 +129,18 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     const { host, port } = parseAddress(address);
-    // allowHalfOpen: a client that half-closes TCP after its requests still gets their answers (wire/connection.ts ends our side).
+    // allowHalfOpen: a plaintext client that half-closes TCP after its requests still gets
+    // their answers (wire/connection.ts ends our side). Not over TLS, where a client ends
+    // with close_notify, and a half-open TLSSocket whose handshake a client abandoned would
+    // stay open (a client that refused the server's certificate kept close() waiting).
     const created =
       tls === undefined
         ? createServer({ noDelay: true, allowHalfOpen: true }, onConnection)
-        : createTlsServer({ ...secureOptions(tls), allowHalfOpen: true }, onSecureConnection);
+        : createTlsServer(secureOptions(tls), onSecureConnection);
     state = 'listening';
     server = created;
     // A connection that fails its TLS handshake affects no other.
-    created.on('tlsClientError', () => {});
+    created.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
     try {
       await new Promise<void>((resolve, reject) => {
         created.once('error', reject);
