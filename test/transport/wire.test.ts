@@ -4,7 +4,7 @@
  * CONTINUATION frames, the stream limit, and the guards (Rapid Reset, CONTINUATION flood,
  * the memory ceiling). h2spec runs the rest of RFC 9113 (h2spec.test.ts).
  */
-import { type ClientHttp2Session, connect } from 'node:http2';
+import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
 import { type CallContext, type ResponseStream, Status } from '../../src/transport/service.js';
@@ -63,18 +63,51 @@ beforeAll(async () => {
 });
 afterAll(closeAllServers);
 
-function session(settingsOverride: { initialWindowSize?: number } = {}): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const client = connect(`http://127.0.0.1:${port}`, { settings: settingsOverride });
-    client.once('remoteSettings', () => resolve(client));
-    client.once('error', reject);
+/** Runs `use` on a node:http2 client of the shared server with `settings`, and closes it. */
+async function withSession(settings: Settings, use: (client: ClientHttp2Session) => Promise<void>): Promise<void> {
+  const client = await new Promise<ClientHttp2Session>((resolve, reject) => {
+    const connecting = connect(`http://127.0.0.1:${port}`, { settings });
+    connecting.once('remoteSettings', () => resolve(connecting));
+    connecting.once('error', reject);
   });
+  try {
+    await use(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs `use` on a bare frame connection to `target` (SETTINGS payload `settingsPayload`), and closes it. */
+async function withFrames(target: number, use: (conn: FrameConnection) => Promise<void>, settingsPayload?: Buffer): Promise<void> {
+  const conn = await FrameConnection.open(target, settingsPayload);
+  try {
+    await use(conn);
+  } finally {
+    conn.close();
+  }
+}
+
+/** Waits for the HEADERS frame that ends stream `streamId` (trailers, or Trailers-Only). */
+const endOf = (conn: FrameConnection, streamId: number): Promise<ServerFrame> =>
+  conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === streamId && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+
+/** One unary call's frames: HEADERS, then its message in DATA with END_STREAM. */
+const unaryCall = (streamId: number, request: unknown): Buffer[] => [
+  h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, streamId, requestBlock(UNARY)),
+  h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, streamId, frame(json(request))),
+];
+
+/** 20,000 streams opened on `conn`, each followed at once by what `after` makes of its id. */
+function openAndReset(conn: FrameConnection, after: (streamId: number) => Buffer): void {
+  const block = requestBlock(UNARY);
+  const frames: Buffer[] = [];
+  for (let i = 0; i < 20_000; i++) frames.push(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block), after(2 * i + 1));
+  conn.send(...frames);
 }
 
 describe('flow control', () => {
   it('holds the response headers while the client grants no window, then sends them with the first DATA, never past the window', async () => {
-    const conn = await FrameConnection.open(port, settings(4, 0));
-    try {
+    await withFrames(port, async (conn) => {
       const message = json({ text: 'a'.repeat(100) });
       conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(message)));
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -87,44 +120,35 @@ describe('flow control', () => {
       ]);
       expect(fields(conn.onStream(1)[0] as ServerFrame)).toMatchObject({ ':status': '200', 'content-type': 'application/grpc' });
       conn.send(windowUpdate(1, 1000));
-      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      const trailers = await endOf(conn, 1);
       expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
       const body = Buffer.concat(conn.onStream(1).filter(isType(FRAME_TYPE.DATA)).map((f) => f.payload));
       expect(unframe(body)[0]?.bytes).toEqual(message);
-    } finally {
-      conn.close();
-    }
+    }, settings(4, 0));
   });
 
   it('streams 2 MB of responses to a client whose stream window is 1 KiB', async () => {
-    const client = await session({ initialWindowSize: 1024 });
-    try {
+    await withSession({ initialWindowSize: 1024 }, async (client) => {
       const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ServerStream'), chunks: [frame(json({ count: 20, bytes: 100_000 }))] });
       expect(res.status).toBe(Status.OK);
       const messages = unframe(res.body).map((m) => JSON.parse(m.bytes.toString()) as { i: number; fill: string });
       expect(messages.map((m) => [m.i, m.fill.length])).toEqual(Array.from({ length: 20 }, (_, i) => [i, 100_000]));
-    } finally {
-      client.close();
-    }
+    });
   });
 
   it('returns window to a client that sends 3 MB on one stream, past the 1 MiB stream window', async () => {
-    const client = await session();
-    try {
+    await withSession({}, async (client) => {
       const chunks = Array.from({ length: 50 }, () => frame(json({ fill: 'y'.repeat(60_000) })));
       const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ClientStream'), chunks });
       expect(res.status).toBe(Status.OK);
       expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ bytes: 50 * 60_000 });
-    } finally {
-      client.close();
-    }
+    });
   });
 });
 
 describe('header blocks and stream limits', () => {
   it('serves a request whose header block comes in a HEADERS and two CONTINUATION frames', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
+    await withFrames(port, async (conn) => {
       const block = requestBlock(UNARY);
       const third = Math.ceil(block.length / 3);
       conn.send(
@@ -133,48 +157,35 @@ describe('header blocks and stream limits', () => {
         h2Frame(FRAME_TYPE.CONTINUATION, FRAME_FLAG.END_HEADERS, 1, block.subarray(2 * third)),
         h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ split: true }))),
       );
-      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      const trailers = await endOf(conn, 1);
       expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('refuses a stream beyond maxConcurrentStreams with REFUSED_STREAM, and serves once one closes', async () => {
     const { port: limited } = await startHttp2(services() as never, { maxConcurrentStreams: 1 });
-    const conn = await FrameConnection.open(limited);
-    try {
-      const call = (id: number, request: unknown): Buffer[] => [
-        h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, requestBlock(UNARY)),
-        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, id, frame(json(request))),
-      ];
-      conn.send(...call(1, { wait: true }), ...call(3, {}));
+    await withFrames(limited, async (conn) => {
+      conn.send(...unaryCall(1, { wait: true }), ...unaryCall(3, {}));
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 3)))).toBe(7);
-      conn.send(h2Frame(FRAME_TYPE.RST_STREAM, 0, 1, u32(8)), ...call(5, { after: true }));
-      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 5 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      conn.send(h2Frame(FRAME_TYPE.RST_STREAM, 0, 1, u32(8)), ...unaryCall(5, { after: true }));
+      const trailers = await endOf(conn, 5);
       expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('answers PING, and ignores a PING ack it did not ask for (node:http2 ends the connection there)', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
+    await withFrames(port, async (conn) => {
       conn.send(h2Frame(FRAME_TYPE.PING, FRAME_FLAG.ACK, 0, Buffer.alloc(8, 1)), h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8, 2)));
       const ack = await conn.waitFor((f) => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0);
       expect(ack.payload).toEqual(Buffer.alloc(8, 2));
       expect(conn.frames.some(isType(FRAME_TYPE.GOAWAY))).toBe(false);
-    } finally {
-      conn.close();
-    }
+    });
   });
 });
 
 describe('stream endings', () => {
   it('after the status, a client still sending gets RST_STREAM NO_ERROR, and its late DATA is dropped without more resets', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
+    await withFrames(port, async (conn) => {
       conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock('/test.Probe/Bidi')), h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({}))));
       await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 1));
       expect(conn.onStream(1).map((f) => [f.type, f.flags & FRAME_FLAG.END_STREAM])).toEqual([
@@ -188,22 +199,17 @@ describe('stream endings', () => {
       conn.send(h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8, 7)));
       await conn.waitFor((f) => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0);
       expect(conn.onStream(1).filter(isType(FRAME_TYPE.RST_STREAM))).toHaveLength(1);
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('answers a client that half-closes TCP after its request, then ends the connection', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
-      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ delayMs: 50 }))));
+    await withFrames(port, async (conn) => {
+      conn.send(...unaryCall(1, { delayMs: 50 }));
       conn.end();
-      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 1 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      const trailers = await endOf(conn, 1);
       expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
       await conn.closed;
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it.each([
@@ -213,109 +219,73 @@ describe('stream endings', () => {
     ['a name with a space', 'x b', 'v'],
     ['a name with a colon', 'x:c', 'v'],
   ])('resets a request with %s (PROTOCOL_ERROR), and the connection serves on', async (_what, name, value) => {
-    const conn = await FrameConnection.open(port);
-    try {
+    await withFrames(port, async (conn) => {
       conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS | FRAME_FLAG.END_STREAM, 1, requestBlock(UNARY, [[name, value]])));
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 1)))).toBe(1);
-      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 3, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 3, frame(json({}))));
-      const trailers = await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 3 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
+      conn.send(...unaryCall(3, {}));
+      const trailers = await endOf(conn, 3);
       expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('serves a client that shrinks its HPACK table to 0 (a size update opens the next response block)', async () => {
-    const client = connect(`http://127.0.0.1:${port}`, { settings: { headerTableSize: 0 } });
-    try {
+    await withSession({ headerTableSize: 0 }, async (client) => {
       for (let i = 0; i < 2; i++) {
         const res = await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ i }))] });
         expect(res.status).toBe(Status.OK);
       }
-    } finally {
-      client.close();
-    }
+    });
   });
 });
 
 describe('guards', () => {
   it('Rapid Reset: past the burst of RST_STREAM frames, GOAWAY ENHANCE_YOUR_CALM; other connections are served', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
-      const block = requestBlock(UNARY);
-      const frames: Buffer[] = [];
-      for (let i = 0; i < 20_000; i++) {
-        const id = 2 * i + 1;
-        frames.push(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, block), h2Frame(FRAME_TYPE.RST_STREAM, 0, id, u32(8)));
-      }
-      conn.send(...frames);
+    await withFrames(port, async (conn) => {
+      openAndReset(conn, (id) => h2Frame(FRAME_TYPE.RST_STREAM, 0, id, u32(8)));
       const goaway = await conn.waitFor(isType(FRAME_TYPE.GOAWAY), 10_000);
       expect(errorCode(goaway)).toBe(11);
       await conn.closed;
-    } finally {
-      conn.close();
-    }
-    const client = await session();
-    try {
+    });
+    await withSession({}, async (client) => {
       expect((await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ ok: 1 }))] })).status).toBe(Status.OK);
-    } finally {
-      client.close();
-    }
+    });
   });
 
   it('CONTINUATION flood of empty frames: a header block in too many frames ends the connection', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
+    await withFrames(port, async (conn) => {
       conn.send(h2Frame(FRAME_TYPE.HEADERS, 0, 1, requestBlock(UNARY)), ...Array.from({ length: 10_000 }, () => h2Frame(FRAME_TYPE.CONTINUATION, 0, 1)));
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY)))).toBe(11);
       await conn.closed;
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('MadeYouReset: streams the client makes the server reset (WINDOW_UPDATE of 0) count against the same burst', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
-      const block = requestBlock(UNARY);
-      const frames: Buffer[] = [];
-      for (let i = 0; i < 20_000; i++) {
-        const id = 2 * i + 1;
-        frames.push(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, block), windowUpdate(id, 0));
-      }
-      conn.send(...frames);
+    await withFrames(port, async (conn) => {
+      openAndReset(conn, (id) => windowUpdate(id, 0));
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY), 10_000))).toBe(11);
       await conn.closed;
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('CONTINUATION flood: a header block past twice the header list limit ends the connection before it is all read', async () => {
-    const conn = await FrameConnection.open(port);
-    try {
+    await withFrames(port, async (conn) => {
       conn.send(h2Frame(FRAME_TYPE.HEADERS, 0, 1, requestBlock(UNARY)));
       for (let i = 0; i < 8; i++) conn.send(h2Frame(FRAME_TYPE.CONTINUATION, 0, 1, Buffer.alloc(16_000, 0x40)));
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY)))).toBe(11);
       await conn.closed;
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('memory ceiling: streams past what maxSessionMemoryMb holds are refused (REFUSED_STREAM), not kept', async () => {
     const { port: ceiling } = await startHttp2(services() as never, { maxSessionMemoryMb: 1 });
-    const conn = await FrameConnection.open(ceiling);
-    try {
+    await withFrames(ceiling, async (conn) => {
       const block = requestBlock(UNARY);
       conn.send(...Array.from({ length: 1000 }, (_, i) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block)));
       const refused = await conn.waitFor((f) => f.type === FRAME_TYPE.RST_STREAM && errorCode(f) === 7);
       // 1 MiB holds a few hundred open streams of ~2 KiB each: the first ones were taken.
       expect(refused.streamId).toBeGreaterThan(2 * 100);
       expect(conn.frames.some(isType(FRAME_TYPE.GOAWAY))).toBe(false);
-    } finally {
-      conn.close();
-    }
+    });
   });
 
   it('memory ceiling: the stream whose partial messages cross maxSessionMemoryMb is reset ENHANCE_YOUR_CALM, the rest are served', async () => {
