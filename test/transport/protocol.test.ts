@@ -9,7 +9,20 @@ import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CallContext, GrpcStatusError, Metadata, Status } from '../../src/transport/service.js';
 import { PROBE } from './helpers/probe.js';
-import { CLIENT_PREFACE, frame, grpcHeaders, h2Frame, rawCall, rawRequest, rawSession, unframe } from './helpers/raw.js';
+import {
+  CLIENT_PREFACE,
+  FRAME_FLAG,
+  FRAME_TYPE,
+  frame,
+  grpcHeaders,
+  h2Frame,
+  hpackLiteral,
+  rawCall,
+  rawRequest,
+  rawSession,
+  requestBlock,
+  unframe,
+} from './helpers/raw.js';
 import { closeAllServers, memoryLogger, startHttp2 } from './helpers/servers.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
@@ -98,23 +111,13 @@ describe('request headers', () => {
   });
 });
 
-/** An HPACK literal without indexing, new name, no Huffman (RFC 7541 §6.2.2); short strings only. */
-const hpackLiteral = (name: string, value: string): Buffer => Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
-
-const HEADERS = 1;
-const CONTINUATION = 9;
-const END_STREAM_AND_HEADERS = 0x05;
-const END_HEADERS = 0x04;
-/** `:authority: localhost` (a literal of static name 1): nghttp2 resets a request without it or `host`. */
-const AUTHORITY = Buffer.concat([Buffer.from([0x01, 9]), Buffer.from('localhost')]);
-/** `GET /` (static :method GET, :scheme http, :path /): refused with 405 at once. */
-const GET_BLOCK = Buffer.concat([Buffer.from([0x82, 0x86, 0x84]), AUTHORITY]);
+const { HEADERS, CONTINUATION } = FRAME_TYPE;
+const END_HEADERS = FRAME_FLAG.END_HEADERS;
+const END_STREAM_AND_HEADERS = FRAME_FLAG.END_STREAM | FRAME_FLAG.END_HEADERS;
+/** `GET /` (static :method GET, :scheme http, :path /) with its :authority: refused with 405 at once. */
+const GET_BLOCK = Buffer.concat([Buffer.from([0x82, 0x86, 0x84]), hpackLiteral(':authority', 'localhost')]);
 /** A gRPC request to Unary (POST, :path, content-type, te), ended with no message: answered by a call. */
-const CALL_BLOCK = Buffer.concat([
-  Buffer.from([0x83, 0x86, 0x04, UNARY.length]), Buffer.from(UNARY), AUTHORITY,
-  Buffer.from([0x0f, 0x10, 16]), Buffer.from('application/grpc'),
-  hpackLiteral('te', 'trailers'),
-]);
+const CALL_BLOCK = requestBlock(UNARY);
 
 /**
  * On a bare TCP connection, in one write: the client preface, SETTINGS and `frames`.

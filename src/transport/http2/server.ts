@@ -135,7 +135,7 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
     // stay open (a client that refused the server's certificate kept close() waiting).
     const created =
       tls === undefined
-        ? createServer({ noDelay: true, allowHalfOpen: true }, onConnection)
+        ? createServer({ allowHalfOpen: true }, onConnection)
         : createTlsServer(secureOptions(tls), onSecureConnection);
     state = 'listening';
     server = created;

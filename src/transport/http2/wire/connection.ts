@@ -135,6 +135,8 @@ export class H2Connection {
   #resetTokens: number;
   #resetCheckedAt = 0;
   readonly #writer: FrameWriter;
+  /** The largest header block taken: HPACK seldom makes a header list larger than twice its encoding. */
+  readonly #maxBlockBytes: number;
   /** The most frames one header block may take (the CONTINUATION flood guard counts frames, not only bytes). */
   readonly #maxBlockFrames: number;
   /** The peer lowered its HPACK table size: the next header block starts with a size update to 0. */
@@ -152,7 +154,8 @@ export class H2Connection {
     this.#events = events;
     this.#resetTokens = limits.resetBurst;
     this.#writer = new FrameWriter(socket);
-    this.#maxBlockFrames = Math.max(8, 2 * Math.ceil(this.#maxBlockBytes() / MIN_MAX_FRAME_SIZE));
+    this.#maxBlockBytes = 2 * limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE;
+    this.#maxBlockFrames = Math.max(8, 2 * Math.ceil(this.#maxBlockBytes / MIN_MAX_FRAME_SIZE));
     socket.setNoDelay(true);
     this.#queue(
       settingsFrame([
@@ -177,11 +180,6 @@ export class H2Connection {
 
   get destroyed(): boolean {
     return this.#destroyed;
-  }
-
-  /** Streams open now. */
-  get openStreams(): number {
-    return this.#streams.size;
   }
 
   // --- for the owner ---
@@ -301,9 +299,7 @@ export class H2Connection {
   }
 
   #onDrain(): void {
-    this.#writer.congested = false;
-    // Reading stopped while the peer read nothing (FrameWriter.flush): now it may go on.
-    if (!this.#ended) this.socket.resume();
+    this.#writer.drained();
     for (const stream of this.#streams.values()) this.#maybeDrained(stream);
   }
 
@@ -631,14 +627,9 @@ export class H2Connection {
     this.#headerBlockDone(streamId, block.flags, Buffer.concat(block.fragments, block.size), block.selfDependent);
   }
 
-  /** The largest header block taken: HPACK seldom makes a header list larger than twice its encoding. */
-  #maxBlockBytes(): number {
-    return 2 * this.#limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE;
-  }
-
   /** The CONTINUATION flood guard: a header block no decoder would accept is refused before it is all buffered. */
   #checkBlockSize(size: number): void {
-    if (size > this.#maxBlockBytes()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
+    if (size > this.#maxBlockBytes) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
   }
 
   #headerBlockDone(streamId: number, flags: number, block: Buffer, selfDependent: boolean): void {

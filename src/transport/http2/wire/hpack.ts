@@ -4,6 +4,7 @@
  * encoder keeps no state and a constant header set encodes once (`encodeHeaderBlock`).
  */
 import { huffmanDecode } from './huffman.js';
+import { isFieldName } from './request-fields.js';
 
 /** RFC 7541, Appendix A: index i + 1 is STATIC_TABLE[i]. */
 // prettier-ignore
@@ -26,6 +27,8 @@ const STATIC_TABLE: readonly (readonly [string, string])[] = [
 /** The static table as entries, so an indexed field allocates nothing. */
 const STATIC_ENTRIES: readonly { readonly name: string; readonly value: string }[] = STATIC_TABLE.map(([name, value]) => ({ name, value }));
 
+const NO_BLOCK = new Uint8Array(0);
+
 /** A header block the decoder cannot take: the connection must end with COMPRESSION_ERROR (RFC 9113 §4.3). */
 export class HpackError extends Error {}
 
@@ -44,7 +47,8 @@ export class HpackDecoder {
   #maxSize: number;
   /** SETTINGS_HEADER_TABLE_SIZE as this side advertised it: the most a size update may ask for. */
   readonly #limit: number;
-  #block: Uint8Array = new Uint8Array(0);
+  /** The block being decoded; between blocks none, so no read buffer of the socket is kept alive. */
+  #block: Uint8Array = NO_BLOCK;
   #pos = 0;
   #end = 0;
 
@@ -95,6 +99,7 @@ export class HpackDecoder {
       listSize += name.length + value.length + 32;
       if (listSize <= maxListSize) fields.push(name, value);
     }
+    this.#block = NO_BLOCK;
     return listSize;
   }
 
@@ -162,8 +167,6 @@ STATIC_TABLE.forEach(([name, value], i) => {
 /** An outgoing header field value: a string, a number, or several values of one name. */
 export type OutgoingFieldValue = string | number | readonly string[];
 
-/** RFC 9113 §8.2.1: a field name of lowercase token characters (a leading ':' for pseudo-headers). */
-const FIELD_NAME = /^:?[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 /** §8.2.1: no NUL, CR or LF in a value. */
 const FIELD_VALUE = /^[^\0\r\n]*$/;
 
@@ -186,7 +189,7 @@ function pushString(out: number[], text: string): void {
 }
 
 function pushField(out: number[], name: string, value: string): void {
-  if (!FIELD_NAME.test(name)) throw new TypeError(`invalid HTTP/2 header name ${JSON.stringify(name)}`);
+  if (!isFieldName(name)) throw new TypeError(`invalid HTTP/2 header name ${JSON.stringify(name)}`);
   if (!FIELD_VALUE.test(value)) throw new TypeError(`invalid value for HTTP/2 header ${name}`);
   const indexed = STATIC_FIELD_INDEX.get(`${name}\0${value}`);
   if (indexed !== undefined) {

@@ -12,10 +12,11 @@ const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connecti
 const NAME_CHAR = new Uint8Array(128);
 for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_CHAR[c.charCodeAt(0)] = 1;
 
-/** §8.2.1: a name of lowercase token characters (after the ':' of a pseudo-header). */
-function validName(name: string): boolean {
-  if (name.length === 0) return false;
-  for (let i = name.charCodeAt(0) === 58 ? 1 : 0; i < name.length; i++) {
+/** §8.2.1: a name of lowercase token characters (after the ':' of a pseudo-header); the encoder's check too. */
+export function isFieldName(name: string): boolean {
+  const start = name.charCodeAt(0) === 58 /* ':' */ ? 1 : 0;
+  if (name.length <= start) return false;
+  for (let i = start; i < name.length; i++) {
     const code = name.charCodeAt(i);
     if (code >= 128 || NAME_CHAR[code] === 0) return false;
   }
@@ -50,7 +51,7 @@ export function validateRequestFields(fields: readonly string[]): RequestHeaders
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
-    if (!validName(name) || !validValue(value)) return undefined;
+    if (!isFieldName(name) || !validValue(value)) return undefined;
     if (name.charCodeAt(0) === 58 /* ':' */) {
       if (regularSeen || !REQUEST_PSEUDO_HEADERS.has(name) || headers[name] !== undefined) return undefined;
       headers[name] = value;

@@ -14,11 +14,15 @@ export class FrameWriter {
   #flushScheduled = false;
   /** A read is being handled: frames wait for its end. */
   #batching = false;
-  /** The socket's buffer is over its high-water mark: writers, and reading, wait for 'drain'. */
-  congested = false;
+  #congested = false;
 
   constructor(socket: Socket) {
     this.#socket = socket;
+  }
+
+  /** The socket's buffer is over its high-water mark: writers, and reading, wait for `drained`. */
+  get congested(): boolean {
+    return this.#congested;
   }
 
   /** Queues `buffer`; it is written at the end of the current read, or on the next turn of the event loop. */
@@ -63,10 +67,16 @@ export class FrameWriter {
     this.#outBytes = 0;
     if (ok) return;
     // A peer that reads nothing gets nothing more read from it either, so what it makes
-    // the server answer (PING acks, resets, responses) cannot pile up here. The
-    // connection resumes reading on 'drain'.
-    this.congested = true;
+    // the server answer (PING acks, resets, responses) cannot pile up here, until
+    // `drained`.
+    this.#congested = true;
     socket.pause();
+  }
+
+  /** The socket's 'drain': writes and reading go on. */
+  drained(): void {
+    this.#congested = false;
+    this.#socket.resume();
   }
 
   discard(): void {
