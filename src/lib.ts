@@ -45,7 +45,6 @@ export { PROTO_PATH } from './package-root.js';
 
 export { createJwtServer, type JwtServer } from './server/create.js';
 export type { JwtServerOptions, Transport, TransportOptions } from './server/options.js';
-export type { ServerTlsOptions } from './transport/http2/index.js';
 export {
   Status,
   type StatusCode,
@@ -66,7 +65,8 @@ export {
   type MethodDefinition,
   type ServiceDefinition,
   type ServiceImplementation,
-} from './transport/service.js';
+  type ServerTlsOptions,
+} from './transport/handler-api.js';
 
 export { runCluster, type ClusterOptions, type ClusterHandle } from './cluster/run.js';
 export { parseNodeMaxProcs } from './cluster/max-procs.js';

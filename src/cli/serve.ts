@@ -8,7 +8,7 @@ import { createStderrLogger } from '../log.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../service/load-subjects.js';
-import type { ServerTlsOptions } from '../transport/http2/index.js';
+import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 
 function hostPort(host: string, port: number): string {

@@ -1,7 +1,7 @@
 import { invalidOption } from '../errors.js';
 import type { ClaimExpectations } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
-import { GrpcStatusError, Status, type StatusCode } from '../transport/service.js';
+import { GrpcStatusError, Status, type StatusCode } from '../transport/handler-api.js';
 import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
 import { stringOption } from './options.js';
 

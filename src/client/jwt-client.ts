@@ -8,7 +8,7 @@ import {
 } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
 import type { GenerateJwtRequest, GenerateJwtResponse, GetJwksRequest, GetJwksResponse, VerifyJwtRequest, VerifyJwtResponse } from '../service/messages.js';
-import { GrpcStatusError, type Metadata, Status } from '../transport/service.js';
+import { GrpcStatusError, type Metadata, Status } from '../transport/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
 import { type ClientMethod, jwtServiceMethods } from './proto.js';

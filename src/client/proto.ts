@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '../transport/service.js';
+import type { ServiceDefinition } from '../transport/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../service/definition.js';
 import type {
   GenerateJwtRequest,

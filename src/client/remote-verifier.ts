@@ -7,7 +7,7 @@ import { type Logger, createStderrLogger } from '../log.js';
 import type { ClaimExpectations } from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type Verifier, createVerifier } from '../tokens/verify.js';
-import { GrpcStatusError, Status } from '../transport/service.js';
+import { GrpcStatusError, Status } from '../transport/handler-api.js';
 import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';

@@ -1,5 +1,5 @@
 import { Metadata as GrpcMetadata, type ServiceError, status as grpcStatus } from '@grpc/grpc-js';
-import { GrpcStatusError, Metadata, type StatusCode } from '../transport/service.js';
+import { GrpcStatusError, Metadata, type StatusCode } from '../transport/handler-api.js';
 
 /** grpc-js's failed-call error as the package's {@link GrpcStatusError}, trailers included. */
 export function toGrpcStatusError(err: ServiceError): GrpcStatusError {

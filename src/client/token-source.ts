@@ -1,7 +1,7 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import { Status } from '../transport/service.js';
+import { Status } from '../transport/handler-api.js';
 import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';

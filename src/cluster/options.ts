@@ -3,7 +3,7 @@ import type { KeySet } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../options/resolve.js';
 import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
-import type { ServerTlsOptions } from '../transport/http2/index.js';
+import type { ServerTlsOptions } from '../transport/handler-api.js';
 
 /**
  * Options of {@link runCluster}. The same script runs in the primary and in every worker.

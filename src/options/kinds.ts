@@ -4,7 +4,7 @@ import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
-import { type ServerInterceptor, interceptorsProblem } from '../transport/service.js';
+import { type ServerInterceptor, interceptorsProblem } from '../transport/handler-api.js';
 
 /**
  * What kind of value an option holds: how a value given in code is checked, how
@@ -155,7 +155,7 @@ export const logger = codeOnly<Logger>((value) =>
     : 'must be a Logger: an object with info, warn and error functions',
 );
 
-/** Server interceptors (src/transport/service.ts): an array of `{ onCallStart?, onCallEnd? }`. */
+/** Server interceptors (src/transport/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
 export const interceptors = codeOnly<readonly ServerInterceptor[]>(interceptorsProblem);
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */

@@ -5,8 +5,9 @@
  * repository).
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
-import { type CallContext, GrpcStatusError, type ResponseStream, Status } from '../transport/service.js';
-import { type ServedService, loadProtoService } from './proto-service.js';
+import { type CallContext, GrpcStatusError, type ResponseStream, Status } from '../transport/handler-api.js';
+import type { ServedService } from '../transport/handler-api.js';
+import { loadProtoService } from './proto-service.js';
 
 /** Fully qualified name of the health service. */
 export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health';

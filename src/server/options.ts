@@ -1,6 +1,6 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { TRANSPORTS } from '../options/table.js';
-import type { ServerInterceptor } from '../transport/service.js';
+import type { ServerInterceptor } from '../transport/handler-api.js';
 import type { Registry } from 'prom-client';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';

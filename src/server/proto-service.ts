@@ -1,23 +1,15 @@
 /**
  * Services defined by the protos in proto/ (health, reflection), loaded with
- * @grpc/proto-loader into the transport-neutral shape of src/transport/service.ts.
+ * @grpc/proto-loader into the handler API of src/transport/handler-api.ts.
  */
 import { join } from 'node:path';
 import { loadSync } from '@grpc/proto-loader';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { PROTO_LOADER_OPTIONS } from '../service/definition.js';
-import { GrpcStatusError, type MethodDefinition, type ServiceDefinition, type ServiceImplementation, Status } from '../transport/service.js';
+import { GrpcStatusError, type MethodDefinition, type ServiceDefinition, type ServiceImplementation, Status } from '../transport/handler-api.js';
 
 /** The folder of the shipped .proto files; imports resolve from it (`grpc/health/v1/health.proto`). */
 export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');
-
-/** A service ready for a transport to serve: its full name, methods and handlers. */
-export interface ServedService {
-  /** Fully qualified, e.g. `grpc.health.v1.Health`. */
-  readonly name: string;
-  readonly definition: ServiceDefinition;
-  readonly implementation: ServiceImplementation;
-}
 
 /**
  * The methods of `service` in `file` (relative to proto/), with proto-loader's codecs

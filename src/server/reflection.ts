@@ -5,9 +5,10 @@
  * doc/server-reflection.md in the gRPC repository; the answers follow grpc-go's server.
  */
 import { invalidOption } from '../errors.js';
-import { GrpcStatusError, type ResponseStream, Status, type StatusCode } from '../transport/service.js';
+import { GrpcStatusError, type ResponseStream, Status, type StatusCode } from '../transport/handler-api.js';
 import { type DescriptorFile, type DescriptorIndex, fileWithImports, loadDescriptorSet } from './descriptor-set.js';
-import { type ServedService, loadProtoService } from './proto-service.js';
+import type { ServedService } from '../transport/handler-api.js';
+import { loadProtoService } from './proto-service.js';
 
 /**
  * A request on the stream that is not valid protobuf: the deserializer hands it to the

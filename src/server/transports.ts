@@ -9,8 +9,8 @@ import { grpcJs } from '../optional-deps.js';
 import type { Logger } from '../log.js';
 import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
-import { type ServerTlsOptions, createHttp2GrpcServer } from '../transport/http2/index.js';
-import type { ServerInterceptor, ServiceDefinition, ServiceImplementation } from '../transport/service.js';
+import { createHttp2GrpcServer } from '../transport/http2/index.js';
+import type { ServerInterceptor, ServerTlsOptions, ServiceDefinition, ServiceImplementation } from '../transport/handler-api.js';
 import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
 
 /**

@@ -1,6 +1,6 @@
 import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
-import type { MethodDefinition, ServiceDefinition } from '../transport/service.js';
+import type { MethodDefinition, ServiceDefinition } from '../transport/handler-api.js';
 import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
 import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
 

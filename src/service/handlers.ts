@@ -1,6 +1,6 @@
 import { JwtGrpcError } from '../errors.js';
-import type { ServedService } from '../server/proto-service.js';
-import { GrpcStatusError, Status, type UnaryHandler } from '../transport/service.js';
+import type { ServedService } from '../transport/handler-api.js';
+import { GrpcStatusError, Status, type UnaryHandler } from '../transport/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
 

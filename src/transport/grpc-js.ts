@@ -1,5 +1,5 @@
 /**
- * Serves a transport-neutral service (./service.ts) on a @grpc/grpc-js `Server`, so one
+ * Serves a service of the handler API (./handler-api.ts) on a @grpc/grpc-js `Server`, so one
  * implementation runs on either transport. Handlers, statuses, metadata, deadlines,
  * cancellation and interceptors mean the same on both.
  */
@@ -16,8 +16,6 @@ import type {
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import { isReservedMetadataKey } from './http2/metadata.js';
-import { checkInterceptors } from './http2/options.js';
 import {
   type BidiStreamHandler,
   type CallContext,
@@ -35,7 +33,9 @@ import {
   Status,
   type StatusCode,
   type UnaryHandler,
-} from './service.js';
+  checkInterceptors,
+  isReservedMetadataKey,
+} from './handler-api.js';
 
 /** Options of {@link addServiceToGrpcJs}. */
 export interface GrpcJsServiceOptions {

@@ -20,7 +20,7 @@ import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encod
 import { PROTO_LOADER_OPTIONS, SERVICE_NAME } from '../../src/service/definition.js';
 import type { VerifyJwtReason } from '../../src/service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
-import { GrpcStatusError, Status } from '../../src/transport/service.js';
+import { GrpcStatusError, Status } from '../../src/transport/handler-api.js';
 
 const definition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
 const methods = definition[SERVICE_NAME] as unknown as Record<

@@ -24,7 +24,7 @@ import {
   type ServerInterceptor,
   type ServiceImplementation,
   Status,
-} from '../../src/transport/service.js';
+} from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { type Services, closeAllServers, memoryLogger, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { TEST_LOADER_OPTIONS, TEST_PROTO, servedTestService, testServiceImplementation } from './helpers/test-service.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runToExit } from '../../bench/harness/launcher.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/harness/tools.js';
-import { Status } from '../../src/transport/service.js';
+import { Status } from '../../src/transport/handler-api.js';
 import { frame, grpcHeaders, rawCall } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { servedTestService, testServiceImplementation } from './helpers/test-service.js';

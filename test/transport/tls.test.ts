@@ -3,7 +3,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { type ServiceError, credentials, status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import type { CallContext, ServiceImplementation } from '../../src/transport/service.js';
+import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { closeAllServers, memoryLogger } from './helpers/servers.js';

@@ -7,7 +7,7 @@
 import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
-import { type CallContext, type ResponseStream, Status } from '../../src/transport/service.js';
+import { type CallContext, type ResponseStream, Status } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawRequest, requestBlock, unframe } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';

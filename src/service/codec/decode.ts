@@ -12,7 +12,7 @@
  * unknown fields (any wire type, groups included) are skipped. What protobufjs would
  * misread silently, a known field with the wrong wire type, is refused here.
  */
-import { GrpcStatusError, Status } from '../../transport/service.js';
+import { GrpcStatusError, Status } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, VerifyJwtRequest } from '../messages.js';
 
 const WIRE_VARINT = 0;

@@ -18,7 +18,7 @@ import {
   Status,
   type StatusCode,
   type UnaryHandler,
-} from '../service.js';
+} from '../handler-api.js';
 import { type MessageEncoding, clientAccepts, compress, decompress } from './compression.js';
 import { MessageReader, SINGLE_BUFFER_MAX_BYTES, framedMessage, messagePrefix } from './framing.js';
 import { type HeaderFields, addMetadataHeaders, metadataFromRawHeaders } from './metadata.js';

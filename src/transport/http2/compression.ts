@@ -3,7 +3,7 @@
  * each message on its own (no context across messages), decompression bounded.
  */
 import { constants as zlibConstants, deflateSync, gzipSync, inflateSync, gunzipSync } from 'node:zlib';
-import { GrpcStatusError, Status } from '../service.js';
+import { GrpcStatusError, Status } from '../handler-api.js';
 
 /** Encodings this server decompresses, for `grpc-accept-encoding`. */
 export const ACCEPT_ENCODING = 'identity,deflate,gzip';

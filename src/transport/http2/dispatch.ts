@@ -2,7 +2,7 @@
  * A new HTTP/2 stream: checks the request headers the protocol document requires, finds
  * the method and starts the call, or answers at once.
  */
-import { Status, type StatusCode } from '../service.js';
+import { Status, type StatusCode } from '../handler-api.js';
 import { type CallShared, Http2Call } from './call.js';
 import { ACCEPT_ENCODING, requestEncoding } from './compression.js';
 import { parseTimeout, percentEncode } from './protocol.js';

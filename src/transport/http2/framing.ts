@@ -3,7 +3,7 @@
  * big-endian length, then the message. DATA frame boundaries say nothing about message
  * boundaries, so the reader accepts any chunking.
  */
-import { GrpcStatusError, Status } from '../service.js';
+import { GrpcStatusError, Status } from '../handler-api.js';
 
 const PREFIX_BYTES = 5;
 

@@ -3,31 +3,7 @@
  * base64 (padded or not on the way in, unpadded on the way out), every other value
  * printable ASCII.
  */
-import { Metadata, type MetadataValue } from '../service.js';
-
-/**
- * Request headers that are gRPC's own, not the application's: they never appear in
- * `call.metadata`, and a handler cannot send them as metadata.
- */
-const RESERVED = new Set([
-  'content-type',
-  'te',
-  'grpc-timeout',
-  'grpc-encoding',
-  'grpc-accept-encoding',
-  'grpc-message-type',
-  'grpc-status',
-  'grpc-message',
-  'grpc-status-details-bin',
-  'content-length',
-  'connection',
-  'host',
-]);
-
-/** True for a header gRPC reserves (never application metadata). */
-export function isReservedMetadataKey(name: string): boolean {
-  return name.charCodeAt(0) === 58 /* ':' */ || RESERVED.has(name);
-}
+import { Metadata, type MetadataValue, isReservedMetadataKey } from '../handler-api.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;
@@ -45,7 +21,7 @@ export function metadataFromRawHeaders(raw: readonly string[]): Metadata {
   const metadata = new Metadata();
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (name.charCodeAt(0) === 58 /* ':' */ || RESERVED.has(name)) continue;
+    if (isReservedMetadataKey(name)) continue;
     const value = raw[i + 1] as string;
     if (name.endsWith('-bin')) {
       for (const part of value.split(',')) metadata.add(name, Buffer.from(part.trim(), 'base64'));
@@ -74,7 +50,7 @@ function headerValue(name: string, value: MetadataValue): string {
  */
 export function addMetadataHeaders(target: HeaderFields, metadata: Metadata): void {
   for (const [name, values] of metadata.entries()) {
-    if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || RESERVED.has(name)) {
+    if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || isReservedMetadataKey(name)) {
       throw new TypeError(`metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`);
     }
     if (values.length === 0) continue;

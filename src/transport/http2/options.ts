@@ -1,6 +1,6 @@
 import { invalidOption } from '../../errors.js';
 import { type Logger, createStderrLogger } from '../../log.js';
-import { type ServerInterceptor, interceptorsProblem } from '../service.js';
+import { type ServerInterceptor, checkInterceptors } from '../handler-api.js';
 import {
   DEFAULT_KEEPALIVE_PERMIT_TIME_MS,
   DEFAULT_KEEPALIVE_TIME_MS,
@@ -80,14 +80,6 @@ function integer(name: string, value: unknown, fallback: number, min: number, ma
 function duration(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined && fallback === Number.POSITIVE_INFINITY) return fallback;
   return integer(name, value, fallback, min, MAX_TIMER_MS);
-}
-
-/** Validates an `interceptors` option: an array of objects whose hooks are functions. @internal */
-export function checkInterceptors(value: unknown): readonly ServerInterceptor[] {
-  const interceptors = value ?? [];
-  const problem = interceptorsProblem(interceptors);
-  if (problem !== undefined) throw invalidOption('interceptors', problem);
-  return interceptors as readonly ServerInterceptor[];
 }
 
 /** Validates every option once, at creation; errors name the option. @internal */

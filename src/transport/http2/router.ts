@@ -1,5 +1,5 @@
 import { JwtGrpcError } from '../../errors.js';
-import type { Handler, MethodDefinition, ServiceDefinition, ServiceImplementation } from '../service.js';
+import type { Handler, MethodDefinition, ServiceDefinition, ServiceImplementation } from '../handler-api.js';
 
 /** The four call kinds, from a method's requestStream / responseStream. */
 export type CallKind = 'unary' | 'server-stream' | 'client-stream' | 'bidi';

@@ -1,7 +1,7 @@
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
-import type { ServiceDefinition, ServiceImplementation } from '../service.js';
+import type { ServerTlsOptions, ServiceDefinition, ServiceImplementation } from '../handler-api.js';
 import { DEFAULT_CLOSE_GRACE_MS, STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
 import { streamHandler } from './dispatch.js';
@@ -9,26 +9,6 @@ import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Opt
 import { Router } from './router.js';
 import { SessionState } from './session.js';
 import type { ConnectionLimits } from './wire/connection.js';
-
-/**
- * TLS for a server's `listen`, on either transport: ALPN offers h2 only.
- *
- * @example
- * ```ts
- * const tls: ServerTlsOptions = { cert: readFileSync('server.crt'), key: readFileSync('server.key') };
- * await server.listen('0.0.0.0:50051', { ...tls, ca: readFileSync('clients-ca.crt'), requireClientCertificate: true });
- * ```
- */
-export interface ServerTlsOptions {
-  /** The server's private key (PEM). */
-  readonly key: string | Buffer;
-  /** The server's certificate chain (PEM). */
-  readonly cert: string | Buffer;
-  /** CA certificates to verify client certificates against. */
-  readonly ca?: string | Buffer | readonly (string | Buffer)[];
-  /** Mutual TLS: demand a client certificate signed by `ca`, refuse the connection without one. Default false. */
-  readonly requireClientCertificate?: boolean;
-}
 
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {

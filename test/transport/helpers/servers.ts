@@ -4,7 +4,7 @@ import { type Logger } from '../../../src/log.js';
 import { addServiceToGrpcJs } from '../../../src/transport/grpc-js.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
 import type { Http2GrpcServerOptions } from '../../../src/transport/http2/options.js';
-import type { ServerInterceptor, ServiceDefinition, ServiceImplementation } from '../../../src/transport/service.js';
+import type { ServerInterceptor, ServiceDefinition, ServiceImplementation } from '../../../src/transport/handler-api.js';
 
 const open = new Set<{ close(): Promise<void> }>();
 

@@ -19,7 +19,7 @@ import {
   type ServiceImplementation,
   Status,
   type StatusCode,
-} from '../../../src/transport/service.js';
+} from '../../../src/transport/handler-api.js';
 
 export const FIXTURES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 export const TEST_PROTO = join(FIXTURES_DIR, 'grpc', 'testing', 'test.proto');

@@ -1,13 +1,14 @@
 /**
- * The transport-neutral shape of a gRPC service: methods with their codecs, and handlers
- * as plain functions in one object. Both transports serve it: jwt-grpc's own server
- * (`./http2/`) and a grpc-js `Server` (`./grpc-js.ts`), so JwtService, health
- * and reflection are written once.
+ * The gRPC handler API, the same on both transports: a service's methods with their
+ * codecs, handlers as plain functions in one object, the call a handler sees,
+ * interceptors, and the TLS a server listens with. Both transports serve it: jwt-grpc's
+ * own server (`./http2/`) and a grpc-js `Server` (`./grpc-js.ts`), so JwtService, health
+ * and reflection are written once. What a call means lives in `./call-core.ts`.
  *
  * Method definitions use grpc-js's field names (`requestDeserialize`, `responseSerialize`,
  * ...), so a definition from `@grpc/proto-loader` is one as it stands.
  */
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../errors.js';
 
 /**
  * gRPC status codes (the gRPC project's `doc/statuscodes.md`).
@@ -319,6 +320,22 @@ export type ServiceDefinition = Readonly<Record<string, MethodDefinition<any, an
 export type ServiceImplementation = Readonly<Record<string, Handler>>;
 
 /**
+ * A service ready for a transport to serve: its full name, methods and handlers.
+ *
+ * @example
+ * ```ts
+ * const greeter: ServedService = { name: 'demo.Greeter', definition, implementation: { SayHello: sayHello } };
+ * server.addService(greeter.definition, greeter.implementation);
+ * ```
+ */
+export interface ServedService {
+  /** Fully qualified, e.g. `grpc.health.v1.Health`. */
+  readonly name: string;
+  readonly definition: ServiceDefinition;
+  readonly implementation: ServiceImplementation;
+}
+
+/**
  * How a call ended, as an interceptor's `onCallEnd` sees it.
  *
  * @example
@@ -365,6 +382,30 @@ export interface ServerInterceptor {
   readonly onCallEnd?: (call: CallContext, outcome: CallOutcome) => void;
 }
 
+/**
+ * Request headers that are gRPC's own, not the application's: they never appear in
+ * `call.metadata`, and a handler cannot send them as metadata.
+ */
+const RESERVED_METADATA_KEYS: ReadonlySet<string> = new Set([
+  'content-type',
+  'te',
+  'grpc-timeout',
+  'grpc-encoding',
+  'grpc-accept-encoding',
+  'grpc-message-type',
+  'grpc-status',
+  'grpc-message',
+  'grpc-status-details-bin',
+  'content-length',
+  'connection',
+  'host',
+]);
+
+/** True for a header gRPC reserves (a pseudo-header or one of its own), never application metadata. @internal */
+export function isReservedMetadataKey(name: string): boolean {
+  return name.charCodeAt(0) === 58 /* ':' */ || RESERVED_METADATA_KEYS.has(name);
+}
+
 /** What is wrong with a list of interceptors, or undefined when it is one. @internal */
 export function interceptorsProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'must be an array';
@@ -380,4 +421,32 @@ export function interceptorsProblem(value: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Validates an `interceptors` option (absent: none); the error names the option. @internal */
+export function checkInterceptors(value: unknown): readonly ServerInterceptor[] {
+  const interceptors = value ?? [];
+  const problem = interceptorsProblem(interceptors);
+  if (problem !== undefined) throw invalidOption('interceptors', problem);
+  return interceptors as readonly ServerInterceptor[];
+}
+
+/**
+ * TLS for a server's `listen`, on either transport: ALPN offers h2 only.
+ *
+ * @example
+ * ```ts
+ * const tls: ServerTlsOptions = { cert: readFileSync('server.crt'), key: readFileSync('server.key') };
+ * await server.listen('0.0.0.0:50051', { ...tls, ca: readFileSync('clients-ca.crt'), requireClientCertificate: true });
+ * ```
+ */
+export interface ServerTlsOptions {
+  /** The server's private key (PEM). */
+  readonly key: string | Buffer;
+  /** The server's certificate chain (PEM). */
+  readonly cert: string | Buffer;
+  /** CA certificates to verify client certificates against. */
+  readonly ca?: string | Buffer | readonly (string | Buffer)[];
+  /** Mutual TLS: demand a client certificate signed by `ca`, refuse the connection without one. Default false. */
+  readonly requireClientCertificate?: boolean;
 }
