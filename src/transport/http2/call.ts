@@ -1,14 +1,14 @@
 /**
- * One gRPC call on one HTTP/2 stream: the handler's CallContext, and the response on the
- * wire. Built for the unary path: no EventEmitter (the call is its stream's listener),
- * the AbortController and the Metadata made only when a handler reads them, the response
- * message written once.
+ * One gRPC call on one HTTP/2 stream: the wire side of a call (request messages, response
+ * headers, messages and trailers, deadlines, cancellation); what the call means to its
+ * handler and interceptors is ../call-core.ts. Built for the unary path: no EventEmitter
+ * (the call is its stream's listener), the AbortController and the Metadata made only
+ * when a handler reads them, the response message written once.
  */
 import { JwtGrpcError } from '../../errors.js';
+import { CallCore, deserializeError } from '../call-core.js';
 import {
   type BidiStreamHandler,
-  type CallContext,
-  type CallKey,
   type ClientStreamHandler,
   GrpcStatusError,
   Metadata,
@@ -56,17 +56,7 @@ const RESPONSE_HEADERS_BY_ENCODING: Readonly<Record<'gzip' | 'deflate', Readonly
 const OK_TRAILERS = Object.freeze({ 'grpc-status': '0' });
 const RESOLVED = Promise.resolve();
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-/** A status code a handler may end a call with; anything else is reported as UNKNOWN. */
-function validStatus(code: unknown): code is StatusCode {
-  return typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16;
-}
-
-export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
-  readonly method: string;
+export class Http2Call extends CallCore implements DeadlineEntry, StreamListener {
   readonly deadline: number;
   deadlineAt = 0;
   deadlineSlot = -1;
@@ -82,8 +72,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   #metadata: Metadata | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   #abortReason: GrpcStatusError | undefined = undefined;
-  #values: Map<CallKey<unknown>, unknown> | undefined = undefined;
-  #trailers: Metadata | undefined = undefined;
   /** Response headers sent (not Trailers-Only any more). */
   #headersSent = false;
   /** The status is decided: sent or being sent, or the call was cancelled. */
@@ -95,9 +83,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   #request: Buffer | undefined = undefined;
   #queue: RequestQueue<unknown> | undefined = undefined;
   #drain: { promise: Promise<void>; resolve(): void; reject(err: unknown): void } | undefined = undefined;
-  /** Interceptors: when the call began, and a pending async onCallStart. */
-  #startedAt = 0;
-  #gate: Promise<boolean> | undefined = undefined;
 
   constructor(
     stream: H2Stream,
@@ -109,7 +94,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     encoding: MessageEncoding,
     timeoutMs: number,
   ) {
-    this.method = route.path;
+    super(route.path, shared.options);
     this.#stream = stream;
     this.#route = route;
     this.#options = shared.options;
@@ -130,7 +115,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     this.#session.calls.add(this);
     const kind = this.#route.kind;
     if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(stream);
-    if (this.#options.interceptors.length > 0 && !this.#startInterceptors()) return;
+    if (!this.startInterceptors()) return;
     if (this.#queue !== undefined) this.#whenStarted(() => this.#runStreaming(undefined));
   }
 
@@ -159,11 +144,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     this.#respondHeaders(headers);
   }
 
-  setTrailers(metadata: Metadata): void {
-    const trailers = (this.#trailers ??= new Metadata());
-    for (const [key, values] of metadata.entries()) for (const value of values) trailers.add(key, value);
-  }
-
   setResponseCompression(encoding: ResponseCompression): void {
     if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'deflate') {
       throw new TypeError(`setResponseCompression: unknown encoding ${JSON.stringify(encoding)}`);
@@ -182,14 +162,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     }
   }
 
-  get<T>(key: CallKey<T>): T | undefined {
-    return this.#values?.get(key) as T | undefined;
-  }
-
-  set<T>(key: CallKey<T>, value: T): void {
-    (this.#values ??= new Map()).set(key, value);
-  }
-
   // --- request side ---
 
   /** A DATA chunk from the client. */
@@ -199,7 +171,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     try {
       reader.push(chunk, this);
     } catch (err) {
-      this.#fail(err);
+      this.fail(err);
       return;
     }
     // The bytes of whole messages no longer count against the connection's memory ceiling.
@@ -228,7 +200,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     try {
       message = this.#route.definition.requestDeserialize(payload);
     } catch (err) {
-      throw this.#deserializeError(err);
+      throw deserializeError(err, this.method);
     }
     queue.push(message);
   }
@@ -237,7 +209,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   inputEnd(): void {
     if (this.#done) return;
     if (this.#reader.partial) {
-      this.#fail(new GrpcStatusError(Status.INTERNAL, 'the request ended inside a message'));
+      this.fail(new GrpcStatusError(Status.INTERNAL, 'the request ended inside a message'));
       return;
     }
     const queue = this.#queue;
@@ -247,11 +219,11 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     }
     const bytes = this.#request;
     if (bytes === undefined) {
-      this.#fail(new GrpcStatusError(Status.UNIMPLEMENTED, `received no request message for ${this.method}, which takes one`));
+      this.fail(new GrpcStatusError(Status.UNIMPLEMENTED, `received no request message for ${this.method}, which takes one`));
       return;
     }
     this.#request = undefined;
-    if (this.#gate === undefined) this.#runSingleRequest(bytes);
+    if (this.gate === undefined) this.#runSingleRequest(bytes);
     else this.#whenStarted(() => this.#runSingleRequest(bytes));
   }
 
@@ -262,7 +234,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     try {
       request = this.#route.definition.requestDeserialize(bytes);
     } catch (err) {
-      this.#fail(this.#deserializeError(err));
+      this.fail(deserializeError(err, this.method));
       return;
     }
     if (this.#route.kind === 'server-stream') {
@@ -273,17 +245,10 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     try {
       result = (this.#route.handler as UnaryHandler<unknown, unknown>)(request, this);
     } catch (err) {
-      this.#fail(err);
+      this.fail(err);
       return;
     }
-    if (isThenable(result)) {
-      result.then(
-        (response) => this.#respondUnary(response),
-        (err: unknown) => this.#fail(err),
-      );
-    } else {
-      this.#respondUnary(result);
-    }
+    this.settle(result);
   }
 
   #runStreaming(request: unknown): void {
@@ -301,21 +266,22 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
           result = (this.#route.handler as BidiStreamHandler<unknown, unknown>)(this.#queue as RequestQueue<unknown>, responses, this);
       }
     } catch (err) {
-      this.#fail(err);
+      this.fail(err);
       return;
     }
-    Promise.resolve(result).then(
-      (response) => {
-        if (this.#route.kind === 'client-stream') this.#respondUnary(response);
-        else this.#endOk();
-      },
-      (err: unknown) => this.#fail(err),
-    );
+    this.settle(result);
+  }
+
+  /** What the handler returned: the response of a unary or client-streaming call; the end of a streaming response. */
+  protected respond(response: unknown): void {
+    const kind = this.#route.kind;
+    if (kind === 'unary' || kind === 'client-stream') this.#respondUnary(response);
+    else this.#endOk();
   }
 
   /** Runs `next` once the interceptors' onCallStart have let the call through. */
   #whenStarted(next: () => void): void {
-    const gate = this.#gate;
+    const gate = this.gate;
     if (gate === undefined) {
       next();
       return;
@@ -323,12 +289,6 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     void gate.then((proceed) => {
       if (proceed && !this.#done) next();
     });
-  }
-
-  #deserializeError(err: unknown): GrpcStatusError {
-    if (err instanceof GrpcStatusError) return err;
-    // The status code document: an error parsing the request is INTERNAL.
-    return new GrpcStatusError(Status.INTERNAL, `could not parse the request message of ${this.method}: ${(err as Error)?.message ?? String(err)}`);
   }
 
   // --- response side ---
@@ -382,14 +342,14 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     try {
       bytes = this.#route.definition.responseSerialize(response);
     } catch (err) {
-      this.#fail(err);
+      this.fail(err);
       return;
     }
     this.#done = true;
     if (!this.#headersSent) this.#respondHeaders(this.#responseHeaders());
     this.#writeMessage(bytes);
     this.#stream.end(this.#trailerFields(Status.OK, ''));
-    this.#finished(Status.OK, '');
+    this.#statusDecided(Status.OK, '');
   }
 
   #write(message: unknown): Promise<void> {
@@ -427,22 +387,15 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   /** A streaming handler finished: OK. */
   #endOk(): void {
     if (this.#done || this.#streamGone()) return;
-    this.#endWithStatus(Status.OK, '', undefined);
+    this.endWithStatus(Status.OK, '', undefined);
   }
 
-  /** Ends the call with `err` as its status: a GrpcStatusError as it says, anything else INTERNAL (logged). */
-  #fail(err: unknown): void {
-    if (this.#done || this.#streamGone()) return;
-    if (err instanceof GrpcStatusError) {
-      this.#endWithStatus(validStatus(err.status) ? err.status : Status.UNKNOWN, err.details, err.metadata);
-      return;
-    }
-    this.#options.logger.error(`${this.method} failed`, { error: err instanceof Error ? err.message : String(err) });
-    this.#endWithStatus(Status.INTERNAL, `${this.method}: internal error`, undefined);
+  protected mayEnd(): boolean {
+    return !this.#done && !this.#streamGone();
   }
 
   /** Sends the status: Trailers-Only when nothing was sent yet, else trailers after the last DATA. */
-  #endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void {
+  protected endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void {
     this.#done = true;
     if (metadata !== undefined && metadata.size > 0) this.setTrailers(metadata);
     const stream = this.#stream;
@@ -458,16 +411,17 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     } else {
       stream.end(this.#trailerFields(status, details));
     }
-    this.#finished(status, details);
+    this.#statusDecided(status, details);
   }
 
   #trailerFields(status: StatusCode, details: string): Readonly<HeaderFields> {
-    if (status === Status.OK && this.#trailers === undefined) return OK_TRAILERS;
+    const trailers = this.trailers;
+    if (status === Status.OK && trailers === undefined) return OK_TRAILERS;
     const fields: HeaderFields = { 'grpc-status': String(status) };
     if (details.length > 0) fields['grpc-message'] = percentEncode(details);
-    if (this.#trailers !== undefined) {
+    if (trailers !== undefined) {
       try {
-        addMetadataHeaders(fields, this.#trailers);
+        addMetadataHeaders(fields, trailers);
       } catch (err) {
         this.#options.logger.error(`${this.method}: trailers dropped`, { error: (err as Error).message });
       }
@@ -482,7 +436,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     if (this.#done || this.#streamGone()) return;
     const reason = new GrpcStatusError(Status.DEADLINE_EXCEEDED, `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`);
     this.#abort(reason);
-    this.#endWithStatus(reason.status, reason.details, undefined);
+    this.endWithStatus(reason.status, reason.details, undefined);
   }
 
   /** The server is closing: the call is cancelled (RST_STREAM CANCEL, as the protocol document says). */
@@ -498,7 +452,7 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
     this.#done = true;
     const reason = this.#abortReason ?? new GrpcStatusError(Status.CANCELLED, `${this.method}: cancelled by the client`);
     this.#abort(reason);
-    this.#finished(Status.CANCELLED, reason.details);
+    this.#statusDecided(Status.CANCELLED, reason.details);
   }
 
   #abort(reason: GrpcStatusError): void {
@@ -512,53 +466,8 @@ export class Http2Call implements CallContext, DeadlineEntry, StreamListener {
   }
 
   /** The status is decided: no timer left, interceptors told. */
-  #finished(status: StatusCode, details: string): void {
+  #statusDecided(status: StatusCode, details: string): void {
     if (this.deadlineSlot >= 0) this.#deadlines.remove(this);
-    const interceptors = this.#options.interceptors;
-    if (interceptors.length === 0) return;
-    const outcome = { status, details, durationMs: performance.now() - this.#startedAt };
-    for (const interceptor of interceptors) {
-      try {
-        interceptor.onCallEnd?.(this, outcome);
-      } catch (err) {
-        this.#options.logger.error(`${this.method}: interceptor onCallEnd failed`, { error: (err as Error)?.message ?? String(err) });
-      }
-    }
-  }
-
-  // --- interceptors ---
-
-  /** Runs the onCallStart hooks; false when one refused the call synchronously. */
-  #startInterceptors(): boolean {
-    this.#startedAt = performance.now();
-    const interceptors = this.#options.interceptors;
-    for (let i = 0; i < interceptors.length; i++) {
-      const onCallStart = interceptors[i]?.onCallStart;
-      if (onCallStart === undefined) continue;
-      let result: unknown;
-      try {
-        result = onCallStart(this);
-      } catch (err) {
-        this.#fail(err);
-        return false;
-      }
-      if (isThenable(result)) {
-        this.#gate = this.#continueInterceptors(result, i + 1);
-        return true;
-      }
-    }
-    return true;
-  }
-
-  async #continueInterceptors(pending: PromiseLike<unknown>, next: number): Promise<boolean> {
-    const interceptors = this.#options.interceptors;
-    try {
-      await pending;
-      for (let i = next; i < interceptors.length && !this.#done; i++) await interceptors[i]?.onCallStart?.(this);
-    } catch (err) {
-      this.#fail(err);
-      return false;
-    }
-    return !this.#done;
+    this.finished(status, details);
   }
 }
