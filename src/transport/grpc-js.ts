@@ -1,7 +1,8 @@
 /**
- * Serves a service of the handler API (./handler-api.ts) on a @grpc/grpc-js `Server`, so one
- * implementation runs on either transport. Handlers, statuses, metadata, deadlines,
- * cancellation and interceptors mean the same on both.
+ * Serves a service of the handler API (./handler-api.ts) on a @grpc/grpc-js `Server`, so
+ * one implementation runs on either transport. What a call means (interceptors, statuses,
+ * call values, trailers) is ./call-core.ts, as on jwt-grpc's own HTTP/2; this adapter
+ * only maps it onto grpc-js's calls, metadata and callbacks.
  */
 import type {
   Server,
@@ -16,10 +17,9 @@ import type {
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
 import { type Logger, createStderrLogger } from '../log.js';
+import { CallCore, type CallSettings, deserializeError } from './call-core.js';
 import {
   type BidiStreamHandler,
-  type CallContext,
-  type CallKey,
   type ClientStreamHandler,
   GrpcStatusError,
   type Handler,
@@ -54,19 +54,13 @@ class UndecodedRequest {
   constructor(readonly error: GrpcStatusError) {}
 }
 
-function toStatusError(err: unknown, method: string): GrpcStatusError {
-  if (err instanceof GrpcStatusError) return err;
-  // The status code document: an error parsing the request is INTERNAL.
-  return new GrpcStatusError(Status.INTERNAL, `could not parse the request message of ${method}: ${(err as Error)?.message ?? String(err)}`);
-}
-
 function wrapDeserializer(method: MethodDefinition<unknown, unknown>): (bytes: Buffer) => unknown {
   const deserialize = method.requestDeserialize;
   return (bytes) => {
     try {
       return deserialize(bytes);
     } catch (err) {
-      return new UndecodedRequest(toStatusError(err, method.path));
+      return new UndecodedRequest(deserializeError(err, method.path));
     }
   };
 }
@@ -89,28 +83,6 @@ function fromGrpcMetadata(metadata: GrpcMetadata): Metadata {
   return out;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-/** The status grpc-js sends for `err`: a GrpcStatusError as it says, anything else INTERNAL (logged). */
-function serviceError(
-  err: unknown,
-  method: string,
-  logger: Logger,
-  trailers?: Metadata,
-): { code: number; details: string; metadata: GrpcMetadata } {
-  let error: { code: number; details: string; metadata: GrpcMetadata };
-  if (err instanceof GrpcStatusError) {
-    error = { code: err.status, details: err.details, metadata: toGrpcMetadata(err.metadata) };
-  } else {
-    logger.error(`${method} failed`, { error: err instanceof Error ? err.message : String(err) });
-    error = { code: Status.INTERNAL, details: `${method}: internal error`, metadata: new (grpcJs().Metadata)() };
-  }
-  if (trailers !== undefined) error.metadata.merge(toGrpcMetadata(trailers));
-  return error;
-}
-
 /** What every kind of grpc-js server call has, as this adapter uses it. */
 interface ServerSurfaceCall {
   readonly cancelled: boolean;
@@ -121,27 +93,33 @@ interface ServerSurfaceCall {
   once(event: 'cancelled', listener: () => void): unknown;
 }
 
-/** One grpc-js call as a {@link CallContext}; metadata and the AbortSignal are made when first read. */
-class GrpcJsCall implements CallContext {
-  readonly method: string;
-  readonly #call: ServerSurfaceCall;
-  #metadata: Metadata | undefined;
-  #controller: AbortController | undefined;
-  #values: Map<CallKey<unknown>, unknown> | undefined;
-  trailers: Metadata | undefined;
-  readonly startedAt = performance.now();
+/** A server-streaming or bidi call: its status goes out with `end` or an `error` event. */
+type ResponseSurface = ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
 
-  constructor(method: string, call: ServerSurfaceCall) {
-    this.method = method;
-    this.#call = call;
+/**
+ * One grpc-js call as the core's call. A call that answers once (unary, client-streaming)
+ * settles through grpc-js's callback; a streaming response through its stream.
+ */
+class GrpcJsCall extends CallCore {
+  readonly #surface: ServerSurfaceCall;
+  readonly #callback: sendUnaryData<unknown> | undefined;
+  #metadata: Metadata | undefined = undefined;
+  #controller: AbortController | undefined = undefined;
+  #settled = false;
+
+  constructor(method: string, settings: CallSettings, surface: ServerSurfaceCall, callback?: sendUnaryData<unknown>) {
+    super(method, settings);
+    this.#surface = surface;
+    this.#callback = callback;
+    if (settings.interceptors.length > 0) surface.once('cancelled', () => this.#cancelled());
   }
 
   get metadata(): Metadata {
-    return (this.#metadata ??= fromGrpcMetadata(this.#call.metadata));
+    return (this.#metadata ??= fromGrpcMetadata(this.#surface.metadata));
   }
 
   get deadline(): number {
-    const deadline = this.#call.getDeadline();
+    const deadline = this.#surface.getDeadline();
     return deadline instanceof Date ? deadline.getTime() : deadline;
   }
 
@@ -150,65 +128,65 @@ class GrpcJsCall implements CallContext {
       const controller = new AbortController();
       this.#controller = controller;
       const abort = (): void => controller.abort(new GrpcStatusError(Status.CANCELLED, `${this.method}: cancelled`));
-      if (this.#call.cancelled) abort();
-      else this.#call.once('cancelled', abort);
+      if (this.#surface.cancelled) abort();
+      else this.#surface.once('cancelled', abort);
     }
     return this.#controller.signal;
   }
 
   get peer(): string {
-    return this.#call.getPeer();
+    return this.#surface.getPeer();
   }
 
   sendMetadata(metadata: Metadata): void {
-    this.#call.sendMetadata(toGrpcMetadata(metadata));
-  }
-
-  setTrailers(metadata: Metadata): void {
-    const trailers = (this.trailers ??= new Metadata());
-    for (const [key, values] of metadata.entries()) for (const value of values) trailers.add(key, value);
+    this.#surface.sendMetadata(toGrpcMetadata(metadata));
   }
 
   /** grpc-js's server sends responses uncompressed; compression is optional for a server (doc/compression.md). */
   setResponseCompression(_encoding: ResponseCompression): void {}
 
-  get<T>(key: CallKey<T>): T | undefined {
-    return this.#values?.get(key) as T | undefined;
+  /** Runs the interceptors' onCallStart, then `run` (the handler), and settles the call with its result. */
+  start(run: () => unknown): void {
+    if (!this.startInterceptors()) return;
+    if (this.gate === undefined) this.#run(run);
+    else void this.gate.then((proceed) => proceed && this.#run(run));
   }
 
-  set<T>(key: CallKey<T>, value: T): void {
-    (this.#values ??= new Map()).set(key, value);
-  }
-
-  get cancelled(): boolean {
-    return this.#call.cancelled;
-  }
-}
-
-/** Runs interceptors around one call: start before the handler, end once with the outcome. */
-class Interception {
-  #ended = false;
-  constructor(
-    readonly interceptors: readonly ServerInterceptor[],
-    readonly call: GrpcJsCall,
-    readonly logger: Logger,
-  ) {}
-
-  async start(): Promise<void> {
-    for (const interceptor of this.interceptors) await interceptor.onCallStart?.(this.call);
-  }
-
-  end(status: StatusCode, details: string): void {
-    if (this.#ended || this.interceptors.length === 0) return;
-    this.#ended = true;
-    const outcome = { status, details, durationMs: performance.now() - this.call.startedAt };
-    for (const interceptor of this.interceptors) {
-      try {
-        interceptor.onCallEnd?.(this.call, outcome);
-      } catch (err) {
-        this.logger.error(`${this.call.method}: interceptor onCallEnd failed`, { error: (err as Error)?.message ?? String(err) });
-      }
+  #run(run: () => unknown): void {
+    try {
+      this.settle(run());
+    } catch (err) {
+      this.fail(err);
     }
+  }
+
+  protected mayEnd(): boolean {
+    return !this.#settled;
+  }
+
+  protected respond(response: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.finished(Status.OK, '');
+    const trailers = toGrpcMetadata(this.trailers);
+    if (this.#callback !== undefined) this.#callback(null, response, trailers);
+    else if (!this.#surface.cancelled) (this.#surface as ResponseSurface).end(trailers);
+  }
+
+  protected endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void {
+    this.#settled = true;
+    if (metadata !== undefined && metadata.size > 0) this.setTrailers(metadata);
+    this.finished(status, details);
+    const error = { code: status, details, metadata: toGrpcMetadata(this.trailers) };
+    if (this.#callback !== undefined) this.#callback(error);
+    else if (!this.#surface.cancelled) (this.#surface as ResponseSurface).emit('error', error);
+  }
+
+  /** The client cancelled, or the deadline passed: the status is decided (grpc-js answers it). */
+  #cancelled(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.finished(Status.CANCELLED, `${this.method}: cancelled`);
   }
 }
 
@@ -220,51 +198,6 @@ async function* requestsOf(stream: AsyncIterable<unknown>): AsyncGenerator<unkno
   }
 }
 
-interface Settle {
-  ok(value?: unknown): void;
-  fail(err: unknown): void;
-}
-
-/**
- * The shared shape of every kind: run the interceptors' onCallStart, then `run`; settle
- * the call once with its result or error; tell the interceptors how it ended.
- */
-function runCall(
-  call: GrpcJsCall,
-  surface: ServerSurfaceCall,
-  interceptors: readonly ServerInterceptor[],
-  logger: Logger,
-  run: () => unknown,
-  settle: Settle,
-): void {
-  const interception = new Interception(interceptors, call, logger);
-  if (interceptors.length > 0) {
-    surface.once('cancelled', () => interception.end(Status.CANCELLED, `${call.method}: cancelled`));
-  }
-  const succeed = (value: unknown): void => {
-    interception.end(Status.OK, '');
-    settle.ok(value);
-  };
-  const failWith = (err: unknown): void => {
-    const error = serviceError(err, call.method, logger);
-    interception.end(error.code as StatusCode, error.details);
-    settle.fail(err);
-  };
-  const go = (): void => {
-    let result: unknown;
-    try {
-      result = run();
-    } catch (err) {
-      failWith(err);
-      return;
-    }
-    if (isThenable(result)) result.then(succeed, failWith);
-    else succeed(result);
-  };
-  if (interceptors.length === 0) go();
-  else interception.start().then(go, failWith);
-}
-
 /** The request grpc-js decoded; a request that did not decode throws its error in the handler's turn (UndecodedRequest). */
 function requestOf(surface: { readonly request: unknown }): unknown {
   const request = surface.request;
@@ -272,28 +205,8 @@ function requestOf(surface: { readonly request: unknown }): unknown {
   return request;
 }
 
-function unaryHandler(path: string, handler: UnaryHandler<unknown, unknown>, interceptors: readonly ServerInterceptor[], logger: Logger) {
-  return (surface: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void => {
-    const call = new GrpcJsCall(path, surface);
-    runCall(call, surface, interceptors, logger, () => handler(requestOf(surface), call), {
-      ok: (value) => callback(null, value, toGrpcMetadata(call.trailers)),
-      fail: (err) => callback(serviceError(err, path, silentErrors, call.trailers)),
-    });
-  };
-}
-
-function clientStreamHandler(path: string, handler: ClientStreamHandler<unknown, unknown>, interceptors: readonly ServerInterceptor[], logger: Logger) {
-  return (surface: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>): void => {
-    const call = new GrpcJsCall(path, surface);
-    runCall(call, surface, interceptors, logger, () => handler(requestsOf(surface), call), {
-      ok: (value) => callback(null, value, toGrpcMetadata(call.trailers)),
-      fail: (err) => callback(serviceError(err, path, silentErrors, call.trailers)),
-    });
-  };
-}
-
 /** Writes with backpressure: resolves once grpc-js's stream takes more; rejects when the call is gone. */
-function responseWriter(surface: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>, method: string) {
+function responseWriter(surface: ResponseSurface, method: string) {
   return {
     write(message: unknown): Promise<void> {
       if (surface.cancelled || surface.writableEnded) return Promise.reject(new GrpcStatusError(Status.CANCELLED, `${method}: the call has ended`));
@@ -314,47 +227,39 @@ function responseWriter(surface: ServerWritableStream<unknown, unknown> | Server
   };
 }
 
-function streamingSettle(surface: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>, call: GrpcJsCall): Settle {
-  return {
-    ok: () => {
-      if (!surface.cancelled) surface.end(toGrpcMetadata(call.trailers));
-    },
-    fail: (err) => {
-      if (!surface.cancelled) surface.emit('error', serviceError(err, call.method, silentErrors, call.trailers));
-    },
-  };
-}
-
-/** The first logging happens in runCall; settling only maps the error again. */
-const silentErrors: Logger = { info() {}, warn() {}, error() {} };
-
-function serverStreamHandler(path: string, handler: ServerStreamHandler<unknown, unknown>, interceptors: readonly ServerInterceptor[], logger: Logger) {
-  return (surface: ServerWritableStream<unknown, unknown>): void => {
-    const call = new GrpcJsCall(path, surface);
-    runCall(call, surface, interceptors, logger, () => handler(requestOf(surface), responseWriter(surface, path), call), streamingSettle(surface, call));
-  };
-}
-
-function bidiHandler(path: string, handler: BidiStreamHandler<unknown, unknown>, interceptors: readonly ServerInterceptor[], logger: Logger) {
-  return (surface: ServerDuplexStream<unknown, unknown>): void => {
-    const call = new GrpcJsCall(path, surface);
-    runCall(call, surface, interceptors, logger, () => handler(requestsOf(surface), responseWriter(surface, path), call), streamingSettle(surface, call));
-  };
-}
-
-function grpcJsHandler(method: MethodDefinition<unknown, unknown>, handler: Handler, interceptors: readonly ServerInterceptor[], logger: Logger) {
-  if (method.requestStream) {
-    return method.responseStream
-      ? bidiHandler(method.path, handler as BidiStreamHandler<unknown, unknown>, interceptors, logger)
-      : clientStreamHandler(method.path, handler as ClientStreamHandler<unknown, unknown>, interceptors, logger);
+/** grpc-js's handler for one method: a GrpcJsCall around each call, the method's handler inside. */
+function grpcJsHandler(method: MethodDefinition<unknown, unknown>, handler: Handler, settings: CallSettings) {
+  const path = method.path;
+  if (method.requestStream && method.responseStream) {
+    const bidi = handler as BidiStreamHandler<unknown, unknown>;
+    return (surface: ServerDuplexStream<unknown, unknown>): void => {
+      const call = new GrpcJsCall(path, settings, surface);
+      call.start(() => bidi(requestsOf(surface), responseWriter(surface, path), call));
+    };
   }
-  return method.responseStream
-    ? serverStreamHandler(method.path, handler as ServerStreamHandler<unknown, unknown>, interceptors, logger)
-    : unaryHandler(method.path, handler as UnaryHandler<unknown, unknown>, interceptors, logger);
+  if (method.requestStream) {
+    const clientStream = handler as ClientStreamHandler<unknown, unknown>;
+    return (surface: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>): void => {
+      const call = new GrpcJsCall(path, settings, surface, callback);
+      call.start(() => clientStream(requestsOf(surface), call));
+    };
+  }
+  if (method.responseStream) {
+    const serverStream = handler as ServerStreamHandler<unknown, unknown>;
+    return (surface: ServerWritableStream<unknown, unknown>): void => {
+      const call = new GrpcJsCall(path, settings, surface);
+      call.start(() => serverStream(requestOf(surface), responseWriter(surface, path), call));
+    };
+  }
+  const unary = handler as UnaryHandler<unknown, unknown>;
+  return (surface: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>): void => {
+    const call = new GrpcJsCall(path, settings, surface, callback);
+    call.start(() => unary(requestOf(surface), call));
+  };
 }
 
 /**
- * Adds a transport-neutral service to a grpc-js `Server`: every method of `definition`
+ * Adds a service of the handler API to a grpc-js `Server`: every method of `definition`
  * served by the handler of the same name in `implementation`. A `requestDeserialize` that
  * throws a GrpcStatusError answers that status (grpc-js alone would answer INTERNAL).
  *
@@ -372,8 +277,7 @@ export function addServiceToGrpcJs(
   implementation: ServiceImplementation,
   options: GrpcJsServiceOptions = {},
 ): void {
-  const interceptors = checkInterceptors(options.interceptors);
-  const logger = options.logger ?? createStderrLogger();
+  const settings: CallSettings = { interceptors: checkInterceptors(options.interceptors), logger: options.logger ?? createStderrLogger() };
   const grpcDefinition: Record<string, unknown> = {};
   const handlers: UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(definition)) {
@@ -389,7 +293,7 @@ export function addServiceToGrpcJs(
       responseDeserialize: method.responseDeserialize ?? ((bytes: Buffer) => bytes),
       requestDeserialize: wrapDeserializer(method),
     };
-    handlers[name] = grpcJsHandler(method, handler, interceptors, logger) as UntypedServiceImplementation[string];
+    handlers[name] = grpcJsHandler(method, handler, settings) as UntypedServiceImplementation[string];
   }
   server.addService(grpcDefinition as Parameters<Server['addService']>[0], handlers);
 }
