@@ -30,8 +30,12 @@ import {
   workerCount,
 } from './kinds.js';
 
-/** Which public interface an option belongs to; `cli` options exist only on the command line. */
-export type OptionGroup = 'keys' | 'service' | 'transport' | 'server' | 'cluster' | 'cli';
+/**
+ * Which interface an option belongs to; `cli` options exist only on the command line, and
+ * `http2` ones are the tuning of jwt-grpc's own HTTP/2 server (src/transport/http2/options.ts),
+ * which createJwtServer leaves at their defaults.
+ */
+export type OptionGroup = 'keys' | 'service' | 'transport' | 'server' | 'cluster' | 'cli' | 'http2';
 
 /** How the command line gives an option. */
 export interface CliSpec {
@@ -75,8 +79,8 @@ export const TRANSPORTS = ['http2', 'grpc-js'] as const;
 
 /** Ten years: the longest token lifetime accepted. */
 const MAX_TTL_SECONDS = 10 * 365 * 86_400;
-/** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once, so longer durations are refused. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const OPTIONS = {
   // createJwtServer, addJwtService: the keys (checked where given, never resolved with the rest).
@@ -220,6 +224,67 @@ export const OPTIONS = {
     kind: flag,
     default: true,
     help: 'drain on SIGTERM/SIGINT, force on the second; reload the keys on SIGHUP',
+  }),
+
+  // jwt-grpc's own HTTP/2 server (createHttp2GrpcServer). Sources: the gRPC over HTTP/2
+  // protocol document, doc/keepalive.md, gRFC A8 (keepalive, its server enforcement) and
+  // A9 (server-side connection management).
+  maxHeaderListBytes: option({
+    group: 'http2',
+    kind: integer(1024, 1 << 24, 'BYTES'),
+    // The protocol document suggests servers limit request headers, 8 KiB by default; 16 KiB
+    // leaves room for large authorization metadata.
+    default: 16 * 1024,
+    help: 'largest request header list (SETTINGS_MAX_HEADER_LIST_SIZE); a larger request is reset with ENHANCE_YOUR_CALM',
+  }),
+  maxConcurrentStreams: option({
+    group: 'http2',
+    kind: integer(1, 2 ** 32 - 1),
+    default: 2 ** 32 - 1,
+    help: 'concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS); unlimited, as gRPC servers default to',
+  }),
+  maxConnectionMemoryMb: option({
+    group: 'http2',
+    kind: integer(1, 1 << 16, 'MB'),
+    default: 64,
+    help: 'memory a connection may hold, its open streams (~2 KiB each plus their headers) and request messages not yet whole; past it new streams are refused and the stream whose DATA crosses it is reset',
+  }),
+  keepaliveTimeMs: option({
+    group: 'http2',
+    kind: integer(10, MAX_TIMER_MS, 'MS'),
+    default: 2 * 60 * 60 * 1000,
+    help: 'ping each connection this long after the last ping was acknowledged; close it when a ping goes unanswered (A8/A9)',
+  }),
+  keepaliveTimeoutMs: option({
+    group: 'http2',
+    kind: integer(10, MAX_TIMER_MS, 'MS'),
+    default: 20_000,
+    help: 'how long a keepalive ping waits for its ack before the connection is closed',
+  }),
+  keepalivePermitTimeMs: option({
+    group: 'http2',
+    kind: integer(0, MAX_TIMER_MS, 'MS'),
+    default: 5 * 60 * 1000,
+    help: 'shortest interval between client pings tolerated (A8 enforcement)',
+  }),
+  keepalivePermitWithoutCalls: option({
+    group: 'http2',
+    kind: flag,
+    default: false,
+    help: 'tolerate client pings at keepalivePermitTimeMs also while no call is in flight (else every 2 hours)',
+  }),
+  maxPingStrikes: option({
+    group: 'http2',
+    kind: integer(0, 1000),
+    default: 2,
+    help: 'early client pings tolerated before the connection is closed (GOAWAY ENHANCE_YOUR_CALM, too_many_pings)',
+  }),
+  maxConnectionAgeGraceMs: option({
+    group: 'http2',
+    kind: integer(0, MAX_TIMER_MS, 'MS'),
+    // grpc-go's and grpc-js's usual setting; createJwtServer gives it to grpc-js too.
+    default: 30_000,
+    help: 'after maxConnectionAgeMs, how long calls in flight on the connection may finish before they are cancelled',
   }),
 
   // The command line only

@@ -1,5 +1,5 @@
 import type { ChannelOptions, Server } from '@grpc/grpc-js';
-import type { ResolvedOptions } from '../options/resolve.js';
+import { type ResolvedOptions, optionValue } from '../options/resolve.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from '../transport/http2/defaults.js';
 
 /** grpc-js server options for validated transport options. @internal */
@@ -10,7 +10,8 @@ export function serverChannelOptions(transport: ResolvedOptions<'transport'>): C
     // Channelz keeps per-call statistics nobody reads unless a channelz service is
     // installed; off, it stops costing a share of every small unary call.
     'grpc.enable_channelz': 0,
-    ...(age !== undefined && { 'grpc.max_connection_age_ms': age, 'grpc.max_connection_age_grace_ms': 30_000 }),
+    // The same grace as the own HTTP/2 server's, from the option table.
+    ...(age !== undefined && { 'grpc.max_connection_age_ms': age, 'grpc.max_connection_age_grace_ms': optionValue('maxConnectionAgeGraceMs', undefined) }),
     ...transport.channelOptions,
   };
 }

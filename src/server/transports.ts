@@ -13,12 +13,6 @@ import { createHttp2GrpcServer } from '../transport/http2/index.js';
 import type { ServerInterceptor, ServerTlsOptions, ServiceDefinition, ServiceImplementation } from '../transport/handler-api.js';
 import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
 
-/**
- * After its `maxConnectionAgeMs`, how long a connection's calls in flight may finish
- * before they are cancelled: grpc-go's and grpc-js's usual setting, on both transports.
- */
-export const CONNECTION_AGE_GRACE_MS = 30_000;
-
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
   /** The grpc-js Server, on transport 'grpc-js' only. */
@@ -41,10 +35,10 @@ export function createTransport(context: TransportContext): TransportServer {
 }
 
 function http2Transport({ options, interceptors, logger }: TransportContext): TransportServer {
-  const age = options.maxConnectionAgeMs;
+  // The HTTP/2 tuning options (the table's `http2` rows) keep their defaults here.
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
-    ...(age !== undefined && { maxConnectionAgeMs: age, maxConnectionAgeGraceMs: CONNECTION_AGE_GRACE_MS }),
+    maxConnectionAgeMs: options.maxConnectionAgeMs,
     interceptors,
     logger,
   });

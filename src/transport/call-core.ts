@@ -157,6 +157,18 @@ export abstract class CallCore implements CallContext {
     return this.mayEnd();
   }
 
+  /** Runs `next` once the interceptors' onCallStart have let the call through. */
+  protected whenStarted(next: () => void): void {
+    const gate = this.gate;
+    if (gate === undefined) {
+      next();
+      return;
+    }
+    void gate.then((proceed) => {
+      if (proceed && this.mayEnd()) next();
+    });
+  }
+
   /** The status is decided (sent, or the call cancelled): the interceptors' onCallEnd run, once. */
   protected finished(status: StatusCode, details: string): void {
     const interceptors = this.settings.interceptors;

@@ -17,6 +17,7 @@ import type {
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
 import { type Logger, createStderrLogger } from '../log.js';
+import { optionValue } from '../options/resolve.js';
 import { CallCore, type CallSettings, deserializeError } from './call-core.js';
 import {
   type BidiStreamHandler,
@@ -33,7 +34,6 @@ import {
   Status,
   type StatusCode,
   type UnaryHandler,
-  checkInterceptors,
   isReservedMetadataKey,
 } from './handler-api.js';
 
@@ -147,9 +147,7 @@ class GrpcJsCall extends CallCore {
 
   /** Runs the interceptors' onCallStart, then `run` (the handler), and settles the call with its result. */
   start(run: () => unknown): void {
-    if (!this.startInterceptors()) return;
-    if (this.gate === undefined) this.#run(run);
-    else void this.gate.then((proceed) => proceed && this.#run(run));
+    if (this.startInterceptors()) this.whenStarted(() => this.#run(run));
   }
 
   #run(run: () => unknown): void {
@@ -199,8 +197,7 @@ async function* requestsOf(stream: AsyncIterable<unknown>): AsyncGenerator<unkno
 }
 
 /** The request grpc-js decoded; a request that did not decode throws its error in the handler's turn (UndecodedRequest). */
-function requestOf(surface: { readonly request: unknown }): unknown {
-  const request = surface.request;
+function requestOf({ request }: { readonly request: unknown }): unknown {
   if (request instanceof UndecodedRequest) throw request.error;
   return request;
 }
@@ -277,7 +274,10 @@ export function addServiceToGrpcJs(
   implementation: ServiceImplementation,
   options: GrpcJsServiceOptions = {},
 ): void {
-  const settings: CallSettings = { interceptors: checkInterceptors(options.interceptors), logger: options.logger ?? createStderrLogger() };
+  const settings: CallSettings = {
+    interceptors: optionValue('interceptors', options.interceptors) ?? [],
+    logger: optionValue('logger', options.logger) ?? createStderrLogger(),
+  };
   const grpcDefinition: Record<string, unknown> = {};
   const handlers: UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(definition)) {

@@ -8,7 +8,7 @@
  * Method definitions use grpc-js's field names (`requestDeserialize`, `responseSerialize`,
  * ...), so a definition from `@grpc/proto-loader` is one as it stands.
  */
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { JwtGrpcError } from '../errors.js';
 
 /**
  * gRPC status codes (the gRPC project's `doc/statuscodes.md`).
@@ -421,14 +421,6 @@ export function interceptorsProblem(value: unknown): string | undefined {
     }
   }
   return undefined;
-}
-
-/** Validates an `interceptors` option (absent: none); the error names the option. @internal */
-export function checkInterceptors(value: unknown): readonly ServerInterceptor[] {
-  const interceptors = value ?? [];
-  const problem = interceptorsProblem(interceptors);
-  if (problem !== undefined) throw invalidOption('interceptors', problem);
-  return interceptors as readonly ServerInterceptor[];
 }
 
 /**

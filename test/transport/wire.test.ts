@@ -276,8 +276,8 @@ describe('guards', () => {
     });
   });
 
-  it('memory ceiling: streams past what maxSessionMemoryMb holds are refused (REFUSED_STREAM), not kept', async () => {
-    const { port: ceiling } = await startHttp2(services() as never, { maxSessionMemoryMb: 1 });
+  it('memory ceiling: streams past what maxConnectionMemoryMb holds are refused (REFUSED_STREAM), not kept', async () => {
+    const { port: ceiling } = await startHttp2(services() as never, { maxConnectionMemoryMb: 1 });
     await withFrames(ceiling, async (conn) => {
       const block = requestBlock(UNARY);
       conn.send(...Array.from({ length: 1000 }, (_, i) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block)));
@@ -288,8 +288,8 @@ describe('guards', () => {
     });
   });
 
-  it('memory ceiling: the stream whose partial messages cross maxSessionMemoryMb is reset ENHANCE_YOUR_CALM, the rest are served', async () => {
-    const { port: ceiling } = await startHttp2(services() as never, { maxSessionMemoryMb: 1, maxReceiveMessageBytes: 1 << 20 });
+  it('memory ceiling: the stream whose partial messages cross maxConnectionMemoryMb is reset ENHANCE_YOUR_CALM, the rest are served', async () => {
+    const { port: ceiling } = await startHttp2(services() as never, { maxConnectionMemoryMb: 1, maxReceiveMessageBytes: 1 << 20 });
     const client = connect(`http://127.0.0.1:${ceiling}`);
     try {
       const body = json({ fill: 'z'.repeat(200_000) });

@@ -116,7 +116,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     const kind = this.#route.kind;
     if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(stream);
     if (!this.startInterceptors()) return;
-    if (this.#queue !== undefined) this.#whenStarted(() => this.#runStreaming(undefined));
+    if (this.#queue !== undefined) this.whenStarted(() => this.#runStreaming(undefined));
   }
 
   // --- CallContext ---
@@ -224,7 +224,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     }
     this.#request = undefined;
     if (this.gate === undefined) this.#runSingleRequest(bytes);
-    else this.#whenStarted(() => this.#runSingleRequest(bytes));
+    else this.whenStarted(() => this.#runSingleRequest(bytes));
   }
 
   // --- handlers ---
@@ -277,18 +277,6 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     const kind = this.#route.kind;
     if (kind === 'unary' || kind === 'client-stream') this.#respondUnary(response);
     else this.#endOk();
-  }
-
-  /** Runs `next` once the interceptors' onCallStart have let the call through. */
-  #whenStarted(next: () => void): void {
-    const gate = this.gate;
-    if (gate === undefined) {
-      next();
-      return;
-    }
-    void gate.then((proceed) => {
-      if (proceed && !this.#done) next();
-    });
   }
 
   // --- response side ---

@@ -4,6 +4,7 @@
  * others a default of 20 s), and a Timeout object created, inserted and unlinked per call
  * measured ~3 us of a unary call's ~140 us on the development machine.
  */
+import { MAX_TIMER_MS } from '../../options/table.js';
 
 /** What the heap orders: the call carries its own slot, so removal is O(log n). */
 export interface DeadlineEntry {
@@ -15,8 +16,6 @@ export interface DeadlineEntry {
   deadlinePassed(): void;
 }
 
-/** Node's timers take at most 2^31 - 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class Deadlines {
   readonly #heap: DeadlineEntry[] = [];

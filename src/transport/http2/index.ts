@@ -4,4 +4,3 @@
  */
 export { createHttp2GrpcServer, type Http2GrpcServer } from './server.js';
 export type { Http2GrpcServerOptions } from './options.js';
-export * as HTTP2_SERVER_DEFAULTS from './defaults.js';

@@ -2,7 +2,8 @@ import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
 import type { ServerTlsOptions, ServiceDefinition, ServiceImplementation } from '../handler-api.js';
-import { DEFAULT_CLOSE_GRACE_MS, STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
+import { optionValue } from '../../options/resolve.js';
+import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
 import { streamHandler } from './dispatch.js';
 import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
@@ -21,7 +22,7 @@ export interface Http2GrpcServer extends AsyncDisposable {
   listen(address: string, tls?: ServerTlsOptions): Promise<number>;
   /**
    * Stops accepting connections, sends every connection GOAWAY, lets calls in flight
-   * finish, and cancels those still running after `graceMs` (default 10000). Idempotent:
+   * finish, and cancels those still running after `graceMs` (the option table's graceMs: default 10000). Idempotent:
    * every call returns the same promise.
    */
   close(options?: { readonly graceMs?: number }): Promise<void>;
@@ -39,11 +40,16 @@ function parseAddress(address: string): { host: string; port: number } {
   return { host: (match[1] ?? match[2]) as string, port };
 }
 
+/**
+ * The wire's limits of each connection. The one conversion between the layers' names: the
+ * option `maxConnectionMemoryMb` (MB, as people size memory) is the connection's
+ * `maxHeldBytes` (bytes, what it counts).
+ */
 function connectionLimits(options: ResolvedHttp2Options): ConnectionLimits {
   return {
     maxConcurrentStreams: options.maxConcurrentStreams,
     maxHeaderListBytes: options.maxHeaderListBytes,
-    maxHeldBytes: options.maxSessionMemoryMb * 1024 * 1024,
+    maxHeldBytes: options.maxConnectionMemoryMb * 1024 * 1024,
     resetBurst: STREAM_RESET_BURST,
     resetRate: STREAM_RESET_RATE,
   };
@@ -143,19 +149,22 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
     return typeof bound === 'object' && bound !== null ? bound.port : port;
   }
 
-  function close({ graceMs = DEFAULT_CLOSE_GRACE_MS }: { readonly graceMs?: number } = {}): Promise<void> {
+  function close({ graceMs: given }: { readonly graceMs?: number } = {}): Promise<void> {
     if (closing !== undefined) return closing;
-    if (typeof graceMs !== 'number' || !(graceMs >= 0)) return Promise.reject(invalidOption('graceMs', `must be a number >= 0, got ${String(graceMs)}`));
+    let graceMs: number;
+    try {
+      graceMs = optionValue('graceMs', given);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const wasListening = state === 'listened';
     state = 'closed';
     const netServer = server;
     closing = (async () => {
       if (netServer === undefined || !wasListening) return;
-      const force = Number.isFinite(graceMs)
-        ? setTimeout(() => {
-            for (const session of sessions) session.forceClose('the server is shutting down');
-          }, graceMs)
-        : undefined;
+      const force = setTimeout(() => {
+        for (const session of sessions) session.forceClose('the server is shutting down');
+      }, graceMs);
       // Stops accepting at once, so new connections are refused, not accepted and sent
       // away; resolves once every connection has closed. Each gets the two GOAWAYs of
       // gracefulClose.

@@ -28,7 +28,8 @@ function onMaxAge(state: SessionState): void {
 
 export class SessionState implements CallSession, ConnectionEvents {
   readonly calls = new Set<Http2Call>();
-  readonly #session: H2Connection;
+  /** The HTTP/2 connection (./wire) this state drives. */
+  readonly #connection: H2Connection;
   readonly #options: ResolvedHttp2Options;
   readonly #onStream: StreamHandler;
   readonly #onClosed: (state: SessionState) => void;
@@ -55,11 +56,12 @@ export class SessionState implements CallSession, ConnectionEvents {
     this.#options = options;
     this.#onStream = onStream;
     this.#onClosed = onClosed;
-    this.#session = new H2Connection(socket, limits, this);
+    this.#connection = new H2Connection(socket, limits, this);
     this.#keepaliveTimer = setTimeout(onKeepalive, options.keepaliveTimeMs, this).unref();
-    if (Number.isFinite(options.maxConnectionAgeMs)) {
+    const maxAge = options.maxConnectionAgeMs;
+    if (maxAge !== undefined) {
       const jitter = 1 + (Math.random() * 2 - 1) * MAX_CONNECTION_AGE_JITTER;
-      this.#ageTimer = setTimeout(onMaxAge, Math.round(options.maxConnectionAgeMs * jitter), this).unref();
+      this.#ageTimer = setTimeout(onMaxAge, Math.round(maxAge * jitter), this).unref();
     }
   }
 
@@ -88,7 +90,7 @@ export class SessionState implements CallSession, ConnectionEvents {
 
   get peer(): string {
     if (this.#peer === undefined) {
-      const socket = this.#session.socket;
+      const socket = this.#connection.socket;
       const address = socket.remoteAddress ?? 'unknown';
       this.#peer = address.includes(':') ? `[${address}]:${socket.remotePort}` : `${address}:${socket.remotePort}`;
     }
@@ -130,23 +132,23 @@ export class SessionState implements CallSession, ConnectionEvents {
       return;
     }
     if (++this.#pingStrikes <= options.maxPingStrikes) return;
-    const session = this.#session;
-    if (session.destroyed) return;
+    const connection = this.#connection;
+    if (connection.destroyed) return;
     options.logger.warn('closing a connection that pings too often', { peer: this.peer, strikes: this.#pingStrikes });
     this.#cancelCalls('the connection was closed: too many pings');
-    session.destroy(H2_ERROR.ENHANCE_YOUR_CALM, 'too_many_pings');
+    connection.destroy(H2_ERROR.ENHANCE_YOUR_CALM, 'too_many_pings');
   }
 
   /** Keepalive: ping, and close the connection when no ack comes within keepaliveTimeoutMs. */
   sendKeepalive(): void {
     this.#keepaliveTimer = undefined;
-    const session = this.#session;
-    if (session.destroyed || session.closed) return;
+    const connection = this.#connection;
+    if (connection.destroyed || connection.closed) return;
     this.#ackTimer = setTimeout(onKeepaliveTimeout, this.#options.keepaliveTimeoutMs, this).unref();
-    const sent = session.ping((err) => {
+    const sent = connection.ping((err) => {
       clearTimeout(this.#ackTimer);
       this.#ackTimer = undefined;
-      if (err === null && !session.destroyed) {
+      if (err === null && !connection.destroyed) {
         this.#keepaliveTimer = setTimeout(onKeepalive, this.#options.keepaliveTimeMs, this).unref();
       }
     });
@@ -170,13 +172,13 @@ export class SessionState implements CallSession, ConnectionEvents {
    */
   gracefulClose(debugData: string, graceMs: number = this.#options.maxConnectionAgeGraceMs): Promise<void> {
     if (this.#closing !== undefined) return this.#closing;
-    const session = this.#session;
+    const connection = this.#connection;
     this.#closing = new Promise<void>((resolve) => {
-      if (session.destroyed || session.closed) {
+      if (connection.destroyed || connection.closed) {
         resolve();
         return;
       }
-      session.goaway(H2_ERROR.NO_ERROR, MAX_STREAM_ID, debugData);
+      connection.goaway(H2_ERROR.NO_ERROR, MAX_STREAM_ID, debugData);
       let secondSent = false;
       const second = (): void => {
         if (secondSent) return;
@@ -185,8 +187,8 @@ export class SessionState implements CallSession, ConnectionEvents {
         this.#onPeerGone = undefined;
         clearTimeout(pingTimer);
         resolve();
-        if (session.destroyed) return;
-        session.close();
+        if (connection.destroyed) return;
+        connection.close();
         if (Number.isFinite(graceMs)) {
           this.#graceTimer = setTimeout(() => this.forceClose('the server closed the connection'), graceMs).unref();
         }
@@ -196,20 +198,20 @@ export class SessionState implements CallSession, ConnectionEvents {
       // answer the PING: no reason to wait for it.
       this.#onPeerGone = second;
       this.#onLastCallClosed = second;
-      if (this.calls.size === 0 || !session.ping(second)) second();
+      if (this.calls.size === 0 || !connection.ping(second)) second();
     });
     return this.#closing;
   }
 
   /** Cancels every call in flight (RST_STREAM CANCEL) and closes the connection now. */
   forceClose(reason: string): void {
-    const session = this.#session;
-    if (session.destroyed) return;
+    const connection = this.#connection;
+    if (connection.destroyed) return;
     this.#cancelCalls(reason);
     // The RST_STREAM frames just queued reach the client before the socket ends, so it
     // sees each call CANCELLED; a peer that reads nothing (a dead one: unacked keepalive)
     // has its socket destroyed shortly after.
-    session.destroy();
+    connection.destroy();
   }
 
   #cancelCalls(reason: string): void {
