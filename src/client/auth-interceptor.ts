@@ -1,18 +1,21 @@
-import { Metadata, type ServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
+import { Metadata as GrpcMetadata, type ServerInterceptor as GrpcServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
 import type { JwtPayload } from '../tokens/result.js';
+import { type CallContext, type ServerInterceptor, GrpcStatusError } from '../transport/handler-api.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
 /**
- * The verified payload of each authenticated call, keyed by the request's Metadata object.
+ * The verified payload of each authenticated call, keyed by the request's metadata object.
  * grpc-js hands a server interceptor's listener the request metadata and passes whatever
- * object the listener forwards to the handler as `call.metadata`: that one object is what
+ * object the listener forwards to the handler as `call.metadata`; on createJwtServer's
+ * transports `call.metadata` is one object for the call's life. That one object is what
  * the interceptor and the handler share. A client controls header names and values, never
  * object identity, so no header it sends can put an entry here.
  */
-const claimsByRequest = new WeakMap<Metadata, JwtPayload>();
+const claimsByRequest = new WeakMap<object, JwtPayload>();
 
 /**
- * Anything a grpc-js handler receives as `call`: unary and streaming calls all carry `metadata`.
+ * Anything a handler receives as `call`: a grpc-js call (unary or streaming) or a
+ * createJwtServer handler's {@link CallContext}; all carry `metadata`.
  *
  * @example
  * ```ts
@@ -22,7 +25,7 @@ const claimsByRequest = new WeakMap<Metadata, JwtPayload>();
  * ```
  */
 export interface CallWithMetadata {
-  readonly metadata: Metadata;
+  readonly metadata: object;
 }
 
 /**
@@ -48,8 +51,22 @@ export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
 }
 
 /**
- * A grpc-js server interceptor (gRFC L112: `new Server({ interceptors: [...] })`) that lets
- * a call reach its handler only with a valid `authorization: Bearer <jwt>`. Otherwise the
+ * What {@link jwtAuthInterceptor} returns: a grpc-js server interceptor and a
+ * createJwtServer interceptor at once, so one value protects either kind of server.
+ *
+ * @example
+ * ```ts
+ * const auth: JwtAuthInterceptor = jwtAuthInterceptor(verifier);
+ * const grpcServer = new Server({ interceptors: [auth] });
+ * const jwtServer = createJwtServer({ keys, interceptors: [auth] });
+ * ```
+ */
+export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<ServerInterceptor, 'onCallStart'>>;
+
+/**
+ * A server interceptor that lets a call reach its handler only with a valid
+ * `authorization: Bearer <jwt>`, for a grpc-js server (gRFC L112:
+ * `new Server({ interceptors: [...] })`) and for createJwtServer (`interceptors`) alike. Otherwise the
  * call ends UNAUTHENTICATED before the handler runs, its details saying why: `missing
  * token`, or the verifier's reason and message (`EXPIRED: token has expired (exp)`,
  * `AUDIENCE_MISMATCH: ...`). Handlers read the verified payload with {@link verifiedClaims}.
@@ -67,21 +84,35 @@ export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
  *
  * const verifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }));
  * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { audience: 'payments' })] });
+ * // or, on jwt-grpc's own server: createJwtServer({ keys, interceptors: [jwtAuthInterceptor(verifier)] })
  * ```
  */
-export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): ServerInterceptor {
+export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): JwtAuthInterceptor {
   const authenticator = createAuthenticator(verifier, options);
 
-  return (method, call) => {
+  /** createJwtServer's side: the same decision, as an onCallStart that throws the refusal. */
+  const onCallStart = (call: CallContext): void | Promise<void> => {
+    if (authenticator.isPublic(call.method)) return;
+    const metadata = call.metadata;
+    const settle = (outcome: AuthOutcome): void => {
+      if (!('claims' in outcome)) throw new GrpcStatusError(outcome.status, outcome.details);
+      claimsByRequest.set(metadata, outcome.claims);
+    };
+    const outcome = authenticator.authenticate(metadata.getAll(authenticator.metadataKey));
+    if ('then' in outcome) return Promise.resolve(outcome).then(settle);
+    settle(outcome);
+  };
+
+  const grpcJsInterceptor: GrpcServerInterceptor = (method, call) => {
     if (authenticator.isPublic(method.path)) return new ServerInterceptingCall(call);
     const listener: ServerListener = {
-      onReceiveMetadata(metadata, next) {
+      onReceiveMetadata(metadata: GrpcMetadata, next) {
         const settle = (outcome: AuthOutcome): void => {
           if ('claims' in outcome) {
             claimsByRequest.set(metadata, outcome.claims);
             next(metadata);
           } else {
-            call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new Metadata() });
+            call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new GrpcMetadata() });
           }
         };
         const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));
@@ -91,4 +122,5 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
     };
     return new ServerInterceptingCall(call, { start: (next) => next(listener) });
   };
+  return Object.assign(grpcJsInterceptor, { onCallStart });
 }

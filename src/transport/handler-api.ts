@@ -410,14 +410,19 @@ export function isReservedMetadataKey(name: string): boolean {
 export function interceptorsProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'must be an array';
   for (const [index, interceptor] of value.entries()) {
-    const hooks = interceptor as Partial<Record<string, unknown>> | null;
-    if (
-      typeof hooks !== 'object' ||
-      hooks === null ||
-      (hooks.onCallStart !== undefined && typeof hooks.onCallStart !== 'function') ||
-      (hooks.onCallEnd !== undefined && typeof hooks.onCallEnd !== 'function')
-    ) {
+    const kind = typeof interceptor;
+    if ((kind !== 'object' && kind !== 'function') || interceptor === null) {
       return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
+    }
+    const { onCallStart, onCallEnd } = interceptor as { onCallStart?: unknown; onCallEnd?: unknown };
+    if ((onCallStart !== undefined && typeof onCallStart !== 'function') || (onCallEnd !== undefined && typeof onCallEnd !== 'function')) {
+      return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
+    }
+    // A function is a grpc-js interceptor. One that also has hooks serves both kinds of
+    // server (jwtAuthInterceptor); one without would run nothing here, and an auth
+    // interceptor that silently protects nothing fails open: refused.
+    if (kind === 'function' && onCallStart === undefined && onCallEnd === undefined) {
+      return `entry ${index} is a grpc-js interceptor (a function); this server takes { onCallStart, onCallEnd } hooks`;
     }
   }
   return undefined;
