@@ -7,7 +7,7 @@
  * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link KeySet}
  * - Tokens without a server: {@link createSigner}, {@link createVerifier}
  * - Servers: {@link createJwtServer} (on jwt-grpc's own HTTP/2 transport or grpc-js), {@link addJwtService}
- * - Your own services and interceptors on either transport: {@link ServiceDefinition}, {@link ServerInterceptor}, {@link GrpcStatusError}
+ * - Your own services and interceptors on either transport: {@link ServiceDescriptor}, {@link CallInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
  * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},
  *   {@link jwtAuthInterceptor}, {@link verifiedClaims}
@@ -46,15 +46,15 @@ export { PROTO_PATH } from './package-root.js';
 export { createJwtServer, type JwtServer } from './server/create.js';
 export type { JwtServerOptions, Transport, TransportOptions } from './server/options.js';
 export {
-  Status,
+  GrpcStatus,
   type StatusCode,
-  Metadata,
-  type MetadataValue,
+  CallMetadata,
+  type CallMetadataValue,
   GrpcStatusError,
   CallKey,
   type CallContext,
   type CallOutcome,
-  type ServerInterceptor,
+  type CallInterceptor,
   type ResponseStream,
   type ResponseCompression,
   type UnaryHandler,
@@ -62,8 +62,8 @@ export {
   type ClientStreamHandler,
   type BidiStreamHandler,
   type Handler,
-  type MethodDefinition,
-  type ServiceDefinition,
+  type MethodDescriptor,
+  type ServiceDescriptor,
   type ServiceImplementation,
   type ServerTlsOptions,
 } from './transport/handler-api.js';

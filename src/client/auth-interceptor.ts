@@ -1,6 +1,6 @@
 import { Metadata as GrpcMetadata, type ServerInterceptor as GrpcServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
 import type { JwtPayload } from '../tokens/result.js';
-import { type CallContext, type ServerInterceptor, GrpcStatusError } from '../transport/handler-api.js';
+import { type CallContext, type CallInterceptor, GrpcStatusError } from '../transport/handler-api.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
 /**
@@ -61,7 +61,7 @@ export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
  * const jwtServer = createJwtServer({ keys, interceptors: [auth] });
  * ```
  */
-export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<ServerInterceptor, 'onCallStart'>>;
+export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInterceptor, 'onCallStart'>>;
 
 /**
  * A server interceptor that lets a call reach its handler only with a valid

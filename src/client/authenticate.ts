@@ -1,7 +1,7 @@
 import { invalidOption } from '../errors.js';
 import type { ClaimExpectations } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
-import { GrpcStatusError, Status, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
 import { stringOption } from './options.js';
 
@@ -85,12 +85,12 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown }).then === 'function';
 }
 
-const refused = (details: string): AuthOutcome => ({ status: Status.UNAUTHENTICATED, details });
+const refused = (details: string): AuthOutcome => ({ status: GrpcStatus.UNAUTHENTICATED, details });
 
 /** A verifier that threw instead of answering: its own status when it gave one (UNAVAILABLE for an unreachable issuer), else INTERNAL without the cause. */
 function verifierFailed(err: unknown): AuthOutcome {
   if (err instanceof GrpcStatusError) return { status: err.status, details: err.details };
-  return { status: Status.INTERNAL, details: 'token verification failed' };
+  return { status: GrpcStatus.INTERNAL, details: 'token verification failed' };
 }
 
 function decide(result: VerifyResult): AuthOutcome {

@@ -8,7 +8,7 @@ import {
 } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
 import type { GenerateJwtRequest, GenerateJwtResponse, GetJwksRequest, GetJwksResponse, VerifyJwtRequest, VerifyJwtResponse } from '../service/messages.js';
-import { GrpcStatusError, type Metadata, Status } from '../transport/handler-api.js';
+import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
 import { type ClientMethod, jwtServiceMethods } from './proto.js';
@@ -45,7 +45,7 @@ export interface JwtClientOptions {
  *
  * @example
  * ```ts
- * const metadata = new Metadata().set('x-request-id', requestId);
+ * const metadata = new CallMetadata().set('x-request-id', requestId);
  * await jwt.verifyJwt({ jwt: token }, { deadlineMs: 200, metadata, signal: AbortSignal.timeout(1000) });
  * ```
  */
@@ -53,7 +53,7 @@ export interface JwtCallOptions {
   /** This call's deadline, in ms from now. Default: the client's `deadlineMs`. */
   readonly deadlineMs?: number;
   /** Custom metadata sent with the call. */
-  readonly metadata?: Metadata;
+  readonly metadata?: CallMetadata;
   /** Aborting cancels the call; it then rejects with CANCELLED. */
   readonly signal?: AbortSignal;
   /** Call credentials for this call only (they need a TLS channel). */
@@ -70,7 +70,7 @@ export interface JwtCallOptions {
  * try {
  *   await jwt.generateJwt({ algorithm: 'ES256', subject: 'svc-orders' });
  * } catch (err) {
- *   if (err instanceof GrpcStatusError && err.status === Status.UNAVAILABLE) retryLater();
+ *   if (err instanceof GrpcStatusError && err.status === GrpcStatus.UNAVAILABLE) retryLater();
  * }
  * ```
  */
@@ -140,9 +140,9 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
   let closed = false;
 
   function unary<Req, Res>(method: ClientMethod<Req, Res>, request: Req, callOptions: JwtCallOptions | undefined): Promise<Res> {
-    if (closed) return Promise.reject(new GrpcStatusError(Status.CANCELLED, `client of ${target} is closed`));
+    if (closed) return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, `client of ${target} is closed`));
     const signal = callOptions?.signal;
-    if (signal?.aborted === true) return Promise.reject(new GrpcStatusError(Status.CANCELLED, 'call aborted before it started', { cause: signal.reason }));
+    if (signal?.aborted === true) return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, 'call aborted before it started', { cause: signal.reason }));
     const deadlineMs = callOptions?.deadlineMs === undefined ? defaultDeadlineMs : integerOption('deadlineMs', callOptions.deadlineMs, 0, 1, MAX_DEADLINE_MS);
     return new Promise<Res>((resolve, reject) => {
       const onAbort = (): void => call.cancel();

@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '../transport/handler-api.js';
+import type { ServiceDescriptor } from '../transport/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../service/definition.js';
 import type {
   GenerateJwtRequest,
@@ -24,7 +24,7 @@ export interface JwtServiceMethods {
 
 let methods: JwtServiceMethods | undefined;
 
-function clientMethod<Req, Res>(service: ServiceDefinition, name: string): ClientMethod<Req, Res> {
+function clientMethod<Req, Res>(service: ServiceDescriptor, name: string): ClientMethod<Req, Res> {
   const method = service[name];
   if (method?.requestSerialize === undefined || method.responseDeserialize === undefined) {
     throw new Error(`${SERVICE_NAME}.${name} has no client-side codecs`);

@@ -7,7 +7,7 @@ import { type Logger, createStderrLogger } from '../log.js';
 import type { ClaimExpectations } from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type Verifier, createVerifier } from '../tokens/verify.js';
-import { GrpcStatusError, Status } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../transport/handler-api.js';
 import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
@@ -169,7 +169,7 @@ export function createRemoteVerifier(client: JwksIssuer, options: RemoteVerifier
         const ageSeconds = Math.round((Date.now() - state.fetchedAtMs) / 1000);
         logger.warn('cannot fetch the JWK Set: verifying with the last good set', { issuer: issuerTarget, error: why, ageSeconds });
       }
-      lastFailure = new GrpcStatusError(Status.UNAVAILABLE, `no JWK Set from issuer ${issuerTarget}: ${why}`, { cause: err });
+      lastFailure = new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuerTarget}: ${why}`, { cause: err });
       throw lastFailure;
     }
   });

@@ -1,9 +1,9 @@
 import { Metadata as GrpcMetadata, type ServiceError, status as grpcStatus } from '@grpc/grpc-js';
-import { GrpcStatusError, Metadata, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatusError, CallMetadata, type StatusCode } from '../transport/handler-api.js';
 
 /** grpc-js's failed-call error as the package's {@link GrpcStatusError}, trailers included. */
 export function toGrpcStatusError(err: ServiceError): GrpcStatusError {
-  const metadata = new Metadata();
+  const metadata = new CallMetadata();
   if (err.metadata instanceof GrpcMetadata) {
     for (const [key, values] of Object.entries(err.metadata.toJSON())) for (const value of values) metadata.add(key, value);
   }
@@ -11,7 +11,7 @@ export function toGrpcStatusError(err: ServiceError): GrpcStatusError {
 }
 
 /** The package's metadata as grpc-js sends it. */
-export function toGrpcMetadata(metadata: Metadata | undefined): GrpcMetadata {
+export function toGrpcMetadata(metadata: CallMetadata | undefined): GrpcMetadata {
   const out = new GrpcMetadata();
   if (metadata !== undefined) for (const [key, values] of metadata.entries()) for (const value of values) out.add(key, value);
   return out;

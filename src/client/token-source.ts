@@ -1,7 +1,7 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import { Status } from '../transport/handler-api.js';
+import { GrpcStatus } from '../transport/handler-api.js';
 import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
@@ -63,7 +63,7 @@ interface HeldToken {
 export type CallCredentialsError = Error & { readonly code: number };
 
 function unavailable(message: string, cause: unknown): CallCredentialsError {
-  return Object.assign(new Error(message, { cause }), { code: Status.UNAVAILABLE });
+  return Object.assign(new Error(message, { cause }), { code: GrpcStatus.UNAVAILABLE });
 }
 
 function describeFailure(err: unknown): string {

@@ -7,14 +7,14 @@
  * answers some calls below every interceptor (a deadline that fires, a request over the
  * size limit): those end as the adapter observes them, DEADLINE_EXCEEDED or CANCELLED.
  */
-import type { ServerInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../transport/handler-api.js';
 import type { CallMetrics, MethodCalls, MethodDescription } from './calls.js';
 
 /**
  * An interceptor counting into `metrics`; `describe` gives a method's call kind by path
  * (the label `grpc_type`), from the definitions the server serves. @internal
  */
-export function metricsInterceptor(metrics: CallMetrics, describe: (path: string) => MethodDescription): ServerInterceptor {
+export function metricsInterceptor(metrics: CallMetrics, describe: (path: string) => MethodDescription): CallInterceptor {
   // Each method's counts are looked up by path once, then kept.
   const methods = new Map<string, MethodCalls>();
   const countsOf = (path: string): MethodCalls => {

@@ -4,7 +4,7 @@ import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
-import { type ServerInterceptor, interceptorsProblem } from '../transport/handler-api.js';
+import { type CallInterceptor, interceptorsProblem } from '../transport/handler-api.js';
 
 /**
  * What kind of value an option holds: how a value given in code is checked, how
@@ -156,7 +156,7 @@ export const logger = codeOnly<Logger>((value) =>
 );
 
 /** Server interceptors (src/transport/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
-export const interceptors = codeOnly<readonly ServerInterceptor[]>(interceptorsProblem);
+export const interceptors = codeOnly<readonly CallInterceptor[]>(interceptorsProblem);
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
 export const metricsRegistry = codeOnly<Registry>((value) => (value instanceof promClient().Registry ? undefined : 'must be a prom-client Registry'));

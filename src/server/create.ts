@@ -10,7 +10,7 @@ import { type JwtServiceHandle, prepareJwtService } from '../service/add.js';
 import { SERVICE_NAME } from '../service/definition.js';
 import { checkServiceKeys } from '../service/options.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
-import type { ServiceDefinition, ServiceImplementation } from '../transport/handler-api.js';
+import type { ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
 import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
 import { type JwtServerOptions, type Transport, resolveServerOptions } from './options.js';
 import { createReflectionServices } from './reflection.js';
@@ -41,7 +41,7 @@ export interface JwtServer extends AsyncDisposable {
    * Serves one of your own services beside JwtService, on either transport: a definition
    * (e.g. from @grpc/proto-loader) and its handlers as plain functions. Before `listen`.
    */
-  addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
+  addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void;
   /**
    * Loads keys (or generates ephemeral ones), binds `address` (`host:port`; port 0 picks a
    * free one) and starts serving, over TLS when `tls` is given (mutual TLS with
@@ -80,7 +80,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     ...(extras.interceptors ?? []),
   ];
   const transport = createTransport({ options: transportOptions, interceptors, logger: serviceOptions.logger });
-  const addService = (definition: ServiceDefinition, implementation: ServiceImplementation): void => {
+  const addService = (definition: ServiceDescriptor, implementation: ServiceImplementation): void => {
     for (const method of Object.values(definition)) methods.set(method.path, method);
     transport.addService(definition, implementation);
   };

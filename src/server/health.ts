@@ -5,7 +5,7 @@
  * repository).
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
-import { type CallContext, GrpcStatusError, type ResponseStream, Status } from '../transport/handler-api.js';
+import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus } from '../transport/handler-api.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { loadProtoService } from './proto-service.js';
 
@@ -119,12 +119,12 @@ export function createHealthService(initial: Readonly<Record<string, ServingStat
     implementation: {
       Check(request: HealthCheckRequest): HealthCheckResponse {
         const status = statuses.get(request.service);
-        if (status === undefined) throw new GrpcStatusError(Status.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
+        if (status === undefined) throw new GrpcStatusError(GrpcStatus.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
         return { status };
       },
       List(): HealthListResponse {
         if (statuses.size > HEALTH_LIST_LIMIT) {
-          throw new GrpcStatusError(Status.RESOURCE_EXHAUSTED, `${statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`);
+          throw new GrpcStatusError(GrpcStatus.RESOURCE_EXHAUSTED, `${statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`);
         }
         return { statuses: Object.fromEntries([...statuses].map(([service, status]) => [service, { status }])) };
       },

@@ -1,6 +1,6 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { TRANSPORTS } from '../options/table.js';
-import type { ServerInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../transport/handler-api.js';
 import type { Registry } from 'prom-client';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
@@ -63,9 +63,9 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   readonly reflection?: boolean;
   /**
    * Run around every call of every service the server carries, in order, on either
-   * transport (metrics, auth, logging; see `ServerInterceptor`). Default: none.
+   * transport (metrics, auth, logging; see `CallInterceptor`). Default: none.
    */
-  readonly interceptors?: readonly ServerInterceptor[];
+  readonly interceptors?: readonly CallInterceptor[];
   /**
    * Serve Prometheus metrics at `http://HOST:PORT/metrics` (HOST as `listen` binds, 0 picks
    * a free port): calls by method and status code, tokens, verifications, keys, and the

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadSync } from '@grpc/proto-loader';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { PROTO_LOADER_OPTIONS } from '../service/definition.js';
-import { GrpcStatusError, type MethodDefinition, type ServiceDefinition, type ServiceImplementation, Status } from '../transport/handler-api.js';
+import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, type ServiceImplementation, GrpcStatus } from '../transport/handler-api.js';
 
 /** The folder of the shipped .proto files; imports resolve from it (`grpc/health/v1/health.proto`). */
 export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');
@@ -17,13 +17,13 @@ export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');
  * defaults filled in). A request that is not valid protobuf for its message throws
  * INVALID_ARGUMENT naming the message, where proto-loader's own error would answer INTERNAL.
  */
-export function loadProtoService(file: string, service: string): ServiceDefinition {
+export function loadProtoService(file: string, service: string): ServiceDescriptor {
   const packageDefinition = loadSync(file, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_DIR] });
-  const methods = packageDefinition[service] as Record<string, MethodDefinition<unknown, unknown>> | undefined;
+  const methods = packageDefinition[service] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
   if (methods === undefined || !Object.values(methods).every((method) => typeof method.path === 'string')) {
     throw new Error(`${file} does not define the service ${service}`);
   }
-  const definition: Record<string, MethodDefinition<unknown, unknown>> = {};
+  const definition: Record<string, MethodDescriptor<unknown, unknown>> = {};
   for (const [name, method] of Object.entries(methods)) {
     definition[name] = {
       ...method,
@@ -31,7 +31,7 @@ export function loadProtoService(file: string, service: string): ServiceDefiniti
         try {
           return method.requestDeserialize(bytes);
         } catch (err) {
-          throw new GrpcStatusError(Status.INVALID_ARGUMENT, `malformed ${service}/${name} request: ${(err as Error).message}`, { cause: err });
+          throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `malformed ${service}/${name} request: ${(err as Error).message}`, { cause: err });
         }
       },
     };

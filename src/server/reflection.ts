@@ -5,7 +5,7 @@
  * doc/server-reflection.md in the gRPC repository; the answers follow grpc-go's server.
  */
 import { invalidOption } from '../errors.js';
-import { GrpcStatusError, type ResponseStream, Status, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { type DescriptorFile, type DescriptorIndex, fileWithImports, loadDescriptorSet } from './descriptor-set.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { loadProtoService } from './proto-service.js';
@@ -97,7 +97,7 @@ export function createReflectionServices(options: ReflectionOptions): readonly S
 }
 
 function answer(index: DescriptorIndex, listed: { name: string }[], request: ReflectionRequest | MalformedRequest, sent: Set<string>): ReflectionResponse {
-  if (request instanceof MalformedRequest) return error({ valid_host: '' }, Status.INVALID_ARGUMENT, request.message);
+  if (request instanceof MalformedRequest) return error({ valid_host: '' }, GrpcStatus.INVALID_ARGUMENT, request.message);
   const base = { valid_host: request.host, original_request: request };
   switch (request.message_request) {
     case 'list_services':
@@ -117,12 +117,12 @@ function answer(index: DescriptorIndex, listed: { name: string }[], request: Ref
     }
     case 'all_extension_numbers_of_type': {
       const type = request.all_extension_numbers_of_type ?? '';
-      if (!index.messages.has(type)) return error(base, Status.NOT_FOUND, `message type ${JSON.stringify(type)} not found`);
+      if (!index.messages.has(type)) return error(base, GrpcStatus.NOT_FOUND, `message type ${JSON.stringify(type)} not found`);
       const numbers = [...(index.extensions.get(type)?.keys() ?? [])].sort((a, b) => a - b);
       return { ...base, all_extension_numbers_response: { base_type_name: type, extension_number: numbers } };
     }
     default:
-      return error(base, Status.INVALID_ARGUMENT, 'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services');
+      return error(base, GrpcStatus.INVALID_ARGUMENT, 'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services');
   }
 }
 
@@ -137,7 +137,7 @@ function withFile(
   sent: Set<string>,
   notFound: string,
 ): ReflectionResponse {
-  if (file === undefined) return error(base, Status.NOT_FOUND, notFound);
+  if (file === undefined) return error(base, GrpcStatus.NOT_FOUND, notFound);
   return { ...base, file_descriptor_response: { file_descriptor_proto: fileWithImports(index, file, sent) } };
 }
 

@@ -10,14 +10,14 @@ import type { Logger } from '../log.js';
 import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
-import type { ServerInterceptor, ServerTlsOptions, ServiceDefinition, ServiceImplementation } from '../transport/handler-api.js';
+import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
 import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
   /** The grpc-js Server, on transport 'grpc-js' only. */
   readonly grpcServer: Server | undefined;
-  addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
+  addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void;
   /** Binds and serves; rejects with `ERR_LISTEN` naming the address. */
   listen(address: string, tls: ServerTlsOptions | undefined): Promise<number>;
   close(graceMs: number): Promise<void>;
@@ -25,7 +25,7 @@ export interface TransportServer {
 
 interface TransportContext {
   readonly options: ResolvedOptions<'transport'>;
-  readonly interceptors: readonly ServerInterceptor[];
+  readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
 

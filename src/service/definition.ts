@@ -1,6 +1,6 @@
 import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
-import type { MethodDefinition, ServiceDefinition } from '../transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
 import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
 import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
 
@@ -32,21 +32,21 @@ const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unkno
   GetJwks: { requestDeserialize: decodeGetJwksRequest, responseSerialize: encodeGetJwksResponse },
 };
 
-let loaded: ServiceDefinition | undefined;
+let loaded: ServiceDescriptor | undefined;
 
 /**
  * JwtService's methods, loaded once per process: proto-loader's paths and client codecs,
  * with the server-side codecs replaced by ours. Either transport serves it.
  */
-export function jwtServiceDefinition(): ServiceDefinition {
+export function jwtServiceDefinition(): ServiceDescriptor {
   if (loaded === undefined) {
-    const generic = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDefinition<unknown, unknown>> | undefined;
+    const generic = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
     if (generic === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
-    const service: Record<string, MethodDefinition<unknown, unknown>> = {};
+    const service: Record<string, MethodDescriptor<unknown, unknown>> = {};
     for (const [name, method] of Object.entries(generic)) {
       const codecs = SERVER_CODECS[name];
       if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/service/codec/`);
-      service[name] = { ...method, ...codecs } as MethodDefinition<unknown, unknown>;
+      service[name] = { ...method, ...codecs } as MethodDescriptor<unknown, unknown>;
     }
     loaded = service;
   }

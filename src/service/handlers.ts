@@ -1,6 +1,6 @@
 import { JwtGrpcError } from '../errors.js';
 import type { ServedService } from '../transport/handler-api.js';
-import { GrpcStatusError, Status, type UnaryHandler } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
 
@@ -14,7 +14,7 @@ function unary<Req, Res>(run: (request: Req) => Res): UnaryHandler<Req, Res> {
     try {
       return run(request);
     } catch (err) {
-      if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(Status.INVALID_ARGUMENT, err.message);
+      if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, err.message);
       throw err;
     }
   };

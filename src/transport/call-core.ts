@@ -19,16 +19,16 @@ import {
   type CallKey,
   type CallOutcome,
   GrpcStatusError,
-  Metadata,
+  CallMetadata,
   type ResponseCompression,
-  type ServerInterceptor,
-  Status,
+  type CallInterceptor,
+  GrpcStatus,
   type StatusCode,
 } from './handler-api.js';
 
 /** What every call of a server shares with the core: its interceptors and where failures are logged. */
 export interface CallSettings {
-  readonly interceptors: readonly ServerInterceptor[];
+  readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
 
@@ -49,18 +49,18 @@ function validStatus(code: unknown): code is StatusCode {
  */
 export function deserializeError(err: unknown, method: string): GrpcStatusError {
   if (err instanceof GrpcStatusError) return err;
-  return new GrpcStatusError(Status.INTERNAL, `could not parse the request message of ${method}: ${(err as Error)?.message ?? String(err)}`);
+  return new GrpcStatusError(GrpcStatus.INTERNAL, `could not parse the request message of ${method}: ${(err as Error)?.message ?? String(err)}`);
 }
 
 /** The handler's call, whichever transport carries it; a transport's call extends it. */
 export abstract class CallCore implements CallContext {
   readonly method: string;
-  abstract readonly metadata: Metadata;
+  abstract readonly metadata: CallMetadata;
   abstract readonly deadline: number;
   abstract readonly signal: AbortSignal;
   abstract readonly peer: string;
   /** Trailers a handler or interceptor added (setTrailers); sent with the status. */
-  protected trailers: Metadata | undefined = undefined;
+  protected trailers: CallMetadata | undefined = undefined;
   /** While an async onCallStart is pending: resolves true when the call may go on. */
   protected gate: Promise<boolean> | undefined = undefined;
   protected readonly settings: CallSettings;
@@ -73,18 +73,18 @@ export abstract class CallCore implements CallContext {
     this.settings = settings;
   }
 
-  abstract sendMetadata(metadata: Metadata): void;
+  abstract sendMetadata(metadata: CallMetadata): void;
   abstract setResponseCompression(encoding: ResponseCompression): void;
 
   /** True while the call's status is still open (not sent, the call not cancelled). */
   protected abstract mayEnd(): boolean;
   /** Sends `status` (with `metadata` added to the trailers); then calls {@link finished}. */
-  protected abstract endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void;
+  protected abstract endWithStatus(status: StatusCode, details: string, metadata: CallMetadata | undefined): void;
   /** Answers with what a handler that answers once returned (for a streaming response: ends OK). */
   protected abstract respond(response: unknown): void;
 
-  setTrailers(metadata: Metadata): void {
-    const trailers = (this.trailers ??= new Metadata());
+  setTrailers(metadata: CallMetadata): void {
+    const trailers = (this.trailers ??= new CallMetadata());
     for (const [key, values] of metadata.entries()) for (const value of values) trailers.add(key, value);
   }
 
@@ -100,11 +100,11 @@ export abstract class CallCore implements CallContext {
   fail(err: unknown): void {
     if (!this.mayEnd()) return;
     if (err instanceof GrpcStatusError) {
-      this.endWithStatus(validStatus(err.status) ? err.status : Status.UNKNOWN, err.details, err.metadata);
+      this.endWithStatus(validStatus(err.status) ? err.status : GrpcStatus.UNKNOWN, err.details, err.metadata);
       return;
     }
     this.settings.logger.error(`${this.method} failed`, { error: err instanceof Error ? err.message : String(err) });
-    this.endWithStatus(Status.INTERNAL, `${this.method}: internal error`, undefined);
+    this.endWithStatus(GrpcStatus.INTERNAL, `${this.method}: internal error`, undefined);
   }
 
   /** Ends the call with what a handler returned: its response, or the error it rejects with. */

@@ -24,14 +24,14 @@ import {
   type ClientStreamHandler,
   GrpcStatusError,
   type Handler,
-  Metadata,
-  type MethodDefinition,
+  CallMetadata,
+  type MethodDescriptor,
   type ResponseCompression,
-  type ServerInterceptor,
+  type CallInterceptor,
   type ServerStreamHandler,
-  type ServiceDefinition,
+  type ServiceDescriptor,
   type ServiceImplementation,
-  Status,
+  GrpcStatus,
   type StatusCode,
   type UnaryHandler,
   isReservedMetadataKey,
@@ -40,7 +40,7 @@ import {
 /** Options of {@link addServiceToGrpcJs}. */
 export interface GrpcJsServiceOptions {
   /** Run around every call of this service, in order. Default none. */
-  readonly interceptors?: readonly ServerInterceptor[];
+  readonly interceptors?: readonly CallInterceptor[];
   /** Where handler failures are logged. Default: stderr, warnings and errors. */
   readonly logger?: Logger;
 }
@@ -54,7 +54,7 @@ class UndecodedRequest {
   constructor(readonly error: GrpcStatusError) {}
 }
 
-function wrapDeserializer(method: MethodDefinition<unknown, unknown>): (bytes: Buffer) => unknown {
+function wrapDeserializer(method: MethodDescriptor<unknown, unknown>): (bytes: Buffer) => unknown {
   const deserialize = method.requestDeserialize;
   return (bytes) => {
     try {
@@ -65,7 +65,7 @@ function wrapDeserializer(method: MethodDefinition<unknown, unknown>): (bytes: B
   };
 }
 
-function toGrpcMetadata(metadata: Metadata | undefined): GrpcMetadata {
+function toGrpcMetadata(metadata: CallMetadata | undefined): GrpcMetadata {
   const out = new (grpcJs().Metadata)();
   if (metadata === undefined) return out;
   for (const [key, values] of metadata.entries()) {
@@ -74,8 +74,8 @@ function toGrpcMetadata(metadata: Metadata | undefined): GrpcMetadata {
   return out;
 }
 
-function fromGrpcMetadata(metadata: GrpcMetadata): Metadata {
-  const out = new Metadata();
+function fromGrpcMetadata(metadata: GrpcMetadata): CallMetadata {
+  const out = new CallMetadata();
   for (const [key, values] of Object.entries(metadata.toJSON())) {
     if (isReservedMetadataKey(key)) continue;
     for (const value of values) out.add(key, value);
@@ -103,7 +103,7 @@ type ResponseSurface = ServerWritableStream<unknown, unknown> | ServerDuplexStre
 class GrpcJsCall extends CallCore {
   readonly #surface: ServerSurfaceCall;
   readonly #callback: sendUnaryData<unknown> | undefined;
-  #metadata: Metadata | undefined = undefined;
+  #metadata: CallMetadata | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   #settled = false;
 
@@ -114,7 +114,7 @@ class GrpcJsCall extends CallCore {
     if (settings.interceptors.length > 0) surface.once('cancelled', () => this.#cancelled());
   }
 
-  get metadata(): Metadata {
+  get metadata(): CallMetadata {
     return (this.#metadata ??= fromGrpcMetadata(this.#surface.metadata));
   }
 
@@ -127,7 +127,7 @@ class GrpcJsCall extends CallCore {
     if (this.#controller === undefined) {
       const controller = new AbortController();
       this.#controller = controller;
-      const abort = (): void => controller.abort(new GrpcStatusError(Status.CANCELLED, `${this.method}: cancelled`));
+      const abort = (): void => controller.abort(new GrpcStatusError(GrpcStatus.CANCELLED, `${this.method}: cancelled`));
       if (this.#surface.cancelled) abort();
       else this.#surface.once('cancelled', abort);
     }
@@ -138,7 +138,7 @@ class GrpcJsCall extends CallCore {
     return this.#surface.getPeer();
   }
 
-  sendMetadata(metadata: Metadata): void {
+  sendMetadata(metadata: CallMetadata): void {
     this.#surface.sendMetadata(toGrpcMetadata(metadata));
   }
 
@@ -165,13 +165,13 @@ class GrpcJsCall extends CallCore {
   protected respond(response: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.finished(Status.OK, '');
+    this.finished(GrpcStatus.OK, '');
     const trailers = toGrpcMetadata(this.trailers);
     if (this.#callback !== undefined) this.#callback(null, response, trailers);
     else if (!this.#surface.cancelled) (this.#surface as ResponseSurface).end(trailers);
   }
 
-  protected endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void {
+  protected endWithStatus(status: StatusCode, details: string, metadata: CallMetadata | undefined): void {
     this.#settled = true;
     if (metadata !== undefined && metadata.size > 0) this.setTrailers(metadata);
     this.finished(status, details);
@@ -184,7 +184,7 @@ class GrpcJsCall extends CallCore {
   #cancelled(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.finished(Status.CANCELLED, `${this.method}: cancelled`);
+    this.finished(GrpcStatus.CANCELLED, `${this.method}: cancelled`);
   }
 }
 
@@ -206,7 +206,7 @@ function requestOf({ request }: { readonly request: unknown }): unknown {
 function responseWriter(surface: ResponseSurface, method: string) {
   return {
     write(message: unknown): Promise<void> {
-      if (surface.cancelled || surface.writableEnded) return Promise.reject(new GrpcStatusError(Status.CANCELLED, `${method}: the call has ended`));
+      if (surface.cancelled || surface.writableEnded) return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, `${method}: the call has ended`));
       if (surface.write(message)) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const onDrain = (): void => {
@@ -215,7 +215,7 @@ function responseWriter(surface: ResponseSurface, method: string) {
         };
         const onCancel = (): void => {
           surface.off('drain', onDrain);
-          reject(new GrpcStatusError(Status.CANCELLED, `${method}: cancelled`));
+          reject(new GrpcStatusError(GrpcStatus.CANCELLED, `${method}: cancelled`));
         };
         surface.once('drain', onDrain);
         surface.once('cancelled', onCancel);
@@ -225,7 +225,7 @@ function responseWriter(surface: ResponseSurface, method: string) {
 }
 
 /** grpc-js's handler for one method: a GrpcJsCall around each call, the method's handler inside. */
-function grpcJsHandler(method: MethodDefinition<unknown, unknown>, handler: Handler, settings: CallSettings) {
+function grpcJsHandler(method: MethodDescriptor<unknown, unknown>, handler: Handler, settings: CallSettings) {
   const path = method.path;
   if (method.requestStream && method.responseStream) {
     const bidi = handler as BidiStreamHandler<unknown, unknown>;
@@ -270,7 +270,7 @@ function grpcJsHandler(method: MethodDefinition<unknown, unknown>, handler: Hand
  */
 export function addServiceToGrpcJs(
   server: Server,
-  definition: ServiceDefinition,
+  definition: ServiceDescriptor,
   implementation: ServiceImplementation,
   options: GrpcJsServiceOptions = {},
 ): void {

@@ -5,8 +5,11 @@
  * own server (`./http2/`) and a grpc-js `Server` (`./grpc-js.ts`), so JwtService, health
  * and reflection are written once. What a call means lives in `./call-core.ts`.
  *
- * Method definitions use grpc-js's field names (`requestDeserialize`, `responseSerialize`,
- * ...), so a definition from `@grpc/proto-loader` is one as it stands.
+ * Method descriptors use grpc-js's field names (`requestDeserialize`, `responseSerialize`,
+ * ...), so a definition from `@grpc/proto-loader` is one as it stands. The types' names
+ * are not grpc-js's (CallMetadata, not Metadata; GrpcStatus, not Status; CallInterceptor,
+ * not ServerInterceptor): they are other types, and a program that uses both packages
+ * imports both without renaming either.
  */
 import { JwtGrpcError } from '../errors.js';
 
@@ -15,10 +18,10 @@ import { JwtGrpcError } from '../errors.js';
  *
  * @example
  * ```ts
- * throw new GrpcStatusError(Status.NOT_FOUND, 'no such greeting');
+ * throw new GrpcStatusError(GrpcStatus.NOT_FOUND, 'no such greeting');
  * ```
  */
-export const Status = {
+export const GrpcStatus = {
   OK: 0,
   CANCELLED: 1,
   UNKNOWN: 2,
@@ -39,24 +42,24 @@ export const Status = {
 } as const;
 
 /**
- * One of the {@link Status} numbers.
+ * One of the {@link GrpcStatus} numbers.
  *
  * @example
  * ```ts
- * const onCallEnd = (_call: CallContext, { status }: CallOutcome) => status === Status.OK || console.warn(status);
+ * const onCallEnd = (_call: CallContext, { status }: CallOutcome) => status === GrpcStatus.OK || console.warn(status);
  * ```
  */
-export type StatusCode = (typeof Status)[keyof typeof Status];
+export type StatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
 
 /**
  * A metadata value: `-bin` keys carry bytes, every other key ASCII text.
  *
  * @example
  * ```ts
- * const trace: MetadataValue = call.metadata.get('x-trace-bin') ?? Buffer.alloc(0);
+ * const trace: CallMetadataValue = call.metadata.get('x-trace-bin') ?? Buffer.alloc(0);
  * ```
  */
-export type MetadataValue = string | Buffer;
+export type CallMetadataValue = string | Buffer;
 
 /**
  * Call metadata (HTTP/2 headers or trailers that are not reserved by gRPC), keys in
@@ -65,30 +68,30 @@ export type MetadataValue = string | Buffer;
  * @example
  * ```ts
  * const tenant = call.metadata.get('x-tenant');
- * call.setTrailers(new Metadata().set('x-served-by', 'eu-1'));
+ * call.setTrailers(new CallMetadata().set('x-served-by', 'eu-1'));
  * ```
  */
-export class Metadata {
-  readonly #entries = new Map<string, MetadataValue[]>();
+export class CallMetadata {
+  readonly #entries = new Map<string, CallMetadataValue[]>();
 
   /** The first value of `key`, or undefined. */
-  get(key: string): MetadataValue | undefined {
+  get(key: string): CallMetadataValue | undefined {
     return this.#entries.get(key.toLowerCase())?.[0];
   }
 
   /** Every value of `key`, in the order received or added. */
-  getAll(key: string): readonly MetadataValue[] {
+  getAll(key: string): readonly CallMetadataValue[] {
     return this.#entries.get(key.toLowerCase()) ?? [];
   }
 
   /** Replaces every value of `key` with `value`. */
-  set(key: string, value: MetadataValue): this {
+  set(key: string, value: CallMetadataValue): this {
     this.#entries.set(key.toLowerCase(), [value]);
     return this;
   }
 
   /** Adds `value` after the values `key` already has. */
-  add(key: string, value: MetadataValue): this {
+  add(key: string, value: CallMetadataValue): this {
     const name = key.toLowerCase();
     const list = this.#entries.get(name);
     if (list === undefined) this.#entries.set(name, [value]);
@@ -105,7 +108,7 @@ export class Metadata {
   }
 
   /** `[key, values]` pairs, in insertion order. */
-  entries(): IterableIterator<[string, MetadataValue[]]> {
+  entries(): IterableIterator<[string, CallMetadataValue[]]> {
     return this.#entries.entries();
   }
 }
@@ -116,19 +119,19 @@ export class Metadata {
  *
  * @example
  * ```ts
- * throw new GrpcStatusError(Status.UNAUTHENTICATED, 'missing token');
+ * throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'missing token');
  * ```
  */
 export class GrpcStatusError extends JwtGrpcError {
   readonly status: StatusCode;
   readonly details: string;
-  readonly metadata: Metadata;
+  readonly metadata: CallMetadata;
 
-  constructor(status: StatusCode, details: string, options: { metadata?: Metadata; cause?: unknown } = {}) {
+  constructor(status: StatusCode, details: string, options: { metadata?: CallMetadata; cause?: unknown } = {}) {
     super('ERR_GRPC_STATUS', details, options.cause === undefined ? {} : { cause: options.cause });
     this.status = status;
     this.details = details;
-    this.metadata = options.metadata ?? new Metadata();
+    this.metadata = options.metadata ?? new CallMetadata();
   }
 }
 
@@ -166,7 +169,7 @@ export type ResponseCompression = 'identity' | 'gzip' | 'deflate';
  * @example
  * ```ts
  * const sayHello: UnaryHandler<{ name: string }, { message: string }> = async (request, call) => {
- *   if (call.signal.aborted) throw new GrpcStatusError(Status.CANCELLED, 'gone');
+ *   if (call.signal.aborted) throw new GrpcStatusError(GrpcStatus.CANCELLED, 'gone');
  *   return { message: `hello ${request.name} from ${call.peer}` };
  * };
  * ```
@@ -175,17 +178,17 @@ export interface CallContext {
   /** The full method path, `/package.Service/Method`. */
   readonly method: string;
   /** The request's metadata (custom headers; gRPC's reserved ones removed). */
-  readonly metadata: Metadata;
+  readonly metadata: CallMetadata;
   /** Absolute deadline in `Date.now()` milliseconds from `grpc-timeout`; `Infinity` without one. */
   readonly deadline: number;
   /** Aborted when the client cancels, the deadline passes or the server is forced closed. */
   readonly signal: AbortSignal;
   /** The client's address, `ip:port`. */
   readonly peer: string;
-  /** Metadata sent with the response headers; call before the first message. */
-  sendMetadata(metadata: Metadata): void;
-  /** Metadata added to the trailers that end the call. */
-  setTrailers(metadata: Metadata): void;
+  /** CallMetadata sent with the response headers; call before the first message. */
+  sendMetadata(metadata: CallMetadata): void;
+  /** CallMetadata added to the trailers that end the call. */
+  setTrailers(metadata: CallMetadata): void;
   /**
    * Compresses the response messages that follow with `encoding`, when the client
    * accepts it (its `grpc-accept-encoding`); otherwise they go uncompressed. Before the
@@ -282,12 +285,12 @@ export type Handler = UnaryHandler<any, any> | ServerStreamHandler<any, any> | C
  * @example
  * ```ts
  * const raw = (bytes: Buffer) => bytes;
- * const ping: MethodDefinition<Buffer, Buffer> = {
+ * const ping: MethodDescriptor<Buffer, Buffer> = {
  *   path: '/demo.Ping/Ping', requestStream: false, responseStream: false, requestDeserialize: raw, responseSerialize: raw,
  * };
  * ```
  */
-export interface MethodDefinition<Req, Res> {
+export interface MethodDescriptor<Req, Res> {
   readonly path: string;
   readonly requestStream: boolean;
   readonly responseStream: boolean;
@@ -303,11 +306,11 @@ export interface MethodDefinition<Req, Res> {
  *
  * @example
  * ```ts
- * const greeter = loadSync('greeter.proto')['demo.Greeter'] as unknown as ServiceDefinition;
+ * const greeter = loadSync('greeter.proto')['demo.Greeter'] as unknown as ServiceDescriptor;
  * server.addService(greeter, { SayHello: (request) => ({ message: `hello ${request.name}` }) });
  * ```
  */
-export type ServiceDefinition = Readonly<Record<string, MethodDefinition<any, any>>>;
+export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, any>>>;
 
 /**
  * Handlers by method name, one per method of the definition: plain functions in one object.
@@ -331,7 +334,7 @@ export type ServiceImplementation = Readonly<Record<string, Handler>>;
 export interface ServedService {
   /** Fully qualified, e.g. `grpc.health.v1.Health`. */
   readonly name: string;
-  readonly definition: ServiceDefinition;
+  readonly definition: ServiceDescriptor;
   readonly implementation: ServiceImplementation;
 }
 
@@ -340,7 +343,7 @@ export interface ServedService {
  *
  * @example
  * ```ts
- * const timing: ServerInterceptor = { onCallEnd: (call, outcome: CallOutcome) => console.log(call.method, outcome.status, outcome.durationMs) };
+ * const timing: CallInterceptor = { onCallEnd: (call, outcome: CallOutcome) => console.log(call.method, outcome.status, outcome.durationMs) };
  * ```
  */
 export interface CallOutcome {
@@ -358,16 +361,16 @@ export interface CallOutcome {
  *
  * @example
  * ```ts
- * const requireToken: ServerInterceptor = {
+ * const requireToken: CallInterceptor = {
  *   onCallStart(call) {
  *     const token = call.metadata.get('authorization');
- *     if (typeof token !== 'string') throw new GrpcStatusError(Status.UNAUTHENTICATED, 'missing authorization');
+ *     if (typeof token !== 'string') throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'missing authorization');
  *     call.set(CLAIMS, verify(token));
  *   },
  * };
  * ```
  */
-export interface ServerInterceptor {
+export interface CallInterceptor {
   /**
    * Runs once the request headers are in, before the handler. Throwing (or rejecting
    * with) a {@link GrpcStatusError} refuses the call with that status, and the

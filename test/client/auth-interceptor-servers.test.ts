@@ -8,9 +8,9 @@ import {
   type CallContext,
   type JwtServer,
   type KeySet,
-  Metadata,
-  type ServerInterceptor,
-  Status,
+  CallMetadata,
+  type CallInterceptor,
+  GrpcStatus,
   createJwtClient,
   createJwtServer,
   createSigner,
@@ -34,9 +34,9 @@ afterEach(async () => {
 const now = (): number => Math.floor(Date.now() / 1000);
 const token = (exp: number): string => createSigner(keys).sign('ES256', { sub: 'ada', iat: now() - 10, exp }).token;
 
-const bearer = (value: string): Metadata => new Metadata().set('authorization', `Bearer ${value}`);
+const bearer = (value: string): CallMetadata => new CallMetadata().set('authorization', `Bearer ${value}`);
 
-async function serve(transport: 'http2' | 'grpc-js', interceptors: readonly ServerInterceptor[]): Promise<string> {
+async function serve(transport: 'http2' | 'grpc-js', interceptors: readonly CallInterceptor[]): Promise<string> {
   // Type-checks as it stands: the interceptor is this package's kind as well as grpc-js's.
   const server = createJwtServer({ keys, transport, interceptors, logger: silentLogger });
   servers.push(server);
@@ -46,12 +46,12 @@ async function serve(transport: 'http2' | 'grpc-js', interceptors: readonly Serv
 describe.each(['http2', 'grpc-js'] as const)('jwtAuthInterceptor on createJwtServer, transport %s', (transport) => {
   it('refuses a call without a token and with an expired one UNAUTHENTICATED, and serves a valid one', async () => {
     const seen: unknown[] = [];
-    const afterAuth: ServerInterceptor = { onCallStart: (call: CallContext) => void seen.push(verifiedClaims(call)?.sub) };
+    const afterAuth: CallInterceptor = { onCallStart: (call: CallContext) => void seen.push(verifiedClaims(call)?.sub) };
     const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(createVerifier(keys)), afterAuth]));
     try {
-      await expect(client.getJwks()).rejects.toMatchObject({ status: Status.UNAUTHENTICATED, details: 'missing token' });
+      await expect(client.getJwks()).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED, details: 'missing token' });
       await expect(client.getJwks({}, { metadata: bearer(token(now() - 60)) })).rejects.toMatchObject({
-        status: Status.UNAUTHENTICATED,
+        status: GrpcStatus.UNAUTHENTICATED,
         details: expect.stringMatching(/^EXPIRED: /),
       });
       expect(seen).toEqual([]);
@@ -69,7 +69,7 @@ describe.each(['http2', 'grpc-js'] as const)('jwtAuthInterceptor on createJwtSer
     const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(failing)]));
     try {
       await expect(client.getJwks({}, { metadata: bearer(token(now() + 600)) })).rejects.toMatchObject({
-        status: Status.INTERNAL,
+        status: GrpcStatus.INTERNAL,
         details: 'token verification failed',
       });
     } finally {
@@ -80,7 +80,7 @@ describe.each(['http2', 'grpc-js'] as const)('jwtAuthInterceptor on createJwtSer
 
 describe('interceptors of createJwtServer', () => {
   it('refuses a grpc-js interceptor without hooks, which would protect nothing (fails closed)', () => {
-    const grpcJsOnly = (() => undefined) as unknown as ServerInterceptor;
+    const grpcJsOnly = (() => undefined) as unknown as CallInterceptor;
     expect(() => createJwtServer({ keys, interceptors: [grpcJsOnly] })).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'interceptors', message: expect.stringContaining('grpc-js interceptor') }),
     );

@@ -1,7 +1,7 @@
 /** The token and verify command implementations, run as functions against an issuer on mutual TLS. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runTokenCommand, runVerifyCommand } from '../../src/client/cli-commands.js';
-import { GrpcStatusError, type JwtServer, Status, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 
 let certs: TestCerts;
@@ -70,7 +70,7 @@ describe('runTokenCommand and runVerifyCommand', () => {
       (reason: unknown) => reason,
     );
     expect(err).toBeInstanceOf(GrpcStatusError);
-    expect((err as GrpcStatusError).status).toBe(Status.UNAVAILABLE);
+    expect((err as GrpcStatusError).status).toBe(GrpcStatus.UNAVAILABLE);
   });
 
   it('refuse bad options before connecting, naming them', async () => {

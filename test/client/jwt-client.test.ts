@@ -7,9 +7,9 @@ import {
   JwtGrpcError,
   type JwtServer,
   type KeySet,
-  Metadata,
+  CallMetadata,
   PROTO_PATH,
-  Status,
+  GrpcStatus,
   createJwtClient,
   createJwtServer,
   generateKeys,
@@ -89,21 +89,21 @@ describe('createJwtClient', () => {
     const err = await rejection(client(`127.0.0.1:${port}`).generateJwt({ algorithm: 'XS999', subject: 's' }));
     expect(err).toBeInstanceOf(JwtGrpcError);
     expect(err.code).toBe('ERR_GRPC_STATUS');
-    expect(err.status).toBe(Status.INVALID_ARGUMENT);
+    expect(err.status).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(err.details).toMatch(/algorithm/);
   });
 
   it('carries the trailers of a failed call', async () => {
     const port = await startOddServer();
     const err = await rejection(client(`127.0.0.1:${port}`).verifyJwt({ jwt: 'x' }));
-    expect(err.status).toBe(Status.RESOURCE_EXHAUSTED);
+    expect(err.status).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(err.details).toBe('slow down');
     expect(err.metadata.get('retry-after-ms')).toBe('250');
   });
 
   it('sends call metadata', async () => {
     const { port } = await startIssuer();
-    const metadata = new Metadata().set('x-request-id', 'r-1');
+    const metadata = new CallMetadata().set('x-request-id', 'r-1');
     expect((await client(`127.0.0.1:${port}`).getJwks({}, { metadata })).jwks_json).toContain('keys');
   });
 
@@ -111,9 +111,9 @@ describe('createJwtClient', () => {
     const port = await startOddServer();
     const started = Date.now();
     const perCall = await rejection(client(`127.0.0.1:${port}`).generateJwt({ algorithm: 'ES256' }, { deadlineMs: 200 }));
-    expect(perCall.status).toBe(Status.DEADLINE_EXCEEDED);
+    expect(perCall.status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     const byDefault = await rejection(client(`127.0.0.1:${port}`, { deadlineMs: 200 }).generateJwt({ algorithm: 'ES256' }));
-    expect(byDefault.status).toBe(Status.DEADLINE_EXCEEDED);
+    expect(byDefault.status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -122,8 +122,8 @@ describe('createJwtClient', () => {
     const controller = new AbortController();
     const pending = client(`127.0.0.1:${port}`).generateJwt({ algorithm: 'ES256' }, { signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
-    expect((await rejection(pending)).status).toBe(Status.CANCELLED);
-    expect((await rejection(client(`127.0.0.1:${port}`).getJwks({}, { signal: controller.signal }))).status).toBe(Status.CANCELLED);
+    expect((await rejection(pending)).status).toBe(GrpcStatus.CANCELLED);
+    expect((await rejection(client(`127.0.0.1:${port}`).getJwks({}, { signal: controller.signal }))).status).toBe(GrpcStatus.CANCELLED);
   });
 
   it('refuses calls once closed (close, or leaving a using block)', async () => {
@@ -132,14 +132,14 @@ describe('createJwtClient', () => {
     await jwt.getJwks();
     jwt.close();
     jwt.close();
-    expect((await rejection(jwt.getJwks())).status).toBe(Status.CANCELLED);
+    expect((await rejection(jwt.getJwks())).status).toBe(GrpcStatus.CANCELLED);
     let escaped: ReturnType<typeof createJwtClient> | undefined;
     {
       using scoped = createJwtClient(`127.0.0.1:${port}`);
       await scoped.getJwks();
       escaped = scoped;
     }
-    expect((await rejection(escaped.getJwks())).status).toBe(Status.CANCELLED);
+    expect((await rejection(escaped.getJwks())).status).toBe(GrpcStatus.CANCELLED);
   });
 
   it('validates its options once, naming the bad one', () => {

@@ -12,7 +12,7 @@ import {
   type KeySet,
   type Logger,
   PROTO_PATH,
-  Status,
+  GrpcStatus,
   createJwtClient,
   createJwtServer,
   createRemoteVerifier,
@@ -175,7 +175,7 @@ describe('createRemoteVerifier', () => {
         (reason: unknown) => reason,
       );
       expect(err).toBeInstanceOf(GrpcStatusError);
-      expect((err as GrpcStatusError).status).toBe(Status.UNAVAILABLE);
+      expect((err as GrpcStatusError).status).toBe(GrpcStatus.UNAVAILABLE);
       expect((err as GrpcStatusError).details).toContain(`no JWK Set from issuer ${unreachable}`);
     }
     const fetchesSoFar = calls.getJwks;

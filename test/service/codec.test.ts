@@ -20,7 +20,7 @@ import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encod
 import { PROTO_LOADER_OPTIONS, SERVICE_NAME } from '../../src/service/definition.js';
 import type { VerifyJwtReason } from '../../src/service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
-import { GrpcStatusError, Status } from '../../src/transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../src/transport/handler-api.js';
 
 const definition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
 const methods = definition[SERVICE_NAME] as unknown as Record<
@@ -175,7 +175,7 @@ describe('malformed requests throw INVALID_ARGUMENT naming the problem, never an
       } else {
         // protobufjs reads a cut string as the bytes that are there; a cut varint throws.
         const failure = decodeFailure(cut);
-        expect(failure.status, `cut at ${length}`).toBe(Status.INVALID_ARGUMENT);
+        expect(failure.status, `cut at ${length}`).toBe(GrpcStatus.INVALID_ARGUMENT);
         expect(failure.details).toMatch(/^GenerateJwtRequest: truncated/);
       }
     }
@@ -193,7 +193,7 @@ describe('malformed requests throw INVALID_ARGUMENT naming the problem, never an
     ['a tag over 32 bits', Buffer.from([0xff, 0xff, 0xff, 0xff, 0x7f]), /exceeds 32 bits/],
   ])('%s', (_, buf, message) => {
     const failure = decodeFailure(buf);
-    expect(failure.status).toBe(Status.INVALID_ARGUMENT);
+    expect(failure.status).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(failure.details).toMatch(message);
   });
 });

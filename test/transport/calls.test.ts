@@ -21,9 +21,9 @@ import {
   CallKey,
   type CallOutcome,
   GrpcStatusError,
-  type ServerInterceptor,
+  type CallInterceptor,
   type ServiceImplementation,
-  Status,
+  GrpcStatus,
 } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { type Services, closeAllServers, memoryLogger, startGrpcJs, startHttp2 } from './helpers/servers.js';
@@ -54,15 +54,15 @@ async function failure(promise: Promise<unknown>): Promise<ServiceError> {
 const CLAIMS = new CallKey<{ sub: string }>('claims');
 const outcomes: { method: string; outcome: CallOutcome }[] = [];
 const started: string[] = [];
-const authInterceptor: ServerInterceptor = {
+const authInterceptor: CallInterceptor = {
   async onCallStart(call) {
     const token = call.metadata.get('authorization');
     await sleep(1); // An auth check that awaits (a key fetch, a cache).
-    if (token === 'Bearer bad') throw new GrpcStatusError(Status.UNAUTHENTICATED, 'bad token');
+    if (token === 'Bearer bad') throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'bad token');
     if (typeof token === 'string') call.set(CLAIMS, { sub: token.slice('Bearer '.length) });
   },
 };
-const metricsInterceptor: ServerInterceptor = {
+const metricsInterceptor: CallInterceptor = {
   onCallStart: (call) => void started.push(call.method),
   onCallEnd: (call, outcome) => void outcomes.push({ method: call.method, outcome }),
 };
@@ -236,7 +236,7 @@ describe.each([
     call.cancel();
     await sleep(100);
     expect(signal?.aborted).toBe(true);
-    expect(outcomes.filter((o) => o.method === '/test.Probe/Unary').map((o) => o.outcome.status)).toEqual([Status.CANCELLED]);
+    expect(outcomes.filter((o) => o.method === '/test.Probe/Unary').map((o) => o.outcome.status)).toEqual([GrpcStatus.CANCELLED]);
     expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeLessThanOrEqual(timersBefore);
     // The connection serves on.
     expect(await unary(probeClient, 'Unary', { op: 'echo' })).toEqual({ op: 'echo' });
@@ -276,8 +276,8 @@ describe.each([
     expect(await unary(probeClient, 'Unary', { op: 'claims' }, good)).toEqual({ claims: { sub: 'ada' } });
     expect(started).toEqual(['/test.Probe/Unary', '/test.Probe/Unary']);
     expect(outcomes.map((o) => [o.method, o.outcome.status])).toEqual([
-      ['/test.Probe/Unary', Status.UNAUTHENTICATED],
-      ['/test.Probe/Unary', Status.OK],
+      ['/test.Probe/Unary', GrpcStatus.UNAUTHENTICATED],
+      ['/test.Probe/Unary', GrpcStatus.OK],
     ]);
     for (const { outcome } of outcomes) expect(outcome.durationMs).toBeGreaterThan(0);
   });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runToExit } from '../../bench/harness/launcher.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/harness/tools.js';
-import { Status } from '../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../src/transport/handler-api.js';
 import { frame, grpcHeaders, rawCall } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { servedTestService, testServiceImplementation } from './helpers/test-service.js';
@@ -53,7 +53,7 @@ const MIN_PASSED = { http2: 124, 'grpc-js': 120 } as const;
 /** A unary call still answered: the server survived whatever came before. */
 async function stillServes(port: number): Promise<void> {
   const response = await rawCall(port, { headers: grpcHeaders('/grpc.testing.TestService/EmptyCall'), chunks: [frame(Buffer.alloc(0))] });
-  expect(response.status).toBe(Status.OK);
+  expect(response.status).toBe(GrpcStatus.OK);
 }
 
 // The two runs go side by side: h2spec spends most of its time waiting out its timeout on

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../src/errors.js';
 import { GOAWAY_PING_TIMEOUT_MS } from '../../src/transport/http2/defaults.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import { type CallContext, type ServiceImplementation, Status } from '../../src/transport/handler-api.js';
+import { type CallContext, type ServiceImplementation, GrpcStatus } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { CLIENT_PREFACE, frame, grpcHeaders, h2Frame, rawCall, rawRequest, rawSession } from './helpers/raw.js';
 import { closeAllServers, memoryLogger, startHttp2 } from './helpers/servers.js';
@@ -86,7 +86,7 @@ describe('listen and close', () => {
       }
       const session = http2Connect(`http://[::1]:${port}`);
       try {
-        expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(Status.OK);
+        expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(GrpcStatus.OK);
       } finally {
         session.destroy();
       }
@@ -108,7 +108,7 @@ describe('listen and close', () => {
     const started = Date.now();
     // Refused at once, while the call in flight still runs: not accepted and sent away.
     await expect(rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).rejects.toThrow(/ECONNREFUSED/);
-    expect(await inFlight).toMatchObject({ status: Status.OK });
+    expect(await inFlight).toMatchObject({ status: GrpcStatus.OK });
     await closing;
     expect(Date.now() - started).toBeLessThan(4000);
     // The first GOAWAY names the largest stream id (nothing refused), the second the last one accepted.
@@ -126,7 +126,7 @@ describe('listen and close', () => {
     session.on('goaway', (code, lastStreamId) => goaways.push(code, lastStreamId));
     const sessionClosed = new Promise<void>((resolve) => session.once('close', () => resolve()));
     // One call first: an idle connection that has served calls, as a client's usually is.
-    expect(await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).toMatchObject({ status: Status.OK });
+    expect(await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).toMatchObject({ status: GrpcStatus.OK });
     const started = performance.now();
     await server.close({ graceMs: 5000 });
     const closeMs = performance.now() - started;
@@ -195,7 +195,7 @@ describe('listen and close', () => {
       await using server = createHttp2GrpcServer({ logger: memoryLogger() });
       server.addService(PROBE, probe());
       port = await server.listen('127.0.0.1:0');
-      expect((await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(Status.OK);
+      expect((await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(GrpcStatus.OK);
     }
     await expect(rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).rejects.toThrow(/ECONNREFUSED/);
   });
@@ -242,7 +242,7 @@ describe('keepalive', () => {
     session.on('ping', () => pings++);
     await sleep(550);
     expect(pings).toBeGreaterThanOrEqual(2);
-    expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(Status.OK);
+    expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(GrpcStatus.OK);
     session.close();
   });
 
@@ -265,7 +265,7 @@ describe('keepalive', () => {
     // Early pings, each followed by a call: the responses reset the strikes.
     for (let i = 0; i < 5; i++) {
       await new Promise((resolve) => session.ping(resolve));
-      expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(Status.OK);
+      expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(GrpcStatus.OK);
     }
     expect(goaway).toBe(false);
     session.close();
@@ -296,7 +296,7 @@ describe('maxConnectionAgeMs', () => {
     session.on('goaway', (_code, last, data) => goaways.push({ atMs: Date.now() - connectedAt, last, data: data?.toString() ?? '' }));
     const short = rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({ sleepMs: 1200 }))] });
     const long = rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({ wait: true }))] }).catch((err: Error) => err);
-    expect((await short).status).toBe(Status.OK);
+    expect((await short).status).toBe(GrpcStatus.OK);
     await long;
     expect(goaways[0]).toMatchObject({ last: 2 ** 31 - 1, data: 'max_age' });
     expect(goaways[0]?.atMs).toBeGreaterThanOrEqual(880);
@@ -320,7 +320,7 @@ describe('Rapid Reset guard', () => {
       stream.close(http2Constants.NGHTTP2_CANCEL);
       if (i % 500 === 499) await sleep(10);
     }
-    expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(Status.OK);
+    expect((await rawRequest(session, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(GrpcStatus.OK);
     expect(goaway).toBe(false);
     session.close();
   });

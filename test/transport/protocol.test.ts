@@ -7,7 +7,7 @@ import { connect as connectTcp } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallContext, GrpcStatusError, Metadata, Status } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   CLIENT_PREFACE,
@@ -45,15 +45,15 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
     case 'throw':
       throw new Error('database password is hunter2');
     case 'status':
-      throw new GrpcStatusError(Status.FAILED_PRECONDITION, '\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈 and 100% \t\n', {
-        metadata: new Metadata().set('why-bin', Buffer.from([0, 1, 2, 255])),
+      throw new GrpcStatusError(GrpcStatus.FAILED_PRECONDITION, '\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈 and 100% \t\n', {
+        metadata: new CallMetadata().set('why-bin', Buffer.from([0, 1, 2, 255])),
       });
     case 'metadata': {
       const entries = Object.fromEntries(
         [...call.metadata.entries()].map(([key, values]) => [key, values.map((v) => (typeof v === 'string' ? v : `bin:${v.toString('hex')}`))]),
       );
-      call.sendMetadata(new Metadata().set('x-initial', 'hello').set('x-initial-bin', Buffer.from([1, 2, 3, 4])));
-      call.setTrailers(new Metadata().add('x-trailing', 'a').add('x-trailing', 'b'));
+      call.sendMetadata(new CallMetadata().set('x-initial', 'hello').set('x-initial-bin', Buffer.from([1, 2, 3, 4])));
+      call.setTrailers(new CallMetadata().add('x-trailing', 'a').add('x-trailing', 'b'));
       return entries;
     }
     case 'compress':
@@ -74,7 +74,7 @@ describe('request headers', () => {
   it('serves application/grpc and application/grpc+proto', async () => {
     for (const contentType of ['application/grpc', 'application/grpc+proto']) {
       const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'content-type': contentType }), chunks: [frame(json({ hi: 1 }))] });
-      expect(res.status).toBe(Status.OK);
+      expect(res.status).toBe(GrpcStatus.OK);
       expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ hi: 1 });
     }
   });
@@ -97,16 +97,16 @@ describe('request headers', () => {
     const headers = grpcHeaders(UNARY);
     delete headers.te;
     const res = await rawCall(port, { headers, chunks: [frame(json({}))] });
-    expect(res.status).toBe(Status.INTERNAL);
+    expect(res.status).toBe(GrpcStatus.INTERNAL);
     expect(res.message).toMatch(/te: trailers/);
   });
 
   it('answers UNIMPLEMENTED naming an unknown service or method, as Trailers-Only', async () => {
     const service = await rawCall(port, { headers: grpcHeaders('/no.Such/Method'), chunks: [frame(json({}))] });
-    expect(service).toMatchObject({ status: Status.UNIMPLEMENTED, trailersOnly: true });
+    expect(service).toMatchObject({ status: GrpcStatus.UNIMPLEMENTED, trailersOnly: true });
     expect(service.message).toBe('unknown service no.Such (method /no.Such/Method)');
     const method = await rawCall(port, { headers: grpcHeaders('/test.Probe/Nope'), chunks: [frame(json({}))] });
-    expect(method).toMatchObject({ status: Status.UNIMPLEMENTED, trailersOnly: true });
+    expect(method).toMatchObject({ status: GrpcStatus.UNIMPLEMENTED, trailersOnly: true });
     expect(method.message).toBe('unknown method Nope of service test.Probe');
   });
 });
@@ -153,7 +153,7 @@ describe('frames no gRPC client sends (h2spec 5.1: a stream half-closed by the c
   ])('%s on the stream of a %s: the connection ends, the server goes on serving', async (_what, _stream, block, type, flags) => {
     await sendFrames([h2Frame(HEADERS, END_STREAM_AND_HEADERS, 1, block), h2Frame(type, flags, 1, hpackLiteral('x', 'y'))]);
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ after: 1 }))] });
-    expect(res.status).toBe(Status.OK);
+    expect(res.status).toBe(GrpcStatus.OK);
     expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ after: 1 });
   });
 });
@@ -168,7 +168,7 @@ describe('grpc-timeout', () => {
     ['99999999n', 100],
   ])('reads %s as a deadline %d ms away', async (timeout, ms) => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({ op: 'deadline' }))] });
-    expect(res.status).toBe(Status.OK);
+    expect(res.status).toBe(GrpcStatus.OK);
     const { remainingMs } = JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '') as { remainingMs: number };
     expect(remainingMs).toBeLessThanOrEqual(ms);
     expect(remainingMs).toBeGreaterThan(ms - 1000);
@@ -183,15 +183,15 @@ describe('grpc-timeout', () => {
   it.each(['150m', '150000u', '99999999n'])('ends a call still running after %s with DEADLINE_EXCEEDED and aborts its signal', async (timeout) => {
     const started = Date.now();
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({ op: 'wait' }))] });
-    expect(res).toMatchObject({ status: Status.DEADLINE_EXCEEDED, trailersOnly: true });
+    expect(res).toMatchObject({ status: GrpcStatus.DEADLINE_EXCEEDED, trailersOnly: true });
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(seen?.signal.aborted).toBe(true);
-    expect((seen?.signal.reason as GrpcStatusError).status).toBe(Status.DEADLINE_EXCEEDED);
+    expect((seen?.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
   });
 
   it.each(['1x', 'S', '123456789S', '-1S', '1.5S', '1 S', '0x1S'])('refuses a malformed grpc-timeout %j with INTERNAL', async (timeout) => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({}))] });
-    expect(res.status).toBe(Status.INTERNAL);
+    expect(res.status).toBe(GrpcStatus.INTERNAL);
     expect(res.message).toMatch(/malformed grpc-timeout/);
   });
 });
@@ -201,22 +201,22 @@ describe('Length-Prefixed-Message', () => {
     const bytes = frame(json({ op: 'echo', text: 'slow' }));
     const chunks = [...bytes].map((byte) => Buffer.from([byte]));
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks });
-    expect(res.status).toBe(Status.OK);
+    expect(res.status).toBe(GrpcStatus.OK);
     expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ op: 'echo', text: 'slow' });
   });
 
   it('answers UNIMPLEMENTED to a unary call with no request message, or with two', async () => {
     const none = await rawCall(port, { headers: grpcHeaders(UNARY) });
-    expect(none.status).toBe(Status.UNIMPLEMENTED);
+    expect(none.status).toBe(GrpcStatus.UNIMPLEMENTED);
     expect(none.message).toMatch(/no request message/);
     const two = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json(1)), frame(json(2))] });
-    expect(two.status).toBe(Status.UNIMPLEMENTED);
+    expect(two.status).toBe(GrpcStatus.UNIMPLEMENTED);
     expect(two.message).toMatch(/second request message/);
   });
 
   it('answers INTERNAL when the request ends inside a message', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ a: 1 })).subarray(0, 8)] });
-    expect(res.status).toBe(Status.INTERNAL);
+    expect(res.status).toBe(GrpcStatus.INTERNAL);
     expect(res.message).toMatch(/ended inside a message/);
   });
 
@@ -226,13 +226,13 @@ describe('Length-Prefixed-Message', () => {
     // The client sends 5 + 100 bytes of a 10 MiB message and never ends the stream: an
     // answer can only come from the prefix.
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [prefix, Buffer.alloc(100)], end: false });
-    expect(res).toMatchObject({ status: Status.RESOURCE_EXHAUSTED, trailersOnly: true });
+    expect(res).toMatchObject({ status: GrpcStatus.RESOURCE_EXHAUSTED, trailersOnly: true });
     expect(res.message).toBe('request message of 10485760 bytes exceeds the limit of 65536 bytes (maxReceiveMessageBytes)');
   });
 
   it('refuses a message that does not deserialize with the deserializer\'s status', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(Buffer.from('{not json'))] });
-    expect(res).toMatchObject({ status: Status.INVALID_ARGUMENT, message: 'request is not JSON (9 bytes)', trailersOnly: true });
+    expect(res).toMatchObject({ status: GrpcStatus.INVALID_ARGUMENT, message: 'request is not JSON (9 bytes)', trailersOnly: true });
   });
 });
 
@@ -244,38 +244,38 @@ describe('compression', () => {
     ['deflate', deflateSync],
   ] as const)('decompresses a %s request message', async (encoding, compress) => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': encoding }), chunks: [frame(compress(json(body)), true)] });
-    expect(res.status).toBe(Status.OK);
+    expect(res.status).toBe(GrpcStatus.OK);
     expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual(body);
   });
 
   it('takes uncompressed messages (flag 0) of a request that declares gzip', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': 'gzip' }), chunks: [frame(json(body))] });
-    expect(res.status).toBe(Status.OK);
+    expect(res.status).toBe(GrpcStatus.OK);
   });
 
   it('refuses a decompression bomb with RESOURCE_EXHAUSTED: output bounded by maxReceiveMessageBytes', async () => {
     const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024));
     expect(bomb.length).toBeLessThan(65_536);
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': 'gzip' }), chunks: [frame(bomb, true)] });
-    expect(res.status).toBe(Status.RESOURCE_EXHAUSTED);
+    expect(res.status).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(res.message).toMatch(/decompressed request message exceeds the limit of 65536 bytes/);
   });
 
   it('answers INTERNAL to a message that does not decompress', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': 'gzip' }), chunks: [frame(Buffer.from('not gzip at all'), true)] });
-    expect(res.status).toBe(Status.INTERNAL);
+    expect(res.status).toBe(GrpcStatus.INTERNAL);
     expect(res.message).toMatch(/could not decompress the gzip request message/);
   });
 
   it('answers INTERNAL to a compressed flag without grpc-encoding', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(gzipSync(json(body)), true)] });
-    expect(res.status).toBe(Status.INTERNAL);
+    expect(res.status).toBe(GrpcStatus.INTERNAL);
     expect(res.message).toMatch(/compressed flag set but the request has no grpc-encoding/);
   });
 
   it('answers UNIMPLEMENTED to an unknown encoding, listing the supported ones in grpc-accept-encoding', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': 'snappy' }), chunks: [frame(json(body), true)] });
-    expect(res.status).toBe(Status.UNIMPLEMENTED);
+    expect(res.status).toBe(GrpcStatus.UNIMPLEMENTED);
     expect(res.message).toMatch(/grpc-encoding snappy is not supported/);
     expect(String(res.headers['grpc-accept-encoding']).split(',').sort()).toEqual(['deflate', 'gzip', 'identity']);
   });
@@ -301,7 +301,7 @@ describe('errors and status messages', () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'status' }))] });
     expect(res.trailersOnly).toBe(true);
     expect(res.headers['content-type']).toBe('application/grpc');
-    expect(res.status).toBe(Status.FAILED_PRECONDITION);
+    expect(res.status).toBe(GrpcStatus.FAILED_PRECONDITION);
     const raw = String(res.headers['grpc-message']);
     expect(raw).toMatch(/^[\x20-\x7e]*$/);
     expect(raw).toContain('%09%0Atest with whitespace%0D%0A');
@@ -312,7 +312,7 @@ describe('errors and status messages', () => {
 
   it('answers a handler\'s plain Error with INTERNAL and a generic message, and logs it', async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'throw' }))] });
-    expect(res).toMatchObject({ status: Status.INTERNAL, message: '/test.Probe/Unary: internal error' });
+    expect(res).toMatchObject({ status: GrpcStatus.INTERNAL, message: '/test.Probe/Unary: internal error' });
     expect(logger.lines.some((line) => line.level === 'error' && JSON.stringify(line.fields).includes('hunter2'))).toBe(true);
   });
 });
@@ -331,7 +331,7 @@ describe('metadata', () => {
         },
         chunks: [frame(json({ op: 'metadata' }))],
       });
-      expect(res.status).toBe(Status.OK);
+      expect(res.status).toBe(GrpcStatus.OK);
       const seenMetadata = JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '') as Record<string, string[]>;
       expect(seenMetadata).toEqual({
         'user-agent': ['raw-test/1'],
@@ -360,7 +360,7 @@ describe('metadata', () => {
       session.destroy();
     }
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ ok: true }))] });
-    expect(res.status).toBe(Status.OK);
+    expect(res.status).toBe(GrpcStatus.OK);
   });
 });
 

@@ -7,7 +7,7 @@
 import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
-import { type CallContext, type ResponseStream, Status } from '../../src/transport/handler-api.js';
+import { type CallContext, type ResponseStream, GrpcStatus } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawRequest, requestBlock, unframe } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
@@ -130,7 +130,7 @@ describe('flow control', () => {
   it('streams 2 MB of responses to a client whose stream window is 1 KiB', async () => {
     await withSession({ initialWindowSize: 1024 }, async (client) => {
       const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ServerStream'), chunks: [frame(json({ count: 20, bytes: 100_000 }))] });
-      expect(res.status).toBe(Status.OK);
+      expect(res.status).toBe(GrpcStatus.OK);
       const messages = unframe(res.body).map((m) => JSON.parse(m.bytes.toString()) as { i: number; fill: string });
       expect(messages.map((m) => [m.i, m.fill.length])).toEqual(Array.from({ length: 20 }, (_, i) => [i, 100_000]));
     });
@@ -140,7 +140,7 @@ describe('flow control', () => {
     await withSession({}, async (client) => {
       const chunks = Array.from({ length: 50 }, () => frame(json({ fill: 'y'.repeat(60_000) })));
       const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ClientStream'), chunks });
-      expect(res.status).toBe(Status.OK);
+      expect(res.status).toBe(GrpcStatus.OK);
       expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ bytes: 50 * 60_000 });
     });
   });
@@ -232,7 +232,7 @@ describe('stream endings', () => {
     await withSession({ headerTableSize: 0 }, async (client) => {
       for (let i = 0; i < 2; i++) {
         const res = await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ i }))] });
-        expect(res.status).toBe(Status.OK);
+        expect(res.status).toBe(GrpcStatus.OK);
       }
     });
   });
@@ -247,7 +247,7 @@ describe('guards', () => {
       await conn.closed;
     });
     await withSession({}, async (client) => {
-      expect((await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ ok: 1 }))] })).status).toBe(Status.OK);
+      expect((await rawRequest(client, { headers: grpcHeaders(UNARY), chunks: [frame(json({ ok: 1 }))] })).status).toBe(GrpcStatus.OK);
     });
   });
 

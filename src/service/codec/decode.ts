@@ -12,7 +12,7 @@
  * unknown fields (any wire type, groups included) are skipped. What protobufjs would
  * misread silently, a known field with the wrong wire type, is refused here.
  */
-import { GrpcStatusError, Status } from '../../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, VerifyJwtRequest } from '../messages.js';
 
 const WIRE_VARINT = 0;
@@ -144,7 +144,7 @@ function guarded<T>(message: string, buf: Buffer, decode: (reader: Reader) => T)
   try {
     return decode(new Reader(buf));
   } catch (err) {
-    if (err instanceof WireError) throw new GrpcStatusError(Status.INVALID_ARGUMENT, `${message}: ${err.message}`);
+    if (err instanceof WireError) throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `${message}: ${err.message}`);
     throw err;
   }
 }

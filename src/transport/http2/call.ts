@@ -2,7 +2,7 @@
  * One gRPC call on one HTTP/2 stream: the wire side of a call (request messages, response
  * headers, messages and trailers, deadlines, cancellation); what the call means to its
  * handler and interceptors is ../call-core.ts. Built for the unary path: no EventEmitter
- * (the call is its stream's listener), the AbortController and the Metadata made only
+ * (the call is its stream's listener), the AbortController and the metadata made only
  * when a handler reads them, the response message written once.
  */
 import { JwtGrpcError } from '../../errors.js';
@@ -11,11 +11,11 @@ import {
   type BidiStreamHandler,
   type ClientStreamHandler,
   GrpcStatusError,
-  Metadata,
+  CallMetadata,
   type ResponseCompression,
   type ResponseStream,
   type ServerStreamHandler,
-  Status,
+  GrpcStatus,
   type StatusCode,
   type UnaryHandler,
 } from '../handler-api.js';
@@ -69,7 +69,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   readonly #rawHeaders: readonly string[];
   readonly #encoding: MessageEncoding;
   readonly #reader: MessageReader;
-  #metadata: Metadata | undefined = undefined;
+  #metadata: CallMetadata | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   #abortReason: GrpcStatusError | undefined = undefined;
   /** Response headers sent (not Trailers-Only any more). */
@@ -121,7 +121,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
 
   // --- CallContext ---
 
-  get metadata(): Metadata {
+  get metadata(): CallMetadata {
     return (this.#metadata ??= metadataFromRawHeaders(this.#rawHeaders));
   }
 
@@ -137,7 +137,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     return this.#session.peer;
   }
 
-  sendMetadata(metadata: Metadata): void {
+  sendMetadata(metadata: CallMetadata): void {
     if (this.#headersSent || this.#done) throw new JwtGrpcError('ERR_SERVER_STATE', `sendMetadata: the response headers of ${this.method} were already sent`);
     const headers: HeaderFields = { ...this.#responseHeaders() };
     addMetadataHeaders(headers, metadata);
@@ -184,14 +184,14 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     if (compressed) {
       const encoding = this.#encoding;
       if (encoding === 'identity') {
-        throw new GrpcStatusError(Status.INTERNAL, 'request message has the compressed flag set but the request has no grpc-encoding');
+        throw new GrpcStatusError(GrpcStatus.INTERNAL, 'request message has the compressed flag set but the request has no grpc-encoding');
       }
       payload = decompress(encoding, bytes, this.#options.maxReceiveMessageBytes);
     }
     const queue = this.#queue;
     if (queue === undefined) {
       if (this.#request !== undefined) {
-        throw new GrpcStatusError(Status.UNIMPLEMENTED, `received a second request message for ${this.method}, which takes one`);
+        throw new GrpcStatusError(GrpcStatus.UNIMPLEMENTED, `received a second request message for ${this.method}, which takes one`);
       }
       this.#request = payload;
       return;
@@ -209,7 +209,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   inputEnd(): void {
     if (this.#done) return;
     if (this.#reader.partial) {
-      this.fail(new GrpcStatusError(Status.INTERNAL, 'the request ended inside a message'));
+      this.fail(new GrpcStatusError(GrpcStatus.INTERNAL, 'the request ended inside a message'));
       return;
     }
     const queue = this.#queue;
@@ -219,7 +219,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     }
     const bytes = this.#request;
     if (bytes === undefined) {
-      this.fail(new GrpcStatusError(Status.UNIMPLEMENTED, `received no request message for ${this.method}, which takes one`));
+      this.fail(new GrpcStatusError(GrpcStatus.UNIMPLEMENTED, `received no request message for ${this.method}, which takes one`));
       return;
     }
     this.#request = undefined;
@@ -336,13 +336,13 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     this.#done = true;
     if (!this.#headersSent) this.#respondHeaders(this.#responseHeaders());
     this.#writeMessage(bytes);
-    this.#stream.end(this.#trailerFields(Status.OK, ''));
-    this.#statusDecided(Status.OK, '');
+    this.#stream.end(this.#trailerFields(GrpcStatus.OK, ''));
+    this.#statusDecided(GrpcStatus.OK, '');
   }
 
   #write(message: unknown): Promise<void> {
     if (this.#done) {
-      return Promise.reject(this.#abortReason ?? new GrpcStatusError(Status.FAILED_PRECONDITION, `${this.method}: the call has ended`));
+      return Promise.reject(this.#abortReason ?? new GrpcStatusError(GrpcStatus.FAILED_PRECONDITION, `${this.method}: the call has ended`));
     }
     if (this.#streamGone()) return Promise.reject(this.#abortReason);
     let bytes: Buffer;
@@ -375,7 +375,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   /** A streaming handler finished: OK. */
   #endOk(): void {
     if (this.#done || this.#streamGone()) return;
-    this.endWithStatus(Status.OK, '', undefined);
+    this.endWithStatus(GrpcStatus.OK, '', undefined);
   }
 
   protected mayEnd(): boolean {
@@ -383,7 +383,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   }
 
   /** Sends the status: Trailers-Only when nothing was sent yet, else trailers after the last DATA. */
-  protected endWithStatus(status: StatusCode, details: string, metadata: Metadata | undefined): void {
+  protected endWithStatus(status: StatusCode, details: string, metadata: CallMetadata | undefined): void {
     this.#done = true;
     if (metadata !== undefined && metadata.size > 0) this.setTrailers(metadata);
     const stream = this.#stream;
@@ -404,7 +404,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
 
   #trailerFields(status: StatusCode, details: string): Readonly<HeaderFields> {
     const trailers = this.trailers;
-    if (status === Status.OK && trailers === undefined) return OK_TRAILERS;
+    if (status === GrpcStatus.OK && trailers === undefined) return OK_TRAILERS;
     const fields: HeaderFields = { 'grpc-status': String(status) };
     if (details.length > 0) fields['grpc-message'] = percentEncode(details);
     if (trailers !== undefined) {
@@ -422,14 +422,14 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   /** The deadline passed (Deadlines' callback). */
   deadlinePassed(): void {
     if (this.#done || this.#streamGone()) return;
-    const reason = new GrpcStatusError(Status.DEADLINE_EXCEEDED, `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`);
+    const reason = new GrpcStatusError(GrpcStatus.DEADLINE_EXCEEDED, `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`);
     this.#abort(reason);
     this.endWithStatus(reason.status, reason.details, undefined);
   }
 
   /** The server is closing: the call is cancelled (RST_STREAM CANCEL, as the protocol document says). */
   cancelByServer(details: string): void {
-    if (!this.#done) this.#abort(new GrpcStatusError(Status.UNAVAILABLE, details));
+    if (!this.#done) this.#abort(new GrpcStatusError(GrpcStatus.UNAVAILABLE, details));
     this.#stream.reset(H2_ERROR.CANCEL);
   }
 
@@ -438,9 +438,9 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     this.#session.callClosed(this);
     if (this.#done) return;
     this.#done = true;
-    const reason = this.#abortReason ?? new GrpcStatusError(Status.CANCELLED, `${this.method}: cancelled by the client`);
+    const reason = this.#abortReason ?? new GrpcStatusError(GrpcStatus.CANCELLED, `${this.method}: cancelled by the client`);
     this.#abort(reason);
-    this.#statusDecided(Status.CANCELLED, reason.details);
+    this.#statusDecided(GrpcStatus.CANCELLED, reason.details);
   }
 
   #abort(reason: GrpcStatusError): void {

@@ -3,7 +3,7 @@
  * each message on its own (no context across messages), decompression bounded.
  */
 import { constants as zlibConstants, deflateSync, gzipSync, inflateSync, gunzipSync } from 'node:zlib';
-import { GrpcStatusError, Status } from '../handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
 
 /** Encodings this server decompresses, for `grpc-accept-encoding`. */
 export const ACCEPT_ENCODING = 'identity,deflate,gzip';
@@ -29,11 +29,11 @@ export function decompress(encoding: 'gzip' | 'deflate', bytes: Buffer, maxBytes
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
       throw new GrpcStatusError(
-        Status.RESOURCE_EXHAUSTED,
+        GrpcStatus.RESOURCE_EXHAUSTED,
         `decompressed request message exceeds the limit of ${maxBytes} bytes (maxReceiveMessageBytes)`,
       );
     }
-    throw new GrpcStatusError(Status.INTERNAL, `could not decompress the ${encoding} request message: ${(err as Error).message}`);
+    throw new GrpcStatusError(GrpcStatus.INTERNAL, `could not decompress the ${encoding} request message: ${(err as Error).message}`);
   }
 }
 

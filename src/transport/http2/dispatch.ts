@@ -2,7 +2,7 @@
  * A new HTTP/2 stream: checks the request headers the protocol document requires, finds
  * the method and starts the call, or answers at once.
  */
-import { Status, type StatusCode } from '../handler-api.js';
+import { GrpcStatus, type StatusCode } from '../handler-api.js';
 import { type CallShared, Http2Call } from './call.js';
 import { ACCEPT_ENCODING, requestEncoding } from './compression.js';
 import { parseTimeout, percentEncode } from './protocol.js';
@@ -38,20 +38,20 @@ export function streamHandler(router: Router, shared: CallShared): StreamHandler
     // RFC 9113 lets "te" carry only "trailers" (the connection resets any other value); the
     // protocol document requires it, to detect proxies that would drop the trailers.
     if (headers.te !== 'trailers') {
-      refuseCall(stream, Status.INTERNAL, 'missing "te: trailers" request header (a proxy on the way may not forward trailers)');
+      refuseCall(stream, GrpcStatus.INTERNAL, 'missing "te: trailers" request header (a proxy on the way may not forward trailers)');
       return;
     }
     const path = headers[':path'];
     const route = router.get(path);
     if (route === undefined) {
-      refuseCall(stream, Status.UNIMPLEMENTED, router.unknownPathMessage(path));
+      refuseCall(stream, GrpcStatus.UNIMPLEMENTED, router.unknownPathMessage(path));
       return;
     }
     const encodingHeader = headers['grpc-encoding'];
     const encoding = requestEncoding(encodingHeader);
     if (encoding === undefined) {
       // doc/compression.md: UNIMPLEMENTED, naming what is supported in grpc-accept-encoding.
-      refuseCall(stream, Status.UNIMPLEMENTED, `grpc-encoding ${encodingHeader} is not supported; supported: ${ACCEPT_ENCODING}`, {
+      refuseCall(stream, GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${encodingHeader} is not supported; supported: ${ACCEPT_ENCODING}`, {
         'grpc-accept-encoding': ACCEPT_ENCODING,
       });
       return;
@@ -63,7 +63,7 @@ export function streamHandler(router: Router, shared: CallShared): StreamHandler
       if (Number.isNaN(timeoutMs)) {
         // The library never generates INVALID_ARGUMENT (status code document): a header
         // outside the protocol's grammar is INTERNAL.
-        refuseCall(stream, Status.INTERNAL, `malformed grpc-timeout ${JSON.stringify(timeout)}`);
+        refuseCall(stream, GrpcStatus.INTERNAL, `malformed grpc-timeout ${JSON.stringify(timeout)}`);
         return;
       }
     }

@@ -3,7 +3,7 @@
  * big-endian length, then the message. DATA frame boundaries say nothing about message
  * boundaries, so the reader accepts any chunking.
  */
-import { GrpcStatusError, Status } from '../handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
 
 const PREFIX_BYTES = 5;
 
@@ -75,10 +75,10 @@ export class MessageReader {
         flag = prefix[0] as number;
         length = prefix.readUInt32BE(1);
       }
-      if (flag > 1) throw new GrpcStatusError(Status.INTERNAL, `invalid compressed flag ${flag} in a request message prefix`);
+      if (flag > 1) throw new GrpcStatusError(GrpcStatus.INTERNAL, `invalid compressed flag ${flag} in a request message prefix`);
       if (length > this.#maxBytes) {
         throw new GrpcStatusError(
-          Status.RESOURCE_EXHAUSTED,
+          GrpcStatus.RESOURCE_EXHAUSTED,
           `request message of ${length} bytes exceeds the limit of ${this.#maxBytes} bytes (maxReceiveMessageBytes)`,
         );
       }

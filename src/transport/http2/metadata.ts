@@ -3,7 +3,7 @@
  * base64 (padded or not on the way in, unpadded on the way out), every other value
  * printable ASCII.
  */
-import { Metadata, type MetadataValue, isReservedMetadataKey } from '../handler-api.js';
+import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;
@@ -17,8 +17,8 @@ const ASCII_VALUE = /^[\x20-\x7e]*$/;
  * The request's metadata from the raw header list (name, value, name, value...),
  * which keeps repeated names apart; `-bin` values joined with "," are split.
  */
-export function metadataFromRawHeaders(raw: readonly string[]): Metadata {
-  const metadata = new Metadata();
+export function metadataFromRawHeaders(raw: readonly string[]): CallMetadata {
+  const metadata = new CallMetadata();
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     if (isReservedMetadataKey(name)) continue;
@@ -32,7 +32,7 @@ export function metadataFromRawHeaders(raw: readonly string[]): Metadata {
   return metadata;
 }
 
-function headerValue(name: string, value: MetadataValue): string {
+function headerValue(name: string, value: CallMetadataValue): string {
   if (name.endsWith('-bin')) {
     const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
     // The protocol document: emit un-padded base64.
@@ -48,7 +48,7 @@ function headerValue(name: string, value: MetadataValue): string {
  * Adds `metadata` to an outgoing header (or trailer) object. Throws TypeError for a key
  * or value the protocol does not allow, and for gRPC's reserved keys.
  */
-export function addMetadataHeaders(target: HeaderFields, metadata: Metadata): void {
+export function addMetadataHeaders(target: HeaderFields, metadata: CallMetadata): void {
   for (const [name, values] of metadata.entries()) {
     if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || isReservedMetadataKey(name)) {
       throw new TypeError(`metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`);

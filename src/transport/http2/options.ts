@@ -6,7 +6,7 @@
 import { invalidOption } from '../../errors.js';
 import { type Logger, createStderrLogger } from '../../log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
-import type { ServerInterceptor } from '../handler-api.js';
+import type { CallInterceptor } from '../handler-api.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
 export interface Http2GrpcServerOptions {
@@ -37,7 +37,7 @@ export interface Http2GrpcServerOptions {
   /** After its age, how long calls in flight on a connection get before they are cancelled. */
   readonly maxConnectionAgeGraceMs?: number;
   /** Run around every call, in order (metrics, auth). Default none. */
-  readonly interceptors?: readonly ServerInterceptor[];
+  readonly interceptors?: readonly CallInterceptor[];
   /** Where handler failures and connection problems are logged. Default: stderr, warnings and errors. */
   readonly logger?: Logger;
 }
@@ -53,7 +53,7 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly maxReceiveMessageBytes: number;
   /** Undefined: connections live until the client or the server closes them. */
   readonly maxConnectionAgeMs: number | undefined;
-  readonly interceptors: readonly ServerInterceptor[];
+  readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
 

@@ -1,5 +1,5 @@
 import { JwtGrpcError } from '../../errors.js';
-import type { Handler, MethodDefinition, ServiceDefinition, ServiceImplementation } from '../handler-api.js';
+import type { Handler, MethodDescriptor, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 
 /** The four call kinds, from a method's requestStream / responseStream. */
 export type CallKind = 'unary' | 'server-stream' | 'client-stream' | 'bidi';
@@ -8,11 +8,11 @@ export type CallKind = 'unary' | 'server-stream' | 'client-stream' | 'bidi';
 export interface Route {
   readonly path: string;
   readonly kind: CallKind;
-  readonly definition: MethodDefinition<unknown, unknown>;
+  readonly definition: MethodDescriptor<unknown, unknown>;
   readonly handler: Handler;
 }
 
-function kindOf(method: MethodDefinition<unknown, unknown>): CallKind {
+function kindOf(method: MethodDescriptor<unknown, unknown>): CallKind {
   if (method.requestStream) return method.responseStream ? 'bidi' : 'client-stream';
   return method.responseStream ? 'server-stream' : 'unary';
 }
@@ -27,7 +27,7 @@ export class Router {
   readonly #services = new Set<string>();
 
   /** Adds every method of `definition`; throws naming the method when a handler is missing or a path is served twice. */
-  add(definition: ServiceDefinition, implementation: ServiceImplementation): void {
+  add(definition: ServiceDescriptor, implementation: ServiceImplementation): void {
     if (typeof definition !== 'object' || definition === null) throw invalidService('definition must be a service definition object');
     if (typeof implementation !== 'object' || implementation === null) throw invalidService('implementation must be an object of handlers');
     const routes: Route[] = [];

@@ -1,7 +1,7 @@
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
-import type { ServerTlsOptions, ServiceDefinition, ServiceImplementation } from '../handler-api.js';
+import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
@@ -14,7 +14,7 @@ import type { ConnectionLimits } from './wire/connection.js';
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {
   /** Serves every method of `definition` with the handler of the same name in `implementation`. */
-  addService(definition: ServiceDefinition, implementation: ServiceImplementation): void;
+  addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void;
   /**
    * Binds `address` (`host:port`, `[v6]:port`; port 0 picks a free one), over TLS when
    * `tls` is given, and starts serving. Resolves to the bound port.

@@ -6,18 +6,18 @@
  * malformed message.
  */
 import { type ChannelCredentials, type Client, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { GrpcStatusError, type MethodDefinition, type ServiceDefinition, Status } from '../../../src/transport/handler-api.js';
+import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../../../src/transport/handler-api.js';
 
 const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value ?? null));
 function decode(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new GrpcStatusError(Status.INVALID_ARGUMENT, `request is not JSON (${bytes.length} bytes)`);
+    throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `request is not JSON (${bytes.length} bytes)`);
   }
 }
 
-function method(name: string, requestStream: boolean, responseStream: boolean): MethodDefinition<unknown, unknown> {
+function method(name: string, requestStream: boolean, responseStream: boolean): MethodDescriptor<unknown, unknown> {
   return {
     path: `/test.Probe/${name}`,
     requestStream,
@@ -29,7 +29,7 @@ function method(name: string, requestStream: boolean, responseStream: boolean): 
   };
 }
 
-export const PROBE: ServiceDefinition = {
+export const PROBE: ServiceDescriptor = {
   Unary: method('Unary', false, false),
   ServerStream: method('ServerStream', false, true),
   ClientStream: method('ClientStream', true, false),

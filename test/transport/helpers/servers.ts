@@ -4,7 +4,7 @@ import { type Logger } from '../../../src/log.js';
 import { addServiceToGrpcJs } from '../../../src/transport/grpc-js.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
 import type { Http2GrpcServerOptions } from '../../../src/transport/http2/options.js';
-import type { ServerInterceptor, ServiceDefinition, ServiceImplementation } from '../../../src/transport/handler-api.js';
+import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../../../src/transport/handler-api.js';
 
 const open = new Set<{ close(): Promise<void> }>();
 
@@ -15,7 +15,7 @@ export function memoryLogger(): Logger & { readonly lines: { level: string; mess
   return { lines, info: at('info'), warn: at('warn'), error: at('error') };
 }
 
-export type Services = readonly (readonly [ServiceDefinition, ServiceImplementation])[];
+export type Services = readonly (readonly [ServiceDescriptor, ServiceImplementation])[];
 
 /** jwt-grpc's own gRPC server on 127.0.0.1:0 with `services`. */
 export async function startHttp2(services: Services, options: Http2GrpcServerOptions = {}): Promise<{ server: Http2GrpcServer; port: number }> {
@@ -30,7 +30,7 @@ export async function startHttp2(services: Services, options: Http2GrpcServerOpt
 /** The same services on a grpc-js Server through the adapter. */
 export async function startGrpcJs(
   services: Services,
-  options: { interceptors?: readonly ServerInterceptor[]; logger?: Logger; channelOptions?: Record<string, unknown> } = {},
+  options: { interceptors?: readonly CallInterceptor[]; logger?: Logger; channelOptions?: Record<string, unknown> } = {},
 ): Promise<{ server: Server; port: number }> {
   const server = new Server(options.channelOptions ?? {});
   for (const [definition, implementation] of services) {

@@ -13,11 +13,11 @@ import { loadSync } from '@grpc/proto-loader';
 import {
   type CallContext,
   GrpcStatusError,
-  Metadata,
+  CallMetadata,
   type ResponseStream,
-  type ServiceDefinition,
+  type ServiceDescriptor,
   type ServiceImplementation,
-  Status,
+  GrpcStatus,
   type StatusCode,
 } from '../../../src/transport/handler-api.js';
 
@@ -58,12 +58,12 @@ interface StreamingInputCallRequest {
 
 export const SERVER_ID = 'jwt-grpc-transport-test';
 
-let loaded: ServiceDefinition | undefined;
+let loaded: ServiceDescriptor | undefined;
 
 /** TestService as served (proto-loader's codecs): every method but UnimplementedCall. */
-export function servedTestService(): ServiceDefinition {
+export function servedTestService(): ServiceDescriptor {
   if (loaded === undefined) {
-    const { UnimplementedCall: _, ...served } = loadSync(TEST_PROTO, TEST_LOADER_OPTIONS)['grpc.testing.TestService'] as unknown as ServiceDefinition;
+    const { UnimplementedCall: _, ...served } = loadSync(TEST_PROTO, TEST_LOADER_OPTIONS)['grpc.testing.TestService'] as unknown as ServiceDescriptor;
     loaded = served;
   }
   return loaded;
@@ -71,9 +71,9 @@ export function servedTestService(): ServiceDefinition {
 
 function echoMetadata(call: CallContext): void {
   const initial = call.metadata.get(ECHO_INITIAL);
-  if (initial !== undefined) call.sendMetadata(new Metadata().set(ECHO_INITIAL, initial));
+  if (initial !== undefined) call.sendMetadata(new CallMetadata().set(ECHO_INITIAL, initial));
   const trailing = call.metadata.get(ECHO_TRAILING);
-  if (trailing !== undefined) call.setTrailers(new Metadata().set(ECHO_TRAILING, trailing));
+  if (trailing !== undefined) call.setTrailers(new CallMetadata().set(ECHO_TRAILING, trailing));
 }
 
 function checkStatus(status: EchoStatus | null): void {
@@ -81,7 +81,7 @@ function checkStatus(status: EchoStatus | null): void {
 }
 
 function payload(size: number): { payload: { body: Buffer } } {
-  if (size < 0) throw new GrpcStatusError(Status.INVALID_ARGUMENT, `negative response size ${size}`);
+  if (size < 0) throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `negative response size ${size}`);
   return { payload: { body: Buffer.alloc(size) } };
 }
 
