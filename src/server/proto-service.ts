@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadSync } from '@grpc/proto-loader';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { PROTO_LOADER_OPTIONS } from '../service/definition.js';
-import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, type ServiceImplementation, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
 
 /** The folder of the shipped .proto files; imports resolve from it (`grpc/health/v1/health.proto`). */
 export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');
