@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { ReloadMetrics } from '../metrics/service.js';
+import type { ReloadMetrics } from '../metrics/jwt-service-metrics.js';
 import type { KeySet } from './key-set.js';
 import { checkKeyReplacement } from './replace.js';
 

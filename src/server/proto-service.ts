@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { loadSync } from '@grpc/proto-loader';
 import { PACKAGE_ROOT } from '../package-root.js';
-import { PROTO_LOADER_OPTIONS } from '../service/definition.js';
+import { PROTO_LOADER_OPTIONS } from '../jwt-service/definition.js';
 import { GrpcStatusError, type MethodDefinition, type ServiceDefinition, type ServiceImplementation, Status } from '../transport/service.js';
 
 /** The folder of the shipped .proto files; imports resolve from it (`grpc/health/v1/health.proto`). */

@@ -1,5 +1,5 @@
 import { JwtGrpcError } from '../errors.js';
-import type { ServiceObserver } from '../metrics/service.js';
+import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Signer, createSigner } from '../tokens/sign.js';

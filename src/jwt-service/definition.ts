@@ -23,7 +23,7 @@ export const SERVICE_NAME = 'jwt.services.JwtService';
 export const PROTO_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 
 /**
- * The server's side of each method's codecs: requests in, responses out (src/service/codec/).
+ * The server's side of each method's codecs: requests in, responses out (src/jwt-service/codec/).
  * A client's side (request out, response in) stays proto-loader's.
  */
 const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unknown; responseSerialize: (value: never) => Buffer }> = {
@@ -45,7 +45,7 @@ export function jwtServiceDefinition(): ServiceDefinition {
     const service: Record<string, MethodDefinition<unknown, unknown>> = {};
     for (const [name, method] of Object.entries(generic)) {
       const codecs = SERVER_CODECS[name];
-      if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/service/codec/`);
+      if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/jwt-service/codec/`);
       service[name] = { ...method, ...codecs } as MethodDefinition<unknown, unknown>;
     }
     loaded = service;
