@@ -2,7 +2,7 @@ import type { Server } from '@grpc/grpc-js';
 import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader } from '../keys/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
-import type { ServedService } from '../server/proto-service.js';
+import type { ServedService } from '../protos/load.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { JwtServiceCore } from './core.js';
 import { jwtService } from './handlers.js';

@@ -1,5 +1,6 @@
 import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
+import { PROTO_LOADER_OPTIONS } from '../protos/load.js';
 import type { MethodDefinition, ServiceDefinition } from '../transport/service.js';
 import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
 import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
@@ -13,14 +14,6 @@ import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtRespon
  * ```
  */
 export const SERVICE_NAME = 'jwt.services.JwtService';
-
-/**
- * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
- * contract. longs: Number, since ttl_seconds and expires_at are seconds far below 2^53
- * and an out-of-range int64 still comes out as a huge number that the bounds refuse.
- * defaults: absent fields read as '' / 0, as proto3 means them.
- */
-export const PROTO_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 
 /**
  * The server's side of each method's codecs: requests in, responses out (src/jwt-service/codec/).

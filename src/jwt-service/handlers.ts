@@ -1,5 +1,5 @@
 import { JwtGrpcError } from '../errors.js';
-import type { ServedService } from '../server/proto-service.js';
+import type { ServedService } from '../protos/load.js';
 import { GrpcStatusError, Status, type UnaryHandler } from '../transport/service.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';

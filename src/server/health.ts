@@ -6,7 +6,7 @@
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { type CallContext, GrpcStatusError, type ResponseStream, Status } from '../transport/service.js';
-import { type ServedService, loadProtoService } from './proto-service.js';
+import { type ServedService, loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */
 export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health';

@@ -7,7 +7,7 @@
 import { invalidOption } from '../errors.js';
 import { GrpcStatusError, type ResponseStream, Status, type StatusCode } from '../transport/service.js';
 import { type DescriptorFile, type DescriptorIndex, fileWithImports, loadDescriptorSet } from './descriptor-set.js';
-import { type ServedService, loadProtoService } from './proto-service.js';
+import { type ServedService, loadProtoService } from '../protos/load.js';
 
 /**
  * A request on the stream that is not valid protobuf: the deserializer hands it to the

@@ -17,7 +17,8 @@ import {
   decodeVerifyJwtRequest,
 } from '../../src/jwt-service/codec/decode.js';
 import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/jwt-service/codec/encode.js';
-import { PROTO_LOADER_OPTIONS, SERVICE_NAME } from '../../src/jwt-service/definition.js';
+import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
+import { PROTO_LOADER_OPTIONS } from '../../src/protos/load.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
 import { GrpcStatusError, Status } from '../../src/transport/service.js';

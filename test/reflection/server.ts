@@ -12,7 +12,7 @@
  */
 import { SERVICE_NAME, type Transport, createJwtServer, silentLogger } from '../../src/lib.js';
 import { type HealthService, createHealthService } from '../../src/server/health.js';
-import type { ServedService } from '../../src/server/proto-service.js';
+import type { ServedService } from '../../src/protos/load.js';
 import { REFLECTION_V1ALPHA_SERVICE_NAME, createReflectionServices } from '../../src/server/reflection.js';
 import { sharedKeys } from '../helpers/server.js';
 
