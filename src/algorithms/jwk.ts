@@ -1,4 +1,4 @@
-import type { Algorithm } from '../algorithms/names.js';
+import type { Algorithm } from './names.js';
 
 /**
  * A JSON Web Key (RFC 7517, members of RFC 7518 §6) as jwt-grpc exports it: always with
