@@ -48,9 +48,9 @@ export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
 }
 
 /**
- * A grpc-js server interceptor (gRFC L112: `new Server({ interceptors: [...] })`) that lets
- * a call reach its handler only with a valid `authorization: Bearer <jwt>`. Otherwise the
- * call ends UNAUTHENTICATED before the handler runs, its details saying why: `missing
+ * A grpc-js server interceptor ([gRFC L112](https://github.com/grpc/proposal/blob/master/L112-node-server-interceptors.md):
+ * `new Server({ interceptors: [...] })`) that lets a call reach its handler only with a
+ * valid `authorization: Bearer <jwt>`. Otherwise the call ends UNAUTHENTICATED before the handler runs, its details saying why: `missing
  * token`, or the verifier's reason and message (`EXPIRED: token has expired (exp)`,
  * `AUDIENCE_MISMATCH: ...`). Handlers read the verified payload with {@link verifiedClaims}.
  * Methods in `publicMethods` (gRPC health by default) pass without a token.

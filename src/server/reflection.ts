@@ -2,7 +2,8 @@
  * gRPC server reflection, grpc.reflection.v1 and its predecessor v1alpha
  * (proto/grpc/reflection/), as one transport-neutral bidi handler answering from the
  * compiled descriptors of proto/ (descriptor-set.ts). The protocol:
- * doc/server-reflection.md in the gRPC repository; the answers follow grpc-go's server.
+ * https://github.com/grpc/grpc/blob/master/doc/server-reflection.md; the answers follow
+ * grpc-go's server (https://github.com/grpc/grpc-go/tree/master/reflection).
  */
 import { invalidOption } from '../errors.js';
 import { GrpcStatusError, type ResponseStream, Status, type StatusCode } from '../transport/service.js';
