@@ -28,10 +28,10 @@ export { createVerifier, type Verifier, type VerifierOptions } from './tokens/ve
 export type { ClaimExpectations } from './tokens/claims.js';
 export type { JwtPayload, VerifiedToken, VerifyFailure, VerifyFailureReason, VerifyResult } from './tokens/result.js';
 
-export { addJwtService, type JwtServiceHandle } from './service/add.js';
-export type { JwtServiceOptions } from './service/options.js';
-export { loadSubjects } from './service/load-subjects.js';
-export { SERVICE_NAME } from './service/definition.js';
+export { addJwtService, type JwtServiceHandle } from './jwt-service/add.js';
+export type { JwtServiceOptions } from './jwt-service/options.js';
+export { loadSubjects } from './jwt-service/load-subjects.js';
+export { SERVICE_NAME } from './jwt-service/definition.js';
 export type {
   GenerateJwtRequest,
   GenerateJwtResponse,
@@ -40,7 +40,7 @@ export type {
   VerifyJwtResponse,
   GetJwksRequest,
   GetJwksResponse,
-} from './service/messages.js';
+} from './jwt-service/messages.js';
 export { PROTO_PATH } from './package-root.js';
 
 export { createJwtServer, type JwtServer } from './server/create.js';

@@ -2,10 +2,9 @@
  * Dependencies that only some servers use, loaded on their first use: @grpc/grpc-js (the
  * `grpc-js` transport and the client side), prom-client (`--metrics-port`, a user's
  * registry) and pino (`--log-format json`). A `jwt-grpc serve` on its own transport with
- * text logs loads none of them. Required into an empty Node 24 process they add ~31 MB of
- * resident memory together (grpc-js +17 MB, prom-client +21 MB, pino +9 MB, overlapping);
- * under HS256 load the server's peak RSS fell 152 -> 144 MiB without them, with no CPU
- * difference (bench/PERFORMANCE.md). They are CommonJS packages, so `require` loads them
+ * text logs loads none of them: each adds tens of megabytes of resident memory once
+ * required, which a server that never calls it should not carry (bench/PERFORMANCE.md has
+ * the measured numbers). They are CommonJS packages, so `require` loads them
  * synchronously and the APIs that use them stay synchronous.
  */
 import { createRequire } from 'node:module';

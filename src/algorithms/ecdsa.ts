@@ -3,9 +3,9 @@ import { asymmetricJwk, generatePair } from './key-pair.js';
 import type { AlgorithmSpec } from './spec.js';
 
 /**
- * ECDSA signatures in JWS are the raw r||s form (RFC 7518 §3.4); OpenSSL speaks DER. We
- * sign and verify in DER with the bare KeyObject and convert here, in JavaScript: on
- * Node 24 the raw form, or any options object, takes a slower path (bench/PERFORMANCE.md,
+ * ECDSA signatures in JWS are the raw r||s form ([RFC 7518 §3.4](https://www.rfc-editor.org/rfc/rfc7518#section-3.4));
+ * OpenSSL speaks DER. We sign and verify in DER with the bare KeyObject and convert here,
+ * in JavaScript: on Node 24 the raw form, or any options object, takes a slower path (bench/PERFORMANCE.md,
  * "ECDSA: DER from a bare KeyObject").
  */
 

@@ -2,7 +2,7 @@ import { sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { asymmetricJwk, generatePair } from './key-pair.js';
 import type { AlgorithmSpec } from './spec.js';
 
-/** EdDSA (RFC 8037) on Ed25519: the curve fixes the hash, so node:crypto takes none. */
+/** EdDSA ([RFC 8037](https://www.rfc-editor.org/rfc/rfc8037)) on Ed25519: the curve fixes the hash, so node:crypto takes none. */
 export function eddsa(): AlgorithmSpec {
   return {
     symmetric: false,

@@ -13,7 +13,7 @@ function constantTimeEqual(a: string, b: string): boolean {
   return difference === 0;
 }
 
-/** HS256/384/512 (RFC 7518 §3.2): HMAC with `hash`, whose secret must be at least `hashBytes` long. */
+/** HS256/384/512 ([RFC 7518 §3.2](https://www.rfc-editor.org/rfc/rfc7518#section-3.2)): HMAC with `hash`, whose secret must be at least `hashBytes` long. */
 export function hmac(hash: string, hashBytes: number): AlgorithmSpec {
   return {
     symmetric: true,

@@ -1,6 +1,6 @@
 import { type KeyObject, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { JwkMembers } from '../keys/jwk.js';
+import type { JwkMembers } from './jwk.js';
 import type { AlgorithmSpec } from './spec.js';
 
 /** node:crypto's key pair generator, as a promise (its documented promisified overloads). */

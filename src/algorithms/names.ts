@@ -4,7 +4,7 @@
  */
 
 /**
- * Every algorithm jwt-grpc supports, by its JWS name (RFC 7518; `EdDSA` is Ed25519).
+ * Every algorithm jwt-grpc supports, by its JWS name ([RFC 7518](https://www.rfc-editor.org/rfc/rfc7518); `EdDSA` is Ed25519).
  *
  * @example
  * ```ts

@@ -2,7 +2,7 @@ import { type KeyObject, constants, sign as cryptoSign, verify as cryptoVerify }
 import { asymmetricJwk, generatePair } from './key-pair.js';
 import type { AlgorithmSpec } from './spec.js';
 
-/** Smallest RSA modulus accepted, in bits (RFC 7518 §3.3 requires 2048). */
+/** Smallest RSA modulus accepted, in bits ([RFC 7518 §3.3](https://www.rfc-editor.org/rfc/rfc7518#section-3.3) requires 2048). */
 const MIN_RSA_BITS = 2048;
 
 /** Key check and generation shared by RS256 and PS256: a plain RSA key serves both, the padding is per signature. */

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import type { JwkMembers } from '../keys/jwk.js';
+import type { JwkMembers } from './jwk.js';
 
 /** Returns the base64url signature of a JWS signing input (`header.payload`); the key is bound in. */
 export type SignInput = (input: string) => string;

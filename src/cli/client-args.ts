@@ -4,7 +4,7 @@
  * from one list.
  */
 import { parseArgs } from 'node:util';
-import type { TokenCommandArgs, VerifyCommandArgs } from '../client/cli-commands.js';
+import type { TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { OPTIONS } from '../options/table.js';
 

@@ -7,7 +7,7 @@ import { watchKeyFile } from '../keys/watch.js';
 import { createStderrLogger } from '../log.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
-import { loadSubjects } from '../service/load-subjects.js';
+import { loadSubjects } from '../jwt-service/load-subjects.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 

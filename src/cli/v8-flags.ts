@@ -1,10 +1,10 @@
 /**
  * The V8 settings `jwt-grpc serve` runs with unless the user chose their own.
  *
- * Node sizes V8's young generation from the machine's memory (64 MiB semi-spaces here);
- * a gRPC server's garbage then fills it between scavenges and its peak RSS nearly doubles.
- * A 4 MiB semi-space halves the peak for a few percent of CPU (bench/PERFORMANCE.md,
- * "Memory for speed"). V8 reads the setting when the process starts: `v8.setFlagsFromString`
+ * Node sizes V8's young generation from the machine's memory, so on a large machine the
+ * semi-spaces are tens of MiB; a gRPC server's short-lived garbage then fills them
+ * between scavenges and raises its peak RSS. A small semi-space trades a little CPU for a
+ * much lower peak (bench/PERFORMANCE.md, "Memory for speed", has the measured numbers). V8 reads the setting when the process starts: `v8.setFlagsFromString`
  * later changes nothing, so the command replaces its own process image (`process.execve`,
  * same pid, same stdio) with one started with the flag, before it does anything else.
  * Cluster workers inherit it through `process.execArgv`.

@@ -65,7 +65,7 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
 
 /**
  * A server interceptor that lets a call reach its handler only with a valid
- * `authorization: Bearer <jwt>`, for a grpc-js server (gRFC L112:
+ * `authorization: Bearer <jwt>`, for a grpc-js server ([gRFC L112](https://github.com/grpc/proposal/blob/master/L112-node-server-interceptors.md):
  * `new Server({ interceptors: [...] })`) and for createJwtServer (`interceptors`) alike. Otherwise the
  * call ends UNAUTHENTICATED before the handler runs, its details saying why: `missing
  * token`, or the verifier's reason and message (`EXPIRED: token has expired (exp)`,

@@ -7,7 +7,7 @@ import {
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
-import type { GenerateJwtRequest, GenerateJwtResponse, GetJwksRequest, GetJwksResponse, VerifyJwtRequest, VerifyJwtResponse } from '../service/messages.js';
+import type { GenerateJwtRequest, GenerateJwtResponse, GetJwksRequest, GetJwksResponse, VerifyJwtRequest, VerifyJwtResponse } from '../jwt-service/messages.js';
 import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';

@@ -1,5 +1,5 @@
 import type { ServiceDescriptor } from '../transport/handler-api.js';
-import { SERVICE_NAME, jwtServiceDefinition } from '../service/definition.js';
+import { SERVICE_NAME, jwtServiceDefinition } from '../jwt-service/definition.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
@@ -7,7 +7,7 @@ import type {
   GetJwksResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
-} from '../service/messages.js';
+} from '../jwt-service/messages.js';
 
 /** One unary method as a client calls it: path and the client side of its codecs. */
 export interface ClientMethod<Req, Res> {
@@ -34,7 +34,7 @@ function clientMethod<Req, Res>(service: ServiceDescriptor, name: string): Clien
 
 /**
  * JwtService's methods with proto-loader's client-side codecs: the service's one
- * definition (src/service/definition.ts, loaded once per process), whose server side the
+ * definition (src/jwt-service/definition.ts, loaded once per process), whose server side the
  * server's codecs replace and whose client side is proto-loader's, under the same loader
  * options, so client and server see the same message shapes.
  */

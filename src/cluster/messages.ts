@@ -1,4 +1,5 @@
 import type { Jwk } from '../keys/export.js';
+import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
 
 /**
  * The IPC protocol between primary and workers. Keys travel over the IPC channel (a
@@ -10,8 +11,7 @@ export type PrimaryMessage =
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
   /** Reloaded keys, checked by the primary: the worker swaps them in and acknowledges `generation`. */
   | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
-  /** A scrape of `/metrics`: the worker answers with its metrics. */
-  | { readonly type: 'jwt-grpc:metrics-request'; readonly id: number };
+  | MetricsRequestMessage;
 
 /**
  * `hello` asks for the keys: a message sent before the worker's module graph has loaded
@@ -21,8 +21,7 @@ export type WorkerMessage =
   | { readonly type: 'jwt-grpc:hello' }
   | { readonly type: 'jwt-grpc:listening'; readonly port: number }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
-  /** prom-client's JSON of the worker's metrics (`Registry.getMetricsAsJSON`). */
-  | { readonly type: 'jwt-grpc:metrics'; readonly id: number; readonly metrics: readonly unknown[] };
+  | MetricsAnswerMessage;
 
 const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:metrics-request']);
 const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:keys-applied', 'jwt-grpc:metrics']);

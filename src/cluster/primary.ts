@@ -7,7 +7,7 @@ import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader } from '../keys/reload.js';
 import { ClusterMetrics } from '../metrics/cluster.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
-import { ReloadMetrics, registerKeyGauge } from '../metrics/service.js';
+import { ReloadMetrics, registerKeyGauge } from '../metrics/jwt-service-metrics.js';
 import { type ClusterHandle, exitLatch, noKeyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { type PrimaryMessage, isWorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';

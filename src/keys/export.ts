@@ -1,7 +1,7 @@
-import type { Jwk } from './jwk.js';
+import type { Jwk } from '../algorithms/jwk.js';
 import type { KeySet } from './key-set.js';
 
-export type { Jwk } from './jwk.js';
+export type { Jwk } from '../algorithms/jwk.js';
 
 /**
  * Exports a key set as a JWK Set. By default only public verification keys (the set

@@ -73,7 +73,7 @@ function importOne(input: unknown, index: number): KeyEntry {
   return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
 }
 
-/** RFC 3339 in UTC, as `keys rotate` writes it: `2026-11-23T10:15:00Z` (fractions allowed). */
+/** [RFC 3339](https://www.rfc-editor.org/rfc/rfc3339) in UTC, as `keys rotate` writes it: `2026-11-23T10:15:00Z` (fractions allowed). */
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 
 /** A key's `deactivated_at` member (when it stopped signing) in seconds since the epoch. */

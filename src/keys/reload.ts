@@ -1,11 +1,21 @@
 import type { Logger } from '../log.js';
-import type { ReloadMetrics } from '../metrics/service.js';
 import type { KeySet } from './key-set.js';
 import { checkKeyReplacement } from './replace.js';
 
 /** A key set as log lines name it: kids with algorithm and role, never material. @internal */
 export function describeKeys(keys: KeySet): string[] {
   return keys.keys.map(({ kid, alg, active, deactivatedAt }) => `${kid} (${alg}, ${active ? 'signs' : deactivatedAt === undefined ? 'verify-only' : 'deactivated'})`);
+}
+
+/**
+ * Where a reloader counts what it did. The metrics layer implements it (ReloadMetrics in
+ * src/metrics/jwt-service-metrics.ts); keys sit below metrics and so name only this shape.
+ */
+export interface ReloadCounts {
+  /** Reloads that took effect. */
+  reloads: number;
+  /** Reloads that failed and left the keys in use as they were. */
+  failures: number;
 }
 
 export interface KeyReloaderOptions {
@@ -15,7 +25,7 @@ export interface KeyReloaderOptions {
   readonly apply: (keys: KeySet) => void | Promise<void>;
   readonly logger: Logger;
   /** Counted when metrics are on. */
-  readonly metrics?: ReloadMetrics | undefined;
+  readonly metrics?: ReloadCounts | undefined;
 }
 
 /**

@@ -27,7 +27,7 @@ function find(entries: readonly KeyFileEntry[], kid: string): KeyFileEntry {
   return entry;
 }
 
-/** RFC 3339 UTC to the second, as `deactivated_at` is written. */
+/** [RFC 3339](https://www.rfc-editor.org/rfc/rfc3339) UTC to the second, as `deactivated_at` is written. */
 export function rfc3339(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 }

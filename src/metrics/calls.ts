@@ -8,7 +8,7 @@
  * - `grpc_server_handled_total{grpc_type, grpc_service, grpc_method, grpc_code}`
  * - `grpc_server_handling_seconds{grpc_type, grpc_service, grpc_method, grpc_code}` (histogram)
  *
- * `grpc_code` is the status code's name as the gRPC status code document writes it
+ * `grpc_code` is the status code's name as https://github.com/grpc/grpc/blob/master/doc/statuscodes.md writes it
  * (`OK`, `INVALID_ARGUMENT`), as nice-grpc-prometheus does (go-grpc-prometheus writes Go's
  * names, `InvalidArgument`).
  *
@@ -19,7 +19,7 @@
 import type { Registry } from 'prom-client';
 import { type Sample, registerComputed } from './computed.js';
 
-/** gRPC status code names, by code (the gRPC project's `doc/statuscodes.md`). */
+/** gRPC status code names, by code (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md). */
 const CODE_NAMES = [
   'OK',
   'CANCELLED',

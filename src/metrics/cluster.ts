@@ -8,9 +8,15 @@
  */
 import type { Worker } from 'node:cluster';
 import type { Registry } from 'prom-client';
-import type { PrimaryMessage } from '../cluster/messages.js';
 import { promClient } from '../optional-deps.js';
 import { processMetrics } from './process.js';
+
+// The metrics part of the cluster's IPC protocol; src/cluster/messages.ts joins these into
+// its message unions. They live here because metrics sit below the cluster layer.
+/** A scrape of `/metrics`: the worker answers with its metrics. */
+export type MetricsRequestMessage = { readonly type: 'jwt-grpc:metrics-request'; readonly id: number };
+/** prom-client's JSON of the worker's metrics (`Registry.getMetricsAsJSON`). */
+export type MetricsAnswerMessage = { readonly type: 'jwt-grpc:metrics'; readonly id: number; readonly metrics: readonly unknown[] };
 
 /** How long a scrape waits for a worker's answer before it leaves that worker out. */
 const WORKER_ANSWER_MS = 2000;
@@ -53,7 +59,7 @@ export class ClusterMetrics {
       const timer = setTimeout(gone, WORKER_ANSWER_MS);
       worker.once('exit', gone);
       this.#pending.set(id, done);
-      worker.send({ type: 'jwt-grpc:metrics-request', id } satisfies PrimaryMessage);
+      worker.send({ type: 'jwt-grpc:metrics-request', id } satisfies MetricsRequestMessage);
     });
   }
 }

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { CallMetrics } from './calls.js';
 import { processMetrics } from './process.js';
-import { ReloadMetrics, ServiceMetrics } from './service.js';
+import { ReloadMetrics, ServiceMetrics } from './jwt-service-metrics.js';
 
 /** Prometheus text exposition format 0.0.4, what `/metrics` answers. */
 export function metricsContentType(): string {

@@ -1,13 +1,12 @@
 /**
  * grpc.health.v1.Health (proto/grpc/health/v1/health.proto) as a transport-neutral
  * service: Check, List and Watch over a small store of serving statuses, with the
- * semantics of the gRPC health checking protocol (doc/health-checking.md in the gRPC
- * repository).
+ * semantics of the gRPC health checking protocol
+ * (https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
-import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus } from '../transport/handler-api.js';
-import type { ServedService } from '../transport/handler-api.js';
-import { loadProtoService } from './proto-service.js';
+import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus, type ServedService } from '../transport/handler-api.js';
+import { loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */
 export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health';

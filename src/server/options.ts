@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
-import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../service/options.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';
 
 /**
  * The gRPC servers createJwtServer runs on: its own, HTTP/2 framed on node:net (default), or @grpc/grpc-js.

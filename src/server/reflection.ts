@@ -2,13 +2,14 @@
  * gRPC server reflection, grpc.reflection.v1 and its predecessor v1alpha
  * (proto/grpc/reflection/), as one transport-neutral bidi handler answering from the
  * compiled descriptors of proto/ (descriptor-set.ts). The protocol:
- * doc/server-reflection.md in the gRPC repository; the answers follow grpc-go's server.
+ * https://github.com/grpc/grpc/blob/master/doc/server-reflection.md; the answers follow
+ * grpc-go's server (https://github.com/grpc/grpc-go/tree/master/reflection).
  */
 import { invalidOption } from '../errors.js';
 import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { type DescriptorFile, type DescriptorIndex, fileWithImports, loadDescriptorSet } from './descriptor-set.js';
 import type { ServedService } from '../transport/handler-api.js';
-import { loadProtoService } from './proto-service.js';
+import { loadProtoService } from '../protos/load.js';
 
 /**
  * A request on the stream that is not valid protobuf: the deserializer hands it to the

@@ -2,7 +2,7 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { type ClientDuplexStream, type ServiceError, credentials, status } from '@grpc/grpc-js';
-import { PROTO_DIR } from '../../src/server/proto-service.js';
+import { PROTO_DIR } from '../../src/protos/load.js';
 import { clientConstructor, unary } from './client.js';
 
 /** The health proto the server serves, from proto/. */

@@ -83,7 +83,7 @@ function memberDocs(file: string, interfaceName: string): Map<string, string> {
 
 describe('the TSDoc of the public options interfaces', () => {
   it.each([
-    ['src/service/options.ts', 'JwtServiceOptions', 'service'],
+    ['src/jwt-service/options.ts', 'JwtServiceOptions', 'service'],
     ['src/server/options.ts', 'TransportOptions', 'transport'],
     ['src/server/options.ts', 'JwtServerOptions', 'server'],
     ['src/cluster/options.ts', 'ClusterOptions', 'cluster'],

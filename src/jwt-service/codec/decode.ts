@@ -6,7 +6,7 @@
  * five-field messages of strings that is most of the work. These read the wire format
  * straight into the plain object, with the shape proto-loader produces under the
  * service's loader options (keepCase, longs as Number, defaults filled in), and are
- * checked against proto-loader's in test/service/codec.test.ts.
+ * checked against proto-loader's in test/jwt-service/codec.test.ts.
  *
  * Wire rules kept: fields in any order, a repeated scalar field's last value wins,
  * unknown fields (any wire type, groups included) are skipped. What protobufjs would

@@ -1,6 +1,7 @@
 /**
- * Round-robin source of subjects for GenerateJwt calls that name none, as the servers of
- * the public Node-vs-Go JWT/gRPC benchmark hand out theirs (its ghz command names none).
+ * Round-robin source of subjects for GenerateJwt calls that name none, as the Go peer in
+ * bench/peers/go/main.go hands out its own: the benchmark's ghz request names no subject,
+ * so both servers sign the same spread of subjects.
  */
 export interface SubjectPool {
   next(): string;

@@ -3,7 +3,7 @@ import type { GenerateJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 import type { SubjectPool } from './subject-pool.js';
 
-/** Registered claims (RFC 7519 §4.1) the service sets itself; claims_json may not. */
+/** Registered claims ([RFC 7519 §4.1](https://www.rfc-editor.org/rfc/rfc7519#section-4.1)) the service sets itself; claims_json may not. */
 const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
 
 function invalid(field: string, message: string): JwtGrpcError {
@@ -30,8 +30,9 @@ function parseExtraClaims(json: string, maxBytes: number): Record<string, unknow
 }
 
 /**
- * Turns a GenerateJwt request into the claims to sign: `{sub, iat, exp}`, the claims the
- * public Node-vs-Go JWT/gRPC benchmark's servers sign, plus iss, aud and extra claims.
+ * Turns a GenerateJwt request into the claims to sign: `{sub, iat, exp}` always, in that
+ * order (the Go peer in bench/peers/go/main.go signs the same three, so both servers sign
+ * payloads of the same size), plus iss, aud and extra claims.
  * Throws `ERR_INVALID_REQUEST` naming the field.
  */
 export function requestClaims(
@@ -56,7 +57,7 @@ export function requestClaims(
   }
   const extra = parseExtraClaims(request.claims_json, options.maxClaimsJsonBytes);
   const exp = nowSeconds + ttl;
-  // That benchmark's claims first, in its order; the optional ones only when present.
+  // sub, iat, exp first, in that order; the optional ones only when present.
   // Spread, not Object.assign: a "__proto__" key from JSON.parse must stay a plain claim.
   const claims: Record<string, unknown> = {
     sub,

@@ -1,7 +1,7 @@
-import type { Algorithm } from '../algorithms/names.js';
+import type { Algorithm } from './names.js';
 
 /**
- * A JSON Web Key (RFC 7517, members of RFC 7518 §6) as jwt-grpc exports it: always with
+ * A JSON Web Key ([RFC 7517](https://www.rfc-editor.org/rfc/rfc7517), members of [RFC 7518 §6](https://www.rfc-editor.org/rfc/rfc7518#section-6)) as jwt-grpc exports it: always with
  * `kid` and `alg`. Defined here rather than taken from a runtime's type definitions, so
  * the package's declarations do not change when those move a name.
  *
@@ -37,7 +37,7 @@ export type Jwk = {
   /** Operations the key may serve; without `"sign"` a key only verifies. */
   key_ops?: string[];
   /**
-   * When the key stopped signing (RFC 3339, UTC): jwt-grpc's own member, written by
+   * When the key stopped signing ([RFC 3339](https://www.rfc-editor.org/rfc/rfc3339), UTC): jwt-grpc's own member, written by
    * `jwt-grpc keys rotate`; a key that has one only verifies. Never in a public export.
    */
   deactivated_at?: string;

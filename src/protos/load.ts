@@ -1,12 +1,19 @@
 /**
- * Services defined by the protos in proto/ (health, reflection), loaded with
+ * The shipped protos in proto/ (jwt, health, reflection), loaded with
  * @grpc/proto-loader into the handler API of src/transport/handler-api.ts.
  */
 import { join } from 'node:path';
 import { loadSync } from '@grpc/proto-loader';
 import { PACKAGE_ROOT } from '../package-root.js';
-import { PROTO_LOADER_OPTIONS } from '../service/definition.js';
 import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
+
+/**
+ * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
+ * contract. longs: Number, since ttl_seconds and expires_at are seconds far below 2^53
+ * and an out-of-range int64 still comes out as a huge number that the bounds refuse.
+ * defaults: absent fields read as '' / 0, as proto3 means them.
+ */
+export const PROTO_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
 
 /** The folder of the shipped .proto files; imports resolve from it (`grpc/health/v1/health.proto`). */
 export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');

@@ -1,5 +1,5 @@
 import { JwtGrpcError } from '../errors.js';
-import type { ServiceObserver } from '../metrics/service.js';
+import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Signer, createSigner } from '../tokens/sign.js';
@@ -82,9 +82,9 @@ export class JwtServiceCore {
     const state = this.#state;
     const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, Math.floor(Date.now() / 1000));
     const { token, kid } = state.signer.sign(request.algorithm, claims);
-    // Verify the token just made and check its subject before answering, as the servers of
-    // the public Node-vs-Go JWT/gRPC benchmark do, so a GenerateJwt here costs what one
-    // there does. Uncached: a fresh token is seen once and would only churn the cache.
+    // Verify the token just made and check its subject before answering, as the Go peer in
+    // bench/peers/go/main.go does, so a GenerateJwt costs one sign and one verify on both
+    // servers; a key pair that signs what it cannot verify fails the call. Uncached: a fresh token is seen once and would only churn the cache.
     const check = state.verifier.verifyUncached(token);
     if (!check.valid || check.payload.sub !== sub) {
       throw new Error(`self-check of a token signed with kid ${kid} failed: ${check.valid ? 'sub differs' : check.reason}`);

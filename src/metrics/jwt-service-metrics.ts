@@ -13,6 +13,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { KeySet } from '../keys/key-set.js';
+import type { ReloadCounts } from '../keys/reload.js';
 import type { VerifyFailureReason, VerifyResult } from '../tokens/result.js';
 import { registerComputed } from './computed.js';
 
@@ -61,7 +62,7 @@ export function registerKeyGauge(registry: Registry, current: () => KeySet | und
 }
 
 /** The key reload counters, kept where the key file is read: the single process, or a cluster's primary. */
-export class ReloadMetrics {
+export class ReloadMetrics implements ReloadCounts {
   reloads = 0;
   failures = 0;
 

@@ -1,6 +1,6 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
-import { type JwtClient, createJwtClient } from './jwt-client.js';
+import { type JwtClient, createJwtClient } from '../client/jwt-client.js';
 import { type ClientTlsOptions, clientTransport } from './tls-files.js';
 
 /** Where a command writes its result; tests pass their own. */

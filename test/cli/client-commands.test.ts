@@ -1,6 +1,6 @@
 /** The token and verify command implementations, run as functions against an issuer on mutual TLS. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runTokenCommand, runVerifyCommand } from '../../src/client/cli-commands.js';
+import { runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
 import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 

@@ -1,5 +1,5 @@
 /**
- * The hand-written codecs (src/service/codec/) against proto-loader's, which a client
+ * The hand-written codecs (src/jwt-service/codec/) against proto-loader's, which a client
  * built from proto/jwt.proto uses: every request proto-loader encodes decodes to the
  * object proto-loader itself would produce, and every response we encode decodes with
  * proto-loader to what we meant. Random messages, edge values, unknown fields, merged
@@ -15,10 +15,11 @@ import {
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeVerifyJwtRequest,
-} from '../../src/service/codec/decode.js';
-import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/service/codec/encode.js';
-import { PROTO_LOADER_OPTIONS, SERVICE_NAME } from '../../src/service/definition.js';
-import type { VerifyJwtReason } from '../../src/service/messages.js';
+} from '../../src/jwt-service/codec/decode.js';
+import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/jwt-service/codec/encode.js';
+import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
+import { PROTO_LOADER_OPTIONS } from '../../src/protos/load.js';
+import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
 import { GrpcStatusError, GrpcStatus } from '../../src/transport/handler-api.js';
 

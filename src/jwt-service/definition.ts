@@ -1,5 +1,6 @@
 import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
+import { PROTO_LOADER_OPTIONS } from '../protos/load.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
 import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
 import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
@@ -15,15 +16,7 @@ import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtRespon
 export const SERVICE_NAME = 'jwt.services.JwtService';
 
 /**
- * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
- * contract. longs: Number, since ttl_seconds and expires_at are seconds far below 2^53
- * and an out-of-range int64 still comes out as a huge number that the bounds refuse.
- * defaults: absent fields read as '' / 0, as proto3 means them.
- */
-export const PROTO_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true } as const;
-
-/**
- * The server's side of each method's codecs: requests in, responses out (src/service/codec/).
+ * The server's side of each method's codecs: requests in, responses out (src/jwt-service/codec/).
  * A client's side (request out, response in) stays proto-loader's.
  */
 const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unknown; responseSerialize: (value: never) => Buffer }> = {
@@ -45,7 +38,7 @@ export function jwtServiceDefinition(): ServiceDescriptor {
     const service: Record<string, MethodDescriptor<unknown, unknown>> = {};
     for (const [name, method] of Object.entries(generic)) {
       const codecs = SERVER_CODECS[name];
-      if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/service/codec/`);
+      if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/jwt-service/codec/`);
       service[name] = { ...method, ...codecs } as MethodDescriptor<unknown, unknown>;
     }
     loaded = service;

@@ -4,8 +4,8 @@
  * Why not proto-loader's: its serializer copies the plain object into a protobufjs
  * message (`fromObject`), then encodes through a Writer that queues one operation per
  * field and allocates the buffer at `finish()`. These size the message, allocate once
- * and write. proto3 defaults (empty strings, 0, false) are omitted, as the spec's
- * canonical encoding does; test/service/codec.test.ts decodes every output with
+ * and write. proto3 defaults (empty strings, 0, false) are omitted, as the protobuf
+ * encoding guide's canonical form does (https://protobuf.dev/programming-guides/encoding/); test/jwt-service/codec.test.ts decodes every output with
  * proto-loader's own deserializer.
  */
 import type { GenerateJwtResponse, GetJwksResponse, VerifyJwtReason, VerifyJwtResponse } from '../messages.js';
