@@ -15,9 +15,14 @@ export class FrameWriter {
   /** A read is being handled: frames wait for its end. */
   #batching = false;
   #congested = false;
+  /** Acks the peer asked for, queued since the socket last had nothing waiting to go out. */
+  #answers = 0;
+  readonly #maxAnswers: number;
 
-  constructor(socket: Socket) {
+  /** `maxAnswers`: acks that may wait for a peer that does not read (see `overAnswered`). */
+  constructor(socket: Socket, maxAnswers: number) {
     this.#socket = socket;
+    this.#maxAnswers = maxAnswers;
   }
 
   /** The socket's buffer is over its high-water mark: writers, and reading, wait for `drained`. */
@@ -32,6 +37,20 @@ export class FrameWriter {
     if (this.#batching || this.#flushScheduled) return;
     this.#flushScheduled = true;
     setImmediate(() => this.flush());
+  }
+
+  /** Queues an ack the peer asked for (PING, SETTINGS), counted against `maxAnswers`. */
+  pushAnswer(buffer: Buffer): void {
+    this.#answers++;
+    this.push(buffer);
+  }
+
+  /**
+   * More acks wait than `maxAnswers`: a peer that asks and does not read (CVE-2019-9512,
+   * -9515). The count restarts whenever the socket has taken everything queued.
+   */
+  get overAnswered(): boolean {
+    return this.#answers > this.#maxAnswers;
   }
 
   /** Holds writes until `endBatch`. */
@@ -65,6 +84,7 @@ export class FrameWriter {
     }
     out.length = 0;
     this.#outBytes = 0;
+    if (socket.writableLength === 0) this.#answers = 0;
     if (ok) return;
     // A peer that reads nothing gets nothing more read from it either, so what it makes
     // the server answer (PING acks, resets, responses) cannot pile up here, until
@@ -76,6 +96,7 @@ export class FrameWriter {
   /** The socket's 'drain': writes and reading go on. */
   drained(): void {
     this.#congested = false;
+    this.#answers = 0;
     this.#socket.resume();
   }
 
