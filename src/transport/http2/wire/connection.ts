@@ -40,7 +40,7 @@ import {
   GLITCH_RATE,
   HANDSHAKE_TIMEOUT_MS,
   MAX_QUEUED_CONTROL_ANSWERS,
-  MIN_HEADER_BLOCK_FRAMES,
+  MAX_CONTINUATION_FRAMES,
   REFUSED_STREAM_BURST,
   REFUSED_STREAM_RATE,
 } from './limits.js';
@@ -180,7 +180,7 @@ export class H2Connection implements StreamOwner {
     this.#resets = new Budget(limits.resetBurst, limits.resetRate);
     this.#writer = new FrameWriter(socket, MAX_QUEUED_CONTROL_ANSWERS);
     this.#maxBlockBytes = 2 * limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE;
-    this.#maxBlockFrames = Math.max(MIN_HEADER_BLOCK_FRAMES, 2 * Math.ceil(this.#maxBlockBytes / MIN_MAX_FRAME_SIZE));
+    this.#maxBlockFrames = Math.max(1 + MAX_CONTINUATION_FRAMES, 2 * Math.ceil(this.#maxBlockBytes / MIN_MAX_FRAME_SIZE));
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     this.#handshakeTimer.unref();
     socket.setNoDelay(true);

@@ -15,11 +15,12 @@
 export const MAX_QUEUED_CONTROL_ANSWERS = 1_000;
 
 /**
- * The fewest frames a header block may take (HEADERS and its CONTINUATIONs): nghttp2
- * allows 8 CONTINUATION frames (NGHTTP2_DEFAULT_MAX_CONTINUATIONS). A larger header list
- * limit allows more: twice the frames the largest block takes at 16 KiB each.
+ * CONTINUATION frames one header block may take after its HEADERS: nghttp2 allows 8
+ * (NGHTTP2_DEFAULT_MAX_CONTINUATIONS; the 2024 CONTINUATION flood, CVE-2024-27316 and
+ * kin). A header list limit above the default allows more: twice the frames its largest
+ * block takes at 16 KiB each.
  */
-export const MIN_HEADER_BLOCK_FRAMES = 8;
+export const MAX_CONTINUATION_FRAMES = 8;
 
 /**
  * The glitch budget: frames that are invalid or do nothing (frames on closed streams,
