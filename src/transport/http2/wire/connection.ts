@@ -5,8 +5,8 @@
  *
  * The wire layer, bottom to top; a file imports only files below it:
  *   frames (constants, frame builders, ConnectionError) -> limits -> parse (reading
- *   frames) -> flow (windows) -> budget (token buckets) -> huffman -> request-fields ->
- *   hpack -> writer -> stream -> connection.
+ *   frames) -> header-block -> flow (windows) -> budget (token buckets) -> pings ->
+ *   huffman -> request-fields -> hpack -> writer -> stream -> connection.
  * test/transport/wire-layers.test.ts holds the folder to it.
  *
  * Why not node:http2: it costs most of a small gRPC call (nghttp2, a Duplex per stream,
@@ -32,6 +32,7 @@ import {
   settingsFrame,
   windowUpdateFrame,
 } from './frames.js';
+import { HeaderBlockAssembler } from './header-block.js';
 import { HpackDecoder, HpackError, encodeHeaderBlock } from './hpack.js';
 import {
   DRIBBLE_BYTES,
@@ -40,7 +41,6 @@ import {
   GLITCH_RATE,
   HANDSHAKE_TIMEOUT_MS,
   MAX_QUEUED_CONTROL_ANSWERS,
-  MAX_CONTINUATION_FRAMES,
   REFUSED_STREAM_BURST,
   REFUSED_STREAM_RATE,
 } from './limits.js';
@@ -57,6 +57,7 @@ import {
   readSettings,
   readWindowUpdate,
 } from './parse.js';
+import { OutstandingPings } from './pings.js';
 import { type RequestHeaders, validateRequestFields } from './request-fields.js';
 import { H2Stream, type ResponseFields, type StreamOwner } from './stream.js';
 import { FrameWriter } from './writer.js';
@@ -96,8 +97,6 @@ export const STREAM_WINDOW = 1 << 20;
 export const CONNECTION_WINDOW = 16 << 20;
 /** Unsent response bytes a stream holds before `write` asks the writer to wait. */
 export const STREAM_HIGH_WATER_MARK = 64 << 10;
-/** Pings of ours awaiting an ack, at most. */
-const MAX_OUTSTANDING_PINGS = 10;
 /** Closed stream ids remembered, to tell a frame on a closed stream from one on a stream never opened. */
 const RECENTLY_CLOSED = 128;
 /**
@@ -107,20 +106,6 @@ const RECENTLY_CLOSED = 128;
 const STREAM_COST_BYTES = 2048;
 /** RFC 7541 §6.3: a dynamic table size update to 0, for a peer that lowers SETTINGS_HEADER_TABLE_SIZE. */
 const TABLE_SIZE_ZERO = Buffer.from([0x20]);
-
-interface HeaderBlock {
-  readonly streamId: number;
-  readonly flags: number;
-  readonly fragments: Buffer[];
-  size: number;
-  frames: number;
-  readonly selfDependent: boolean;
-}
-
-interface PendingPing {
-  readonly payload: Buffer;
-  readonly callback: (err: Error | null) => void;
-}
 
 export class H2Connection implements StreamOwner {
   readonly socket: Socket;
@@ -132,12 +117,11 @@ export class H2Connection implements StreamOwner {
   readonly #recentlyClosed = new Map<number, boolean>();
   /** Streams with DATA waiting for the connection's send window, in order. */
   readonly #blocked = new Set<H2Stream>();
-  readonly #pings: PendingPing[] = [];
-  #pingCounter = 0;
+  readonly #pings = new OutstandingPings();
   #pending: Buffer | undefined = undefined;
   #prefaceSeen = false;
   #settingsSeen = false;
-  #headerBlock: HeaderBlock | undefined = undefined;
+  readonly #headerBlock: HeaderBlockAssembler;
   /** The largest stream id the client opened, and the largest given to the owner. */
   #lastStreamId = 0;
   #lastProcessedId = 0;
@@ -160,10 +144,6 @@ export class H2Connection implements StreamOwner {
   /** Until the preface and the first SETTINGS are in. */
   #handshakeTimer: NodeJS.Timeout | undefined;
   readonly #writer: FrameWriter;
-  /** The largest header block taken: HPACK seldom makes a header list larger than twice its encoding. */
-  readonly #maxBlockBytes: number;
-  /** The most frames one header block may take (the CONTINUATION flood guard counts frames, not only bytes). */
-  readonly #maxBlockFrames: number;
   /** The peer lowered its HPACK table size: the next header block starts with a size update to 0. */
   #tableSizeUpdate = false;
   #tableSizeZero = false;
@@ -179,8 +159,7 @@ export class H2Connection implements StreamOwner {
     this.#events = events;
     this.#resets = new Budget(limits.resetBurst, limits.resetRate);
     this.#writer = new FrameWriter(socket, MAX_QUEUED_CONTROL_ANSWERS);
-    this.#maxBlockBytes = 2 * limits.maxHeaderListBytes + MIN_MAX_FRAME_SIZE;
-    this.#maxBlockFrames = Math.max(1 + MAX_CONTINUATION_FRAMES, 2 * Math.ceil(this.#maxBlockBytes / MIN_MAX_FRAME_SIZE));
+    this.#headerBlock = new HeaderBlockAssembler(limits.maxHeaderListBytes);
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     this.#handshakeTimer.unref();
     socket.setNoDelay(true);
@@ -213,10 +192,9 @@ export class H2Connection implements StreamOwner {
 
   /** Sends a PING; `callback` runs on its ack (null) or when the connection ends (an Error). False when too many are outstanding. */
   ping(callback: (err: Error | null) => void): boolean {
-    if (this.#ended || this.#pings.length >= MAX_OUTSTANDING_PINGS) return false;
-    const payload = Buffer.alloc(8);
-    payload.writeUInt32BE(++this.#pingCounter, 4);
-    this.#pings.push({ payload, callback });
+    if (this.#ended) return false;
+    const payload = this.#pings.start(callback);
+    if (payload === undefined) return false;
     this.#queue(frame(FRAME.PING, 0, 0, payload));
     return true;
   }
@@ -517,8 +495,7 @@ export class H2Connection implements StreamOwner {
     clearTimeout(this.#handshakeTimer);
     this.#writer.discard();
     for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
-    const pings = this.#pings.splice(0);
-    for (const ping of pings) ping.callback(new Error('the connection closed'));
+    this.#pings.failAll();
     this.#events.closed();
   }
 
@@ -574,7 +551,7 @@ export class H2Connection implements StreamOwner {
   /** One whole frame: parse.ts checks its form, the handler what it means here. */
   #onFrame(buffer: Buffer, f: FrameFields): void {
     const type = f.type;
-    if (this.#headerBlock !== undefined && type !== FRAME.CONTINUATION) {
+    if (this.#headerBlock.open && type !== FRAME.CONTINUATION) {
       throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a header block was interrupted by another frame');
     }
     if (!this.#settingsSeen) {
@@ -669,26 +646,13 @@ export class H2Connection implements StreamOwner {
     }
     // An empty fragment that does not end the block only makes the server wait (CVE-2019-9518).
     if (end === start) this.#glitch();
-    this.#checkBlockSize(end - start);
-    this.#headerBlock = { streamId, flags, fragments: [Buffer.from(buffer.subarray(start, end))], size: end - start, frames: 1, selfDependent };
+    this.#headerBlock.start(streamId, flags, buffer.subarray(start, end), selfDependent);
   }
 
   #onContinuationFrame(buffer: Buffer, f: FrameFields): void {
-    const { streamId, flags, start, end } = f;
-    const block = this.#headerBlock;
-    if (block === undefined || block.streamId !== streamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'CONTINUATION without a header block');
-    block.size += end - start;
-    this.#checkBlockSize(block.size);
-    if (++block.frames > this.#maxBlockFrames) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block in too many frames');
-    if (end > start) block.fragments.push(Buffer.from(buffer.subarray(start, end)));
-    if ((flags & FLAG.END_HEADERS) === 0) return;
-    this.#headerBlock = undefined;
-    this.#headerBlockDone(streamId, block.flags, Buffer.concat(block.fragments, block.size), block.selfDependent);
-  }
-
-  /** The CONTINUATION flood guard: a header block no decoder would accept is refused before it is all buffered. */
-  #checkBlockSize(size: number): void {
-    if (size > this.#maxBlockBytes) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'header block too large');
+    const assembler = this.#headerBlock;
+    const block = assembler.continue(f.streamId, buffer.subarray(f.start, f.end), (f.flags & FLAG.END_HEADERS) !== 0);
+    if (block !== undefined) this.#headerBlockDone(f.streamId, assembler.flags, block, assembler.selfDependent);
   }
 
   #headerBlockDone(streamId: number, flags: number, block: Buffer, selfDependent: boolean): void {
@@ -796,9 +760,7 @@ export class H2Connection implements StreamOwner {
     const payload = buffer.subarray(f.start, f.end);
     if (f.flags & FLAG.ACK) {
       // An ack of no ping of ours is ignored (§6.7 only says not to answer it), and is a glitch.
-      const index = this.#pings.findIndex((ping) => ping.payload.equals(payload));
-      if (index >= 0) (this.#pings.splice(index, 1)[0] as PendingPing).callback(null);
-      else this.#glitch();
+      if (!this.#pings.acked(payload)) this.#glitch();
       return;
     }
     this.#answer(frame(FRAME.PING, FLAG.ACK, 0, payload));
