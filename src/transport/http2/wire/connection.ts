@@ -60,7 +60,7 @@ import {
 import { OutstandingPings } from './pings.js';
 import { type RequestHeaders, validateRequestFields } from './request-fields.js';
 import { H2Stream, type ResponseFields, type StreamOwner } from './stream.js';
-import { FrameWriter } from './writer.js';
+import { FrameWriter, endSocket } from './writer.js';
 
 /** What a connection enforces and advertises; resolved once per server. */
 export interface ConnectionLimits {
@@ -321,20 +321,7 @@ export class H2Connection implements StreamOwner {
       this.#tableSizeZero = true;
       block = Buffer.concat([TABLE_SIZE_ZERO, block]);
     }
-    const endFlag = endStream ? FLAG.END_STREAM : 0;
-    const max = this.#peerMaxFrameSize;
-    if (block.length <= max) {
-      this.#queue(frameHeader(block.length, FRAME.HEADERS, FLAG.END_HEADERS | endFlag, streamId));
-      this.#queue(block);
-      return;
-    }
-    for (let offset = 0; offset < block.length; offset += max) {
-      const fragment = block.subarray(offset, offset + max);
-      const last = offset + max >= block.length;
-      const type = offset === 0 ? FRAME.HEADERS : FRAME.CONTINUATION;
-      this.#queue(frameHeader(fragment.length, type, (last ? FLAG.END_HEADERS : 0) | (offset === 0 ? endFlag : 0), streamId));
-      this.#queue(fragment);
-    }
+    this.#writer.pushHeaderBlock(streamId, block, endStream, this.#peerMaxFrameSize);
   }
 
   /** Sends headers held back for lack of window, ahead of the DATA or trailers now going out. */
@@ -448,21 +435,7 @@ export class H2Connection implements StreamOwner {
     clearTimeout(this.#handshakeTimer);
     for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
     this.#writer.flush();
-    const socket = this.socket;
-    socket.end();
-    // A peer that does not close its side is cut off once our side has flushed, or has
-    // made no progress for END_FLUSH_MS (a peer that reads nothing).
-    let written = -1;
-    const cutOff = (): void => {
-      if (socket.destroyed) return;
-      if (socket.writableLength > 0 && socket.bytesWritten > written) {
-        written = socket.bytesWritten;
-        setTimeout(cutOff, END_FLUSH_MS).unref();
-        return;
-      }
-      socket.destroy();
-    };
-    setTimeout(cutOff, END_FLUSH_MS).unref();
+    endSocket(this.socket, END_FLUSH_MS);
   }
 
   /**

@@ -3,6 +3,7 @@
  * everything one read brought go out in one write (one syscall for many calls).
  */
 import type { Socket } from 'node:net';
+import { FLAG, FRAME, frameHeader } from './frames.js';
 
 /** Output below this size is copied into one buffer per write; larger goes out as a writev. */
 const COALESCE_BYTES = 64 << 10;
@@ -51,6 +52,23 @@ export class FrameWriter {
    */
   get overAnswered(): boolean {
     return this.#answers > this.#maxAnswers;
+  }
+
+  /** A header block as HEADERS (+ CONTINUATION) frames no larger than `maxFrameSize` (the peer's SETTINGS_MAX_FRAME_SIZE). */
+  pushHeaderBlock(streamId: number, block: Buffer, endStream: boolean, maxFrameSize: number): void {
+    const endFlag = endStream ? FLAG.END_STREAM : 0;
+    if (block.length <= maxFrameSize) {
+      this.push(frameHeader(block.length, FRAME.HEADERS, FLAG.END_HEADERS | endFlag, streamId));
+      this.push(block);
+      return;
+    }
+    for (let offset = 0; offset < block.length; offset += maxFrameSize) {
+      const fragment = block.subarray(offset, offset + maxFrameSize);
+      const last = offset + maxFrameSize >= block.length;
+      const type = offset === 0 ? FRAME.HEADERS : FRAME.CONTINUATION;
+      this.push(frameHeader(fragment.length, type, (last ? FLAG.END_HEADERS : 0) | (offset === 0 ? endFlag : 0), streamId));
+      this.push(fragment);
+    }
   }
 
   /** Holds writes until `endBatch`. */
@@ -104,4 +122,24 @@ export class FrameWriter {
     this.#out.length = 0;
     this.#outBytes = 0;
   }
+}
+
+/**
+ * Ends `socket` after what is queued on it: a peer that does not close its side is cut
+ * off once our side has flushed, or has made no progress for `flushMs` (a peer that reads
+ * nothing).
+ */
+export function endSocket(socket: Socket, flushMs: number): void {
+  socket.end();
+  let written = -1;
+  const cutOff = (): void => {
+    if (socket.destroyed) return;
+    if (socket.writableLength > 0 && socket.bytesWritten > written) {
+      written = socket.bytesWritten;
+      setTimeout(cutOff, flushMs).unref();
+      return;
+    }
+    socket.destroy();
+  };
+  setTimeout(cutOff, flushMs).unref();
 }
