@@ -768,8 +768,10 @@ export class H2Connection implements StreamOwner {
     const stream = this.#streams.get(streamId);
     if (stream === undefined) {
       if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `WINDOW_UPDATE on idle stream ${streamId}`);
-      // On a closed stream: a race a client meets now and then, or a flood of frames that do nothing.
-      this.#glitch();
+      // On a stream that just closed, a race any client meets (its window update crossed
+      // our END_STREAM): dropped. On one closed long ago (RECENTLY_CLOSED streams back), a
+      // frame that does nothing: a glitch.
+      if (!this.#recentlyClosed.has(streamId)) this.#glitch();
       return;
     }
     if (increment === 0) return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);

@@ -23,12 +23,12 @@ export const MAX_QUEUED_CONTROL_ANSWERS = 1_000;
 export const MAX_CONTINUATION_FRAMES = 8;
 
 /**
- * The glitch budget: frames that are invalid or do nothing (frames on closed streams,
+ * The glitch budget: frames that are invalid or do nothing (WINDOW_UPDATE on a stream closed long ago,
  * PRIORITY, DATA under 5 bytes without END_STREAM, which no gRPC message is) may come in
  * a burst of 1,000, then 33 a second; past that, GOAWAY ENHANCE_YOUR_CALM. nghttp2's
  * glitch limiter (NGHTTP2_DEFAULT_GLITCH_BURST 1,000, NGHTTP2_DEFAULT_GLITCH_RATE 33);
  * Node's maxSessionInvalidFrames is 1,000 (CVE-2019-9513, -9516, -9518). A rate rather than
- * a total: a long-lived client meets races (a WINDOW_UPDATE crossing a stream's close).
+ * a total: a long-lived client meets the odd race.
  */
 export const GLITCH_BURST = 1_000;
 export const GLITCH_RATE = 33;
