@@ -25,10 +25,12 @@ export const MAX_CONTINUATION_FRAMES = 8;
 /**
  * The glitch budget: frames that are invalid or do nothing (WINDOW_UPDATE on a stream closed long ago,
  * PRIORITY, DATA under 5 bytes without END_STREAM, which no gRPC message is) may come in
- * a burst of 1,000, then 33 a second; past that, GOAWAY ENHANCE_YOUR_CALM. nghttp2's
- * glitch limiter (NGHTTP2_DEFAULT_GLITCH_BURST 1,000, NGHTTP2_DEFAULT_GLITCH_RATE 33);
- * Node's maxSessionInvalidFrames is 1,000 (CVE-2019-9513, -9516, -9518). A rate rather than
- * a total: a long-lived client meets the odd race.
+ * a burst of 1,000, then 33 a second; past that, GOAWAY ENHANCE_YOUR_CALM. Node's
+ * maxSessionInvalidFrames is 1,000, and nghttp2's glitch limiter
+ * (nghttp2_option_set_glitch_rate_limit) defaulted to 1,000 and 33 a second (later
+ * releases allow 10,000 and 330: nghttp2 counts frames gRPC clients do send, this counts
+ * only what they never do). CVE-2019-9513, -9516, -9518. A rate rather than a total: a
+ * long-lived client meets the odd race.
  */
 export const GLITCH_BURST = 1_000;
 export const GLITCH_RATE = 33;
