@@ -149,6 +149,8 @@ export class H2Connection implements StreamOwner {
   #tableSizeZero = false;
   /** close(): no new streams; the socket ends once the last stream closes. */
   #closing = false;
+  /** A connection error paused the socket for good. */
+  #stoppedReading = false;
   /** Ending or gone: nothing more is read or sent. */
   #ended = false;
   #destroyed = false;
@@ -304,6 +306,8 @@ export class H2Connection implements StreamOwner {
   }
 
   #onDrain(): void {
+    // After a connection error the socket stays paused: the drain only lets the GOAWAY out.
+    if (this.#stoppedReading) return;
     this.#writer.drained();
     for (const stream of this.#streams.values()) this.#maybeDrained(stream);
   }
@@ -446,6 +450,7 @@ export class H2Connection implements StreamOwner {
   #connectionError(error: ConnectionError): void {
     if (this.#ended) return;
     this.goaway(error.code, this.#lastProcessedId, error.message);
+    this.#stoppedReading = true;
     this.socket.pause();
     this.#end();
   }
