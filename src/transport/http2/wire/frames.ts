@@ -1,6 +1,6 @@
 /**
- * HTTP/2 frame types, flags, error codes and settings (RFC 9113 §6, §7), and the few
- * frames this server builds.
+ * HTTP/2 frame types, flags, error codes and settings (RFC 9113 §6, §7), the few frames
+ * this server builds, and the error that ends a connection. parse.ts reads frames.
  */
 
 export const FRAME = {
@@ -99,4 +99,14 @@ export function goawayFrame(lastStreamId: number, code: number, debugData: Buffe
   payload.writeUInt32BE(code, 4);
   debugData.copy(payload, 8);
   return frame(FRAME.GOAWAY, 0, 0, payload);
+}
+
+/** A protocol violation (§5.4.1): the connection ends with GOAWAY `code`. */
+export class ConnectionError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }

@@ -2,7 +2,9 @@
  * RFC 9113 §8.2-8.3: what makes a request's header list well-formed. A malformed one is
  * a stream error (PROTOCOL_ERROR); this module only decides.
  */
-import type { RequestHeaders } from './stream.js';
+
+/** A request's header fields by name; a repeated name has its values joined with ", ". */
+export type RequestHeaders = Readonly<Record<string, string | undefined>>;
 
 const REQUEST_PSEUDO_HEADERS = new Set([':method', ':scheme', ':path', ':authority']);
 /** §8.2.2: connection-specific fields have no place in HTTP/2. */

@@ -3,8 +3,11 @@
  * response headers, DATA within the peer's flow-control windows, the trailers, a reset.
  * No EventEmitter and no Node stream: the call is the stream's one listener.
  */
-import type { H2Connection } from './connection.js';
+import { FlowWindows } from './flow.js';
 import type { OutgoingFieldValue } from './hpack.js';
+import type { RequestHeaders } from './request-fields.js';
+
+export type { RequestHeaders };
 
 /** What a stream tells the one call it carries. */
 export interface StreamListener {
@@ -18,15 +21,23 @@ export interface StreamListener {
   drained(): void;
 }
 
-/** A request's header fields by name; a repeated name has its values joined with ", ". */
-export type RequestHeaders = Readonly<Record<string, string | undefined>>;
-
 /** An outgoing header or trailer set. */
 export type ResponseFields = Readonly<Record<string, OutgoingFieldValue>>;
 
-export class H2Stream {
+/** What a stream asks of its connection (H2Connection): an interface, so stream.ts sits below connection.ts. */
+export interface StreamOwner {
+  sendHeaders(stream: H2Stream, headers: ResponseFields, endStream: boolean): void;
+  sendData(stream: H2Stream, first: Buffer, second: Buffer | undefined): boolean;
+  sendTrailers(stream: H2Stream, trailers: ResponseFields): void;
+  resetStream(stream: H2Stream, code: number): void;
+  returnWindow(stream: H2Stream): void;
+  releaseHeld(stream: H2Stream): void;
+}
+
+/** A stream is its own flow-control windows (FlowWindows): one object per call. */
+export class H2Stream extends FlowWindows {
   readonly id: number;
-  readonly connection: H2Connection;
+  readonly connection: StreamOwner;
   listener: StreamListener | undefined = undefined;
   /** The stream is closed: nothing more can be sent on it. */
   closed = false;
@@ -36,16 +47,10 @@ export class H2Stream {
   outputEnded = false;
   /** Flow control is held back: the client may send no more than the window it has. */
   paused = false;
-  /** @internal Bytes the client may still send on this stream. */
-  receiveWindow: number;
-  /** @internal Received bytes not yet returned to the client by WINDOW_UPDATE. */
-  unacknowledged = 0;
   /** @internal Request bytes counted against the connection's memory ceiling. */
   held = 0;
   /** @internal What the stream itself is charged against that ceiling while open. */
   charged = 0;
-  /** @internal Bytes this side may still send (the peer's stream window). */
-  sendWindow: number;
   /** @internal DATA waiting for window, in order. */
   readonly queue: Buffer[] = [];
   queuedBytes = 0;
@@ -59,11 +64,10 @@ export class H2Stream {
   contentLength = -1;
   dataReceived = 0;
 
-  constructor(connection: H2Connection, id: number, sendWindow: number, receiveWindow: number) {
+  constructor(connection: StreamOwner, id: number, sendWindow: number, receiveWindow: number) {
+    super(sendWindow, receiveWindow);
     this.connection = connection;
     this.id = id;
-    this.sendWindow = sendWindow;
-    this.receiveWindow = receiveWindow;
   }
 
   /** Sends the response headers; `endStream` makes them the whole response (Trailers-Only). */

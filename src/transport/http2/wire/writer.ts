@@ -3,6 +3,7 @@
  * everything one read brought go out in one write (one syscall for many calls).
  */
 import type { Socket } from 'node:net';
+import { FLAG, FRAME, frameHeader } from './frames.js';
 
 /** Output below this size is copied into one buffer per write; larger goes out as a writev. */
 const COALESCE_BYTES = 64 << 10;
@@ -15,9 +16,14 @@ export class FrameWriter {
   /** A read is being handled: frames wait for its end. */
   #batching = false;
   #congested = false;
+  /** Acks the peer asked for, queued since the socket last had nothing waiting to go out. */
+  #answers = 0;
+  readonly #maxAnswers: number;
 
-  constructor(socket: Socket) {
+  /** `maxAnswers`: acks that may wait for a peer that does not read (see `overAnswered`). */
+  constructor(socket: Socket, maxAnswers: number) {
     this.#socket = socket;
+    this.#maxAnswers = maxAnswers;
   }
 
   /** The socket's buffer is over its high-water mark: writers, and reading, wait for `drained`. */
@@ -32,6 +38,37 @@ export class FrameWriter {
     if (this.#batching || this.#flushScheduled) return;
     this.#flushScheduled = true;
     setImmediate(() => this.flush());
+  }
+
+  /** Queues an ack the peer asked for (PING, SETTINGS), counted against `maxAnswers`. */
+  pushAnswer(buffer: Buffer): void {
+    this.#answers++;
+    this.push(buffer);
+  }
+
+  /**
+   * More acks wait than `maxAnswers`: a peer that asks and does not read (CVE-2019-9512,
+   * -9515). The count restarts whenever the socket has taken everything queued.
+   */
+  get overAnswered(): boolean {
+    return this.#answers > this.#maxAnswers;
+  }
+
+  /** A header block as HEADERS (+ CONTINUATION) frames no larger than `maxFrameSize` (the peer's SETTINGS_MAX_FRAME_SIZE). */
+  pushHeaderBlock(streamId: number, block: Buffer, endStream: boolean, maxFrameSize: number): void {
+    const endFlag = endStream ? FLAG.END_STREAM : 0;
+    if (block.length <= maxFrameSize) {
+      this.push(frameHeader(block.length, FRAME.HEADERS, FLAG.END_HEADERS | endFlag, streamId));
+      this.push(block);
+      return;
+    }
+    for (let offset = 0; offset < block.length; offset += maxFrameSize) {
+      const fragment = block.subarray(offset, offset + maxFrameSize);
+      const last = offset + maxFrameSize >= block.length;
+      const type = offset === 0 ? FRAME.HEADERS : FRAME.CONTINUATION;
+      this.push(frameHeader(fragment.length, type, (last ? FLAG.END_HEADERS : 0) | (offset === 0 ? endFlag : 0), streamId));
+      this.push(fragment);
+    }
   }
 
   /** Holds writes until `endBatch`. */
@@ -65,6 +102,7 @@ export class FrameWriter {
     }
     out.length = 0;
     this.#outBytes = 0;
+    if (socket.writableLength === 0) this.#answers = 0;
     if (ok) return;
     // A peer that reads nothing gets nothing more read from it either, so what it makes
     // the server answer (PING acks, resets, responses) cannot pile up here, until
@@ -76,6 +114,7 @@ export class FrameWriter {
   /** The socket's 'drain': writes and reading go on. */
   drained(): void {
     this.#congested = false;
+    this.#answers = 0;
     this.#socket.resume();
   }
 
@@ -83,4 +122,24 @@ export class FrameWriter {
     this.#out.length = 0;
     this.#outBytes = 0;
   }
+}
+
+/**
+ * Ends `socket` after what is queued on it: a peer that does not close its side is cut
+ * off once our side has flushed, or has made no progress for `flushMs` (a peer that reads
+ * nothing).
+ */
+export function endSocket(socket: Socket, flushMs: number): void {
+  socket.end();
+  let written = -1;
+  const cutOff = (): void => {
+    if (socket.destroyed) return;
+    if (socket.writableLength > 0 && socket.bytesWritten > written) {
+      written = socket.bytesWritten;
+      setTimeout(cutOff, flushMs).unref();
+      return;
+    }
+    socket.destroy();
+  };
+  setTimeout(cutOff, flushMs).unref();
 }

@@ -1,0 +1,48 @@
+/**
+ * Flow-control windows (RFC 9113 §5.2, §6.9), both ways, as one small type: what this side
+ * may send, what the peer may send, and what it sent that is not yet returned to it. A
+ * stream is one (H2Stream extends it, so a call allocates nothing more for it); the
+ * connection holds another. As x/net/http2's flow.go, the 2^31 - 1 bound is checked here only.
+ */
+import { MAX_WINDOW_SIZE } from './frames.js';
+
+export class FlowWindows {
+  /** @internal Bytes this side may still send (the peer's window). */
+  sendWindow: number;
+  /** @internal Bytes the peer may still send. */
+  receiveWindow: number;
+  /** @internal Received bytes not yet returned to the peer by WINDOW_UPDATE. */
+  unacknowledged = 0;
+
+  constructor(sendWindow: number, receiveWindow: number) {
+    this.sendWindow = sendWindow;
+    this.receiveWindow = receiveWindow;
+  }
+
+  /** A WINDOW_UPDATE, or a change of SETTINGS_INITIAL_WINDOW_SIZE (`delta` may be negative): false when the window would pass 2^31 - 1. */
+  addSend(delta: number): boolean {
+    this.sendWindow += delta;
+    return this.sendWindow <= MAX_WINDOW_SIZE;
+  }
+
+  /** `length` bytes sent. */
+  takeSend(length: number): void {
+    this.sendWindow -= length;
+  }
+
+  /** `length` bytes received: false when the peer sent beyond its window (nothing is taken then). */
+  takeReceive(length: number): boolean {
+    if (length > this.receiveWindow) return false;
+    this.receiveWindow -= length;
+    this.unacknowledged += length;
+    return true;
+  }
+
+  /** Returns what was received to the peer's window: the WINDOW_UPDATE increment to send, or 0. */
+  acknowledge(): number {
+    const increment = this.unacknowledged;
+    this.receiveWindow += increment;
+    this.unacknowledged = 0;
+    return increment;
+  }
+}
