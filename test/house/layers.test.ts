@@ -57,19 +57,6 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'bin', paths: ['bin/'] },
 ];
 
-/**
- * Files of a circle that this test tolerates for now: type-only imports among the HTTP/2
- * wire's files (the stream names its connection's type, the connection creates streams,
- * HPACK and the request-field check share the stream's header types). The transport's
- * restructuring removes them by moving the shared types into one file below the others;
- * an entry that no longer sits in a circle fails below, so the list only shrinks.
- */
-const TOLERATED_CYCLE_FILES: ReadonlySet<string> = new Set([
-  'transport/http2/wire/stream.ts',
-  'transport/http2/wire/connection.ts',
-  'transport/http2/wire/hpack.ts',
-  'transport/http2/wire/request-fields.ts',
-]);
 
 /** An import as written: the importing file (relative to src/), the specifier, the resolved file. */
 interface Import {
@@ -169,10 +156,7 @@ describe('the layers of src/', () => {
     const graph = new Map<string, string[]>(files.map((file) => [file, []]));
     for (const { from, to } of imports) graph.get(from)!.push(to!);
     const cycles = cyclesOf(graph);
-    const untolerated = cycles.filter((cycle) => !cycle.every((file) => TOLERATED_CYCLE_FILES.has(file)));
-    expect(untolerated.map((cycle) => cycle.join(' -> '))).toEqual([]);
-    const stale = [...TOLERATED_CYCLE_FILES].filter((file) => !cycles.some((cycle) => cycle.includes(file)));
-    expect(stale, 'TOLERATED_CYCLE_FILES entries no longer in a circle: remove them').toEqual([]);
+    expect(cycles.map((cycle) => cycle.join(' -> '))).toEqual([]);
   });
 
   it('finds an upward import and a circle when there is one', () => {

@@ -7,7 +7,7 @@ import { type Server, type Socket, connect as connectTcp, createServer } from 'n
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H2Connection } from '../../src/transport/http2/wire/connection.js';
 import { GLITCH_BURST, MAX_CONTINUATION_FRAMES, MAX_QUEUED_CONTROL_ANSWERS, MAX_SETTINGS_ENTRIES, REFUSED_STREAM_BURST } from '../../src/transport/http2/wire/limits.js';
-import { type CallContext, Status } from '../../src/transport/service.js';
+import { type CallContext, GrpcStatus as Status } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { CLIENT_PREFACE, FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
@@ -172,7 +172,7 @@ describe('the glitch budget', () => {
 
 describe('streams', () => {
   it('refused streams: past REFUSED_STREAM_BURST streams refused (memory ceiling), the connection ends', async () => {
-    const { port: ceiling } = await startHttp2(services as never, { maxSessionMemoryMb: 1 });
+    const { port: ceiling } = await startHttp2(services as never, { maxConnectionMemoryMb: 1 });
     const opened = repeat(1000, (i) => openStream(2 * i + 1));
     const conn = await FrameConnection.open(ceiling);
     try {
@@ -187,7 +187,7 @@ describe('streams', () => {
   });
 
   it('5,000 streams each holding part of a message: past the memory ceiling each is refused or reset, never held', async () => {
-    const { port: ceiling } = await startHttp2(services as never, { maxSessionMemoryMb: 2 });
+    const { port: ceiling } = await startHttp2(services as never, { maxConnectionMemoryMb: 2 });
     const partial = frame(Buffer.from(JSON.stringify({ fill: 'x'.repeat(2000) }))).subarray(0, 1000);
     const conn = await FrameConnection.open(ceiling);
     try {
