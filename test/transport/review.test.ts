@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
-import type { CallContext } from '../../src/transport/service.js';
+import type { CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, h2Frame, hpackLiteral, requestBlock } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
@@ -124,7 +124,7 @@ describe('RFC 9113 review findings', () => {
   });
 
   it('§8.1.1 / §5.4.2: streams refused for a malformed content-length keep their memory charge, until every new stream is REFUSED_STREAM', async () => {
-    const { port: ceiling } = await startHttp2(services() as never, { maxSessionMemoryMb: 1 });
+    const { port: ceiling } = await startHttp2(services() as never, { maxConnectionMemoryMb: 1 });
     await withFrames(ceiling, async (conn) => {
       const bad = requestBlock(UNARY, [['content-length', 'x']]);
       // 600 refused streams of ~2.2 KB each: past 1 MiB if their charge is never returned.

@@ -58,7 +58,7 @@ import {
   readWindowUpdate,
 } from './parse.js';
 import { OutstandingPings } from './pings.js';
-import { type RequestHeaders, validateRequestFields } from './request-fields.js';
+import { type RequestHeaders, validTrailerFields, validateRequestFields } from './request-fields.js';
 import { H2Stream, type ResponseFields, type StreamOwner } from './stream.js';
 import { FrameWriter, endSocket } from './writer.js';
 
@@ -576,7 +576,7 @@ export class H2Connection implements StreamOwner {
     if (length < DRIBBLE_BYTES && !endStream) this.#glitch();
     const stream = this.#streams.get(streamId);
     if (stream === undefined) {
-      if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `DATA on idle stream ${streamId}`);
+      if (this.#isIdle(streamId)) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `DATA on idle stream ${streamId}`);
       // §5.1: on a stream this side reset (or ignored after GOAWAY), or closed long ago,
       // the frame is dropped; on one the client ended, it is a stream error.
       if (this.#recentlyClosed.get(streamId) === false) {
@@ -641,9 +641,15 @@ export class H2Connection implements StreamOwner {
     if (streamId % 2 === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `client stream id ${streamId} is even`);
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) {
-      // Trailers: END_STREAM, and no pseudo-header (§8.1).
+      // Trailers (§8.1): END_STREAM, well-formed regular fields only, and the DATA the
+      // request's content-length announced (§8.1.1).
       if (stream.inputEnded) return this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
-      if ((flags & FLAG.END_STREAM) === 0 || listSize > maxList || fields.some((name, i) => i % 2 === 0 && name.charCodeAt(0) === 58)) {
+      if (
+        (flags & FLAG.END_STREAM) === 0 ||
+        listSize > maxList ||
+        !validTrailerFields(fields) ||
+        (stream.contentLength >= 0 && stream.contentLength !== stream.dataReceived)
+      ) {
         return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
       }
       return this.#inputEnd(stream);
@@ -665,15 +671,15 @@ export class H2Connection implements StreamOwner {
       return this.#refuse(streamId, H2_ERROR.REFUSED_STREAM);
     }
     const headers = validateRequestFields(fields);
-    if (headers === undefined) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
+    const contentLength = headers?.['content-length'];
+    // Refused before the stream is charged, so a refusal holds nothing (§8.1.1).
+    if (headers === undefined || (contentLength !== undefined && !/^\d{1,15}$/.test(contentLength))) {
+      return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
+    }
     const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW);
     created.charged = cost;
     this.#held += cost;
-    const contentLength = headers['content-length'];
-    if (contentLength !== undefined) {
-      if (!/^\d{1,15}$/.test(contentLength)) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
-      created.contentLength = Number(contentLength);
-    }
+    if (contentLength !== undefined) created.contentLength = Number(contentLength);
     this.#streams.set(streamId, created);
     this.#lastProcessedId = streamId;
     const endStream = (flags & FLAG.END_STREAM) !== 0;
@@ -683,6 +689,14 @@ export class H2Connection implements StreamOwner {
     }
     this.#events.stream(created, headers, fields);
     if (endStream && !created.closed) created.listener?.inputEnd();
+  }
+
+  /**
+   * §5.1: a stream the client has not opened yet (above the last id it used), or an even
+   * one, which only this server could open and never does.
+   */
+  #isIdle(streamId: number): boolean {
+    return streamId > this.#lastStreamId || streamId % 2 === 0;
   }
 
   /** A stream refused before it opened: RST_STREAM and nothing else (§5.4.2), counted as #streamError's are. */
@@ -706,7 +720,7 @@ export class H2Connection implements StreamOwner {
   #onRstStreamFrame(buffer: Buffer, f: FrameFields): void {
     readRstStream(buffer, f);
     const streamId = f.streamId;
-    if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `RST_STREAM on idle stream ${streamId}`);
+    if (this.#isIdle(streamId)) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `RST_STREAM on idle stream ${streamId}`);
     if (!this.#resets.take()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many RST_STREAM frames');
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) this.#closeStream(stream, false);
@@ -772,7 +786,7 @@ export class H2Connection implements StreamOwner {
     }
     const stream = this.#streams.get(streamId);
     if (stream === undefined) {
-      if (streamId > this.#lastStreamId) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `WINDOW_UPDATE on idle stream ${streamId}`);
+      if (this.#isIdle(streamId)) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `WINDOW_UPDATE on idle stream ${streamId}`);
       // On a stream that just closed, a race any client meets (its window update crossed
       // our END_STREAM): dropped. On one closed long ago (RECENTLY_CLOSED streams back), a
       // frame that does nothing: a glitch.

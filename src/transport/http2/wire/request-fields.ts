@@ -40,6 +40,23 @@ function validValue(value: string): boolean {
   return true;
 }
 
+/** A regular field (§8.2): a valid name and value, and no connection-specific field or `te` other than "trailers". */
+function validRegularField(name: string, value: string): boolean {
+  return isFieldName(name) && validValue(value) && !CONNECTION_SPECIFIC.has(name) && (name !== 'te' || value === 'trailers');
+}
+
+/**
+ * §8.1: trailers are regular fields only, each well-formed as a request's are (§8.2.1,
+ * §8.2.2); false when one is not, or when one is a pseudo-header.
+ */
+export function validTrailerFields(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    if (name.charCodeAt(0) === 58 /* ':' */ || !validRegularField(name, fields[i + 1] as string)) return false;
+  }
+  return true;
+}
+
 /**
  * The request headers by name from a decoded list (name, value, ...), or undefined when
  * the list is malformed: a name that is not lowercase token characters, a value with NUL,
@@ -60,7 +77,7 @@ export function validateRequestFields(fields: readonly string[]): RequestHeaders
       continue;
     }
     regularSeen = true;
-    if (CONNECTION_SPECIFIC.has(name) || (name === 'te' && value !== 'trailers')) return undefined;
+    if (!validRegularField(name, value)) return undefined;
     const earlier = headers[name];
     headers[name] = earlier === undefined ? value : `${earlier}, ${value}`;
   }
