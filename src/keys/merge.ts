@@ -12,7 +12,6 @@ import { type KeyEntry, KeySet } from './key-set.js';
  *
  * @example
  * ```ts
- * // hidden: import { addJwtService, generateKeys, mergeKeySets } from 'jwt-grpc';
  * // hidden: import { Server } from '@grpc/grpc-js';
  * // hidden: const server = new Server();
  * const current = await generateKeys({ algorithms: ['ES256'] });
