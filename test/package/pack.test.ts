@@ -14,7 +14,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, syml
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit } from '../../bench/harness/launcher.js';
+import { runToExit, startServer } from '../../bench/harness/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type Example, markdownExamples, tsdocExamples } from './examples.js';
 
@@ -153,5 +153,22 @@ describe('the packed package in a fresh TypeScript project', () => {
 
   it('runs the CLI through npx', async () => {
     expect(await sh('npx', ['jwt-grpc', '--version'], app)).toBe(`${VERSION}\n`);
+  }, TIMEOUT_MS);
+
+  it("walks README.md's Quick start with the install alone: serve, then token and verify through npx", async () => {
+    writeFileSync(join(app, 'subjects.json'), '["ada@example.com", "grace@example.com"]');
+    // The bin npx runs, started directly so that stopping it stops the server (npx does not pass SIGTERM on); port 0, not 50051.
+    const bin = join(app, 'node_modules', '.bin', 'jwt-grpc');
+    const server = await startServer('jwt-grpc serve', bin, ['serve', '--subjects', 'subjects.json', '--host', '127.0.0.1', '--port', '0'], { cwd: app });
+    try {
+      const target = `127.0.0.1:${server.port}`;
+      const token = (await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], app)).trim();
+      const verdict = JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], app)) as unknown;
+      expect(verdict).toMatchObject({ valid: true, sub: 'ada@example.com' });
+      const refused = await runToExit('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'other', token], { cwd: app, timeoutMs: TIMEOUT_MS });
+      expect([refused.code, JSON.parse(refused.stdout)]).toEqual([1, { valid: false, reason: 'AUDIENCE_MISMATCH' }]);
+    } finally {
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+    }
   }, TIMEOUT_MS);
 });
