@@ -11,7 +11,7 @@ import { type KeyEntry, KeySet } from './key-set.js';
  * fresh keys alone answers `UNKNOWN_KEY` for every token still outstanding.
  *
  * @example
- * ```ts
+ * ```ts run
  * // hidden: import { Server } from '@grpc/grpc-js';
  * // hidden: const server = new Server();
  * const current = await generateKeys({ algorithms: ['ES256'] });
@@ -20,6 +20,7 @@ import { type KeyEntry, KeySet } from './key-set.js';
  * const rotated = mergeKeySets(current, await generateKeys({ algorithms: ['ES256'] }));
  * jwt.setKeys(rotated);
  * rotated.keys.map((key) => key.active); // [true, false]
+ * // hidden: if (String(rotated.keys.map((key) => key.active)) !== 'true,false') throw new Error('not as documented');
  * ```
  */
 export function mergeKeySets(current: KeySet, next: KeySet): KeySet {

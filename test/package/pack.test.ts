@@ -125,7 +125,7 @@ describe('the packed package in a fresh TypeScript project', () => {
     await expect(sh('npx', ['tsc', '-p', '.'], app), `typescript ${versions[0]}, @types/node ${versions[1]}; the examples:\n${where}`).resolves.toBe('');
   }, TIMEOUT_MS);
 
-  it('runs the README examples: sign, verify, export, listen on 127.0.0.1:0 and close', async () => {
+  it('runs a user\'s program: sign, verify, export, listen on 127.0.0.1:0 and close', async () => {
     const output = await sh('node', [join('out', 'main.js')], app);
     expect(output.split('\n')).toEqual([
       'verified ada@example.com',
