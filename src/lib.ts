@@ -4,7 +4,7 @@
  * This module is the whole public API. Importing it starts nothing: no server, no
  * timers, no key generation.
  *
- * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link KeySet}
+ * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link mergeKeySets}, {@link KeySet}
  * - Tokens without a server: {@link createSigner}, {@link createVerifier}
  * - Servers: {@link createJwtServer} (on jwt-grpc's own HTTP/2 transport or grpc-js), {@link addJwtService}
  * - Your own services and interceptors on either transport: {@link ServiceDescriptor}, {@link CallInterceptor}, {@link GrpcStatusError}
@@ -19,6 +19,7 @@ export { type LogFormat, type LogLevel, type Logger, type StderrLoggerOptions, c
 
 export { KeySet, type KeyInfo } from './keys/key-set.js';
 export { generateKeys } from './keys/generate.js';
+export { mergeKeySets } from './keys/merge.js';
 export { importKeys, type KeyInput } from './keys/import.js';
 export { loadKeys } from './keys/load.js';
 export { exportKeys, type Jwk } from './keys/export.js';

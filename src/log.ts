@@ -116,6 +116,7 @@ export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const server = createJwtServer({ keys, logger: silentLogger });
  * ```
  */

@@ -69,7 +69,7 @@ export const COMPARISONS: readonly Comparison[] = [
   },
   // What serve's 4 MiB young generation costs (or saves) against V8's default.
   { id: 'v8-defaults', label: 'ours / V8 defaults', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-v8-defaults') },
-  // What recording Prometheus metrics on every call costs (the README's claim about it).
+  // What recording Prometheus metrics on every call costs (docs/metrics-and-logs.md's claim about it).
   { id: 'metrics-cost', label: 'metrics on / off', kind: 'peer', subject: named('jwt-grpc-metrics'), baseline: role('ours') },
   // Whether the gap to Go is the runtime's: the same server on Node and on Bun.
   { id: 'node-bun', label: 'Node / Bun', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-bun') },

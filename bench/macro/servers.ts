@@ -78,7 +78,7 @@ export const GO_PEER_DIR = repoPath('bench', 'peers', 'go');
 export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
 
 /**
- * The V8 flag the README recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 4 MiB
+ * The V8 flag docs/cli.md recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 4 MiB
  * young-generation semi-space instead of Node 24's default, which grows to 3 x 64 MiB on
  * a machine with this much memory. Cluster workers inherit it from the primary's execArgv.
  * `jwt-grpc-v8-defaults` runs with V8's default instead, in the same run, to show what it changes.

@@ -10,6 +10,7 @@ import type { Algorithm } from './names.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const jwk: Jwk = exportKeys(keys).keys[0]!;
  * if (jwk.kty === 'EC') console.log(jwk.crv, jwk.x, jwk.y);
  * ```

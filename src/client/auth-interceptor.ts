@@ -38,8 +38,11 @@ export interface CallWithMetadata {
  *
  * @example
  * ```ts
+ * // hidden: import type { Server, ServiceDefinition, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+ * // hidden: declare const server: Server;
+ * // hidden: declare const Greeter: { service: ServiceDefinition };
  * server.addService(Greeter.service, {
- *   Hello(call, callback) {
+ *   Hello(call: ServerUnaryCall<{ name: string }, unknown>, callback: sendUnaryData<{ message: string }>) {
  *     const claims = verifiedClaims(call);
  *     callback(null, { message: `hello ${claims?.sub}` });
  *   },
@@ -56,6 +59,9 @@ export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
  *
  * @example
  * ```ts
+ * // hidden: import { Server } from '@grpc/grpc-js';
+ * // hidden: declare const verifier: RemoteVerifier;
+ * // hidden: declare const keys: KeySet;
  * const auth: JwtAuthInterceptor = jwtAuthInterceptor(verifier);
  * const grpcServer = new Server({ interceptors: [auth] });
  * const jwtServer = createJwtServer({ keys, interceptors: [auth] });
@@ -79,6 +85,8 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  *
  * @example
  * ```ts
+ * // hidden: import type { ChannelCredentials } from '@grpc/grpc-js';
+ * // hidden: declare const tls: ChannelCredentials;
  * import { Server } from '@grpc/grpc-js';
  * import { createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from 'jwt-grpc';
  *

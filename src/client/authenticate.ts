@@ -10,6 +10,9 @@ import { stringOption } from './options.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
+ * // hidden: import type { ChannelCredentials } from '@grpc/grpc-js';
+ * // hidden: declare const tls: ChannelCredentials;
  * const local: TokenVerifier = createVerifier(keys);
  * const remote: TokenVerifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }));
  * ```

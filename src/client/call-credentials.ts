@@ -14,6 +14,9 @@ import { type JwtCallCredentialsOptions, type TokenIssuer, createTokenSource } f
  *
  * @example
  * ```ts
+ * // hidden: declare const caPem: Buffer;
+ * // hidden: import type { Client, ChannelCredentials } from '@grpc/grpc-js';
+ * // hidden: declare const PaymentsClient: new (target: string, credentials: ChannelCredentials) => Client;
  * import { credentials } from '@grpc/grpc-js';
  * import { createJwtClient, jwtCallCredentials } from 'jwt-grpc';
  *

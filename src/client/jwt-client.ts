@@ -22,6 +22,8 @@ const MAX_DEADLINE_MS = 86_400_000;
  *
  * @example
  * ```ts
+ * // hidden: import { credentials } from '@grpc/grpc-js';
+ * // hidden: declare const caPem: Buffer;
  * const options: JwtClientOptions = { credentials: credentials.createSsl(caPem), loadBalancing: 'round_robin', deadlineMs: 2000 };
  * ```
  */
@@ -45,6 +47,9 @@ export interface JwtClientOptions {
  *
  * @example
  * ```ts
+ * // hidden: declare const jwt: JwtClient;
+ * // hidden: declare const token: string;
+ * // hidden: declare const requestId: string;
  * const metadata = new CallMetadata().set('x-request-id', requestId);
  * await jwt.verifyJwt({ jwt: token }, { deadlineMs: 200, metadata, signal: AbortSignal.timeout(1000) });
  * ```
@@ -67,6 +72,8 @@ export interface JwtCallOptions {
  *
  * @example
  * ```ts
+ * // hidden: declare const jwt: JwtClient;
+ * // hidden: declare function retryLater(): void;
  * try {
  *   await jwt.generateJwt({ algorithm: 'ES256', subject: 'svc-orders' });
  * } catch (err) {
@@ -122,6 +129,7 @@ function makeClient(target: unknown, options: JwtClientOptions): Client {
  *
  * @example
  * ```ts
+ * // hidden: declare const caPem: Buffer;
  * import { credentials } from '@grpc/grpc-js';
  * import { createJwtClient } from 'jwt-grpc';
  *

@@ -20,6 +20,8 @@ import { statusName } from './status.js';
  *
  * @example
  * ```ts
+ * // hidden: import type { ChannelCredentials } from '@grpc/grpc-js';
+ * // hidden: declare const tls: ChannelCredentials;
  * const issuer: JwksIssuer = createJwtClient('jwt.internal:50051', { credentials: tls });
  * ```
  */
@@ -54,6 +56,8 @@ export interface RemoteVerifierOptions {
  *
  * @example
  * ```ts
+ * // hidden: declare const verifier: RemoteVerifier;
+ * // hidden: declare const token: string;
  * const result = await verifier.verify(token, { audience: 'payments' });
  * console.log(verifier.keys.map((key) => key.kid)); // the kids it verifies with now
  * ```
@@ -115,6 +119,9 @@ function describeError(err: unknown): string {
  *
  * @example
  * ```ts
+ * // hidden: import { credentials } from '@grpc/grpc-js';
+ * // hidden: declare const caPem: Buffer;
+ * // hidden: declare const token: string;
  * const issuer = createJwtClient('jwt.internal:50051', { credentials: credentials.createSsl(caPem) });
  * const verifier = createRemoteVerifier(issuer, { audience: 'payments', issuer: 'https://auth.example' });
  * await verifier.refresh(); // fail fast at start if the issuer is unreachable

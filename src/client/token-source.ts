@@ -13,6 +13,8 @@ import { statusName } from './status.js';
  *
  * @example
  * ```ts
+ * // hidden: import type { ChannelCredentials } from '@grpc/grpc-js';
+ * // hidden: declare const tls: ChannelCredentials;
  * const issuer: TokenIssuer = createJwtClient('jwt.internal:50051', { credentials: tls });
  * ```
  */

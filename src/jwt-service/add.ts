@@ -13,9 +13,12 @@ import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, 
  *
  * @example
  * ```ts
+ * // hidden: import { Server } from '@grpc/grpc-js';
+ * // hidden: const server = new Server();
+ * // hidden: declare const oldKeys: KeySet;
  * const jwt: JwtServiceHandle = addJwtService(server, { keys: oldKeys });
- * jwt.setKeys(importKeys({ keys: [...newJwks.keys, ...oldJwks.keys] })); // new first, old still verify
- * await jwt.reloadKeys(() => loadKeys('keys.json'));                      // or from the key file, checked
+ * jwt.setKeys(mergeKeySets(oldKeys, await generateKeys({ algorithms: ['ES256'] }))); // new key signs, old ones verify
+ * await jwt.reloadKeys(() => loadKeys('keys.json'));                                 // or from the key file, checked
  * ```
  */
 export interface JwtServiceHandle {
@@ -24,7 +27,8 @@ export interface JwtServiceHandle {
   /**
    * Rotates keys without a restart: new tokens are signed with the new set's active keys,
    * and the verification cache starts empty. Calls in flight finish with the keys they
-   * started with. Keep the old keys in the new set until the tokens they signed have expired.
+   * started with. Keep the old keys in the new set until the tokens they signed have expired:
+   * {@link mergeKeySets} makes that set.
    */
   setKeys(keys: KeySet): void;
   /**

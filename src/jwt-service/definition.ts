@@ -10,6 +10,7 @@ import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtRespon
  *
  * @example
  * ```ts
+ * // hidden: declare const healthClient: { check(request: { service: string }, callback: (err: Error | null, response?: { status: string }) => void): void };
  * healthClient.check({ service: SERVICE_NAME }, (err, response) => console.log(response?.status)); // 'SERVING'
  * ```
  */

@@ -27,6 +27,7 @@ export interface GenerateJwtRequest {
  *
  * @example
  * ```ts
+ * // hidden: declare const client: Record<string, (request: object, callback: (err: Error | null, response: any) => void) => void>;
  * // client: a grpc-js client of PROTO_PATH, loaded with { keepCase: true, longs: Number }
  * client.GenerateJwt({ algorithm: 'HS256' }, (err: Error | null, response: GenerateJwtResponse) => {
  *   if (err === null) console.log(response.jwt, response.kid, response.expires_at);
@@ -45,6 +46,7 @@ export interface GenerateJwtResponse {
  *
  * @example
  * ```ts
+ * // hidden: declare const token: string;
  * const request: VerifyJwtRequest = { jwt: token, audience: 'api', issuer: '' };
  * ```
  */
@@ -60,6 +62,7 @@ export interface VerifyJwtRequest {
  *
  * @example
  * ```ts
+ * // hidden: declare const result: VerifyResult;
  * const reason: VerifyJwtReason = result.valid ? 'REASON_UNSPECIFIED' : result.reason; // result of Verifier.verify
  * ```
  */
@@ -70,6 +73,8 @@ export type VerifyJwtReason = VerifyFailureReason | 'REASON_UNSPECIFIED';
  *
  * @example
  * ```ts
+ * // hidden: declare const client: Record<string, (request: object, callback: (err: Error | null, response: any) => void) => void>;
+ * // hidden: declare const token: string;
  * client.VerifyJwt({ jwt: token }, (err: Error | null, response: VerifyJwtResponse) => {
  *   if (err === null && !response.valid) console.log(response.reason); // e.g. 'EXPIRED'
  * });
@@ -97,6 +102,7 @@ export type GetJwksRequest = Record<string, never>;
  *
  * @example
  * ```ts
+ * // hidden: declare const client: Record<string, (request: object, callback: (err: Error | null, response: any) => void) => void>;
  * client.GetJwks({}, (err: Error | null, response: GetJwksResponse) => {
  *   if (err === null) console.log((JSON.parse(response.jwks_json) as { keys: Jwk[] }).keys);
  * });

@@ -13,7 +13,7 @@ import { OPTIONS } from '../options/table.js';
 
 /**
  * Options of JwtService, shared by {@link addJwtService} and createJwtServer. Defaults
- * and bounds: src/options/table.ts (and the README's options table).
+ * and bounds: src/options/table.ts (and the options table of docs/library.md).
  *
  * @example
  * ```ts

@@ -11,6 +11,7 @@ export type { Jwk } from '../algorithms/jwk.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const publicJwks = exportKeys(keys);                       // safe to publish
  * const full = exportKeys(keys, { includePrivate: true });    // secret
  * ```

@@ -9,6 +9,8 @@ import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const secretBase64url: string;
+ * // hidden: declare const privateKeyPem: string;
  * const entries: KeyInput[] = [
  *   { kty: 'oct', k: secretBase64url, kid: 'hs-2026', alg: 'HS256' },
  *   { kid: 'rs-2026', alg: 'RS256', pem: privateKeyPem },
@@ -94,6 +96,7 @@ function readDeactivatedAt(kid: string, value: unknown): number | undefined {
  *
  * @example
  * ```ts
+ * // hidden: declare const secretBase64url: string;
  * const keys = importKeys({ keys: [{ kty: 'oct', k: secretBase64url, kid: 'hs-2026', alg: 'HS256' }] });
  * ```
  */

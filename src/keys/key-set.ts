@@ -28,6 +28,7 @@ export type SigningEntry = KeyEntry & { readonly signingKey: KeyObject };
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const infos: readonly KeyInfo[] = keys.keys;
  * for (const { kid, alg, active } of infos) console.log(kid, alg, active ? 'signs' : 'verifies');
  * ```

@@ -2,7 +2,7 @@
  * The options of jwt-grpc, once: name, default, bounds, environment twin, CLI flag and
  * help line. Library validation (createJwtServer, addJwtService, createVerifier,
  * runCluster), the CLI's parser and `jwt-grpc --help` all read this table, and a test
- * checks the README's options table against it.
+ * checks the options tables of docs/library.md and docs/cluster.md against it.
  *
  * Adding an option: add its row here; add the member, with its TSDoc, to the public
  * interface of its group (the compiler insists: each interface is checked against its

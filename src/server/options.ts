@@ -12,6 +12,7 @@ import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOpti
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const transport: Transport = process.env.USE_GRPC_JS ? 'grpc-js' : 'http2';
  * const server = createJwtServer({ keys, transport });
  * ```
@@ -23,6 +24,7 @@ export type Transport = (typeof TRANSPORTS)[number];
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const transport: TransportOptions = { maxReceiveMessageBytes: 16 * 1024, maxConnectionAgeMs: 60_000 };
  * const server = createJwtServer({ ...transport, keys });
  * ```

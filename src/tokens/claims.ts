@@ -5,6 +5,8 @@ import { type JwtPayload, type VerifyFailure, failure } from './result.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const verifier: Verifier;
+ * // hidden: declare const token: string;
  * const expect: ClaimExpectations = { audience: 'api', issuer: 'https://auth.example' };
  * const result = verifier.verify(token, expect);
  * ```

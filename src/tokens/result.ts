@@ -5,6 +5,8 @@ import type { Algorithm } from '../algorithms/names.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const verifier: Verifier;
+ * // hidden: declare const token: string;
  * const result = verifier.verify(token);
  * if (!result.valid) {
  *   const reason: VerifyFailureReason = result.reason;
@@ -28,6 +30,7 @@ export type VerifyFailureReason =
  *
  * @example
  * ```ts
+ * // hidden: declare const result: VerifyResult;
  * if (result.valid) {
  *   const payload: JwtPayload = result.payload;
  *   console.log(payload.sub, new Date(payload.exp * 1000), payload['role']);
@@ -49,6 +52,7 @@ export interface JwtPayload {
  *
  * @example
  * ```ts
+ * // hidden: declare const result: VerifyResult;
  * if (result.valid) {
  *   const verified: VerifiedToken = result;
  *   console.log(verified.kid, verified.alg, verified.payloadJson);
@@ -70,6 +74,7 @@ export interface VerifiedToken {
  *
  * @example
  * ```ts
+ * // hidden: declare const result: VerifyResult;
  * if (!result.valid) {
  *   const failure: VerifyFailure = result;
  *   console.warn(failure.reason, failure.message); // e.g. 'BAD_SIGNATURE', 'signature does not verify'
@@ -88,6 +93,8 @@ export interface VerifyFailure {
  *
  * @example
  * ```ts
+ * // hidden: declare const verifier: Verifier;
+ * // hidden: declare const token: string;
  * const result: VerifyResult = verifier.verify(token, { audience: 'api' });
  * const sub = result.valid ? result.payload.sub : undefined;
  * ```

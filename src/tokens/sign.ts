@@ -7,6 +7,8 @@ import type { KeySet, SigningEntry } from '../keys/key-set.js';
  *
  * @example
  * ```ts
+ * // hidden: declare const signer: Signer;
+ * // hidden: const now = Math.floor(Date.now() / 1000);
  * const { token, kid, alg }: SignedToken = signer.sign('HS256', { sub: 'ada@example.com', iat: now, exp: now + 600 });
  * ```
  */
@@ -21,6 +23,8 @@ export interface SignedToken {
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
+ * // hidden: declare const claims: JwtPayload;
  * const signer: Signer = createSigner(keys);
  * if (signer.algorithms.includes('ES256')) console.log(signer.sign('ES256', claims).token);
  * ```

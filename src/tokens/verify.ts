@@ -12,6 +12,7 @@ import { type JwtPayload, type VerifiedToken, type VerifyFailure, type VerifyRes
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
  * const options: VerifierOptions = { clockToleranceSeconds: 2, cache: { maxEntries: 1000 } };
  * const verifier = createVerifier(keys, options);
  * ```
@@ -32,6 +33,9 @@ export interface VerifierOptions {
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
+ * // hidden: declare const token: string;
+ * // hidden: declare const justSigned: string;
  * const verifier: Verifier = createVerifier(keys);
  * const result = verifier.verify(token);            // cached when valid
  * const fresh = verifier.verifyUncached(justSigned); // a token seen once
@@ -95,6 +99,8 @@ function validateOptions(options: VerifierOptions): { clockToleranceSeconds: num
  *
  * @example
  * ```ts
+ * // hidden: declare const keys: KeySet;
+ * // hidden: declare const token: string;
  * const verifier = createVerifier(keys, { clockToleranceSeconds: 2 });
  * const result = verifier.verify(token, { audience: 'api' });
  * if (result.valid) console.log(result.payload.sub);

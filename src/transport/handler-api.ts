@@ -56,6 +56,7 @@ export type StatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
  *
  * @example
  * ```ts
+ * // hidden: declare const call: CallContext;
  * const trace: CallMetadataValue = call.metadata.get('x-trace-bin') ?? Buffer.alloc(0);
  * ```
  */
@@ -67,6 +68,7 @@ export type CallMetadataValue = string | Buffer;
  *
  * @example
  * ```ts
+ * // hidden: declare const call: CallContext;
  * const tenant = call.metadata.get('x-tenant');
  * call.setTrailers(new CallMetadata().set('x-served-by', 'eu-1'));
  * ```
@@ -158,6 +160,7 @@ export class CallKey<T> {
  *
  * @example
  * ```ts
+ * // hidden: declare const call: CallContext;
  * call.setResponseCompression('gzip'); // a large answer, for a client that accepts gzip
  * ```
  */
@@ -272,6 +275,8 @@ export type BidiStreamHandler<Req, Res> = (
  *
  * @example
  * ```ts
+ * // hidden: declare const echo: UnaryHandler<{ text: string }, { text: string }>;
+ * // hidden: declare const sum: ClientStreamHandler<{ n: number }, { total: number }>;
  * const handlers: Record<string, Handler> = { Echo: echo, Sum: sum };
  * ```
  */
@@ -306,8 +311,10 @@ export interface MethodDescriptor<Req, Res> {
  *
  * @example
  * ```ts
+ * // hidden: import { loadSync } from '@grpc/proto-loader';
+ * // hidden: declare const server: JwtServer;
  * const greeter = loadSync('greeter.proto')['demo.Greeter'] as unknown as ServiceDescriptor;
- * server.addService(greeter, { SayHello: (request) => ({ message: `hello ${request.name}` }) });
+ * server.addService(greeter, { SayHello: (request: { name: string }) => ({ message: `hello ${request.name}` }) });
  * ```
  */
 export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, any>>>;
@@ -361,6 +368,8 @@ export interface CallOutcome {
  *
  * @example
  * ```ts
+ * // hidden: declare const CLAIMS: CallKey<unknown>;
+ * // hidden: declare function verify(token: string): unknown;
  * const requireToken: CallInterceptor = {
  *   onCallStart(call) {
  *     const token = call.metadata.get('authorization');
@@ -436,6 +445,8 @@ export function interceptorsProblem(value: unknown): string | undefined {
  *
  * @example
  * ```ts
+ * // hidden: import { readFileSync } from 'node:fs';
+ * // hidden: declare const server: JwtServer;
  * const tls: ServerTlsOptions = { cert: readFileSync('server.crt'), key: readFileSync('server.key') };
  * await server.listen('0.0.0.0:50051', { ...tls, ca: readFileSync('clients-ca.crt'), requireClientCertificate: true });
  * ```

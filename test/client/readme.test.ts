@@ -1,8 +1,9 @@
 /**
- * README's "Protecting your services" is a tested example: its ```proto block becomes
- * greeter.proto, its ```ts blocks one program that imports 'jwt-grpc' as a user would (the
- * built package, `npm run build` first), type-checked with tsc and run with node, with TLS
- * files made at test time.
+ * docs/protecting-services.md is a tested example: its ```proto block becomes greeter.proto,
+ * its ```ts blocks one program, as a reader follows them (each block's hidden set-up lines
+ * dropped: test/package/examples.ts), that imports 'jwt-grpc' as a user would (the built
+ * package, `npm run build` first), type-checked with tsc and run with node, with TLS files
+ * made at test time. Each block on its own is type-checked by test/package/pack.test.ts.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,25 +11,22 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit } from '../../bench/harness/launcher.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { visibleOf } from '../package/examples.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SECTION = '## Protecting your services';
+const PAGE = 'docs/protecting-services.md';
 
-/** The fenced blocks of `language` in README's section. */
+/** The fenced blocks of `language` in the page, hidden lines dropped. */
 function blocks(language: string): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n${SECTION}\n`);
-  if (start < 0) throw new Error(`README.md has no "${SECTION}" section`);
-  const end = readme.indexOf('\n## ', start + SECTION.length + 2);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1] as string);
+  const page = readFileSync(join(ROOT, PAGE), 'utf8');
+  return [...page.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => visibleOf(match[1] as string));
 }
 
 let certs: TestCerts;
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist/src/lib.js'))) throw new Error('the README example imports the built package: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist/src/lib.js'))) throw new Error('the example imports the built package: run `npm run build` first');
   if (!hasOpenssl()) throw new Error('this test needs the openssl command on PATH');
   certs = makeTestCerts();
   // Inside the package, so that `import ... from 'jwt-grpc'` resolves to it (a package may import itself by name).
@@ -41,7 +39,7 @@ afterAll(() => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('README: Protecting your services', () => {
+describe('docs/protecting-services.md', () => {
   it('has one proto and three TypeScript blocks', () => {
     expect(blocks('proto')).toHaveLength(1);
     expect(blocks('ts')).toHaveLength(3);
@@ -59,7 +57,7 @@ describe('README: Protecting your services', () => {
     );
 
     const typecheck = await runToExit(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(dir, 'tsconfig.json')], { cwd: dir, timeoutMs: 120_000 });
-    if (typecheck.code !== 0) throw new Error(`the README example does not type-check:\n${typecheck.stdout}${typecheck.stderr}`);
+    if (typecheck.code !== 0) throw new Error(`the example does not type-check:\n${typecheck.stdout}${typecheck.stderr}`);
     const example = await runToExit(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', 'example.ts'], {
       cwd: dir,
       timeoutMs: 60_000,

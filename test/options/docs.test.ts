@@ -1,6 +1,6 @@
 /**
- * The option table (src/options/table.ts) against what documents it: the README's
- * options tables and CLI synopsis, the TSDoc of the public options interfaces, and the
+ * The option table (src/options/table.ts) against what documents it: the options tables
+ * of docs/library.md and docs/cluster.md and the synopsis of docs/cli.md, the TSDoc of the public options interfaces, and the
  * table's own consistency (defaults valid, flags and environment variables unique).
  */
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { defaultText, namesIn, resolveOptions } from '../../src/options/resolve.
 import { OPTIONS, type OptionGroup, type OptionName, type OptionRow } from '../../src/options/table.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 
-const README = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+const page = (name: string): string => readFileSync(join(PACKAGE_ROOT, 'docs', name), 'utf8');
 const NAMES = Object.keys(OPTIONS) as OptionName[];
 const row = (name: OptionName): OptionRow => OPTIONS[name];
 
@@ -19,11 +19,12 @@ interface DocumentedOption {
   readonly range: string;
 }
 
-/** The first Markdown table after `heading`: option name -> default and range (backticks dropped). */
-function readmeTable(heading: string): Map<string, DocumentedOption> {
-  const at = README.indexOf(heading);
-  expect(at, `README heading ${heading}`).toBeGreaterThanOrEqual(0);
-  const lines = README.slice(at).split('\n');
+/** The first Markdown table after `heading` in docs/`file`: option name -> default and range (backticks dropped). */
+function documentedTable(file: string, heading: string): Map<string, DocumentedOption> {
+  const text = page(file);
+  const at = text.indexOf(heading);
+  expect(at, `docs/${file} heading ${heading}`).toBeGreaterThanOrEqual(0);
+  const lines = text.slice(at).split('\n');
   const first = lines.findIndex((line) => line.startsWith('|'));
   const table = new Map<string, DocumentedOption>();
   // Header and separator rows first; a blank line ends the table.
@@ -37,26 +38,26 @@ function readmeTable(heading: string): Map<string, DocumentedOption> {
   return table;
 }
 
-function expectTableMatches(heading: string, groups: readonly OptionGroup[]): void {
-  const documented = readmeTable(heading);
+function expectTableMatches(file: string, heading: string, groups: readonly OptionGroup[]): void {
+  const documented = documentedTable(file, heading);
   const expected = NAMES.filter((name) => groups.includes(row(name).group));
   expect([...documented.keys()].sort(), `options listed under ${heading}`).toEqual([...expected].sort());
   for (const name of expected) {
-    expect(documented.get(name), `${name} in the README`).toEqual({ default: defaultText(name), range: row(name).kind.range });
+    expect(documented.get(name), `${name} in docs/${file}`).toEqual({ default: defaultText(name), range: row(name).kind.range });
   }
 }
 
-describe('the README', () => {
+describe('the documentation', () => {
   it('lists exactly the options of createJwtServer, with the table\'s defaults and ranges', () => {
-    expectTableMatches('### Options of `createJwtServer`', ['keys', 'service', 'transport', 'server']);
+    expectTableMatches('library.md', '## Options of `createJwtServer`', ['keys', 'service', 'transport', 'server']);
   });
 
   it('lists exactly the value options of runCluster, with the table\'s defaults and ranges', () => {
-    expectTableMatches('## Cluster mode', ['cluster']);
+    expectTableMatches('cluster.md', '# Cluster mode', ['cluster']);
   });
 
   it('shows every flag of the command line in its synopsis, and no other', () => {
-    const cli = README.slice(README.indexOf('## CLI'));
+    const cli = page('cli.md');
     const synopsis = cli.slice(cli.indexOf('```text'), cli.indexOf('```', cli.indexOf('```text') + 3));
     const flags = NAMES.flatMap((name) => (row(name).cli?.flag === undefined ? [] : [`--${row(name).cli?.flag}`]));
     const shown = [...synopsis.matchAll(/--[a-z-]+/g)].map(([flag]) => flag).filter((flag) => flag !== '--help' && flag !== '--version');

@@ -2,7 +2,10 @@
  * The package as a user gets it: `npm pack`, installed into a fresh TypeScript project
  * beside the newest `typescript` and `@types/node` from the registry, type-checked with
  * the defaults a new project has (strict, skipLibCheck false, module nodenext), then run:
- * the README's examples and the CLI through `npx`.
+ * a user's program, the CLI through `npx`, and every example of the documentation, as
+ * rustdoc runs a crate's doctests: each ```ts block of README.md and docs/*.md and of the
+ * TSDoc of the public API is a module of its own there, type-checked, and run when it is
+ * marked ```ts run (test/package/examples.ts has the conventions).
  *
  * The pack is made from a copy of the sources, so its build writes a dist/ of its own and
  * never the one the other test files run the CLI from.
@@ -11,8 +14,9 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, syml
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit } from '../../bench/harness/launcher.js';
+import { runToExit, startServer } from '../../bench/harness/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { type Example, markdownExamples, tsdocExamples } from './examples.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 /** Installing from the registry is the slow part: generous, but bounded. */
@@ -31,10 +35,12 @@ const TSCONFIG = {
     types: ['node'],
     outDir: 'out',
   },
-  include: ['main.ts'],
+  include: ['main.ts', 'examples/*.ts'],
 };
 
-/** The README's examples, as a user's program: tokens without a server, then a server that listens and closes. */
+const EXAMPLES: readonly Example[] = [...markdownExamples(), ...tsdocExamples()];
+
+/** A user's program: tokens without a server, then a server that listens and closes. */
 const PROGRAM = `
 import { type Jwk, type JwtServerOptions, type VerifyResult, createJwtServer, createSigner, createVerifier, exportKeys, generateKeys } from 'jwt-grpc';
 
@@ -87,6 +93,9 @@ beforeAll(async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'jwt-grpc-user', private: true, type: 'module' }));
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
   writeFileSync(join(app, 'main.ts'), PROGRAM);
+  mkdirSync(join(app, 'examples'));
+  // `export {}` makes each block a module, so no two share a scope.
+  for (const example of EXAMPLES) writeFileSync(join(app, 'examples', `${example.name}.ts`), `${example.code}\nexport {};\n`);
   try {
     await sh('npm', ['install', '--no-audit', '--no-fund', 'typescript@latest', '@types/node@latest', join(work, tarball)], app);
   } catch (err) {
@@ -110,11 +119,13 @@ describe('the packed package in a fresh TypeScript project', () => {
     const versions = ['typescript', '@types/node'].map(
       (name) => (JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version,
     );
-    // tsc prints its diagnostics (ours included, as node_modules/jwt-grpc/dist/...) on stdout.
-    await expect(sh('npx', ['tsc', '-p', '.'], app), `typescript ${versions[0]}, @types/node ${versions[1]}`).resolves.toBe('');
+    // tsc prints its diagnostics (ours included, as node_modules/jwt-grpc/dist/...) on stdout;
+    // an example's as examples/NAME.ts, and the message says where each NAME comes from.
+    const where = EXAMPLES.map((example) => `examples/${example.name}.ts: ${example.where}`).join('\n');
+    await expect(sh('npx', ['tsc', '-p', '.'], app), `typescript ${versions[0]}, @types/node ${versions[1]}; the examples:\n${where}`).resolves.toBe('');
   }, TIMEOUT_MS);
 
-  it('runs the README examples: sign, verify, export, listen on 127.0.0.1:0 and close', async () => {
+  it('runs a user\'s program: sign, verify, export, listen on 127.0.0.1:0 and close', async () => {
     const output = await sh('node', [join('out', 'main.js')], app);
     expect(output.split('\n')).toEqual([
       'verified ada@example.com',
@@ -125,7 +136,39 @@ describe('the packed package in a fresh TypeScript project', () => {
     ]);
   }, TIMEOUT_MS);
 
+  it('has examples to check: every block of README.md, docs/ and the TSDoc of src/lib.ts', () => {
+    expect(EXAMPLES.filter((example) => example.where.startsWith('README.md')).length).toBeGreaterThanOrEqual(2);
+    expect(EXAMPLES.filter((example) => example.where.startsWith('docs/')).length).toBeGreaterThanOrEqual(6);
+    expect(EXAMPLES.filter((example) => example.where.startsWith('src/')).length).toBeGreaterThan(60);
+    expect(EXAMPLES.some((example) => example.run)).toBe(true);
+  });
+
+  it.each(EXAMPLES.filter((example) => example.run).map((example) => [example.where, example] as const))(
+    'runs the example at %s',
+    async (_where, example) => {
+      await sh('node', [join('out', 'examples', `${example.name}.js`)], app);
+    },
+    TIMEOUT_MS,
+  );
+
   it('runs the CLI through npx', async () => {
     expect(await sh('npx', ['jwt-grpc', '--version'], app)).toBe(`${VERSION}\n`);
+  }, TIMEOUT_MS);
+
+  it("walks README.md's Quick start with the install alone: serve, then token and verify through npx", async () => {
+    writeFileSync(join(app, 'subjects.json'), '["ada@example.com", "grace@example.com"]');
+    // The bin npx runs, started directly so that stopping it stops the server (npx does not pass SIGTERM on); port 0, not 50051.
+    const bin = join(app, 'node_modules', '.bin', 'jwt-grpc');
+    const server = await startServer('jwt-grpc serve', bin, ['serve', '--subjects', 'subjects.json', '--host', '127.0.0.1', '--port', '0'], { cwd: app });
+    try {
+      const target = `127.0.0.1:${server.port}`;
+      const token = (await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], app)).trim();
+      const verdict = JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], app)) as unknown;
+      expect(verdict).toMatchObject({ valid: true, sub: 'ada@example.com' });
+      const refused = await runToExit('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'other', token], { cwd: app, timeoutMs: TIMEOUT_MS });
+      expect([refused.code, JSON.parse(refused.stdout)]).toEqual([1, { valid: false, reason: 'AUDIENCE_MISMATCH' }]);
+    } finally {
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+    }
   }, TIMEOUT_MS);
 });
