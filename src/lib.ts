@@ -7,6 +7,7 @@
  * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link KeySet}
  * - Tokens without a server: {@link createSigner}, {@link createVerifier}
  * - Servers: {@link createJwtServer} (on jwt-grpc's own HTTP/2 transport or grpc-js), {@link addJwtService}
+ * - The JWK Set and OpenID discovery over HTTP in your own server: {@link jwksHandler}
  * - Your own services and interceptors on either transport: {@link ServiceDefinition}, {@link ServerInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
  * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},
@@ -45,6 +46,7 @@ export { PROTO_PATH } from './package-root.js';
 
 export { createJwtServer, type JwtServer } from './server/create.js';
 export type { JwtServerOptions, Transport, TransportOptions } from './server/options.js';
+export { jwksHandler, type JwksHandlerOptions, type JwksRequestHandler } from './discovery/handler.js';
 export type { ServerTlsOptions } from './transport/http2/index.js';
 export {
   Status,
