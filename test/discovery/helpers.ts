@@ -1,4 +1,5 @@
 /** Shared by the discovery tests: HTTP requests on loopback and a staged rotation through the public API. */
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type Jwk, type KeySet, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
@@ -48,4 +49,16 @@ export async function stagedRotation(current: KeySet): Promise<{ staged: KeySet;
   const { key_ops: _ops, ...signing } = next;
   const activated = importKeys({ keys: [signing, ...old.map((jwk) => (jwk.alg === 'ES256' ? { ...jwk, key_ops: ['verify'] } : jwk))] });
   return { staged, activated, newKid: next.kid };
+}
+
+/** A loopback port free right now, for servers that must know their URL before they start (an issuer). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
