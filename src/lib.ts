@@ -78,5 +78,6 @@ export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOpt
 export { jwtCallCredentials } from './client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
+export type { HttpJwksLocation } from './client/remote-jwks-http.js';
 export { jwtAuthInterceptor, verifiedClaims, type CallWithMetadata } from './client/auth-interceptor.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -25,6 +25,12 @@ export interface JwksHandlerOptions {
 /**
  * Answers a request if it is for one of the documents (true), or leaves it untouched for
  * your own routing (false). Never reads a request body.
+ *
+ * @example
+ * ```ts
+ * const documents: JwksRequestHandler = jwksHandler(server.service, { issuer: 'https://auth.example' });
+ * createServer((req, res) => documents(req, res) || res.writeHead(404).end());
+ * ```
  */
 export type JwksRequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
 
