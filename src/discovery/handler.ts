@@ -56,12 +56,10 @@ function pathOf(url: string | undefined): string {
 
 /**
  * Sends `document` for GET and HEAD, 304 when `If-None-Match` matches its ETag, 405
- * otherwise. A request that carries a body gets `Connection: close`: the body is never
- * read, and closing is cheaper than draining it. @internal
+ * otherwise. A request body is never read: node:http closes the connection of a request
+ * whose body is left unread once the answer is sent, instead of draining it. @internal
  */
 export function sendDocument(request: IncomingMessage, response: ServerResponse, document: Representation, cacheControl: string): void {
-  const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
-  if (hasBody) response.setHeader('connection', 'close');
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed: GET or HEAD\n');
     return;

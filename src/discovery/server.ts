@@ -49,14 +49,13 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
     const path = (request.url ?? '').split('?', 1)[0];
     if (path === '/healthz' || path === '/readyz') {
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        response.writeHead(405, { ...PLAIN, allow: 'GET, HEAD', connection: 'close' }).end('method not allowed: GET or HEAD\n');
+        response.writeHead(405, { ...PLAIN, allow: 'GET, HEAD' }).end('method not allowed: GET or HEAD\n');
         return;
       }
       response.writeHead(draining ? 503 : 200, PLAIN).end(request.method === 'HEAD' ? undefined : draining ? 'draining\n' : 'ok\n');
       return;
     }
-    // Never drain an unknown request's body: close the connection after the answer.
-    response.writeHead(404, { ...PLAIN, connection: 'close' }).end('not found\n');
+    response.writeHead(404, PLAIN).end('not found\n');
   };
   const limits = {
     headersTimeout: HEADERS_TIMEOUT_MS,

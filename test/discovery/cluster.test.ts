@@ -51,6 +51,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+describe('jwt-grpc serve --http-port', () => {
+  it('refuses to start without --issuer, naming it, and takes the port from JWT_GRPC_HTTP_PORT too', async () => {
+    const run = await runCli(serveArgs('--http-port', '0'));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--issuer: is required to serve discovery/);
+    const fromEnv = await runCli(serveArgs(), { env: { JWT_GRPC_HTTP_PORT: '0' } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toMatch(/--issuer: is required/);
+  });
+});
+
 describe('discovery in a cluster of two workers', () => {
   it('announces the discovery URL and serves one set with one ETag from every worker', async () => {
     expect(cli.stdout).toContain(`discovery: http://127.0.0.1:${httpPort}/.well-known/openid-configuration`);
