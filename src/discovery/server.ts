@@ -45,7 +45,14 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
   const { host, port, documents, tls } = options;
   let draining = false;
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    if (documents(request, response)) return;
+    try {
+      if (documents(request, response)) return;
+    } catch (err) {
+      // A document that cannot be built is one failed request, never a crashed process.
+      options.logger.error('discovery: cannot answer', { error: err instanceof Error ? err.message : String(err) });
+      if (!response.headersSent) response.writeHead(500, PLAIN).end('internal error\n');
+      return;
+    }
     const path = (request.url ?? '').split('?', 1)[0];
     if (path === '/healthz' || path === '/readyz') {
       if (request.method !== 'GET' && request.method !== 'HEAD') {

@@ -197,3 +197,25 @@ describe('jwksHandler in your own node:http server', () => {
     }
   });
 });
+
+describe('the discovery server itself', () => {
+  it('answers 500 when a document cannot be built, and keeps serving', async () => {
+    const { serveDiscovery } = await import('../../src/discovery/server.js');
+    const errors: string[] = [];
+    const endpoint = await serveDiscovery({
+      host: '127.0.0.1',
+      port: 0,
+      documents: () => {
+        throw new Error('broken key set');
+      },
+      logger: { ...silentLogger, error: (message: string) => errors.push(message) },
+    });
+    try {
+      expect((await fetchRaw(endpoint.port, '/.well-known/jwks.json')).status).toBe(500);
+      expect((await fetchRaw(endpoint.port, '/.well-known/jwks.json')).status).toBe(500);
+      expect(errors).toEqual(['discovery: cannot answer', 'discovery: cannot answer']);
+    } finally {
+      await endpoint.close();
+    }
+  });
+});
