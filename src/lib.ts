@@ -7,6 +7,7 @@
  * - Keys: {@link generateKeys}, {@link loadKeys}, {@link importKeys}, {@link exportKeys}, {@link mergeKeySets}, {@link KeySet}
  * - Tokens without a server: {@link createSigner}, {@link createVerifier}
  * - Servers: {@link createJwtServer} (on jwt-grpc's own HTTP/2 transport or grpc-js), {@link addJwtService}
+ * - The JWK Set and OpenID discovery over HTTP in your own server: {@link jwksHandler}
  * - Your own services and interceptors on either transport: {@link ServiceDescriptor}, {@link CallInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
  * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},
@@ -46,6 +47,7 @@ export { PROTO_PATH } from './package-root.js';
 
 export { createJwtServer, type JwtServer } from './server/create.js';
 export type { JwtServerOptions, Transport, TransportOptions } from './server/options.js';
+export { jwksHandler, type JwksHandlerOptions, type JwksRequestHandler } from './discovery/handler.js';
 export {
   GrpcStatus,
   type StatusCode,
@@ -77,5 +79,6 @@ export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOpt
 export { jwtCallCredentials } from './client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
+export type { HttpJwksLocation } from './client/remote-jwks-http.js';
 export { jwtAuthInterceptor, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from './client/auth-interceptor.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -91,6 +91,9 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
         `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
         ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
+        ...(handle.httpPort === undefined
+          ? []
+          : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),

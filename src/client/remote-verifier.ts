@@ -11,6 +11,7 @@ import { GrpcStatusError, GrpcStatus } from '../transport/handler-api.js';
 import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
+import { type HttpJwksLocation, httpJwksSource, isHttpJwksLocation } from './remote-jwks-http.js';
 import { parseJwks } from './remote-jwks.js';
 import { singleFlight } from './single-flight.js';
 import { statusName } from './status.js';
@@ -117,6 +118,11 @@ function describeError(err: unknown): string {
  * everywhere in jwt-grpc. GetJwks publishes public keys only, never HMAC secrets, so an
  * HS256 token is `UNKNOWN_KEY` here: verify those with VerifyJwt on the issuer.
  *
+ * Instead of a client, `{ issuerUrl }` finds the set over HTTP(S) by OpenID discovery
+ * (the document must name that issuer exactly; tokens must then carry it as `iss` unless
+ * `options.issuer` says otherwise), and `{ jwksUrl }` reads it from that URL: the same
+ * cache rules, each refetch a conditional request (`If-None-Match`, 304 when unchanged).
+ *
  * @example
  * ```ts
  * // hidden: import { credentials } from '@grpc/grpc-js';
@@ -127,14 +133,20 @@ function describeError(err: unknown): string {
  * await verifier.refresh(); // fail fast at start if the issuer is unreachable
  * const result = await verifier.verify(token);
  * if (!result.valid) console.log(result.reason); // e.g. 'EXPIRED'
+ *
+ * // Or over HTTP, from any OpenID issuer (jwt-grpc's --http-port included):
+ * const overHttp = createRemoteVerifier({ issuerUrl: 'https://auth.example' }, { audience: 'payments' });
  * ```
  */
-export function createRemoteVerifier(client: JwksIssuer, options: RemoteVerifierOptions = {}): RemoteVerifier {
-  if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient)');
+export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, options: RemoteVerifierOptions = {}): RemoteVerifier {
+  const http = isHttpJwksLocation(source) ? httpJwksSource(source) : undefined;
+  const client: JwksIssuer = http ?? (source as JwksIssuer);
+  if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
   const defaults = REMOTE_VERIFIER_DEFAULTS;
   const expectDefaults: ClaimExpectations = {
     audience: stringOption('audience', options.audience),
-    issuer: stringOption('issuer', options.issuer),
+    // Found by discovery: tokens must carry the issuer whose keys verify them.
+    issuer: stringOption('issuer', options.issuer) ?? http?.issuer,
   };
   const clockToleranceSeconds = integerOption('clockToleranceSeconds', options.clockToleranceSeconds, defaults.clockToleranceSeconds, 0, 300);
   const cooldownMs = integerOption('cooldownMs', options.cooldownMs, defaults.cooldownMs, 0, 86_400_000);

@@ -29,6 +29,8 @@ export interface ClusterHandle {
   reloadKeys(): Promise<KeySet>;
   /** The port of `/metrics` (option `server.metricsPort`) in the process that serves it: the single one, or the primary. */
   readonly metricsPort: number | undefined;
+  /** The discovery port (option `server.httpPort`), served by every worker; undefined without it. */
+  readonly httpPort: number | undefined;
   /** Pids of the processes serving calls right now (this one, when single). */
   readonly servingPids: () => readonly number[];
   /** Drains: stops accepting, lets calls in flight finish, then resolves `done`. */

@@ -19,7 +19,7 @@ export type PrimaryMessage =
  */
 export type WorkerMessage =
   | { readonly type: 'jwt-grpc:hello' }
-  | { readonly type: 'jwt-grpc:listening'; readonly port: number }
+  | { readonly type: 'jwt-grpc:listening'; readonly port: number; readonly httpPort?: number }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
   | MetricsAnswerMessage;
 

@@ -66,6 +66,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     respawnTimer: undefined,
   }));
   let port: number | undefined;
+  let httpPort: number | undefined;
   let stopping = false;
   const { done, finish } = exitLatch();
   let markReady!: () => void;
@@ -116,6 +117,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
         case 'jwt-grpc:listening':
           slot.listeningAt = Date.now();
           port = message.port;
+          httpPort = message.httpPort;
           if (slots.every((s) => s.listeningAt !== undefined)) markReady();
       }
     });
@@ -209,6 +211,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
       return keys;
     },
     metricsPort: endpoint?.port,
+    httpPort,
     reloadKeys,
     servingPids: () => live().flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid])),
     close: () => {

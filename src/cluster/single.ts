@@ -32,6 +32,7 @@ export async function runSingle(options: ResolvedClusterOptions): Promise<Cluste
     },
     reloadKeys,
     metricsPort: server.metricsPort,
+    httpPort: server.httpPort,
     servingPids: () => [process.pid],
     close: () => close(),
     done,

@@ -71,7 +71,9 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   process.on('SIGTERM', () => void close());
   process.on('disconnect', () => void close());
 
-  send({ type: 'jwt-grpc:listening', port });
+  // Every worker serves the discovery port too (shared through node:cluster like the gRPC
+  // port), from its own key set: the documents and their ETags agree without talking.
+  send({ type: 'jwt-grpc:listening', port, httpPort: server.server.httpPort });
   return {
     role: 'worker',
     port,
@@ -80,6 +82,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
     },
     reloadKeys: () => Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'reloadKeys: the primary reloads the keys of its workers')),
     metricsPort: undefined,
+    httpPort: server.server.httpPort,
     servingPids: () => [process.pid],
     close: () => close(),
     done,

@@ -192,6 +192,27 @@ export const OPTIONS = {
     help: 'serve Prometheus metrics at http://HOST:PORT/metrics, HOST as the server binds; 0 = any free port (in cluster mode the primary serves the sum over its workers)',
     cli: { flag: 'metrics-port', env: 'JWT_GRPC_METRICS_PORT' },
   }),
+  httpPort: option({
+    group: 'server',
+    kind: integer(0, 65_535, 'PORT'),
+    defaultText: 'off',
+    help: 'serve OpenID discovery and the JWK Set at http(s)://HTTP_HOST:PORT/.well-known/ (needs issuer; TLS as the gRPC port); 0 = any free port',
+    cli: { flag: 'http-port', env: 'JWT_GRPC_HTTP_PORT' },
+  }),
+  httpHost: option({
+    group: 'server',
+    kind: text('HOST'),
+    defaultText: 'as the server binds',
+    help: 'address the discovery port binds',
+    cli: { flag: 'http-host', env: 'JWT_GRPC_HTTP_HOST' },
+  }),
+  httpMaxAgeSeconds: option({
+    group: 'server',
+    kind: integer(0, 86_400, 'SECONDS'),
+    default: 300,
+    help: 'Cache-Control max-age of the discovery documents; publish a staged key longer than this before it signs',
+    cli: { flag: 'http-max-age', env: 'JWT_GRPC_HTTP_MAX_AGE' },
+  }),
   metricsRegistry: option({
     group: 'server',
     kind: metricsRegistry,

@@ -1,4 +1,6 @@
 import type { Server } from '@grpc/grpc-js';
+import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
+import { documentsHandler } from '../discovery/handler.js';
 import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -39,6 +41,8 @@ export interface JwtServer extends AsyncDisposable {
   readonly service: JwtServiceHandle;
   /** The port of `/metrics` once `listen` has resolved, with the `metricsPort` option; else undefined. */
   readonly metricsPort: number | undefined;
+  /** The port of discovery and the JWK Set once `listen` has resolved, with the `httpPort` option; else undefined. */
+  readonly httpPort: number | undefined;
   /**
    * Serves one of your own services beside JwtService, on either transport: a definition
    * (e.g. from @grpc/proto-loader) and its handlers as plain functions. Before `listen`.
@@ -103,6 +107,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   let service: JwtServiceHandle | undefined;
   let closing: Promise<void> | undefined;
   let metricsEndpoint: MetricsEndpoint | undefined;
+  let discoveryEndpoint: DiscoveryEndpoint | undefined;
 
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
@@ -125,6 +130,20 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
         },
       );
     }
+    if (extras.httpPort !== undefined) {
+      const jwtHandle = jwt.handle;
+      discoveryEndpoint = await serveDiscovery({
+        host: extras.httpHost ?? hostOf(address),
+        port: extras.httpPort,
+        documents: documentsHandler(() => jwtHandle.keys, { issuer: serviceOptions.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds }),
+        tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
+        logger: serviceOptions.logger,
+      }).catch(async (err: unknown) => {
+        state = 'closed';
+        await Promise.all([transport.close(0), metricsEndpoint?.close()]);
+        throw err;
+      });
+    }
     state = 'listened';
     setServing('SERVING');
     return port;
@@ -139,7 +158,12 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     // would hold the shutdown until the grace period runs out.
     health?.close();
     const metricsClosed = metricsEndpoint?.close();
-    closing = transport.close(graceMs).then(() => metricsClosed);
+    // The documents stay served while calls drain (verifiers still need the keys); the probes say 503.
+    discoveryEndpoint?.drain();
+    closing = transport
+      .close(graceMs)
+      .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close()]))
+      .then(() => undefined);
     return closing;
   }
 
@@ -152,6 +176,9 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     },
     get metricsPort() {
       return metricsEndpoint?.port;
+    },
+    get httpPort() {
+      return discoveryEndpoint?.port;
     },
     addService(definition, implementation) {
       if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `addService: server is already ${state}; add services before listen`);

@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
+import { issuerPath } from '../discovery/documents.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';
 
 /**
@@ -75,6 +76,20 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    */
   readonly metricsPort?: number;
   /**
+   * Serve OpenID Connect discovery (`/.well-known/openid-configuration`) and the public JWK
+   * Set (`/.well-known/jwks.json`) over HTTP on this port (0 picks a free one), with
+   * `/healthz` and `/readyz`; HTTPS when `listen` gets TLS. Needs `issuer`, an http(s) URL.
+   * Default: off.
+   */
+  readonly httpPort?: number;
+  /** Address the discovery port binds. Default: as the server binds (the host `listen` binds). */
+  readonly httpHost?: string;
+  /**
+   * `Cache-Control: public, max-age=N` of the discovery documents, 0 to 86400 seconds.
+   * Publish a staged key longer than this (plus verifiers' refetch cooldown) before it signs. Default 300.
+   */
+  readonly httpMaxAgeSeconds?: number;
+  /**
    * A prom-client `Registry` to count into instead of jwt-grpc's own, for a service that
    * serves its own `/metrics` (one server per registry: the metric names are fixed).
    * Default: none (with metricsPort, jwt-grpc's own registry).
@@ -105,9 +120,9 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   if (transport.channelOptions !== undefined && transport.transport !== 'grpc-js') {
     throw invalidOption(label('channelOptions'), `applies to transport 'grpc-js' only; this server runs on '${transport.transport}'`);
   }
-  return {
-    service: resolveServiceOptions(options, label),
-    transport,
-    server: resolveOptions('server', options, label),
-  };
+  const service = resolveServiceOptions(options, label);
+  const server = resolveOptions('server', options, label);
+  // Discovery without the issuer the tokens carry would mislead every verifier: refuse to start.
+  if (server.httpPort !== undefined) issuerPath(service.issuer, label('issuer'));
+  return { service, transport, server };
 }

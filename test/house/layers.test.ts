@@ -35,6 +35,8 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'http2', paths: ['transport/http2/'] },
   // The transports as a kit: the own HTTP/2 and the @grpc/grpc-js adapter.
   { name: 'transport', paths: ['transport/'] },
+  // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.
+  { name: 'discovery', paths: ['discovery/'] },
   // The signing path: sign, verify, claims, the verification cache.
   { name: 'tokens', paths: ['tokens/'] },
   // The shipped .proto files loaded into the handler API's shape.

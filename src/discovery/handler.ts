@@ -1,0 +1,128 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KeySet } from '../keys/key-set.js';
+import { optionValue } from '../options/resolve.js';
+import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
+import { noneMatch } from './etag.js';
+
+/**
+ * Options of {@link jwksHandler}.
+ *
+ * @example
+ * ```ts
+ * const options: JwksHandlerOptions = { issuer: 'https://auth.example/tenant-a', maxAgeSeconds: 60 };
+ * ```
+ */
+export interface JwksHandlerOptions {
+  /**
+   * The issuer, byte for byte as the tokens' `iss` (the server's `issuer` option): serves
+   * `/.well-known/openid-configuration` (also under the issuer's path). Without it, only the JWK Set.
+   */
+  readonly issuer?: string;
+  /** `Cache-Control: public, max-age=N` of both documents, 0 to 86400 seconds. Default 300. */
+  readonly maxAgeSeconds?: number;
+}
+
+/**
+ * Answers a request if it is for one of the documents (true), or leaves it untouched for
+ * your own routing (false). Never reads a request body.
+ *
+ * @example
+ * ```ts
+ * const documents: JwksRequestHandler = jwksHandler(server.service, { issuer: 'https://auth.example' });
+ * createServer((req, res) => documents(req, res) || res.writeHead(404).end());
+ * ```
+ */
+export type JwksRequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+/** What a path is, once the query is cut off. */
+type Route = 'jwks' | 'configuration' | undefined;
+
+function routes(path: string | undefined, withConfiguration: boolean): Map<string, Route> {
+  const map = new Map<string, Route>([[JWKS_SUFFIX, 'jwks']]);
+  if (path !== undefined && path !== '') map.set(`${path}${JWKS_SUFFIX}`, 'jwks');
+  if (withConfiguration) {
+    map.set(CONFIGURATION_SUFFIX, 'configuration');
+    if (path !== undefined && path !== '') map.set(`${path}${CONFIGURATION_SUFFIX}`, 'configuration');
+  }
+  return map;
+}
+
+/** The path of a request target without its query; node:http hands the raw target. */
+function pathOf(url: string | undefined): string {
+  const target = url ?? '';
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
+}
+
+/**
+ * Sends `document` for GET and HEAD, 304 when `If-None-Match` matches its ETag, 405
+ * otherwise. A request body is never read: node:http closes the connection of a request
+ * whose body is left unread once the answer is sent, instead of draining it. @internal
+ */
+export function sendDocument(request: IncomingMessage, response: ServerResponse, document: Representation, cacheControl: string): void {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed: GET or HEAD\n');
+    return;
+  }
+  const headers = { etag: document.etag, 'cache-control': cacheControl };
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (noneMatch(ifNoneMatch, document.etag)) {
+    response.writeHead(304, headers).end();
+    return;
+  }
+  response.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': document.body.length });
+  response.end(request.method === 'HEAD' ? undefined : document.body);
+}
+
+/**
+ * The documents of keys that `currentKeys` reads at each request, rebuilt only when the
+ * key set changes (a reload or rotation swaps the KeySet): the ETag follows at once. @internal
+ */
+export function documentsHandler(currentKeys: () => KeySet, options: JwksHandlerOptions = {}): JwksRequestHandler {
+  const issuer = options.issuer;
+  const path = issuer === undefined ? undefined : issuerPath(issuer);
+  const maxAge = optionValue('httpMaxAgeSeconds', options.maxAgeSeconds, 'maxAgeSeconds');
+  const cacheControl = `public, max-age=${maxAge}`;
+  const table = routes(path, issuer !== undefined);
+  let built: { keys: KeySet; jwks: Representation; configuration: Representation | undefined } | undefined;
+  const documents = (): NonNullable<typeof built> => {
+    const keys = currentKeys();
+    if (built?.keys !== keys) {
+      built = { keys, jwks: jwksDocument(keys), configuration: issuer === undefined ? undefined : configurationDocument(issuer, keys) };
+    }
+    return built;
+  };
+  return (request, response) => {
+    const route = table.get(pathOf(request.url));
+    if (route === undefined) return false;
+    const current = documents();
+    sendDocument(request, response, route === 'jwks' ? current.jwks : (current.configuration as Representation), cacheControl);
+    return true;
+  };
+}
+
+/**
+ * A request handler serving a JwtService's public JWK Set at `/.well-known/jwks.json` and,
+ * with `issuer`, its OpenID discovery document at `/.well-known/openid-configuration` (and
+ * both under the issuer's path), for your own node:http, express or fastify server. It
+ * follows key reloads and rotation at once; strong ETags, `If-None-Match` -> 304,
+ * `Cache-Control`, HEAD, 405 on other methods. It returns false for any other path.
+ * Options are validated here (`JwtGrpcError` `ERR_INVALID_OPTION`).
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createJwtServer, jwksHandler } from 'jwt-grpc';
+ *
+ * const jwt = createJwtServer({ keys, issuer: 'https://auth.example' });
+ * await jwt.listen('0.0.0.0:50051');
+ * const documents = jwksHandler(jwt.service, { issuer: 'https://auth.example' });
+ * createServer((req, res) => {
+ *   if (!documents(req, res)) res.writeHead(404).end();
+ * }).listen(8080);
+ * // fastify: app.get('/.well-known/*', (req, reply) => { reply.hijack(); documents(req.raw, reply.raw); });
+ * ```
+ */
+export function jwksHandler(service: { readonly keys: KeySet }, options: JwksHandlerOptions = {}): JwksRequestHandler {
+  return documentsHandler(() => service.keys, options);
+}

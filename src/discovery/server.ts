@@ -1,0 +1,96 @@
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import {
+  HANDSHAKE_TIMEOUT_MS,
+  HEADERS_TIMEOUT_MS,
+  IDLE_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  MAX_HEADERS_COUNT,
+  MAX_HEADER_BYTES,
+  REQUEST_TIMEOUT_MS,
+  TIMEOUT_CHECK_INTERVAL_MS,
+} from './defaults.js';
+import type { JwksRequestHandler } from './handler.js';
+
+/** The discovery port, bound. @internal */
+export interface DiscoveryEndpoint {
+  readonly port: number;
+  /** /healthz and /readyz answer 503 from now on; the documents are still served. */
+  drain(): void;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
+}
+
+/** What {@link serveDiscovery} needs. @internal */
+export interface DiscoveryServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly documents: JwksRequestHandler;
+  /** The gRPC server's certificate and key: the port serves HTTPS. No client certificate is asked for: the documents are public. */
+  readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
+  readonly logger: Logger;
+}
+
+const PLAIN = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' };
+
+/**
+ * Serves the discovery documents, `/healthz` and `/readyz` on `host:port` (0: any free
+ * port; in a cluster worker node:cluster shares the port). Slow and idle clients are timed
+ * out, oversized heads refused (431), request bodies never read. @internal
+ */
+export async function serveDiscovery(options: DiscoveryServerOptions): Promise<DiscoveryEndpoint> {
+  const { host, port, documents, tls } = options;
+  let draining = false;
+  const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    try {
+      if (documents(request, response)) return;
+    } catch (err) {
+      // A document that cannot be built is one failed request, never a crashed process.
+      options.logger.error('discovery: cannot answer', { error: err instanceof Error ? err.message : String(err) });
+      if (!response.headersSent) response.writeHead(500, PLAIN).end('internal error\n');
+      return;
+    }
+    const path = (request.url ?? '').split('?', 1)[0];
+    if (path === '/healthz' || path === '/readyz') {
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        response.writeHead(405, { ...PLAIN, allow: 'GET, HEAD' }).end('method not allowed: GET or HEAD\n');
+        return;
+      }
+      response.writeHead(draining ? 503 : 200, PLAIN).end(request.method === 'HEAD' ? undefined : draining ? 'draining\n' : 'ok\n');
+      return;
+    }
+    response.writeHead(404, PLAIN).end('not found\n');
+  };
+  const limits = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    maxHeaderSize: MAX_HEADER_BYTES,
+    // How often node:http checks the two timeouts above (its default, 30 s, would let a slow head live 40 s).
+    connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+  };
+  const server: Server = tls === undefined ? createServer(limits, handle) : createTlsServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: HANDSHAKE_TIMEOUT_MS }, handle);
+  server.maxHeadersCount = MAX_HEADERS_COUNT;
+  server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
+  // Bad requests, heads over the limit (431) and timeouts (408): node:http's own clientError answer.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new JwtGrpcError('ERR_LISTEN', `cannot serve discovery on ${host}:${port}: ${err.code ?? err.message}`, { field: 'httpPort', cause: err })),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    drain: () => {
+      draining = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
