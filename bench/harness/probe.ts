@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { repoPath } from '../common/paths.js';
 import { median } from '../common/stats.js';
-import { quantileOfSorted } from '../common/bootstrap.js';
+import { quantileOfSorted } from '../common/median-interval.js';
 import { type CorePlan, pinnedCommand } from './cores.js';
 import { type LaunchedProcess, launch } from './launcher.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../common/bootstrap.js';
+import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../common/median-interval.js';
 import { Progress } from '../common/progress.js';
 import { buildHtmlRenderer } from '../ghz/html-report.js';
 import type { CorePlan } from '../harness/cores.js';

@@ -6,7 +6,7 @@ import {
   quantileOfSorted,
   seedFor,
   spansOne,
-} from '../../bench/common/bootstrap.js';
+} from '../../bench/common/median-interval.js';
 import { formatRatioInterval } from '../../bench/common/format.js';
 import { median } from '../../bench/common/stats.js';
 
