@@ -1,7 +1,8 @@
 /**
  * `npm run tools`: installs every pinned tool of tools.ts that is missing (ghz, grpcurl,
- * the grpc-go interop client, the grpcio venv, Bun) and prints where each one is. Run before
- * the tests (.ci/run does), so that none is downloaded inside a test's timeout.
+ * h2spec, the grpc-go interop client, the grpcio venv, Bun) and prints where each one is.
+ * `npm test` runs it with --quiet before vitest, so that a fresh clone needs no other step
+ * and no tool is downloaded inside a test's timeout; with everything there that is one line.
  */
 import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
 import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';
@@ -16,20 +17,42 @@ ${Object.values(GO_TOOLS)
   PyPI; without python3 it is skipped, and so is the grpcio test)
   ${BUN.name} ${BUN.version}, with npm (needs the npm registry; linux-x64 only, skipped elsewhere)
 
+Options:
+  --quiet   one line when every tool is there already; only installs are logged (npm test)
+
 Exit status: 0 everything installed, 1 an installation failed, 2 bad option.
 `;
 
-function parse(argv: readonly string[]): ParsedCommandLine<Record<string, never>> {
-  return parseFlags(argv, {}) === 'help' ? { kind: 'help' } : { kind: 'run', options: {} };
+interface InstallOptions {
+  /** Log installs and skips only, then one summary line (what `npm test` prints). */
+  readonly quiet: boolean;
 }
 
-async function install(): Promise<number> {
+function parse(argv: readonly string[]): ParsedCommandLine<InstallOptions> {
+  const values = parseFlags(argv, { quiet: { type: 'boolean' } });
+  return values === 'help' ? { kind: 'help' } : { kind: 'run', options: { quiet: values.quiet === true } };
+}
+
+async function install(options: InstallOptions): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`tools: ${line}\n`);
-  for (const tool of Object.values(GO_TOOLS)) log(`${tool.name} ${tool.version}: ${ensureGoTool(tool, log)}`);
+  // Where each tool is: every line without --quiet, none with it (installs still log through `log`).
+  const found = options.quiet ? (): void => {} : log;
+  let count = 0;
+  for (const tool of Object.values(GO_TOOLS)) {
+    found(`${tool.name} ${tool.version}: ${ensureGoTool(tool, log)}`);
+    count++;
+  }
   const python = ensureGrpcio(log);
-  if (python !== null) log(`grpcio: ${python}`);
+  if (python !== null) {
+    found(`grpcio: ${python}`);
+    count++;
+  }
   const bun = ensureBun(log);
-  if (bun !== null) log(`${BUN.name} ${BUN.version}: ${bun}`);
+  if (bun !== null) {
+    found(`${BUN.name} ${BUN.version}: ${bun}`);
+    count++;
+  }
+  if (options.quiet) log(`${count} pinned tools ready in .tools/ (\`npm run tools\` lists them)`);
   return 0;
 }
 
