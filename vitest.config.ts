@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files that start a load run (the benchmark in its smoke profile, or ghz driving a
- * server for seconds). `npm test` runs them with the rest; `npm run test:unit` (the
+ * Test files that start a load run (the benchmark in its smoke profile, ghz driving a
+ * server for seconds, or rounds of hundreds of clients). `npm test` runs them with the rest; `npm run test:unit` (the
  * `unit` project) leaves them out, for a quick run while developing.
  */
 const LOAD_RUNS = [
@@ -10,6 +10,7 @@ const LOAD_RUNS = [
   'test/deploy/nginx.test.ts',
   'test/ops/reload.test.ts',
   'test/ops/rotation.test.ts',
+  'test/reliability/disconnect.test.ts',
   'test/reliability/load.test.ts',
   'test/reliability/secrets.test.ts',
   'test/reliability/sigterm.test.ts',

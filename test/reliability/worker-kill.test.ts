@@ -20,7 +20,8 @@ import { connectionsServedBy, serverConnections, socketInodes } from '../../benc
 import { TRANSPORTS } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
 import { detailStartMs, errorsOf, okCount } from './ghz.js';
-import { rawGenerate, rawSession } from './helpers.js';
+import { rawGenerate } from './helpers.js';
+import { rawSession } from '../transport/helpers/raw.js';
 
 const CONNECTIONS = 4;
 const CONCURRENCY = 100;
