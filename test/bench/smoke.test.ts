@@ -7,7 +7,7 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../bench/harness/exec.js';
+import { findOnPath } from '../../bench/kit/exec.js';
 import { repoPath } from '../../bench/common/paths.js';
 import { SERVERS, SERVER_NAMES } from '../../bench/macro/servers.js';
 import { type BenchRun, parseCommandLine, runBench } from '../../bench/run.js';

@@ -17,8 +17,8 @@ import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, ran
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { within } from '../../bench/common/wait.js';
-import { launchCli, runCli, serveArgs } from '../../bench/harness/cli.js';
+import { within } from '../../bench/kit/wait.js';
+import { launchCli, runCli, serveArgs } from '../../bench/kit/cli.js';
 import { TRANSPORTS, transportArgs } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
 import { type GrpcJsJwtClient, call, generate, grpcFrame, grpcJsJwtClient, rawUnary, ready, JWT_PATTERN, PRIVATE_PATTERNS } from './helpers.js';

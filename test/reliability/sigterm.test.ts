@@ -16,8 +16,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { sleep, waitUntil, within } from '../../bench/common/wait.js';
-import { isAlive } from '../../bench/harness/proc.js';
+import { sleep, waitUntil, within } from '../../bench/kit/wait.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { TRANSPORTS } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
 import { detailEndMs, detailStartMs, errorsOf, okCount } from './ghz.js';

@@ -14,8 +14,8 @@
 import type { ClientHttp2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { sleep, waitUntil } from '../../bench/common/wait.js';
-import { isAlive } from '../../bench/harness/proc.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { connectionsServedBy, serverConnections, socketInodes } from '../../bench/harness/proc-net.js';
 import { TRANSPORTS } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';

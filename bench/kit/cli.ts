@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { repoPath } from '../common/paths.js';
-import { tasksetCommand } from './cores.js';
+import { tasksetCommand } from '../harness/cores.js';
 import { type LaunchedProcess, type ProcessExit, type ServerProcess, extend, launch, runToExit, startServer } from './launcher.js';
 
 export const CLI_ENTRY = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');

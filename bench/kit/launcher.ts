@@ -1,5 +1,5 @@
 /**
- * The one launcher of processes that run beside the caller: servers under test, ghz, the
+ * The one launcher of processes that run beside the caller, for bench/ and test/ alike (the process kit: README.md here): servers under test, ghz, the
  * allocation child, `jwt-grpc serve` in the tests. It keeps every byte a process writes,
  * lets the caller await lines, and ends a process and everything it started in one way:
  *
@@ -19,7 +19,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { within } from '../common/wait.js';
+import { within } from './wait.js';
 import { childEnvironment } from './exec.js';
 import { parentPid, processTree, startTicks } from './proc.js';
 

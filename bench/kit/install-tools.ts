@@ -7,7 +7,7 @@
 import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
 import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';
 
-const HELP = `Usage: npm run tools      (or: node dist/bench/harness/install-tools.js)
+const HELP = `Usage: npm run tools      (or: node dist/bench/kit/install-tools.js)
 
 Installs into .tools/, unless they are there already, at pinned versions, what the tests
 and the benchmark need:
