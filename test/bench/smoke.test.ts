@@ -57,6 +57,8 @@ describe('npm run bench -- --smoke', () => {
     const goMissing = findOnPath('go') === null;
     const cannotRun = SERVERS.filter((s) => (goMissing && s.build === 'go-peer') || (s.unavailable?.() ?? null) !== null).map((s) => s.name);
     const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
+    // What this machine could not run (nginx, Go or Bun missing), and why, in the test's output.
+    for (const s of skipped) console.info(`bench smoke: row ${s.name} skipped: ${s.skipped}`);
     expect(skipped.map((s) => s.name).sort()).toEqual([...cannotRun].sort());
     const present = (macro?.servers ?? []).filter((s) => s.skipped === null);
     expect(present.map((s) => s.name).sort()).toEqual(SERVER_NAMES.filter((n) => !cannotRun.includes(n)).sort());
