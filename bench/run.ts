@@ -10,7 +10,7 @@ import { registerCleanup } from './common/cleanup.js';
 import { machineInfo, versions } from './common/machine.js';
 import { UsageError, runProgram } from './common/program.js';
 import { createRunDir, updateLatestLink } from './common/results-dir.js';
-import { GO_TOOLS, ensureGoTool } from './harness/tools.js';
+import { GO_TOOLS, ensureGoTool } from './kit/tools.js';
 import { planCores } from './harness/cores.js';
 import type { MacroResults } from './macro/results.js';
 import { runMacro } from './macro/run.js';

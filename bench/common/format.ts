@@ -1,5 +1,5 @@
 /** Number formatting shared by the progress line and the tables. */
-import { type MedianInterval, spansOne } from './bootstrap.js';
+import { type MedianInterval, spansOne } from './median-interval.js';
 
 export function formatInteger(value: number): string {
   return Math.round(value).toLocaleString('en-US');

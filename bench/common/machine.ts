@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { captureOutput } from '../harness/exec.js';
+import { captureOutput } from '../kit/exec.js';
 import { repoPath } from './paths.js';
 
 /** The machine and software a run's figures belong to. */

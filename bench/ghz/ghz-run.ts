@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
-import { launch } from '../harness/launcher.js';
+import { launch } from '../kit/launcher.js';
 import { type GhzCall, ghzArgs } from './ghz-args.js';
 import type { GhzJsonReport } from './ghz-report.js';
-import { cpuSeconds } from '../harness/proc.js';
+import { cpuSeconds } from '../kit/proc.js';
 
 /** A finished ghz run: its report and how busy ghz itself was. */
 export interface GhzRun {

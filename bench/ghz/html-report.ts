@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { repoPath, TOOLS_BIN_DIR } from '../common/paths.js';
-import { runCommand } from '../harness/exec.js';
-import { type BuildOutcome, goBuild } from '../harness/go-build.js';
+import { runCommand } from '../kit/exec.js';
+import { type BuildOutcome, goBuild } from '../kit/go-build.js';
 
 const RENDERER_DIR = repoPath('bench', 'ghz', 'html-report');
 const RENDERER = join(TOOLS_BIN_DIR, 'ghz-html');

@@ -1,4 +1,4 @@
-import { clockTicksPerSecond, ownCpuSeconds, treeCpuSeconds } from './proc.js';
+import { clockTicksPerSecond, ownCpuSeconds, treeCpuSeconds } from '../kit/proc.js';
 import { type ProcStat, cpuTicksDelta, readProcStat, stealShare } from './proc-stat.js';
 
 /** Share of the benchmark's CPUs taken by other processes from which a figure is marked as contended (⊘). */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../common/program.js';
-import { findOnPath } from './exec.js';
+import { findOnPath } from '../kit/exec.js';
 
 /** How the machine's CPUs are split between the server under test and ghz. */
 export interface CorePlan {

@@ -3,7 +3,7 @@
  * shipped configuration (nginx.ts): what deploy/ describes, on one machine, for the
  * deploy tests and the benchmark's nginx row. Every process is started by the launcher.
  */
-import { type CliServer, serveArgs, startCli } from './cli.js';
+import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
 import { type NginxProxy, startNginx } from './nginx.js';
 
 export interface FleetOptions {

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../common/paths.js';
 import { tasksetCommand } from './cores.js';
-import { findOnPath, isExecutable } from './exec.js';
-import { type ServerProcess, extend, launch } from './launcher.js';
+import { findOnPath, isExecutable } from '../kit/exec.js';
+import { type ServerProcess, extend, launch } from '../kit/launcher.js';
 
 /** The shipped configuration: an `http {}`-level snippet (upstream + server). */
 export const SHIPPED_NGINX_CONF = repoPath('deploy', 'nginx', 'jwt-grpc.conf');

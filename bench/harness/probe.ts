@@ -11,9 +11,9 @@
 import { existsSync } from 'node:fs';
 import { repoPath } from '../common/paths.js';
 import { median } from '../common/stats.js';
-import { quantileOfSorted } from '../common/bootstrap.js';
+import { quantileOfSorted } from '../common/median-interval.js';
 import { type CorePlan, pinnedCommand } from './cores.js';
-import { type LaunchedProcess, launch } from './launcher.js';
+import { type LaunchedProcess, launch } from '../kit/launcher.js';
 
 /**
  * Relative change of a probe from its CPU's median over the run from which the

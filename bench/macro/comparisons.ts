@@ -5,7 +5,7 @@
  * those per-round ratios with its 95 % bootstrap interval. A new row of the servers
  * table enters a ratio by one entry here.
  */
-import { type MedianInterval, bootstrapMedian, seedFor } from '../common/bootstrap.js';
+import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
 import type { CellResult, RatioMetric, RatioResult, RoundResult, ServerStatus } from './results.js';
 import type { Scenario } from './scenarios.js';
 import type { ServerRole } from './servers.js';

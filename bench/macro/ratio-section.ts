@@ -1,4 +1,4 @@
-import { CONFIDENCE, MIN_VALUES_FOR_INTERVAL } from '../common/bootstrap.js';
+import { CONFIDENCE, MIN_VALUES_FOR_INTERVAL } from '../common/median-interval.js';
 import { formatRatioInterval } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
 import { COMPARISONS } from './comparisons.js';

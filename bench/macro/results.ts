@@ -1,4 +1,4 @@
-import type { MedianInterval } from '../common/bootstrap.js';
+import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
 import type { GhzSummary } from '../ghz/ghz-report.js';

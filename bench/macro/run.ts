@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../common/bootstrap.js';
+import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../common/median-interval.js';
 import { Progress } from '../common/progress.js';
 import { buildHtmlRenderer } from '../ghz/html-report.js';
 import type { CorePlan } from '../harness/cores.js';
-import { goBuild } from '../harness/go-build.js';
+import { goBuild } from '../kit/go-build.js';
 import { writeKeysFile } from '../harness/keys-file.js';
-import type { ServerProcess } from '../harness/launcher.js';
+import type { ServerProcess } from '../kit/launcher.js';
 import { SpeedProbes, probeBaselines, summarizeProbes } from '../harness/probe.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 import type { MatrixScope } from '../options/profiles.js';

@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import { repoPath } from '../common/paths.js';
 import type { RpcMethod } from '../ghz/ghz-args.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
-import { type ServerProcess, startServer } from '../harness/launcher.js';
-import { findBun } from '../harness/tools.js';
+import { type ServerProcess, startServer } from '../kit/launcher.js';
+import { findBun } from '../kit/tools.js';
+import { NGINX_INSTALL, findNginx } from '../harness/nginx.js';
 import type { Transport } from '../../src/lib.js';
 import type { CoreGroup } from './scenarios.js';
 
@@ -33,7 +34,7 @@ export interface LaunchContext {
 export interface LaunchCommand {
   readonly command: string;
   readonly args: readonly string[];
-  /** Added to a cleaned copy of the harness's environment (see harness/exec.ts, `childEnvironment`). */
+  /** Added to a cleaned copy of the harness's environment (see kit/exec.ts, `childEnvironment`). */
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -237,6 +238,8 @@ export const SERVERS: readonly ServerSpec[] = [
     cluster: true,
     usesAllCores: true,
     entryFile: NGINX_FLEET,
+    // nginx is a system package (root to install): without it the run skips this row, saying why.
+    unavailable: () => (findNginx() === null ? `nginx is not installed (\`${NGINX_INSTALL}\`, needs root)` : null),
     launch: (ctx) => ({
       command: process.execPath,
       args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--transport', 'http2'],

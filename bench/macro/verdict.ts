@@ -3,7 +3,7 @@
  * ratios only (comparisons.ts, headlineMetric), so that the text never claims more than
  * the rounds show.
  */
-import { spansOne } from '../common/bootstrap.js';
+import { spansOne } from '../common/median-interval.js';
 import { COMPARISONS, type Comparison } from './comparisons.js';
 import type { MacroResults, RatioResult, ServerStatus } from './results.js';
 

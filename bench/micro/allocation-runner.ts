@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { repoPath } from '../common/paths.js';
-import { launch } from '../harness/launcher.js';
+import { launch } from '../kit/launcher.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 
 const CHILD = repoPath('dist', 'bench', 'micro', 'alloc-child.js');

@@ -38,7 +38,7 @@ export type ProfileName = 'quick' | 'full' | 'smoke';
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
   // About 6 minutes on 2 cores (5.9 measured on a shared machine): the ratios of the
   // 1-core scenarios, 5 short rounds each
-  // (the fewest that give an interval: see common/bootstrap.ts).
+  // (the fewest that give an interval: see common/median-interval.ts).
   quick: {
     name: 'quick',
     durationS: 1.5,

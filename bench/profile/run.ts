@@ -13,7 +13,7 @@ import { registerCleanup } from '../common/cleanup.js';
 import { SUBJECTS_FILE, repoPath } from '../common/paths.js';
 import { type ParsedCommandLine, parseChoice, parseFlags, parseNumber, runProgram } from '../common/program.js';
 import type { GhzCall } from '../ghz/ghz-args.js';
-import { GO_TOOLS, ensureGoTool } from '../harness/tools.js';
+import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { planCores } from '../harness/cores.js';

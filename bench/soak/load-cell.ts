@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatMiB } from '../common/format.js';
 import { repoPath } from '../common/paths.js';
-import { sleep } from '../common/wait.js';
+import { sleep } from '../kit/wait.js';
 import { type GhzSummary, summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
-import { type CliServer, serveArgs, startCli } from '../harness/cli.js';
+import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
 import type { CorePlan } from '../harness/cores.js';
-import type { OutputMatch } from '../harness/launcher.js';
-import { statusBytes } from '../harness/proc.js';
+import type { OutputMatch } from '../kit/launcher.js';
+import { statusBytes } from '../kit/proc.js';
 import type { Transport } from '../../src/lib.js';
 import { GC_DONE_LINE, type GcReport } from './gc-preload.js';
 

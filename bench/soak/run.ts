@@ -14,10 +14,10 @@ import type { Transport } from '../../src/lib.js';
 import { optionValue } from '../../src/options/resolve.js';
 import { TRANSPORTS } from '../../src/options/table.js';
 import { type ParsedCommandLine, parseChoice, parseChoices, parseFlags, parseNumber, runProgram } from '../common/program.js';
-import { GO_TOOLS, ensureGoTool } from '../harness/tools.js';
+import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { planCores } from '../harness/cores.js';
 import { writeKeysFile } from '../harness/keys-file.js';
-import { killAll } from '../harness/launcher.js';
+import { killAll } from '../kit/launcher.js';
 import { LOAD_SCENARIOS, type LoadCellResult, RSS_GROWTH_LIMIT, formatLoadCell, runLoadCell } from './load-cell.js';
 
 const CELL_NAMES = LOAD_SCENARIOS.map((c) => c.name);

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitUntil } from '../../bench/common/wait.js';
-import { childEnvironment } from '../../bench/harness/exec.js';
-import { killAll, launch, startServer } from '../../bench/harness/launcher.js';
-import { isAlive, processTree } from '../../bench/harness/proc.js';
+import { waitUntil } from '../../bench/kit/wait.js';
+import { childEnvironment } from '../../bench/kit/exec.js';
+import { killAll, launch, startServer } from '../../bench/kit/launcher.js';
+import { isAlive, processTree } from '../../bench/kit/proc.js';
 
 /** `sh` with a background `sleep` and a `wait`: a root with a child, as a cluster primary with a worker. */
 const WITH_CHILD = 'sleep 30 & wait';

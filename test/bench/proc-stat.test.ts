@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cpuSnapshot, runCpu } from '../../bench/harness/contention.js';
-import { clockTicksPerSecond } from '../../bench/harness/proc.js';
+import { clockTicksPerSecond } from '../../bench/kit/proc.js';
 import { cpuTicksDelta, parseProcStat, readProcStat, stealShare } from '../../bench/harness/proc-stat.js';
 
 /** /proc/stat of a 4-CPU guest, one second apart (hand-written in the kernel's format, see proc(5)). */

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { sleep } from '../../bench/common/wait.js';
+import { sleep } from '../../bench/kit/wait.js';
 import { allowedCpus } from '../../bench/harness/cores.js';
-import { runCommand } from '../../bench/harness/exec.js';
-import { killAll, launch } from '../../bench/harness/launcher.js';
+import { runCommand } from '../../bench/kit/exec.js';
+import { killAll, launch } from '../../bench/kit/launcher.js';
 import { cpuTicksDelta, readProcStat } from '../../bench/harness/proc-stat.js';
 import {
   clockTicksPerSecond,
@@ -15,7 +15,7 @@ import {
   statusBytes,
   treeCpuSeconds,
   treePeakRssBytes,
-} from '../../bench/harness/proc.js';
+} from '../../bench/kit/proc.js';
 
 /**
  * Burns `ms` of CPU time (not wall time: the machine may be shared, and a wall-clock

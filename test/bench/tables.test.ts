@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../../bench/common/bootstrap.js';
+import { BOOTSTRAP_RESAMPLES, CONFIDENCE, DEFAULT_SEED } from '../../bench/common/median-interval.js';
 import { planCores } from '../../bench/harness/cores.js';
 import { computeRatios } from '../../bench/macro/comparisons.js';
 import { summarizeSteal } from '../../bench/macro/disturbance.js';

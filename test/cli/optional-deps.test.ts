@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { serveArgs, startCli } from '../../bench/harness/cli.js';
-import { killAll } from '../../bench/harness/launcher.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-packages.mjs');
 const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino'];

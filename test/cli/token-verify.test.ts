@@ -3,8 +3,8 @@
  * `jwt-grpc serve`: the token printed verifies, the verdict's exit code, bad flags.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliServer, runCli, serveArgs, startCli } from '../../bench/harness/cli.js';
-import { killAll } from '../../bench/harness/launcher.js';
+import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 import { decodeJwt } from '../helpers/client.js';
 
 let server: CliServer;

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveArgs, startCli } from '../../bench/harness/cli.js';
-import { killAll } from '../../bench/harness/launcher.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 import { SERVE_V8_FLAGS } from '../../src/cli/v8-flags.js';
 
 function nodeFlags(pid: number): string[] {

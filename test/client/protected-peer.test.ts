@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Metadata, type ServiceClientConstructor, type ServiceError, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, killAll, startServer } from '../../bench/harness/launcher.js';
+import { type ServerProcess, killAll, startServer } from '../../bench/kit/launcher.js';
 import { type JwtServer, createJwtClient, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

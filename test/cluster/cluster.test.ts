@@ -14,10 +14,10 @@ import { readFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SUBJECTS_FILE } from '../../bench/common/paths.js';
-import { sleep, waitUntil } from '../../bench/common/wait.js';
-import { type CliServer, runCli, serveArgs, startCli } from '../../bench/harness/cli.js';
-import { killAll } from '../../bench/harness/launcher.js';
-import { isAlive } from '../../bench/harness/proc.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
+import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { ClientPool, type JwtClient } from '../helpers/client.js';
 import { TRANSPORTS, transportArgs } from '../helpers/server.js';
 

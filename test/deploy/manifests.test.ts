@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoPath } from '../../bench/common/paths.js';
-import { goBuild } from '../../bench/harness/go-build.js';
-import { runCommand } from '../../bench/harness/exec.js';
+import { goBuild } from '../../bench/kit/go-build.js';
+import { runCommand } from '../../bench/kit/exec.js';
 
 const MANIFESTS = repoPath('deploy', 'kubernetes');
 const VALIDATOR = join(MANIFESTS, 'validate');

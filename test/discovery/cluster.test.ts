@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../../bench/common/wait.js';
-import { type CliServer, runCli, serveArgs, startCli } from '../../bench/harness/cli.js';
-import { killAll } from '../../bench/harness/launcher.js';
+import { waitUntil } from '../../bench/kit/wait.js';
+import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 import { ClientPool } from '../helpers/client.js';
 import { fetchRaw, freePort } from './helpers.js';
 

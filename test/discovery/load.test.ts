@@ -8,8 +8,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serveArgs, startCli } from '../../bench/harness/cli.js';
-import { killAll } from '../../bench/harness/launcher.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 import { ClientPool } from '../helpers/client.js';
 import { freePort } from './helpers.js';
 

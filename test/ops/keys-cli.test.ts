@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../bench/harness/cli.js';
+import { runCli } from '../../bench/kit/cli.js';
 import { loadKeys, silentLogger } from '../../src/lib.js';
 import { keyEntries } from './helpers.js';
 

@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { serveArgs, startCli } from '../../bench/harness/cli.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { jsonLines, keysCli } from './reload-helpers.js';
-import { waitUntil } from '../../bench/common/wait.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 describe.skipIf(process.platform !== 'linux')('logs', () => {
   const fixture = reliabilityFixture('logs');

@@ -6,9 +6,9 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { serveArgs, startCli } from '../../bench/harness/cli.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';
-import { killAll } from '../../bench/harness/launcher.js';
+import { killAll } from '../../bench/kit/launcher.js';
 import { createJwtServer, generateKeys } from '../../src/lib.js';
 import { ClientPool, callError, type JwtClient } from '../helpers/client.js';
 import { TRANSPORTS, transportArgs } from '../helpers/server.js';

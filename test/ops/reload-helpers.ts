@@ -3,9 +3,9 @@
  * every worker what it serves.
  */
 import { expect } from 'vitest';
-import { waitUntil } from '../../bench/common/wait.js';
-import { runCli } from '../../bench/harness/cli.js';
-import type { CliServer } from '../../bench/harness/cli.js';
+import { waitUntil } from '../../bench/kit/wait.js';
+import { runCli } from '../../bench/kit/cli.js';
+import type { CliServer } from '../../bench/kit/cli.js';
 import type { ClientPool } from '../helpers/client.js';
 import { clientsOnOwnConnections } from './helpers.js';
 

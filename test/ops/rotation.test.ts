@@ -8,8 +8,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sleep } from '../../bench/common/wait.js';
-import { runCli } from '../../bench/harness/cli.js';
+import { sleep } from '../../bench/kit/wait.js';
+import { runCli } from '../../bench/kit/cli.js';
 import { ClientPool } from '../helpers/client.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { errorsOf, okCount } from '../reliability/ghz.js';

@@ -8,7 +8,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sleep } from '../../bench/common/wait.js';
+import { sleep } from '../../bench/kit/wait.js';
 import { ClientPool } from '../helpers/client.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { keyEntries } from './helpers.js';

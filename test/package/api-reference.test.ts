@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit } from '../../bench/harness/launcher.js';
+import { runToExit } from '../../bench/kit/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 
 const TOOLS = join(PACKAGE_ROOT, 'docs', 'tools');

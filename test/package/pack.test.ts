@@ -14,7 +14,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, syml
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit, startServer } from '../../bench/harness/launcher.js';
+import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type Example, markdownExamples, tsdocExamples } from './examples.js';
 

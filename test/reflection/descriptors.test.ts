@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { captureOutput, runChecked } from '../../bench/harness/exec.js';
+import { captureOutput, runChecked } from '../../bench/kit/exec.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { DESCRIPTOR_SET_PATH, type DescriptorIndex, fileWithImports, indexDescriptorSet, loadDescriptorSet } from '../../src/server/descriptor-set.js';
 

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAME } from '../../src/lib.js';
-import { type CommandRun, runToExit } from '../../bench/harness/launcher.js';
-import { GO_TOOLS, requireGoTool } from '../../bench/harness/tools.js';
+import { type CommandRun, runToExit } from '../../bench/kit/launcher.js';
+import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import { TRANSPORTS } from '../helpers/server.js';
 import { type TestServer, closeTestServers, startTestServer } from './server.js';
 

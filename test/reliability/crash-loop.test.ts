@@ -8,9 +8,9 @@
 import { type Server, createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil, within } from '../../bench/common/wait.js';
-import { launchCli } from '../../bench/harness/cli.js';
-import { isAlive } from '../../bench/harness/proc.js';
+import { waitUntil, within } from '../../bench/kit/wait.js';
+import { launchCli } from '../../bench/kit/cli.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { TRANSPORTS, transportArgs } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
 

@@ -19,11 +19,12 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatMiB } from '../../bench/common/format.js';
-import { sleep, waitUntil } from '../../bench/common/wait.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { serverConnections } from '../../bench/harness/proc-net.js';
 import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 import { TRANSPORTS } from '../helpers/server.js';
-import { encodeGenerateRequest, exposeGc, generate, grpcFrame, jwtClient, openRawCall, rawSession, ready } from './helpers.js';
+import { encodeGenerateRequest, exposeGc, generate, grpcFrame, grpcJsJwtClient, openRawCall, ready } from './helpers.js';
+import { rawSession } from '../transport/helpers/raw.js';
 
 const ROUNDS = 8;
 const CLIENTS_PER_KIND = 4;
@@ -52,7 +53,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
   const count = (outcomes: Outcomes, key: string): void => void outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
 
   async function deadlineClient(outcomes: Outcomes): Promise<void> {
-    const client = jwtClient(port);
+    const client = grpcJsJwtClient(port);
     await ready(client);
     const calls = Array.from({ length: CALLS_PER_CLIENT }, () => generate(client, REQUEST, 1));
     for (const { error } of await Promise.all(calls)) count(outcomes, `deadline:${error?.code ?? 0}`);
@@ -60,7 +61,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
   }
 
   async function cancellingClient(outcomes: Outcomes): Promise<void> {
-    const client = jwtClient(port);
+    const client = grpcJsJwtClient(port);
     await ready(client);
     const results = Array.from({ length: CALLS_PER_CLIENT }, () => {
       let handle: { cancel(): void } | undefined;
@@ -76,7 +77,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
   }
 
   async function closingClient(outcomes: Outcomes): Promise<void> {
-    const client = jwtClient(port);
+    const client = grpcJsJwtClient(port);
     await ready(client);
     const calls = Array.from({ length: CALLS_PER_CLIENT }, () => generate(client, REQUEST, 10_000));
     await sleep(Math.random() * 5);
@@ -150,7 +151,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
       expect(after).toBeLessThanOrEqual(baseline + HEAP_SLACK_BYTES);
 
       // And the server still serves.
-      const client = jwtClient(port);
+      const client = grpcJsJwtClient(port);
       try {
         const { error, response } = await generate(client, REQUEST, 10_000);
         expect(error).toBeNull();
@@ -165,7 +166,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
   it(
     'one connection, 8,000 calls with a 1 ms deadline among 8,000 without: the connection survives and every call without a deadline is OK',
     async () => {
-      const client = jwtClient(port);
+      const client = grpcJsJwtClient(port);
       await ready(client);
       const outcomes: Outcomes = new Map();
       try {

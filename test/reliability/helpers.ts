@@ -1,9 +1,17 @@
-import { type ClientHttp2Session, type ClientHttp2Stream, connect as http2Connect, constants as http2Constants } from 'node:http2';
+import { type ClientHttp2Session, type ClientHttp2Stream, constants as http2Constants } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as grpc from '@grpc/grpc-js';
-import { PROTO_PATH } from '../../src/lib.js';
+import {
+  type GenerateJwtRequest,
+  type GenerateJwtResponse,
+  type GetJwksRequest,
+  type GetJwksResponse,
+  PROTO_PATH,
+  type VerifyJwtRequest,
+  type VerifyJwtResponse,
+} from '../../src/lib.js';
 import { clientConstructor } from '../helpers/client.js';
 
 /**
@@ -11,42 +19,27 @@ import { clientConstructor } from '../helpers/client.js';
  * and small probes. Everything talks to 127.0.0.1 only.
  */
 
-export interface GenerateRequest {
-  algorithm: string;
-  subject?: string;
-  audience?: string;
-  ttl_seconds?: number;
-  claims_json?: string;
-}
-export interface GenerateResponse {
-  jwt: string;
-  sub: string;
-  kid: string;
-  expires_at: string | number;
-}
-export interface VerifyResponse {
-  valid: boolean;
-  sub: string;
-  claims_json: string;
-  reason: string;
-}
+/** A GenerateJwt request as a grpc-js client sends it: the proto's defaults fill what is left out. */
+export type GenerateRequest = Pick<GenerateJwtRequest, 'algorithm'> & Partial<GenerateJwtRequest>;
 
 type Callback<T> = (error: grpc.ServiceError | null, response?: T) => void;
 
-export interface JwtClient extends grpc.Client {
-  GenerateJwt(request: GenerateRequest, options: grpc.CallOptions, callback: Callback<GenerateResponse>): grpc.ClientUnaryCall;
-  VerifyJwt(request: { jwt: string; audience?: string; issuer?: string }, options: grpc.CallOptions, callback: Callback<VerifyResponse>): grpc.ClientUnaryCall;
-  GetJwks(request: Record<string, never>, options: grpc.CallOptions, callback: Callback<{ jwks_json: string }>): grpc.ClientUnaryCall;
+export interface GrpcJsJwtClient extends grpc.Client {
+  GenerateJwt(request: GenerateRequest, options: grpc.CallOptions, callback: Callback<GenerateJwtResponse>): grpc.ClientUnaryCall;
+  VerifyJwt(request: Pick<VerifyJwtRequest, 'jwt'> & Partial<VerifyJwtRequest>, options: grpc.CallOptions, callback: Callback<VerifyJwtResponse>): grpc.ClientUnaryCall;
+  GetJwks(request: GetJwksRequest, options: grpc.CallOptions, callback: Callback<GetJwksResponse>): grpc.ClientUnaryCall;
 }
 
-type JwtClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => JwtClient;
+type GrpcJsJwtClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => GrpcJsJwtClient;
 
 /**
- * A JwtService client for 127.0.0.1:`port`. `ownConnection` gives it a connection of its
+ * A plain grpc-js JwtService client (from the proto, not the package's createJwtClient:
+ * that one is test/helpers/client.ts's `jwtClient`) for 127.0.0.1:`port`: the tests here
+ * close it, or drop its connection, with calls in flight. `ownConnection` gives it a connection of its
  * own (grpc-js otherwise shares one between clients of the same target and options).
  */
-export function jwtClient(port: number, { ownConnection = true }: { ownConnection?: boolean } = {}): JwtClient {
-  const JwtService = clientConstructor(PROTO_PATH, 'jwt.services.JwtService') as unknown as JwtClientConstructor;
+export function grpcJsJwtClient(port: number, { ownConnection = true }: { ownConnection?: boolean } = {}): GrpcJsJwtClient {
+  const JwtService = clientConstructor(PROTO_PATH, 'jwt.services.JwtService') as unknown as GrpcJsJwtClientConstructor;
   return new JwtService(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {});
 }
 
@@ -70,8 +63,8 @@ export function call<T>(
   });
 }
 
-export function generate(client: JwtClient, request: GenerateRequest, deadlineMs = 10_000) {
-  return call<GenerateResponse>((cb) => client.GenerateJwt(request, { deadline: Date.now() + deadlineMs }, cb));
+export function generate(client: GrpcJsJwtClient, request: GenerateRequest, deadlineMs = 10_000) {
+  return call<GenerateJwtResponse>((cb) => client.GenerateJwt(request, { deadline: Date.now() + deadlineMs }, cb));
 }
 
 /** Whether a TCP connect to 127.0.0.1:`port` is refused (true) or accepted (false). */
@@ -180,23 +173,14 @@ export function rawGenerate(session: ClientHttp2Session, algorithm: string, subj
   return rawUnary(session, 'GenerateJwt', grpcFrame(encodeGenerateRequest(algorithm, subject)), timeoutMs);
 }
 
-/** A raw HTTP/2 session to 127.0.0.1:`port`, connected. */
-export function rawSession(port: number, timeoutMs = 5000): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const session = http2Connect(`http://127.0.0.1:${port}`);
-    const timer = setTimeout(() => {
-      session.destroy();
-      reject(new Error('HTTP/2 connect timed out'));
-    }, timeoutMs);
-    session.once('connect', () => {
-      clearTimeout(timer);
-      session.on('error', () => {});
-      resolve(session);
-    });
-    session.once('error', (err) => {
-      clearTimeout(timer);
-      session.destroy();
-      reject(err);
-    });
-  });
+/** A compact JWS (a token) anywhere in a text. */
+export const JWT_PATTERN = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/g;
+/** A private JWK member or a PEM private key, whoever's. */
+export const PRIVATE_PATTERNS: readonly RegExp[] = [/"(d|k|p|q|dp|dq|qi)"\s*:\s*"[A-Za-z0-9_-]{16,}"/, /PRIVATE KEY/];
+
+/** What of `text` (named `name` in the result) is a token or private key material. */
+export function tokensAndPrivateKeys(name: string, text: string): string[] {
+  const found = (text.match(JWT_PATTERN) ?? []).map((token) => `${name}: a token (${token.slice(0, 24)}...)`);
+  for (const re of PRIVATE_PATTERNS) if (re.test(text)) found.push(`${name}: ${re}`);
+  return found;
 }

@@ -10,20 +10,19 @@
  * in base64url, base64 or hex; the logs, metrics and error messages may hold no token the
  * server issued. Broken key files holding secrets fail without quoting them, at start
  * and on reload. `jwt-grpc keys generate | rotate | public` print kids, never key
- * material (`public`: public keys only). And the benchmark harness' smoke run (when
- * bench/run.ts exists) writes no token or private key into its results.
+ * material (`public`: public keys only). (That the benchmark's smoke run writes no token
+ * or private key into its results is checked on the one smoke run, test/bench/smoke.test.ts.)
  */
 import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { repoPath } from '../../bench/common/paths.js';
-import { within } from '../../bench/common/wait.js';
-import { launchCli, runCli, serveArgs } from '../../bench/harness/cli.js';
-import { childEnvironment, runCommand } from '../../bench/harness/exec.js';
+import { within } from '../../bench/kit/wait.js';
+import { launchCli, runCli, serveArgs } from '../../bench/kit/cli.js';
 import { TRANSPORTS, transportArgs } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
-import { type JwtClient, call, generate, grpcFrame, jwtClient, rawSession, rawUnary, ready } from './helpers.js';
+import { type GrpcJsJwtClient, call, generate, grpcFrame, grpcJsJwtClient, rawUnary, ready, JWT_PATTERN, PRIVATE_PATTERNS } from './helpers.js';
+import { rawSession } from '../transport/helpers/raw.js';
 import { bannerMetricsPort, httpGet } from '../ops/helpers.js';
 
 interface Needle {
@@ -32,12 +31,6 @@ interface Needle {
 }
 
 /** A JWT in compact form: three base64url parts, the first two JSON objects (`eyJ` = `{"`). */
-const JWT_PATTERN = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/g;
-/** A private JWK member or a PEM private key, whoever's. */
-const PRIVATE_PATTERNS = [/"(d|k|p|q|dp|dq|qi)"\s*:\s*"[A-Za-z0-9_-]{16,}"/, /PRIVATE KEY/];
-
-const BENCH_ENTRY = repoPath('dist', 'bench', 'run.js');
-const BENCH_SOURCE = repoPath('bench', 'run.ts');
 
 /** The forms a leaked secret could take: base64url (as in the JWK), base64 and hex of the same bytes. */
 function forms(what: string, base64url: string): Needle[] {
@@ -100,11 +93,11 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
     const seen: string[] = [];
     const errors: string[] = [];
     // Several connections, so that a cluster's workers all take part.
-    const clients: JwtClient[] = Array.from({ length: 4 }, () => jwtClient(port));
+    const clients: GrpcJsJwtClient[] = Array.from({ length: 4 }, () => grpcJsJwtClient(port));
     try {
       await Promise.all(clients.map((c) => ready(c)));
       let turn = 0;
-      const next = (): JwtClient => clients[turn++ % clients.length] as JwtClient;
+      const next = (): GrpcJsJwtClient => clients[turn++ % clients.length] as GrpcJsJwtClient;
       const record = (result: { error: { message: string; details: string } | null; response?: unknown }): void => {
         if (result.error !== null) errors.push(`${result.error.message} | ${result.error.details}`);
         if (result.response !== undefined) seen.push(JSON.stringify(result.response));
@@ -347,45 +340,5 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
       for (const key of published.keys) expect(key['alg']).not.toMatch(/^HS/);
     },
     90_000,
-  );
-
-  it.skipIf(!existsSync(BENCH_SOURCE))(
-    'the benchmark harness smoke writes no token and no private key into its results',
-    () => {
-      const out = join(fixture.dir, 'bench-out');
-      // Our three servers only: the peers' servers share the harness code that writes the
-      // results, and running them too would add 15 s to CI for no more coverage of this package.
-      const run = runCommand(process.execPath, [BENCH_ENTRY, '--smoke', '--servers', 'jwt-grpc,jwt-grpc-cluster,jwt-grpc-cached', '--out', out], {
-        timeoutMs: 240_000,
-        env: childEnvironment(),
-      });
-      expect(run.status, `bench smoke failed:\n${run.stderr.slice(-3000)}`).toBe(0);
-      const files: string[] = [];
-      const walk = (path: string): void => {
-        for (const entry of readdirSync(path)) {
-          const full = join(path, entry);
-          const info = lstatSync(full); // not through links: `latest` points at the run directory
-          if (info.isDirectory()) walk(full);
-          else if (info.isFile()) files.push(full);
-        }
-      };
-      walk(out);
-      expect(files.length).toBeGreaterThan(0);
-      const leaks: string[] = [];
-      for (const [name, text] of [
-        ['bench stdout', run.stdout],
-        ['bench stderr', run.stderr],
-        ...files.map((f) => [f.slice(out.length + 1), readFileSync(f, 'utf8')] as const),
-      ]) {
-        for (const token of text.match(JWT_PATTERN) ?? []) leaks.push(`${name}: a token (${token.slice(0, 24)}...)`);
-        for (const re of PRIVATE_PATTERNS) if (re.test(text)) leaks.push(`${name}: ${re}`);
-        for (const what of findLeaks(text, [...secrets, ...[...issued].map((value) => ({ what: 'an issued token', value }))])) leaks.push(`${name}: ${what}`);
-      }
-      console.log(`bench smoke: ${files.length} result files read; ${leaks.length} leaks`);
-      // A token found here is usually the VerifyJwt cells' request: ghz's JSON report repeats
-      // its request (`options.data`), and the harness keeps that report among the results.
-      expect([...new Set(leaks)], 'tokens or key material in the bench results (redact ghz reports\' options.data where the harness saves them)').toEqual([]);
-    },
-    300_000,
   );
 });

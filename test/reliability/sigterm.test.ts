@@ -16,12 +16,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { sleep, waitUntil, within } from '../../bench/common/wait.js';
-import { isAlive } from '../../bench/harness/proc.js';
+import { sleep, waitUntil, within } from '../../bench/kit/wait.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { TRANSPORTS } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
 import { detailEndMs, detailStartMs, errorsOf, okCount } from './ghz.js';
-import { connectRefused, generate, jwtClient, openRawCall, rawSession, ready } from './helpers.js';
+import { connectRefused, generate, grpcJsJwtClient, openRawCall, ready } from './helpers.js';
+import { rawSession } from '../transport/helpers/raw.js';
 
 const GRACE_MS = 5000;
 
@@ -89,7 +90,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('SIGTERM under lo
       `${mode}: 200 RS256 calls in flight at SIGTERM all complete OK`,
       async () => {
         const server = await fixture.serve({ workers, graceMs: GRACE_MS });
-        const clients = Array.from({ length: 4 }, () => jwtClient(server.port));
+        const clients = Array.from({ length: 4 }, () => grpcJsJwtClient(server.port));
         try {
           await Promise.all(clients.map((c) => ready(c)));
           let termAt = Number.POSITIVE_INFINITY;

@@ -14,13 +14,14 @@
 import type { ClientHttp2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { sleep, waitUntil } from '../../bench/common/wait.js';
-import { isAlive } from '../../bench/harness/proc.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { connectionsServedBy, serverConnections, socketInodes } from '../../bench/harness/proc-net.js';
 import { TRANSPORTS } from '../helpers/server.js';
 import { reliabilityFixture } from './fixture.js';
 import { detailStartMs, errorsOf, okCount } from './ghz.js';
-import { rawGenerate, rawSession } from './helpers.js';
+import { rawGenerate } from './helpers.js';
+import { rawSession } from '../transport/helpers/raw.js';
 
 const CONNECTIONS = 4;
 const CONCURRENCY = 100;

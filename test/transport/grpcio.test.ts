@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { servedTestService, testServiceImplementation } from './helpers/test-service.js';
-import { runToExit } from '../../bench/harness/launcher.js';
-import { GRPCIO, requireGrpcio } from '../../bench/harness/tools.js';
+import { runToExit } from '../../bench/kit/launcher.js';
+import { GRPCIO, requireGrpcio } from '../../bench/kit/tools.js';
 
 const SCRIPT = join(import.meta.dirname, 'python', 'grpcio_client.py');
 

@@ -1,7 +1,8 @@
 /**
  * HTTP/2 conformance, from a client nobody here wrote: h2spec (pinned; `npm run tools`)
  * runs its whole suite (RFC 7540 / 9113 frames, streams, flow control, HPACK) against
- * both transports. It sends what gRPC clients never do: frames on closed streams, bad
+ * both transports, and against grpc-go (the benchmark's Go peer, bench/peers/go, built
+ * with go build as the benchmark builds it) for comparison: bench/README.md lists the three counts. It sends what gRPC clients never do: frames on closed streams, bad
  * padding, oversized frames, invalid HPACK. Whatever it sends, the server must go on
  * serving (h2spec once ended `jwt-grpc serve` with two frames: see protocol.test.ts), and
  * every case it fails must be one explained below, so that a change that breaks one more
@@ -11,8 +12,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runToExit } from '../../bench/harness/launcher.js';
-import { GO_TOOLS, requireGoTool } from '../../bench/harness/tools.js';
+import { goBuild } from '../../bench/kit/go-build.js';
+import { runToExit, startServer } from '../../bench/kit/launcher.js';
+import { GO_PEER_DIR } from '../../bench/macro/servers.js';
+import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import { GrpcStatus } from '../../src/transport/handler-api.js';
 import { frame, grpcHeaders, rawCall } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
@@ -26,20 +29,28 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** h2spec's failed cases as `section: case` (from its JUnit report), how many passed, and its summary line. */
-async function failedCases(port: number, name: string): Promise<{ failed: string[]; passed: number; summary: string }> {
+/**
+ * h2spec's failed cases as `section: case` (from its JUnit report), how many passed, its
+ * summary line, and each failed case's error text (h2spec's expected and actual frames).
+ */
+async function failedCases(
+  port: number,
+  name: string,
+): Promise<{ failed: string[]; passed: number; summary: string; errors: ReadonlyMap<string, string> }> {
   const report = join(dir, `${name}.xml`);
   // A bounded stream limit: h2spec's 5.1.2 opens one stream more than the server allows.
   const run = await runToExit(requireGoTool(GO_TOOLS.h2spec), ['-h', '127.0.0.1', '-p', String(port), '-o', '3', '-j', report], { timeoutMs: 120_000 });
   const summary = /\d+ tests, \d+ passed, \d+ skipped, \d+ failed/.exec(run.stdout)?.[0];
   expect(summary, `h2spec did not finish (exit ${run.code ?? run.signal}):\n${run.stdout.slice(-2000)}\n${run.stderr}`).toBeDefined();
   // <testcase package="http2/6.5" classname="Sends a SETTINGS frame ..."> with an <error> (or <failure>) inside when it failed.
-  const failed = readFileSync(report, 'latin1')
-    .split('<testcase ')
-    .slice(1)
-    .filter((testCase) => /^[^>]*>\s*<(error|failure)/.test(testCase))
-    .map((testCase) => `${/package="([^"]*)"/.exec(testCase)?.[1]}: ${/classname="([^"]*)"/.exec(testCase)?.[1]}`);
-  return { failed: failed.sort(), passed: Number(/(\d+) passed/.exec(summary as string)?.[1]), summary: summary as string };
+  const errors = new Map<string, string>();
+  for (const testCase of readFileSync(report, 'latin1').split('<testcase ').slice(1)) {
+    if (!/^[^>]*>\s*<(error|failure)/.test(testCase)) continue;
+    const error = /<(?:error|failure)[^>]*>([\s\S]*?)<\/(?:error|failure)>/.exec(testCase)?.[1] ?? '';
+    errors.set(`${/package="([^"]*)"/.exec(testCase)?.[1]}: ${/classname="([^"]*)"/.exec(testCase)?.[1]}`, error.replace(/\s+/g, ' ').trim());
+  }
+  console.info(`h2spec against ${name}: ${summary}`);
+  return { failed: [...errors.keys()].sort(), passed: Number(/(\d+) passed/.exec(summary as string)?.[1]), summary: summary as string, errors };
 }
 
 /**
@@ -73,6 +84,32 @@ describe.concurrent('h2spec v2.2.1', () => {
     expect(unexplained(failed, 'grpc-js'), summary).toEqual([]);
     expect(passed, summary).toBeGreaterThanOrEqual(MIN_PASSED['grpc-js']);
     await stillServes(port);
+  });
+});
+
+// grpc-go is not ours: no case of its is held to an explanation. Its count is printed beside
+// ours (bench/README.md lists the three), and a case ours fails that it passes shows here.
+describe('h2spec v2.2.1 against grpc-go (the Go peer)', () => {
+  it('reports its count, and which cases the own transport fails that grpc-go passes', { timeout: 240_000 }, async (context) => {
+    const binary = join(dir, 'jwt-peer');
+    const built = goBuild(GO_PEER_DIR, binary, 'the Go peer');
+    if (!built.ok) {
+      context.skip(built.reason);
+      return;
+    }
+    // --echo: the peer's transport alone (grpc-go defaults), no keys needed.
+    const peer = await startServer('the Go peer', binary, ['--echo', '--port', '0']);
+    const [go, ours] = await Promise.all([
+      failedCases(peer.port, 'grpc-go').finally(() => peer.stop()),
+      startHttp2(services(), { maxConcurrentStreams: 100 }).then(({ port }) => failedCases(port, 'http2-beside-go')),
+    ]);
+    const oursOnly = ours.failed.filter((testCase) => !go.failed.includes(testCase));
+    console.info(
+      `failed by the own transport only (run beside grpc-go):\n${oursOnly.map((testCase) => `  ${testCase}: ${ours.errors.get(testCase)}`).join('\n') || '  none'}`,
+    );
+    expect(peer.exit?.signal ?? null, 'grpc-go kept serving until stopped').not.toBe('SIGKILL');
+    // Every case ours fails and grpc-go passes is explained above (EXPLAINED, on 'http2').
+    expect(unexplained(oursOnly, 'http2'), ours.summary).toEqual([]);
   });
 });
 

@@ -7,9 +7,9 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_ENTRY } from '../../bench/harness/cli.js';
-import { type CommandRun, type ServerProcess, killAll, runToExit, startServer } from '../../bench/harness/launcher.js';
-import { GO_TOOLS, findBun, requireGoTool } from '../../bench/harness/tools.js';
+import { CLI_ENTRY } from '../../bench/kit/cli.js';
+import { type CommandRun, type ServerProcess, killAll, runToExit, startServer } from '../../bench/kit/launcher.js';
+import { GO_TOOLS, findBun, requireGoTool } from '../../bench/kit/tools.js';
 import { createJwtClient } from '../../src/lib.js';
 import { silentLogger } from '../../src/log.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';

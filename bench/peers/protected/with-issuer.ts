@@ -8,8 +8,8 @@
 // Usage: node with-issuer.js --verify local|rpc --host 127.0.0.1 --port 0 --keys FILE [--subjects FILE]
 //   Prints the Greeter's `listening on 127.0.0.1:PORT` (the peers' contract: only --port 0).
 import { parseArgs } from 'node:util';
-import { CLI_ENTRY } from '../../harness/cli.js';
-import { type ServerProcess, startServer } from '../../harness/launcher.js';
+import { CLI_ENTRY } from '../../kit/cli.js';
+import { type ServerProcess, startServer } from '../../kit/launcher.js';
 
 function fail(message: string): never {
   process.stderr.write(`protected with issuer: ${message}\n`);

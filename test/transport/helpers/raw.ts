@@ -47,15 +47,29 @@ export function grpcHeaders(path: string, extra: OutgoingHttpHeaders = {}): Outg
 }
 
 /**
- * A connection whose SETTINGS exchange is done: the server's limits (header list size)
- * apply only once the client has acknowledged them, which it does before any request it
- * sends after this resolves.
+ * A raw node:http2 session to 127.0.0.1:`port` whose SETTINGS exchange is done: the
+ * server's limits (header list size) apply only once the client has acknowledged them,
+ * which it does before any request it sends after this resolves. Rejects after
+ * `timeoutMs`. Once connected, session errors are left to each stream (a test that drops
+ * or is dropped by the server must not die of the session's 'error' event).
  */
-export function rawSession(port: number): Promise<ClientHttp2Session> {
+export function rawSession(port: number, timeoutMs = 5000): Promise<ClientHttp2Session> {
   return new Promise((resolve, reject) => {
     const session = connect(`http://127.0.0.1:${port}`, { maxSendHeaderBlockLength: 1 << 20 });
-    session.once('remoteSettings', () => resolve(session));
-    session.once('error', reject);
+    const timer = setTimeout(() => {
+      session.destroy();
+      reject(new Error(`HTTP/2 connect to 127.0.0.1:${port} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    session.once('remoteSettings', () => {
+      clearTimeout(timer);
+      session.on('error', () => {});
+      resolve(session);
+    });
+    session.once('error', (error) => {
+      clearTimeout(timer);
+      session.destroy();
+      reject(error);
+    });
   });
 }
 

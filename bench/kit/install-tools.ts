@@ -1,0 +1,59 @@
+/**
+ * `npm run tools`: installs every pinned tool of tools.ts that is missing (ghz, grpcurl,
+ * h2spec, the grpc-go interop client, the grpcio venv, Bun) and prints where each one is.
+ * `npm test` runs it with --quiet before vitest, so that a fresh clone needs no other step
+ * and no tool is downloaded inside a test's timeout; with everything there that is one line.
+ */
+import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
+import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';
+
+const HELP = `Usage: npm run tools      (or: node dist/bench/kit/install-tools.js)
+
+Installs into .tools/, unless they are there already, at pinned versions, what the tests
+and the benchmark need:
+${Object.values(GO_TOOLS)
+  .map((tool) => `  ${tool.name} ${tool.version}, with go install (needs Go and the Go module proxy)\n`)
+  .join('')}  grpcio ${GRPCIO.grpcio} and protobuf ${GRPCIO.protobuf} in a Python venv, with pip (needs python3 and
+  PyPI; without python3 it is skipped, and so is the grpcio test)
+  ${BUN.name} ${BUN.version}, with npm (needs the npm registry; linux-x64 only, skipped elsewhere)
+
+Options:
+  --quiet   one line when every tool is there already; only installs are logged (npm test)
+
+Exit status: 0 everything installed, 1 an installation failed, 2 bad option.
+`;
+
+interface InstallOptions {
+  /** Log installs and skips only, then one summary line (what `npm test` prints). */
+  readonly quiet: boolean;
+}
+
+function parse(argv: readonly string[]): ParsedCommandLine<InstallOptions> {
+  const values = parseFlags(argv, { quiet: { type: 'boolean' } });
+  return values === 'help' ? { kind: 'help' } : { kind: 'run', options: { quiet: values.quiet === true } };
+}
+
+async function install(options: InstallOptions): Promise<number> {
+  const log = (line: string): void => void process.stderr.write(`tools: ${line}\n`);
+  // Where each tool is: every line without --quiet, none with it (installs still log through `log`).
+  const found = options.quiet ? (): void => {} : log;
+  let count = 0;
+  for (const tool of Object.values(GO_TOOLS)) {
+    found(`${tool.name} ${tool.version}: ${ensureGoTool(tool, log)}`);
+    count++;
+  }
+  const python = ensureGrpcio(log);
+  if (python !== null) {
+    found(`grpcio: ${python}`);
+    count++;
+  }
+  const bun = ensureBun(log);
+  if (bun !== null) {
+    found(`${BUN.name} ${BUN.version}: ${bun}`);
+    count++;
+  }
+  if (options.quiet) log(`${count} pinned tools ready in .tools/ (\`npm run tools\` lists them)`);
+  return 0;
+}
+
+await runProgram({ name: 'tools', url: import.meta.url, help: () => HELP, parse, run: install });
