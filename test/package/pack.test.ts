@@ -7,7 +7,7 @@
  * The pack is made from a copy of the sources, so its build writes a dist/ of its own and
  * never the one the other test files run the CLI from.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +18,8 @@ const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'ut
 /** Installing from the registry is the slow part: generous, but bounded. */
 const TIMEOUT_MS = 240_000;
 
-/** What `npm pack` reads: the manifest, the sources its `prepare` builds, and the files it ships. */
-const PACKAGE_INPUTS = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
+/** What `npm pack` reads: the manifest, the sources its `prepack` builds, and the files it ships. */
+const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
 
 const TSCONFIG = {
   compilerOptions: {
@@ -124,6 +124,20 @@ describe('the packed package in a fresh TypeScript project', () => {
       '',
     ]);
   }, TIMEOUT_MS);
+
+  it('ships its LICENSE and source maps that carry their sources (src/ is not shipped)', () => {
+    const installed = join(app, 'node_modules', 'jwt-grpc');
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 jwt-grpc contributors/);
+    expect(existsSync(join(installed, 'src'))).toBe(false);
+    const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    expect(map.sourcesContent?.length).toBe(map.sources.length);
+    expect(map.sourcesContent?.[0]).toContain('export');
+  });
+
+  it('builds the bin with its run bit, so `npx jwt-grpc` in a clone works after a rebuild', () => {
+    // The build in the copy the pack was made from: the same `npm run build` a clone runs.
+    expect(statSync(join(work, 'package', 'dist', 'src', 'bin', 'jwt-grpc.js')).mode & 0o111).toBe(0o111);
+  });
 
   it('runs the CLI through npx', async () => {
     expect(await sh('npx', ['jwt-grpc', '--version'], app)).toBe(`${VERSION}\n`);
