@@ -75,8 +75,8 @@ describe('help and version', () => {
     expect(result.stdout).toContain('NODEMAXPROCS');
   });
 
-  it('--version prints the version of package.json', async () => {
-    const result = await runCli(['--version']);
+  it.each([['--version'], ['-v'], ['version']])('%s prints the version of package.json', async (flag) => {
+    const result = await runCli([flag]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${VERSION}\n`);
   });
@@ -207,6 +207,14 @@ describe('serve', () => {
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(missing);
     expect(result.stdout).not.toContain('listening');
+  });
+
+  it('exits 1 naming the line and column when the subjects file is not valid JSON', async () => {
+    const file = join(tempDir(), 'subjects.json');
+    writeFileSync(file, '[\n  "ada@example.com",\n  "bob@example.com"\n');
+    const result = await runCli(serveArgs('--subjects', file));
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain(`subjects file ${file}: not valid JSON (it ends early, at line 4 column 1)`);
   });
 
   it('exits 1 naming the file when the subjects file is missing', async () => {
