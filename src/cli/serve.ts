@@ -87,6 +87,8 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
         `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
         `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
+        // The primary is the process to signal: name it.
+        ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys, SIGTERM drains)`]),
         `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
         `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
         `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,

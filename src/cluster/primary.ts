@@ -117,6 +117,11 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
           slot.listeningAt = Date.now();
           port = message.port;
           if (slots.every((s) => s.listeningAt !== undefined)) markReady();
+          return;
+        case 'jwt-grpc:cannot-listen':
+          if (stopping) return;
+          failStart(new JwtGrpcError('ERR_LISTEN', message.message, { field: 'address' }));
+          stopAll(1, 0);
       }
     });
     worker.once('exit', (code, signal) => {
