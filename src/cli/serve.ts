@@ -10,6 +10,7 @@ import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../service/load-subjects.js';
 import type { ServerTlsOptions } from '../transport/http2/index.js';
 import type { ServeArgs } from './args.js';
+import { endWithParent } from './parent-watch.js';
 
 function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -81,6 +82,8 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     void handle.done.then(stop);
   }
   if (handle.role !== 'worker') {
+    const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
+    void handle.done.then(stopWatching);
     const keys = handle.keys.keys;
     process.stdout.write(
       [
