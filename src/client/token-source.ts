@@ -43,7 +43,10 @@ export interface JwtCallCredentialsOptions {
 
 /** A source of tokens: one held until its refresh point, one fetch in flight at a time. */
 export interface TokenSource {
-  /** A token valid now; rejects with an UNAVAILABLE-coded error naming the issuer when none can be had. */
+  /**
+   * A token valid now. When none can be had, rejects with an error naming the issuer, coded
+   * UNAUTHENTICATED or PERMISSION_DENIED when the issuer refused the request, else UNAVAILABLE.
+   */
   token(): Promise<string>;
 }
 
@@ -62,8 +65,33 @@ interface HeldToken {
  */
 export type CallCredentialsError = Error & { readonly code: number };
 
-function unavailable(message: string, cause: unknown): CallCredentialsError {
-  return Object.assign(new Error(message, { cause }), { code: Status.UNAVAILABLE });
+/**
+ * What the issuer's answers mean for the call waiting on a token. Asking again cannot
+ * change a refusal (a bad request, an algorithm not configured, a subject not allowed):
+ * the call fails with PERMISSION_DENIED or UNAUTHENTICATED, which grpc-js passes through
+ * from call credentials and clients do not retry (gRFC A54 turns INVALID_ARGUMENT and the
+ * like into INTERNAL: https://github.com/grpc/proposal/blob/master/A54-restrict-control-plane-status-codes.md).
+ * Everything else (the issuer down, slow, overloaded, a non-status error) is transient:
+ * UNAVAILABLE, which clients may retry.
+ */
+const PERMANENT_REFUSALS: ReadonlyMap<number, number> = new Map([
+  [Status.PERMISSION_DENIED, Status.PERMISSION_DENIED],
+  [Status.UNAUTHENTICATED, Status.UNAUTHENTICATED],
+  [Status.INVALID_ARGUMENT, Status.UNAUTHENTICATED],
+  [Status.FAILED_PRECONDITION, Status.UNAUTHENTICATED],
+  [Status.NOT_FOUND, Status.UNAUTHENTICATED],
+  [Status.OUT_OF_RANGE, Status.UNAUTHENTICATED],
+  [Status.UNIMPLEMENTED, Status.UNAUTHENTICATED],
+]);
+
+function issuerStatus(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null && 'status' in err && 'details' in err ? Number(err.status) : undefined;
+}
+
+function tokenFailure(message: string, cause: unknown): CallCredentialsError {
+  const from = issuerStatus(cause);
+  const code = (from === undefined ? undefined : PERMANENT_REFUSALS.get(from)) ?? Status.UNAVAILABLE;
+  return Object.assign(new Error(message, { cause }), { code });
 }
 
 function describeFailure(err: unknown): string {
@@ -103,7 +131,7 @@ export function createTokenSource(client: TokenIssuer, options: JwtCallCredentia
       return held;
     } catch (err) {
       retryAtMs = Date.now() + CALL_CREDENTIALS_DEFAULTS.retryMs;
-      throw unavailable(`cannot get a token from issuer ${client.target}: ${describeFailure(err)}`, err);
+      throw tokenFailure(`cannot get a token from issuer ${client.target}: ${describeFailure(err)}`, err);
     }
   });
 
