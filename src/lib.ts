@@ -10,7 +10,7 @@
  * - Your own services and interceptors on either transport: {@link ServiceDefinition}, {@link ServerInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
  * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},
- *   {@link jwtAuthInterceptor}, {@link verifiedClaims}
+ *   {@link jwtAuthInterceptor}, {@link verifiedClaims}, {@link optionalVerifiedClaims}
  * @packageDocumentation
  */
 export { ALGORITHMS, type Algorithm, isAlgorithm } from './algorithms/names.js';
@@ -76,5 +76,5 @@ export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOpt
 export { jwtCallCredentials } from './client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
-export { jwtAuthInterceptor, verifiedClaims, type CallWithMetadata } from './client/auth-interceptor.js';
+export { jwtAuthInterceptor, optionalVerifiedClaims, verifiedClaims, type CallWithMetadata } from './client/auth-interceptor.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -1,4 +1,8 @@
-import { Metadata, type ServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
+import { createRequire } from 'node:module';
+import type { Metadata, ServerErrorResponse, ServerInterceptor, ServerListener, StatusObject } from '@grpc/grpc-js';
+import { JwtGrpcError } from '../errors.js';
+import { grpcJs } from '../optional-deps.js';
+import { Status } from '../transport/service.js';
 import type { JwtPayload } from '../tokens/result.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
@@ -16,8 +20,8 @@ const claimsByRequest = new WeakMap<Metadata, JwtPayload>();
  *
  * @example
  * ```ts
- * function subjectOf(call: CallWithMetadata): string | undefined {
- *   return verifiedClaims(call)?.sub;
+ * function subjectOf(call: CallWithMetadata): string {
+ *   return verifiedClaims(call).sub;
  * }
  * ```
  */
@@ -26,25 +30,68 @@ export interface CallWithMetadata {
 }
 
 /**
- * The payload {@link jwtAuthInterceptor} verified for this call, or undefined (a public
- * method, or a server without the interceptor). Frozen; never read from a header.
+ * The payload {@link jwtAuthInterceptor} verified for this call. Frozen; never read from a
+ * header. Fails closed: when the call has no verified claims (a public method, a server
+ * without the interceptor, metadata replaced by a later interceptor), it throws an
+ * UNAUTHENTICATED status error that a grpc-js handler can pass to its callback (or throw:
+ * grpc-js then ends the call UNKNOWN), never returns undefined. For methods that also
+ * serve anonymous callers, use {@link optionalVerifiedClaims}.
  *
- * The interceptor keys it by the Metadata object it passes on: an interceptor placed after
- * it that replaces `metadata` with a copy hides the claims (they read as undefined, never
- * as someone else's). Put jwtAuthInterceptor last, or have later ones pass metadata on.
+ * The interceptor keys the claims by the Metadata object it passes on: an interceptor
+ * placed after it that replaces `metadata` with a copy hides them. Put jwtAuthInterceptor
+ * last, or have later ones pass metadata on.
  *
  * @example
  * ```ts
  * server.addService(Greeter.service, {
  *   Hello(call, callback) {
- *     const claims = verifiedClaims(call);
- *     callback(null, { message: `hello ${claims?.sub}` });
+ *     try {
+ *       callback(null, { message: `hello ${verifiedClaims(call).sub}` });
+ *     } catch (err) {
+ *       callback(err as ServerErrorResponse);
+ *     }
  *   },
  * });
  * ```
  */
-export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
+export function verifiedClaims(call: CallWithMetadata): JwtPayload {
+  const claims = claimsByRequest.get(call.metadata);
+  if (claims === undefined) throw unauthenticated('no verified token on this call (is jwtAuthInterceptor installed, and the method not public?)');
+  return claims;
+}
+
+/**
+ * The payload {@link jwtAuthInterceptor} verified for this call, or undefined when there
+ * is none: for methods in `publicMethods`, which anonymous callers may reach. Elsewhere
+ * use {@link verifiedClaims}, which fails closed.
+ *
+ * @example
+ * ```ts
+ * function greeting(call: CallWithMetadata): string {
+ *   return `hello ${optionalVerifiedClaims(call)?.sub ?? 'stranger'}`;
+ * }
+ * ```
+ */
+export function optionalVerifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
   return claimsByRequest.get(call.metadata);
+}
+
+/** An error grpc-js understands as a status (numeric `code`, `details`, `metadata`). */
+function unauthenticated(details: string): ServerErrorResponse & StatusObject {
+  const metadata = new (grpcJs().Metadata)();
+  return Object.assign(new Error(`UNAUTHENTICATED: ${details}`), { code: Status.UNAUTHENTICATED, details, metadata });
+}
+
+/** Server interceptors came with @grpc/grpc-js 1.10: an older one would ignore the interceptor and let every call in. */
+function requireServerInterceptors(): typeof import('@grpc/grpc-js').ServerInterceptingCall {
+  const { ServerInterceptingCall } = grpcJs();
+  if (typeof ServerInterceptingCall === 'function') return ServerInterceptingCall;
+  const version = (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string }).version;
+  throw new JwtGrpcError(
+    'ERR_GRPC_JS_VERSION',
+    `jwtAuthInterceptor needs @grpc/grpc-js >= 1.10 (server interceptors); the installed @grpc/grpc-js ${version} ` +
+      'would ignore it and let every call in unauthenticated',
+  );
 }
 
 /**
@@ -70,6 +117,8 @@ export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
  * ```
  */
 export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): ServerInterceptor {
+  const ServerInterceptingCall = requireServerInterceptors();
+  const Metadata = grpcJs().Metadata;
   const authenticator = createAuthenticator(verifier, options);
 
   return (method, call) => {
