@@ -25,7 +25,9 @@ export type JwtGrpcErrorCode =
   /** A cluster could not start or keep its workers alive. */
   | 'ERR_CLUSTER'
   /** A gRPC call ended with a non-OK status (`GrpcStatusError`, which carries the status code). */
-  | 'ERR_GRPC_STATUS';
+  | 'ERR_GRPC_STATUS'
+  /** The installed @grpc/grpc-js cannot do what was asked (too old: no server interceptors before 1.10). */
+  | 'ERR_GRPC_JS_VERSION';
 
 /**
  * The one error class of jwt-grpc. `field` names the option, key or request field at

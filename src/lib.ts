@@ -11,7 +11,7 @@
  * - Your own services and interceptors on either transport: {@link ServiceDescriptor}, {@link CallInterceptor}, {@link GrpcStatusError}
  * - Many cores: {@link runCluster}, {@link parseNodeMaxProcs}
  * - Consumers: {@link createJwtClient}, {@link jwtCallCredentials}, {@link createRemoteVerifier},
- *   {@link jwtAuthInterceptor}, {@link verifiedClaims}
+ *   {@link jwtAuthInterceptor}, {@link verifiedClaims}, {@link optionalVerifiedClaims}
  * @packageDocumentation
  */
 export { ALGORITHMS, type Algorithm, isAlgorithm } from './algorithms/names.js';
@@ -80,5 +80,5 @@ export { jwtCallCredentials } from './client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
 export type { HttpJwksLocation } from './client/remote-jwks-http.js';
-export { jwtAuthInterceptor, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from './client/auth-interceptor.js';
+export { jwtAuthInterceptor, optionalVerifiedClaims, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from './client/auth-interceptor.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -63,7 +63,7 @@ function readOption(name: OptionName, flags: Readonly<Record<string, string | bo
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { kind: 'help' };
-  if (command === '--version' || command === '-v') return { kind: 'version' };
+  if (command === '--version' || command === '-v' || command === 'version') return { kind: 'version' };
   if (command === 'keys') return { kind: 'keys', args: parseKeysArgs(rest, env) };
   if (command === 'token' || command === 'verify') return { kind: 'client', args: parseClientArgs(command, rest) };
   if (command !== 'serve') throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown command ${JSON.stringify(command)}`);

@@ -35,7 +35,7 @@ export function helpText(version: string): string {
     '  jwt-grpc verify --target HOST:PORT [TLS flags] TOKEN',
     "                             print an issuer's verdict on a token as JSON; exit 0 valid, 1 not ('jwt-grpc verify --help')",
     '  jwt-grpc --help            this text',
-    '  jwt-grpc --version         the version',
+    '  jwt-grpc --version         the version (also: jwt-grpc version)',
     '',
     'Options of serve (flags win over their environment twins):',
     ...withFlag.map(describe),

@@ -30,6 +30,7 @@ async function main(): Promise<number> {
         process.stdout.write(clientHelpText(args.command));
         return 0;
       }
+      (await import('./quiet-warnings.js')).quietIpServerNameWarning();
       const { runTokenCommand, runVerifyCommand } = await import('./client-commands.js');
       return args.action === 'token' ? runTokenCommand(args.args) : runVerifyCommand(args.args);
     }

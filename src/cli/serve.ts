@@ -10,6 +10,7 @@ import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
+import { endWithParent } from './parent-watch.js';
 
 function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -81,12 +82,16 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     void handle.done.then(stop);
   }
   if (handle.role !== 'worker') {
+    const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
+    void handle.done.then(stopWatching);
     const keys = handle.keys.keys;
     process.stdout.write(
       [
         `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
         `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
         `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
+        // The primary is the process to signal: name it.
+        ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys, SIGTERM drains)`]),
         `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
         `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
         `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,

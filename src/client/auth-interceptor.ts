@@ -1,6 +1,15 @@
-import { Metadata as GrpcMetadata, type ServerInterceptor as GrpcServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
+import { createRequire } from 'node:module';
+import type {
+  Metadata as GrpcMetadata,
+  ServerErrorResponse,
+  ServerInterceptor as GrpcServerInterceptor,
+  ServerListener,
+  StatusObject,
+} from '@grpc/grpc-js';
+import { JwtGrpcError } from '../errors.js';
+import { grpcJs } from '../optional-deps.js';
 import type { JwtPayload } from '../tokens/result.js';
-import { type CallContext, type CallInterceptor, GrpcStatusError } from '../transport/handler-api.js';
+import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
 /**
@@ -19,8 +28,8 @@ const claimsByRequest = new WeakMap<object, JwtPayload>();
  *
  * @example
  * ```ts
- * function subjectOf(call: CallWithMetadata): string | undefined {
- *   return verifiedClaims(call)?.sub;
+ * function subjectOf(call: CallWithMetadata): string {
+ *   return verifiedClaims(call).sub;
  * }
  * ```
  */
@@ -29,28 +38,82 @@ export interface CallWithMetadata {
 }
 
 /**
- * The payload {@link jwtAuthInterceptor} verified for this call, or undefined (a public
- * method, or a server without the interceptor). Frozen; never read from a header.
+ * The payload {@link jwtAuthInterceptor} verified for this call. Frozen; never read from a
+ * header. Fails closed: when the call has no verified claims (a public method, a server
+ * without the interceptor, metadata replaced by a later interceptor), it throws
+ * UNAUTHENTICATED, never returns undefined: on createJwtServer a {@link GrpcStatusError}
+ * the call ends with; on grpc-js a status error a handler passes to its callback (thrown,
+ * grpc-js ends the call UNKNOWN). For methods that also serve anonymous callers, use
+ * {@link optionalVerifiedClaims}.
  *
- * The interceptor keys it by the Metadata object it passes on: an interceptor placed after
- * it that replaces `metadata` with a copy hides the claims (they read as undefined, never
- * as someone else's). Put jwtAuthInterceptor last, or have later ones pass metadata on.
+ * The interceptor keys the claims by the metadata object it passes on: an interceptor
+ * placed after it that replaces `metadata` with a copy hides them. Put jwtAuthInterceptor
+ * last, or have later ones pass metadata on.
  *
  * @example
  * ```ts
- * // hidden: import type { Server, ServiceDefinition, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+ * // hidden: import type { Server, ServiceDefinition, ServerUnaryCall, sendUnaryData, ServerErrorResponse } from '@grpc/grpc-js';
  * // hidden: declare const server: Server;
  * // hidden: declare const Greeter: { service: ServiceDefinition };
  * server.addService(Greeter.service, {
  *   Hello(call: ServerUnaryCall<{ name: string }, unknown>, callback: sendUnaryData<{ message: string }>) {
- *     const claims = verifiedClaims(call);
- *     callback(null, { message: `hello ${claims?.sub}` });
+ *     try {
+ *       callback(null, { message: `hello ${verifiedClaims(call).sub}` });
+ *     } catch (err) {
+ *       callback(err as ServerErrorResponse);
+ *     }
  *   },
  * });
  * ```
  */
-export function verifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
+export function verifiedClaims(call: CallWithMetadata): JwtPayload {
+  const claims = claimsByRequest.get(call.metadata);
+  if (claims === undefined) throw unauthenticated(call, 'no verified token on this call (is jwtAuthInterceptor installed, and the method not public?)');
+  return claims;
+}
+
+/**
+ * The payload {@link jwtAuthInterceptor} verified for this call, or undefined when there
+ * is none: for methods in `publicMethods`, which anonymous callers may reach. Elsewhere
+ * use {@link verifiedClaims}, which fails closed.
+ *
+ * @example
+ * ```ts
+ * function greeting(call: CallWithMetadata): string {
+ *   return `hello ${optionalVerifiedClaims(call)?.sub ?? 'stranger'}`;
+ * }
+ * ```
+ */
+export function optionalVerifiedClaims(call: CallWithMetadata): JwtPayload | undefined {
   return claimsByRequest.get(call.metadata);
+}
+
+/**
+ * UNAUTHENTICATED as the call's server understands it: a GrpcStatusError on
+ * createJwtServer's transports (whose calls carry {@link CallMetadata}), else an error
+ * grpc-js reads as a status (numeric `code`, `details`, `metadata`).
+ */
+function unauthenticated(call: CallWithMetadata, details: string): Error {
+  if (call.metadata instanceof CallMetadata) return new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, details);
+  const metadata = new (grpcJs().Metadata)();
+  const error: ServerErrorResponse & StatusObject = Object.assign(new Error(`UNAUTHENTICATED: ${details}`), {
+    code: GrpcStatus.UNAUTHENTICATED,
+    details,
+    metadata,
+  });
+  return error;
+}
+
+/** Server interceptors came with @grpc/grpc-js 1.10: an older one would ignore the interceptor and let every call in. */
+function requireServerInterceptors(): typeof import('@grpc/grpc-js').ServerInterceptingCall {
+  const { ServerInterceptingCall } = grpcJs();
+  if (typeof ServerInterceptingCall === 'function') return ServerInterceptingCall;
+  const version = (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string }).version;
+  throw new JwtGrpcError(
+    'ERR_GRPC_JS_VERSION',
+    `jwtAuthInterceptor needs @grpc/grpc-js >= 1.10 (server interceptors); the installed @grpc/grpc-js ${version} ` +
+      'would ignore it and let every call in unauthenticated',
+  );
 }
 
 /**
@@ -96,6 +159,8 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * ```
  */
 export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): JwtAuthInterceptor {
+  const ServerInterceptingCall = requireServerInterceptors();
+  const GrpcMetadataClass = grpcJs().Metadata;
   const authenticator = createAuthenticator(verifier, options);
 
   /** createJwtServer's side: the same decision, as an onCallStart that throws the refusal. */
@@ -120,7 +185,7 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
             claimsByRequest.set(metadata, outcome.claims);
             next(metadata);
           } else {
-            call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new GrpcMetadata() });
+            call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new GrpcMetadataClass() });
           }
         };
         const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));

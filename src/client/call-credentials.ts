@@ -7,7 +7,9 @@ import { type JwtCallCredentialsOptions, type TokenIssuer, createTokenSource } f
  * `refreshBeforeSeconds` before its `exp` (or half its lifetime, whichever comes later);
  * from then on it is still sent while one background fetch replaces it. However many calls
  * wait for a token, one GenerateJwt is in flight. When no valid token can be had, the call
- * fails with UNAVAILABLE, its details naming the issuer.
+ * fails, its details naming the issuer: with UNAVAILABLE (retryable) when the issuer cannot
+ * be reached or fails, with UNAUTHENTICATED when it refuses the request (e.g. an algorithm
+ * it does not have), or PERMISSION_DENIED when it answers so: asking again cannot help.
  *
  * grpc-js sends call credentials only over secure channels: combine them with TLS channel
  * credentials (`credentials.combineChannelCredentials`), or pass them per call.

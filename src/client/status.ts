@@ -1,13 +1,16 @@
 import { Metadata as GrpcMetadata, type ServiceError, status as grpcStatus } from '@grpc/grpc-js';
 import { GrpcStatusError, CallMetadata, type StatusCode } from '../transport/handler-api.js';
 
+/** grpc-js (1.10+) ends a connection error with the resolver's note, empty when there is none. */
+const EMPTY_RESOLUTION_NOTE = /\. Resolution note: ?$/;
+
 /** grpc-js's failed-call error as the package's {@link GrpcStatusError}, trailers included. */
 export function toGrpcStatusError(err: ServiceError): GrpcStatusError {
   const metadata = new CallMetadata();
   if (err.metadata instanceof GrpcMetadata) {
     for (const [key, values] of Object.entries(err.metadata.toJSON())) for (const value of values) metadata.add(key, value);
   }
-  return new GrpcStatusError(err.code as StatusCode, err.details, { metadata, cause: err });
+  return new GrpcStatusError(err.code as StatusCode, err.details.replace(EMPTY_RESOLUTION_NOTE, ''), { metadata, cause: err });
 }
 
 /** The package's metadata as grpc-js sends it. */

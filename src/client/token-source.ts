@@ -45,7 +45,10 @@ export interface JwtCallCredentialsOptions {
 
 /** A source of tokens: one held until its refresh point, one fetch in flight at a time. */
 export interface TokenSource {
-  /** A token valid now; rejects with an UNAVAILABLE-coded error naming the issuer when none can be had. */
+  /**
+   * A token valid now. When none can be had, rejects with an error naming the issuer, coded
+   * UNAUTHENTICATED or PERMISSION_DENIED when the issuer refused the request, else UNAVAILABLE.
+   */
   token(): Promise<string>;
 }
 
@@ -64,8 +67,33 @@ interface HeldToken {
  */
 export type CallCredentialsError = Error & { readonly code: number };
 
-function unavailable(message: string, cause: unknown): CallCredentialsError {
-  return Object.assign(new Error(message, { cause }), { code: GrpcStatus.UNAVAILABLE });
+/**
+ * What the issuer's answers mean for the call waiting on a token. Asking again cannot
+ * change a refusal (a bad request, an algorithm not configured, a subject not allowed):
+ * the call fails with PERMISSION_DENIED or UNAUTHENTICATED, which grpc-js passes through
+ * from call credentials and clients do not retry (gRFC A54 turns INVALID_ARGUMENT and the
+ * like into INTERNAL: https://github.com/grpc/proposal/blob/master/A54-restrict-control-plane-status-codes.md).
+ * Everything else (the issuer down, slow, overloaded, a non-status error) is transient:
+ * UNAVAILABLE, which clients may retry.
+ */
+const PERMANENT_REFUSALS: ReadonlyMap<number, number> = new Map([
+  [GrpcStatus.PERMISSION_DENIED, GrpcStatus.PERMISSION_DENIED],
+  [GrpcStatus.UNAUTHENTICATED, GrpcStatus.UNAUTHENTICATED],
+  [GrpcStatus.INVALID_ARGUMENT, GrpcStatus.UNAUTHENTICATED],
+  [GrpcStatus.FAILED_PRECONDITION, GrpcStatus.UNAUTHENTICATED],
+  [GrpcStatus.NOT_FOUND, GrpcStatus.UNAUTHENTICATED],
+  [GrpcStatus.OUT_OF_RANGE, GrpcStatus.UNAUTHENTICATED],
+  [GrpcStatus.UNIMPLEMENTED, GrpcStatus.UNAUTHENTICATED],
+]);
+
+function issuerStatus(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null && 'status' in err && 'details' in err ? Number(err.status) : undefined;
+}
+
+function tokenFailure(message: string, cause: unknown): CallCredentialsError {
+  const from = issuerStatus(cause);
+  const code = (from === undefined ? undefined : PERMANENT_REFUSALS.get(from)) ?? GrpcStatus.UNAVAILABLE;
+  return Object.assign(new Error(message, { cause }), { code });
 }
 
 function describeFailure(err: unknown): string {
@@ -105,7 +133,7 @@ export function createTokenSource(client: TokenIssuer, options: JwtCallCredentia
       return held;
     } catch (err) {
       retryAtMs = Date.now() + CALL_CREDENTIALS_DEFAULTS.retryMs;
-      throw unavailable(`cannot get a token from issuer ${client.target}: ${describeFailure(err)}`, err);
+      throw tokenFailure(`cannot get a token from issuer ${client.target}: ${describeFailure(err)}`, err);
     }
   });
 

@@ -20,11 +20,13 @@ export type PrimaryMessage =
 export type WorkerMessage =
   | { readonly type: 'jwt-grpc:hello' }
   | { readonly type: 'jwt-grpc:listening'; readonly port: number; readonly httpPort?: number }
+  /** The address cannot be bound (taken, not local): no respawn can fix that, so the cluster stops. */
+  | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
   | MetricsAnswerMessage;
 
 const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:metrics-request']);
-const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:keys-applied', 'jwt-grpc:metrics']);
+const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:cannot-listen', 'jwt-grpc:keys-applied', 'jwt-grpc:metrics']);
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
   return PRIMARY_TYPES.has((message as { type?: unknown } | null)?.type);

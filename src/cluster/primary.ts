@@ -119,6 +119,11 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
           port = message.port;
           httpPort = message.httpPort;
           if (slots.every((s) => s.listeningAt !== undefined)) markReady();
+          return;
+        case 'jwt-grpc:cannot-listen':
+          if (stopping) return;
+          failStart(new JwtGrpcError('ERR_LISTEN', message.message, { field: 'address' }));
+          stopAll(1, 0);
       }
     });
     worker.once('exit', (code, signal) => {

@@ -63,7 +63,15 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
     }
   });
 
-  const server = await listenInProcess(options, importKeys(start.jwks), { metricsPort: undefined, metricsRegistry: registry });
+  let server: InProcessServer;
+  try {
+    server = await listenInProcess(options, importKeys(start.jwks), { metricsPort: undefined, metricsRegistry: registry });
+  } catch (err) {
+    if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
+    // The primary reports it, once, and stops the cluster; this worker only exits.
+    process.send?.({ type: 'jwt-grpc:cannot-listen', message: err.message } satisfies WorkerMessage, undefined, undefined, () => process.exit(1));
+    return new Promise<never>(() => {});
+  }
   listening = server;
   if (reloaded !== undefined) swapIn(server, reloaded);
   const { port, done, close } = server;

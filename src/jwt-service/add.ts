@@ -4,6 +4,9 @@ import { KeyReloader } from '../keys/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
+import { invalidOption } from '../errors.js';
+import { namesIn } from '../options/resolve.js';
+import { OPTIONS } from '../options/table.js';
 import { JwtServiceCore } from './core.js';
 import { jwtService } from './handlers.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
@@ -55,11 +58,28 @@ export interface JwtServiceHandle {
  * ```
  */
 export function addJwtService(server: Server, options: JwtServiceOptions): JwtServiceHandle {
+  refuseUnknownOptions(options);
   const keys = checkServiceKeys(options?.keys);
   const resolved = resolveServiceOptions(options);
   const { handle, service } = prepareJwtService(resolved, keys);
   addServiceToGrpcJs(server, service.definition, service.implementation, { logger: resolved.logger });
   return handle;
+}
+
+/** What addJwtService takes: the keys and the service's options; the server is the caller's. */
+const ADD_OPTIONS: ReadonlySet<string> = new Set(['keys', ...namesIn('service')]);
+
+/**
+ * From JavaScript, a createJwtServer option (`health`, `metricsPort`, a transport setting)
+ * or a misspelt one would otherwise be ignored without a word.
+ */
+function refuseUnknownOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) return; // resolveServiceOptions names it
+  for (const name of Object.keys(options)) {
+    if (ADD_OPTIONS.has(name)) continue;
+    const why = name in OPTIONS ? 'is an option of createJwtServer: add it to your own grpc-js server instead' : 'is not an option';
+    throw invalidOption(name, `${why} (addJwtService takes ${[...ADD_OPTIONS].join(', ')})`);
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { JwtGrpcError } from '../errors.js';
+import { jsonErrorPosition } from '../keys/json-position.js';
 
 /**
  * Reads a subject pool: a JSON array of non-empty strings (e.g. the benchmarks'
@@ -11,11 +12,18 @@ import { JwtGrpcError } from '../errors.js';
  * ```
  */
 export async function loadSubjects(file: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new JwtGrpcError('ERR_FILE', `cannot read subjects file ${file}: ${why}`, { field: file, cause: err });
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(file, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code ?? 'not valid JSON';
+    const why = `not valid JSON (${jsonErrorPosition(text)})`;
     throw new JwtGrpcError('ERR_FILE', `cannot read subjects file ${file}: ${why}`, { field: file, cause: err });
   }
   if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every((s) => typeof s === 'string' && s.length > 0)) {

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { importKeys } from './import.js';
+import { jsonErrorPosition } from './json-position.js';
 import type { KeySet } from './key-set.js';
 
 /** Reads a key or PEM file; warns, as ssh does, when one holding secrets is readable by group or others. */
@@ -27,9 +28,8 @@ async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: st
 export function parseKeyFileText(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
-  } catch (err) {
-    const at = /position \d+/.exec(String((err as Error).message))?.[0] ?? 'somewhere';
-    throw new JwtGrpcError('ERR_FILE', `key file ${file} is not valid JSON (${at})`, { field: file });
+  } catch {
+    throw new JwtGrpcError('ERR_FILE', `key file ${file} is not valid JSON (${jsonErrorPosition(text)})`, { field: file });
   }
 }
 

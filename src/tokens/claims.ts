@@ -65,7 +65,10 @@ export function checkClaims(
   if (expect.audience) {
     const aud = payload.aud;
     const matches = typeof aud === 'string' ? aud === expect.audience : aud !== undefined && aud.includes(expect.audience);
-    if (!matches) return failure('AUDIENCE_MISMATCH', 'token aud does not contain the expected audience');
+    if (!matches) {
+      const message = aud === undefined ? 'token has no aud claim, and an audience is expected' : 'token aud does not contain the expected audience';
+      return failure('AUDIENCE_MISMATCH', message);
+    }
   }
   if (expect.issuer && payload.iss !== expect.issuer) {
     return failure('ISSUER_MISMATCH', 'token iss is not the expected issuer');

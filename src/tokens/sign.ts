@@ -1,6 +1,7 @@
 import { type Algorithm, ALGORITHMS, type SignInput, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 import type { KeySet, SigningEntry } from '../keys/key-set.js';
+import { checkClaimTypes } from './claims.js';
 
 /**
  * A signed compact JWS and the key that made it.
@@ -34,7 +35,9 @@ export interface Signer {
   readonly algorithms: readonly Algorithm[];
   /**
    * Signs `claims` (serialised as given: add iat/exp yourself) with the active key of `alg`.
-   * @throws JwtGrpcError `ERR_INVALID_REQUEST` when `alg` has no active key.
+   * @throws JwtGrpcError `ERR_INVALID_REQUEST` when `alg` has no active key, or when the
+   * claims are ones a {@link Verifier} refuses (no `exp`, a claim of the wrong type):
+   * a token nobody can verify is never made.
    */
   sign(alg: string, claims: Readonly<Record<string, unknown>>): SignedToken;
 }
@@ -76,6 +79,10 @@ export function createSigner(keys: KeySet): Signer {
         throw new JwtGrpcError('ERR_INVALID_REQUEST', `algorithm ${JSON.stringify(alg)} ${what}; configured: ${configured}`, {
           field: 'algorithm',
         });
+      }
+      const refused = checkClaimTypes(claims);
+      if (refused !== undefined) {
+        throw new JwtGrpcError('ERR_INVALID_REQUEST', `cannot sign: ${refused.message}`, { field: 'claims' });
       }
       const input = signer.headerPrefix + Buffer.from(JSON.stringify(claims)).toString('base64url');
       return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };

@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exportKeys, generateKeys } from '../../src/lib.js';
-import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
+import { spawn } from 'node:child_process';
+import { CLI_ENTRY, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
+import { waitUntil } from '../../bench/kit/wait.js';
+import { isAlive } from '../../bench/kit/proc.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { callError, ClientPool, decodeJwt } from '../helpers/client.js';
@@ -75,8 +78,8 @@ describe('help and version', () => {
     expect(result.stdout).toContain('NODEMAXPROCS');
   });
 
-  it('--version prints the version of package.json', async () => {
-    const result = await runCli(['--version']);
+  it.each([['--version'], ['-v'], ['version']])('%s prints the version of package.json', async (flag) => {
+    const result = await runCli([flag]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${VERSION}\n`);
   });
@@ -209,10 +212,42 @@ describe('serve', () => {
     expect(result.stdout).not.toContain('listening');
   });
 
+  it('exits 1 naming the line and column when the subjects file is not valid JSON', async () => {
+    const file = join(tempDir(), 'subjects.json');
+    writeFileSync(file, '[\n  "ada@example.com",\n  "bob@example.com"\n');
+    const result = await runCli(serveArgs('--subjects', file));
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain(`subjects file ${file}: not valid JSON (it ends early, at line 4 column 1)`);
+  });
+
   it('exits 1 naming the file when the subjects file is missing', async () => {
     const missing = join(tempDir(), 'no-such-subjects.json');
     const result = await runCli(serveArgs('--subjects', missing));
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(missing);
+  });
+});
+
+describe('a server started through a launcher', () => {
+  it('ends when its launcher ends (SIGTERM to a shell that does not pass it on, as npx does)', async () => {
+    // The shell is the launcher: SIGTERM ends it and leaves the server orphaned, as `npx` does.
+    const launcher = spawn('sh', ['-c', `"${process.execPath}" "${CLI_ENTRY}" ${serveArgs().join(' ')} & wait`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    launcher.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    launcher.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let pid = 0;
+    try {
+      expect(await waitUntil(() => /pids (\d+)/.test(stdout), 15_000, 20), stderr).toBe(true);
+      pid = Number(/pids (\d+)/.exec(stdout)?.[1]);
+      launcher.kill('SIGTERM');
+      expect(await waitUntil(() => !isAlive(pid), 5_000, 20), `server ${pid} still running after its launcher ended`).toBe(true);
+      expect(stderr).toMatch(/parent process \d+ exited: draining/);
+    } finally {
+      if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      launcher.kill('SIGKILL');
+    }
   });
 });

@@ -1,5 +1,5 @@
 /** jwtAuthInterceptor's own contract over TLS: metadata key, public methods, verifiers that fail, options. */
-import { Server, type ServiceClientConstructor, type ServiceError, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
+import { Server, type ServerErrorResponse, type ServerUnaryCall, type ServiceClientConstructor, type sendUnaryData, type ServiceError, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,13 +11,15 @@ import {
   createVerifier,
   generateKeys,
   jwtAuthInterceptor,
+  optionalVerifiedClaims,
   silentLogger,
+  verifiedClaims,
 } from '../../src/lib.js';
 import { createHealthService } from '../../src/server/health.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { HEALTH_PROTO } from '../helpers/grpc-extras.js';
-import { AS_LOCALHOST, HELLO, cleanup, clientTls, failure, greeterClient, serverTls, startGreeter } from './harness.js';
+import { AS_LOCALHOST, HELLO, cleanup, clientTls, failure, greeterClient, greeterDefinition, serverTls, startGreeter } from './harness.js';
 
 let certs: TestCerts;
 let keys: KeySet;
@@ -111,6 +113,33 @@ describe('jwtAuthInterceptor', () => {
     for (const [field, make] of cases) {
       expect(make).toThrow(JwtGrpcError);
       expect(() => make()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
+    }
+  });
+
+  it('verifiedClaims fails closed: on a server without the interceptor, the call ends UNAUTHENTICATED, not OK', async () => {
+    const server = new Server();
+    let optional: unknown = 'not read';
+    server.addService(greeterDefinition().service, {
+      Hello(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
+        optional = optionalVerifiedClaims(call);
+        try {
+          callback(null, { message: `hello ${verifiedClaims(call).sub}` });
+        } catch (err) {
+          callback(err as ServerErrorResponse);
+        }
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', serverTls(certs), (err, bound) => (err === null ? resolve(bound) : reject(err))),
+    );
+    try {
+      const caller = greeterClient(`127.0.0.1:${port}`, clientTls(certs));
+      const err = await failure(caller.hello());
+      expect(err.code).toBe(status.UNAUTHENTICATED);
+      expect(err.details).toMatch(/no verified token on this call/);
+      expect(optional).toBeUndefined();
+    } finally {
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
     }
   });
 });

@@ -1,7 +1,7 @@
 /** jwtCallCredentials over TLS: when it asks the issuer for a token, and how a call fails when it cannot get one. */
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError, type KeySet, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
+import { GrpcStatusError, JwtGrpcError, type KeySet, GrpcStatus, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
 
@@ -43,12 +43,30 @@ describe('jwtCallCredentials', () => {
     expect(s.greeter.tokens.size).toBe(2);
   });
 
-  it('fails the call with UNAVAILABLE naming the issuer when the issuer refuses the request', async () => {
+  it('fails the call with UNAUTHENTICATED (not retryable) naming the issuer when the issuer refuses the request', async () => {
     const s = await scene({ algorithm: 'RS256' });
     const err = await failure(s.caller.hello());
-    expect(err.code).toBe(status.UNAVAILABLE);
+    expect(err.code).toBe(status.UNAUTHENTICATED);
     expect(err.details).toContain(`cannot get a token from issuer ${s.issuer.target}: INVALID_ARGUMENT`);
     expect(s.greeter.handled.count).toBe(0);
+  });
+
+  it.each([
+    [GrpcStatus.PERMISSION_DENIED, status.PERMISSION_DENIED],
+    [GrpcStatus.UNAUTHENTICATED, status.UNAUTHENTICATED],
+    [GrpcStatus.FAILED_PRECONDITION, status.UNAUTHENTICATED],
+    [GrpcStatus.DEADLINE_EXCEEDED, status.UNAVAILABLE],
+    [GrpcStatus.RESOURCE_EXHAUSTED, status.UNAVAILABLE],
+    [GrpcStatus.INTERNAL, status.UNAVAILABLE],
+  ])('an issuer answering status %i fails the call with status %i', async (answered, expected) => {
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+    // Any object with target and generateJwt is an issuer: this one always answers `answered`.
+    const issuer = { target: 'issuer.test:443', generateJwt: () => Promise.reject(new GrpcStatusError(answered, 'no')) };
+    const auth = jwtCallCredentials(issuer, { algorithm: 'ES256', logger: silentLogger });
+    const err = await failure(greeterClient(greeter.target, credentials.combineChannelCredentials(clientTls(certs), auth)).hello());
+    expect(err.code).toBe(expected);
+    expect(err.details).toContain('cannot get a token from issuer issuer.test:443');
+    expect(greeter.handled.count).toBe(0);
   });
 
   it('asks again after a failure: the same credentials get a token once the issuer is back', async () => {

@@ -28,7 +28,7 @@ import {
   createJwtClient,
   createJwtServer,
   silentLogger,
-  verifiedClaims,
+  optionalVerifiedClaims,
 } from '../../src/lib.js';
 import type { TestCerts } from '../helpers/certs.js';
 
@@ -103,7 +103,7 @@ type GreeterHandler = (call: ServerUnaryCall<{ name: string }, HelloReply>, call
 
 let greeterCtor: ServiceClientConstructor | undefined;
 
-function greeterDefinition(): ServiceClientConstructor {
+export function greeterDefinition(): ServiceClientConstructor {
   greeterCtor ??= (
     loadPackageDefinition(loadSync(GREETER_PROTO, { keepCase: true, defaults: true })) as unknown as {
       demo: { Greeter: ServiceClientConstructor };
@@ -127,7 +127,7 @@ export async function startGreeter(certs: TestCerts, interceptors: ServerInterce
   const handled = { count: 0 };
   const answer: GreeterHandler = (call, callback) => {
     handled.count++;
-    const claims = verifiedClaims(call);
+    const claims = optionalVerifiedClaims(call);
     for (const value of call.metadata.get('authorization')) tokens.add(String(value));
     callback(null, { message: `hello ${claims?.sub ?? 'stranger'}`, claims_json: JSON.stringify(claims ?? null) });
   };

@@ -169,6 +169,18 @@ describe('loadKeys', () => {
     expect(String(err.cause ?? '')).not.toContain(fakeSecret);
   });
 
+  it('invalid JSON names the line and column where it goes wrong', async () => {
+    const file = join(dir, 'comma.json');
+    await writePrivate(file, '{\n  "keys": [\n    {"kty": "oct",}\n  ]\n}\n');
+    expect((await loadError(file)).message).toBe(`key file ${file} is not valid JSON (line 3 column 19)`);
+  });
+
+  it('a truncated file says that it ends early, and where', async () => {
+    const file = join(dir, 'truncated.json');
+    await writePrivate(file, '{\n  "keys": [\n    {"kty": "oct", "k": "abc"');
+    expect((await loadError(file)).message).toBe(`key file ${file} is not valid JSON (it ends early, at line 3 column 30)`);
+  });
+
   it('a valid file with a bad key is ERR_INVALID_KEY (short HMAC secret)', async () => {
     const file = join(dir, 'short.json');
     await writePrivate(file, JSON.stringify({ keys: [{ kty: 'oct', k: randomBytes(16).toString('base64url'), kid: 'short', alg: 'HS256' }] }));

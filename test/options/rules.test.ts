@@ -125,3 +125,15 @@ describe('options only code can give', () => {
     optionError(() => createJwtServer({ keys, logger: silentLogger, ...(bad as object) }), field);
   });
 });
+
+describe('addJwtService takes only its own options', () => {
+  it.each([
+    ['health', { health: false }, /health: is an option of createJwtServer/],
+    ['metricsPort', { metricsPort: 9464 }, /metricsPort: is an option of createJwtServer/],
+    ['isuer', { isuer: 'https://auth.example' }, /isuer: is not an option \(addJwtService takes keys, /],
+  ])('%s is refused with ERR_INVALID_OPTION, not ignored', (field, extra, message) => {
+    const server = new Server();
+    const err = optionError(() => addJwtService(server, { keys, logger: silentLogger, ...(extra as object) } as never), field);
+    expect(err.message).toMatch(message);
+  });
+});

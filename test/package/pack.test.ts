@@ -10,7 +10,7 @@
  * The pack is made from a copy of the sources, so its build writes a dist/ of its own and
  * never the one the other test files run the CLI from.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,8 +22,8 @@ const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'ut
 /** Installing from the registry is the slow part: generous, but bounded. */
 const TIMEOUT_MS = 240_000;
 
-/** What `npm pack` reads: the manifest, the sources its `prepare` builds, and the files it ships. */
-const PACKAGE_INPUTS = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
+/** What `npm pack` reads: the manifest, the sources its `prepack` builds, and the files it ships. */
+const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
 
 const TSCONFIG = {
   compilerOptions: {
@@ -76,6 +76,7 @@ async function sh(command: string, args: readonly string[], cwd: string): Promis
 
 let work: string;
 let app: string;
+let tarballPath: string;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'jwt-grpc-pack-'));
@@ -87,6 +88,7 @@ beforeAll(async () => {
   await sh('npm', ['pack', '--pack-destination', work], source);
   const tarball = readdirSync(work).find((name) => name.startsWith('jwt-grpc-') && name.endsWith('.tgz'));
   if (tarball === undefined) throw new Error(`npm pack left no jwt-grpc-*.tgz in ${work}`);
+  tarballPath = join(work, tarball);
 
   app = join(work, 'app');
   mkdirSync(app);
@@ -150,6 +152,27 @@ describe('the packed package in a fresh TypeScript project', () => {
     },
     TIMEOUT_MS,
   );
+
+  it('ships its LICENSE and source maps that carry their sources (src/ is not shipped)', () => {
+    const installed = join(app, 'node_modules', 'jwt-grpc');
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 jwt-grpc contributors/);
+    expect(existsSync(join(installed, 'src'))).toBe(false);
+    const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    expect(map.sourcesContent?.length).toBe(map.sources.length);
+    expect(map.sourcesContent?.[0]).toContain('export');
+  });
+
+  it('passes publint and arethetypeswrong (ESM only; the .proto entry is no module)', async () => {
+    // `npm run lint:package` runs the same two on the working tree.
+    const bin = (name: string): string => join(PACKAGE_ROOT, 'node_modules', '.bin', name);
+    await sh(bin('publint'), [], join(work, 'package'));
+    await sh(bin('attw'), [tarballPath, '--profile', 'esm-only', '--exclude-entrypoints', './proto/jwt.proto'], work);
+  }, TIMEOUT_MS);
+
+  it('builds the bin with its run bit, so `npx jwt-grpc` in a clone works after a rebuild', () => {
+    // The build in the copy the pack was made from: the same `npm run build` a clone runs.
+    expect(statSync(join(work, 'package', 'dist', 'src', 'bin', 'jwt-grpc.js')).mode & 0o111).toBe(0o111);
+  });
 
   it('runs the CLI through npx', async () => {
     expect(await sh('npx', ['jwt-grpc', '--version'], app)).toBe(`${VERSION}\n`);

@@ -82,3 +82,36 @@ describe('signing with an algorithm that is not configured', () => {
     for (const configured of keys.signingAlgorithms) expect(err.message).toContain(configured);
   });
 });
+
+describe('signing claims a verifier would refuse', () => {
+  it.each([
+    ['no exp', { sub: 'x' }, 'claim exp is missing'],
+    ['exp as a string', { sub: 'x', exp: String(nowSeconds() + 60) }, 'claim exp must be a number of seconds'],
+    ['exp not finite', { sub: 'x', exp: Number.NaN }, 'claim exp must be a number of seconds'],
+    ['sub not a string', { sub: 42, exp: nowSeconds() + 60 }, 'claim sub must be a string'],
+    ['aud a number', { aud: 1, exp: nowSeconds() + 60 }, 'claim aud must be a string or an array of strings'],
+  ])('%s: ERR_INVALID_REQUEST naming the claim, and no token', (_what, claims, message) => {
+    let caught: unknown;
+    try {
+      createSigner(keys).sign('HS256', claims);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(JwtGrpcError);
+    expect((caught as JwtGrpcError).code).toBe('ERR_INVALID_REQUEST');
+    expect((caught as JwtGrpcError).message).toContain(`cannot sign: ${message}`);
+  });
+});
+
+describe('AUDIENCE_MISMATCH', () => {
+  it('says when the token has no aud at all', () => {
+    const { token } = createSigner(keys).sign('HS256', { sub: 'x', exp: nowSeconds() + 60 });
+    expect(createVerifier(keys).verify(token, { audience: 'api' })).toMatchObject({
+      valid: false,
+      reason: 'AUDIENCE_MISMATCH',
+      message: 'token has no aud claim, and an audience is expected',
+    });
+    const other = createSigner(keys).sign('HS256', { aud: 'billing', exp: nowSeconds() + 60 }).token;
+    expect(createVerifier(keys).verify(other, { audience: 'api' })).toMatchObject({ message: 'token aud does not contain the expected audience' });
+  });
+});

@@ -29,7 +29,7 @@ import {
   createRemoteVerifier,
   createStderrLogger,
   jwtAuthInterceptor,
-  verifiedClaims,
+  optionalVerifiedClaims,
 } from '../../../src/lib.js';
 
 function fail(message: string): never {
@@ -102,7 +102,7 @@ const interceptors = verifier === undefined ? [] : [jwtAuthInterceptor(verifier,
 const server = new grpc.Server({ interceptors });
 server.addService(definition.demo.Greeter.service, {
   Hello: (call: grpc.ServerUnaryCall<{ name: string }, unknown>, callback: grpc.sendUnaryData<{ message: string }>) => {
-    callback(null, { message: `hello ${verifiedClaims(call)?.sub ?? ''}` });
+    callback(null, { message: `hello ${optionalVerifiedClaims(call)?.sub ?? ''}` });
   },
 });
 
