@@ -34,6 +34,12 @@ export interface GoTool {
   readonly fromPath: boolean;
   /** Who needs it, for the messages. */
   readonly usedBy: string;
+  /**
+   * A folder of bench/kit holding a go.mod that pins the tool's whole dependency graph, for
+   * a tool whose own module has no go.mod (`+incompatible`): `go install pkg@version` would
+   * then take the newest of its dependencies. Built there with `go build -mod=readonly`.
+   */
+  readonly pinnedModule?: string;
 }
 
 export const GO_TOOLS = {
@@ -63,6 +69,8 @@ export const GO_TOOLS = {
     binary: 'h2spec',
     fromPath: false,
     usedBy: 'the HTTP/2 conformance test',
+    // v2.2.1 predates modules: its dependencies (x/net, cobra, ...) are pinned here instead.
+    pinnedModule: repoPath('bench', 'kit', 'h2spec'),
   },
   // Its binary is called `client`: a folder of its own keeps that name out of .tools/bin.
   interopClient: {
@@ -124,7 +132,14 @@ export function ensureBun(log: (line: string) => void): string | null {
 
 /** The shell command that installs `tool` alone. */
 export function goInstallCommand(tool: GoTool): string {
+  if (tool.pinnedModule !== undefined) return `go build -C "${tool.pinnedModule}" -mod=readonly -o "${join(tool.dir, tool.binary)}" ${tool.package}`;
   return `GOBIN="${tool.dir}" go install ${tool.package}@${tool.version}`;
+}
+
+/** The `go` arguments of {@link goInstallCommand}. */
+function goInstallArgs(tool: GoTool): string[] {
+  if (tool.pinnedModule !== undefined) return ['build', '-C', tool.pinnedModule, '-mod=readonly', '-o', join(tool.dir, tool.binary), tool.package];
+  return ['install', `${tool.package}@${tool.version}`];
 }
 
 /**
@@ -166,7 +181,7 @@ export function ensureGoTool(tool: GoTool, log: (line: string) => void): string 
     throw new Error(`${tool.name} ${tool.version} is not installed and Go (the go command) is not on PATH to install it.\n${requireHint(tool)}`);
   }
   log(`installing ${tool.name}: ${goInstallCommand(tool)} (once; needs the Go module proxy)`);
-  const result = runCommand(go, ['install', `${tool.package}@${tool.version}`], {
+  const result = runCommand(go, goInstallArgs(tool), {
     env: { ...process.env, GOBIN: tool.dir },
     inheritOutput: true,
     timeoutMs: 600_000,
