@@ -248,8 +248,8 @@ export const OPTIONS = {
   }),
 
   // jwt-grpc's own HTTP/2 server (createHttp2GrpcServer). Sources: the gRPC over HTTP/2
-  // protocol document, doc/keepalive.md, gRFC A8 (keepalive, its server enforcement) and
-  // A9 (server-side connection management).
+  // protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md), doc/keepalive.md (https://github.com/grpc/grpc/blob/master/doc/keepalive.md), gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md) (keepalive, its server enforcement) and
+  // A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md) (server-side connection management).
   maxHeaderListBytes: option({
     group: 'http2',
     kind: integer(1024, 1 << 24, 'BYTES'),

@@ -142,7 +142,7 @@ class GrpcJsCall extends CallCore {
     this.#surface.sendMetadata(toGrpcMetadata(metadata));
   }
 
-  /** grpc-js's server sends responses uncompressed; compression is optional for a server (doc/compression.md). */
+  /** grpc-js's server sends responses uncompressed; compression is optional for a server (doc/compression.md (https://github.com/grpc/grpc/blob/master/doc/compression.md)). */
   setResponseCompression(_encoding: ResponseCompression): void {}
 
   /** Runs the interceptors' onCallStart, then `run` (the handler), and settles the call with its result. */

@@ -14,7 +14,7 @@
 import { JwtGrpcError } from '../errors.js';
 
 /**
- * gRPC status codes (the gRPC project's `doc/statuscodes.md`).
+ * gRPC status codes (the gRPC project's `doc/statuscodes.md` (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md)).
  *
  * @example
  * ```ts
@@ -156,7 +156,7 @@ export class CallKey<T> {
 }
 
 /**
- * Message compression a server may apply to its responses (the gRPC project's `doc/compression.md`).
+ * Message compression a server may apply to its responses (the gRPC project's `doc/compression.md` (https://github.com/grpc/grpc/blob/master/doc/compression.md)).
  *
  * @example
  * ```ts

@@ -38,7 +38,7 @@ export interface CallSession {
   callClosed(call: Http2Call): void;
   /** `ip:port` of the client. */
   readonly peer: string;
-  /** The server is sending HEADERS or DATA: client pings become welcome again (gRFC A8). */
+  /** The server is sending HEADERS or DATA: client pings become welcome again (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)). */
   noteResponse(): void;
 }
 
@@ -427,7 +427,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     this.endWithStatus(reason.status, reason.details, undefined);
   }
 
-  /** The server is closing: the call is cancelled (RST_STREAM CANCEL, as the protocol document says). */
+  /** The server is closing: the call is cancelled (RST_STREAM CANCEL, as the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md) says). */
   cancelByServer(details: string): void {
     if (!this.#done) this.#abort(new GrpcStatusError(GrpcStatus.UNAVAILABLE, details));
     this.#stream.reset(H2_ERROR.CANCEL);

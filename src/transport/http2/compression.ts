@@ -1,5 +1,5 @@
 /**
- * Per-message compression (the gRPC project's `doc/compression.md`): gzip and deflate,
+ * Per-message compression (the gRPC project's `doc/compression.md` (https://github.com/grpc/grpc/blob/master/doc/compression.md)): gzip and deflate,
  * each message on its own (no context across messages), decompression bounded.
  */
 import { constants as zlibConstants, deflateSync, gzipSync, inflateSync, gunzipSync } from 'node:zlib';

@@ -1,8 +1,8 @@
 /**
  * The fixed settings of jwt-grpc's own gRPC server, those no option changes. The defaults
  * and bounds of its options are rows of the option table (src/options/table.ts). Sources:
- * the gRPC over HTTP/2 protocol document, `doc/keepalive.md`, gRFC A8 (client-side
- * keepalive, server enforcement) and A9 (server-side connection management).
+ * the gRPC over HTTP/2 protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md), `doc/keepalive.md` (https://github.com/grpc/grpc/blob/master/doc/keepalive.md), gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md) (client-side
+ * keepalive, server enforcement) and A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md) (server-side connection management).
  */
 
 /** A8: the interval between client pings tolerated while no call is in flight, unless permitted. */

@@ -1,5 +1,5 @@
 /**
- * A new HTTP/2 stream: checks the request headers the protocol document requires, finds
+ * A new HTTP/2 stream: checks the request headers the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md) requires, finds
  * the method and starts the call, or answers at once.
  */
 import { GrpcStatus, type StatusCode } from '../handler-api.js';
@@ -35,7 +35,7 @@ export function streamHandler(router: Router, shared: CallShared): StreamHandler
       refuseHttp(stream, 415, { 'accept-post': 'application/grpc, application/grpc+proto' });
       return;
     }
-    // RFC 9113 lets "te" carry only "trailers" (the connection resets any other value); the
+    // RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) lets "te" carry only "trailers" (the connection resets any other value); the
     // protocol document requires it, to detect proxies that would drop the trailers.
     if (headers.te !== 'trailers') {
       refuseCall(stream, GrpcStatus.INTERNAL, 'missing "te: trailers" request header (a proxy on the way may not forward trailers)');
@@ -50,7 +50,7 @@ export function streamHandler(router: Router, shared: CallShared): StreamHandler
     const encodingHeader = headers['grpc-encoding'];
     const encoding = requestEncoding(encodingHeader);
     if (encoding === undefined) {
-      // doc/compression.md: UNIMPLEMENTED, naming what is supported in grpc-accept-encoding.
+      // doc/compression.md (https://github.com/grpc/grpc/blob/master/doc/compression.md): UNIMPLEMENTED, naming what is supported in grpc-accept-encoding.
       refuseCall(stream, GrpcStatus.UNIMPLEMENTED, `grpc-encoding ${encodingHeader} is not supported; supported: ${ACCEPT_ENCODING}`, {
         'grpc-accept-encoding': ACCEPT_ENCODING,
       });

@@ -1,5 +1,5 @@
 /**
- * gRPC's Length-Prefixed-Message (protocol document): a 1-byte compressed flag, a 4-byte
+ * gRPC's Length-Prefixed-Message (protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)): a 1-byte compressed flag, a 4-byte
  * big-endian length, then the message. DATA frame boundaries say nothing about message
  * boundaries, so the reader accepts any chunking.
  */

@@ -1,5 +1,5 @@
 /**
- * Custom-Metadata (protocol document) to and from HTTP/2 header fields: `-bin` values are
+ * Custom-Metadata (protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)) to and from HTTP/2 header fields: `-bin` values are
  * base64 (padded or not on the way in, unpadded on the way out), every other value
  * printable ASCII.
  */

@@ -1,4 +1,4 @@
-/** Small pieces of the gRPC over HTTP/2 protocol document: Status-Message encoding and Timeout. */
+/** Small pieces of the gRPC over HTTP/2 protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): Status-Message encoding and Timeout. */
 
 const HEX = '0123456789ABCDEF';
 

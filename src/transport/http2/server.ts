@@ -72,8 +72,8 @@ function secureOptions(tls: ServerTlsOptions): TlsOptions {
 }
 
 /**
- * Creates a gRPC server on its own HTTP/2 (RFC 9113, framed in ./wire on node:net and
- * node:tls; the gRPC over HTTP/2 protocol document): unary,
+ * Creates a gRPC server on its own HTTP/2 (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113), framed in ./wire on node:net and
+ * node:tls; the gRPC over HTTP/2 protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)): unary,
  * server-streaming, client-streaming and bidi calls, gzip/deflate messages, deadlines,
  * metadata, keepalive and connection age. Options are validated now; an invalid one
  * throws `JwtGrpcError` (`ERR_INVALID_OPTION`) naming it.

@@ -1,6 +1,6 @@
 /**
- * One client connection: keepalive pings and their enforcement (gRFC A8), maximum age
- * (A9), graceful close with two GOAWAYs, and forced close.
+ * One client connection: keepalive pings and their enforcement (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)), maximum age
+ * (A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md)), graceful close with two GOAWAYs, and forced close.
  */
 import type { Socket } from 'node:net';
 import type { CallSession, Http2Call } from './call.js';
@@ -157,7 +157,7 @@ export class SessionState implements CallSession, ConnectionEvents {
   }
 
   /**
-   * Graceful close (gRFC A9, RFC 9113 §6.8): a first GOAWAY naming the largest stream id,
+   * Graceful close (gRFC A9, RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §6.8): a first GOAWAY naming the largest stream id,
    * so streams the client already sent are still served; after a PING round trip (or
    * GOAWAY_PING_TIMEOUT_MS) a second GOAWAY names the last stream accepted, and the
    * connection closes once its calls are done. A connection without calls gets the

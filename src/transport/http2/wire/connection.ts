@@ -1,5 +1,5 @@
 /**
- * The server side of one HTTP/2 connection (RFC 9113) on a node:net or node:tls socket:
+ * The server side of one HTTP/2 connection (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113)) on a node:net or node:tls socket:
  * stream states, flow control both ways, SETTINGS, PING, GOAWAY, and the guards a server
  * on the open internet needs (docs/http2-limits.md lists them).
  *
@@ -104,7 +104,7 @@ const RECENTLY_CLOSED = 128;
  * header list: its objects (the stream, the call, their closures) weigh ~1.3 KB.
  */
 const STREAM_COST_BYTES = 2048;
-/** RFC 7541 §6.3: a dynamic table size update to 0, for a peer that lowers SETTINGS_HEADER_TABLE_SIZE. */
+/** RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541) §6.3: a dynamic table size update to 0, for a peer that lowers SETTINGS_HEADER_TABLE_SIZE. */
 const TABLE_SIZE_ZERO = Buffer.from([0x20]);
 
 export class H2Connection implements StreamOwner {
@@ -371,7 +371,7 @@ export class H2Connection implements StreamOwner {
 
   /**
    * Our END_STREAM is out. A client still sending is told to stop with RST_STREAM
-   * NO_ERROR (the protocol document's early server closure): the call has its status,
+   * NO_ERROR (the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)'s early server closure): the call has its status,
    * and what it would send is only read to be dropped.
    */
   #outputEnded(stream: H2Stream): void {

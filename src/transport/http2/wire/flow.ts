@@ -1,5 +1,5 @@
 /**
- * Flow-control windows (RFC 9113 §5.2, §6.9), both ways, as one small type: what this side
+ * Flow-control windows (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §5.2, §6.9), both ways, as one small type: what this side
  * may send, what the peer may send, and what it sent that is not yet returned to it. A
  * stream is one (H2Stream extends it, so a call allocates nothing more for it); the
  * connection holds another. As x/net/http2's flow.go, the 2^31 - 1 bound is checked here only.

@@ -1,5 +1,5 @@
 /**
- * HTTP/2 frame types, flags, error codes and settings (RFC 9113 §6, §7), the few frames
+ * HTTP/2 frame types, flags, error codes and settings (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §6, §7), the few frames
  * this server builds, and the error that ends a connection. parse.ts reads frames.
  */
 

@@ -1,5 +1,5 @@
 /**
- * A header block arriving in HEADERS and CONTINUATION frames (RFC 9113 §4.3, §6.10), put
+ * A header block arriving in HEADERS and CONTINUATION frames (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §4.3, §6.10), put
  * together under the CONTINUATION flood guards: a block no decoder would accept, in bytes
  * or in frames, ends the connection before it is all buffered. One per connection, reused.
  */

@@ -1,5 +1,5 @@
 /**
- * HPACK (RFC 7541). Decoding: the static and dynamic tables, integers, strings (Huffman
+ * HPACK (RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541)). Decoding: the static and dynamic tables, integers, strings (Huffman
  * too) and the four field representations. Encoding: literals without indexing, so the
  * encoder keeps no state and a constant header set encodes once (`encodeHeaderBlock`).
  */
@@ -29,7 +29,7 @@ const STATIC_ENTRIES: readonly { readonly name: string; readonly value: string }
 
 const NO_BLOCK = new Uint8Array(0);
 
-/** A header block the decoder cannot take: the connection must end with COMPRESSION_ERROR (RFC 9113 §4.3). */
+/** A header block the decoder cannot take: the connection must end with COMPRESSION_ERROR (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §4.3). */
 export class HpackError extends Error {}
 
 interface DynamicEntry {

@@ -1,5 +1,5 @@
 /**
- * HPACK's Huffman code (RFC 7541, Appendix B): the decoding side, for header strings
+ * HPACK's Huffman code (RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541), Appendix B): the decoding side, for header strings
  * sent with the H flag. grpc-go, grpc-js and grpcio Huffman-encode most literal values.
  */
 

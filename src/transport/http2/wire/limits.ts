@@ -54,7 +54,7 @@ export const MAX_SETTINGS_ENTRIES = 32;
 
 /**
  * How long a new connection has to send the preface and its first SETTINGS (slowloris);
- * past it, GOAWAY SETTINGS_TIMEOUT, the code RFC 9113 §6.5.3 gives a SETTINGS exchange
+ * past it, GOAWAY SETTINGS_TIMEOUT, the code RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §6.5.3 gives a SETTINGS exchange
  * that does not complete in time. Neither nghttp2 nor node:http2 has one (Node's server
  * `timeout` is idle time): this project's choice, far above the milliseconds a handshake
  * takes on a WAN.

@@ -1,5 +1,5 @@
 /**
- * Reading frames (RFC 9113 §4.1, §6): the frame header, padding, and each type's payload
+ * Reading frames (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §4.1, §6): the frame header, padding, and each type's payload
  * checked for what makes it malformed, apart from what the connection does with it (as
  * hyperium/h2's `frame/` or x/net/http2's `frameParsers`). Nothing here allocates: every
  * frame of a connection is read into the one `FrameFields` the connection owns.
@@ -100,7 +100,7 @@ export function readSettings(buffer: Buffer, f: FrameFields, into: SettingsField
     const value = buffer.readUInt32BE(at + 2);
     switch (buffer.readUInt16BE(at)) {
       case SETTING.HEADER_TABLE_SIZE:
-        // RFC 7541 §4.2: the smallest size set is the one the encoder must signal.
+        // RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541) §4.2: the smallest size set is the one the encoder must signal.
         if (into.headerTableSize < 0 || value < into.headerTableSize) into.headerTableSize = value;
         break;
       case SETTING.ENABLE_PUSH:

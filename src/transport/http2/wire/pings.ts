@@ -1,4 +1,4 @@
-/** This side's PINGs (RFC 9113 §6.7) awaiting their acks, each with what waits for it. */
+/** This side's PINGs (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §6.7) awaiting their acks, each with what waits for it. */
 
 /** Pings of ours awaiting an ack, at most. */
 const MAX_OUTSTANDING_PINGS = 10;

@@ -1,5 +1,5 @@
 /**
- * RFC 9113 §8.2-8.3: what makes a request's header list well-formed. A malformed one is
+ * RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §8.2-8.3: what makes a request's header list well-formed. A malformed one is
  * a stream error (PROTOCOL_ERROR); this module only decides.
  */
 
@@ -10,7 +10,7 @@ const REQUEST_PSEUDO_HEADERS = new Set([':method', ':scheme', ':path', ':authori
 /** §8.2.2: connection-specific fields have no place in HTTP/2. */
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
-/** RFC 9110 §5.6.2 token characters, lowercase only (§8.2.1): 1 where allowed in a field name. */
+/** RFC 9110 (https://www.rfc-editor.org/rfc/rfc9110) §5.6.2 token characters, lowercase only (§8.2.1): 1 where allowed in a field name. */
 const NAME_CHAR = new Uint8Array(128);
 for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_CHAR[c.charCodeAt(0)] = 1;
 

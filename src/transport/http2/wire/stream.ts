@@ -1,5 +1,5 @@
 /**
- * One HTTP/2 request stream on the server (RFC 9113 §5.1), as the gRPC call sees it: the
+ * One HTTP/2 request stream on the server (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §5.1), as the gRPC call sees it: the
  * response headers, DATA within the peer's flow-control windows, the trailers, a reset.
  * No EventEmitter and no Node stream: the call is the stream's one listener.
  */
