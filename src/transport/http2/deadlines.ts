@@ -3,7 +3,7 @@
  * of a Node timer per call: most clients send `grpc-timeout` on every call (ghz and many
  * others a default of 20 s), and a Node Timeout is an object created, inserted into a
  * timer list and unlinked again for every call; the heap costs one array slot per call
- * and one timer in all (bench/PERFORMANCE.md has the measurement).
+ * and one timer in all.
  */
 import { MAX_TIMER_MS } from '../../options/table.js';
 
