@@ -10,20 +10,17 @@
  * The pack is made from a copy of the sources, so its build writes a dist/ of its own and
  * never the one the other test files run the CLI from.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
+import { TIMEOUT_MS, packCopy, sh } from './packed.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type Example, markdownExamples, tsdocExamples } from './examples.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-/** Installing from the registry is the slow part: generous, but bounded. */
-const TIMEOUT_MS = 240_000;
 
-/** What `npm pack` reads: the manifest, the sources its `prepack` builds, and the files it ships. */
-const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
 
 const TSCONFIG = {
   compilerOptions: {
@@ -66,13 +63,6 @@ const options: JwtServerOptions = { keys, subjects: ['ada@example.com'], issuer:
 console.log('closed');
 `;
 
-/** Runs a command; on failure, an error carrying its output. */
-async function sh(command: string, args: readonly string[], cwd: string): Promise<string> {
-  const run = await runToExit(command, args, { cwd, timeoutMs: TIMEOUT_MS });
-  if (run.code === 0) return run.stdout;
-  const how = run.timedOut ? `timed out after ${TIMEOUT_MS} ms` : `exit ${run.code ?? run.signal}`;
-  throw new Error(`${command} ${args.join(' ')} failed in ${cwd} (${how}):\n${run.stdout}\n${run.stderr}`);
-}
 
 let work: string;
 let app: string;
@@ -80,15 +70,7 @@ let tarballPath: string;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'jwt-grpc-pack-'));
-  const source = join(work, 'package');
-  mkdirSync(source);
-  for (const input of PACKAGE_INPUTS) cpSync(join(PACKAGE_ROOT, input), join(source, input), { recursive: true });
-  // The build needs the compiler and the types; the tarball takes nothing from here.
-  symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
-  await sh('npm', ['pack', '--pack-destination', work], source);
-  const tarball = readdirSync(work).find((name) => name.startsWith('jwt-grpc-') && name.endsWith('.tgz'));
-  if (tarball === undefined) throw new Error(`npm pack left no jwt-grpc-*.tgz in ${work}`);
-  tarballPath = join(work, tarball);
+  tarballPath = await packCopy(work);
 
   app = join(work, 'app');
   mkdirSync(app);
@@ -99,7 +81,7 @@ beforeAll(async () => {
   // `export {}` makes each block a module, so no two share a scope.
   for (const example of EXAMPLES) writeFileSync(join(app, 'examples', `${example.name}.ts`), `${example.code}\nexport {};\n`);
   try {
-    await sh('npm', ['install', '--no-audit', '--no-fund', 'typescript@latest', '@types/node@latest', join(work, tarball)], app);
+    await sh('npm', ['install', '--no-audit', '--no-fund', 'typescript@latest', '@types/node@latest', tarballPath], app);
   } catch (err) {
     if (/ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|FetchError/.test((err as Error).message)) {
       throw new Error(

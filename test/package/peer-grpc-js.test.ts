@@ -6,19 +6,17 @@
  * interceptors) is forced in: jwtAuthInterceptor refuses it by name, and a handler that
  * reads verifiedClaims still fails the call without a token (fails closed).
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToExit } from '../../bench/kit/launcher.js';
+import { TIMEOUT_MS, packCopy, sh } from './packed.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 
-const TIMEOUT_MS = 240_000;
 const MANIFEST = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
 const PEER_RANGE = MANIFEST.peerDependencies['@grpc/grpc-js'] as string;
 /** The range's floor: the first grpc-js with server interceptors. */
 const LOWEST = '1.10.0';
-const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
 const OFFLINE = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|FetchError/;
 
 const TSCONFIG = {
@@ -73,26 +71,13 @@ client.close();
 server.forceShutdown();
 `;
 
-async function sh(command: string, args: readonly string[], cwd: string): Promise<string> {
-  const run = await runToExit(command, args, { cwd, timeoutMs: TIMEOUT_MS });
-  if (run.code === 0) return run.stdout;
-  const how = run.timedOut ? `timed out after ${TIMEOUT_MS} ms` : `exit ${run.code ?? run.signal}`;
-  throw new Error(`${command} ${args.join(' ')} failed in ${cwd} (${how}):\n${run.stdout}\n${run.stderr}`);
-}
 
 let work: string;
 let tarball: string;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'jwt-grpc-peer-'));
-  const source = join(work, 'package');
-  mkdirSync(source);
-  for (const input of PACKAGE_INPUTS) cpSync(join(PACKAGE_ROOT, input), join(source, input), { recursive: true });
-  symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
-  await sh('npm', ['pack', '--pack-destination', work], source);
-  const name = readdirSync(work).find((file) => file.startsWith('jwt-grpc-') && file.endsWith('.tgz'));
-  if (name === undefined) throw new Error(`npm pack left no jwt-grpc-*.tgz in ${work}`);
-  tarball = join(work, name);
+  tarball = await packCopy(work);
 }, TIMEOUT_MS);
 
 afterAll(() => {
