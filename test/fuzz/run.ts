@@ -86,7 +86,7 @@ async function main(): Promise<number> {
     }
   }
   report(counts, index - options.from, Date.now() - started, options.seed);
-  child.send('close');
+  if (child.connected) child.send('close');
   return status;
 }
 
