@@ -3,7 +3,7 @@
  * length, payload bytes), the frame sequence (drop, duplicate, swap, insert, interleave
  * into a header block), or the bytes as written (truncation).
  */
-import { FRAME_TYPE, type Frame, randomFrame } from './frames.js';
+import { FRAME_TYPE, type Frame, data, randomFrame, settings, windowUpdate } from './frames.js';
 import { randomBody } from './grpc.js';
 import { randomField } from './hpack.js';
 import type { Prng } from './prng.js';
@@ -82,6 +82,17 @@ const MUTATIONS: Record<string, Mutation> = {
   'grpc-body': (rng, frames) => {
     const frame = frames.find((candidate) => candidate.type === FRAME_TYPE.DATA);
     if (frame !== undefined) frame.payload = randomBody(rng).bytes;
+  },
+  // Flow control (RFC 9113 section 6.9): windows pushed past 2^31-1, DATA past the window, a shrunk initial window.
+  'window-overflow': (rng, frames) => {
+    const stream = rng.pick([0, 1]);
+    frames.splice(rng.int(frames.length + 1), 0, windowUpdate(stream, 0x7fff_ffff), windowUpdate(stream, 1 + rng.int(0x7fff_ffff)));
+  },
+  'data-past-window': (rng, frames) => {
+    for (let n = 5 + rng.int(4); n > 0; n--) frames.push(data(1, Buffer.alloc(16_384), false));
+  },
+  'initial-window': (rng, frames) => {
+    frames.splice(rng.int(frames.length + 1), 0, settings([[4, rng.pick([0, 1, 0x7fff_ffff, 0x8000_0000])]]));
   },
   'flood': (rng, frames) => {
     const frame = target(rng, frames);
