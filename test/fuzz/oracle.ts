@@ -15,13 +15,19 @@ export interface Violation {
   readonly detail: string;
 }
 
-function memory(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
+export interface ServerState {
+  readonly memory: NodeJS.MemoryUsage;
+  /** Warnings and errors the server logged, by `level:message`. */
+  readonly logged: Record<string, number>;
+}
+
+export function serverState(child: ChildProcess): Promise<ServerState> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no answer to memory in 5 s')), 5000);
-    child.once('message', (message: { memory?: NodeJS.MemoryUsage }) => {
+    child.once('message', (message: Partial<ServerState>) => {
       clearTimeout(timer);
       if (message.memory === undefined) reject(new Error('unexpected message'));
-      else resolve(message.memory);
+      else resolve({ memory: message.memory, logged: message.logged ?? {} });
     });
     child.send('memory');
   });
@@ -29,8 +35,8 @@ function memory(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
 
 /** Heap and buffers in use: what a connection's state costs (RSS also counts freed pages not returned). */
 export async function usedBytes(child: ChildProcess): Promise<number> {
-  const usage = await memory(child);
-  return usage.heapUsed + usage.external;
+  const { memory } = await serverState(child);
+  return memory.heapUsed + memory.external;
 }
 
 /** The first invariant that fails, or undefined. */

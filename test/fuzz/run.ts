@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CORPUS_DIR, writeEntry } from './corpus.js';
 import { drive } from './drive.js';
 import { type Counts, type Input, count, exchangeSeed, generate } from './generate.js';
-import { check, usedBytes } from './oracle.js';
+import { check, serverState, usedBytes } from './oracle.js';
 import { Prng } from './prng.js';
 
 interface RunOptions {
@@ -85,6 +85,7 @@ async function main(): Promise<number> {
       break;
     }
   }
+  if (child.connected) for (const [key, n] of Object.entries((await serverState(child)).logged)) count(counts, `server-log:${key}`, n);
   report(counts, index - options.from, Date.now() - started, options.seed);
   if (child.connected) child.send('close');
   return status;
