@@ -22,3 +22,5 @@ process.on('message', (message) => {
   if (message === 'memory') process.send?.({ memory: process.memoryUsage(), logged: Object.fromEntries(logged) });
   if (message === 'close') void server.close({ graceMs: 500 }).then(() => process.exit(0));
 });
+// The runner gone (finished, killed, crashed): nothing else would end this process.
+process.on('disconnect', () => process.exit(0));
