@@ -40,16 +40,22 @@ export async function usedBytes(child: ChildProcess): Promise<number> {
 }
 
 /** The first invariant that fails, or undefined. */
+function exited(child: ChildProcess): Violation | undefined {
+  if (child.exitCode === null && child.signalCode === null) return undefined;
+  return { invariant: 'process-alive', detail: `server exited (code ${child.exitCode}, signal ${child.signalCode})` };
+}
+
 export async function check(child: ChildProcess, port: number, baselineBytes: number, connections: number): Promise<Violation | undefined> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return { invariant: 'process-alive', detail: `server exited (code ${child.exitCode}, signal ${child.signalCode})` };
-  }
+  const dead = exited(child);
+  if (dead !== undefined) return dead;
   const client = createJwtClient(`127.0.0.1:${port}`, { deadlineMs: 5000 });
   try {
     const response = await client.generateJwt({ algorithm: 'HS256', subject: 'healthy' });
     if (response.jwt.split('.').length !== 3) return { invariant: 'healthy-call', detail: `not a JWS: ${response.jwt}` };
   } catch (error) {
-    return { invariant: 'healthy-call', detail: String(error) };
+    // A refused call is often the first sign of a death whose exit event has not come yet.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return exited(child) ?? { invariant: 'healthy-call', detail: String(error) };
   } finally {
     client.close();
   }

@@ -6,8 +6,10 @@
  * replays them. Exit status 1 when an invariant failed.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CORPUS_DIR, writeEntry } from './corpus.js';
+import { writeEntry } from './corpus.js';
 import { drive } from './drive.js';
 import { type Counts, type Input, count, exchangeSeed, generate } from './generate.js';
 import { check, serverState, usedBytes } from './oracle.js';
@@ -77,9 +79,12 @@ async function main(): Promise<number> {
       const first = batch[0]?.index ?? 0;
       console.error(`fuzz: ${violation.invariant} violated: ${violation.detail}`);
       console.error(`fuzz: replay with: npm run fuzz -- --seed ${options.seed} --from ${first} --count ${batch.length}`);
+      // The source corpus (npm runs scripts from the package root), not the compiled copy's folder.
+      const corpusDir = join(process.cwd(), 'test', 'fuzz', 'corpus');
+      mkdirSync(corpusDir, { recursive: true });
       for (const { index: i, input } of batch) {
         const comment = `found by seed ${options.seed}, exchange ${i}: ${violation.invariant} (${violation.detail})\n${input.kind}, mutations: ${input.mutations.join(', ') || 'none'}`;
-        console.error(`fuzz: saved ${writeEntry(fileURLToPath(CORPUS_DIR), `seed-${options.seed}-${i}.hex`, input.bytes, comment)}`);
+        console.error(`fuzz: saved ${writeEntry(corpusDir, `seed-${options.seed}-${i}.hex`, input.bytes, comment)}`);
       }
       status = 1;
       break;
