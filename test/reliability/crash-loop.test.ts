@@ -1,11 +1,15 @@
 /**
- * A worker that cannot start makes the primary give up, not fork forever: the port is
- * taken by a plain node:net server first, so every worker's listen fails. The CLI must
- * exit non-zero with a message saying why, within seconds, having forked a bounded
- * number of workers, none of them left running (within 3 s of the primary's exit). The single-process server in the same
- * situation exits non-zero at once, naming the address. On each transport.
+ * A worker that dies as it starts makes the primary give up, not fork forever: a module
+ * preloaded through NODE_OPTIONS ends every cluster worker (never the primary) with exit
+ * code 3 before it listens. The CLI must exit non-zero with a message saying why, within
+ * seconds, having forked a bounded number of workers, none of them left running (within
+ * 3 s of the primary's exit). A taken port is no crash loop: the cluster stops at once,
+ * naming the address, as the single-process server does. On each transport.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil, within } from '../../bench/kit/wait.js';
@@ -21,21 +25,29 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: a 
   reliabilityFixture('crash-loop');
   let blocker: Server;
   let port: number;
+  let crashDir: string;
+  let crashModule: string;
 
   beforeAll(async () => {
     blocker = createServer((socket) => socket.destroy());
     port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
+    crashDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-crash-'));
+    crashModule = join(crashDir, 'crash-worker.mjs');
+    writeFileSync(crashModule, "import cluster from 'node:cluster';\nif (cluster.isWorker) process.exit(3);\n");
   });
 
   afterAll(async () => {
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    rmSync(crashDir, { recursive: true, force: true });
   });
 
   it(
-    'NODEMAXPROCS=2 on a taken port: the primary exits non-zero with a message, forks a bounded number of workers, leaves none',
+    'NODEMAXPROCS=2 with workers that die as they start: the primary exits non-zero with a message, forks a bounded number of workers, leaves none',
     async () => {
       const started = Date.now();
-      const cli = launchCli(['serve', ...transportArgs(transport), '--host', '127.0.0.1', '--port', String(port)], { env: { NODEMAXPROCS: '2' } });
+      const cli = launchCli(['serve', ...transportArgs(transport), '--host', '127.0.0.1', '--port', '0'], {
+        env: { NODEMAXPROCS: '2', NODE_OPTIONS: `--import=${crashModule}` },
+      });
       const exit = await within(cli.closed, 30_000);
       const elapsedMs = Date.now() - started;
       const forked = [...cli.stderr.matchAll(/worker (\d+) started/g)].map((m) => Number(m[1]));
@@ -58,6 +70,18 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: a 
       expect(gone, `workers still running 3 s after the primary exited: ${forked.filter((pid) => isAlive(pid)).join(', ')}`).toBe(true);
     },
     60_000,
+  );
+
+  it(
+    'NODEMAXPROCS=2 on a taken port: no crash loop, the cluster stops at once naming the address',
+    async () => {
+      const cli = launchCli(['serve', ...transportArgs(transport), '--host', '127.0.0.1', '--port', String(port)], { env: { NODEMAXPROCS: '2' } });
+      const exit = await within(cli.closed, 15_000);
+      expect(exit?.code).toBe(1);
+      expect(cli.stderr).toContain(`127.0.0.1:${port}`);
+      expect(cli.stderr).not.toMatch(/restarting in/);
+    },
+    30_000,
   );
 
   it(
