@@ -28,7 +28,7 @@ const claimsByRequest = new WeakMap<object, JwtPayload>();
  *
  * @example
  * ```ts
- * function subjectOf(call: CallWithMetadata): string {
+ * function subjectOf(call: CallWithMetadata): string | undefined {
  *   return verifiedClaims(call).sub;
  * }
  * ```

@@ -28,6 +28,8 @@ export interface JwksHandlerOptions {
  *
  * @example
  * ```ts
+ * // hidden: import { createServer } from 'node:http';
+ * // hidden: declare const server: JwtServer;
  * const documents: JwksRequestHandler = jwksHandler(server.service, { issuer: 'https://auth.example' });
  * createServer((req, res) => documents(req, res) || res.writeHead(404).end());
  * ```
@@ -112,8 +114,9 @@ export function documentsHandler(currentKeys: () => KeySet, options: JwksHandler
  * @example
  * ```ts
  * import { createServer } from 'node:http';
- * import { createJwtServer, jwksHandler } from 'jwt-grpc';
+ * import { createJwtServer, generateKeys, jwksHandler } from 'jwt-grpc';
  *
+ * const keys = await generateKeys({ algorithms: ['ES256'] });
  * const jwt = createJwtServer({ keys, issuer: 'https://auth.example' });
  * await jwt.listen('0.0.0.0:50051');
  * const documents = jwksHandler(jwt.service, { issuer: 'https://auth.example' });
