@@ -1,4 +1,5 @@
 import type { Server } from '@grpc/grpc-js';
+import { type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -15,6 +16,9 @@ import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './
 import { type JwtServerOptions, type Transport, resolveServerOptions } from './options.js';
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
+import { tracingInterceptor } from '../tracing/interceptor.js';
+import { tracerProviderFromEnv } from '../tracing/sdk.js';
+import { TRACER_NAME } from '../tracing/names.js';
 
 /**
  * A JwtService server, with health and reflection, on either transport; owns its gRPC
@@ -76,7 +80,14 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   const metrics = extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
   /** Every method served, by path: the call kind the metrics label calls with. */
   const methods = new Map<string, MethodDescription>();
+  // Tracing off: no provider, no interceptor, no span per call. `true` builds our own
+  // pipeline from the OTEL_* variables, which this server then owns (flushed at close).
+  const ownProvider = extras.tracing === true ? tracerProviderFromEnv() : undefined;
+  const provider: TracerProvider | undefined = typeof extras.tracing === 'boolean' ? ownProvider : extras.tracing;
+  const tracer: Tracer | undefined = provider?.getTracer(TRACER_NAME);
   const interceptors = [
+    // Before the metrics, so that the span covers every call, refused ones too.
+    ...(tracer === undefined ? [] : [tracingInterceptor(tracer)]),
     // First, so that calls later interceptors refuse are counted too.
     ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
     ...(extras.interceptors ?? []),
@@ -108,7 +119,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
     const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
-    const jwt = prepareJwtService(serviceOptions, keys, metrics);
+    const jwt = prepareJwtService(serviceOptions, keys, metrics, tracer);
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
     const port = await transport.listen(address, tls).catch((err: unknown) => {
@@ -139,7 +150,9 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     // would hold the shutdown until the grace period runs out.
     health?.close();
     const metricsClosed = metricsEndpoint?.close();
-    closing = transport.close(graceMs).then(() => metricsClosed);
+    closing = transport.close(graceMs)
+      .then(() => metricsClosed)
+      .then(() => ownProvider?.shutdown().catch(() => undefined)); // an exporter that fails logs through OpenTelemetry's diag
     return closing;
   }
 

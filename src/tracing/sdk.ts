@@ -1,0 +1,73 @@
+/**
+ * jwt-grpc's own TracerProvider for `tracing: true` (`--otel`): the OpenTelemetry SDK and
+ * its OTLP/HTTP exporter, optional dependencies loaded here only, configured by the
+ * standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
+ * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (read by the
+ * exporter), OTEL_SERVICE_NAME (default `jwt-grpc`), OTEL_RESOURCE_ATTRIBUTES, and
+ * OTEL_TRACES_SAMPLER with OTEL_TRACES_SAMPLER_ARG (the SDK 3.x leaves these to its caller).
+ * Spans are exported in batches: the batch processor's queue is bounded, so a collector
+ * that is down costs dropped spans, never memory.
+ */
+import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { invalidOption } from '../errors.js';
+import { otelResources, otelSdkTrace, otlpHttpTraceExporter } from '../optional-deps.js';
+
+/** The service name when OTEL_SERVICE_NAME does not give one. */
+export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
+
+/** The ratio of a `*traceidratio` sampler: OTEL_TRACES_SAMPLER_ARG, 0 to 1, default 1. */
+function samplerRatio(arg: string | undefined): number {
+  if (arg === undefined || arg === '') return 1;
+  const ratio = Number(arg);
+  if (!(ratio >= 0 && ratio <= 1)) throw invalidOption('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got ${JSON.stringify(arg)}`);
+  return ratio;
+}
+
+/** The sampler OTEL_TRACES_SAMPLER names; the SDK's default, parent-based always-on, without one. */
+export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
+  const sdk = otelSdkTrace();
+  const name = env['OTEL_TRACES_SAMPLER'] ?? 'parentbased_always_on';
+  const parentBased = (root: Sampler): Sampler => new sdk.ParentBasedSampler({ root });
+  switch (name) {
+    case 'always_on':
+      return new sdk.AlwaysOnSampler();
+    case 'always_off':
+      return new sdk.AlwaysOffSampler();
+    case 'traceidratio':
+      return new sdk.TraceIdRatioBasedSampler(samplerRatio(env['OTEL_TRACES_SAMPLER_ARG']));
+    case '':
+    case 'parentbased_always_on':
+      return parentBased(new sdk.AlwaysOnSampler());
+    case 'parentbased_always_off':
+      return parentBased(new sdk.AlwaysOffSampler());
+    case 'parentbased_traceidratio':
+      return parentBased(new sdk.TraceIdRatioBasedSampler(samplerRatio(env['OTEL_TRACES_SAMPLER_ARG'])));
+    default:
+      throw invalidOption(
+        'OTEL_TRACES_SAMPLER',
+        `must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio; got ${JSON.stringify(name)}`,
+      );
+  }
+}
+
+/**
+ * A TracerProvider exporting over OTLP/HTTP as the environment configures it. Only the
+ * OTLP protocols the installed exporter speaks are accepted (`http/json`); asking for
+ * another fails at start rather than sending nothing. @internal
+ */
+export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): TracerProvider {
+  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/json';
+  if (protocol !== 'http/json') {
+    throw invalidOption('OTEL_EXPORTER_OTLP_PROTOCOL', `jwt-grpc's own exporter speaks http/json; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`);
+  }
+  const sdk = otelSdkTrace();
+  const resources = otelResources();
+  const resource = resources
+    .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
+    .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));
+  return new sdk.TracerProvider({
+    resource,
+    sampler: samplerFromEnv(env),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new (otlpHttpTraceExporter().OTLPTraceExporter)() })],
+  });
+}
