@@ -6,9 +6,15 @@
  * (`network.peer.address`, `network.peer.port`), so that dashboards built for grpc-js match.
  * The parent is the caller's span from the request metadata (./propagation.ts).
  *
+ * `OTEL_SEMCONV_STABILITY_OPT_IN=rpc` switches to the stable RPC conventions
+ * (https://opentelemetry.io/docs/specs/semconv/rpc/): `rpc.system.name`, `rpc.method` as the
+ * fully qualified `service/method`, `rpc.status_code` as the status's name, and `error.type`
+ * on an error; `rpc/dup` writes both sets, where `rpc.method` (a key both use) takes the new
+ * form. The variable is read once, when the interceptor is made.
+ *
  * Installed only when tracing is on: a server without it does no tracing work per call.
  */
-import { type Context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { parentContext } from './propagation.js';
 
@@ -28,6 +34,17 @@ const SERVER_ERROR_CODES: ReadonlySet<StatusCode> = new Set([
   GrpcStatus.DATA_LOSS,
 ]);
 
+/** Which RPC conventions to write, from OTEL_SEMCONV_STABILITY_OPT_IN (a comma-separated list). */
+export function rpcConventions(optIn: string | undefined): { readonly legacy: boolean; readonly stable: boolean } {
+  const entries = (optIn ?? '').split(',').map((entry) => entry.trim());
+  if (entries.includes('rpc/dup')) return { legacy: true, stable: true };
+  if (entries.includes('rpc')) return { legacy: false, stable: true };
+  return { legacy: true, stable: false };
+}
+
+/** Status names by code, as the stable conventions write `rpc.status_code`. */
+const STATUS_NAMES = new Map<number, string>(Object.entries(GrpcStatus).map(([name, code]) => [code, name]));
+
 /** `/pkg.Service/Method` as its service and method; a path without a second slash is all method. */
 function splitPath(path: string): { service: string; method: string } {
   const slash = path.indexOf('/', 1);
@@ -43,24 +60,38 @@ function splitPeer(peer: string): { address: string; port: number | undefined } 
   return { address: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port };
 }
 
-/** Attributes by method path, computed once per method. */
-type MethodNames = Map<string, { name: string; service: string; method: string }>;
+/** A method's span name and its attributes that do not change from call to call. */
+interface MethodSpan {
+  readonly name: string;
+  readonly attributes: Attributes;
+}
 
-/** The server interceptor tracing every call with `tracer`. @internal */
-export function tracingInterceptor(tracer: Tracer): CallInterceptor {
-  const methods: MethodNames = new Map();
-  const namesOf = (path: string) => {
-    let names = methods.get(path);
-    if (names === undefined) {
+/**
+ * The server interceptor tracing every call with `tracer`; `optIn` is
+ * OTEL_SEMCONV_STABILITY_OPT_IN. @internal
+ */
+export function tracingInterceptor(tracer: Tracer, optIn: string | undefined = process.env['OTEL_SEMCONV_STABILITY_OPT_IN']): CallInterceptor {
+  const { legacy, stable } = rpcConventions(optIn);
+  const methods = new Map<string, MethodSpan>();
+  const methodSpan = (path: string): MethodSpan => {
+    let known = methods.get(path);
+    if (known === undefined) {
       const { service, method } = splitPath(path);
-      names = { name: service === '' ? method : `${service}/${method}`, service, method };
-      methods.set(path, names);
+      const name = service === '' ? method : `${service}/${method}`;
+      known = {
+        name,
+        attributes: {
+          ...(legacy ? { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } : {}),
+          ...(stable ? { 'rpc.system.name': 'grpc', 'rpc.method': name } : {}),
+        },
+      };
+      methods.set(path, known);
     }
-    return names;
+    return known;
   };
   return {
     onCallStart(call) {
-      const { name, service, method } = namesOf(call.method);
+      const { name, attributes } = methodSpan(call.method);
       const peer = splitPeer(call.peer);
       const parent = parentContext(call.metadata);
       const span = tracer.startSpan(
@@ -68,9 +99,7 @@ export function tracingInterceptor(tracer: Tracer): CallInterceptor {
         {
           kind: SpanKind.SERVER,
           attributes: {
-            'rpc.system': 'grpc',
-            'rpc.service': service,
-            'rpc.method': method,
+            ...attributes,
             'network.peer.address': peer.address,
             ...(peer.port === undefined ? {} : { 'network.peer.port': peer.port }),
           },
@@ -83,8 +112,14 @@ export function tracingInterceptor(tracer: Tracer): CallInterceptor {
       const context = call.get(SERVER_SPAN_CONTEXT);
       const span = context === undefined ? undefined : trace.getSpan(context);
       if (span === undefined) return;
-      span.setAttribute('rpc.grpc.status_code', outcome.status);
-      if (SERVER_ERROR_CODES.has(outcome.status)) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.details });
+      const failed = SERVER_ERROR_CODES.has(outcome.status);
+      if (legacy) span.setAttribute('rpc.grpc.status_code', outcome.status);
+      if (stable) {
+        const statusName = STATUS_NAMES.get(outcome.status) ?? String(outcome.status);
+        span.setAttribute('rpc.status_code', statusName);
+        if (failed) span.setAttribute('error.type', statusName);
+      }
+      if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.details });
       span.end();
     },
   };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Metadata, credentials } from '@grpc/grpc-js';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CallMetadata, GrpcStatus, GrpcStatusError, type KeySet, createJwtServer, silentLogger } from '../../src/lib.js';
 import { PROTO_DIR } from '../../src/protos/load.js';
 import { ClientPool, DEFAULT_DEADLINE_MS, callError, clientConstructor } from '../helpers/client.js';
@@ -176,6 +176,62 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
     const span = await waitForSpan('demo.Failing/Fail');
     expect(span.status).toEqual({ code: SpanStatusCode.ERROR, message: 'broken on purpose' });
     expect(span.attributes['rpc.grpc.status_code']).toBe(GrpcStatus.INTERNAL);
+  });
+});
+
+describe.each(TRANSPORTS)('OTEL_SEMCONV_STABILITY_OPT_IN on transport %s', (transport) => {
+  afterEach(async () => {
+    vi.unstubAllEnvs();
+    await closeAllServers();
+  });
+
+  /** The attributes (the ephemeral peer port aside) of the span of a GenerateJwt that ends INVALID_ARGUMENT, with `optIn` set. */
+  async function spanAttributes(optIn: string): Promise<Record<string, unknown>> {
+    vi.stubEnv('OTEL_SEMCONV_STABILITY_OPT_IN', optIn);
+    const { port } = await startServer({ transport, keys: await sharedKeys(), tracing: provider });
+    const clients = new ClientPool();
+    await callError(clients.jwt(port).generateJwt({ algorithm: 'HS256' })); // no subject, no pool: INVALID_ARGUMENT
+    clients.closeAll();
+    const { 'network.peer.port': _port, ...attributes } = (await waitForSpan('jwt.services.JwtService/GenerateJwt')).attributes;
+    return attributes;
+  }
+
+  it('rpc: the stable conventions only', async () => {
+    expect(await spanAttributes('http,rpc')).toEqual({
+      'rpc.system.name': 'grpc',
+      'rpc.method': 'jwt.services.JwtService/GenerateJwt',
+      'rpc.status_code': 'INVALID_ARGUMENT',
+      'network.peer.address': '127.0.0.1',
+    });
+  });
+
+  it('rpc/dup: both, rpc.method in its stable form', async () => {
+    expect(await spanAttributes('rpc/dup')).toEqual({
+      'rpc.system': 'grpc',
+      'rpc.service': 'jwt.services.JwtService',
+      'rpc.system.name': 'grpc',
+      'rpc.method': 'jwt.services.JwtService/GenerateJwt',
+      'rpc.grpc.status_code': GrpcStatus.INVALID_ARGUMENT,
+      'rpc.status_code': 'INVALID_ARGUMENT',
+      'network.peer.address': '127.0.0.1',
+    });
+  });
+});
+
+describe('tracing: true, configured by OTEL_* variables', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('refuses an unknown sampler or a sampler ratio out of range, naming the variable', () => {
+    vi.stubEnv('OTEL_TRACES_SAMPLER', 'sometimes');
+    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_TRACES_SAMPLER\b.*sometimes/);
+    vi.stubEnv('OTEL_TRACES_SAMPLER', 'parentbased_traceidratio');
+    vi.stubEnv('OTEL_TRACES_SAMPLER_ARG', '1.5');
+    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+  });
+
+  it('refuses an OTLP protocol its exporter does not speak rather than sending nothing', () => {
+    vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc');
+    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*grpc/);
   });
 });
 
