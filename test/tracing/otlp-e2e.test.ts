@@ -75,8 +75,23 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
   beforeAll(async () => {
     endpoint = await sink.listen();
   });
-  afterEach(() => killAll());
+  afterEach(async () => {
+    sink.spans.length = 0;
+    await killAll();
+  });
   afterAll(() => sink.close());
+
+  it('in cluster mode, every worker exports its own spans, told apart by process.pid', async () => {
+    const server = await startCli(serveArgs('--otel'), { env: { NODEMAXPROCS: '2', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
+    expect(server.workerPids).toHaveLength(2);
+    // node:cluster hands connections to workers round robin; each caller process is one connection.
+    for (let i = 0; i < 4; i++) await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
+    expect((await server.stop()).code).toBe(0);
+    const serverSpans = sink.spans.filter((span) => span.kind === KIND.SERVER);
+    expect(serverSpans).toHaveLength(4);
+    expect(new Set(serverSpans.map((span) => span.resource['process.pid']))).toEqual(new Set(server.workerPids));
+    for (const span of serverSpans) expect(span.resource['service.name']).toBe('jwt-grpc');
+  });
 
   it('the server span is the child of the instrumented grpc-js client\'s span, with jwt.sign under it', async () => {
     const server = await startCli(serveArgs('--otel'), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'jwt-grpc-e2e' } });
