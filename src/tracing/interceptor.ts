@@ -16,6 +16,7 @@
  */
 import { type Attributes, type Context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { splitPath } from './names.js';
 import { parentContext } from './propagation.js';
 
 /** The context of a call's server span, for the spans its handler starts (jwt.sign, jwt.verify). @internal */
@@ -44,12 +45,6 @@ export function rpcConventions(optIn: string | undefined): { readonly legacy: bo
 
 /** Status names by code, as the stable conventions write `rpc.status_code`. */
 const STATUS_NAMES = new Map<number, string>(Object.entries(GrpcStatus).map(([name, code]) => [code, name]));
-
-/** `/pkg.Service/Method` as its service and method; a path without a second slash is all method. */
-function splitPath(path: string): { service: string; method: string } {
-  const slash = path.indexOf('/', 1);
-  return slash < 0 ? { service: '', method: path.slice(1) } : { service: path.slice(1, slash), method: path.slice(slash + 1) };
-}
 
 /** `ip:port` (IPv6 as `[ip]:port` or bare) as address and port. */
 function splitPeer(peer: string): { address: string; port: number | undefined } {
