@@ -81,8 +81,8 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
   });
   afterAll(() => sink.close());
 
-  it('in cluster mode, every worker exports its own spans, told apart by process.pid', async () => {
-    const server = await startCli(serveArgs('--otel'), { env: { NODEMAXPROCS: '2', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
+  it('in cluster mode (turned on by JWT_GRPC_OTEL=1), every worker exports its own spans, told apart by process.pid', async () => {
+    const server = await startCli(serveArgs(), { env: { JWT_GRPC_OTEL: '1', NODEMAXPROCS: '2', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
     expect(server.workerPids).toHaveLength(2);
     // node:cluster hands connections to workers round robin; each caller process is one connection.
     for (let i = 0; i < 4; i++) await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
