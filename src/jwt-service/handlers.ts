@@ -33,7 +33,8 @@ function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span
     try {
       return run(request, span);
     } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.message : 'internal error' });
+      // The code only: a message may quote the request (a subject, a claim), which spans never carry.
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : 'internal error' });
       throw err;
     } finally {
       span.end();

@@ -30,9 +30,12 @@ export function parseTraceparent(value: string, tracestate: string | undefined):
   return isSpanContextValid(context) ? context : undefined;
 }
 
-/** A span context from OpenCensus's binary format: version 0, then fields 0 (trace id), 1 (span id), 2 (options). */
+/**
+ * A span context from OpenCensus's binary format: version 0, then fields 0 (trace id), 1
+ * (span id) and, optionally, 2 (options: bit 0 is "sampled").
+ */
 export function parseGrpcTraceBin(bytes: Buffer): SpanContext | undefined {
-  if (bytes.length < 29 || bytes[0] !== 0 || bytes[1] !== 0 || bytes[18] !== 1) return undefined;
+  if (bytes.length < 27 || bytes[0] !== 0 || bytes[1] !== 0 || bytes[18] !== 1) return undefined;
   const traceId = bytes.toString('hex', 2, 18);
   const spanId = bytes.toString('hex', 19, 27);
   const traceFlags = bytes[27] === 2 ? (bytes[28] ?? 0) & TraceFlags.SAMPLED : TraceFlags.NONE;

@@ -15,6 +15,18 @@ import { otelResources, otelSdkTrace, otlpHttpTraceExporter } from '../optional-
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
 
+/** The SDK's packages; an install without optional dependencies fails here, at start, saying what is missing. */
+function loadSdk() {
+  try {
+    return { sdk: otelSdkTrace(), resources: otelResources(), exporter: otlpHttpTraceExporter() };
+  } catch (err) {
+    throw invalidOption(
+      'tracing',
+      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources and @opentelemetry/exporter-trace-otlp-http (${(err as Error).message.split('\n')[0]})`,
+    );
+  }
+}
+
 /** The ratio of a `*traceidratio` sampler: OTEL_TRACES_SAMPLER_ARG, 0 to 1, default 1. */
 function samplerRatio(arg: string | undefined): number {
   if (arg === undefined || arg === '') return 1;
@@ -24,8 +36,7 @@ function samplerRatio(arg: string | undefined): number {
 }
 
 /** The sampler OTEL_TRACES_SAMPLER names; the SDK's default, parent-based always-on, without one. */
-export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
-  const sdk = otelSdkTrace();
+function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof import('@opentelemetry/sdk-trace')): Sampler {
   const name = env['OTEL_TRACES_SAMPLER'] ?? 'parentbased_always_on';
   const parentBased = (root: Sampler): Sampler => new sdk.ParentBasedSampler({ root });
   switch (name) {
@@ -60,14 +71,13 @@ export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): Tra
   if (protocol !== 'http/json') {
     throw invalidOption('OTEL_EXPORTER_OTLP_PROTOCOL', `jwt-grpc's own exporter speaks http/json; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`);
   }
-  const sdk = otelSdkTrace();
-  const resources = otelResources();
+  const { sdk, resources, exporter } = loadSdk();
   const resource = resources
     .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));
   return new sdk.TracerProvider({
     resource,
-    sampler: samplerFromEnv(env),
-    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new (otlpHttpTraceExporter().OTLPTraceExporter)() })],
+    sampler: samplerFromEnv(env, sdk),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
   });
 }

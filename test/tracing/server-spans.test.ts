@@ -127,9 +127,10 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
     expect(onlySpan('jwt.verify').attributes).toEqual({ 'jwt.valid': false, 'jwt.reason': 'UNKNOWN_KEY' });
   });
 
-  it('a malformed traceparent is ignored (a new trace), and a caller error is no server error', async () => {
+  it('a malformed traceparent and a truncated grpc-trace-bin are ignored (a new trace), and a caller error is no server error', async () => {
     const metadata = new Metadata();
     metadata.set('traceparent', `00-${'0'.repeat(32)}-${CALLER_SPAN_ID}-01`);
+    metadata.set('grpc-trace-bin', Buffer.concat([Buffer.from([0, 0]), Buffer.from(TRACE_ID, 'hex'), Buffer.from([1, 0xab])]));
     const err = await callError(grpcJsCall(port, 'GenerateJwt', { algorithm: 'NOPE' }, metadata));
     expect(err.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     const server = await waitForSpan('jwt.services.JwtService/GenerateJwt');
