@@ -137,6 +137,8 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
     expect(server.parentSpanContext).toBeUndefined();
     expect(server.attributes['rpc.grpc.status_code']).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(server.status.code).toBe(SpanStatusCode.UNSET);
+    // The child failed: its status says how by code, never with the message, which may quote the request.
+    expect(onlySpan('jwt.sign').status).toEqual({ code: SpanStatusCode.ERROR, message: 'ERR_INVALID_REQUEST' });
   });
 
   it('health checks are traced like any other call', async () => {
