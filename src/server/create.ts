@@ -1,5 +1,5 @@
 import type { Server } from '@grpc/grpc-js';
-import { type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -87,7 +87,8 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   const tracer: Tracer | undefined = provider?.getTracer(TRACER_NAME);
   const interceptors = [
     // Before the metrics, so that the span covers every call, refused ones too.
-    ...(tracer === undefined ? [] : [tracingInterceptor(tracer)]),
+    // Durations go to the global MeterProvider, a no-op unless the process registered an SDK's.
+    ...(tracer === undefined ? [] : [tracingInterceptor(tracer, otelMetrics.getMeter(TRACER_NAME))]),
     // First, so that calls later interceptors refuse are counted too.
     ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
     ...(extras.interceptors ?? []),

@@ -12,9 +12,14 @@
  * on an error; `rpc/dup` writes both sets, where `rpc.method` (a key both use) takes the new
  * form. The variable is read once, when the interceptor is made.
  *
+ * With a `meter`, each call's duration is recorded too, beside the Prometheus `/metrics`:
+ * `rpc.server.duration` in milliseconds (the conventions instrumentation-grpc follows) or,
+ * with the stable conventions, `rpc.server.call.duration` in seconds; both with the span's
+ * RPC attributes (no peer address: that would make a series per client).
+ *
  * Installed only when tracing is on: a server without it does no tracing work per call.
  */
-import { type Attributes, type Context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, type Histogram, type Meter, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { splitPath } from './names.js';
 import { parentContext } from './propagation.js';
@@ -61,12 +66,26 @@ interface MethodSpan {
   readonly attributes: Attributes;
 }
 
+/** The call-duration histograms of the conventions written, as `meter` makes them. */
+function durationHistograms(meter: Meter | undefined, legacy: boolean, stable: boolean): { ms?: Histogram; s?: Histogram } {
+  if (meter === undefined) return {};
+  return {
+    ...(legacy ? { ms: meter.createHistogram('rpc.server.duration', { unit: 'ms', description: 'Duration of inbound RPCs' }) } : {}),
+    ...(stable ? { s: meter.createHistogram('rpc.server.call.duration', { unit: 's', description: 'Duration of inbound RPCs' }) } : {}),
+  };
+}
+
 /**
- * The server interceptor tracing every call with `tracer`; `optIn` is
- * OTEL_SEMCONV_STABILITY_OPT_IN. @internal
+ * The server interceptor tracing every call with `tracer`, and recording durations with
+ * `meter` when given; `optIn` is OTEL_SEMCONV_STABILITY_OPT_IN. @internal
  */
-export function tracingInterceptor(tracer: Tracer, optIn: string | undefined = process.env['OTEL_SEMCONV_STABILITY_OPT_IN']): CallInterceptor {
+export function tracingInterceptor(
+  tracer: Tracer,
+  meter?: Meter,
+  optIn: string | undefined = process.env['OTEL_SEMCONV_STABILITY_OPT_IN'],
+): CallInterceptor {
   const { legacy, stable } = rpcConventions(optIn);
+  const durations = durationHistograms(meter, legacy, stable);
   const methods = new Map<string, MethodSpan>();
   const methodSpan = (path: string): MethodSpan => {
     let known = methods.get(path);
@@ -116,6 +135,11 @@ export function tracingInterceptor(tracer: Tracer, optIn: string | undefined = p
       }
       if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.details });
       span.end();
+      if (durations.ms !== undefined || durations.s !== undefined) {
+        const attributes = methodSpan(call.method).attributes;
+        durations.ms?.record(outcome.durationMs, { ...attributes, 'rpc.grpc.status_code': outcome.status });
+        durations.s?.record(outcome.durationMs / 1000, { ...attributes, 'rpc.status_code': STATUS_NAMES.get(outcome.status) ?? String(outcome.status) });
+      }
     },
   };
 }
