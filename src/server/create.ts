@@ -17,7 +17,7 @@ import { type JwtServerOptions, type Transport, resolveServerOptions } from './o
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
 import { tracingInterceptor } from '../tracing/interceptor.js';
-import { tracerProviderFromEnv } from '../tracing/sdk.js';
+import { shutdownWithin, tracerProviderFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
 /**
@@ -153,7 +153,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     const metricsClosed = metricsEndpoint?.close();
     closing = transport.close(graceMs)
       .then(() => metricsClosed)
-      .then(() => ownProvider?.shutdown().catch(() => undefined)); // an exporter that fails logs through OpenTelemetry's diag
+      .then(() => (ownProvider === undefined ? undefined : shutdownWithin(ownProvider)));
     return closing;
   }
 

@@ -81,3 +81,21 @@ export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): Tra
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
   });
 }
+
+/**
+ * How long closing a server waits for its own pipeline's last export. A healthy collector
+ * takes milliseconds; one that is down would hold the shutdown through the exporter's
+ * retries (about 8 s measured), past any grace period, for spans it cannot deliver anyway.
+ */
+export const FINAL_FLUSH_TIMEOUT_MS = 2000;
+
+/** Shuts `provider` down, flushing what it holds, giving up after {@link FINAL_FLUSH_TIMEOUT_MS}; never rejects. @internal */
+export function shutdownWithin(provider: TracerProvider, timeoutMs = FINAL_FLUSH_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs).unref();
+  });
+  // An export that fails is reported through OpenTelemetry's diag logger, not thrown.
+  const shutdown = provider.shutdown().catch(() => undefined);
+  return Promise.race([shutdown, gaveUp]).finally(() => clearTimeout(timer));
+}
