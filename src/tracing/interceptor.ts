@@ -26,6 +26,8 @@ import { parentContext } from './propagation.js';
 
 /** The context of a call's server span, for the spans its handler starts (jwt.sign, jwt.verify). @internal */
 export const SERVER_SPAN_CONTEXT = new CallKey<Context>('OpenTelemetry server span context');
+/** The tracer of the server that traces the call, for spans other layers start (jwtAuthInterceptor's jwt.verify). @internal */
+export const SERVER_TRACER = new CallKey<Tracer>('OpenTelemetry tracer of the server');
 
 /**
  * The codes the RPC semantic conventions mark a server span ERROR for: those that say the
@@ -121,6 +123,7 @@ export function tracingInterceptor(
         parent,
       );
       call.set(SERVER_SPAN_CONTEXT, trace.setSpan(parent, span));
+      call.set(SERVER_TRACER, tracer);
     },
     onCallEnd(call, outcome) {
       const context = call.get(SERVER_SPAN_CONTEXT);

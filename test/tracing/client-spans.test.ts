@@ -9,7 +9,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GrpcStatus } from '../../src/lib.js';
+import { CallMetadata, GrpcStatus, createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from '../../src/lib.js';
 import { ClientPool, callError } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
 
@@ -80,5 +80,46 @@ describe.each(TRANSPORTS)('createJwtClient with an SDK registered, server on tra
     const client = await spanOf('jwt.services.JwtService/GenerateJwt', SpanKind.CLIENT);
     expect(client.attributes['rpc.grpc.status_code']).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(client.status.code).toBe(SpanStatusCode.ERROR);
+  });
+});
+
+describe.each(TRANSPORTS)('a protected service on transport %s, its verifier remote', (transport) => {
+  const clients = new ClientPool();
+  afterAll(async () => {
+    clients.closeAll();
+    await closeAllServers();
+  });
+
+  it('caller -> greeter (jwtAuthInterceptor\'s jwt.verify) -> issuer GetJwks, one trace', async () => {
+    const keys = await sharedKeys();
+    const issuerPort = (await startServer({ transport, keys, subjects: ['ada@example.com'], tracing: provider })).port;
+    const issuer = clients.track(createJwtClient(`127.0.0.1:${issuerPort}`));
+    const verifier = createRemoteVerifier(issuer);
+    // The greeter: any jwt-grpc server whose calls the interceptor protects (its own GetJwks will do).
+    const greeterPort = (await startServer({ transport, keys, tracing: provider, interceptors: [jwtAuthInterceptor(verifier)] })).port;
+    const { jwt: token } = await issuer.generateJwt({ algorithm: 'ES256' });
+    exporter.reset();
+
+    const greeter = clients.jwt(greeterPort);
+    await trace.getTracer('test').startActiveSpan('caller', async (span) => {
+      await greeter.getJwks({}, { metadata: new CallMetadata().set('authorization', `Bearer ${token}`) });
+      span.end();
+    });
+    const callerSpan = await spanOf('caller', SpanKind.INTERNAL);
+    // Two GetJwks server spans: the greeter's (the caller's call) and the issuer's (the verifier's fetch).
+    for (let i = 0; i < 100 && exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER).length < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const servers = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER && s.name === 'jwt.services.JwtService/GetJwks');
+    const clientsSpans = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && s.name === 'jwt.services.JwtService/GetJwks');
+    const verify = await spanOf('jwt.verify', SpanKind.INTERNAL);
+    const callerClient = clientsSpans.find((s) => s.parentSpanContext?.spanId === callerSpan.spanContext().spanId);
+    const greeterServer = servers.find((s) => s.parentSpanContext?.spanId === callerClient?.spanContext().spanId);
+    expect(verify.parentSpanContext?.spanId).toBe(greeterServer?.spanContext().spanId);
+    expect(verify.attributes).toEqual({ 'jwt.valid': true });
+    const fetch = clientsSpans.find((s) => s.parentSpanContext?.spanId === verify.spanContext().spanId);
+    const issuerServer = servers.find((s) => s.parentSpanContext?.spanId === fetch?.spanContext().spanId);
+    expect(issuerServer).toBeDefined();
+    for (const span of [callerClient, greeterServer, verify, fetch, issuerServer]) expect(span?.spanContext().traceId).toBe(callerSpan.spanContext().traceId);
   });
 });
