@@ -77,3 +77,14 @@ export const otelResources = onFirstUse<typeof import('@opentelemetry/resources'
  * ```
  */
 export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-http')>('@opentelemetry/exporter-trace-otlp-http');
+
+/**
+ * The OTLP/HTTP protobuf trace exporter (`OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`, the
+ * protocol's default), loaded with the SDK. @internal
+ *
+ * @example
+ * ```ts
+ * const exporter = new (otlpProtoTraceExporter().OTLPTraceExporter)();
+ * ```
+ */
+export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');

@@ -1,6 +1,6 @@
 /**
  * jwt-grpc's own TracerProvider for `tracing: true` (`--otel`): the OpenTelemetry SDK and
- * its OTLP/HTTP exporter, optional dependencies loaded here only, configured by the
+ * an OTLP/HTTP exporter (protobuf or JSON), optional dependencies loaded here only, configured by the
  * standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
  * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (read by the
  * exporter), OTEL_SERVICE_NAME (default `jwt-grpc`), OTEL_RESOURCE_ATTRIBUTES, and
@@ -10,19 +10,27 @@
  */
 import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
-import { otelResources, otelSdkTrace, otlpHttpTraceExporter } from '../optional-deps.js';
+import { otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
 
-/** The SDK's packages; an install without optional dependencies fails here, at start, saying what is missing. */
-function loadSdk() {
+/** The OTLP protocols the exporters installed with jwt-grpc speak; http/protobuf is the specification's default. */
+const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
+
+/**
+ * The SDK's packages and the exporter of `protocol`; an install without optional
+ * dependencies fails here, at start, saying what is missing.
+ */
+function loadSdk(protocol: Protocol) {
   try {
-    return { sdk: otelSdkTrace(), resources: otelResources(), exporter: otlpHttpTraceExporter() };
+    const exporter = protocol === 'http/json' ? otlpHttpTraceExporter() : otlpProtoTraceExporter();
+    return { sdk: otelSdkTrace(), resources: otelResources(), exporter };
   } catch (err) {
     throw invalidOption(
       'tracing',
-      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources and @opentelemetry/exporter-trace-otlp-http (${(err as Error).message.split('\n')[0]})`,
+      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources and @opentelemetry/exporter-trace-otlp-${protocol === 'http/json' ? 'http' : 'proto'} (${(err as Error).message.split('\n')[0]})`,
     );
   }
 }
@@ -63,15 +71,18 @@ function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof import('@opentelemet
 
 /**
  * A TracerProvider exporting over OTLP/HTTP as the environment configures it. Only the
- * OTLP protocols the installed exporter speaks are accepted (`http/json`); asking for
- * another fails at start rather than sending nothing. @internal
+ * OTLP protocols the installed exporters speak are accepted (http/protobuf, http/json);
+ * asking for another (grpc) fails at start rather than sending nothing. @internal
  */
 export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): TracerProvider {
-  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/json';
-  if (protocol !== 'http/json') {
-    throw invalidOption('OTEL_EXPORTER_OTLP_PROTOCOL', `jwt-grpc's own exporter speaks http/json; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`);
+  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
+  if (!PROTOCOLS.includes(protocol as Protocol)) {
+    throw invalidOption(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `jwt-grpc's own exporters speak ${PROTOCOLS.join(' and ')}; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`,
+    );
   }
-  const { sdk, resources, exporter } = loadSdk();
+  const { sdk, resources, exporter } = loadSdk(protocol as Protocol);
   const resource = resources
     .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));

@@ -11,7 +11,7 @@ import { serveArgs, startCli } from '../../bench/harness/cli.js';
 import { killAll } from '../../bench/harness/launcher.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-packages.mjs');
-const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http'];
+const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto'];
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-'));
 let runs = 0;
 
@@ -36,6 +36,7 @@ describe('serve loads optional dependencies only when used', () => {
     expect(await optionalPackagesLoaded('--transport', 'grpc-js')).toEqual(['@grpc/grpc-js']);
     expect(await optionalPackagesLoaded('--metrics-port', '0')).toEqual(['prom-client']);
     expect(await optionalPackagesLoaded('--log-format', 'json')).toEqual(['pino']);
-    expect(await optionalPackagesLoaded('--otel')).toEqual(['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http']);
+    // OTLP's default protocol, http/protobuf: its exporter only.
+    expect(await optionalPackagesLoaded('--otel')).toEqual(['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-proto']);
   });
 });

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/harness/cli.js';
 import { killAll } from '../../bench/harness/launcher.js';
+import { ClientPool } from '../helpers/client.js';
 
 const CLIENT = join(import.meta.dirname, 'fixtures', 'instrumented-client.cjs');
 
@@ -40,6 +41,8 @@ const attributesOf = (list: { key: string; value: AnyValue }[]): Record<string, 
 /** A minimal OTLP/HTTP receiver: keeps every span posted to /v1/traces, with its resource. */
 class OtlpSink {
   readonly spans: ExportedSpan[] = [];
+  /** Bodies posted as OTLP protobuf (kept undecoded: their arrival is what is checked). */
+  readonly protobufBodies: Buffer[] = [];
   readonly #server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -52,6 +55,9 @@ class OtlpSink {
           for (const { spans } of scopeSpans) for (const span of spans) this.spans.push({ ...span, resource: attributesOf(resource.attributes) });
         }
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      } else if (request.url === '/v1/traces' && request.headers['content-type'] === 'application/x-protobuf') {
+        this.protobufBodies.push(Buffer.concat(chunks));
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
       } else {
         response.writeHead(415).end();
       }
@@ -77,12 +83,15 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
   });
   afterEach(async () => {
     sink.spans.length = 0;
+    sink.protobufBodies.length = 0;
     await killAll();
   });
   afterAll(() => sink.close());
 
   it('in cluster mode (turned on by JWT_GRPC_OTEL=1), every worker exports its own spans, told apart by process.pid', async () => {
-    const server = await startCli(serveArgs(), { env: { JWT_GRPC_OTEL: '1', NODEMAXPROCS: '2', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
+    const server = await startCli(serveArgs(), {
+      env: { JWT_GRPC_OTEL: '1', NODEMAXPROCS: '2', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    });
     expect(server.workerPids).toHaveLength(2);
     // node:cluster hands connections to workers round robin; each caller process is one connection.
     for (let i = 0; i < 4; i++) await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
@@ -93,8 +102,36 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
     for (const span of serverSpans) expect(span.resource['service.name']).toBe('jwt-grpc');
   });
 
+  it('by default speaks OTLP\'s default protocol, http/protobuf', async () => {
+    const server = await startCli(serveArgs('--otel'), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
+    const clients = new ClientPool();
+    await clients.jwt(server.port).generateJwt({ algorithm: 'HS256', subject: 'ada@example.com' });
+    clients.closeAll();
+    expect((await server.stop()).code).toBe(0);
+    expect(sink.protobufBodies.length).toBeGreaterThan(0);
+    // The protobuf carries the span's name as a plain string field.
+    expect(Buffer.concat(sink.protobufBodies).includes('jwt.services.JwtService/GenerateJwt')).toBe(true);
+    expect(sink.spans).toEqual([]);
+  });
+
+  it('OTEL_TRACES_SAMPLER=always_off: calls are answered, no span is exported', async () => {
+    const server = await startCli(serveArgs('--otel'), {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'always_off' },
+    });
+    await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
+    expect((await server.stop()).code).toBe(0);
+    expect(sink.spans.map((span) => span.kind)).toEqual([KIND.CLIENT]); // the caller's own span only
+  });
+
   it('the server span is the child of the instrumented grpc-js client\'s span, with jwt.sign under it', async () => {
-    const server = await startCli(serveArgs('--otel'), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'jwt-grpc-e2e' } });
+    const server = await startCli(serveArgs('--otel'), {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'jwt-grpc-e2e',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
+      },
+    });
     const { stdout } = await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
     const { kid } = JSON.parse(stdout) as { kid: string };
     // SIGTERM: the server drains and its batch processor flushes what it holds.
@@ -115,7 +152,7 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
       'network.peer.address': '127.0.0.1',
     });
     expect(serverSpan?.status?.code ?? 0).toBe(0); // UNSET
-    expect(serverSpan?.resource).toMatchObject({ 'service.name': 'jwt-grpc-e2e', 'process.pid': server.pid });
+    expect(serverSpan?.resource).toMatchObject({ 'service.name': 'jwt-grpc-e2e', 'deployment.environment.name': 'e2e', 'process.pid': server.pid });
 
     const sign = sink.spans.find((span) => span.name === 'jwt.sign');
     expect(sign?.traceId).toBe(client?.traceId);
