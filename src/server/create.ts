@@ -86,10 +86,9 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   const provider: TracerProvider | undefined = typeof extras.tracing === 'boolean' ? ownProvider : extras.tracing;
   const tracer: Tracer | undefined = provider?.getTracer(TRACER_NAME);
   const interceptors = [
-    // Before the metrics, so that the span covers every call, refused ones too.
-    // Durations go to the global MeterProvider, a no-op unless the process registered an SDK's.
+    // Tracing, then metrics, then the user's: calls a later interceptor refuses are traced
+    // and counted too. Durations also go to the global MeterProvider (a no-op without an SDK's).
     ...(tracer === undefined ? [] : [tracingInterceptor(tracer, otelMetrics.getMeter(TRACER_NAME))]),
-    // First, so that calls later interceptors refuse are counted too.
     ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
     ...(extras.interceptors ?? []),
   ];
