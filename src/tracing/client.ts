@@ -7,7 +7,7 @@
  * tracer and propagator make this a few no-op calls.
  */
 import type { Metadata } from '@grpc/grpc-js';
-import { type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { type Attributes, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import { TRACER_NAME, splitPath } from './names.js';
 
 /** The API's proxy: it follows a TracerProvider registered after this module loaded. */
@@ -15,15 +15,27 @@ const tracer = trace.getTracer(TRACER_NAME);
 
 const metadataSetter = { set: (carrier: Metadata, key: string, value: string) => carrier.set(key, value) };
 
+/** The span name and options of each method called, made once: a client calls few methods, many times. */
+const methodSpans = new Map<string, { readonly name: string; readonly options: { kind: SpanKind; attributes: Attributes } }>();
+
+function methodSpan(path: string) {
+  let known = methodSpans.get(path);
+  if (known === undefined) {
+    const { service, method } = splitPath(path);
+    known = {
+      name: service === '' ? method : `${service}/${method}`,
+      options: { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } },
+    };
+    methodSpans.set(path, known);
+  }
+  return known;
+}
+
 /** Starts the CLIENT span of a call to `path` and puts its context into `metadata`. @internal */
 export function startClientSpan(path: string, metadata: Metadata): Span {
-  const { service, method } = splitPath(path);
+  const { name, options } = methodSpan(path);
   const parent = context.active();
-  const span = tracer.startSpan(
-    service === '' ? method : `${service}/${method}`,
-    { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } },
-    parent,
-  );
+  const span = tracer.startSpan(name, options, parent);
   propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
   return span;
 }
