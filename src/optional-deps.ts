@@ -46,3 +46,45 @@ export const promClient = onFirstUse<typeof import('prom-client')>('prom-client'
  * ```
  */
 export const pinoModule = onFirstUse<typeof import('pino')>('pino');
+
+/**
+ * The OpenTelemetry tracing SDK, loaded when `tracing: true` (`--otel`) builds jwt-grpc's
+ * own TracerProvider; a server given a TracerProvider, or none, never loads it. @internal
+ *
+ * @example
+ * ```ts
+ * const provider = new (otelSdkTrace().TracerProvider)({});
+ * ```
+ */
+export const otelSdkTrace = onFirstUse<typeof import('@opentelemetry/sdk-trace')>('@opentelemetry/sdk-trace');
+
+/**
+ * The OpenTelemetry resources (service name, process attributes), loaded with the SDK. @internal
+ *
+ * @example
+ * ```ts
+ * const resource = otelResources().resourceFromAttributes({ 'service.name': 'jwt-grpc' });
+ * ```
+ */
+export const otelResources = onFirstUse<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
+
+/**
+ * The OTLP/HTTP trace exporter, loaded with the SDK. @internal
+ *
+ * @example
+ * ```ts
+ * const exporter = new (otlpHttpTraceExporter().OTLPTraceExporter)();
+ * ```
+ */
+export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-http')>('@opentelemetry/exporter-trace-otlp-http');
+
+/**
+ * The OTLP/HTTP protobuf trace exporter (`OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`, the
+ * protocol's default), loaded with the SDK. @internal
+ *
+ * @example
+ * ```ts
+ * const exporter = new (otlpProtoTraceExporter().OTLPTraceExporter)();
+ * ```
+ */
+export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');

@@ -10,6 +10,7 @@ import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
 import type { JwtPayload } from '../tokens/result.js';
 import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { endVerifySpan, startVerifySpan, verifyIn } from '../tracing/auth-span.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
 /**
@@ -167,11 +168,15 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
   const onCallStart = (call: CallContext): void | Promise<void> => {
     if (authenticator.isPublic(call.method)) return;
     const metadata = call.metadata;
+    // On a traced server: a jwt.verify span, and the verifier run in its context.
+    const traced = startVerifySpan(call);
     const settle = (outcome: AuthOutcome): void => {
+      if (traced !== undefined) endVerifySpan(traced, 'claims' in outcome ? undefined : outcome.status);
       if (!('claims' in outcome)) throw new GrpcStatusError(outcome.status, outcome.details);
       claimsByRequest.set(metadata, outcome.claims);
     };
-    const outcome = authenticator.authenticate(metadata.getAll(authenticator.metadataKey));
+    const values = metadata.getAll(authenticator.metadataKey);
+    const outcome = traced === undefined ? authenticator.authenticate(values) : verifyIn(traced, () => authenticator.authenticate(values));
     if ('then' in outcome) return Promise.resolve(outcome).then(settle);
     settle(outcome);
   };

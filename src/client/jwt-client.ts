@@ -13,6 +13,7 @@ import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
 import { type ClientMethod, jwtServiceMethods } from './proto.js';
 import { toGrpcMetadata, toGrpcStatusError } from './status.js';
+import { endClientSpan, startClientSpan } from '../tracing/client.js';
 
 /** Longest deadline accepted, in ms: a day. Longer is a mistake, not a deadline. */
 const MAX_DEADLINE_MS = 86_400_000;
@@ -154,15 +155,18 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
     const deadlineMs = callOptions?.deadlineMs === undefined ? defaultDeadlineMs : integerOption('deadlineMs', callOptions.deadlineMs, 0, 1, MAX_DEADLINE_MS);
     return new Promise<Res>((resolve, reject) => {
       const onAbort = (): void => call.cancel();
+      const metadata = toGrpcMetadata(callOptions?.metadata);
+      const span = startClientSpan(method.path, metadata);
       const call = client.makeUnaryRequest(
         method.path,
         method.serialize,
         method.deserialize,
         request,
-        toGrpcMetadata(callOptions?.metadata),
+        metadata,
         { deadline: Date.now() + deadlineMs, ...(callOptions?.credentials !== undefined && { credentials: callOptions.credentials }) },
         (err: ServiceError | null, response?: Res) => {
           signal?.removeEventListener('abort', onAbort);
+          endClientSpan(span, err === null ? 0 : err.code, err === null ? '' : err.details);
           if (err !== null) reject(toGrpcStatusError(err));
           else resolve(response as Res);
         },

@@ -1,4 +1,5 @@
 import type { Server } from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader } from '../keys/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
@@ -85,12 +86,13 @@ function refuseUnknownOptions(options: unknown): void {
 /**
  * JwtService for options validated earlier and keys already checked, ready for either
  * transport (createJwtServer validates at creation; its keys may come at listen),
- * counting into `metrics` when given. @internal
+ * counting into `metrics` and tracing with `tracer` when given. @internal
  */
 export function prepareJwtService(
   resolved: ResolvedServiceOptions,
   keys: KeySet,
   metrics?: ServerMetrics,
+  tracer?: Tracer,
 ): { handle: JwtServiceHandle; service: ServedService } {
   const core = new JwtServiceCore(resolved, keys, metrics?.service);
   metrics?.service.attach(core);
@@ -107,5 +109,5 @@ export function prepareJwtService(
     setKeys: (next) => core.setKeys(next),
     reloadKeys: (load) => reloader.reload(load),
   };
-  return { handle, service: jwtService(core) };
+  return { handle, service: jwtService(core, tracer) };
 }

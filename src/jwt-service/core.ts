@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
@@ -78,7 +79,8 @@ export class JwtServiceCore {
     };
   }
 
-  generate(request: GenerateJwtRequest): GenerateJwtResponse {
+  /** Signs a token; `span` (jwt.sign, when tracing) gets the algorithm and kid, never the token or a claim. */
+  generate(request: GenerateJwtRequest, span?: Span): GenerateJwtResponse {
     const state = this.#state;
     const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, Math.floor(Date.now() / 1000));
     const { token, kid } = state.signer.sign(request.algorithm, claims);
@@ -90,10 +92,15 @@ export class JwtServiceCore {
       throw new Error(`self-check of a token signed with kid ${kid} failed: ${check.valid ? 'sub differs' : check.reason}`);
     }
     this.#observer?.tokenIssued(check.alg, kid);
+    span?.setAttributes({ 'jwt.alg': check.alg, 'jwt.kid': kid });
     return { jwt: token, sub, kid, expires_at: exp };
   }
 
-  verify(request: VerifyJwtRequest): VerifyJwtResponse {
+  /**
+   * Verifies a token; `span` (jwt.verify, when tracing) gets the algorithm and kid of a
+   * valid one (an invalid token's header is the caller's text, not recorded) and the reason.
+   */
+  verify(request: VerifyJwtRequest, span?: Span): VerifyJwtResponse {
     const token = request.jwt;
     if (token.length === 0) throw new JwtGrpcError('ERR_INVALID_REQUEST', 'jwt: is empty', { field: 'jwt' });
     if (token.length > this.#options.maxTokenLength) {
@@ -105,6 +112,9 @@ export class JwtServiceCore {
     }
     const result = this.#state.verifier.verify(token, { audience: request.audience, issuer: request.issuer });
     this.#observer?.verified(result);
+    if (span !== undefined) {
+      span.setAttributes(result.valid ? { 'jwt.alg': result.alg, 'jwt.kid': result.kid, 'jwt.valid': true } : { 'jwt.valid': false, 'jwt.reason': result.reason });
+    }
     if (!result.valid) return { valid: false, sub: '', claims_json: '', reason: result.reason };
     return { valid: true, sub: result.payload.sub ?? '', claims_json: result.payloadJson, reason: 'REASON_UNSPECIFIED' };
   }

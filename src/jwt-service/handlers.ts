@@ -1,18 +1,21 @@
+import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
-import type { ServedService } from '../transport/handler-api.js';
+import { SERVER_SPAN_CONTEXT } from '../tracing/interceptor.js';
+import type { CallContext, ServedService } from '../transport/handler-api.js';
 import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
+import type { GenerateJwtRequest, VerifyJwtRequest } from './messages.js';
 
 /**
  * A unary handler around a synchronous function: the call's work is all CPU. A bad
  * request field (`ERR_INVALID_REQUEST`) is INVALID_ARGUMENT with its message; anything
  * else propagates, and the transport answers INTERNAL without internals and logs it.
  */
-function unary<Req, Res>(run: (request: Req) => Res): UnaryHandler<Req, Res> {
-  return (request) => {
+function unary<Req, Res>(run: (request: Req, call: CallContext) => Res): UnaryHandler<Req, Res> {
+  return (request, call) => {
     try {
-      return run(request);
+      return run(request, call);
     } catch (err) {
       if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, err.message);
       throw err;
@@ -21,16 +24,36 @@ function unary<Req, Res>(run: (request: Req) => Res): UnaryHandler<Req, Res> {
 }
 
 /**
- * JwtService over a {@link JwtServiceCore}, as either transport serves it: the handlers
- * are plain functions in one object. @internal
+ * A unary handler whose work is a child span `name` of the call's server span (set by the
+ * tracing interceptor): `run` records what it may on the span, a failure marks it ERROR.
  */
-export function jwtService(core: JwtServiceCore): ServedService {
+function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span) => Res): UnaryHandler<Req, Res> {
+  return unary<Req, Res>((request, call) => {
+    const span = tracer.startSpan(name, undefined, call.get(SERVER_SPAN_CONTEXT));
+    try {
+      return run(request, span);
+    } catch (err) {
+      // The code only: a message may quote the request (a subject, a claim), which spans never carry.
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : 'internal error' });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/**
+ * JwtService over a {@link JwtServiceCore}, as either transport serves it: the handlers
+ * are plain functions in one object. With a `tracer`, signing and verifying are spans
+ * (`jwt.sign`, `jwt.verify`); without one the handlers do no tracing work. @internal
+ */
+export function jwtService(core: JwtServiceCore, tracer?: Tracer): ServedService {
   return {
     name: SERVICE_NAME,
     definition: jwtServiceDefinition(),
     implementation: {
-      GenerateJwt: unary(core.generate.bind(core)),
-      VerifyJwt: unary(core.verify.bind(core)),
+      GenerateJwt: tracer === undefined ? unary((request: GenerateJwtRequest) => core.generate(request)) : traced(tracer, 'jwt.sign', core.generate.bind(core)),
+      VerifyJwt: tracer === undefined ? unary((request: VerifyJwtRequest) => core.verify(request)) : traced(tracer, 'jwt.verify', core.verify.bind(core)),
       GetJwks: unary(() => core.jwks()),
     },
   };

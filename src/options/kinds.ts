@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
@@ -160,6 +161,22 @@ export const interceptors = codeOnly<readonly CallInterceptor[]>(interceptorsPro
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
 export const metricsRegistry = codeOnly<Registry>((value) => (value instanceof promClient().Registry ? undefined : 'must be a prom-client Registry'));
+
+/**
+ * Tracing: `true` (in text as a {@link flag}) for jwt-grpc's own OpenTelemetry pipeline,
+ * configured by the OTEL_* variables, or a TracerProvider of the embedding service.
+ */
+export const tracing: TextKind<boolean | TracerProvider> = {
+  check(value, label) {
+    if (typeof value === 'boolean') return value;
+    if (typeof (value as { getTracer?: unknown } | null)?.getTracer === 'function') return value as TracerProvider;
+    throw invalidOption(label, 'must be true, false or an OpenTelemetry TracerProvider');
+  },
+  parse: flag.parse,
+  show: (value) => (typeof value === 'boolean' ? String(value) : ''),
+  range: '',
+  placeholder: '',
+};
 
 /** A plain object of settings handed on as they are (grpc-js channel options). */
 export function record<T extends object>(): OptionKind<T> {

@@ -27,6 +27,7 @@ import {
   signingKeys,
   strings,
   text,
+  tracing,
   workerCount,
 } from './kinds.js';
 
@@ -217,6 +218,13 @@ export const OPTIONS = {
     group: 'server',
     kind: metricsRegistry,
     help: "a prom-client Registry to count into instead of jwt-grpc's own, served by you (or at metricsPort)",
+  }),
+  tracing: option({
+    group: 'server',
+    kind: tracing,
+    default: false,
+    help: 'trace every call with OpenTelemetry (exported as the OTEL_* variables say), or into your TracerProvider',
+    cli: { flag: 'otel', env: 'JWT_GRPC_OTEL' },
   }),
 
   // runCluster

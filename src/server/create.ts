@@ -1,6 +1,7 @@
 import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
 import { documentsHandler } from '../discovery/handler.js';
+import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -17,6 +18,9 @@ import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './
 import { type JwtServerOptions, type Transport, resolveServerOptions } from './options.js';
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
+import { tracingInterceptor } from '../tracing/interceptor.js';
+import { shutdownWithin, tracerProviderFromEnv } from '../tracing/sdk.js';
+import { TRACER_NAME } from '../tracing/names.js';
 
 /**
  * A JwtService server, with health and reflection, on either transport; owns its gRPC
@@ -80,8 +84,15 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   const metrics = extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
   /** Every method served, by path: the call kind the metrics label calls with. */
   const methods = new Map<string, MethodDescription>();
+  // Tracing off: no provider, no interceptor, no span per call. `true` builds our own
+  // pipeline from the OTEL_* variables, which this server then owns (flushed at close).
+  const ownProvider = extras.tracing === true ? tracerProviderFromEnv() : undefined;
+  const provider: TracerProvider | undefined = typeof extras.tracing === 'boolean' ? ownProvider : extras.tracing;
+  const tracer: Tracer | undefined = provider?.getTracer(TRACER_NAME);
   const interceptors = [
-    // First, so that calls later interceptors refuse are counted too.
+    // Tracing, then metrics, then the user's: calls a later interceptor refuses are traced
+    // and counted too. Durations also go to the global MeterProvider (a no-op without an SDK's).
+    ...(tracer === undefined ? [] : [tracingInterceptor(tracer, otelMetrics.getMeter(TRACER_NAME))]),
     ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
     ...(extras.interceptors ?? []),
   ];
@@ -113,7 +124,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
     const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
-    const jwt = prepareJwtService(serviceOptions, keys, metrics);
+    const jwt = prepareJwtService(serviceOptions, keys, metrics, tracer);
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
     const port = await transport.listen(address, tls).catch((err: unknown) => {
@@ -163,7 +174,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     closing = transport
       .close(graceMs)
       .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close()]))
-      .then(() => undefined);
+      .then(() => (ownProvider === undefined ? undefined : shutdownWithin(ownProvider)));
     return closing;
   }
 

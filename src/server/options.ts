@@ -1,6 +1,7 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { TRANSPORTS } from '../options/table.js';
 import type { CallInterceptor } from '../transport/handler-api.js';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
@@ -95,6 +96,14 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    * Default: none (with metricsPort, jwt-grpc's own registry).
    */
   readonly metricsRegistry?: Registry;
+  /**
+   * Trace every call with OpenTelemetry, on either transport: a SERVER span per call
+   * (parent from `traceparent` or `grpc-trace-bin`) with `jwt.sign` and `jwt.verify`
+   * children. `true` exports over OTLP/HTTP as the `OTEL_*` variables configure it (the
+   * SDK and exporter are optional dependencies, loaded then); a TracerProvider sends the
+   * spans into your own pipeline. Default false: no tracing work at all.
+   */
+  readonly tracing?: boolean | TracerProvider;
 }
 
 // A compile error on these two lines: the interfaces above and the option table

@@ -43,6 +43,7 @@ const OPTIONS: readonly [flag: string, env: string][] = [
   ['--watch-keys', 'JWT_GRPC_WATCH_KEYS'],
   ['--log-format', 'JWT_GRPC_LOG_FORMAT'],
   ['--log-level', 'JWT_GRPC_LOG_LEVEL'],
+  ['--otel', 'JWT_GRPC_OTEL'],
 ];
 
 const clients = new ClientPool();

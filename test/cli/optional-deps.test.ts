@@ -11,7 +11,7 @@ import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-packages.mjs');
-const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino'];
+const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto'];
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-'));
 let runs = 0;
 
@@ -36,5 +36,7 @@ describe('serve loads optional dependencies only when used', () => {
     expect(await optionalPackagesLoaded('--transport', 'grpc-js')).toEqual(['@grpc/grpc-js']);
     expect(await optionalPackagesLoaded('--metrics-port', '0')).toEqual(['prom-client']);
     expect(await optionalPackagesLoaded('--log-format', 'json')).toEqual(['pino']);
+    // OTLP's default protocol, http/protobuf: its exporter only.
+    expect(await optionalPackagesLoaded('--otel')).toEqual(['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-proto']);
   });
 });

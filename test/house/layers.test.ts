@@ -43,6 +43,8 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'protos', paths: ['protos/'] },
   // Prometheus metrics: the call interceptor, JwtService's counters, /metrics, the cluster's sum.
   { name: 'metrics', paths: ['metrics/'] },
+  // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
+  { name: 'tracing', paths: ['tracing/'] },
   // JwtService: messages, codecs, request -> claims, handlers, its options.
   { name: 'jwt-service', paths: ['jwt-service/'] },
   // createJwtServer: its options, the transports behind it, health, reflection.

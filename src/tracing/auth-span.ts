@@ -1,0 +1,39 @@
+/**
+ * The `jwt.verify` span of jwtAuthInterceptor on a traced jwt-grpc server: a child of the
+ * call's server span, covering the token's verification, and the context the verifier runs
+ * in, so that a remote verifier's JWK Set fetch (a createJwtClient call) is its child in turn:
+ * caller -> server span -> jwt.verify -> GetJwks, one trace. On a server that does not trace,
+ * none of this runs.
+ */
+import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { type CallContext, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { SERVER_SPAN_CONTEXT, SERVER_TRACER } from './interceptor.js';
+
+/** A started jwt.verify span and the context to verify in. */
+export interface VerifySpan {
+  readonly span: Span;
+  readonly context: Context;
+}
+
+/** Starts jwt.verify under `call`'s server span; undefined when the server does not trace the call. @internal */
+export function startVerifySpan(call: CallContext): VerifySpan | undefined {
+  const tracer = call.get(SERVER_TRACER);
+  const parent = call.get(SERVER_SPAN_CONTEXT);
+  if (tracer === undefined || parent === undefined) return undefined;
+  const span = tracer.startSpan('jwt.verify', undefined, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Runs `verify` in the span's context (the verifier's own calls become its children). @internal */
+export function verifyIn<T>(traced: VerifySpan, verify: () => T): T {
+  return context.with(traced.context, verify);
+}
+
+/** Ends jwt.verify with the decision: valid, or refused with the status the call gets (never the token or its claims). @internal */
+export function endVerifySpan(traced: VerifySpan, refusal: StatusCode | undefined): void {
+  traced.span.setAttribute('jwt.valid', refusal === undefined);
+  if (refusal !== undefined) traced.span.setAttribute('rpc.grpc.status_code', refusal);
+  // A refused token is the caller's failure; a verifier that could not answer is ours.
+  if (refusal !== undefined && refusal !== GrpcStatus.UNAUTHENTICATED) traced.span.setStatus({ code: SpanStatusCode.ERROR });
+  traced.span.end();
+}

@@ -1,0 +1,48 @@
+/**
+ * CLIENT spans for the package's own client (createJwtClient, and what is built on it:
+ * jwtCallCredentials' token fetches, createRemoteVerifier's JWK Set fetches), through the
+ * global OpenTelemetry API: when the calling process has registered an SDK, each call is a
+ * CLIENT span, child of the active span, and its context goes out as metadata through the
+ * registered propagator (`traceparent` with the W3C one). Without an SDK the API's no-op
+ * tracer and propagator make this a few no-op calls.
+ */
+import type { Metadata } from '@grpc/grpc-js';
+import { type Attributes, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { TRACER_NAME, splitPath } from './names.js';
+
+/** The API's proxy: it follows a TracerProvider registered after this module loaded. */
+const tracer = trace.getTracer(TRACER_NAME);
+
+const metadataSetter = { set: (carrier: Metadata, key: string, value: string) => carrier.set(key, value) };
+
+/** The span name and options of each method called, made once: a client calls few methods, many times. */
+const methodSpans = new Map<string, { readonly name: string; readonly options: { kind: SpanKind; attributes: Attributes } }>();
+
+function methodSpan(path: string) {
+  let known = methodSpans.get(path);
+  if (known === undefined) {
+    const { service, method } = splitPath(path);
+    known = {
+      name: service === '' ? method : `${service}/${method}`,
+      options: { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } },
+    };
+    methodSpans.set(path, known);
+  }
+  return known;
+}
+
+/** Starts the CLIENT span of a call to `path` and puts its context into `metadata`. @internal */
+export function startClientSpan(path: string, metadata: Metadata): Span {
+  const { name, options } = methodSpan(path);
+  const parent = context.active();
+  const span = tracer.startSpan(name, options, parent);
+  propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
+  return span;
+}
+
+/** Ends a CLIENT span with the call's status: any status but OK is an error of the call, as the RPC conventions say of clients. @internal */
+export function endClientSpan(span: Span, status: number, details: string): void {
+  span.setAttribute('rpc.grpc.status_code', status);
+  if (status !== 0) span.setStatus({ code: SpanStatusCode.ERROR, message: details });
+  span.end();
+}

@@ -1,0 +1,112 @@
+/**
+ * jwt-grpc's own TracerProvider for `tracing: true` (`--otel`): the OpenTelemetry SDK and
+ * an OTLP/HTTP exporter (protobuf or JSON), optional dependencies loaded here only, configured by the
+ * standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
+ * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (read by the
+ * exporter), OTEL_SERVICE_NAME (default `jwt-grpc`), OTEL_RESOURCE_ATTRIBUTES, and
+ * OTEL_TRACES_SAMPLER with OTEL_TRACES_SAMPLER_ARG (the SDK 3.x leaves these to its caller).
+ * Spans are exported in batches: the batch processor's queue is bounded, so a collector
+ * that is down costs dropped spans, never memory.
+ */
+import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { invalidOption } from '../errors.js';
+import { otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
+
+/** The service name when OTEL_SERVICE_NAME does not give one. */
+export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
+
+/** The OTLP protocols the exporters installed with jwt-grpc speak; http/protobuf is the specification's default. */
+const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
+
+/**
+ * The SDK's packages and the exporter of `protocol`; an install without optional
+ * dependencies fails here, at start, saying what is missing.
+ */
+function loadSdk(protocol: Protocol) {
+  try {
+    const exporter = protocol === 'http/json' ? otlpHttpTraceExporter() : otlpProtoTraceExporter();
+    return { sdk: otelSdkTrace(), resources: otelResources(), exporter };
+  } catch (err) {
+    throw invalidOption(
+      'tracing',
+      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources and @opentelemetry/exporter-trace-otlp-${protocol === 'http/json' ? 'http' : 'proto'} (${(err as Error).message.split('\n')[0]})`,
+    );
+  }
+}
+
+/** The ratio of a `*traceidratio` sampler: OTEL_TRACES_SAMPLER_ARG, 0 to 1, default 1. */
+function samplerRatio(arg: string | undefined): number {
+  if (arg === undefined || arg === '') return 1;
+  const ratio = Number(arg);
+  if (!(ratio >= 0 && ratio <= 1)) throw invalidOption('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got ${JSON.stringify(arg)}`);
+  return ratio;
+}
+
+/** The sampler OTEL_TRACES_SAMPLER names; the SDK's default, parent-based always-on, without one. */
+function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof import('@opentelemetry/sdk-trace')): Sampler {
+  const name = env['OTEL_TRACES_SAMPLER'] ?? 'parentbased_always_on';
+  const parentBased = (root: Sampler): Sampler => new sdk.ParentBasedSampler({ root });
+  switch (name) {
+    case 'always_on':
+      return new sdk.AlwaysOnSampler();
+    case 'always_off':
+      return new sdk.AlwaysOffSampler();
+    case 'traceidratio':
+      return new sdk.TraceIdRatioBasedSampler(samplerRatio(env['OTEL_TRACES_SAMPLER_ARG']));
+    case '':
+    case 'parentbased_always_on':
+      return parentBased(new sdk.AlwaysOnSampler());
+    case 'parentbased_always_off':
+      return parentBased(new sdk.AlwaysOffSampler());
+    case 'parentbased_traceidratio':
+      return parentBased(new sdk.TraceIdRatioBasedSampler(samplerRatio(env['OTEL_TRACES_SAMPLER_ARG'])));
+    default:
+      throw invalidOption(
+        'OTEL_TRACES_SAMPLER',
+        `must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio; got ${JSON.stringify(name)}`,
+      );
+  }
+}
+
+/**
+ * A TracerProvider exporting over OTLP/HTTP as the environment configures it. Only the
+ * OTLP protocols the installed exporters speak are accepted (http/protobuf, http/json);
+ * asking for another (grpc) fails at start rather than sending nothing. @internal
+ */
+export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): TracerProvider {
+  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
+  if (!PROTOCOLS.includes(protocol as Protocol)) {
+    throw invalidOption(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `jwt-grpc's own exporters speak ${PROTOCOLS.join(' and ')}; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`,
+    );
+  }
+  const { sdk, resources, exporter } = loadSdk(protocol as Protocol);
+  const resource = resources
+    .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
+    .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));
+  return new sdk.TracerProvider({
+    resource,
+    sampler: samplerFromEnv(env, sdk),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
+  });
+}
+
+/**
+ * How long closing a server waits for its own pipeline's last export. A healthy collector
+ * takes milliseconds; one that is down would hold the shutdown through the exporter's
+ * retries (about 8 s measured), past any grace period, for spans it cannot deliver anyway.
+ */
+export const FINAL_FLUSH_TIMEOUT_MS = 2000;
+
+/** Shuts `provider` down, flushing what it holds, giving up after {@link FINAL_FLUSH_TIMEOUT_MS}; never rejects. @internal */
+export function shutdownWithin(provider: TracerProvider, timeoutMs = FINAL_FLUSH_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs).unref();
+  });
+  // An export that fails is reported through OpenTelemetry's diag logger, not thrown.
+  const shutdown = provider.shutdown().catch(() => undefined);
+  return Promise.race([shutdown, gaveUp]).finally(() => clearTimeout(timer));
+}
