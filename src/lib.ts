@@ -54,6 +54,7 @@ export {
   GrpcStatusError,
   CallKey,
   type CallContext,
+  type CallerIdentity,
   type CallOutcome,
   type CallInterceptor,
   type ResponseStream,
