@@ -70,6 +70,11 @@ export {
   type ServerTlsOptions,
 } from './transport/handler-api.js';
 
+// Who may get which token: the issuance policy (docs/policy.md).
+export { checkPolicy, type JwtPolicy, type CallerPolicy } from './policy/check.js';
+export { loadPolicy } from './policy/load.js';
+export { JWT_POLICY_SCHEMA } from './policy/schema.js';
+
 export { runCluster, type ClusterOptions, type ClusterHandle } from './cluster/run.js';
 export { parseNodeMaxProcs } from './cluster/max-procs.js';
 

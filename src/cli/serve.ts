@@ -8,6 +8,7 @@ import { createStderrLogger } from '../log.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
+import { loadPolicy } from '../policy/load.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 
@@ -60,6 +61,10 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
   await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa]);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
+  const policy = files.policy === undefined ? undefined : await loadPolicy(files.policy);
+  if (policy === undefined && !nodeCluster.isWorker) {
+    logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
+  }
   const keysFile = files.keys;
   const handle = await runCluster({
     ...cluster,
@@ -67,7 +72,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger }),
     tls: tlsOptions(cli),
     logger,
-    server: { ...server, subjects },
+    server: { ...server, subjects, policy },
   });
   if (handle.role !== 'worker' && cli.watchKeys && keysFile !== undefined) {
     const stop = await watchKeyFile(
@@ -91,6 +96,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
         `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
         ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
+        `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${files.policy}`}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),

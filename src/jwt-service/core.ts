@@ -12,6 +12,8 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
+import { IssuancePolicy } from '../policy/enforce.js';
+import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
 
@@ -30,6 +32,8 @@ interface KeyState {
 export class JwtServiceCore {
   readonly #options: ResolvedServiceOptions;
   readonly #pool: SubjectPool | undefined;
+  /** The issuance policy; undefined in open mode. */
+  readonly #policy: IssuancePolicy | undefined;
   /** Metrics of the work done; undefined when metrics are off, which then cost one check per call. */
   readonly #observer: ServiceObserver | undefined;
   #state: KeyState;
@@ -41,6 +45,7 @@ export class JwtServiceCore {
     this.#options = options;
     this.#pool = options.subjects.length > 0 ? createSubjectPool(options.subjects) : undefined;
     this.#observer = observer;
+    this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
     this.#state = this.#prepare(keys);
   }
 
@@ -78,10 +83,25 @@ export class JwtServiceCore {
     };
   }
 
-  generate(request: GenerateJwtRequest): GenerateJwtResponse {
+  /** Signs what `request` asks for; with a policy, only what it allows the call's caller (PERMISSION_DENIED otherwise). */
+  generate(request: GenerateJwtRequest, call?: Pick<CallContext, 'caller'>): GenerateJwtResponse {
     const state = this.#state;
+    const policy = this.#policy;
+    if (policy !== undefined) return this.#generateUnderPolicy(policy, request, call?.caller);
     const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, Math.floor(Date.now() / 1000));
-    const { token, kid } = state.signer.sign(request.algorithm, claims);
+    return this.#sign(state, request.algorithm, sub, exp, claims);
+  }
+
+  #generateUnderPolicy(policy: IssuancePolicy, request: GenerateJwtRequest, caller: CallerIdentity | undefined): GenerateJwtResponse {
+    const state = this.#state;
+    const granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
+    const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, Math.floor(Date.now() / 1000));
+    policy.checkClaims(granted, claims);
+    return this.#sign(state, request.algorithm, sub, exp, claims);
+  }
+
+  #sign(state: KeyState, algorithm: string, sub: string, exp: number, claims: Record<string, unknown>): GenerateJwtResponse {
+    const { token, kid } = state.signer.sign(algorithm, claims);
     // Verify the token just made and check its subject before answering, as the Go peer in
     // bench/peers/go/main.go does, so a GenerateJwt costs one sign and one verify on both
     // servers; a key pair that signs what it cannot verify fails the call. Uncached: a fresh token is seen once and would only churn the cache.

@@ -29,6 +29,7 @@ import {
   text,
   workerCount,
 } from './kinds.js';
+import { policyKind } from '../policy/check.js';
 
 /**
  * Which interface an option belongs to; `cli` options exist only on the command line, and
@@ -98,6 +99,13 @@ export const OPTIONS = {
     kind: strings,
     help: 'subjects handed out round robin when a request names none (on the command line, a JSON array file)',
     cli: { flag: 'subjects', env: 'JWT_GRPC_SUBJECTS', file: true },
+  }),
+  policy: option({
+    group: 'service',
+    kind: policyKind,
+    defaultText: 'open: any caller may get any token',
+    help: 'which caller (client certificate) may get which tokens; a JSON file (docs/policy.md)',
+    cli: { flag: 'policy', env: 'JWT_GRPC_POLICY', file: true },
   }),
   issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
   defaultTtlSeconds: option({

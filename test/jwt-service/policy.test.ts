@@ -1,0 +1,113 @@
+/**
+ * The issuance policy over real mutual TLS, on both transports: what a caller may get,
+ * each rule allowed and denied (PERMISSION_DENIED naming the rule, nothing signed), an
+ * unknown caller, a caller without a certificate, and the option checked at start.
+ */
+import { credentials, status } from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
+import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+
+const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
+const POLICY: JwtPolicy = {
+  callers: {
+    [ORDERS]: { subjects: ['svc-orders'], audiences: ['greeter', 'billing'], algorithms: ['ES256'], maxTtlSeconds: 600, claims: ['role'] },
+    'dns:reports.example.org': { subjects: ['report-*'], audiences: ['*'] },
+  },
+};
+
+describe.skipIf(!hasOpenssl())('issuance policy', () => {
+  let certs: TestCerts;
+  let keys: KeySet;
+  let orders: ClientCert;
+  let reports: ClientCert;
+  let stranger: ClientCert;
+  const clients = new ClientPool();
+
+  beforeAll(async () => {
+    certs = makeTestCerts();
+    keys = await sharedKeys();
+    orders = makeClientCert(certs, 'orders', `URI:${ORDERS}`);
+    reports = makeClientCert(certs, 'reports', 'DNS:reports.example.org');
+    stranger = makeClientCert(certs, 'stranger', 'URI:spiffe://example.org/ns/shop/sa/stranger');
+  });
+
+  afterAll(async () => {
+    clients.closeAll();
+    await closeAllServers();
+    certs?.remove();
+  });
+
+  describe.each(TRANSPORTS)('on %s', (transport) => {
+    let port: number;
+    let openPort: number;
+    const as = (cert: ClientCert | undefined, at = port) =>
+      clients.jwt(at, {
+        host: 'localhost',
+        credentials: cert === undefined ? credentials.createSsl(certs.caCert) : credentials.createSsl(certs.caCert, cert.key, cert.cert),
+      });
+
+    beforeAll(async () => {
+      const tls = { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert };
+      const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, defaultTtlSeconds: 3600 }));
+      port = await server.listen('127.0.0.1:0', { ...tls, requireClientCertificate: true });
+      // TLS without client certificates: the policy finds no caller.
+      const open = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
+      openPort = await open.listen('127.0.0.1:0', tls);
+    });
+
+    it('signs what the caller entry allows; no subject gets its first subject without "*"; no ttl the lower maximum', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const named = await as(orders).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'billing', ttl_seconds: 300, claims_json: '{"role":"reader"}' });
+      expect(decodeJwt(named.jwt).payload).toMatchObject({ sub: 'svc-orders', aud: 'billing', role: 'reader' });
+      const unnamed = await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' });
+      expect(unnamed.sub).toBe('svc-orders');
+      expect(unnamed.expires_at - now).toBeGreaterThanOrEqual(599);
+      expect(unnamed.expires_at - now).toBeLessThanOrEqual(601);
+      const prefixed = await as(reports).generateJwt({ algorithm: 'HS256', subject: 'report-weekly' });
+      expect(prefixed.sub).toBe('report-weekly');
+    });
+
+    it.each([
+      ['subjects', { algorithm: 'ES256', subject: 'svc-billing', audience: 'greeter' }],
+      ['audiences', { algorithm: 'ES256', subject: 'svc-orders', audience: 'payroll' }],
+      ['audiences', { algorithm: 'ES256', subject: 'svc-orders' }],
+      ['algorithms', { algorithm: 'HS256', subject: 'svc-orders', audience: 'greeter' }],
+      ['maxTtlSeconds', { algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter', ttl_seconds: 601 }],
+      ['claims', { algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter', claims_json: '{"admin":true}' }],
+    ])('refuses a request outside the entry: rule %s', async (rule, request) => {
+      const failure = await callError(as(orders).generateJwt(request));
+      expect(failure).toMatchObject({ code: status.PERMISSION_DENIED });
+      expect(failure.details).toContain(`policy rule "${rule}"`);
+    });
+
+    it('refuses a prefix pattern to a subject without the prefix, and a caller with no subject without "*" that names none', async () => {
+      expect(await callError(as(reports).generateJwt({ algorithm: 'HS256', subject: 'svc-orders' }))).toMatchObject({ code: status.PERMISSION_DENIED });
+      const none = await callError(as(reports).generateJwt({ algorithm: 'HS256' }));
+      expect(none).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('policy rule "subjects"') });
+    });
+
+    it('refuses an unknown caller, and a call without a client certificate; VerifyJwt and GetJwks stay open to them', async () => {
+      const unknown = await callError(as(stranger).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }));
+      expect(unknown).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('spiffe://example.org/ns/shop/sa/stranger is not in the policy') });
+      const anonymous = await callError(as(undefined, openPort).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }));
+      expect(anonymous).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('no verified client certificate') });
+      const token = (await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt;
+      expect(await as(stranger).verifyJwt({ jwt: token })).toMatchObject({ valid: true, sub: 'svc-orders' });
+      expect((await as(undefined, openPort).getJwks()).jwks_json).toContain('"keys"');
+    });
+  });
+
+  it('refuses a policy that breaks the schema at start, naming the JSON path', () => {
+    const bad = (policy: unknown) => () => createJwtServer({ keys, policy: policy as JwtPolicy });
+    expect(bad({ callers: { [ORDERS]: { audiences: ['x'] } } })).toThrow(`$.callers["${ORDERS}"].subjects: is required`);
+    expect(bad({ callers: { 'dns:a': { subjects: ['a'], audience: ['x'] } } })).toThrow('$.callers["dns:a"].audience: is not a field');
+    expect(bad({ callers: { 'dns:a': { subjects: ['a*b'] } } })).toThrow('$.callers["dns:a"].subjects[0]: "a*b": "*" may only end a pattern');
+    expect(bad({ callers: { 'dns:a': { subjects: ['a'], maxTtlSeconds: 0 } } })).toThrow('maxTtlSeconds: must be an integer of at least 1');
+    expect(bad({})).toThrow('$.callers: is required');
+    expect(checkPolicy(POLICY)).toEqual(POLICY);
+  });
+});
