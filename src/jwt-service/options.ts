@@ -32,6 +32,12 @@ export interface JwtServiceOptions {
    * needs mutual TLS. Default: open: any caller may get any token (`serve` warns of it).
    */
   readonly policy?: JwtPolicy;
+  /**
+   * Binds every token to the caller's client certificate: `cnf: {"x5t#S256": ...}` (RFC 8705
+   * section 3.1), as a policy entry's `bind` does for one caller. A GenerateJwt without a
+   * verified client certificate is refused (PERMISSION_DENIED). Default false.
+   */
+  readonly bindTokens?: boolean;
   /** `iss` claim put in every token, and checked by VerifyJwt when the request asks. Default: none. */
   readonly issuer?: string;
   /** Lifetime of a token when the request gives no ttl_seconds, 1 s to 10 years. Default 7200, or maxTtlSeconds when lower. */

@@ -107,6 +107,13 @@ export const OPTIONS = {
     help: 'which caller (client certificate) may get which tokens; a JSON file (docs/policy.md)',
     cli: { flag: 'policy', env: 'JWT_GRPC_POLICY', file: true },
   }),
+  bindTokens: option({
+    group: 'service',
+    kind: flag,
+    default: false,
+    help: "binds every token to the caller's client certificate (cnf x5t#S256, RFC 8705); a call without one is refused",
+    cli: { flag: 'bind-tokens', env: 'JWT_GRPC_BIND_TOKENS' },
+  }),
   issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
   defaultTtlSeconds: option({
     group: 'service',

@@ -8,7 +8,7 @@ import { type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/h
 import type { CallerPolicy, JwtPolicy } from './check.js';
 
 /** The rules a decision names: a policy field, or `caller` for a caller the policy does not know. */
-export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims';
+export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind';
 
 /** Claims the service sets itself; anything else in a token came from claims_json. */
 const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'iss', 'aud']);

@@ -3,6 +3,7 @@
  * each rule allowed and denied (PERMISSION_DENIED naming the rule, nothing signed), an
  * unknown caller, a caller without a certificate, and the option checked at start.
  */
+import { createHash } from 'node:crypto';
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
@@ -15,7 +16,7 @@ const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
 const POLICY: JwtPolicy = {
   callers: {
     [ORDERS]: { subjects: ['svc-orders'], audiences: ['greeter', 'billing'], algorithms: ['ES256'], maxTtlSeconds: 600, claims: ['role'] },
-    'dns:reports.example.org': { subjects: ['report-*'], audiences: ['*'] },
+    'dns:reports.example.org': { subjects: ['report-*'], audiences: ['*'], bind: true },
   },
 };
 
@@ -98,6 +99,37 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
       const token = (await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt;
       expect(await as(stranger).verifyJwt({ jwt: token })).toMatchObject({ valid: true, sub: 'svc-orders' });
       expect((await as(undefined, openPort).getJwks()).jwks_json).toContain('"keys"');
+    });
+  });
+
+  describe.each(TRANSPORTS)('tokens say who asked, on %s', (transport) => {
+    const tls = () => ({ key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert });
+    const as = (port: number, cert?: ClientCert) =>
+      clients.jwt(port, {
+        host: 'localhost',
+        credentials: cert === undefined ? credentials.createSsl(certs.caCert) : credentials.createSsl(certs.caCert, cert.key, cert.cert),
+      });
+    const thumbprint = (cert: ClientCert) => createHash('sha256').update(cert.der).digest('base64url');
+
+    it('client_id names the caller; a caller with bind gets cnf x5t#S256 of its certificate, the others none', async () => {
+      const port = await trackServer(createJwtServer({ keys, transport, policy: POLICY })).listen('127.0.0.1:0', { ...tls(), requireClientCertificate: true });
+      const unbound = decodeJwt((await as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt).payload;
+      expect(unbound).toMatchObject({ client_id: ORDERS });
+      expect(unbound).not.toHaveProperty('cnf');
+      const bound = decodeJwt((await as(port, reports).generateJwt({ algorithm: 'ES256', subject: 'report-1' })).jwt).payload;
+      expect(bound).toMatchObject({ client_id: 'dns:reports.example.org', cnf: { 'x5t#S256': thumbprint(reports) } });
+      const forged = await callError(as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter', claims_json: '{"client_id":"x"}' }));
+      expect(forged).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining('client_id') });
+    });
+
+    it('bindTokens without a policy: every token bound to its caller; a call without a certificate refused', async () => {
+      const server = trackServer(createJwtServer({ keys, transport, bindTokens: true }));
+      const port = await server.listen('127.0.0.1:0', { ...tls(), requireClientCertificate: true });
+      const payload = decodeJwt((await as(port, stranger).generateJwt({ algorithm: 'HS256', subject: 'anyone' })).jwt).payload;
+      expect(payload).toMatchObject({ client_id: 'spiffe://example.org/ns/shop/sa/stranger', cnf: { 'x5t#S256': thumbprint(stranger) } });
+      const anonymousPort = await trackServer(createJwtServer({ keys, transport, bindTokens: true })).listen('127.0.0.1:0', tls());
+      const refused = await callError(as(anonymousPort).generateJwt({ algorithm: 'HS256', subject: 'anyone' }));
+      expect(refused).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('policy rule "bind"') });
     });
   });
 
