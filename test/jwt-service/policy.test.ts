@@ -6,7 +6,10 @@
 import { createHash } from 'node:crypto';
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
@@ -141,5 +144,21 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     expect(bad({ callers: { 'dns:a': { subjects: ['a'], maxTtlSeconds: 0 } } })).toThrow('maxTtlSeconds: must be an integer of at least 1');
     expect(bad({})).toThrow('$.callers: is required');
     expect(checkPolicy(POLICY)).toEqual(POLICY);
+  });
+
+  it('the shipped JSON Schema names the same fields the server accepts, each documented in docs/policy.md', () => {
+    const accepted = (policy: unknown): string[] => {
+      try {
+        checkPolicy(policy);
+      } catch (err) {
+        return /expected one of (.*)\)$/.exec((err as Error).message)?.[1]?.split(', ') ?? [];
+      }
+      return [];
+    };
+    const callerFields = accepted({ callers: { 'dns:a': { subjects: ['a'], typo: 1 } } });
+    expect(callerFields.sort()).toEqual(Object.keys(JWT_POLICY_SCHEMA.$defs.caller.properties).sort());
+    expect(accepted({ callers: {}, typo: 1 }).sort()).toEqual(Object.keys(JWT_POLICY_SCHEMA.properties).sort());
+    const page = readFileSync(join(PACKAGE_ROOT, 'docs', 'policy.md'), 'utf8');
+    for (const field of callerFields) expect(page).toContain(`| \`callers.*.${field}\` |`);
   });
 });
