@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { JwtGrpcError } from '../errors.js';
 import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
@@ -12,7 +13,7 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
-import { IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
+import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
 import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
@@ -92,14 +93,39 @@ export class JwtServiceCore {
     const policy = this.#policy;
     const caller = call?.caller;
     const nowSeconds = Math.floor(Date.now() / 1000);
-    if (policy !== undefined) {
-      const granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
-      const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
-      policy.checkClaims(granted, claims);
-      return this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true));
-    }
+    if (policy !== undefined) return this.#generateUnderPolicy(policy, request, caller, nowSeconds);
     const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, nowSeconds);
     return this.#sign(request.algorithm, sub, exp, caller === undefined && !this.#options.bindTokens ? claims : this.#callerClaims(claims, caller, false));
+  }
+
+  /**
+   * GenerateJwt under a policy: every decision is counted and written as one audit line
+   * (the caller, what it asked for, what was signed; never the token), refusals as warnings.
+   */
+  #generateUnderPolicy(policy: IssuancePolicy, request: GenerateJwtRequest, caller: CallerIdentity | undefined, nowSeconds: number): GenerateJwtResponse {
+    let granted: Granted | undefined;
+    try {
+      granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
+      const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
+      policy.checkClaims(granted, claims);
+      claims['jti'] = randomUUID();
+      const response = this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true));
+      this.#observer?.policyDecision('allow', 'none');
+      this.#options.logger.info('policy: token issued', {
+        audit: 'issue', decision: 'allow', rule: 'none', caller: granted.callerId, sub, aud: request.audience, alg: request.algorithm,
+        kid: response.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
+      });
+      return response;
+    } catch (err) {
+      if (err instanceof PolicyDenied) {
+        this.#observer?.policyDecision('deny', err.rule);
+        this.#options.logger.warn('policy: token refused', {
+          audit: 'refuse', decision: 'deny', rule: err.rule, caller: err.callerId ?? null, sub: granted?.request.subject ?? request.subject,
+          aud: request.audience, alg: request.algorithm, ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: err.details,
+        });
+      }
+      throw err;
+    }
   }
 
   /** Adds who asked (`client_id`) and, for a bound token, the certificate it is bound to (`cnf`). */

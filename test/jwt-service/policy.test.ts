@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { Registry } from 'prom-client';
+import { memoryLogger } from '../transport/helpers/servers.js';
 import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
@@ -134,6 +136,35 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
       const refused = await callError(as(anonymousPort).generateJwt({ algorithm: 'HS256', subject: 'anyone' }));
       expect(refused).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('policy rule "bind"') });
     });
+  });
+
+  it.each(TRANSPORTS)('on %s, writes one audit line per decision, never the token, and counts decisions by rule', async (transport) => {
+    const logger = memoryLogger();
+    const registry = new Registry();
+    const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
+    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const client = clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, orders.key, orders.cert) });
+    const issued = await client.generateJwt({ algorithm: 'ES256', audience: 'greeter', ttl_seconds: 300 });
+    await callError(client.generateJwt({ algorithm: 'ES256', audience: 'payroll' }));
+    await callError(client.generateJwt({ algorithm: 'HS256', audience: 'greeter' }));
+    const audit = logger.lines.filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
+    expect(audit).toEqual([
+      {
+        level: 'info', message: 'policy: token issued',
+        fields: {
+          audit: 'issue', decision: 'allow', rule: 'none', caller: ORDERS, sub: 'svc-orders', aud: 'greeter', alg: 'ES256',
+          kid: issued.kid, jti: decodeJwt(issued.jwt).payload['jti'], ttl: 300, bound: false,
+        },
+      },
+      expect.objectContaining({ level: 'warn', message: 'policy: token refused', fields: expect.objectContaining({ decision: 'deny', rule: 'audiences', caller: ORDERS, aud: 'payroll' }) }),
+      expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ decision: 'deny', rule: 'algorithms', alg: 'HS256' }) }),
+    ]);
+    expect(decodeJwt(issued.jwt).payload['jti']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(logger.lines)).not.toContain(issued.jwt.split('.')[2]);
+    const text = await registry.metrics();
+    expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="allow",rule="none"\} 1/);
+    expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="audiences"\} 1/);
+    expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="algorithms"\} 1/);
   });
 
   it('refuses a policy that breaks the schema at start, naming the JSON path', () => {
