@@ -13,6 +13,7 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
+import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
 import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
@@ -33,8 +34,8 @@ interface KeyState {
 export class JwtServiceCore {
   readonly #options: ResolvedServiceOptions;
   readonly #pool: SubjectPool | undefined;
-  /** The issuance policy; undefined in open mode. */
-  readonly #policy: IssuancePolicy | undefined;
+  /** The issuance policy; undefined in open mode. Replaced whole by setPolicy: a call reads it once. */
+  #policy: IssuancePolicy | undefined;
   /** Metrics of the work done; undefined when metrics are off, which then cost one check per call. */
   readonly #observer: ServiceObserver | undefined;
   #state: KeyState;
@@ -48,6 +49,17 @@ export class JwtServiceCore {
     this.#observer = observer;
     this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
     this.#state = this.#prepare(keys);
+  }
+
+  get policy(): JwtPolicy | undefined {
+    return this.#policy?.policy;
+  }
+
+  /** Checks `policy` and puts it in use; a broken one throws and the policy in use stays. */
+  setPolicy(policy: JwtPolicy): void {
+    const next = new IssuancePolicy(checkPolicy(policy));
+    this.#policy = next;
+    this.#options.logger.info('issuance policy replaced', { callers: Object.keys(next.policy.callers).length });
   }
 
   get keys(): KeySet {

@@ -167,6 +167,20 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="algorithms"\} 1/);
   });
 
+  it.each(TRANSPORTS)('on %s, setPolicy puts a new policy in use; a broken one is refused and the one in use stays', async (transport) => {
+    const server = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
+    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const client = clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, stranger.key, stranger.cert) });
+    const ask = () => client.generateJwt({ algorithm: 'HS256', subject: 'svc-stranger' });
+    expect(await callError(ask())).toMatchObject({ code: status.PERMISSION_DENIED });
+    const next: JwtPolicy = { callers: { ...POLICY.callers, 'spiffe://example.org/ns/shop/sa/stranger': { subjects: ['svc-stranger'] } } };
+    server.service.setPolicy(next);
+    expect((await ask()).sub).toBe('svc-stranger');
+    expect(() => server.service.setPolicy({ callers: { 'dns:a': { subjects: [] } } })).toThrow('$.callers["dns:a"].subjects: must hold at least 1 entry');
+    expect(server.service.policy).toEqual(next);
+    expect((await ask()).sub).toBe('svc-stranger');
+  });
+
   it('refuses a policy that breaks the schema at start, naming the JSON path', () => {
     const bad = (policy: unknown) => () => createJwtServer({ keys, policy: policy as JwtPolicy });
     expect(bad({ callers: { [ORDERS]: { audiences: ['x'] } } })).toThrow(`$.callers["${ORDERS}"].subjects: is required`);
