@@ -1,6 +1,7 @@
 import { Metadata as GrpcMetadata, type ServerInterceptor as GrpcServerInterceptor, ServerInterceptingCall, type ServerListener } from '@grpc/grpc-js';
 import type { JwtPayload } from '../tokens/result.js';
-import { type CallContext, type CallInterceptor, GrpcStatusError } from '../transport/handler-api.js';
+import { type CallContext, type CallInterceptor, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { bindingProblem, certificateThumbprint } from './bound-token.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
 /**
@@ -78,6 +79,10 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * `AUDIENCE_MISMATCH: ...`). Handlers read the verified payload with {@link verifiedClaims}.
  * Methods in `publicMethods` (gRPC health by default) pass without a token.
  *
+ * A certificate-bound token (`cnf` with `x5t#S256`, RFC 8705 section 3) passes only on a
+ * connection whose verified client certificate has that thumbprint; on one without a
+ * client certificate, or with another, the call ends UNAUTHENTICATED.
+ *
  * `verifier` is {@link createRemoteVerifier}'s (keys from the issuer's GetJwks) or
  * {@link createVerifier}'s (keys in hand). A verifier that rejects with a
  * {@link GrpcStatusError} (a remote one that never reached its issuer: UNAVAILABLE) ends
@@ -104,6 +109,8 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
     const metadata = call.metadata;
     const settle = (outcome: AuthOutcome): void => {
       if (!('claims' in outcome)) throw new GrpcStatusError(outcome.status, outcome.details);
+      const unbound = bindingProblem(outcome.claims, call.caller?.thumbprint);
+      if (unbound !== undefined) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, unbound);
       claimsByRequest.set(metadata, outcome.claims);
     };
     const outcome = authenticator.authenticate(metadata.getAll(authenticator.metadataKey));
@@ -116,12 +123,18 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
     const listener: ServerListener = {
       onReceiveMetadata(metadata: GrpcMetadata, next) {
         const settle = (outcome: AuthOutcome): void => {
-          if ('claims' in outcome) {
-            claimsByRequest.set(metadata, outcome.claims);
-            next(metadata);
-          } else {
+          if (!('claims' in outcome)) {
             call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new GrpcMetadata() });
+            return;
           }
+          // grpc-js gives the peer certificate only once TLS verified it.
+          const unbound = bindingProblem(outcome.claims, certificateThumbprint(call.getAuthContext()?.sslPeerCertificate?.raw));
+          if (unbound !== undefined) {
+            call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: unbound, metadata: new GrpcMetadata() });
+            return;
+          }
+          claimsByRequest.set(metadata, outcome.claims);
+          next(metadata);
         };
         const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));
         if ('then' in outcome) outcome.then(settle);
