@@ -84,4 +84,5 @@ export { jwtCallCredentials } from './client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
 export { jwtAuthInterceptor, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from './client/auth-interceptor.js';
+export type { MethodRule, AuthorizeCall } from './client/authorize.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -2,7 +2,13 @@ import { Metadata as GrpcMetadata, type ServerInterceptor as GrpcServerIntercept
 import type { JwtPayload } from '../tokens/result.js';
 import { type CallContext, type CallInterceptor, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { bindingProblem, certificateThumbprint } from './bound-token.js';
+import { type Authorizer, createAuthorizer } from './authorize.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
+
+/** What an authorize hook threw, as the call's status: its own GrpcStatusError, else INTERNAL (no cause). */
+function hookFailed(err: unknown): GrpcStatusError {
+  return err instanceof GrpcStatusError ? err : new GrpcStatusError(GrpcStatus.INTERNAL, 'authorization failed');
+}
 
 /**
  * The verified payload of each authenticated call, keyed by the request's metadata object.
@@ -102,20 +108,28 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  */
 export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): JwtAuthInterceptor {
   const authenticator = createAuthenticator(verifier, options);
+  const authorizer = createAuthorizer(options);
 
   /** createJwtServer's side: the same decision, as an onCallStart that throws the refusal. */
   const onCallStart = (call: CallContext): void | Promise<void> => {
     if (authenticator.isPublic(call.method)) return;
     const metadata = call.metadata;
-    const settle = (outcome: AuthOutcome): void => {
+    const settle = (outcome: AuthOutcome): void | Promise<void> => {
       if (!('claims' in outcome)) throw new GrpcStatusError(outcome.status, outcome.details);
       const unbound = bindingProblem(outcome.claims, call.caller?.thumbprint);
       if (unbound !== undefined) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, unbound);
-      claimsByRequest.set(metadata, outcome.claims);
+      const claims = outcome.claims;
+      const admit = (refusal: GrpcStatusError | undefined): void => {
+        if (refusal !== undefined) throw refusal;
+        claimsByRequest.set(metadata, claims);
+      };
+      const verdict = authorizer?.(claims, call);
+      if (verdict !== undefined && 'then' in verdict) return Promise.resolve(verdict).then(admit);
+      admit(verdict);
     };
     const outcome = authenticator.authenticate(metadata.getAll(authenticator.metadataKey));
     if ('then' in outcome) return Promise.resolve(outcome).then(settle);
-    settle(outcome);
+    return settle(outcome);
   };
 
   const grpcJsInterceptor: GrpcServerInterceptor = (method, call) => {
@@ -133,8 +147,23 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
             call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: unbound, metadata: new GrpcMetadata() });
             return;
           }
-          claimsByRequest.set(metadata, outcome.claims);
-          next(metadata);
+          const claims = outcome.claims;
+          const admit = (refusal: GrpcStatusError | undefined): void => {
+            if (refusal !== undefined) {
+              call.sendStatus({ code: refusal.status, details: refusal.details, metadata: new GrpcMetadata() });
+              return;
+            }
+            claimsByRequest.set(metadata, claims);
+            next(metadata);
+          };
+          let verdict: ReturnType<Authorizer> | undefined;
+          try {
+            verdict = authorizer?.(claims, { method: method.path, metadata });
+          } catch (err) {
+            verdict = hookFailed(err);
+          }
+          if (verdict !== undefined && 'then' in verdict) verdict.then(admit, (err: unknown) => admit(hookFailed(err)));
+          else admit(verdict);
         };
         const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));
         if ('then' in outcome) outcome.then(settle);
