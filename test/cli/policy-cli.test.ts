@@ -1,8 +1,10 @@
 /**
  * `jwt-grpc serve --policy FILE`: a broken file stops the start with exit 2 and one line
  * (file, JSON path, problem); without one the server warns of open mode; with one it
- * answers a caller over mutual TLS by its entry.
+ * answers a caller over mutual TLS by its entry, in a single process and in every worker
+ * of a cluster on both transports.
  */
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { credentials, status } from '@grpc/grpc-js';
@@ -11,7 +13,7 @@ import { runCli, serveArgs, startCli } from '../../bench/harness/cli.js';
 import { killAll } from '../../bench/harness/launcher.js';
 import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
-import { ClientPool, callError } from '../helpers/client.js';
+import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
 
 describe.skipIf(!hasOpenssl())('serve --policy', () => {
   let certs: TestCerts;
@@ -59,6 +61,25 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
     const client = clients.jwt(cli.port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, orders.key, orders.cert) });
     expect((await client.generateJwt({ algorithm: 'HS256' })).sub).toBe('svc-orders');
     expect(await callError(client.generateJwt({ algorithm: 'HS256', subject: 'root' }))).toMatchObject({ code: status.PERMISSION_DENIED });
+    await cli.stop();
+  });
+
+  it.each(['http2', 'grpc-js'])('a cluster of 2 on %s: every worker enforces the policy', async (transport) => {
+    const policy = file('cluster-policy.json', JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], bind: true } } }));
+    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const cli = await startCli(serveArgs('--policy', policy, '--transport', transport, ...tls), { env: { NODEMAXPROCS: '2' } });
+    expect(cli.workerPids).toHaveLength(2);
+    // Channels of their own (a distinct user agent each), so the calls spread over the workers.
+    for (let i = 0; i < 4; i++) {
+      const client = clients.jwt(cli.port, {
+        host: 'localhost',
+        credentials: credentials.createSsl(certs.caCert, orders.key, orders.cert),
+        channelOptions: { 'grpc.primary_user_agent': `policy-cluster-${transport}-${i}` },
+      });
+      const token = await client.generateJwt({ algorithm: 'ES256' });
+      expect(decodeJwt(token.jwt).payload).toMatchObject({ sub: 'svc-orders', cnf: { 'x5t#S256': createHash('sha256').update(orders.der).digest('base64url') } });
+      expect(await callError(client.generateJwt({ algorithm: 'ES256', subject: 'root' }))).toMatchObject({ code: status.PERMISSION_DENIED });
+    }
     await cli.stop();
   });
 });
