@@ -115,7 +115,7 @@ export class JwtServiceCore {
    * (the caller, what it asked for, what was signed; never the token), refusals as warnings.
    */
   #generateUnderPolicy(policy: IssuancePolicy, request: GenerateJwtRequest, caller: CallerIdentity | undefined, nowSeconds: number): GenerateJwtResponse {
-    let granted: Granted | undefined;
+    let granted: Granted<GenerateJwtRequest> | undefined;
     try {
       granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
       const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);

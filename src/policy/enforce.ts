@@ -3,7 +3,6 @@
  * rule checked in turn, and the first one broken answers PERMISSION_DENIED naming it.
  * Nothing is signed for a refused call. @internal
  */
-import type { GenerateJwtRequest } from '../jwt-service/messages.js';
 import { type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import type { CallerPolicy, JwtPolicy } from './check.js';
 
@@ -33,11 +32,19 @@ interface CompiledCaller {
   readonly claims: ReadonlySet<string>;
 }
 
+/** What the policy reads of a GenerateJwt request (jwt-service's GenerateJwtRequest has these fields). */
+export interface IssuanceRequest {
+  readonly algorithm: string;
+  readonly subject: string;
+  readonly audience: string;
+  readonly ttl_seconds: number;
+}
+
 /** A request the policy let through, with the subject and lifetime it settled. */
-export interface Granted {
+export interface Granted<R extends IssuanceRequest = IssuanceRequest> {
   readonly callerId: string;
   readonly entry: CallerPolicy;
-  readonly request: GenerateJwtRequest;
+  readonly request: R;
 }
 
 export class PolicyDenied extends GrpcStatusError {
@@ -73,7 +80,7 @@ export class IssuancePolicy {
    * `defaultTtl` and `maxTtl` are the server's: a request without ttl_seconds gets the
    * default, lowered to the caller's maximum.
    */
-  authorize(caller: CallerIdentity | undefined, request: GenerateJwtRequest, defaultTtl: number): Granted {
+  authorize<R extends IssuanceRequest>(caller: CallerIdentity | undefined, request: R, defaultTtl: number): Granted<R> {
     const id = caller?.id;
     if (id === undefined) {
       throw new PolicyDenied('caller', undefined, caller === undefined ? 'the call has no verified client certificate (serve mutual TLS)' : 'the client certificate names no URI or DNS SAN');
