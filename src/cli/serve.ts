@@ -62,9 +62,6 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa]);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const policy = files.policy === undefined ? undefined : await loadPolicy(files.policy);
-  if (policy === undefined && !nodeCluster.isWorker) {
-    logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
-  }
   const keysFile = files.keys;
   const handle = await runCluster({
     ...cluster,
@@ -74,6 +71,9 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     logger,
     server: { ...server, subjects, policy },
   });
+  if (handle.role !== 'worker' && policy === undefined) {
+    logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
+  }
   if (handle.role !== 'worker' && cli.watchKeys && keysFile !== undefined) {
     const stop = await watchKeyFile(
       keysFile,
