@@ -56,6 +56,7 @@ export {
   GrpcStatusError,
   CallKey,
   type CallContext,
+  type CallerIdentity,
   type CallOutcome,
   type CallInterceptor,
   type ResponseStream,
@@ -71,6 +72,11 @@ export {
   type ServerTlsOptions,
 } from './transport/handler-api.js';
 
+// Who may get which token: the issuance policy (docs/policy.md).
+export { checkPolicy, type JwtPolicy, type CallerPolicy } from './policy/check.js';
+export { loadPolicy } from './policy/load.js';
+export { JWT_POLICY_SCHEMA } from './policy/schema.js';
+
 export { runCluster, type ClusterOptions, type ClusterHandle } from './cluster/run.js';
 export { parseNodeMaxProcs } from './cluster/max-procs.js';
 
@@ -81,4 +87,5 @@ export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-sour
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
 export type { HttpJwksLocation } from './client/remote-jwks-http.js';
 export { jwtAuthInterceptor, optionalVerifiedClaims, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from './client/auth-interceptor.js';
+export type { MethodRule, AuthorizeCall } from './client/authorize.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -14,9 +14,9 @@ export interface ServeArgs {
   /** The cluster's (workers from NODEMAXPROCS, graceMs), defaults filled in. */
   readonly cluster: ResolvedOptions<'cluster'>;
   /** Each server's options as given; the library fills in the others' defaults. */
-  readonly server: Omit<JwtServerOptions, 'keys' | 'subjects' | 'logger'>;
-  /** Files that hold option values, read at start (`--keys`, `--subjects`). */
-  readonly files: { readonly keys?: string; readonly subjects?: string };
+  readonly server: Omit<JwtServerOptions, 'keys' | 'subjects' | 'policy' | 'logger'>;
+  /** Files that hold option values, read at start (`--keys`, `--subjects`, `--policy`). */
+  readonly files: { readonly keys?: string; readonly subjects?: string; readonly policy?: string };
 }
 
 export type Command =

@@ -8,6 +8,7 @@ import { createStderrLogger } from '../log.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
+import { loadPolicy } from '../policy/load.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent } from './parent-watch.js';
@@ -61,6 +62,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
   await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa]);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
+  const policy = files.policy === undefined ? undefined : await loadPolicy(files.policy);
   const keysFile = files.keys;
   const handle = await runCluster({
     ...cluster,
@@ -68,8 +70,11 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger }),
     tls: tlsOptions(cli),
     logger,
-    server: { ...server, subjects },
+    server: { ...server, subjects, policy },
   });
+  if (handle.role !== 'worker' && policy === undefined) {
+    logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
+  }
   if (handle.role !== 'worker' && cli.watchKeys && keysFile !== undefined) {
     const stop = await watchKeyFile(
       keysFile,
@@ -99,6 +104,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         ...(handle.httpPort === undefined
           ? []
           : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
+        `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${files.policy}`}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),

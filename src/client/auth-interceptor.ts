@@ -11,7 +11,14 @@ import { grpcJs } from '../optional-deps.js';
 import type { JwtPayload } from '../tokens/result.js';
 import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { endVerifySpan, startVerifySpan, verifyIn } from '../tracing/auth-span.js';
+import { bindingProblem, certificateThumbprint } from './bound-token.js';
+import { type Authorizer, createAuthorizer } from './authorize.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
+
+/** What an authorize hook threw, as the call's status: its own GrpcStatusError, else INTERNAL (no cause). */
+function hookFailed(err: unknown): GrpcStatusError {
+  return err instanceof GrpcStatusError ? err : new GrpcStatusError(GrpcStatus.INTERNAL, 'authorization failed');
+}
 
 /**
  * The verified payload of each authenticated call, keyed by the request's metadata object.
@@ -142,6 +149,10 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * `AUDIENCE_MISMATCH: ...`). Handlers read the verified payload with {@link verifiedClaims}.
  * Methods in `publicMethods` (gRPC health by default) pass without a token.
  *
+ * A certificate-bound token (`cnf` with `x5t#S256`, RFC 8705 section 3) passes only on a
+ * connection whose verified client certificate has that thumbprint; on one without a
+ * client certificate, or with another, the call ends UNAUTHENTICATED.
+ *
  * `verifier` is {@link createRemoteVerifier}'s (keys from the issuer's GetJwks) or
  * {@link createVerifier}'s (keys in hand). A verifier that rejects with a
  * {@link GrpcStatusError} (a remote one that never reached its issuer: UNAVAILABLE) ends
@@ -163,6 +174,7 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
   const ServerInterceptingCall = requireServerInterceptors();
   const GrpcMetadataClass = grpcJs().Metadata;
   const authenticator = createAuthenticator(verifier, options);
+  const authorizer = createAuthorizer(options);
 
   /** createJwtServer's side: the same decision, as an onCallStart that throws the refusal. */
   const onCallStart = (call: CallContext): void | Promise<void> => {
@@ -170,15 +182,24 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
     const metadata = call.metadata;
     // On a traced server: a jwt.verify span, and the verifier run in its context.
     const traced = startVerifySpan(call);
-    const settle = (outcome: AuthOutcome): void => {
+    const settle = (outcome: AuthOutcome): void | Promise<void> => {
       if (traced !== undefined) endVerifySpan(traced, 'claims' in outcome ? undefined : outcome.status);
       if (!('claims' in outcome)) throw new GrpcStatusError(outcome.status, outcome.details);
-      claimsByRequest.set(metadata, outcome.claims);
+      const unbound = bindingProblem(outcome.claims, call.caller?.thumbprint);
+      if (unbound !== undefined) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, unbound);
+      const claims = outcome.claims;
+      const admit = (refusal: GrpcStatusError | undefined): void => {
+        if (refusal !== undefined) throw refusal;
+        claimsByRequest.set(metadata, claims);
+      };
+      const verdict = authorizer?.(claims, call);
+      if (verdict !== undefined && 'then' in verdict) return Promise.resolve(verdict).then(admit);
+      admit(verdict);
     };
     const values = metadata.getAll(authenticator.metadataKey);
     const outcome = traced === undefined ? authenticator.authenticate(values) : verifyIn(traced, () => authenticator.authenticate(values));
     if ('then' in outcome) return Promise.resolve(outcome).then(settle);
-    settle(outcome);
+    return settle(outcome);
   };
 
   const grpcJsInterceptor: GrpcServerInterceptor = (method, call) => {
@@ -186,12 +207,33 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
     const listener: ServerListener = {
       onReceiveMetadata(metadata: GrpcMetadata, next) {
         const settle = (outcome: AuthOutcome): void => {
-          if ('claims' in outcome) {
-            claimsByRequest.set(metadata, outcome.claims);
-            next(metadata);
-          } else {
+          if (!('claims' in outcome)) {
             call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new GrpcMetadataClass() });
+            return;
           }
+          // grpc-js gives the peer certificate only once TLS verified it.
+          const unbound = bindingProblem(outcome.claims, certificateThumbprint(call.getAuthContext()?.sslPeerCertificate?.raw));
+          if (unbound !== undefined) {
+            call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: unbound, metadata: new GrpcMetadataClass() });
+            return;
+          }
+          const claims = outcome.claims;
+          const admit = (refusal: GrpcStatusError | undefined): void => {
+            if (refusal !== undefined) {
+              call.sendStatus({ code: refusal.status, details: refusal.details, metadata: new GrpcMetadataClass() });
+              return;
+            }
+            claimsByRequest.set(metadata, claims);
+            next(metadata);
+          };
+          let verdict: ReturnType<Authorizer> | undefined;
+          try {
+            verdict = authorizer?.(claims, { method: method.path, metadata });
+          } catch (err) {
+            verdict = hookFailed(err);
+          }
+          if (verdict !== undefined && 'then' in verdict) verdict.then(admit, (err: unknown) => admit(hookFailed(err)));
+          else admit(verdict);
         };
         const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));
         if ('then' in outcome) outcome.then(settle);

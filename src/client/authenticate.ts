@@ -3,6 +3,7 @@ import type { ClaimExpectations } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
 import { GrpcStatusError, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
+import type { AuthorizeCall, MethodRule } from './authorize.js';
 import { stringOption } from './options.js';
 
 /**
@@ -44,6 +45,17 @@ export interface JwtAuthInterceptorOptions {
   readonly publicMethods?: readonly string[];
   /** Metadata key carrying `Bearer <jwt>`. Default `authorization`. */
   readonly metadataKey?: string;
+  /**
+   * What a token must carry to call a method, by full method path: required `scopes`,
+   * allowed `subjects` or `clientIds`. A verified token that breaks its method's rule is
+   * PERMISSION_DENIED, naming what it lacks. Default: none.
+   */
+  readonly methods?: Readonly<Record<string, MethodRule>>;
+  /**
+   * Decides each verified call after `methods`: `true` lets it in, `false` answers
+   * PERMISSION_DENIED, a thrown GrpcStatusError answers its status. Default: none.
+   */
+  readonly authorize?: (claims: JwtPayload, call: AuthorizeCall) => boolean | PromiseLike<boolean>;
 }
 
 /** A call let in, with the payload its token carries, or refused with a status and why. */

@@ -1,6 +1,7 @@
 import type { Server } from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
+import type { JwtPolicy } from '../policy/check.js';
 import { KeyReloader } from '../keys/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../transport/handler-api.js';
@@ -23,6 +24,7 @@ import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, 
  * const jwt: JwtServiceHandle = addJwtService(server, { keys: oldKeys });
  * jwt.setKeys(mergeKeySets(oldKeys, await generateKeys({ algorithms: ['ES256'] }))); // new key signs, old ones verify
  * await jwt.reloadKeys(() => loadKeys('keys.json'));                                 // or from the key file, checked
+ * jwt.setPolicy(await loadPolicy('policy.json'));                                    // who may get which token, checked
  * ```
  */
 export interface JwtServiceHandle {
@@ -42,6 +44,14 @@ export interface JwtServiceHandle {
    * rejects with the reason. Reloads run one at a time.
    */
   reloadKeys(load: () => Promise<KeySet>): Promise<KeySet>;
+  /** The issuance policy in use; undefined in open mode (any caller may get any token). */
+  readonly policy: JwtPolicy | undefined;
+  /**
+   * Puts `policy` in use for the GenerateJwt calls that start after; checked first: a
+   * broken one throws `ERR_INVALID_OPTION` naming the JSON path, and the policy in use
+   * stays. E.g. `jwt.setPolicy(await loadPolicy('policy.json'))` on a reload signal.
+   */
+  setPolicy(policy: JwtPolicy): void;
 }
 
 /**
@@ -108,6 +118,10 @@ export function prepareJwtService(
     },
     setKeys: (next) => core.setKeys(next),
     reloadKeys: (load) => reloader.reload(load),
+    get policy() {
+      return core.policy;
+    },
+    setPolicy: (next) => core.setPolicy(next),
   };
   return { handle, service: jwtService(core, tracer) };
 }

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import { randomUUID } from 'node:crypto';
 import { JwtGrpcError } from '../errors.js';
 import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
@@ -13,6 +14,9 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
+import { type JwtPolicy, checkPolicy } from '../policy/check.js';
+import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
+import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
 
@@ -31,6 +35,8 @@ interface KeyState {
 export class JwtServiceCore {
   readonly #options: ResolvedServiceOptions;
   readonly #pool: SubjectPool | undefined;
+  /** The issuance policy; undefined in open mode. Replaced whole by setPolicy: a call reads it once. */
+  #policy: IssuancePolicy | undefined;
   /** Metrics of the work done; undefined when metrics are off, which then cost one check per call. */
   readonly #observer: ServiceObserver | undefined;
   #state: KeyState;
@@ -42,7 +48,19 @@ export class JwtServiceCore {
     this.#options = options;
     this.#pool = options.subjects.length > 0 ? createSubjectPool(options.subjects) : undefined;
     this.#observer = observer;
+    this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
     this.#state = this.#prepare(keys);
+  }
+
+  get policy(): JwtPolicy | undefined {
+    return this.#policy?.policy;
+  }
+
+  /** Checks `policy` and puts it in use; a broken one throws and the policy in use stays. */
+  setPolicy(policy: JwtPolicy): void {
+    const next = new IssuancePolicy(checkPolicy(policy));
+    this.#policy = next;
+    this.#options.logger.info('issuance policy replaced', { callers: Object.keys(next.policy.callers).length });
   }
 
   get keys(): KeySet {
@@ -79,11 +97,71 @@ export class JwtServiceCore {
     };
   }
 
-  /** Signs a token; `span` (jwt.sign, when tracing) gets the algorithm and kid, never the token or a claim. */
-  generate(request: GenerateJwtRequest, span?: Span): GenerateJwtResponse {
+  /**
+   * Signs what `request` asks for; with a policy, only what it allows the call's caller
+   * (PERMISSION_DENIED otherwise). A caller with a certificate id is named in `client_id`;
+   * a bound token carries the certificate's thumbprint in `cnf`. `span` (jwt.sign, when
+   * tracing) gets the algorithm and kid, never the token or a claim.
+   */
+  generate(request: GenerateJwtRequest, call?: Pick<CallContext, 'caller'>, span?: Span): GenerateJwtResponse {
+    const policy = this.#policy;
+    const caller = call?.caller;
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    if (policy !== undefined) return this.#generateUnderPolicy(policy, request, caller, nowSeconds, span);
+    const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, nowSeconds);
+    return this.#sign(request.algorithm, sub, exp, caller === undefined && !this.#options.bindTokens ? claims : this.#callerClaims(claims, caller, false), span);
+  }
+
+  /**
+   * GenerateJwt under a policy: every decision is counted and written as one audit line
+   * (the caller, what it asked for, what was signed; never the token), refusals as warnings.
+   */
+  #generateUnderPolicy(
+    policy: IssuancePolicy,
+    request: GenerateJwtRequest,
+    caller: CallerIdentity | undefined,
+    nowSeconds: number,
+    span: Span | undefined,
+  ): GenerateJwtResponse {
+    let granted: Granted<GenerateJwtRequest> | undefined;
+    try {
+      granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
+      const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
+      policy.checkClaims(granted, claims);
+      claims['jti'] = randomUUID();
+      const response = this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true), span);
+      this.#observer?.policyDecision('allow', 'none');
+      this.#options.logger.info('policy: token issued', {
+        audit: 'issue', decision: 'allow', rule: 'none', caller: granted.callerId, sub, aud: request.audience, alg: request.algorithm,
+        kid: response.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
+      });
+      return response;
+    } catch (err) {
+      if (err instanceof PolicyDenied) {
+        this.#observer?.policyDecision('deny', err.rule);
+        this.#options.logger.warn('policy: token refused', {
+          audit: 'refuse', decision: 'deny', rule: err.rule, caller: err.callerId ?? null, sub: granted?.request.subject ?? request.subject,
+          aud: request.audience, alg: request.algorithm, ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: err.details,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** Adds who asked (`client_id`) and, for a bound token, the certificate it is bound to (`cnf`). */
+  #callerClaims(claims: Record<string, unknown>, caller: CallerIdentity | undefined, bind: boolean): Record<string, unknown> {
+    if ((bind || this.#options.bindTokens) && caller === undefined) {
+      throw new PolicyDenied('bind', undefined, 'a bound token needs a verified client certificate to bind to (serve mutual TLS)');
+    }
+    if (caller === undefined) return claims;
+    if (caller.id !== undefined) claims['client_id'] = caller.id;
+    if (bind || this.#options.bindTokens) claims['cnf'] = { 'x5t#S256': caller.thumbprint };
+    return claims;
+  }
+
+  #sign(algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): GenerateJwtResponse {
     const state = this.#state;
-    const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, Math.floor(Date.now() / 1000));
-    const { token, kid } = state.signer.sign(request.algorithm, claims);
+    const { token, kid } = state.signer.sign(algorithm, claims);
     // Verify the token just made and check its subject before answering, as the Go peer in
     // bench/peers/go/main.go does, so a GenerateJwt costs one sign and one verify on both
     // servers; a key pair that signs what it cannot verify fails the call. Uncached: a fresh token is seen once and would only churn the cache.

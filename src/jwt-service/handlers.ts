@@ -27,11 +27,11 @@ function unary<Req, Res>(run: (request: Req, call: CallContext) => Res): UnaryHa
  * A unary handler whose work is a child span `name` of the call's server span (set by the
  * tracing interceptor): `run` records what it may on the span, a failure marks it ERROR.
  */
-function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span) => Res): UnaryHandler<Req, Res> {
+function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span, call: CallContext) => Res): UnaryHandler<Req, Res> {
   return unary<Req, Res>((request, call) => {
     const span = tracer.startSpan(name, undefined, call.get(SERVER_SPAN_CONTEXT));
     try {
-      return run(request, span);
+      return run(request, span, call);
     } catch (err) {
       // The code only: a message may quote the request (a subject, a claim), which spans never carry.
       span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : 'internal error' });
@@ -52,7 +52,10 @@ export function jwtService(core: JwtServiceCore, tracer?: Tracer): ServedService
     name: SERVICE_NAME,
     definition: jwtServiceDefinition(),
     implementation: {
-      GenerateJwt: tracer === undefined ? unary((request: GenerateJwtRequest) => core.generate(request)) : traced(tracer, 'jwt.sign', core.generate.bind(core)),
+      GenerateJwt:
+        tracer === undefined
+          ? unary((request: GenerateJwtRequest, call) => core.generate(request, call))
+          : traced(tracer, 'jwt.sign', (request: GenerateJwtRequest, span, call) => core.generate(request, call, span)),
       VerifyJwt: tracer === undefined ? unary((request: VerifyJwtRequest) => core.verify(request)) : traced(tracer, 'jwt.verify', core.verify.bind(core)),
       GetJwks: unary(() => core.jwks()),
     },

@@ -1,5 +1,6 @@
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
+import type { JwtPolicy } from '../policy/check.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import {
   type DeclaresGroup,
@@ -25,6 +26,18 @@ export interface JwtServiceOptions {
   readonly keys: KeySet;
   /** Subjects handed out round robin when a GenerateJwt request names none. Default: none (requests must name one). */
   readonly subjects?: readonly string[];
+  /**
+   * Which caller may get which tokens (docs/policy.md): GenerateJwt outside the caller's
+   * entry answers PERMISSION_DENIED. Callers are named by their client certificates, so it
+   * needs mutual TLS. Default: open: any caller may get any token (`serve` warns of it).
+   */
+  readonly policy?: JwtPolicy;
+  /**
+   * Binds every token to the caller's client certificate: `cnf: {"x5t#S256": ...}` (RFC 8705
+   * section 3.1), as a policy entry's `bind` does for one caller. A GenerateJwt without a
+   * verified client certificate is refused (PERMISSION_DENIED). Default false.
+   */
+  readonly bindTokens?: boolean;
   /** `iss` claim put in every token, and checked by VerifyJwt when the request asks. Default: none. */
   readonly issuer?: string;
   /** Lifetime of a token when the request gives no ttl_seconds, 1 s to 10 years. Default 7200, or maxTtlSeconds when lower. */

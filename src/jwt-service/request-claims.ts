@@ -3,8 +3,14 @@ import type { GenerateJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 import type { SubjectPool } from './subject-pool.js';
 
-/** Registered claims ([RFC 7519 §4.1](https://www.rfc-editor.org/rfc/rfc7519#section-4.1)) the service sets itself; claims_json may not. */
-const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
+/**
+ * Claims the service sets itself; claims_json may not: the registered ones
+ * ([RFC 7519 §4.1](https://www.rfc-editor.org/rfc/rfc7519#section-4.1)), and who asked
+ * (`client_id`, [RFC 9068 §2.2](https://www.rfc-editor.org/rfc/rfc9068#section-2.2)) and
+ * the certificate a token is bound to (`cnf`, [RFC 8705 §3.1](https://www.rfc-editor.org/rfc/rfc8705#section-3.1)),
+ * which a caller naming for itself would forge.
+ */
+const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'cnf']);
 
 function invalid(field: string, message: string): JwtGrpcError {
   return new JwtGrpcError('ERR_INVALID_REQUEST', `${field}: ${message}`, { field });

@@ -6,6 +6,8 @@
  *   `valid` (reason `none`) or `invalid` with the proto's reason (`EXPIRED`, `BAD_SIGNATURE`...)
  * - `jwt_grpc_verify_cache_hits_total`, `jwt_grpc_verify_cache_misses_total`: lookups of
  *   the VerifyJwt cache of verified tokens
+ * - `jwt_grpc_policy_decisions_total{decision, rule}`: GenerateJwt calls the issuance policy
+ *   decided (with a policy only): `allow` (rule `none`), or `deny` with the rule it broke
  * - `jwt_grpc_keys{alg, kid, role}`: 1 per loaded key; role `active` (signs),
  *   `verify-only`, or `deactivated` (verify-only since its `deactivated_at`)
  * - `jwt_grpc_key_reloads_total`, `jwt_grpc_key_reload_failures_total`: key file reloads
@@ -35,6 +37,8 @@ export interface ServiceObserver {
   tokenIssued(alg: string, kid: string): void;
   /** VerifyJwt verified a token (not the self-check of GenerateJwt). */
   verified(result: VerifyResult): void;
+  /** The issuance policy allowed a GenerateJwt (rule `none`) or denied it by `rule`. */
+  policyDecision(decision: 'allow' | 'deny', rule: string): void;
 }
 
 /** Where the metrics read the service's current state at scrape time. */
@@ -86,6 +90,8 @@ export class ReloadMetrics implements ReloadCounts {
 export class ServiceMetrics implements ServiceObserver {
   readonly #issued = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
   readonly #valid = { count: 0 };
+  /** By `decision/rule`; a cell appears with its first decision (the rules are a small fixed set). */
+  readonly #decisions = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
   readonly #invalid = new Map<VerifyFailureReason, { count: number }>(REASONS.map((reason) => [reason, { count: 0 }]));
   #state: ServiceState | undefined;
 
@@ -117,6 +123,12 @@ export class ServiceMetrics implements ServiceObserver {
       type: 'counter',
       samples: () => [{ labels: {}, value: this.#state?.cacheStats.misses ?? 0 }],
     });
+    registerComputed(registry, {
+      name: 'jwt_grpc_policy_decisions_total',
+      help: 'GenerateJwt calls decided by the issuance policy, by decision (allow, deny) and rule (none, or the rule a denied call broke).',
+      type: 'counter',
+      samples: () => [...this.#decisions.values()].map(({ labels, count }) => ({ labels, value: count })),
+    });
     registerKeyGauge(registry, () => this.#state?.keys);
   }
 
@@ -130,6 +142,16 @@ export class ServiceMetrics implements ServiceObserver {
     if (cell === undefined) {
       cell = { labels: { alg, kid }, count: 0 };
       this.#issued.set(kid, cell);
+    }
+    cell.count += 1;
+  }
+
+  policyDecision(decision: 'allow' | 'deny', rule: string): void {
+    const key = `${decision}/${rule}`;
+    let cell = this.#decisions.get(key);
+    if (cell === undefined) {
+      cell = { labels: { decision, rule }, count: 0 };
+      this.#decisions.set(key, cell);
     }
     cell.count += 1;
   }

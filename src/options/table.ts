@@ -30,6 +30,7 @@ import {
   tracing,
   workerCount,
 } from './kinds.js';
+import { policyKind } from '../policy/check.js';
 
 /**
  * Which interface an option belongs to; `cli` options exist only on the command line, and
@@ -99,6 +100,20 @@ export const OPTIONS = {
     kind: strings,
     help: 'subjects handed out round robin when a request names none (on the command line, a JSON array file)',
     cli: { flag: 'subjects', env: 'JWT_GRPC_SUBJECTS', file: true },
+  }),
+  policy: option({
+    group: 'service',
+    kind: policyKind,
+    defaultText: 'open: any caller may get any token',
+    help: 'which caller (client certificate) may get which tokens; a JSON file (docs/policy.md)',
+    cli: { flag: 'policy', env: 'JWT_GRPC_POLICY', file: true },
+  }),
+  bindTokens: option({
+    group: 'service',
+    kind: flag,
+    default: false,
+    help: "binds every token to the caller's client certificate (cnf x5t#S256, RFC 8705); a call without one is refused",
+    cli: { flag: 'bind-tokens', env: 'JWT_GRPC_BIND_TOKENS' },
   }),
   issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
   defaultTtlSeconds: option({

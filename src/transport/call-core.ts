@@ -16,6 +16,7 @@
 import type { Logger } from '../log.js';
 import {
   type CallContext,
+  type CallerIdentity,
   type CallKey,
   type CallOutcome,
   GrpcStatusError,
@@ -59,6 +60,7 @@ export abstract class CallCore implements CallContext {
   abstract readonly deadline: number;
   abstract readonly signal: AbortSignal;
   abstract readonly peer: string;
+  abstract readonly caller: CallerIdentity | undefined;
   /** Trailers a handler or interceptor added (setTrailers); sent with the status. */
   protected trailers: CallMetadata | undefined = undefined;
   /** While an async onCallStart is pending: resolves true when the call may go on. */

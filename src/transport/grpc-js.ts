@@ -19,8 +19,10 @@ import { grpcJs } from '../optional-deps.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { optionValue } from '../options/resolve.js';
 import { CallCore, type CallSettings, deserializeError } from './call-core.js';
+import { callerOfCertificate } from './caller.js';
 import {
   type BidiStreamHandler,
+  type CallerIdentity,
   type ClientStreamHandler,
   GrpcStatusError,
   type Handler,
@@ -88,6 +90,7 @@ interface ServerSurfaceCall {
   readonly cancelled: boolean;
   readonly metadata: GrpcMetadata;
   getPeer(): string;
+  getAuthContext(): { readonly sslPeerCertificate?: { readonly raw: Buffer } } | null;
   getDeadline(): Date | number;
   sendMetadata(metadata: GrpcMetadata): void;
   once(event: 'cancelled', listener: () => void): unknown;
@@ -106,6 +109,8 @@ class GrpcJsCall extends CallCore {
   #metadata: CallMetadata | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   #settled = false;
+  /** null: not read yet (most calls never ask). */
+  #caller: CallerIdentity | undefined | null = null;
 
   constructor(method: string, settings: CallSettings, surface: ServerSurfaceCall, callback?: sendUnaryData<unknown>) {
     super(method, settings);
@@ -136,6 +141,12 @@ class GrpcJsCall extends CallCore {
 
   get peer(): string {
     return this.#surface.getPeer();
+  }
+
+  /** grpc-js gives the peer certificate only once the TLS layer verified it (socket.authorized). */
+  get caller(): CallerIdentity | undefined {
+    if (this.#caller === null) this.#caller = callerOfCertificate(this.#surface.getAuthContext()?.sslPeerCertificate);
+    return this.#caller;
   }
 
   sendMetadata(metadata: CallMetadata): void {

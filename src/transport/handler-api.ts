@@ -188,6 +188,11 @@ export interface CallContext {
   readonly signal: AbortSignal;
   /** The client's address, `ip:port`. */
   readonly peer: string;
+  /**
+   * Who is calling, from the client certificate that mutual TLS verified; undefined on a
+   * connection without one (plaintext, or TLS without `requireClientCertificate`).
+   */
+  readonly caller: CallerIdentity | undefined;
   /** CallMetadata sent with the response headers; call before the first message. */
   sendMetadata(metadata: CallMetadata): void;
   /** CallMetadata added to the trailers that end the call. */
@@ -203,6 +208,30 @@ export interface CallContext {
   get<T>(key: CallKey<T>): T | undefined;
   /** Attaches `value` under `key` for the rest of the call (interceptors, then the handler). */
   set<T>(key: CallKey<T>, value: T): void;
+}
+
+/**
+ * The caller of a call, as its verified client certificate names it (mutual TLS). The same
+ * on both transports and on a grpc-js server of your own (its peer certificate).
+ *
+ * @example
+ * ```ts
+ * const whoAmI: UnaryHandler<object, { id: string }> = (_request, call) => {
+ *   if (call.caller?.id === undefined) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'a client certificate is required');
+ *   return { id: call.caller.id }; // e.g. spiffe://example.org/ns/shop/sa/orders
+ * };
+ * ```
+ */
+export interface CallerIdentity {
+  /**
+   * The certificate's first URI SAN as written (a SPIFFE ID), else `dns:` + its first DNS
+   * SAN; undefined when it has neither (the subject's CN is never used).
+   */
+  readonly id: string | undefined;
+  /** The client certificate, DER. */
+  readonly certificate: Buffer;
+  /** Base64url SHA-256 of {@link certificate}: RFC 8705 section 3.1's `x5t#S256`. */
+  readonly thumbprint: string;
 }
 
 /**

@@ -25,10 +25,11 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
   { name: 'keys', paths: ['keys/'] },
   // The gRPC handler API every transport serves (handlers, metadata, status, interceptors).
-  { name: 'handler-api', paths: ['transport/handler-api.ts', 'transport/call-core.ts'] },
+  { name: 'handler-api', paths: ['transport/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
-  { name: 'options', paths: ['options/'] },
+  // The issuance policy's shape and schema are an option's kind, so they sit here too.
+  { name: 'options', paths: ['options/', 'policy/check.ts', 'policy/schema.ts'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
   { name: 'wire', paths: ['transport/http2/wire/'] },
   // gRPC over the wire: calls, framing, deadlines, compression, routing.
@@ -45,6 +46,8 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'metrics', paths: ['metrics/'] },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
   { name: 'tracing', paths: ['tracing/'] },
+  // The issuance policy enforced: who may get which token, and reading the policy file.
+  { name: 'policy', paths: ['policy/'] },
   // JwtService: messages, codecs, request -> claims, handlers, its options.
   { name: 'jwt-service', paths: ['jwt-service/'] },
   // createJwtServer: its options, the transports behind it, health, reflection.

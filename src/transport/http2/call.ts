@@ -8,6 +8,7 @@
 import { JwtGrpcError } from '../../errors.js';
 import { CallCore, deserializeError } from '../call-core.js';
 import {
+  type CallerIdentity,
   type BidiStreamHandler,
   type ClientStreamHandler,
   GrpcStatusError,
@@ -38,6 +39,8 @@ export interface CallSession {
   callClosed(call: Http2Call): void;
   /** `ip:port` of the client. */
   readonly peer: string;
+  /** The verified client certificate's caller, read once per connection. */
+  readonly caller: CallerIdentity | undefined;
   /** The server is sending HEADERS or DATA: client pings become welcome again (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)). */
   noteResponse(): void;
 }
@@ -135,6 +138,10 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
 
   get peer(): string {
     return this.#session.peer;
+  }
+
+  get caller(): CallerIdentity | undefined {
+    return this.#session.caller;
   }
 
   sendMetadata(metadata: CallMetadata): void {

@@ -3,6 +3,8 @@
  * (A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md)), graceful close with two GOAWAYs, and forced close.
  */
 import type { Socket } from 'node:net';
+import { callerOfSocket } from '../caller.js';
+import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
 import type { ResolvedHttp2Options } from './options.js';
@@ -34,6 +36,8 @@ export class SessionState implements CallSession, ConnectionEvents {
   readonly #onStream: StreamHandler;
   readonly #onClosed: (state: SessionState) => void;
   #peer: string | undefined = undefined;
+  /** null: not read yet (most calls never ask). */
+  #caller: CallerIdentity | undefined | null = null;
   #pingStrikes = 0;
   #lastValidPing = Number.NEGATIVE_INFINITY;
   #keepaliveTimer: NodeJS.Timeout | undefined = undefined;
@@ -95,6 +99,11 @@ export class SessionState implements CallSession, ConnectionEvents {
       this.#peer = address.includes(':') ? `[${address}]:${socket.remotePort}` : `${address}:${socket.remotePort}`;
     }
     return this.#peer;
+  }
+
+  get caller(): CallerIdentity | undefined {
+    if (this.#caller === null) this.#caller = callerOfSocket(this.#connection.socket);
+    return this.#caller;
   }
 
   callClosed(call: Http2Call): void {

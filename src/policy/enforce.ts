@@ -1,0 +1,122 @@
+/**
+ * A policy enforced at GenerateJwt: the caller's entry is looked up once per call, each
+ * rule checked in turn, and the first one broken answers PERMISSION_DENIED naming it.
+ * Nothing is signed for a refused call. @internal
+ */
+import { type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import type { CallerPolicy, JwtPolicy } from './check.js';
+
+/** The rules a decision names: a policy field, or `caller` for a caller the policy does not know. */
+export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind';
+
+/** Claims the service sets itself; anything else in a token came from claims_json. */
+const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'iss', 'aud']);
+
+/** A name pattern: exact, a prefix (trailing `*`), or anything (`*`). */
+function matcher(patterns: readonly string[]): (name: string) => boolean {
+  const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
+  const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
+  if (prefixes.includes('')) return () => true;
+  return (name) => exact.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
+}
+
+interface CompiledCaller {
+  readonly id: string;
+  readonly entry: CallerPolicy;
+  readonly subject: (name: string) => boolean;
+  /** The subject of a request that names none: the first entry without `*`. */
+  readonly fixedSubject: string | undefined;
+  readonly audience: ((name: string) => boolean) | undefined;
+  readonly anyAudience: boolean;
+  readonly algorithms: ReadonlySet<string> | undefined;
+  readonly claims: ReadonlySet<string>;
+}
+
+/** What the policy reads of a GenerateJwt request (jwt-service's GenerateJwtRequest has these fields). */
+export interface IssuanceRequest {
+  readonly algorithm: string;
+  readonly subject: string;
+  readonly audience: string;
+  readonly ttl_seconds: number;
+}
+
+/** A request the policy let through, with the subject and lifetime it settled. */
+export interface Granted<R extends IssuanceRequest = IssuanceRequest> {
+  readonly callerId: string;
+  readonly entry: CallerPolicy;
+  readonly request: R;
+}
+
+export class PolicyDenied extends GrpcStatusError {
+  constructor(
+    readonly rule: PolicyRule,
+    readonly callerId: string | undefined,
+    problem: string,
+  ) {
+    super(GrpcStatus.PERMISSION_DENIED, `policy rule "${rule}": ${problem}`);
+  }
+}
+
+export class IssuancePolicy {
+  readonly #callers = new Map<string, CompiledCaller>();
+
+  constructor(readonly policy: JwtPolicy) {
+    for (const [id, entry] of Object.entries(policy.callers)) {
+      this.#callers.set(id, {
+        id,
+        entry,
+        subject: matcher(entry.subjects),
+        fixedSubject: entry.subjects.find((subject) => !subject.includes('*')),
+        audience: entry.audiences === undefined ? undefined : matcher(entry.audiences),
+        anyAudience: entry.audiences === undefined || entry.audiences.includes('*'),
+        algorithms: entry.algorithms === undefined ? undefined : new Set(entry.algorithms),
+        claims: new Set(entry.claims ?? []),
+      });
+    }
+  }
+
+  /**
+   * Checks every rule a request shows before signing; throws {@link PolicyDenied}.
+   * `defaultTtl` and `maxTtl` are the server's: a request without ttl_seconds gets the
+   * default, lowered to the caller's maximum.
+   */
+  authorize<R extends IssuanceRequest>(caller: CallerIdentity | undefined, request: R, defaultTtl: number): Granted<R> {
+    const id = caller?.id;
+    if (id === undefined) {
+      throw new PolicyDenied('caller', undefined, caller === undefined ? 'the call has no verified client certificate (serve mutual TLS)' : 'the client certificate names no URI or DNS SAN');
+    }
+    const rules = this.#callers.get(id);
+    if (rules === undefined) throw new PolicyDenied('caller', id, `caller ${id} is not in the policy`);
+    let subject = request.subject;
+    if (subject.length === 0) {
+      if (rules.fixedSubject === undefined) throw new PolicyDenied('subjects', id, `the request names no subject and caller ${id} has none without "*"`);
+      subject = rules.fixedSubject;
+    } else if (!rules.subject(subject)) {
+      throw new PolicyDenied('subjects', id, `caller ${id} may not get subject ${JSON.stringify(subject)}`);
+    }
+    if (request.audience.length === 0 ? !rules.anyAudience : rules.audience !== undefined && !rules.audience(request.audience)) {
+      // A token without aud is accepted by every verifier that does not ask for one: only a caller allowed any audience gets one.
+      const what = request.audience.length === 0 ? 'a token without an audience' : `audience ${JSON.stringify(request.audience)}`;
+      throw new PolicyDenied('audiences', id, `caller ${id} may not get ${what}`);
+    }
+    if (rules.algorithms !== undefined && !rules.algorithms.has(request.algorithm)) {
+      throw new PolicyDenied('algorithms', id, `caller ${id} may not get algorithm ${JSON.stringify(request.algorithm)}`);
+    }
+    const maxTtl = rules.entry.maxTtlSeconds;
+    let ttl = request.ttl_seconds;
+    if (maxTtl !== undefined) {
+      if (ttl === 0) ttl = Math.min(defaultTtl, maxTtl);
+      else if (ttl > maxTtl) throw new PolicyDenied('maxTtlSeconds', id, `caller ${id} may get tokens of at most ${maxTtl} s, asked for ${ttl} s`);
+    }
+    return { callerId: id, entry: rules.entry, request: { ...request, subject, ttl_seconds: ttl } };
+  }
+
+  /** Checks the custom claims about to be signed (claims_json, once parsed) against the caller's `claims`. */
+  checkClaims(granted: Granted, claims: Readonly<Record<string, unknown>>): void {
+    const allowed = this.#callers.get(granted.callerId)?.claims;
+    for (const name of Object.keys(claims)) {
+      if (SERVICE_CLAIMS.has(name) || allowed?.has(name) === true) continue;
+      throw new PolicyDenied('claims', granted.callerId, `caller ${granted.callerId} may not set claim ${JSON.stringify(name)}`);
+    }
+  }
+}

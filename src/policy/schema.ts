@@ -1,0 +1,68 @@
+/**
+ * The JSON Schema (draft 2020-12) of a policy file, shipped in the package so editors and
+ * CI can check a file before a server reads it. {@link checkPolicy} enforces the same
+ * rules (and says where a file breaks them); docs/policy.md documents every field.
+ */
+
+/**
+ * JSON Schema of a {@link JwtPolicy} file.
+ *
+ * @example
+ * ```ts
+ * import { writeFileSync } from 'node:fs';
+ * writeFileSync('jwt-policy.schema.json', JSON.stringify(JWT_POLICY_SCHEMA, null, 2)); // for an editor's "$schema"
+ * ```
+ */
+export const JWT_POLICY_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  title: 'jwt-grpc issuance policy: which caller may get which tokens',
+  type: 'object',
+  additionalProperties: false,
+  required: ['callers'],
+  properties: {
+    $schema: { type: 'string' },
+    callers: {
+      description: 'One entry per caller id: a client certificate\'s URI SAN as written (a SPIFFE ID), or "dns:" + its first DNS SAN.',
+      type: 'object',
+      propertyNames: { minLength: 1 },
+      additionalProperties: { $ref: '#/$defs/caller' },
+    },
+    revokers: {
+      description: 'Caller ids allowed to call RevokeJwt, beside the admin secret.',
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      uniqueItems: true,
+    },
+  },
+  $defs: {
+    pattern: {
+      description: 'A name as written; a trailing "*" matches any suffix, a lone "*" anything.',
+      type: 'string',
+      minLength: 1,
+      pattern: '^[^*]*\\*?$',
+    },
+    caller: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['subjects'],
+      properties: {
+        subjects: {
+          description: 'Subjects the caller may get; a request without one gets the first entry that has no "*".',
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        audiences: { description: 'Audiences the caller may ask for. Omitted: any.', type: 'array', minItems: 1, items: { $ref: '#/$defs/pattern' } },
+        algorithms: {
+          description: 'Algorithms the caller may ask for. Omitted: any the server signs with.',
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', minLength: 1 },
+        },
+        maxTtlSeconds: { description: "Longest lifetime for this caller. Omitted: the server's maximum.", type: 'integer', minimum: 1 },
+        claims: { description: 'Custom claim names the caller may set in claims_json. Omitted: none.', type: 'array', items: { type: 'string', minLength: 1 } },
+        bind: { description: 'Bind this caller\'s tokens to its certificate (cnf "x5t#S256", RFC 8705).', type: 'boolean' },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,209 @@
+/**
+ * The issuance policy over real mutual TLS, on both transports: what a caller may get,
+ * each rule allowed and denied (PERMISSION_DENIED naming the rule, nothing signed), an
+ * unknown caller, a caller without a certificate, and the option checked at start.
+ */
+import { createHash } from 'node:crypto';
+import { credentials, status } from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { Registry } from 'prom-client';
+import { memoryLogger } from '../transport/helpers/servers.js';
+import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+
+const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
+const POLICY: JwtPolicy = {
+  callers: {
+    [ORDERS]: { subjects: ['svc-orders'], audiences: ['greeter', 'billing'], algorithms: ['ES256'], maxTtlSeconds: 600, claims: ['role'] },
+    'dns:reports.example.org': { subjects: ['report-*'], audiences: ['*'], bind: true },
+  },
+};
+
+describe.skipIf(!hasOpenssl())('issuance policy', () => {
+  let certs: TestCerts;
+  let keys: KeySet;
+  let orders: ClientCert;
+  let reports: ClientCert;
+  let stranger: ClientCert;
+  const clients = new ClientPool();
+
+  beforeAll(async () => {
+    certs = makeTestCerts();
+    keys = await sharedKeys();
+    orders = makeClientCert(certs, 'orders', `URI:${ORDERS}`);
+    reports = makeClientCert(certs, 'reports', 'DNS:reports.example.org');
+    stranger = makeClientCert(certs, 'stranger', 'URI:spiffe://example.org/ns/shop/sa/stranger');
+  });
+
+  afterAll(async () => {
+    clients.closeAll();
+    await closeAllServers();
+    certs?.remove();
+  });
+
+  describe.each(TRANSPORTS)('on %s', (transport) => {
+    let port: number;
+    let openPort: number;
+    const as = (cert: ClientCert | undefined, at = port) =>
+      clients.jwt(at, {
+        host: 'localhost',
+        credentials: cert === undefined ? credentials.createSsl(certs.caCert) : credentials.createSsl(certs.caCert, cert.key, cert.cert),
+      });
+
+    beforeAll(async () => {
+      const tls = { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert };
+      const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, defaultTtlSeconds: 3600 }));
+      port = await server.listen('127.0.0.1:0', { ...tls, requireClientCertificate: true });
+      // TLS without client certificates: the policy finds no caller.
+      const open = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
+      openPort = await open.listen('127.0.0.1:0', tls);
+    });
+
+    it('signs what the caller entry allows; no subject gets its first subject without "*"; no ttl the lower maximum', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const named = await as(orders).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'billing', ttl_seconds: 300, claims_json: '{"role":"reader"}' });
+      expect(decodeJwt(named.jwt).payload).toMatchObject({ sub: 'svc-orders', aud: 'billing', role: 'reader' });
+      const unnamed = await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' });
+      expect(unnamed.sub).toBe('svc-orders');
+      expect(unnamed.expires_at - now).toBeGreaterThanOrEqual(599);
+      expect(unnamed.expires_at - now).toBeLessThanOrEqual(601);
+      const prefixed = await as(reports).generateJwt({ algorithm: 'HS256', subject: 'report-weekly' });
+      expect(prefixed.sub).toBe('report-weekly');
+    });
+
+    it.each([
+      ['subjects', { algorithm: 'ES256', subject: 'svc-billing', audience: 'greeter' }],
+      ['audiences', { algorithm: 'ES256', subject: 'svc-orders', audience: 'payroll' }],
+      ['audiences', { algorithm: 'ES256', subject: 'svc-orders' }],
+      ['algorithms', { algorithm: 'HS256', subject: 'svc-orders', audience: 'greeter' }],
+      ['maxTtlSeconds', { algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter', ttl_seconds: 601 }],
+      ['claims', { algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter', claims_json: '{"admin":true}' }],
+    ])('refuses a request outside the entry: rule %s', async (rule, request) => {
+      const failure = await callError(as(orders).generateJwt(request));
+      expect(failure).toMatchObject({ code: status.PERMISSION_DENIED });
+      expect(failure.details).toContain(`policy rule "${rule}"`);
+    });
+
+    it('refuses a prefix pattern to a subject without the prefix, and a caller with no subject without "*" that names none', async () => {
+      expect(await callError(as(reports).generateJwt({ algorithm: 'HS256', subject: 'svc-orders' }))).toMatchObject({ code: status.PERMISSION_DENIED });
+      const none = await callError(as(reports).generateJwt({ algorithm: 'HS256' }));
+      expect(none).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('policy rule "subjects"') });
+    });
+
+    it('refuses an unknown caller, and a call without a client certificate; VerifyJwt and GetJwks stay open to them', async () => {
+      const unknown = await callError(as(stranger).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }));
+      expect(unknown).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('spiffe://example.org/ns/shop/sa/stranger is not in the policy') });
+      const anonymous = await callError(as(undefined, openPort).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }));
+      expect(anonymous).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('no verified client certificate') });
+      const token = (await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt;
+      expect(await as(stranger).verifyJwt({ jwt: token })).toMatchObject({ valid: true, sub: 'svc-orders' });
+      expect((await as(undefined, openPort).getJwks()).jwks_json).toContain('"keys"');
+    });
+  });
+
+  describe.each(TRANSPORTS)('tokens say who asked, on %s', (transport) => {
+    const tls = () => ({ key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert });
+    const as = (port: number, cert?: ClientCert) =>
+      clients.jwt(port, {
+        host: 'localhost',
+        credentials: cert === undefined ? credentials.createSsl(certs.caCert) : credentials.createSsl(certs.caCert, cert.key, cert.cert),
+      });
+    const thumbprint = (cert: ClientCert) => createHash('sha256').update(cert.der).digest('base64url');
+
+    it('client_id names the caller; a caller with bind gets cnf x5t#S256 of its certificate, the others none', async () => {
+      const port = await trackServer(createJwtServer({ keys, transport, policy: POLICY })).listen('127.0.0.1:0', { ...tls(), requireClientCertificate: true });
+      const unbound = decodeJwt((await as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt).payload;
+      expect(unbound).toMatchObject({ client_id: ORDERS });
+      expect(unbound).not.toHaveProperty('cnf');
+      const bound = decodeJwt((await as(port, reports).generateJwt({ algorithm: 'ES256', subject: 'report-1' })).jwt).payload;
+      expect(bound).toMatchObject({ client_id: 'dns:reports.example.org', cnf: { 'x5t#S256': thumbprint(reports) } });
+      const forged = await callError(as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter', claims_json: '{"client_id":"x"}' }));
+      expect(forged).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining('client_id') });
+    });
+
+    it('bindTokens without a policy: every token bound to its caller; a call without a certificate refused', async () => {
+      const server = trackServer(createJwtServer({ keys, transport, bindTokens: true }));
+      const port = await server.listen('127.0.0.1:0', { ...tls(), requireClientCertificate: true });
+      const payload = decodeJwt((await as(port, stranger).generateJwt({ algorithm: 'HS256', subject: 'anyone' })).jwt).payload;
+      expect(payload).toMatchObject({ client_id: 'spiffe://example.org/ns/shop/sa/stranger', cnf: { 'x5t#S256': thumbprint(stranger) } });
+      const anonymousPort = await trackServer(createJwtServer({ keys, transport, bindTokens: true })).listen('127.0.0.1:0', tls());
+      const refused = await callError(as(anonymousPort).generateJwt({ algorithm: 'HS256', subject: 'anyone' }));
+      expect(refused).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('policy rule "bind"') });
+    });
+  });
+
+  it.each(TRANSPORTS)('on %s, writes one audit line per decision, never the token, and counts decisions by rule', async (transport) => {
+    const logger = memoryLogger();
+    const registry = new Registry();
+    const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
+    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const client = clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, orders.key, orders.cert) });
+    const issued = await client.generateJwt({ algorithm: 'ES256', audience: 'greeter', ttl_seconds: 300 });
+    await callError(client.generateJwt({ algorithm: 'ES256', audience: 'payroll' }));
+    await callError(client.generateJwt({ algorithm: 'HS256', audience: 'greeter' }));
+    const audit = logger.lines.filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
+    expect(audit).toEqual([
+      {
+        level: 'info', message: 'policy: token issued',
+        fields: {
+          audit: 'issue', decision: 'allow', rule: 'none', caller: ORDERS, sub: 'svc-orders', aud: 'greeter', alg: 'ES256',
+          kid: issued.kid, jti: decodeJwt(issued.jwt).payload['jti'], ttl: 300, bound: false,
+        },
+      },
+      expect.objectContaining({ level: 'warn', message: 'policy: token refused', fields: expect.objectContaining({ decision: 'deny', rule: 'audiences', caller: ORDERS, aud: 'payroll' }) }),
+      expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ decision: 'deny', rule: 'algorithms', alg: 'HS256' }) }),
+    ]);
+    expect(decodeJwt(issued.jwt).payload['jti']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(logger.lines)).not.toContain(issued.jwt.split('.')[2]);
+    const text = await registry.metrics();
+    expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="allow",rule="none"\} 1/);
+    expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="audiences"\} 1/);
+    expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="algorithms"\} 1/);
+  });
+
+  it.each(TRANSPORTS)('on %s, setPolicy puts a new policy in use; a broken one is refused and the one in use stays', async (transport) => {
+    const server = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
+    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const client = clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, stranger.key, stranger.cert) });
+    const ask = () => client.generateJwt({ algorithm: 'HS256', subject: 'svc-stranger' });
+    expect(await callError(ask())).toMatchObject({ code: status.PERMISSION_DENIED });
+    const next: JwtPolicy = { callers: { ...POLICY.callers, 'spiffe://example.org/ns/shop/sa/stranger': { subjects: ['svc-stranger'] } } };
+    server.service.setPolicy(next);
+    expect((await ask()).sub).toBe('svc-stranger');
+    expect(() => server.service.setPolicy({ callers: { 'dns:a': { subjects: [] } } })).toThrow('$.callers["dns:a"].subjects: must hold at least 1 entry');
+    expect(server.service.policy).toEqual(next);
+    expect((await ask()).sub).toBe('svc-stranger');
+  });
+
+  it('refuses a policy that breaks the schema at start, naming the JSON path', () => {
+    const bad = (policy: unknown) => () => createJwtServer({ keys, policy: policy as JwtPolicy });
+    expect(bad({ callers: { [ORDERS]: { audiences: ['x'] } } })).toThrow(`$.callers["${ORDERS}"].subjects: is required`);
+    expect(bad({ callers: { 'dns:a': { subjects: ['a'], audience: ['x'] } } })).toThrow('$.callers["dns:a"].audience: is not a field');
+    expect(bad({ callers: { 'dns:a': { subjects: ['a*b'] } } })).toThrow('$.callers["dns:a"].subjects[0]: "a*b": "*" may only end a pattern');
+    expect(bad({ callers: { 'dns:a': { subjects: ['a'], maxTtlSeconds: 0 } } })).toThrow('maxTtlSeconds: must be an integer of at least 1');
+    expect(bad({})).toThrow('$.callers: is required');
+    expect(checkPolicy(POLICY)).toEqual(POLICY);
+  });
+
+  it('the shipped JSON Schema names the same fields the server accepts, each documented in docs/policy.md', () => {
+    const accepted = (policy: unknown): string[] => {
+      try {
+        checkPolicy(policy);
+      } catch (err) {
+        return /expected one of (.*)\)$/.exec((err as Error).message)?.[1]?.split(', ') ?? [];
+      }
+      return [];
+    };
+    const callerFields = accepted({ callers: { 'dns:a': { subjects: ['a'], typo: 1 } } });
+    expect(callerFields.sort()).toEqual(Object.keys(JWT_POLICY_SCHEMA.$defs.caller.properties).sort());
+    expect(accepted({ callers: {}, typo: 1 }).sort()).toEqual(Object.keys(JWT_POLICY_SCHEMA.properties).sort());
+    const page = readFileSync(join(PACKAGE_ROOT, 'docs', 'policy.md'), 'utf8');
+    for (const field of callerFields) expect(page).toContain(`| \`callers.*.${field}\` |`);
+  });
+});
