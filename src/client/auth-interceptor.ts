@@ -112,6 +112,15 @@ function unauthenticated(call: CallWithMetadata, details: string): Error {
   return error;
 }
 
+/**
+ * The DER of the client certificate TLS verified for a grpc-js call, or undefined.
+ * `getAuthContext` came after grpc-js 1.10: without it no certificate can be read, so a
+ * bound token is refused (fail closed), never let through.
+ */
+function peerCertificate(call: { getAuthContext?: () => { sslPeerCertificate?: { raw?: Buffer } } | undefined }): Buffer | undefined {
+  return typeof call.getAuthContext === 'function' ? call.getAuthContext()?.sslPeerCertificate?.raw : undefined;
+}
+
 /** Server interceptors came with @grpc/grpc-js 1.10: an older one would ignore the interceptor and let every call in. */
 function requireServerInterceptors(): typeof import('@grpc/grpc-js').ServerInterceptingCall {
   const { ServerInterceptingCall } = grpcJs();
@@ -212,7 +221,7 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
             return;
           }
           // grpc-js gives the peer certificate only once TLS verified it.
-          const unbound = bindingProblem(outcome.claims, certificateThumbprint(call.getAuthContext()?.sslPeerCertificate?.raw));
+          const unbound = bindingProblem(outcome.claims, certificateThumbprint(peerCertificate(call)));
           if (unbound !== undefined) {
             call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: unbound, metadata: new GrpcMetadataClass() });
             return;
