@@ -1,9 +1,38 @@
 import { defineConfig } from 'vitest/config';
 
 /**
+ * Test files that drive the server with programs nobody here wrote (h2spec, grpcurl, the
+ * grpc-go interop client, grpcio, go-oidc, PyJWT), build them, pack the package and
+ * install it from the npm registry, or start clusters and CLI processes by the dozen:
+ * the `integration` project. They take minutes on 2 cores, mostly waiting on processes.
+ */
+const INTEGRATION = [
+  'test/cli/cli.test.ts',
+  'test/cli/policy-cli.test.ts',
+  'test/cli/token-verify.test.ts',
+  'test/cluster/cluster.test.ts',
+  'test/deploy/manifests.test.ts',
+  'test/discovery/cluster.test.ts',
+  'test/discovery/http.test.ts',
+  'test/ops/keys-cli.test.ts',
+  'test/ops/watch.test.ts',
+  'test/reliability/crash-loop.test.ts',
+  'test/tracing/collector-down.test.ts',
+  'test/tracing/otlp-e2e.test.ts',
+  'test/discovery/foreign-verifiers.test.ts',
+  'test/jwt-service/policy-peers.test.ts',
+  'test/package/pack.test.ts',
+  'test/package/peer-grpc-js.test.ts',
+  'test/reflection/grpcurl.test.ts',
+  'test/transport/grpcio.test.ts',
+  'test/transport/h2spec.test.ts',
+  'test/transport/interop.test.ts',
+];
+
+/**
  * Test files that start a load run (the benchmark in its smoke profile, ghz driving a
- * server for seconds, or rounds of hundreds of clients). `npm test` runs them with the rest; `npm run test:unit` (the
- * `unit` project) leaves them out, for a quick run while developing.
+ * server for seconds, or rounds of hundreds of clients). the `load` project. `npm test` runs all three projects;
+ * `npm run test:unit` runs `unit` alone, the quick run while developing.
  */
 const LOAD_RUNS = [
   'test/bench/smoke.test.ts',
@@ -26,7 +55,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: LOAD_RUNS } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...LOAD_RUNS] } },
+      { extends: true, test: { name: 'integration', include: INTEGRATION } },
       { extends: true, test: { name: 'load', include: LOAD_RUNS } },
     ],
   },
