@@ -4,40 +4,18 @@
  * call values, trailers) is ./call-core.ts, as on jwt-grpc's own HTTP/2; this adapter
  * only maps it onto grpc-js's calls, metadata and callbacks.
  */
-import type {
-  Server,
-  ServerDuplexStream,
-  ServerReadableStream,
-  ServerUnaryCall,
-  ServerWritableStream,
-  UntypedServiceImplementation,
-  Metadata as GrpcMetadata,
-  sendUnaryData,
-} from '@grpc/grpc-js';
+import type { Server, ServerDuplexStream, ServerReadableStream, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { Metadata as GrpcMetadata, sendUnaryData } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { optionValue } from '../options/resolve.js';
 import { CallCore, type CallSettings, deserializeError } from './call-core.js';
 import { callerOfCertificate } from './caller.js';
-import {
-  type BidiStreamHandler,
-  type CallerIdentity,
-  type ClientStreamHandler,
-  GrpcStatusError,
-  type Handler,
-  CallMetadata,
-  type MethodDescriptor,
-  type ResponseCompression,
-  type CallInterceptor,
-  type ServerStreamHandler,
-  type ServiceDescriptor,
-  type ServiceImplementation,
-  GrpcStatus,
-  type StatusCode,
-  type UnaryHandler,
-  isReservedMetadataKey,
-} from './handler-api.js';
+import { type BidiStreamHandler, type CallerIdentity, type ClientStreamHandler, type Handler, type MethodDescriptor } from './handler-api.js';
+import { type ResponseCompression, type CallInterceptor, type ServerStreamHandler, type ServiceDescriptor } from './handler-api.js';
+import { type ServiceImplementation, type StatusCode, type UnaryHandler } from './handler-api.js';
+import { CallMetadata, GrpcStatus, GrpcStatusError, isReservedMetadataKey } from './handler-api.js';
 
 /** Options of {@link addServiceToGrpcJs}. */
 export interface GrpcJsServiceOptions {
@@ -90,7 +68,8 @@ interface ServerSurfaceCall {
   readonly cancelled: boolean;
   readonly metadata: GrpcMetadata;
   getPeer(): string;
-  getAuthContext(): { readonly sslPeerCertificate?: { readonly raw: Buffer } } | null;
+  /** Absent in grpc-js 1.10: there no certificate can be read, and a call has no caller. */
+  getAuthContext?(): { readonly sslPeerCertificate?: { readonly raw: Buffer } } | null;
   getDeadline(): Date | number;
   sendMetadata(metadata: GrpcMetadata): void;
   once(event: 'cancelled', listener: () => void): unknown;
@@ -145,7 +124,7 @@ class GrpcJsCall extends CallCore {
 
   /** grpc-js gives the peer certificate only once the TLS layer verified it (socket.authorized). */
   get caller(): CallerIdentity | undefined {
-    if (this.#caller === null) this.#caller = callerOfCertificate(this.#surface.getAuthContext()?.sslPeerCertificate);
+    if (this.#caller === null) this.#caller = callerOfCertificate(this.#surface.getAuthContext?.()?.sslPeerCertificate);
     return this.#caller;
   }
 
