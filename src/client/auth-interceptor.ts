@@ -11,7 +11,7 @@ import { grpcJs } from '../optional-deps.js';
 import type { JwtPayload } from '../tokens/result.js';
 import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { endVerifySpan, startVerifySpan, verifyIn } from '../tracing/auth-span.js';
-import { bindingProblem, certificateThumbprint } from './bound-token.js';
+import { bindingProblem, peerThumbprint } from './bound-token.js';
 import { type Authorizer, createAuthorizer } from './authorize.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
 
@@ -221,7 +221,7 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
             return;
           }
           // grpc-js gives the peer certificate only once TLS verified it.
-          const unbound = bindingProblem(outcome.claims, certificateThumbprint(peerCertificate(call)));
+          const unbound = bindingProblem(outcome.claims, peerThumbprint(peerCertificate(call)));
           if (unbound !== undefined) {
             call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: unbound, metadata: new GrpcMetadataClass() });
             return;

@@ -4,12 +4,12 @@
  * `x5t#S256` is accepted only on a connection whose verified client certificate has that
  * SHA-256 thumbprint. A stolen bound token is worth nothing without the certificate's key.
  */
-import { createHash } from 'node:crypto';
 import type { JwtPayload } from '../tokens/result.js';
+import { certificateThumbprint } from '../transport/caller.js';
 
-/** Base64url SHA-256 of a certificate's DER, as `x5t#S256` writes it. */
-export function certificateThumbprint(der: Buffer | undefined): string | undefined {
-  return der === undefined || der.length === 0 ? undefined : createHash('sha256').update(der).digest('base64url');
+/** The `x5t#S256` of a peer certificate's DER, or undefined without one. */
+export function peerThumbprint(der: Buffer | undefined): string | undefined {
+  return der === undefined || der.length === 0 ? undefined : certificateThumbprint(der);
 }
 
 /**

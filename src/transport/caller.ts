@@ -37,6 +37,11 @@ export function callerIdOf(subjectAltName: string | undefined): string | undefin
   return dns === undefined ? undefined : `dns:${dns[1]}`;
 }
 
+/** Base64url SHA-256 of a certificate's DER, as RFC 8705's `x5t#S256` writes it. */
+export function certificateThumbprint(der: Buffer): string {
+  return createHash('sha256').update(der).digest('base64url');
+}
+
 class CertificateCaller implements CallerIdentity {
   readonly id: string | undefined;
   readonly certificate: Buffer;
@@ -48,7 +53,7 @@ class CertificateCaller implements CallerIdentity {
   }
 
   get thumbprint(): string {
-    return (this.#thumbprint ??= createHash('sha256').update(this.certificate).digest('base64url'));
+    return (this.#thumbprint ??= certificateThumbprint(this.certificate));
   }
 }
 
