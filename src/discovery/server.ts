@@ -1,7 +1,6 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { JwtGrpcError } from '../errors.js';
+import { listenHttp } from '../http-listen.js';
 import type { Logger } from '../log.js';
 import {
   HANDSHAKE_TIMEOUT_MS,
@@ -76,21 +75,12 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   // Bad requests, heads over the limit (431) and timeouts (408): node:http's own clientError answer.
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new JwtGrpcError('ERR_LISTEN', `cannot serve discovery on ${host}:${port}: ${err.code ?? err.message}`, { field: 'httpPort', cause: err })),
-    );
-    server.listen(port, host, () => resolve());
-  });
+  const listener = await listenHttp(server, host, port, 'discovery', 'httpPort');
   return {
-    port: (server.address() as AddressInfo).port,
+    port: listener.port,
     drain: () => {
       draining = true;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: listener.close,
   };
 }

@@ -1,14 +1,10 @@
 import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { JwtGrpcError } from '../errors.js';
+import { type HttpListener, listenHttp } from '../http-listen.js';
 import type { Logger } from '../log.js';
 import { metricsContentType } from './server-metrics.js';
 
 /** A bound `/metrics` endpoint. @internal */
-export interface MetricsEndpoint {
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type MetricsEndpoint = HttpListener;
 
 /**
  * The host of a gRPC listen address (`127.0.0.1:50051`, `[::1]:0`, `0.0.0.0:0`): metrics
@@ -38,18 +34,5 @@ export async function serveMetrics(host: string, port: number, render: () => Pro
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new JwtGrpcError('ERR_LISTEN', `cannot serve metrics on ${host}:${port}: ${err.code ?? err.message}`, { field: 'metricsPort', cause: err })),
-    );
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listenHttp(server, host, port, 'metrics', 'metricsPort');
 }
