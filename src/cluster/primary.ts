@@ -53,6 +53,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   const metricsRegistry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
+  const policyReloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry, 'policy');
   if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE.
@@ -186,6 +187,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   // The policy the same way: read and checked here, applied by every worker, in every later start message.
   const policyReloader = new PolicyReloader({
     logger,
+    metrics: policyReloadMetrics,
     apply: async (next, policyGeneration) => {
       policy = next;
       start = startMessage();

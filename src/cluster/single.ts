@@ -1,6 +1,5 @@
 import type { KeySet } from '../keys/key-set.js';
 import type { JwtPolicy } from '../policy/check.js';
-import { PolicyReloader } from '../policy/reload.js';
 import { type ClusterHandle, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { listenInProcess } from './in-process.js';
 import type { ResolvedClusterOptions } from './options.js';
@@ -13,9 +12,7 @@ export async function runSingle(options: ResolvedClusterOptions): Promise<Cluste
   const load = options.keys;
   const reloadKeys = (): Promise<KeySet> => (load === undefined ? Promise.reject(noKeyLoader()) : server.service.reloadKeys(load));
   const loadPolicy = options.policy;
-  // The service swaps the policy whole: a call that has started keeps the one it read.
-  const policyReloader = new PolicyReloader({ apply: (next) => server.service.setPolicy(next), logger: options.logger });
-  const reloadPolicy = (): Promise<JwtPolicy> => (loadPolicy === undefined ? Promise.reject(noPolicyLoader()) : policyReloader.reload(loadPolicy));
+  const reloadPolicy = (): Promise<JwtPolicy> => (loadPolicy === undefined ? Promise.reject(noPolicyLoader()) : server.service.reloadPolicy(loadPolicy));
   if (options.handleSignals) {
     const removeSignals = onStopSignals(
       () => {

@@ -5,6 +5,7 @@
  * error line names the file, the JSON path and the problem, and the policy in use stays.
  */
 import { createHash } from 'node:crypto';
+import type { ReloadCounts } from '../keys/reload.js';
 import type { Logger } from '../log.js';
 import type { JwtPolicy } from './check.js';
 
@@ -26,6 +27,8 @@ export interface PolicyReloaderOptions {
   /** Puts the new policy in use: in this process, or in every worker of a cluster; `generation` counts reloads from 1. */
   readonly apply: (policy: JwtPolicy, generation: number) => void | Promise<void>;
   readonly logger: Logger;
+  /** Counted when metrics are on (`jwt_grpc_policy_reloads_total`, `jwt_grpc_policy_reload_failures_total`). */
+  readonly metrics?: ReloadCounts | undefined;
 }
 
 /**
@@ -49,15 +52,17 @@ export class PolicyReloader {
   }
 
   async #reloadOnce(load: () => Promise<JwtPolicy>): Promise<JwtPolicy> {
-    const { apply, logger } = this.#options;
+    const { apply, logger, metrics } = this.#options;
     try {
       const policy = await load();
       const generation = this.#generation + 1;
       await apply(policy, generation);
       this.#generation = generation;
+      if (metrics !== undefined) metrics.reloads += 1;
       logger.info('policy reloaded', describePolicy(policy, generation));
       return policy;
     } catch (err) {
+      if (metrics !== undefined) metrics.failures += 1;
       logger.error(`policy reload failed, keeping the policy in use: ${err instanceof Error ? err.message : String(err)}`);
       throw err;
     }

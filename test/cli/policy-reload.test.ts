@@ -15,6 +15,7 @@ import { waitUntil } from '../../bench/kit/wait.js';
 import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 import { ClientPool, callError } from '../helpers/client.js';
+import { bannerMetricsPort, scrape, valueOf } from '../ops/helpers.js';
 import { jsonLines } from '../ops/reload-helpers.js';
 
 const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
@@ -74,6 +75,12 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
     return found();
   }
 
+  /** The policy reload counters of the server's /metrics (a cluster's primary counts them). */
+  async function reloadCounts(server: CliServer): Promise<{ reloads: number; failures: number }> {
+    const samples = await scrape(bannerMetricsPort(server.stdout));
+    return { reloads: valueOf(samples, 'jwt_grpc_policy_reloads_total'), failures: valueOf(samples, 'jwt_grpc_policy_reload_failures_total') };
+  }
+
   async function waitForFailure(server: CliServer, from: number): Promise<string> {
     const failure = (): Record<string, unknown> | undefined =>
       jsonLines(server, from).find((line) => line['level'] === 'error' && String(line['message']).startsWith('policy reload failed'));
@@ -86,7 +93,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
 
   it.each(['http2', 'grpc-js'])('single process on %s: SIGHUP puts the edited policy in use; a broken file is refused and the policy in use stays', async (transport) => {
     const file = policyFile(`single-${transport}.json`, ALLOW);
-    const server = await startCli(serveArgs('--policy', file, '--transport', transport, ...tls));
+    const server = await startCli(serveArgs('--policy', file, '--transport', transport, '--metrics-port', '0', ...tls));
     expect(await answers(server, 'svc-orders', 1)).toEqual([status.OK]);
 
     writeFileSync(file, DENY);
@@ -97,6 +104,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
     expect(JSON.stringify(reloaded)).not.toContain('svc-billing'); // a digest, never the policy's body
     expect(await answers(server, 'svc-orders', 1)).toEqual([status.PERMISSION_DENIED]);
     expect(await answers(server, 'svc-billing', 1)).toEqual([status.OK]);
+    expect(await reloadCounts(server)).toEqual({ reloads: 1, failures: 0 });
 
     writeFileSync(file, BROKEN);
     from = server.stderr.length;
@@ -106,6 +114,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
     );
     expect(await answers(server, 'svc-orders', 1)).toEqual([status.PERMISSION_DENIED]);
     expect(await answers(server, 'svc-billing', 1)).toEqual([status.OK]);
+    expect(await reloadCounts(server)).toEqual({ reloads: 1, failures: 1 });
     await server.stop();
   });
 
@@ -129,7 +138,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
 
   it.each(['http2', 'grpc-js'])('a cluster of 2 on %s: the primary reads the file once and every worker enforces the reloaded policy', async (transport) => {
     const file = policyFile(`cluster-${transport}.json`, ALLOW);
-    const server = await startCli(serveArgs('--policy', file, '--transport', transport, ...tls), { env: { NODEMAXPROCS: '2' } });
+    const server = await startCli(serveArgs('--policy', file, '--transport', transport, '--metrics-port', '0', ...tls), { env: { NODEMAXPROCS: '2' } });
     expect(server.workerPids).toHaveLength(2);
     expect(await answers(server, 'svc-orders', 4)).toEqual(Array(4).fill(status.OK));
 
@@ -155,6 +164,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
     expect(jsonLines(server, from).filter((line) => String(line['message']).includes('reloaded the policy'))).toEqual([]);
     expect(await answers(server, 'svc-orders', 4)).toEqual(Array(4).fill(status.PERMISSION_DENIED));
     expect(await answers(server, 'svc-billing', 4)).toEqual(Array(4).fill(status.OK));
+    expect(await reloadCounts(server)).toEqual({ reloads: 1, failures: 1 });
     await server.stop();
   });
 });
