@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 const INTEGRATION = [
   'test/cli/cli.test.ts',
   'test/cli/policy-cli.test.ts',
+  'test/cli/policy-reload.test.ts',
   'test/cli/token-verify.test.ts',
   'test/cluster/cluster.test.ts',
   'test/deploy/manifests.test.ts',

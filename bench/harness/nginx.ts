@@ -1,7 +1,7 @@
 /**
  * nginx as the L7 gRPC proxy in front of `jwt-grpc serve` replicas, for the tests and the
  * benchmark: the shipped deploy/nginx/jwt-grpc.conf, with only its upstream addresses and
- * its listen port replaced, run unprivileged from a temporary prefix through the launcher
+ * its listen ports replaced (its discovery part cut out where the replicas serve none), run unprivileged from a temporary prefix through the launcher
  * (so it is paused, stopped and killed like every other process the harness starts).
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,28 +34,46 @@ export function requireNginx(): string {
   return nginx;
 }
 
-/** The shipped upstream's replica lines, e.g. `    server 127.0.0.1:50061 max_fails=1 fail_timeout=5s;`. */
+/** An upstream's replica lines, e.g. `    server 127.0.0.1:50061 max_fails=1 fail_timeout=5s;`. */
 const UPSTREAM_SERVER = /^(\s*)server 127\.0\.0\.1:\d+( [^;]*)?;\n/gm;
-/** The shipped server block's listen line. */
+/** The gRPC server block's listen line. */
 const LISTEN = /^(\s*)listen 127\.0\.0\.1:\d+ http2;$/m;
+/** The discovery server block's listen line (HTTP/1.1). */
+const HTTP_LISTEN = /^(\s*)listen 127\.0\.0\.1:\d+;$/m;
+/** Where the shipped file's discovery part begins; it runs to the end of the file. */
+const DISCOVERY_PART = '# OpenID discovery and the JWK Set';
 
-/**
- * The shipped configuration with its replica lines replaced by one per `upstreamPorts`
- * (each keeping the shipped parameters) and its listen port by `listenPort`; throws when
- * the shipped file no longer has the shape this relies on, so a test never runs a
- * configuration other than the shipped one without saying so.
- */
-export function nginxConfigFor(shipped: string, upstreamPorts: readonly number[], listenPort: number): string {
-  const replicas = [...shipped.matchAll(UPSTREAM_SERVER)];
-  const first = replicas[0];
-  if (first === undefined || !LISTEN.test(shipped)) {
-    throw new Error(`${SHIPPED_NGINX_CONF}: expected \`server 127.0.0.1:PORT ...;\` lines in its upstream and one \`listen 127.0.0.1:PORT http2;\``);
+/** The discovery part's replicas and listen port; absent, that part is cut out (no replica serves it). */
+export interface NginxDiscovery {
+  readonly upstreamPorts: readonly number[];
+  readonly listenPort: number;
+}
+
+/** `part` with its one upstream's replica lines replaced by one per port (keeping the shipped parameters) and its `listen` port. */
+function placePorts(part: string, listen: RegExp, upstreamPorts: readonly number[], listenPort: number, what: string): string {
+  const first = [...part.matchAll(UPSTREAM_SERVER)][0];
+  if (first === undefined || !listen.test(part)) {
+    throw new Error(`${SHIPPED_NGINX_CONF}: expected \`server 127.0.0.1:PORT ...;\` lines in the ${what} upstream and one \`${listen.source}\``);
   }
   const lines = upstreamPorts.map((port) => `${first[1]}server 127.0.0.1:${port}${first[2] ?? ''};\n`).join('');
   let placed = false;
-  return shipped
+  return part
     .replace(UPSTREAM_SERVER, () => (placed ? '' : ((placed = true), lines)))
-    .replace(LISTEN, (_line, indent: string) => `${indent}listen 127.0.0.1:${listenPort} http2;`);
+    .replace(listen, (line: string, indent: string) => `${indent}${line.trim().replace(/:\d+/, `:${listenPort}`)}`);
+}
+
+/**
+ * The shipped configuration with its replica lines replaced by one per `upstreamPorts`
+ * and its listen port by `listenPort`, and the same in its discovery part (or that part
+ * cut out); throws when the shipped file no longer has the shape this relies on, so a
+ * test never runs a configuration other than the shipped one without saying so.
+ */
+export function nginxConfigFor(shipped: string, upstreamPorts: readonly number[], listenPort: number, discovery?: NginxDiscovery): string {
+  const at = shipped.indexOf(DISCOVERY_PART);
+  if (at === -1) throw new Error(`${SHIPPED_NGINX_CONF}: expected its discovery part to begin with \`${DISCOVERY_PART}\``);
+  const grpc = placePorts(shipped.slice(0, at), LISTEN, upstreamPorts, listenPort, 'gRPC');
+  if (discovery === undefined) return grpc;
+  return grpc + placePorts(shipped.slice(at), HTTP_LISTEN, discovery.upstreamPorts, discovery.listenPort, 'discovery');
 }
 
 /**
@@ -77,7 +95,7 @@ function mainConfig(dir: string, snippet: string, workerProcesses: number): stri
 }
 
 /** A free loopback port: nginx cannot report the port of `listen ...:0`. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -95,6 +113,8 @@ export interface NginxOptions {
   readonly cpus?: readonly number[];
   /** Default 10 s. */
   readonly timeoutMs?: number;
+  /** Pass the replicas' discovery ports through too, on `listenPort` (chosen by the caller: the replicas' --issuer names it). */
+  readonly discovery?: NginxDiscovery;
 }
 
 /** A running nginx: its master process, the port it proxies on, and the configuration it runs. */
@@ -121,7 +141,7 @@ export async function startNginx(upstreamPorts: readonly number[], options: Ngin
   const shipped = readFileSync(SHIPPED_NGINX_CONF, 'utf8');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const config = nginxConfigFor(shipped, upstreamPorts, port);
+    const config = nginxConfigFor(shipped, upstreamPorts, port, options.discovery);
     const snippet = join(dir, 'jwt-grpc.conf');
     writeFileSync(snippet, config);
     writeFileSync(join(dir, 'nginx.conf'), mainConfig(dir, snippet, options.workerProcesses ?? 1));

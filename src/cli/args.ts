@@ -93,7 +93,9 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   const own = resolveOptions('cli', sorted.cli, cliLabel);
   if ((own.tlsCert === undefined) !== (own.tlsKey === undefined)) throw invalidOption('--tls-cert/--tls-key', 'give both or neither');
   if (own.tlsClientCa !== undefined && own.tlsCert === undefined) throw invalidOption('--tls-client-ca', 'needs --tls-cert and --tls-key');
-  if (own.watchKeys && sorted.files['keys'] === undefined) throw invalidOption('--watch-keys', 'needs --keys: there is no key file to watch');
+  if (own.watchKeys && sorted.files['keys'] === undefined && sorted.files['policy'] === undefined) {
+    throw invalidOption('--watch-keys', 'needs --keys or --policy: there is no file to watch');
+  }
   // The library's rules across options (--ttl at most --max-ttl), checked now, naming the flags.
   resolveServerOptions(sorted.server, cliLabel);
   return {

@@ -9,6 +9,7 @@ import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
+import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent } from './parent-watch.js';
@@ -62,29 +63,39 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
   await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa]);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
-  const policy = files.policy === undefined ? undefined : await loadPolicy(files.policy);
   const keysFile = files.keys;
+  const policyFile = files.policy;
   const handle = await runCluster({
     ...cluster,
     address: hostPort(cli.host, cli.port),
     keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger }),
+    // Read by the primary (or the single process), at start and on each reload; workers get it over IPC.
+    policy: policyFile === undefined ? undefined : () => loadPolicy(policyFile),
     tls: tlsOptions(cli),
     logger,
-    server: { ...server, subjects, policy },
+    server: { ...server, subjects },
   });
+  const policy = handle.policy;
   if (handle.role !== 'worker' && policy === undefined) {
     logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
   }
-  if (handle.role !== 'worker' && cli.watchKeys && keysFile !== undefined) {
-    const stop = await watchKeyFile(
-      keysFile,
-      () => {
-        logger.info(`key file ${keysFile} changed: reloading the keys`);
-        handle.reloadKeys().catch(() => undefined); // logged and counted by the reload
-      },
-      logger,
-    );
-    void handle.done.then(stop);
+  if (handle.role !== 'worker' && cli.watchKeys) {
+    // The same watch on both files: each change reloads what the file holds, as SIGHUP does.
+    const watched = [
+      ...(keysFile === undefined ? [] : [{ file: keysFile, what: 'key file', reload: () => handle.reloadKeys() }]),
+      ...(policyFile === undefined ? [] : [{ file: policyFile, what: 'policy file', reload: () => handle.reloadPolicy() }]),
+    ];
+    for (const { file, what, reload } of watched) {
+      const stop = await watchKeyFile(
+        file,
+        () => {
+          logger.info(`${what} ${file} changed: reloading it`);
+          reload().catch(() => undefined); // logged (and counted) by the reload
+        },
+        logger,
+      );
+      void handle.done.then(stop);
+    }
   }
   if (handle.role !== 'worker') {
     const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
@@ -96,7 +107,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
         `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
         // The primary is the process to signal: name it.
-        ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys, SIGTERM drains)`]),
+        ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
         `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
         `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
         `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
@@ -104,7 +115,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         ...(handle.httpPort === undefined
           ? []
           : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
-        `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${files.policy}`}`,
+        `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),

@@ -1,6 +1,7 @@
 import { JwtGrpcError } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
+import type { JwtPolicy } from '../policy/check.js';
 
 /**
  * A running server from {@link runCluster}, whatever the process's role.
@@ -27,6 +28,16 @@ export interface ClusterHandle {
    * this when `handleSignals` is on. In a worker it rejects: the primary reloads.
    */
   reloadKeys(): Promise<KeySet>;
+  /** The issuance policy enforced now (in the primary, the one handed to every worker); undefined in open mode. */
+  readonly policy: JwtPolicy | undefined;
+  /**
+   * Reads the policy again with the `policy` loader, checked once, and puts it in use: in
+   * this process, or in every worker (each GenerateJwt reads the policy once, at its
+   * start). A file that does not read, parse or pass the schema changes nothing: one
+   * error line names the file, the JSON path and the problem, and the promise rejects.
+   * SIGHUP does this too when `handleSignals` is on. In a worker it rejects: the primary reloads.
+   */
+  reloadPolicy(): Promise<JwtPolicy>;
   /** The port of `/metrics` (option `server.metricsPort`) in the process that serves it: the single one, or the primary. */
   readonly metricsPort: number | undefined;
   /** The discovery port (option `server.httpPort`), served by every worker; undefined without it. */
@@ -59,24 +70,38 @@ export function onStopSignals(drain: () => void, force: () => void): () => void 
   };
 }
 
-/** Why a reload cannot happen: the server runs on ephemeral keys. @internal */
+/** Why a key reload cannot happen: the server runs on ephemeral keys. @internal */
 export function noKeyLoader(): JwtGrpcError {
   return new JwtGrpcError('ERR_SERVER_STATE', 'no key file to reload: the server runs on ephemeral keys (no keys option)');
 }
 
+/** Why a policy reload cannot happen: the server has no policy loader. @internal */
+export function noPolicyLoader(): JwtGrpcError {
+  return new JwtGrpcError('ERR_SERVER_STATE', 'no policy file to reload: the server was started without the policy option');
+}
+
+/** What SIGHUP reloads: the keys with a key file, the policy with a policy file. @internal */
+export interface Reloads {
+  readonly keys: (() => Promise<unknown>) | undefined;
+  readonly policy: (() => Promise<unknown>) | undefined;
+}
+
 /**
- * SIGHUP reloads the keys (its default would end the process). The outcome is logged by
- * the reload; without a key file, a warning says there is nothing to reload. Returns a
- * function that removes the listener again. @internal
+ * SIGHUP reloads the keys and the policy (its default would end the process), each on its
+ * own: a broken policy file does not hold back new keys, nor the reverse. Each outcome is
+ * logged by its reload; with neither file, a warning says there is nothing to reload.
+ * Returns a function that removes the listener again. @internal
  */
-export function onReloadSignal(reload: () => Promise<unknown>, hasLoader: boolean, logger: Logger): () => void {
+export function onReloadSignal(reloads: Reloads, logger: Logger): () => void {
   const handler = (): void => {
-    if (!hasLoader) {
-      logger.warn('SIGHUP: no key file to reload (the server runs on ephemeral keys)');
+    if (reloads.keys === undefined && reloads.policy === undefined) {
+      logger.warn('SIGHUP: nothing to reload (the server runs on ephemeral keys, without a policy file)');
       return;
     }
-    logger.info('SIGHUP: reloading the keys');
-    reload().catch(() => undefined); // logged and counted by the reload
+    const what = [reloads.keys === undefined ? [] : ['the keys'], reloads.policy === undefined ? [] : ['the policy']].flat().join(' and ');
+    logger.info(`SIGHUP: reloading ${what}`);
+    reloads.keys?.().catch(() => undefined); // logged and counted by the reload
+    reloads.policy?.().catch(() => undefined); // logged by the reload
   };
   process.on('SIGHUP', handler);
   return () => process.off('SIGHUP', handler);

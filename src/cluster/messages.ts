@@ -1,4 +1,5 @@
 import type { Jwk } from '../keys/export.js';
+import type { JwtPolicy } from '../policy/check.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
 
 /**
@@ -7,10 +8,13 @@ import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/clu
  * which other processes of the same user can read.
  */
 export type PrimaryMessage =
-  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] } }
+  /** The keys, and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
+  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] }; readonly policy?: JwtPolicy }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
   /** Reloaded keys, checked by the primary: the worker swaps them in and acknowledges `generation`. */
   | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
+  /** A reloaded policy, checked by the primary: the worker puts it in use and acknowledges `generation`. */
+  | { readonly type: 'jwt-grpc:policy'; readonly generation: number; readonly policy: JwtPolicy }
   | MetricsRequestMessage;
 
 /**
@@ -23,10 +27,11 @@ export type WorkerMessage =
   /** The address cannot be bound (taken, not local): no respawn can fix that, so the cluster stops. */
   | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
+  | { readonly type: 'jwt-grpc:policy-applied'; readonly generation: number; readonly error?: string }
   | MetricsAnswerMessage;
 
-const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:metrics-request']);
-const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:cannot-listen', 'jwt-grpc:keys-applied', 'jwt-grpc:metrics']);
+const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:policy', 'jwt-grpc:metrics-request']);
+const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:cannot-listen', 'jwt-grpc:keys-applied', 'jwt-grpc:policy-applied', 'jwt-grpc:metrics']);
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
   return PRIMARY_TYPES.has((message as { type?: unknown } | null)?.type);

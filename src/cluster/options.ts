@@ -1,5 +1,6 @@
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
+import type { JwtPolicy } from '../policy/check.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../options/resolve.js';
 import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
@@ -26,13 +27,19 @@ export interface ClusterOptions {
   readonly server?: Omit<JwtServerOptions, 'keys' | 'logger'>;
   /** Loads the keys once, in the primary; workers receive them over IPC. Default: ephemeral keys. */
   readonly keys?: () => Promise<KeySet>;
+  /**
+   * Loads the issuance policy (e.g. `() => loadPolicy('policy.json')`) once, in the
+   * primary, which hands it to every worker over IPC; reloaded with the keys on SIGHUP.
+   * Instead of `server.policy`, which is fixed for the server's life. Default: none.
+   */
+  readonly policy?: () => Promise<JwtPolicy>;
   /** Makes each server's TLS options (called in each worker). Default: plaintext. */
   readonly tls?: () => ServerTlsOptions | Promise<ServerTlsOptions>;
   /** Where the cluster's and the servers' log lines go. Default: stderr, info lines too. */
   readonly logger?: Logger;
   /** How long a SIGTERM lets calls in flight finish before forcing, 0 to 600000 ms. Default 10000. */
   readonly graceMs?: number;
-  /** Drain on SIGTERM/SIGINT, force on the second; reload the keys on SIGHUP (with `keys`). Default true. */
+  /** Drain on SIGTERM/SIGINT, force on the second; reload the keys and the policy on SIGHUP (with `keys`, `policy`). Default true. */
   readonly handleSignals?: boolean;
   /** Quick consecutive crashes of one worker slot after which the primary gives up, 1 to 1000. Default 5. */
   readonly maxQuickRestarts?: number;
@@ -40,13 +47,14 @@ export interface ClusterOptions {
 
 // A compile error here: ClusterOptions' value options (all but the code-only ones) and
 // the option table (src/options/table.ts) disagree on names or types.
-type ClusterMatchesTable = Expect<DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'tls' | 'logger'>, 'cluster'>>;
+type ClusterMatchesTable = Expect<DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'policy' | 'tls' | 'logger'>, 'cluster'>>;
 
 /** @internal */
 export interface ResolvedClusterOptions extends ResolvedOptions<'cluster'> {
   readonly address: string;
   readonly server: Omit<JwtServerOptions, 'keys' | 'logger'>;
   readonly keys: (() => Promise<KeySet>) | undefined;
+  readonly policy: (() => Promise<JwtPolicy>) | undefined;
   readonly tls: (() => ServerTlsOptions | Promise<ServerTlsOptions>) | undefined;
   readonly logger: Logger;
 }
@@ -67,11 +75,14 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   // Checked here too, in the primary: a bad server option then stops the start once,
   // instead of failing in every worker the primary keeps respawning.
   resolveServerOptions(server);
+  const policy = optionalFunction('policy', options.policy);
+  if (policy !== undefined && server.policy !== undefined) throw invalidOption('policy', 'give the policy loader or server.policy, not both');
   return {
     ...resolved,
     address: options.address,
     server,
     keys: optionalFunction('keys', options.keys),
+    policy,
     tls: optionalFunction('tls', options.tls),
     logger: optionValue('logger', options.logger) ?? createStderrLogger({ level: 'info' }),
   };

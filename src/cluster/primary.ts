@@ -8,7 +8,10 @@ import { KeyReloader } from '../keys/reload.js';
 import { ClusterMetrics } from '../metrics/cluster.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
 import { ReloadMetrics, registerKeyGauge } from '../metrics/jwt-service-metrics.js';
-import { type ClusterHandle, exitLatch, noKeyLoader, onReloadSignal, onStopSignals } from './handle.js';
+import type { JwtPolicy } from '../policy/check.js';
+import { PolicyReloader } from '../policy/reload.js';
+import { HandOut, sendTo } from './hand-out.js';
+import { type ClusterHandle, exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { type PrimaryMessage, isWorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 
@@ -16,13 +19,6 @@ import type { ResolvedClusterOptions } from './options.js';
 const QUICK_CRASH_MS = 2000;
 /** Longest wait before respawning a crashing worker. */
 const MAX_BACKOFF_MS = 2000;
-/** How long a key reload waits for every worker to say it swapped the keys in. */
-const RELOAD_ACK_MS = 10_000;
-
-/** Sends, ignoring a channel that closed since it was checked: the worker's exit is handled where it is seen. */
-function sendTo(worker: Worker, message: PrimaryMessage): void {
-  if (worker.isConnected()) worker.send(message, undefined, () => undefined);
-}
 
 interface Slot {
   readonly index: number;
@@ -38,7 +34,7 @@ function backoffMs(quickCrashes: number): number {
 }
 
 /**
- * The cluster primary: loads keys once, forks the workers (which share one port through
+ * The cluster primary: loads keys and the policy once, forks the workers (which share one port through
  * node:cluster), hands them the keys over IPC, respawns the ones that die with backoff,
  * gives up on a crash loop, and drains every worker on SIGTERM/SIGINT. @internal
  */
@@ -46,13 +42,18 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   const { logger } = options;
   // Generated here, once, when none are configured: every worker gets the same keys.
   let keys: KeySet = options.keys === undefined ? await generateEphemeralKeys(logger) : await options.keys();
-  // What a worker gets when it says hello: the keys in use, reloaded ones once there are.
-  let start: PrimaryMessage = { type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }) };
+  // Read and checked here, once: every worker enforces exactly the policy the primary read.
+  let policy: JwtPolicy | undefined = options.policy === undefined ? undefined : await options.policy();
+  // What a worker gets when it says hello: the keys and policy in use, reloaded ones once there are.
+  const startMessage = (): PrimaryMessage => ({ type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }), ...(policy !== undefined && { policy }) });
+  let start = startMessage();
   let generation = 0;
-  const acks = new Map<Worker, (error: string | undefined) => void>();
+  const keyHandOut = new HandOut('keys', logger);
+  const policyHandOut = new HandOut('policy', logger);
   const metricsRegistry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
+  const policyReloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry, 'policy');
   if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE.
@@ -109,7 +110,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
           sendTo(worker, start);
           return;
         case 'jwt-grpc:keys-applied':
-          if (message.generation === generation) acks.get(worker)?.(message.error);
+          keyHandOut.acknowledged(worker, message.generation, message.error);
+          return;
+        case 'jwt-grpc:policy-applied':
+          policyHandOut.acknowledged(worker, message.generation, message.error);
           return;
         case 'jwt-grpc:metrics':
           metrics?.receive(message.id, message.metrics);
@@ -128,7 +132,8 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     });
     worker.once('exit', (code, signal) => {
       slot.worker = undefined;
-      acks.get(worker)?.(undefined);
+      keyHandOut.exited(worker);
+      policyHandOut.exited(worker);
       const fields = { workerPid: pid, slot: slot.index, code, signal };
       if (stopping) {
         logger.info(`worker ${pid} exited`, fields);
@@ -172,31 +177,26 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
    * swapped them in, or exited; a worker forked later gets them in its start message.
    */
   async function applyEverywhere(next: KeySet): Promise<void> {
-    const jwks = exportKeys(next, { includePrivate: true });
-    generation += 1;
-    start = { type: 'jwt-grpc:start', jwks };
     keys = next;
-    const workers = live().filter((worker) => worker.isConnected());
-    const answers = workers.map(
-      (worker) =>
-        new Promise<void>((resolve) => {
-          const timer = setTimeout(() => answer('no answer'), RELOAD_ACK_MS);
-          const answer = (error: string | undefined): void => {
-            clearTimeout(timer);
-            acks.delete(worker);
-            if (error !== undefined) logger.error(`worker ${worker.process.pid} did not swap in the reloaded keys: ${error}`);
-            resolve();
-          };
-          acks.set(worker, answer);
-          sendTo(worker, { type: 'jwt-grpc:keys', generation, jwks });
-        }),
-    );
-    await Promise.all(answers);
-    logger.info(`reloaded keys handed to ${workers.length} workers`);
+    start = startMessage();
+    generation += 1;
+    await keyHandOut.send(live(), generation, { type: 'jwt-grpc:keys', generation, jwks: exportKeys(next, { includePrivate: true }) });
   }
   const reloader = new KeyReloader({ current: () => keys, apply: applyEverywhere, logger, metrics: reloadMetrics });
   const reloadKeys = (): Promise<KeySet> => (options.keys === undefined ? Promise.reject(noKeyLoader()) : reloader.reload(options.keys));
-  if (options.handleSignals) void done.then(onReloadSignal(reloadKeys, options.keys !== undefined, logger));
+  // The policy the same way: read and checked here, applied by every worker, in every later start message.
+  const policyReloader = new PolicyReloader({
+    logger,
+    metrics: policyReloadMetrics,
+    apply: async (next, policyGeneration) => {
+      policy = next;
+      start = startMessage();
+      await policyHandOut.send(live(), policyGeneration, { type: 'jwt-grpc:policy', generation: policyGeneration, policy: next });
+    },
+  });
+  const loadPolicy = options.policy;
+  const reloadPolicy = (): Promise<JwtPolicy> => (loadPolicy === undefined ? Promise.reject(noPolicyLoader()) : policyReloader.reload(loadPolicy));
+  if (options.handleSignals) void done.then(onReloadSignal({ keys: options.keys && reloadKeys, policy: loadPolicy && reloadPolicy }, logger));
 
   await ready;
   let endpoint: MetricsEndpoint | undefined;
@@ -218,6 +218,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     metricsPort: endpoint?.port,
     httpPort,
     reloadKeys,
+    get policy() {
+      return policy;
+    },
+    reloadPolicy,
     servingPids: () => live().flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid])),
     close: () => {
       if (!stopping) stopAll(0, options.graceMs);

@@ -13,7 +13,8 @@ export type { ClusterOptions } from './options.js';
  * process; more = a node:cluster primary (this process) and that many workers on one
  * port. The script that calls this runs again in every worker, where this call becomes
  * the worker's part. Keys are loaded once, in the primary, and handed to the workers, so
- * a token made by any worker verifies on every worker.
+ * a token made by any worker verifies on every worker; so is the issuance policy (option
+ * `policy`), so every worker enforces the same one, before and after a reload.
  *
  * Note that node:cluster balances connections, not calls: one HTTP/2 client connection
  * is served by one worker. Use at least as many client connections as workers, or

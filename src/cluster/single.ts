@@ -1,14 +1,18 @@
 import type { KeySet } from '../keys/key-set.js';
-import { type ClusterHandle, noKeyLoader, onReloadSignal, onStopSignals } from './handle.js';
+import type { JwtPolicy } from '../policy/check.js';
+import { type ClusterHandle, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { listenInProcess } from './in-process.js';
 import type { ResolvedClusterOptions } from './options.js';
 
 /** NODEMAXPROCS=1: the server runs in this process; the same handle as a cluster. @internal */
 export async function runSingle(options: ResolvedClusterOptions): Promise<ClusterHandle> {
   const keys = options.keys === undefined ? undefined : await options.keys();
-  const { server, port, done, finish, close } = await listenInProcess(options, keys);
+  const policy = options.policy === undefined ? undefined : await options.policy();
+  const { server, port, done, finish, close } = await listenInProcess(options, keys, policy === undefined ? {} : { policy });
   const load = options.keys;
   const reloadKeys = (): Promise<KeySet> => (load === undefined ? Promise.reject(noKeyLoader()) : server.service.reloadKeys(load));
+  const loadPolicy = options.policy;
+  const reloadPolicy = (): Promise<JwtPolicy> => (loadPolicy === undefined ? Promise.reject(noPolicyLoader()) : server.service.reloadPolicy(loadPolicy));
   if (options.handleSignals) {
     const removeSignals = onStopSignals(
       () => {
@@ -22,7 +26,7 @@ export async function runSingle(options: ResolvedClusterOptions): Promise<Cluste
       },
     );
     void done.then(removeSignals);
-    void done.then(onReloadSignal(reloadKeys, load !== undefined, options.logger));
+    void done.then(onReloadSignal({ keys: load && reloadKeys, policy: loadPolicy && reloadPolicy }, options.logger));
   }
   return {
     role: 'single',
@@ -31,6 +35,10 @@ export async function runSingle(options: ResolvedClusterOptions): Promise<Cluste
       return server.service.keys;
     },
     reloadKeys,
+    get policy() {
+      return server.service.policy;
+    },
+    reloadPolicy,
     metricsPort: server.metricsPort,
     httpPort: server.httpPort,
     servingPids: () => [process.pid],

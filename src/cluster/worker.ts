@@ -3,6 +3,7 @@ import { JwtGrpcError } from '../errors.js';
 import { importKeys } from '../keys/import.js';
 import { describeKeys } from '../keys/reload.js';
 import { workerMetricsJson } from '../metrics/cluster.js';
+import { describePolicy } from '../policy/reload.js';
 import type { ClusterHandle } from './handle.js';
 import { type InProcessServer, listenInProcess } from './in-process.js';
 import { type PrimaryMessage, type WorkerMessage, isPrimaryMessage } from './messages.js';
@@ -13,10 +14,15 @@ function send(message: WorkerMessage): void {
 }
 
 type KeysMessage = Extract<PrimaryMessage, { type: 'jwt-grpc:keys' }>;
+type PolicyMessage = Extract<PrimaryMessage, { type: 'jwt-grpc:policy' }>;
+
+function problem(err: unknown): string {
+  return err instanceof JwtGrpcError ? err.message : String(err);
+}
 
 /**
  * A cluster worker: waits for the keys from the primary, runs exactly the
- * single-process server, swaps in the keys the primary reloads, answers its metrics
+ * single-process server, swaps in the keys and the policy the primary reloads, answers its metrics
  * requests, and drains when the primary says so. @internal
  */
 export async function runWorker(options: ResolvedClusterOptions): Promise<ClusterHandle> {
@@ -40,22 +46,34 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   let listening: InProcessServer | undefined;
   let reloaded: KeysMessage | undefined;
+  let reloadedPolicy: PolicyMessage | undefined;
   const swapIn = (server: InProcessServer, message: KeysMessage): void => {
     try {
       server.server.service.setKeys(importKeys(message.jwks));
       logger.info(`worker ${process.pid} reloaded keys`, { keys: describeKeys(server.server.service.keys) });
       send({ type: 'jwt-grpc:keys-applied', generation: message.generation });
     } catch (err) {
-      const error = err instanceof JwtGrpcError ? err.message : String(err);
-      send({ type: 'jwt-grpc:keys-applied', generation: message.generation, error });
+      send({ type: 'jwt-grpc:keys-applied', generation: message.generation, error: problem(err) });
     }
   };
-  // Listening from the start: keys reloaded while this worker binds are swapped in once it listens.
+  const swapInPolicy = (server: InProcessServer, message: PolicyMessage): void => {
+    try {
+      server.server.service.setPolicy(message.policy);
+      logger.info(`worker ${process.pid} reloaded the policy`, describePolicy(message.policy, message.generation));
+      send({ type: 'jwt-grpc:policy-applied', generation: message.generation });
+    } catch (err) {
+      send({ type: 'jwt-grpc:policy-applied', generation: message.generation, error: problem(err) });
+    }
+  };
+  // Listening from the start: keys or a policy reloaded while this worker binds are swapped in once it listens.
   process.on('message', (message: unknown) => {
     if (!isPrimaryMessage(message)) return;
     if (message.type === 'jwt-grpc:keys') {
       if (listening === undefined) reloaded = message;
       else swapIn(listening, message);
+    } else if (message.type === 'jwt-grpc:policy') {
+      if (listening === undefined) reloadedPolicy = message;
+      else swapInPolicy(listening, message);
     } else if (message.type === 'jwt-grpc:metrics-request' && registry !== undefined) {
       void workerMetricsJson(registry).then((metrics) => send({ type: 'jwt-grpc:metrics', id: message.id, metrics }));
     } else if (message.type === 'jwt-grpc:shutdown') {
@@ -65,7 +83,11 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
 
   let server: InProcessServer;
   try {
-    server = await listenInProcess(options, importKeys(start.jwks), { metricsPort: undefined, metricsRegistry: registry });
+    server = await listenInProcess(options, importKeys(start.jwks), {
+      metricsPort: undefined,
+      metricsRegistry: registry,
+      ...(start.policy !== undefined && { policy: start.policy }),
+    });
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
     // The primary reports it, once, and stops the cluster; this worker only exits.
@@ -74,6 +96,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   }
   listening = server;
   if (reloaded !== undefined) swapIn(server, reloaded);
+  if (reloadedPolicy !== undefined) swapInPolicy(server, reloadedPolicy);
   const { port, done, close } = server;
   // A worker told to stop directly, or orphaned by a dead primary, drains too.
   process.on('SIGTERM', () => void close());
@@ -89,6 +112,10 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
       return server.server.service.keys;
     },
     reloadKeys: () => Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'reloadKeys: the primary reloads the keys of its workers')),
+    get policy() {
+      return server.server.service.policy;
+    },
+    reloadPolicy: () => Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'reloadPolicy: the primary reloads the policy of its workers')),
     metricsPort: undefined,
     httpPort: server.server.httpPort,
     servingPids: () => [process.pid],

@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
 import type { JwtPolicy } from '../policy/check.js';
 import { KeyReloader } from '../keys/reload.js';
+import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
@@ -25,6 +26,7 @@ import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, 
  * jwt.setKeys(mergeKeySets(oldKeys, await generateKeys({ algorithms: ['ES256'] }))); // new key signs, old ones verify
  * await jwt.reloadKeys(() => loadKeys('keys.json'));                                 // or from the key file, checked
  * jwt.setPolicy(await loadPolicy('policy.json'));                                    // who may get which token, checked
+ * await jwt.reloadPolicy(() => loadPolicy('policy.json'));                            // or reloaded: a broken file changes nothing
  * ```
  */
 export interface JwtServiceHandle {
@@ -52,6 +54,13 @@ export interface JwtServiceHandle {
    * stays. E.g. `jwt.setPolicy(await loadPolicy('policy.json'))` on a reload signal.
    */
   setPolicy(policy: JwtPolicy): void;
+  /**
+   * Loads a policy with `load` (e.g. `() => loadPolicy(file)`) and puts it in use. When
+   * `load` fails (a file that cannot be read, is not JSON or breaks the schema), the policy
+   * in use stays, one error line names the file, the JSON path and the problem, the failure
+   * is counted (metrics), and the promise rejects with it. Reloads run one at a time.
+   */
+  reloadPolicy(load: () => Promise<JwtPolicy>): Promise<JwtPolicy>;
 }
 
 /**
@@ -112,6 +121,8 @@ export function prepareJwtService(
     logger: resolved.logger,
     metrics: metrics?.reloads,
   });
+  // The service swaps the policy whole: a call that has started keeps the one it read.
+  const policyReloader = new PolicyReloader({ apply: (next) => core.setPolicy(next), logger: resolved.logger, metrics: metrics?.policyReloads });
   const handle: JwtServiceHandle = {
     get keys() {
       return core.keys;
@@ -122,6 +133,7 @@ export function prepareJwtService(
       return core.policy;
     },
     setPolicy: (next) => core.setPolicy(next),
+    reloadPolicy: (load) => policyReloader.reload(load),
   };
   return { handle, service: jwtService(core, tracer) };
 }

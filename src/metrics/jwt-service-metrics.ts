@@ -65,21 +65,25 @@ export function registerKeyGauge(registry: Registry, current: () => KeySet | und
   });
 }
 
-/** The key reload counters, kept where the key file is read: the single process, or a cluster's primary. */
+/**
+ * The reload counters of the key file or of the policy file, kept where the file is read:
+ * the single process, or a cluster's primary.
+ */
 export class ReloadMetrics implements ReloadCounts {
   reloads = 0;
   failures = 0;
 
-  constructor(registry: Registry) {
+  constructor(registry: Registry, file: 'key' | 'policy' = 'key') {
+    const inUse = file === 'key' ? 'the keys' : 'the policy';
     registerComputed(registry, {
-      name: 'jwt_grpc_key_reloads_total',
-      help: 'Key file reloads that took effect (SIGHUP, --watch-keys).',
+      name: `jwt_grpc_${file}_reloads_total`,
+      help: `${file === 'key' ? 'Key' : 'Policy'} file reloads that took effect (SIGHUP, --watch-keys).`,
       type: 'counter',
       samples: () => [{ labels: {}, value: this.reloads }],
     });
     registerComputed(registry, {
-      name: 'jwt_grpc_key_reload_failures_total',
-      help: 'Key file reloads that failed and left the keys in use unchanged.',
+      name: `jwt_grpc_${file}_reload_failures_total`,
+      help: `${file === 'key' ? 'Key' : 'Policy'} file reloads that failed and left ${inUse} in use unchanged.`,
       type: 'counter',
       samples: () => [{ labels: {}, value: this.failures }],
     });

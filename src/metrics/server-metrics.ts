@@ -19,6 +19,7 @@ export class ServerMetrics {
   readonly calls: CallMetrics;
   readonly service: ServiceMetrics;
   readonly reloads: ReloadMetrics;
+  readonly policyReloads: ReloadMetrics;
   /** Whether the registry is jwt-grpc's own: then the process metrics go with it. */
   readonly #own: boolean;
 
@@ -28,6 +29,7 @@ export class ServerMetrics {
     this.calls = new CallMetrics(this.registry);
     this.service = new ServiceMetrics(this.registry);
     this.reloads = new ReloadMetrics(this.registry);
+    this.policyReloads = new ReloadMetrics(this.registry, 'policy');
   }
 
   /** Every metric to serve, as prom-client's JSON (what a cluster worker sends its primary). */

@@ -357,7 +357,7 @@ export const OPTIONS = {
     group: 'cli',
     kind: flag,
     default: false,
-    help: 'reload the --keys file when it changes (rewritten, renamed over, or a Kubernetes Secret update), as SIGHUP does',
+    help: 'reload the --keys and --policy files when they change (rewritten, renamed over, or a Kubernetes Secret update), as SIGHUP does',
     cli: { flag: 'watch-keys', env: 'JWT_GRPC_WATCH_KEYS' },
   }),
   logFormat: option({

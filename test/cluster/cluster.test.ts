@@ -70,7 +70,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
         expect(isAlive(pid)).toBe(true);
       }
       expect(startedPids(cli.stderr).sort()).toEqual([a, b].sort());
-      expect(cli.stdout).toContain(`  primary: pid ${cli.pid} (SIGHUP reloads the keys, SIGTERM drains)\n`);
+      expect(cli.stdout).toContain(`  primary: pid ${cli.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)\n`);
       // Keys are made once, in the primary.
       expect(cli.stderr.match(/EPHEMERAL/g)).toHaveLength(1);
     });

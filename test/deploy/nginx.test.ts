@@ -1,7 +1,7 @@
 /**
  * deploy/ past one machine, on loopback: three `jwt-grpc serve` replicas sharing one key
  * file, each with its own /metrics, behind nginx running the shipped
- * deploy/nginx/jwt-grpc.conf (only its upstream addresses and listen port replaced).
+ * deploy/nginx/jwt-grpc.conf (only its upstream addresses and listen ports replaced).
  * Checked through the proxy with ghz on ONE connection:
  * - nginx balances calls, not connections: every replica serves >= 15 % of them (its
  *   /metrics counters), and none fails (so nginx does not drain the connection after
@@ -13,10 +13,16 @@
  * - `kill -9` of a replica under load costs only calls in flight at the kill or sent in
  *   the moment after it, before nginx marks the replica down, and the calls started after
  *   that succeed.
+ * And its discovery part: the replicas' HTTP ports (`--http-port`, `--issuer` the public
+ * URL nginx listens at) pass through, so a verifier that knows only the issuer finds
+ * `jwks_uri` at that URL, gets the same JWK Set and strong ETag from any replica (304 on
+ * If-None-Match), and verifies tokens made through the gRPC proxy; nothing else of the
+ * HTTP port is public.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../bench/kit/wait.js';
 import { runGhz } from '../../bench/ghz/ghz-run.js';
@@ -61,6 +67,7 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     fleet = await startFleet({
       replicas: REPLICAS,
       keysFile,
+      discovery: true,
       serveArgs: ['--metrics-port', '0', '--log-format', 'json', '--ttl', String(MAX_TTL), '--max-ttl', String(MAX_TTL)],
     });
     metricsPorts = fleet.replicas.map((replica) => bannerMetricsPort(replica.stdout));
@@ -133,6 +140,43 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     expect(total).toBe(okCount(report));
     for (const count of counts) expect(count / total).toBeGreaterThanOrEqual(MIN_SHARE);
   }, 30_000);
+
+  it('passes discovery through at the public URL: issuer, jwks_uri, the same ETag from every replica, 304, nothing else', async () => {
+    const discovery = fleet.discovery;
+    if (discovery === undefined) throw new Error('the fleet runs without discovery');
+    const { issuer } = discovery;
+    // Through nginx, at the issuer: the document names the public URL, not a replica's address.
+    const configuration = await fetch(`${issuer}/.well-known/openid-configuration`);
+    expect(configuration.status).toBe(200);
+    const metadata = (await configuration.json()) as { issuer: string; jwks_uri: string };
+    expect(metadata.issuer).toBe(issuer);
+    expect(metadata.jwks_uri).toBe(`${issuer}/.well-known/jwks.json`);
+
+    // The JWK Set at jwks_uri: what GetJwks says, with the ETag every replica gives directly.
+    const jwks = await fetch(metadata.jwks_uri);
+    expect(jwks.status).toBe(200);
+    expect(jwks.headers.get('content-type')).toMatch(/^application\/(jwk-set\+)?json/);
+    const etag = jwks.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^"[^"]+"$/); // strong: nginx did not weaken it
+    expect(await jwks.json()).toEqual(JSON.parse((await proxy.getJwks()).jwks_json));
+    for (const port of discovery.replicaPorts) expect((await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`)).headers.get('etag')).toBe(etag);
+    // Conditional GETs, as many as replicas twice over: nginx's round robin asks each one.
+    for (let i = 0; i < 2 * REPLICAS; i++) {
+      const again = await fetch(metadata.jwks_uri, { headers: { 'if-none-match': etag } });
+      expect(again.status, `conditional GET ${i}`).toBe(304);
+      expect(again.headers.get('etag')).toBe(etag);
+    }
+
+    // A verifier that knows only the issuer verifies a token made through the gRPC proxy.
+    const { jwt } = await proxy.generateJwt({ algorithm: 'ES256', subject: 'discovery@example.com' });
+    const { payload } = await jwtVerify(jwt, createRemoteJWKSet(new URL(metadata.jwks_uri)), { issuer });
+    expect(payload).toMatchObject({ iss: issuer, sub: 'discovery@example.com' });
+
+    // Only the documents, and only to read: a replica's health is not the service's.
+    for (const path of ['/healthz', '/readyz', '/']) expect((await fetch(`${issuer}${path}`)).status, path).toBe(404);
+    expect((await fetch(metadata.jwks_uri, { method: 'POST', body: '{}' })).status).toBe(403);
+    expect((await fetch(metadata.jwks_uri, { method: 'HEAD' })).status).toBe(200);
+  });
 
   it('a token made through the proxy verifies on every replica', async () => {
     for (const algorithm of ['ES256', 'HS256']) {

@@ -114,6 +114,13 @@ describe('options across options', () => {
   it('runCluster checks the servers\' options in the primary, so a bad one fails the start once', () => {
     optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }), 'maxTtlSeconds');
   });
+
+  it('runCluster takes a policy loader (reloadable) or a fixed server.policy, never both: two sources would disagree after a reload', () => {
+    const policy = { callers: { 'dns:a.example': { subjects: ['a'] } } };
+    const error = optionError(() => runCluster({ address: '127.0.0.1:0', policy: async () => policy, server: { policy }, handleSignals: false }), 'policy');
+    expect(error.message).toContain('not both');
+    optionError(() => runCluster({ address: '127.0.0.1:0', policy: policy as never, handleSignals: false }), 'policy');
+  });
 });
 
 describe('options only code can give', () => {

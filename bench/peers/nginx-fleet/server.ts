@@ -1,6 +1,7 @@
 // The benchmark's `jwt-grpc-nginx` row as one server: NODEMAXPROCS=N `jwt-grpc serve`
 // replicas (one process each) sharing the key file, behind nginx running the shipped
-// deploy/nginx/jwt-grpc.conf (bench/harness/fleet.ts). The harness measures, pauses and
+// deploy/nginx/jwt-grpc.conf, its gRPC part (bench/harness/fleet.ts; no discovery, so tokens
+// carry no iss, as in the other rows). The harness measures, pauses and
 // stops this process's whole tree (replicas and nginx) as one server, pinned to the CPUs
 // it pins this process to, which its children inherit.
 //
