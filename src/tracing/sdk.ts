@@ -8,9 +8,10 @@
  * Spans are exported in batches: the batch processor's queue is bounded, so a collector
  * that is down costs dropped spans, never memory.
  */
+import { ROOT_CONTEXT, context, createContextKey } from '@opentelemetry/api';
 import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
-import { otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
+import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
@@ -26,11 +27,11 @@ type Protocol = (typeof PROTOCOLS)[number];
 function loadSdk(protocol: Protocol) {
   try {
     const exporter = protocol === 'http/json' ? otlpHttpTraceExporter() : otlpProtoTraceExporter();
-    return { sdk: otelSdkTrace(), resources: otelResources(), exporter };
+    return { sdk: otelSdkTrace(), resources: otelResources(), contextHooks: otelContextAsyncHooks(), exporter };
   } catch (err) {
     throw invalidOption(
       'tracing',
-      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources and @opentelemetry/exporter-trace-otlp-${protocol === 'http/json' ? 'http' : 'proto'} (${(err as Error).message.split('\n')[0]})`,
+      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources, @opentelemetry/context-async-hooks and @opentelemetry/exporter-trace-otlp-${protocol === 'http/json' ? 'http' : 'proto'} (${(err as Error).message.split('\n')[0]})`,
     );
   }
 }
@@ -82,7 +83,8 @@ export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): Tra
       `jwt-grpc's own exporters speak ${PROTOCOLS.join(' and ')}; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`,
     );
   }
-  const { sdk, resources, exporter } = loadSdk(protocol as Protocol);
+  const { sdk, resources, contextHooks, exporter } = loadSdk(protocol as Protocol);
+  useContextManager(contextHooks);
   const resource = resources
     .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));
@@ -92,6 +94,21 @@ export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): Tra
     spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
   });
 }
+
+/**
+ * Registers the AsyncLocalStorage context manager as the process's when it has none (an
+ * SDK set up by the embedding application keeps its own): without one, `context.with` is a
+ * no-op, and the handlers, run in their call's span context, would see no active span.
+ * Process-wide and left in place at close: other servers and clients may be using it.
+ */
+function useContextManager(contextHooks: typeof import('@opentelemetry/context-async-hooks')): void {
+  // The API's no-op manager keeps no context: a value set in `with` is not there inside it.
+  const probe = ROOT_CONTEXT.setValue(CONTEXT_PROBE, true);
+  if (context.with(probe, () => context.active().getValue(CONTEXT_PROBE)) === true) return;
+  context.setGlobalContextManager(new contextHooks.AsyncLocalStorageContextManager().enable());
+}
+
+const CONTEXT_PROBE = createContextKey('jwt-grpc context manager probe');
 
 /**
  * How long closing a server waits for its own pipeline's last export. A healthy collector
