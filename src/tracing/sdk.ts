@@ -4,13 +4,15 @@
  * standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
  * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (read by the
  * exporter), OTEL_SERVICE_NAME (default `jwt-grpc`), OTEL_RESOURCE_ATTRIBUTES, and
- * OTEL_TRACES_SAMPLER with OTEL_TRACES_SAMPLER_ARG (the SDK 3.x leaves these to its caller).
- * Spans are exported in batches: the batch processor's queue is bounded, so a collector
- * that is down costs dropped spans, never memory.
+ * OTEL_TRACES_SAMPLER with OTEL_TRACES_SAMPLER_ARG, and the batch processor's OTEL_BSP_*
+ * (the SDK 3.x leaves these to its caller). Spans are exported in batches: the queue is
+ * bounded (./queue.ts), so a collector that is down costs dropped spans, counted, never memory.
  */
-import { ROOT_CONTEXT, context, createContextKey } from '@opentelemetry/api';
+import { type ObservableResult, ROOT_CONTEXT, context, createContextKey, metrics } from '@opentelemetry/api';
 import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
+import { TRACER_NAME } from './names.js';
+import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
 import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
@@ -70,12 +72,60 @@ function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof import('@opentelemet
   }
 }
 
+/** The batch span processor's settings: the SDK's defaults, each overridden by its OTEL_BSP_* variable. */
+export const BATCH_DEFAULTS = {
+  maxQueueSize: 2048,
+  maxExportBatchSize: 512,
+  scheduledDelayMillis: 5000,
+  exportTimeoutMillis: 30_000,
+} as const;
+
+const BATCH_VARIABLES = {
+  maxQueueSize: 'OTEL_BSP_MAX_QUEUE_SIZE',
+  maxExportBatchSize: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+  scheduledDelayMillis: 'OTEL_BSP_SCHEDULE_DELAY',
+  exportTimeoutMillis: 'OTEL_BSP_EXPORT_TIMEOUT',
+} as const;
+
+type BatchSettings = { -readonly [K in keyof typeof BATCH_DEFAULTS]: number };
+
+/** The batch processor's settings from OTEL_BSP_*: positive integers, a batch no larger than the queue. @internal */
+export function batchSettingsFromEnv(env: NodeJS.ProcessEnv): BatchSettings {
+  const settings: BatchSettings = { ...BATCH_DEFAULTS };
+  for (const [key, variable] of Object.entries(BATCH_VARIABLES) as [keyof BatchSettings, string][]) {
+    const text = env[variable];
+    if (text === undefined || text.trim() === '') continue;
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(variable, `must be a positive integer, got ${JSON.stringify(text)}`);
+    settings[key] = value;
+  }
+  if (settings.maxExportBatchSize > settings.maxQueueSize) {
+    throw invalidOption(
+      'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+      `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${settings.maxQueueSize}), got ${settings.maxExportBatchSize}`,
+    );
+  }
+  return settings;
+}
+
+/** jwt-grpc's own pipeline: the provider the server traces with, and its span queue. @internal */
+export interface OwnTracingPipeline {
+  readonly provider: TracerProvider;
+  /** The queue's length and the spans lost (the Prometheus metric reads them). */
+  readonly queue: SpanQueue;
+  /** Flushes what is queued, giving up after `timeoutMs` ({@link FINAL_FLUSH_TIMEOUT_MS}); never rejects. */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/** The OTel metric of the spans lost, through the global MeterProvider (a no-op without an SDK's). */
+export const DROPPED_SPANS_METRIC = 'jwt_grpc.tracing.spans.dropped';
+
 /**
- * A TracerProvider exporting over OTLP/HTTP as the environment configures it. Only the
+ * jwt-grpc's own pipeline, exporting over OTLP as the environment configures it. Only the
  * OTLP protocols the installed exporters speak are accepted (http/protobuf, http/json);
  * asking for another (grpc) fails at start rather than sending nothing. @internal
  */
-export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): TracerProvider {
+export function tracingPipelineFromEnv(env: NodeJS.ProcessEnv = process.env): OwnTracingPipeline {
   const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
   if (!PROTOCOLS.includes(protocol as Protocol)) {
     throw invalidOption(
@@ -83,16 +133,36 @@ export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): Tra
       `jwt-grpc's own exporters speak ${PROTOCOLS.join(' and ')}; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`,
     );
   }
+  const batch = batchSettingsFromEnv(env);
   const { sdk, resources, contextHooks, exporter } = loadSdk(protocol as Protocol);
+  const sampler = samplerFromEnv(env, sdk);
   useContextManager(contextHooks);
   const resource = resources
     .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));
-  return new sdk.TracerProvider({
-    resource,
-    sampler: samplerFromEnv(env, sdk),
-    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
+  const queue = new SpanQueue(batch.maxQueueSize);
+  const batchProcessor = new sdk.BatchSpanProcessor({
+    ...batch,
+    exporter: new LeavingExporter(new exporter.OTLPTraceExporter(), queue),
+    // The SDK's own metrics of its queue (otel.sdk.processor.span.queue.size and the rest),
+    // into the global MeterProvider: a no-op without an SDK's.
+    selfObsMeterProvider: metrics.getMeterProvider(),
   });
+  const provider = new sdk.TracerProvider({ resource, sampler, spanProcessors: [new AdmittingProcessor(batchProcessor, queue)] });
+
+  const dropped = metrics
+    .getMeter(TRACER_NAME)
+    .createObservableCounter(DROPPED_SPANS_METRIC, { unit: '{span}', description: 'Spans not exported: the queue was full, or their export failed' });
+  const observe = (result: ObservableResult): void => {
+    result.observe(queue.drops.queueFull, { reason: 'queue_full' });
+    result.observe(queue.drops.exportFailed, { reason: 'export_failed' });
+  };
+  dropped.addCallback(observe);
+  return {
+    provider,
+    queue,
+    shutdown: (timeoutMs) => shutdownWithin(provider, timeoutMs).finally(() => dropped.removeCallback(observe)),
+  };
 }
 
 /**
@@ -117,8 +187,8 @@ const CONTEXT_PROBE = createContextKey('jwt-grpc context manager probe');
  */
 export const FINAL_FLUSH_TIMEOUT_MS = 2000;
 
-/** Shuts `provider` down, flushing what it holds, giving up after {@link FINAL_FLUSH_TIMEOUT_MS}; never rejects. @internal */
-export function shutdownWithin(provider: TracerProvider, timeoutMs = FINAL_FLUSH_TIMEOUT_MS): Promise<void> {
+/** Shuts `provider` down, flushing what it holds, giving up after {@link FINAL_FLUSH_TIMEOUT_MS}; never rejects. */
+function shutdownWithin(provider: TracerProvider, timeoutMs = FINAL_FLUSH_TIMEOUT_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, timeoutMs).unref();
