@@ -99,3 +99,14 @@ export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/e
  * ```
  */
 export const otelContextAsyncHooks = onFirstUse<typeof import('@opentelemetry/context-async-hooks')>('@opentelemetry/context-async-hooks');
+
+/**
+ * The OTLP/gRPC trace exporter (`OTEL_EXPORTER_OTLP_PROTOCOL=grpc`), loaded only when that
+ * protocol is chosen: it brings @grpc/grpc-js with it. @internal
+ *
+ * @example
+ * ```ts
+ * const exporter = new (otlpGrpcTraceExporter().OTLPTraceExporter)();
+ * ```
+ */
+export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-grpc')>('@opentelemetry/exporter-trace-otlp-grpc');

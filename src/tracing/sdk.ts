@@ -1,6 +1,7 @@
 /**
  * jwt-grpc's own TracerProvider for `tracing: true` (`--otel`): the OpenTelemetry SDK and
- * an OTLP/HTTP exporter (protobuf or JSON), optional dependencies loaded here only, configured by the
+ * an OTLP exporter (HTTP with protobuf or JSON, or gRPC), optional dependencies loaded here
+ * only, the exporter of the protocol chosen alone, configured by the
  * standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
  * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (read by the
  * exporter), OTEL_SERVICE_NAME (default `jwt-grpc`), OTEL_RESOURCE_ATTRIBUTES, and
@@ -13,14 +14,21 @@ import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
 import { TRACER_NAME } from './names.js';
 import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
-import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
+import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
 
 /** The OTLP protocols the exporters installed with jwt-grpc speak; http/protobuf is the specification's default. */
-const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+const PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 type Protocol = (typeof PROTOCOLS)[number];
+
+/** The exporter package of each protocol, loaded only when its protocol is chosen. */
+const EXPORTERS = {
+  'http/protobuf': { name: '@opentelemetry/exporter-trace-otlp-proto', load: otlpProtoTraceExporter },
+  'http/json': { name: '@opentelemetry/exporter-trace-otlp-http', load: otlpHttpTraceExporter },
+  grpc: { name: '@opentelemetry/exporter-trace-otlp-grpc', load: otlpGrpcTraceExporter },
+} as const satisfies Record<Protocol, unknown>;
 
 /**
  * The SDK's packages and the exporter of `protocol`; an install without optional
@@ -28,12 +36,12 @@ type Protocol = (typeof PROTOCOLS)[number];
  */
 function loadSdk(protocol: Protocol) {
   try {
-    const exporter = protocol === 'http/json' ? otlpHttpTraceExporter() : otlpProtoTraceExporter();
+    const exporter = EXPORTERS[protocol].load();
     return { sdk: otelSdkTrace(), resources: otelResources(), contextHooks: otelContextAsyncHooks(), exporter };
   } catch (err) {
     throw invalidOption(
       'tracing',
-      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources, @opentelemetry/context-async-hooks and @opentelemetry/exporter-trace-otlp-${protocol === 'http/json' ? 'http' : 'proto'} (${(err as Error).message.split('\n')[0]})`,
+      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources, @opentelemetry/context-async-hooks and ${EXPORTERS[protocol].name} (${(err as Error).message.split('\n')[0]})`,
     );
   }
 }
@@ -121,16 +129,16 @@ export interface OwnTracingPipeline {
 export const DROPPED_SPANS_METRIC = 'jwt_grpc.tracing.spans.dropped';
 
 /**
- * jwt-grpc's own pipeline, exporting over OTLP as the environment configures it. Only the
- * OTLP protocols the installed exporters speak are accepted (http/protobuf, http/json);
- * asking for another (grpc) fails at start rather than sending nothing. @internal
+ * jwt-grpc's own pipeline, exporting over OTLP as the environment configures it: the
+ * protocols of the specification (http/protobuf, http/json, grpc); asking for another
+ * fails at start rather than sending nothing. @internal
  */
 export function tracingPipelineFromEnv(env: NodeJS.ProcessEnv = process.env): OwnTracingPipeline {
   const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
   if (!PROTOCOLS.includes(protocol as Protocol)) {
     throw invalidOption(
       'OTEL_EXPORTER_OTLP_PROTOCOL',
-      `jwt-grpc's own exporters speak ${PROTOCOLS.join(' and ')}; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`,
+      `must be one of ${PROTOCOLS.join(', ')}; got ${JSON.stringify(protocol)}`,
     );
   }
   const batch = batchSettingsFromEnv(env);
