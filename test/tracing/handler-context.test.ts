@@ -63,6 +63,49 @@ describe.each(TRANSPORTS)('handlers in the server span context, transport %s', (
     await closeAllServers();
   });
 
+  it('streaming handlers too: a client-streaming one (started before its requests) and a server-streaming one', async () => {
+    const server = trackServer(createJwtServer({ transport, logger: silentLogger, tracing: provider, health: false, reflection: false }));
+    const active = new Map<string, string | undefined>();
+    const streaming = (name: string, requestStream: boolean, responseStream: boolean) => ({
+      path: `/demo.Streams/${name}`,
+      requestStream,
+      responseStream,
+      requestDeserialize: bytes,
+      responseSerialize: bytes,
+      requestSerialize: bytes,
+      responseDeserialize: bytes,
+    });
+    server.addService(
+      { Upload: streaming('Upload', true, false), Download: streaming('Download', false, true) },
+      {
+        Upload: async (requests: AsyncIterable<Buffer>) => {
+          for await (const _ of requests) active.set('Upload', trace.getActiveSpan()?.spanContext().spanId);
+          return Buffer.alloc(0);
+        },
+        Download: async (_request: Buffer, responses: { write(message: Buffer): Promise<void> }) => {
+          await responses.write(Buffer.from('one'));
+          active.set('Download', trace.getActiveSpan()?.spanContext().spanId);
+        },
+      },
+    );
+    const port = await server.listen('127.0.0.1:0');
+    const raw = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+    await new Promise<void>((resolve, reject) => {
+      const upload = raw.makeClientStreamRequest('/demo.Streams/Upload', bytes, bytes, (err) => (err ? reject(err) : resolve()));
+      upload.write(Buffer.from('a'));
+      upload.end();
+    });
+    await new Promise<void>((resolve, reject) => {
+      const download = raw.makeServerStreamRequest('/demo.Streams/Download', bytes, bytes, Buffer.alloc(0));
+      download.on('data', () => undefined).on('error', reject).on('end', resolve);
+    });
+    raw.close();
+    for (const name of ['Upload', 'Download']) {
+      const [span] = await spansWhere(named(`demo.Streams/${name}`, SpanKind.SERVER));
+      expect({ name, active: active.get(name) }).toEqual({ name, active: span?.spanContext().spanId });
+    }
+  });
+
   it('caller -> greeter (jwt.verify -> issuer GetJwks; user span; GenerateJwt -> issuer), one trace', async () => {
     const keys = await sharedKeys();
     const issuerPort = (await startServer({ transport, keys, subjects: ['ada@example.com'], tracing: provider })).port;
