@@ -134,12 +134,11 @@ export const DROPPED_SPANS_METRIC = 'jwt_grpc.tracing.spans.dropped';
  * fails at start rather than sending nothing. @internal
  */
 export function tracingPipelineFromEnv(env: NodeJS.ProcessEnv = process.env): OwnTracingPipeline {
-  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
+  // The signal's own variable first, as the specification orders them.
+  const variable = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = env[variable] || 'http/protobuf';
   if (!PROTOCOLS.includes(protocol as Protocol)) {
-    throw invalidOption(
-      'OTEL_EXPORTER_OTLP_PROTOCOL',
-      `must be one of ${PROTOCOLS.join(', ')}; got ${JSON.stringify(protocol)}`,
-    );
+    throw invalidOption(variable, `must be one of ${PROTOCOLS.join(', ')}; got ${JSON.stringify(protocol)}`);
   }
   const batch = batchSettingsFromEnv(env);
   const { sdk, resources, contextHooks, exporter } = loadSdk(protocol as Protocol);

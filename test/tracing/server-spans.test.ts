@@ -235,6 +235,8 @@ describe('tracing: true, configured by OTEL_* variables', () => {
   it('refuses an OTLP protocol the specification does not name rather than sending nothing', () => {
     vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'http/thrift');
     expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*one of http\/protobuf, http\/json, grpc; got "http\/thrift"/);
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'grpc-web');
+    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL.*got "grpc-web"/);
   });
 });
 
