@@ -8,8 +8,7 @@
  *   they answer synchronously), every `onCallEnd` once when the status is decided;
  * - errors to statuses: a {@link GrpcStatusError} as it says, anything else INTERNAL, logged;
  * - a request that did not deserialize: the deserializer's own status, else INTERNAL;
- * - the values interceptors attach (`call.set`/`call.get`) and the trailers a handler adds.
- *
+ * - the values interceptors attach (`call.set`/`call.get`) and the trailers a handler adds;
  * - the OpenTelemetry context the handler runs in: the one an interceptor attached as
  *   {@link CALL_TRACE_CONTEXT} (the tracing interceptor's server span), so that the spans
  *   a handler starts and the calls it makes are that span's children.
