@@ -88,3 +88,25 @@ export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/ex
  * ```
  */
 export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');
+
+/**
+ * The AsyncLocalStorage context manager, loaded with the SDK: `tracing: true` registers it
+ * when the process has none, so that handlers run in their call's span context. @internal
+ *
+ * @example
+ * ```ts
+ * context.setGlobalContextManager(new (otelContextAsyncHooks().AsyncLocalStorageContextManager)());
+ * ```
+ */
+export const otelContextAsyncHooks = onFirstUse<typeof import('@opentelemetry/context-async-hooks')>('@opentelemetry/context-async-hooks');
+
+/**
+ * The OTLP/gRPC trace exporter (`OTEL_EXPORTER_OTLP_PROTOCOL=grpc`), loaded only when that
+ * protocol is chosen: it brings @grpc/grpc-js with it. @internal
+ *
+ * @example
+ * ```ts
+ * const exporter = new (otlpGrpcTraceExporter().OTLPTraceExporter)();
+ * ```
+ */
+export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-grpc')>('@opentelemetry/exporter-trace-otlp-grpc');

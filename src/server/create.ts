@@ -8,6 +8,7 @@ import type { MethodDescription } from '../metrics/calls.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
 import { metricsInterceptor } from '../metrics/interceptor.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
+import { registerTracingMetrics } from '../metrics/tracing.js';
 import { optionValue } from '../options/resolve.js';
 import { type JwtServiceHandle, prepareJwtService } from '../jwt-service/add.js';
 import { SERVICE_NAME } from '../jwt-service/definition.js';
@@ -19,7 +20,7 @@ import { type JwtServerOptions, type Transport, resolveServerOptions } from './o
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
 import { tracingInterceptor } from '../tracing/interceptor.js';
-import { shutdownWithin, tracerProviderFromEnv } from '../tracing/sdk.js';
+import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
 /**
@@ -86,8 +87,10 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   const methods = new Map<string, MethodDescription>();
   // Tracing off: no provider, no interceptor, no span per call. `true` builds our own
   // pipeline from the OTEL_* variables, which this server then owns (flushed at close).
-  const ownProvider = extras.tracing === true ? tracerProviderFromEnv() : undefined;
-  const provider: TracerProvider | undefined = typeof extras.tracing === 'boolean' ? ownProvider : extras.tracing;
+  const ownPipeline = extras.tracing === true ? tracingPipelineFromEnv() : undefined;
+  const provider: TracerProvider | undefined = typeof extras.tracing === 'boolean' ? ownPipeline?.provider : extras.tracing;
+  // The spans our own pipeline lost are counted beside the calls (a user's provider counts its own).
+  if (metrics !== undefined && ownPipeline !== undefined) registerTracingMetrics(metrics.registry, ownPipeline.queue);
   const tracer: Tracer | undefined = provider?.getTracer(TRACER_NAME);
   const interceptors = [
     // Tracing, then metrics, then the user's: calls a later interceptor refuses are traced
@@ -174,7 +177,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     closing = transport
       .close(graceMs)
       .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close()]))
-      .then(() => (ownProvider === undefined ? undefined : shutdownWithin(ownProvider)));
+      .then(() => ownPipeline?.shutdown());
     return closing;
   }
 

@@ -99,9 +99,10 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   /**
    * Trace every call with OpenTelemetry, on either transport: a SERVER span per call
    * (parent from `traceparent` or `grpc-trace-bin`) with `jwt.sign` and `jwt.verify`
-   * children. `true` exports over OTLP/HTTP as the `OTEL_*` variables configure it (the
-   * SDK and exporter are optional dependencies, loaded then); a TracerProvider sends the
-   * spans into your own pipeline. Default false: no tracing work at all.
+   * children; handlers run with that span active. `true` exports over OTLP (HTTP or gRPC)
+   * as the `OTEL_*` variables configure it (the SDK and exporter are optional dependencies,
+   * loaded then), its queue bounded by `OTEL_BSP_MAX_QUEUE_SIZE` and drops counted; a
+   * TracerProvider sends the spans into your own pipeline. Default false: no tracing work at all.
    */
   readonly tracing?: boolean | TracerProvider;
 }

@@ -20,12 +20,17 @@
  * Installed only when tracing is on: a server without it does no tracing work per call.
  */
 import { type Attributes, type Context, type Histogram, type Meter, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { CALL_TRACE_CONTEXT } from '../transport/call-core.js';
 import { CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { splitPath } from './names.js';
 import { parentContext } from './propagation.js';
 
-/** The context of a call's server span, for the spans its handler starts (jwt.sign, jwt.verify). @internal */
-export const SERVER_SPAN_CONTEXT = new CallKey<Context>('OpenTelemetry server span context');
+/**
+ * The context of a call's server span, for the spans its handler starts (jwt.sign,
+ * jwt.verify); the transports run the handler, and the interceptors after this one, in
+ * it, so that a user's spans and outgoing calls are its children too. @internal
+ */
+export const SERVER_SPAN_CONTEXT: CallKey<Context> = CALL_TRACE_CONTEXT;
 /** The tracer of the server that traces the call, for spans other layers start (jwtAuthInterceptor's jwt.verify). @internal */
 export const SERVER_TRACER = new CallKey<Tracer>('OpenTelemetry tracer of the server');
 

@@ -1,23 +1,34 @@
 /**
  * jwt-grpc's own TracerProvider for `tracing: true` (`--otel`): the OpenTelemetry SDK and
- * an OTLP/HTTP exporter (protobuf or JSON), optional dependencies loaded here only, configured by the
+ * an OTLP exporter (HTTP with protobuf or JSON, or gRPC), optional dependencies loaded here
+ * only, the exporter of the protocol chosen alone, configured by the
  * standard variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
  * OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (read by the
  * exporter), OTEL_SERVICE_NAME (default `jwt-grpc`), OTEL_RESOURCE_ATTRIBUTES, and
- * OTEL_TRACES_SAMPLER with OTEL_TRACES_SAMPLER_ARG (the SDK 3.x leaves these to its caller).
- * Spans are exported in batches: the batch processor's queue is bounded, so a collector
- * that is down costs dropped spans, never memory.
+ * OTEL_TRACES_SAMPLER with OTEL_TRACES_SAMPLER_ARG, and the batch processor's OTEL_BSP_*
+ * (the SDK 3.x leaves these to its caller). Spans are exported in batches: the queue is
+ * bounded (./queue.ts), so a collector that is down costs dropped spans, counted, never memory.
  */
+import { type ObservableResult, ROOT_CONTEXT, context, createContextKey, metrics } from '@opentelemetry/api';
 import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
-import { otelResources, otelSdkTrace, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
+import { TRACER_NAME } from './names.js';
+import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
+import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
 
 /** The OTLP protocols the exporters installed with jwt-grpc speak; http/protobuf is the specification's default. */
-const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+const PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 type Protocol = (typeof PROTOCOLS)[number];
+
+/** The exporter package of each protocol, loaded only when its protocol is chosen. */
+const EXPORTERS = {
+  'http/protobuf': { name: '@opentelemetry/exporter-trace-otlp-proto', load: otlpProtoTraceExporter },
+  'http/json': { name: '@opentelemetry/exporter-trace-otlp-http', load: otlpHttpTraceExporter },
+  grpc: { name: '@opentelemetry/exporter-trace-otlp-grpc', load: otlpGrpcTraceExporter },
+} as const satisfies Record<Protocol, unknown>;
 
 /**
  * The SDK's packages and the exporter of `protocol`; an install without optional
@@ -25,12 +36,12 @@ type Protocol = (typeof PROTOCOLS)[number];
  */
 function loadSdk(protocol: Protocol) {
   try {
-    const exporter = protocol === 'http/json' ? otlpHttpTraceExporter() : otlpProtoTraceExporter();
-    return { sdk: otelSdkTrace(), resources: otelResources(), exporter };
+    const exporter = EXPORTERS[protocol].load();
+    return { sdk: otelSdkTrace(), resources: otelResources(), contextHooks: otelContextAsyncHooks(), exporter };
   } catch (err) {
     throw invalidOption(
       'tracing',
-      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources and @opentelemetry/exporter-trace-otlp-${protocol === 'http/json' ? 'http' : 'proto'} (${(err as Error).message.split('\n')[0]})`,
+      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources, @opentelemetry/context-async-hooks and ${EXPORTERS[protocol].name} (${(err as Error).message.split('\n')[0]})`,
     );
   }
 }
@@ -69,29 +80,112 @@ function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof import('@opentelemet
   }
 }
 
-/**
- * A TracerProvider exporting over OTLP/HTTP as the environment configures it. Only the
- * OTLP protocols the installed exporters speak are accepted (http/protobuf, http/json);
- * asking for another (grpc) fails at start rather than sending nothing. @internal
- */
-export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): TracerProvider {
-  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
-  if (!PROTOCOLS.includes(protocol as Protocol)) {
+/** The batch span processor's settings: the SDK's defaults, each overridden by its OTEL_BSP_* variable. */
+export const BATCH_DEFAULTS = {
+  maxQueueSize: 2048,
+  maxExportBatchSize: 512,
+  scheduledDelayMillis: 5000,
+  exportTimeoutMillis: 30_000,
+} as const;
+
+const BATCH_VARIABLES = {
+  maxQueueSize: 'OTEL_BSP_MAX_QUEUE_SIZE',
+  maxExportBatchSize: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+  scheduledDelayMillis: 'OTEL_BSP_SCHEDULE_DELAY',
+  exportTimeoutMillis: 'OTEL_BSP_EXPORT_TIMEOUT',
+} as const;
+
+type BatchSettings = { -readonly [K in keyof typeof BATCH_DEFAULTS]: number };
+
+/** The batch processor's settings from OTEL_BSP_*: positive integers, a batch no larger than the queue. @internal */
+export function batchSettingsFromEnv(env: NodeJS.ProcessEnv): BatchSettings {
+  const settings: BatchSettings = { ...BATCH_DEFAULTS };
+  for (const [key, variable] of Object.entries(BATCH_VARIABLES) as [keyof BatchSettings, string][]) {
+    const text = env[variable];
+    if (text === undefined || text.trim() === '') continue;
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value < 1) throw invalidOption(variable, `must be a positive integer, got ${JSON.stringify(text)}`);
+    settings[key] = value;
+  }
+  if (settings.maxExportBatchSize > settings.maxQueueSize) {
     throw invalidOption(
-      'OTEL_EXPORTER_OTLP_PROTOCOL',
-      `jwt-grpc's own exporters speak ${PROTOCOLS.join(' and ')}; got ${JSON.stringify(protocol)} (pass your own TracerProvider as the tracing option for another)`,
+      'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+      `must not exceed OTEL_BSP_MAX_QUEUE_SIZE (${settings.maxQueueSize}), got ${settings.maxExportBatchSize}`,
     );
   }
-  const { sdk, resources, exporter } = loadSdk(protocol as Protocol);
+  return settings;
+}
+
+/** jwt-grpc's own pipeline: the provider the server traces with, and its span queue. @internal */
+export interface OwnTracingPipeline {
+  readonly provider: TracerProvider;
+  /** The queue's length and the spans lost (the Prometheus metric reads them). */
+  readonly queue: SpanQueue;
+  /** Flushes what is queued, giving up after `timeoutMs` ({@link FINAL_FLUSH_TIMEOUT_MS}); never rejects. */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/** The OTel metric of the spans lost, through the global MeterProvider (a no-op without an SDK's). */
+export const DROPPED_SPANS_METRIC = 'jwt_grpc.tracing.spans.dropped';
+
+/**
+ * jwt-grpc's own pipeline, exporting over OTLP as the environment configures it: the
+ * protocols of the specification (http/protobuf, http/json, grpc); asking for another
+ * fails at start rather than sending nothing. @internal
+ */
+export function tracingPipelineFromEnv(env: NodeJS.ProcessEnv = process.env): OwnTracingPipeline {
+  // The signal's own variable first, as the specification orders them.
+  const variable = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = env[variable] || 'http/protobuf';
+  if (!PROTOCOLS.includes(protocol as Protocol)) {
+    throw invalidOption(variable, `must be one of ${PROTOCOLS.join(', ')}; got ${JSON.stringify(protocol)}`);
+  }
+  const batch = batchSettingsFromEnv(env);
+  const { sdk, resources, contextHooks, exporter } = loadSdk(protocol as Protocol);
+  const sampler = samplerFromEnv(env, sdk);
+  useContextManager(contextHooks);
   const resource = resources
     .resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })
     .merge(resources.detectResources({ detectors: [resources.processDetector, resources.envDetector] }));
-  return new sdk.TracerProvider({
-    resource,
-    sampler: samplerFromEnv(env, sdk),
-    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
+  const queue = new SpanQueue(batch.maxQueueSize);
+  const batchProcessor = new sdk.BatchSpanProcessor({
+    ...batch,
+    exporter: new LeavingExporter(new exporter.OTLPTraceExporter(), queue),
+    // The SDK's own metrics of its queue (otel.sdk.processor.span.queue.size and the rest),
+    // into the global MeterProvider: a no-op without an SDK's.
+    selfObsMeterProvider: metrics.getMeterProvider(),
   });
+  const provider = new sdk.TracerProvider({ resource, sampler, spanProcessors: [new AdmittingProcessor(batchProcessor, queue)] });
+
+  const dropped = metrics
+    .getMeter(TRACER_NAME)
+    .createObservableCounter(DROPPED_SPANS_METRIC, { unit: '{span}', description: 'Spans not exported: the queue was full, or their export failed' });
+  const observe = (result: ObservableResult): void => {
+    result.observe(queue.drops.queueFull, { reason: 'queue_full' });
+    result.observe(queue.drops.exportFailed, { reason: 'export_failed' });
+  };
+  dropped.addCallback(observe);
+  return {
+    provider,
+    queue,
+    shutdown: (timeoutMs) => shutdownWithin(provider, timeoutMs).finally(() => dropped.removeCallback(observe)),
+  };
 }
+
+/**
+ * Registers the AsyncLocalStorage context manager as the process's when it has none (an
+ * SDK set up by the embedding application keeps its own): without one, `context.with` is a
+ * no-op, and the handlers, run in their call's span context, would see no active span.
+ * Process-wide and left in place at close: other servers and clients may be using it.
+ */
+function useContextManager(contextHooks: typeof import('@opentelemetry/context-async-hooks')): void {
+  // The API's no-op manager keeps no context: a value set in `with` is not there inside it.
+  const probe = ROOT_CONTEXT.setValue(CONTEXT_PROBE, true);
+  if (context.with(probe, () => context.active().getValue(CONTEXT_PROBE)) === true) return;
+  context.setGlobalContextManager(new contextHooks.AsyncLocalStorageContextManager().enable());
+}
+
+const CONTEXT_PROBE = createContextKey('jwt-grpc context manager probe');
 
 /**
  * How long closing a server waits for its own pipeline's last export. A healthy collector
@@ -100,8 +194,8 @@ export function tracerProviderFromEnv(env: NodeJS.ProcessEnv = process.env): Tra
  */
 export const FINAL_FLUSH_TIMEOUT_MS = 2000;
 
-/** Shuts `provider` down, flushing what it holds, giving up after {@link FINAL_FLUSH_TIMEOUT_MS}; never rejects. @internal */
-export function shutdownWithin(provider: TracerProvider, timeoutMs = FINAL_FLUSH_TIMEOUT_MS): Promise<void> {
+/** Shuts `provider` down, flushing what it holds, giving up after {@link FINAL_FLUSH_TIMEOUT_MS}; never rejects. */
+function shutdownWithin(provider: TracerProvider, timeoutMs = FINAL_FLUSH_TIMEOUT_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, timeoutMs).unref();

@@ -8,16 +8,20 @@
  *   they answer synchronously), every `onCallEnd` once when the status is decided;
  * - errors to statuses: a {@link GrpcStatusError} as it says, anything else INTERNAL, logged;
  * - a request that did not deserialize: the deserializer's own status, else INTERNAL;
- * - the values interceptors attach (`call.set`/`call.get`) and the trailers a handler adds.
+ * - the values interceptors attach (`call.set`/`call.get`) and the trailers a handler adds;
+ * - the OpenTelemetry context the handler runs in: the one an interceptor attached as
+ *   {@link CALL_TRACE_CONTEXT} (the tracing interceptor's server span), so that the spans
+ *   a handler starts and the calls it makes are that span's children.
  *
  * Built for the unary path: nothing here allocates per call unless a handler or an
  * interceptor asks for it (the values map, the trailers, an async onCallStart's promise).
  */
+import { type Context, context as otelContext } from '@opentelemetry/api';
 import type { Logger } from '../log.js';
 import {
   type CallContext,
   type CallerIdentity,
-  type CallKey,
+  CallKey,
   type CallOutcome,
   GrpcStatusError,
   CallMetadata,
@@ -32,6 +36,13 @@ export interface CallSettings {
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
+
+/**
+ * The OpenTelemetry context a call's handler, and the interceptors after the one that
+ * attaches it, run in: the tracing interceptor's server span. Without it (tracing off)
+ * they run in the context they were called in. @internal
+ */
+export const CALL_TRACE_CONTEXT = new CallKey<Context>('OpenTelemetry context of the call');
 
 /** True for a promise or any other thenable a handler or interceptor may return. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -98,6 +109,23 @@ export abstract class CallCore implements CallContext {
     (this.#values ??= new Map()).set(key, value);
   }
 
+  /**
+   * Calls `run(arg)` (the transport's handler runner, `this` bound) inside the call's
+   * {@link CALL_TRACE_CONTEXT}; directly without one. Tracing off, that costs a field
+   * read and no allocation.
+   */
+  protected inCallContext<A>(run: (this: this, arg: A) => void, arg: A): void {
+    const active = this.#values?.get(CALL_TRACE_CONTEXT) as Context | undefined;
+    if (active === undefined) run.call(this, arg);
+    else otelContext.with(active, run, this, arg);
+  }
+
+  /** Runs one interceptor's onCallStart, inside the call's context once an earlier interceptor attached one. */
+  #callStart(onCallStart: NonNullable<CallInterceptor['onCallStart']>): void | Promise<void> {
+    const active = this.#values?.get(CALL_TRACE_CONTEXT) as Context | undefined;
+    return active === undefined ? onCallStart(this) : otelContext.with(active, onCallStart, undefined, this);
+  }
+
   /** Ends the call with `err` as its status: a GrpcStatusError as it says, anything else INTERNAL (logged). */
   fail(err: unknown): void {
     if (!this.mayEnd()) return;
@@ -134,7 +162,7 @@ export abstract class CallCore implements CallContext {
       if (onCallStart === undefined) continue;
       let result: unknown;
       try {
-        result = onCallStart(this);
+        result = this.#callStart(onCallStart);
       } catch (err) {
         this.fail(err);
         return false;
@@ -151,7 +179,10 @@ export abstract class CallCore implements CallContext {
     const interceptors = this.settings.interceptors;
     try {
       await pending;
-      for (let i = next; i < interceptors.length && this.mayEnd(); i++) await interceptors[i]?.onCallStart?.(this);
+      for (let i = next; i < interceptors.length && this.mayEnd(); i++) {
+        const onCallStart = interceptors[i]?.onCallStart;
+        if (onCallStart !== undefined) await this.#callStart(onCallStart);
+      }
     } catch (err) {
       this.fail(err);
       return false;

@@ -135,9 +135,9 @@ class GrpcJsCall extends CallCore {
   /** grpc-js's server sends responses uncompressed; compression is optional for a server (doc/compression.md (https://github.com/grpc/grpc/blob/master/doc/compression.md)). */
   setResponseCompression(_encoding: ResponseCompression): void {}
 
-  /** Runs the interceptors' onCallStart, then `run` (the handler), and settles the call with its result. */
+  /** Runs the interceptors' onCallStart, then `run` (the handler, in the call's trace context), and settles the call with its result. */
   start(run: () => unknown): void {
-    if (this.startInterceptors()) this.whenStarted(() => this.#run(run));
+    if (this.startInterceptors()) this.whenStarted(() => this.inCallContext(this.#run, run));
   }
 
   #run(run: () => unknown): void {

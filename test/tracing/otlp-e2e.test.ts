@@ -2,9 +2,16 @@
  * End to end with real OpenTelemetry pieces: `jwt-grpc serve --otel` exports over OTLP/HTTP
  * (the SDK's own exporter, configured by OTEL_* variables) to a sink on loopback, and the
  * caller is a grpc-js client instrumented with @opentelemetry/instrumentation-grpc in its own
- * process. The server's span must be the child of that client's span, in one trace.
+ * process. The server's span must be the child of that client's span, in one trace. With
+ * OTEL_EXPORTER_OTLP_PROTOCOL=grpc, the spans go to an OTLP/gRPC receiver instead: the
+ * collector's TraceService, served with grpc-js from the OTLP .proto files in
+ * fixtures/otlp-proto (https://github.com/open-telemetry/opentelemetry-proto at ac2c4b5,
+ * v1.11.0 and after; Apache-2.0, the header of each file).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Server as GrpcServer, ServerCredentials, type ServerUnaryCall, type sendUnaryData, loadPackageDefinition } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -12,6 +19,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
+import { CallMetadata } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 
 const CLIENT = join(import.meta.dirname, 'fixtures', 'instrumented-client.cjs');
@@ -158,5 +166,95 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
     expect(sign?.traceId).toBe(client?.traceId);
     expect(sign?.parentSpanId).toBe(serverSpan?.spanId);
     expect(attributesOf(sign?.attributes ?? [])).toEqual({ 'jwt.alg': 'HS256', 'jwt.kid': kid });
+  });
+});
+
+/** A span as @grpc/proto-loader decodes OTLP's protobuf (bytes as Buffers, enums as numbers, 64-bit integers as strings). */
+interface GrpcOtlpSpan {
+  traceId: Buffer;
+  spanId: Buffer;
+  parentSpanId: Buffer;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: { stringValue?: string; intValue?: string; boolValue?: boolean; value?: string } }[];
+}
+
+/** A minimal OTLP/gRPC receiver: opentelemetry.proto.collector.trace.v1.TraceService/Export, keeping every span with its resource. */
+class OtlpGrpcReceiver {
+  readonly spans: (GrpcOtlpSpan & { resource: Record<string, unknown> })[] = [];
+  readonly #server = new GrpcServer();
+
+  async listen(): Promise<string> {
+    const definition = loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', {
+      includeDirs: [join(import.meta.dirname, 'fixtures', 'otlp-proto')],
+      longs: String,
+      enums: Number,
+      bytes: Buffer,
+      defaults: true,
+      oneofs: true,
+    });
+    const collector = loadPackageDefinition(definition) as unknown as {
+      opentelemetry: { proto: { collector: { trace: { v1: { TraceService: { service: Parameters<GrpcServer['addService']>[0] } } } } } };
+    };
+    type Request = { resourceSpans: { resource: { attributes: GrpcOtlpSpan['attributes'] }; scopeSpans: { spans: GrpcOtlpSpan[] }[] }[] };
+    this.#server.addService(collector.opentelemetry.proto.collector.trace.v1.TraceService.service, {
+      Export: (call: ServerUnaryCall<Request, unknown>, callback: sendUnaryData<unknown>) => {
+        for (const { resource, scopeSpans } of call.request.resourceSpans) {
+          const resourceAttributes = Object.fromEntries(resource.attributes.map(({ key, value }) => [key, value.stringValue ?? value.intValue]));
+          for (const { spans } of scopeSpans) for (const span of spans) this.spans.push({ ...span, resource: resourceAttributes });
+        }
+        callback(null, {});
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      this.#server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    );
+    return `http://127.0.0.1:${port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.#server.tryShutdown(() => resolve()));
+  }
+}
+
+describe('--otel end to end, OTEL_EXPORTER_OTLP_PROTOCOL=grpc to an OTLP/gRPC receiver on loopback', () => {
+  const receiver = new OtlpGrpcReceiver();
+  let endpoint: string;
+
+  beforeAll(async () => {
+    endpoint = await receiver.listen();
+  });
+  afterEach(() => killAll());
+  afterAll(() => receiver.close());
+
+  it('the server span arrives with the caller\'s trace id, its name, kind and attributes, and jwt.sign under it', async () => {
+    const server = await startCli(serveArgs('--otel'), {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: 'jwt-grpc-over-grpc' },
+    });
+    const traceId = randomBytes(16).toString('hex');
+    const parentSpanId = randomBytes(8).toString('hex');
+    const clients = new ClientPool();
+    const metadata = new CallMetadata().set('traceparent', `00-${traceId}-${parentSpanId}-01`);
+    await clients.jwt(server.port).generateJwt({ algorithm: 'HS256', subject: 'ada@example.com' }, { metadata });
+    clients.closeAll();
+    // SIGTERM: the server drains and its batch processor flushes over gRPC.
+    expect((await server.stop()).code, server.stderr).toBe(0);
+
+    const serverSpan = receiver.spans.find((span) => span.name === 'jwt.services.JwtService/GenerateJwt');
+    expect(serverSpan?.traceId.toString('hex')).toBe(traceId);
+    expect(serverSpan?.parentSpanId.toString('hex')).toBe(parentSpanId);
+    expect(serverSpan?.kind).toBe(KIND.SERVER);
+    const attributes = Object.fromEntries((serverSpan?.attributes ?? []).map(({ key, value }) => [key, value.stringValue ?? value.intValue]));
+    expect(attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.service': 'jwt.services.JwtService',
+      'rpc.method': 'GenerateJwt',
+      'rpc.grpc.status_code': '0',
+      'network.peer.address': '127.0.0.1',
+    });
+    expect(serverSpan?.resource).toMatchObject({ 'service.name': 'jwt-grpc-over-grpc', 'process.pid': String(server.pid) });
+    const sign = receiver.spans.find((span) => span.name === 'jwt.sign');
+    expect(sign?.traceId.toString('hex')).toBe(traceId);
+    expect(sign?.parentSpanId.toString('hex')).toBe(serverSpan?.spanId.toString('hex'));
   });
 });

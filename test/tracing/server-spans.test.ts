@@ -232,9 +232,11 @@ describe('tracing: true, configured by OTEL_* variables', () => {
     expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
   });
 
-  it('refuses an OTLP protocol its exporter does not speak rather than sending nothing', () => {
-    vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc');
-    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*grpc/);
+  it('refuses an OTLP protocol the specification does not name rather than sending nothing', () => {
+    vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'http/thrift');
+    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*one of http\/protobuf, http\/json, grpc; got "http\/thrift"/);
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'grpc-web');
+    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL.*got "grpc-web"/);
   });
 });
 

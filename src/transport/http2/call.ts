@@ -119,7 +119,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     const kind = this.#route.kind;
     if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(stream);
     if (!this.startInterceptors()) return;
-    if (this.#queue !== undefined) this.whenStarted(() => this.#runStreaming(undefined));
+    if (this.#queue !== undefined) this.whenStarted(() => this.inCallContext(this.#runStreaming, undefined));
   }
 
   // --- CallContext ---
@@ -230,11 +230,11 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
       return;
     }
     this.#request = undefined;
-    if (this.gate === undefined) this.#runSingleRequest(bytes);
-    else this.whenStarted(() => this.#runSingleRequest(bytes));
+    if (this.gate === undefined) this.inCallContext(this.#runSingleRequest, bytes);
+    else this.whenStarted(() => this.inCallContext(this.#runSingleRequest, bytes));
   }
 
-  // --- handlers ---
+  // --- handlers (run through inCallContext: inside the call's trace context, when it has one) ---
 
   #runSingleRequest(bytes: Buffer): void {
     let request: unknown;
