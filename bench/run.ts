@@ -25,6 +25,7 @@ import { PROFILES } from './options/profiles.js';
 import type { BenchOptions } from './options/types.js';
 import { type BenchResults, serializeResults } from './report/results-file.js';
 import { renderSummary } from './report/summary.js';
+import { writeReport } from './report/write-report.js';
 
 export type { BenchOptions } from './options/types.js';
 export type { BenchResults } from './report/results-file.js';
@@ -94,6 +95,13 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const summary = renderSummary(results);
   writeFileSync(join(runDir, 'results.json'), serializeResults(results));
   writeFileSync(join(runDir, 'summary.md'), summary);
+  // After results.json and summary.md are on disk: a chart that fails must not cost the run.
+  try {
+    const { charts } = await writeReport(runDir, results, summary, log);
+    log(`bench: wrote report.html with ${charts.length} chart(s)`);
+  } catch (error) {
+    log(`bench: report.html failed, the results are kept: ${(error as Error).message}`);
+  }
   updateLatestLink(options.out, basename(runDir));
   if (options.printSummary) process.stdout.write('\n' + summary);
   log(`bench: wrote ${join(runDir, 'summary.md')} and results.json`);
