@@ -15,8 +15,8 @@ function inline(text: string): string {
   const codes: string[] = [];
   let html = escapeHtml(text).replace(/`([^`]+)`/g, (_m, code: string) => `\u0000${codes.push(code) - 1}\u0000`);
   html = html.replace(/\*\*(.+?)\*\*/g, '<strong>$1</strong>');
-  // Only relative links and http(s) ones: a javascript: URL in a label would otherwise become live.
-  html = html.replace(/\[([^\]]+)\]\(((?:https?:\/\/|\.{0,2}\/|[\w.-]+)[^)\s]*)\)/g, '<a href="$2">$1</a>');
+  // Only http(s) links and relative ones (no colon): a javascript: URL would otherwise become live.
+  html = html.replace(/\[([^\]]+)\]\((https?:\/\/[^)\s]+|[^):\s]+)\)/g, '<a href="$2">$1</a>');
   return html.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => `<code>${codes[Number(i)]}</code>`);
 }
 
