@@ -36,6 +36,7 @@ const INTEGRATION = [
  * `npm run test:unit` runs `unit` alone, the quick run while developing.
  */
 const LOAD_RUNS = [
+  'test/bench/accept-rate.test.ts',
   'test/bench/smoke.test.ts',
   'test/deploy/nginx.test.ts',
   'test/discovery/load.test.ts',
