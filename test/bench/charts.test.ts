@@ -47,8 +47,9 @@ describe('charts', () => {
   it('draws one row per ours / Go ratio and labels each with its median', async () => {
     const results = reportFixture();
     const rows = oursGoRatioRows(results);
-    // 2 scenarios x 2 metrics, plus h2load's two algorithms.
-    expect(rows).toHaveLength(6);
+    // Every ours / Go ratio with an interval, plus h2load's two algorithms.
+    expect(rows).toHaveLength((results.macro?.ratios.filter((r) => r.comparison === 'ours-go' && r.interval !== null).length ?? 0) + 2);
+    expect(rows.length).toBeGreaterThanOrEqual(6);
     const [chart] = await renderCharts(results, () => undefined);
     for (const row of rows) expect(chart?.svg, row.row).toContain(`${row.median.toFixed(2)}x`);
   });
@@ -66,10 +67,15 @@ describe('charts', () => {
 
   it('skips the charts whose sections a run lacks, or whose entries lack their figures', async () => {
     const bare = await renderCharts(macroOnlyFixture(), () => undefined);
-    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios', 'cpu-per-call']);
+    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios', 'scaling', 'cpu-per-call']);
     const broken = { ...macroOnlyFixture(), openLoop: [{ server: 'go', algorithm: 'HS256' }], warmup: [null, { warmupCalls: 'ten' }], startup: 'none' };
     const charts = await renderCharts(broken as never, () => undefined);
-    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios', 'cpu-per-call']);
+    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios', 'scaling', 'cpu-per-call']);
+    // One N only (the 2-core machine's N = 1): no scaling curve.
+    const macro = bare.length > 0 ? macroOnlyFixture().macro : null;
+    if (macro === null) throw new Error('fixture without macro');
+    const oneN = { ...macroOnlyFixture(), macro: { ...macro, scenarios: macro.scenarios.filter((s) => s.group === 'single' || s.serverCores === 2) } };
+    expect((await renderCharts(oneN, () => undefined)).map((c) => c.name)).not.toContain('scaling');
   });
 
   it('loses only the chart that fails, and says which', async () => {

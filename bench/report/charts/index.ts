@@ -10,6 +10,7 @@ import type { ChartedResults } from './inputs.js';
 import { latencyChartSpec, latencyRows } from './latency-chart.js';
 import { oursGoRatioRows, ratioChartSpec, verdictRatioRows } from './ratio-charts.js';
 import { renderSvg } from './render.js';
+import { scalingChartSpec, scalingRatioRows, scalingRows } from './scaling-chart.js';
 import { warmupChartSpec, warmupRows } from './warmup-chart.js';
 
 export interface ChartDefinition {
@@ -37,6 +38,11 @@ export const CHARTS: readonly ChartDefinition[] = [
   },
   { name: 'h2load', caption: 'requests/s under h2load', spec: (r) => unlessEmpty(h2loadRows(r), h2loadChartSpec) },
   { name: 'latency', caption: 'latency against offered load, per server', spec: (r) => unlessEmpty(latencyRows(r), latencyChartSpec) },
+  {
+    name: 'scaling',
+    caption: 'requests/s against N cores, and ours / Go at each N',
+    spec: (r) => unlessEmpty(scalingRows(r.macro), (rows) => scalingChartSpec(rows, scalingRatioRows(r.macro))),
+  },
   { name: 'cpu-per-call', caption: 'CPU per call, server and load generator', spec: (r) => unlessEmpty(cpuRows(r.macro), cpuChartSpec) },
   { name: 'warmup', caption: 'the warm-up curve', spec: (r) => unlessEmpty(warmupRows(r), warmupChartSpec) },
   { name: 'startup', caption: 'time to the first OK call', spec: (r) => unlessEmpty(startupRows(r), startupChartSpec) },
