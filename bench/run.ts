@@ -25,7 +25,6 @@ import { PROFILES } from './options/profiles.js';
 import type { BenchOptions } from './options/types.js';
 import { type BenchResults, serializeResults } from './report/results-file.js';
 import { renderSummary } from './report/summary.js';
-import { writeReport } from './report/write-report.js';
 
 export type { BenchOptions } from './options/types.js';
 export type { BenchResults } from './report/results-file.js';
@@ -95,8 +94,10 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const summary = renderSummary(results);
   writeFileSync(join(runDir, 'results.json'), serializeResults(results));
   writeFileSync(join(runDir, 'summary.md'), summary);
-  // After results.json and summary.md are on disk: a chart that fails must not cost the run.
+  // After results.json and summary.md are on disk: a chart that fails must not cost the run,
+  // nor a missing charting library (vega is a devDependency), hence the import here.
   try {
+    const { writeReport } = await import('./report/write-report.js');
     const { charts } = await writeReport(runDir, results, summary, log);
     log(`bench: wrote report.html with ${charts.length} chart(s)`);
   } catch (error) {
