@@ -2,11 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Test files that drive the server with programs nobody here wrote (h2spec, grpcurl, the
- * grpc-go interop client, grpcio, go-oidc, PyJWT), build them, pack the package and
+ * grpc-go interop client, grpcio, go-oidc, PyJWT, a headless chromium), build them, pack the package and
  * install it from the npm registry, or start clusters and CLI processes by the dozen:
  * the `integration` project. They take minutes on 2 cores, mostly waiting on processes.
  */
 const INTEGRATION = [
+  'test/bench/report-browser.test.ts',
   'test/cli/cli.test.ts',
   'test/cli/policy-cli.test.ts',
   'test/cli/policy-reload.test.ts',
@@ -36,6 +37,7 @@ const INTEGRATION = [
  * `npm run test:unit` runs `unit` alone, the quick run while developing.
  */
 const LOAD_RUNS = [
+  'test/bench/accept-rate.test.ts',
   'test/bench/smoke.test.ts',
   'test/deploy/nginx.test.ts',
   'test/discovery/load.test.ts',

@@ -94,6 +94,15 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   const summary = renderSummary(results);
   writeFileSync(join(runDir, 'results.json'), serializeResults(results));
   writeFileSync(join(runDir, 'summary.md'), summary);
+  // After results.json and summary.md are on disk: a chart that fails must not cost the run,
+  // nor a missing charting library (vega is a devDependency), hence the import here.
+  try {
+    const { writeReport } = await import('./report/write-report.js');
+    const { charts } = await writeReport(runDir, results, summary, log);
+    log(`bench: wrote report.html with ${charts.length} chart(s)`);
+  } catch (error) {
+    log(`bench: report.html failed, the results are kept: ${(error as Error).message}`);
+  }
   updateLatestLink(options.out, basename(runDir));
   if (options.printSummary) process.stdout.write('\n' + summary);
   log(`bench: wrote ${join(runDir, 'summary.md')} and results.json`);

@@ -42,6 +42,11 @@ describe('npm run bench -- --smoke', () => {
     const onDisk = JSON.parse(readFileSync(join(run.runDir, 'results.json'), 'utf8')) as BenchRun['results'];
     expect(onDisk.options.profile).toBe('smoke');
     expect(readFileSync(join(run.runDir, 'summary.md'), 'utf8')).toBe(run.summary);
+    // The charts and report.html beside it: the CPU chart at least (the ratio ones need Go), each inline in the page.
+    const report = readFileSync(join(run.runDir, 'report.html'), 'utf8');
+    const svgs = readdirSync(run.runDir).filter((f) => f.endsWith('.svg'));
+    expect(svgs).toContain('cpu-per-call.svg');
+    for (const svg of svgs) expect(report).toContain(readFileSync(join(run.runDir, svg), 'utf8'));
     expect(readlinkSync(join(out, 'latest'))).toBe(basename(run.runDir));
 
     // Micro: every row timed.

@@ -1,0 +1,57 @@
+/**
+ * The ratio charts: every ratio the verdicts read (one row per scenario and comparison,
+ * in the verdict's metric), and the headline one, ours / Go in both metrics, plus the
+ * h2load cell's ours / Go where the run has it.
+ */
+import type { TopLevelSpec } from 'vega-lite';
+import { COMPARISONS } from '../../macro/comparisons.js';
+import type { MacroResults, RatioMetric, RatioResult } from '../../macro/results.js';
+import { type DotRow, READING_COLOURS, dotChartSpec, readingOf } from './interval-dots.js';
+import { type ChartedResults, entriesOf, intervalOf } from './inputs.js';
+
+const METRIC_LABELS: Readonly<Record<RatioMetric, string>> = { rps: 'requests/s', callsPerCpuSecond: 'calls/CPU-s' };
+
+function rowOf(macro: MacroResults, ratio: RatioResult, withComparison: boolean): DotRow | null {
+  if (ratio.interval === null) return null;
+  const scenario = macro.scenarios.find((s) => s.id === ratio.scenario)?.label ?? ratio.scenario;
+  const comparison = COMPARISONS.find((c) => c.id === ratio.comparison)?.label ?? ratio.comparison;
+  const parts = withComparison ? [scenario, comparison, METRIC_LABELS[ratio.metric]] : [scenario, METRIC_LABELS[ratio.metric]];
+  const { median, low, high } = ratio.interval;
+  return { row: parts.join(' · '), median, low, high, reading: readingOf(low, high) };
+}
+
+/** The h2load cell's ours / Go rows (requests/s), one per algorithm, from entries that carry the ratio. */
+export function h2loadRatioRows(results: ChartedResults): DotRow[] {
+  const rows: DotRow[] = [];
+  for (const entry of entriesOf(results.h2load)) {
+    const ratio = intervalOf(entry['ratioToGo']);
+    if (ratio === null) continue;
+    rows.push({ row: `h2load ${String(entry['algorithm'])} · ${String(entry['server'])} / Go · requests/s`, ...ratio, reading: readingOf(ratio.low, ratio.high) });
+  }
+  return rows;
+}
+
+/** Every headline ratio (the figure each verdict uses), for every comparison. */
+export function verdictRatioRows(results: ChartedResults): DotRow[] {
+  const macro = results.macro;
+  const rows = macro === null ? [] : macro.ratios.filter((r) => r.headline).map((r) => rowOf(macro, r, true));
+  return [...rows.filter((r): r is DotRow => r !== null), ...h2loadRatioRows(results)];
+}
+
+/** ours / Go in both metrics per scenario, and under h2load: the README's chart. */
+export function oursGoRatioRows(results: ChartedResults): DotRow[] {
+  const macro = results.macro;
+  const rows = macro === null ? [] : macro.ratios.filter((r) => r.comparison === 'ours-go').map((r) => rowOf(macro, r, false));
+  return [...rows.filter((r): r is DotRow => r !== null), ...h2loadRatioRows(results)];
+}
+
+export function ratioChartSpec(rows: readonly DotRow[], title: string): TopLevelSpec {
+  return dotChartSpec(rows, {
+    title,
+    subtitle: 'Dashed line: 1.00. A whisker across it reads "no difference shown", the verdicts\' rule (no margin around 1.00).',
+    xTitle: 'per-round ratio: median and 95 % interval (log; > 1: the first server is better)',
+    ratio: true,
+    colours: READING_COLOURS,
+    labelFormat: '{}x',
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * A results.json for the report's tests: the 2026-11-23T18:34 run trimmed to two
+ * scenarios, four servers and five rounds, with made-up h2load, openLoop, warmup and
+ * startup sections in the shapes those sections have (test/bench/fixtures/report-results.json).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MacroResults, RatioResult, ServerStatus } from '../../bench/macro/results.js';
+import { buildScenarios } from '../../bench/macro/scenarios.js';
+import type { ChartedResults } from '../../bench/report/charts/inputs.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { cell } from './round-fixture.js';
+
+/**
+ * The fixture, plus "N cores" groups at N = 1 (2 workers), 2 and 4 for HS256 with made-up
+ * rounds of the cluster and Go, and their ours / Go ratios: what the scaling chart reads.
+ */
+export function reportFixture(): ChartedResults {
+  const results = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'bench', 'fixtures', 'report-results.json'), 'utf8')) as ChartedResults;
+  const macro = results.macro as MacroResults;
+  const multi = buildScenarios(['HS256'], [{ cores: 1, workers: 2 }, { cores: 2, workers: 2 }, { cores: 4, workers: 4 }]).filter((s) => s.group === 'multi');
+  const cluster: ServerStatus = { ...(macro.servers.find((s) => s.name === 'jwt-grpc') as ServerStatus), name: 'jwt-grpc-cluster', label: 'jwt-grpc-cluster', cluster: true, usesAllCores: true };
+  const rounds = (rps: number) => [0.97, 1.0, 1.02, 0.99, 1.03].map((f) => ({ rps: rps * f }));
+  const cells = multi.flatMap((s) => [cell('jwt-grpc-cluster', s.id, rounds(30_000 * s.serverCores)), cell('go', s.id, rounds(22_000 * s.serverCores ** 0.9))]);
+  const ratios: RatioResult[] = multi.map((s) => {
+    const median = 30_000 / 22_000 / s.serverCores ** -0.1;
+    return {
+      scenario: s.id,
+      comparison: 'ours-go',
+      subject: 'jwt-grpc-cluster',
+      baseline: 'go',
+      metric: 'rps',
+      perRound: [],
+      interval: { median, low: median * 0.95, high: median * 1.05, n: 5 },
+      headline: true,
+    };
+  });
+  return {
+    ...results,
+    macro: {
+      ...macro,
+      // As a 16-core machine would split its CPUs (the summary's tables name them).
+      corePlan: { ...macro.corePlan, multi: [1, 2, 4].map((n) => ({ cores: n, workers: Math.max(2, n), serverCpus: [...Array(n).keys()], loadCpus: [...Array(16 - n).keys()].map((i) => i + n) })) },
+      scenarios: [...macro.scenarios, ...multi], servers: [...macro.servers, cluster], cells: [...macro.cells, ...cells], ratios: [...macro.ratios, ...ratios] },
+  };
+}
+
+/** The fixture without the sections other parts of the benchmark add: a run of the harness alone. */
+export function macroOnlyFixture(): ChartedResults {
+  const { h2load: _h, openLoop: _o, warmup: _w, startup: _s, ...rest } = reportFixture();
+  return rest;
+}
+
+/** Per chart, the vega mark types (`mark-<type> role-mark`) its SVG must draw at least one of each. */
+export const EXPECTED_MARKS: Readonly<Record<string, readonly string[]>> = {
+  'ratios-ours-go': ['symbol', 'rule', 'text'],
+  ratios: ['symbol', 'rule', 'text'],
+  h2load: ['symbol', 'rule', 'text'],
+  latency: ['line', 'area', 'symbol'],
+  scaling: ['line', 'area', 'symbol', 'rule'],
+  'cpu-per-call': ['rect'],
+  warmup: ['line', 'area', 'symbol'],
+  startup: ['symbol', 'rule', 'text'],
+};
