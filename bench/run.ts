@@ -77,6 +77,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       runDir,
       log,
       onCleanup: registerCleanup,
+      baselineRef: options.baselineRef,
+      jwksThroughput: options.jwksThroughput,
     });
   }
 
