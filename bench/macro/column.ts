@@ -6,11 +6,11 @@ import type { GhzCall } from '../ghz/ghz-args.js';
 import { redactToken, summarizeGhzReport, withoutDetails } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { renderHtmlReport } from '../ghz/html-report.js';
-import { cpuSnapshot, runCpu } from '../harness/contention.js';
+import { type RunCpu, cpuSnapshot, runCpu } from '../harness/contention.js';
 import type { CorePlan, CpuSplit } from '../harness/cores.js';
 import type { LaunchedProcess, ServerProcess } from '../kit/launcher.js';
 import { type SpeedProbes, largestDeviation } from '../harness/probe.js';
-import { treePeakRssBytes } from '../kit/proc.js';
+import { cpuSeconds, treePeakRssBytes } from '../kit/proc.js';
 import { aggregateRounds, cellFlags, roundFlags } from './aggregate.js';
 import { fetchToken, signToken } from './fetch-token.js';
 import type { CellFlag, CellResult, RoundResult } from './results.js';
@@ -176,6 +176,17 @@ function backgroundLoad(ctx: ColumnContext, split: CpuSplit, entry: ColumnServer
   return startBackgroundLoad(h2load, load, port, durationS, ctx.plan, split.loadCpus);
 }
 
+/** CPU-seconds so far of the run's long-lived load-side processes (the OTLP sink). */
+function loadSideCpuSeconds(ctx: ColumnContext): number {
+  return (ctx.assets?.loadSidePids ?? []).reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
+}
+
+/** The run's figures with the load side's own processes taken out of "other processes". */
+export function withoutLoadSide(cpu: RunCpu, loadSideSeconds: number, capacitySeconds: number): RunCpu {
+  if (loadSideSeconds <= 0 || capacitySeconds <= 0) return cpu;
+  return { ...cpu, foreignCpuShare: Math.max(0, cpu.foreignCpuShare - loadSideSeconds / capacitySeconds) };
+}
+
 async function endLoad(load: LaunchedProcess): Promise<void> {
   load.kill();
   await load.exited;
@@ -205,11 +216,13 @@ async function measureRound(ctx: ColumnContext, scenario: Scenario, split: CpuSp
     running.resume();
     load = backgroundLoad(ctx, split, entry, ctx.durationS);
     const startedAtMs = performance.now() - ctx.startedAt;
+    const sideBefore = loadSideCpuSeconds(ctx);
     const before = cpuSnapshot(running.pid);
     const run = await runGhz(ctx.ghz, ghzCall(ctx, scenario, split, entry, ctx.durationS, rawFile), ctx.plan, split.loadCpus);
     // Ended (and reaped) before the reading, so that its CPU counts as the load side's, like ghz's, not as another process's.
     if (load !== null) await endLoad(load);
-    const cpu = runCpu(before, cpuSnapshot(running.pid), cpus, split.serverCpus);
+    const after = cpuSnapshot(running.pid);
+    const cpu = withoutLoadSide(runCpu(before, after, cpus, split.serverCpus), loadSideCpuSeconds(ctx) - sideBefore, ((after.at - before.at) / 1000) * cpus.length);
     running.pause();
     const ghz = summarizeGhzReport(run.report);
     const report = redactToken(run.report);

@@ -38,9 +38,14 @@ export interface RowAssets {
   /** The sink's traces URL, e.g. `http://127.0.0.1:40123/v1/traces`. */
   readonly otlpTracesEndpoint: string | null;
   readonly h2load: string | null;
+  /**
+   * Processes of the load side that run through the whole run (the OTLP sink): their CPU
+   * is the load side's, like ghz's, and not "other processes'" (the ⊘ mark).
+   */
+  readonly loadSidePids: readonly number[];
 }
 
-export const NO_ASSETS: RowAssets = { tls: null, otlpTracesEndpoint: null, h2load: null };
+export const NO_ASSETS: RowAssets = { tls: null, otlpTracesEndpoint: null, h2load: null, loadSidePids: [] };
 
 /**
  * The policy of the mutual-TLS + policy row: ghz's caller may get tokens for the one
@@ -112,7 +117,7 @@ export async function prepareRowAssets(needs: ReadonlySet<RowNeed>, algorithms: 
     throw error;
   }
   return {
-    assets: { tls, otlpTracesEndpoint: sink === null ? null : `http://127.0.0.1:${sink.port}/v1/traces`, h2load },
+    assets: { tls, otlpTracesEndpoint: sink === null ? null : `http://127.0.0.1:${sink.port}/v1/traces`, h2load, loadSidePids: sink === null ? [] : [sink.pid] },
     missing,
     close: async () => {
       await Promise.all(cleanups.splice(0).map((c) => c()));

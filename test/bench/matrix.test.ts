@@ -22,6 +22,7 @@ const ROW_ASSETS: RowAssets = {
   },
   otlpTracesEndpoint: 'http://127.0.0.1:1/v1/traces',
   h2load: '/h2load',
+  loadSidePids: [],
 };
 
 describe('buildScenarios', () => {

@@ -12,6 +12,7 @@ import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { backgroundLoadArgs, discoveryPort } from '../../bench/macro/background-load.js';
 import { resolveRef } from '../../bench/macro/baseline.js';
+import { withoutLoadSide } from '../../bench/macro/column.js';
 import { COMPARISONS, pickPair } from '../../bench/macro/comparisons.js';
 import { FEATURES } from '../../bench/macro/features.js';
 import { parseH2loadReport, saturatingArgs } from '../../bench/macro/jwks-throughput.js';
@@ -38,6 +39,7 @@ const ASSETS: RowAssets = {
   },
   otlpTracesEndpoint: 'http://127.0.0.1:4318/v1/traces',
   h2load: '/usr/bin/h2load',
+  loadSidePids: [],
 };
 
 function options(...argv: string[]): BenchOptions {
@@ -126,6 +128,16 @@ describe('the opt-in rows', () => {
     expect(pair('tracing-0.01')).toEqual(['jwt-grpc-otel-0.01', 'jwt-grpc']);
     expect(pair('jwks-load')).toEqual(['jwt-grpc-jwks-load', 'jwt-grpc']);
     expect(pair('baseline-ref')).toEqual(['jwt-grpc', 'jwt-grpc@abc1234']);
+  });
+});
+
+describe('the OTLP sink\'s CPU', () => {
+  it('is the load side\'s, taken out of "other processes" (the ⊘ share)', () => {
+    const cpu = { serverCpuSeconds: 1, ghzCpuSeconds: 0.8, foreignCpuShare: 0.08, serverStealShare: 0, stealShare: 0 };
+    // 0.1 s of the sink's CPU over 2 CPUs x 5 s: 1 % of the capacity.
+    expect(withoutLoadSide(cpu, 0.1, 10).foreignCpuShare).toBeCloseTo(0.07);
+    expect(withoutLoadSide(cpu, 2, 10).foreignCpuShare).toBe(0);
+    expect(withoutLoadSide(cpu, 0, 10)).toBe(cpu);
   });
 });
 
