@@ -8,6 +8,7 @@ import { NGINX_INSTALL, findNginx } from '../harness/nginx.js';
 import type { Transport } from '../../src/lib.js';
 import type { BackgroundLoad } from './background-load.js';
 import type { RowAssets, RowNeed } from './row-assets.js';
+import { OPT_IN_ROWS } from './opt-in-rows.js';
 import type { CoreGroup } from './scenarios.js';
 
 /**
@@ -118,7 +119,7 @@ function nodeServer(
 const STACKS: Readonly<Record<Transport, GrpcStack>> = { http2: 'own HTTP/2', 'grpc-js': 'grpc-js' };
 
 /** How a row of ours runs: the parameters of {@link oursServer}. */
-interface OursRow {
+export interface OursRow {
   readonly name: string;
   readonly role: 'ours' | 'variant';
   readonly groups: readonly CoreGroup[];
@@ -212,51 +213,6 @@ function assetsOf(name: string, ctx: LaunchContext): RowAssets {
   return ctx.assets;
 }
 
-function required<T>(name: string, what: string, value: T | null): T {
-  if (value === null) throw new Error(`${name}: ${what} was not prepared`);
-  return value;
-}
-
-/** `serve`'s mutual-TLS options, with the run's test certificates. */
-function mtlsArgs(name: string, assets: RowAssets): string[] {
-  const tls = required(name, 'the test certificates', assets.tls);
-  return ['--tls-cert', tls.serverCert, '--tls-key', tls.serverKey, '--tls-client-ca', tls.clientCa];
-}
-
-/**
- * The OpenTelemetry SDK's variables of a tracing row: the `traceidratio` sampler at `ratio`
- * (no parent: ghz sends no traceparent), OTLP/HTTP protobuf to the run's sink.
- */
-export function tracingEnv(endpoint: string, ratio: string): Record<string, string> {
-  return {
-    OTEL_TRACES_SAMPLER: 'traceidratio',
-    OTEL_TRACES_SAMPLER_ARG: ratio,
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
-  };
-}
-
-/** A row of ours with `--otel`, sampling `ratio` of the calls. */
-function tracingRow(name: string, ratio: string): ServerSpec {
-  return oursServer({
-    name,
-    role: 'variant',
-    groups: ['single'],
-    methods: ['GenerateJwt'],
-    cluster: false,
-    transport: 'http2',
-    v8Flags: RECOMMENDED_V8_FLAGS,
-    serveArgs: ['--otel'],
-    assetEnv: (assets) => tracingEnv(required(name, 'the OTLP sink', assets.otlpTracesEndpoint), ratio),
-    needs: ['otlp-sink'],
-    optIn: true,
-    verifyCache: false,
-    description:
-      `this package with \`--otel\`, \`OTEL_TRACES_SAMPLER=traceidratio\`, \`OTEL_TRACES_SAMPLER_ARG=${ratio}\`: a SERVER span per call, ` +
-      `${ratio === '1.0' ? 'every one' : `${Number(ratio) * 100} % of them`} sampled and exported over OTLP/HTTP (batched) to a sink on the load generator's CPU`,
-  });
-}
-
 /**
  * `jwt-grpc@REF`: the same row as `jwt-grpc` run by another commit's build (`--baseline-ref`,
  * macro/baseline.ts): what the code since that commit costs with its new features off.
@@ -276,9 +232,6 @@ export function baselineServer(ref: string, cli: string): ServerSpec {
     description: `\`jwt-grpc\` as built from commit ${ref}, same flags: the code before a change, against the current code`,
   });
 }
-
-/** Requests a second of the background JWKS load of `jwt-grpc-jwks-load` (issue: JWKS requests beside gRPC calls). */
-export const JWKS_BACKGROUND_RPS = 1000;
 
 const SINGLE: readonly CoreGroup[] = ['single'];
 const MULTI: readonly CoreGroup[] = ['multi'];
@@ -426,52 +379,8 @@ export const SERVERS: readonly ServerSpec[] = [
     verifyCache: false,
     description: 'the same `jwt-grpc serve` on Bun (its node:net, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
   }),
-  oursServer({
-    name: 'jwt-grpc-mtls',
-    role: 'variant',
-    groups: SINGLE,
-    methods: ['GenerateJwt'],
-    cluster: false,
-    transport: 'http2',
-    v8Flags: RECOMMENDED_V8_FLAGS,
-    assetArgs: (assets) => mtlsArgs('jwt-grpc-mtls', assets),
-    needs: ['mtls'],
-    optIn: true,
-    verifyCache: false,
-    description: 'this package serving mutual TLS (`--tls-cert --tls-key --tls-client-ca`, EC P-256 test certificates made at the run\'s start), ghz presenting its client certificate; no policy (open mode)',
-  }),
-  oursServer({
-    name: 'jwt-grpc-mtls-policy',
-    role: 'variant',
-    groups: SINGLE,
-    methods: ['GenerateJwt'],
-    cluster: false,
-    transport: 'http2',
-    v8Flags: RECOMMENDED_V8_FLAGS,
-    assetArgs: (assets) => [...mtlsArgs('jwt-grpc-mtls-policy', assets), '--policy', required('jwt-grpc-mtls-policy', 'the policy file', assets.tls).policyFile],
-    needs: ['mtls'],
-    optIn: true,
-    verifyCache: false,
-    description:
-      'the same with `--policy`: one caller (ghz\'s certificate, `spiffe://bench.jwt-grpc.test/ghz`) allowed one subject and the run\'s algorithms; every GenerateJwt is checked against it',
-  }),
-  tracingRow('jwt-grpc-otel-1', '1.0'),
-  tracingRow('jwt-grpc-otel-0.01', '0.01'),
-  oursServer({
-    name: 'jwt-grpc-jwks-load',
-    role: 'variant',
-    groups: SINGLE,
-    methods: ['GenerateJwt'],
-    cluster: false,
-    transport: 'http2',
-    v8Flags: RECOMMENDED_V8_FLAGS,
-    serveArgs: ['--http-port', '0', '--issuer', 'http://127.0.0.1'],
-    needs: ['h2load'],
-    optIn: true,
-    backgroundLoad: { kind: 'jwks', rps: JWKS_BACKGROUND_RPS },
-    verifyCache: false,
-    description: `this package with discovery on (\`--http-port 0 --issuer http://127.0.0.1\`) while h2load GETs its JWK Set ${JWKS_BACKGROUND_RPS} times a second (HTTP/1.1, 10 connections, on the load generator's CPU) during every measurement; the server's CPU answering them counts`,
-  }),
+  // The opt-in rows (mutual TLS, tracing, a background JWKS load): macro/opt-in-rows.ts.
+  ...OPT_IN_ROWS.map((row) => oursServer({ ...row, v8Flags: RECOMMENDED_V8_FLAGS })),
   protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
   protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
   goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),
