@@ -5,11 +5,11 @@
  * mutual TLS, that the benchmark's policy admits ghz's reference GenerateJwt request.
  */
 import { credentials, status } from '@grpc/grpc-js';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../bench/common/program.js';
 import { ghzArgs } from '../../bench/ghz/ghz-args.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
-import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { backgroundLoadArgs, discoveryPort } from '../../bench/macro/background-load.js';
 import { resolveRef } from '../../bench/macro/baseline.js';
 import { withoutLoadSide } from '../../bench/macro/column.js';
@@ -195,7 +195,10 @@ describe('--features and --baseline-ref', () => {
 
 describe.skipIf(!hasOpenssl())('the benchmark\'s policy', () => {
   const clients = new ClientPool();
-  const certs = hasOpenssl() ? makeTestCerts() : null;
+  let certs: TestCerts | null = null;
+  beforeAll(() => {
+    certs = makeTestCerts();
+  });
   afterAll(async () => {
     clients.closeAll();
     await closeAllServers();
@@ -203,12 +206,13 @@ describe.skipIf(!hasOpenssl())('the benchmark\'s policy', () => {
   });
 
   it('admits ghz\'s reference request (an algorithm, no subject) from ghz\'s certificate, and no other caller', async () => {
-    if (certs === null) return;
+    if (certs === null) throw new Error('no certificates');
+    const { caCert, serverCert, serverKey } = certs;
     const ghz = makeClientCert(certs, 'bench-ghz', `URI:${BENCH_CALLER_ID}`);
     const other = makeClientCert(certs, 'other', 'URI:spiffe://bench.jwt-grpc.test/other');
     const server = trackServer(createJwtServer({ keys: await sharedKeys(), policy: checkPolicy(benchPolicy(['HS256', 'ES256'])) }));
-    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
-    const as = (cert: typeof ghz) => clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+    const port = await server.listen('127.0.0.1:0', { key: serverKey, cert: serverCert, ca: caCert, requireClientCertificate: true });
+    const as = (cert: typeof ghz) => clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(caCert, cert.key, cert.cert) });
     for (const algorithm of ['HS256', 'ES256']) {
       const answer = await as(ghz).generateJwt({ algorithm });
       expect(answer.sub).toBe(BENCH_POLICY_SUBJECT);
