@@ -13,6 +13,7 @@ import { createRunDir, updateLatestLink } from './common/results-dir.js';
 import { GO_TOOLS, ensureGoTool } from './kit/tools.js';
 import { planCores } from './harness/cores.js';
 import type { MacroResults } from './macro/results.js';
+import { resolveRef } from './macro/baseline.js';
 import { runMacro } from './macro/run.js';
 import { type MultiGroup, buildScenarios, filterScenarios } from './macro/scenarios.js';
 import { SERVER_NAMES } from './macro/servers.js';
@@ -52,6 +53,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
   // Everything that can refuse to run is checked before minutes of micro benchmarks.
   const plan = options.macro ? planCores(options.serverCores) : null;
   if (plan !== null) checkScenarioFilter(options, plan.multi);
+  if (plan !== null && options.baselineRef !== null) resolveRef(options.baselineRef);
   const ghz = options.macro ? ensureGoTool(GO_TOOLS.ghz, log) : null;
   const runDir = createRunDir(options.out, startedAt);
   log(`bench: profile ${options.profile}, results in ${runDir}`);
@@ -77,6 +79,8 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       runDir,
       log,
       onCleanup: registerCleanup,
+      baselineRef: options.baselineRef,
+      jwksThroughput: options.jwksThroughput,
     });
   }
 

@@ -30,6 +30,23 @@ export interface GhzCall {
   /** JSON report path. */
   readonly output: string;
   readonly name: string;
+  /** Mutual TLS instead of plaintext (the mTLS rows): the CA that signed the server's certificate, ghz's own certificate and key. */
+  readonly tls?: GhzTls;
+}
+
+/** The files of a mutual-TLS ghz run, and the name the server's certificate is checked against. */
+export interface GhzTls {
+  readonly caCert: string;
+  readonly cert: string;
+  readonly key: string;
+  /** `--cname`: ghz dials 127.0.0.1, the certificate names `localhost`. */
+  readonly serverName: string;
+}
+
+/** ghz's transport security: plaintext, or TLS with a client certificate. */
+function securityArgs(tls: GhzTls | undefined): string[] {
+  if (tls === undefined) return ['--insecure'];
+  return ['--cacert', tls.caCert, '--cert', tls.cert, '--key', tls.key, '--cname', tls.serverName];
 }
 
 /**
@@ -47,7 +64,7 @@ export interface GhzCall {
  */
 export function ghzArgs(call: GhzCall): string[] {
   return [
-    '--insecure',
+    ...securityArgs(call.tls),
     '--proto', RPC_METHODS[call.method].proto,
     '--call', RPC_METHODS[call.method].call,
     '-d', JSON.stringify(call.data),

@@ -6,16 +6,18 @@ import type { GhzCall } from '../ghz/ghz-args.js';
 import { redactToken, summarizeGhzReport, withoutDetails } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { renderHtmlReport } from '../ghz/html-report.js';
-import { cpuSnapshot, runCpu } from '../harness/contention.js';
+import { type RunCpu, cpuSnapshot, runCpu } from '../harness/contention.js';
 import type { CorePlan, CpuSplit } from '../harness/cores.js';
-import type { ServerProcess } from '../kit/launcher.js';
+import type { LaunchedProcess, ServerProcess } from '../kit/launcher.js';
 import { type SpeedProbes, largestDeviation } from '../harness/probe.js';
-import { treePeakRssBytes } from '../kit/proc.js';
+import { cpuSeconds, treePeakRssBytes } from '../kit/proc.js';
 import { aggregateRounds, cellFlags, roundFlags } from './aggregate.js';
 import { fetchToken, signToken } from './fetch-token.js';
 import type { CellFlag, CellResult, RoundResult } from './results.js';
 import type { Scenario } from './scenarios.js';
 import { type ServerSpec, startBenchServer } from './servers.js';
+import { discoveryPort, startBackgroundLoad } from './background-load.js';
+import { NO_ASSETS, type RowAssets } from './row-assets.js';
 
 /** What every column of a run shares. */
 export interface ColumnContext {
@@ -36,6 +38,8 @@ export interface ColumnContext {
   /** Told about the servers started for a column, so that an interrupted run can stop them. */
   readonly onServers: (servers: readonly ServerProcess[]) => void;
   readonly log: (line: string) => void;
+  /** What the run made for the rows that need it (certificates, the OTLP sink, h2load); absent: nothing. */
+  readonly assets?: RowAssets;
 }
 
 /** The CPUs of a scenario: the 1-core split, or the "N cores" split of its N and workers. */
@@ -106,10 +110,17 @@ export async function runColumn(ctx: ColumnContext, scenario: Scenario, servers:
 /** Starts a server on the scenario's CPUs, fetches its token, warms it up and pauses it. */
 async function startAndWarm(ctx: ColumnContext, scenario: Scenario, split: CpuSplit, entry: ColumnServer): Promise<void> {
   try {
-    const launch = entry.server.launch({ keysFile: ctx.keysFile, subjectsFile: SUBJECTS_FILE, workers: scenario.workers });
+    const launch = entry.server.launch({ keysFile: ctx.keysFile, subjectsFile: SUBJECTS_FILE, workers: scenario.workers, assets: ctx.assets ?? NO_ASSETS });
     entry.running = await startBenchServer(entry.server, launch, ctx.plan, split.serverCpus);
     await prepareRequest(ctx, scenario, entry);
-    if (ctx.warmupS > 0) await runGhz(ctx.ghz, ghzCall(scenario, split, entry, ctx.warmupS, join(ctx.scratchDir, 'warmup.json')), ctx.plan, split.loadCpus);
+    if (ctx.warmupS > 0) {
+      const load = backgroundLoad(ctx, split, entry, ctx.warmupS);
+      try {
+        await runGhz(ctx.ghz, ghzCall(ctx, scenario, split, entry, ctx.warmupS, join(ctx.scratchDir, 'warmup.json')), ctx.plan, split.loadCpus);
+      } finally {
+        load?.kill();
+      }
+    }
     entry.running.pause();
   } catch (caught) {
     entry.error = (caught as Error).message;
@@ -133,8 +144,10 @@ async function prepareRequest(ctx: ColumnContext, scenario: Scenario, entry: Col
   }
 }
 
-function ghzCall(scenario: Scenario, split: CpuSplit, entry: ColumnServer, durationS: number, output: string): GhzCall {
+function ghzCall(ctx: ColumnContext, scenario: Scenario, split: CpuSplit, entry: ColumnServer, durationS: number, output: string): GhzCall {
+  const tls = entry.server.needs?.includes('mtls') === true ? ctx.assets?.tls?.client : undefined;
   return {
+    ...(tls === undefined ? {} : { tls }),
     method: scenario.method,
     data: entry.data,
     ...(entry.metadata === undefined ? {} : { metadata: entry.metadata }),
@@ -146,6 +159,37 @@ function ghzCall(scenario: Scenario, split: CpuSplit, entry: ColumnServer, durat
     output,
     name: `${entry.server.name} ${scenario.id}`,
   };
+}
+
+/**
+ * The row's background load (h2load GETting its JWK Set), started now on the load CPUs for
+ * about `durationS`, or null for a row without one. Its CPU is ghz's side's (the load
+ * CPUs), never the server's; the server's answers to it are the server's.
+ */
+function backgroundLoad(ctx: ColumnContext, split: CpuSplit, entry: ColumnServer, durationS: number): LaunchedProcess | null {
+  const load = entry.server.backgroundLoad;
+  if (load === undefined) return null;
+  const h2load = ctx.assets?.h2load ?? null;
+  const port = discoveryPort((entry.running as ServerProcess).stdout);
+  if (h2load === null) throw new Error(`${entry.server.name}: h2load was not prepared`);
+  if (port === null) throw new Error(`${entry.server.name}: its start lines name no discovery port`);
+  return startBackgroundLoad(h2load, load, port, durationS, ctx.plan, split.loadCpus);
+}
+
+/** CPU-seconds so far of the run's long-lived load-side processes (the OTLP sink). */
+function loadSideCpuSeconds(ctx: ColumnContext): number {
+  return (ctx.assets?.loadSidePids ?? []).reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0);
+}
+
+/** The run's figures with the load side's own processes taken out of "other processes". */
+export function withoutLoadSide(cpu: RunCpu, loadSideSeconds: number, capacitySeconds: number): RunCpu {
+  if (loadSideSeconds <= 0 || capacitySeconds <= 0) return cpu;
+  return { ...cpu, foreignCpuShare: Math.max(0, cpu.foreignCpuShare - loadSideSeconds / capacitySeconds) };
+}
+
+async function endLoad(load: LaunchedProcess): Promise<void> {
+  load.kill();
+  await load.exited;
 }
 
 /**
@@ -167,12 +211,18 @@ async function measureRound(ctx: ColumnContext, scenario: Scenario, split: CpuSp
   const running = entry.running as ServerProcess;
   const rawFile = join(ctx.scratchDir, `${entry.server.name}-${scenario.id}-${round}.json`);
   const cpus = [...split.serverCpus, ...split.loadCpus.filter((c) => !split.serverCpus.includes(c))];
+  let load: LaunchedProcess | null = null;
   try {
     running.resume();
+    load = backgroundLoad(ctx, split, entry, ctx.durationS);
     const startedAtMs = performance.now() - ctx.startedAt;
+    const sideBefore = loadSideCpuSeconds(ctx);
     const before = cpuSnapshot(running.pid);
-    const run = await runGhz(ctx.ghz, ghzCall(scenario, split, entry, ctx.durationS, rawFile), ctx.plan, split.loadCpus);
-    const cpu = runCpu(before, cpuSnapshot(running.pid), cpus, split.serverCpus);
+    const run = await runGhz(ctx.ghz, ghzCall(ctx, scenario, split, entry, ctx.durationS, rawFile), ctx.plan, split.loadCpus);
+    // Ended (and reaped) before the reading, so that its CPU counts as the load side's, like ghz's, not as another process's.
+    if (load !== null) await endLoad(load);
+    const after = cpuSnapshot(running.pid);
+    const cpu = withoutLoadSide(runCpu(before, after, cpus, split.serverCpus), loadSideCpuSeconds(ctx) - sideBefore, ((after.at - before.at) / 1000) * cpus.length);
     running.pause();
     const ghz = summarizeGhzReport(run.report);
     const report = redactToken(run.report);
@@ -201,6 +251,7 @@ async function measureRound(ctx: ColumnContext, scenario: Scenario, split: CpuSp
       entry.error = `${entry.server.name} exited during the cell:\n${running.stderr.slice(-4096).trim()}`;
     }
   } catch (caught) {
+    load?.kill();
     running.pause();
     entry.error = (caught as Error).message;
     entry.flags.push('failed');

@@ -77,6 +77,15 @@ export const COMPARISONS: readonly Comparison[] = [
   { id: 'protected-local-rpc', label: 'local verify / VerifyJwt RPC', kind: 'peer', subject: named('protected-local'), baseline: named('protected-rpc') },
   // What an L7 proxy buys over node:cluster: both N processes of ours on the same N cores.
   { id: 'nginx-fleet-cluster', label: 'replicas+nginx / cluster', kind: 'peer', subject: named('jwt-grpc-nginx'), baseline: named('jwt-grpc-cluster') },
+  // What a policy costs on top of mutual TLS: both rows serve mTLS, one checks every GenerateJwt against a policy.
+  { id: 'mtls-policy', label: 'mTLS+policy / mTLS', kind: 'peer', subject: named('jwt-grpc-mtls-policy'), baseline: named('jwt-grpc-mtls') },
+  // What tracing costs: a SERVER span per call, every call sampled, then 1 in 100 (OTLP/HTTP export to a sink).
+  { id: 'tracing-1', label: 'tracing 1.0 / off', kind: 'peer', subject: named('jwt-grpc-otel-1'), baseline: role('ours') },
+  { id: 'tracing-0.01', label: 'tracing 0.01 / off', kind: 'peer', subject: named('jwt-grpc-otel-0.01'), baseline: role('ours') },
+  // What 1,000 JWKS GETs a second on the discovery port cost the gRPC calls beside them (the server's CPU for both counts).
+  { id: 'jwks-load', label: 'with JWKS load / without', kind: 'peer', subject: named('jwt-grpc-jwks-load'), baseline: role('ours') },
+  // The current code against another commit's build (`--baseline-ref`): e.g. tracing off against the code before tracing.
+  { id: 'baseline-ref', label: 'ours / baseline ref', kind: 'peer', subject: role('ours'), baseline: (server) => server.name.startsWith('jwt-grpc@') },
   { id: 'ours-ceiling', label: 'ours / its echo', kind: 'ceiling', subject: role('ours'), baseline: ceilingOf },
   { id: 'grpc-js-transport-ceiling', label: 'ours on grpc-js / its echo', kind: 'ceiling', subject: named('jwt-grpc-grpc-js'), baseline: ceilingOf },
   { id: 'go-ceiling', label: 'Go / its echo', kind: 'ceiling', subject: role('go'), baseline: ceilingOf },

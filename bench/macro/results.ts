@@ -1,3 +1,4 @@
+import type { JwksThroughput } from './jwks-throughput.js';
 import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
@@ -134,4 +135,6 @@ export interface MacroResults {
   readonly probe: ProbeSummary | null;
   readonly steal: StealSummary | null;
   readonly notes: readonly string[];
+  /** The JWK Set over HTTP at saturation (`--features jwks-load`); absent when not measured. */
+  readonly jwks?: JwksThroughput;
 }

@@ -16,7 +16,10 @@ import { computeRatios } from './comparisons.js';
 import { summarizeSteal } from './disturbance.js';
 import type { CellResult, MacroResults, ServerStatus } from './results.js';
 import { type Scenario, buildScenarios, filterScenarios, onePerKind } from './scenarios.js';
-import { GO_PEER_BINARY, GO_PEER_DIR, SERVERS, type ServerSpec, serves } from './servers.js';
+import { GO_PEER_BINARY, GO_PEER_DIR, SERVERS, type ServerSpec, baselineServer, serves } from './servers.js';
+import { type BaselineBuild, buildBaseline } from './baseline.js';
+import { type JwksThroughput, measureJwksThroughput } from './jwks-throughput.js';
+import { type PreparedAssets, type RowNeed, prepareRowAssets } from './row-assets.js';
 
 export interface MacroOptions {
   readonly ghz: string;
@@ -37,6 +40,10 @@ export interface MacroOptions {
   readonly log: (line: string) => void;
   /** Registers a cleanup for an interrupted run; returns its unregistration. */
   readonly onCleanup: (cleanup: () => void) => () => void;
+  /** A commit to build aside and run as `jwt-grpc@<hash>` (macro/baseline.ts); null: none. */
+  readonly baselineRef?: string | null;
+  /** Also measure the JWK Set over HTTP at saturation (macro/jwks-throughput.ts). */
+  readonly jwksThroughput?: boolean;
 }
 
 /** The scenarios a run measures: --cells when given, else the profile's scope of the matrix. */
@@ -55,7 +62,9 @@ export function selectScenarios(all: readonly Scenario[], options: Pick<MacroOpt
 /** The servers a run starts: --servers when given, else the profile's scope (`ratios` leaves out the variants). */
 export function selectServers(all: readonly ServerSpec[], options: Pick<MacroOptions, 'servers' | 'scope'>): ServerSpec[] {
   if (options.servers !== null) return all.filter((s) => (options.servers as readonly string[]).includes(s.name));
-  return options.scope === 'ratios' ? all.filter((s) => s.role !== 'variant') : [...all];
+  // Opt-in rows need their own setup (certificates, a sink, h2load, another build): only when named.
+  const profile = all.filter((s) => s.optIn !== true);
+  return options.scope === 'ratios' ? profile.filter((s) => s.role !== 'variant') : profile;
 }
 
 /**
@@ -70,7 +79,9 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   if (load1 > 0.5) {
     notes.push(`the machine was not idle at the start (1-minute load average ${load1.toFixed(2)}): expect ⊘ marks`);
   }
-  const selected = selectServers(SERVERS, options);
+  // Built first: a commit that does not build stops the run before any measurement.
+  const baseline: BaselineBuild | null = options.baselineRef == null ? null : buildBaseline(options.baselineRef, options.log);
+  const selected = [...selectServers(SERVERS, options), ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli)])];
   const skipped = prepareServers(selected, options.log);
   const selectedScenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
   let html = options.html;
@@ -80,6 +91,19 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       notes.push(`HTML reports not produced: ${renderer.reason}`);
       html = false;
     }
+  }
+  const needs = new Set<RowNeed>(selected.filter((s) => !skipped.has(s.name)).flatMap((s) => s.needs ?? []));
+  if (options.jwksThroughput === true) needs.add('h2load');
+  let prepared: PreparedAssets;
+  try {
+    prepared = await prepareRowAssets(needs, options.algorithms, options.plan, options.plan.single.loadCpus);
+  } catch (error) {
+    baseline?.remove();
+    throw error;
+  }
+  for (const s of selected) {
+    const lacking = (s.needs ?? []).find((need) => prepared.missing.has(need));
+    if (lacking !== undefined && !skipped.has(s.name)) skipped.set(s.name, prepared.missing.get(lacking) as string);
   }
   const runnable = selected.filter((s) => !skipped.has(s.name));
   if (runnable.some((s) => s.name === 'jwt-grpc-nginx')) notes.push(...fleetCoreNotes(options.plan));
@@ -98,10 +122,13 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   const unregister = options.onCleanup(() => {
     for (const server of current) server.stop(2000).catch(() => undefined);
     void probes.close();
+    void prepared.close();
     keys.remove();
+    baseline?.remove();
     rmSync(scratchDir, { recursive: true, force: true });
   });
   let cells: CellResult[] = [];
+  let jwks: JwksThroughput | null = null;
   try {
     for (const scenario of scenarios) mkdirSync(join(options.runDir, 'ghz', scenario.id), { recursive: true });
     const ctx: ColumnContext = {
@@ -120,6 +147,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       startedAt,
       onServers: (servers) => (current = servers),
       log: options.log,
+      assets: prepared.assets,
     };
     for (const { scenario, servers } of columns) {
       for (const cell of await runColumn(ctx, scenario, servers)) {
@@ -127,9 +155,12 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
         cells.push(cell);
       }
     }
+    if (options.jwksThroughput === true) jwks = await jwksThroughput(options, prepared, keys.path);
   } finally {
     unregister();
     await probes.close();
+    notes.push(...(await prepared.close()));
+    baseline?.remove();
     keys.remove();
     rmSync(scratchDir, { recursive: true, force: true });
   }
@@ -152,7 +183,19 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     probe: probes.readings.length === 0 ? null : summarizeProbes(probes.readings),
     steal: summarizeSteal(cells),
     notes,
+    ...(jwks === null ? {} : { jwks }),
   };
+}
+
+/** The JWK Set at saturation on the discovery row's server (without its background load), or why not. */
+async function jwksThroughput(options: MacroOptions, prepared: PreparedAssets, keysFile: string): Promise<JwksThroughput> {
+  const server = SERVERS.find((s) => s.name === 'jwt-grpc-jwks-load') as ServerSpec;
+  const h2load = prepared.assets.h2load;
+  if (h2load === null) {
+    return { server: server.name, connections: 0, rounds: [], rps: null, perCoreRps: null, error: prepared.missing.get('h2load') ?? 'h2load not found' };
+  }
+  options.log('measuring GET /.well-known/jwks.json at saturation (h2load)');
+  return measureJwksThroughput({ h2load, server, plan: options.plan, keysFile, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, log: options.log });
 }
 
 /** Builds what needs building (the Go peer) and returns the servers that cannot run, with why. */

@@ -6,6 +6,9 @@ import { type ServerProcess, startServer } from '../kit/launcher.js';
 import { findBun } from '../kit/tools.js';
 import { NGINX_INSTALL, findNginx } from '../harness/nginx.js';
 import type { Transport } from '../../src/lib.js';
+import type { BackgroundLoad } from './background-load.js';
+import type { RowAssets, RowNeed } from './row-assets.js';
+import { OPT_IN_ROWS } from './opt-in-rows.js';
 import type { CoreGroup } from './scenarios.js';
 
 /**
@@ -29,6 +32,8 @@ export interface LaunchContext {
   readonly subjectsFile: string;
   /** Processes of a cluster server / GOMAXPROCS: the scenario's `workers` (1, N, or 2 on 1 core). */
   readonly workers: number;
+  /** What the run made for the rows that need it (certificates, the OTLP sink); absent: nothing. */
+  readonly assets?: RowAssets;
 }
 
 export interface LaunchCommand {
@@ -64,6 +69,12 @@ export interface ServerSpec {
   readonly entryFile: string;
   launch(ctx: LaunchContext): LaunchCommand;
   readonly description: string;
+  /** What the run must make before it starts (macro/row-assets.ts); `mtls` also makes ghz dial it with its client certificate. */
+  readonly needs?: readonly RowNeed[];
+  /** Runs only when named (`--servers`, `--features`, `--baseline-ref`), never by a profile's default selection. */
+  readonly optIn?: boolean;
+  /** A load beside every measurement of it (macro/background-load.ts). */
+  readonly backgroundLoad?: BackgroundLoad;
 }
 
 /** The flags every server takes (the peers' contract). */
@@ -108,7 +119,7 @@ function nodeServer(
 const STACKS: Readonly<Record<Transport, GrpcStack>> = { http2: 'own HTTP/2', 'grpc-js': 'grpc-js' };
 
 /** How a row of ours runs: the parameters of {@link oursServer}. */
-interface OursRow {
+export interface OursRow {
   readonly name: string;
   readonly role: 'ours' | 'variant';
   readonly groups: readonly CoreGroup[];
@@ -128,6 +139,15 @@ interface OursRow {
    */
   readonly verifyCache: boolean;
   readonly description: string;
+  /** `serve` options made from what the run prepared (certificate files, the policy). */
+  readonly assetArgs?: (assets: RowAssets) => string[];
+  /** Environment variables made from what the run prepared (the OTLP sink's URL). */
+  readonly assetEnv?: (assets: RowAssets) => Record<string, string>;
+  readonly needs?: readonly RowNeed[];
+  readonly optIn?: boolean;
+  readonly backgroundLoad?: BackgroundLoad;
+  /** The CLI to run: this tree's build, or another commit's (`--baseline-ref`). */
+  readonly cli?: string;
 }
 
 /**
@@ -142,9 +162,33 @@ function oursServer(row: OursRow): ServerSpec {
     '--transport',
     row.transport,
     ...(row.serveArgs ?? []),
+    ...(row.assetArgs?.(assetsOf(row.name, ctx)) ?? []),
   ];
-  const common = { name: row.name, label: row.name, role: row.role, groups: row.groups, methods: row.methods, description: row.description };
-  if (row.runtime !== 'bun') return { ...common, stack: STACKS[row.transport], ...nodeServer(OURS_CLI, row.v8Flags, args, row.cluster) };
+  const common = {
+    name: row.name,
+    label: row.name,
+    role: row.role,
+    groups: row.groups,
+    methods: row.methods,
+    description: row.description,
+    ...(row.needs === undefined ? {} : { needs: row.needs }),
+    ...(row.optIn === undefined ? {} : { optIn: row.optIn }),
+    ...(row.backgroundLoad === undefined ? {} : { backgroundLoad: row.backgroundLoad }),
+  };
+  if (row.runtime !== 'bun') {
+    const node = nodeServer(row.cli ?? OURS_CLI, row.v8Flags, args, row.cluster);
+    const assetEnv = row.assetEnv;
+    if (assetEnv === undefined) return { ...common, stack: STACKS[row.transport], ...node };
+    return {
+      ...common,
+      stack: STACKS[row.transport],
+      ...node,
+      launch: (ctx) => {
+        const base = node.launch(ctx);
+        return { ...base, env: { ...base.env, ...assetEnv(assetsOf(row.name, ctx)) } };
+      },
+    };
+  }
   return {
     ...common,
     stack: 'Bun, own HTTP/2',
@@ -161,6 +205,32 @@ function oursServer(row: OursRow): ServerSpec {
       return { command: 'bun' in found ? found.bun : 'bun', args: [OURS_CLI, ...args(ctx)], env: { NODEMAXPROCS: '1' } };
     },
   };
+}
+
+/** The run's assets for a row that needs some; the run skips such a row when they could not be made, so none missing here is a harness bug. */
+function assetsOf(name: string, ctx: LaunchContext): RowAssets {
+  if (ctx.assets === undefined) throw new Error(`${name}: started without the run's row assets`);
+  return ctx.assets;
+}
+
+/**
+ * `jwt-grpc@REF`: the same row as `jwt-grpc` run by another commit's build (`--baseline-ref`,
+ * macro/baseline.ts): what the code since that commit costs with its new features off.
+ */
+export function baselineServer(ref: string, cli: string): ServerSpec {
+  return oursServer({
+    name: `jwt-grpc@${ref}`,
+    role: 'variant',
+    groups: ['single'],
+    methods: BOTH_METHODS,
+    cluster: false,
+    transport: 'http2',
+    v8Flags: RECOMMENDED_V8_FLAGS,
+    verifyCache: false,
+    optIn: true,
+    cli,
+    description: `\`jwt-grpc\` as built from commit ${ref}, same flags: the code before a change, against the current code`,
+  });
 }
 
 const SINGLE: readonly CoreGroup[] = ['single'];
@@ -309,6 +379,8 @@ export const SERVERS: readonly ServerSpec[] = [
     verifyCache: false,
     description: 'the same `jwt-grpc serve` on Bun (its node:net, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
   }),
+  // The opt-in rows (mutual TLS, tracing, a background JWKS load): macro/opt-in-rows.ts.
+  ...OPT_IN_ROWS.map((row) => oursServer({ ...row, v8Flags: RECOMMENDED_V8_FLAGS })),
   protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
   protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
   goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),

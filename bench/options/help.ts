@@ -1,3 +1,4 @@
+import { FEATURES } from '../macro/features.js';
 import { BENCH_ALGORITHMS } from './algorithms.js';
 import { PROFILES } from './profiles.js';
 
@@ -26,6 +27,11 @@ Selection:
                         HS256,ES256 for ghz
   --cells f1,f2         run only the cells whose scenario id contains one of these, e.g. single,verify
                         (scenario ids: single-hs256-1x50, multi3-es256-15x750, single-verify-hs256-1x50)
+  --features f1,f2      the rows and cells of one question each (--servers/--cells, when given, replace
+                        the features'):
+${Object.entries(FEATURES).map(([name, f]) => `                          ${name}: ${f.description}`).join('\n')}
+  --baseline-ref REF    also build commit REF (git archive into a temporary folder, npm run build there)
+                        and run it as the row jwt-grpc@<hash> beside jwt-grpc (ratio \`ours / baseline ref\`)
 
 Overrides:
   --duration S          seconds per measured ghz run

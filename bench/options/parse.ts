@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { DEFAULT_RESULTS_DIR } from '../common/paths.js';
 import { type ParsedCommandLine, UsageError, parseChoices, parseFlags, parseInteger, parseList, parseNumber } from '../common/program.js';
+import { FEATURE_NAMES, featureSelection } from '../macro/features.js';
 import { BENCH_ALGORITHMS } from './algorithms.js';
 import { PROFILES, type ProfileName } from './profiles.js';
 import type { BenchOptions } from './types.js';
@@ -14,6 +15,8 @@ const OPTION_SPEC = {
   servers: { type: 'string' },
   algorithms: { type: 'string' },
   cells: { type: 'string' },
+  features: { type: 'string' },
+  'baseline-ref': { type: 'string' },
   duration: { type: 'string' },
   warmup: { type: 'string' },
   rounds: { type: 'string' },
@@ -38,15 +41,20 @@ export function parseCommandLine(argv: readonly string[], serverNames: readonly 
   }
   if (values.html === true && values['no-html'] === true) throw new UsageError('--html and --no-html exclude each other');
   const defaults = PROFILES[profile];
+  const features = values.features === undefined ? null : parseChoices('--features', values.features, FEATURE_NAMES);
+  const selection = features === null ? null : featureSelection(features);
   return {
     kind: 'run',
     options: {
       profile,
       micro: values['ghz-only'] !== true,
       macro: values['micro-only'] !== true,
-      servers: values.servers === undefined ? null : parseChoices('--servers', values.servers, serverNames),
+      servers: values.servers === undefined ? (selection?.servers ?? null) : parseChoices('--servers', values.servers, serverNames),
       algorithms: values.algorithms === undefined ? null : parseChoices('--algorithms', values.algorithms, BENCH_ALGORITHMS),
-      cells: values.cells === undefined ? null : parseList('--cells', values.cells).map((c) => c.toLowerCase()),
+      cells: values.cells === undefined ? (selection?.cells ?? null) : parseList('--cells', values.cells).map((c) => c.toLowerCase()),
+      features,
+      jwksThroughput: selection?.jwksThroughput ?? false,
+      baselineRef: values['baseline-ref'] === undefined ? null : parseRef(values['baseline-ref']),
       scope: defaults.scope,
       durationS: values.duration === undefined ? defaults.durationS : parseNumber('--duration', values.duration, 0.1),
       warmupS: values.warmup === undefined ? defaults.warmupS : parseNumber('--warmup', values.warmup, 0),
@@ -61,6 +69,13 @@ export function parseCommandLine(argv: readonly string[], serverNames: readonly 
       printSummary: true,
     },
   };
+}
+
+/** A git ref as `--baseline-ref` takes it: a branch, tag, hash or `hash^`, never an option or a path outside git's syntax. */
+function parseRef(raw: string): string {
+  const ref = raw.trim();
+  if (!/^[\w./^~@{}-]+$/.test(ref) || ref.startsWith('-')) throw new UsageError(`--baseline-ref: ${JSON.stringify(raw)} is not a git ref`);
+  return ref;
 }
 
 /** A machine label: one line of plain text, short enough for a header. */

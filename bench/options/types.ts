@@ -1,3 +1,4 @@
+import type { FeatureName } from '../macro/features.js';
 import type { BenchAlgorithm } from './algorithms.js';
 import type { MatrixScope, ProfileName } from './profiles.js';
 
@@ -12,6 +13,12 @@ export interface BenchOptions {
   readonly algorithms: readonly BenchAlgorithm[] | null;
   /** Substrings; a cell runs when its scenario's id contains any of them. null: the profile's scope. */
   readonly cells: readonly string[] | null;
+  /** `--features`: the questions whose rows and cells run (macro/features.ts); `servers` and `cells` then hold their union. null: none named. */
+  readonly features: readonly FeatureName[] | null;
+  /** Also measure the JWK Set over HTTP at saturation (the `jwks-load` feature). */
+  readonly jwksThroughput: boolean;
+  /** `--baseline-ref`: a commit built aside and run as the row `jwt-grpc@<short hash>`; null: none. */
+  readonly baselineRef: string | null;
   /** The part of the matrix run when `servers`/`cells` are null (the profile's). */
   readonly scope: MatrixScope;
   readonly durationS: number;

@@ -1,3 +1,4 @@
+import { jwksSection } from '../macro/jwks-throughput.js';
 import { macroSummary } from '../macro/tables.js';
 import { microTable } from '../micro/table.js';
 import type { BenchResults } from './results-file.js';
@@ -26,6 +27,7 @@ function header(results: BenchResults): string {
 export function renderSummary(results: BenchResults): string {
   const parts = [header(results)];
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
+  if (results.macro?.jwks !== undefined) parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));
   if (results.micro !== null) {
     parts.push(
       '## Micro: JWT libraries in-process (tinybench)',

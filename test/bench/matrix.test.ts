@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregateRounds, cellFlags } from '../../bench/macro/aggregate.js';
 import { interleavedOrder } from '../../bench/macro/column.js';
 import { utilization } from '../../bench/ghz/ghz-run.js';
+import type { RowAssets } from '../../bench/macro/row-assets.js';
 import { selectScenarios, selectServers } from '../../bench/macro/run.js';
 import { buildScenarios, filterScenarios, onePerKind } from '../../bench/macro/scenarios.js';
 import { SERVERS, serves } from '../../bench/macro/servers.js';
@@ -9,6 +10,20 @@ import { round } from './round-fixture.js';
 
 const N3 = [{ cores: 3, workers: 3 }];
 const TWO_ON_ONE = [{ cores: 1, workers: 2 }];
+
+/** What a run makes for the opt-in rows (macro/row-assets.ts), as file names only: launching builds a command line, starts nothing. */
+const ROW_ASSETS: RowAssets = {
+  tls: {
+    serverCert: '/c/s.crt',
+    serverKey: '/c/s.key',
+    clientCa: '/c/ca.crt',
+    client: { caCert: '/c/ca.crt', cert: '/c/g.crt', key: '/c/g.key', serverName: 'localhost' },
+    policyFile: '/c/p.json',
+  },
+  otlpTracesEndpoint: 'http://127.0.0.1:1/v1/traces',
+  h2load: '/h2load',
+  loadSidePids: [],
+};
 
 describe('buildScenarios', () => {
   it('builds the whole matrix for N = 3', () => {
@@ -105,7 +120,7 @@ describe('server table', () => {
 
   it('launches every server on 127.0.0.1 port 0 with the run\'s keys and subjects, with its worker count', () => {
     for (const server of SERVERS) {
-      const launch = server.launch({ keysFile: '/k.json', subjectsFile: '/s.json', workers: 3 });
+      const launch = server.launch({ keysFile: '/k.json', subjectsFile: '/s.json', workers: 3, assets: ROW_ASSETS });
       expect(launch.args.join(' ')).toContain('--host 127.0.0.1 --port 0 --keys /k.json --subjects /s.json');
       if (server.cluster) expect(launch.env['NODEMAXPROCS']).toBe('3');
       if (server.name === 'go' || server.name === 'go-echo') expect(launch.env['GOMAXPROCS']).toBe('3');
@@ -115,7 +130,7 @@ describe('server table', () => {
   });
 
   it('runs jwt-grpc on --transport http2 (its own) and jwt-grpc-grpc-js on --transport grpc-js', () => {
-    const args = (name: string): string => SERVERS.find((s) => s.name === name)?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1 }).args.join(' ') ?? '';
+    const args = (name: string): string => SERVERS.find((s) => s.name === name)?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1, assets: ROW_ASSETS }).args.join(' ') ?? '';
     const stack = (name: string) => SERVERS.find((s) => s.name === name)?.stack;
     expect(args('jwt-grpc')).toContain('--transport http2');
     expect(stack('jwt-grpc')).toBe('own HTTP/2');

@@ -11,8 +11,8 @@ import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
 
 describe.skipIf(!hasOpenssl())('serve --policy', () => {

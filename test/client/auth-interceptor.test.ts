@@ -17,7 +17,7 @@ import {
 } from '../../src/lib.js';
 import { createHealthService } from '../../src/server/health.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { HEALTH_PROTO } from '../helpers/grpc-extras.js';
 import { AS_LOCALHOST, HELLO, cleanup, clientTls, failure, greeterClient, greeterDefinition, serverTls, startGreeter } from './harness.js';
 

@@ -21,8 +21,8 @@ import {
   jwtAuthInterceptor,
   silentLogger,
 } from '../../src/lib.js';
-import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { closeAllServers, trackServer } from '../helpers/server.js';
 
 describe.skipIf(!hasOpenssl())('bound tokens at the consumer', () => {

@@ -30,7 +30,7 @@ import {
   silentLogger,
   optionalVerifiedClaims,
 } from '../../src/lib.js';
-import type { TestCerts } from '../helpers/certs.js';
+import type { TestCerts } from '../../bench/kit/certs.js';
 
 export const GREETER_PROTO = fileURLToPath(new URL('./fixtures/greeter.proto', import.meta.url));
 export const HELLO = '/demo.Greeter/Hello';

@@ -15,7 +15,7 @@ import {
   jwtCallCredentials,
   silentLogger,
 } from '../../src/lib.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PUBLIC, cleanup, clientTls, counted, failure, greeterClient, issuerClient, startGreeter, startIssuer } from './harness.js';
 
 const ISSUER = 'https://issuer.test';

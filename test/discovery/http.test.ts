@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { JwtGrpcError, createJwtServer, exportKeys, jwksHandler, silentLogger } from '../../src/lib.js';
-import { hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 import { fetchRaw, stagedRotation } from './helpers.js';

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { type JwtPolicy, addJwtService, createJwtServer, silentLogger } from '../../src/lib.js';
-import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 

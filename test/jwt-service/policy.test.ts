@@ -12,8 +12,8 @@ import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtS
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { Registry } from 'prom-client';
 import { memoryLogger } from '../transport/helpers/servers.js';
-import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 

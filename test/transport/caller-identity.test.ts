@@ -9,8 +9,8 @@ import { subjectAltNames } from '../../src/transport/caller.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { memoryLogger } from './helpers/servers.js';
 

@@ -13,7 +13,7 @@ import { GO_TOOLS, findBun, requireGoTool } from '../../bench/kit/tools.js';
 import { createJwtClient } from '../../src/lib.js';
 import { silentLogger } from '../../src/log.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { frame, grpcHeaders, rawCall, unframe } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { FIXTURES_DIR, servedTestService, testServiceImplementation } from './helpers/test-service.js';

@@ -4,7 +4,7 @@ import { type ServiceError, credentials, status as grpcStatus } from '@grpc/grpc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { closeAllServers, memoryLogger } from './helpers/servers.js';
 

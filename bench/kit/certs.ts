@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { captureOutput, runChecked } from '../../bench/kit/exec.js';
+import { captureOutput, runChecked } from './exec.js';
 
 export interface TestCerts {
   readonly dir: string;

@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runChecked } from '../../bench/kit/exec.js';
+import { runChecked } from './exec.js';
 import type { TestCerts } from './certs.js';
 
 export interface ClientCert {

@@ -1,0 +1,51 @@
+/**
+ * `--features NAME,...`: the rows and cells of one question each, so that one command runs
+ * exactly what that question needs. A feature names its servers (the row and what it is
+ * compared with), the cells (scenario id filters, as `--cells`), and whether the run also
+ * measures the JWK Set over HTTP at saturation. `--servers` and `--cells`, when given too,
+ * replace the feature's.
+ */
+export interface Feature {
+  readonly servers: readonly string[];
+  readonly cells: readonly string[];
+  /** Also measure GET /.well-known/jwks.json at saturation (macro/jwks-throughput.ts). */
+  readonly jwksThroughput: boolean;
+  readonly description: string;
+}
+
+/** GenerateJwt, HS256 and ES256, one server core, both load shapes (1x50 and 5x250). */
+const GENERATE_1C = ['single-hs256-', 'single-es256-'];
+
+export const FEATURES = {
+  'mtls-policy': {
+    servers: ['jwt-grpc-mtls', 'jwt-grpc-mtls-policy'],
+    cells: GENERATE_1C,
+    jwksThroughput: false,
+    description: 'mutual TLS with a policy against mutual TLS alone (ratio `mTLS+policy / mTLS`)',
+  },
+  tracing: {
+    servers: ['jwt-grpc', 'jwt-grpc-otel-1', 'jwt-grpc-otel-0.01'],
+    cells: GENERATE_1C,
+    jwksThroughput: false,
+    description: 'tracing on, sampling 1.0 and 0.01, against off (add --baseline-ref for off against the code before tracing)',
+  },
+  'jwks-load': {
+    servers: ['jwt-grpc', 'jwt-grpc-jwks-load'],
+    cells: GENERATE_1C,
+    jwksThroughput: true,
+    description: 'GenerateJwt with 1,000 JWKS GETs a second beside it against without; and JWKS GETs/s per core at saturation',
+  },
+} as const satisfies Record<string, Feature>;
+
+export type FeatureName = keyof typeof FEATURES;
+export const FEATURE_NAMES = Object.keys(FEATURES) as FeatureName[];
+
+/** The union of the features' servers and cells, in order, without repeats. */
+export function featureSelection(names: readonly FeatureName[]): { servers: string[]; cells: string[]; jwksThroughput: boolean } {
+  const features: readonly Feature[] = names.map((name) => FEATURES[name]);
+  return {
+    servers: [...new Set(features.flatMap((f) => f.servers))],
+    cells: [...new Set(features.flatMap((f) => f.cells))],
+    jwksThroughput: features.some((f) => f.jwksThroughput),
+  };
+}
