@@ -88,3 +88,16 @@ export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/ex
  * ```
  */
 export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');
+
+/**
+ * node-redis (the `redis` package), loaded when `--revocation-store redis://...` (or
+ * `rediss://`) creates the Redis revocation store; every other server never loads it, and
+ * an install without it (`npm install --omit=optional`) works until that option is given.
+ * @internal
+ *
+ * @example
+ * ```ts
+ * const client = redisModule().createClient({ url: 'redis://127.0.0.1:6379/0' });
+ * ```
+ */
+export const redisModule = onFirstUse<typeof import('redis')>('redis');
