@@ -150,7 +150,7 @@ class RedisRevocationStore implements RevocationStore {
     } catch (err) {
       this.#destroyConnections();
       this.#closed = true;
-      throw unavailable(`revocation store: cannot reach Redis at ${this.#options.connection.target}: ${this.#describe(err)}`, err);
+      throw unavailable(`revocation store: Redis at ${this.#options.connection.target} is unavailable: ${this.#describe(err)}`, err);
     }
     this.#started = true;
     this.#timer = setInterval(() => void this.#checkVersion(), this.#options.resyncIntervalMs);

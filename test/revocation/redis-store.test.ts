@@ -346,7 +346,7 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     const err = await rejection(store.start(() => undefined));
     expect(performance.now() - t0).toBeLessThan(3_000);
     expect(err.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
-    expect(err.message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+\/0/);
+    expect(err.message).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+\/0 is unavailable: /);
     expect(err.message).not.toContain(PASSWORD);
     expect(store.up).toBe(false);
     await store.close();
