@@ -18,7 +18,14 @@
  */
 import type { Revocation } from './types.js';
 
-/** The names one store uses, all under its prefix. */
+/**
+ * The names one store uses, all under its prefix.
+ *
+ * @example
+ * ```ts
+ * const key = redisKeys('jwt-grpc:').revokedPrefix + jti;
+ * ```
+ */
 export interface RedisKeys {
   readonly revokedPrefix: string;
   /** SCAN MATCH pattern of every revocation key, the prefix's glob characters escaped. */
@@ -28,7 +35,14 @@ export interface RedisKeys {
   readonly channel: string;
 }
 
-/** @example `redisKeys('jwt-grpc:').version === 'jwt-grpc:version'` */
+/**
+ * The key and channel names under one prefix.
+ *
+ * @example
+ * ```ts
+ * const { version, channel } = redisKeys('jwt-grpc:'); // 'jwt-grpc:version', 'jwt-grpc:revocations'
+ * ```
+ */
 export function redisKeys(prefix: string): RedisKeys {
   const revokedPrefix = `${prefix}revoked:`;
   return {
@@ -46,6 +60,11 @@ export function redisKeys(prefix: string): RedisKeys {
  * sees the entry without the version that announces it. INCR runs first: it is the only
  * write that can fail (the counter overwritten with text, a read-only replica, OOM), and
  * a script that fails there has written nothing.
+ *
+ * @example
+ * ```ts
+ * await client.sendCommand(['EVAL', REVOKE_SCRIPT, '2', keys.revokedPrefix + jti, keys.version, value, '600', keys.channel, message]);
+ * ```
  */
 export const REVOKE_SCRIPT = `
 local version = redis.call('INCR', KEYS[2])
@@ -54,12 +73,26 @@ redis.call('PUBLISH', ARGV[3], version .. ' ' .. ARGV[4])
 return version
 `;
 
-/** The stored value: the revocation without its jti, which the key holds. */
+/**
+ * The stored value: the revocation without its jti, which the key holds.
+ *
+ * @example
+ * ```ts
+ * encodeValue({ jti: 'a1', expiresAt: 1795606973, statusIndex: 7 }); // '{"expiresAt":1795606973,"statusIndex":7}'
+ * ```
+ */
 export function encodeValue(revocation: Revocation): string {
   return JSON.stringify({ expiresAt: revocation.expiresAt, reason: revocation.reason, statusIndex: revocation.statusIndex });
 }
 
-/** The Pub/Sub payload after the version: the whole revocation. */
+/**
+ * The Pub/Sub payload after the version: the whole revocation.
+ *
+ * @example
+ * ```ts
+ * encodeMessage({ jti: 'a1', expiresAt: 1795606973 }); // '{"jti":"a1","expiresAt":1795606973}'
+ * ```
+ */
 export function encodeMessage(revocation: Revocation): string {
   return JSON.stringify({ jti: revocation.jti, expiresAt: revocation.expiresAt, reason: revocation.reason, statusIndex: revocation.statusIndex });
 }
@@ -87,12 +120,26 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The revocation a `revoked:` key holds, or undefined when its value is not one. */
+/**
+ * The revocation a `revoked:` key holds, or undefined when its value is not one.
+ *
+ * @example
+ * ```ts
+ * decodeValue('a1', '{"expiresAt":1795606973}'); // { jti: 'a1', expiresAt: 1795606973 }
+ * ```
+ */
 export function decodeValue(jti: string, value: string): Revocation | undefined {
   return revocationFrom(jti, parseJson(value));
 }
 
-/** `VERSION JSON` from the channel, or undefined when the message is not one. */
+/**
+ * `VERSION JSON` from the channel, or undefined when the message is not one.
+ *
+ * @example
+ * ```ts
+ * decodeMessage('12 {"jti":"a1","expiresAt":1795606973}'); // { version: 12, revocation: { jti: 'a1', expiresAt: 1795606973 } }
+ * ```
+ */
 export function decodeMessage(message: string): { readonly version: number; readonly revocation: Revocation } | undefined {
   const space = message.indexOf(' ');
   const version = Number(message.slice(0, space));
@@ -102,7 +149,16 @@ export function decodeMessage(message: string): { readonly version: number; read
   return revocation === undefined ? undefined : { version, revocation };
 }
 
-/** The counter as GET returns it: null before the first revocation (or after Redis lost it) reads as 0. */
+/**
+ * The counter as GET returns it: null before the first revocation (or after Redis lost
+ * it) reads as 0, a value that is no integer as -1 (never equal to a replica's own).
+ *
+ * @example
+ * ```ts
+ * parseVersion(null); // 0
+ * parseVersion('41'); // 41
+ * ```
+ */
 export function parseVersion(reply: unknown): number {
   const version = reply === null ? 0 : Number(reply);
   return Number.isSafeInteger(version) ? version : -1;

@@ -9,6 +9,11 @@ import { invalidOption } from '../errors.js';
 /**
  * The defaults of {@link RedisRevocationStoreOptions}. `resyncIntervalMs` is the stated
  * bound on staleness when a Pub/Sub message was lost (docs/revocation-redis.md).
+ *
+ * @example
+ * ```ts
+ * const every = options.resyncIntervalMs ?? REDIS_STORE_DEFAULTS.resyncIntervalMs;
+ * ```
  */
 export const REDIS_STORE_DEFAULTS = {
   /** Every key and the channel start with it, so one Redis can serve several deployments. */
@@ -29,7 +34,14 @@ const BOUNDS = {
 
 const KEY_PREFIX_MAX = 128;
 
-/** Where and how to connect, from the URL; `target` is the URL without its password, for logs and errors. */
+/**
+ * Where and how to connect, from the URL; `target` is the URL without its password, for logs and errors.
+ *
+ * @example
+ * ```ts
+ * const { host, port, tls, target } = parseRedisUrl(url);
+ * ```
+ */
 export interface RedisConnectionOptions {
   readonly host: string;
   readonly port: number;
@@ -40,7 +52,14 @@ export interface RedisConnectionOptions {
   readonly target: string;
 }
 
-/** The validated options, defaults applied. */
+/**
+ * The validated options, defaults applied.
+ *
+ * @example
+ * ```ts
+ * const { connection, keyPrefix, resyncIntervalMs } = resolveRedisStoreOptions(url, {});
+ * ```
+ */
 export interface ResolvedRedisStoreOptions {
   readonly connection: RedisConnectionOptions;
   readonly keyPrefix: string;

@@ -43,6 +43,8 @@ interface RedisConnection {
 const START_CONNECT_ATTEMPTS = 2;
 /** Keys per SCAN step and per MGET during a resync. */
 const SCAN_COUNT = 1_000;
+/** Versions remembered ahead of a gap (see #heardAhead). */
+const MAX_HEARD_AHEAD = 10_000;
 /** The most indexes one reserveStatusIndexes call may take. */
 const MAX_INDEX_RESERVATION = 1_000_000;
 
@@ -96,6 +98,12 @@ class RedisRevocationStore implements RevocationStore {
   #current = false;
   /** The version counter's value that memory is known to hold everything up to. */
   #syncedVersion = -1;
+  /**
+   * Versions heard above `#syncedVersion + 1`: two replicas' messages may arrive in the
+   * other order than their versions, or during a rescan; once the gap fills they advance
+   * `#syncedVersion` instead of costing a rescan. Bounded: past it, the next check rescans.
+   */
+  readonly #heardAhead = new Set<number>();
   #resyncing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   /** A connection was lost and not yet back: logged once, not at every retry. */
@@ -236,11 +244,18 @@ class RedisRevocationStore implements RevocationStore {
     if (decoded === undefined) {
       this.#logger.warn('revocation store: ignored a message on the revocation channel that is not one; resyncing', { channel: this.#keys.channel });
       this.#syncedVersion = -1;
+      this.#heardAhead.clear();
       return;
     }
     this.#deliver([decoded.revocation]);
-    // Only the next version in line keeps memory current; a gap waits for the next check.
-    if (decoded.version === this.#syncedVersion + 1) this.#syncedVersion = decoded.version;
+    if (decoded.version > this.#syncedVersion && this.#heardAhead.size < MAX_HEARD_AHEAD) this.#heardAhead.add(decoded.version);
+    this.#advanceSyncedVersion();
+  }
+
+  /** Memory holds every version up to the first one not heard; a gap left waits for the next check. */
+  #advanceSyncedVersion(): void {
+    for (const version of this.#heardAhead) if (version <= this.#syncedVersion) this.#heardAhead.delete(version);
+    while (this.#heardAhead.delete(this.#syncedVersion + 1)) this.#syncedVersion += 1;
   }
 
   /** Every `resyncIntervalMs`: one GET, and a rescan only when the counter moved without us. */
@@ -305,6 +320,7 @@ class RedisRevocationStore implements RevocationStore {
     } while (cursor !== '0');
     if (unreadable > 0) this.#logger.warn(`revocation store: ${unreadable} Redis entries had a value that is not a revocation; their jti stays revoked until the key expires`);
     this.#syncedVersion = version;
+    this.#advanceSyncedVersion();
     this.#current = true;
   }
 

@@ -11,7 +11,7 @@ import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-packages.mjs');
-const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto'];
+const OPTIONAL = ['@grpc/grpc-js', 'prom-client', 'pino', '@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-proto', 'redis'];
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-'));
 let runs = 0;
 

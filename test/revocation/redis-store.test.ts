@@ -258,6 +258,27 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     expect(b.seen.get('jti-garbled')!.expiresAt).toBeGreaterThan(now() + 290);
   });
 
+  it('revocations heard during a rescan count toward the version: no second rescan follows', async () => {
+    const prefix = freshPrefix();
+    const a = await started(redis.url(), prefix);
+    for (let i = 0; i < 6_000; i += 1_000) {
+      await Promise.all(Array.from({ length: 1_000 }, (_, j) => a.store.add({ jti: `jti-${i + j}`, expiresAt: now() + 300 })));
+    }
+    const scans = async (): Promise<number> => Number(/cmdstat_scan:calls=(\d+)/.exec(await inspect.info('commandstats'))?.[1] ?? 0);
+    // B's first scan reads the counter, then 6,000 keys; A revokes all the while.
+    let adding = true;
+    const during = (async () => {
+      for (let i = 0; adding; i++) await a.store.add({ jti: `jti-during-${i}`, expiresAt: now() + 300 });
+    })();
+    const b = await started(redis.url(), prefix, { resyncIntervalMs: 100 });
+    const before = await scans();
+    adding = false;
+    await during;
+    await sleep(1_200);
+    expect(await scans(), 'SCANs in the version checks after the first load').toBe(before);
+    expect(b.seen.size).toBe(a.seen.size);
+  });
+
   it('with Redis unreachable: add fails UNAVAILABLE at once, up is false, nothing is stored', async () => {
     const prefix = freshPrefix();
     const { relay, url } = await relayed();
