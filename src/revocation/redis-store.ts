@@ -105,6 +105,8 @@ class RedisRevocationStore implements RevocationStore {
    */
   readonly #heardAhead = new Set<number>();
   #resyncing: Promise<void> | undefined;
+  /** A resync was asked for while one ran: run another when it ends. */
+  #rescanAfter = false;
   #timer: NodeJS.Timeout | undefined;
   /** A connection was lost and not yet back: logged once, not at every retry. */
   #outage = false;
@@ -219,7 +221,10 @@ class RedisRevocationStore implements RevocationStore {
   }
 
   #onConnectionError(name: string, err: Error): void {
-    if (!this.#started || this.#closed || this.#outage) return;
+    if (!this.#started || this.#closed) return;
+    // Messages may be lost from here on: stale until a resync after the reconnection.
+    this.#current = false;
+    if (this.#outage) return;
     this.#outage = true;
     this.#logger.warn(
       `revocation store: lost the Redis connection (${name}): ${this.#describe(err)}; ` +
@@ -285,10 +290,21 @@ class RedisRevocationStore implements RevocationStore {
     return Promise.race([command, timeout]).finally(() => clearTimeout(timer));
   }
 
-  /** One resync at a time; a second caller waits for the running one. */
+  /**
+   * One resync at a time. A caller arriving during one waits for it, and another runs
+   * after it: the running scan may have started before what prompted the call (the
+   * subscriber back and subscribed again), so its result alone would leave a gap.
+   */
   #resync(): Promise<void> {
-    this.#resyncing ??= this.#scan().finally(() => {
+    if (this.#resyncing !== undefined) {
+      this.#rescanAfter = true;
+      return this.#resyncing;
+    }
+    this.#resyncing = this.#scan().finally(() => {
       this.#resyncing = undefined;
+      if (!this.#rescanAfter || this.#closed) return;
+      this.#rescanAfter = false;
+      this.#resync().catch((err: unknown) => this.#onCommandFailed(err));
     });
     return this.#resyncing;
   }
@@ -318,7 +334,7 @@ class RedisRevocationStore implements RevocationStore {
       unreadable += unparsed.length;
       this.#deliver(batch);
     } while (cursor !== '0');
-    if (unreadable > 0) this.#logger.warn(`revocation store: ${unreadable} Redis entries had a value that is not a revocation; their jti stays revoked until the key expires`);
+    if (unreadable > 0) this.#logger.warn(`revocation store: Redis entries whose value is not a revocation: ${unreadable}; their jti stays revoked until the key expires`);
     this.#syncedVersion = version;
     this.#advanceSyncedVersion();
     this.#current = true;
