@@ -24,10 +24,18 @@ export interface RedisServer {
   readonly process: LaunchedProcess;
   readonly port: number;
   readonly password: string;
-  /** `redis://:PASSWORD@127.0.0.1:PORT/DB`. */
+  /** `redis://:PASSWORD@127.0.0.1:PORT/DB`, or `rediss://:PASSWORD@localhost:PORT/DB` with TLS (the name its certificate holds). */
   url(database?: number): string;
   /** SIGTERM, then SIGKILL after a second: the data goes with it. */
   stop(): Promise<void>;
+}
+
+export interface RedisServerOptions {
+  /** Default: a free one. */
+  readonly port?: number;
+  readonly password?: string;
+  /** TLS only (`--tls-port`, no plain port), with this certificate and key; clients are not asked for one. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
 /** Redis logs this once it accepts connections. */
@@ -48,14 +56,17 @@ function freePort(): Promise<number> {
  * Starts redis-server on 127.0.0.1, on `port` or a free one, resolving once it accepts
  * connections. A free port taken before Redis binds it is retried once with another.
  */
-export async function startRedisServer(options: { readonly port?: number; readonly password?: string } = {}): Promise<RedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const redis = findRedisServer();
   if (redis === null) throw new Error(`redis-server not found on PATH or at ${SYSTEM_REDIS}: install it (\`${REDIS_INSTALL}\`)`);
   const password = options.password ?? 'test-password-not-a-secret';
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
+    const listen = options.tls === undefined
+      ? ['--port', String(port)]
+      : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile, '--tls-auth-clients', 'no'];
     const proc = launch(redis, [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+      ...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
       '--requirepass', password, '--loglevel', 'notice', '--dir', '/tmp',
     ]);
     try {
@@ -64,7 +75,7 @@ export async function startRedisServer(options: { readonly port?: number; readon
         process: proc,
         port,
         password,
-        url: (database = 0) => `redis://:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
+        url: (database = 0) => `${options.tls === undefined ? 'redis' : 'rediss'}://:${encodeURIComponent(password)}@${options.tls === undefined ? '127.0.0.1' : 'localhost'}:${port}/${database}`,
         stop: () => proc.stop(1_000).then(() => undefined),
       };
     } catch (error) {

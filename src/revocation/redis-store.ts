@@ -17,6 +17,7 @@
  * (the client keeps no offline queue; a command that hangs fails after
  * `commandTimeoutMs`), `up` is false, and the caller's in-memory set keeps answering.
  */
+import { isIP } from 'node:net';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redisModule } from '../optional-deps.js';
@@ -122,7 +123,8 @@ class RedisRevocationStore implements RevocationStore {
         host,
         port,
         tls,
-        ...(tls ? { servername: host } : {}),
+        // SNI carries host names only (RFC 6066); the certificate is checked against the host either way.
+        ...(tls && isIP(host) === 0 ? { servername: host } : {}),
         connectTimeout: options.commandTimeoutMs,
         reconnectStrategy: (retries: number, cause: Error) => this.#reconnectDelay(retries, cause),
       },

@@ -13,6 +13,7 @@
  * Skips, saying why, where redis-server is not installed.
  */
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_INSTALL, type RedisServer, findRedisServer, startRedisServer } from '../../bench/harness/redis.js';
@@ -22,6 +23,7 @@ import { JwtGrpcError } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';
 import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import { hasOpenssl, makeTestCerts } from '../helpers/certs.js';
 
 const PASSWORD = 'pw-7f3a9c-never-logged';
 
@@ -371,6 +373,33 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     expect(err.message).not.toContain(PASSWORD);
     expect(store.up).toBe(false);
     await store.close();
+  });
+
+  it.skipIf(!hasOpenssl())('connects over TLS (rediss://), checking the server certificate', async () => {
+    const certs = makeTestCerts();
+    const own = await startRedisServer({ password: PASSWORD, tls: { certFile: certs.files.serverCert, keyFile: certs.files.serverKey } });
+    const defaults = getCACertificates('default');
+    try {
+      const prefix = freshPrefix();
+      // The test CA not trusted yet: the store refuses the server.
+      const untrusted = await createRedisRevocationStore(own.url(), { logger, keyPrefix: prefix });
+      const refused = await rejection(untrusted.start(() => undefined));
+      expect(refused.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
+      expect(refused.message).toMatch(/certificate/);
+      expect(refused.message).not.toContain(PASSWORD);
+      // Trusted as NODE_EXTRA_CA_CERTS would: revocations travel over TLS.
+      setDefaultCACertificates([...defaults, certs.caCert.toString()]);
+      const a = await started(own.url(), prefix);
+      const b = await started(own.url(), prefix);
+      await a.store.add({ jti: 'jti-tls', expiresAt: now() + 300 });
+      expect(await waitUntil(() => b.seen.has('jti-tls'), 1_000, 5)).toBe(true);
+      await a.store.close();
+      await b.store.close();
+    } finally {
+      setDefaultCACertificates(defaults);
+      await own.stop();
+      certs.remove();
+    }
   });
 
   it('allocates status-list indexes with INCRBY, unique across replicas', async () => {
