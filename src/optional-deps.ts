@@ -110,3 +110,16 @@ export const otelContextAsyncHooks = onFirstUse<typeof import('@opentelemetry/co
  * ```
  */
 export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-grpc')>('@opentelemetry/exporter-trace-otlp-grpc');
+
+/**
+ * node-redis (the `redis` package), loaded when `--revocation-store redis://...` (or
+ * `rediss://`) creates the Redis revocation store; every other server never loads it, and
+ * an install without it (`npm install --omit=optional`) works until that option is given.
+ * @internal
+ *
+ * @example
+ * ```ts
+ * const client = redisModule().createClient({ url: 'redis://127.0.0.1:6379/0' });
+ * ```
+ */
+export const redisModule = onFirstUse<typeof import('redis')>('redis');

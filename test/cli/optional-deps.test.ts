@@ -19,6 +19,7 @@ const OPTIONAL = [
   '@opentelemetry/exporter-trace-otlp-http',
   '@opentelemetry/exporter-trace-otlp-proto',
   '@opentelemetry/exporter-trace-otlp-grpc',
+  'redis',
 ];
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-'));
 let runs = 0;
