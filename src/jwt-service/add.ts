@@ -10,6 +10,7 @@ import { invalidOption } from '../errors.js';
 import { namesIn } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
 import { JwtServiceCore } from './core.js';
+import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
 
@@ -52,6 +53,12 @@ export interface JwtServiceHandle {
    * stays. E.g. `jwt.setPolicy(await loadPolicy('policy.json'))` on a reload signal.
    */
   setPolicy(policy: JwtPolicy): void;
+  /**
+   * The Token Status List of a server made with `statusList` (docs/status-list.md);
+   * undefined otherwise. `statusList.revoke(idx)` marks the token whose `status` claim
+   * carries `idx` revoked: remote verifiers refuse it within the list's ttl.
+   */
+  readonly statusList?: StatusListIssuer;
 }
 
 /**
@@ -103,8 +110,9 @@ export function prepareJwtService(
   keys: KeySet,
   metrics?: ServerMetrics,
   tracer?: Tracer,
+  statusList?: StatusListIssuer,
 ): { handle: JwtServiceHandle; service: ServedService } {
-  const core = new JwtServiceCore(resolved, keys, metrics?.service);
+  const core = new JwtServiceCore(resolved, keys, metrics?.service, statusList);
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,
@@ -122,6 +130,7 @@ export function prepareJwtService(
       return core.policy;
     },
     setPolicy: (next) => core.setPolicy(next),
+    statusList,
   };
   return { handle, service: jwtService(core, tracer) };
 }

@@ -11,6 +11,8 @@ import { DEFAULT_INDEX_BLOCK, IndexAllocator, type ReserveIndexes, localReserve 
 import { StatusList } from './list.js';
 import { signStatusListToken, statusListAlgorithm } from './token.js';
 
+/** Where a server's list lives under its issuer: the `uri` is `ISSUER/statuslists/1`. */
+export const STATUS_LIST_PATH = '/statuslists/1';
 /** Entries of the list: 2^20 (128 KiB uncompressed, the size of the draft's test vectors in Appendix C). */
 export const DEFAULT_STATUS_LIST_SIZE = 1 << 20;
 /**
