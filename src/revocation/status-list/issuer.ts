@@ -69,7 +69,7 @@ export interface StatusListIssuerOptions {
 }
 
 /**
- * One server's Status List: made by {@link createStatusListIssuer}.
+ * One server's Token Status List: the `statusList` of a server's JwtServiceHandle.
  *
  * @example
  * ```ts
