@@ -20,7 +20,8 @@ import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
 import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
-import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
+import type { StatusClaim, StatusListIssuer } from '../revocation/status-list/issuer.js';
+import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
 
@@ -90,6 +91,8 @@ export class JwtServiceCore {
    * one assignment: a call reads the state once, so it ends with the keys it started with.
    */
   setKeys(keys: KeySet): void {
+    // The status list is signed with an asymmetric key: a set without one would leave verifiers without a list.
+    if (this.#statusList !== undefined) statusListAlgorithm(keys);
     const next = this.#prepare(checkServiceKeys(keys));
     this.#pastCacheStats = this.cacheStats;
     this.#state = next;
@@ -146,6 +149,8 @@ export class JwtServiceCore {
       this.#options.logger.info('policy: token issued', {
         audit: 'issue', decision: 'allow', rule: 'none', caller: granted.callerId, sub, aud: request.audience, alg: request.algorithm,
         kid: response.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
+        // The status list index, when there is one: what revoking this token sets.
+        ...(this.#statusList !== undefined && { statusIdx: (claims['status'] as StatusClaim).status_list.idx }),
       });
       return response;
     } catch (err) {

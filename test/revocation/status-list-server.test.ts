@@ -10,7 +10,7 @@ import { request as httpRequest, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type JwtServer, createJwtServer, createRemoteVerifier, silentLogger } from '../../src/lib.js';
+import { type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
 import { PROTO_PATH } from '../../src/package-root.js';
 import { ClientPool, clientConstructor, unary } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
@@ -174,5 +174,15 @@ describe('createRemoteVerifier and the status list', () => {
     await verifier.refresh();
     await server.close({ graceMs: 0 });
     await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'ERR_GRPC_STATUS', status: 14, message: expect.stringContaining('status list') });
+  });
+});
+
+describe('statusList and key rotation', () => {
+  it('refuses a key set without an asymmetric key, which could not sign the list, and keeps the keys in use', async () => {
+    const { server } = await start();
+    const before = server.service.keys;
+    const hmacOnly = await generateKeys({ algorithms: ['HS256'] });
+    expect(() => server.service.setKeys(hmacOnly)).toThrow(/asymmetric/);
+    expect(server.service.keys).toBe(before);
   });
 });
