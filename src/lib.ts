@@ -43,6 +43,8 @@ export type {
   VerifyJwtResponse,
   GetJwksRequest,
   GetJwksResponse,
+  GetStatusListRequest,
+  GetStatusListResponse,
 } from './jwt-service/messages.js';
 export { PROTO_PATH } from './package-root.js';
 

@@ -5,14 +5,12 @@
  * the issuer through a counting HTTP proxy, whose origin is the issuer, so the tests can
  * count its fetches of the list.
  */
-import { credentials } from '@grpc/grpc-js';
 import { request as httpRequest, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
-import { PROTO_PATH } from '../../src/package-root.js';
-import { ClientPool, clientConstructor, unary } from '../helpers/client.js';
+import { ClientPool } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 import { fetchRaw } from '../discovery/helpers.js';
 
@@ -100,27 +98,16 @@ describe('statusList on the server', () => {
     expect(payload['ttl']).toBe(60);
     expect(payload['status_list']).toMatchObject({ bits: 1 });
 
-    const Ctor = clientConstructor(PROTO_PATH, 'jwt.services.JwtService');
-    const grpc = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure());
-    try {
-      const own = await unary<{ token: string }>(grpc, 'GetStatusList', { uri: '' });
-      expect(own.token).toBe(answer.body);
-      expect((await unary<{ token: string }>(grpc, 'GetStatusList', { uri: `${issuer}${LIST_PATH}` })).token).toBe(answer.body);
-      await expect(unary(grpc, 'GetStatusList', { uri: 'https://elsewhere.example/statuslists/1' })).rejects.toMatchObject({ code: 5 });
-    } finally {
-      grpc.close();
-    }
+    const client = clients.jwt(port);
+    expect((await client.getStatusList()).token).toBe(answer.body);
+    expect((await client.getStatusList({ uri: `${issuer}${LIST_PATH}` })).token).toBe(answer.body);
+    await expect(client.getStatusList({ uri: 'https://elsewhere.example/statuslists/1' })).rejects.toMatchObject({ status: 5 });
   });
 
   it('answers GetStatusList with FAILED_PRECONDITION when the list is off, and refuses statusList without httpPort', async () => {
     const server = trackServer(createJwtServer({ keys: await sharedKeys(), logger: silentLogger }));
     const port = await server.listen('127.0.0.1:0');
-    const grpc = new (clientConstructor(PROTO_PATH, 'jwt.services.JwtService'))(`127.0.0.1:${port}`, credentials.createInsecure());
-    try {
-      await expect(unary(grpc, 'GetStatusList', { uri: '' })).rejects.toMatchObject({ code: 9 });
-    } finally {
-      grpc.close();
-    }
+    await expect(clients.jwt(port).getStatusList({ uri: '' })).rejects.toMatchObject({ status: 9 });
     const keys = await sharedKeys();
     expect(() => createJwtServer({ keys, issuer: 'https://auth.example', statusList: true })).toThrow(/statusList: needs httpPort/);
   });
