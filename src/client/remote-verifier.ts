@@ -256,8 +256,16 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
     return retryUnknownKey(token, expectations, result);
   }
 
+  /**
+   * A Status List Token's signature and claims by the JWK Set: uncached (a list token is
+   * large and replaced each ttl, so it would only crowd the cache), with the same
+   * unknown-kid refetch as tokens.
+   */
   async function verifyWithJwks(token: string): Promise<VerifyResult> {
-    return verifyByJwks(token, {});
+    const current = state ?? (await fetch.run());
+    const result = current.verifier === undefined ? check(current, token, {}) : current.verifier.verifyUncached(token, {});
+    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
+    return retryUnknownKey(token, {}, result);
   }
 
   /** Section 8.3 of draft-ietf-oauth-status-list-20: the status is looked at only once the token itself is valid. */
