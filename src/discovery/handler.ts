@@ -48,7 +48,7 @@ export interface StatusListRoute {
   readonly path: string;
   /** The current Status List Token: signed again by the issuer only when needed. */
   readonly token: () => string;
-  /** `Cache-Control: max-age` of the list: see statusListCacheControl. */
+  /** `Cache-Control: max-age` of the list (a quarter of its ttl: statusListRoute in src/server/create.ts says why). */
   readonly maxAgeSeconds: number;
 }
 

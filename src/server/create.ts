@@ -121,6 +121,8 @@ function statusListRoute(list: StatusListIssuer): StatusListRoute {
 export function createJwtServerWith(options: JwtServerOptions, internals: ServerInternals): JwtServer {
   const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
   const { service: serviceOptions, transport: transportOptions, server: extras } = resolveServerOptions(options);
+  // Keys given now must be able to sign the status list: refused here rather than at listen.
+  if (extras.statusList && givenKeys !== undefined) statusListAlgorithm(givenKeys);
   // Metrics off: no registry, no interceptor, nothing counted per call.
   const metrics = extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
   /** Every method served, by path: the call kind the metrics label calls with. */

@@ -171,5 +171,8 @@ describe('statusList and key rotation', () => {
     const hmacOnly = await generateKeys({ algorithms: ['HS256'] });
     expect(() => server.service.setKeys(hmacOnly)).toThrow(/asymmetric/);
     expect(server.service.keys).toBe(before);
+    expect(() => createJwtServer({ keys: hmacOnly, issuer: 'https://auth.example', httpPort: 0, statusList: true })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'statusList' }),
+    );
   });
 });
