@@ -121,6 +121,10 @@ describe('createStatusListIssuer', () => {
     const issuer = await createStatusListIssuer({ uri, keys: () => keys, ttlSeconds: 60 });
     const claim = issuer.claimFor();
     expect(claim).toEqual({ status_list: { idx: 0, uri } });
+    expect(issuer.indexOf({ sub: 'ada', status: claim })).toBe(0);
+    expect(issuer.indexOf({ sub: 'ada' })).toBeUndefined();
+    expect(issuer.indexOf({ status: { status_list: { idx: 0, uri: 'https://elsewhere.example/statuslists/1' } } })).toBeUndefined();
+    expect(issuer.indexOf({ status: { status_list: { idx: 1 << 20, uri } } })).toBeUndefined();
     expect(issuer.claimFor().status_list.idx).toBe(1);
     const before = issuer.token();
     expect(issuer.token()).toBe(before);

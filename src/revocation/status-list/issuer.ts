@@ -93,6 +93,12 @@ export interface StatusListIssuer {
   revoke(idx: number): boolean;
   /** Whether `idx` is revoked. */
   isRevoked(idx: number): boolean;
+  /**
+   * The index a token's claims carry in this list: its `status.status_list.idx` when the
+   * `uri` is this list's and the index lies in it; undefined otherwise (a token from
+   * before `statusList`, or from another list). What RevokeJwt records as `statusIndex`.
+   */
+  indexOf(claims: Readonly<Record<string, unknown>>): number | undefined;
   /** The current Status List Token (compact JWS), signed again only when needed. */
   token(): string;
 }
@@ -130,6 +136,12 @@ export async function createStatusListIssuer(options: StatusListIssuerOptions): 
     },
     revoke: (idx) => list.set(idx),
     isRevoked: (idx) => list.isSet(idx),
+    indexOf(claims) {
+      const ref = (claims['status'] as { status_list?: { idx?: unknown; uri?: unknown } } | undefined)?.status_list;
+      if (ref?.uri !== uri || !Number.isSafeInteger(ref.idx)) return undefined;
+      const idx = ref.idx as number;
+      return idx >= 0 && idx < list.size ? idx : undefined;
+    },
     token() {
       const now = Math.floor(Date.now() / 1000);
       const current = keys();
