@@ -16,6 +16,7 @@ const INTEGRATION = [
   'test/deploy/manifests.test.ts',
   'test/discovery/cluster.test.ts',
   'test/discovery/http.test.ts',
+  'test/revocation/status-list-cluster.test.ts',
   'test/ops/keys-cli.test.ts',
   'test/ops/watch.test.ts',
   'test/reliability/crash-loop.test.ts',

@@ -31,6 +31,7 @@ export type { ClaimExpectations } from './tokens/claims.js';
 export type { JwtPayload, VerifiedToken, VerifyFailure, VerifyFailureReason, VerifyResult } from './tokens/result.js';
 
 export { addJwtService, type JwtServiceHandle } from './jwt-service/add.js';
+export type { StatusClaim, StatusListIssuer } from './revocation/status-list/issuer.js';
 export type { JwtServiceOptions } from './jwt-service/options.js';
 export { loadSubjects } from './jwt-service/load-subjects.js';
 export { SERVICE_NAME } from './jwt-service/definition.js';
@@ -42,6 +43,8 @@ export type {
   VerifyJwtResponse,
   GetJwksRequest,
   GetJwksResponse,
+  GetStatusListRequest,
+  GetStatusListResponse,
 } from './jwt-service/messages.js';
 export { PROTO_PATH } from './package-root.js';
 

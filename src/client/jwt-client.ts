@@ -7,7 +7,16 @@ import {
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
-import type { GenerateJwtRequest, GenerateJwtResponse, GetJwksRequest, GetJwksResponse, VerifyJwtRequest, VerifyJwtResponse } from '../jwt-service/messages.js';
+import type {
+  GenerateJwtRequest,
+  GenerateJwtResponse,
+  GetJwksRequest,
+  GetJwksResponse,
+  GetStatusListRequest,
+  GetStatusListResponse,
+  VerifyJwtRequest,
+  VerifyJwtResponse,
+} from '../jwt-service/messages.js';
 import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
@@ -88,6 +97,8 @@ export interface JwtClient extends Disposable, AsyncDisposable {
   generateJwt(request: Partial<GenerateJwtRequest>, options?: JwtCallOptions): Promise<GenerateJwtResponse>;
   verifyJwt(request: Partial<VerifyJwtRequest>, options?: JwtCallOptions): Promise<VerifyJwtResponse>;
   getJwks(request?: GetJwksRequest, options?: JwtCallOptions): Promise<GetJwksResponse>;
+  /** The signed Token Status List of a server with `statusList` (docs/status-list.md); `uri` empty or omitted: its own. */
+  getStatusList(request?: Partial<GetStatusListRequest>, options?: JwtCallOptions): Promise<GetStatusListResponse>;
   /** Closes the channel; later calls reject with CANCELLED. Idempotent. */
   close(): void;
 }
@@ -186,6 +197,7 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
     generateJwt: (request, callOptions) => unary(methods.GenerateJwt, request, callOptions),
     verifyJwt: (request, callOptions) => unary(methods.VerifyJwt, request, callOptions),
     getJwks: (request = {}, callOptions) => unary(methods.GetJwks, request, callOptions),
+    getStatusList: (request = {}, callOptions) => unary(methods.GetStatusList, request, callOptions),
     close,
     [Symbol.dispose]: close,
     [Symbol.asyncDispose]: async () => close(),

@@ -14,6 +14,7 @@ import { integerOption, stringOption } from './options.js';
 import { type HttpJwksLocation, httpJwksSource, isHttpJwksLocation } from './remote-jwks-http.js';
 import { parseJwks } from './remote-jwks.js';
 import { singleFlight } from './single-flight.js';
+import { createStatusListCheck, originOf } from './status-list-check.js';
 import { statusName } from './status.js';
 
 /**
@@ -49,6 +50,13 @@ export interface RemoteVerifierOptions {
   readonly maxAgeMs?: number;
   /** Where set changes (info) and unreachable issuers (warn) are reported. Default: stderr, warnings and errors. */
   readonly logger?: Logger;
+  /**
+   * Origins (`https://host[:port]`) besides the issuer's from which a Token Status List may
+   * be fetched when a token's `status.status_list.uri` names one (docs/status-list.md).
+   * The issuer's own origin (of `issuerUrl`, `jwksUrl` or the `issuer` option) is always
+   * allowed; any other uri is refused (`ISSUER_MISMATCH`), never fetched. Default: none.
+   */
+  readonly statusListOrigins?: readonly string[];
 }
 
 /**
@@ -66,8 +74,11 @@ export interface RemoteVerifierOptions {
 export interface RemoteVerifier {
   /**
    * Verifies `token` like {@link Verifier.verify}. Rejects (GrpcStatusError, UNAVAILABLE,
-   * naming the issuer) only when no JWK Set has ever been fetched; once one has, an
-   * unreachable issuer means the last good set keeps verifying.
+   * naming the issuer) when no JWK Set has ever been fetched; once one has, an
+   * unreachable issuer means the last good set keeps verifying. A token with a `status`
+   * claim (Token Status List) is also checked against the list it names: `REVOKED` when
+   * its entry is set; the promise rejects (UNAVAILABLE) when the list can be neither
+   * fetched nor used from the cache (fresh for its `ttl`, usable until its `exp`).
    */
   verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult>;
   /** Fetches the set now, sharing a fetch in flight; rejects like `verify` when it cannot. Call it before serving. */
@@ -154,6 +165,7 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
   const logger = options.logger ?? createStderrLogger();
   /** Names the issuer in logs and errors: the client's target, e.g. `jwt.internal:50051`. */
   const issuerTarget = client.target;
+  const statusLists = createStatusListCheck({ allowedOrigins: statusListOrigins(source, expectDefaults.issuer, options.statusListOrigins), verifyWithJwks, logger });
 
   let state: KeyState | undefined;
   let lastFetchMs = -Infinity;
@@ -233,17 +245,44 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
     return hmacMiss(peekHeader(token)) ?? result;
   }
 
+  /** Signature and claims of a token by the JWK Set alone, with the unknown-kid refetch: the status list's own check. */
+  function verifyByJwks(token: string, expectations: ClaimExpectations): VerifyResult | Promise<VerifyResult> {
+    const current = state;
+    if (current === undefined) return verifyWithoutKeys(token, expectations);
+    const now = Date.now();
+    if (now - current.fetchedAtMs >= maxAgeMs && !fetch.running && mayFetch(now)) fetch.run().catch(() => {});
+    const result = check(current, token, expectations);
+    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
+    return retryUnknownKey(token, expectations, result);
+  }
+
+  /**
+   * A Status List Token's signature and claims by the JWK Set: uncached (a list token is
+   * large and replaced each ttl, so it would only crowd the cache), with the same
+   * unknown-kid refetch as tokens.
+   */
+  async function verifyWithJwks(token: string): Promise<VerifyResult> {
+    const current = state ?? (await fetch.run());
+    const result = current.verifier === undefined ? check(current, token, {}) : current.verifier.verifyUncached(token, {});
+    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
+    return retryUnknownKey(token, {}, result);
+  }
+
+  /** Section 8.3 of draft-ietf-oauth-status-list-20: the status is looked at only once the token itself is valid. */
+  async function withStatus(result: VerifyResult): Promise<VerifyResult> {
+    if (!result.valid || result.payload['status'] === undefined) return result;
+    const outcome = await statusLists.check(result.payload['status']);
+    return outcome.ok ? result : failure(outcome.reason, outcome.message);
+  }
+
   return {
     verify(token, expect) {
       const expectations =
         expect === undefined ? expectDefaults : { audience: expect.audience ?? expectDefaults.audience, issuer: expect.issuer ?? expectDefaults.issuer };
-      const current = state;
-      if (current === undefined) return verifyWithoutKeys(token, expectations);
-      const now = Date.now();
-      if (now - current.fetchedAtMs >= maxAgeMs && !fetch.running && mayFetch(now)) fetch.run().catch(() => {});
-      const result = check(current, token, expectations);
-      if (result.valid || result.reason !== 'UNKNOWN_KEY') return Promise.resolve(result);
-      return retryUnknownKey(token, expectations, result);
+      const result = verifyByJwks(token, expectations);
+      if (result instanceof Promise) return result.then(withStatus);
+      // The common case, a valid token without a status claim, costs what it did before.
+      return result.valid && result.payload['status'] !== undefined ? withStatus(result) : Promise.resolve(result);
     },
     async refresh() {
       await fetch.run();
@@ -252,4 +291,20 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
       return state?.keys ?? [];
     },
   };
+}
+
+/**
+ * The origins a status list may come from: the issuer's (its discovery or JWKS URL, or the
+ * `iss` expected, when that is a URL) and those `extra` names. A token picks the uri, so
+ * nothing else is ever fetched.
+ */
+function statusListOrigins(source: JwksIssuer | HttpJwksLocation, issuer: string | undefined, extra: unknown): ReadonlySet<string> {
+  const origins = new Set<string>();
+  if (isHttpJwksLocation(source)) origins.add(originOf('issuerUrl' in source ? source.issuerUrl : source.jwksUrl, 'issuerUrl'));
+  if (issuer !== undefined && /^https?:\/\//i.test(issuer)) origins.add(originOf(issuer, 'issuer'));
+  if (extra !== undefined) {
+    if (!Array.isArray(extra)) throw invalidOption('statusListOrigins', 'must be an array of http(s) URLs');
+    for (const origin of extra) origins.add(originOf(origin, 'statusListOrigins'));
+  }
+  return origins;
 }

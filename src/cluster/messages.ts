@@ -15,6 +15,8 @@ export type PrimaryMessage =
   | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
   /** A reloaded policy, checked by the primary: the worker puts it in use and acknowledges `generation`. */
   | { readonly type: 'jwt-grpc:policy'; readonly generation: number; readonly policy: JwtPolicy }
+  /** The answer to `reserve-status-indexes` `id`: the first of the block; `error` when none could be reserved. */
+  | { readonly type: 'jwt-grpc:status-indexes'; readonly id: number; readonly first?: number; readonly error?: string }
   | MetricsRequestMessage;
 
 /**
@@ -28,10 +30,27 @@ export type WorkerMessage =
   | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
   | { readonly type: 'jwt-grpc:policy-applied'; readonly generation: number; readonly error?: string }
+  /** A block of `count` status list indexes: the primary hands out blocks so that no two workers share an index. */
+  | { readonly type: 'jwt-grpc:reserve-status-indexes'; readonly id: number; readonly count: number }
   | MetricsAnswerMessage;
 
-const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:policy', 'jwt-grpc:metrics-request']);
-const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:cannot-listen', 'jwt-grpc:keys-applied', 'jwt-grpc:policy-applied', 'jwt-grpc:metrics']);
+const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>([
+  'jwt-grpc:start',
+  'jwt-grpc:shutdown',
+  'jwt-grpc:keys',
+  'jwt-grpc:policy',
+  'jwt-grpc:status-indexes',
+  'jwt-grpc:metrics-request',
+]);
+const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>([
+  'jwt-grpc:hello',
+  'jwt-grpc:listening',
+  'jwt-grpc:cannot-listen',
+  'jwt-grpc:keys-applied',
+  'jwt-grpc:policy-applied',
+  'jwt-grpc:reserve-status-indexes',
+  'jwt-grpc:metrics',
+]);
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
   return PRIMARY_TYPES.has((message as { type?: unknown } | null)?.type);

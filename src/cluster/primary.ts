@@ -12,6 +12,7 @@ import type { JwtPolicy } from '../policy/check.js';
 import { PolicyReloader } from '../policy/reload.js';
 import { HandOut, sendTo } from './hand-out.js';
 import { type ClusterHandle, exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
+import { type ReserveIndexes, localReserve } from '../revocation/status-list/allocator.js';
 import { type PrimaryMessage, isWorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 
@@ -55,6 +56,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
   const policyReloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry, 'policy');
   if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);
+  // Status list indexes for every worker from one counter, block by block: no two workers
+  // (nor a worker and its respawn) ever hand out the same index. Across replicas the
+  // revocation store's reserveStatusIndexes (Redis INCRBY) takes this counter's place.
+  const reserveStatusIndexes: ReserveIndexes = localReserve();
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE.
   cluster.schedulingPolicy = cluster.SCHED_RR;
@@ -117,6 +122,12 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
           return;
         case 'jwt-grpc:metrics':
           metrics?.receive(message.id, message.metrics);
+          return;
+        case 'jwt-grpc:reserve-status-indexes':
+          reserveStatusIndexes(message.count).then(
+            (first) => sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, first }),
+            (err: unknown) => sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, error: err instanceof Error ? err.message : String(err) }),
+          );
           return;
         case 'jwt-grpc:listening':
           slot.listeningAt = Date.now();

@@ -8,9 +8,38 @@ import type { ClusterHandle } from './handle.js';
 import { type InProcessServer, listenInProcess } from './in-process.js';
 import { type PrimaryMessage, type WorkerMessage, isPrimaryMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
+import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
 
 function send(message: WorkerMessage): void {
   process.send?.(message, undefined, undefined, () => undefined);
+}
+
+/** A block of status list indexes must come back from the primary within this long. */
+const RESERVE_TIMEOUT_MS = 10_000;
+
+/** Status list index blocks reserved by the primary, which alone counts them for all workers. */
+function primaryReserve(): ReserveIndexes {
+  let nextId = 0;
+  return (count) =>
+    new Promise<number>((resolve, reject) => {
+      const id = ++nextId;
+      const done = (): void => {
+        clearTimeout(timer);
+        process.off('message', onMessage);
+      };
+      const onMessage = (message: unknown): void => {
+        if (!isPrimaryMessage(message) || message.type !== 'jwt-grpc:status-indexes' || message.id !== id) return;
+        done();
+        if (message.first === undefined) reject(new Error(`the primary reserved no status list indexes: ${message.error ?? 'no reason given'}`));
+        else resolve(message.first);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`the primary did not reserve status list indexes within ${RESERVE_TIMEOUT_MS} ms`));
+      }, RESERVE_TIMEOUT_MS);
+      process.on('message', onMessage);
+      send({ type: 'jwt-grpc:reserve-status-indexes', id, count });
+    });
 }
 
 type KeysMessage = Extract<PrimaryMessage, { type: 'jwt-grpc:keys' }>;
@@ -87,7 +116,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
       metricsPort: undefined,
       metricsRegistry: registry,
       ...(start.policy !== undefined && { policy: start.policy }),
-    });
+    }, { statusListReserve: primaryReserve() });
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
     // The primary reports it, once, and stops the cluster; this worker only exits.

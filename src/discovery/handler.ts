@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
-import { noneMatch } from './etag.js';
+import { noneMatch, strongEtag } from './etag.js';
 
 /**
  * Options of {@link jwksHandler}.
@@ -37,7 +37,23 @@ export interface JwksHandlerOptions {
 export type JwksRequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** What a path is, once the query is cut off. */
-type Route = 'jwks' | 'configuration' | undefined;
+type Route = 'jwks' | 'configuration' | 'statusList' | undefined;
+
+/**
+ * The Token Status List the discovery port also serves (draft-ietf-oauth-status-list-20
+ * section 8.1: a GET of the `uri` in the tokens' `status` claim). @internal
+ */
+export interface StatusListRoute {
+  /** The path of the list's uri, e.g. `/statuslists/1`. */
+  readonly path: string;
+  /** The current Status List Token: signed again by the issuer only when needed. */
+  readonly token: () => string;
+  /** `Cache-Control: max-age` of the list (a quarter of its ttl: statusListRoute in src/server/create.ts says why). */
+  readonly maxAgeSeconds: number;
+}
+
+/** The media type of section 8.2 for a Status List Token in JWT format. */
+const STATUS_LIST_CONTENT_TYPE = 'application/statuslist+jwt';
 
 function routes(path: string | undefined, withConfiguration: boolean): Map<string, Route> {
   const map = new Map<string, Route>([[JWKS_SUFFIX, 'jwks']]);
@@ -61,7 +77,13 @@ function pathOf(url: string | undefined): string {
  * otherwise. A request body is never read: node:http closes the connection of a request
  * whose body is left unread once the answer is sent, instead of draining it. @internal
  */
-export function sendDocument(request: IncomingMessage, response: ServerResponse, document: Representation, cacheControl: string): void {
+export function sendDocument(
+  request: IncomingMessage,
+  response: ServerResponse,
+  document: Representation,
+  cacheControl: string,
+  contentType = 'application/json',
+): void {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed: GET or HEAD\n');
     return;
@@ -72,7 +94,7 @@ export function sendDocument(request: IncomingMessage, response: ServerResponse,
     response.writeHead(304, headers).end();
     return;
   }
-  response.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': document.body.length });
+  response.writeHead(200, { ...headers, 'content-type': contentType, 'content-length': document.body.length });
   response.end(request.method === 'HEAD' ? undefined : document.body);
 }
 
@@ -80,12 +102,23 @@ export function sendDocument(request: IncomingMessage, response: ServerResponse,
  * The documents of keys that `currentKeys` reads at each request, rebuilt only when the
  * key set changes (a reload or rotation swaps the KeySet): the ETag follows at once. @internal
  */
-export function documentsHandler(currentKeys: () => KeySet, options: JwksHandlerOptions = {}): JwksRequestHandler {
+export function documentsHandler(currentKeys: () => KeySet, options: JwksHandlerOptions = {}, statusList?: StatusListRoute): JwksRequestHandler {
   const issuer = options.issuer;
   const path = issuer === undefined ? undefined : issuerPath(issuer);
   const maxAge = optionValue('httpMaxAgeSeconds', options.maxAgeSeconds, 'maxAgeSeconds');
   const cacheControl = `public, max-age=${maxAge}`;
   const table = routes(path, issuer !== undefined);
+  if (statusList !== undefined) table.set(statusList.path, 'statusList');
+  const listCacheControl = `public, max-age=${statusList?.maxAgeSeconds ?? 0}`;
+  // The list's bytes and ETag, rebuilt when the issuer hands out another token.
+  let list: { token: string; document: Representation } | undefined;
+  const listDocument = (token: string): Representation => {
+    if (list?.token !== token) {
+      const body = Buffer.from(token);
+      list = { token, document: { body, etag: strongEtag(body) } };
+    }
+    return list.document;
+  };
   let built: { keys: KeySet; jwks: Representation; configuration: Representation | undefined } | undefined;
   const documents = (): NonNullable<typeof built> => {
     const keys = currentKeys();
@@ -97,6 +130,10 @@ export function documentsHandler(currentKeys: () => KeySet, options: JwksHandler
   return (request, response) => {
     const route = table.get(pathOf(request.url));
     if (route === undefined) return false;
+    if (route === 'statusList') {
+      sendDocument(request, response, listDocument((statusList as StatusListRoute).token()), listCacheControl, STATUS_LIST_CONTENT_TYPE);
+      return true;
+    }
     const current = documents();
     sendDocument(request, response, route === 'jwks' ? current.jwks : (current.configuration as Representation), cacheControl);
     return true;

@@ -11,6 +11,7 @@ import { invalidOption } from '../errors.js';
 import { namesIn } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
 import { JwtServiceCore } from './core.js';
+import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
 
@@ -61,6 +62,12 @@ export interface JwtServiceHandle {
    * is counted (metrics), and the promise rejects with it. Reloads run one at a time.
    */
   reloadPolicy(load: () => Promise<JwtPolicy>): Promise<JwtPolicy>;
+  /**
+   * The Token Status List of a server made with `statusList` (docs/status-list.md);
+   * undefined otherwise. `statusList.revoke(idx)` marks the token whose `status` claim
+   * carries `idx` revoked: remote verifiers refuse it within the list's ttl.
+   */
+  readonly statusList?: StatusListIssuer;
 }
 
 /**
@@ -112,8 +119,9 @@ export function prepareJwtService(
   keys: KeySet,
   metrics?: ServerMetrics,
   tracer?: Tracer,
+  statusList?: StatusListIssuer,
 ): { handle: JwtServiceHandle; service: ServedService } {
-  const core = new JwtServiceCore(resolved, keys, metrics?.service);
+  const core = new JwtServiceCore(resolved, keys, metrics?.service, statusList);
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,
@@ -134,6 +142,7 @@ export function prepareJwtService(
     },
     setPolicy: (next) => core.setPolicy(next),
     reloadPolicy: (load) => policyReloader.reload(load),
+    statusList,
   };
   return { handle, service: jwtService(core, tracer) };
 }

@@ -10,6 +10,8 @@ import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksResponse,
+  GetStatusListRequest,
+  GetStatusListResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from './messages.js';
@@ -18,6 +20,9 @@ import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
 import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
+import type { StatusClaim, StatusListIssuer } from '../revocation/status-list/issuer.js';
+import { statusListAlgorithm } from '../revocation/status-list/token.js';
+import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
 
 /** Everything derived from one KeySet, swapped as a whole on rotation. */
@@ -40,12 +45,15 @@ export class JwtServiceCore {
   /** Metrics of the work done; undefined when metrics are off, which then cost one check per call. */
   readonly #observer: ServiceObserver | undefined;
   #state: KeyState;
+  /** With `statusList`: the list every new token gets an index in; undefined otherwise. */
+  readonly #statusList: StatusListIssuer | undefined;
   /** Cache lookups of the verifiers that earlier key sets had. */
   #pastCacheStats = { hits: 0, misses: 0 };
 
   /** `keys` has passed checkServiceKeys where it was given. */
-  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver) {
+  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver, statusList?: StatusListIssuer) {
     this.#options = options;
+    this.#statusList = statusList;
     this.#pool = options.subjects.length > 0 ? createSubjectPool(options.subjects) : undefined;
     this.#observer = observer;
     this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
@@ -67,6 +75,11 @@ export class JwtServiceCore {
     return this.#state.keys;
   }
 
+  /** The Token Status List issuer with `statusList` on: revocations reach remote verifiers through its `revoke(idx)`. */
+  get statusList(): StatusListIssuer | undefined {
+    return this.#statusList;
+  }
+
   /** Lookups of the VerifyJwt cache since the service started, across key sets. */
   get cacheStats(): { readonly hits: number; readonly misses: number } {
     const now = this.#state.verifier.cacheStats();
@@ -78,6 +91,8 @@ export class JwtServiceCore {
    * one assignment: a call reads the state once, so it ends with the keys it started with.
    */
   setKeys(keys: KeySet): void {
+    // The status list is signed with an asymmetric key: a set without one would leave verifiers without a list.
+    if (this.#statusList !== undefined) statusListAlgorithm(keys);
     const next = this.#prepare(checkServiceKeys(keys));
     this.#pastCacheStats = this.cacheStats;
     this.#state = next;
@@ -134,6 +149,8 @@ export class JwtServiceCore {
       this.#options.logger.info('policy: token issued', {
         audit: 'issue', decision: 'allow', rule: 'none', caller: granted.callerId, sub, aud: request.audience, alg: request.algorithm,
         kid: response.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
+        // The status list index, when there is one: what revoking this token sets.
+        ...(this.#statusList !== undefined && { statusIdx: (claims['status'] as StatusClaim).status_list.idx }),
       });
       return response;
     } catch (err) {
@@ -161,6 +178,8 @@ export class JwtServiceCore {
 
   #sign(algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): GenerateJwtResponse {
     const state = this.#state;
+    // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment.
+    if (this.#statusList !== undefined) claims['status'] = this.#statusList.claimFor();
     const { token, kid } = state.signer.sign(algorithm, claims);
     // Verify the token just made and check its subject before answering, as the Go peer in
     // bench/peers/go/main.go does, so a GenerateJwt costs one sign and one verify on both
@@ -199,5 +218,13 @@ export class JwtServiceCore {
 
   jwks(): GetJwksResponse {
     return this.#state.jwks;
+  }
+
+  /** The signed status list `request.uri` names (empty: ours); FAILED_PRECONDITION without statusList, NOT_FOUND for another uri. */
+  statusListToken(request: GetStatusListRequest): GetStatusListResponse {
+    const list = this.#statusList;
+    if (list === undefined) throw new GrpcStatusError(GrpcStatus.FAILED_PRECONDITION, 'this server keeps no status list (option statusList, --status-list)');
+    if (request.uri !== '' && request.uri !== list.uri) throw new GrpcStatusError(GrpcStatus.NOT_FOUND, `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`);
+    return { token: list.token() };
   }
 }

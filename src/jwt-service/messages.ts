@@ -111,3 +111,31 @@ export type GetJwksRequest = Record<string, never>;
 export interface GetJwksResponse {
   jwks_json: string;
 }
+
+/**
+ * `GetStatusList`' request: the list a token's `status.status_list.uri` names; empty for
+ * the server's own.
+ *
+ * @example
+ * ```ts
+ * const request: GetStatusListRequest = { uri: 'https://auth.example/statuslists/1' };
+ * ```
+ */
+export interface GetStatusListRequest {
+  uri: string;
+}
+
+/**
+ * `GetStatusList`' response: the signed Status List Token (`typ: statuslist+jwt`).
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const client: Record<string, (request: object, callback: (err: Error | null, response: any) => void) => void>;
+ * client.GetStatusList({ uri: '' }, (err: Error | null, response: GetStatusListResponse) => {
+ *   if (err === null) console.log(response.token.split('.').length); // 3
+ * });
+ * ```
+ */
+export interface GetStatusListResponse {
+  token: string;
+}

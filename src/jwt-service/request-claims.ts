@@ -10,7 +10,8 @@ import type { SubjectPool } from './subject-pool.js';
  * the certificate a token is bound to (`cnf`, [RFC 8705 §3.1](https://www.rfc-editor.org/rfc/rfc8705#section-3.1)),
  * which a caller naming for itself would forge.
  */
-const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'cnf']);
+// `status` points verifiers to a Token Status List: only the server's own list may be named.
+const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'cnf', 'status']);
 
 function invalid(field: string, message: string): JwtGrpcError {
   return new JwtGrpcError('ERR_INVALID_REQUEST', `${field}: ${message}`, { field });

@@ -229,6 +229,20 @@ export const OPTIONS = {
     help: 'Cache-Control max-age of the discovery documents; publish a staged key longer than this before it signs',
     cli: { flag: 'http-max-age', env: 'JWT_GRPC_HTTP_MAX_AGE' },
   }),
+  statusList: option({
+    group: 'server',
+    kind: flag,
+    default: false,
+    help: 'puts a Token Status List index in every token (status claim) and serves the signed list at ISSUER/statuslists/1 and over GetStatusList (needs issuer and http-port)',
+    cli: { flag: 'status-list', env: 'JWT_GRPC_STATUS_LIST' },
+  }),
+  statusListTtlSeconds: option({
+    group: 'server',
+    kind: integer(1, 86_400, 'SECONDS'),
+    default: 60,
+    help: "the status list's ttl: how long verifiers cache it, so how late they may learn of a revocation",
+    cli: { flag: 'status-list-ttl', env: 'JWT_GRPC_STATUS_LIST_TTL' },
+  }),
   metricsRegistry: option({
     group: 'server',
     kind: metricsRegistry,

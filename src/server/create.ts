@@ -1,6 +1,11 @@
 import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
-import { documentsHandler } from '../discovery/handler.js';
+import { type StatusListRoute, documentsHandler } from '../discovery/handler.js';
+import type { KeySet } from '../keys/key-set.js';
+import type { Logger } from '../log.js';
+import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
+import { STATUS_LIST_PATH, STATUS_LIST_RESIGN_FRACTION, type StatusListIssuer, createStatusListIssuer } from '../revocation/status-list/issuer.js';
+import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
@@ -79,8 +84,46 @@ export interface JwtServer extends AsyncDisposable {
  * ```
  */
 export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
+  return createJwtServerWith(options, {});
+}
+
+/** What a cluster worker adds to createJwtServer: not options a user gives. @internal */
+export interface ServerInternals {
+  /** Where the status list's index blocks come from (the cluster primary); default: this process. */
+  readonly statusListReserve?: ReserveIndexes;
+}
+
+/**
+ * The status list of a server: its uri under the issuer (draft-ietf-oauth-status-list-20
+ * section 6.2), failing at start when no key can sign it, and its first block of indexes.
+ */
+async function startStatusList(
+  issuer: string,
+  keys: KeySet,
+  current: () => KeySet,
+  ttlSeconds: number,
+  reserve: ReserveIndexes | undefined,
+  logger: Logger,
+): Promise<StatusListIssuer> {
+  statusListAlgorithm(keys);
+  return createStatusListIssuer({ uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`, keys: current, ttlSeconds, reserve, logger });
+}
+
+/**
+ * The HTTP route of a status list: its uri's path. `Cache-Control: max-age` is a quarter
+ * of the ttl, the age at which the issuer signs the list again, so a shared cache never
+ * hands a verifier a list older than half its ttl (docs/status-list.md).
+ */
+function statusListRoute(list: StatusListIssuer): StatusListRoute {
+  return { path: new URL(list.uri).pathname, token: () => list.token(), maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION) };
+}
+
+/** createJwtServer with what a cluster worker adds. @internal */
+export function createJwtServerWith(options: JwtServerOptions, internals: ServerInternals): JwtServer {
   const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
   const { service: serviceOptions, transport: transportOptions, server: extras } = resolveServerOptions(options);
+  // Keys given now must be able to sign the status list: refused here rather than at listen.
+  if (extras.statusList && givenKeys !== undefined) statusListAlgorithm(givenKeys);
   // Metrics off: no registry, no interceptor, nothing counted per call.
   const metrics = extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
   /** Every method served, by path: the call kind the metrics label calls with. */
@@ -127,7 +170,12 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
     const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
-    const jwt = prepareJwtService(serviceOptions, keys, metrics, tracer);
+    let jwtHandle: JwtServiceHandle | undefined;
+    const statusList = extras.statusList
+      ? await startStatusList(serviceOptions.issuer as string, keys, () => jwtHandle?.keys ?? keys, extras.statusListTtlSeconds, internals.statusListReserve, serviceOptions.logger)
+      : undefined;
+    const jwt = prepareJwtService(serviceOptions, keys, metrics, tracer, statusList);
+    jwtHandle = jwt.handle;
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
     const port = await transport.listen(address, tls).catch((err: unknown) => {
@@ -145,11 +193,15 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
       );
     }
     if (extras.httpPort !== undefined) {
-      const jwtHandle = jwt.handle;
+      const handle = jwt.handle;
       discoveryEndpoint = await serveDiscovery({
         host: extras.httpHost ?? hostOf(address),
         port: extras.httpPort,
-        documents: documentsHandler(() => jwtHandle.keys, { issuer: serviceOptions.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds }),
+        documents: documentsHandler(
+          () => handle.keys,
+          { issuer: serviceOptions.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds },
+          statusList === undefined ? undefined : statusListRoute(statusList),
+        ),
         tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
         logger: serviceOptions.logger,
       }).catch(async (err: unknown) => {

@@ -91,6 +91,20 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    */
   readonly httpMaxAgeSeconds?: number;
   /**
+   * Token Status List (draft-ietf-oauth-status-list-20, docs/status-list.md): every token
+   * gets a `status` claim with its own index in the list at `ISSUER/statuslists/1`, served
+   * signed (`statuslist+jwt`, with an asymmetric key) on the HTTP port and by
+   * GetStatusList, so remote verifiers learn of revocations without calling the issuer.
+   * Needs `issuer` and `httpPort`. Default false.
+   */
+  readonly statusList?: boolean;
+  /**
+   * The status list's `ttl`, 1 to 86400 seconds: verifiers cache the list this long, so it
+   * bounds how late a remote verifier learns of a revocation. Default 60: a revocation is
+   * more urgent than a key rollover (`httpMaxAgeSeconds`, 300), and the list is small.
+   */
+  readonly statusListTtlSeconds?: number;
+  /**
    * A prom-client `Registry` to count into instead of jwt-grpc's own, for a service that
    * serves its own `/metrics` (one server per registry: the metric names are fixed).
    * Default: none (with metricsPort, jwt-grpc's own registry).
@@ -134,5 +148,9 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   const server = resolveOptions('server', options, label);
   // Discovery without the issuer the tokens carry would mislead every verifier: refuse to start.
   if (server.httpPort !== undefined) issuerPath(service.issuer, label('issuer'));
+  // Verifiers fetch the list at its uri (section 8.1), which lives on the discovery port.
+  if (server.statusList && server.httpPort === undefined) {
+    throw invalidOption(label('statusList'), `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`);
+  }
   return { service, transport, server };
 }

@@ -23,7 +23,12 @@ export type VerifyFailureReason =
   | 'NOT_YET_VALID'
   | 'AUDIENCE_MISMATCH'
   | 'ISSUER_MISMATCH'
-  | 'UNSUPPORTED_HEADER';
+  | 'UNSUPPORTED_HEADER'
+  /**
+   * The token verifies but is revoked: a remote verifier found its entry set in the Token
+   * Status List its `status` claim names (docs/status-list.md).
+   */
+  | 'REVOKED';
 
 /**
  * The registered claims jwt-grpc checks, plus whatever else the token carries.

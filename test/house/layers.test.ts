@@ -40,7 +40,7 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'discovery', paths: ['discovery/'] },
   // The signing path: sign, verify, claims, the verification cache.
   { name: 'tokens', paths: ['tokens/'] },
-  // Revocation: the store contract, the stores (file, Redis) and the status list.
+  // Revocation: the store contract, the stores (file, Redis) and the Token Status List (codec, list, index blocks, signed list).
   { name: 'revocation', paths: ['revocation/'] },
   // The shipped .proto files loaded into the handler API's shape.
   { name: 'protos', paths: ['protos/'] },

@@ -14,9 +14,16 @@ import { PROTO_PATH } from '../../src/lib.js';
 import {
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
+  decodeGetStatusListRequest,
   decodeVerifyJwtRequest,
 } from '../../src/jwt-service/codec/decode.js';
-import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/jwt-service/codec/encode.js';
+import {
+  REASON_NUMBERS,
+  encodeGenerateJwtResponse,
+  encodeGetJwksResponse,
+  encodeGetStatusListResponse,
+  encodeVerifyJwtResponse,
+} from '../../src/jwt-service/codec/encode.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import { PROTO_LOADER_OPTIONS } from '../../src/protos/load.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
@@ -36,6 +43,7 @@ const methods = definition[SERVICE_NAME] as unknown as Record<
 const generateJwt = methods['GenerateJwt']!;
 const verifyJwt = methods['VerifyJwt']!;
 const getJwks = methods['GetJwks']!;
+const getStatusList = methods['GetStatusList']!;
 
 /** A small deterministic generator, so a failure reproduces. */
 function rng(seed: number): () => number {
@@ -144,6 +152,16 @@ describe('request decoders agree with proto-loader', () => {
     }
   });
 
+  it('GetStatusListRequest: random messages with unknown fields, and the empty one', () => {
+    const next = rng(3);
+    for (let i = 0; i < 500; i++) {
+      let buf = getStatusList.requestSerialize({ uri: randomString(next) });
+      if (i % 2 === 1) buf = Buffer.concat([unknownField(next), buf]);
+      expect(decodeGetStatusListRequest(buf)).toEqual(getStatusList.requestDeserialize(buf));
+    }
+    expect(decodeGetStatusListRequest(Buffer.alloc(0))).toEqual({ uri: '' });
+  });
+
   it('an empty message is all defaults, as proto3 means it', () => {
     const empty = Buffer.alloc(0);
     expect(decodeGenerateJwtRequest(empty)).toEqual({ algorithm: '', subject: '', audience: '', ttl_seconds: 0, claims_json: '' });
@@ -237,6 +255,12 @@ describe('response encoders decode with proto-loader to what was meant', () => {
   it('a lone surrogate (JSON.parse makes one of "\\ud800") is sent as U+FFFD: the wire only carries valid UTF-8', () => {
     const response = { jwt: 'a.b.c', sub: 'x\ud800y', kid: 'k', expires_at: 1 };
     expect(generateJwt.responseDeserialize(encodeGenerateJwtResponse(response))).toEqual({ ...response, sub: 'x\ufffdy' });
+  });
+
+  it('GetStatusListResponse: empty and large tokens', () => {
+    for (const token of ['', 'a.b.c', `h.${'x'.repeat(200_000)}.s`]) {
+      expect(getStatusList.responseDeserialize(encodeGetStatusListResponse({ token }))).toEqual({ token });
+    }
   });
 
   it('GetJwksResponse: empty and large JWK Sets', () => {

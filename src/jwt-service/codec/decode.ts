@@ -13,7 +13,7 @@
  * misread silently, a known field with the wrong wire type, is refused here.
  */
 import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
-import type { GenerateJwtRequest, GetJwksRequest, VerifyJwtRequest } from '../messages.js';
+import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, VerifyJwtRequest } from '../messages.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -219,5 +219,20 @@ export function decodeGetJwksRequest(buf: Buffer): GetJwksRequest {
       reader.skip(tag & 7, tag >>> 3);
     }
     return {};
+  });
+}
+
+/** GetStatusListRequest { string uri = 1; } */
+export function decodeGetStatusListRequest(buf: Buffer): GetStatusListRequest {
+  return guarded('GetStatusListRequest', buf, (reader) => {
+    const request: GetStatusListRequest = { uri: '' };
+    while (!reader.done) {
+      const tag = readTag(reader);
+      if (tag >>> 3 === 1) {
+        expectWireType(tag, WIRE_LENGTH_DELIMITED, 'uri');
+        request.uri = reader.string();
+      } else reader.skip(tag & 7, tag >>> 3);
+    }
+    return request;
   });
 }

@@ -1,0 +1,220 @@
+/**
+ * The relying party's side of the Token Status List (draft-ietf-oauth-status-list-20,
+ * https://datatracker.ietf.org/doc/html/draft-ietf-oauth-status-list-20, section 8.3) for
+ * {@link createRemoteVerifier}: fetch the list a token's `status` claim names, over
+ * HTTP(S) and only from an allowed origin; verify it with the issuer's JWK Set; cache it
+ * as its `iat`, `ttl` and `exp` say; read the token's entry.
+ *
+ * Freshness (section 13.7): a list is used until `min(fetched, iat) + ttl` (`ttl` bounded to
+ * 1 s .. 1 day, section 11.5), never past `exp`; then it is fetched again. When that fetch
+ * fails, the last list keeps answering until its `exp` (the issuer's bounded stale grace),
+ * and after that every token naming it is refused: the check fails closed.
+ */
+import { JwtGrpcError } from '../errors.js';
+import { type StatusBits, decodeLst, isStatusBits, statusAt } from '../revocation/status-list/codec.js';
+import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP } from '../revocation/status-list/token.js';
+import type { Logger } from '../log.js';
+import type { VerifyResult } from '../tokens/result.js';
+import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+
+/** The limits of the status list check, in one place. */
+export const STATUS_LIST_CHECK_DEFAULTS = {
+  /** A fetch of a list must complete within this long. */
+  timeoutMs: 5_000,
+  /** A larger Status List Token is refused (2^20 entries compress to far less, even half revoked: about 160 KiB). */
+  maxTokenBytes: 1 << 20,
+  /** A list inflating past this many bytes (2^27 one-bit entries) is refused: a ZLIB bomb costs bounded memory. */
+  maxListBytes: 1 << 24,
+  /** The `ttl` honoured is clamped to this range (section 11.5: bounds against unreasonable values). */
+  minTtlSeconds: 1,
+  maxTtlSeconds: 86_400,
+  /** A list whose freshness already ran out when fetched (an old `iat`) is still used this long: no fetch per call. */
+  minReuseMs: 1_000,
+  /** After a failed fetch, the next one waits this long: a down issuer is not asked once per call. */
+  retryMs: 1_000,
+  /** Lists cached at once; the oldest goes first. */
+  maxLists: 64,
+} as const;
+
+/** One fetched list. */
+interface CachedList {
+  readonly bytes: Buffer;
+  readonly bits: StatusBits;
+  /** Fetch again from then on (ms). */
+  readonly freshUntilMs: number;
+  /** Never used after this (its `exp`, ms). */
+  readonly usableUntilMs: number;
+}
+
+/** What the check needs of the verifier: the signature and claims check with the issuer's JWK Set. */
+export type VerifyWithJwks = (token: string) => Promise<VerifyResult>;
+
+/** The status a token's `status` claim leads to. @internal */
+export type StatusOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'REVOKED' | 'MALFORMED' | 'ISSUER_MISMATCH'; readonly message: string };
+
+const OK: StatusOutcome = { ok: true };
+
+function describe(err: unknown): string {
+  if (err instanceof GrpcStatusError) return err.details;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The `status_list` reference of a `status` claim (section 6.2), or why it is unusable. */
+function reference(status: unknown): { idx: number; uri: URL } | string {
+  const list = (status as { status_list?: unknown } | null)?.status_list as { idx?: unknown; uri?: unknown } | undefined;
+  if (typeof status !== 'object' || status === null || typeof list !== 'object' || list === null) return 'claim status has no status_list object';
+  if (!Number.isSafeInteger(list.idx) || (list.idx as number) < 0) return 'claim status.status_list.idx must be a non-negative integer';
+  if (typeof list.uri !== 'string') return 'claim status.status_list.uri must be a string';
+  try {
+    return { idx: list.idx as number, uri: new URL(list.uri) };
+  } catch {
+    return 'claim status.status_list.uri is not a URI';
+  }
+}
+
+/**
+ * The status check of one remote verifier. `allowedOrigins` are the only origins a list is
+ * fetched from (a token chooses the uri, so any other would let it aim the verifier at
+ * internal addresses). @internal
+ */
+export function createStatusListCheck(options: {
+  readonly allowedOrigins: ReadonlySet<string>;
+  readonly verifyWithJwks: VerifyWithJwks;
+  readonly logger: Logger;
+}): { check(status: unknown): Promise<StatusOutcome> | StatusOutcome } {
+  const { allowedOrigins, verifyWithJwks, logger } = options;
+  const defaults = STATUS_LIST_CHECK_DEFAULTS;
+  const lists = new Map<string, CachedList>();
+  const inFlight = new Map<string, Promise<CachedList>>();
+  const failedAt = new Map<string, number>();
+
+  async function fetchList(uri: string): Promise<CachedList> {
+    const fetchedAtMs = Date.now();
+    const response = await fetch(uri, {
+      headers: { accept: STATUS_LIST_MEDIA_TYPE },
+      // Redirects are refused, not followed (section 8.2 lets clients follow them): a 3xx
+      // could lead off the allowed origins.
+      redirect: 'error',
+      signal: AbortSignal.timeout(defaults.timeoutMs),
+    });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new Error(`GET ${uri}: HTTP ${response.status}`);
+    }
+    const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
+    if (type !== STATUS_LIST_MEDIA_TYPE) {
+      await response.body?.cancel();
+      throw new Error(`GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
+    }
+    const declared = Number(response.headers.get('content-length') ?? 0);
+    if (declared > defaults.maxTokenBytes) throw new Error(`GET ${uri}: ${declared} bytes, more than ${defaults.maxTokenBytes}`);
+    const token = (await response.text()).trim();
+    if (Buffer.byteLength(token) > defaults.maxTokenBytes) throw new Error(`GET ${uri}: more than ${defaults.maxTokenBytes} bytes`);
+    return parseListToken(uri, token, fetchedAtMs);
+  }
+
+  /** Section 8.3 steps 3 and 4: signature and claims by the JWK Set, typ, sub, then the list itself. */
+  async function parseListToken(uri: string, token: string, fetchedAtMs: number): Promise<CachedList> {
+    const header = peekTyp(token);
+    if (header !== STATUS_LIST_TYP) throw new Error(`the token at ${uri} has typ ${JSON.stringify(header)}, not ${STATUS_LIST_TYP} (section 5.1)`);
+    const verified = await verifyWithJwks(token);
+    if (!verified.valid) throw new Error(`the status list at ${uri} does not verify: ${verified.reason}: ${verified.message}`);
+    const payload = verified.payload;
+    if (payload.sub !== uri) throw new Error(`the status list at ${uri} has sub ${JSON.stringify(payload.sub)} (section 8.3 step 4a: it must be the uri)`);
+    const list = payload['status_list'] as { bits?: unknown; lst?: unknown } | undefined;
+    if (typeof list !== 'object' || list === null || !isStatusBits(list.bits) || typeof list.lst !== 'string') {
+      throw new Error(`the status list at ${uri} has no valid status_list claim (section 4.2)`);
+    }
+    const bytes = decodeLst(list.lst, defaults.maxListBytes);
+    const expMs = payload.exp * 1000;
+    const ttl = payload['ttl'];
+    const ttlSeconds =
+      typeof ttl === 'number' && ttl > 0 ? Math.min(Math.max(ttl, defaults.minTtlSeconds), defaults.maxTtlSeconds) : defaults.maxTtlSeconds;
+    const since = typeof payload.iat === 'number' ? Math.min(fetchedAtMs, payload.iat * 1000) : fetchedAtMs;
+    const freshUntilMs = Math.min(Math.max(since + ttlSeconds * 1000, fetchedAtMs + defaults.minReuseMs), expMs);
+    return { bytes, bits: list.bits, freshUntilMs, usableUntilMs: expMs };
+  }
+
+  function remember(uri: string, list: CachedList): void {
+    lists.delete(uri);
+    lists.set(uri, list);
+    if (lists.size > defaults.maxLists) lists.delete(lists.keys().next().value as string);
+  }
+
+  /** The list at `uri` to answer with now: the cached one while fresh, else a fetch (shared), else the stale one within `exp`. */
+  async function current(uri: string, cached: CachedList | undefined): Promise<CachedList> {
+    const now = Date.now();
+    const shared = inFlight.get(uri);
+    if (shared === undefined && now - (failedAt.get(uri) ?? -Infinity) < defaults.retryMs) {
+      if (cached !== undefined && now < cached.usableUntilMs) return cached;
+      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `status list ${uri}: the last fetch failed less than ${defaults.retryMs} ms ago and no usable copy is cached`);
+    }
+    let fetching = shared;
+    if (fetching === undefined) {
+      fetching = fetchList(uri).finally(() => inFlight.delete(uri));
+      inFlight.set(uri, fetching);
+    }
+    try {
+      const list = await fetching;
+      failedAt.delete(uri);
+      remember(uri, list);
+      return list;
+    } catch (err) {
+      failedAt.set(uri, Date.now());
+      const why = describe(err);
+      if (cached !== undefined && Date.now() < cached.usableUntilMs) {
+        logger.warn('cannot fetch the status list: answering with the last one until its exp', { uri, error: why, expiresAt: new Date(cached.usableUntilMs).toISOString() });
+        return cached;
+      }
+      logger.warn('cannot fetch the status list: tokens that name it are refused', { uri, error: why });
+      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no usable status list ${uri}: ${why}`, { cause: err });
+    }
+  }
+
+  function outcome(list: CachedList, idx: number, uri: string): StatusOutcome {
+    const status = statusAt(list.bytes, list.bits, idx);
+    // Section 8.3 step 6: an index outside the list allows no statement: refused.
+    if (status === undefined) return { ok: false, reason: 'MALFORMED', message: `status list index ${idx} is outside the list at ${uri}` };
+    // Section 7.1: only VALID (0x00) passes; INVALID, SUSPENDED and the rest are refused.
+    return status === 0 ? OK : { ok: false, reason: 'REVOKED', message: `status ${status} in the status list at ${uri}` };
+  }
+
+  return {
+    check(status) {
+      const ref = reference(status);
+      if (typeof ref === 'string') return { ok: false, reason: 'MALFORMED', message: ref };
+      const uri = ref.uri.href;
+      if ((ref.uri.protocol !== 'https:' && ref.uri.protocol !== 'http:') || !allowedOrigins.has(ref.uri.origin)) {
+        return { ok: false, reason: 'ISSUER_MISMATCH', message: `status list ${uri} is not on an allowed origin (the issuer's, or option statusListOrigins)` };
+      }
+      const cached = lists.get(uri);
+      if (cached !== undefined && Date.now() < cached.freshUntilMs) return outcome(cached, ref.idx, uri);
+      return current(uri, cached).then((list) => outcome(list, ref.idx, uri));
+    },
+  };
+}
+
+/** The `typ` of a compact JWS's header, if it reads. */
+function peekTyp(token: string): unknown {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return undefined;
+  try {
+    return (JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { typ?: unknown }).typ;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An origin of the allow list, from an option. @internal */
+export function originOf(value: unknown, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `option ${name}: must be http(s) URLs, got ${JSON.stringify(value)}`, { field: name });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `option ${name}: must be http(s) URLs, got ${JSON.stringify(value)}`, { field: name });
+  }
+  return url.origin;
+}

@@ -1,0 +1,178 @@
+/**
+ * `statusList` end to end over loopback: a server issues tokens with a `status` claim and
+ * serves the signed list on its discovery port and by GetStatusList; createRemoteVerifier
+ * ({ issuerUrl }) checks tokens against it without calling VerifyJwt. The verifier reaches
+ * the issuer through a counting HTTP proxy, whose origin is the issuer, so the tests can
+ * count its fetches of the list.
+ */
+import { request as httpRequest, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
+import { ClientPool } from '../helpers/client.js';
+import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { fetchRaw } from '../discovery/helpers.js';
+
+const clients = new ClientPool();
+const closers: Array<() => void> = [];
+afterEach(() => {
+  clients.closeAll();
+  for (const close of closers.splice(0)) close();
+});
+afterAll(() => closeAllServers());
+
+/** A proxy to the discovery port that counts GETs by path; its origin is the issuer. */
+async function countingProxy(): Promise<{ issuer: string; counts: Map<string, number>; target: { port: number } }> {
+  const counts = new Map<string, number>();
+  const target = { port: 0 };
+  const proxy = createServer((req, res) => {
+    const path = req.url ?? '/';
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    const upstream = httpRequest({ host: '127.0.0.1', port: target.port, path, method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  closers.push(() => proxy.close());
+  return { issuer: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, counts, target };
+}
+
+/** A server with the status list, its issuer the proxy's origin, counting the gRPC calls by method. */
+async function start(ttl = 60) {
+  const proxy = await countingProxy();
+  const calls = new Map<string, number>();
+  const server: JwtServer = trackServer(
+    createJwtServer({
+      keys: await sharedKeys(),
+      issuer: proxy.issuer,
+      httpPort: 0,
+      statusList: true,
+      statusListTtlSeconds: ttl,
+      logger: silentLogger,
+      interceptors: [{ onCallStart: (call) => void calls.set(call.method, (calls.get(call.method) ?? 0) + 1) }],
+    }),
+  );
+  const port = await server.listen('127.0.0.1:0');
+  proxy.target.port = server.httpPort as number;
+  const jwt = clients.jwt(port);
+  const issue = async () => (await jwt.generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt;
+  return { server, port, issuer: proxy.issuer, counts: proxy.counts, calls, issue };
+}
+
+function payloadOf(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+}
+
+const LIST_PATH = '/statuslists/1';
+
+describe('statusList on the server', () => {
+  it('gives every token its own index in the status claim, under the issuer', async () => {
+    const { issue, issuer } = await start();
+    const [a, b] = [payloadOf(await issue()), payloadOf(await issue())];
+    expect(a['status']).toEqual({ status_list: { idx: expect.any(Number), uri: `${issuer}${LIST_PATH}` } });
+    const idx = (p: Record<string, unknown>) => (p['status'] as { status_list: { idx: number } }).status_list.idx;
+    expect(idx(b)).not.toBe(idx(a));
+  });
+
+  it('refuses a status claim in claims_json: only the server names its list', async () => {
+    const { port } = await start();
+    await expect(clients.jwt(port).generateJwt({ algorithm: 'ES256', subject: 'ada', claims_json: '{"status":{}}' })).rejects.toThrow(/reserved claim "status"/);
+  });
+
+  it('serves a statuslist+jwt that jose verifies with the JWK Set, with ETag, Cache-Control and 304, and the same token over GetStatusList', async () => {
+    const { server, port, issuer } = await start(60);
+    const answer = await fetchRaw(server.httpPort as number, LIST_PATH);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('application/statuslist+jwt');
+    expect(answer.headers['cache-control']).toBe('public, max-age=15');
+    const etag = answer.headers['etag'] as string;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    expect((await fetchRaw(server.httpPort as number, LIST_PATH, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect(decodeProtectedHeader(answer.body).typ).toBe('statuslist+jwt');
+    const jwks = createRemoteJWKSet(new URL(`http://127.0.0.1:${server.httpPort}/.well-known/jwks.json`));
+    const { payload } = await jwtVerify(answer.body, jwks, { typ: 'statuslist+jwt', subject: `${issuer}${LIST_PATH}` });
+    expect(payload['ttl']).toBe(60);
+    expect(payload['status_list']).toMatchObject({ bits: 1 });
+
+    const client = clients.jwt(port);
+    expect((await client.getStatusList()).token).toBe(answer.body);
+    expect((await client.getStatusList({ uri: `${issuer}${LIST_PATH}` })).token).toBe(answer.body);
+    await expect(client.getStatusList({ uri: 'https://elsewhere.example/statuslists/1' })).rejects.toMatchObject({ status: 5 });
+  });
+
+  it('answers GetStatusList with FAILED_PRECONDITION when the list is off, and refuses statusList without httpPort', async () => {
+    const server = trackServer(createJwtServer({ keys: await sharedKeys(), logger: silentLogger }));
+    const port = await server.listen('127.0.0.1:0');
+    await expect(clients.jwt(port).getStatusList({ uri: '' })).rejects.toMatchObject({ status: 9 });
+    const keys = await sharedKeys();
+    expect(() => createJwtServer({ keys, issuer: 'https://auth.example', statusList: true })).toThrow(/statusList: needs httpPort/);
+  });
+});
+
+describe('createRemoteVerifier and the status list', () => {
+  it('accepts an unrevoked token, refuses a revoked one with REVOKED, and never calls VerifyJwt', async () => {
+    const { server, issuer, calls, issue } = await start();
+    const [kept, revoked] = [await issue(), await issue()];
+    server.service.statusList?.revoke((payloadOf(revoked)['status'] as { status_list: { idx: number } }).status_list.idx);
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    expect(await verifier.verify(kept)).toMatchObject({ valid: true });
+    expect(await verifier.verify(revoked)).toMatchObject({ valid: false, reason: 'REVOKED' });
+    expect(calls.get('/jwt.services.JwtService/VerifyJwt')).toBeUndefined();
+  });
+
+  it('uses the cached list within its ttl (one fetch), and learns of a revocation once the ttl has run out', async () => {
+    const { server, issuer, counts, calls, issue } = await start(1);
+    const token = await issue();
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verdicts = await Promise.all([1, 2, 3, 4, 5].map(() => verifier.verify(token)));
+    expect(verdicts.every((result) => result.valid)).toBe(true);
+    expect(counts.get(LIST_PATH)).toBe(1);
+    server.service.statusList?.revoke((payloadOf(token)['status'] as { status_list: { idx: number } }).status_list.idx);
+    // Within the ttl the cached list answers: the staleness bound docs/status-list.md states.
+    expect(await verifier.verify(token)).toMatchObject({ valid: true });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await verifier.verify(token)).toMatchObject({ valid: false, reason: 'REVOKED' });
+    expect(counts.get(LIST_PATH)).toBe(2);
+    expect(calls.get('/jwt.services.JwtService/VerifyJwt')).toBeUndefined();
+  });
+
+  it('never fetches a list from an origin that is not the issuer\'s, unless allowed', async () => {
+    const { issuer, counts, issue } = await start();
+    const foreign = await countingProxy();
+    const token = await issue();
+    // The same token, seen by a verifier whose issuer is another origin: its list is foreign.
+    const verifier = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { logger: silentLogger });
+    foreign.target.port = Number(new URL(issuer).port); // the foreign origin proxies to the issuer's proxy
+    const result = await verifier.verify(token);
+    expect(result).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    expect(counts.get(LIST_PATH)).toBeUndefined();
+    const allowed = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { logger: silentLogger, statusListOrigins: [issuer] });
+    expect(await allowed.verify(token)).toMatchObject({ valid: true });
+  });
+
+  it('fails closed when the list cannot be fetched and none is cached', async () => {
+    const { server, issuer, issue } = await start();
+    const token = await issue();
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    await verifier.refresh();
+    await server.close({ graceMs: 0 });
+    await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'ERR_GRPC_STATUS', status: 14, message: expect.stringContaining('status list') });
+  });
+});
+
+describe('statusList and key rotation', () => {
+  it('refuses a key set without an asymmetric key, which could not sign the list, and keeps the keys in use', async () => {
+    const { server } = await start();
+    const before = server.service.keys;
+    const hmacOnly = await generateKeys({ algorithms: ['HS256'] });
+    expect(() => server.service.setKeys(hmacOnly)).toThrow(/asymmetric/);
+    expect(server.service.keys).toBe(before);
+    expect(() => createJwtServer({ keys: hmacOnly, issuer: 'https://auth.example', httpPort: 0, statusList: true })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'statusList' }),
+    );
+  });
+});
