@@ -27,7 +27,12 @@ export type JwtGrpcErrorCode =
   /** A gRPC call ended with a non-OK status (`GrpcStatusError`, which carries the status code). */
   | 'ERR_GRPC_STATUS'
   /** The installed @grpc/grpc-js cannot do what was asked (too old: no server interceptors before 1.10). */
-  | 'ERR_GRPC_JS_VERSION';
+  | 'ERR_GRPC_JS_VERSION'
+  /**
+   * A revocation store (the revocations file, Redis) cannot be read or written: at start,
+   * or for one RevokeJwt, which then answers UNAVAILABLE having revoked nothing.
+   */
+  | 'ERR_REVOCATION_STORE_UNAVAILABLE';
 
 /**
  * The one error class of jwt-grpc. `field` names the option, key or request field at

@@ -42,6 +42,8 @@ export type {
   VerifyJwtResponse,
   GetJwksRequest,
   GetJwksResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
 } from './jwt-service/messages.js';
 export { PROTO_PATH } from './package-root.js';
 

@@ -7,7 +7,16 @@ import {
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
-import type { GenerateJwtRequest, GenerateJwtResponse, GetJwksRequest, GetJwksResponse, VerifyJwtRequest, VerifyJwtResponse } from '../jwt-service/messages.js';
+import type {
+  GenerateJwtRequest,
+  GenerateJwtResponse,
+  GetJwksRequest,
+  GetJwksResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
+  VerifyJwtRequest,
+  VerifyJwtResponse,
+} from '../jwt-service/messages.js';
 import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
@@ -88,6 +97,12 @@ export interface JwtClient extends Disposable, AsyncDisposable {
   generateJwt(request: Partial<GenerateJwtRequest>, options?: JwtCallOptions): Promise<GenerateJwtResponse>;
   verifyJwt(request: Partial<VerifyJwtRequest>, options?: JwtCallOptions): Promise<VerifyJwtResponse>;
   getJwks(request?: GetJwksRequest, options?: JwtCallOptions): Promise<GetJwksResponse>;
+  /**
+   * Revokes a token (by `jwt`, or by `jti` and `expires_at`) until it expires. The server
+   * wants its admin credential: `authorization: Bearer SECRET` in `options.metadata`, or a
+   * client certificate its policy lists under `revokers` (docs/revocation.md).
+   */
+  revokeJwt(request: Partial<RevokeJwtRequest>, options?: JwtCallOptions): Promise<RevokeJwtResponse>;
   /** Closes the channel; later calls reject with CANCELLED. Idempotent. */
   close(): void;
 }
@@ -186,6 +201,7 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
     generateJwt: (request, callOptions) => unary(methods.GenerateJwt, request, callOptions),
     verifyJwt: (request, callOptions) => unary(methods.VerifyJwt, request, callOptions),
     getJwks: (request = {}, callOptions) => unary(methods.GetJwks, request, callOptions),
+    revokeJwt: (request, callOptions) => unary(methods.RevokeJwt, request, callOptions),
     close,
     [Symbol.dispose]: close,
     [Symbol.asyncDispose]: async () => close(),

@@ -5,6 +5,8 @@ import type {
   GenerateJwtResponse,
   GetJwksRequest,
   GetJwksResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
@@ -20,6 +22,7 @@ export interface JwtServiceMethods {
   readonly GenerateJwt: ClientMethod<Partial<GenerateJwtRequest>, GenerateJwtResponse>;
   readonly VerifyJwt: ClientMethod<Partial<VerifyJwtRequest>, VerifyJwtResponse>;
   readonly GetJwks: ClientMethod<GetJwksRequest, GetJwksResponse>;
+  readonly RevokeJwt: ClientMethod<Partial<RevokeJwtRequest>, RevokeJwtResponse>;
 }
 
 let methods: JwtServiceMethods | undefined;
@@ -45,6 +48,7 @@ export function jwtServiceMethods(): JwtServiceMethods {
       GenerateJwt: clientMethod(service, 'GenerateJwt'),
       VerifyJwt: clientMethod(service, 'VerifyJwt'),
       GetJwks: clientMethod(service, 'GetJwks'),
+      RevokeJwt: clientMethod(service, 'RevokeJwt'),
     };
   }
   return methods;

@@ -1,5 +1,6 @@
 import type { Jwk } from '../keys/export.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
+import type { Revocation } from '../revocation/types.js';
 
 /**
  * The IPC protocol between primary and workers. Keys travel over the IPC channel (a
@@ -7,10 +8,15 @@ import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/clu
  * which other processes of the same user can read.
  */
 export type PrimaryMessage =
-  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] } }
+  /** The keys, and the revocations held now (the primary owns the revocation store). */
+  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] }; readonly revocations: readonly Revocation[] }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
   /** Reloaded keys, checked by the primary: the worker swaps them in and acknowledges `generation`. */
   | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
+  /** Revocations to hold, from any source (a worker's RevokeJwt, the store): sent to every worker. */
+  | { readonly type: 'jwt-grpc:revoked'; readonly revocations: readonly Revocation[] }
+  /** The answer to a worker's `revoke`: durable and broadcast, or `error` (nothing was revoked). */
+  | { readonly type: 'jwt-grpc:revoke-done'; readonly id: number; readonly error?: string }
   | MetricsRequestMessage;
 
 /**
@@ -23,10 +29,26 @@ export type WorkerMessage =
   /** The address cannot be bound (taken, not local): no respawn can fix that, so the cluster stops. */
   | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
+  /** A RevokeJwt this worker serves: the primary stores it, broadcasts it, then answers `revoke-done`. */
+  | { readonly type: 'jwt-grpc:revoke'; readonly id: number; readonly revocation: Revocation }
   | MetricsAnswerMessage;
 
-const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>(['jwt-grpc:start', 'jwt-grpc:shutdown', 'jwt-grpc:keys', 'jwt-grpc:metrics-request']);
-const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>(['jwt-grpc:hello', 'jwt-grpc:listening', 'jwt-grpc:cannot-listen', 'jwt-grpc:keys-applied', 'jwt-grpc:metrics']);
+const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>([
+  'jwt-grpc:start',
+  'jwt-grpc:shutdown',
+  'jwt-grpc:keys',
+  'jwt-grpc:revoked',
+  'jwt-grpc:revoke-done',
+  'jwt-grpc:metrics-request',
+]);
+const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>([
+  'jwt-grpc:hello',
+  'jwt-grpc:listening',
+  'jwt-grpc:cannot-listen',
+  'jwt-grpc:keys-applied',
+  'jwt-grpc:revoke',
+  'jwt-grpc:metrics',
+]);
 
 export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
   return PRIMARY_TYPES.has((message as { type?: unknown } | null)?.type);

@@ -7,7 +7,10 @@ import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader } from '../keys/reload.js';
 import { ClusterMetrics } from '../metrics/cluster.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
-import { ReloadMetrics, registerKeyGauge } from '../metrics/jwt-service-metrics.js';
+import { ReloadMetrics, registerKeyGauge, registerStoreGauge } from '../metrics/jwt-service-metrics.js';
+import { openRevocationStore } from '../revocation/open.js';
+import { Revocations } from '../revocation/revocations.js';
+import { broadcastRevoked, serveWorkerRevoke } from './revocations.js';
 import { type ClusterHandle, exitLatch, noKeyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { type PrimaryMessage, isWorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
@@ -46,14 +49,19 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   const { logger } = options;
   // Generated here, once, when none are configured: every worker gets the same keys.
   let keys: KeySet = options.keys === undefined ? await generateEphemeralKeys(logger) : await options.keys();
-  // What a worker gets when it says hello: the keys in use, reloaded ones once there are.
-  let start: PrimaryMessage = { type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }) };
+  // The primary owns the revocation store: workers reach it over IPC (./revocations.ts).
+  const revocations = new Revocations(await openRevocationStore(options.server, logger));
+  // What a worker gets when it says hello: the keys in use (reloaded ones once there are), and the revocations.
+  let jwks = exportKeys(keys, { includePrivate: true });
   let generation = 0;
   const acks = new Map<Worker, (error: string | undefined) => void>();
   const metricsRegistry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
-  if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);
+  if (metricsRegistry !== undefined) {
+    registerKeyGauge(metricsRegistry, () => keys);
+    registerStoreGauge(metricsRegistry, () => revocations);
+  }
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE.
   cluster.schedulingPolicy = cluster.SCHED_RR;
@@ -106,7 +114,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
       if (!isWorkerMessage(message)) return;
       switch (message.type) {
         case 'jwt-grpc:hello':
-          sendTo(worker, start);
+          sendTo(worker, { type: 'jwt-grpc:start', jwks, revocations: revocations.values() });
+          return;
+        case 'jwt-grpc:revoke':
+          serveWorkerRevoke(revocations, live, worker, message, logger);
           return;
         case 'jwt-grpc:keys-applied':
           if (message.generation === generation) acks.get(worker)?.(message.error);
@@ -151,6 +162,12 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     });
   }
 
+  // The store's first load completes before any worker starts, so every worker starts with it.
+  await revocations.start(logger, (arrived) => broadcastRevoked(live(), arrived)).catch(async (err: unknown) => {
+    await revocations.close();
+    throw err;
+  });
+  void done.then(() => revocations.close());
   slots.forEach(fork);
   const removeSignals = options.handleSignals
     ? onStopSignals(
@@ -172,9 +189,8 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
    * swapped them in, or exited; a worker forked later gets them in its start message.
    */
   async function applyEverywhere(next: KeySet): Promise<void> {
-    const jwks = exportKeys(next, { includePrivate: true });
+    jwks = exportKeys(next, { includePrivate: true });
     generation += 1;
-    start = { type: 'jwt-grpc:start', jwks };
     keys = next;
     const workers = live().filter((worker) => worker.isConnected());
     const answers = workers.map(

@@ -9,7 +9,7 @@ import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { invalidOption } from '../errors.js';
 import { namesIn } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
-import { JwtServiceCore } from './core.js';
+import { JwtServiceCore, type RevocationOptions } from './core.js';
 import { jwtService } from './handlers.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
 
@@ -103,8 +103,9 @@ export function prepareJwtService(
   keys: KeySet,
   metrics?: ServerMetrics,
   tracer?: Tracer,
+  revocation?: RevocationOptions,
 ): { handle: JwtServiceHandle; service: ServedService } {
-  const core = new JwtServiceCore(resolved, keys, metrics?.service);
+  const core = new JwtServiceCore(resolved, keys, metrics?.service, revocation);
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,

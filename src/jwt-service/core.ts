@@ -1,24 +1,41 @@
 import type { Span } from '@opentelemetry/api';
-import { randomUUID } from 'node:crypto';
 import { JwtGrpcError } from '../errors.js';
 import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Signer, createSigner } from '../tokens/sign.js';
 import { type Verifier, createVerifier } from '../tokens/verify.js';
+import { failure } from '../tokens/result.js';
+import { newJti } from '../tokens/jti.js';
+import { type AdminSecret, authorizeRevoke } from '../revocation/admin.js';
+import { Revocations } from '../revocation/revocations.js';
+import type { Revocation } from '../revocation/types.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
 import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
-import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
+import { type CallContext, type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
+
+/** Longest `jti` RevokeJwt takes, and longest `reason`: ids and notes, not documents. */
+const MAX_JTI_LENGTH = 256;
+const MAX_REASON_LENGTH = 256;
+
+/** What RevokeJwt reads and writes: the revocations VerifyJwt checks, and who may add to them. */
+export interface RevocationOptions {
+  readonly revocations: Revocations;
+  /** The admin secret (adminTokenFile); undefined: only the policy's revokers may revoke. */
+  readonly admin?: AdminSecret;
+}
 
 /** Everything derived from one KeySet, swapped as a whole on rotation. */
 interface KeyState {
@@ -40,12 +57,16 @@ export class JwtServiceCore {
   /** Metrics of the work done; undefined when metrics are off, which then cost one check per call. */
   readonly #observer: ServiceObserver | undefined;
   #state: KeyState;
+  readonly #revocations: Revocations;
+  readonly #admin: AdminSecret | undefined;
   /** Cache lookups of the verifiers that earlier key sets had. */
   #pastCacheStats = { hits: 0, misses: 0 };
 
   /** `keys` has passed checkServiceKeys where it was given. */
-  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver) {
+  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver, revocation?: RevocationOptions) {
     this.#options = options;
+    this.#revocations = revocation?.revocations ?? new Revocations();
+    this.#admin = revocation?.admin;
     this.#pool = options.subjects.length > 0 ? createSubjectPool(options.subjects) : undefined;
     this.#observer = observer;
     this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
@@ -65,6 +86,10 @@ export class JwtServiceCore {
 
   get keys(): KeySet {
     return this.#state.keys;
+  }
+
+  get revocations(): Revocations {
+    return this.#revocations;
   }
 
   /** Lookups of the VerifyJwt cache since the service started, across key sets. */
@@ -128,7 +153,8 @@ export class JwtServiceCore {
       granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
       const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
       policy.checkClaims(granted, claims);
-      claims['jti'] = randomUUID();
+      // Under a policy every token has a jti, whatever the jti option: the audit line names it.
+      if (claims['jti'] === undefined) claims['jti'] = newJti();
       const response = this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true), span);
       this.#observer?.policyDecision('allow', 'none');
       this.#options.logger.info('policy: token issued', {
@@ -188,7 +214,10 @@ export class JwtServiceCore {
         { field: 'jwt' },
       );
     }
-    const result = this.#state.verifier.verify(token, { audience: request.audience, issuer: request.issuer });
+    let result = this.#state.verifier.verify(token, { audience: request.audience, issuer: request.issuer });
+    // After the signature and claims: a revoked token that has also expired says EXPIRED.
+    // One size check while nothing is revoked, one Map lookup after.
+    if (result.valid && this.#revocations.size > 0 && this.#revocations.has(result.payload['jti'])) result = failure('REVOKED', 'token was revoked');
     this.#observer?.verified(result);
     if (span !== undefined) {
       span.setAttributes(result.valid ? { 'jwt.alg': result.alg, 'jwt.kid': result.kid, 'jwt.valid': true } : { 'jwt.valid': false, 'jwt.reason': result.reason });
@@ -199,5 +228,73 @@ export class JwtServiceCore {
 
   jwks(): GetJwksResponse {
     return this.#state.jwks;
+  }
+
+  /**
+   * RevokeJwt: checks who asks (the admin secret, or a revoker of the policy), reads what
+   * to revoke, makes it durable in the store and holds it. Every decision is counted and
+   * written as one audit line (who, the jti, until when, the reason; never a token or the secret).
+   */
+  async revoke(request: RevokeJwtRequest, call: Pick<CallContext, 'caller' | 'metadata'>): Promise<RevokeJwtResponse> {
+    const logger = this.#options.logger;
+    let by: string;
+    try {
+      by = authorizeRevoke(call, this.#admin, this.#policy?.policy.revokers);
+    } catch (err) {
+      const outcome = (err as GrpcStatusError).status === GrpcStatus.UNAUTHENTICATED ? 'unauthenticated' : 'denied';
+      this.#observer?.revocation(outcome);
+      logger.warn('revocation: refused', { audit: 'revoke', decision: 'deny', caller: call.caller?.id ?? null, reason: (err as Error).message });
+      throw err;
+    }
+    let revocation: Revocation;
+    try {
+      revocation = this.#revocationOf(request);
+    } catch (err) {
+      this.#observer?.revocation('invalid');
+      throw err;
+    }
+    let fresh: boolean;
+    try {
+      fresh = await this.#revocations.revoke(revocation);
+    } catch (err) {
+      this.#observer?.revocation('unavailable');
+      logger.error('revocation: the store refused it; nothing was revoked', { audit: 'revoke', jti: revocation.jti, error: (err as Error).message });
+      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `the revocation store is unavailable; nothing was revoked: ${(err as Error).message}`);
+    }
+    this.#observer?.revocation(fresh ? 'revoked' : 'already');
+    const expiresAt = this.#revocations.expiresAt(revocation.jti) ?? revocation.expiresAt;
+    logger.info('revocation: token revoked', {
+      audit: 'revoke', decision: 'allow', by, jti: revocation.jti, expiresAt, reason: revocation.reason ?? null, already: !fresh,
+    });
+    return { revoked: true, expires_at: expiresAt };
+  }
+
+  /** What a RevokeJwt request names: the jti and how long to keep it (exp + clock tolerance). */
+  #revocationOf(request: RevokeJwtRequest): Revocation {
+    const invalid = (message: string): GrpcStatusError => new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, message);
+    const { clockToleranceSeconds, maxTokenLength, maxTtlSeconds } = this.#options;
+    if (request.reason.length > MAX_REASON_LENGTH) throw invalid(`reason: is longer than ${MAX_REASON_LENGTH} characters`);
+    const reason = request.reason.length === 0 ? undefined : request.reason;
+    if (request.jwt.length > 0) {
+      if (request.jti.length > 0 || request.expires_at !== 0) throw invalid('give jwt, or jti and expires_at, not both');
+      if (request.jwt.length > maxTokenLength) throw invalid(`jwt: is ${request.jwt.length} characters; the limit is ${maxTokenLength} (option maxTokenLength)`);
+      const result = this.#state.verifier.verifyUncached(request.jwt);
+      // Only a token of this server that verifies may be revoked by value: anything else could name any jti.
+      if (!result.valid) throw invalid(`jwt: does not verify (${result.reason}: ${result.message}); a token that does not verify cannot be revoked`);
+      const jti = result.payload['jti'];
+      if (typeof jti !== 'string' || jti.length === 0) throw invalid('jwt: has no jti claim (issued with jti off), so it cannot be revoked');
+      if (jti.length > MAX_JTI_LENGTH) throw invalid(`jwt: its jti is longer than ${MAX_JTI_LENGTH} characters`);
+      return { jti, expiresAt: result.payload.exp + clockToleranceSeconds, ...(reason !== undefined && { reason }) };
+    }
+    if (request.jti.length === 0) throw invalid('give jwt, or jti and expires_at');
+    if (request.jti.length > MAX_JTI_LENGTH) throw invalid(`jti: is longer than ${MAX_JTI_LENGTH} characters`);
+    const exp = request.expires_at;
+    if (!Number.isSafeInteger(exp) || exp <= 0) throw invalid("expires_at: is required with jti: the token's exp, seconds since the Unix epoch");
+    const now = Math.floor(Date.now() / 1000);
+    if (exp + clockToleranceSeconds <= now) throw invalid('expires_at: has passed; the token has expired already');
+    if (exp > now + maxTtlSeconds + clockToleranceSeconds) {
+      throw invalid(`expires_at: is more than maxTtlSeconds (${maxTtlSeconds}) from now; no token of this server lives that long`);
+    }
+    return { jti: request.jti, expiresAt: exp + clockToleranceSeconds, ...(reason !== undefined && { reason }) };
   }
 }

@@ -2,8 +2,8 @@ import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
 import { PROTO_LOADER_OPTIONS } from '../protos/load.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
-import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeVerifyJwtRequest } from './codec/decode.js';
-import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from './codec/encode.js';
+import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeRevokeJwtRequest, decodeVerifyJwtRequest } from './codec/decode.js';
+import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeRevokeJwtResponse, encodeVerifyJwtResponse } from './codec/encode.js';
 
 /**
  * Fully qualified name of the service, as clients, health checks and ghz's --call name it.
@@ -24,6 +24,7 @@ const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unkno
   GenerateJwt: { requestDeserialize: decodeGenerateJwtRequest, responseSerialize: encodeGenerateJwtResponse },
   VerifyJwt: { requestDeserialize: decodeVerifyJwtRequest, responseSerialize: encodeVerifyJwtResponse },
   GetJwks: { requestDeserialize: decodeGetJwksRequest, responseSerialize: encodeGetJwksResponse },
+  RevokeJwt: { requestDeserialize: decodeRevokeJwtRequest, responseSerialize: encodeRevokeJwtResponse },
 };
 
 let loaded: ServiceDescriptor | undefined;

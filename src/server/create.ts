@@ -19,6 +19,9 @@ import { type JwtServerOptions, type Transport, resolveServerOptions } from './o
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
 import { tracingInterceptor } from '../tracing/interceptor.js';
+import { readAdminSecret } from '../revocation/admin.js';
+import { openRevocationStore } from '../revocation/open.js';
+import { Revocations } from '../revocation/revocations.js';
 import { shutdownWithin, tracerProviderFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
@@ -119,16 +122,29 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   let closing: Promise<void> | undefined;
   let metricsEndpoint: MetricsEndpoint | undefined;
   let discoveryEndpoint: DiscoveryEndpoint | undefined;
+  let revocations: Revocations | undefined;
 
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
     const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
-    const jwt = prepareJwtService(serviceOptions, keys, metrics, tracer);
+    let jwt: ReturnType<typeof prepareJwtService>;
+    try {
+      const admin = extras.adminTokenFile === undefined ? undefined : await readAdminSecret(extras.adminTokenFile, 'adminTokenFile');
+      // The store's first load completes before the port opens: no call sees a revoked token as valid.
+      revocations = new Revocations(await openRevocationStore(extras, serviceOptions.logger));
+      await revocations.start(serviceOptions.logger);
+      jwt = prepareJwtService(serviceOptions, keys, metrics, tracer, { revocations, admin });
+    } catch (err) {
+      state = 'closed';
+      await revocations?.close();
+      throw err;
+    }
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
-    const port = await transport.listen(address, tls).catch((err: unknown) => {
+    const port = await transport.listen(address, tls).catch(async (err: unknown) => {
       state = 'closed';
+      await revocations?.close();
       throw err;
     });
     if ((state as string) === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
@@ -173,7 +189,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     discoveryEndpoint?.drain();
     closing = transport
       .close(graceMs)
-      .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close()]))
+      .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close(), revocations?.close()]))
       .then(() => (ownProvider === undefined ? undefined : shutdownWithin(ownProvider)));
     return closing;
   }

@@ -23,7 +23,12 @@ export type VerifyFailureReason =
   | 'NOT_YET_VALID'
   | 'AUDIENCE_MISMATCH'
   | 'ISSUER_MISMATCH'
-  | 'UNSUPPORTED_HEADER';
+  | 'UNSUPPORTED_HEADER'
+  /**
+   * The token verifies but its `jti` was revoked (RevokeJwt). Only a server's VerifyJwt
+   * answers it: a local {@link Verifier} has no revocation set and never does.
+   */
+  | 'REVOKED';
 
 /**
  * The registered claims jwt-grpc checks, plus whatever else the token carries.

@@ -20,6 +20,8 @@ const SRC = join(ROOT, 'src');
 export const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies.
   { name: 'base', paths: ['errors.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts'] },
+  // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
+  { name: 'revocation-contract', paths: ['revocation/types.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
   { name: 'algorithms', paths: ['algorithms/'] },
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
@@ -42,6 +44,8 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'tokens', paths: ['tokens/'] },
   // The shipped .proto files loaded into the handler API's shape.
   { name: 'protos', paths: ['protos/'] },
+  // Revocation: the in-memory set VerifyJwt reads, the stores that feed it, who may revoke.
+  { name: 'revocation', paths: ['revocation/'] },
   // Prometheus metrics: the call interceptor, JwtService's counters, /metrics, the cluster's sum.
   { name: 'metrics', paths: ['metrics/'] },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
