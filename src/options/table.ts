@@ -120,7 +120,7 @@ export const OPTIONS = {
     group: 'service',
     kind: flag,
     default: true,
-    help: 'puts a random jti (128 bits, base64url) in every token, the id RevokeJwt names it by; tokens issued under a policy always carry one',
+    help: 'put a random jti (128 bits, base64url) in every token, the id RevokeJwt names it by (tokens issued under a policy carry one all the same)',
     cli: { flag: 'no-jti', env: 'JWT_GRPC_NO_JTI', negate: true },
   }),
   issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
