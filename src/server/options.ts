@@ -100,7 +100,7 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   readonly revocations?: string;
   /**
    * Where every replica shares its revocations: a `redis://` or `rediss://` URL, or a
-   * {@link RevocationStore} of your own; instead of `revocations`. Default: none.
+   * `RevocationStore` of your own (src/revocation/types.ts); instead of `revocations`. Default: none.
    */
   readonly revocationStore?: string | RevocationStore;
   /**
