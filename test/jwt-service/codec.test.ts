@@ -12,11 +12,11 @@ import { loadSync } from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTO_PATH } from '../../src/lib.js';
 import {
-  decodeGenerateJwtRequest,
+  decodeGenerateJwtRequest, decodeRevokeJwtRequest,
   decodeGetJwksRequest,
   decodeVerifyJwtRequest,
 } from '../../src/jwt-service/codec/decode.js';
-import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/jwt-service/codec/encode.js';
+import { REASON_NUMBERS, encodeGenerateJwtResponse, encodeRevokeJwtResponse, encodeGetJwksResponse, encodeVerifyJwtResponse } from '../../src/jwt-service/codec/encode.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import { PROTO_LOADER_OPTIONS } from '../../src/protos/load.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
@@ -36,6 +36,7 @@ const methods = definition[SERVICE_NAME] as unknown as Record<
 const generateJwt = methods['GenerateJwt']!;
 const verifyJwt = methods['VerifyJwt']!;
 const getJwks = methods['GetJwks']!;
+const revokeJwt = methods['RevokeJwt']!;
 
 /** A small deterministic generator, so a failure reproduces. */
 function rng(seed: number): () => number {
@@ -144,6 +145,17 @@ describe('request decoders agree with proto-loader', () => {
     }
   });
 
+  it('RevokeJwtRequest: random messages with unknown fields, and every int64 edge of expires_at', () => {
+    const next = rng(5);
+    for (let i = 0; i < 1000; i++) {
+      const request = { jwt: randomString(next), jti: randomString(next), expires_at: randomInt64(next), reason: randomString(next) };
+      let buf = revokeJwt.requestSerialize(request);
+      if (i % 2 === 1) buf = Buffer.concat([unknownField(next), buf]);
+      expect(decodeRevokeJwtRequest(buf)).toEqual(revokeJwt.requestDeserialize(buf));
+    }
+    expect(decodeRevokeJwtRequest(Buffer.alloc(0))).toEqual({ jwt: '', jti: '', expires_at: 0, reason: '' });
+  });
+
   it('an empty message is all defaults, as proto3 means it', () => {
     const empty = Buffer.alloc(0);
     expect(decodeGenerateJwtRequest(empty)).toEqual({ algorithm: '', subject: '', audience: '', ttl_seconds: 0, claims_json: '' });
@@ -237,6 +249,12 @@ describe('response encoders decode with proto-loader to what was meant', () => {
   it('a lone surrogate (JSON.parse makes one of "\\ud800") is sent as U+FFFD: the wire only carries valid UTF-8', () => {
     const response = { jwt: 'a.b.c', sub: 'x\ud800y', kid: 'k', expires_at: 1 };
     expect(generateJwt.responseDeserialize(encodeGenerateJwtResponse(response))).toEqual({ ...response, sub: 'x\ufffdy' });
+  });
+
+  it('RevokeJwtResponse: the int64 edges of expires_at, revoked or not', () => {
+    for (const expires_at of SAMPLE_INT64) {
+      for (const revoked of [true, false]) expect(revokeJwt.responseDeserialize(encodeRevokeJwtResponse({ revoked, expires_at }))).toEqual({ revoked, expires_at });
+    }
   });
 
   it('GetJwksResponse: empty and large JWK Sets', () => {
