@@ -47,7 +47,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   it('a revocation on one connection is REVOKED on new connections to both workers at once, and after a restart', async () => {
     writeFileSync(keysFile, JSON.stringify(exportKeys(await generateKeys({ algorithms: ['HS256'] }), { includePrivate: true })));
     const revocations = join(dir, `revocations-${transport}.jsonl`);
-    const args = serveArgs(...transportArgs(transport), '--keys', keysFile, '--subjects', SUBJECTS_FILE, '--revocations', revocations, '--admin-token-file', adminFile);
+    const args = serveArgs(...transportArgs(transport), '--keys', keysFile, '--subjects', SUBJECTS_FILE, '--revocations', revocations, '--admin-token-file', adminFile, '--metrics-port', '0');
     const cli = await startCli(args, { env: { NODEMAXPROCS: '2' } });
     expect(cli.stdout).toContain(`  revocations: file ${revocations}; RevokeJwt for admin secret; jti on\n`);
     const made = await freshClient(cli.port).generateJwt({ algorithm: 'HS256', subject: 'ada' });
@@ -81,6 +81,13 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     expect(refused.stderr + refused.stdout).not.toContain(SECRET);
     const byJti = await runCli(['revoke', '--target', `127.0.0.1:${cli.port}`, '--admin-token-file', adminFile, '--jti', jti, '--exp', String(other.expires_at)]);
     expect(byJti.code).toBe(0);
+
+    // The primary serves the store's gauge and the workers' counts, summed.
+    const metricsUrl = /metrics: (http:\S+)/.exec(cli.stdout)?.[1] as string;
+    const metrics = await (await fetch(metricsUrl)).text();
+    expect(metrics).toMatch(/^jwt_grpc_revocation_store_up\{store="file"\} 1$/m);
+    expect(metrics).toMatch(/^jwt_grpc_revocations_total\{outcome="revoked"\} 2$/m);
+    expect(metrics).toMatch(/^jwt_grpc_revocations_total\{outcome="unauthenticated"\} 1$/m);
 
     await cli.stop();
     clients.closeAll();
