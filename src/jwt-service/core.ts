@@ -24,11 +24,8 @@ import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
 import { type CallContext, type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
+import { revocationOf } from './revoke-request.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
-
-/** Longest `jti` RevokeJwt takes, and longest `reason`: ids and notes, not documents. */
-const MAX_JTI_LENGTH = 256;
-const MAX_REASON_LENGTH = 256;
 
 /** What RevokeJwt reads and writes: the revocations VerifyJwt checks, and who may add to them. */
 export interface RevocationOptions {
@@ -248,7 +245,7 @@ export class JwtServiceCore {
     }
     let revocation: Revocation;
     try {
-      revocation = this.#revocationOf(request);
+      revocation = revocationOf(request, this.#state.verifier, this.#options, Math.floor(Date.now() / 1000));
     } catch (err) {
       this.#observer?.revocation('invalid');
       throw err;
@@ -267,34 +264,5 @@ export class JwtServiceCore {
       audit: 'revoke', decision: 'allow', by, jti: revocation.jti, expiresAt, reason: revocation.reason ?? null, already: !fresh,
     });
     return { revoked: true, expires_at: expiresAt };
-  }
-
-  /** What a RevokeJwt request names: the jti and how long to keep it (exp + clock tolerance). */
-  #revocationOf(request: RevokeJwtRequest): Revocation {
-    const invalid = (message: string): GrpcStatusError => new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, message);
-    const { clockToleranceSeconds, maxTokenLength, maxTtlSeconds } = this.#options;
-    if (request.reason.length > MAX_REASON_LENGTH) throw invalid(`reason: is longer than ${MAX_REASON_LENGTH} characters`);
-    const reason = request.reason.length === 0 ? undefined : request.reason;
-    if (request.jwt.length > 0) {
-      if (request.jti.length > 0 || request.expires_at !== 0) throw invalid('give jwt, or jti and expires_at, not both');
-      if (request.jwt.length > maxTokenLength) throw invalid(`jwt: is ${request.jwt.length} characters; the limit is ${maxTokenLength} (option maxTokenLength)`);
-      const result = this.#state.verifier.verifyUncached(request.jwt);
-      // Only a token of this server that verifies may be revoked by value: anything else could name any jti.
-      if (!result.valid) throw invalid(`jwt: does not verify (${result.reason}: ${result.message}); a token that does not verify cannot be revoked`);
-      const jti = result.payload['jti'];
-      if (typeof jti !== 'string' || jti.length === 0) throw invalid('jwt: has no jti claim (issued with jti off), so it cannot be revoked');
-      if (jti.length > MAX_JTI_LENGTH) throw invalid(`jwt: its jti is longer than ${MAX_JTI_LENGTH} characters`);
-      return { jti, expiresAt: result.payload.exp + clockToleranceSeconds, ...(reason !== undefined && { reason }) };
-    }
-    if (request.jti.length === 0) throw invalid('give jwt, or jti and expires_at');
-    if (request.jti.length > MAX_JTI_LENGTH) throw invalid(`jti: is longer than ${MAX_JTI_LENGTH} characters`);
-    const exp = request.expires_at;
-    if (!Number.isSafeInteger(exp) || exp <= 0) throw invalid("expires_at: is required with jti: the token's exp, seconds since the Unix epoch");
-    const now = Math.floor(Date.now() / 1000);
-    if (exp + clockToleranceSeconds <= now) throw invalid('expires_at: has passed; the token has expired already');
-    if (exp > now + maxTtlSeconds + clockToleranceSeconds) {
-      throw invalid(`expires_at: is more than maxTtlSeconds (${maxTtlSeconds}) from now; no token of this server lives that long`);
-    }
-    return { jti: request.jti, expiresAt: exp + clockToleranceSeconds, ...(reason !== undefined && { reason }) };
   }
 }
