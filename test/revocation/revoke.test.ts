@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { credentials, status } from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CallMetadata, type JwtPolicy, type KeySet } from '../../src/lib.js';
+import { CallMetadata, JwtGrpcError, type JwtPolicy, type KeySet } from '../../src/lib.js';
+import type { RevocationStore } from '../../src/revocation/types.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type ClientCert, makeClientCert } from '../helpers/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../helpers/certs.js';
@@ -140,6 +141,38 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
     expect(notBearer.code).toBe(status.UNAUTHENTICATED);
     expect((await client.verifyJwt({ jwt: made.jwt })).valid).toBe(true);
     expect(await sample(registry, 'jwt_grpc_revocations_total', 'outcome="unauthenticated"')).toBe(3);
+  });
+
+  it('takes a store of its own: loads what it holds at listen, and answers UNAVAILABLE, revoking nothing, when its add fails', async () => {
+    const registry = new Registry();
+    const first = await clients.jwt((await startServer({ keys, transport, subjects: ['ada'] })).port).generateJwt({ algorithm: 'HS256' });
+    const jti = decodeJwt(first.jwt).payload['jti'] as string;
+    let up = true;
+    const store: RevocationStore = {
+      kind: 'test',
+      get up() {
+        return up;
+      },
+      async start(onRevoked) {
+        onRevoked([{ jti, expiresAt: first.expires_at + 5 }]);
+      },
+      async add() {
+        up = false;
+        throw new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'test store is down');
+      },
+      async close() {},
+    };
+    const { port } = await startServer({ keys, transport, subjects: ['ada'], adminTokenFile: adminFile, revocationStore: store, metricsRegistry: registry });
+    const client = clients.jwt(port);
+    expect((await client.verifyJwt({ jwt: first.jwt })).reason).toBe('REVOKED');
+    expect(await sample(registry, 'jwt_grpc_revocation_store_up', 'store="test"')).toBe(1);
+    const made = await client.generateJwt({ algorithm: 'HS256' });
+    const failure = await callError(client.revokeJwt({ jwt: made.jwt }, admin()));
+    expect(failure.code).toBe(status.UNAVAILABLE);
+    expect(failure.details).toContain('test store is down');
+    expect((await client.verifyJwt({ jwt: made.jwt })).valid).toBe(true);
+    expect(await sample(registry, 'jwt_grpc_revocations_total', 'outcome="unavailable"')).toBe(1);
+    expect(await sample(registry, 'jwt_grpc_revocation_store_up', 'store="test"')).toBe(0);
   });
 
   it('keeps revocations in the file across a restart', async () => {
