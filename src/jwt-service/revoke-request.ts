@@ -35,7 +35,8 @@ export function revocationOf(
     const jti = result.payload['jti'];
     if (typeof jti !== 'string' || jti.length === 0) throw invalid('jwt: has no jti claim (issued with jti off), so it cannot be revoked');
     if (jti.length > MAX_JTI_LENGTH) throw invalid(`jwt: its jti is longer than ${MAX_JTI_LENGTH} characters`);
-    return { jti, expiresAt: result.payload.exp + clockToleranceSeconds, ...(reason !== undefined && { reason }) };
+    const statusIndex = statusListIndex(result.payload['status']);
+    return { jti, expiresAt: result.payload.exp + clockToleranceSeconds, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex }) };
   }
   if (request.jti.length === 0) throw invalid('give jwt, or jti and expires_at');
   if (request.jti.length > MAX_JTI_LENGTH) throw invalid(`jti: is longer than ${MAX_JTI_LENGTH} characters`);
@@ -46,4 +47,14 @@ export function revocationOf(
     throw invalid(`expires_at: is more than maxTtlSeconds (${maxTtlSeconds}) from now; no token of this server lives that long`);
   }
   return { jti: request.jti, expiresAt: exp + clockToleranceSeconds, ...(reason !== undefined && { reason }) };
+}
+
+/**
+ * The token's index in a Token Status List (`status.status_list.idx`,
+ * https://datatracker.ietf.org/doc/draft-ietf-oauth-status-list/), when it has one: kept
+ * with the revocation so the list can mark it.
+ */
+function statusListIndex(status: unknown): number | undefined {
+  const idx = (status as { status_list?: { idx?: unknown } } | null | undefined)?.status_list?.idx;
+  return Number.isSafeInteger(idx) && (idx as number) >= 0 ? (idx as number) : undefined;
 }

@@ -20,6 +20,7 @@ const SWEEP_INTERVAL_MS = 5000;
 export class Revocations {
   readonly #set: RevocationSet;
   readonly #store: RevocationStore | undefined;
+  readonly #listeners: ((revocations: readonly Revocation[]) => void)[] = [];
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(store?: RevocationStore, clock?: () => number) {
@@ -71,10 +72,19 @@ export class Revocations {
     return this.#set.get(jti)?.expiresAt;
   }
 
+  /**
+   * Hears every revocation this process starts to hold, from any source (the store's load,
+   * another replica, the primary, a RevokeJwt it served); what the token status list marks.
+   */
+  subscribe(listener: (revocations: readonly Revocation[]) => void): void {
+    this.#listeners.push(listener);
+  }
+
   /** Revocations that arrive from the store (its load, another replica, the primary). */
   receive(revocations: readonly Revocation[]): void {
-    for (const revocation of revocations) this.#set.add(revocation);
+    const added = revocations.filter((revocation) => this.#set.add(revocation));
     this.#sweepWhileHeld();
+    if (added.length > 0) for (const listener of this.#listeners) listener(added);
   }
 
   /**
@@ -86,7 +96,8 @@ export class Revocations {
     const known = this.#set.get(revocation.jti);
     if (known !== undefined && known.expiresAt >= revocation.expiresAt) return false;
     await this.#store?.add(revocation);
-    this.#set.add(revocation);
+    // In a cluster worker the primary's broadcast has usually added it already (and told the listeners).
+    if (this.#set.add(revocation)) for (const listener of this.#listeners) listener([revocation]);
     this.#sweepWhileHeld();
     return true;
   }

@@ -186,8 +186,12 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
     const lines = readFileSync(file, 'utf8').trim().split('\n');
     expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([{ jti: decodeJwt(made.jwt).payload['jti'], expiresAt: made.expires_at + 5, reason: 'restart' }]);
 
-    const second = await startServer({ keys, transport, subjects: ['ada'], revocations: file });
+    const second = await startServer({ keys, transport, subjects: ['ada'], revocations: file, adminTokenFile: adminFile });
     expect((await clients.jwt(second.port).verifyJwt({ jwt: made.jwt })).reason).toBe('REVOKED');
+    // A token's status list index (status.status_list.idx) is kept with its revocation, for the list to mark.
+    const listed = await clients.jwt(second.port).generateJwt({ algorithm: 'HS256', claims_json: '{"status":{"status_list":{"idx":7,"uri":"https://x.test/l"}}}' });
+    await clients.jwt(second.port).revokeJwt({ jwt: listed.jwt }, admin());
+    expect(JSON.parse(readFileSync(file, 'utf8').trim().split('\n')[1] as string)).toMatchObject({ jti: decodeJwt(listed.jwt).payload['jti'], statusIndex: 7 });
   });
 });
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
 import { RevocationSet } from '../../src/revocation/set.js';
+import { Revocations } from '../../src/revocation/revocations.js';
 import type { Revocation } from '../../src/revocation/types.js';
 import { JwtGrpcError } from '../../src/errors.js';
 import { recordingLogger } from '../helpers/server.js';
@@ -59,6 +60,21 @@ describe('RevocationSet', () => {
     set.sweep();
     expect(set.size).toBe(2500);
     expect([...set.values()].every((r) => r.expiresAt > 2500)).toBe(true);
+  });
+});
+
+describe('Revocations', () => {
+  it('tells its listeners of each revocation it starts to hold, once, from the store or a revoke', async () => {
+    const heard: string[] = [];
+    const store = { kind: 'test', up: true, start: async (on: (r: readonly Revocation[]) => void) => on([{ jti: 'loaded', expiresAt: 2e9 }]), add: async () => {}, close: async () => {} };
+    const revocations = new Revocations(store);
+    revocations.subscribe((added) => heard.push(...added.map((r) => r.jti)));
+    await revocations.start(recordingLogger());
+    expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(true);
+    expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(false);
+    revocations.receive([{ jti: 'loaded', expiresAt: 2e9 }, { jti: 'relayed', expiresAt: 2e9 }]);
+    expect(heard).toEqual(['loaded', 'new', 'relayed']);
+    await revocations.close();
   });
 });
 
