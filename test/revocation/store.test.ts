@@ -110,6 +110,29 @@ describe('the file store', () => {
     expect(JSON.parse(lines[0] as string)).toMatchObject({ jti: 'one', reason: 'why' });
   });
 
+  it('a write that fails halfway rejects the add, cuts the half line off and reports down until a write succeeds', async () => {
+    const file = freshFile();
+    const { store } = await started(file);
+    await store.add({ jti: 'before', expiresAt: 2e9 });
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const write = proto.write as (this: FileHandle, text: string) => Promise<unknown>;
+    vi.spyOn(proto, 'write').mockImplementationOnce(async function (this: FileHandle, text: unknown) {
+      await write.call(this, String(text).slice(0, 12)); // the disk fills up mid-line
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    } as FileHandle['write']);
+    await expect(store.add({ jti: 'lost', expiresAt: 2e9 })).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringContaining('ENOSPC') });
+    expect(store.up).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe(`${JSON.stringify({ jti: 'before', expiresAt: 2e9 })}\n`);
+    await store.add({ jti: 'after', expiresAt: 2e9 });
+    expect(store.up).toBe(true);
+    await store.close();
+    const reread = await started(file);
+    expect(reread.loaded.map((r) => r.jti).sort()).toEqual(['after', 'before']);
+    await reread.store.close();
+  });
+
   it('ignores a torn last line with a warning, and cuts it off so the next line starts clean', async () => {
     const file = freshFile();
     const later = Math.floor(Date.now() / 1000) + 600;
