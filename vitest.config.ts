@@ -28,6 +28,7 @@ const INTEGRATION = [
   'test/package/pack.test.ts',
   'test/package/peer-grpc-js.test.ts',
   'test/reflection/grpcurl.test.ts',
+  'test/revocation/cluster.test.ts',
   'test/transport/grpcio.test.ts',
   'test/transport/h2spec.test.ts',
   'test/transport/interop.test.ts',

@@ -28,7 +28,10 @@ export type JwtGrpcErrorCode =
   | 'ERR_GRPC_STATUS'
   /** The installed @grpc/grpc-js cannot do what was asked (too old: no server interceptors before 1.10). */
   | 'ERR_GRPC_JS_VERSION'
-  /** The revocation store (file or Redis) could not be reached or refused the write; nothing was stored. */
+  /**
+   * A revocation store (the revocations file, Redis) cannot be read or written: at start,
+   * or for one RevokeJwt, which then answers UNAVAILABLE having revoked nothing.
+   */
   | 'ERR_REVOCATION_STORE_UNAVAILABLE';
 
 /**

@@ -45,6 +45,8 @@ export type {
   GetJwksResponse,
   GetStatusListRequest,
   GetStatusListResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
 } from './jwt-service/messages.js';
 export { PROTO_PATH } from './package-root.js';
 

@@ -159,6 +159,9 @@ function oursServer(row: OursRow): ServerSpec {
     'serve',
     ...commonArgs(ctx),
     ...(row.verifyCache ? [] : ['--verify-cache', '0']),
+    // Equal work: the Go peer (peers/go/main.go) signs {sub, iat, exp} and no jti, so ours
+    // leaves its jti out too (bench/README.md, "Servers under test").
+    '--no-jti',
     '--transport',
     row.transport,
     ...(row.serveArgs ?? []),
@@ -312,7 +315,7 @@ export const SERVERS: readonly ServerSpec[] = [
     unavailable: () => (findNginx() === null ? `nginx is not installed (\`${NGINX_INSTALL}\`, needs root)` : null),
     launch: (ctx) => ({
       command: process.execPath,
-      args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--transport', 'http2'],
+      args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--no-jti', '--transport', 'http2'],
       // The replica count: each replica itself runs one process.
       env: { NODEMAXPROCS: String(ctx.workers) },
     }),

@@ -65,7 +65,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { kind: 'help' };
   if (command === '--version' || command === '-v' || command === 'version') return { kind: 'version' };
   if (command === 'keys') return { kind: 'keys', args: parseKeysArgs(rest, env) };
-  if (command === 'token' || command === 'verify') return { kind: 'client', args: parseClientArgs(command, rest) };
+  if (command === 'token' || command === 'verify' || command === 'revoke') return { kind: 'client', args: parseClientArgs(command, rest) };
   if (command !== 'serve') throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown command ${JSON.stringify(command)}`);
 
   const flagTypes: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };

@@ -1,17 +1,21 @@
 /**
- * `jwt-grpc token` and `jwt-grpc verify`: a JwtService client on the command line, with
+ * `jwt-grpc token`, `jwt-grpc verify` and `jwt-grpc revoke`: a JwtService client on the command line, with
  * `serve`'s TLS options seen from the other side. Their flags are parsed and documented
  * from one list.
  */
 import { parseArgs } from 'node:util';
-import type { TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
+import type { RevokeCommandArgs, TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { OPTIONS } from '../options/table.js';
 
+/** The client commands. */
+export type ClientCommand = 'token' | 'verify' | 'revoke';
+
 export type ClientCommandArgs =
-  | { readonly action: 'help'; readonly command: 'token' | 'verify' }
+  | { readonly action: 'help'; readonly command: ClientCommand }
   | { readonly action: 'token'; readonly args: TokenCommandArgs }
-  | { readonly action: 'verify'; readonly args: VerifyCommandArgs };
+  | { readonly action: 'verify'; readonly args: VerifyCommandArgs }
+  | { readonly action: 'revoke'; readonly args: RevokeCommandArgs };
 
 interface FlagSpec {
   readonly type: 'string' | 'boolean';
@@ -42,32 +46,45 @@ const FLAGS = {
     iss: { type: 'string', usage: '--iss ISSUER', help: "the issuer the token's iss must equal (default: not checked)" },
     ...TLS_FLAGS,
   },
-} satisfies Record<'token' | 'verify', Record<string, FlagSpec>>;
+  revoke: {
+    target: { type: 'string', usage: '--target HOST:PORT', help: 'the issuer: any gRPC target (host:port, dns:///name:port)' },
+    jti: { type: 'string', usage: '--jti JTI', help: "revoke by the token's jti instead of the token (with --exp)" },
+    exp: { type: 'string', usage: '--exp UNIX', help: "the token's exp, seconds since the epoch (with --jti)" },
+    reason: { type: 'string', usage: '--reason TEXT', help: "a note for the issuer's audit log" },
+    'admin-token-file': { type: 'string', usage: '--admin-token-file FILE', help: "file holding the issuer's admin secret (else: a client certificate its policy lists as a revoker)" },
+    ...TLS_FLAGS,
+  },
+} satisfies Record<ClientCommand, Record<string, FlagSpec>>;
+
+const USAGE: Readonly<Record<ClientCommand, string>> = {
+  token: '  jwt-grpc token --target HOST:PORT --alg ALG --sub SUBJECT [--aud AUDIENCE] [--ttl SECONDS] [TLS flags]\n      prints a token from the issuer (GenerateJwt)',
+  verify:
+    '  jwt-grpc verify --target HOST:PORT [--aud AUDIENCE] [--iss ISSUER] [TLS flags] TOKEN\n      prints the issuer\'s verdict as JSON (VerifyJwt): {"valid":true,"sub":...,"claims":{...}} or {"valid":false,"reason":...}',
+  revoke:
+    '  jwt-grpc revoke --target HOST:PORT [--admin-token-file FILE] [--reason TEXT] [TLS flags] TOKEN\n' +
+    '  jwt-grpc revoke --target HOST:PORT [--admin-token-file FILE] [--reason TEXT] [TLS flags] --jti JTI --exp UNIX\n' +
+    '      revokes a token until it expires (RevokeJwt) and prints {"revoked":true,"expires_at":...}',
+};
+
+const EXIT_CODES: Readonly<Record<ClientCommand, string>> = {
+  token: 'Exit codes: 0 printed, 1 the call failed, 2 bad option.',
+  verify: 'Exit codes: 0 valid, 1 not valid, or the call failed, 2 bad option.',
+  revoke: 'Exit codes: 0 revoked, 1 the call failed (refused, bad token), 2 bad option.',
+};
 
 /** The help of `jwt-grpc token` or `jwt-grpc verify`. */
-export function clientHelpText(command: 'token' | 'verify'): string {
+export function clientHelpText(command: ClientCommand): string {
   const flags: Readonly<Record<string, FlagSpec>> = FLAGS[command];
-  return [
-    'Usage:',
-    command === 'token'
-      ? '  jwt-grpc token --target HOST:PORT --alg ALG --sub SUBJECT [--aud AUDIENCE] [--ttl SECONDS] [TLS flags]\n      prints a token from the issuer (GenerateJwt)'
-      : '  jwt-grpc verify --target HOST:PORT [--aud AUDIENCE] [--iss ISSUER] [TLS flags] TOKEN\n      prints the issuer\'s verdict as JSON (VerifyJwt): {"valid":true,"sub":...,"claims":{...}} or {"valid":false,"reason":...}',
-    '',
-    'Flags:',
-    ...Object.values(flags).map((flag) => `  ${flag.usage.padEnd(24)} ${flag.help}`),
-    '',
-    `Exit codes: 0 ${command === 'token' ? 'printed' : 'valid'}, 1 ${command === 'token' ? 'the call failed' : 'not valid, or the call failed'}, 2 bad option.`,
-    '',
-  ].join('\n');
+  return ['Usage:', USAGE[command], '', 'Flags:', ...Object.values(flags).map((flag) => `  ${flag.usage.padEnd(24)} ${flag.help}`), '', EXIT_CODES[command], ''].join('\n');
 }
 
 /** Parses `jwt-grpc token|verify ...` (argv after the command); throws `ERR_INVALID_OPTION` naming the flag. */
-export function parseClientArgs(command: 'token' | 'verify', argv: readonly string[]): ClientCommandArgs {
+export function parseClientArgs(command: ClientCommand, argv: readonly string[]): ClientCommandArgs {
   const flags: Readonly<Record<string, FlagSpec>> = FLAGS[command];
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     const options = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]));
-    parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command === 'verify' });
+    parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command !== 'token' });
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', `${command}: ${(err as Error).message}`);
   }
@@ -97,6 +114,31 @@ export function parseClientArgs(command: 'token' | 'verify', argv: readonly stri
       },
     };
   }
+  if (command === 'revoke') {
+    const exp = text('exp');
+    const jti = text('jti');
+    if (positionals.length > 1) throw invalidOption('TOKEN', `give at most one token to revoke, got ${positionals.length}`);
+    if ((positionals.length === 1) === (jti !== undefined)) throw invalidOption('TOKEN/--jti', 'give a token, or --jti with --exp');
+    if ((jti === undefined) !== (exp === undefined)) throw invalidOption('--jti/--exp', 'give both or neither');
+    return {
+      action: 'revoke',
+      args: {
+        ...tls,
+        target,
+        token: positionals[0],
+        jti,
+        exp: exp === undefined ? undefined : parseUnixSeconds(exp),
+        reason: text('reason'),
+        adminTokenFile: text('admin-token-file'),
+      },
+    };
+  }
   if (positionals.length !== 1) throw invalidOption('TOKEN', `give exactly one token to verify, got ${positionals.length}`);
   return { action: 'verify', args: { ...tls, target, token: positionals[0] as string, aud: text('aud'), iss: text('iss') } };
+}
+
+/** `--exp`: whole seconds since the epoch. */
+function parseUnixSeconds(text: string): number {
+  if (!/^\d{1,15}$/.test(text.trim())) throw invalidOption('--exp', `must be whole seconds since the Unix epoch, got ${JSON.stringify(text)}`);
+  return Number(text.trim());
 }

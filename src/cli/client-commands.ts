@@ -1,5 +1,7 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
+import { readAdminSecretText } from './admin-token.js';
+import { CallMetadata } from '../transport/handler-api.js';
 import { type JwtClient, createJwtClient } from '../client/jwt-client.js';
 import { type ClientTlsOptions, clientTransport } from './tls-files.js';
 
@@ -27,6 +29,20 @@ export interface VerifyCommandArgs extends ClientTlsOptions {
   readonly aud?: string;
   /** Required `iss`. */
   readonly iss?: string;
+}
+
+/** `jwt-grpc revoke`: ask an issuer to revoke a token, by the token or by its jti and exp. */
+export interface RevokeCommandArgs extends ClientTlsOptions {
+  readonly target: string;
+  /** The token; or give `jti` and `exp`. */
+  readonly token?: string;
+  readonly jti?: string;
+  /** The token's exp, seconds since the epoch (with `jti`). */
+  readonly exp?: number;
+  /** Free text for the issuer's audit log. */
+  readonly reason?: string;
+  /** A file holding the issuer's admin secret, sent as `authorization: Bearer SECRET`. Without it: a client certificate the issuer's policy lists under revokers. */
+  readonly adminTokenFile?: string;
 }
 
 /** The verdict `runVerifyCommand` prints, one JSON line. */
@@ -85,4 +101,27 @@ export async function runVerifyCommand(args: VerifyCommandArgs, output: CommandO
     : { valid: false, reason: response.reason };
   output.stdout.write(`${JSON.stringify(verdict)}\n`);
   return verdict.valid ? 0 : 1;
+}
+
+/**
+ * Asks the issuer at `target` to revoke a token (RevokeJwt) and prints its answer as one
+ * JSON line, `{"revoked":true,"expires_at":...}`. Resolves to the exit code, 0; a refused
+ * call rejects with `GrpcStatusError` (PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT).
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const token: string;
+ * await runRevokeCommand({ target: 'jwt.internal:50051', token, adminTokenFile: '/run/secrets/jwt-admin', tlsCa: 'ca.pem' });
+ * ```
+ */
+export async function runRevokeCommand(args: RevokeCommandArgs, output: CommandOutput = process): Promise<number> {
+  const byToken = args.token !== undefined && args.token !== '';
+  if (byToken === (args.jti !== undefined)) throw invalidOption('TOKEN/--jti', 'give a token, or --jti with --exp');
+  if (!byToken && args.exp === undefined) throw invalidOption('--exp', "is required with --jti: the token's exp, seconds since the epoch");
+  const metadata = new CallMetadata();
+  if (args.adminTokenFile !== undefined) metadata.set('authorization', `Bearer ${await readAdminSecretText(args.adminTokenFile)}`);
+  const request = byToken ? { jwt: args.token, reason: args.reason ?? '' } : { jti: args.jti, expires_at: args.exp, reason: args.reason ?? '' };
+  const answer = await withClient(args, (client) => client.revokeJwt(request, { metadata }));
+  output.stdout.write(`${JSON.stringify({ revoked: answer.revoked, expires_at: answer.expires_at })}\n`);
+  return 0;
 }

@@ -34,6 +34,8 @@ export function helpText(version: string): string {
     "                             print a token from an issuer ('jwt-grpc token --help')",
     '  jwt-grpc verify --target HOST:PORT [TLS flags] TOKEN',
     "                             print an issuer's verdict on a token as JSON; exit 0 valid, 1 not ('jwt-grpc verify --help')",
+    '  jwt-grpc revoke --target HOST:PORT [--admin-token-file FILE] [TLS flags] TOKEN | --jti JTI --exp UNIX',
+    "                             revoke a token at an issuer until it expires ('jwt-grpc revoke --help')",
     '  jwt-grpc --help            this text',
     '  jwt-grpc --version         the version (also: jwt-grpc version)',
     '',

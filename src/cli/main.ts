@@ -31,8 +31,15 @@ async function main(): Promise<number> {
         return 0;
       }
       (await import('./quiet-warnings.js')).quietIpServerNameWarning();
-      const { runTokenCommand, runVerifyCommand } = await import('./client-commands.js');
-      return args.action === 'token' ? runTokenCommand(args.args) : runVerifyCommand(args.args);
+      const { runRevokeCommand, runTokenCommand, runVerifyCommand } = await import('./client-commands.js');
+      switch (args.action) {
+        case 'token':
+          return runTokenCommand(args.args);
+        case 'verify':
+          return runVerifyCommand(args.args);
+        case 'revoke':
+          return runRevokeCommand(args.args);
+      }
     }
     case 'serve': {
       const { serve } = await import('./serve.js');
@@ -49,7 +56,7 @@ main().then(
       process.stderr.write(`jwt-grpc: ${err.message}\n`);
       if (err.code === 'ERR_INVALID_OPTION') {
         const sub = process.argv[2];
-        const help = sub === 'keys' || sub === 'token' || sub === 'verify' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
+        const help = sub === 'keys' || sub === 'token' || sub === 'verify' || sub === 'revoke' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
         process.stderr.write(`Run '${help}' for the options.\n`);
         process.exit(2);
       }

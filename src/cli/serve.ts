@@ -7,6 +7,7 @@ import { watchKeyFile } from '../keys/watch.js';
 import { createStderrLogger } from '../log.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
+import { OPTIONS } from '../options/table.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
@@ -61,7 +62,7 @@ function processBindings(workers: number): Record<string, unknown> {
 export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const { cli, cluster, server, files } = args;
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
-  await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa]);
+  await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa, server.adminTokenFile]);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const keysFile = files.keys;
   const policyFile = files.policy;
@@ -115,6 +116,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         ...(handle.httpPort === undefined
           ? []
           : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
+        `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
         `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
@@ -122,4 +124,13 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     );
   }
   return handle;
+}
+
+/** The start banner's revocation line: where they are kept, and who may revoke. */
+function describeRevocations(server: ServeArgs['server'], revokers: number): string {
+  const kept = server.revocations !== undefined ? `file ${server.revocations}` : server.revocationStore !== undefined
+        ? OPTIONS.revocationStore.kind.show(server.revocationStore) // a URL's password is masked
+        : 'in memory only';
+  const who = [...(server.adminTokenFile === undefined ? [] : ['admin secret']), ...(revokers === 0 ? [] : [`${revokers} policy revokers`])];
+  return `${kept}; RevokeJwt ${who.length === 0 ? 'off (no --admin-token-file, no revokers)' : `for ${who.join(', ')}`}; jti ${server.jti === false ? 'off (--no-jti)' : 'on'}`;
 }

@@ -14,6 +14,8 @@ import type {
   GetJwksResponse,
   GetStatusListRequest,
   GetStatusListResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
@@ -99,6 +101,12 @@ export interface JwtClient extends Disposable, AsyncDisposable {
   getJwks(request?: GetJwksRequest, options?: JwtCallOptions): Promise<GetJwksResponse>;
   /** The signed Token Status List of a server with `statusList` (docs/status-list.md); `uri` empty or omitted: its own. */
   getStatusList(request?: Partial<GetStatusListRequest>, options?: JwtCallOptions): Promise<GetStatusListResponse>;
+  /**
+   * Revokes a token (by `jwt`, or by `jti` and `expires_at`) until it expires. The server
+   * wants its admin credential: `authorization: Bearer SECRET` in `options.metadata`, or a
+   * client certificate its policy lists under `revokers` (docs/revocation.md).
+   */
+  revokeJwt(request: Partial<RevokeJwtRequest>, options?: JwtCallOptions): Promise<RevokeJwtResponse>;
   /** Closes the channel; later calls reject with CANCELLED. Idempotent. */
   close(): void;
 }
@@ -198,6 +206,7 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
     verifyJwt: (request, callOptions) => unary(methods.VerifyJwt, request, callOptions),
     getJwks: (request = {}, callOptions) => unary(methods.GetJwks, request, callOptions),
     getStatusList: (request = {}, callOptions) => unary(methods.GetStatusList, request, callOptions),
+    revokeJwt: (request, callOptions) => unary(methods.RevokeJwt, request, callOptions),
     close,
     [Symbol.dispose]: close,
     [Symbol.asyncDispose]: async () => close(),

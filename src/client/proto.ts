@@ -7,6 +7,8 @@ import type {
   GetJwksResponse,
   GetStatusListRequest,
   GetStatusListResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
@@ -23,6 +25,7 @@ export interface JwtServiceMethods {
   readonly VerifyJwt: ClientMethod<Partial<VerifyJwtRequest>, VerifyJwtResponse>;
   readonly GetJwks: ClientMethod<GetJwksRequest, GetJwksResponse>;
   readonly GetStatusList: ClientMethod<Partial<GetStatusListRequest>, GetStatusListResponse>;
+  readonly RevokeJwt: ClientMethod<Partial<RevokeJwtRequest>, RevokeJwtResponse>;
 }
 
 let methods: JwtServiceMethods | undefined;
@@ -49,6 +52,7 @@ export function jwtServiceMethods(): JwtServiceMethods {
       VerifyJwt: clientMethod(service, 'VerifyJwt'),
       GetJwks: clientMethod(service, 'GetJwks'),
       GetStatusList: clientMethod(service, 'GetStatusList'),
+      RevokeJwt: clientMethod(service, 'RevokeJwt'),
     };
   }
   return methods;

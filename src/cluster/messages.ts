@@ -1,6 +1,7 @@
 import type { Jwk } from '../keys/export.js';
 import type { JwtPolicy } from '../policy/check.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
+import type { Revocation } from '../revocation/types.js';
 
 /**
  * The IPC protocol between primary and workers. Keys travel over the IPC channel (a
@@ -8,8 +9,8 @@ import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/clu
  * which other processes of the same user can read.
  */
 export type PrimaryMessage =
-  /** The keys, and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
-  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] }; readonly policy?: JwtPolicy }
+  /** The keys, the revocations held now (the primary owns the revocation store), and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
+  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] }; readonly revocations: readonly Revocation[]; readonly policy?: JwtPolicy }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
   /** Reloaded keys, checked by the primary: the worker swaps them in and acknowledges `generation`. */
   | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
@@ -17,6 +18,10 @@ export type PrimaryMessage =
   | { readonly type: 'jwt-grpc:policy'; readonly generation: number; readonly policy: JwtPolicy }
   /** The answer to `reserve-status-indexes` `id`: the first of the block; `error` when none could be reserved. */
   | { readonly type: 'jwt-grpc:status-indexes'; readonly id: number; readonly first?: number; readonly error?: string }
+  /** Revocations to hold, from any source (a worker's RevokeJwt, the store): sent to every worker. */
+  | { readonly type: 'jwt-grpc:revoked'; readonly revocations: readonly Revocation[] }
+  /** The answer to a worker's `revoke`: durable and broadcast, or `error` (nothing was revoked). */
+  | { readonly type: 'jwt-grpc:revoke-done'; readonly id: number; readonly error?: string }
   | MetricsRequestMessage;
 
 /**
@@ -32,6 +37,8 @@ export type WorkerMessage =
   | { readonly type: 'jwt-grpc:policy-applied'; readonly generation: number; readonly error?: string }
   /** A block of `count` status list indexes: the primary hands out blocks so that no two workers share an index. */
   | { readonly type: 'jwt-grpc:reserve-status-indexes'; readonly id: number; readonly count: number }
+  /** A RevokeJwt this worker serves: the primary stores it, broadcasts it, then answers `revoke-done`. */
+  | { readonly type: 'jwt-grpc:revoke'; readonly id: number; readonly revocation: Revocation }
   | MetricsAnswerMessage;
 
 const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>([
@@ -40,6 +47,8 @@ const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>([
   'jwt-grpc:keys',
   'jwt-grpc:policy',
   'jwt-grpc:status-indexes',
+  'jwt-grpc:revoked',
+  'jwt-grpc:revoke-done',
   'jwt-grpc:metrics-request',
 ]);
 const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>([
@@ -49,6 +58,7 @@ const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>([
   'jwt-grpc:keys-applied',
   'jwt-grpc:policy-applied',
   'jwt-grpc:reserve-status-indexes',
+  'jwt-grpc:revoke',
   'jwt-grpc:metrics',
 ]);
 

@@ -7,12 +7,15 @@ import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader } from '../keys/reload.js';
 import { ClusterMetrics } from '../metrics/cluster.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
-import { ReloadMetrics, registerKeyGauge } from '../metrics/jwt-service-metrics.js';
+import { ReloadMetrics, registerKeyGauge, registerStoreGauge } from '../metrics/jwt-service-metrics.js';
 import type { JwtPolicy } from '../policy/check.js';
 import { PolicyReloader } from '../policy/reload.js';
+import { openRevocationStore } from '../revocation/open.js';
+import { Revocations } from '../revocation/revocations.js';
+import { type ReserveIndexes, localReserve } from '../revocation/status-list/allocator.js';
 import { HandOut, sendTo } from './hand-out.js';
 import { type ClusterHandle, exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
-import { type ReserveIndexes, localReserve } from '../revocation/status-list/allocator.js';
+import { broadcastRevoked, serveWorkerRevoke } from './revocations.js';
 import { type PrimaryMessage, isWorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 
@@ -45,9 +48,16 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   let keys: KeySet = options.keys === undefined ? await generateEphemeralKeys(logger) : await options.keys();
   // Read and checked here, once: every worker enforces exactly the policy the primary read.
   let policy: JwtPolicy | undefined = options.policy === undefined ? undefined : await options.policy();
-  // What a worker gets when it says hello: the keys and policy in use, reloaded ones once there are.
-  const startMessage = (): PrimaryMessage => ({ type: 'jwt-grpc:start', jwks: exportKeys(keys, { includePrivate: true }), ...(policy !== undefined && { policy }) });
-  let start = startMessage();
+  // The primary owns the revocation store: workers reach it over IPC (./revocations.ts).
+  const revocations = new Revocations(await openRevocationStore(options.server, logger));
+  // What a worker gets when it says hello: the keys and policy in use (reloaded ones once
+  // there are), and the revocations held at that moment.
+  const startMessage = (): PrimaryMessage => ({
+    type: 'jwt-grpc:start',
+    jwks: exportKeys(keys, { includePrivate: true }),
+    revocations: revocations.values(),
+    ...(policy !== undefined && { policy }),
+  });
   let generation = 0;
   const keyHandOut = new HandOut('keys', logger);
   const policyHandOut = new HandOut('policy', logger);
@@ -55,7 +65,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
   const policyReloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry, 'policy');
-  if (metricsRegistry !== undefined) registerKeyGauge(metricsRegistry, () => keys);
+  if (metricsRegistry !== undefined) {
+    registerKeyGauge(metricsRegistry, () => keys);
+    registerStoreGauge(metricsRegistry, () => revocations);
+  }
   // Status list indexes for every worker from one counter, block by block: no two workers
   // (nor a worker and its respawn) ever hand out the same index. Across replicas the
   // revocation store's reserveStatusIndexes (Redis INCRBY) takes this counter's place.
@@ -112,7 +125,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
       if (!isWorkerMessage(message)) return;
       switch (message.type) {
         case 'jwt-grpc:hello':
-          sendTo(worker, start);
+          sendTo(worker, startMessage());
+          return;
+        case 'jwt-grpc:revoke':
+          serveWorkerRevoke(revocations, live, worker, message, logger);
           return;
         case 'jwt-grpc:keys-applied':
           keyHandOut.acknowledged(worker, message.generation, message.error);
@@ -167,6 +183,12 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     });
   }
 
+  // The store's first load completes before any worker starts, so every worker starts with it.
+  await revocations.start(logger, (arrived) => broadcastRevoked(live(), arrived)).catch(async (err: unknown) => {
+    await revocations.close();
+    throw err;
+  });
+  void done.then(() => revocations.close());
   slots.forEach(fork);
   const removeSignals = options.handleSignals
     ? onStopSignals(
@@ -189,7 +211,6 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
    */
   async function applyEverywhere(next: KeySet): Promise<void> {
     keys = next;
-    start = startMessage();
     generation += 1;
     await keyHandOut.send(live(), generation, { type: 'jwt-grpc:keys', generation, jwks: exportKeys(next, { includePrivate: true }) });
   }
@@ -201,7 +222,6 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     metrics: policyReloadMetrics,
     apply: async (next, policyGeneration) => {
       policy = next;
-      start = startMessage();
       await policyHandOut.send(live(), policyGeneration, { type: 'jwt-grpc:policy', generation: policyGeneration, policy: next });
     },
   });

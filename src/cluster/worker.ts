@@ -9,6 +9,7 @@ import { type InProcessServer, listenInProcess } from './in-process.js';
 import { type PrimaryMessage, type WorkerMessage, isPrimaryMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
+import { PrimaryRelayStore } from './revocations.js';
 
 function send(message: WorkerMessage): void {
   process.send?.(message, undefined, undefined, () => undefined);
@@ -71,6 +72,8 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
     send({ type: 'jwt-grpc:hello' });
   });
 
+  // The primary owns the revocation store; this worker's server reaches it through this relay.
+  const relay = new PrimaryRelayStore(start.revocations, send);
   // Counted here, served by the primary: the primary sums its workers' metrics.
   const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   let listening: InProcessServer | undefined;
@@ -97,7 +100,11 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   // Listening from the start: keys or a policy reloaded while this worker binds are swapped in once it listens.
   process.on('message', (message: unknown) => {
     if (!isPrimaryMessage(message)) return;
-    if (message.type === 'jwt-grpc:keys') {
+    if (message.type === 'jwt-grpc:revoked') {
+      relay.receive(message.revocations);
+    } else if (message.type === 'jwt-grpc:revoke-done') {
+      relay.settle(message.id, message.error);
+    } else if (message.type === 'jwt-grpc:keys') {
       if (listening === undefined) reloaded = message;
       else swapIn(listening, message);
     } else if (message.type === 'jwt-grpc:policy') {
@@ -116,6 +123,8 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
       metricsPort: undefined,
       metricsRegistry: registry,
       ...(start.policy !== undefined && { policy: start.policy }),
+      revocations: undefined,
+      revocationStore: relay,
     }, { statusListReserve: primaryReserve() });
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;

@@ -10,7 +10,7 @@ import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { invalidOption } from '../errors.js';
 import { namesIn } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
-import { JwtServiceCore } from './core.js';
+import { JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
@@ -119,9 +119,10 @@ export function prepareJwtService(
   keys: KeySet,
   metrics?: ServerMetrics,
   tracer?: Tracer,
+  revocation?: RevocationOptions,
   statusList?: StatusListIssuer,
 ): { handle: JwtServiceHandle; service: ServedService } {
-  const core = new JwtServiceCore(resolved, keys, metrics?.service, statusList);
+  const core = new JwtServiceCore(resolved, keys, metrics?.service, revocation, statusList);
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,

@@ -1,29 +1,42 @@
 import type { Span } from '@opentelemetry/api';
-import { randomUUID } from 'node:crypto';
 import { JwtGrpcError } from '../errors.js';
 import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Signer, createSigner } from '../tokens/sign.js';
 import { type Verifier, createVerifier } from '../tokens/verify.js';
+import { failure } from '../tokens/result.js';
+import { newJti } from '../tokens/jti.js';
+import { type AdminSecret, authorizeRevoke } from '../revocation/admin.js';
+import { Revocations } from '../revocation/revocations.js';
+import type { Revocation } from '../revocation/types.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksResponse,
   GetStatusListRequest,
   GetStatusListResponse,
+  RevokeJwtRequest,
+  RevokeJwtResponse,
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
 import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
-import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
+import { type CallContext, type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import type { StatusClaim, StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
-import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { revocationOf } from './revoke-request.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
+
+/** What RevokeJwt reads and writes: the revocations VerifyJwt checks, and who may add to them. */
+export interface RevocationOptions {
+  readonly revocations: Revocations;
+  /** The admin secret (adminTokenFile); undefined: only the policy's revokers may revoke. */
+  readonly admin?: AdminSecret;
+}
 
 /** Everything derived from one KeySet, swapped as a whole on rotation. */
 interface KeyState {
@@ -47,13 +60,17 @@ export class JwtServiceCore {
   #state: KeyState;
   /** With `statusList`: the list every new token gets an index in; undefined otherwise. */
   readonly #statusList: StatusListIssuer | undefined;
+  readonly #revocations: Revocations;
+  readonly #admin: AdminSecret | undefined;
   /** Cache lookups of the verifiers that earlier key sets had. */
   #pastCacheStats = { hits: 0, misses: 0 };
 
   /** `keys` has passed checkServiceKeys where it was given. */
-  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver, statusList?: StatusListIssuer) {
+  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver, revocation?: RevocationOptions, statusList?: StatusListIssuer) {
     this.#options = options;
     this.#statusList = statusList;
+    this.#revocations = revocation?.revocations ?? new Revocations();
+    this.#admin = revocation?.admin;
     this.#pool = options.subjects.length > 0 ? createSubjectPool(options.subjects) : undefined;
     this.#observer = observer;
     this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
@@ -78,6 +95,10 @@ export class JwtServiceCore {
   /** The Token Status List issuer with `statusList` on: revocations reach remote verifiers through its `revoke(idx)`. */
   get statusList(): StatusListIssuer | undefined {
     return this.#statusList;
+  }
+
+  get revocations(): Revocations {
+    return this.#revocations;
   }
 
   /** Lookups of the VerifyJwt cache since the service started, across key sets. */
@@ -143,7 +164,8 @@ export class JwtServiceCore {
       granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
       const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
       policy.checkClaims(granted, claims);
-      claims['jti'] = randomUUID();
+      // Under a policy every token has a jti, whatever the jti option: the audit line names it.
+      if (claims['jti'] === undefined) claims['jti'] = newJti();
       const response = this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true), span);
       this.#observer?.policyDecision('allow', 'none');
       this.#options.logger.info('policy: token issued', {
@@ -207,7 +229,10 @@ export class JwtServiceCore {
         { field: 'jwt' },
       );
     }
-    const result = this.#state.verifier.verify(token, { audience: request.audience, issuer: request.issuer });
+    let result = this.#state.verifier.verify(token, { audience: request.audience, issuer: request.issuer });
+    // After the signature and claims: a revoked token that has also expired says EXPIRED.
+    // One size check while nothing is revoked, one Map lookup after.
+    if (result.valid && this.#revocations.size > 0 && this.#revocations.has(result.payload['jti'])) result = failure('REVOKED', 'token was revoked');
     this.#observer?.verified(result);
     if (span !== undefined) {
       span.setAttributes(result.valid ? { 'jwt.alg': result.alg, 'jwt.kid': result.kid, 'jwt.valid': true } : { 'jwt.valid': false, 'jwt.reason': result.reason });
@@ -226,5 +251,44 @@ export class JwtServiceCore {
     if (list === undefined) throw new GrpcStatusError(GrpcStatus.FAILED_PRECONDITION, 'this server keeps no status list (option statusList, --status-list)');
     if (request.uri !== '' && request.uri !== list.uri) throw new GrpcStatusError(GrpcStatus.NOT_FOUND, `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`);
     return { token: list.token() };
+  }
+
+  /**
+   * RevokeJwt: checks who asks (the admin secret, or a revoker of the policy), reads what
+   * to revoke, makes it durable in the store and holds it. Every decision is counted and
+   * written as one audit line (who, the jti, until when, the reason; never a token or the secret).
+   */
+  async revoke(request: RevokeJwtRequest, call: Pick<CallContext, 'caller' | 'metadata'>): Promise<RevokeJwtResponse> {
+    const logger = this.#options.logger;
+    let by: string;
+    try {
+      by = authorizeRevoke(call, this.#admin, this.#policy?.policy.revokers);
+    } catch (err) {
+      const outcome = (err as GrpcStatusError).status === GrpcStatus.UNAUTHENTICATED ? 'unauthenticated' : 'denied';
+      this.#observer?.revocation(outcome);
+      logger.warn('revocation: refused', { audit: 'revoke', decision: 'deny', caller: call.caller?.id ?? null, reason: (err as Error).message });
+      throw err;
+    }
+    let revocation: Revocation;
+    try {
+      revocation = revocationOf(request, this.#state.verifier, this.#options, Math.floor(Date.now() / 1000));
+    } catch (err) {
+      this.#observer?.revocation('invalid');
+      throw err;
+    }
+    let fresh: boolean;
+    try {
+      fresh = await this.#revocations.revoke(revocation);
+    } catch (err) {
+      this.#observer?.revocation('unavailable');
+      logger.error('revocation: the store refused it; nothing was revoked', { audit: 'revoke', jti: revocation.jti, error: (err as Error).message });
+      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `the revocation store is unavailable; nothing was revoked: ${(err as Error).message}`);
+    }
+    this.#observer?.revocation(fresh ? 'revoked' : 'already');
+    const expiresAt = this.#revocations.expiresAt(revocation.jti) ?? revocation.expiresAt;
+    logger.info('revocation: token revoked', {
+      audit: 'revoke', decision: 'allow', by, jti: revocation.jti, expiresAt, reason: revocation.reason ?? null, already: !fresh,
+    });
+    return { revoked: true, expires_at: expiresAt };
   }
 }

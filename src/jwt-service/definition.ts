@@ -2,8 +2,14 @@ import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
 import { PROTO_LOADER_OPTIONS } from '../protos/load.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
-import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeGetStatusListRequest, decodeVerifyJwtRequest } from './codec/decode.js';
-import { encodeGenerateJwtResponse, encodeGetJwksResponse, encodeGetStatusListResponse, encodeVerifyJwtResponse } from './codec/encode.js';
+import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeGetStatusListRequest, decodeRevokeJwtRequest, decodeVerifyJwtRequest } from './codec/decode.js';
+import {
+  encodeGenerateJwtResponse,
+  encodeGetJwksResponse,
+  encodeGetStatusListResponse,
+  encodeRevokeJwtResponse,
+  encodeVerifyJwtResponse,
+} from './codec/encode.js';
 
 /**
  * Fully qualified name of the service, as clients, health checks and ghz's --call name it.
@@ -25,6 +31,7 @@ const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unkno
   VerifyJwt: { requestDeserialize: decodeVerifyJwtRequest, responseSerialize: encodeVerifyJwtResponse },
   GetJwks: { requestDeserialize: decodeGetJwksRequest, responseSerialize: encodeGetJwksResponse },
   GetStatusList: { requestDeserialize: decodeGetStatusListRequest, responseSerialize: encodeGetStatusListResponse },
+  RevokeJwt: { requestDeserialize: decodeRevokeJwtRequest, responseSerialize: encodeRevokeJwtResponse },
 };
 
 let loaded: ServiceDescriptor | undefined;

@@ -5,7 +5,7 @@ import type { CallContext, ServedService } from '../transport/handler-api.js';
 import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
-import type { GenerateJwtRequest, GetStatusListRequest, VerifyJwtRequest } from './messages.js';
+import type { GenerateJwtRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from './messages.js';
 
 /**
  * A unary handler around a synchronous function: the call's work is all CPU. A bad
@@ -59,6 +59,8 @@ export function jwtService(core: JwtServiceCore, tracer?: Tracer): ServedService
       VerifyJwt: tracer === undefined ? unary((request: VerifyJwtRequest) => core.verify(request)) : traced(tracer, 'jwt.verify', core.verify.bind(core)),
       GetJwks: unary(() => core.jwks()),
       GetStatusList: unary((request: GetStatusListRequest) => core.statusListToken(request)),
+      // Asynchronous (the store makes it durable first); its refusals are GrpcStatusErrors already.
+      RevokeJwt: (request: RevokeJwtRequest, call: CallContext) => core.revoke(request, call),
     },
   };
 }

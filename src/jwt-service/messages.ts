@@ -139,3 +139,38 @@ export interface GetStatusListRequest {
 export interface GetStatusListResponse {
   token: string;
 }
+
+/**
+ * `RevokeJwt`'s request: the token (`jwt`), or its `jti` and `expires_at` (its `exp`), and
+ * an optional `reason` for the audit log.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const token: string;
+ * const byToken: RevokeJwtRequest = { jwt: token, jti: '', expires_at: 0, reason: 'laptop stolen' };
+ * const byId: RevokeJwtRequest = { jwt: '', jti: 'mB3jv0pQ7xX9cJqYg1a2Rw', expires_at: 1767225600, reason: '' };
+ * ```
+ */
+export interface RevokeJwtRequest {
+  jwt: string;
+  jti: string;
+  expires_at: number;
+  reason: string;
+}
+
+/**
+ * `RevokeJwt`'s response: `revoked` is true, and `expires_at` says when the revocation is
+ * forgotten (the token's `exp` plus the server's clock tolerance, seconds since the epoch).
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const jwt: JwtClient;
+ * // hidden: declare const token: string;
+ * const answer: RevokeJwtResponse = await jwt.revokeJwt({ jwt: token }, { metadata: new CallMetadata().set('authorization', 'Bearer ' + process.env.ADMIN_TOKEN) });
+ * console.log(answer.revoked, new Date(answer.expires_at * 1000));
+ * ```
+ */
+export interface RevokeJwtResponse {
+  revoked: boolean;
+  expires_at: number;
+}

@@ -38,6 +38,12 @@ export interface JwtServiceOptions {
    * verified client certificate is refused (PERMISSION_DENIED). Default false.
    */
   readonly bindTokens?: boolean;
+  /**
+   * Put a random `jti` (128 bits, base64url) in every token: the id RevokeJwt names it by
+   * (docs/revocation.md). `false` leaves it out, for the benchmark's equal-work comparison;
+   * tokens issued under a `policy` carry one all the same (the audit line names it). Default true.
+   */
+  readonly jti?: boolean;
   /** `iss` claim put in every token, and checked by VerifyJwt when the request asks. Default: none. */
   readonly issuer?: string;
   /** Lifetime of a token when the request gives no ttl_seconds, 1 s to 10 years. Default 7200, or maxTtlSeconds when lower. */

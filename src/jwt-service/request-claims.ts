@@ -1,4 +1,5 @@
 import { JwtGrpcError } from '../errors.js';
+import { newJti } from '../tokens/jti.js';
 import type { GenerateJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 import type { SubjectPool } from './subject-pool.js';
@@ -38,8 +39,9 @@ function parseExtraClaims(json: string, maxBytes: number): Record<string, unknow
 
 /**
  * Turns a GenerateJwt request into the claims to sign: `{sub, iat, exp}` always, in that
- * order (the Go peer in bench/peers/go/main.go signs the same three, so both servers sign
- * payloads of the same size), plus iss, aud and extra claims.
+ * order (the Go peer in bench/peers/go/main.go signs the same three, so with `jti` off both
+ * servers sign payloads of the same size), then a fresh `jti` (option `jti`, default on),
+ * iss, aud and extra claims.
  * Throws `ERR_INVALID_REQUEST` naming the field.
  */
 export function requestClaims(
@@ -70,6 +72,7 @@ export function requestClaims(
     sub,
     iat: nowSeconds,
     exp,
+    ...(options.jti && { jti: newJti() }),
     ...(options.issuer !== undefined && { iss: options.issuer }),
     ...(request.audience.length > 0 && { aud: request.audience }),
     ...extra,

@@ -8,6 +8,8 @@
  *   the VerifyJwt cache of verified tokens
  * - `jwt_grpc_policy_decisions_total{decision, rule}`: GenerateJwt calls the issuance policy
  *   decided (with a policy only): `allow` (rule `none`), or `deny` with the rule it broke
+ * - `jwt_grpc_revocations_total{outcome}`: RevokeJwt calls by {@link RevocationOutcome}
+ * - `jwt_grpc_revocation_store_up{store}`: 1 while the revocation store is reachable, 0 when not
  * - `jwt_grpc_keys{alg, kid, role}`: 1 per loaded key; role `active` (signs),
  *   `verify-only`, or `deactivated` (verify-only since its `deactivated_at`)
  * - `jwt_grpc_key_reloads_total`, `jwt_grpc_key_reload_failures_total`: key file reloads
@@ -29,6 +31,7 @@ const REASONS: readonly VerifyFailureReason[] = [
   'AUDIENCE_MISMATCH',
   'ISSUER_MISMATCH',
   'UNSUPPORTED_HEADER',
+  'REVOKED',
 ];
 
 /** What the service reports to its metrics; the service holds none when metrics are off. */
@@ -39,6 +42,42 @@ export interface ServiceObserver {
   verified(result: VerifyResult): void;
   /** The issuance policy allowed a GenerateJwt (rule `none`) or denied it by `rule`. */
   policyDecision(decision: 'allow' | 'deny', rule: string): void;
+  /** A RevokeJwt ended with `outcome`. */
+  revocation(outcome: RevocationOutcome): void;
+}
+
+/**
+ * How a RevokeJwt ended: `revoked` (new), `already` (held already), `invalid` (a bad
+ * request, a token that does not verify), `denied` (no admin credential, not a revoker),
+ * `unauthenticated` (admin secret missing or wrong), `unavailable` (the store refused it).
+ */
+export type RevocationOutcome = 'revoked' | 'already' | 'invalid' | 'denied' | 'unauthenticated' | 'unavailable';
+
+const REVOCATION_OUTCOMES: readonly RevocationOutcome[] = ['revoked', 'already', 'invalid', 'denied', 'unauthenticated', 'unavailable'];
+
+/** A revocation store as the gauge reads it. */
+export interface StoreStatus {
+  readonly storeKind: string | undefined;
+  readonly storeUp: boolean | undefined;
+}
+
+/**
+ * Registers `jwt_grpc_revocation_store_up{store}`: 1 while the store `current` returns is
+ * reachable and current, 0 when not, no sample without a store. Where the store lives: a
+ * single server, or a cluster's primary (`min` across processes).
+ */
+export function registerStoreGauge(registry: Registry, current: () => StoreStatus | undefined): void {
+  registerComputed(registry, {
+    name: 'jwt_grpc_revocation_store_up',
+    help: 'Whether the revocation store (file, redis) is reachable and the in-memory copy current: 1 up, 0 down.',
+    type: 'gauge',
+    aggregator: 'min',
+    samples: () => {
+      const status = current();
+      if (status?.storeKind === undefined || status.storeUp === undefined) return [];
+      return [{ labels: { store: status.storeKind }, value: status.storeUp ? 1 : 0 }];
+    },
+  });
 }
 
 /** Where the metrics read the service's current state at scrape time. */
@@ -46,6 +85,8 @@ export interface ServiceState {
   readonly keys: KeySet;
   /** Lookups of the VerifyJwt cache since the server started. */
   readonly cacheStats: { readonly hits: number; readonly misses: number };
+  /** The revocations, whose store the gauge reads; the worker of a cluster reports none (its primary does). */
+  readonly revocations?: StoreStatus;
 }
 
 /** The role label of a key in `jwt_grpc_keys`. */
@@ -97,6 +138,7 @@ export class ServiceMetrics implements ServiceObserver {
   /** By `decision/rule`; a cell appears with its first decision (the rules are a small fixed set). */
   readonly #decisions = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
   readonly #invalid = new Map<VerifyFailureReason, { count: number }>(REASONS.map((reason) => [reason, { count: 0 }]));
+  readonly #revocations = new Map<RevocationOutcome, { count: number }>(REVOCATION_OUTCOMES.map((outcome) => [outcome, { count: 0 }]));
   #state: ServiceState | undefined;
 
   constructor(registry: Registry) {
@@ -133,7 +175,19 @@ export class ServiceMetrics implements ServiceObserver {
       type: 'counter',
       samples: () => [...this.#decisions.values()].map(({ labels, count }) => ({ labels, value: count })),
     });
+    registerComputed(registry, {
+      name: 'jwt_grpc_revocations_total',
+      help: 'RevokeJwt calls by outcome: revoked, already (held already), invalid, denied, unauthenticated, unavailable (the store refused it).',
+      type: 'counter',
+      samples: () => [...this.#revocations].map(([outcome, { count }]) => ({ labels: { outcome }, value: count })),
+    });
+    registerStoreGauge(registry, () => this.#state?.revocations);
     registerKeyGauge(registry, () => this.#state?.keys);
+  }
+
+  revocation(outcome: RevocationOutcome): void {
+    const cell = this.#revocations.get(outcome);
+    if (cell !== undefined) cell.count += 1;
   }
 
   /** The service whose keys and cache the scrape reads. */

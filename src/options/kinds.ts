@@ -5,6 +5,7 @@ import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
+import type { RevocationStore } from '../revocation/types.js';
 import { type CallInterceptor, interceptorsProblem } from '../transport/handler-api.js';
 
 /**
@@ -195,4 +196,42 @@ export const signingKeys: OptionKind<KeySet> = {
   show: () => '',
   range: '',
   placeholder: '',
+};
+
+/** The URL schemes a revocation store may be named by on the command line. */
+const STORE_SCHEMES = ['redis:', 'rediss:'];
+
+/** A URL with its password (`//user:password@`) masked, for messages and documentation. */
+const maskUrl = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');
+
+/** A redis:// or rediss:// URL, or an object with the members of a {@link RevocationStore}. */
+function checkRevocationStore(value: unknown, label: string): string | RevocationStore {
+  if (typeof value === 'string') {
+    let scheme: string | undefined;
+    try {
+      scheme = new URL(value).protocol;
+    } catch {
+      scheme = undefined;
+    }
+    if (scheme === undefined || !STORE_SCHEMES.includes(scheme)) throw invalidOption(label, `must be a redis:// or rediss:// URL, got ${JSON.stringify(maskUrl(value))}`);
+    return value;
+  }
+  const store = value as Partial<RevocationStore> | null;
+  if (typeof store?.start === 'function' && typeof store.add === 'function' && typeof store.close === 'function' && typeof store.kind === 'string') {
+    return value as RevocationStore;
+  }
+  throw invalidOption(label, 'must be a redis:// URL or a RevocationStore (kind, start, add, up, close)');
+}
+
+/**
+ * Where revocations are shared between replicas: a Redis URL (`redis://HOST:PORT`,
+ * `rediss://` for TLS), or in code a {@link RevocationStore} of your own.
+ */
+export const revocationStore: TextKind<string | RevocationStore> = {
+  check: checkRevocationStore,
+  parse: (text, label) => checkRevocationStore(text, label) as string,
+  // A URL may carry a password: documentation and errors never show it.
+  show: (value) => (typeof value === 'string' ? maskUrl(value) : `a ${value.kind} store`),
+  range: '',
+  placeholder: 'URL',
 };

@@ -10,7 +10,7 @@ import type { CallerPolicy, JwtPolicy } from './check.js';
 export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind';
 
 /** Claims the service sets itself; anything else in a token came from claims_json. */
-const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'iss', 'aud']);
+const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'jti', 'iss', 'aud']);
 
 /** A name pattern: exact, a prefix (trailing `*`), or anything (`*`). */
 function matcher(patterns: readonly string[]): (name: string) => boolean {

@@ -25,6 +25,9 @@ import { type JwtServerOptions, type Transport, resolveServerOptions } from './o
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
 import { tracingInterceptor } from '../tracing/interceptor.js';
+import { readAdminSecret } from '../revocation/admin.js';
+import { openRevocationStore } from '../revocation/open.js';
+import { Revocations } from '../revocation/revocations.js';
 import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
@@ -165,21 +168,35 @@ export function createJwtServerWith(options: JwtServerOptions, internals: Server
   let closing: Promise<void> | undefined;
   let metricsEndpoint: MetricsEndpoint | undefined;
   let discoveryEndpoint: DiscoveryEndpoint | undefined;
+  let revocations: Revocations | undefined;
 
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
     const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
     let jwtHandle: JwtServiceHandle | undefined;
-    const statusList = extras.statusList
-      ? await startStatusList(serviceOptions.issuer as string, keys, () => jwtHandle?.keys ?? keys, extras.statusListTtlSeconds, internals.statusListReserve, serviceOptions.logger)
-      : undefined;
-    const jwt = prepareJwtService(serviceOptions, keys, metrics, tracer, statusList);
-    jwtHandle = jwt.handle;
+    let jwt: ReturnType<typeof prepareJwtService>;
+    let statusList: StatusListIssuer | undefined;
+    try {
+      const admin = extras.adminTokenFile === undefined ? undefined : await readAdminSecret(extras.adminTokenFile, 'adminTokenFile');
+      // The store's first load completes before the port opens: no call sees a revoked token as valid.
+      revocations = new Revocations(await openRevocationStore(extras, serviceOptions.logger));
+      await revocations.start(serviceOptions.logger);
+      statusList = extras.statusList
+        ? await startStatusList(serviceOptions.issuer as string, keys, () => jwtHandle?.keys ?? keys, extras.statusListTtlSeconds, internals.statusListReserve, serviceOptions.logger)
+        : undefined;
+      jwt = prepareJwtService(serviceOptions, keys, metrics, tracer, { revocations, admin }, statusList);
+      jwtHandle = jwt.handle;
+    } catch (err) {
+      state = 'closed';
+      await revocations?.close();
+      throw err;
+    }
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
-    const port = await transport.listen(address, tls).catch((err: unknown) => {
+    const port = await transport.listen(address, tls).catch(async (err: unknown) => {
       state = 'closed';
+      await revocations?.close();
       throw err;
     });
     if ((state as string) === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
@@ -228,7 +245,7 @@ export function createJwtServerWith(options: JwtServerOptions, internals: Server
     discoveryEndpoint?.drain();
     closing = transport
       .close(graceMs)
-      .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close()]))
+      .then(() => Promise.all([metricsClosed, discoveryEndpoint?.close(), revocations?.close()]))
       .then(() => ownPipeline?.shutdown());
     return closing;
   }

@@ -3,10 +3,12 @@ import type { TRANSPORTS } from '../options/table.js';
 import type { CallInterceptor } from '../transport/handler-api.js';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
+import type { RevocationStore } from '../revocation/types.js';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
 import { issuerPath } from '../discovery/documents.js';
+import { checkStoreOptions } from '../revocation/open.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';
 
 /**
@@ -105,6 +107,23 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    */
   readonly statusListTtlSeconds?: number;
   /**
+   * An append-only file that keeps revocations (RevokeJwt) across restarts: each is
+   * appended and fsync'd before RevokeJwt answers, and the file is compacted as entries
+   * expire (format: docs/revocation.md). In a cluster the primary owns it. Default: in memory only.
+   */
+  readonly revocations?: string;
+  /**
+   * Where every replica shares its revocations: a `redis://` or `rediss://` URL, or a
+   * `RevocationStore` of your own (src/revocation/types.ts); instead of `revocations`. Default: none.
+   */
+  readonly revocationStore?: string | RevocationStore;
+  /**
+   * A file holding the admin secret (at least 16 characters, read at listen): a RevokeJwt
+   * call that sends `authorization: Bearer SECRET` may revoke. Without it (and without
+   * `revokers` in the policy) RevokeJwt answers PERMISSION_DENIED. Default: none.
+   */
+  readonly adminTokenFile?: string;
+  /**
    * A prom-client `Registry` to count into instead of jwt-grpc's own, for a service that
    * serves its own `/metrics` (one server per registry: the metric names are fixed).
    * Default: none (with metricsPort, jwt-grpc's own registry).
@@ -152,5 +171,6 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   if (server.statusList && server.httpPort === undefined) {
     throw invalidOption(label('statusList'), `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`);
   }
+  checkStoreOptions(server, label);
   return { service, transport, server };
 }

@@ -25,8 +25,10 @@ export type VerifyFailureReason =
   | 'ISSUER_MISMATCH'
   | 'UNSUPPORTED_HEADER'
   /**
-   * The token verifies but is revoked: a remote verifier found its entry set in the Token
-   * Status List its `status` claim names (docs/status-list.md).
+   * The token verifies but is revoked: the server's VerifyJwt found its `jti` revoked
+   * (RevokeJwt), or a remote verifier found its entry set in the Token Status List its
+   * `status` claim names (docs/status-list.md). A local {@link Verifier} has neither and
+   * never answers it.
    */
   | 'REVOKED';
 

@@ -97,6 +97,9 @@ function validateOptions(options: VerifierOptions): { clockToleranceSeconds: num
  * with numeric `exp` (required), `nbf`, `iat`; exp/nbf/iat against the clock with the
  * tolerance; `aud`/`iss` when asked.
  *
+ * A local verifier has no revocation set: a token revoked at its server (RevokeJwt) still
+ * verifies here until its `exp`. Only the server's VerifyJwt answers REVOKED (docs/revocation.md).
+ *
  * @example
  * ```ts
  * // hidden: declare const keys: KeySet;

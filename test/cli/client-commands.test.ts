@@ -1,6 +1,9 @@
-/** The token and verify command implementations, run as functions against an issuer on mutual TLS. */
+/** The token, verify and revoke command implementations, run as functions against an issuer on mutual TLS. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runRevokeCommand, runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
+import { parseClientArgs } from '../../src/cli/client-args.js';
 import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 
@@ -86,6 +89,46 @@ describe('runTokenCommand and runVerifyCommand', () => {
     await expect(runVerifyCommand({ target: '127.0.0.1:1', token: 'x', tlsCa: '/nonexistent/ca.pem' }, output())).rejects.toMatchObject({
       code: 'ERR_FILE',
       message: expect.stringContaining('/nonexistent/ca.pem'),
+    });
+  });
+});
+
+describe('runRevokeCommand and the revoke flags', () => {
+  it('revokes over mutual TLS with the admin secret from a file, and prints the answer', async () => {
+    const secretFile = join(certs.dir, 'admin-token');
+    writeFileSync(secretFile, 'client-commands-admin-secret\n');
+    server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), adminTokenFile: secretFile, logger: silentLogger });
+    const tls = { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requireClientCertificate: true };
+    const target = `127.0.0.1:${await server.listen('127.0.0.1:0', tls)}`;
+    const client = { target, tlsCa: certs.files.caCert, tlsCert: certs.files.clientCert, tlsKey: certs.files.clientKey, tlsServerName: 'localhost' };
+    const token = output();
+    await runTokenCommand({ ...client, alg: 'ES256', sub: 'ada' }, token);
+    const jwt = token.text().trim();
+    const printed = output();
+    expect(await runRevokeCommand({ ...client, token: jwt, adminTokenFile: secretFile }, printed)).toBe(0);
+    expect(JSON.parse(printed.text())).toMatchObject({ revoked: true });
+    const verdict = output();
+    expect(await runVerifyCommand({ ...client, token: jwt }, verdict)).toBe(1);
+    expect(JSON.parse(verdict.text())).toEqual({ valid: false, reason: 'REVOKED' });
+    const refused = await runRevokeCommand({ ...client, token: jwt }, output()).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(GrpcStatusError);
+    expect((refused as GrpcStatusError).status).toBe(GrpcStatus.UNAUTHENTICATED);
+  });
+
+  it.each([
+    [['--target', 'h:1'], 'TOKEN/--jti'],
+    [['--target', 'h:1', '--jti', 'abc'], '--jti/--exp'],
+    [['--target', 'h:1', '--jti', 'abc', '--exp', '12', 'TOKEN'], 'TOKEN/--jti'],
+    [['--target', 'h:1', '--jti', 'abc', '--exp', 'soon'], '--exp'],
+    [['--target', 'h:1', 'a', 'b'], 'TOKEN'],
+  ])('refuses %j naming %s', (argv, field) => {
+    expect(() => parseClientArgs('revoke', argv)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
+  });
+
+  it('parses a revocation by jti', () => {
+    expect(parseClientArgs('revoke', ['--target', 'h:1', '--jti', 'abc', '--exp', '1767225600', '--reason', 'why', '--admin-token-file', 'f'])).toMatchObject({
+      action: 'revoke',
+      args: { target: 'h:1', jti: 'abc', exp: 1767225600, reason: 'why', adminTokenFile: 'f' },
     });
   });
 });

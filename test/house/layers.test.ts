@@ -20,6 +20,8 @@ const SRC = join(ROOT, 'src');
 export const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies.
   { name: 'base', paths: ['errors.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'http-listen.ts'] },
+  // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
+  { name: 'revocation-contract', paths: ['revocation/types.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
   { name: 'algorithms', paths: ['algorithms/'] },
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
@@ -40,10 +42,10 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'discovery', paths: ['discovery/'] },
   // The signing path: sign, verify, claims, the verification cache.
   { name: 'tokens', paths: ['tokens/'] },
-  // Revocation: the store contract, the stores (file, Redis) and the Token Status List (codec, list, index blocks, signed list).
-  { name: 'revocation', paths: ['revocation/'] },
   // The shipped .proto files loaded into the handler API's shape.
   { name: 'protos', paths: ['protos/'] },
+  // Revocation: the in-memory set VerifyJwt reads, the stores that feed it (file, Redis), who may revoke, and the Token Status List (codec, list, index blocks, signed list).
+  { name: 'revocation', paths: ['revocation/'] },
   // Prometheus metrics: the call interceptor, JwtService's counters, /metrics, the cluster's sum.
   { name: 'metrics', paths: ['metrics/'] },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.

@@ -15,6 +15,7 @@ import {
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeGetStatusListRequest,
+  decodeRevokeJwtRequest,
   decodeVerifyJwtRequest,
 } from '../../src/jwt-service/codec/decode.js';
 import {
@@ -22,6 +23,7 @@ import {
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
   encodeGetStatusListResponse,
+  encodeRevokeJwtResponse,
   encodeVerifyJwtResponse,
 } from '../../src/jwt-service/codec/encode.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
@@ -44,6 +46,7 @@ const generateJwt = methods['GenerateJwt']!;
 const verifyJwt = methods['VerifyJwt']!;
 const getJwks = methods['GetJwks']!;
 const getStatusList = methods['GetStatusList']!;
+const revokeJwt = methods['RevokeJwt']!;
 
 /** A small deterministic generator, so a failure reproduces. */
 function rng(seed: number): () => number {
@@ -162,6 +165,17 @@ describe('request decoders agree with proto-loader', () => {
     expect(decodeGetStatusListRequest(Buffer.alloc(0))).toEqual({ uri: '' });
   });
 
+  it('RevokeJwtRequest: random messages with unknown fields, and every int64 edge of expires_at', () => {
+    const next = rng(5);
+    for (let i = 0; i < 1000; i++) {
+      const request = { jwt: randomString(next), jti: randomString(next), expires_at: randomInt64(next), reason: randomString(next) };
+      let buf = revokeJwt.requestSerialize(request);
+      if (i % 2 === 1) buf = Buffer.concat([unknownField(next), buf]);
+      expect(decodeRevokeJwtRequest(buf)).toEqual(revokeJwt.requestDeserialize(buf));
+    }
+    expect(decodeRevokeJwtRequest(Buffer.alloc(0))).toEqual({ jwt: '', jti: '', expires_at: 0, reason: '' });
+  });
+
   it('an empty message is all defaults, as proto3 means it', () => {
     const empty = Buffer.alloc(0);
     expect(decodeGenerateJwtRequest(empty)).toEqual({ algorithm: '', subject: '', audience: '', ttl_seconds: 0, claims_json: '' });
@@ -260,6 +274,12 @@ describe('response encoders decode with proto-loader to what was meant', () => {
   it('GetStatusListResponse: empty and large tokens', () => {
     for (const token of ['', 'a.b.c', `h.${'x'.repeat(200_000)}.s`]) {
       expect(getStatusList.responseDeserialize(encodeGetStatusListResponse({ token }))).toEqual({ token });
+    }
+  });
+
+  it('RevokeJwtResponse: the int64 edges of expires_at, revoked or not', () => {
+    for (const expires_at of SAMPLE_INT64) {
+      for (const revoked of [true, false]) expect(revokeJwt.responseDeserialize(encodeRevokeJwtResponse({ revoked, expires_at }))).toEqual({ revoked, expires_at });
     }
   });
 

@@ -13,7 +13,7 @@
  * misread silently, a known field with the wrong wire type, is refused here.
  */
 import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
-import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, VerifyJwtRequest } from '../messages.js';
+import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -232,6 +232,37 @@ export function decodeGetStatusListRequest(buf: Buffer): GetStatusListRequest {
         expectWireType(tag, WIRE_LENGTH_DELIMITED, 'uri');
         request.uri = reader.string();
       } else reader.skip(tag & 7, tag >>> 3);
+    }
+    return request;
+  });
+}
+
+/** RevokeJwtRequest { string jwt = 1; string jti = 2; int64 expires_at = 3; string reason = 4; } */
+export function decodeRevokeJwtRequest(buf: Buffer): RevokeJwtRequest {
+  return guarded('RevokeJwtRequest', buf, (reader) => {
+    const request: RevokeJwtRequest = { jwt: '', jti: '', expires_at: 0, reason: '' };
+    while (!reader.done) {
+      const tag = readTag(reader);
+      switch (tag >>> 3) {
+        case 1:
+          expectWireType(tag, WIRE_LENGTH_DELIMITED, 'jwt');
+          request.jwt = reader.string();
+          break;
+        case 2:
+          expectWireType(tag, WIRE_LENGTH_DELIMITED, 'jti');
+          request.jti = reader.string();
+          break;
+        case 3:
+          expectWireType(tag, WIRE_VARINT, 'expires_at');
+          request.expires_at = reader.int64();
+          break;
+        case 4:
+          expectWireType(tag, WIRE_LENGTH_DELIMITED, 'reason');
+          request.reason = reader.string();
+          break;
+        default:
+          reader.skip(tag & 7, tag >>> 3);
+      }
     }
     return request;
   });

@@ -8,7 +8,7 @@
  * encoding guide's canonical form does (https://protobuf.dev/programming-guides/encoding/); test/jwt-service/codec.test.ts decodes every output with
  * proto-loader's own deserializer.
  */
-import type { GenerateJwtResponse, GetJwksResponse, GetStatusListResponse, VerifyJwtReason, VerifyJwtResponse } from '../messages.js';
+import type { GenerateJwtResponse, GetJwksResponse, GetStatusListResponse, RevokeJwtResponse, VerifyJwtReason, VerifyJwtResponse } from '../messages.js';
 
 /**
  * VerifyJwtResponse.Reason, name to number, as in proto/jwt.proto (checked against it in
@@ -161,5 +161,14 @@ export function encodeGetStatusListResponse(response: GetStatusListResponse): Bu
   const bytes = Buffer.byteLength(response.token);
   const writer = new Writer(stringFieldSize(bytes));
   writer.string(tag(1, 2), response.token, bytes);
+  return writer.buf;
+}
+
+/** RevokeJwtResponse { bool revoked = 1; int64 expires_at = 2; } */
+export function encodeRevokeJwtResponse(response: RevokeJwtResponse): Buffer {
+  const size = (response.revoked ? 2 : 0) + (response.expires_at === 0 ? 0 : 1 + int64Size(response.expires_at));
+  const writer = new Writer(size);
+  writer.small(tag(1, 0), response.revoked ? 1 : 0);
+  writer.int64(tag(2, 0), response.expires_at);
   return writer.buf;
 }

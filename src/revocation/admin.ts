@@ -1,0 +1,71 @@
+/**
+ * Who may call RevokeJwt: a caller whose client certificate id the policy lists under
+ * `revokers`, or one that sends the admin secret as `authorization: Bearer SECRET`. A
+ * server given neither refuses every RevokeJwt (fails closed). The secret is compared in
+ * constant time (as SHA-256 digests, so lengths do not leak either) and never appears in
+ * a log line or an error. @internal
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { JwtGrpcError } from '../errors.js';
+import { type CallContext, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+
+/** Shortest admin secret accepted: anything shorter can be guessed. */
+export const MIN_ADMIN_SECRET_LENGTH = 16;
+
+/** The admin secret as the server keeps it: its SHA-256 digest only. */
+export interface AdminSecret {
+  readonly digest: Buffer;
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * Reads the admin secret from `file` (`label` names the option in errors): its text
+ * without a trailing newline, at least 16 characters, no whitespace inside.
+ */
+export async function readAdminSecret(file: string, label: string): Promise<AdminSecret> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new JwtGrpcError('ERR_FILE', `${label}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: label });
+  }
+  const secret = text.replace(/\r?\n$/, '');
+  // The messages say what is wrong with the secret, never what it is.
+  if (secret.length < MIN_ADMIN_SECRET_LENGTH) {
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `${label}: ${file} must hold a secret of at least ${MIN_ADMIN_SECRET_LENGTH} characters`, { field: label });
+  }
+  if (/\s/.test(secret)) throw new JwtGrpcError('ERR_INVALID_OPTION', `${label}: ${file}: the secret may not contain whitespace`, { field: label });
+  return { digest: digest(secret) };
+}
+
+const BEARER = /^Bearer ([^\s]+)$/i;
+
+/**
+ * Says who revokes: the caller's id (a listed revoker) or `admin-token`. Throws
+ * PERMISSION_DENIED when the server has no admin credential or the caller is not a
+ * revoker, UNAUTHENTICATED when the secret is missing or wrong.
+ */
+export function authorizeRevoke(
+  call: Pick<CallContext, 'caller' | 'metadata'>,
+  secret: AdminSecret | undefined,
+  revokers: readonly string[] | undefined,
+): string {
+  const callerId = call.caller?.id;
+  if (callerId !== undefined && revokers?.includes(callerId) === true) return callerId;
+  if (secret === undefined) {
+    if (revokers === undefined || revokers.length === 0) {
+      throw new GrpcStatusError(
+        GrpcStatus.PERMISSION_DENIED,
+        'RevokeJwt is off: the server has no admin credential (adminTokenFile, or revokers in its policy; docs/revocation.md)',
+      );
+    }
+    throw new GrpcStatusError(GrpcStatus.PERMISSION_DENIED, `caller ${callerId === undefined ? '(no client certificate)' : JSON.stringify(callerId)} is not among the policy's revokers`);
+  }
+  const header = call.metadata.get('authorization');
+  const match = typeof header === 'string' ? BEARER.exec(header) : null;
+  if (match === null) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'RevokeJwt needs the admin secret as "authorization: Bearer SECRET"');
+  if (!timingSafeEqual(digest(match[1] as string), secret.digest)) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'the admin secret does not match');
+  return 'admin-token';
+}

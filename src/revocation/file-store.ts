@@ -1,0 +1,292 @@
+/**
+ * Revocations in an append-only file on one machine (`revocations` option, `--revocations`).
+ *
+ * Format: UTF-8 text, one JSON object per line, one line per revocation:
+ * `{"jti":"mB3jv0pQ7xX9cJqYg1a2Rw","expiresAt":1767225605,"reason":"laptop stolen"}`
+ * (`reason` and `statusIndex` only when there are). A jti may appear on several lines; the
+ * latest expiry wins. Lines whose `expiresAt` has passed are skipped when read.
+ *
+ * Durability: `add` appends its line and fsyncs the file before it resolves, so RevokeJwt
+ * answers only once a crash can no longer lose it; adds that arrive while one is being
+ * written go together in the next write and fsync (group commit). A crash mid-write leaves
+ * a torn last line (no newline): at the next start it is ignored with a warning and cut
+ * off, so the next line starts clean. Any other line that is not an entry stops the start:
+ * a damaged file is not guessed at.
+ *
+ * Compaction: once the file holds many more lines than live entries, it is rewritten
+ * with the live entries only, into a temporary file beside it that is fsynced and renamed
+ * over it, and the directory is fsynced so the rename itself survives a crash.
+ */
+import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { RevocationSet } from './set.js';
+import type { Revocation, RevocationStore } from './types.js';
+
+/** How often the file is checked for compaction. */
+const COMPACT_INTERVAL_MS = 60_000;
+/** A file shorter than this is never compacted: rewriting it would save nothing worth the I/O. */
+const COMPACT_MIN_LINES = 1000;
+
+/**
+ * Options of {@link createFileRevocationStore}.
+ *
+ * @example
+ * ```ts
+ * const options: FileRevocationStoreOptions = { logger: createStderrLogger(), compactIntervalMs: 60_000 };
+ * ```
+ */
+export interface FileRevocationStoreOptions {
+  /** Where warnings (a torn last line, a failed compaction) go. */
+  readonly logger: Logger;
+  /** How often to check whether the file needs compacting, in ms. Default 60000. */
+  readonly compactIntervalMs?: number;
+  /** Compact only a file of at least this many lines (and twice the live entries). Default 1000. */
+  readonly compactMinLines?: number;
+  /** Now, in Unix seconds; for tests. Default `Date.now() / 1000`. */
+  readonly clock?: () => number;
+}
+
+/**
+ * The file store: a {@link RevocationStore} with compaction on demand.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const store: FileRevocationStore;
+ * await store.compact(); // rewrite now with the live entries only
+ * ```
+ */
+export interface FileRevocationStore extends RevocationStore {
+  /** Rewrites the file with the entries still live (temporary file, fsync, rename, fsync of the directory). */
+  compact(): Promise<void>;
+}
+
+function unavailable(message: string, cause?: unknown): JwtGrpcError {
+  return new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', message, { field: 'revocations', cause });
+}
+
+/** One entry as a line of the file. */
+function line(revocation: Revocation): string {
+  const { jti, expiresAt, reason, statusIndex } = revocation;
+  return `${JSON.stringify({ jti, expiresAt, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex }) })}\n`;
+}
+
+/** A line of the file as an entry, or undefined when it is not one. */
+function parseLine(text: string): Revocation | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { jti, expiresAt, reason, statusIndex } = (value ?? {}) as Record<string, unknown>;
+  if (typeof jti !== 'string' || jti.length === 0 || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
+  if (reason !== undefined && typeof reason !== 'string') return undefined;
+  if (statusIndex !== undefined && !Number.isSafeInteger(statusIndex)) return undefined;
+  return { jti, expiresAt, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex: statusIndex as number }) };
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+const errorCode = (err: unknown): string => String((err as NodeJS.ErrnoException).code ?? err);
+
+class FileStore implements FileRevocationStore {
+  readonly kind = 'file';
+  readonly #path: string;
+  readonly #logger: Logger;
+  readonly #live: RevocationSet;
+  readonly #compactIntervalMs: number;
+  readonly #compactMinLines: number;
+  #file: FileHandle | undefined;
+  /** Bytes of the file that hold whole lines: where a failed write is cut back to. */
+  #size = 0;
+  /** Lines in the file, live or not: compaction compares it with the live entries. */
+  #lines = 0;
+  #up = false;
+  #closed = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** Adds waiting for the next write. */
+  #pending: { revocation: Revocation; resolve: () => void; reject: (err: Error) => void }[] = [];
+  #flushQueued = false;
+  /** Writes and compactions run one at a time, in order. */
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(path: string, options: FileRevocationStoreOptions) {
+    this.#path = path;
+    this.#logger = options.logger;
+    this.#live = new RevocationSet(options.clock);
+    this.#compactIntervalMs = options.compactIntervalMs ?? COMPACT_INTERVAL_MS;
+    this.#compactMinLines = options.compactMinLines ?? COMPACT_MIN_LINES;
+  }
+
+  get up(): boolean {
+    return this.#up;
+  }
+
+  async start(onRevoked: (revocations: readonly Revocation[]) => void): Promise<void> {
+    if (this.#file !== undefined || this.#closed) throw new JwtGrpcError('ERR_SERVER_STATE', `revocations file ${this.#path}: start called twice, or after close`);
+    let text = '';
+    let existed = true;
+    try {
+      text = await readFile(this.#path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unavailable(`cannot read the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      existed = false;
+    }
+    const end = text.lastIndexOf('\n') + 1;
+    const whole = text.slice(0, end);
+    const torn = text.length > end;
+    let lineNumber = 0;
+    for (const entry of whole.split('\n')) {
+      lineNumber += 1;
+      if (entry === '') continue;
+      const revocation = parseLine(entry);
+      if (revocation === undefined) {
+        throw unavailable(`revocations file ${this.#path}, line ${lineNumber}: not a revocation entry; the file is damaged (docs/revocation.md describes its format)`);
+      }
+      this.#live.add(revocation);
+      this.#lines += 1;
+    }
+    try {
+      this.#file = await open(this.#path, 'a');
+      this.#size = Buffer.byteLength(whole);
+      if (torn) {
+        // A write cut short by a crash: its revocation was never acknowledged. Cut it off so the next line starts clean.
+        this.#logger.warn(`revocations file ${this.#path}: ignoring a torn last line (a write cut short, never acknowledged)`, { line: lineNumber });
+        await this.#file.truncate(this.#size);
+        await this.#file.datasync();
+      }
+      if (!existed) await syncDirectory(this.#path);
+    } catch (err) {
+      await this.#file?.close();
+      this.#file = undefined;
+      throw unavailable(`cannot open the revocations file ${this.#path}: ${errorCode(err)}`, err);
+    }
+    this.#up = true;
+    onRevoked([...this.#live.values()]);
+    this.#timer = setInterval(() => void this.#compactIfWorthIt(), this.#compactIntervalMs);
+    this.#timer.unref();
+  }
+
+  add(revocation: Revocation): Promise<void> {
+    if (this.#file === undefined || this.#closed) return Promise.reject(unavailable(`revocations file ${this.#path} is not open`));
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ revocation, resolve, reject });
+      if (!this.#flushQueued) {
+        this.#flushQueued = true;
+        void this.#exclusive(() => this.#flush());
+      }
+    });
+  }
+
+  compact(): Promise<void> {
+    return this.#exclusive(() => this.#compact());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return this.#tail;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#tail;
+    this.#up = false;
+    const file = this.#file;
+    this.#file = undefined;
+    await file?.close();
+  }
+
+  #exclusive(run: () => Promise<void>): Promise<void> {
+    const next = this.#tail.then(run);
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Writes every pending add in one write and one fsync; on failure cuts the file back and rejects them all. */
+  async #flush(): Promise<void> {
+    this.#flushQueued = false;
+    const batch = this.#pending;
+    this.#pending = [];
+    if (batch.length === 0) return;
+    const file = this.#file;
+    const text = batch.map(({ revocation }) => line(revocation)).join('');
+    try {
+      if (file === undefined) throw Object.assign(new Error('closed'), { code: 'closed' });
+      await file.write(text);
+      await file.datasync();
+    } catch (err) {
+      this.#up = false;
+      // Nothing half-written may stay: a later start would read a torn line, or worse a whole one never acknowledged.
+      await file?.truncate(this.#size).catch(() => undefined);
+      const error = unavailable(`cannot write the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      for (const { reject } of batch) reject(error);
+      return;
+    }
+    this.#size += Buffer.byteLength(text);
+    this.#lines += batch.length;
+    this.#up = true;
+    for (const { revocation, resolve } of batch) {
+      this.#live.add(revocation);
+      resolve();
+    }
+  }
+
+  async #compactIfWorthIt(): Promise<void> {
+    this.#live.sweep();
+    if (this.#lines < this.#compactMinLines || this.#lines < 2 * this.#live.size) return;
+    await this.compact().catch((err: unknown) => {
+      this.#logger.warn(`revocations file ${this.#path}: compaction failed, the file stays as it was: ${errorCode(err)}`);
+    });
+  }
+
+  async #compact(): Promise<void> {
+    if (this.#file === undefined) return;
+    this.#live.sweep();
+    const live = [...this.#live.values()];
+    const text = live.map(line).join('');
+    const temporary = `${this.#path}.${process.pid}.compacting`;
+    try {
+      const out = await open(temporary, 'w');
+      try {
+        await out.write(text);
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      await rename(temporary, this.#path);
+      await syncDirectory(this.#path);
+    } catch (err) {
+      await rm(temporary, { force: true });
+      throw err;
+    }
+    // The old handle points at the file that was renamed over: appends go to the new one from here.
+    const previous = this.#file;
+    this.#file = await open(this.#path, 'a');
+    await previous.close();
+    this.#size = Buffer.byteLength(text);
+    this.#lines = live.length;
+  }
+}
+
+/**
+ * A {@link RevocationStore} in an append-only file (format and guarantees: docs/revocation.md).
+ * Nothing is read until `start`.
+ *
+ * @example
+ * ```ts
+ * const store = createFileRevocationStore('/var/lib/jwt-grpc/revocations.jsonl', { logger: createStderrLogger() });
+ * await store.start((revocations) => console.log(`${revocations.length} revocations loaded`));
+ * await store.add({ jti: 'mB3jv0pQ7xX9cJqYg1a2Rw', expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+ * await store.close();
+ * ```
+ */
+export function createFileRevocationStore(path: string, options: FileRevocationStoreOptions): FileRevocationStore {
+  if (typeof path !== 'string' || path.length === 0) throw new JwtGrpcError('ERR_INVALID_OPTION', 'option revocations: must be a file path', { field: 'revocations' });
+  return new FileStore(path, options);
+}

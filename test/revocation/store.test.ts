@@ -1,0 +1,190 @@
+/**
+ * The in-memory set (expiry sweep) and the file store (fsync before an add resolves,
+ * torn and damaged lines, compaction, restart), without a server.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { createFileRevocationStore } from '../../src/revocation/file-store.js';
+import { RevocationSet } from '../../src/revocation/set.js';
+import { Revocations } from '../../src/revocation/revocations.js';
+import type { Revocation } from '../../src/revocation/types.js';
+import { JwtGrpcError } from '../../src/errors.js';
+import { recordingLogger } from '../helpers/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-revocations-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.restoreAllMocks());
+
+let files = 0;
+const freshFile = (): string => join(dir, `revocations-${++files}.jsonl`);
+
+/** Starts a store on `file` and returns it with what it loaded. */
+async function started(file: string, clock?: () => number) {
+  const logger = recordingLogger();
+  const store = createFileRevocationStore(file, { logger, ...(clock !== undefined && { clock }) });
+  const loaded: Revocation[] = [];
+  await store.start((revocations) => loaded.push(...revocations));
+  return { store, loaded, logger };
+}
+
+describe('RevocationSet', () => {
+  it('drops entries once their expiry passes, keeps the later expiry of a jti added twice', () => {
+    let now = 1000;
+    const set = new RevocationSet(() => now);
+    expect(set.add({ jti: 'a', expiresAt: 1010 })).toBe(true);
+    expect(set.add({ jti: 'b', expiresAt: 1020 })).toBe(true);
+    expect(set.add({ jti: 'c', expiresAt: 1005 })).toBe(true);
+    expect(set.add({ jti: 'a', expiresAt: 1030 })).toBe(true); // extended
+    expect(set.add({ jti: 'b', expiresAt: 1015 })).toBe(false); // held until later already
+    expect(set.add({ jti: 'old', expiresAt: 999 })).toBe(false); // expired already: nothing to keep
+    now = 1012;
+    expect(set.sweep()).toBe(1); // c; a's first expiry is stale
+    expect([...set.values()].map((r) => r.jti).sort()).toEqual(['a', 'b']);
+    now = 1025;
+    set.sweep();
+    expect(set.has('a')).toBe(true);
+    expect(set.has('b')).toBe(false);
+    now = 1031;
+    set.sweep();
+    expect(set.size).toBe(0);
+  });
+
+  it('sweeps thousands of entries in expiry order', () => {
+    let now = 0;
+    const set = new RevocationSet(() => now);
+    for (let i = 0; i < 5000; i++) set.add({ jti: `j${i}`, expiresAt: 1 + ((i * 7919) % 5000) });
+    now = 2500;
+    set.sweep();
+    expect(set.size).toBe(2500);
+    expect([...set.values()].every((r) => r.expiresAt > 2500)).toBe(true);
+  });
+});
+
+describe('Revocations', () => {
+  it('tells its listeners of each revocation it starts to hold, once, from the store or a revoke', async () => {
+    const heard: string[] = [];
+    const store = { kind: 'test', up: true, start: async (on: (r: readonly Revocation[]) => void) => on([{ jti: 'loaded', expiresAt: 2e9 }]), add: async () => {}, close: async () => {} };
+    const revocations = new Revocations(store);
+    revocations.subscribe((added) => heard.push(...added.map((r) => r.jti)));
+    await revocations.start(recordingLogger());
+    expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(true);
+    expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(false);
+    revocations.receive([{ jti: 'loaded', expiresAt: 2e9 }, { jti: 'relayed', expiresAt: 2e9 }]);
+    expect(heard).toEqual(['loaded', 'new', 'relayed']);
+    await revocations.close();
+  });
+});
+
+describe('the file store', () => {
+  it('appends one JSON line per revocation and syncs it to disk before add resolves', async () => {
+    const file = freshFile();
+    const { store } = await started(file);
+    const events: string[] = [];
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const write = proto.write;
+    const datasync = proto.datasync;
+    vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, ...args: unknown[]) {
+      events.push('write');
+      return (write as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    } as FileHandle['write']);
+    vi.spyOn(proto, 'datasync').mockImplementation(async function (this: FileHandle) {
+      await datasync.call(this);
+      events.push('datasync');
+    });
+    await store.add({ jti: 'one', expiresAt: Date.now() / 1000 + 60, reason: 'why' });
+    events.push('resolved');
+    expect(events).toEqual(['write', 'datasync', 'resolved']);
+    // Adds that arrive together share one write and one fsync.
+    events.length = 0;
+    await Promise.all(['a', 'b', 'c'].map((jti) => store.add({ jti, expiresAt: Date.now() / 1000 + 60 })));
+    expect(events.filter((event) => event === 'datasync').length).toBeLessThanOrEqual(2);
+    await store.close();
+    const lines = readFileSync(file, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((line) => (JSON.parse(line) as Revocation).jti)).toEqual(['one', 'a', 'b', 'c']);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ jti: 'one', reason: 'why' });
+  });
+
+  it('a write that fails halfway rejects the add, cuts the half line off and reports down until a write succeeds', async () => {
+    const file = freshFile();
+    const { store } = await started(file);
+    await store.add({ jti: 'before', expiresAt: 2e9 });
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const write = proto.write as (this: FileHandle, text: string) => Promise<unknown>;
+    vi.spyOn(proto, 'write').mockImplementationOnce(async function (this: FileHandle, text: unknown) {
+      await write.call(this, String(text).slice(0, 12)); // the disk fills up mid-line
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    } as FileHandle['write']);
+    await expect(store.add({ jti: 'lost', expiresAt: 2e9 })).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringContaining('ENOSPC') });
+    expect(store.up).toBe(false);
+    expect(readFileSync(file, 'utf8')).toBe(`${JSON.stringify({ jti: 'before', expiresAt: 2e9 })}\n`);
+    await store.add({ jti: 'after', expiresAt: 2e9 });
+    expect(store.up).toBe(true);
+    await store.close();
+    const reread = await started(file);
+    expect(reread.loaded.map((r) => r.jti).sort()).toEqual(['after', 'before']);
+    await reread.store.close();
+  });
+
+  it('ignores a torn last line with a warning, and cuts it off so the next line starts clean', async () => {
+    const file = freshFile();
+    const later = Math.floor(Date.now() / 1000) + 600;
+    writeFileSync(file, `${JSON.stringify({ jti: 'kept', expiresAt: later })}\n{"jti":"torn","expiresAt":17`);
+    const { store, loaded, logger } = await started(file);
+    expect(loaded.map((r) => r.jti)).toEqual(['kept']);
+    expect(logger.lines.some((line) => line.level === 'warn' && /torn last line/.test(line.message))).toBe(true);
+    await store.add({ jti: 'next', expiresAt: later });
+    await store.close();
+    const again = await started(file);
+    expect(again.loaded.map((r) => r.jti).sort()).toEqual(['kept', 'next']);
+    await again.store.close();
+  });
+
+  it('refuses to start on a damaged line that is not the last', async () => {
+    const file = freshFile();
+    writeFileSync(file, `not json\n${JSON.stringify({ jti: 'x', expiresAt: 2e9 })}\n`);
+    const store = createFileRevocationStore(file, { logger: recordingLogger() });
+    const failure = await store.start(() => undefined).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(JwtGrpcError);
+    expect(failure).toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringMatching(/line 1: not a revocation entry/) });
+  });
+
+  it('skips expired entries when read, and compaction rewrites the file with the live ones only', async () => {
+    const file = freshFile();
+    let now = 1_000_000;
+    const { store } = await started(file, () => now);
+    for (let i = 0; i < 10; i++) await store.add({ jti: `short-${i}`, expiresAt: now + 10 });
+    await store.add({ jti: 'long', expiresAt: now + 1000 });
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(11);
+    now += 20;
+    await store.compact();
+    expect(readFileSync(file, 'utf8')).toBe(`${JSON.stringify({ jti: 'long', expiresAt: 1_001_000 })}\n`);
+    // Appends after a compaction go to the new file.
+    await store.add({ jti: 'after', expiresAt: now + 100 });
+    await store.close();
+    expect(readFileSync(file, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as Revocation).jti)).toEqual(['long', 'after']);
+    const reread = await started(file, () => now);
+    expect(reread.loaded.map((r) => r.jti).sort()).toEqual(['after', 'long']);
+    await reread.store.close();
+    now += 2000;
+    const expired = await started(file, () => now);
+    expect(expired.loaded).toEqual([]);
+    await expired.store.close();
+  });
+
+  it('reports up while the file is open, and refuses adds once closed', async () => {
+    const { store } = await started(freshFile());
+    expect(store.up).toBe(true);
+    await store.close();
+    await store.close();
+    expect(store.up).toBe(false);
+    await expect(store.add({ jti: 'x', expiresAt: 2e9 })).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE' });
+  });
+});
