@@ -1,3 +1,4 @@
+import { loadSummary } from '../load/summary.js';
 import { macroSummary } from '../macro/tables.js';
 import { microTable } from '../micro/table.js';
 import type { BenchResults } from './results-file.js';
@@ -26,6 +27,8 @@ function header(results: BenchResults): string {
 export function renderSummary(results: BenchResults): string {
   const parts = [header(results)];
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
+  // Files written before the load sections existed have none of their fields.
+  if (results.loadSettings != null) parts.push(...loadSummary(results));
   if (results.micro !== null) {
     parts.push(
       '## Micro: JWT libraries in-process (tinybench)',

@@ -1,0 +1,185 @@
+/**
+ * The load sections (bench/load/): the request bytes h2load and the open-loop generator
+ * send, h2load's report, the servers' own status counts, the paired ratios, and (with
+ * real servers on loopback) that a gRPC error answered in an HTTP 200 counts as an error.
+ */
+import { existsSync } from 'node:fs';
+import protobuf from 'protobufjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTO_PATH } from '../../src/package-root.js';
+import { planCores } from '../../bench/harness/cores.js';
+import { writeKeysFile, type KeysFile } from '../../bench/harness/keys-file.js';
+import { goBuild } from '../../bench/kit/go-build.js';
+import { findGoTool, GO_TOOLS } from '../../bench/kit/tools.js';
+import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/load/grpc-body.js';
+import { findH2load, h2loadArgs, parseH2loadOutput } from '../../bench/load/h2load.js';
+import { figures, pairedRatio, runH2loadSection, saturatedSide } from '../../bench/load/h2load-section.js';
+import type { LoadContext } from '../../bench/load/load-servers.js';
+import { parseHandledTotal, statusErrors } from '../../bench/load/ok-count.js';
+import { OPEN_LOOP_BINARY, buildOpenLoop, openLoopArgs, ratePoints, type OpenLoopRun } from '../../bench/load/open-loop.js';
+import { pairRatios } from '../../bench/load/warmup.js';
+import { runCommand } from '../../bench/kit/exec.js';
+import { GO_PEER_BINARY, GO_PEER_DIR } from '../../bench/macro/servers.js';
+import { startLoadServer } from '../../bench/load/load-servers.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+describe('the request bytes', () => {
+  it('encode GenerateJwtRequest as protobuf decodes it', async () => {
+    const root = await protobuf.load(PROTO_PATH);
+    const type = root.lookupType('jwt.services.GenerateJwtRequest');
+    for (const algorithm of ['HS256', 'ES256', 'x'.repeat(300)]) {
+      expect(type.toObject(type.decode(encodeGenerateJwtRequest(algorithm)))).toEqual({ algorithm });
+    }
+    expect(encodeGenerateJwtRequest('HS256').toString('hex')).toBe('0a054853323536');
+  });
+
+  it('frame a message with the 5-byte gRPC prefix: not compressed, big-endian length', () => {
+    const framed = grpcFrame(Buffer.from('0a054853323536', 'hex'));
+    expect(framed.toString('hex')).toBe('00000000070a054853323536');
+    expect(grpcFrame(Buffer.alloc(70_000)).subarray(0, 5).toString('hex')).toBe('0000011170');
+  });
+
+  it('write varints in 7-bit groups, low first', () => {
+    expect(encodeVarint(0).toString('hex')).toBe('00');
+    expect(encodeVarint(127).toString('hex')).toBe('7f');
+    expect(encodeVarint(300).toString('hex')).toBe('ac02');
+    expect(() => encodeVarint(-1)).toThrow(RangeError);
+  });
+});
+
+describe('h2load', () => {
+  it('is given the gRPC headers, the body file and the method path', () => {
+    const args = h2loadArgs({ port: 5, path: '/a.B/C', bodyFile: '/tmp/b', threads: 1, connections: 5, streams: 50, durationS: 2 });
+    expect(args.join(' ')).toBe("-t 1 -c 5 -m 50 -D 2000ms -d /tmp/b -H content-type: application/grpc -H te: trailers http://127.0.0.1:5/a.B/C");
+  });
+
+  it('report is parsed; a report without its lines is refused', () => {
+    const text = [
+      'starting benchmark...',
+      'finished in 1.50s, 20066.67 req/s, 6.55MB/s',
+      'requests: 30100 total, 30350 started, 30100 done, 30097 succeeded, 3 failed, 0 errored, 1 timeout',
+      'status codes: 30097 2xx, 0 3xx, 3 4xx, 0 5xx',
+    ].join('\n');
+    expect(parseH2loadOutput(text)).toEqual({ finishedS: 1.5, succeeded: 30097, failed: 3, errored: 0, timeout: 1, status2xx: 30097 });
+    expect(parseH2loadOutput(text.replace('1.50s', '800.5ms')).finishedS).toBeCloseTo(0.8005);
+    expect(() => parseH2loadOutput('connect: Connection refused')).toThrow(/no report/);
+  });
+});
+
+describe('the servers\' own status counts', () => {
+  it('sum grpc_server_handled_total of one method by outcome', () => {
+    const text = [
+      '# TYPE grpc_server_handled_total counter',
+      'grpc_server_handled_total{grpc_type="unary",grpc_service="jwt.services.JwtService",grpc_method="GenerateJwt",grpc_code="OK"} 75550',
+      'grpc_server_handled_total{grpc_type="unary",grpc_service="jwt.services.JwtService",grpc_method="GenerateJwt",grpc_code="INVALID_ARGUMENT"} 3',
+      'grpc_server_handled_total{grpc_type="unary",grpc_service="jwt.services.JwtService",grpc_method="GenerateJwt",grpc_code="UNAVAILABLE"} 2',
+      'grpc_server_handled_total{grpc_type="unary",grpc_service="jwt.services.JwtService",grpc_method="VerifyJwt",grpc_code="OK"} 9',
+    ].join('\n');
+    expect(parseHandledTotal(text, 'GenerateJwt')).toEqual({ ok: 75550, failed: 5 });
+  });
+
+  it('count failed calls, and HTTP 2xx answers beyond the OK count, but not OK calls the generator stopped waiting for', () => {
+    const before = { ok: 100, failed: 1 };
+    expect(statusErrors(before, { ok: 350, failed: 1 }, 100)).toBe(0); // 150 finished after h2load stopped
+    expect(statusErrors(before, { ok: 200, failed: 4 }, 100)).toBe(3);
+    expect(statusErrors(before, { ok: 150, failed: 1 }, 100)).toBe(50); // 50 answers the method never counted
+  });
+});
+
+describe('ratios and saturation', () => {
+  it('pair rounds by number and give an interval from 5', () => {
+    const a = [1, 2, 3, 4, 5].map((round) => ({ round, value: 2 * round }));
+    const b = [1, 2, 3, 4, 5].map((round) => ({ round, value: round }));
+    expect(pairedRatio(a, b, 'k')).toMatchObject({ median: 2, low: 2, high: 2, n: 5 });
+    expect(pairedRatio(a.slice(0, 3), b, 'k')).toMatchObject({ median: 2, low: null, high: null, n: 3 });
+    expect(pairedRatio(a, [], 'k')).toBeNull();
+  });
+
+  it('pair warm-up rounds by start and round; ours / Go in calls per CPU-second', () => {
+    const ours = [{ start: 1, round: 1, cpuPerCallUs: 20, requestsPerS: 1 }, { start: 2, round: 1, cpuPerCallUs: 10, requestsPerS: 1 }];
+    const go = [{ start: 1, round: 1, cpuPerCallUs: 10, requestsPerS: 1 }, { start: 2, round: 1, cpuPerCallUs: 10, requestsPerS: 1 }];
+    expect(pairRatios(ours, go)).toEqual([0.5, 1]);
+  });
+
+  it('name the saturated side: the server first, then the generator', () => {
+    expect(saturatedSide(0.95, 0.99)).toBe('server');
+    expect(saturatedSide(0.5, 0.93)).toBe('generator');
+    expect(saturatedSide(0.5, null)).toBe('neither');
+    const round = { requestsPerS: 100, errors: 1, serverCpu: 0.97, generatorCpu: 0.4, cpuPerCallUs: 10 };
+    expect(figures([round, { ...round, requestsPerS: 120 }], 'k')).toMatchObject({ saturated: 'server', errors: 2, requestsPerS: { median: 110 } });
+    expect(figures([], 'k')).toBeNull();
+  });
+
+  it('offer each server shares of its own capacity and of Go\'s, and the fixed rates', () => {
+    const points = ratePoints(['jwt-grpc', 'go'], (s) => (s === 'go' ? 1000 : 800), [50]);
+    expect(points.filter((p) => p.server === 'jwt-grpc').map((p) => p.offeredRps)).toEqual([200, 400, 600, 720, 500, 800, 50]);
+    expect(points.filter((p) => p.fractionOfGoCapacity === 0.8).map((p) => p.offeredRps)).toEqual([800, 800]);
+  });
+});
+
+// Real servers on loopback: a request for an algorithm the key file lacks is answered
+// INVALID_ARGUMENT inside an HTTP 200, which h2load alone would count as a success.
+const ghz = findGoTool(GO_TOOLS.ghz);
+const h2load = findH2load();
+describe.skipIf(ghz === null || h2load === null)('with real servers', () => {
+  let keys: KeysFile;
+  let ctx: LoadContext;
+  let scratchDir: string;
+  beforeAll(() => {
+    expect(goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer')).toEqual({ ok: true });
+    keys = writeKeysFile(['HS256']);
+    scratchDir = mkdtempSync(join(tmpdir(), 'load-test-'));
+    ctx = { plan: planCores(null), keysFile: keys.path, scratchDir, ghz: ghz as string, log: () => undefined, onServers: () => undefined };
+  });
+  afterAll(() => {
+    keys?.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  });
+
+  it('h2load counts a gRPC error as an error, not a success, on both servers', { timeout: 60_000 }, async () => {
+    const section = await runH2loadSection(ctx, { algorithms: ['RS256'], servers: ['jwt-grpc', 'go'], durationS: 0.5, warmupS: 0, rounds: 1 });
+    expect(section.skipped).toBeNull();
+    for (const cell of section.cells) {
+      expect(cell.error, cell.server).toBeNull();
+      const round = cell.rounds[0];
+      expect(round?.h2load.errors, cell.server).toBeGreaterThan(0);
+      expect(round?.h2load.requestsPerS, cell.server).toBe(0);
+      expect(round?.ghz.errors, cell.server).toBeGreaterThan(0);
+    }
+  });
+
+  it('h2load\'s OK calls match the server\'s count when every call is OK', { timeout: 60_000 }, async () => {
+    const section = await runH2loadSection(ctx, { algorithms: ['HS256'], servers: ['jwt-grpc'], durationS: 0.5, warmupS: 0, rounds: 1 });
+    const round = section.cells[0]?.rounds[0];
+    expect(round?.h2load.errors).toBe(0);
+    expect(round?.h2load.requestsPerS).toBeGreaterThan(0);
+  });
+
+  it('the open-loop generator keeps its schedule, times from the intended send and counts error statuses', { timeout: 60_000 }, async () => {
+    expect(buildOpenLoop()).toBeNull();
+    expect(existsSync(OPEN_LOOP_BINARY)).toBe(true);
+    const server = await startLoadServer(ctx, 'jwt-grpc', false);
+    try {
+      const run = (algorithm: string): OpenLoopRun => {
+        const result = runCommand(OPEN_LOOP_BINARY, openLoopArgs(server.process.port, algorithm, 400, 0.5, 2, 1), { timeoutMs: 30_000 });
+        expect(result.status, result.stderr).toBe(0);
+        return JSON.parse(result.stdout) as OpenLoopRun;
+      };
+      const ok = run('HS256');
+      expect(ok.sent).toBeGreaterThan(100); // Poisson: 200 expected
+      expect(ok.ok).toBe(ok.sent);
+      expect(ok.errors).toEqual({});
+      expect(ok.p50Ms).toBeGreaterThan(0);
+      expect(ok.p50Ms).toBeLessThanOrEqual(ok.p99Ms);
+      expect(ok.p99Ms).toBeLessThanOrEqual(ok.p999Ms);
+      expect(ok.p999Ms).toBeLessThanOrEqual(ok.maxMs);
+      const bad = run('RS256');
+      expect(bad.ok).toBe(0);
+      expect(bad.errors).toEqual({ InvalidArgument: bad.sent });
+    } finally {
+      await server.process.stop();
+    }
+  });
+});
