@@ -13,9 +13,9 @@ round and reported as a median with its 95 % bootstrap interval.
 
 Profiles (default: quick):
   --quick               the 1-core scenarios against the servers of the ratios: ${quick.rounds} rounds of ${quick.durationS} s,
-                        ${quick.warmupS} s warm-up per server start; about 6 minutes on 2 cores
+                        ${quick.warmupS} s warm-up per server start, the HS256 h2load cell; about 7 minutes on 2 cores
   --full                every scenario and server: ${full.rounds} rounds of ${full.durationS} s, ${full.warmupS} s warm-up, HTML reports;
-                        about 65 minutes on 2 cores
+                        about 105 minutes on 2 cores (40 of them the load sections)
   --smoke               one scenario of each kind, every server, ${smoke.rounds} rounds of ${smoke.durationS} s: under a minute, for CI
 
 Selection:

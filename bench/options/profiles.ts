@@ -50,7 +50,8 @@ export interface MicroProfile {
 export type ProfileName = 'quick' | 'full' | 'smoke';
 
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
-  // About 6 minutes on 2 cores (5.9 measured on a shared machine): the ratios of the
+  // About 7 minutes on 2 cores (5.9 measured on a shared machine before the h2load cell,
+  // which adds about 45 s): the ratios of the
   // 1-core scenarios, 5 short rounds each
   // (the fewest that give an interval: see common/median-interval.ts).
   quick: {
