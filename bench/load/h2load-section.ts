@@ -9,7 +9,7 @@ import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-
 import { median } from '../common/stats.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
-import { treeCpuSeconds } from '../kit/proc.js';
+import { CONTENDED_SHARE, STOLEN_SHARE, cpuSnapshot, runCpu } from '../harness/contention.js';
 import { interleavedOrder } from '../macro/column.js';
 import { encodeGenerateJwtRequest, grpcFrame } from './grpc-body.js';
 import { type H2loadCall, findH2load, h2loadArgs, parseH2loadOutput, H2LOAD_INSTALL } from './h2load.js';
@@ -129,9 +129,10 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
 async function measureH2load(ctx: LoadContext, h2load: string, server: LoadServer, call: H2loadCall, loadCpus: readonly number[], durationS: number): Promise<GeneratorRound> {
   const counter = server.counter as NonNullable<LoadServer['counter']>;
   const countsBefore = await counter();
-  const cpuBefore = treeCpuSeconds(server.process.pid);
+  const before = cpuSnapshot(server.process.pid);
   const run = await runSampled(ctx.plan, loadCpus, h2load, h2loadArgs(call), durationS);
-  const serverCpuS = treeCpuSeconds(server.process.pid) - cpuBefore;
+  const cpu = runCpu(before, cpuSnapshot(server.process.pid), benchmarkCpus(ctx), ctx.plan.single.serverCpus);
+  const serverCpuS = cpu.serverCpuSeconds;
   const countsAfter = await counter();
   if (run.code !== 0) throw new Error(`h2load exited with ${run.code}: ${(run.stdout + run.stderr).trim().slice(-2000)}`);
   const summary = parseH2loadOutput(run.stdout);
@@ -145,14 +146,15 @@ async function measureH2load(ctx: LoadContext, h2load: string, server: LoadServe
     generatorCpu: run.loadCpuUtilization,
     // The server's OK count covers the whole process run, as its CPU time does.
     cpuPerCallUs: countsAfter.ok > countsBefore.ok ? (serverCpuS / (countsAfter.ok - countsBefore.ok)) * 1e6 : Number.NaN,
+    foreignCpuShare: cpu.foreignCpuShare,
+    stealShare: cpu.stealShare,
   };
 }
 
 /** One ghz run (5 connections, 250 in flight) against the same server, with its CPU time around it. */
 async function measureGhz(ctx: LoadContext, server: LoadServer, algorithm: string, settings: H2loadSection['settings'], durationS: number): Promise<GeneratorRound> {
   const output = join(ctx.scratchDir, `h2load-ghz-${server.name}.json`);
-  const cpuBefore = treeCpuSeconds(server.process.pid);
-  const startedAt = performance.now();
+  const before = cpuSnapshot(server.process.pid);
   try {
     const run = await runGhz(
       ctx.ghz,
@@ -170,8 +172,10 @@ async function measureGhz(ctx: LoadContext, server: LoadServer, algorithm: strin
       ctx.plan,
       settings.loadCpus,
     );
-    const serverCpuS = treeCpuSeconds(server.process.pid) - cpuBefore;
-    const wallS = (performance.now() - startedAt) / 1000;
+    const after = cpuSnapshot(server.process.pid);
+    const cpu = runCpu(before, after, benchmarkCpus(ctx), ctx.plan.single.serverCpus);
+    const serverCpuS = cpu.serverCpuSeconds;
+    const wallS = (after.at - before.at) / 1000;
     const ghz = summarizeGhzReport(run.report);
     return {
       requestsPerS: ghz.rpsOk,
@@ -179,10 +183,23 @@ async function measureGhz(ctx: LoadContext, server: LoadServer, algorithm: strin
       serverCpu: serverCpuS / wallS,
       generatorCpu: run.loadCpuUtilization,
       cpuPerCallUs: ghz.okCount > 0 ? (serverCpuS / ghz.okCount) * 1e6 : Number.NaN,
+      foreignCpuShare: cpu.foreignCpuShare,
+      stealShare: cpu.stealShare,
     };
   } finally {
     rmSync(output, { force: true });
   }
+}
+
+/** The server's CPUs and the generator's, as the macro rounds count them. */
+function benchmarkCpus(ctx: LoadContext): number[] {
+  const { serverCpus, loadCpus } = ctx.plan.single;
+  return [...serverCpus, ...loadCpus.filter((c) => !serverCpus.includes(c))];
+}
+
+/** Whether other processes (> 5 % of the CPUs) or the hypervisor (> 10 % steal) disturbed a run, as the macro marks ⊘ and ◐. */
+export function disturbed(round: GeneratorRound): boolean {
+  return round.foreignCpuShare > CONTENDED_SHARE || round.stealShare > STOLEN_SHARE;
 }
 
 function finite(values: readonly number[]): number[] {
@@ -204,6 +221,7 @@ export function figures(rounds: readonly GeneratorRound[], key: string): Generat
     cpuPerCallUs: cpu.length === 0 ? Number.NaN : median(cpu),
     saturated: saturatedSide(serverCpu, generatorCpu),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    disturbedRounds: rounds.filter(disturbed).length,
   };
 }
 

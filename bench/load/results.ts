@@ -21,6 +21,10 @@ export interface GeneratorRound {
   readonly generatorCpu: number | null;
   /** Server CPU µs per OK call. */
   readonly cpuPerCallUs: number;
+  /** Share of the server's and generator's CPUs other processes used during the run (bench/harness/contention.ts). */
+  readonly foreignCpuShare: number;
+  /** Steal / all ticks of those CPUs. */
+  readonly stealShare: number;
 }
 
 export interface H2loadRound {
@@ -40,6 +44,8 @@ export interface GeneratorFigures {
   readonly saturated: Saturated;
   /** Summed over the rounds. */
   readonly errors: number;
+  /** Rounds where other processes used > 5 % of the CPUs or steal was > 10 % (the macro's ⊘ and ◐). */
+  readonly disturbedRounds: number;
 }
 
 /** One server, one algorithm, under h2load and (for comparison) ghz. */

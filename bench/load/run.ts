@@ -66,8 +66,18 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   });
   const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
   try {
+    // A section that fails is noted and the others still run: one broken server start must not cost the rest.
+    const attempt = async <T>(name: string, section: () => Promise<T>): Promise<T | null> => {
+      try {
+        return await section();
+      } catch (error) {
+        notes.push(`${name} failed: ${(error as Error).message.split('\n')[0]}`);
+        options.log(`  ! ${name} failed: ${(error as Error).message}`);
+        return null;
+      }
+    };
     const h2load = selection.h2load
-      ? await runH2loadSection(ctx, { algorithms, servers, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds })
+      ? await attempt('h2load cells', () => runH2loadSection(ctx, { algorithms, servers, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds }))
       : null;
     if (h2load?.skipped != null) notes.push(`h2load cells skipped: ${h2load.skipped}`);
     for (const cell of h2load?.cells ?? []) if (cell.error !== null) notes.push(`h2load ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
@@ -75,7 +85,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
       c.h2load === null || c.h2load.saturated === 'generator' ? [] : [{ server: c.server, algorithm: c.algorithm, requestsPerS: c.h2load.requestsPerS.median, source: 'h2load' as const }],
     );
     const open = openLoop
-      ? await runOpenLoopSection(ctx, {
+      ? await attempt('open-loop latency', () => runOpenLoopSection(ctx, {
           algorithms,
           servers,
           durationS: Math.max(options.durationS, 2),
@@ -83,10 +93,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
           rounds: options.openLoopRounds,
           absoluteRps: ABSOLUTE_RPS,
           capacities,
-        })
+        }))
       : null;
     const warm = selection.warmupSweep
-      ? await runWarmupSection(ctx, { algorithms, servers, warmupCalls: WARMUP_CALLS, starts: options.warmupStarts, durationS: options.durationS })
+      ? await attempt('warm-up sweep', () => runWarmupSection(ctx, { algorithms, servers, warmupCalls: WARMUP_CALLS, starts: options.warmupStarts, durationS: options.durationS }))
       : null;
     return {
       h2load,

@@ -22,7 +22,7 @@ function percent(share: number | null): string {
 
 function generatorCells(f: GeneratorFigures | null): string[] {
   if (f === null) return ['✖', '', '', ''];
-  return [rateInterval(f.requestsPerS) + (f.errors > 0 ? ' ⚠' : ''), `${percent(f.serverCpu)} / ${percent(f.generatorCpu)}`, f.saturated, formatUs(f.cpuPerCallUs)];
+  return [rateInterval(f.requestsPerS) + (f.errors > 0 ? ' ⚠' : '') + (f.disturbedRounds > 0 ? ' ⊘' : ''), `${percent(f.serverCpu)} / ${percent(f.generatorCpu)}`, f.saturated, formatUs(f.cpuPerCallUs)];
 }
 
 function h2loadPart(section: H2loadSection): string[] {
@@ -31,7 +31,7 @@ function h2loadPart(section: H2loadSection): string[] {
     `h2load (${s.threads} thread${s.threads === 1 ? '' : 's'}, ${s.connections} connections x ${s.streamsPerConnection} streams, pinned to CPU ${s.loadCpus.join(',')}) and ` +
     `ghz (${s.ghzConnections} connections, ${s.ghzConcurrency} in flight) against the same server process (CPU ${s.serverCpus.join(',')}) in the same ${s.rounds} rounds of ${s.durationS} s. ` +
     'Each cell: OK requests/s, median (95 % interval); `CPU %`: server / generator; `saturated`: the side ≥ 90 % busy (server first), `neither` = latency-bound or disturbed. ' +
-    'Every h2load call\'s gRPC status is checked on the server\'s side (its own count of calls by status, before and after each run: bench/load/ok-count.ts), since h2load sees only HTTP 200; ⚠ marks non-OK calls. ' +
+    'Every h2load call\'s gRPC status is checked on the server\'s side (its own count of calls by status, before and after each run: bench/load/ok-count.ts), since h2load sees only HTTP 200; ⚠ marks non-OK calls, ⊘ rounds where other processes used > 5 % of the CPUs or steal was > 10 %. ' +
     'For that count jwt-grpc runs with `--metrics-port 0` (metrics recorded on every call) and the Go peer with `--count-calls` (two atomic adds): ours carries the larger cost.';
   if (section.skipped !== null) return ['### Saturated requests/s under h2load', `Not run: ${section.skipped}.`];
   const rows = section.cells.map((c) => [c.algorithm, c.server, ...generatorCells(c.h2load), ...generatorCells(c.ghz)]);

@@ -107,8 +107,8 @@ describe('ratios and saturation', () => {
     expect(saturatedSide(0.95, 0.99)).toBe('server');
     expect(saturatedSide(0.5, 0.93)).toBe('generator');
     expect(saturatedSide(0.5, null)).toBe('neither');
-    const round = { requestsPerS: 100, errors: 1, serverCpu: 0.97, generatorCpu: 0.4, cpuPerCallUs: 10 };
-    expect(figures([round, { ...round, requestsPerS: 120 }], 'k')).toMatchObject({ saturated: 'server', errors: 2, requestsPerS: { median: 110 } });
+    const round = { requestsPerS: 100, errors: 1, serverCpu: 0.97, generatorCpu: 0.4, cpuPerCallUs: 10, foreignCpuShare: 0, stealShare: 0 };
+    expect(figures([round, { ...round, requestsPerS: 120, foreignCpuShare: 0.2 }], 'k')).toMatchObject({ saturated: 'server', errors: 2, requestsPerS: { median: 110 }, disturbedRounds: 1 });
     expect(figures([], 'k')).toBeNull();
   });
 
