@@ -69,6 +69,7 @@ function openLoopPart(results: LoadResults): string[] {
     msInterval(p.p99Ms),
     msInterval(p.p999Ms),
     String(p.errors) + ((p.generatorCpu ?? 0) >= 0.9 ? ' ⚑' : ''),
+    formatMs(p.maxSendLagMs),
   ]);
   const headline = (results.openLoopRatios ?? []).map((r) => [r.algorithm, `${Math.round(r.fractionOfGoCapacity * 100)} % (${formatInteger(r.offeredRps)}/s)`, formatRatioInterval(r.p99Ratio)]);
   return [
@@ -76,8 +77,8 @@ function openLoopPart(results: LoadResults): string[] {
     intro,
     'p99 ours / Go at a share of Go\'s capacity (< 1.00x: ours answers faster at that load):',
     markdownTable(['algorithm', 'offered', 'p99 ours / Go'], headline, 2),
-    markdownTable(['algorithm', 'server', 'rate', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors'], rows, 3),
-    '⚑: the generator was ≥ 90 % busy (its own lag is in the latencies). An achieved rate below the offered one means the server fell behind: its queue grew for the whole round.',
+    markdownTable(['algorithm', 'server', 'rate', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'send lag ms'], rows, 3),
+    '⚑: the generator was ≥ 90 % busy. `send lag`: the largest delay of a send behind its schedule (the generator\'s own lag, which the latencies include). An achieved rate below the offered one means the server fell behind: its queue grew for the whole round.',
   ];
 }
 
