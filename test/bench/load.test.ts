@@ -3,27 +3,28 @@
  * send, h2load's report, the servers' own status counts, the paired ratios, and (with
  * real servers on loopback) that a gRPC error answered in an HTTP 200 counts as an error.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTO_PATH } from '../../src/package-root.js';
 import { planCores } from '../../bench/harness/cores.js';
-import { writeKeysFile, type KeysFile } from '../../bench/harness/keys-file.js';
+import { type KeysFile, writeKeysFile } from '../../bench/harness/keys-file.js';
+import { findOnPath, runCommand } from '../../bench/kit/exec.js';
+import { quantileOfSorted } from '../../bench/common/median-interval.js';
 import { goBuild } from '../../bench/kit/go-build.js';
-import { findGoTool, GO_TOOLS } from '../../bench/kit/tools.js';
+import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/load/grpc-body.js';
 import { findH2load, h2loadArgs, parseH2loadOutput } from '../../bench/load/h2load.js';
 import { figures, pairedRatio, runH2loadSection, saturatedSide } from '../../bench/load/h2load-section.js';
-import type { LoadContext } from '../../bench/load/load-servers.js';
+import { type LoadContext, startLoadServer } from '../../bench/load/load-servers.js';
 import { parseHandledTotal, statusErrors } from '../../bench/load/ok-count.js';
-import { OPEN_LOOP_BINARY, buildOpenLoop, openLoopArgs, ratePoints, type OpenLoopRun } from '../../bench/load/open-loop.js';
+import { OPEN_LOOP_BINARY, OPEN_LOOP_DIR, type OpenLoopRun, buildOpenLoop, openLoopArgs, ratePoints } from '../../bench/load/open-loop.js';
+import type { LoadResults } from '../../bench/load/results.js';
+import { loadSummary } from '../../bench/load/summary.js';
 import { pairRatios } from '../../bench/load/warmup.js';
-import { runCommand } from '../../bench/kit/exec.js';
 import { GO_PEER_BINARY, GO_PEER_DIR } from '../../bench/macro/servers.js';
-import { startLoadServer } from '../../bench/load/load-servers.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 describe('the request bytes', () => {
   it('encode GenerateJwtRequest as protobuf decodes it', async () => {
@@ -46,6 +47,15 @@ describe('the request bytes', () => {
     expect(encodeVarint(127).toString('hex')).toBe('7f');
     expect(encodeVarint(300).toString('hex')).toBe('ac02');
     expect(() => encodeVarint(-1)).toThrow(RangeError);
+  });
+});
+
+describe('percentiles', () => {
+  it('of the open-loop generator are R\'s type 7, as quantileOfSorted here (its Go test)', { timeout: 120_000 }, (context) => {
+    if (findOnPath('go') === null) context.skip();
+    const result = runCommand('go', ['test', '.'], { cwd: OPEN_LOOP_DIR, timeoutMs: 120_000 });
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(quantileOfSorted([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.99)).toBeCloseTo(9.91, 9);
   });
 });
 
@@ -116,6 +126,39 @@ describe('ratios and saturation', () => {
     const points = ratePoints(['jwt-grpc', 'go'], (s) => (s === 'go' ? 1000 : 800), [50]);
     expect(points.filter((p) => p.server === 'jwt-grpc').map((p) => p.offeredRps)).toEqual([200, 400, 600, 720, 500, 800, 50]);
     expect(points.filter((p) => p.fractionOfGoCapacity === 0.8).map((p) => p.offeredRps)).toEqual([800, 800]);
+  });
+});
+
+describe('the summary\'s load sections', () => {
+  const interval = (median: number, low: number | null = median * 0.9, high: number | null = median * 1.1) => ({ median, low, high, n: low === null ? 3 : 5 });
+  const results: LoadResults = {
+    h2load: null,
+    openLoop: [
+      { server: 'jwt-grpc', algorithm: 'HS256', offeredRps: 5000, fractionOfGoCapacity: 0.5, p50Ms: interval(1), p99Ms: interval(4), p999Ms: interval(9, null, null), achievedRps: 4990, errors: 0, rounds: 5, generatorCpu: 0.95, maxSendLagMs: 0.4 },
+    ],
+    openLoopRatios: [{ algorithm: 'HS256', fractionOfGoCapacity: 0.5, offeredRps: 5000, p99Ratio: interval(0.8, 0.7, 0.9) }],
+    warmup: [
+      { server: 'jwt-grpc', algorithm: 'HS256', warmupCalls: 2000, ratioToGo: interval(0.7, 0.63, 0.77), cpuPerCallUs: 14, requestsPerS: 9000, starts: 2, roundsPerStart: 3 },
+      { server: 'go', algorithm: 'HS256', warmupCalls: 2000, cpuPerCallUs: 10, requestsPerS: 9000, starts: 2, roundsPerStart: 3 },
+    ],
+    startup: [{ server: 'go', timeToFirstOkMs: interval(18, 11, 57) }],
+    loadSettings: { servers: ['jwt-grpc', 'go'], algorithms: ['HS256'], openLoop: null, warmup: null, notes: ['h2load cells skipped: h2load not found'] },
+  };
+  const text = loadSummary(results).join('\n\n');
+
+  it('give the headline p99 ratio, each percentile with its interval, and mark a busy generator', () => {
+    expect(text).toContain('| HS256 | 50 % (5,000/s) | 0.80x (0.70-0.90) |');
+    expect(text).toContain('| HS256 | jwt-grpc | 50 % of Go\'s | 5,000 | 4,990 | 1.00 (0.90-1.10) | 4.00 (3.60-4.40) | 9.00 (n=3) | 0 ⚑ | 0.40 |');
+  });
+
+  it('give CPU per call of both servers and the ratio per warm-up count, start-up times, and the notes', () => {
+    expect(text).toContain('| HS256 | 2,000 | 14.0 | 10.0 | 0.70x (0.63-0.77) |');
+    expect(text).toContain('| go | 18.0 (11.0-57.0) |');
+    expect(text).toContain('- h2load cells skipped: h2load not found');
+  });
+
+  it('are absent when no load section ran', () => {
+    expect(loadSummary({ ...results, loadSettings: null })).toEqual([]);
   });
 });
 
