@@ -35,12 +35,13 @@ const INTEGRATION = [
 ];
 
 /**
- * Test files that start a load run (the benchmark in its smoke profile, ghz driving a
+ * Test files that start a load run (the benchmark in its smoke profile, ghz or h2load driving a
  * server for seconds, or rounds of hundreds of clients). the `load` project. `npm test` runs all three projects;
  * `npm run test:unit` runs `unit` alone, the quick run while developing.
  */
 const LOAD_RUNS = [
   'test/bench/accept-rate.test.ts',
+  'test/bench/load-generators.test.ts',
   'test/bench/smoke.test.ts',
   'test/deploy/nginx.test.ts',
   'test/discovery/load.test.ts',

@@ -15,6 +15,7 @@ import { planCores } from './harness/cores.js';
 import type { MacroResults } from './macro/results.js';
 import { resolveRef } from './macro/baseline.js';
 import { runMacro } from './macro/run.js';
+import { NO_LOAD, runLoad } from './load/run.js';
 import { type MultiGroup, buildScenarios, filterScenarios } from './macro/scenarios.js';
 import { SERVER_NAMES } from './macro/servers.js';
 import type { MicroResults } from './micro/results.js';
@@ -51,10 +52,11 @@ function displayPath(path: string): string {
 export async function runBench(options: BenchOptions, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<BenchRun> {
   const startedAt = new Date();
   // Everything that can refuse to run is checked before minutes of micro benchmarks.
-  const plan = options.macro ? planCores(options.serverCores) : null;
-  if (plan !== null) checkScenarioFilter(options, plan.multi);
-  if (plan !== null && options.baselineRef !== null) resolveRef(options.baselineRef);
-  const ghz = options.macro ? ensureGoTool(GO_TOOLS.ghz, log) : null;
+  const anyLoad = options.load.h2load || options.load.openLoop || options.load.warmupSweep;
+  const plan = options.macro || anyLoad ? planCores(options.serverCores) : null;
+  if (plan !== null && options.macro) checkScenarioFilter(options, plan.multi);
+  if (plan !== null && options.macro && options.baselineRef !== null) resolveRef(options.baselineRef);
+  const ghz = options.macro || anyLoad ? ensureGoTool(GO_TOOLS.ghz, log) : null;
   const runDir = createRunDir(options.out, startedAt);
   log(`bench: profile ${options.profile}, results in ${runDir}`);
 
@@ -83,6 +85,24 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       jwksThroughput: options.jwksThroughput,
     });
   }
+  const profile = PROFILES[options.profile];
+  const load =
+    anyLoad && plan !== null && ghz !== null
+      ? await runLoad({
+          selection: options.load,
+          ghz,
+          plan,
+          algorithms: options.algorithms ?? profile.load.algorithms,
+          durationS: options.durationS,
+          warmupS: options.warmupS,
+          rounds: options.rounds,
+          // --rounds below the profile's also shortens the open loop (each rate is a short cell of its own).
+          openLoopRounds: Math.min(options.rounds, profile.load.openLoopRounds),
+          warmupStarts: profile.load.warmupStarts,
+          log,
+          onCleanup: registerCleanup,
+        })
+      : NO_LOAD;
 
   const results: BenchResults = {
     schema: 2,
@@ -93,6 +113,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     options: { ...options, out: displayPath(options.out) },
     micro,
     macro: macro === null ? null : { ...macro, ghzPath: displayPath(macro.ghzPath) },
+    ...load,
     notes: [],
   };
   const summary = renderSummary(results);

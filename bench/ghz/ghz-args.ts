@@ -24,6 +24,11 @@ export interface GhzCall {
   readonly connections: number;
   readonly concurrency: number;
   readonly durationS: number;
+  /**
+   * Send this many calls (`-n`) instead of running for `durationS` (then only the
+   * limit of how long the run may take): the warm-up sweep's fixed call counts.
+   */
+  readonly totalCalls?: number;
   /** GOMAXPROCS of ghz: the number of CPUs it is pinned to. */
   readonly cpus: number;
   readonly port: number;
@@ -71,8 +76,7 @@ export function ghzArgs(call: GhzCall): string[] {
     ...(call.metadata === undefined ? [] : ['--metadata', JSON.stringify(call.metadata)]),
     '--connections', String(call.connections),
     '-c', String(call.concurrency),
-    '-z', `${Math.round(call.durationS * 1000)}ms`,
-    '--duration-stop=wait',
+    ...(call.totalCalls === undefined ? ['-z', `${Math.round(call.durationS * 1000)}ms`, '--duration-stop=wait'] : ['-n', String(call.totalCalls)]),
     '--cpus', String(call.cpus),
     '--disable-template-functions',
     '--disable-template-data',

@@ -5,6 +5,7 @@
  * and no tool is downloaded inside a test's timeout; with everything there that is one line.
  */
 import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
+import { ensureH2load } from '../load/h2load.js';
 import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';
 
 const HELP = `Usage: npm run tools      (or: node dist/bench/kit/install-tools.js)
@@ -16,6 +17,8 @@ ${Object.values(GO_TOOLS)
   .join('')}  grpcio ${GRPCIO.grpcio} and protobuf ${GRPCIO.protobuf} in a Python venv, with pip (needs python3 and
   PyPI; without python3 it is skipped, and so is the grpcio test)
   ${BUN.name} ${BUN.version}, with npm (needs the npm registry; linux-x64 only, skipped elsewhere)
+  h2load (the benchmark's second load generator), from PATH, else with apt-get install
+  nghttp2-client where this runs as root with apt-get; otherwise skipped, and so are its cells
 
 Options:
   --quiet   one line when every tool is there already; only installs are logged (npm test)
@@ -51,6 +54,13 @@ async function install(options: InstallOptions): Promise<number> {
   if (bun !== null) {
     found(`${BUN.name} ${BUN.version}: ${bun}`);
     count++;
+  }
+  const h2load = ensureH2load(log);
+  if (typeof h2load === 'string') {
+    found(`h2load: ${h2load}`);
+    count++;
+  } else {
+    log(h2load.skip);
   }
   if (options.quiet) log(`${count} pinned tools ready in .tools/ (\`npm run tools\` lists them)`);
   return 0;

@@ -14,14 +14,24 @@ round and reported as a median with its 95 % bootstrap interval.
 
 Profiles (default: quick):
   --quick               the 1-core scenarios against the servers of the ratios: ${quick.rounds} rounds of ${quick.durationS} s,
-                        ${quick.warmupS} s warm-up per server start; about 6 minutes on 2 cores
+                        ${quick.warmupS} s warm-up per server start, the HS256 h2load cell; about 7 minutes on 2 cores
   --full                every scenario and server: ${full.rounds} rounds of ${full.durationS} s, ${full.warmupS} s warm-up, HTML reports;
-                        about 65 minutes on 2 cores
+                        about 105 minutes on 2 cores (40 of them the load sections)
   --smoke               one scenario of each kind, every server, ${smoke.rounds} rounds of ${smoke.durationS} s: under a minute, for CI
 
 Selection:
   --micro-only          only the micro benchmarks
   --ghz-only            only the ghz (macro) benchmarks
+  --load-only           only the load sections below (those given, else the profile's)
+
+Load sections (jwt-grpc and the Go peer on one core, each section starting them afresh):
+  --h2load              saturated requests/s under h2load (nghttp2-client), ghz on the same
+                        servers for comparison, and which side saturated (quick: HS256 only)
+  --open-loop           latency at fixed arrival rates (25/50/75/90 % of each server's
+                        capacity, 50/80 % of Go's, 1,000 and 5,000/s), open loop: p50/p99/p99.9
+  --warmup-sweep        CPU per call vs Go after 0/2,000/20,000/200,000 warm-up calls on
+                        fresh servers, and time from start to the first OK call
+  --no-load             none of them (quick runs --h2load, full all three)
   --servers a,b         servers to run (default: the profile's): ${serverNames.join(', ')}
   --algorithms A,B      algorithms (${BENCH_ALGORITHMS.join(', ')}); default: all four for micro,
                         HS256,ES256 for ghz

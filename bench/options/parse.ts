@@ -4,7 +4,7 @@ import { type ParsedCommandLine, UsageError, parseChoices, parseFlags, parseInte
 import { FEATURE_NAMES, featureSelection } from '../macro/features.js';
 import { BENCH_ALGORITHMS } from './algorithms.js';
 import { PROFILES, type ProfileName } from './profiles.js';
-import type { BenchOptions } from './types.js';
+import type { BenchOptions, LoadSelection } from './types.js';
 
 const OPTION_SPEC = {
   quick: { type: 'boolean' },
@@ -12,6 +12,11 @@ const OPTION_SPEC = {
   smoke: { type: 'boolean' },
   'micro-only': { type: 'boolean' },
   'ghz-only': { type: 'boolean' },
+  'load-only': { type: 'boolean' },
+  h2load: { type: 'boolean' },
+  'open-loop': { type: 'boolean' },
+  'warmup-sweep': { type: 'boolean' },
+  'no-load': { type: 'boolean' },
   servers: { type: 'string' },
   algorithms: { type: 'string' },
   cells: { type: 'string' },
@@ -36,9 +41,8 @@ export function parseCommandLine(argv: readonly string[], serverNames: readonly 
   if (values === 'help') return { kind: 'help' };
 
   const profile = pickProfile(values);
-  if (values['micro-only'] === true && values['ghz-only'] === true) {
-    throw new UsageError('--micro-only and --ghz-only exclude each other');
-  }
+  const only = (['micro-only', 'ghz-only', 'load-only'] as const).filter((name) => values[name] === true);
+  if (only.length > 1) throw new UsageError(`${only.map((n) => '--' + n).join(' and ')} exclude each other`);
   if (values.html === true && values['no-html'] === true) throw new UsageError('--html and --no-html exclude each other');
   const defaults = PROFILES[profile];
   const features = values.features === undefined ? null : parseChoices('--features', values.features, FEATURE_NAMES);
@@ -47,8 +51,9 @@ export function parseCommandLine(argv: readonly string[], serverNames: readonly 
     kind: 'run',
     options: {
       profile,
-      micro: values['ghz-only'] !== true,
-      macro: values['micro-only'] !== true,
+      micro: values['ghz-only'] !== true && values['load-only'] !== true,
+      macro: values['micro-only'] !== true && values['load-only'] !== true,
+      load: pickLoad(values, profile),
       servers: values.servers === undefined ? (selection?.servers ?? null) : parseChoices('--servers', values.servers, serverNames),
       algorithms: values.algorithms === undefined ? null : parseChoices('--algorithms', values.algorithms, BENCH_ALGORITHMS),
       cells: values.cells === undefined ? (selection?.cells ?? null) : parseList('--cells', values.cells).map((c) => c.toLowerCase()),
@@ -76,6 +81,31 @@ function parseRef(raw: string): string {
   const ref = raw.trim();
   if (!/^[\w./^~@{}-]+$/.test(ref) || ref.startsWith('-')) throw new UsageError(`--baseline-ref: ${JSON.stringify(raw)} is not a git ref`);
   return ref;
+}
+
+/**
+ * The load sections: the profile's, unless --micro-only or --ghz-only (none) or --no-load
+ * (none); `--h2load`, `--open-loop` and `--warmup-sweep` add theirs in every case, and with
+ * `--load-only` they are the selection (without any of them, the profile's).
+ */
+function pickLoad(
+  values: { 'micro-only'?: boolean; 'ghz-only'?: boolean; 'load-only'?: boolean; h2load?: boolean; 'open-loop'?: boolean; 'warmup-sweep'?: boolean; 'no-load'?: boolean },
+  profile: ProfileName,
+): LoadSelection {
+  const asked = { h2load: values.h2load === true, openLoop: values['open-loop'] === true, warmupSweep: values['warmup-sweep'] === true };
+  const anyAsked = asked.h2load || asked.openLoop || asked.warmupSweep;
+  if (values['no-load'] === true) {
+    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop and --warmup-sweep');
+    return { h2load: false, openLoop: false, warmupSweep: false };
+  }
+  const defaults = PROFILES[profile].load;
+  if (values['load-only'] === true && anyAsked) return asked;
+  const byProfile = values['micro-only'] !== true && values['ghz-only'] !== true;
+  return {
+    h2load: asked.h2load || (byProfile && defaults.h2load),
+    openLoop: asked.openLoop || (byProfile && defaults.openLoop),
+    warmupSweep: asked.warmupSweep || (byProfile && defaults.warmupSweep),
+  };
 }
 
 /** A machine label: one line of plain text, short enough for a header. */

@@ -12,6 +12,20 @@ export interface Profile {
   /** Whether ghz's HTML report is rendered per cell (large files: see bench/README.md). */
   readonly html: boolean;
   readonly micro: MicroProfile;
+  readonly load: LoadProfile;
+}
+
+/** What the load sections (bench/load/) run by default in a profile. */
+export interface LoadProfile {
+  readonly h2load: boolean;
+  readonly openLoop: boolean;
+  readonly warmupSweep: boolean;
+  /** Their algorithms unless --algorithms (HS256 and ES256 only). */
+  readonly algorithms: readonly ('HS256' | 'ES256')[];
+  /** Rounds per offered rate (5: the fewest that give an interval). */
+  readonly openLoopRounds: number;
+  /** Fresh starts per (server, algorithm, warm-up count); each gives 3 measured rounds. */
+  readonly warmupStarts: number;
 }
 
 /**
@@ -36,7 +50,8 @@ export interface MicroProfile {
 export type ProfileName = 'quick' | 'full' | 'smoke';
 
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
-  // About 6 minutes on 2 cores (5.9 measured on a shared machine): the ratios of the
+  // About 7 minutes on 2 cores (5.9 measured on a shared machine before the h2load cell,
+  // which adds about 45 s): the ratios of the
   // 1-core scenarios, 5 short rounds each
   // (the fewest that give an interval: see common/median-interval.ts).
   quick: {
@@ -47,6 +62,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'ratios',
     html: false,
     micro: { timeMs: 400, iterations: 64, warmupMs: 100, allocationOps: 1000 },
+    // The h2load cell of HS256 (about 45 s): whether ghz or the server set the pace.
+    load: { h2load: true, openLoop: false, warmupSweep: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 2 },
   },
   // Figures worth quoting: everything, 10 rounds of 5 s after a 2 s warm-up per server start.
   full: {
@@ -57,6 +74,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'all',
     html: true,
     micro: { timeMs: 2000, iterations: 256, warmupMs: 500, allocationOps: 4000 },
+    load: { h2load: true, openLoop: true, warmupSweep: true, algorithms: ['HS256', 'ES256'], openLoopRounds: 5, warmupStarts: 2 },
   },
   // One scenario of each kind with tiny counts: proves the harness and every server work (CI).
   smoke: {
@@ -67,5 +85,6 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'one-per-kind',
     html: false,
     micro: { timeMs: 10, iterations: 8, warmupMs: 0, allocationOps: 50 },
+    load: { h2load: false, openLoop: false, warmupSweep: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 1 },
   },
 };

@@ -2,11 +2,23 @@ import type { FeatureName } from '../macro/features.js';
 import type { BenchAlgorithm } from './algorithms.js';
 import type { MatrixScope, ProfileName } from './profiles.js';
 
+/** The load sections a run measures (bench/load/): each starts jwt-grpc and the Go peer afresh. */
+export interface LoadSelection {
+  /** Saturated requests/s under h2load, with ghz on the same server processes (`--h2load`). */
+  readonly h2load: boolean;
+  /** Latency at fixed arrival rates, open loop (`--open-loop`). */
+  readonly openLoop: boolean;
+  /** CPU per call against warm-up calls on fresh servers, and time to the first OK call (`--warmup-sweep`). */
+  readonly warmupSweep: boolean;
+}
+
 /** Everything a run needs to know, after parsing and profile defaults. */
 export interface BenchOptions {
   readonly profile: ProfileName;
   readonly micro: boolean;
   readonly macro: boolean;
+  /** The load sections (profile defaults, `--h2load`, `--open-loop`, `--warmup-sweep`, `--no-load`). */
+  readonly load: LoadSelection;
   /** Server names to run; null: the profile's scope. */
   readonly servers: readonly string[] | null;
   /** null: the defaults (all four for micro, HS256 and ES256 for the ghz matrix). */

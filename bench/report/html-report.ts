@@ -4,7 +4,7 @@
  */
 import type { RenderedChart } from './charts/index.js';
 import { escapeHtml, markdownToHtml } from './markdown-html.js';
-import type { BenchResults } from './results-file.js';
+import type { ChartedResults } from './charts/inputs.js';
 
 const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
@@ -18,7 +18,7 @@ dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dt { font-weight: 600; }
 `;
 
-function header(results: BenchResults): string {
+function header(results: ChartedResults): string {
   const { machine, versions } = results;
   const packages = Object.entries(versions.packages).map(([name, v]) => `${name} ${v ?? '?'}`).join(', ');
   const rows: [string, string][] = [
@@ -30,7 +30,7 @@ function header(results: BenchResults): string {
 }
 
 /** The page: header, charts, then summary.md rendered. */
-export function renderReportHtml(results: BenchResults, summary: string, charts: readonly RenderedChart[]): string {
+export function renderReportHtml(results: ChartedResults, summary: string, charts: readonly RenderedChart[]): string {
   const figures = charts.map((c) => `<figure id="chart-${c.name}">\n${c.svg}\n<figcaption>${escapeHtml(c.caption)} (<code>${c.name}.svg</code>)</figcaption>\n</figure>`);
   return [
     '<!doctype html>',

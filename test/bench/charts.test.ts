@@ -47,8 +47,8 @@ describe('charts', () => {
   it('draws one row per ours / Go ratio and labels each with its median', async () => {
     const results = reportFixture();
     const rows = oursGoRatioRows(results);
-    // Every ours / Go ratio with an interval, plus h2load's two algorithms.
-    expect(rows).toHaveLength((results.macro?.ratios.filter((r) => r.comparison === 'ours-go' && r.interval !== null).length ?? 0) + 2);
+    // Every ours / Go ratio with an interval, plus h2load's two algorithms in two metrics each.
+    expect(rows).toHaveLength((results.macro?.ratios.filter((r) => r.comparison === 'ours-go' && r.interval !== null).length ?? 0) + 4);
     expect(rows.length).toBeGreaterThanOrEqual(6);
     const [chart] = await renderCharts(results, () => undefined);
     for (const row of rows) expect(chart?.svg, row.row).toContain(`${row.median.toFixed(2)}x`);

@@ -19,6 +19,7 @@ describe('parseCommandLine', () => {
       profile: 'quick',
       micro: true,
       macro: true,
+      load: { h2load: true, openLoop: false, warmupSweep: false },
       servers: null,
       algorithms: null,
       cells: null,
@@ -72,6 +73,19 @@ describe('parseCommandLine', () => {
     expect(options('--micro-only').macro).toBe(false);
   });
 
+  it('selects the load sections: quick h2load, full all three, smoke none; flags add, --load-only and --no-load restrict', () => {
+    const none = { h2load: false, openLoop: false, warmupSweep: false };
+    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true });
+    expect(options('--smoke').load).toEqual(none);
+    expect(options('--smoke', '--open-loop').load).toEqual({ ...none, openLoop: true });
+    expect(options('--micro-only').load).toEqual(none);
+    expect(options('--ghz-only', '--warmup-sweep').load).toEqual({ ...none, warmupSweep: true });
+    expect(options('--no-load').load).toEqual(none);
+    const loadOnly = options('--full', '--load-only', '--open-loop');
+    expect(loadOnly).toMatchObject({ micro: false, macro: false, load: { ...none, openLoop: true } });
+    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true });
+  });
+
   it('answers --help and -h', () => {
     expect(parseCommandLine(['--help'], SERVER_NAMES)).toEqual({ kind: 'help' });
     expect(parseCommandLine(['-h'], SERVER_NAMES)).toEqual({ kind: 'help' });
@@ -82,6 +96,9 @@ describe('parseCommandLine', () => {
     [['extra'], /positional/i],
     [['--full', '--smoke'], /one profile/],
     [['--micro-only', '--ghz-only'], /exclude/],
+    [['--load-only', '--ghz-only'], /exclude/],
+    [['--no-load', '--h2load'], /--no-load excludes/],
+    [['--no-load', '--load-only'], /--no-load excludes/],
     [['--servers', 'nginx'], /--servers: "nginx" is not one of/],
     [['--algorithms', 'HS512'], /"HS512" is not one of/],
     [['--algorithms', 'es256'], /"es256" is not one of/],
@@ -102,7 +119,7 @@ describe('parseCommandLine', () => {
 describe('helpText', () => {
   it('lists every option the parser accepts, and every server', () => {
     const text = helpText(SERVER_NAMES);
-    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--rounds', '--server-cores', '--html', '--no-html', '--label', '--out', '--help']) {
+    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--load-only', '--h2load', '--open-loop', '--warmup-sweep', '--no-load', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--rounds', '--server-cores', '--html', '--no-html', '--label', '--out', '--help']) {
       expect(text).toContain(flag);
     }
     for (const name of SERVER_NAMES) expect(text).toContain(name);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MacroResults, RatioResult, ServerStatus } from '../../bench/macro/results.js';
 import { buildScenarios } from '../../bench/macro/scenarios.js';
-import type { ChartedResults } from '../../bench/report/charts/inputs.js';
+import type { BenchResults } from '../../bench/report/results-file.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { cell } from './round-fixture.js';
 
@@ -15,8 +15,8 @@ import { cell } from './round-fixture.js';
  * The fixture, plus "N cores" groups at N = 1 (2 workers), 2 and 4 for HS256 with made-up
  * rounds of the cluster and Go, and their ours / Go ratios: what the scaling chart reads.
  */
-export function reportFixture(): ChartedResults {
-  const results = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'bench', 'fixtures', 'report-results.json'), 'utf8')) as ChartedResults;
+export function reportFixture(): BenchResults {
+  const results = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'bench', 'fixtures', 'report-results.json'), 'utf8')) as BenchResults;
   const macro = results.macro as MacroResults;
   const multi = buildScenarios(['HS256'], [{ cores: 1, workers: 2 }, { cores: 2, workers: 2 }, { cores: 4, workers: 4 }]).filter((s) => s.group === 'multi');
   const cluster: ServerStatus = { ...(macro.servers.find((s) => s.name === 'jwt-grpc') as ServerStatus), name: 'jwt-grpc-cluster', label: 'jwt-grpc-cluster', cluster: true, usesAllCores: true };
@@ -46,9 +46,8 @@ export function reportFixture(): ChartedResults {
 }
 
 /** The fixture without the sections other parts of the benchmark add: a run of the harness alone. */
-export function macroOnlyFixture(): ChartedResults {
-  const { h2load: _h, openLoop: _o, warmup: _w, startup: _s, ...rest } = reportFixture();
-  return rest;
+export function macroOnlyFixture(): BenchResults {
+  return { ...reportFixture(), h2load: null, openLoop: null, warmup: null, startup: null };
 }
 
 /** Per chart, the vega mark types (`mark-<type> role-mark`) its SVG must draw at least one of each. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findOnPath } from '../../bench/kit/exec.js';
+import { findH2load } from '../../bench/load/h2load.js';
 import { repoPath } from '../../bench/common/paths.js';
 import { SERVERS, SERVER_NAMES } from '../../bench/macro/servers.js';
 import { type BenchRun, parseCommandLine, runBench } from '../../bench/run.js';
@@ -26,7 +27,8 @@ afterAll(() => {
 describe('npm run bench -- --smoke', () => {
   it('runs micro and ghz benchmarks against every server and records OK responses for each', { timeout: 300_000 }, async () => {
     expect(existsSync(repoPath('dist', 'bench', 'micro', 'alloc-child.js')), 'dist/ missing: run npm run build').toBe(true);
-    const parsed = parseCommandLine(['--smoke', '--out', out], SERVER_NAMES);
+    // With the h2load cell (a few seconds at smoke durations): its path through the harness, results.json and the summary.
+    const parsed = parseCommandLine(['--smoke', '--h2load', '--out', out], SERVER_NAMES);
     if (parsed.kind !== 'run') throw new Error('expected a run');
     const log: string[] = [];
     process.env.TMPDIR = runTmp;
@@ -97,6 +99,24 @@ describe('npm run bench -- --smoke', () => {
     expect(macro?.steal?.rounds).toBeGreaterThan(0);
     expect(run.summary).toContain('### Verdicts, from the intervals of the bold ratios');
     expect(run.summary).toMatch(/\*\*HS256 1c 1x50\*\* \(/);
+
+    // The h2load cell of HS256: both servers, every round's calls OK by the servers' own
+    // counts, or skipped with its reason where h2load is not installed.
+    const h2load = onDisk.h2load;
+    if (findH2load() === null) {
+      expect(h2load?.skipped).toMatch(/h2load not found/);
+    } else if (!goMissing) {
+      expect(h2load?.cells.map((c) => `${c.server} ${c.algorithm}`)).toEqual(['jwt-grpc HS256', 'go HS256']);
+      for (const cell of h2load?.cells ?? []) {
+        expect(cell.error, cell.server).toBeNull();
+        expect(cell.rounds, cell.server).toHaveLength(5);
+        expect(cell.h2load?.errors, cell.server).toBe(0);
+        expect(cell.h2load?.requestsPerS.median, cell.server).toBeGreaterThan(0);
+        expect(cell.ghz?.requestsPerS.median, cell.server).toBeGreaterThan(0);
+      }
+      expect(h2load?.ratios[0]?.h2loadRequestsPerS?.low).toBeGreaterThan(0);
+      expect(run.summary).toContain('### Saturated requests/s under h2load');
+    }
 
     // No token and no private key in anything the run wrote (every file under --out, ghz's
     // reports included: they repeat each VerifyJwt request) or logged, and the keys'

@@ -167,12 +167,30 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// callCounter counts finished unary calls by outcome: h2load sees HTTP statuses only, a
+// gRPC error travels in an HTTP 200, so the benchmark's h2load cell asks the server
+// (bench/load/ok-count.ts). Off unless --count-calls: two atomic adds per call.
+type callCounter struct{ ok, failed atomic.Int64 }
+
+var counter callCounter
+
+func (c *callCounter) intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if err != nil {
+		c.failed.Add(1)
+	} else {
+		c.ok.Add(1)
+	}
+	return resp, err
+}
+
 func main() {
 	host := flag.String("host", "127.0.0.1", "address to listen on")
 	port := flag.Int("port", 50051, "port to listen on (0: any free port)")
 	keysPath := flag.String("keys", "", "JWK Set of private keys (required)")
 	subjectsPath := flag.String("subjects", "", "JSON array of subjects (required)")
 	echo := flag.Bool("echo", false, "answer constants with no JWT work (grpc-go's transport ceiling); --keys and --subjects are then ignored")
+	countCalls := flag.Bool("count-calls", false, "count finished calls by status; SIGUSR1 prints `calls ok=N failed=M` on stdout (the h2load cell's status check)")
 	flag.CommandLine.Init(os.Args[0], flag.ContinueOnError)
 	if err := flag.CommandLine.Parse(os.Args[1:]); err != nil {
 		os.Exit(1) // the flag package has printed the error and usage
@@ -197,7 +215,18 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	gs := grpc.NewServer() // default options on purpose
+	var opts []grpc.ServerOption // default options on purpose
+	if *countCalls {
+		opts = append(opts, grpc.UnaryInterceptor(counter.intercept))
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		go func() {
+			for range usr1 {
+				fmt.Printf("calls ok=%d failed=%d\n", counter.ok.Load(), counter.failed.Load())
+			}
+		}()
+	}
+	gs := grpc.NewServer(opts...)
 	pb.RegisterJwtServiceServer(gs, service)
 
 	sigs := make(chan os.Signal, 1)

@@ -4,14 +4,20 @@
  */
 import type { TopLevelSpec } from 'vega-lite';
 import { type DotRow, dotChartSpec } from './interval-dots.js';
-import { type ChartedResults, entriesOf, intervalOf } from './inputs.js';
+import { type ChartedResults, entriesOf, h2loadEntries, intervalOf } from './inputs.js';
 
 export function h2loadRows(results: ChartedResults): DotRow[] {
   const rows: DotRow[] = [];
-  for (const entry of entriesOf(results.h2load)) {
-    const rps = intervalOf(entry['rps']);
+  for (const cell of h2loadEntries(results, 'cells')) {
+    const figures = cell['h2load'] as Record<string, unknown> | null | undefined;
+    const rps = intervalOf(figures?.['requestsPerS']);
     if (rps === null) continue;
-    rows.push({ row: `${String(entry['algorithm'])} · ${String(entry['server'])}`, ...rps, reading: entry['saturated'] === true ? 'server saturated' : 'not saturated' });
+    const saturated = figures?.['saturated'];
+    rows.push({
+      row: `${String(cell['algorithm'])} · ${String(cell['server'])}`,
+      ...rps,
+      reading: saturated === 'server' ? 'server saturated' : saturated === 'generator' ? 'h2load saturated' : 'neither saturated',
+    });
   }
   return rows;
 }
@@ -21,7 +27,7 @@ export function h2loadChartSpec(rows: readonly DotRow[]): TopLevelSpec {
     title: 'Requests/s under h2load: median and 95 % interval',
     xTitle: 'OK calls per second',
     ratio: false,
-    colours: { 'server saturated': '#2166ac', 'not saturated': '#b8b8b8' },
+    colours: { 'server saturated': '#2166ac', 'h2load saturated': '#d6604d', 'neither saturated': '#b8b8b8' },
     labelFormat: '{}',
   });
 }

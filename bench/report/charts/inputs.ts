@@ -14,19 +14,6 @@ export interface IntervalFigure {
   readonly high: number | null;
 }
 
-/** One (server, algorithm) of the h2load saturated cell. */
-export interface H2loadEntry {
-  readonly server: string;
-  readonly algorithm: string;
-  readonly rps: IntervalFigure;
-  readonly cpuPerCallUs?: number | null;
-  readonly saturated?: boolean;
-  /** ghz's requests/s for the same server and algorithm, where the run has it. */
-  readonly ghzRps?: number | null;
-  /** ours / Go in requests/s under h2load, per round, as a median with its interval. */
-  readonly ratioToGo?: IntervalFigure | null;
-}
-
 /** One point of the open-loop sweep: a fixed offered rate against one server. */
 export interface OpenLoopPoint {
   readonly server: string;
@@ -56,13 +43,23 @@ export interface StartupEntry {
   readonly timeToFirstOkMs: IntervalFigure;
 }
 
-/** results.json as the charts read it: every section beyond the harness's own is optional. */
-export type ChartedResults = BenchResults & {
-  readonly h2load?: readonly H2loadEntry[] | null;
-  readonly openLoop?: readonly OpenLoopPoint[] | null;
-  readonly warmup?: readonly WarmupPoint[] | null;
-  readonly startup?: readonly StartupEntry[] | null;
+/**
+ * results.json as the charts read it: the load sections (bench/load/results.ts) are read
+ * defensively, since files of older runs lack them or carry other shapes.
+ */
+export type ChartedResults = Omit<BenchResults, 'h2load' | 'openLoop' | 'warmup' | 'startup'> & {
+  readonly h2load?: unknown;
+  readonly openLoop?: unknown;
+  readonly warmup?: unknown;
+  readonly startup?: unknown;
 };
+
+/** The h2load section's entries of one key (`cells`, `ratios`), or [] when the run has none. */
+export function h2loadEntries(results: ChartedResults, key: 'cells' | 'ratios'): Record<string, unknown>[] {
+  const section = results.h2load as unknown;
+  if (section === null || typeof section !== 'object') return [];
+  return entriesOf((section as Record<string, unknown>)[key]);
+}
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 

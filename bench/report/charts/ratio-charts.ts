@@ -7,7 +7,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import { COMPARISONS } from '../../macro/comparisons.js';
 import type { MacroResults, RatioMetric, RatioResult } from '../../macro/results.js';
 import { type DotRow, READING_COLOURS, dotChartSpec, readingOf } from './interval-dots.js';
-import { type ChartedResults, entriesOf, intervalOf } from './inputs.js';
+import { type ChartedResults, entriesOf, h2loadEntries, intervalOf } from './inputs.js';
 
 const METRIC_LABELS: Readonly<Record<RatioMetric, string>> = { rps: 'requests/s', callsPerCpuSecond: 'calls/CPU-s' };
 
@@ -20,13 +20,19 @@ function rowOf(macro: MacroResults, ratio: RatioResult, withComparison: boolean)
   return { row: parts.join(' · '), median, low, high, reading: readingOf(low, high) };
 }
 
-/** The h2load cell's ours / Go rows (requests/s), one per algorithm, from entries that carry the ratio. */
+/** The h2load cells' jwt-grpc / Go rows, one per algorithm and metric, where the run has the ratio. */
 export function h2loadRatioRows(results: ChartedResults): DotRow[] {
   const rows: DotRow[] = [];
-  for (const entry of entriesOf(results.h2load)) {
-    const ratio = intervalOf(entry['ratioToGo']);
-    if (ratio === null) continue;
-    rows.push({ row: `h2load ${String(entry['algorithm'])} · ${String(entry['server'])} / Go · requests/s`, ...ratio, reading: readingOf(ratio.low, ratio.high) });
+  const metrics = [
+    ['h2loadRequestsPerS', 'requests/s'],
+    ['h2loadCallsPerCpuSecond', 'calls per CPU-second'],
+  ] as const;
+  for (const entry of h2loadEntries(results, 'ratios')) {
+    for (const [key, label] of metrics) {
+      const ratio = intervalOf(entry[key]);
+      if (ratio === null) continue;
+      rows.push({ row: `h2load ${String(entry['algorithm'])} · jwt-grpc / Go · ${label}`, ...ratio, reading: readingOf(ratio.low, ratio.high) });
+    }
   }
   return rows;
 }

@@ -1,0 +1,116 @@
+/**
+ * The load sections of `npm run bench` (options `--h2load`, `--open-loop`,
+ * `--warmup-sweep`; see bench/README.md "Load generators, open loop, warm-up"): jwt-grpc
+ * and the Go peer on the 1-core split, each section starting its servers afresh.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CorePlan } from '../harness/cores.js';
+import { writeKeysFile } from '../harness/keys-file.js';
+import { goBuild } from '../kit/go-build.js';
+import type { ServerProcess } from '../kit/launcher.js';
+import { GO_PEER_BINARY, GO_PEER_DIR } from '../macro/servers.js';
+import type { BenchAlgorithm } from '../options/algorithms.js';
+import type { LoadSelection } from '../options/types.js';
+import { runH2loadSection } from './h2load-section.js';
+import { type LoadContext, LOAD_SERVERS } from './load-servers.js';
+import { ABSOLUTE_RPS, buildOpenLoop, runOpenLoopSection } from './open-loop.js';
+import type { Capacity, LoadResults } from './results.js';
+import { WARMUP_CALLS, runWarmupSection } from './warmup.js';
+
+export interface LoadOptions {
+  readonly selection: LoadSelection;
+  readonly ghz: string;
+  readonly plan: CorePlan;
+  readonly algorithms: readonly BenchAlgorithm[];
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly rounds: number;
+  readonly openLoopRounds: number;
+  readonly warmupStarts: number;
+  readonly log: (line: string) => void;
+  readonly onCleanup: (cleanup: () => void) => () => void;
+}
+
+/** Nothing run: every load field of results.json null. */
+export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, loadSettings: null };
+
+export async function runLoad(options: LoadOptions): Promise<LoadResults> {
+  const { selection } = options;
+  if (!selection.h2load && !selection.openLoop && !selection.warmupSweep) return NO_LOAD;
+  const notes: string[] = [];
+  const servers = [...LOAD_SERVERS];
+  const algorithms = options.algorithms.filter((a) => a === 'HS256' || a === 'ES256');
+  options.log('building the Go peer (go build in bench/peers/go)');
+  const peer = goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer');
+  if (!peer.ok) {
+    notes.push(`load sections not run: ${peer.reason}`);
+    return { ...NO_LOAD, loadSettings: { servers, algorithms, openLoop: null, warmup: null, notes } };
+  }
+  let openLoop = selection.openLoop;
+  if (openLoop) {
+    const reason = buildOpenLoop();
+    if (reason !== null) {
+      notes.push(`open-loop latency not measured: ${reason}`);
+      openLoop = false;
+    }
+  }
+  const keys = writeKeysFile(['HS256', 'ES256']);
+  const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-load-'));
+  let current: readonly ServerProcess[] = [];
+  const unregister = options.onCleanup(() => {
+    for (const server of current) server.stop(2000).catch(() => undefined);
+    keys.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  });
+  const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
+  try {
+    // A section that fails is noted and the others still run: one broken server start must not cost the rest.
+    const attempt = async <T>(name: string, section: () => Promise<T>): Promise<T | null> => {
+      try {
+        return await section();
+      } catch (error) {
+        notes.push(`${name} failed: ${(error as Error).message.split('\n')[0]}`);
+        options.log(`  ! ${name} failed: ${(error as Error).message}`);
+        return null;
+      }
+    };
+    const h2load = selection.h2load
+      ? await attempt('h2load cells', () => runH2loadSection(ctx, { algorithms, servers, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds }))
+      : null;
+    if (h2load?.skipped != null) notes.push(`h2load cells skipped: ${h2load.skipped}`);
+    for (const cell of h2load?.cells ?? []) if (cell.error !== null) notes.push(`h2load ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
+    // h2load's figure even where h2load itself was the limit: still the highest rate either generator reached.
+    const capacities: Capacity[] = (h2load?.cells ?? []).flatMap((c) =>
+      c.h2load === null ? [] : [{ server: c.server, algorithm: c.algorithm, requestsPerS: c.h2load.requestsPerS.median, source: 'h2load' as const }],
+    );
+    const open = openLoop
+      ? await attempt('open-loop latency', () => runOpenLoopSection(ctx, {
+          algorithms,
+          servers,
+          durationS: Math.max(options.durationS, 2),
+          warmupS: options.warmupS,
+          rounds: options.openLoopRounds,
+          absoluteRps: ABSOLUTE_RPS,
+          capacities,
+        }))
+      : null;
+    const warm = selection.warmupSweep
+      ? await attempt('warm-up sweep', () => runWarmupSection(ctx, { algorithms, servers, warmupCalls: WARMUP_CALLS, starts: options.warmupStarts, durationS: options.durationS }))
+      : null;
+    return {
+      h2load,
+      openLoop: open?.points ?? null,
+      openLoopRatios: open?.ratios ?? null,
+      warmup: warm?.warmup ?? null,
+      startup: warm?.startup ?? null,
+      loadSettings: { servers, algorithms, openLoop: open?.settings ?? null, warmup: warm?.settings ?? null, notes },
+    };
+  } finally {
+    unregister();
+    await Promise.all(current.map((s) => s.stop(2000)));
+    keys.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,118 @@
+/** The load sections of summary.md: h2load's saturated cells, open-loop latency, warm-up and start-up. */
+import { formatInteger, formatMs, formatRatioInterval, formatUs } from '../common/format.js';
+import { markdownTable } from '../common/markdown.js';
+import type { MedianInterval } from '../common/median-interval.js';
+import type { GeneratorFigures, H2loadSection, LoadResults, OpenLoopPoint } from './results.js';
+
+/** `12,345 (12,001-12,650)`, or the median alone with the round count where no interval could be given. */
+function rateInterval(value: MedianInterval): string {
+  if (value.low === null || value.high === null) return `${formatInteger(value.median)} (${value.n} rounds: no interval)`;
+  return `${formatInteger(value.median)} (${formatInteger(value.low)}-${formatInteger(value.high)})`;
+}
+
+function msInterval(value: MedianInterval | null): string {
+  if (value === null) return 'n/a';
+  if (value.low === null || value.high === null) return `${formatMs(value.median)} (n=${value.n})`;
+  return `${formatMs(value.median)} (${formatMs(value.low)}-${formatMs(value.high)})`;
+}
+
+function percent(share: number | null): string {
+  return share === null || !Number.isFinite(share) ? '?' : `${Math.round(share * 100)}`;
+}
+
+function generatorCells(f: GeneratorFigures | null): string[] {
+  if (f === null) return ['✖', '', '', ''];
+  return [rateInterval(f.requestsPerS) + (f.errors > 0 ? ' ⚠' : '') + (f.disturbedRounds > 0 ? ' ⊘' : ''), `${percent(f.serverCpu)} / ${percent(f.generatorCpu)}`, f.saturated, formatUs(f.cpuPerCallUs)];
+}
+
+function h2loadPart(section: H2loadSection): string[] {
+  const s = section.settings;
+  const intro =
+    `h2load (${s.threads} thread${s.threads === 1 ? '' : 's'}, ${s.connections} connections x ${s.streamsPerConnection} streams, pinned to CPU ${s.loadCpus.join(',')}) and ` +
+    `ghz (${s.ghzConnections} connections, ${s.ghzConcurrency} in flight) against the same server process (CPU ${s.serverCpus.join(',')}) in the same ${s.rounds} rounds of ${s.durationS} s. ` +
+    'Each cell: OK requests/s, median (95 % interval); `CPU %`: server / generator; `saturated`: the side ≥ 90 % busy (server first), `neither` = latency-bound or disturbed. ' +
+    'Every h2load call\'s gRPC status is checked on the server\'s side (its own count of calls by status, before and after each run: bench/load/ok-count.ts), since h2load sees only HTTP 200; ⚠ marks non-OK calls, ⊘ rounds where other processes used > 5 % of the CPUs or steal was > 10 %. ' +
+    'For that count jwt-grpc runs with `--metrics-port 0` (metrics recorded on every call) and the Go peer with `--count-calls` (two atomic adds): ours carries the larger cost.';
+  if (section.skipped !== null) return ['### Saturated requests/s under h2load', `Not run: ${section.skipped}.`];
+  const rows = section.cells.map((c) => [c.algorithm, c.server, ...generatorCells(c.h2load), ...generatorCells(c.ghz)]);
+  const ratios = section.ratios.map((r) => [r.algorithm, formatRatioInterval(r.h2loadRequestsPerS), formatRatioInterval(r.ghzRequestsPerS), formatRatioInterval(r.h2loadCallsPerCpuSecond)]);
+  return [
+    '### Saturated requests/s under h2load',
+    intro,
+    markdownTable(['algorithm', 'server', 'h2load req/s', 'CPU %', 'saturated', 'CPU µs/call', 'ghz req/s', 'CPU %', 'saturated', 'CPU µs/call'], rows, 2),
+    'ours / Go, per round (median, 95 % interval):',
+    markdownTable(['algorithm', 'req/s under h2load', 'req/s under ghz', 'calls per CPU-second (h2load)'], ratios, 1),
+  ];
+}
+
+function share(point: OpenLoopPoint): string {
+  if (point.fractionOfOwnCapacity !== undefined) return `${Math.round(point.fractionOfOwnCapacity * 100)} % of own`;
+  if (point.fractionOfGoCapacity !== undefined) return `${Math.round(point.fractionOfGoCapacity * 100)} % of Go's`;
+  return 'fixed';
+}
+
+function openLoopPart(results: LoadResults): string[] {
+  const points = results.openLoop ?? [];
+  const settings = results.loadSettings?.openLoop;
+  const intro =
+    `Open loop: calls leave on a Poisson schedule at the offered rate whatever the server does, over ${settings?.connections ?? '?'} connections ` +
+    '(bench/load/openloop, grpc-go), and each latency runs from the call\'s intended send time, so a queue shows instead of slowing the sender. ' +
+    `${settings?.rounds ?? '?'} rounds of ${settings?.durationS ?? '?'} s per rate; each figure the median over rounds (95 % interval), ms. ` +
+    `Capacities: ${(settings?.capacities ?? []).map((c) => `${c.server} ${c.algorithm} ${formatInteger(c.requestsPerS)}/s (${c.source})`).join(', ')}.`;
+  const rows = points.map((p) => [
+    p.algorithm,
+    p.server,
+    share(p),
+    formatInteger(p.offeredRps),
+    formatInteger(p.achievedRps),
+    msInterval(p.p50Ms),
+    msInterval(p.p99Ms),
+    msInterval(p.p999Ms),
+    String(p.errors) + ((p.generatorCpu ?? 0) >= 0.9 ? ' ⚑' : ''),
+    formatMs(p.maxSendLagMs),
+  ]);
+  const headline = (results.openLoopRatios ?? []).map((r) => [r.algorithm, `${Math.round(r.fractionOfGoCapacity * 100)} % (${formatInteger(r.offeredRps)}/s)`, formatRatioInterval(r.p99Ratio)]);
+  return [
+    '### Latency at a fixed arrival rate (open loop)',
+    intro,
+    'p99 ours / Go at a share of Go\'s capacity (< 1.00x: ours answers faster at that load):',
+    markdownTable(['algorithm', 'offered', 'p99 ours / Go'], headline, 2),
+    markdownTable(['algorithm', 'server', 'rate', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'send lag ms'], rows, 3),
+    '⚑: the generator was ≥ 90 % busy. `send lag`: the largest delay of a send behind its schedule (the generator\'s own lag, which the latencies include). An achieved rate below the offered one means the server fell behind: its queue grew for the whole round.',
+  ];
+}
+
+function warmupPart(results: LoadResults): string[] {
+  const points = results.warmup ?? [];
+  const settings = results.loadSettings?.warmup;
+  const keys = [...new Set(points.map((p) => `${p.algorithm}|${p.warmupCalls}`))];
+  const rows = keys.map((key) => {
+    const [algorithm, calls] = key.split('|') as [string, string];
+    const of = (server: string) => points.find((p) => p.algorithm === algorithm && String(p.warmupCalls) === calls && p.server === server);
+    const ours = of('jwt-grpc');
+    const go = of('go');
+    return [algorithm, formatInteger(Number(calls)), ours === undefined ? 'n/a' : formatUs(ours.cpuPerCallUs), go === undefined ? 'n/a' : formatUs(go.cpuPerCallUs), formatRatioInterval(ours?.ratioToGo ?? null)];
+  });
+  const startup = (results.startup ?? []).map((s) => [s.server, msInterval(s.timeToFirstOkMs)]);
+  return [
+    '### Warm-up and start-up',
+    `Each row: every server started afresh ${settings?.starts ?? '?'} times, sent that many calls (ghz, ${settings?.connections ?? '?'} connection x ${settings?.concurrency ?? '?'} in flight), ` +
+      `then measured for ${settings?.roundsPerStart ?? '?'} rounds of ${settings?.durationS ?? '?'} s (same shape); CPU µs per call is the median over starts and rounds, ` +
+      'the ratio (calls per server CPU-second, ours / Go; > 1.00x: ours spends less) is taken per (start, round) pair. ' +
+      'Few warm-up calls is a freshly started pod (a Kubernetes scale-up); many is a long-running one.',
+    markdownTable(['algorithm', 'warm-up calls', 'jwt-grpc µs/call', 'Go µs/call', 'ours / Go, calls per CPU-s'], rows, 1),
+    'Time from spawning the server to its first OK GenerateJwt (every start of the sweep; median, 95 % interval):',
+    markdownTable(['server', 'ms'], startup, 1),
+  ];
+}
+
+/** The load parts of summary.md; empty when no load section ran. */
+export function loadSummary(results: LoadResults): string[] {
+  if (results.loadSettings === null) return [];
+  const parts = ['## Load: h2load, open loop, warm-up (jwt-grpc and Go, one server core)'];
+  if (results.h2load !== null) parts.push(...h2loadPart(results.h2load));
+  if (results.openLoop !== null) parts.push(...openLoopPart(results));
+  if (results.warmup !== null) parts.push(...warmupPart(results));
+  parts.push(...results.loadSettings.notes.map((n) => `- ${n}`));
+  return parts;
+}
