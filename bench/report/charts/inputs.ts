@@ -1,7 +1,7 @@
 /**
  * What the charts read from a results.json: the macro section this harness always writes,
- * and the sections other parts of the benchmark add (h2load, the open-loop latency sweep,
- * the warm-up sweep, start-up), each optional. A section that is absent, or whose entries
+ * and the load sections (h2load, the open-loop latency sweep, the warm-up sweep, start-up;
+ * their shapes are bench/load/results.ts's), each optional. A section that is absent, or whose entries
  * lack a figure a chart needs, gives no chart rather than an error: results.json files of
  * older runs stay chartable.
  */
@@ -12,35 +12,6 @@ export interface IntervalFigure {
   readonly median: number;
   readonly low: number | null;
   readonly high: number | null;
-}
-
-/** One point of the open-loop sweep: a fixed offered rate against one server. */
-export interface OpenLoopPoint {
-  readonly server: string;
-  readonly algorithm: string;
-  readonly offeredRps: number;
-  readonly fractionOfOwnCapacity?: number;
-  readonly fractionOfGoCapacity?: number;
-  readonly p50Ms: IntervalFigure;
-  readonly p99Ms: IntervalFigure;
-  readonly p999Ms: IntervalFigure;
-  readonly achievedRps: number;
-  readonly errors: number;
-}
-
-/** One point of the warm-up sweep: a server measured after `warmupCalls` calls. */
-export interface WarmupPoint {
-  readonly server: string;
-  readonly algorithm: string;
-  readonly warmupCalls: number;
-  readonly ratioToGo?: IntervalFigure;
-  readonly cpuPerCallUs: number;
-}
-
-/** Time from process start to the first OK call, per server. */
-export interface StartupEntry {
-  readonly server: string;
-  readonly timeToFirstOkMs: IntervalFigure;
 }
 
 /**
