@@ -5,30 +5,14 @@
  * caller, its call and the server's spans are one trace.
  */
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CallMetadata, GrpcStatus, createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from '../../src/lib.js';
 import { ClientPool, callError } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import { useGlobalTracing } from './global-sdk.js';
 
-const exporter = new InMemorySpanExporter();
-const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-const contextManager = new AsyncLocalStorageContextManager().enable();
-
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterEach(() => exporter.reset());
-afterAll(async () => {
-  trace.disable();
-  context.disable();
-  propagation.disable();
-  await provider.shutdown();
-});
+const { exporter, provider } = useGlobalTracing();
 
 /** The finished span named `name` of `kind`, waiting a moment for the server's, which ends after the client has its answer. */
 async function spanOf(name: string, kind: SpanKind): Promise<ReadableSpan> {

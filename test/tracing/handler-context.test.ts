@@ -7,30 +7,14 @@
  */
 import { credentials, Client, Metadata } from '@grpc/grpc-js';
 import { type Span, SpanKind, context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CallInterceptor, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
+import { useGlobalTracing } from './global-sdk.js';
 
-const exporter = new InMemorySpanExporter();
-const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-const contextManager = new AsyncLocalStorageContextManager().enable();
-
-beforeAll(() => {
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-});
-afterEach(() => exporter.reset());
-afterAll(async () => {
-  trace.disable();
-  context.disable();
-  propagation.disable();
-  await provider.shutdown();
-});
+const { exporter, provider } = useGlobalTracing();
 
 const bytes = (b: Buffer): Buffer => b;
 /** A one-method service of raw bytes, as a user adds beside JwtService. */
