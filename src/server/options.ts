@@ -97,7 +97,8 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    * gets a `status` claim with its own index in the list at `ISSUER/statuslists/1`, served
    * signed (`statuslist+jwt`, with an asymmetric key) on the HTTP port and by
    * GetStatusList, so remote verifiers learn of revocations without calling the issuer.
-   * Needs `issuer` and `httpPort`. Default false.
+   * Needs `issuer`, `httpPort`, and `revocations` or `revocationStore`, which keep its
+   * index counter across restarts. Default false.
    */
   readonly statusList?: boolean;
   /**
