@@ -20,6 +20,7 @@ const INTEGRATION = [
   'test/ops/keys-cli.test.ts',
   'test/ops/watch.test.ts',
   'test/reliability/crash-loop.test.ts',
+  'test/revocation/redis-cli.test.ts',
   'test/revocation/redis-store.test.ts',
   'test/tracing/collector-down.test.ts',
   'test/tracing/otlp-e2e.test.ts',

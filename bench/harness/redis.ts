@@ -2,9 +2,10 @@
  * A throwaway `redis-server` on a free loopback port, for the Redis revocation store's
  * tests and its memory measurement: no persistence (`--save ''`, no AOF), a password so
  * that the store's URL carries one (and the tests can check it is never logged), run
- * through the launcher like every other process the harness starts.
+ * through the launcher like every other process the harness starts; and a TCP relay that
+ * cuts one client off Redis, as a partition would.
  */
-import { createServer } from 'node:net';
+import { type Server, type Socket, createConnection, createServer } from 'node:net';
 import { findOnPath, isExecutable } from '../kit/exec.js';
 import { type LaunchedProcess, launch } from '../kit/launcher.js';
 
@@ -84,5 +85,49 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       if (attempt === 1 && options.port === undefined && /Address already in use/.test(proc.stdout)) continue;
       throw new Error(`redis-server did not start: ${(error as Error).message}\n${proc.stdout}${proc.stderr}`);
     }
+  }
+}
+
+/**
+ * A TCP relay between one replica and Redis: `cut()` drops its connections and refuses new
+ * ones, as a network partition or a Redis restart would look from that replica alone.
+ */
+export class Relay {
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  #open = true;
+
+  constructor(targetPort: number) {
+    this.#server = createServer((client) => {
+      if (!this.#open) return void client.destroy();
+      const upstream = createConnection(targetPort, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket);
+        socket.on('error', () => undefined).on('close', () => {
+          this.#sockets.delete(socket);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve) => this.#server.listen(0, '127.0.0.1', () => resolve((this.#server.address() as { port: number }).port)));
+  }
+
+  cut(): void {
+    this.#open = false;
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  restore(): void {
+    this.#open = true;
+  }
+
+  close(): Promise<void> {
+    this.cut();
+    return new Promise((resolve) => this.#server.close(() => resolve()));
   }
 }

@@ -1,5 +1,5 @@
 import type { KeySet } from '../keys/key-set.js';
-import { type JwtServer, type ServerInternals, createJwtServerWith } from '../server/create.js';
+import { type JwtServer, createJwtServer } from '../server/create.js';
 import type { JwtServerOptions } from '../server/options.js';
 import { exitLatch } from './handle.js';
 import type { ResolvedClusterOptions } from './options.js';
@@ -24,9 +24,8 @@ export async function listenInProcess(
   options: ResolvedClusterOptions,
   keys: KeySet | undefined,
   overrides: Omit<JwtServerOptions, 'keys' | 'logger'> = {},
-  internals: ServerInternals = {},
 ): Promise<InProcessServer> {
-  const server = createJwtServerWith({ ...options.server, ...overrides, keys, logger: options.logger }, internals);
+  const server = createJwtServer({ ...options.server, ...overrides, keys, logger: options.logger });
   const tls = options.tls === undefined ? undefined : await options.tls();
   const port = await server.listen(options.address, tls);
   const { done, finish } = exitLatch();

@@ -12,7 +12,6 @@ import type { JwtPolicy } from '../policy/check.js';
 import { PolicyReloader } from '../policy/reload.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
-import { type ReserveIndexes, localReserve } from '../revocation/status-list/allocator.js';
 import { HandOut, sendTo } from './hand-out.js';
 import { type ClusterHandle, exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { broadcastRevoked, serveWorkerRevoke } from './revocations.js';
@@ -50,6 +49,11 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   let policy: JwtPolicy | undefined = options.policy === undefined ? undefined : await options.policy();
   // The primary owns the revocation store: workers reach it over IPC (./revocations.ts).
   const revocations = new Revocations(await openRevocationStore(options.server, logger));
+  // Status list indexes for every worker from the store's one durable counter (the file's
+  // reservation mark, Redis INCRBY), block by block: no two workers, nor a worker and its
+  // respawn, nor this cluster before and after a restart, hand out the same index.
+  // resolveServerOptions refused statusList without such a store.
+  const reserveStatusIndexes = revocations.reserveStatusIndexes ?? ((): Promise<number> => Promise.reject(new Error('the revocation store keeps no status list index counter')));
   // What a worker gets when it says hello: the keys and policy in use (reloaded ones once
   // there are), and the revocations held at that moment.
   const startMessage = (): PrimaryMessage => ({
@@ -69,10 +73,6 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
     registerKeyGauge(metricsRegistry, () => keys);
     registerStoreGauge(metricsRegistry, () => revocations);
   }
-  // Status list indexes for every worker from one counter, block by block: no two workers
-  // (nor a worker and its respawn) ever hand out the same index. Across replicas the
-  // revocation store's reserveStatusIndexes (Redis INCRBY) takes this counter's place.
-  const reserveStatusIndexes: ReserveIndexes = localReserve();
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE.
   cluster.schedulingPolicy = cluster.SCHED_RR;

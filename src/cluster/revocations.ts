@@ -11,6 +11,7 @@ import type { Worker } from 'node:cluster';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { RELAYED_STORE_KIND, type Revocations } from '../revocation/revocations.js';
+import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
 import type { Revocation, RevocationStore } from '../revocation/types.js';
 import type { PrimaryMessage, WorkerMessage } from './messages.js';
 
@@ -27,10 +28,13 @@ export class PrimaryRelayStore implements RevocationStore {
   /** What arrives before the server starts the store: the start message's revocations, then broadcasts. */
   #early: Revocation[];
   #closed = false;
+  /** Status-list index blocks, from the primary's one counter (the store's, so durable). */
+  readonly reserveStatusIndexes: ReserveIndexes;
 
-  constructor(initial: readonly Revocation[], send: (message: WorkerMessage) => void) {
+  constructor(initial: readonly Revocation[], send: (message: WorkerMessage) => void, reserve: ReserveIndexes) {
     this.#early = [...initial];
     this.#send = send;
+    this.reserveStatusIndexes = reserve;
   }
 
   get up(): boolean {
@@ -78,8 +82,11 @@ export class PrimaryRelayStore implements RevocationStore {
 
 /** A revocation as a worker sent it, checked: the IPC channel is ours, but a bad value must not reach the store. */
 function isRevocation(value: unknown): value is Revocation {
-  const { jti, expiresAt, reason } = (value ?? {}) as Partial<Revocation>;
-  return typeof jti === 'string' && jti.length > 0 && typeof expiresAt === 'number' && Number.isFinite(expiresAt) && (reason === undefined || typeof reason === 'string');
+  const { jti, expiresAt, reason, statusIndex } = (value ?? {}) as Partial<Revocation>;
+  return (
+    typeof jti === 'string' && jti.length > 0 && typeof expiresAt === 'number' && Number.isFinite(expiresAt) &&
+    (reason === undefined || typeof reason === 'string') && (statusIndex === undefined || (Number.isSafeInteger(statusIndex) && statusIndex >= 0))
+  );
 }
 
 /**

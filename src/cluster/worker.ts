@@ -73,7 +73,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   });
 
   // The primary owns the revocation store; this worker's server reaches it through this relay.
-  const relay = new PrimaryRelayStore(start.revocations, send);
+  const relay = new PrimaryRelayStore(start.revocations, send, primaryReserve());
   // Counted here, served by the primary: the primary sums its workers' metrics.
   const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   let listening: InProcessServer | undefined;
@@ -125,7 +125,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
       ...(start.policy !== undefined && { policy: start.policy }),
       revocations: undefined,
       revocationStore: relay,
-    }, { statusListReserve: primaryReserve() });
+    });
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
     // The primary reports it, once, and stops the cluster; this worker only exits.

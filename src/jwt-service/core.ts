@@ -271,7 +271,7 @@ export class JwtServiceCore {
     }
     let revocation: Revocation;
     try {
-      revocation = revocationOf(request, this.#state.verifier, this.#options, Math.floor(Date.now() / 1000));
+      revocation = revocationOf(request, this.#state.verifier, this.#options, Math.floor(Date.now() / 1000), this.#statusList?.indexOf);
     } catch (err) {
       this.#observer?.revocation('invalid');
       throw err;

@@ -15,12 +15,15 @@ const MAX_REASON_LENGTH = 256;
 /**
  * By `jwt`: the token must verify with `verifier` (this server's keys), and carry a jti.
  * By `jti` and `expires_at`: the exp must lie ahead, at most maxTtlSeconds. `now` in Unix seconds.
+ * `statusIndexOf` is the server's status list's `indexOf` (the index only when the token
+ * names that list); without a list, the token's index is kept as it is.
  */
 export function revocationOf(
   request: RevokeJwtRequest,
   verifier: Verifier,
   options: Pick<ResolvedServiceOptions, 'clockToleranceSeconds' | 'maxTokenLength' | 'maxTtlSeconds'>,
   now: number,
+  statusIndexOf?: (claims: Readonly<Record<string, unknown>>) => number | undefined,
 ): Revocation {
   const invalid = (message: string): GrpcStatusError => new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, message);
   const { clockToleranceSeconds, maxTokenLength, maxTtlSeconds } = options;
@@ -35,7 +38,7 @@ export function revocationOf(
     const jti = result.payload['jti'];
     if (typeof jti !== 'string' || jti.length === 0) throw invalid('jwt: has no jti claim (issued with jti off), so it cannot be revoked');
     if (jti.length > MAX_JTI_LENGTH) throw invalid(`jwt: its jti is longer than ${MAX_JTI_LENGTH} characters`);
-    const statusIndex = statusListIndex(result.payload['status']);
+    const statusIndex = statusIndexOf === undefined ? statusListIndex(result.payload['status']) : statusIndexOf(result.payload);
     return { jti, expiresAt: result.payload.exp + clockToleranceSeconds, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex }) };
   }
   if (request.jti.length === 0) throw invalid('give jwt, or jti and expires_at');

@@ -6,6 +6,11 @@
  * (`reason` and `statusIndex` only when there are). A jti may appear on several lines; the
  * latest expiry wins. Lines whose `expiresAt` has passed are skipped when read.
  *
+ * Status-list reservations: `{"statusIndexes":8192}` says every index below 8192 may have
+ * been handed out, so the counter resumes there after a restart and an index never names
+ * two tokens (draft-ietf-oauth-status-list-20 section 13.3). The highest such line wins;
+ * `reserveStatusIndexes` appends one and fsyncs it before it returns the block.
+ *
  * Durability: `add` appends its line and fsyncs the file before it resolves, so RevokeJwt
  * answers only once a crash can no longer lose it; adds that arrive while one is being
  * written go together in the next write and fsync (group commit). A crash mid-write leaves
@@ -72,14 +77,21 @@ function line(revocation: Revocation): string {
   return `${JSON.stringify({ jti, expiresAt, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex }) })}\n`;
 }
 
-/** A line of the file as an entry, or undefined when it is not one. */
-function parseLine(text: string): Revocation | undefined {
+/** A status-list reservation as a line: every index below `mark` may have been handed out. */
+function markLine(mark: number): string {
+  return `${JSON.stringify({ statusIndexes: mark })}\n`;
+}
+
+/** A line of the file as an entry or a reservation mark, or undefined when it is neither. */
+function parseLine(text: string): Revocation | { readonly statusIndexes: number } | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  const { statusIndexes } = (value ?? {}) as Record<string, unknown>;
+  if (statusIndexes !== undefined) return Number.isSafeInteger(statusIndexes) && (statusIndexes as number) >= 0 ? { statusIndexes: statusIndexes as number } : undefined;
   const { jti, expiresAt, reason, statusIndex } = (value ?? {}) as Record<string, unknown>;
   if (typeof jti !== 'string' || jti.length === 0 || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
   if (reason !== undefined && typeof reason !== 'string') return undefined;
@@ -110,6 +122,8 @@ class FileStore implements FileRevocationStore {
   #size = 0;
   /** Lines in the file, live or not: compaction compares it with the live entries. */
   #lines = 0;
+  /** The status-list reservation mark: every index below it may have been handed out. */
+  #statusIndexes = 0;
   #up = false;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
@@ -148,11 +162,12 @@ class FileStore implements FileRevocationStore {
     for (const entry of whole.split('\n')) {
       lineNumber += 1;
       if (entry === '') continue;
-      const revocation = parseLine(entry);
-      if (revocation === undefined) {
+      const parsed = parseLine(entry);
+      if (parsed === undefined) {
         throw unavailable(`revocations file ${this.#path}, line ${lineNumber}: not a revocation entry; the file is damaged (docs/revocation.md describes its format)`);
       }
-      this.#live.add(revocation);
+      if ('statusIndexes' in parsed) this.#statusIndexes = Math.max(this.#statusIndexes, parsed.statusIndexes);
+      else this.#live.add(parsed);
       this.#lines += 1;
     }
     try {
@@ -187,6 +202,33 @@ class FileStore implements FileRevocationStore {
     });
   }
 
+  /**
+   * Reserves `count` status-list indexes: appends the new mark and fsyncs it before the
+   * block is handed out, so no restart hands any of them out again. One write per block.
+   */
+  reserveStatusIndexes(count: number): Promise<number> {
+    if (!Number.isSafeInteger(count) || count <= 0) return Promise.reject(new RangeError(`reserveStatusIndexes: count must be a positive integer, got ${count}`));
+    return this.#exclusive(async () => {
+      const file = this.#file;
+      if (file === undefined || this.#closed) throw unavailable(`revocations file ${this.#path} is not open`);
+      const first = this.#statusIndexes;
+      const text = markLine(first + count);
+      try {
+        await file.write(text);
+        await file.datasync();
+      } catch (err) {
+        this.#up = false;
+        await file.truncate(this.#size).catch(() => undefined);
+        throw unavailable(`cannot write the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      }
+      this.#size += Buffer.byteLength(text);
+      this.#lines += 1;
+      this.#statusIndexes = first + count;
+      this.#up = true;
+      return first;
+    });
+  }
+
   compact(): Promise<void> {
     return this.#exclusive(() => this.#compact());
   }
@@ -202,9 +244,9 @@ class FileStore implements FileRevocationStore {
     await file?.close();
   }
 
-  #exclusive(run: () => Promise<void>): Promise<void> {
+  #exclusive<T>(run: () => Promise<T>): Promise<T> {
     const next = this.#tail.then(run);
-    this.#tail = next.catch(() => undefined);
+    this.#tail = next.then(() => undefined, () => undefined);
     return next;
   }
 
@@ -249,7 +291,8 @@ class FileStore implements FileRevocationStore {
     if (this.#file === undefined) return;
     this.#live.sweep();
     const live = [...this.#live.values()];
-    const text = live.map(line).join('');
+    // The reservation mark goes first, and only the highest: indexes never repeat after a compaction either.
+    const text = (this.#statusIndexes > 0 ? markLine(this.#statusIndexes) : '') + live.map(line).join('');
     const temporary = `${this.#path}.${process.pid}.compacting`;
     try {
       const out = await open(temporary, 'w');
@@ -270,7 +313,7 @@ class FileStore implements FileRevocationStore {
     this.#file = await open(this.#path, 'a');
     await previous.close();
     this.#size = Buffer.byteLength(text);
-    this.#lines = live.length;
+    this.#lines = live.length + (this.#statusIndexes > 0 ? 1 : 0);
   }
 }
 

@@ -53,6 +53,15 @@ export class Revocations {
     return this.#store === undefined || this.#store.kind === RELAYED_STORE_KIND ? undefined : this.#store.up;
   }
 
+  /**
+   * The store's status-list index counter (`reserveStatusIndexes`), or undefined when the
+   * store keeps none (memory only, a store of your own without one).
+   */
+  get reserveStatusIndexes(): ((count: number) => Promise<number>) | undefined {
+    const store = this.#store;
+    return store?.reserveStatusIndexes === undefined ? undefined : (count) => store.reserveStatusIndexes!(count);
+  }
+
   /** The entries held now (what a cluster primary hands a worker that starts). */
   values(): Revocation[] {
     return [...this.#set.values()];
@@ -95,7 +104,11 @@ export class Revocations {
    */
   async revoke(revocation: Revocation): Promise<boolean> {
     const known = this.#set.get(revocation.jti);
-    if (known !== undefined && known.expiresAt >= revocation.expiresAt) return false;
+    if (known !== undefined && known.expiresAt >= revocation.expiresAt) {
+      if (revocation.statusIndex === undefined || known.statusIndex !== undefined) return false;
+      // Revoked by jti first, now by the token: store its status-list index, keeping the later expiry.
+      revocation = { ...revocation, expiresAt: known.expiresAt };
+    }
     await this.#store?.add(revocation);
     // In a cluster worker the primary's broadcast has usually added it already (and told the listeners).
     if (this.#set.add(revocation)) for (const listener of this.#listeners) listener([revocation]);

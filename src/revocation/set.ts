@@ -39,12 +39,17 @@ export class RevocationSet {
   /**
    * Adds `revocation`, or extends an entry of the same jti to the later expiry. Returns
    * false when the set held it already until at least as late (nothing changed), and for
-   * one that has expired already (nothing to keep).
+   * one that has expired already (nothing to keep). An entry held until at least as late
+   * takes the status-list index it lacked (revoked by jti first, then by the token).
    */
   add(revocation: Revocation): boolean {
     if (revocation.expiresAt <= this.#clock()) return false;
     const known = this.#entries.get(revocation.jti);
-    if (known !== undefined && known.expiresAt >= revocation.expiresAt) return false;
+    if (known !== undefined && known.expiresAt >= revocation.expiresAt) {
+      if (revocation.statusIndex === undefined || known.statusIndex !== undefined) return false;
+      this.#entries.set(revocation.jti, { ...known, statusIndex: revocation.statusIndex });
+      return true;
+    }
     this.#entries.set(revocation.jti, revocation);
     this.#push({ at: revocation.expiresAt, jti: revocation.jti });
     return true;

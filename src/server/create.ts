@@ -3,7 +3,6 @@ import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
 import { type StatusListRoute, documentsHandler } from '../discovery/handler.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
-import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
 import { STATUS_LIST_PATH, STATUS_LIST_RESIGN_FRACTION, type StatusListIssuer, createStatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
@@ -28,6 +27,7 @@ import { tracingInterceptor } from '../tracing/interceptor.js';
 import { readAdminSecret } from '../revocation/admin.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
+import type { Revocation } from '../revocation/types.js';
 import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
@@ -75,6 +75,54 @@ export interface JwtServer extends AsyncDisposable {
 }
 
 /**
+ * The status list of a server: its uri under the issuer (draft-ietf-oauth-status-list-20
+ * section 6.2), failing at start when no key can sign it, and its first block of indexes,
+ * reserved from the revocation store (the file, Redis, or a cluster worker's primary) so
+ * that no index repeats after a restart. It then marks every revocation the server holds
+ * that names an index: those loaded at start, and every one that arrives later (RevokeJwt
+ * here, another worker through the primary, another replica through the store).
+ */
+async function startStatusList(
+  issuer: string,
+  keys: KeySet,
+  current: () => KeySet,
+  ttlSeconds: number,
+  revocations: Revocations,
+  logger: Logger,
+): Promise<StatusListIssuer> {
+  statusListAlgorithm(keys);
+  const reserve = revocations.reserveStatusIndexes;
+  // resolveServerOptions refuses statusList without such a store; a store that loses the method since is refused here.
+  if (reserve === undefined) throw new JwtGrpcError('ERR_INVALID_OPTION', 'option statusList: the revocation store keeps no status list index counter', { field: 'statusList' });
+  const list = await createStatusListIssuer({ uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`, keys: current, ttlSeconds, reserve, logger });
+  const mark = (arrived: readonly Revocation[]): void => markRevoked(list, arrived, logger);
+  mark(revocations.values());
+  revocations.subscribe(mark);
+  return list;
+}
+
+/** Marks the status list entries `revocations` name; an index outside the list (a store written by another list) is logged, not marked. */
+function markRevoked(list: StatusListIssuer, revocations: readonly Revocation[], logger: Logger): void {
+  for (const { jti, statusIndex } of revocations) {
+    if (statusIndex === undefined) continue;
+    try {
+      list.revoke(statusIndex);
+    } catch {
+      logger.warn('status list: a revocation names an index outside the list; not marked', { jti, statusIndex });
+    }
+  }
+}
+
+/**
+ * The HTTP route of a status list: its uri's path. `Cache-Control: max-age` is a quarter
+ * of the ttl, the age at which the issuer signs the list again, so a shared cache never
+ * hands a verifier a list older than half its ttl (docs/status-list.md).
+ */
+function statusListRoute(list: StatusListIssuer): StatusListRoute {
+  return { path: new URL(list.uri).pathname, token: () => list.token(), maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION) };
+}
+
+/**
  * Creates a gRPC server carrying `jwt.services.JwtService`, health and reflection, with
  * options validated now (an invalid one throws `JwtGrpcError` naming it).
  *
@@ -87,42 +135,6 @@ export interface JwtServer extends AsyncDisposable {
  * ```
  */
 export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
-  return createJwtServerWith(options, {});
-}
-
-/** What a cluster worker adds to createJwtServer: not options a user gives. @internal */
-export interface ServerInternals {
-  /** Where the status list's index blocks come from (the cluster primary); default: this process. */
-  readonly statusListReserve?: ReserveIndexes;
-}
-
-/**
- * The status list of a server: its uri under the issuer (draft-ietf-oauth-status-list-20
- * section 6.2), failing at start when no key can sign it, and its first block of indexes.
- */
-async function startStatusList(
-  issuer: string,
-  keys: KeySet,
-  current: () => KeySet,
-  ttlSeconds: number,
-  reserve: ReserveIndexes | undefined,
-  logger: Logger,
-): Promise<StatusListIssuer> {
-  statusListAlgorithm(keys);
-  return createStatusListIssuer({ uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`, keys: current, ttlSeconds, reserve, logger });
-}
-
-/**
- * The HTTP route of a status list: its uri's path. `Cache-Control: max-age` is a quarter
- * of the ttl, the age at which the issuer signs the list again, so a shared cache never
- * hands a verifier a list older than half its ttl (docs/status-list.md).
- */
-function statusListRoute(list: StatusListIssuer): StatusListRoute {
-  return { path: new URL(list.uri).pathname, token: () => list.token(), maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION) };
-}
-
-/** createJwtServer with what a cluster worker adds. @internal */
-export function createJwtServerWith(options: JwtServerOptions, internals: ServerInternals): JwtServer {
   const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
   const { service: serviceOptions, transport: transportOptions, server: extras } = resolveServerOptions(options);
   // Keys given now must be able to sign the status list: refused here rather than at listen.
@@ -183,7 +195,7 @@ export function createJwtServerWith(options: JwtServerOptions, internals: Server
       revocations = new Revocations(await openRevocationStore(extras, serviceOptions.logger));
       await revocations.start(serviceOptions.logger);
       statusList = extras.statusList
-        ? await startStatusList(serviceOptions.issuer as string, keys, () => jwtHandle?.keys ?? keys, extras.statusListTtlSeconds, internals.statusListReserve, serviceOptions.logger)
+        ? await startStatusList(serviceOptions.issuer as string, keys, () => jwtHandle?.keys ?? keys, extras.statusListTtlSeconds, revocations, serviceOptions.logger)
         : undefined;
       jwt = prepareJwtService(serviceOptions, keys, metrics, tracer, { revocations, admin }, statusList);
       jwtHandle = jwt.handle;

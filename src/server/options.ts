@@ -97,7 +97,8 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    * gets a `status` claim with its own index in the list at `ISSUER/statuslists/1`, served
    * signed (`statuslist+jwt`, with an asymmetric key) on the HTTP port and by
    * GetStatusList, so remote verifiers learn of revocations without calling the issuer.
-   * Needs `issuer` and `httpPort`. Default false.
+   * Needs `issuer`, `httpPort`, and `revocations` or `revocationStore`, which keep its
+   * index counter across restarts. Default false.
    */
   readonly statusList?: boolean;
   /**
@@ -145,6 +146,11 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
 type TransportMatchesTable = Expect<DeclaresGroup<TransportOptions, 'transport'>>;
 type ServerMatchesTable = Expect<DeclaresGroup<Omit<JwtServerOptions, keyof JwtServiceOptions | keyof TransportOptions>, 'server'>>;
 
+/** Whether a `revocationStore` keeps the status-list index counter: a Redis URL does, a store of your own with `reserveStatusIndexes`. */
+function keepsStatusIndexes(store: string | RevocationStore | undefined): boolean {
+  return typeof store === 'string' || typeof store?.reserveStatusIndexes === 'function';
+}
+
 /** createJwtServer's options once validated, keys aside. @internal */
 export interface ResolvedServerOptions {
   readonly service: ResolvedServiceOptions;
@@ -172,5 +178,13 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
     throw invalidOption(label('statusList'), `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`);
   }
   checkStoreOptions(server, label);
+  // Indexes that could repeat after a restart would mark the wrong tokens revoked: the counter must be durable.
+  if (server.statusList && server.revocations === undefined && !keepsStatusIndexes(server.revocationStore)) {
+    throw invalidOption(
+      label('statusList'),
+      `needs ${label('revocations')} or ${label('revocationStore')}: a store that keeps the status list's index counter, ` +
+        'so that no index is handed out twice after a restart (docs/status-list.md)',
+    );
+  }
   return { service, transport, server };
 }

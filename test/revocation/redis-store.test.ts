@@ -12,11 +12,10 @@
  *   unique across replicas; bad URLs fail naming the option; the password is never logged.
  * Skips, saying why, where redis-server is not installed.
  */
-import { type Server, type Socket, createConnection, createServer } from 'node:net';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_INSTALL, type RedisServer, findRedisServer, startRedisServer } from '../../bench/harness/redis.js';
+import { REDIS_INSTALL, type RedisServer, Relay, findRedisServer, startRedisServer } from '../../bench/harness/redis.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { JwtGrpcError } from '../../src/errors.js';
@@ -61,50 +60,6 @@ async function rejection(promise: Promise<unknown>): Promise<JwtGrpcError> {
     return err as JwtGrpcError;
   }
   throw new Error('expected a rejection');
-}
-
-/**
- * A TCP relay between one replica and Redis: `cut()` drops its connections and refuses new
- * ones, as a network partition or a Redis restart would look from that replica alone.
- */
-class Relay {
-  readonly #server: Server;
-  readonly #sockets = new Set<Socket>();
-  #open = true;
-
-  constructor(targetPort: number) {
-    this.#server = createServer((client) => {
-      if (!this.#open) return void client.destroy();
-      const upstream = createConnection(targetPort, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('error', () => undefined).on('close', () => {
-          this.#sockets.delete(socket);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-  }
-
-  listen(): Promise<number> {
-    return new Promise((resolve) => this.#server.listen(0, '127.0.0.1', () => resolve((this.#server.address() as { port: number }).port)));
-  }
-
-  cut(): void {
-    this.#open = false;
-    for (const socket of this.#sockets) socket.destroy();
-  }
-
-  restore(): void {
-    this.#open = true;
-  }
-
-  close(): Promise<void> {
-    this.cut();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
 }
 
 describe('createRedisRevocationStore: options', () => {

@@ -5,7 +5,7 @@
  * without a credential, a certificate that is not a revoker); VerifyJwt's REVOKED;
  * the file store across a restart; the metrics.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, status } from '@grpc/grpc-js';
@@ -13,7 +13,6 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CallMetadata, JwtGrpcError, type JwtPolicy, type KeySet } from '../../src/lib.js';
 import type { RevocationStore } from '../../src/revocation/types.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
@@ -233,13 +232,5 @@ describe.skipIf(!hasOpenssl())('revokers of the policy, over mutual TLS', () => 
 
     expect((await as(revoker).revokeJwt({ jwt: made.jwt })).revoked).toBe(true);
     expect((await as(other).verifyJwt({ jwt: made.jwt })).reason).toBe('REVOKED');
-  });
-});
-
-describe('a Redis store URL', () => {
-  // The Redis store is its own module, loaded only for a redis:// URL; a build without it says so at listen.
-  it.skipIf(existsSync(join(PACKAGE_ROOT, 'src', 'revocation', 'redis-store.ts')))('is refused at listen, clearly, by a build without the Redis store', async () => {
-    const failure = await startServer({ keys, transport: 'http2', revocationStore: 'redis://127.0.0.1:6379' }).catch((err: unknown) => err);
-    expect(failure).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/Redis revocation store is not available in this build/) });
   });
 });

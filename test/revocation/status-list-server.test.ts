@@ -5,11 +5,14 @@
  * the issuer through a counting HTTP proxy, whose origin is the issuer, so the tests can
  * count its fetches of the list.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
+import { CallMetadata, type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 import { fetchRaw } from '../discovery/helpers.js';
@@ -20,7 +23,19 @@ afterEach(() => {
   clients.closeAll();
   for (const close of closers.splice(0)) close();
 });
-afterAll(() => closeAllServers());
+afterAll(async () => {
+  await closeAllServers();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The revocations files (the store that keeps the list's index counter) and the admin secret. */
+const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-status-list-'));
+const SECRET = 'status-list-admin-secret-0123';
+const adminTokenFile = join(dir, 'admin-token');
+writeFileSync(adminTokenFile, `${SECRET}\n`, { mode: 0o600 });
+const admin = { metadata: new CallMetadata().set('authorization', `Bearer ${SECRET}`) };
+let files = 0;
+const freshFile = (): string => join(dir, `revocations-${++files}.jsonl`);
 
 /** A proxy to the discovery port that counts GETs by path; its origin is the issuer. */
 async function countingProxy(): Promise<{ issuer: string; counts: Map<string, number>; target: { port: number } }> {
@@ -41,9 +56,13 @@ async function countingProxy(): Promise<{ issuer: string; counts: Map<string, nu
   return { issuer: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, counts, target };
 }
 
-/** A server with the status list, its issuer the proxy's origin, counting the gRPC calls by method. */
-async function start(ttl = 60) {
-  const proxy = await countingProxy();
+/**
+ * A server with the status list and a revocations file, its issuer the proxy's origin,
+ * counting the gRPC calls by method. `reuse` starts it again on an earlier one's proxy and file (a restart).
+ */
+async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof countingProxy>>; file: string }) {
+  const proxy = reuse?.proxy ?? (await countingProxy());
+  const file = reuse?.file ?? freshFile();
   const calls = new Map<string, number>();
   const server: JwtServer = trackServer(
     createJwtServer({
@@ -52,6 +71,8 @@ async function start(ttl = 60) {
       httpPort: 0,
       statusList: true,
       statusListTtlSeconds: ttl,
+      revocations: file,
+      adminTokenFile,
       logger: silentLogger,
       interceptors: [{ onCallStart: (call) => void calls.set(call.method, (calls.get(call.method) ?? 0) + 1) }],
     }),
@@ -60,12 +81,14 @@ async function start(ttl = 60) {
   proxy.target.port = server.httpPort as number;
   const jwt = clients.jwt(port);
   const issue = async () => (await jwt.generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt;
-  return { server, port, issuer: proxy.issuer, counts: proxy.counts, calls, issue };
+  return { server, port, jwt, file, proxy, issuer: proxy.issuer, counts: proxy.counts, calls, issue };
 }
 
 function payloadOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
 }
+
+const indexOf = (token: string): number => (payloadOf(token)['status'] as { status_list: { idx: number } }).status_list.idx;
 
 const LIST_PATH = '/statuslists/1';
 
@@ -110,6 +133,18 @@ describe('statusList on the server', () => {
     await expect(clients.jwt(port).getStatusList({ uri: '' })).rejects.toMatchObject({ status: 9 });
     const keys = await sharedKeys();
     expect(() => createJwtServer({ keys, issuer: 'https://auth.example', statusList: true })).toThrow(/statusList: needs httpPort/);
+  });
+
+  it('refuses statusList without a store that keeps its index counter: indexes would repeat after a restart', async () => {
+    const keys = await sharedKeys();
+    const options = { keys, issuer: 'https://auth.example', httpPort: 0, statusList: true };
+    expect(() => createJwtServer(options)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'statusList', message: expect.stringMatching(/statusList: needs revocations or revocationStore/) }),
+    );
+    // A store of one's own without reserveStatusIndexes keeps no counter either.
+    const store = { kind: 'mine', up: true, start: async () => undefined, add: async () => undefined, close: async () => undefined };
+    expect(() => createJwtServer({ ...options, revocationStore: store })).toThrow(/statusList: needs revocations or revocationStore/);
+    expect(() => createJwtServer({ ...options, revocationStore: { ...store, reserveStatusIndexes: async () => 0 } })).not.toThrow();
   });
 });
 
@@ -174,5 +209,55 @@ describe('statusList and key rotation', () => {
     expect(() => createJwtServer({ keys: hmacOnly, issuer: 'https://auth.example', httpPort: 0, statusList: true })).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'statusList' }),
     );
+  });
+});
+
+describe('RevokeJwt and the status list', () => {
+  it('revoke, then within the list\'s ttl the remote verifier refuses the token, with no call to VerifyJwt', async () => {
+    const { jwt, file, issuer, calls, issue } = await start(1);
+    const [kept, token] = [await issue(), await issue()];
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    expect(await verifier.verify(token)).toMatchObject({ valid: true });
+    await jwt.revokeJwt({ jwt: token, reason: 'laptop stolen' }, admin);
+    const revokedAt = Date.now();
+    // The file keeps the token's index, so a restart marks it again.
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ jti: payloadOf(token)['jti'], statusIndex: indexOf(token) }));
+    let result = await verifier.verify(token);
+    while (result.valid && Date.now() - revokedAt < 3_000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      result = await verifier.verify(token);
+    }
+    expect(result).toMatchObject({ valid: false, reason: 'REVOKED' });
+    // The bound is the ttl (1 s); the margin is the polling and a loaded machine.
+    expect(Date.now() - revokedAt).toBeLessThan(1_000 + 500);
+    expect(await verifier.verify(kept)).toMatchObject({ valid: true });
+    expect(calls.get('/jwt.services.JwtService/VerifyJwt')).toBeUndefined();
+  });
+
+  it('marks a token revoked first by jti alone once it is revoked by the token, which alone names its index', async () => {
+    const { server, jwt, issue } = await start();
+    const token = await issue();
+    const { jti, exp } = payloadOf(token) as { jti: string; exp: number };
+    await jwt.revokeJwt({ jti, expires_at: exp }, admin);
+    expect(server.service.statusList?.isRevoked(indexOf(token))).toBe(false);
+    expect((await jwt.verifyJwt({ jwt: token })).reason).toBe('REVOKED');
+    await jwt.revokeJwt({ jwt: token }, admin);
+    expect(server.service.statusList?.isRevoked(indexOf(token))).toBe(true);
+  });
+
+  it('after a restart on the same file: indexes above every earlier one, and the earlier revocations marked again', async () => {
+    const first = await start();
+    const before = [await first.issue(), await first.issue()];
+    await first.jwt.revokeJwt({ jwt: before[0] as string }, admin);
+    await first.server.close({ graceMs: 0 });
+    const second = await start(60, { proxy: first.proxy, file: first.file });
+    const after = await second.issue();
+    expect(indexOf(after)).toBeGreaterThan(Math.max(...before.map(indexOf)));
+    expect(second.server.service.statusList?.isRevoked(indexOf(before[0] as string))).toBe(true);
+    const verifier = createRemoteVerifier({ issuerUrl: second.issuer }, { logger: silentLogger });
+    expect(await verifier.verify(before[0] as string)).toMatchObject({ valid: false, reason: 'REVOKED' });
+    expect(await verifier.verify(before[1] as string)).toMatchObject({ valid: true });
+    expect(await verifier.verify(after)).toMatchObject({ valid: true });
   });
 });

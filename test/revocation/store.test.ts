@@ -187,4 +187,31 @@ describe('the file store', () => {
     expect(store.up).toBe(false);
     await expect(store.add({ jti: 'x', expiresAt: 2e9 })).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE' });
   });
+
+  it('reserves status-list indexes durably: a restart and a compaction resume above every block handed out', async () => {
+    const file = freshFile();
+    const { store } = await started(file);
+    expect(await store.reserveStatusIndexes?.(4096)).toBe(0);
+    expect(await Promise.all([store.reserveStatusIndexes?.(4096), store.reserveStatusIndexes?.(10)])).toEqual([4096, 8192]);
+    await store.add({ jti: 'kept', expiresAt: 2e9, statusIndex: 5 });
+    await store.close();
+    expect(readFileSync(file, 'utf8')).toContain('{"statusIndexes":8202}\n');
+    const again = await started(file);
+    expect(again.loaded).toEqual([{ jti: 'kept', expiresAt: 2e9, statusIndex: 5 }]);
+    expect(await again.store.reserveStatusIndexes?.(4096)).toBe(8202);
+    await again.store.compact();
+    // The compacted file keeps one mark, the highest, and the live entries.
+    expect(readFileSync(file, 'utf8')).toBe(`{"statusIndexes":12298}\n${JSON.stringify({ jti: 'kept', expiresAt: 2e9, statusIndex: 5 })}\n`);
+    await again.store.close();
+    const compacted = await started(file);
+    expect(await compacted.store.reserveStatusIndexes?.(1)).toBe(12298);
+    await compacted.store.close();
+    await expect(compacted.store.reserveStatusIndexes?.(1)).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE' });
+  });
+
+  it('refuses a damaged reservation mark', async () => {
+    const file = freshFile();
+    writeFileSync(file, '{"statusIndexes":-1}\n');
+    await expect(started(file)).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringContaining('line 1') });
+  });
 });

@@ -2,8 +2,9 @@
  * Index allocation for the Status List: every token gets its own index (draft-ietf-oauth-
  * status-list-20 section 13.3: the issuer MUST prevent unintended double allocation), and
  * the per-token cost stays one integer increment. Indexes come in blocks from `reserve`:
- * a local counter in one process, the cluster primary for its workers, Redis `INCRBY`
- * (RevocationStore.reserveStatusIndexes) across replicas; the next block is reserved in
+ * a server's revocation store (RevocationStore.reserveStatusIndexes: the file's
+ * reservation line, Redis `INCRBY`), directly or through the cluster primary for its
+ * workers, so they never repeat after a restart; the next block is reserved in
  * the background when half of the current one is used, so `next` never waits.
  */
 import type { Logger } from '../../log.js';

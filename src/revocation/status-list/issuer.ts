@@ -61,8 +61,9 @@ export interface StatusListIssuerOptions {
   /** Indexes reserved at a time. Default 4096. */
   readonly blockSize?: number;
   /**
-   * Where index blocks come from: the cluster primary, or RevocationStore.reserveStatusIndexes
-   * (Redis INCRBY) across replicas. Default: a counter in this process.
+   * Where index blocks come from: a server's RevocationStore.reserveStatusIndexes (the
+   * revocations file, Redis INCRBY), directly or through the cluster primary. Default: a
+   * counter in this process, which starts from 0 again after a restart.
    */
   readonly reserve?: ReserveIndexes;
   readonly logger?: Logger;
