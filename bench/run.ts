@@ -81,6 +81,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       onCleanup: registerCleanup,
       baselineRef: options.baselineRef,
       jwksThroughput: options.jwksThroughput,
+      revokeThroughput: options.revokeThroughput,
     });
   }
 

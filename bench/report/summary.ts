@@ -1,4 +1,5 @@
 import { jwksSection } from '../macro/jwks-throughput.js';
+import { revokeSection } from '../macro/revoke-throughput.js';
 import { macroSummary } from '../macro/tables.js';
 import { microTable } from '../micro/table.js';
 import type { BenchResults } from './results-file.js';
@@ -28,6 +29,7 @@ export function renderSummary(results: BenchResults): string {
   const parts = [header(results)];
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
   if (results.macro?.jwks !== undefined) parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));
+  if (results.macro?.revoke !== undefined) parts.push('## RevokeJwt throughput per store', revokeSection(results.macro.revoke));
   if (results.micro !== null) {
     parts.push(
       '## Micro: JWT libraries in-process (tinybench)',

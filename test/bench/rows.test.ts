@@ -37,6 +37,8 @@ const ASSETS: RowAssets = {
     client: { caCert: '/c/ca.crt', cert: '/c/ghz.crt', key: '/c/ghz.key', serverName: 'localhost' },
     policyFile: '/c/policy.json',
   },
+  revocations: { dir: '/r', file: '/r/revocations.jsonl', preloaded: 10_000, adminTokenFile: '/r/admin-token', adminToken: 's'.repeat(32) },
+  redis: { url: 'redis://:p@127.0.0.1:6379/0', pid: 1 },
   otlpTracesEndpoint: 'http://127.0.0.1:4318/v1/traces',
   h2load: '/usr/bin/h2load',
   loadSidePids: [],
