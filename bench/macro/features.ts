@@ -2,7 +2,7 @@
  * `--features NAME,...`: the rows and cells of one question each, so that one command runs
  * exactly what that question needs. A feature names its servers (the row and what it is
  * compared with), the cells (scenario id filters, as `--cells`), and whether the run also
- * measures the JWK Set over HTTP at saturation. `--servers` and `--cells`, when given too,
+ * measures the JWK Set over HTTP at saturation, or RevokeJwt on each store. `--servers` and `--cells`, when given too,
  * replace the feature's.
  */
 export interface Feature {

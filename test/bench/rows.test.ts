@@ -19,7 +19,7 @@ import { findOnPath } from '../../bench/kit/exec.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';
 import { repoPath } from '../../bench/common/paths.js';
-import { type RevokeStoreResult, fsyncVerdict, jtiPrefix, measureRevokeThroughput, revokeData, revokeServer } from '../../bench/macro/revoke-throughput.js';
+import { type RevokeStoreResult, fsyncVerdict, jtiPrefix, measureRevokeThroughput, revokeData, revokeSection, revokeServer } from '../../bench/macro/revoke-throughput.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../../bench/revocation/entries.js';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
 import type { Revocation } from '../../src/revocation/types.js';
@@ -259,6 +259,14 @@ describe('whether fsync sets the file store\'s pace', () => {
     expect(fsyncVerdict(store('memory', 20_000, 24_000, 1), store('file', 10_000, 12_000, 0.95))).toMatch(/^the file store is slower than memory but CPU-bound/);
   });
 
+  it('is said under the summary\'s table, which names a skipped store\'s reason', () => {
+    const skipped: RevokeStoreResult = { ...store('memory', 1, 2, 1), store: 'redis', rounds: [], rps: null, skipped: 'redis-server is not installed (`apt-get install redis-server`)' };
+    const section = revokeSection({ connections: 1, concurrency: 50, stores: [store('memory', 20_000, 24_000, 1), store('file', 3000, 4000, 0.3), skipped], fsync: 'fsync dominates: x' });
+    expect(section).toContain('| file | 3500 (3000-4000) |');
+    expect(section).toContain('| redis | skipped: redis-server is not installed');
+    expect(section).toContain('- fsync dominates: x.');
+  });
+
   it('says when ghz set memory\'s pace, and nothing without an interval on both sides', () => {
     expect(fsyncVerdict(store('memory', 20_000, 24_000, 0.3, 0.95), store('file', 3000, 4000, 0.3))).toMatch(/ghz was the limit in memory/);
     const noInterval = { ...store('file', 3000, 4000, 0.3), rps: { median: 3500, low: null, high: null, n: 3 } };
@@ -294,6 +302,13 @@ describe.skipIf(ghzBinary === null || !existsSync(repoPath('dist', 'src', 'bin',
       expect(file?.linesAppended).toBe(file?.ok);
       // A round without an interval says nothing about fsync.
       expect(result.fsync).toBeNull();
+      // The admin secret reaches neither the results nor the summary.
+      const secret = prepared.assets.revocations?.adminToken as string;
+      expect(secret.length).toBeGreaterThanOrEqual(16);
+      expect(JSON.stringify(result)).not.toContain(secret);
+      const section = revokeSection(result);
+      expect(section).not.toContain(secret);
+      expect(section).toMatch(/\| memory \| \d+ \(n=1, no interval\) \|/);
     } finally {
       await prepared.close();
       keys.remove();
