@@ -47,6 +47,9 @@ export interface RevokeRound {
   readonly durationS: number;
   /** OK answers per second. */
   readonly rps: number;
+  /** Latency of the OK answers (ghz's distribution), ms: with the file store, the wait for the fsync. */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
   /** The server's process tree, CPU-seconds over the run. */
   readonly serverCpuSeconds: number;
   readonly serverCpuUsPerRevocation: number;
@@ -219,6 +222,8 @@ async function measureStore(options: RevokeOptions, store: RevokeStore, runTag: 
         nonOk: ghz.count - ghz.okCount,
         durationS: ghz.totalSeconds,
         rps: ghz.rpsOk,
+        p50Ms: ghz.latencyMs.p50,
+        p99Ms: ghz.latencyMs.p99,
         serverCpuSeconds: cpu.serverCpuSeconds,
         serverCpuUsPerRevocation: (cpu.serverCpuSeconds / ghz.okCount) * 1e6,
         serverCpuUtilization: cpu.serverCpuSeconds / ghz.totalSeconds,
@@ -315,6 +320,7 @@ export function revokeSection(result: RevokeThroughput): string {
       s.skipped === null ? figure(s.rps) : `skipped: ${s.skipped}`,
       figure(s.serverCpuUsPerRevocation, 1),
       figure(s.storeCpuUsPerRevocation, 1),
+      medianOf(s.rounds.map((r) => r.p99Ms))?.toFixed(2) ?? '—',
       busy === null ? '—' : `${Math.round(busy * 100)} %`,
       ghzBusy(s) === null ? 'n/a' : `${Math.round((ghzBusy(s) as number) * 100)} %${(ghzBusy(s) as number) >= LOAD_BOUND_UTILIZATION ? ' ⚑' : ''}`,
       String(nonOk),
@@ -326,7 +332,7 @@ export function revokeSection(result: RevokeThroughput): string {
     `RevokeJwt \`{jti, expires_at}\` with the admin secret, a new jti per call, ${result.connections} connection x ${result.concurrency} in flight; ` +
       '`jwt-grpc serve` (jti on, `--admin-token-file`) on one server core, ghz on the other CPUs; Redis\'s server runs on the server core. ' +
       'Median (95 % interval) of the rounds; CPU per revocation = server CPU-seconds / OK answers.',
-    markdownTable(['store', 'revocations/s', 'server CPU µs/revocation', 'redis-server CPU µs/revocation', 'server CPU busy (median round)', 'ghz busy (highest round)', 'non-OK'], rows),
+    markdownTable(['store', 'revocations/s', 'server CPU µs/revocation', 'redis-server CPU µs/revocation', 'p99 ms (median round)', 'server CPU busy (median round)', 'ghz busy (highest round)', 'non-OK'], rows),
     ...(result.fsync === null ? [] : [`- ${result.fsync}.`]),
     ...(short.length === 0 ? [] : [`- The file store appended fewer lines than OK answers in ${short.length} round(s): some jti repeated.`]),
     ...result.stores.flatMap((s) => (s.error === null ? [] : [`- ${s.store}: failed: ${s.error.split('\n')[0]}`])),

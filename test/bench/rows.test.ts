@@ -240,7 +240,7 @@ describe('whether fsync sets the file store\'s pace', () => {
   const store = (name: 'memory' | 'file', low: number, high: number, busy: number, ghz: number | null = 0.5): RevokeStoreResult => ({
     store: name,
     rounds: [1, 2, 3, 4, 5].map((round) => ({
-      round, ok: 1000, nonOk: 0, durationS: 1, rps: 1000, serverCpuSeconds: busy, serverCpuUsPerRevocation: 1, serverCpuUtilization: busy,
+      round, ok: 1000, nonOk: 0, durationS: 1, rps: 1000, p50Ms: 1, p99Ms: 2, serverCpuSeconds: busy, serverCpuUsPerRevocation: 1, serverCpuUtilization: busy,
       storeCpuSeconds: null, linesAppended: null, loadCpuUtilization: ghz, foreignCpuShare: 0,
     })),
     rps: { median: (low + high) / 2, low, high, n: 5 },
