@@ -83,6 +83,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       onCleanup: registerCleanup,
       baselineRef: options.baselineRef,
       jwksThroughput: options.jwksThroughput,
+      revokeThroughput: options.revokeThroughput,
     });
   }
   const profile = PROFILES[options.profile];

@@ -14,11 +14,23 @@ export const RPC_METHODS = {
 
 export type RpcMethod = keyof typeof RPC_METHODS;
 
+/** What ghz calls: the scenarios' methods, and RevokeJwt (its throughput, macro/revoke-throughput.ts, is no scenario). */
+export const GHZ_METHODS = {
+  ...RPC_METHODS,
+  RevokeJwt: { proto: PROTO_PATH, call: 'jwt.services.JwtService.RevokeJwt' },
+} as const satisfies Record<string, { proto: string; call: string }>;
+
+export type GhzMethod = keyof typeof GHZ_METHODS;
+
 /** One ghz invocation. */
 export interface GhzCall {
-  readonly method: RpcMethod;
-  /** The request message, sent unchanged on every call. */
+  readonly method: GhzMethod;
+  /**
+   * The request message, sent unchanged on every call unless `templated`: then ghz fills
+   * its templates per call (`{{.RequestNumber}}`: RevokeJwt's jti, one per call).
+   */
   readonly data: Readonly<Record<string, string>>;
+  readonly templated?: boolean;
   /** Request metadata sent on every call (the protected cells' `authorization`). */
   readonly metadata?: Readonly<Record<string, string>>;
   readonly connections: number;
@@ -64,22 +76,21 @@ function securityArgs(tls: GhzTls | undefined): string[] {
  *   not plan for cores it cannot use.
  * - `--disable-template-functions --disable-template-data`: the request has no
  *   template; without these flags ghz still builds template state per call, load-
- *   generator CPU taken from the measurement.
+ *   generator CPU taken from the measurement. A `templated` call (RevokeJwt) keeps them.
  * - `-O json`: the only machine-readable format with the status and latency distributions.
  */
 export function ghzArgs(call: GhzCall): string[] {
   return [
     ...securityArgs(call.tls),
-    '--proto', RPC_METHODS[call.method].proto,
-    '--call', RPC_METHODS[call.method].call,
+    '--proto', GHZ_METHODS[call.method].proto,
+    '--call', GHZ_METHODS[call.method].call,
     '-d', JSON.stringify(call.data),
     ...(call.metadata === undefined ? [] : ['--metadata', JSON.stringify(call.metadata)]),
     '--connections', String(call.connections),
     '-c', String(call.concurrency),
     ...(call.totalCalls === undefined ? ['-z', `${Math.round(call.durationS * 1000)}ms`, '--duration-stop=wait'] : ['-n', String(call.totalCalls)]),
     '--cpus', String(call.cpus),
-    '--disable-template-functions',
-    '--disable-template-data',
+    ...(call.templated === true ? [] : ['--disable-template-functions', '--disable-template-data']),
     '--name', call.name,
     '-O', 'json',
     '-o', call.output,

@@ -84,6 +84,11 @@ export const COMPARISONS: readonly Comparison[] = [
   { id: 'tracing-0.01', label: 'tracing 0.01 / off', kind: 'peer', subject: named('jwt-grpc-otel-0.01'), baseline: role('ours') },
   // What 1,000 JWKS GETs a second on the discovery port cost the gRPC calls beside them (the server's CPU for both counts).
   { id: 'jwks-load', label: 'with JWKS load / without', kind: 'peer', subject: named('jwt-grpc-jwks-load'), baseline: role('ours') },
+  // What revocation costs (issue 24): a jti in every token, then the set lookup against a pre-loaded set
+  // (revocation on / jti): the two parts of revocation on / off.
+  { id: 'jti-cost', label: 'jti on / off', kind: 'peer', subject: named('jwt-grpc-jti'), baseline: role('ours') },
+  { id: 'revocation-cost', label: 'revocation on / off', kind: 'peer', subject: named('jwt-grpc-revocation'), baseline: role('ours') },
+  { id: 'revocation-set', label: 'revocation on / jti', kind: 'peer', subject: named('jwt-grpc-revocation'), baseline: named('jwt-grpc-jti') },
   // The current code against another commit's build (`--baseline-ref`): e.g. tracing off against the code before tracing.
   { id: 'baseline-ref', label: 'ours / baseline ref', kind: 'peer', subject: role('ours'), baseline: (server) => server.name.startsWith('jwt-grpc@') },
   { id: 'ours-ceiling', label: 'ours / its echo', kind: 'ceiling', subject: role('ours'), baseline: ceilingOf },

@@ -3,6 +3,7 @@
  * makes first (macro/row-assets.ts) and answers one question, selected with `--features`
  * (macro/features.ts). servers.ts turns each into a server with the recommended V8 flags.
  */
+import { REVOCATION_PRELOAD } from '../revocation/entries.js';
 import type { RowAssets } from './row-assets.js';
 import type { OursRow } from './servers.js';
 
@@ -34,6 +35,12 @@ export function tracingEnv(endpoint: string, ratio: string): Record<string, stri
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
   };
+}
+
+/** `serve`'s revocation options: the run's admin secret, and the pre-loaded file unless `store` names another store's options. */
+export function revocationArgs(name: string, assets: RowAssets, store?: readonly string[]): string[] {
+  const files = required(name, 'the revocations file and admin secret', assets.revocations);
+  return [...(store ?? ['--revocations', files.file]), '--admin-token-file', files.adminTokenFile];
 }
 
 /** A row of ours with `--otel`, sampling `ratio` of the calls. */
@@ -86,6 +93,34 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
   },
   tracingRow('jwt-grpc-otel-1', '1.0'),
   tracingRow('jwt-grpc-otel-0.01', '0.01'),
+  {
+    name: 'jwt-grpc-jti',
+    role: 'variant',
+    groups: ['single'],
+    methods: ['GenerateJwt', 'VerifyJwt'],
+    cluster: false,
+    transport: 'http2',
+    jti: true,
+    optIn: true,
+    verifyCache: false,
+    description: 'this package with its default `jti` (no `--no-jti`): a 22-character random id in every token; no store, RevokeJwt off, so VerifyJwt\'s revocation set is empty',
+  },
+  {
+    name: 'jwt-grpc-revocation',
+    role: 'variant',
+    groups: ['single'],
+    methods: ['GenerateJwt', 'VerifyJwt'],
+    cluster: false,
+    transport: 'http2',
+    jti: true,
+    assetArgs: (assets) => revocationArgs('jwt-grpc-revocation', assets),
+    needs: ['revocations'],
+    optIn: true,
+    verifyCache: false,
+    description:
+      `this package with revocation on: \`jti\`, \`--revocations FILE\` (an append-only file in the run's temporary folder, ${REVOCATION_PRELOAD.toLocaleString('en-US')} live entries written before the start), ` +
+      '`--admin-token-file`; every VerifyJwt looks its token\'s jti up in the set (a miss: the token is not revoked)',
+  },
   {
     name: 'jwt-grpc-jwks-load',
     role: 'variant',

@@ -1,4 +1,5 @@
 import type { JwksThroughput } from './jwks-throughput.js';
+import type { RevokeThroughput } from './revoke-throughput.js';
 import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
@@ -137,4 +138,6 @@ export interface MacroResults {
   readonly notes: readonly string[];
   /** The JWK Set over HTTP at saturation (`--features jwks-load`); absent when not measured. */
   readonly jwks?: JwksThroughput;
+  /** RevokeJwt's throughput on each store (`--features revocation`); absent when not measured. */
+  readonly revoke?: RevokeThroughput;
 }

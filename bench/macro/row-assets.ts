@@ -2,9 +2,12 @@
  * What some rows of ours need beyond the key and subjects files, made once per run and
  * only when a selected row needs it: a test CA with server and client certificates and a
  * policy file (the mutual-TLS rows), an OTLP/HTTP sink on the load generator's CPUs (the
- * tracing rows), h2load (the rows under a background JWKS load).
+ * tracing rows), h2load (the rows under a background JWKS load), a revocations file and an
+ * admin secret (the revocation rows), a throwaway redis-server (RevokeJwt on Redis).
  */
-import { writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../common/paths.js';
 import type { GhzTls } from '../ghz/ghz-args.js';
@@ -13,9 +16,11 @@ import { makeClientCert } from '../kit/caller-certs.js';
 import { hasOpenssl, makeTestCerts } from '../kit/certs.js';
 import { findOnPath } from '../kit/exec.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
+import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../harness/redis.js';
+import { REVOCATION_PRELOAD, writeRevocationsFile } from '../revocation/entries.js';
 
 /** What a row needs made before its first start. */
-export type RowNeed = 'mtls' | 'otlp-sink' | 'h2load';
+export type RowNeed = 'mtls' | 'otlp-sink' | 'h2load' | 'revocations' | 'redis';
 
 /** The caller id of ghz's client certificate (its URI SAN), the one entry of the benchmark's policy. */
 export const BENCH_CALLER_ID = 'spiffe://bench.jwt-grpc.test/ghz';
@@ -32,9 +37,24 @@ export interface BenchTls {
   readonly policyFile: string;
 }
 
+/** The files of the revocation rows, in a 0700 temporary folder removed at the end of the run. */
+export interface BenchRevocations {
+  readonly dir: string;
+  /** The revocations file `jwt-grpc-revocation` starts on: {@link REVOCATION_PRELOAD} live entries, never written during the columns (they only sign and verify). */
+  readonly file: string;
+  /** How many entries `file` holds. */
+  readonly preloaded: number;
+  readonly adminTokenFile: string;
+  /** The secret in `adminTokenFile`, random per run: ghz's `authorization: Bearer` on RevokeJwt. Never written to the results. */
+  readonly adminToken: string;
+}
+
 /** What the rows of a run were given; a field is null when no selected row needs it. */
 export interface RowAssets {
   readonly tls: BenchTls | null;
+  readonly revocations: BenchRevocations | null;
+  /** A throwaway redis-server's URL (with its password) and pid; not pinned here (the RevokeJwt measurement pins it beside the server). */
+  readonly redis: { readonly url: string; readonly pid: number } | null;
   /** The sink's traces URL, e.g. `http://127.0.0.1:40123/v1/traces`. */
   readonly otlpTracesEndpoint: string | null;
   readonly h2load: string | null;
@@ -45,7 +65,7 @@ export interface RowAssets {
   readonly loadSidePids: readonly number[];
 }
 
-export const NO_ASSETS: RowAssets = { tls: null, otlpTracesEndpoint: null, h2load: null, loadSidePids: [] };
+export const NO_ASSETS: RowAssets = { tls: null, revocations: null, redis: null, otlpTracesEndpoint: null, h2load: null, loadSidePids: [] };
 
 /**
  * The policy of the mutual-TLS + policy row: ghz's caller may get tokens for the one
@@ -76,7 +96,27 @@ export async function prepareRowAssets(needs: ReadonlySet<RowNeed>, algorithms: 
   let tls: BenchTls | null = null;
   let sink: ServerProcess | null = null;
   let h2load: string | null = null;
+  let revocations: BenchRevocations | null = null;
+  let redis: { url: string; pid: number } | null = null;
   try {
+    if (needs.has('revocations')) {
+      const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-revocations-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const adminToken = randomBytes(24).toString('base64url');
+      const adminTokenFile = join(dir, 'admin-token');
+      writeFileSync(adminTokenFile, `${adminToken}\n`, { mode: 0o600 });
+      const file = join(dir, 'revocations.jsonl');
+      writeRevocationsFile(file, REVOCATION_PRELOAD);
+      revocations = { dir, file, preloaded: REVOCATION_PRELOAD, adminTokenFile, adminToken };
+    }
+    if (needs.has('redis')) {
+      if (findRedisServer() === null) missing.set('redis', `redis-server is not installed (\`${REDIS_INSTALL}\`)`);
+      else {
+        const server = await startRedisServer();
+        cleanups.push(() => server.stop());
+        redis = { url: server.url(), pid: server.process.pid };
+      }
+    }
     if (needs.has('mtls')) {
       if (!hasOpenssl()) missing.set('mtls', 'openssl is not installed (the mutual-TLS rows make their certificates with it)');
       else {
@@ -117,7 +157,7 @@ export async function prepareRowAssets(needs: ReadonlySet<RowNeed>, algorithms: 
     throw error;
   }
   return {
-    assets: { tls, otlpTracesEndpoint: sink === null ? null : `http://127.0.0.1:${sink.port}/v1/traces`, h2load, loadSidePids: sink === null ? [] : [sink.pid] },
+    assets: { tls, revocations, redis, otlpTracesEndpoint: sink === null ? null : `http://127.0.0.1:${sink.port}/v1/traces`, h2load, loadSidePids: sink === null ? [] : [sink.pid] },
     missing,
     close: async () => {
       await Promise.all(cleanups.splice(0).map((c) => c()));

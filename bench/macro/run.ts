@@ -20,6 +20,7 @@ import { GO_PEER_BINARY, GO_PEER_DIR, SERVERS, type ServerSpec, baselineServer, 
 import { type BaselineBuild, buildBaseline } from './baseline.js';
 import { type JwksThroughput, measureJwksThroughput } from './jwks-throughput.js';
 import { type PreparedAssets, type RowNeed, prepareRowAssets } from './row-assets.js';
+import { type RevokeThroughput, measureRevokeThroughput } from './revoke-throughput.js';
 
 export interface MacroOptions {
   readonly ghz: string;
@@ -44,6 +45,8 @@ export interface MacroOptions {
   readonly baselineRef?: string | null;
   /** Also measure the JWK Set over HTTP at saturation (macro/jwks-throughput.ts). */
   readonly jwksThroughput?: boolean;
+  /** Also measure RevokeJwt's throughput on each store (macro/revoke-throughput.ts). */
+  readonly revokeThroughput?: boolean;
 }
 
 /** The scenarios a run measures: --cells when given, else the profile's scope of the matrix. */
@@ -94,6 +97,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   const needs = new Set<RowNeed>(selected.filter((s) => !skipped.has(s.name)).flatMap((s) => s.needs ?? []));
   if (options.jwksThroughput === true) needs.add('h2load');
+  if (options.revokeThroughput === true) for (const need of ['revocations', 'redis'] as const) needs.add(need);
   let prepared: PreparedAssets;
   try {
     prepared = await prepareRowAssets(needs, options.algorithms, options.plan, options.plan.single.loadCpus);
@@ -129,6 +133,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   });
   let cells: CellResult[] = [];
   let jwks: JwksThroughput | null = null;
+  let revoke: RevokeThroughput | null = null;
   try {
     for (const scenario of scenarios) mkdirSync(join(options.runDir, 'ghz', scenario.id), { recursive: true });
     const ctx: ColumnContext = {
@@ -156,6 +161,22 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       }
     }
     if (options.jwksThroughput === true) jwks = await jwksThroughput(options, prepared, keys.path);
+    if (options.revokeThroughput === true) {
+      options.log('measuring RevokeJwt on each store (memory, file, Redis)');
+      const redisMissing = prepared.missing.get('redis');
+      revoke = await measureRevokeThroughput({
+        ghz: options.ghz,
+        plan: options.plan,
+        keysFile: keys.path,
+        assets: prepared.assets,
+        missing: new Map(redisMissing === undefined ? [] : [['redis', redisMissing]]),
+        scratchDir,
+        durationS: options.durationS,
+        warmupS: options.warmupS,
+        rounds: options.rounds,
+        log: options.log,
+      });
+    }
   } finally {
     unregister();
     await probes.close();
@@ -184,6 +205,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     steal: summarizeSteal(cells),
     notes,
     ...(jwks === null ? {} : { jwks }),
+    ...(revoke === null ? {} : { revoke }),
   };
 }
 

@@ -8,7 +8,7 @@ import { NGINX_INSTALL, findNginx } from '../harness/nginx.js';
 import type { Transport } from '../../src/lib.js';
 import type { BackgroundLoad } from './background-load.js';
 import type { RowAssets, RowNeed } from './row-assets.js';
-import { OPT_IN_ROWS } from './opt-in-rows.js';
+import { OPT_IN_ROWS, type OptInRow } from './opt-in-rows.js';
 import type { CoreGroup } from './scenarios.js';
 
 /**
@@ -148,6 +148,11 @@ export interface OursRow {
   readonly backgroundLoad?: BackgroundLoad;
   /** The CLI to run: this tree's build, or another commit's (`--baseline-ref`). */
   readonly cli?: string;
+  /**
+   * Whether tokens carry a `jti` (serve's default). Off (`--no-jti`) on every row but the
+   * revocation rows: the Go peer signs none (bench/README.md, "Servers under test").
+   */
+  readonly jti?: boolean;
 }
 
 /**
@@ -160,8 +165,8 @@ function oursServer(row: OursRow): ServerSpec {
     ...commonArgs(ctx),
     ...(row.verifyCache ? [] : ['--verify-cache', '0']),
     // Equal work: the Go peer (peers/go/main.go) signs {sub, iat, exp} and no jti, so ours
-    // leaves its jti out too (bench/README.md, "Servers under test").
-    '--no-jti',
+    // leaves its jti out too (bench/README.md, "Servers under test"); the revocation rows keep it.
+    ...(row.jti === true ? [] : ['--no-jti']),
     '--transport',
     row.transport,
     ...(row.serveArgs ?? []),
@@ -208,6 +213,11 @@ function oursServer(row: OursRow): ServerSpec {
       return { command: 'bun' in found ? found.bun : 'bun', args: [OURS_CLI, ...args(ctx)], env: { NODEMAXPROCS: '1' } };
     },
   };
+}
+
+/** An opt-in row as a server, with the recommended V8 flags (the rows of OPT_IN_ROWS, and the RevokeJwt throughput's stores). */
+export function optInServer(row: OptInRow): ServerSpec {
+  return oursServer({ ...row, v8Flags: RECOMMENDED_V8_FLAGS });
 }
 
 /** The run's assets for a row that needs some; the run skips such a row when they could not be made, so none missing here is a harness bug. */
@@ -383,7 +393,7 @@ export const SERVERS: readonly ServerSpec[] = [
     description: 'the same `jwt-grpc serve` on Bun (its node:net, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
   }),
   // The opt-in rows (mutual TLS, tracing, a background JWKS load): macro/opt-in-rows.ts.
-  ...OPT_IN_ROWS.map((row) => oursServer({ ...row, v8Flags: RECOMMENDED_V8_FLAGS })),
+  ...OPT_IN_ROWS.map(optInServer),
   protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
   protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
   goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),

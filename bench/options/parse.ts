@@ -59,6 +59,7 @@ export function parseCommandLine(argv: readonly string[], serverNames: readonly 
       cells: values.cells === undefined ? (selection?.cells ?? null) : parseList('--cells', values.cells).map((c) => c.toLowerCase()),
       features,
       jwksThroughput: selection?.jwksThroughput ?? false,
+      revokeThroughput: selection?.revokeThroughput ?? false,
       baselineRef: values['baseline-ref'] === undefined ? null : parseRef(values['baseline-ref']),
       scope: defaults.scope,
       durationS: values.duration === undefined ? defaults.durationS : parseNumber('--duration', values.duration, 0.1),

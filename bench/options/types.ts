@@ -29,6 +29,8 @@ export interface BenchOptions {
   readonly features: readonly FeatureName[] | null;
   /** Also measure the JWK Set over HTTP at saturation (the `jwks-load` feature). */
   readonly jwksThroughput: boolean;
+  /** Also measure RevokeJwt's throughput on each store (the `revocation` feature). */
+  readonly revokeThroughput: boolean;
   /** `--baseline-ref`: a commit built aside and run as the row `jwt-grpc@<short hash>`; null: none. */
   readonly baselineRef: string | null;
   /** The part of the matrix run when `servers`/`cells` are null (the profile's). */

@@ -1,5 +1,6 @@
 import { jwksSection } from '../macro/jwks-throughput.js';
 import { loadSummary } from '../load/summary.js';
+import { revokeSection } from '../macro/revoke-throughput.js';
 import { macroSummary } from '../macro/tables.js';
 import { microTable } from '../micro/table.js';
 import type { BenchResults } from './results-file.js';
@@ -29,6 +30,7 @@ export function renderSummary(results: BenchResults): string {
   const parts = [header(results)];
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
   if (results.macro?.jwks !== undefined) parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));
+  if (results.macro?.revoke !== undefined) parts.push('## RevokeJwt throughput per store', revokeSection(results.macro.revoke));
   // Files written before the load sections existed have none of their fields.
   if (results.loadSettings != null) parts.push(...loadSummary(results));
   if (results.micro !== null) {

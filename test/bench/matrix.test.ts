@@ -20,6 +20,8 @@ const ROW_ASSETS: RowAssets = {
     client: { caCert: '/c/ca.crt', cert: '/c/g.crt', key: '/c/g.key', serverName: 'localhost' },
     policyFile: '/c/p.json',
   },
+  revocations: { dir: '/r', file: '/r/revocations.jsonl', preloaded: 10_000, adminTokenFile: '/r/admin-token', adminToken: 'x'.repeat(32) },
+  redis: { url: 'redis://:p@127.0.0.1:6379/0', pid: 1 },
   otlpTracesEndpoint: 'http://127.0.0.1:1/v1/traces',
   h2load: '/h2load',
   loadSidePids: [],

@@ -25,6 +25,7 @@ describe('parseCommandLine', () => {
       cells: null,
       features: null,
       jwksThroughput: false,
+      revokeThroughput: false,
       baselineRef: null,
       scope: 'ratios',
       durationS: 1.5,
