@@ -21,6 +21,8 @@ export class Revocations {
   readonly #set: RevocationSet;
   readonly #store: RevocationStore | undefined;
   readonly #listeners: ((revocations: readonly Revocation[]) => void)[] = [];
+  /** The store write in flight per jti: concurrent revokes of one token share it, so it is written once. */
+  readonly #writing = new Map<string, Promise<boolean>>();
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(store?: RevocationStore, clock?: () => number) {
@@ -100,9 +102,26 @@ export class Revocations {
   /**
    * Makes `revocation` durable in the store (when there is one), then holds it. Resolves
    * to false when it was held already, until at least as late: nothing is written again.
-   * Rejects as the store's `add` does, having held nothing.
+   * Rejects as the store's `add` does, having held nothing. Revokes of one jti run one at
+   * a time: one that comes while another's write is in flight waits for it, then finds the
+   * token held (or, if that write failed, writes itself).
    */
   async revoke(revocation: Revocation): Promise<boolean> {
+    const inFlight = this.#writing.get(revocation.jti);
+    if (inFlight !== undefined) {
+      await inFlight.catch(() => undefined);
+      return this.revoke(revocation);
+    }
+    const write = this.#write(revocation);
+    this.#writing.set(revocation.jti, write);
+    try {
+      return await write;
+    } finally {
+      if (this.#writing.get(revocation.jti) === write) this.#writing.delete(revocation.jti);
+    }
+  }
+
+  async #write(revocation: Revocation): Promise<boolean> {
     const known = this.#set.get(revocation.jti);
     if (known !== undefined && known.expiresAt >= revocation.expiresAt) {
       if (revocation.statusIndex === undefined || known.statusIndex !== undefined) return false;

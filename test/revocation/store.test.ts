@@ -76,6 +76,16 @@ describe('Revocations', () => {
     expect(heard).toEqual(['loaded', 'new', 'relayed']);
     await revocations.close();
   });
+
+  it('writes a token revoked by many calls at once to the store once', async () => {
+    const file = freshFile();
+    const revocations = new Revocations(createFileRevocationStore(file, { logger: recordingLogger() }));
+    await revocations.start(recordingLogger());
+    const answers = await Promise.all(Array.from({ length: 50 }, () => revocations.revoke({ jti: 'same', expiresAt: 2e9 })));
+    expect(answers.filter(Boolean)).toHaveLength(1);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+    await revocations.close();
+  });
 });
 
 describe('the file store', () => {
