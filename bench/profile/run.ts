@@ -5,7 +5,11 @@
  * 1 connection x 50 in flight, stops it, and prints self time by category and by
  * function (summarize.ts). The .cpuprofile stays in the output folder for DevTools.
  * The profiler itself costs a few percent: compare profiles with profiles, and take
- * throughput from `npm run bench`.
+ * throughput from `npm run bench`. It also prints the calls made per second of the
+ * server's CPU (utime + stime over the measured run), a figure that a busy machine
+ * disturbs less than calls per second of wall time. Opt-in rows that need something made
+ * first (the tracing rows' OTLP sink, the mutual-TLS rows' certificates) get it as the
+ * benchmark makes it (macro/row-assets.ts).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -18,11 +22,16 @@ import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { planCores } from '../harness/cores.js';
 import { writeKeysFile } from '../harness/keys-file.js';
+import { cpuSeconds } from '../kit/proc.js';
+import { type PreparedAssets, prepareRowAssets } from '../macro/row-assets.js';
 import { SERVERS, type ServerSpec, startBenchServer } from '../macro/servers.js';
 import { BENCH_ALGORITHMS, type BenchAlgorithm } from '../options/algorithms.js';
 import { formatProfileSummary, summarizeProfile, type CpuProfile } from './summarize.js';
 
-const PROFILABLE = SERVERS.filter((s) => !s.cluster && s.build === undefined && s.methods.includes('GenerateJwt')).map((s) => s.name);
+/** Single-process Node servers answering GenerateJwt; not the rows measured under a background load, which this does not drive. */
+const PROFILABLE = SERVERS.filter((s) => !s.cluster && s.build === undefined && s.backgroundLoad === undefined && s.methods.includes('GenerateJwt')).map(
+  (s) => s.name,
+);
 
 const HELP = `Usage: npm run profile -- [options]      (or: node dist/bench/profile/run.js [options])
 
@@ -69,8 +78,14 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
   const unregister = registerCleanup(() => keys.remove());
   const plan = planCores(1);
   const { serverCpus, loadCpus } = plan.single;
+  let prepared: PreparedAssets | undefined;
   try {
-    const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1 });
+    prepared = await prepareRowAssets(new Set(spec.needs ?? []), [algorithm], plan, loadCpus);
+    const unmet = [...prepared.missing.values()];
+    if (unmet.length > 0) throw new Error(`${spec.name} cannot run here: ${unmet.join('; ')}`);
+    const assets = prepared.assets;
+    const tls = spec.needs?.includes('mtls') === true ? (assets.tls?.client ?? undefined) : undefined;
+    const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1, assets });
     const server = await startBenchServer(spec, { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...launch.args] }, plan, serverCpus);
     const call = (durationS: number, name: string): GhzCall => ({
       method: 'GenerateJwt',
@@ -82,14 +97,19 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
       port: server.port,
       output: join(out, `${name}.json`),
       name,
+      ...(tls === undefined ? {} : { tls }),
     });
     let ok = 0;
     let warmupOk = 0;
+    let cpuS = Number.NaN;
     try {
       const warmup = await runGhz(ghz, call(2, 'warmup'), plan, loadCpus);
       warmupOk = summarizeGhzReport(warmup.report).okCount;
+      const cpuBefore = cpuSeconds(server.pid);
       const run = await runGhz(ghz, call(seconds, 'ghz'), plan, loadCpus);
+      const cpuAfter = cpuSeconds(server.pid);
       ok = summarizeGhzReport(run.report).okCount;
+      if (cpuBefore !== null && cpuAfter !== null) cpuS = cpuAfter - cpuBefore;
     } finally {
       await server.stop();
     }
@@ -99,7 +119,8 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
     // The profile spans start-up and warm-up too; per-call figures divide by every call made.
     const text =
       `${spec.name}, GenerateJwt ${algorithm}, 1 connection x 50, ${seconds} s after a 2 s warm-up; server on CPU ${serverCpus.join(',')}, ghz on ${loadCpus.join(',')}` +
-      `${plan.pinned ? '' : ' (not pinned: no taskset)'}\n${ok} OK calls measured (${warmupOk} in the warm-up)\n\n` +
+      `${plan.pinned ? '' : ' (not pinned: no taskset)'}\n${ok} OK calls measured (${warmupOk} in the warm-up)` +
+      `${Number.isFinite(cpuS) && cpuS > 0 ? `, ${cpuS.toFixed(2)} server CPU-seconds: ${Math.round(ok / cpuS)} calls per CPU-second` : ''}\n\n` +
       formatProfileSummary(summary, ok + warmupOk);
     writeFileSync(join(out, 'summary.txt'), `${text}\n`);
     process.stdout.write(`${text}\n\nprofile: ${join(out, file)}\n`);
@@ -107,6 +128,7 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
   } finally {
     unregister();
     keys.remove();
+    for (const note of (await prepared?.close()) ?? []) process.stderr.write(`${note}\n`);
   }
 }
 

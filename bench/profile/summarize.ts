@@ -1,6 +1,6 @@
 /**
  * Where a server's CPU time goes, from a V8 `.cpuprofile` (`node --cpu-prof`): self time
- * per category (our code, grpc-js, node:http2, node:crypto, protobuf, GC, idle...) and
+ * per category (our code, grpc-js, OpenTelemetry, node:http2, node:crypto, protobuf, GC, idle...) and
  * per function. Self time, not total: each sample counts once, for the function that
  * was running.
  */
@@ -37,6 +37,7 @@ export function categoryOf(functionName: string, url: string): string {
     return 'native builtins';
   }
   if (url.includes('/@grpc/grpc-js/')) return '@grpc/grpc-js';
+  if (url.includes('/@opentelemetry/')) return 'OpenTelemetry (API, SDK, exporter)';
   if (/\/(@grpc\/proto-loader|protobufjs|@protobufjs)\//.test(url)) return 'protobufjs (proto-loader)';
   if (url.startsWith('node:internal/crypto')) return 'node:crypto';
   if (url.startsWith('node:internal/http2')) return 'node:http2';

@@ -1,6 +1,6 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
-import { SERVER_SPAN_CONTEXT } from '../tracing/interceptor.js';
+import { recordingServerContext } from '../tracing/interceptor.js';
 import type { CallContext, ServedService } from '../transport/handler-api.js';
 import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
 import type { JwtServiceCore } from './core.js';
@@ -26,10 +26,13 @@ function unary<Req, Res>(run: (request: Req, call: CallContext) => Res): UnaryHa
 /**
  * A unary handler whose work is a child span `name` of the call's server span (set by the
  * tracing interceptor): `run` records what it may on the span, a failure marks it ERROR.
+ * A call whose server span does not record (not sampled) gets no child: `run` has no span.
  */
-function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span, call: CallContext) => Res): UnaryHandler<Req, Res> {
+function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span | undefined, call: CallContext) => Res): UnaryHandler<Req, Res> {
   return unary<Req, Res>((request, call) => {
-    const span = tracer.startSpan(name, undefined, call.get(SERVER_SPAN_CONTEXT));
+    const parent = recordingServerContext(call);
+    if (parent === undefined) return run(request, undefined, call);
+    const span = tracer.startSpan(name, undefined, parent);
     try {
       return run(request, span, call);
     } catch (err) {

@@ -7,7 +7,7 @@
  */
 import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { type CallContext, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
-import { SERVER_SPAN_CONTEXT, SERVER_TRACER } from './interceptor.js';
+import { SERVER_TRACER, recordingServerContext } from './interceptor.js';
 
 /** A started jwt.verify span and the context to verify in. */
 export interface VerifySpan {
@@ -15,10 +15,15 @@ export interface VerifySpan {
   readonly context: Context;
 }
 
-/** Starts jwt.verify under `call`'s server span; undefined when the server does not trace the call. @internal */
+/**
+ * Starts jwt.verify under `call`'s server span; undefined when the server does not trace
+ * the call or its span does not record (not sampled): the verifier then runs in the
+ * server span's context, in which the interceptors after the tracing one run, so that a
+ * JWK Set fetch still carries the trace. @internal
+ */
 export function startVerifySpan(call: CallContext): VerifySpan | undefined {
   const tracer = call.get(SERVER_TRACER);
-  const parent = call.get(SERVER_SPAN_CONTEXT);
+  const parent = recordingServerContext(call);
   if (tracer === undefined || parent === undefined) return undefined;
   const span = tracer.startSpan('jwt.verify', undefined, parent);
   return { span, context: trace.setSpan(parent, span) };

@@ -19,9 +19,9 @@
  *
  * Installed only when tracing is on: a server without it does no tracing work per call.
  */
-import { type Attributes, type Context, type Histogram, type Meter, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, type Histogram, type Meter, SpanKind, type SpanOptions, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { CALL_TRACE_CONTEXT } from '../transport/call-core.js';
-import { CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { type CallContext, CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { splitPath } from './names.js';
 import { parentContext } from './propagation.js';
 
@@ -33,6 +33,20 @@ import { parentContext } from './propagation.js';
 export const SERVER_SPAN_CONTEXT: CallKey<Context> = CALL_TRACE_CONTEXT;
 /** The tracer of the server that traces the call, for spans other layers start (jwtAuthInterceptor's jwt.verify). @internal */
 export const SERVER_TRACER = new CallKey<Tracer>('OpenTelemetry tracer of the server');
+
+/**
+ * The context to start a child of `call`'s server span in (jwt.sign, jwt.verify); undefined
+ * when the server does not trace the call or its server span does not record (the sampler
+ * dropped it). A dropped call gets no child spans: the samplers of `tracing: true` decide a
+ * child as they decided its parent (by the same trace id, or by the parent's flag), so it
+ * would be dropped too, and starting it costs as much as starting the server span (ids,
+ * sampler, context). The handler still runs in the server span's context, which carries
+ * the trace to the calls it makes. @internal
+ */
+export function recordingServerContext(call: Pick<CallContext, 'get'>): Context | undefined {
+  const parent = call.get(SERVER_SPAN_CONTEXT);
+  return parent !== undefined && trace.getSpan(parent)?.isRecording() === true ? parent : undefined;
+}
 
 /**
  * The codes the RPC semantic conventions mark a server span ERROR for: those that say the
@@ -67,10 +81,46 @@ function splitPeer(peer: string): { address: string; port: number | undefined } 
   return { address: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port };
 }
 
-/** A method's span name and its attributes that do not change from call to call. */
+/**
+ * What the calls of one method share: the span's name, its attributes that do not change
+ * from call to call, and, made on first use, the span options of the last peer seen and
+ * the duration metrics' attributes by status. A connection's calls share its peer, so a
+ * call on the connection of the one before starts its span with the options of that one:
+ * no attribute object built per call. The SDK copies the attributes it is given and the
+ * metrics SDK keys its series by their values: neither keeps nor changes these objects.
+ */
 interface MethodSpan {
   readonly name: string;
   readonly attributes: Attributes;
+  peer: string | undefined;
+  options: SpanOptions | undefined;
+  readonly durationAttributes: Map<StatusCode, { ms: Attributes; s: Attributes }>;
+}
+
+/** The span options of a call of `method` from `peer`. */
+function spanOptions(method: MethodSpan, peer: string): SpanOptions {
+  if (method.peer !== peer || method.options === undefined) {
+    const { address, port } = splitPeer(peer);
+    method.options = {
+      kind: SpanKind.SERVER,
+      attributes: { ...method.attributes, 'network.peer.address': address, ...(port === undefined ? {} : { 'network.peer.port': port }) },
+    };
+    method.peer = peer;
+  }
+  return method.options;
+}
+
+/** The attributes the duration metrics record a call of `method` that ended with `status` with. */
+function durationAttributes(method: MethodSpan, status: StatusCode): { ms: Attributes; s: Attributes } {
+  let known = method.durationAttributes.get(status);
+  if (known === undefined) {
+    known = {
+      ms: { ...method.attributes, 'rpc.grpc.status_code': status },
+      s: { ...method.attributes, 'rpc.status_code': STATUS_NAMES.get(status) ?? String(status) },
+    };
+    method.durationAttributes.set(status, known);
+  }
+  return known;
 }
 
 /** The call-duration histograms of the conventions written, as `meter` makes them. */
@@ -105,6 +155,9 @@ export function tracingInterceptor(
           ...(legacy ? { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } : {}),
           ...(stable ? { 'rpc.system.name': 'grpc', 'rpc.method': name } : {}),
         },
+        peer: undefined,
+        options: undefined,
+        durationAttributes: new Map(),
       };
       methods.set(path, known);
     }
@@ -112,21 +165,9 @@ export function tracingInterceptor(
   };
   return {
     onCallStart(call) {
-      const { name, attributes } = methodSpan(call.method);
-      const peer = splitPeer(call.peer);
+      const method = methodSpan(call.method);
       const parent = parentContext(call.metadata);
-      const span = tracer.startSpan(
-        name,
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            ...attributes,
-            'network.peer.address': peer.address,
-            ...(peer.port === undefined ? {} : { 'network.peer.port': peer.port }),
-          },
-        },
-        parent,
-      );
+      const span = tracer.startSpan(method.name, spanOptions(method, call.peer), parent);
       call.set(SERVER_SPAN_CONTEXT, trace.setSpan(parent, span));
       call.set(SERVER_TRACER, tracer);
     },
@@ -144,9 +185,9 @@ export function tracingInterceptor(
       if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.details });
       span.end();
       if (durations.ms !== undefined || durations.s !== undefined) {
-        const attributes = methodSpan(call.method).attributes;
-        durations.ms?.record(outcome.durationMs, { ...attributes, 'rpc.grpc.status_code': outcome.status });
-        durations.s?.record(outcome.durationMs / 1000, { ...attributes, 'rpc.status_code': STATUS_NAMES.get(outcome.status) ?? String(outcome.status) });
+        const attributes = durationAttributes(methodSpan(call.method), outcome.status);
+        durations.ms?.record(outcome.durationMs, attributes.ms);
+        durations.s?.record(outcome.durationMs / 1000, attributes.s);
       }
     },
   };

@@ -10,6 +10,7 @@ describe('categoryOf', () => {
     ['(program)', '', 'V8 and native (program)'],
     ['writeBuffer', '', 'native builtins'],
     ['handleUnary', 'file:///w/node_modules/@grpc/grpc-js/build/src/server.js', '@grpc/grpc-js'],
+    ['startSpan', 'file:///w/node_modules/@opentelemetry/sdk-trace-base/build/src/Tracer.js', 'OpenTelemetry (API, SDK, exporter)'],
     ['decode', 'file:///w/node_modules/protobufjs/src/reader.js', 'protobufjs (proto-loader)'],
     ['signOneShot', 'node:internal/crypto/sig', 'node:crypto'],
     ['respond', 'node:internal/http2/core', 'node:http2'],

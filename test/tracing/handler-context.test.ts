@@ -6,10 +6,10 @@
  * processes' worth of spans, on either transport.
  */
 import { credentials, Client, Metadata } from '@grpc/grpc-js';
-import { type Span, SpanKind, context, propagation, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, type Span, SpanKind, TraceFlags, type Tracer, type TracerProvider as TracerProviderApi, context, propagation, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CallInterceptor, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
+import { type CallInterceptor, CallMetadata, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
 import { useGlobalTracing } from './global-sdk.js';
@@ -157,5 +157,92 @@ describe.each(TRANSPORTS)('handlers in the server span context, transport %s', (
     const [issuerJwks] = await spansWhere((s) => named('jwt.services.JwtService/GetJwks', SpanKind.SERVER)(s) && childOf(fetch)(s));
     const chain = { greeterSpan, work, sign, issuerSign, jwtSign, verify, fetch, issuerJwks };
     for (const [name, span] of Object.entries(chain)) expect({ name, traceId: span?.spanContext().traceId }).toEqual({ name, traceId: caller?.spanContext().traceId });
+  });
+});
+
+/** `provider`, writing down the name of every span a tracer of it is asked to start (recording or not). */
+function countingProvider(started: string[]): TracerProviderApi {
+  return {
+    getTracer(name, version, options) {
+      const tracer = provider.getTracer(name, version, options);
+      return {
+        startSpan: (spanName, spanOptions, parent) => {
+          started.push(spanName);
+          return tracer.startSpan(spanName, spanOptions, parent);
+        },
+        startActiveSpan: tracer.startActiveSpan.bind(tracer),
+      } as Tracer;
+    },
+  };
+}
+
+describe.each(TRANSPORTS)('a call the sampler drops, transport %s', (transport) => {
+  const clients = new ClientPool();
+  afterAll(async () => {
+    clients.closeAll();
+    await closeAllServers();
+  });
+
+  it('starts no jwt.sign or jwt.verify, and the handler\'s span still carries the trace to the calls it makes', async () => {
+    const keys = await sharedKeys();
+    // The issuer writes down the traceparent of every call it gets (the greeter's JWK Set fetch and GenerateJwt).
+    const received: string[] = [];
+    const recordTraceparent: CallInterceptor = {
+      onCallStart: (call) => {
+        received.push(`${call.method} ${String(call.metadata.get('traceparent'))}`);
+      },
+    };
+    const issuerPort = (await startServer({ transport, keys, subjects: ['ada@example.com'], interceptors: [recordTraceparent] })).port;
+    const issuer: JwtClient = clients.track(createJwtClient(`127.0.0.1:${issuerPort}`));
+    const { jwt: token } = await issuer.generateJwt({ algorithm: 'ES256' });
+    received.length = 0;
+
+    const started: string[] = [];
+    let active: { traceId?: string; recording?: boolean } = {};
+    const greeter = trackServer(
+      createJwtServer({
+        transport,
+        keys,
+        subjects: ['ada@example.com'],
+        logger: silentLogger,
+        tracing: countingProvider(started),
+        health: false,
+        reflection: false,
+        interceptors: [jwtAuthInterceptor(createRemoteVerifier(issuer))],
+      }),
+    );
+    greeter.addService(GREETER, {
+      SayHello: async () => {
+        const span = trace.getActiveSpan();
+        active = { traceId: span?.spanContext().traceId, recording: span?.isRecording() };
+        await issuer.generateJwt({ algorithm: 'HS256' });
+        return Buffer.alloc(0);
+      },
+    });
+    const greeterPort = await greeter.listen('127.0.0.1:0');
+
+    // The caller's span was not sampled (flags 00): the default sampler, parent-based, drops the call.
+    const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${token}`);
+    metadata.set('traceparent', `00-${TRACE_ID}-00f067aa0ba902b7-00`);
+    const raw = new Client(`127.0.0.1:${greeterPort}`, credentials.createInsecure());
+    await new Promise((resolve, reject) => raw.makeUnaryRequest(GREETER.SayHello.path, bytes, bytes, Buffer.alloc(0), metadata, (e, r) => (e ? reject(e) : resolve(r))));
+    raw.close();
+    // GenerateJwt from the package client, whose CLIENT span is the child of an unsampled caller's span.
+    const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.NONE, isRemote: true });
+    const authorization = new CallMetadata().set('authorization', `Bearer ${token}`);
+    await context.with(caller, () => clients.jwt(greeterPort).generateJwt({ algorithm: 'HS256' }, { metadata: authorization }));
+
+    // Only the server spans and the outgoing calls' CLIENT spans were started: no children of a span that does not record.
+    expect(started.filter((name) => name === 'jwt.sign' || name === 'jwt.verify')).toEqual([]);
+    expect(started).toContain('demo.Greeter/SayHello');
+    expect(started).toContain('jwt.services.JwtService/GenerateJwt');
+    expect(active).toEqual({ traceId: TRACE_ID, recording: false });
+    // The JWK Set fetch (jwtAuthInterceptor's verifier) and the handler's call carried the trace, unsampled.
+    const carried = new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`);
+    expect(received.map((line) => line.split(' ')[0])).toEqual(['/jwt.services.JwtService/GetJwks', '/jwt.services.JwtService/GenerateJwt']);
+    for (const line of received) expect(line.split(' ')[1]).toMatch(carried);
+    expect(exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === TRACE_ID)).toEqual([]);
   });
 });
