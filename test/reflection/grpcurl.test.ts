@@ -25,7 +25,7 @@ const FROM_PROTO: Record<string, string[]> = {
 /** Every symbol of the served protos that grpcurl can describe, with what it says it is. */
 const SYMBOLS: [symbol: string, kind: string][] = [
   ...SERVED.map((service): [string, string] => [service, 'a service']),
-  ...['GenerateJwt', 'VerifyJwt', 'GetJwks', 'RevokeJwt'].map((method): [string, string] => [`${SERVICE_NAME}.${method}`, 'a method']),
+  ...['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method): [string, string] => [`${SERVICE_NAME}.${method}`, 'a method']),
   ...['Check', 'List', 'Watch'].map((method): [string, string] => [`${HEALTH}.${method}`, 'a method']),
   ['grpc.reflection.v1.ServerReflection.ServerReflectionInfo', 'a method'],
   ['grpc.reflection.v1alpha.ServerReflection.ServerReflectionInfo', 'a method'],
@@ -40,7 +40,7 @@ const SYMBOLS: [symbol: string, kind: string][] = [
 ];
 
 function messages(): string[] {
-  const jwt = ['GenerateJwtRequest', 'GenerateJwtResponse', 'VerifyJwtRequest', 'VerifyJwtResponse', 'GetJwksRequest', 'GetJwksResponse', 'RevokeJwtRequest', 'RevokeJwtResponse'];
+  const jwt = ['GenerateJwtRequest', 'GenerateJwtResponse', 'VerifyJwtRequest', 'VerifyJwtResponse', 'GetJwksRequest', 'GetJwksResponse', 'GetStatusListRequest', 'GetStatusListResponse', 'RevokeJwtRequest', 'RevokeJwtResponse'];
   const health = ['HealthCheckRequest', 'HealthCheckResponse', 'HealthListRequest', 'HealthListResponse'];
   const reflection = [
     'ServerReflectionRequest',
@@ -101,7 +101,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
 
     it('shows the methods of each service', async () => {
       expect(expectOk(await run(server.address, [], 'list', SERVICE_NAME)).stdout.trim().split('\n')).toEqual(
-        ['GenerateJwt', 'GetJwks', 'RevokeJwt', 'VerifyJwt'].map((method) => `${SERVICE_NAME}.${method}`),
+        ['GenerateJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'VerifyJwt'].map((method) => `${SERVICE_NAME}.${method}`),
       );
       expect(expectOk(await run(server.address, [], 'list', HEALTH)).stdout.trim().split('\n')).toEqual(
         ['Check', 'List', 'Watch'].map((method) => `${HEALTH}.${method}`),
