@@ -62,6 +62,47 @@ export interface StderrLoggerOptions {
 
 const RANK: Readonly<Record<LogLevel, number>> = { info: 0, warn: 1, error: 2 };
 
+/**
+ * Info lines for stderr, written together once per turn of the event loop. A server under
+ * a policy logs an audit line per call, and on Linux a write to a pipe or file is a
+ * synchronous write(2): one per line cost more than signing the token (7 µs of a 12 µs
+ * HS256 call, `npm run profile -- --server jwt-grpc-mtls-policy`). The info lines of a turn
+ * go out in one write at the start of the next; a warning or an error goes out at once,
+ * after what is pending, so the order holds. At exit (process.exit, an uncaught
+ * exception, the end of the event loop) what is left is written before the process ends:
+ * only a process killed outright (SIGKILL) can lose lines, the info lines of its last turn.
+ */
+const stderrLines = {
+  pending: [] as string[],
+  scheduled: false,
+  exitHooked: false,
+  write(line: string): void {
+    this.pending.push(line);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // Registered on the first line, not at import: importing the package starts nothing.
+    if (!this.exitHooked) {
+      this.exitHooked = true;
+      process.once('exit', () => this.flush());
+    }
+    setImmediate(() => this.flush()).unref();
+  },
+  /** Writes `line` now, after whatever is pending. */
+  writeNow(line: string): void {
+    if (this.pending.length > 0) {
+      this.pending.push(line);
+      this.flush();
+    } else process.stderr.write(line);
+  },
+  flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    const text = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+    this.pending.length = 0;
+    process.stderr.write(text);
+  },
+};
+
 function textLine(level: string, message: string, fields?: Readonly<Record<string, unknown>>): string {
   const tail = fields === undefined ? '' : ' ' + JSON.stringify(fields);
   return `jwt-grpc ${level}: ${message}${tail}\n`;
@@ -69,13 +110,17 @@ function textLine(level: string, message: string, fields?: Readonly<Record<strin
 
 function textLogger(level: LogLevel): Logger {
   const at = (lineLevel: LogLevel): ((message: string, fields?: Readonly<Record<string, unknown>>) => void) =>
-    RANK[lineLevel] < RANK[level] ? () => {} : (message, fields) => void process.stderr.write(textLine(lineLevel, message, fields));
+    RANK[lineLevel] < RANK[level]
+      ? () => {}
+      : lineLevel === 'info'
+        ? (message, fields) => stderrLines.write(textLine(lineLevel, message, fields))
+        : (message, fields) => stderrLines.writeNow(textLine(lineLevel, message, fields));
   return { info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /**
- * JSON through pino: its serializer is what Node log pipelines expect (and are tuned to),
- * and its synchronous destination loses no line when the process exits right after.
+ * JSON through pino: its serializer is what Node log pipelines expect (and are tuned to).
+ * Its lines go out as the text logger's do: info once per turn of the event loop, the rest at once.
  */
 function jsonLogger(level: LogLevel, bindings: Readonly<Record<string, unknown>>): Logger {
   const { pino } = pinoModule();
@@ -87,7 +132,8 @@ function jsonLogger(level: LogLevel, bindings: Readonly<Record<string, unknown>>
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    pino.destination({ fd: 2, sync: true }),
+    // The level formatter below makes `level` each line's first member.
+    { write: (line: string) => (line.startsWith('{"level":"info"') ? stderrLines.write(line) : stderrLines.writeNow(line)) },
   );
   return {
     info: (message, fields) => (fields === undefined ? log.info(message) : log.info(fields, message)),

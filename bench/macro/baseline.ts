@@ -9,7 +9,7 @@
  * holds for recent commits; a build that fails says so and stops the run before any
  * measurement.
  */
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
@@ -21,6 +21,11 @@ export interface BaselineBuild {
   readonly short: string;
   /** The built CLI, `<dir>/dist/src/bin/jwt-grpc.js`. */
   readonly cli: string;
+  /**
+   * Whether that CLI has `--no-jti`. A commit from before tokens carried a `jti` has not,
+   * and would refuse the flag (exit 2); its tokens carry none anyway, the same work.
+   */
+  readonly hasJtiFlag: boolean;
   remove(): void;
 }
 
@@ -44,7 +49,9 @@ export function buildBaseline(ref: string, log: (line: string) => void): Baselin
     symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     const build = runCommand('npm', ['run', 'build'], { cwd: dir, timeoutMs: 300_000 });
     if (build.status !== 0) throw new Error(`npm run build of ${ref} failed:\n${`${build.stdout}\n${build.stderr}`.trim().slice(-4000)}`);
-    return { short, cli: join(dir, 'dist', 'src', 'bin', 'jwt-grpc.js'), remove };
+    const table = join(dir, 'dist', 'src', 'options', 'table.js');
+    const hasJtiFlag = existsSync(table) && readFileSync(table, 'utf8').includes("'no-jti'");
+    return { short, cli: join(dir, 'dist', 'src', 'bin', 'jwt-grpc.js'), hasJtiFlag, remove };
   } catch (error) {
     remove();
     throw error;

@@ -84,7 +84,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   // Built first: a commit that does not build stops the run before any measurement.
   const baseline: BaselineBuild | null = options.baselineRef == null ? null : buildBaseline(options.baselineRef, options.log);
-  const selected = [...selectServers(SERVERS, options), ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli)])];
+  const selected = [...selectServers(SERVERS, options), ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli, baseline.hasJtiFlag)])];
   const skipped = prepareServers(selected, options.log);
   const selectedScenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
   let html = options.html;

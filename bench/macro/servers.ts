@@ -230,8 +230,10 @@ function assetsOf(name: string, ctx: LaunchContext): RowAssets {
  * `jwt-grpc@REF`: the same row as `jwt-grpc` run by another commit's build (`--baseline-ref`,
  * macro/baseline.ts): what the code since that commit costs with its new features off.
  */
-export function baselineServer(ref: string, cli: string): ServerSpec {
+export function baselineServer(ref: string, cli: string, hasJtiFlag: boolean): ServerSpec {
   return oursServer({
+    // Without the flag (a commit from before the jti) the build signs none: `jti: true` passes no `--no-jti`.
+    ...(hasJtiFlag ? {} : { jti: true }),
     name: `jwt-grpc@${ref}`,
     role: 'variant',
     groups: ['single'],

@@ -114,11 +114,15 @@ describe('the opt-in rows', () => {
   });
 
   it('run another commit\'s CLI as jwt-grpc@REF, with the flags of jwt-grpc', () => {
-    const baseline = baselineServer('abc1234', '/tmp/x/dist/src/bin/jwt-grpc.js');
+    const baseline = baselineServer('abc1234', '/tmp/x/dist/src/bin/jwt-grpc.js', true);
     expect(baseline.name).toBe('jwt-grpc@abc1234');
     const launch = baseline.launch(CTX);
     expect(launch.args[launch.args.indexOf('/tmp/x/dist/src/bin/jwt-grpc.js') + 1]).toBe('serve');
     expect(launch.args.slice(1)).toEqual(row('jwt-grpc').launch(CTX).args.slice(1).map((a) => (a.endsWith('jwt-grpc.js') ? '/tmp/x/dist/src/bin/jwt-grpc.js' : a)));
+    // A commit from before the jti has no --no-jti (it would exit 2 on it) and signs none: the flag is left out.
+    const older = baselineServer('abc1234', '/tmp/x/dist/src/bin/jwt-grpc.js', false).launch(CTX).args;
+    expect(older).not.toContain('--no-jti');
+    expect(older).toEqual(launch.args.filter((a) => a !== '--no-jti'));
   });
 
   it('run only when named: no profile selects them', () => {
