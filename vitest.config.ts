@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -55,17 +56,34 @@ const LOAD_RUNS = [
   'test/reliability/worker-kill.test.ts',
 ];
 
+/**
+ * How many files of a project run at once. `unit` files are short and mostly CPU: one per
+ * CPU. `integration` files mostly wait on the processes they start, so two share 2 cores
+ * well; more would start clusters by the dozen at once. `load` files measure a server
+ * under load pinned to its own core: one at a time, after the others (`groupOrder`), so
+ * that nothing else runs beside them.
+ */
+const WORKERS = { unit: Math.max(2, availableParallelism()), integration: 2, load: 1 } as const;
+
 export default defineConfig({
   test: {
-    // Server, cluster and CLI tests bind real loopback ports and spawn processes:
-    // generous timeouts, and files run in parallel only as far as 2 cores allow.
+    // Server, cluster and CLI tests bind real loopback ports and spawn processes: generous timeouts.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...INTEGRATION, ...LOAD_RUNS] } },
-      { extends: true, test: { name: 'integration', include: INTEGRATION } },
-      { extends: true, test: { name: 'load', include: LOAD_RUNS } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...INTEGRATION, ...LOAD_RUNS],
+          maxWorkers: WORKERS.unit,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { extends: true, test: { name: 'integration', include: INTEGRATION, maxWorkers: WORKERS.integration, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'load', include: LOAD_RUNS, maxWorkers: WORKERS.load, sequence: { groupOrder: 2 } } },
     ],
   },
 });

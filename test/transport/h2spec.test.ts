@@ -11,8 +11,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { goBuild } from '../../bench/kit/go-build.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BuildOutcome, goBuild } from '../../bench/kit/go-build.js';
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { GO_PEER_DIR } from '../../bench/macro/servers.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
@@ -67,12 +67,32 @@ async function stillServes(port: number): Promise<void> {
   expect(response.status).toBe(GrpcStatus.OK);
 }
 
-// The two runs go side by side: h2spec spends most of its time waiting out its timeout on
+/**
+ * The own transport's run, shared: its own test checks it, and the grpc-go test compares
+ * with it. Started once, by whichever test asks first.
+ */
+let ownRun: Promise<{ port: number; cases: Awaited<ReturnType<typeof failedCases>> }> | undefined;
+function ownTransportRun() {
+  ownRun ??= startHttp2(services(), { maxConcurrentStreams: 100 }).then(async ({ port }) => ({ port, cases: await failedCases(port, 'http2') }));
+  return ownRun;
+}
+
+/**
+ * The Go peer, built before any run starts: go build is synchronous here, and would stop the
+ * in-process servers that h2spec is talking to.
+ */
+const peerBinary = join(dir, 'jwt-peer');
+let peerBuild: BuildOutcome;
+beforeAll(() => {
+  peerBuild = goBuild(GO_PEER_DIR, peerBinary, 'the Go peer');
+}, 300_000);
+
+// The three runs go side by side: h2spec spends most of its time waiting out its timeout on
 // the cases that fail, not using the CPU.
 describe.concurrent('h2spec v2.2.1', () => {
   it('against the own transport: keeps serving, and fails only the explained cases', { timeout: 180_000 }, async () => {
-    const { port } = await startHttp2(services(), { maxConcurrentStreams: 100 });
-    const { failed, passed, summary } = await failedCases(port, 'http2');
+    const { port, cases } = await ownTransportRun();
+    const { failed, passed, summary } = cases;
     expect(unexplained(failed, 'http2'), summary).toEqual([]);
     expect(passed, summary).toBeGreaterThanOrEqual(MIN_PASSED.http2);
     await stillServes(port);
@@ -85,30 +105,23 @@ describe.concurrent('h2spec v2.2.1', () => {
     expect(passed, summary).toBeGreaterThanOrEqual(MIN_PASSED['grpc-js']);
     await stillServes(port);
   });
-});
 
-// grpc-go is not ours: no case of its is held to an explanation. Its count is printed beside
-// ours (bench/README.md lists the three), and a case ours fails that it passes shows here.
-describe('h2spec v2.2.1 against grpc-go (the Go peer)', () => {
-  it('reports its count, and which cases the own transport fails that grpc-go passes', { timeout: 240_000 }, async (context) => {
-    const binary = join(dir, 'jwt-peer');
-    const built = goBuild(GO_PEER_DIR, binary, 'the Go peer');
-    if (!built.ok) {
-      context.skip(built.reason);
+  // grpc-go is not ours: no case of its is held to an explanation. Its count is printed beside
+  // ours (bench/README.md lists the three), and a case ours fails that it passes shows here.
+  it('against grpc-go (the Go peer): reports its count, and which cases the own transport fails that grpc-go passes', { timeout: 240_000 }, async (context) => {
+    if (!peerBuild.ok) {
+      context.skip(peerBuild.reason);
       return;
     }
     // --echo: the peer's transport alone (grpc-go defaults), no keys needed.
-    const peer = await startServer('the Go peer', binary, ['--echo', '--port', '0']);
-    const [go, ours] = await Promise.all([
-      failedCases(peer.port, 'grpc-go').finally(() => peer.stop()),
-      startHttp2(services(), { maxConcurrentStreams: 100 }).then(({ port }) => failedCases(port, 'http2-beside-go')),
-    ]);
+    const peer = await startServer('the Go peer', peerBinary, ['--echo', '--port', '0']);
+    const [go, { cases: ours }] = await Promise.all([failedCases(peer.port, 'grpc-go').finally(() => peer.stop()), ownTransportRun()]);
     const oursOnly = ours.failed.filter((testCase) => !go.failed.includes(testCase));
     console.info(
-      `failed by the own transport only (run beside grpc-go):\n${oursOnly.map((testCase) => `  ${testCase}: ${ours.errors.get(testCase)}`).join('\n') || '  none'}`,
+      `failed by the own transport only (its run beside grpc-go's):\n${oursOnly.map((testCase) => `  ${testCase}: ${ours.errors.get(testCase)}`).join('\n') || '  none'}`,
     );
     expect(peer.exit?.signal ?? null, 'grpc-go kept serving until stopped').not.toBe('SIGKILL');
-    // Every case ours fails and grpc-go passes is explained above (EXPLAINED, on 'http2').
+    // Every case ours fails and grpc-go passes is explained below (EXPLAINED, on 'http2').
     expect(unexplained(oursOnly, 'http2'), ours.summary).toEqual([]);
   });
 });
