@@ -68,9 +68,20 @@ class Cdp {
 
 const dirs: string[] = [];
 let browser: ChildProcess | null = null;
-afterAll(() => {
-  browser?.kill('SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  // chromium's own children (zygote, renderer, utilities) write into its profile folder
+  // too: the whole process group goes, and the folder once the browser has exited (retried,
+  // as a child may still be closing its files).
+  if (browser?.pid !== undefined && browser.exitCode === null && browser.signalCode === null) {
+    const exited = new Promise((resolve) => browser?.once('exit', resolve));
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch {
+      browser.kill('SIGKILL');
+    }
+    await exited;
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 describe.skipIf(CHROMIUM === null)('report.html in headless chromium', () => {
@@ -85,7 +96,7 @@ describe.skipIf(CHROMIUM === null)('report.html in headless chromium', () => {
     browser = spawn(
       CHROMIUM as string,
       ['--headless', '--disable-gpu', '--no-sandbox', '--no-first-run', '--disable-extensions', `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'],
-      { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], detached: true },
     );
     const problems: string[] = [];
     let loaded: () => void = () => undefined;
