@@ -21,6 +21,7 @@ const INTEGRATION = [
   'test/ops/keys-cli.test.ts',
   'test/ops/watch.test.ts',
   'test/reliability/crash-loop.test.ts',
+  'test/reliability/secrets.test.ts',
   'test/revocation/redis-cli.test.ts',
   'test/revocation/redis-store.test.ts',
   'test/tracing/collector-down.test.ts',
@@ -51,7 +52,6 @@ const LOAD_RUNS = [
   'test/ops/rotation.test.ts',
   'test/reliability/disconnect.test.ts',
   'test/reliability/load.test.ts',
-  'test/reliability/secrets.test.ts',
   'test/reliability/sigterm.test.ts',
   'test/reliability/worker-kill.test.ts',
 ];
