@@ -31,7 +31,7 @@ const WIRE_FIXED32 = 5;
  * limit, and protobufjs's. Skipping is iterative, so this bounds the stack of open
  * groups, not the call stack; no request of ours has a group at all.
  */
-export const MAX_GROUP_DEPTH = 100;
+const MAX_GROUP_DEPTH = 100;
 
 /** Thrown inside a decoder, turned into INVALID_ARGUMENT at its edge. */
 class WireError extends Error {}
