@@ -1,5 +1,6 @@
 import { JwtGrpcError } from '../errors.js';
 import { newJti } from '../tokens/jti.js';
+import { claimsJsonProblem } from './claims-json.js';
 import type { GenerateJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 import type { SubjectPool } from './subject-pool.js';
@@ -31,6 +32,9 @@ function parseExtraClaims(json: string, maxBytes: number): Record<string, unknow
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalid('claims_json', 'must be a JSON object');
   }
+  // What is signed is the parsed value re-serialized: refused unless that says what was asked.
+  const problem = claimsJsonProblem(json);
+  if (problem !== undefined) throw invalid('claims_json', problem);
   for (const claim of Object.keys(value)) {
     if (RESERVED_CLAIMS.has(claim)) throw invalid('claims_json', `may not set the reserved claim "${claim}"`);
   }

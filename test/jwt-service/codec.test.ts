@@ -6,6 +6,7 @@
  * messages and truncations; then a malformed request over a real connection, on each
  * transport.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { Client, type ServiceError, Metadata, credentials, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
@@ -228,6 +229,80 @@ describe('malformed requests throw INVALID_ARGUMENT naming the problem, never an
     const failure = decodeFailure(buf);
     expect(failure.status).toBe(GrpcStatus.INVALID_ARGUMENT);
     expect(failure.details).toMatch(message);
+  });
+});
+
+/** `count` groups of field 6 nested in one another, each closed by its own end tag. */
+function nestedGroups(count: number): Buffer {
+  return Buffer.concat([Buffer.alloc(count, 0x33), Buffer.alloc(count, 0x34)]);
+}
+
+/** A length-delimited field `field` holding `bytes` as they are. */
+function rawField(field: number, bytes: Buffer): Buffer {
+  return Buffer.concat([varint(BigInt(field * 8 + 2)), varint(BigInt(bytes.length)), bytes]);
+}
+
+/** Byte sequences that are not UTF-8: a stray continuation byte, a cut sequence, an overlong '/', an encoded surrogate, a code point past U+10FFFF. */
+const INVALID_UTF8 = [[0x80], [0xe6, 0x97], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff]].map((bytes) =>
+  Buffer.concat([Buffer.from('ok'), Buffer.from(bytes), Buffer.from('ok')]),
+);
+
+describe('string fields must be valid UTF-8 (proto3), never decoded into U+FFFD', () => {
+  const decoders: [string, (buf: Buffer) => unknown, string[]][] = [
+    ['GenerateJwtRequest', decodeGenerateJwtRequest, ['algorithm', 'subject', 'audience', '', 'claims_json']],
+    ['VerifyJwtRequest', decodeVerifyJwtRequest, ['jwt', 'audience', 'issuer']],
+    ['GetStatusListRequest', decodeGetStatusListRequest, ['uri']],
+    ['RevokeJwtRequest', decodeRevokeJwtRequest, ['jwt', 'jti', '', 'reason']],
+  ];
+
+  it.each(decoders)('%s: every string field with each invalid sequence is INVALID_ARGUMENT naming it', (message, decode, fields) => {
+    fields.forEach((name, index) => {
+      if (name === '') return;
+      for (const bytes of INVALID_UTF8) {
+        let thrown: unknown;
+        try {
+          decode(rawField(index + 1, bytes));
+        } catch (err) {
+          thrown = err;
+        }
+        expect(thrown, `${name} ${bytes.toString('hex')}`).toBeInstanceOf(GrpcStatusError);
+        expect((thrown as GrpcStatusError).status).toBe(GrpcStatus.INVALID_ARGUMENT);
+        expect((thrown as GrpcStatusError).details).toBe(`${message}: ${name} is not valid UTF-8`);
+      }
+    });
+  });
+
+  it('a U+FFFD sent as its own bytes is valid and kept', () => {
+    expect(decodeGenerateJwtRequest(rawField(2, Buffer.from('a\ufffdb')))).toMatchObject({ subject: 'a\ufffdb' });
+  });
+
+  it('5,000 random byte strings: a subject decodes exactly when its bytes are UTF-8, and then as proto-loader decodes it', () => {
+    const next = rng(6);
+    for (let i = 0; i < 5000; i++) {
+      // Mostly text with a few random bytes, so valid and invalid both come up often.
+      const text = Buffer.from(randomString(next).slice(0, 20));
+      const bytes = Buffer.from(Array.from(text, (byte) => (next() < 0.05 ? Math.floor(next() * 256) : byte)));
+      const buf = rawField(2, bytes);
+      if (isUtf8(bytes)) expect(decodeGenerateJwtRequest(buf)).toEqual(generateJwt.requestDeserialize(buf));
+      else expect(decodeFailure(buf).details, bytes.toString('hex')).toBe('GenerateJwtRequest: subject is not valid UTF-8');
+    }
+  });
+});
+
+describe('unknown groups are skipped without recursion, nested at most 100 deep', () => {
+  it('100 nested groups decode as proto-loader does', () => {
+    const buf = Buffer.concat([nestedGroups(100), generateJwt.requestSerialize({ algorithm: 'HS256', subject: 'deep' })]);
+    expect(decodeGenerateJwtRequest(buf)).toEqual(generateJwt.requestDeserialize(buf));
+  });
+
+  it.each([101, 20_000])('%i nested groups are INVALID_ARGUMENT naming the depth, not a stack overflow', (count) => {
+    const failure = decodeFailure(nestedGroups(count));
+    expect(failure.status).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(failure.details).toBe('GenerateJwtRequest: groups nested deeper than 100');
+  });
+
+  it('a nested group closed by the wrong end tag is refused', () => {
+    expect(decodeFailure(Buffer.from([0x33, 0x3b, 0x34, 0x34])).details).toBe('GenerateJwtRequest: group 7 closed by 6');
   });
 });
 

@@ -4,11 +4,13 @@
  * each transport.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { status } from '@grpc/grpc-js';
+import { Client, Metadata, credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KeySet, importKeys } from '../../src/lib.js';
 import { ClientPool, type JwtClient, callError, decodeJwt, statusName } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, nowSeconds, sharedKeys, signHs256, startServer } from '../helpers/server.js';
+
+const GENERATE_JWT = '/jwt.services.JwtService/GenerateJwt';
 
 describe.each(TRANSPORTS)('on transport %s', (transport) => {
   const clients = new ClientPool();
@@ -141,11 +143,72 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       await expectRefused(generate({ algorithm: 'HS256', claims_json }), new RegExp(`\\bclaims_json\\b.*"${claim}"`));
     });
 
+    // Each would be signed as something else: JSON.parse then JSON.stringify changes it.
+    it.each([
+      ['a number past the double range', '{"n":1e400}', '$.n: number 1e400 does not survive a round trip (it would be signed as null)'],
+      ['2^64 + 1', '{"n":18446744073709551617}', '$.n: number 18446744073709551617 does not survive a round trip (it would be signed as 18446744073709552000)'],
+      ['negative zero', '{"a":{"z":-0}}', '$.a.z: number -0 is negative zero, which would be signed as 0'],
+      ['more digits than a double holds', '{"n":[1.0000000000000000001]}', '$.n[0]: number 1.0000000000000000001 does not survive a round trip (it would be signed as 1)'],
+      ['a number that underflows to 0', '{"n":1e-400}', '$.n: number 1e-400 does not survive a round trip (it would be signed as 0)'],
+      ['a duplicate key', '{"role":"admin","role":"user"}', '$.role: duplicate key "role"'],
+      ['a lone surrogate', '{"s":"\\ud800"}', '$.s: string has a lone surrogate, which UTF-8 cannot carry'],
+      ['a key with a lone surrogate', '{"\\udfff":1}', '$["\\udfff"]: key has a lone surrogate, which UTF-8 cannot carry'],
+    ])('refuses claims_json with %s, naming its path', async (_, claims_json, problem) => {
+      const err = await callError(generate({ algorithm: 'HS256', claims_json }));
+      expect(statusName(err.code), err.details).toBe('INVALID_ARGUMENT');
+      expect(err.details).toBe(`claims_json: ${problem}`);
+      await expectStillServing();
+    });
+
+    it('signs claims that survive the round trip exactly as given: decimals, 1e21, 2^53 - 1, nesting, emoji and CJK', async () => {
+      const claims_json = '{"f":1.5,"big":1e21,"safe":9007199254740991,"neg":-2.5e-7,"zero":0,"o":{"a":[1,{"b":"日本語 😀"}],"t":true,"n":null},"e":"\\ud83d\\ude00"}';
+      const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', claims_json });
+      const { payload } = decodeJwt(res.jwt);
+      expect(payload).toMatchObject(JSON.parse(claims_json) as Record<string, unknown>);
+      expect(payload['e']).toBe('😀');
+      expect((await client.verifyJwt({ jwt: res.jwt })).valid).toBe(true);
+    });
+
     it('keeps a "__proto__" key as a plain claim', async () => {
       const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', claims_json: '{"__proto__":{"admin":true}}' });
       const { payload } = decodeJwt(res.jwt);
       expect(Object.keys(payload)).toContain('__proto__');
       expect(payload['admin']).toBeUndefined();
+    });
+  });
+
+  describe('GenerateJwt bytes no client library would send', () => {
+    let raw: Client;
+    beforeAll(() => {
+      // A bare client: its serializer puts the bytes given on the wire as they are.
+      raw = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
+    });
+    afterAll(() => raw.close());
+
+    const send = (method: string, bytes: Buffer): Promise<unknown> =>
+      new Promise((resolve, reject) => {
+        const identity = (b: Buffer): Buffer => b;
+        raw.makeUnaryRequest(method, identity, identity, bytes, new Metadata(), { deadline: Date.now() + 20_000 }, (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    /** A length-delimited field holding `bytes` as they are (each field here is shorter than 128 bytes). */
+    const field = (number: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([(number << 3) | 2, bytes.length]), bytes]);
+    const text = (number: number, value: string): Buffer => field(number, Buffer.from(value));
+    // A stray continuation byte: decoding would make it U+FFFD, and that would be signed.
+    const notUtf8 = Buffer.from([0x61, 0x80, 0x62]);
+
+    it.each([
+      ['subject', [text(1, 'HS256'), field(2, notUtf8)]],
+      ['audience', [text(1, 'HS256'), text(2, 's'), field(3, notUtf8)]],
+      ['claims_json', [text(1, 'HS256'), text(2, 's'), field(5, Buffer.concat([Buffer.from('{"a":"'), notUtf8, Buffer.from('"}')]))]],
+    ])('refuses a %s that is not UTF-8 with INVALID_ARGUMENT naming it', async (name, parts) => {
+      await expectRefused(send(GENERATE_JWT, Buffer.concat(parts as Buffer[])), new RegExp(`^GenerateJwtRequest: ${name} is not valid UTF-8$`));
+    });
+
+    it('refuses 20,000 nested groups with INVALID_ARGUMENT naming the depth, not a stack overflow', async () => {
+      const groups = Buffer.concat([Buffer.alloc(20_000, 0x33), Buffer.alloc(20_000, 0x34), text(1, 'HS256'), text(2, 's')]);
+      await expectRefused(send(GENERATE_JWT, groups), /^GenerateJwtRequest: groups nested deeper than 100$/);
+      // The health service decodes with protobufjs, whose own limit is 100 as well.
+      await expectRefused(send('/grpc.health.v1.Health/Check', groups), /nesting depth exceeded/);
     });
   });
 

@@ -10,8 +10,12 @@
  *
  * Wire rules kept: fields in any order, a repeated scalar field's last value wins,
  * unknown fields (any wire type, groups included) are skipped. What protobufjs would
- * misread silently, a known field with the wrong wire type, is refused here.
+ * misread silently, a known field with the wrong wire type, is refused here; so are a
+ * string field that is not valid UTF-8 (proto3 requires it; decoding would replace the
+ * bad bytes with U+FFFD and the service would sign the result) and unknown groups nested
+ * deeper than {@link MAX_GROUP_DEPTH}.
  */
+import { isUtf8 } from 'node:buffer';
 import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 
@@ -21,6 +25,13 @@ const WIRE_LENGTH_DELIMITED = 2;
 const WIRE_START_GROUP = 3;
 const WIRE_END_GROUP = 4;
 const WIRE_FIXED32 = 5;
+
+/**
+ * Deepest nesting of (unknown) groups a request may carry: protoc's default recursion
+ * limit, and protobufjs's. Skipping is iterative, so this bounds the stack of open
+ * groups, not the call stack; no request of ours has a group at all.
+ */
+const MAX_GROUP_DEPTH = 100;
 
 /** Thrown inside a decoder, turned into INVALID_ARGUMENT at its edge. */
 class WireError extends Error {}
@@ -80,13 +91,19 @@ class Reader {
     throw new WireError('varint longer than 10 bytes');
   }
 
-  string(): string {
+  /** A string field, `name` for the error if its bytes are not valid UTF-8. */
+  string(name: string): string {
     const length = this.uint32();
     const start = this.pos;
     const end = start + length;
     if (end > this.buf.length) throw new WireError('truncated length-delimited field');
     this.pos = end;
-    return this.buf.toString('utf8', start, end);
+    const text = this.buf.toString('utf8', start, end);
+    // Decoding turns every invalid sequence into U+FFFD, so only a string holding one can
+    // be invalid: the bytes are checked then, not on every call (a U+FFFD sent as its own
+    // three bytes is valid).
+    if (text.includes('\ufffd') && !isUtf8(this.buf.subarray(start, end))) throw new WireError(`${name} is not valid UTF-8`);
+    return text;
   }
 
   /** Skips one field of `wireType` whose tag was just read. */
@@ -102,20 +119,35 @@ class Reader {
         this.advance(this.uint32());
         return;
       case WIRE_START_GROUP:
-        for (;;) {
-          if (this.done) throw new WireError(`group ${field} is not closed`);
-          const tag = this.uint32();
-          if ((tag & 7) === WIRE_END_GROUP) {
-            if (tag >>> 3 !== field) throw new WireError(`group ${field} closed by ${tag >>> 3}`);
-            return;
-          }
-          this.skip(tag & 7, tag >>> 3);
-        }
+        this.skipGroup(field);
+        return;
       case WIRE_FIXED32:
         this.advance(4);
         return;
       default:
         throw new WireError(`invalid wire type ${wireType} for field ${field}`);
+    }
+  }
+
+  /**
+   * Skips group `field` whose start tag was just read, up to its end tag. Iterative, with
+   * the open groups on a stack of at most {@link MAX_GROUP_DEPTH}: recursion would let
+   * 20,000 nested groups (40 KB) overflow the call stack.
+   */
+  private skipGroup(field: number): void {
+    const open = [field];
+    while (open.length > 0) {
+      const innermost = open[open.length - 1] as number;
+      if (this.done) throw new WireError(`group ${innermost} is not closed`);
+      const tag = this.uint32();
+      const wireType = tag & 7;
+      if (wireType === WIRE_END_GROUP) {
+        if (tag >>> 3 !== innermost) throw new WireError(`group ${innermost} closed by ${tag >>> 3}`);
+        open.pop();
+      } else if (wireType === WIRE_START_GROUP) {
+        if (open.length >= MAX_GROUP_DEPTH) throw new WireError(`groups nested deeper than ${MAX_GROUP_DEPTH}`);
+        open.push(tag >>> 3);
+      } else this.skip(wireType, tag >>> 3);
     }
   }
 
@@ -158,15 +190,15 @@ export function decodeGenerateJwtRequest(buf: Buffer): GenerateJwtRequest {
       switch (tag >>> 3) {
         case 1:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'algorithm');
-          request.algorithm = reader.string();
+          request.algorithm = reader.string('algorithm');
           break;
         case 2:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'subject');
-          request.subject = reader.string();
+          request.subject = reader.string('subject');
           break;
         case 3:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'audience');
-          request.audience = reader.string();
+          request.audience = reader.string('audience');
           break;
         case 4:
           expectWireType(tag, WIRE_VARINT, 'ttl_seconds');
@@ -174,7 +206,7 @@ export function decodeGenerateJwtRequest(buf: Buffer): GenerateJwtRequest {
           break;
         case 5:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'claims_json');
-          request.claims_json = reader.string();
+          request.claims_json = reader.string('claims_json');
           break;
         default:
           reader.skip(tag & 7, tag >>> 3);
@@ -193,15 +225,15 @@ export function decodeVerifyJwtRequest(buf: Buffer): VerifyJwtRequest {
       switch (tag >>> 3) {
         case 1:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'jwt');
-          request.jwt = reader.string();
+          request.jwt = reader.string('jwt');
           break;
         case 2:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'audience');
-          request.audience = reader.string();
+          request.audience = reader.string('audience');
           break;
         case 3:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'issuer');
-          request.issuer = reader.string();
+          request.issuer = reader.string('issuer');
           break;
         default:
           reader.skip(tag & 7, tag >>> 3);
@@ -230,7 +262,7 @@ export function decodeGetStatusListRequest(buf: Buffer): GetStatusListRequest {
       const tag = readTag(reader);
       if (tag >>> 3 === 1) {
         expectWireType(tag, WIRE_LENGTH_DELIMITED, 'uri');
-        request.uri = reader.string();
+        request.uri = reader.string('uri');
       } else reader.skip(tag & 7, tag >>> 3);
     }
     return request;
@@ -246,11 +278,11 @@ export function decodeRevokeJwtRequest(buf: Buffer): RevokeJwtRequest {
       switch (tag >>> 3) {
         case 1:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'jwt');
-          request.jwt = reader.string();
+          request.jwt = reader.string('jwt');
           break;
         case 2:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'jti');
-          request.jti = reader.string();
+          request.jti = reader.string('jti');
           break;
         case 3:
           expectWireType(tag, WIRE_VARINT, 'expires_at');
@@ -258,7 +290,7 @@ export function decodeRevokeJwtRequest(buf: Buffer): RevokeJwtRequest {
           break;
         case 4:
           expectWireType(tag, WIRE_LENGTH_DELIMITED, 'reason');
-          request.reason = reader.string();
+          request.reason = reader.string('reason');
           break;
         default:
           reader.skip(tag & 7, tag >>> 3);
