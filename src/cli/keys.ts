@@ -45,7 +45,8 @@ async function generate(args: Extract<KeysArgs, { action: 'generate' }>, print: 
 }
 
 async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Print): Promise<void> {
-  const entries = await readKeyFileEntries(args.file);
+  // Warned about here; rewritten with mode 0600 below once the rotation is done.
+  const entries = await readKeyFileEntries(args.file, createStderrLogger());
   const current = await importKeyFile({ keys: entries }, args.file, silentLogger);
   const nowSeconds = Math.floor(Date.now() / 1000);
   const taken = new Set(entries.map((entry) => entry.kid));

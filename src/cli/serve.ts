@@ -1,10 +1,12 @@
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
+import { isIPv4 } from 'node:net';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
 import { watchKeyFile } from '../keys/watch.js';
-import { createStderrLogger } from '../log.js';
+import { type Logger, createStderrLogger } from '../log.js';
+import { readSecretFile } from '../secret-file.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
@@ -19,37 +21,57 @@ function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-async function readPem(file: string, what: string): Promise<Buffer> {
+/** A PEM that holds a private key: the only kind whose file is checked for who may read it. */
+const holdsPrivateKey = (pem: Buffer): boolean => pem.includes('PRIVATE KEY');
+
+async function readPem(file: string, what: string, logger?: Logger): Promise<Buffer> {
   try {
-    return await readFile(file);
+    return logger === undefined ? await readFile(file) : await readSecretFile(file, what, logger, holdsPrivateKey);
   } catch (err) {
     throw new JwtGrpcError('ERR_FILE', `cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: file });
   }
 }
 
-function tlsOptions(cli: ServeArgs['cli']): (() => Promise<ServerTlsOptions>) | undefined {
+function tlsOptions(cli: ServeArgs['cli'], logger: Logger): (() => Promise<ServerTlsOptions>) | undefined {
   const { tlsCert, tlsKey, tlsClientCa } = cli;
   if (tlsCert === undefined || tlsKey === undefined) return undefined;
   return async () => {
     const [cert, key, ca] = await Promise.all([
       readPem(tlsCert, 'TLS certificate'),
-      readPem(tlsKey, 'TLS key'),
+      readPem(tlsKey, 'TLS private key', logger),
       tlsClientCa === undefined ? null : readPem(tlsClientCa, 'client CA bundle'),
     ]);
     return ca === null ? { cert, key } : { cert, key, ca, requireClientCertificate: true };
   };
 }
 
-/** Fails in the primary, with one clear message, on files every worker would fail to read. */
-async function checkReadable(files: readonly (string | undefined)[]): Promise<void> {
-  for (const file of files) {
+/**
+ * Fails in the primary, with one clear message, on files every worker would fail to read;
+ * warns once, there, about a secret file (`secret` says what it holds) open to group, others
+ * or another user (the workers, reading the same files, do not repeat it).
+ */
+async function checkReadable(files: readonly { readonly file: string | undefined; readonly secret?: string }[], logger: Logger): Promise<void> {
+  for (const { file, secret } of files) {
     if (file === undefined) continue;
     try {
-      await access(file, constants.R_OK);
+      if (secret === undefined) await access(file, constants.R_OK);
+      else await readSecretFile(file, secret, logger, secret === 'TLS private key' ? holdsPrivateKey : () => true);
     } catch (err) {
       throw new JwtGrpcError('ERR_FILE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: file });
     }
   }
+}
+
+/**
+ * Whether `host` binds loopback only (127.0.0.0/8, ::1, localhost): a secret sent there never
+ * leaves the machine, and whoever can read loopback traffic can read the token file too.
+ */
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
+  if (isIPv4(bare)) return bare.startsWith('127.');
+  // An IPv4-mapped IPv6 loopback address.
+  return /^::ffff:127\./.test(bare);
 }
 
 /** What every JSON log line of this process says about it: the worker's slot, or `primary`. */
@@ -62,7 +84,10 @@ function processBindings(workers: number): Record<string, unknown> {
 export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const { cli, cluster, server, files } = args;
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
-  await checkReadable([cli.tlsCert, cli.tlsKey, cli.tlsClientCa, server.adminTokenFile]);
+  await checkReadable(
+    [{ file: cli.tlsCert }, { file: cli.tlsKey, secret: 'TLS private key' }, { file: cli.tlsClientCa }, { file: server.adminTokenFile, secret: 'admin token file' }],
+    logger,
+  );
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const keysFile = files.keys;
   const policyFile = files.policy;
@@ -72,11 +97,16 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger }),
     // Read by the primary (or the single process), at start and on each reload; workers get it over IPC.
     policy: policyFile === undefined ? undefined : () => loadPolicy(policyFile),
-    tls: tlsOptions(cli),
+    tls: tlsOptions(cli, logger),
     logger,
     server: { ...server, subjects },
   });
   const policy = handle.policy;
+  if (handle.role !== 'worker' && server.adminTokenFile !== undefined && cli.tlsCert === undefined && !isLoopback(cli.host)) {
+    logger.warn(
+      `--admin-token-file on a plaintext port (${hostPort(cli.host, handle.port)}, no TLS): the admin secret crosses the network readable by anyone on the path; serve TLS with --tls-cert/--tls-key, or bind --host to loopback (docs/revocation.md)`,
+    );
+  }
   if (handle.role !== 'worker' && policy === undefined) {
     logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
   }

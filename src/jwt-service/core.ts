@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
-import type { ServiceObserver } from '../metrics/jwt-service-metrics.js';
+import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Signer, createSigner } from '../tokens/sign.js';
@@ -176,13 +176,14 @@ export class JwtServiceCore {
       });
       return response;
     } catch (err) {
-      if (err instanceof PolicyDenied) {
-        this.#observer?.policyDecision('deny', err.rule);
-        this.#options.logger.warn('policy: token refused', {
-          audit: 'refuse', decision: 'deny', rule: err.rule, caller: err.callerId ?? null, sub: granted?.request.subject ?? request.subject,
-          aud: request.audience, alg: request.algorithm, ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: err.details,
-        });
-      }
+      const { decision, rule } = refusalOf(err);
+      this.#observer?.policyDecision(decision, rule);
+      const max = this.#options.maxSubjectLength;
+      this.#options.logger.warn('policy: token refused', {
+        audit: 'refuse', decision, rule, caller: err instanceof PolicyDenied ? (err.callerId ?? null) : (granted?.callerId ?? null),
+        sub: clip(granted?.request.subject ?? request.subject, max), aud: clip(request.audience, max), alg: clip(request.algorithm, max),
+        ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: reasonOf(err),
+      });
       throw err;
     }
   }
@@ -291,4 +292,36 @@ export class JwtServiceCore {
     });
     return { revoked: true, expires_at: expiresAt };
   }
+}
+
+/**
+ * Request fields whose refusal is counted under its own rule (`request.<field>`); any other
+ * is `request`. A fixed set: the metric's label values stay bounded whatever a caller sends.
+ */
+const REQUEST_FIELDS = new Set(['subject', 'ttl_seconds', 'audience', 'claims_json', 'algorithm', 'claims']);
+
+/**
+ * How a GenerateJwt under a policy that threw is audited and counted: a policy rule broken
+ * (`deny`, the rule), a bad request field (`deny`, `request.<field>`), or a failure of the
+ * server (`error`: `unavailable` when the status list is full, `internal` otherwise).
+ */
+function refusalOf(err: unknown): { decision: PolicyDecision; rule: string } {
+  if (err instanceof PolicyDenied) return { decision: 'deny', rule: err.rule };
+  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') {
+    return { decision: 'deny', rule: err.field !== undefined && REQUEST_FIELDS.has(err.field) ? `request.${err.field}` : 'request' };
+  }
+  if (err instanceof GrpcStatusError && err.status === GrpcStatus.UNAVAILABLE) return { decision: 'error', rule: 'unavailable' };
+  return { decision: 'error', rule: 'internal' };
+}
+
+/** What the audit line gives as the reason: what the caller was told; an internal failure's message stays in the transport's own log line. */
+function reasonOf(err: unknown): string {
+  if (err instanceof GrpcStatusError) return err.details;
+  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') return err.message;
+  return 'internal error';
+}
+
+/** A caller's text as an audit line quotes it: at most `max` characters (the longest valid subject), so a refused oversized one cannot swell the log. */
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`;
 }

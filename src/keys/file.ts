@@ -5,19 +5,21 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { readSecretFile } from '../secret-file.js';
 import { parseKeyFileText } from './load.js';
 
 /** One entry of a key file, as written. @internal */
 export type KeyFileEntry = Record<string, unknown> & { readonly kid: string; readonly alg: string };
 
-/** Reads a key file's entries as written; loadKeys checks them. @internal */
-export async function readKeyFileEntries(file: string): Promise<KeyFileEntry[]> {
+/** Reads a key file's entries as written (warning on `logger` when it is open to others, as loadKeys does); loadKeys checks them. @internal */
+export async function readKeyFileEntries(file: string, logger: Pick<Logger, 'warn'>): Promise<KeyFileEntry[]> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (await readSecretFile(file, 'key file', logger)).toString('utf8');
   } catch (err) {
     throw new JwtGrpcError('ERR_FILE', `cannot read key file ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: file });
   }

@@ -22,8 +22,32 @@ export type KeyInput =
   | (Record<string, unknown> & { kid: string; alg: string })
   | { kid: string; alg: string; pem: string };
 
-function keyError(kid: string, message: string, cause?: unknown): JwtGrpcError {
-  return new JwtGrpcError('ERR_INVALID_KEY', `key "${kid}": ${message}`, { field: kid, cause });
+/**
+ * An error about `keys[index]`: it names the entry by its place in the key file, never by its
+ * kid or any other value read from it, since a secret pasted into the wrong member would be
+ * repeated to whoever reads the log.
+ */
+function keyError(index: number, message: string, cause?: unknown, member?: string): JwtGrpcError {
+  const at = member === undefined ? `keys[${index}]` : `keys[${index}].${member}`;
+  return new JwtGrpcError('ERR_INVALID_KEY', `${at}: ${message}`, { field: at, cause });
+}
+
+/** The JWK key types, as node:crypto imports them. */
+const KEY_TYPES = ['EC', 'RSA', 'OKP', 'oct'];
+
+/** Values shorter than this are left in node:crypto's messages: no secret is that short, and "EC" or "RSA" read better as themselves. */
+const MIN_QUOTED = 8;
+
+/**
+ * node:crypto's message with every string member of `record` cut out: some of its messages
+ * quote a member (`X is not a supported JWK key type`), which may be a secret pasted there.
+ */
+function withoutValues(message: string, record: Readonly<Record<string, unknown>>): string {
+  let text = message;
+  for (const [member, value] of Object.entries(record)) {
+    if (typeof value === 'string' && value.length >= MIN_QUOTED) text = text.split(value).join(`(the value of ${member})`);
+  }
+  return text;
 }
 
 function importOne(input: unknown, index: number): KeyEntry {
@@ -38,11 +62,9 @@ function importOne(input: unknown, index: number): KeyEntry {
     });
   }
   const alg = record['alg'];
-  if (!isAlgorithm(alg)) {
-    throw keyError(kid, `alg ${JSON.stringify(alg)} is not one of ${ALGORITHMS.join(', ')}`);
-  }
+  if (!isAlgorithm(alg)) throw keyError(index, `is not one of ${ALGORITHMS.join(', ')}`, undefined, 'alg');
   const spec = ALGORITHM_SPECS[alg];
-  const deactivatedAt = readDeactivatedAt(kid, record['deactivated_at']);
+  const deactivatedAt = readDeactivatedAt(index, record['deactivated_at']);
   const keyOps = record['key_ops'];
   // A deactivated key stopped signing when the key file says so, whatever else it carries.
   const signAllowed = (!Array.isArray(keyOps) || keyOps.includes('sign')) && deactivatedAt === undefined;
@@ -56,10 +78,11 @@ function importOne(input: unknown, index: number): KeyEntry {
       signingKey = isPrivate ? createPrivateKey(pem) : undefined;
       verificationKey = signingKey === undefined ? createPublicKey(pem) : createPublicKey(signingKey);
     } else if (record['kty'] === 'oct') {
-      if (typeof record['k'] !== 'string') throw keyError(kid, 'oct key has no "k"');
+      if (typeof record['k'] !== 'string') throw keyError(index, 'oct key has no "k"');
       signingKey = createSecretKey(Buffer.from(record['k'], 'base64url'));
       verificationKey = signingKey;
     } else {
+      if (!KEY_TYPES.includes(record['kty'] as string)) throw keyError(index, `is not one of ${KEY_TYPES.join(', ')} (or give "pem")`, undefined, 'kty');
       // node:crypto ignores members it does not know (kid, alg, use, key_ops).
       const jwk = record as JsonWebKey;
       signingKey = typeof record['d'] === 'string' ? createPrivateKey({ key: jwk, format: 'jwk' }) : undefined;
@@ -67,11 +90,10 @@ function importOne(input: unknown, index: number): KeyEntry {
     }
   } catch (err) {
     if (err instanceof JwtGrpcError) throw err;
-    // node:crypto's message says what is malformed without echoing the key.
-    throw keyError(kid, `cannot import: ${(err as Error).message}`, err);
+    throw keyError(index, `cannot import: ${withoutValues((err as Error).message, record)}`, err);
   }
   const problem = spec.checkKey(signingKey ?? verificationKey);
-  if (problem !== undefined) throw keyError(kid, `${alg} ${problem}`);
+  if (problem !== undefined) throw keyError(index, `${alg} ${problem}`);
   return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
 }
 
@@ -79,10 +101,10 @@ function importOne(input: unknown, index: number): KeyEntry {
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 
 /** A key's `deactivated_at` member (when it stopped signing) in seconds since the epoch. */
-function readDeactivatedAt(kid: string, value: unknown): number | undefined {
+function readDeactivatedAt(index: number, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const ms = typeof value === 'string' && RFC3339_UTC.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw keyError(kid, `deactivated_at must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z", got ${JSON.stringify(value)}`);
+  if (Number.isNaN(ms)) throw keyError(index, 'must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z"', undefined, 'deactivated_at');
   return Math.floor(ms / 1000);
 }
 

@@ -74,9 +74,11 @@ export class KeySet {
     if (entries.length === 0) throw new JwtGrpcError('ERR_INVALID_KEY', 'a key set needs at least one key');
     const byKid = new Map<string, KeyEntry>();
     const active = new Map<Algorithm, SigningEntry>();
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
       if (byKid.has(entry.kid)) {
-        throw new JwtGrpcError('ERR_INVALID_KEY', `duplicate kid "${entry.kid}"`, { field: entry.kid });
+        // By position, not value: a kid read from a key file may be a secret pasted into the wrong member.
+        const first = entries.findIndex((other) => other.kid === entry.kid);
+        throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].kid: the same kid as keys[${first}]`, { field: `keys[${index}].kid` });
       }
       byKid.set(entry.kid, entry);
       if (isSigning(entry) && !active.has(entry.alg)) active.set(entry.alg, entry);

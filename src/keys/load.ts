@@ -1,27 +1,20 @@
-import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
+import { readSecretFile } from '../secret-file.js';
 import { importKeys } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
 import type { KeySet } from './key-set.js';
 
-/** Reads a key or PEM file; warns, as ssh does, when one holding secrets is readable by group or others. */
-async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean): Promise<string> {
-  let text: string;
+/** Reads a key or PEM file; warns, as ssh does, when one holding secrets is open to group, others or another user. */
+async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean, field = path): Promise<string> {
   try {
-    const info = await stat(path);
-    text = await readFile(path, 'utf8');
-    if ((info.mode & 0o077) !== 0 && holdsSecrets(text)) {
-      logger.warn(`key file ${path} is readable by group or others (mode ${(info.mode & 0o777).toString(8)}); chmod 600 it`);
-    }
+    return (await readSecretFile(path, 'key file', logger, (content) => holdsSecrets(content.toString('utf8')))).toString('utf8');
   } catch (err) {
-    throw new JwtGrpcError('ERR_FILE', `cannot read key file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`, {
-      field: path,
-      cause: err,
-    });
+    // A pemFile is named by its place in the key file: its value, read from the file, is not repeated (a secret pasted there would be).
+    const what = field === path ? `key file ${path}` : `the file ${field} names`;
+    throw new JwtGrpcError('ERR_FILE', `cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field, cause: err });
   }
-  return text;
 }
 
 /** Parses a key file's text; the error names the file and position, never the text (it may hold secrets). @internal */
@@ -52,7 +45,7 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
       throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].pemFile must be a path`, { field: `keys[${index}]` });
     }
     const { pemFile: _path, ...rest } = entry as Record<string, unknown>;
-    entries.push({ ...rest, pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY')) });
+    entries.push({ ...rest, pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY'), `${file}: keys[${index}].pemFile`) });
   }
   return importKeys({ keys: entries });
 }

@@ -6,8 +6,9 @@
  *   `valid` (reason `none`) or `invalid` with the proto's reason (`EXPIRED`, `BAD_SIGNATURE`...)
  * - `jwt_grpc_verify_cache_hits_total`, `jwt_grpc_verify_cache_misses_total`: lookups of
  *   the VerifyJwt cache of verified tokens
- * - `jwt_grpc_policy_decisions_total{decision, rule}`: GenerateJwt calls the issuance policy
- *   decided (with a policy only): `allow` (rule `none`), or `deny` with the rule it broke
+ * - `jwt_grpc_policy_decisions_total{decision, rule}`: GenerateJwt calls under the issuance
+ *   policy (with a policy only), each counted once: `allow` (rule `none`), `deny` with the
+ *   rule it broke or `request.<field>` for a bad request field, or `error` (`unavailable`, `internal`)
  * - `jwt_grpc_revocations_total{outcome}`: RevokeJwt calls by {@link RevocationOutcome}
  * - `jwt_grpc_revocation_store_up{store}`: 1 while the revocation store is reachable, 0 when not
  * - `jwt_grpc_keys{alg, kid, role}`: 1 per loaded key; role `active` (signs),
@@ -40,11 +41,17 @@ export interface ServiceObserver {
   tokenIssued(alg: string, kid: string): void;
   /** VerifyJwt verified a token (not the self-check of GenerateJwt). */
   verified(result: VerifyResult): void;
-  /** The issuance policy allowed a GenerateJwt (rule `none`) or denied it by `rule`. */
-  policyDecision(decision: 'allow' | 'deny', rule: string): void;
+  /** A GenerateJwt under a policy ended: allowed (rule `none`), denied by `rule`, or failed in the server. */
+  policyDecision(decision: PolicyDecision, rule: string): void;
   /** A RevokeJwt ended with `outcome`. */
   revocation(outcome: RevocationOutcome): void;
 }
+
+/**
+ * How a GenerateJwt under a policy ended: `allow`, `deny` (a policy rule, or a bad request
+ * field: rule `request.<field>`), `error` (the server failed: rule `unavailable` or `internal`).
+ */
+export type PolicyDecision = 'allow' | 'deny' | 'error';
 
 /**
  * How a RevokeJwt ended: `revoked` (new), `already` (held already), `invalid` (a bad
@@ -171,7 +178,7 @@ export class ServiceMetrics implements ServiceObserver {
     });
     registerComputed(registry, {
       name: 'jwt_grpc_policy_decisions_total',
-      help: 'GenerateJwt calls decided by the issuance policy, by decision (allow, deny) and rule (none, or the rule a denied call broke).',
+      help: 'GenerateJwt calls under the issuance policy, by decision (allow, deny, error) and rule (none, the policy rule or request.<field> a denied call broke, or unavailable/internal).',
       type: 'counter',
       samples: () => [...this.#decisions.values()].map(({ labels, count }) => ({ labels, value: count })),
     });
@@ -204,7 +211,7 @@ export class ServiceMetrics implements ServiceObserver {
     cell.count += 1;
   }
 
-  policyDecision(decision: 'allow' | 'deny', rule: string): void {
+  policyDecision(decision: PolicyDecision, rule: string): void {
     const key = `${decision}/${rule}`;
     let cell = this.#decisions.get(key);
     if (cell === undefined) {

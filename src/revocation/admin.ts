@@ -6,8 +6,9 @@
  * a log line or an error. @internal
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { readSecretFile } from '../secret-file.js';
 import { type CallContext, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 
 /** Shortest admin secret accepted: anything shorter can be guessed. */
@@ -22,12 +23,13 @@ const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8
 
 /**
  * Reads the admin secret from `file` (`label` names the option in errors): its text
- * without a trailing newline, at least 16 characters, no whitespace inside.
+ * without a trailing newline, at least 16 characters, no whitespace inside. Warns through
+ * `logger` when group, others or another user could read or replace the file.
  */
-export async function readAdminSecret(file: string, label: string): Promise<AdminSecret> {
+export async function readAdminSecret(file: string, label: string, logger: Pick<Logger, 'warn'>): Promise<AdminSecret> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (await readSecretFile(file, 'admin token file', logger)).toString('utf8');
   } catch (err) {
     throw new JwtGrpcError('ERR_FILE', `${label}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: label });
   }

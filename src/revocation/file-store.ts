@@ -13,9 +13,11 @@
  *
  * Durability: `add` appends its line and fsyncs the file before it resolves, so RevokeJwt
  * answers only once a crash can no longer lose it; adds that arrive while one is being
- * written go together in the next write and fsync (group commit). A crash mid-write leaves
- * a torn last line (no newline): at the next start it is ignored with a warning and cut
- * off, so the next line starts clean. Any other line that is not an entry stops the start:
+ * written go together in the next write and fsync (group commit). A crash mid-write may
+ * leave a last line without its newline. At the next start a whole entry there is kept
+ * (it may have been acknowledged) and gets its newline; a torn one (not JSON: a write cut
+ * short, never acknowledged) is cut off with a warning naming its byte offset and length,
+ * so the next line starts clean. Any other line that is not an entry stops the start:
  * a damaged file is not guessed at.
  *
  * Compaction: once the file holds many more lines than live entries, it is rewritten
@@ -82,21 +84,50 @@ function markLine(mark: number): string {
   return `${JSON.stringify({ statusIndexes: mark })}\n`;
 }
 
-/** A line of the file as an entry or a reservation mark, or undefined when it is neither. */
-function parseLine(text: string): Revocation | { readonly statusIndexes: number } | undefined {
-  let value: unknown;
+/** What `JSON.parse` makes of a line, or this when it is not JSON at all. */
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    return undefined;
+    return NOT_JSON;
   }
-  const { statusIndexes } = (value ?? {}) as Record<string, unknown>;
+}
+
+/** A parsed line as an entry or a reservation mark, or undefined when it is neither. */
+function entryOf(value: unknown): Revocation | { readonly statusIndexes: number } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { statusIndexes } = value as Record<string, unknown>;
   if (statusIndexes !== undefined) return Number.isSafeInteger(statusIndexes) && (statusIndexes as number) >= 0 ? { statusIndexes: statusIndexes as number } : undefined;
-  const { jti, expiresAt, reason, statusIndex } = (value ?? {}) as Record<string, unknown>;
+  const { jti, expiresAt, reason, statusIndex } = value as Record<string, unknown>;
   if (typeof jti !== 'string' || jti.length === 0 || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
   if (reason !== undefined && typeof reason !== 'string') return undefined;
   if (statusIndex !== undefined && !Number.isSafeInteger(statusIndex)) return undefined;
   return { jti, expiresAt, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex: statusIndex as number }) };
+}
+
+/** A line of the file as an entry or a reservation mark, or undefined when it is neither. */
+function parseLine(text: string): Revocation | { readonly statusIndexes: number } | undefined {
+  const value = parseJson(text);
+  return value === NOT_JSON ? undefined : entryOf(value);
+}
+
+/**
+ * What to do with the bytes after the file's last newline: nothing (there are none), keep
+ * them (a whole entry whose newline was never written: it may have been acknowledged, so it
+ * stays and gets its newline), or cut them (a write cut short: not JSON, so it cannot be a
+ * whole entry, and never acknowledged). A last line that is whole JSON but no entry is damage.
+ */
+type LastLine = { readonly kind: 'none' } | { readonly kind: 'whole'; readonly entry: ReturnType<typeof entryOf> & object } | { readonly kind: 'torn' } | { readonly kind: 'damaged' };
+
+function lastLineOf(tail: Buffer): LastLine {
+  if (tail.length === 0) return { kind: 'none' };
+  const value = parseJson(tail.toString('utf8'));
+  // No prefix of a JSON object is JSON: a write cut short never parses.
+  if (value === NOT_JSON) return { kind: 'torn' };
+  const entry = entryOf(value);
+  return entry === undefined ? { kind: 'damaged' } : { kind: 'whole', entry };
 }
 
 async function syncDirectory(path: string): Promise<void> {
@@ -145,37 +176,56 @@ class FileStore implements FileRevocationStore {
     return this.#up;
   }
 
+  #damaged(lineNumber: number): JwtGrpcError {
+    return unavailable(`revocations file ${this.#path}, line ${lineNumber}: not a revocation entry; the file is damaged (docs/revocation.md describes its format)`);
+  }
+
   async start(onRevoked: (revocations: readonly Revocation[]) => void): Promise<void> {
     if (this.#file !== undefined || this.#closed) throw new JwtGrpcError('ERR_SERVER_STATE', `revocations file ${this.#path}: start called twice, or after close`);
-    let text = '';
+    let bytes = Buffer.alloc(0);
     let existed = true;
     try {
-      text = await readFile(this.#path, 'utf8');
+      bytes = await readFile(this.#path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unavailable(`cannot read the revocations file ${this.#path}: ${errorCode(err)}`, err);
       existed = false;
     }
-    const end = text.lastIndexOf('\n') + 1;
-    const whole = text.slice(0, end);
-    const torn = text.length > end;
+    // Byte offsets, not characters: a write cut short may end inside a UTF-8 sequence.
+    const end = bytes.lastIndexOf(0x0a) + 1;
+    const whole = bytes.subarray(0, end).toString('utf8');
     let lineNumber = 0;
+    const keep = (parsed: Revocation | { readonly statusIndexes: number }): void => {
+      if ('statusIndexes' in parsed) this.#statusIndexes = Math.max(this.#statusIndexes, parsed.statusIndexes);
+      else this.#live.add(parsed);
+      this.#lines += 1;
+    };
     for (const entry of whole.split('\n')) {
       lineNumber += 1;
       if (entry === '') continue;
       const parsed = parseLine(entry);
-      if (parsed === undefined) {
-        throw unavailable(`revocations file ${this.#path}, line ${lineNumber}: not a revocation entry; the file is damaged (docs/revocation.md describes its format)`);
-      }
-      if ('statusIndexes' in parsed) this.#statusIndexes = Math.max(this.#statusIndexes, parsed.statusIndexes);
-      else this.#live.add(parsed);
-      this.#lines += 1;
+      if (parsed === undefined) throw this.#damaged(lineNumber);
+      keep(parsed);
     }
+    const last = lastLineOf(bytes.subarray(end));
+    if (last.kind === 'damaged') throw this.#damaged(lineNumber);
+    if (last.kind === 'whole') keep(last.entry);
     try {
       this.#file = await open(this.#path, 'a');
-      this.#size = Buffer.byteLength(whole);
-      if (torn) {
+      this.#size = end;
+      if (last.kind === 'whole') {
+        // The entry stays; its newline goes in before anything else is appended after it.
+        await this.#file.write('\n');
+        await this.#file.datasync();
+        this.#size = bytes.length + 1;
+        this.#logger.warn(`revocations file ${this.#path}: the last line lacked its newline; kept it and added the newline`, { line: lineNumber, offset: end });
+      } else if (last.kind === 'torn') {
         // A write cut short by a crash: its revocation was never acknowledged. Cut it off so the next line starts clean.
-        this.#logger.warn(`revocations file ${this.#path}: ignoring a torn last line (a write cut short, never acknowledged)`, { line: lineNumber });
+        // Its offset and length only: a cut line is not quoted.
+        this.#logger.warn(`revocations file ${this.#path}: cut off a torn last line of ${bytes.length - end} bytes at byte offset ${end} (a write cut short, never acknowledged)`, {
+          line: lineNumber,
+          offset: end,
+          bytes: bytes.length - end,
+        });
         await this.#file.truncate(this.#size);
         await this.#file.datasync();
       }

@@ -190,7 +190,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     let jwt: ReturnType<typeof prepareJwtService>;
     let statusList: StatusListIssuer | undefined;
     try {
-      const admin = extras.adminTokenFile === undefined ? undefined : await readAdminSecret(extras.adminTokenFile, 'adminTokenFile');
+      const admin = extras.adminTokenFile === undefined ? undefined : await readAdminSecret(extras.adminTokenFile, 'adminTokenFile', serviceOptions.logger);
       // The store's first load completes before the port opens: no call sees a revoked token as valid.
       revocations = new Revocations(await openRevocationStore(extras, serviceOptions.logger));
       await revocations.start(serviceOptions.logger);

@@ -167,6 +167,55 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="algorithms"\} 1/);
   });
 
+  it.each(TRANSPORTS)('on %s, every refused GenerateJwt, a bad request field too, gets exactly one audit line and one count', async (transport) => {
+    const logger = memoryLogger();
+    const registry = new Registry();
+    const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
+    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const as = (cert: ClientCert) => clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+    const base = { algorithm: 'ES256', audience: 'greeter' };
+    // Each kind of refusal, with the status and the rule it is counted under; reports has no algorithms rule, so the signer refuses its algorithm.
+    const refusals = [
+      { by: orders, request: { ...base, claims_json: '{"iss":"forged"}' }, code: status.INVALID_ARGUMENT, rule: 'request.claims_json', field: 'claims_json' },
+      { by: orders, request: { ...base, claims_json: '{"role":' }, code: status.INVALID_ARGUMENT, rule: 'request.claims_json', field: 'claims_json' },
+      { by: orders, request: { ...base, ttl_seconds: -5 }, code: status.INVALID_ARGUMENT, rule: 'request.ttl_seconds', field: 'ttl_seconds' },
+      { by: reports, request: { algorithm: 'XX256', subject: 'report-1' }, code: status.INVALID_ARGUMENT, rule: 'request.algorithm', field: 'algorithm' },
+      { by: reports, request: { algorithm: 'ES256', subject: `report-${'x'.repeat(2000)}` }, code: status.INVALID_ARGUMENT, rule: 'request.subject', field: 'subject' },
+      { by: reports, request: { algorithm: 'ES256', subject: 'report-1', audience: 'a'.repeat(2000) }, code: status.INVALID_ARGUMENT, rule: 'request.audience', field: 'audience' },
+      { by: orders, request: { ...base, claims_json: '{"team":"x"}' }, code: status.PERMISSION_DENIED, rule: 'claims', field: 'claims' },
+      { by: orders, request: { ...base, ttl_seconds: 700 }, code: status.PERMISSION_DENIED, rule: 'maxTtlSeconds', field: 'maxTtlSeconds' },
+      { by: orders, request: { ...base, subject: 'svc-billing' }, code: status.PERMISSION_DENIED, rule: 'subjects', field: 'subjects' },
+      { by: stranger, request: base, code: status.PERMISSION_DENIED, rule: 'caller', field: 'caller' },
+    ];
+    for (const { by, request, code, rule, field } of refusals) {
+      const before = logger.lines.length;
+      const err = await callError(as(by).generateJwt(request));
+      expect(err, rule).toMatchObject({ code, details: expect.stringContaining(field) });
+      const added = logger.lines.slice(before).filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
+      expect(added, rule).toEqual([
+        { level: 'warn', message: 'policy: token refused', fields: expect.objectContaining({ audit: 'refuse', decision: 'deny', rule, reason: err.details }) },
+      ]);
+      // An oversized subject or audience is quoted clipped, never whole.
+      expect(JSON.stringify(added).length, rule).toBeLessThan(2000);
+    }
+    await as(orders).generateJwt(base);
+    const text = await registry.metrics();
+    const counts = [...text.matchAll(/^jwt_grpc_policy_decisions_total\{decision="(\w+)",rule="([\w.]+)"\} (\d+)$/gm)].map(([, decision, rule, n]) => [`${decision}/${rule}`, Number(n)] as const);
+    expect(Object.fromEntries(counts)).toEqual({
+      'allow/none': 1,
+      'deny/request.claims_json': 2,
+      'deny/request.ttl_seconds': 1,
+      'deny/request.algorithm': 1,
+      'deny/request.subject': 1,
+      'deny/request.audience': 1,
+      'deny/claims': 1,
+      'deny/maxTtlSeconds': 1,
+      'deny/subjects': 1,
+      'deny/caller': 1,
+    });
+    expect(counts.reduce((sum, [, n]) => sum + n, 0)).toBe(refusals.length + 1);
+  });
+
   it.each(TRANSPORTS)('on %s, setPolicy puts a new policy in use; a broken one is refused and the one in use stays', async (transport) => {
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
     const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });

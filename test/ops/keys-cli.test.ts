@@ -195,5 +195,10 @@ describe('keys public', () => {
     const result = await keys('public', '--keys', file);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/readable by group or others/);
+    // rotate reads it too, and writes it back 0600.
+    const rotated = await keys('rotate', '--keys', file, '--alg', 'ES256', '--stage');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stderr).toMatch(/readable by group or others/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });

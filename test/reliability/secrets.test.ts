@@ -277,6 +277,29 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
   );
 
   it(
+    'a secret pasted into any member of a key file entry never reaches stderr: errors name the member by its place',
+    async () => {
+      const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+      const pasted = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }).d as string;
+      const signer = { ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid: 'signer', alg: 'ES256' };
+      const entry = { ...ec, kid: 'second', alg: 'ES256', use: 'sig', key_ops: ['sign'] };
+      for (const member of [...Object.keys(entry), 'deactivated_at', 'pemFile', 'pem', 'note']) {
+        const broken = { ...entry, [member]: pasted };
+        // A kid that loads is public (GetJwks lists it): the failure that would quote it is a kid given twice.
+        const file = join(fixture.dir, 'pasted.json');
+        writeFileSync(file, JSON.stringify({ keys: member === 'kid' ? [signer, broken, broken] : [signer, broken] }), { mode: 0o600 });
+        const cli = launchCli(serveArgs('--keys', file));
+        await Promise.race([cli.closed, cli.waitFor('stdout', /subjects: /, 15_000).catch(() => undefined)]);
+        cli.kill();
+        await cli.closed;
+        expect(cli.stderr, member).not.toContain(pasted);
+        if (cli.exit?.code !== 0 && cli.exit?.signal === null) expect(cli.stderr, member).toMatch(/keys\[[12]\]/);
+      }
+    },
+    120_000,
+  );
+
+  it(
     'a broken key file on reload fails without quoting its secrets',
     async () => {
       const file = join(fixture.dir, 'reloaded.json');

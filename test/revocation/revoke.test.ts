@@ -188,6 +188,30 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
     const second = await startServer({ keys, transport, subjects: ['ada'], revocations: file, adminTokenFile: adminFile });
     expect((await clients.jwt(second.port).verifyJwt({ jwt: made.jwt })).reason).toBe('REVOKED');
   });
+
+  it('keeps a revocation whose line lost its newline in a crash: still REVOKED after two restarts, and the next one on its own line', async () => {
+    const file = join(dir, `no-newline-${transport}.jsonl`);
+    const first = await startServer({ keys, transport, subjects: ['ada'], adminTokenFile: adminFile, revocations: file });
+    const made = await clients.jwt(first.port).generateJwt({ algorithm: 'HS256' });
+    await clients.jwt(first.port).revokeJwt({ jwt: made.jwt }, admin());
+    await first.server.close();
+    // As a crash between the write of the entry and that of its newline leaves it.
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/\n$/, ''));
+
+    const second = await startServer({ keys, transport, subjects: ['ada'], revocations: file, adminTokenFile: adminFile });
+    expect((await clients.jwt(second.port).verifyJwt({ jwt: made.jwt })).reason).toBe('REVOKED');
+    const other = await clients.jwt(second.port).generateJwt({ algorithm: 'HS256' });
+    await clients.jwt(second.port).revokeJwt({ jwt: other.jwt }, admin());
+    await second.server.close();
+    expect(readFileSync(file, 'utf8').split('\n').map((line) => (line === '' ? '' : (JSON.parse(line) as { jti: string }).jti))).toEqual([
+      decodeJwt(made.jwt).payload['jti'],
+      decodeJwt(other.jwt).payload['jti'],
+      '',
+    ]);
+
+    const third = await startServer({ keys, transport, subjects: ['ada'], revocations: file, adminTokenFile: adminFile });
+    for (const token of [made, other]) expect((await clients.jwt(third.port).verifyJwt({ jwt: token.jwt })).reason).toBe('REVOKED');
+  });
 });
 
 describe('the options', () => {

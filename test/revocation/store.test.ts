@@ -143,18 +143,52 @@ describe('the file store', () => {
     await reread.store.close();
   });
 
-  it('ignores a torn last line with a warning, and cuts it off so the next line starts clean', async () => {
+  it('cuts off a torn last line with one warning naming its byte offset and length, never its bytes, so the next line starts clean', async () => {
     const file = freshFile();
     const later = Math.floor(Date.now() / 1000) + 600;
-    writeFileSync(file, `${JSON.stringify({ jti: 'kept', expiresAt: later })}\n{"jti":"torn","expiresAt":17`);
+    const kept = `${JSON.stringify({ jti: 'kept-é', expiresAt: later })}\n`;
+    // Cut inside a two-byte character: the offset counts bytes.
+    const torn = Buffer.from('{"jti":"torn-secretish-é', 'utf8').subarray(0, -1);
+    writeFileSync(file, Buffer.concat([Buffer.from(kept), torn]));
     const { store, loaded, logger } = await started(file);
-    expect(loaded.map((r) => r.jti)).toEqual(['kept']);
-    expect(logger.lines.some((line) => line.level === 'warn' && /torn last line/.test(line.message))).toBe(true);
+    expect(loaded.map((r) => r.jti)).toEqual(['kept-é']);
+    const offset = Buffer.byteLength(kept);
+    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
+      { level: 'warn', message: expect.stringContaining(`torn last line of ${torn.length} bytes at byte offset ${offset}`), fields: { line: 2, offset, bytes: torn.length } },
+    ]);
+    expect(JSON.stringify(logger.lines)).not.toContain('torn-secretish');
+    expect(readFileSync(file).length).toBe(offset);
     await store.add({ jti: 'next', expiresAt: later });
     await store.close();
     const again = await started(file);
-    expect(again.loaded.map((r) => r.jti).sort()).toEqual(['kept', 'next']);
+    expect(again.loaded.map((r) => r.jti).sort()).toEqual(['kept-é', 'next']);
     await again.store.close();
+  });
+
+  it('keeps a whole last entry that lacks its newline, and adds the newline before the next entry', async () => {
+    const file = freshFile();
+    const later = Math.floor(Date.now() / 1000) + 600;
+    const first = JSON.stringify({ jti: 'first', expiresAt: later });
+    const last = JSON.stringify({ jti: 'no-newline', expiresAt: later, reason: 'crash before the newline' });
+    writeFileSync(file, `${first}\n${last}`);
+    const { store, loaded, logger } = await started(file);
+    expect(loaded.map((r) => r.jti).sort()).toEqual(['first', 'no-newline']);
+    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([expect.objectContaining({ message: expect.stringContaining('lacked its newline; kept it') })]);
+    expect(readFileSync(file, 'utf8')).toBe(`${first}\n${last}\n`);
+    await store.add({ jti: 'next', expiresAt: later });
+    await store.close();
+    expect(readFileSync(file, 'utf8').split('\n').map((line) => (line === '' ? '' : (JSON.parse(line) as Revocation).jti))).toEqual(['first', 'no-newline', 'next', '']);
+    const again = await started(file);
+    expect(again.loaded.map((r) => r.jti).sort()).toEqual(['first', 'next', 'no-newline']);
+    expect(again.logger.lines.filter((line) => line.level === 'warn')).toEqual([]);
+    await again.store.close();
+  });
+
+  it('refuses to start on a last line without newline that is JSON but no entry: damage, not a write cut short', async () => {
+    const file = freshFile();
+    writeFileSync(file, `${JSON.stringify({ jti: 'x', expiresAt: 2e9 })}\n{"jti":"y"}`);
+    const failure = await createFileRevocationStore(file, { logger: recordingLogger() }).start(() => undefined).catch((err: unknown) => err);
+    expect(failure).toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringMatching(/line 2: not a revocation entry/) });
   });
 
   it('refuses to start on a damaged line that is not the last', async () => {
