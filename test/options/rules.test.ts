@@ -135,9 +135,9 @@ describe('options only code can give', () => {
 
 describe('addJwtService takes only its own options', () => {
   it.each([
-    ['health', { health: false }, /health: is an option of createJwtServer/],
-    ['metricsPort', { metricsPort: 9464 }, /metricsPort: is an option of createJwtServer/],
-    ['isuer', { isuer: 'https://auth.example' }, /isuer: is not an option \(addJwtService takes keys, /],
+    ['health', { health: false }, /health: is not an option of addJwtService; it is an option of createJwtServer/],
+    ['metricsPort', { metricsPort: 9464 }, /metricsPort: is not an option of addJwtService; it is an option of createJwtServer/],
+    ['isuer', { isuer: 'https://auth.example' }, /isuer: is not an option of addJwtService; did you mean issuer\?/],
   ])('%s is refused with ERR_INVALID_OPTION, not ignored', (field, extra, message) => {
     const server = new Server();
     const err = optionError(() => addJwtService(server, { keys, logger: silentLogger, ...(extra as object) } as never), field);
