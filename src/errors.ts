@@ -1,3 +1,5 @@
+import { refuseUnknownOptions } from './options/known.js';
+
 /**
  * Every error that crosses the public API is a {@link JwtGrpcError} whose `code`
  * says what went wrong; callers switch on `code`, never on the message.
@@ -34,6 +36,9 @@ export type JwtGrpcErrorCode =
    */
   | 'ERR_REVOCATION_STORE_UNAVAILABLE';
 
+/** The names JwtGrpcError's options hold. */
+const ERROR_OPTION_NAMES = ['field', 'cause'];
+
 /**
  * The one error class of jwt-grpc. `field` names the option, key or request field at
  * fault when there is one. Messages never carry key material or whole tokens.
@@ -53,6 +58,7 @@ export class JwtGrpcError extends Error {
   readonly field: string | undefined;
 
   constructor(code: JwtGrpcErrorCode, message: string, options?: { field?: string; cause?: unknown }) {
+    refuseUnknownOptions(options, ERROR_OPTION_NAMES, { owner: 'JwtGrpcError' });
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.field = options?.field;
