@@ -111,8 +111,8 @@ describe('options across options', () => {
     expect((payload['exp'] as number) - (payload['iat'] as number)).toBe(60);
   });
 
-  it('runCluster checks the servers\' options in the primary, so a bad one fails the start once', () => {
-    optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }), 'maxTtlSeconds');
+  it('runCluster checks the servers\' options in the primary, so a bad one fails the start once, named by its path', () => {
+    optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }), 'server.maxTtlSeconds');
   });
 
   it('runCluster takes a policy loader (reloadable) or a fixed server.policy, never both: two sources would disagree after a reload', () => {
