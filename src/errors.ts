@@ -37,7 +37,8 @@ export type JwtGrpcErrorCode =
   | 'ERR_REVOCATION_STORE_UNAVAILABLE';
 
 /** The names JwtGrpcError's options hold. */
-const ERROR_OPTION_NAMES = ['field', 'cause'];
+// A plain list: options/known.ts imports this module, so nothing of it runs at load here.
+const ERROR_OPTION_NAMES: readonly (keyof NonNullable<ConstructorParameters<typeof JwtGrpcError>[2]>)[] = ['field', 'cause'];
 
 /**
  * The one error class of jwt-grpc. `field` names the option, key or request field at

@@ -1,9 +1,9 @@
 import type { Jwk } from '../algorithms/jwk.js';
 import type { KeySet } from './key-set.js';
-import { refuseUnknownOptions } from '../options/known.js';
+import { optionNames, refuseUnknownOptions } from '../options/known.js';
 
 /** The one name exportKeys' options hold. */
-const EXPORT_OPTION_NAMES = ['includePrivate'];
+const EXPORT_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof exportKeys>[1]>>({ includePrivate: true });
 
 export type { Jwk } from '../algorithms/jwk.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Algorithm, ALGORITHMS, ALGORITHM_SPECS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
-import { refuseUnknownOptions } from '../options/known.js';
+import { optionNames, refuseUnknownOptions } from '../options/known.js';
 import { type KeyEntry, KeySet } from './key-set.js';
 
 /**
@@ -20,7 +20,7 @@ async function generateOne(alg: Algorithm): Promise<KeyEntry> {
 }
 
 /** The one name generateKeys' options hold. */
-const GENERATE_OPTION_NAMES = ['algorithms'];
+const GENERATE_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof generateKeys>[0]>>({ algorithms: true });
 
 /**
  * Generates one fresh key per algorithm (default: all of {@link ALGORITHMS}), in memory.

@@ -5,10 +5,10 @@ import { type Logger, createStderrLogger } from '../log.js';
 import { KEY_MEMBERS, importKeys } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
 import type { KeySet } from './key-set.js';
-import { refuseUnknownOptions } from '../options/known.js';
+import { optionNames, refuseUnknownOptions } from '../options/known.js';
 
 /** The one name loadKeys' options hold. */
-const LOAD_OPTION_NAMES = ['logger'];
+const LOAD_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof loadKeys>[1]>>({ logger: true });
 
 /** A key file's entry may also name a PEM file instead of holding the PEM. */
 const KEY_FILE_MEMBERS = [...KEY_MEMBERS, 'pemFile'];

@@ -18,7 +18,7 @@ import { type JwtServiceHandle, prepareJwtService } from '../jwt-service/add.js'
 import { SERVICE_NAME } from '../jwt-service/definition.js';
 import { checkServiceKeys } from '../jwt-service/options.js';
 import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../transport/handler-api.js';
-import { refuseUnknownOptions } from '../options/known.js';
+import { optionNames, refuseUnknownOptions } from '../options/known.js';
 import type { ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
 import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, type Transport, resolveServerOptions } from './options.js';
@@ -34,7 +34,7 @@ import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
 /** The one name close's options hold. */
-const CLOSE_OPTION_NAMES = ['graceMs'];
+const CLOSE_OPTION_NAMES = optionNames<NonNullable<Parameters<JwtServer['close']>[0]>>({ graceMs: true });
 
 /**
  * A JwtService server, with health and reflection, on either transport; owns its gRPC
