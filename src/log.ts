@@ -1,4 +1,5 @@
 import { pinoModule } from './optional-deps.js';
+import { optionNames, refuseUnknownOptions } from './known-options.js';
 
 /**
  * The logging seam: jwt-grpc never writes to the console directly, so an embedding
@@ -59,6 +60,9 @@ export interface StderrLoggerOptions {
   /** Members added to every JSON line (the CLI adds `worker`); text lines leave them out. */
   readonly bindings?: Readonly<Record<string, unknown>>;
 }
+
+/** The names {@link StderrLoggerOptions} holds; an object with another is refused. */
+const STDERR_LOGGER_OPTION_NAMES = optionNames<StderrLoggerOptions>({ level: true, format: true, bindings: true });
 
 const RANK: Readonly<Record<LogLevel, number>> = { info: 0, warn: 1, error: 2 };
 
@@ -153,6 +157,7 @@ function jsonLogger(level: LogLevel, bindings: Readonly<Record<string, unknown>>
  * ```
  */
 export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
+  refuseUnknownOptions(options, STDERR_LOGGER_OPTION_NAMES, { owner: 'createStderrLogger' });
   const { level = 'warn', format = 'text', bindings = {} } = options;
   return format === 'json' ? jsonLogger(level, bindings) : textLogger(level);
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { text } from '../options/kinds.js';
+import { type OptionNames, nearestName, refuseUnknownOptions } from '../known-options.js';
 import { type ResolvedOptions, cliLabel, namesIn, resolveOptions } from '../options/resolve.js';
 import { type CliSpec, OPTIONS, type OptionName, type OptionRow } from '../options/table.js';
 import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
@@ -54,6 +55,25 @@ function readOption(name: OptionName, flags: Readonly<Record<string, string | bo
   return cli.negate === true ? !value : value;
 }
 
+/** The environment variables `serve` reads: every option's twin, and the worker number the cluster's primary sets. */
+const SERVE_VARIABLES: OptionNames = [...CLI_OPTIONS.map((name) => (OPTIONS[name].cli as CliSpec).env), 'JWT_GRPC_WORKER'];
+
+/**
+ * A `JWT_GRPC_` variable `serve` does not read is a misspelt or retired option
+ * (`JWT_GRPC_ISUER`, and tokens would carry no iss): refused, as an unknown flag is.
+ */
+function refuseUnknownVariables(env: NodeJS.ProcessEnv): void {
+  const ours = Object.fromEntries(Object.keys(env).filter((name) => name.startsWith('JWT_GRPC_')).map((name) => [name, true]));
+  refuseUnknownOptions(ours, SERVE_VARIABLES, { owner: 'jwt-grpc serve', noun: 'an environment variable', elsewhere: nearestVariable });
+}
+
+/** The hint, compared after the shared prefix (else every short name would be near every other). */
+function nearestVariable(name: string): string {
+  const suffix = (variable: string): string => variable.slice('JWT_GRPC_'.length);
+  const nearest = nearestName(suffix(name), SERVE_VARIABLES.map(suffix));
+  return nearest === undefined ? 'jwt-grpc --help lists them' : `did you mean JWT_GRPC_${nearest}?`;
+}
+
 /**
  * Parses argv (without node and the script) and the environment into a command, through
  * the option table: the same bounds and rules as the library, errors naming the flag.
@@ -80,6 +100,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     throw new JwtGrpcError('ERR_INVALID_OPTION', (err as Error).message);
   }
   if (flags['help'] === true) return { kind: 'help' };
+  refuseUnknownVariables(env);
 
   const sorted: Record<'cli' | 'cluster' | 'server' | 'files', Record<string, unknown>> = { cli: {}, cluster: {}, server: {}, files: {} };
   for (const name of CLI_OPTIONS) {

@@ -5,6 +5,7 @@ import { GrpcStatusError, GrpcStatus, type StatusCode } from '../transport/handl
 import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
 import type { AuthorizeCall, MethodRule } from './authorize.js';
 import { stringOption } from './options.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 
 /**
  * Anything that verifies a token: {@link createVerifier}'s, {@link createRemoteVerifier}'s, or your own.
@@ -57,6 +58,16 @@ export interface JwtAuthInterceptorOptions {
    */
   readonly authorize?: (claims: JwtPayload, call: AuthorizeCall) => boolean | PromiseLike<boolean>;
 }
+
+/** The names {@link JwtAuthInterceptorOptions} holds; an object with another is refused. */
+export const AUTH_INTERCEPTOR_OPTION_NAMES = optionNames<JwtAuthInterceptorOptions>({
+  audience: true,
+  issuer: true,
+  publicMethods: true,
+  metadataKey: true,
+  methods: true,
+  authorize: true,
+});
 
 /** A call let in, with the payload its token carries, or refused with a status and why. */
 export type AuthOutcome =
@@ -115,6 +126,7 @@ function decide(result: VerifyResult): AuthOutcome {
 /** @internal validates the options of jwtAuthInterceptor and binds them */
 export function createAuthenticator(verifier: TokenVerifier, options: JwtAuthInterceptorOptions): Authenticator {
   if (typeof verifier?.verify !== 'function') throw invalidOption('verifier', 'must have a verify(token, expect) method');
+  refuseUnknownOptions(options, AUTH_INTERCEPTOR_OPTION_NAMES, { owner: 'jwtAuthInterceptor' });
   const audience = stringOption('audience', options.audience);
   const issuer = stringOption('issuer', options.issuer);
   const expect: ClaimExpectations | undefined = audience === undefined && issuer === undefined ? undefined : { audience, issuer };

@@ -4,6 +4,7 @@
  * is PERMISSION_DENIED; one that did not verify stays UNAUTHENTICATED (authenticate.ts).
  */
 import { invalidOption } from '../errors.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import type { JwtPayload } from '../tokens/result.js';
 import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 
@@ -23,6 +24,9 @@ export interface MethodRule {
   /** Callers allowed (`client_id`, the issuer's caller id). */
   readonly clientIds?: readonly string[];
 }
+
+/** The names a {@link MethodRule} holds; a rule with another is refused. */
+const METHOD_RULE_NAMES = optionNames<MethodRule>({ scopes: true, subjects: true, clientIds: true });
 
 /**
  * The call an `authorize` hook decides on, on either kind of server.
@@ -76,8 +80,8 @@ function checkRules(value: unknown): ReadonlyMap<string, MethodRule> {
   for (const [path, rule] of Object.entries(value)) {
     if (!/^\/[^/]+\/[^/]+$/.test(path)) throw invalidOption('methods', `${JSON.stringify(path)} is not a full method path like "/package.Service/Method"`);
     if (typeof rule !== 'object' || rule === null) throw invalidOption(`methods["${path}"]`, 'must be an object');
+    refuseUnknownOptions(rule, METHOD_RULE_NAMES, { path: `methods["${path}"]`, owner: 'a method rule' });
     for (const [field, list] of Object.entries(rule as Record<string, unknown>)) {
-      if (!['scopes', 'subjects', 'clientIds'].includes(field)) throw invalidOption(`methods["${path}"].${field}`, 'is not a rule (scopes, subjects, clientIds)');
       if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string' && entry.length > 0)) {
         throw invalidOption(`methods["${path}"].${field}`, 'must be an array of non-empty strings');
       }

@@ -20,11 +20,10 @@ export const CALL_CREDENTIALS_DEFAULTS = {
 
 /**
  * {@link createRemoteVerifier}. `cooldownMs` and `maxAgeMs` are jose's createRemoteJWKSet
- * defaults (30 s, 10 min); `clockToleranceSeconds` is Envoy jwt_authn's default clock
- * skew (60 s): the issuer and the verifier run on different machines.
+ * defaults (30 s, 10 min). Its clock tolerance is every verifier's,
+ * CLOCK_TOLERANCE_SECONDS (src/options/table.ts), which says why.
  */
 export const REMOTE_VERIFIER_DEFAULTS = {
-  clockToleranceSeconds: 60,
   cooldownMs: 30_000,
   maxAgeMs: 600_000,
   /** Before any set was fetched, a failed fetch is retried no sooner than this (the cooldown, if shorter). */

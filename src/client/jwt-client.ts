@@ -22,6 +22,7 @@ import type {
 import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { type ClientMethod, jwtServiceMethods } from './proto.js';
 import { toGrpcMetadata, toGrpcStatusError } from './status.js';
 import { endClientSpan, startClientSpan } from '../tracing/client.js';
@@ -53,6 +54,9 @@ export interface JwtClientOptions {
   /** Deadline of each call unless the call gives its own, in ms. Default 10000. */
   readonly deadlineMs?: number;
 }
+
+/** The names {@link JwtClientOptions} holds; an object with another is refused. */
+const CLIENT_OPTION_NAMES = optionNames<JwtClientOptions>({ credentials: true, loadBalancing: true, channelOptions: true, deadlineMs: true });
 
 /**
  * Per-call options of a {@link JwtClient} method.
@@ -162,6 +166,7 @@ function makeClient(target: unknown, options: JwtClientOptions): Client {
  * ```
  */
 export function createJwtClient(target: string, options: JwtClientOptions = {}): JwtClient {
+  refuseUnknownOptions(options, CLIENT_OPTION_NAMES, { owner: 'createJwtClient' });
   const defaultDeadlineMs = integerOption('deadlineMs', options.deadlineMs, CLIENT_DEFAULTS.deadlineMs, 1, MAX_DEADLINE_MS);
   const client = makeClient(target, options);
   const methods = jwtServiceMethods();

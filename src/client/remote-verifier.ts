@@ -13,6 +13,8 @@ import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
 import { type HttpJwksLocation, httpJwksSource, isHttpJwksLocation } from './remote-jwks-http.js';
 import { parseJwks } from './remote-jwks.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionValue } from '../options/resolve.js';
 import { singleFlight } from './single-flight.js';
 import { createStatusListCheck, originOf } from './status-list-check.js';
 import { statusName } from './status.js';
@@ -42,7 +44,7 @@ export interface RemoteVerifierOptions {
   readonly audience?: string;
   /** Required `iss`, unless a `verify` call names its own. Default: not checked. */
   readonly issuer?: string;
-  /** Leeway for exp, nbf and iat, in seconds (0 to 300). Default 60 (Envoy jwt_authn's clock skew). */
+  /** Leeway for exp, nbf and iat, in seconds (0 to 300). Default 5, as every verifier of jwt-grpc (docs/library.md). */
   readonly clockToleranceSeconds?: number;
   /** Least time between two fetches caused by unknown kids or age, in ms. Default 30000. */
   readonly cooldownMs?: number;
@@ -58,6 +60,17 @@ export interface RemoteVerifierOptions {
    */
   readonly statusListOrigins?: readonly string[];
 }
+
+/** The names {@link RemoteVerifierOptions} holds; an object with another is refused. */
+const REMOTE_VERIFIER_OPTION_NAMES = optionNames<RemoteVerifierOptions>({
+  audience: true,
+  issuer: true,
+  clockToleranceSeconds: true,
+  cooldownMs: true,
+  maxAgeMs: true,
+  logger: true,
+  statusListOrigins: true,
+});
 
 /**
  * Verifies tokens locally with the keys an issuer publishes through GetJwks; made by
@@ -150,6 +163,8 @@ function describeError(err: unknown): string {
  * ```
  */
 export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, options: RemoteVerifierOptions = {}): RemoteVerifier {
+  refuseUnknownOptions(options, REMOTE_VERIFIER_OPTION_NAMES, { owner: 'createRemoteVerifier' });
+  checkHttpLocation(source);
   const http = isHttpJwksLocation(source) ? httpJwksSource(source) : undefined;
   const client: JwksIssuer = http ?? (source as JwksIssuer);
   if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
@@ -159,7 +174,7 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
     // Found by discovery: tokens must carry the issuer whose keys verify them.
     issuer: stringOption('issuer', options.issuer) ?? http?.issuer,
   };
-  const clockToleranceSeconds = integerOption('clockToleranceSeconds', options.clockToleranceSeconds, defaults.clockToleranceSeconds, 0, 300);
+  const clockToleranceSeconds = optionValue('clockToleranceSeconds', options.clockToleranceSeconds);
   const cooldownMs = integerOption('cooldownMs', options.cooldownMs, defaults.cooldownMs, 0, 86_400_000);
   const maxAgeMs = integerOption('maxAgeMs', options.maxAgeMs, defaults.maxAgeMs, 1, 7 * 86_400_000);
   const logger = options.logger ?? createStderrLogger();
@@ -291,6 +306,18 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
       return state?.keys ?? [];
     },
   };
+}
+
+/**
+ * A source that is no JwtClient is an HTTP location: `{ issuerUrl }` or `{ jwksUrl }`,
+ * exactly one, nothing else (a misspelt `issuerURL` would otherwise read as "not a client").
+ */
+function checkHttpLocation(source: unknown): void {
+  if (typeof source !== 'object' || source === null || typeof (source as { getJwks?: unknown }).getJwks === 'function') return;
+  const names = Object.keys(source);
+  const known = names.includes('jwksUrl') ? ['jwksUrl'] : ['issuerUrl'];
+  if (names.includes('issuerUrl') && names.includes('jwksUrl')) throw invalidOption('source', 'give issuerUrl or jwksUrl, not both');
+  refuseUnknownOptions(source, known, { path: 'source', owner: 'createRemoteVerifier' });
 }
 
 /**

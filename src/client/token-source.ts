@@ -5,6 +5,7 @@ import { GrpcStatus } from '../transport/handler-api.js';
 import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { singleFlight } from './single-flight.js';
 import { statusName } from './status.js';
 
@@ -42,6 +43,16 @@ export interface JwtCallCredentialsOptions {
   /** Where failed background refreshes are reported. Default: stderr, warnings and errors. */
   readonly logger?: Logger;
 }
+
+/** The names {@link JwtCallCredentialsOptions} holds; an object with another is refused. */
+const CALL_CREDENTIALS_OPTION_NAMES = optionNames<JwtCallCredentialsOptions>({
+  algorithm: true,
+  subject: true,
+  audience: true,
+  ttlSeconds: true,
+  refreshBeforeSeconds: true,
+  logger: true,
+});
 
 /** A source of tokens: one held until its refresh point, one fetch in flight at a time. */
 export interface TokenSource {
@@ -106,6 +117,7 @@ function describeFailure(err: unknown): string {
 /** @internal the cache behind jwtCallCredentials, transport-free */
 export function createTokenSource(client: TokenIssuer, options: JwtCallCredentialsOptions): TokenSource {
   if (typeof client?.generateJwt !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient)');
+  refuseUnknownOptions(options, CALL_CREDENTIALS_OPTION_NAMES, { owner: 'jwtCallCredentials' });
   const { algorithm } = options;
   if (!isAlgorithm(algorithm)) throw invalidOption('algorithm', `must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(algorithm)}`);
   const request = {

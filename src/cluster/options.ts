@@ -2,8 +2,9 @@ import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { JwtPolicy } from '../policy/check.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../options/resolve.js';
-import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
+import { type DeclaresGroup, type Expect, type ResolvedOptions, namesIn, optionValue, resolveOptions } from '../options/resolve.js';
+import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
+import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../server/options.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 
 /**
@@ -45,6 +46,12 @@ export interface ClusterOptions {
   readonly maxQuickRestarts?: number;
 }
 
+/** The names {@link ClusterOptions} holds: the cluster rows of the option table and the code-only members. @internal */
+export const CLUSTER_OPTION_NAMES: OptionNames = [...namesIn('cluster'), 'address', 'server', 'keys', 'policy', 'tls', 'logger'];
+
+/** The names of `server`: a server's options but the keys and the logger, which are the cluster's own. */
+const CLUSTER_SERVER_OPTION_NAMES: OptionNames = SERVER_OPTION_NAMES.filter((name) => name !== 'keys' && name !== 'logger');
+
 // A compile error here: ClusterOptions' value options (all but the code-only ones) and
 // the option table (src/options/table.ts) disagree on names or types.
 type ClusterMatchesTable = Expect<DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'policy' | 'tls' | 'logger'>, 'cluster'>>;
@@ -67,14 +74,20 @@ function optionalFunction<T>(name: string, value: T | undefined): T | undefined 
 /** @internal */
 export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterOptions {
   if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
+  refuseUnknownOptions(options, CLUSTER_OPTION_NAMES, { owner: 'runCluster' });
   const resolved = resolveOptions('cluster', options);
   if (typeof options.address !== 'string' || !options.address.includes(':')) {
     throw invalidOption('address', `must be host:port, got ${JSON.stringify(options.address)}`);
   }
   const server = options.server ?? {};
+  refuseUnknownOptions(server, CLUSTER_SERVER_OPTION_NAMES, {
+    path: 'server',
+    owner: 'runCluster',
+    elsewhere: (name) => (name === 'keys' || name === 'logger' ? `give it as runCluster's own ${name}` : undefined),
+  });
   // Checked here too, in the primary: a bad server option then stops the start once,
   // instead of failing in every worker the primary keeps respawning.
-  resolveServerOptions(server);
+  resolveServerOptions(server, (name) => `server.${name}`);
   const policy = optionalFunction('policy', options.policy);
   if (policy !== undefined && server.policy !== undefined) throw invalidOption('policy', 'give the policy loader or server.policy, not both');
   return {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
 import { noneMatch, strongEtag } from './etag.js';
 
@@ -21,6 +22,9 @@ export interface JwksHandlerOptions {
   /** `Cache-Control: public, max-age=N` of both documents, 0 to 86400 seconds. Default 300. */
   readonly maxAgeSeconds?: number;
 }
+
+/** The names {@link JwksHandlerOptions} holds; an object with another is refused. */
+const JWKS_HANDLER_OPTION_NAMES = optionNames<JwksHandlerOptions>({ issuer: true, maxAgeSeconds: true });
 
 /**
  * Answers a request if it is for one of the documents (true), or leaves it untouched for
@@ -164,5 +168,6 @@ export function documentsHandler(currentKeys: () => KeySet, options: JwksHandler
  * ```
  */
 export function jwksHandler(service: { readonly keys: KeySet }, options: JwksHandlerOptions = {}): JwksRequestHandler {
+  refuseUnknownOptions(options, JWKS_HANDLER_OPTION_NAMES, { owner: 'jwksHandler' });
   return documentsHandler(() => service.keys, options);
 }

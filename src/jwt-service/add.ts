@@ -7,9 +7,8 @@ import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
-import { invalidOption } from '../errors.js';
 import { namesIn } from '../options/resolve.js';
-import { OPTIONS } from '../options/table.js';
+import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
 import { JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
@@ -85,7 +84,7 @@ export interface JwtServiceHandle {
  * ```
  */
 export function addJwtService(server: Server, options: JwtServiceOptions): JwtServiceHandle {
-  refuseUnknownOptions(options);
+  refuseUnknownOptions(options, ADD_OPTION_NAMES, { owner: 'addJwtService', elsewhere: createJwtServerOnly });
   const keys = checkServiceKeys(options?.keys);
   const resolved = resolveServiceOptions(options);
   const { handle, service } = prepareJwtService(resolved, keys);
@@ -94,19 +93,12 @@ export function addJwtService(server: Server, options: JwtServiceOptions): JwtSe
 }
 
 /** What addJwtService takes: the keys and the service's options; the server is the caller's. */
-const ADD_OPTIONS: ReadonlySet<string> = new Set(['keys', ...namesIn('service')]);
+const ADD_OPTION_NAMES: OptionNames = ['keys', ...namesIn('service')];
 
-/**
- * From JavaScript, a createJwtServer option (`health`, `metricsPort`, a transport setting)
- * or a misspelt one would otherwise be ignored without a word.
- */
-function refuseUnknownOptions(options: unknown): void {
-  if (typeof options !== 'object' || options === null) return; // resolveServiceOptions names it
-  for (const name of Object.keys(options)) {
-    if (ADD_OPTIONS.has(name)) continue;
-    const why = name in OPTIONS ? 'is an option of createJwtServer: add it to your own grpc-js server instead' : 'is not an option';
-    throw invalidOption(name, `${why} (addJwtService takes ${[...ADD_OPTIONS].join(', ')})`);
-  }
+/** A createJwtServer option (`health`, `metricsPort`, a transport setting) given to addJwtService: where it goes instead. */
+function createJwtServerOnly(name: string): string | undefined {
+  // The names createJwtServer adds to these (its server and transport groups), from the table below this layer.
+  return (namesIn('server') as string[]).includes(name) || (namesIn('transport') as string[]).includes(name) ? 'it is an option of createJwtServer: set it on your own grpc-js server instead' : undefined;
 }
 
 /**

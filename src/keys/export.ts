@@ -1,5 +1,9 @@
 import type { Jwk } from '../algorithms/jwk.js';
 import type { KeySet } from './key-set.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
+
+/** The one name exportKeys' options hold. */
+const EXPORT_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof exportKeys>[1]>>({ includePrivate: true });
 
 export type { Jwk } from '../algorithms/jwk.js';
 
@@ -17,6 +21,7 @@ export type { Jwk } from '../algorithms/jwk.js';
  * ```
  */
 export function exportKeys(keys: KeySet, options: { includePrivate?: boolean } = {}): { keys: Jwk[] } {
+  refuseUnknownOptions(options, EXPORT_OPTION_NAMES, { owner: 'exportKeys' });
   const out: Jwk[] = [];
   for (const { kid, alg, spec, signingKey, verificationKey, deactivatedAt } of keys.entries()) {
     if (options.includePrivate === true) {

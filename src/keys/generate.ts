@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Algorithm, ALGORITHMS, ALGORITHM_SPECS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { type KeyEntry, KeySet } from './key-set.js';
 
 /**
@@ -18,6 +19,9 @@ async function generateOne(alg: Algorithm): Promise<KeyEntry> {
   return { kid: newKid(alg), alg, spec, ...(await spec.generate()) };
 }
 
+/** The one name generateKeys' options hold. */
+const GENERATE_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof generateKeys>[0]>>({ algorithms: true });
+
 /**
  * Generates one fresh key per algorithm (default: all of {@link ALGORITHMS}), in memory.
  * Kids are the algorithm, the date and a random part, e.g. `es256-20261123-9f3a6c2e`.
@@ -29,6 +33,7 @@ async function generateOne(alg: Algorithm): Promise<KeyEntry> {
  * ```
  */
 export async function generateKeys(options: { algorithms?: readonly string[] } = {}): Promise<KeySet> {
+  refuseUnknownOptions(options, GENERATE_OPTION_NAMES, { owner: 'generateKeys' });
   const algorithms = options.algorithms ?? ALGORITHMS;
   if (!Array.isArray(algorithms) || algorithms.length === 0) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', 'option algorithms: a non-empty list is required', {

@@ -2,6 +2,24 @@ import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, cre
 import { ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
+import { refuseUnknownOptions } from '../known-options.js';
+
+/**
+ * The members a key entry may hold: the parameters of the IANA "JSON Web Key Parameters"
+ * registry (RFC 7517, 7518, 8037, RFC 9864's AKP, OpenID Federation's iat/nbf/exp/revoked),
+ * WebCrypto's `ext`, and jwt-grpc's own `pem` and `deactivated_at`. A key file is the
+ * signer's configuration, not a set fetched from elsewhere: a misspelt `deactivated_at`
+ * would leave a retired key signing, so an unknown member is refused.
+ */
+export const KEY_MEMBERS: readonly string[] = [
+  ...['kty', 'use', 'key_ops', 'alg', 'kid', 'x5u', 'x5c', 'x5t', 'x5t#S256'],
+  ...['crv', 'x', 'y', 'd', 'n', 'e', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'pub', 'priv'],
+  ...['ext', 'iat', 'nbf', 'exp', 'revoked'],
+  ...['pem', 'deactivated_at'],
+];
+
+/** The members of a JWK Set jwt-grpc reads. */
+const KEY_SET_MEMBERS = ['keys'];
 
 /**
  * One entry of a key file: a JWK (private for asymmetric keys that sign, public for
@@ -61,6 +79,7 @@ function importOne(input: unknown, index: number): KeyEntry {
       field: `keys[${index}].kid`,
     });
   }
+  refuseUnknownOptions(record, KEY_MEMBERS, { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a JWK member', owner: `key "${kid}"` });
   const alg = record['alg'];
   if (!isAlgorithm(alg)) throw keyError(index, `is not one of ${ALGORITHMS.join(', ')}`, undefined, 'alg');
   const spec = ALGORITHM_SPECS[alg];
@@ -129,5 +148,6 @@ export function importKeys(jwks: unknown): KeySet {
       field: 'keys',
     });
   }
+  refuseUnknownOptions(jwks, KEY_SET_MEMBERS, { code: 'ERR_INVALID_KEY', noun: 'a JWK Set member' });
   return new KeySet(list.map(importOne));
 }

@@ -2,9 +2,16 @@ import { dirname, resolve } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
-import { importKeys } from './import.js';
+import { KEY_MEMBERS, importKeys } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
 import type { KeySet } from './key-set.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
+
+/** The one name loadKeys' options hold. */
+const LOAD_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof loadKeys>[1]>>({ logger: true });
+
+/** A key file's entry may also name a PEM file instead of holding the PEM. */
+const KEY_FILE_MEMBERS = [...KEY_MEMBERS, 'pemFile'];
 
 /** Reads a key or PEM file; warns, as ssh does, when one holding secrets is open to group, others or another user. */
 async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean, field = path): Promise<string> {
@@ -33,9 +40,11 @@ export function parseKeyFileText(text: string, file: string): unknown {
 export async function importKeyFile(parsed: unknown, file: string, logger: Logger): Promise<KeySet> {
   const list = typeof parsed === 'object' && parsed !== null ? (parsed as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(list)) return importKeys(parsed);
+  refuseUnknownOptions(parsed, ['keys'], { code: 'ERR_INVALID_KEY', noun: 'a key file member', owner: file });
   const base = dirname(file);
   const entries: unknown[] = [];
   for (const [index, entry] of list.entries()) {
+    refuseUnknownOptions(entry, KEY_FILE_MEMBERS, { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a key file member', owner: file });
     const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
     if (pemFile === undefined) {
       entries.push(entry);
@@ -61,6 +70,7 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
  * ```
  */
 export async function loadKeys(file: string, options: { logger?: Logger } = {}): Promise<KeySet> {
+  refuseUnknownOptions(options, LOAD_OPTION_NAMES, { owner: 'loadKeys' });
   const logger = options.logger ?? createStderrLogger();
   // A JWK Set may hold only public keys, but it is the file where secrets live: always warn.
   const text = await readKeyFile(file, logger, () => true);

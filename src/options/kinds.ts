@@ -3,6 +3,7 @@ import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
+import { refuseUnknownOptions } from '../known-options.js';
 import { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
 import type { RevocationStore } from '../revocation/types.js';
@@ -99,6 +100,9 @@ export const strings: OptionKind<readonly string[]> = {
   placeholder: '',
 };
 
+/** The one name a cache's options hold. */
+const CACHE_OPTION_NAMES = ['maxEntries'];
+
 /**
  * A bounded cache: `{ maxEntries }` in code, a number on the command line; `false` and
  * `{ maxEntries: 0 }` (0 on the command line) both turn it off. Resolves to the number of entries.
@@ -109,6 +113,7 @@ export function cacheSize(max: number): TextKind<{ readonly maxEntries: number }
     check(value, label) {
       if (value === false) return 0;
       if (typeof value !== 'object' || value === null) throw invalidOption(label, 'must be { maxEntries } or false');
+      refuseUnknownOptions(value, CACHE_OPTION_NAMES, { path: label });
       return entries.check((value as { maxEntries?: unknown }).maxEntries, `${label}.maxEntries`);
     },
     parse: (text, label) => ({ maxEntries: entries.parse(text, label) }),

@@ -82,6 +82,22 @@ export const TRANSPORTS = ['http2', 'grpc-js'] as const;
 
 /** Ten years: the longest token lifetime accepted. */
 const MAX_TTL_SECONDS = 10 * 365 * 86_400;
+/**
+ * The clock tolerance of every verifier (createVerifier, createRemoteVerifier and so
+ * jwtAuthInterceptor, the service's VerifyJwt, RevokeJwt's expiry arithmetic, `keys rotate
+ * --retire`'s wait): the leeway, in seconds, on `exp`, `nbf` and `iat`. A token is valid
+ * until `exp + 5 s`, and one issued up to 5 s "in the future" by a clock ahead is accepted.
+ *
+ * Why 5 and not 0 or 60: jose, golang-jwt, PyJWT and node's jsonwebtoken default to no
+ * leeway, which fails brand-new tokens (`iat` in the future) on a verifier whose clock lags
+ * the issuer's by a fraction of a second. Envoy's jwt_authn and Rust's jsonwebtoken take
+ * 60 s (Microsoft.IdentityModel 5 min), sized for issuers anywhere on the internet. The
+ * issuer and the verifiers of jwt-grpc run in one deployment whose clocks NTP keeps within
+ * milliseconds (chrony, systemd-timesyncd, a cloud's time service), so a few seconds cover
+ * real skew while an expired token, or the tokens of a retired key, stop passing 5 s after
+ * their time. Where clocks are not kept, give `clockToleranceSeconds` (0 to 300).
+ */
+export const CLOCK_TOLERANCE_SECONDS = 5;
 /** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once, so longer durations are refused. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -138,7 +154,12 @@ export const OPTIONS = {
     help: 'longest lifetime a request may ask for',
     cli: { flag: 'max-ttl', env: 'JWT_GRPC_MAX_TTL' },
   }),
-  clockToleranceSeconds: option({ group: 'service', kind: integer(0, 300), default: 5, help: 'leeway for exp, nbf and iat when verifying' }),
+  clockToleranceSeconds: option({
+    group: 'service',
+    kind: integer(0, 300),
+    default: CLOCK_TOLERANCE_SECONDS,
+    help: 'leeway for exp, nbf and iat when verifying',
+  }),
   maxTokenLength: option({ group: 'service', kind: integer(64, 1 << 20), default: 8192, help: 'longest token VerifyJwt accepts, in characters' }),
   maxSubjectLength: option({ group: 'service', kind: integer(1, 65_536), default: 1024, help: 'longest subject or audience, in characters' }),
   maxClaimsJsonBytes: option({

@@ -5,6 +5,7 @@
  */
 import { JwtGrpcError } from '../errors.js';
 import type { OptionKind } from '../options/kinds.js';
+import { nearestName } from '../known-options.js';
 
 /**
  * What one caller may get from GenerateJwt. Fields: docs/policy.md.
@@ -65,10 +66,17 @@ function key(path: string, name: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
 }
 
+/** A field the schema lacks, with the nearest one it has when one is close (the rule of every option: src/known-options.ts). */
+function unknownField(path: string, name: string, fields: readonly string[]): PolicyProblem {
+  const nearest = nearestName(name, fields);
+  const hint = nearest === undefined ? '' : `; did you mean ${key(path, nearest)}?`;
+  return new PolicyProblem(key(path, name), `is not a field (expected one of ${fields.join(', ')})${hint}`);
+}
+
 function object(value: unknown, path: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PolicyProblem(path, 'must be an object');
   if (fields !== undefined) {
-    for (const name of Object.keys(value)) if (!fields.has(name)) throw new PolicyProblem(key(path, name), `is not a field (expected one of ${[...fields].join(', ')})`);
+    for (const name of Object.keys(value)) if (!fields.has(name)) throw unknownField(path, name, [...fields]);
   }
   return value as Record<string, unknown>;
 }

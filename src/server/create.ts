@@ -17,10 +17,12 @@ import { optionValue } from '../options/resolve.js';
 import { type JwtServiceHandle, prepareJwtService } from '../jwt-service/add.js';
 import { SERVICE_NAME } from '../jwt-service/definition.js';
 import { checkServiceKeys } from '../jwt-service/options.js';
-import type { ServerTlsOptions } from '../transport/handler-api.js';
+import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../transport/handler-api.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import type { ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
 import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
-import { type JwtServerOptions, type Transport, resolveServerOptions } from './options.js';
+import { type JwtServerOptions, SERVER_OPTION_NAMES, type Transport, resolveServerOptions } from './options.js';
+
 import { createReflectionServices } from './reflection.js';
 import { createTransport } from './transports.js';
 import { tracingInterceptor } from '../tracing/interceptor.js';
@@ -30,6 +32,9 @@ import { Revocations } from '../revocation/revocations.js';
 import type { Revocation } from '../revocation/types.js';
 import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
+
+/** The one name close's options hold. */
+const CLOSE_OPTION_NAMES = optionNames<NonNullable<Parameters<JwtServer['close']>[0]>>({ graceMs: true });
 
 /**
  * A JwtService server, with health and reflection, on either transport; owns its gRPC
@@ -135,6 +140,7 @@ function statusListRoute(list: StatusListIssuer): StatusListRoute {
  * ```
  */
 export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
+  refuseUnknownOptions(options, SERVER_OPTION_NAMES, { owner: 'createJwtServer' });
   const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
   const { service: serviceOptions, transport: transportOptions, server: extras } = resolveServerOptions(options);
   // Keys given now must be able to sign the status list: refused here rather than at listen.
@@ -183,6 +189,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   let revocations: Revocations | undefined;
 
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
+    refuseUnknownOptions(tls, SERVER_TLS_OPTION_NAMES, { path: 'tls', owner: 'listen' });
     if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
     state = 'listening';
     const keys = givenKeys ?? (await generateEphemeralKeys(serviceOptions.logger));
@@ -244,7 +251,9 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     return port;
   }
 
-  function close({ graceMs: given }: { graceMs?: number } = {}): Promise<void> {
+  function close(options: { graceMs?: number } = {}): Promise<void> {
+    refuseUnknownOptions(options, CLOSE_OPTION_NAMES, { owner: 'close' });
+    const given = options.graceMs;
     if (closing !== undefined) return closing;
     const graceMs = optionValue('graceMs', given);
     state = 'closed';

@@ -6,7 +6,8 @@ import type { Registry } from 'prom-client';
 import type { RevocationStore } from '../revocation/types.js';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
-import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
+import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, namesIn, resolveOptions } from '../options/resolve.js';
+import type { OptionNames } from '../known-options.js';
 import { issuerPath } from '../discovery/documents.js';
 import { checkStoreOptions } from '../revocation/open.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';
@@ -140,6 +141,12 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    */
   readonly tracing?: boolean | TracerProvider;
 }
+
+/**
+ * The names {@link JwtServerOptions} holds, from the option table (whose rows the
+ * interfaces are checked against below) and `keys`. @internal
+ */
+export const SERVER_OPTION_NAMES: OptionNames = ['keys', ...namesIn('service'), ...namesIn('transport'), ...namesIn('server')];
 
 // A compile error on these two lines: the interfaces above and the option table
 // (src/options/table.ts) disagree on the names or types of options.

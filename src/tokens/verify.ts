@@ -1,6 +1,7 @@
 import { type Algorithm, type CheckSignature, isAlgorithm } from '../algorithms/index.js';
 import { invalidOption } from '../errors.js';
 import { optionValue } from '../options/resolve.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
 import { VerificationCache } from './cache.js';
 import { type ClaimExpectations, checkClaimTypes, checkClaims } from './claims.js';
@@ -77,7 +78,11 @@ function describeKid(kid: string): string {
 }
 
 /** The verifier's options through the option table: the same rules as the service's. */
+/** The names {@link VerifierOptions} holds; an object with another is refused. */
+const VERIFIER_OPTION_NAMES = optionNames<VerifierOptions>({ clockToleranceSeconds: true, maxTokenLength: true, cache: true, clock: true });
+
 function validateOptions(options: VerifierOptions): { clockToleranceSeconds: number; maxTokenLength: number; cacheEntries: number; clock: () => number } {
+  refuseUnknownOptions(options, VERIFIER_OPTION_NAMES, { owner: 'createVerifier' });
   if (options.clock !== undefined && typeof options.clock !== 'function') throw invalidOption('clock', 'must be a function');
   return {
     clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),

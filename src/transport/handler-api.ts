@@ -12,6 +12,7 @@
  * imports both without renaming either.
  */
 import { JwtGrpcError } from '../errors.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
 
 /**
  * gRPC status codes (the gRPC project's `doc/statuscodes.md` (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md)).
@@ -115,6 +116,9 @@ export class CallMetadata {
   }
 }
 
+/** The names GrpcStatusError's options hold. */
+const STATUS_ERROR_OPTION_NAMES = optionNames<NonNullable<ConstructorParameters<typeof GrpcStatusError>[2]>>({ metadata: true, cause: true });
+
 /**
  * A call that ends with a non-OK status. Handlers throw it (or reject with it) to answer
  * `status` with `details`; the client side rejects with it when a call fails.
@@ -130,6 +134,7 @@ export class GrpcStatusError extends JwtGrpcError {
   readonly metadata: CallMetadata;
 
   constructor(status: StatusCode, details: string, options: { metadata?: CallMetadata; cause?: unknown } = {}) {
+    refuseUnknownOptions(options, STATUS_ERROR_OPTION_NAMES, { owner: 'GrpcStatusError' });
     super('ERR_GRPC_STATUS', details, options.cause === undefined ? {} : { cause: options.cause });
     this.status = status;
     this.details = details;
@@ -490,3 +495,6 @@ export interface ServerTlsOptions {
   /** Mutual TLS: demand a client certificate signed by `ca`, refuse the connection without one. Default false. */
   readonly requireClientCertificate?: boolean;
 }
+
+/** The names {@link ServerTlsOptions} holds; an object with another is refused. @internal */
+export const SERVER_TLS_OPTION_NAMES = optionNames<ServerTlsOptions>({ key: true, cert: true, ca: true, requireClientCertificate: true });

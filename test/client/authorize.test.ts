@@ -109,6 +109,6 @@ describe('jwtAuthInterceptor authorization', () => {
 
   it('refuses rules that are not rules, naming them', () => {
     expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { GetJwks: {} } })).toThrow(/methods: "GetJwks" is not a full method path/);
-    expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not a rule/);
+    expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not an option of a method rule; did you mean methods\["[^"]+"\]\.scopes\?/);
   });
 });

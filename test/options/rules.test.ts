@@ -111,8 +111,8 @@ describe('options across options', () => {
     expect((payload['exp'] as number) - (payload['iat'] as number)).toBe(60);
   });
 
-  it('runCluster checks the servers\' options in the primary, so a bad one fails the start once', () => {
-    optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }), 'maxTtlSeconds');
+  it('runCluster checks the servers\' options in the primary, so a bad one fails the start once, named by its path', () => {
+    optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }), 'server.maxTtlSeconds');
   });
 
   it('runCluster takes a policy loader (reloadable) or a fixed server.policy, never both: two sources would disagree after a reload', () => {
@@ -135,9 +135,9 @@ describe('options only code can give', () => {
 
 describe('addJwtService takes only its own options', () => {
   it.each([
-    ['health', { health: false }, /health: is an option of createJwtServer/],
-    ['metricsPort', { metricsPort: 9464 }, /metricsPort: is an option of createJwtServer/],
-    ['isuer', { isuer: 'https://auth.example' }, /isuer: is not an option \(addJwtService takes keys, /],
+    ['health', { health: false }, /health: is not an option of addJwtService; it is an option of createJwtServer/],
+    ['metricsPort', { metricsPort: 9464 }, /metricsPort: is not an option of addJwtService; it is an option of createJwtServer/],
+    ['isuer', { isuer: 'https://auth.example' }, /isuer: is not an option of addJwtService; did you mean issuer\?/],
   ])('%s is refused with ERR_INVALID_OPTION, not ignored', (field, extra, message) => {
     const server = new Server();
     const err = optionError(() => addJwtService(server, { keys, logger: silentLogger, ...(extra as object) } as never), field);
