@@ -206,6 +206,15 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     }
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
+    try {
+      // Every service is in now: an interceptor's rule that names none of them is refused before the port opens.
+      const served: ReadonlySet<string> = new Set(methods.keys());
+      for (const interceptor of interceptors) interceptor.onServe?.(served);
+    } catch (err) {
+      state = 'closed';
+      await revocations?.close();
+      throw err;
+    }
     const port = await transport.listen(address, tls).catch(async (err: unknown) => {
       state = 'closed';
       await revocations?.close();

@@ -421,6 +421,13 @@ export interface CallInterceptor {
    * the call cancelled). Must not throw; what it throws is logged and dropped.
    */
   readonly onCallEnd?: (call: CallContext, outcome: CallOutcome) => void;
+  /**
+   * Runs once when createJwtServer's `listen` has every service, before the port opens,
+   * with the full path (`/package.Service/Method`) of every method the server serves.
+   * Throwing stops the start: `listen` rejects with that error and nothing is served.
+   * jwtAuthInterceptor refuses a rule that names no served method here.
+   */
+  readonly onServe?: (methods: ReadonlySet<string>) => void;
 }
 
 /**
@@ -455,10 +462,11 @@ export function interceptorsProblem(value: unknown): string | undefined {
     if ((kind !== 'object' && kind !== 'function') || interceptor === null) {
       return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
     }
-    const { onCallStart, onCallEnd } = interceptor as { onCallStart?: unknown; onCallEnd?: unknown };
+    const { onCallStart, onCallEnd, onServe } = interceptor as { onCallStart?: unknown; onCallEnd?: unknown; onServe?: unknown };
     if ((onCallStart !== undefined && typeof onCallStart !== 'function') || (onCallEnd !== undefined && typeof onCallEnd !== 'function')) {
       return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
     }
+    if (onServe !== undefined && typeof onServe !== 'function') return `entry ${index}: onServe must be a function`;
     // A function is a grpc-js interceptor. One that also has hooks serves both kinds of
     // server (jwtAuthInterceptor); one without would run nothing here, and an auth
     // interceptor that silently protects nothing fails open: refused.

@@ -7,6 +7,7 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   CallMetadata,
   GrpcStatus,
   type JwtAuthInterceptorOptions,
@@ -48,7 +49,7 @@ describe('jwtAuthInterceptor authorization', () => {
     http2: (options: JwtAuthInterceptorOptions) => onJwtServer('http2', options),
     'grpc-js': (options: JwtAuthInterceptorOptions) => onJwtServer('grpc-js', options),
     'a grpc-js Server of its own': async (options: JwtAuthInterceptorOptions): Promise<number> => {
-      const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys), options)] });
+      const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), options)] });
       addJwtService(server, { keys, logger: silentLogger });
       shutdowns.push(() => server.forceShutdown());
       return new Promise((resolve, reject) =>
@@ -57,7 +58,7 @@ describe('jwtAuthInterceptor authorization', () => {
     },
   };
   function onJwtServer(transport: 'http2' | 'grpc-js', options: JwtAuthInterceptorOptions): Promise<number> {
-    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys), options)], logger: silentLogger }));
+    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), options)], logger: silentLogger }));
     return server.listen('127.0.0.1:0');
   }
   const client = (port: number): JwtClient => {
@@ -108,7 +109,7 @@ describe('jwtAuthInterceptor authorization', () => {
   });
 
   it('refuses rules that are not rules, naming them', () => {
-    expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { GetJwks: {} } })).toThrow(/methods: "GetJwks" is not a full method path/);
-    expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not a rule/);
+    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { GetJwks: {} } })).toThrow(/methods: "GetJwks" is not a full method path/);
+    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not a rule/);
   });
 });

@@ -1,7 +1,7 @@
 /** jwtCallCredentials over TLS: when it asks the issuer for a token, and how a call fails when it cannot get one. */
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GrpcStatusError, JwtGrpcError, type KeySet, GrpcStatus, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, GrpcStatusError, JwtGrpcError, type KeySet, GrpcStatus, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
 
@@ -21,7 +21,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {
   const issuer = await startIssuer(certs, { keys });
   // Keys in hand: a createVerifier verifier serves the interceptor as well as a remote one.
-  const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+  const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
   const tokens = counted(issuerClient(certs, issuer.target));
   const auth = jwtCallCredentials(tokens.client, { algorithm: 'ES256', subject: 'svc', logger: silentLogger, ...tokenOptions });
   const caller = greeterClient(greeter.target, credentials.combineChannelCredentials(clientTls(certs), auth));
@@ -59,7 +59,7 @@ describe('jwtCallCredentials', () => {
     [GrpcStatus.RESOURCE_EXHAUSTED, status.UNAVAILABLE],
     [GrpcStatus.INTERNAL, status.UNAVAILABLE],
   ])('an issuer answering status %i fails the call with status %i', async (answered, expected) => {
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
     // Any object with target and generateJwt is an issuer: this one always answers `answered`.
     const issuer = { target: 'issuer.test:443', generateJwt: () => Promise.reject(new GrpcStatusError(answered, 'no')) };
     const auth = jwtCallCredentials(issuer, { algorithm: 'ES256', logger: silentLogger });
