@@ -110,11 +110,41 @@ describe('jwtAuthInterceptor', () => {
       ['metadataKey', () => jwtAuthInterceptor(verifier, { metadataKey: 'Authorization' })],
       ['metadataKey', () => jwtAuthInterceptor(verifier, { metadataKey: 'token-bin' })],
       ['audience', () => jwtAuthInterceptor(verifier, { audience: '' })],
+      ['unlistedMethods', () => jwtAuthInterceptor(verifier, { unlistedMethods: 'allow' as never })],
     ];
     for (const [field, make] of cases) {
       expect(make).toThrow(JwtGrpcError);
       expect(() => make()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
     }
+  });
+
+  it('checks an audience: its own, else the verifier\'s; with a verifier that has none, leaving it out throws', async () => {
+    // A verifier of one's own, with no audience it would check.
+    const own = { verify: (jwt: string, expect?: unknown) => createVerifier(keys, { audience: ANY_AUDIENCE }).verify(jwt, expect as never) };
+    expect(() => jwtAuthInterceptor(own)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }),
+    );
+    expect(() => jwtAuthInterceptor(own, { audience: undefined })).toThrow(expect.objectContaining({ field: 'audience' }));
+    const signed = (aud: string): string => createSigner(keys).sign('ES256', { sub: 'svc', aud, iat: now(), exp: now() + 600 }).token;
+    const hello = async (interceptor: ReturnType<typeof jwtAuthInterceptor>, aud: string): Promise<string> => {
+      const greeter = await startGreeter(certs, [interceptor]);
+      const caller = greeterClient(greeter.target, clientTls(certs));
+      try {
+        return (await caller.hello({ metadata: { authorization: `Bearer ${signed(aud)}` } })).message;
+      } catch (err) {
+        return `${(err as ServiceError).code} ${(err as ServiceError).details}`;
+      }
+    };
+    const refused = `${status.UNAUTHENTICATED} AUDIENCE_MISMATCH: token aud does not contain the expected audience`;
+    // The verifier's audience, the interceptor's over it, and one of one's own verifier.
+    const byVerifier = jwtAuthInterceptor(createVerifier(keys, { audience: 'greeter' }));
+    expect([await hello(byVerifier, 'greeter'), await hello(byVerifier, 'billing')]).toEqual(['hello svc', refused]);
+    const byInterceptor = jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { audience: 'greeter' });
+    expect([await hello(byInterceptor, 'greeter'), await hello(byInterceptor, 'billing')]).toEqual(['hello svc', refused]);
+    const ownWithAudience = jwtAuthInterceptor(own, { audience: 'greeter' });
+    expect([await hello(ownWithAudience, 'greeter'), await hello(ownWithAudience, 'billing')]).toEqual(['hello svc', refused]);
+    // ANY_AUDIENCE, given on purpose: any audience passes.
+    expect(await hello(jwtAuthInterceptor(own, { audience: ANY_AUDIENCE }), 'billing')).toBe('hello svc');
   });
 
   it('verifiedClaims fails closed: on a server without the interceptor, the call ends UNAUTHENTICATED, not OK', async () => {

@@ -120,6 +120,33 @@ describe('createRemoteVerifier', () => {
     expect((await verifier.verify(good)).valid).toBe(true);
     expect(await verifier.verify(good, { audience: 'other' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
     expect(await verifier.verify(token(keys, 'ES256', { aud: 'api' }))).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    // Empty strings are "not set" (as in VerifyJwt's request): the verifier's own stay checked.
+    const elsewhere = token(keys, 'ES256', { aud: 'other', iss: 'https://b.test' });
+    expect(await verifier.verify(elsewhere, { audience: '', issuer: 'https://b.test' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
+    expect(await verifier.verify(elsewhere, { audience: 'other', issuer: '' })).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    expect((await verifier.verify(elsewhere, { audience: 'other', issuer: 'https://b.test' })).valid).toBe(true);
+    expect((await verifier.verify(elsewhere, { audience: ANY_AUDIENCE, issuer: 'https://b.test' })).valid).toBe(true);
+    expect(verifier.audience).toBe('api');
+  });
+
+  it('is not made without an audience: a token for another service would pass; ANY_AUDIENCE says so on purpose', async () => {
+    const { target } = await startIssuer(keys);
+    const client = countingClient(target).client;
+    for (const make of [
+      () => createRemoteVerifier(client, undefined as never),
+      () => createRemoteVerifier(client, {} as never),
+      () => createRemoteVerifier(client, { audience: undefined } as never),
+      () => createRemoteVerifier({ issuerUrl: 'https://auth.example' }, { issuer: 'https://auth.example' } as never),
+    ]) {
+      expect(make).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }));
+    }
+    expect(() => createRemoteVerifier(client, { audience: '' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience' }));
+    expect(() => createRemoteVerifier(client, { audience: Symbol('ANY_AUDIENCE') as never })).toThrow(/audience: must be a non-empty string or ANY_AUDIENCE/);
+    const any = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger: silentLogger });
+    expect((await any.verify(token(keys, 'ES256', { aud: 'anything' }))).valid).toBe(true);
+    expect((await any.verify(token(keys))).valid).toBe(true);
+    const api = createRemoteVerifier(client, { audience: 'api', logger: silentLogger });
+    expect(await api.verify(token(keys))).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
   });
 
   it('refetches for an unknown kid at most once per cooldown, concurrent misses sharing one fetch', async () => {

@@ -44,8 +44,11 @@ describe('createRemoteVerifier over HTTP', () => {
     const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     const result = await verifier.verify(await token(keys, issuer));
     expect(result.valid).toBe(true);
-    const other = await verifier.verify(await token(keys, 'https://elsewhere.example'));
-    expect(other.valid).toBe(false);
+    const elsewhere = await token(keys, 'https://elsewhere.example');
+    expect(await verifier.verify(elsewhere)).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    // A call's empty issuer (proto3's "not set") keeps the discovered one: it does not switch the check off.
+    expect(await verifier.verify(elsewhere, { issuer: '' })).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    expect(await verifier.verify(elsewhere, {})).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
   });
 
   it('reads a JWKS URL directly', async () => {
