@@ -40,7 +40,7 @@ import { TRACER_NAME } from '../tracing/names.js';
  * // hidden: declare const keys: KeySet;
  * // hidden: declare const greeterDefinition: ServiceDescriptor;
  * const server: JwtServer = createJwtServer({ keys });
- * server.addService(greeterDefinition, { SayHello: (request: { name: string }) => ({ message: `hi ${request.name}` }) });
+ * server.addService(greeterDefinition, { Hello: (request: { name: string }) => ({ message: `hi ${request.name}` }) });
  * const port = await server.listen('0.0.0.0:50051');
  * await server.close({ graceMs: 5000 }); // or `await using server = ...`
  * ```

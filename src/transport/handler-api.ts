@@ -343,7 +343,7 @@ export interface MethodDescriptor<Req, Res> {
  * // hidden: import { loadSync } from '@grpc/proto-loader';
  * // hidden: declare const server: JwtServer;
  * const greeter = loadSync('greeter.proto')['demo.Greeter'] as unknown as ServiceDescriptor;
- * server.addService(greeter, { SayHello: (request: { name: string }) => ({ message: `hello ${request.name}` }) });
+ * server.addService(greeter, { Hello: (request: { name: string }) => ({ message: `hello ${request.name}` }) });
  * ```
  */
 export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, any>>>;
@@ -353,7 +353,7 @@ export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, an
  *
  * @example
  * ```ts
- * const implementation: ServiceImplementation = { SayHello: (request: { name: string }) => ({ message: `hello ${request.name}` }) };
+ * const implementation: ServiceImplementation = { Hello: (request: { name: string }) => ({ message: `hello ${request.name}` }) };
  * ```
  */
 export type ServiceImplementation = Readonly<Record<string, Handler>>;
@@ -363,7 +363,7 @@ export type ServiceImplementation = Readonly<Record<string, Handler>>;
  *
  * @example
  * ```ts
- * const greeter: ServedService = { name: 'demo.Greeter', definition, implementation: { SayHello: sayHello } };
+ * const greeter: ServedService = { name: 'demo.Greeter', definition, implementation: { Hello: sayHello } };
  * server.addService(greeter.definition, greeter.implementation);
  * ```
  */
