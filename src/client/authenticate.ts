@@ -8,6 +8,8 @@ import { stringOption } from './options.js';
 
 /**
  * Anything that verifies a token: {@link createVerifier}'s, {@link createRemoteVerifier}'s, or your own.
+ * jwtAuthInterceptor passes its `audience` and `issuer` as `expect`; an `expect.audience`
+ * of {@link ANY_AUDIENCE} asks for no audience check.
  *
  * @example
  * ```ts
