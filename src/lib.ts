@@ -27,14 +27,14 @@ export { exportKeys, type Jwk } from './keys/export.js';
 
 export { createSigner, type Signer, type SignedToken } from './tokens/sign.js';
 export { createVerifier, type Verifier, type VerifierOptions } from './tokens/verify.js';
-export type { ClaimExpectations } from './tokens/claims.js';
+export { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations } from './tokens/claims.js';
 export type { JwtPayload, VerifiedToken, VerifyFailure, VerifyFailureReason, VerifyResult } from './tokens/result.js';
 
 export { addJwtService, type JwtServiceHandle } from './jwt-service/add.js';
 export type { StatusClaim, StatusListIssuer } from './revocation/status-list/issuer.js';
 export type { JwtServiceOptions } from './jwt-service/options.js';
 export { loadSubjects } from './jwt-service/load-subjects.js';
-export { SERVICE_NAME } from './jwt-service/definition.js';
+export { JWT_SERVICE_METHODS, SERVICE_NAME } from './jwt-service/definition.js';
 export type {
   GenerateJwtRequest,
   GenerateJwtResponse,
@@ -92,5 +92,6 @@ export type { JwtCallCredentialsOptions, TokenIssuer } from './client/token-sour
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from './client/remote-verifier.js';
 export type { HttpJwksLocation } from './client/remote-jwks-http.js';
 export { jwtAuthInterceptor, optionalVerifiedClaims, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from './client/auth-interceptor.js';
-export type { MethodRule, AuthorizeCall } from './client/authorize.js';
+export type { MethodRule, AuthorizeCall, UnlistedMethods } from './client/authorize.js';
+export { HEALTH_METHODS } from './client/defaults.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from './client/authenticate.js';

@@ -14,6 +14,7 @@ import { endVerifySpan, startVerifySpan, verifyIn } from '../tracing/auth-span.j
 import { bindingProblem, peerThumbprint } from './bound-token.js';
 import { type Authorizer, createAuthorizer } from './authorize.js';
 import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
+import { refuseUnservedPaths } from './served-methods.js';
 
 /** What an authorize hook threw, as the call's status: its own GrpcStatusError, else INTERNAL (no cause). */
 function hookFailed(err: unknown): GrpcStatusError {
@@ -147,7 +148,7 @@ function requireServerInterceptors(): typeof import('@grpc/grpc-js').ServerInter
  * const jwtServer = createJwtServer({ keys, interceptors: [auth] });
  * ```
  */
-export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInterceptor, 'onCallStart'>>;
+export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInterceptor, 'onCallStart' | 'onServe'>>;
 
 /**
  * A server interceptor that lets a call reach its handler only with a valid
@@ -157,6 +158,11 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * token`, or the verifier's reason and message (`EXPIRED: token has expired (exp)`,
  * `AUDIENCE_MISMATCH: ...`). Handlers read the verified payload with {@link verifiedClaims}.
  * Methods in `publicMethods` (gRPC health by default) pass without a token.
+ *
+ * Every token's `aud` is checked: give `audience` here or to the verifier, or
+ * {@link ANY_AUDIENCE} to accept any on purpose; leaving both out throws. Once `methods`
+ * names a rule, a method without one is refused (`unlistedMethods`), and on createJwtServer
+ * a rule or public method that names no served method stops `listen`.
  *
  * A certificate-bound token (`cnf` with `x5t#S256`, RFC 8705 section 3) passes only on a
  * connection whose verified client certificate has that thumbprint; on one without a
@@ -174,8 +180,8 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * import { Server } from '@grpc/grpc-js';
  * import { createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from 'jwt-grpc';
  *
- * const verifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }));
- * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { audience: 'payments' })] });
+ * const verifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }), { audience: 'payments' });
+ * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { methods: { '/payments.Payments/Pay': { scopes: ['pay'] } } })] });
  * // or, on jwt-grpc's own server: createJwtServer({ keys, interceptors: [jwtAuthInterceptor(verifier)] })
  * ```
  */
@@ -184,6 +190,13 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
   const GrpcMetadataClass = grpcJs().Metadata;
   const authenticator = createAuthenticator(verifier, options);
   const authorizer = createAuthorizer(options);
+  // Checked against the served methods where the server knows them (createJwtServer's listen).
+  const rulePaths = Object.keys(options.methods ?? {});
+  const givenPublic = options.publicMethods ?? [];
+  const onServe = (served: ReadonlySet<string>): void => {
+    refuseUnservedPaths(rulePaths, served, (path) => `methods["${path}"]`);
+    refuseUnservedPaths(givenPublic, served, () => 'publicMethods');
+  };
 
   /** createJwtServer's side: the same decision, as an onCallStart that throws the refusal. */
   const onCallStart = (call: CallContext): void | Promise<void> => {
@@ -251,5 +264,5 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
     };
     return new ServerInterceptingCall(call, { start: (next) => next(listener) });
   };
-  return Object.assign(grpcJsInterceptor, { onCallStart });
+  return Object.assign(grpcJsInterceptor, { onCallStart, onServe });
 }

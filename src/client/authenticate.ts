@@ -1,26 +1,34 @@
 import { invalidOption } from '../errors.js';
-import type { ClaimExpectations } from '../tokens/claims.js';
+import { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations, audienceOption } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
 import { GrpcStatusError, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
-import type { AuthorizeCall, MethodRule } from './authorize.js';
+import type { AuthorizeCall, MethodRule, UnlistedMethods } from './authorize.js';
 import { stringOption } from './options.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
 
 /**
  * Anything that verifies a token: {@link createVerifier}'s, {@link createRemoteVerifier}'s, or your own.
+ * jwtAuthInterceptor passes its `audience` and `issuer` as `expect`; an `expect.audience`
+ * of {@link ANY_AUDIENCE} asks for no audience check.
  *
  * @example
  * ```ts
  * // hidden: declare const keys: KeySet;
  * // hidden: import type { ChannelCredentials } from '@grpc/grpc-js';
  * // hidden: declare const tls: ChannelCredentials;
- * const local: TokenVerifier = createVerifier(keys);
- * const remote: TokenVerifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }));
+ * const local: TokenVerifier = createVerifier(keys, { audience: 'payments' });
+ * const remote: TokenVerifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }), { audience: 'payments' });
  * ```
  */
 export interface TokenVerifier {
   verify(token: string, expect?: ClaimExpectations): VerifyResult | Promise<VerifyResult>;
+  /**
+   * The audience it checks when a call names none (createVerifier's and
+   * createRemoteVerifier's always have one). Without it, {@link jwtAuthInterceptor}
+   * requires its own `audience` option.
+   */
+  readonly audience?: string | AnyAudience;
 }
 
 /**
@@ -35,8 +43,12 @@ export interface TokenVerifier {
  * ```
  */
 export interface JwtAuthInterceptorOptions {
-  /** Required `aud`. Default: the verifier's own (a remote verifier's `audience` option), else not checked. */
-  readonly audience?: string;
+  /**
+   * Required `aud`, or {@link ANY_AUDIENCE} to accept tokens for any audience. Default: the
+   * verifier's own `audience` (createVerifier's and createRemoteVerifier's); with a verifier
+   * that has none, leaving it out throws ERR_INVALID_OPTION.
+   */
+  readonly audience?: string | AnyAudience;
   /** Required `iss`. Default: the verifier's own, else not checked. */
   readonly issuer?: string;
   /**
@@ -49,9 +61,19 @@ export interface JwtAuthInterceptorOptions {
   /**
    * What a token must carry to call a method, by full method path: required `scopes`,
    * allowed `subjects` or `clientIds`. A verified token that breaks its method's rule is
-   * PERMISSION_DENIED, naming what it lacks. Default: none.
+   * PERMISSION_DENIED, naming what it lacks; `{}` lets any verified token in. On
+   * createJwtServer, a path that names no method the server serves stops `listen`
+   * (ERR_INVALID_OPTION, naming the nearest served method). Default: none.
    */
   readonly methods?: Readonly<Record<string, MethodRule>>;
+  /**
+   * What a verified token may do on a method that is neither public nor in `methods`:
+   * `'deny'` answers PERMISSION_DENIED, `'allow-any-valid-token'` lets it in (then
+   * `authorize` decides, when given). Default: `'deny'` once `methods` names a rule (a
+   * method left out, or a misspelt path, then refuses rather than admits), else
+   * `'allow-any-valid-token'` (authentication only).
+   */
+  readonly unlistedMethods?: UnlistedMethods;
   /**
    * Decides each verified call after `methods`: `true` lets it in, `false` answers
    * PERMISSION_DENIED, a thrown GrpcStatusError answers its status. Default: none.
@@ -66,6 +88,7 @@ export const AUTH_INTERCEPTOR_OPTION_NAMES = optionNames<JwtAuthInterceptorOptio
   publicMethods: true,
   metadataKey: true,
   methods: true,
+  unlistedMethods: true,
   authorize: true,
 });
 
@@ -123,11 +146,17 @@ function decide(result: VerifyResult): AuthOutcome {
   return result.valid ? { claims: result.payload } : refused(`${result.reason}: ${result.message}`);
 }
 
+/** Whether the verifier checks an audience of its own (or ANY_AUDIENCE, on purpose) when a call names none. */
+function hasOwnAudience(verifier: TokenVerifier): boolean {
+  const own = verifier.audience;
+  return own === ANY_AUDIENCE || (typeof own === 'string' && own.length > 0);
+}
+
 /** @internal validates the options of jwtAuthInterceptor and binds them */
 export function createAuthenticator(verifier: TokenVerifier, options: JwtAuthInterceptorOptions): Authenticator {
   if (typeof verifier?.verify !== 'function') throw invalidOption('verifier', 'must have a verify(token, expect) method');
   refuseUnknownOptions(options, AUTH_INTERCEPTOR_OPTION_NAMES, { owner: 'jwtAuthInterceptor' });
-  const audience = stringOption('audience', options.audience);
+  const audience = audienceOption(options.audience, !hasOwnAudience(verifier));
   const issuer = stringOption('issuer', options.issuer);
   const expect: ClaimExpectations | undefined = audience === undefined && issuer === undefined ? undefined : { audience, issuer };
   const publicMethods = validatePublicMethods(options.publicMethods);

@@ -43,9 +43,25 @@ export interface AuthorizeCall {
   readonly metadata: object;
 }
 
+/**
+ * What jwtAuthInterceptor does with a verified call to a method that is neither public nor
+ * in `methods`: refuse it (PERMISSION_DENIED), or let any valid token in.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const verifier: RemoteVerifier;
+ * const unlisted: UnlistedMethods = 'deny';
+ * const auth = jwtAuthInterceptor(verifier, { methods: { '/demo.Greeter/Hello': { scopes: ['greet'] } }, unlistedMethods: unlisted });
+ * ```
+ */
+export type UnlistedMethods = 'deny' | 'allow-any-valid-token';
+
+const UNLISTED_METHODS: readonly UnlistedMethods[] = ['deny', 'allow-any-valid-token'];
+
 /** The authorization options of jwtAuthInterceptor. @internal */
 export interface AuthorizeOptions {
   readonly methods?: Readonly<Record<string, MethodRule>>;
+  readonly unlistedMethods?: UnlistedMethods;
   readonly authorize?: (claims: JwtPayload, call: AuthorizeCall) => boolean | PromiseLike<boolean>;
 }
 
@@ -91,15 +107,29 @@ function checkRules(value: unknown): ReadonlyMap<string, MethodRule> {
   return rules;
 }
 
+/**
+ * `unlistedMethods`, or its default: deny once there are rules (a method left out of them,
+ * or a path misspelt, is then refused, not admitted by any valid token), else allow.
+ */
+function unlistedOption(value: unknown, hasRules: boolean): UnlistedMethods {
+  if (value === undefined) return hasRules ? 'deny' : 'allow-any-valid-token';
+  if (!UNLISTED_METHODS.includes(value as UnlistedMethods)) {
+    throw invalidOption('unlistedMethods', `must be ${UNLISTED_METHODS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(value)}`);
+  }
+  return value as UnlistedMethods;
+}
+
 /** The authorizer of the options, validated once; undefined when there is nothing to authorize. @internal */
 export function createAuthorizer(options: AuthorizeOptions): Authorizer | undefined {
   const rules = checkRules(options.methods);
+  const denyUnlisted = unlistedOption(options.unlistedMethods, rules.size > 0) === 'deny';
   const hook = options.authorize;
   if (hook !== undefined && typeof hook !== 'function') throw invalidOption('authorize', 'must be a function (claims, call) => boolean');
-  if (rules.size === 0 && hook === undefined) return undefined;
+  if (rules.size === 0 && hook === undefined && !denyUnlisted) return undefined;
   const byHook = (allowed: boolean, method: string): GrpcStatusError | undefined => (allowed === true ? undefined : denied(method, 'not authorized'));
   return (claims, call) => {
     const rule = rules.get(call.method);
+    if (rule === undefined && denyUnlisted) return denied(call.method, "no rule in methods names it, and unlistedMethods is 'deny'");
     const problem = rule === undefined ? undefined : ruleProblem(rule, claims, call.method);
     if (problem !== undefined || hook === undefined) return problem;
     const answer = hook(claims, call);

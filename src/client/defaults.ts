@@ -30,9 +30,21 @@ export const REMOTE_VERIFIER_DEFAULTS = {
   retryWithoutKeysMs: 1_000,
 } as const;
 
+/**
+ * gRPC health checking's methods (grpc.health.v1), public by default in
+ * {@link jwtAuthInterceptor}: load balancers and orchestrators call them without
+ * credentials. `publicMethods` replaces the default, so name these when you add others.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const verifier: RemoteVerifier;
+ * const auth = jwtAuthInterceptor(verifier, { publicMethods: [...HEALTH_METHODS, '/payments.Payments/Status'] });
+ * ```
+ */
+export const HEALTH_METHODS: readonly string[] = Object.freeze(['/grpc.health.v1.Health/Check', '/grpc.health.v1.Health/Watch']);
+
 /** {@link jwtAuthInterceptor}: where the token travels, and which methods need none. */
 export const AUTH_INTERCEPTOR_DEFAULTS = {
   metadataKey: 'authorization',
-  /** gRPC health checking (grpc.health.v1): load balancers and orchestrators call it without credentials. */
-  publicMethods: ['/grpc.health.v1.Health/Check', '/grpc.health.v1.Health/Watch'],
+  publicMethods: HEALTH_METHODS,
 } as const;

@@ -4,9 +4,9 @@ import { invalidOption } from '../errors.js';
 import type { KeyInfo } from '../keys/key-set.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import type { ClaimExpectations } from '../tokens/claims.js';
+import { type AnyAudience, type CheckedExpectations, type ClaimExpectations, audienceOption, checkedAudience, expectationsFor } from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
-import { type Verifier, createVerifier } from '../tokens/verify.js';
+import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
 import { GrpcStatusError, GrpcStatus } from '../transport/handler-api.js';
 import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
@@ -40,9 +40,17 @@ export type JwksIssuer = Pick<JwtClient, 'target' | 'getJwks'>;
  * ```
  */
 export interface RemoteVerifierOptions {
-  /** Required `aud`, unless a `verify` call names its own. Default: not checked. */
-  readonly audience?: string;
-  /** Required `iss`, unless a `verify` call names its own. Default: not checked. */
+  /**
+   * Required: the `aud` every token must carry unless a `verify` call names another, or
+   * {@link ANY_AUDIENCE} to accept tokens for any audience. Left out, `createRemoteVerifier`
+   * throws (ERR_INVALID_OPTION): a token the issuer minted for another service would pass.
+   */
+  readonly audience: string | AnyAudience;
+  /**
+   * Required `iss`, unless a `verify` call names its own. Default: with `{ issuerUrl }`, the
+   * issuer discovery found (the URL given, which the document must name exactly); otherwise
+   * not checked (a JwtClient or a JWKS URL does not say which issuer it is).
+   */
   readonly issuer?: string;
   /** Leeway for exp, nbf and iat, in seconds (0 to 300). Default 5, as every verifier of jwt-grpc (docs/library.md). */
   readonly clockToleranceSeconds?: number;
@@ -98,11 +106,13 @@ export interface RemoteVerifier {
   refresh(): Promise<void>;
   /** The keys of the set in use; empty before the first fetch. */
   readonly keys: readonly KeyInfo[];
+  /** The `audience` it was made with: what a call that names none must carry. */
+  readonly audience: string | AnyAudience;
 }
 
 /** One fetched JWK Set, ready to verify with. */
 interface KeyState {
-  readonly verifier: Verifier | undefined;
+  readonly verifier: KeyVerifier | undefined;
   readonly kids: ReadonlySet<string>;
   readonly keys: readonly KeyInfo[];
   readonly jwksJson: string;
@@ -162,15 +172,18 @@ function describeError(err: unknown): string {
  * const overHttp = createRemoteVerifier({ issuerUrl: 'https://auth.example' }, { audience: 'payments' });
  * ```
  */
-export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, options: RemoteVerifierOptions = {}): RemoteVerifier {
+export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, options: RemoteVerifierOptions): RemoteVerifier {
   refuseUnknownOptions(options, REMOTE_VERIFIER_OPTION_NAMES, { owner: 'createRemoteVerifier' });
   checkHttpLocation(source);
   const http = isHttpJwksLocation(source) ? httpJwksSource(source) : undefined;
   const client: JwksIssuer = http ?? (source as JwksIssuer);
   if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
+  // From JavaScript, no options at all: the error names the one it must have.
+  options ??= {} as RemoteVerifierOptions;
   const defaults = REMOTE_VERIFIER_DEFAULTS;
-  const expectDefaults: ClaimExpectations = {
-    audience: stringOption('audience', options.audience),
+  const audience = audienceOption(options.audience, true) as string | AnyAudience;
+  const expectDefaults: CheckedExpectations = {
+    audience: checkedAudience(audience),
     // Found by discovery: tokens must carry the issuer whose keys verify them.
     issuer: stringOption('issuer', options.issuer) ?? http?.issuer,
   };
@@ -193,7 +206,7 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
     if (parsed.keySet === undefined) logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: issuerTarget });
     else logger.info('JWK Set loaded', { issuer: issuerTarget, kids: parsed.keys.map((key) => key.kid) });
     return {
-      verifier: parsed.keySet === undefined ? undefined : createVerifier(parsed.keySet, { clockToleranceSeconds }),
+      verifier: parsed.keySet === undefined ? undefined : createKeyVerifier(parsed.keySet, { clockToleranceSeconds }),
       kids: new Set(parsed.keys.map((key) => key.kid)),
       keys: parsed.keys,
       jwksJson,
@@ -292,8 +305,7 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
 
   return {
     verify(token, expect) {
-      const expectations =
-        expect === undefined ? expectDefaults : { audience: expect.audience ?? expectDefaults.audience, issuer: expect.issuer ?? expectDefaults.issuer };
+      const expectations = expectationsFor(expect, expectDefaults);
       const result = verifyByJwks(token, expectations);
       if (result instanceof Promise) return result.then(withStatus);
       // The common case, a valid token without a status claim, costs what it did before.
@@ -305,6 +317,7 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
     get keys() {
       return state?.keys ?? [];
     },
+    audience,
   };
 }
 

@@ -1,6 +1,7 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
+import { RESERVED_CLAIMS } from '../jwt-service/request-claims.js';
 import { GrpcStatus } from '../transport/handler-api.js';
 import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
@@ -26,7 +27,7 @@ export type TokenIssuer = Pick<JwtClient, 'target' | 'generateJwt'>;
  *
  * @example
  * ```ts
- * const options: JwtCallCredentialsOptions = { algorithm: 'ES256', subject: 'svc-orders', audience: 'payments', ttlSeconds: 900 };
+ * const options: JwtCallCredentialsOptions = { algorithm: 'ES256', subject: 'svc-orders', audience: 'payments', ttlSeconds: 900, claims: { scope: 'pay' } };
  * ```
  */
 export interface JwtCallCredentialsOptions {
@@ -38,6 +39,15 @@ export interface JwtCallCredentialsOptions {
   readonly audience?: string;
   /** Lifetime asked for, in seconds. Default: the issuer's default (7200 for jwt-grpc). */
   readonly ttlSeconds?: number;
+  /**
+   * Extra claims asked for (GenerateJwt's `claims_json`), e.g. `{ scope: 'greet' }` for a
+   * service whose rule requires that scope. The issuer's policy decides which names a
+   * caller may set (`claims` in its entry) and refuses the others (PERMISSION_DENIED).
+   * Must survive JSON unchanged (no undefined, functions, non-finite numbers, dates,
+   * class instances), and may not set the claims the issuer sets itself (`iss`, `sub`,
+   * `aud`, `exp`, `nbf`, `iat`, `jti`, `client_id`, `cnf`, `status`). Default: none.
+   */
+  readonly claims?: Readonly<Record<string, unknown>>;
   /** Replace the token this long before its `exp` (at the latest at half its lifetime). Default 60. */
   readonly refreshBeforeSeconds?: number;
   /** Where failed background refreshes are reported. Default: stderr, warnings and errors. */
@@ -49,7 +59,7 @@ const CALL_CREDENTIALS_OPTION_NAMES = optionNames<JwtCallCredentialsOptions>({
   algorithm: true,
   subject: true,
   audience: true,
-  ttlSeconds: true,
+  ttlSeconds: true, claims: true,
   refreshBeforeSeconds: true,
   logger: true,
 });
@@ -114,6 +124,52 @@ function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Where in `value` JSON would change it (a value it drops, rewrites or cannot write), or undefined when it round-trips. */
+function jsonProblem(value: unknown, path: string): string | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return undefined;
+    case 'number':
+      return Number.isFinite(value) ? undefined : `${path} is ${value}, which JSON writes as null`;
+    case 'object': {
+      if (value === null) return undefined;
+      if (Array.isArray(value)) {
+        for (const [index, item] of value.entries()) {
+          const problem = jsonProblem(item, `${path}[${index}]`);
+          if (problem !== undefined) return problem;
+        }
+        return undefined;
+      }
+      const prototype: unknown = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) return `${path} is not a plain object (JSON would rewrite it)`;
+      if (Object.getOwnPropertySymbols(value).length > 0) return `${path} has a symbol key, which JSON drops`;
+      for (const [key, item] of Object.entries(value)) {
+        const problem = jsonProblem(item, `${path}.${key}`);
+        if (problem !== undefined) return problem;
+      }
+      return undefined;
+    }
+    default:
+      return `${path} is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}, which JSON cannot carry`;
+  }
+}
+
+/** `claims` as GenerateJwt's `claims_json`, checked once: a plain object, JSON-exact, no claim the issuer sets. */
+function claimsJson(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) {
+    throw invalidOption('claims', 'must be a plain object of claim names to values');
+  }
+  for (const name of Object.keys(value)) {
+    // The issuer would refuse them on the first call; refused here, at creation.
+    if (RESERVED_CLAIMS.has(name)) throw invalidOption(`claims.${name}`, 'is set by the issuer; use subject, audience or ttlSeconds, or leave it to the issuer');
+  }
+  const problem = jsonProblem(value, 'claims');
+  if (problem !== undefined) throw invalidOption('claims', `${problem}: claims must survive JSON unchanged`);
+  return Object.keys(value).length === 0 ? '' : JSON.stringify(value);
+}
+
 /** @internal the cache behind jwtCallCredentials, transport-free */
 export function createTokenSource(client: TokenIssuer, options: JwtCallCredentialsOptions): TokenSource {
   if (typeof client?.generateJwt !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient)');
@@ -125,6 +181,7 @@ export function createTokenSource(client: TokenIssuer, options: JwtCallCredentia
     subject: stringOption('subject', options.subject) ?? '',
     audience: stringOption('audience', options.audience) ?? '',
     ttl_seconds: integerOption('ttlSeconds', options.ttlSeconds, 0, 0, 10 * 365 * 86_400),
+    claims_json: claimsJson(options.claims),
   };
   const logger = options.logger ?? createStderrLogger();
   const refreshBeforeMs =

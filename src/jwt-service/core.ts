@@ -4,7 +4,7 @@ import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-met
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type Signer, createSigner } from '../tokens/sign.js';
-import { type Verifier, createVerifier } from '../tokens/verify.js';
+import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
 import { failure } from '../tokens/result.js';
 import { newJti } from '../tokens/jti.js';
 import { type AdminSecret, authorizeRevoke } from '../revocation/admin.js';
@@ -42,7 +42,7 @@ export interface RevocationOptions {
 interface KeyState {
   readonly keys: KeySet;
   readonly signer: Signer;
-  readonly verifier: Verifier;
+  readonly verifier: KeyVerifier;
   readonly jwks: GetJwksResponse;
 }
 
@@ -124,7 +124,7 @@ export class JwtServiceCore {
     return {
       keys,
       signer: createSigner(keys),
-      verifier: createVerifier(keys, {
+      verifier: createKeyVerifier(keys, {
         clockToleranceSeconds: options.clockToleranceSeconds,
         maxTokenLength: options.maxTokenLength,
         cache: { maxEntries: options.verifyCache },

@@ -23,6 +23,24 @@ import {
 export const SERVICE_NAME = 'jwt.services.JwtService';
 
 /**
+ * The full path of every JwtService method. On a server that is both the issuer and a
+ * service protected by {@link jwtAuthInterceptor}, make them public: a caller needs no
+ * token to get one (GenerateJwt), nor to fetch the keys (GetJwks); the issuer guards its
+ * methods itself (the policy, RevokeJwt's admin secret).
+ *
+ * @example
+ * ```ts
+ * // hidden: import { Server } from '@grpc/grpc-js';
+ * // hidden: declare const keys: KeySet, verifier: Verifier;
+ * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { publicMethods: [...HEALTH_METHODS, ...JWT_SERVICE_METHODS] })] });
+ * addJwtService(server, { keys });
+ * ```
+ */
+export const JWT_SERVICE_METHODS: readonly string[] = Object.freeze(
+  ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method) => `/${SERVICE_NAME}/${method}`),
+);
+
+/**
  * The server's side of each method's codecs: requests in, responses out (src/jwt-service/codec/).
  * A client's side (request out, response in) stays proto-loader's.
  */

@@ -3,7 +3,7 @@
  * `exp` plus the clock tolerance). A refusal is INVALID_ARGUMENT naming the field.
  */
 import type { Revocation } from '../revocation/types.js';
-import type { Verifier } from '../tokens/verify.js';
+import type { KeyVerifier } from '../tokens/verify.js';
 import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import type { RevokeJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
@@ -20,7 +20,7 @@ const MAX_REASON_LENGTH = 256;
  */
 export function revocationOf(
   request: RevokeJwtRequest,
-  verifier: Verifier,
+  verifier: KeyVerifier,
   options: Pick<ResolvedServiceOptions, 'clockToleranceSeconds' | 'maxTokenLength' | 'maxTtlSeconds'>,
   now: number,
   statusIndexOf?: (claims: Readonly<Record<string, unknown>>) => number | undefined,

@@ -45,7 +45,7 @@ const CLOSE_OPTION_NAMES = optionNames<NonNullable<Parameters<JwtServer['close']
  * // hidden: declare const keys: KeySet;
  * // hidden: declare const greeterDefinition: ServiceDescriptor;
  * const server: JwtServer = createJwtServer({ keys });
- * server.addService(greeterDefinition, { SayHello: (request: { name: string }) => ({ message: `hi ${request.name}` }) });
+ * server.addService(greeterDefinition, { Hello: (request: { name: string }) => ({ message: `hi ${request.name}` }) });
  * const port = await server.listen('0.0.0.0:50051');
  * await server.close({ graceMs: 5000 }); // or `await using server = ...`
  * ```
@@ -213,6 +213,15 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     }
     service = jwt.handle;
     addService(jwt.service.definition, jwt.service.implementation);
+    try {
+      // Every service is in now: an interceptor's rule that names none of them is refused before the port opens.
+      const served: ReadonlySet<string> = new Set(methods.keys());
+      for (const interceptor of interceptors) interceptor.onServe?.(served);
+    } catch (err) {
+      state = 'closed';
+      await revocations?.close();
+      throw err;
+    }
     const port = await transport.listen(address, tls).catch(async (err: unknown) => {
       state = 'closed';
       await revocations?.close();

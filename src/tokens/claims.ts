@@ -1,7 +1,33 @@
+import { invalidOption } from '../errors.js';
 import { type JwtPayload, type VerifyFailure, failure } from './result.js';
 
 /**
- * What a caller may require of a token beyond its signature and lifetime.
+ * The audience that accepts a token for any audience (or none): give it as `audience` where
+ * a verifier or {@link jwtAuthInterceptor} requires one, to say on purpose that this service
+ * does not check `aud`. Omitting `audience` there is an error, never this: a token minted for
+ * another service would otherwise pass (go-oidc's `SkipClientIDCheck` is the same switch).
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const keys: KeySet;
+ * const verifier = createVerifier(keys, { audience: ANY_AUDIENCE }); // aud not checked, on purpose
+ * ```
+ */
+export const ANY_AUDIENCE: unique symbol = Symbol('jwt-grpc.ANY_AUDIENCE');
+
+/**
+ * The type of {@link ANY_AUDIENCE}.
+ *
+ * @example
+ * ```ts
+ * const audience: string | AnyAudience = process.env['AUDIENCE'] ?? ANY_AUDIENCE;
+ * ```
+ */
+export type AnyAudience = typeof ANY_AUDIENCE;
+
+/**
+ * What a caller may require of a token beyond its signature and lifetime. A field left out
+ * (or an empty string) keeps the verifier's own expectation.
  *
  * @example
  * ```ts
@@ -12,10 +38,59 @@ import { type JwtPayload, type VerifyFailure, failure } from './result.js';
  * ```
  */
 export interface ClaimExpectations {
-  /** The token's `aud` (a string or an array) must contain this. */
-  readonly audience?: string;
+  /** The token's `aud` (a string or an array) must contain this; {@link ANY_AUDIENCE}: not checked. */
+  readonly audience?: string | AnyAudience;
   /** The token's `iss` must equal this. */
   readonly issuer?: string;
+}
+
+/**
+ * Expectations resolved: what `checkClaims` compares, undefined meaning "not checked".
+ * @internal
+ */
+export interface CheckedExpectations {
+  readonly audience: string | undefined;
+  readonly issuer: string | undefined;
+}
+
+/** Nothing checked: the expectations of the service's own VerifyJwt, whose request names them. @internal */
+export const NO_EXPECTATIONS: CheckedExpectations = Object.freeze({ audience: undefined, issuer: undefined });
+
+/**
+ * A call's expectations over a verifier's own: a field the call names wins, one it leaves
+ * out (or empty, as proto3 leaves it) keeps the verifier's. No object is made when the call
+ * changes nothing, so the common call costs two comparisons. @internal
+ */
+export function expectationsFor(expect: ClaimExpectations | undefined, own: CheckedExpectations): CheckedExpectations {
+  if (expect === undefined) return own;
+  const asked = expect.audience;
+  const audience = asked === undefined || asked === '' ? own.audience : asked === ANY_AUDIENCE ? undefined : asked;
+  const issuer = expect.issuer === undefined || expect.issuer === '' ? own.issuer : expect.issuer;
+  return audience === own.audience && issuer === own.issuer ? own : { audience, issuer };
+}
+
+/** What an `audience` option left out is told: both ways to give one. @internal */
+export const AUDIENCE_REQUIRED =
+  "is required: give audience: 'my-service' (the aud this service's tokens carry), or audience: ANY_AUDIENCE to accept tokens for any audience";
+
+/**
+ * An `audience` option: a non-empty string or {@link ANY_AUDIENCE}. Left out, it is an
+ * error where `required` (naming both choices), else undefined (another layer decides).
+ * @internal
+ */
+export function audienceOption(value: unknown, required: boolean): string | AnyAudience | undefined {
+  if (value === undefined) {
+    if (required) throw invalidOption('audience', AUDIENCE_REQUIRED);
+    return undefined;
+  }
+  if (value === ANY_AUDIENCE || (typeof value === 'string' && value.length > 0)) return value;
+  const shown = typeof value === 'symbol' ? value.toString() : JSON.stringify(value);
+  throw invalidOption('audience', `must be a non-empty string or ANY_AUDIENCE, got ${shown}`);
+}
+
+/** A validated `audience` as `checkClaims` reads it: undefined for ANY_AUDIENCE. @internal */
+export function checkedAudience(audience: string | AnyAudience): string | undefined {
+  return audience === ANY_AUDIENCE ? undefined : audience;
 }
 
 const NUMERIC_CLAIMS = ['exp', 'nbf', 'iat'] as const;
@@ -52,7 +127,7 @@ export function checkClaims(
   payload: JwtPayload,
   nowSeconds: number,
   toleranceSeconds: number,
-  expect: ClaimExpectations | undefined,
+  expect: CheckedExpectations,
 ): VerifyFailure | undefined {
   if (payload.exp <= nowSeconds - toleranceSeconds) return failure('EXPIRED', 'token has expired (exp)');
   if (payload.nbf !== undefined && payload.nbf > nowSeconds + toleranceSeconds) {
@@ -61,8 +136,7 @@ export function checkClaims(
   if (payload.iat !== undefined && payload.iat > nowSeconds + toleranceSeconds) {
     return failure('NOT_YET_VALID', 'token was issued in the future (iat)');
   }
-  if (expect === undefined) return undefined;
-  if (expect.audience) {
+  if (expect.audience !== undefined) {
     const aud = payload.aud;
     const matches = typeof aud === 'string' ? aud === expect.audience : aud !== undefined && aud.includes(expect.audience);
     if (!matches) {
@@ -70,7 +144,7 @@ export function checkClaims(
       return failure('AUDIENCE_MISMATCH', message);
     }
   }
-  if (expect.issuer && payload.iss !== expect.issuer) {
+  if (expect.issuer !== undefined && payload.iss !== expect.issuer) {
     return failure('ISSUER_MISMATCH', 'token iss is not the expected issuer');
   }
   return undefined;

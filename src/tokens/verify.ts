@@ -4,7 +4,17 @@ import { optionValue } from '../options/resolve.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
 import { VerificationCache } from './cache.js';
-import { type ClaimExpectations, checkClaimTypes, checkClaims } from './claims.js';
+import {
+  type AnyAudience,
+  type CheckedExpectations,
+  type ClaimExpectations,
+  NO_EXPECTATIONS,
+  audienceOption,
+  checkClaimTypes,
+  checkClaims,
+  checkedAudience,
+  expectationsFor,
+} from './claims.js';
 import { type JwtPayload, type VerifiedToken, type VerifyFailure, type VerifyResult, failure } from './result.js';
 
 /**
@@ -14,11 +24,19 @@ import { type JwtPayload, type VerifiedToken, type VerifyFailure, type VerifyRes
  * @example
  * ```ts
  * // hidden: declare const keys: KeySet;
- * const options: VerifierOptions = { clockToleranceSeconds: 2, cache: { maxEntries: 1000 } };
+ * const options: VerifierOptions = { audience: 'api', clockToleranceSeconds: 2, cache: { maxEntries: 1000 } };
  * const verifier = createVerifier(keys, options);
  * ```
  */
 export interface VerifierOptions {
+  /**
+   * Required: the `aud` every token must carry unless a `verify` call names another, or
+   * {@link ANY_AUDIENCE} to accept tokens for any audience. Left out, `createVerifier`
+   * throws (ERR_INVALID_OPTION): a token minted for another service would otherwise pass.
+   */
+  readonly audience: string | AnyAudience;
+  /** The `iss` every token must carry unless a `verify` call names another. Default: not checked (keys alone do not name an issuer). */
+  readonly issuer?: string;
   /** Leeway for exp, nbf and iat, an integer from 0 to 300 seconds. Default 5. */
   readonly clockToleranceSeconds?: number;
   /** Longest token accepted, 64 to 1048576 characters. Default 8192. */
@@ -37,19 +55,27 @@ export interface VerifierOptions {
  * // hidden: declare const keys: KeySet;
  * // hidden: declare const token: string;
  * // hidden: declare const justSigned: string;
- * const verifier: Verifier = createVerifier(keys);
+ * const verifier: Verifier = createVerifier(keys, { audience: 'api' });
  * const result = verifier.verify(token);            // cached when valid
  * const fresh = verifier.verifyUncached(justSigned); // a token seen once
  * ```
  */
 export interface Verifier {
-  /** Verifies `token`; an invalid token is a `{ valid: false, reason }` value, never a throw. */
+  /**
+   * Verifies `token`; an invalid token is a `{ valid: false, reason }` value, never a throw.
+   * `expect` overrides the verifier's own `audience` and `issuer` for this call.
+   */
   verify(token: string, expect?: ClaimExpectations): VerifyResult;
   /** Like `verify` but neither reads nor fills the cache (for tokens seen once, e.g. just signed). */
   verifyUncached(token: string, expect?: ClaimExpectations): VerifyResult;
   /** Lookups of the cache by `verify` so far: tokens found verified already, and not; both 0 with the cache off. */
   cacheStats(): { readonly hits: number; readonly misses: number };
+  /** The `audience` it was made with: what a call that names none must carry. */
+  readonly audience: string | AnyAudience;
 }
+
+/** A verifier without an audience of its own: what {@link createKeyVerifier} makes. @internal */
+export type KeyVerifier = Omit<Verifier, 'audience'>;
 
 /** A header that passed every check, bound to the key that will verify the signature. */
 interface ResolvedHeader {
@@ -77,12 +103,18 @@ function describeKid(kid: string): string {
   return JSON.stringify(kid.length > 64 ? kid.slice(0, 64) + '...' : kid);
 }
 
-/** The verifier's options through the option table: the same rules as the service's. */
 /** The names {@link VerifierOptions} holds; an object with another is refused. */
-const VERIFIER_OPTION_NAMES = optionNames<VerifierOptions>({ clockToleranceSeconds: true, maxTokenLength: true, cache: true, clock: true });
+const VERIFIER_OPTION_NAMES = optionNames<VerifierOptions>({
+  audience: true,
+  issuer: true,
+  clockToleranceSeconds: true,
+  maxTokenLength: true,
+  cache: true,
+  clock: true,
+});
 
-function validateOptions(options: VerifierOptions): { clockToleranceSeconds: number; maxTokenLength: number; cacheEntries: number; clock: () => number } {
-  refuseUnknownOptions(options, VERIFIER_OPTION_NAMES, { owner: 'createVerifier' });
+/** The verifier's options through the option table: the same rules as the service's. */
+function validateOptions(options: Omit<VerifierOptions, 'audience' | 'issuer'>): { clockToleranceSeconds: number; maxTokenLength: number; cacheEntries: number; clock: () => number } {
   if (options.clock !== undefined && typeof options.clock !== 'function') throw invalidOption('clock', 'must be a function');
   return {
     clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),
@@ -100,7 +132,8 @@ function validateOptions(options: VerifierOptions): { clockToleranceSeconds: num
  * (never `none`) equal to the `alg` of the key its `kid` names; no `crit`, `b64: false`
  * or foreign key headers (`jku`, `x5u`, `jwk`, `x5c`); signature; payload a JSON object
  * with numeric `exp` (required), `nbf`, `iat`; exp/nbf/iat against the clock with the
- * tolerance; `aud`/`iss` when asked.
+ * tolerance; `aud` (required: `options.audience`, or {@link ANY_AUDIENCE} on purpose) and
+ * `iss` (when given).
  *
  * A local verifier has no revocation set: a token revoked at its server (RevokeJwt) still
  * verifies here until its `exp`. Only the server's VerifyJwt answers REVOKED (docs/revocation.md).
@@ -109,13 +142,38 @@ function validateOptions(options: VerifierOptions): { clockToleranceSeconds: num
  * ```ts
  * // hidden: declare const keys: KeySet;
  * // hidden: declare const token: string;
- * const verifier = createVerifier(keys, { clockToleranceSeconds: 2 });
- * const result = verifier.verify(token, { audience: 'api' });
+ * const verifier = createVerifier(keys, { audience: 'api', clockToleranceSeconds: 2 });
+ * const result = verifier.verify(token);
  * if (result.valid) console.log(result.payload.sub);
  * else console.log(result.reason, result.message);
  * ```
  */
-export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Verifier {
+export function createVerifier(keys: KeySet, options: VerifierOptions): Verifier {
+  // Called without options from JavaScript: the error names the option it must have.
+  const given: Partial<VerifierOptions> = options ?? {};
+  refuseUnknownOptions(given, VERIFIER_OPTION_NAMES, { owner: 'createVerifier' });
+  const audience = audienceOption(given.audience, true) as string | AnyAudience;
+  const issuer = stringOrUndefined('issuer', given.issuer);
+  const verifier = createKeyVerifier(keys, given, { audience: checkedAudience(audience), issuer });
+  return { ...verifier, audience };
+}
+
+function stringOrUndefined(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0) throw invalidOption(name, `must be a non-empty string, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/**
+ * A verifier whose own expectations are `own`, made without asking for an audience: for
+ * the service's VerifyJwt (whose request names its audience, {@link NO_EXPECTATIONS}) and
+ * the remote verifier (which resolves expectations itself). @internal
+ */
+export function createKeyVerifier(
+  keys: KeySet,
+  options: Omit<VerifierOptions, 'audience' | 'issuer'>,
+  own: CheckedExpectations = NO_EXPECTATIONS,
+): KeyVerifier {
   const { clockToleranceSeconds, maxTokenLength, clock, cacheEntries } = validateOptions(options);
   const checks = new Map<string, CheckSignature>();
   for (const entry of keys.entries()) checks.set(entry.kid, entry.spec.prepareVerify(entry.verificationKey));
@@ -195,7 +253,7 @@ export function createVerifier(keys: KeySet, options: VerifierOptions = {}): Ver
       if (!result.valid) return result;
       verified = result;
     }
-    const claimFailure = checkClaims(verified.payload, clock(), clockToleranceSeconds, expect);
+    const claimFailure = checkClaims(verified.payload, clock(), clockToleranceSeconds, expectationsFor(expect, own));
     if (claimFailure !== undefined) {
       if (claimFailure.reason === 'EXPIRED') cache?.delete(token);
       return claimFailure;

@@ -348,7 +348,7 @@ export interface MethodDescriptor<Req, Res> {
  * // hidden: import { loadSync } from '@grpc/proto-loader';
  * // hidden: declare const server: JwtServer;
  * const greeter = loadSync('greeter.proto')['demo.Greeter'] as unknown as ServiceDescriptor;
- * server.addService(greeter, { SayHello: (request: { name: string }) => ({ message: `hello ${request.name}` }) });
+ * server.addService(greeter, { Hello: (request: { name: string }) => ({ message: `hello ${request.name}` }) });
  * ```
  */
 export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, any>>>;
@@ -358,7 +358,7 @@ export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, an
  *
  * @example
  * ```ts
- * const implementation: ServiceImplementation = { SayHello: (request: { name: string }) => ({ message: `hello ${request.name}` }) };
+ * const implementation: ServiceImplementation = { Hello: (request: { name: string }) => ({ message: `hello ${request.name}` }) };
  * ```
  */
 export type ServiceImplementation = Readonly<Record<string, Handler>>;
@@ -368,7 +368,7 @@ export type ServiceImplementation = Readonly<Record<string, Handler>>;
  *
  * @example
  * ```ts
- * const greeter: ServedService = { name: 'demo.Greeter', definition, implementation: { SayHello: sayHello } };
+ * const greeter: ServedService = { name: 'demo.Greeter', definition, implementation: { Hello: sayHello } };
  * server.addService(greeter.definition, greeter.implementation);
  * ```
  */
@@ -426,6 +426,13 @@ export interface CallInterceptor {
    * the call cancelled). Must not throw; what it throws is logged and dropped.
    */
   readonly onCallEnd?: (call: CallContext, outcome: CallOutcome) => void;
+  /**
+   * Runs once when createJwtServer's `listen` has every service, before the port opens,
+   * with the full path (`/package.Service/Method`) of every method the server serves.
+   * Throwing stops the start: `listen` rejects with that error and nothing is served.
+   * jwtAuthInterceptor refuses a rule that names no served method here.
+   */
+  readonly onServe?: (methods: ReadonlySet<string>) => void;
 }
 
 /**
@@ -460,10 +467,11 @@ export function interceptorsProblem(value: unknown): string | undefined {
     if ((kind !== 'object' && kind !== 'function') || interceptor === null) {
       return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
     }
-    const { onCallStart, onCallEnd } = interceptor as { onCallStart?: unknown; onCallEnd?: unknown };
+    const { onCallStart, onCallEnd, onServe } = interceptor as { onCallStart?: unknown; onCallEnd?: unknown; onServe?: unknown };
     if ((onCallStart !== undefined && typeof onCallStart !== 'function') || (onCallEnd !== undefined && typeof onCallEnd !== 'function')) {
       return `entry ${index} must be an object whose onCallStart and onCallEnd are functions`;
     }
+    if (onServe !== undefined && typeof onServe !== 'function') return `entry ${index}: onServe must be a function`;
     // A function is a grpc-js interceptor. One that also has hooks serves both kinds of
     // server (jwtAuthInterceptor); one without would run nothing here, and an auth
     // interceptor that silently protects nothing fails open: refused.

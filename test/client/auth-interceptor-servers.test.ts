@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   type CallContext,
   type JwtServer,
   type KeySet,
@@ -47,7 +48,7 @@ describe.each(['http2', 'grpc-js'] as const)('jwtAuthInterceptor on createJwtSer
   it('refuses a call without a token and with an expired one UNAUTHENTICATED, and serves a valid one', async () => {
     const seen: unknown[] = [];
     const afterAuth: CallInterceptor = { onCallStart: (call: CallContext) => void seen.push(verifiedClaims(call)?.sub) };
-    const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(createVerifier(keys)), afterAuth]));
+    const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE })), afterAuth]));
     try {
       await expect(client.getJwks()).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED, details: 'missing token' });
       await expect(client.getJwks({}, { metadata: bearer(token(now() - 60)) })).rejects.toMatchObject({
@@ -66,7 +67,7 @@ describe.each(['http2', 'grpc-js'] as const)('jwtAuthInterceptor on createJwtSer
 
   it('answers an async verifier that fails with its status, the call not reaching the service', async () => {
     const failing = { verify: () => Promise.reject(new Error('verifier down')) };
-    const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(failing)]));
+    const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(failing, { audience: ANY_AUDIENCE })]));
     try {
       await expect(client.getJwks({}, { metadata: bearer(token(now() + 600)) })).rejects.toMatchObject({
         status: GrpcStatus.INTERNAL,

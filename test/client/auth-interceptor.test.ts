@@ -3,6 +3,7 @@ import { Server, type ServerErrorResponse, type ServerUnaryCall, type ServiceCli
 import { loadSync } from '@grpc/proto-loader';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   JwtGrpcError,
   type KeySet,
   createJwtClient,
@@ -37,7 +38,7 @@ const goodToken = (): string => createSigner(keys).sign('ES256', { sub: 'ada', i
 
 describe('jwtAuthInterceptor', () => {
   it('reads the token from another metadata key when told, and refuses two of them', async () => {
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys), { metadataKey: 'x-token' })]);
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { metadataKey: 'x-token' })]);
     const caller = greeterClient(greeter.target, clientTls(certs));
     expect((await caller.hello({ metadata: { 'x-token': `Bearer ${goodToken()}` } })).message).toBe('hello ada');
     const elsewhere = await failure(caller.hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
@@ -49,7 +50,7 @@ describe('jwtAuthInterceptor', () => {
 
   it('ends the call UNAVAILABLE, not UNAUTHENTICATED, when a remote verifier never reached its issuer', async () => {
     const issuer = createJwtClient('127.0.0.1:1', { deadlineMs: 2000 });
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createRemoteVerifier(issuer, { logger: silentLogger }))]);
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createRemoteVerifier(issuer, { audience: ANY_AUDIENCE, logger: silentLogger }))]);
     try {
       const err = await failure(greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
       expect(err.code).toBe(status.UNAVAILABLE);
@@ -68,7 +69,7 @@ describe('jwtAuthInterceptor', () => {
     };
     const rejecting = { verify: () => Promise.reject(new Error('secret internals')) };
     for (const verifier of [broken, rejecting]) {
-      const greeter = await startGreeter(certs, [jwtAuthInterceptor(verifier)]);
+      const greeter = await startGreeter(certs, [jwtAuthInterceptor(verifier, { audience: ANY_AUDIENCE })]);
       const err = await failure(greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
       expect([err.code, err.details]).toEqual([status.INTERNAL, 'token verification failed']);
     }
@@ -76,7 +77,7 @@ describe('jwtAuthInterceptor', () => {
 
   it('lets gRPC health checks through by default, and nothing else', async () => {
     const health = createHealthService({ '': 'SERVING' });
-    const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys))] });
+    const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))] });
     addServiceToGrpcJs(server, health.definition, health.implementation);
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', serverTls(certs), (err, bound) => (err === null ? resolve(bound) : reject(err))),
@@ -95,13 +96,13 @@ describe('jwtAuthInterceptor', () => {
       client.close();
       server.forceShutdown();
     }
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
     const err = await failure(greeterClient(greeter.target, credentials.createSsl(certs.caCert)).public());
     expect(err.code).toBe(status.UNAUTHENTICATED);
   });
 
   it('validates its options once, naming the bad one', () => {
-    const verifier = createVerifier(keys);
+    const verifier = createVerifier(keys, { audience: ANY_AUDIENCE });
     const cases: [string, () => unknown][] = [
       ['verifier', () => jwtAuthInterceptor({} as never)],
       ['publicMethods', () => jwtAuthInterceptor(verifier, { publicMethods: ['Hello'] })],
@@ -109,11 +110,41 @@ describe('jwtAuthInterceptor', () => {
       ['metadataKey', () => jwtAuthInterceptor(verifier, { metadataKey: 'Authorization' })],
       ['metadataKey', () => jwtAuthInterceptor(verifier, { metadataKey: 'token-bin' })],
       ['audience', () => jwtAuthInterceptor(verifier, { audience: '' })],
+      ['unlistedMethods', () => jwtAuthInterceptor(verifier, { unlistedMethods: 'allow' as never })],
     ];
     for (const [field, make] of cases) {
       expect(make).toThrow(JwtGrpcError);
       expect(() => make()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
     }
+  });
+
+  it('checks an audience: its own, else the verifier\'s; with a verifier that has none, leaving it out throws', async () => {
+    // A verifier of one's own, with no audience it would check.
+    const own = { verify: (jwt: string, expect?: unknown) => createVerifier(keys, { audience: ANY_AUDIENCE }).verify(jwt, expect as never) };
+    expect(() => jwtAuthInterceptor(own)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }),
+    );
+    expect(() => jwtAuthInterceptor(own, { audience: undefined })).toThrow(expect.objectContaining({ field: 'audience' }));
+    const signed = (aud: string): string => createSigner(keys).sign('ES256', { sub: 'svc', aud, iat: now(), exp: now() + 600 }).token;
+    const hello = async (interceptor: ReturnType<typeof jwtAuthInterceptor>, aud: string): Promise<string> => {
+      const greeter = await startGreeter(certs, [interceptor]);
+      const caller = greeterClient(greeter.target, clientTls(certs));
+      try {
+        return (await caller.hello({ metadata: { authorization: `Bearer ${signed(aud)}` } })).message;
+      } catch (err) {
+        return `${(err as ServiceError).code} ${(err as ServiceError).details}`;
+      }
+    };
+    const refused = `${status.UNAUTHENTICATED} AUDIENCE_MISMATCH: token aud does not contain the expected audience`;
+    // The verifier's audience, the interceptor's over it, and one of one's own verifier.
+    const byVerifier = jwtAuthInterceptor(createVerifier(keys, { audience: 'greeter' }));
+    expect([await hello(byVerifier, 'greeter'), await hello(byVerifier, 'billing')]).toEqual(['hello svc', refused]);
+    const byInterceptor = jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { audience: 'greeter' });
+    expect([await hello(byInterceptor, 'greeter'), await hello(byInterceptor, 'billing')]).toEqual(['hello svc', refused]);
+    const ownWithAudience = jwtAuthInterceptor(own, { audience: 'greeter' });
+    expect([await hello(ownWithAudience, 'greeter'), await hello(ownWithAudience, 'billing')]).toEqual(['hello svc', refused]);
+    // ANY_AUDIENCE, given on purpose: any audience passes.
+    expect(await hello(jwtAuthInterceptor(own, { audience: ANY_AUDIENCE }), 'billing')).toBe('hello svc');
   });
 
   it('verifiedClaims fails closed: on a server without the interceptor, the call ends UNAUTHENTICATED, not OK', async () => {

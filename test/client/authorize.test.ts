@@ -7,6 +7,7 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   CallMetadata,
   GrpcStatus,
   type JwtAuthInterceptorOptions,
@@ -48,7 +49,7 @@ describe('jwtAuthInterceptor authorization', () => {
     http2: (options: JwtAuthInterceptorOptions) => onJwtServer('http2', options),
     'grpc-js': (options: JwtAuthInterceptorOptions) => onJwtServer('grpc-js', options),
     'a grpc-js Server of its own': async (options: JwtAuthInterceptorOptions): Promise<number> => {
-      const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys), options)] });
+      const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), options)] });
       addJwtService(server, { keys, logger: silentLogger });
       shutdowns.push(() => server.forceShutdown());
       return new Promise((resolve, reject) =>
@@ -57,7 +58,7 @@ describe('jwtAuthInterceptor authorization', () => {
     },
   };
   function onJwtServer(transport: 'http2' | 'grpc-js', options: JwtAuthInterceptorOptions): Promise<number> {
-    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys), options)], logger: silentLogger }));
+    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), options)], logger: silentLogger }));
     return server.listen('127.0.0.1:0');
   }
   const client = (port: number): JwtClient => {
@@ -91,6 +92,42 @@ describe('jwtAuthInterceptor authorization', () => {
       await expect(jwt.getJwks()).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED });
     });
 
+    it('once methods names a rule, a method without one is PERMISSION_DENIED; unlistedMethods can let any valid token in', async () => {
+      const denying = client(await servers[kind]({ methods: { [GET_JWKS]: {} } }));
+      expect((await denying.getJwks({}, bearer({ sub: 'ada' }))).jwks_json).toContain('keys');
+      await expect(denying.verifyJwt({ jwt: 'x' }, bearer({ sub: 'ada' }))).rejects.toMatchObject({
+        status: GrpcStatus.PERMISSION_DENIED,
+        details: `${VERIFY}: no rule in methods names it, and unlistedMethods is 'deny'`,
+      });
+      await expect(denying.verifyJwt({ jwt: 'x' })).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED });
+      const allowing = client(await servers[kind]({ methods: { [GET_JWKS]: { scopes: ['jwks:read'] } }, unlistedMethods: 'allow-any-valid-token' }));
+      expect(await allowing.verifyJwt({ jwt: 'x' }, bearer({ sub: 'ada' }))).toMatchObject({ valid: false });
+      await expect(allowing.getJwks({}, bearer({ sub: 'ada' }))).rejects.toMatchObject({ status: GrpcStatus.PERMISSION_DENIED });
+      // 'deny' without rules: only public methods are reachable.
+      const closed = client(await servers[kind]({ unlistedMethods: 'deny' }));
+      await expect(closed.getJwks({}, bearer({ sub: 'ada' }))).rejects.toMatchObject({ status: GrpcStatus.PERMISSION_DENIED });
+    });
+
+    it('a rule for a misspelt method leaves the real one refused, not open to any valid token', async () => {
+      const misspelt = { methods: { '/jwt.services.JwtService/GetJwk': { scopes: ['jwks:read'] } } };
+      if (kind === 'a grpc-js Server of its own') {
+        // grpc-js does not tell an interceptor what the server serves: the default deny is what closes this.
+        const jwt = client(await servers[kind](misspelt));
+        await expect(jwt.getJwks({}, bearer({ sub: 'ada' }))).rejects.toMatchObject({ status: GrpcStatus.PERMISSION_DENIED });
+      } else {
+        await expect(servers[kind](misspelt)).rejects.toMatchObject({
+          code: 'ERR_INVALID_OPTION',
+          field: 'methods["/jwt.services.JwtService/GetJwk"]',
+          message: expect.stringContaining('names no method this server serves (the nearest served method is "/jwt.services.JwtService/GetJwks")'),
+        });
+        await expect(servers[kind]({ publicMethods: ['/grpc.health.v1.Health/Chek'] })).rejects.toMatchObject({
+          code: 'ERR_INVALID_OPTION',
+          field: 'publicMethods',
+          message: expect.stringContaining('"/grpc.health.v1.Health/Check"'),
+        });
+      }
+    });
+
     it('an authorize hook: true lets a call in, false is PERMISSION_DENIED, async answers too', async () => {
       const seen: string[] = [];
       const jwt = client(
@@ -108,7 +145,7 @@ describe('jwtAuthInterceptor authorization', () => {
   });
 
   it('refuses rules that are not rules, naming them', () => {
-    expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { GetJwks: {} } })).toThrow(/methods: "GetJwks" is not a full method path/);
-    expect(() => jwtAuthInterceptor(createVerifier(keys), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not an option of a method rule; did you mean methods\["[^"]+"\]\.scopes\?/);
+    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { GetJwks: {} } })).toThrow(/methods: "GetJwks" is not a full method path/);
+    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not an option of a method rule; did you mean methods\["[^"]+"\]\.scopes\?/);
   });
 });

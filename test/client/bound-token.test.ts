@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { Server, ServerCredentials, credentials } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   CallMetadata,
   GrpcStatus,
   type JwtClient,
@@ -64,7 +65,7 @@ describe.skipIf(!hasOpenssl())('bound tokens at the consumer', () => {
     http2: (mutual: boolean) => serveJwtServer('http2', mutual),
     'grpc-js': (mutual: boolean) => serveJwtServer('grpc-js', mutual),
     'a grpc-js Server of its own': async (mutual: boolean): Promise<number> => {
-      const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys))] });
+      const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))] });
       addJwtService(server, { keys, logger: silentLogger });
       shutdowns.push(() => server.forceShutdown());
       const creds = ServerCredentials.createSsl(certs.caCert, [{ cert_chain: certs.serverCert, private_key: certs.serverKey }], mutual);
@@ -72,7 +73,7 @@ describe.skipIf(!hasOpenssl())('bound tokens at the consumer', () => {
     },
   };
   async function serveJwtServer(transport: 'http2' | 'grpc-js', mutual: boolean): Promise<number> {
-    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys))], logger: silentLogger }));
+    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))], logger: silentLogger }));
     return server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: mutual });
   }
 

@@ -1,9 +1,23 @@
 /** jwtCallCredentials over TLS: when it asks the issuer for a token, and how a call fails when it cannot get one. */
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GrpcStatusError, JwtGrpcError, type KeySet, GrpcStatus, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
+import {
+  ANY_AUDIENCE,
+  GrpcStatusError,
+  JwtGrpcError,
+  type KeySet,
+  GrpcStatus,
+  createJwtClient,
+  createJwtServer,
+  createVerifier,
+  generateKeys,
+  jwtAuthInterceptor,
+  jwtCallCredentials,
+  silentLogger,
+} from '../../src/lib.js';
+import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
+import { AS_LOCALHOST, HELLO, PUBLIC, cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
 
 let certs: TestCerts;
 let keys: KeySet;
@@ -21,7 +35,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {
   const issuer = await startIssuer(certs, { keys });
   // Keys in hand: a createVerifier verifier serves the interceptor as well as a remote one.
-  const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+  const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
   const tokens = counted(issuerClient(certs, issuer.target));
   const auth = jwtCallCredentials(tokens.client, { algorithm: 'ES256', subject: 'svc', logger: silentLogger, ...tokenOptions });
   const caller = greeterClient(greeter.target, credentials.combineChannelCredentials(clientTls(certs), auth));
@@ -59,7 +73,7 @@ describe('jwtCallCredentials', () => {
     [GrpcStatus.RESOURCE_EXHAUSTED, status.UNAVAILABLE],
     [GrpcStatus.INTERNAL, status.UNAVAILABLE],
   ])('an issuer answering status %i fails the call with status %i', async (answered, expected) => {
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys))]);
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
     // Any object with target and generateJwt is an issuer: this one always answers `answered`.
     const issuer = { target: 'issuer.test:443', generateJwt: () => Promise.reject(new GrpcStatusError(answered, 'no')) };
     const auth = jwtCallCredentials(issuer, { algorithm: 'ES256', logger: silentLogger });
@@ -101,10 +115,62 @@ describe('jwtCallCredentials', () => {
       ['refreshBeforeSeconds', () => jwtCallCredentials(client, { algorithm: 'ES256', refreshBeforeSeconds: 1.5 })],
       ['subject', () => jwtCallCredentials(client, { algorithm: 'ES256', subject: '' })],
       ['client', () => jwtCallCredentials({} as never, { algorithm: 'ES256' })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: 'scope=greet' as never })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: ['greet'] as never })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { scope: undefined } })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { n: Number.NaN } })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { when: new Date() } })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { nested: { big: 1n } } })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { list: [1, () => 2] } })],
+      ['claims', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { [Symbol('x')]: 1 } })],
+      ['claims.aud', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { aud: 'payroll' } })],
+      ['claims.cnf', () => jwtCallCredentials(client, { algorithm: 'ES256', claims: { cnf: {} } })],
     ];
     for (const [field, make] of cases) {
       expect(make).toThrow(JwtGrpcError);
       expect(() => make()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field }));
+    }
+  });
+
+  it('asks for extra claims: with claims: { scope } the caller passes a scope rule, without it is refused', async () => {
+    const issuer = await startIssuer(certs, { keys });
+    const rules = { audience: 'greeter', methods: { [HELLO]: { scopes: ['greet'] }, [PUBLIC]: {} } };
+    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: 'greeter' }), rules)]);
+    const jwt = issuerClient(certs, issuer.target);
+    const caller = (claims?: Record<string, unknown>) =>
+      greeterClient(
+        greeter.target,
+        credentials.combineChannelCredentials(clientTls(certs), jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc', audience: 'greeter', claims, logger: silentLogger })),
+      );
+    const reply = await caller({ scope: 'greet', tenant: { id: 7, tags: ['a', null] } }).hello();
+    expect(reply.message).toBe('hello svc');
+    expect(JSON.parse(reply.claims_json)).toMatchObject({ scope: 'greet', tenant: { id: 7, tags: ['a', null] } });
+    const without = await failure(caller().hello());
+    expect([without.code, without.details]).toEqual([status.PERMISSION_DENIED, `${HELLO}: the token lacks scope "greet"`]);
+    expect((await caller().public()).message).toBe('hello svc');
+  });
+
+  it('the issuer\'s policy decides which claims a caller may ask for: one it does not allow fails the call PERMISSION_DENIED', async () => {
+    const caller = makeClientCert(certs, 'orders', 'URI:spiffe://example.org/ns/shop/sa/orders');
+    const policy = { callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], claims: ['scope'] } } };
+    const server = createJwtServer({ keys, policy, logger: silentLogger });
+    const port = await server.listen('127.0.0.1:0', { ...issuerTls(certs), ca: certs.caCert, requireClientCertificate: true });
+    const jwt = createJwtClient(`127.0.0.1:${port}`, { credentials: credentials.createSsl(certs.caCert, caller.key, caller.cert), channelOptions: AS_LOCALHOST });
+    try {
+      const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
+      const call = (claims: Record<string, unknown>) =>
+        greeterClient(
+          greeter.target,
+          credentials.combineChannelCredentials(clientTls(certs), jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc-orders', claims, logger: silentLogger })),
+        ).hello();
+      expect((await call({ scope: 'greet' })).message).toBe('hello svc-orders');
+      const refused = await failure(call({ scope: 'greet', role: 'admin' }));
+      expect(refused.code).toBe(status.PERMISSION_DENIED);
+      expect(refused.details).toContain('policy rule "claims"');
+      expect(greeter.handled.count).toBe(1);
+    } finally {
+      jwt.close();
+      await server.close({ graceMs: 0 });
     }
   });
 });

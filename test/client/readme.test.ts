@@ -40,12 +40,12 @@ afterAll(() => {
 });
 
 describe('docs/protecting-services.md', () => {
-  it('has one proto and three TypeScript blocks', () => {
+  it('has one proto and four TypeScript blocks', () => {
     expect(blocks('proto')).toHaveLength(1);
-    expect(blocks('ts')).toHaveLength(3);
+    expect(blocks('ts')).toHaveLength(4);
   });
 
-  it('type-checks and runs: the caller gets through the protected service', { timeout: 90_000 }, async () => {
+  it('type-checks and runs: the caller meets the scope rule, on the protected service and on the one beside the issuer', { timeout: 90_000 }, async () => {
     writeFileSync(join(dir, 'greeter.proto'), blocks('proto')[0] as string);
     writeFileSync(join(dir, 'example.ts'), blocks('ts').join('\n'));
     copyFileSync(certs.files.caCert, join(dir, 'ca.pem'));
@@ -62,6 +62,6 @@ describe('docs/protecting-services.md', () => {
       cwd: dir,
       timeoutMs: 60_000,
     });
-    expect([example.code, example.stdout, example.stderr]).toEqual([0, 'hello svc-orders\n', '']);
+    expect([example.code, example.stdout, example.stderr]).toEqual([0, 'hello svc-orders\nhello again svc-orders\n', '']);
   });
 });

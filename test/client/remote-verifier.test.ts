@@ -7,6 +7,7 @@ import { Server, ServerCredentials, type ServiceClientConstructor, loadPackageDe
 import { loadSync } from '@grpc/proto-loader';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   GrpcStatusError,
   JwtGrpcError,
   type KeySet,
@@ -103,7 +104,7 @@ describe('createRemoteVerifier', () => {
   it('verifies ES256 and EdDSA tokens with the fetched public keys, one fetch for many calls', async () => {
     const { target } = await startIssuer(keys);
     const { client, calls } = countingClient(target);
-    const verifier = createRemoteVerifier(client, { logger: silentLogger });
+    const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(verifier.keys).toEqual([]);
     const results = await Promise.all([...Array.from({ length: 20 }, () => verifier.verify(token(keys))), verifier.verify(token(keys, 'EdDSA'))]);
     expect(results.every((result) => result.valid)).toBe(true);
@@ -119,12 +120,39 @@ describe('createRemoteVerifier', () => {
     expect((await verifier.verify(good)).valid).toBe(true);
     expect(await verifier.verify(good, { audience: 'other' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
     expect(await verifier.verify(token(keys, 'ES256', { aud: 'api' }))).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    // Empty strings are "not set" (as in VerifyJwt's request): the verifier's own stay checked.
+    const elsewhere = token(keys, 'ES256', { aud: 'other', iss: 'https://b.test' });
+    expect(await verifier.verify(elsewhere, { audience: '', issuer: 'https://b.test' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
+    expect(await verifier.verify(elsewhere, { audience: 'other', issuer: '' })).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    expect((await verifier.verify(elsewhere, { audience: 'other', issuer: 'https://b.test' })).valid).toBe(true);
+    expect((await verifier.verify(elsewhere, { audience: ANY_AUDIENCE, issuer: 'https://b.test' })).valid).toBe(true);
+    expect(verifier.audience).toBe('api');
+  });
+
+  it('is not made without an audience: a token for another service would pass; ANY_AUDIENCE says so on purpose', async () => {
+    const { target } = await startIssuer(keys);
+    const client = countingClient(target).client;
+    for (const make of [
+      () => createRemoteVerifier(client, undefined as never),
+      () => createRemoteVerifier(client, {} as never),
+      () => createRemoteVerifier(client, { audience: undefined } as never),
+      () => createRemoteVerifier({ issuerUrl: 'https://auth.example' }, { issuer: 'https://auth.example' } as never),
+    ]) {
+      expect(make).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }));
+    }
+    expect(() => createRemoteVerifier(client, { audience: '' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience' }));
+    expect(() => createRemoteVerifier(client, { audience: Symbol('ANY_AUDIENCE') as never })).toThrow(/audience: must be a non-empty string or ANY_AUDIENCE/);
+    const any = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger: silentLogger });
+    expect((await any.verify(token(keys, 'ES256', { aud: 'anything' }))).valid).toBe(true);
+    expect((await any.verify(token(keys))).valid).toBe(true);
+    const api = createRemoteVerifier(client, { audience: 'api', logger: silentLogger });
+    expect(await api.verify(token(keys))).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
   });
 
   it('refetches for an unknown kid at most once per cooldown, concurrent misses sharing one fetch', async () => {
     const { target } = await startIssuer(keys);
     const { client, calls } = countingClient(target);
-    const verifier = createRemoteVerifier(client, { cooldownMs: 300, logger: silentLogger });
+    const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, cooldownMs: 300, logger: silentLogger });
     await verifier.refresh();
     expect(calls.getJwks).toBe(1);
     await sleep(320);
@@ -141,7 +169,7 @@ describe('createRemoteVerifier', () => {
   it('refetches in the background once the set is older than maxAgeMs, answering meanwhile', async () => {
     const { target } = await startIssuer(keys);
     const { client, calls } = countingClient(target);
-    const verifier = createRemoteVerifier(client, { maxAgeMs: 200, cooldownMs: 0, logger: silentLogger });
+    const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, maxAgeMs: 200, cooldownMs: 0, logger: silentLogger });
     expect((await verifier.verify(token(keys))).valid).toBe(true);
     await sleep(250);
     expect((await verifier.verify(token(keys))).valid).toBe(true);
@@ -152,7 +180,7 @@ describe('createRemoteVerifier', () => {
   it('keeps the last good set when the issuer goes down, and says so', async () => {
     const { server, target } = await startIssuer(keys);
     const logger = recordingLogger();
-    const verifier = createRemoteVerifier(countingClient(target).client, { maxAgeMs: 100, cooldownMs: 0, logger });
+    const verifier = createRemoteVerifier(countingClient(target).client, { audience: ANY_AUDIENCE, maxAgeMs: 100, cooldownMs: 0, logger });
     expect((await verifier.verify(token(keys))).valid).toBe(true);
     await server.close({ graceMs: 0 });
     await sleep(150);
@@ -168,7 +196,7 @@ describe('createRemoteVerifier', () => {
     const unreachable = target.replace(/:\d+$/, ':1');
     const { client, calls } = countingClient(unreachable);
     const logger = recordingLogger();
-    const verifier = createRemoteVerifier(client, { logger });
+    const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger });
     for (const attempt of [verifier.verify(token(keys)), verifier.refresh()]) {
       const err = await attempt.then(
         () => undefined,
@@ -188,7 +216,7 @@ describe('createRemoteVerifier', () => {
     const hmacOnly = await generateKeys({ algorithms: ['HS256'] });
     const { target } = await startIssuer(hmacOnly);
     const logger = recordingLogger();
-    const verifier = createRemoteVerifier(countingClient(target).client, { logger });
+    const verifier = createRemoteVerifier(countingClient(target).client, { audience: ANY_AUDIENCE, logger });
     expect(await verifier.verify(token(hmacOnly, 'HS256'))).toMatchObject({
       valid: false,
       reason: 'UNKNOWN_KEY',
@@ -217,7 +245,7 @@ describe('createRemoteVerifier', () => {
       ],
     };
     const logger = recordingLogger();
-    const verifier = createRemoteVerifier(countingClient(await startSetServer(() => JSON.stringify(set))).client, { logger });
+    const verifier = createRemoteVerifier(countingClient(await startSetServer(() => JSON.stringify(set))).client, { audience: ANY_AUDIENCE, logger });
     expect((await verifier.verify(token(keys))).valid).toBe(true);
     expect(verifier.keys).toEqual([{ kid: es?.kid, alg: 'ES256', active: false, canSign: false }]);
     expect(await verifier.verify(token(keys, 'HS256'))).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
@@ -230,7 +258,7 @@ describe('createRemoteVerifier', () => {
   it('refuses a set that is not JSON, lacks keys or repeats a kid, keeping the last good one', async () => {
     let served = JSON.stringify(exportKeys(keys));
     const target = await startSetServer(() => served);
-    const verifier = createRemoteVerifier(countingClient(target).client, { cooldownMs: 0, logger: silentLogger });
+    const verifier = createRemoteVerifier(countingClient(target).client, { audience: ANY_AUDIENCE, cooldownMs: 0, logger: silentLogger });
     await verifier.refresh();
     const kids = verifier.keys.map((key) => key.kid);
     const es = exportKeys(keys).keys[0];
@@ -245,10 +273,10 @@ describe('createRemoteVerifier', () => {
   it('validates its options once, naming the bad one', () => {
     const client = countingClient('127.0.0.1:1').client;
     const cases: [string, () => unknown][] = [
-      ['client', () => createRemoteVerifier({} as never)],
-      ['cooldownMs', () => createRemoteVerifier(client, { cooldownMs: -1 })],
-      ['maxAgeMs', () => createRemoteVerifier(client, { maxAgeMs: 0 })],
-      ['clockToleranceSeconds', () => createRemoteVerifier(client, { clockToleranceSeconds: 301 })],
+      ['client', () => createRemoteVerifier({} as never, { audience: ANY_AUDIENCE })],
+      ['cooldownMs', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, cooldownMs: -1 })],
+      ['maxAgeMs', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, maxAgeMs: 0 })],
+      ['clockToleranceSeconds', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, clockToleranceSeconds: 301 })],
       ['audience', () => createRemoteVerifier(client, { audience: '' })],
     ];
     for (const [field, make] of cases) {

@@ -7,7 +7,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type KeySet, createRemoteVerifier, createSigner, generateKeys, jwksHandler, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, type KeySet, createRemoteVerifier, createSigner, generateKeys, jwksHandler, silentLogger } from '../../src/lib.js';
 import { StatusList } from '../../src/revocation/status-list/list.js';
 import { signStatusListToken } from '../../src/revocation/status-list/token.js';
 
@@ -70,18 +70,18 @@ describe('the status list a remote verifier accepts', () => {
     ];
     for (const [answer, why] of cases) {
       state.answer = () => answer;
-      const verifier = createRemoteVerifier({ issuerUrl: url }, { logger: silentLogger, cooldownMs: 0 });
+      const verifier = createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger, cooldownMs: 0 });
       await expect(verifier.verify(token(keys, url, uri, 1))).rejects.toThrow(why);
     }
     state.answer = () => ({ status: 200, type: JWT_TYPE, body: good });
-    expect(await createRemoteVerifier({ issuerUrl: url }, { logger: silentLogger }).verify(token(keys, url, uri, 1))).toMatchObject({ valid: true });
+    expect(await createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger }).verify(token(keys, url, uri, 1))).toMatchObject({ valid: true });
   });
 
   it('refuses an index outside the list and a malformed status claim (MALFORMED)', async () => {
     const keys = await generateKeys({ algorithms: ['ES256'] });
     const { url, uri, state } = await issuer(keys);
     state.answer = () => ({ status: 200, type: JWT_TYPE, body: listToken(keys, { sub: uri }) });
-    const verifier = createRemoteVerifier({ issuerUrl: url }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(await verifier.verify(token(keys, url, uri, 64))).toMatchObject({ valid: false, reason: 'MALFORMED' });
     const bad = createSigner(keys).sign('ES256', { sub: 'ada', iss: url, iat: now(), exp: now() + 600, status: { status_list: { idx: -1, uri } } }).token;
     expect(await verifier.verify(bad)).toMatchObject({ valid: false, reason: 'MALFORMED' });
@@ -92,7 +92,7 @@ describe('the status list a remote verifier accepts', () => {
     const { url, uri, state } = await issuer(keys);
     const iat = now();
     state.answer = () => ({ status: 200, type: JWT_TYPE, body: listToken(keys, { sub: uri, iat, ttl: 1, exp: iat + 3, revoked: [2] }) });
-    const verifier = createRemoteVerifier({ issuerUrl: url }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger });
     const kept = token(keys, url, uri, 1);
     expect(await verifier.verify(kept)).toMatchObject({ valid: true });
     expect(await verifier.verify(token(keys, url, uri, 2))).toMatchObject({ valid: false, reason: 'REVOKED' });

@@ -6,7 +6,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type KeySet, createRemoteVerifier, createSigner, jwksHandler, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, type KeySet, createRemoteVerifier, createSigner, jwksHandler, silentLogger } from '../../src/lib.js';
 import { sharedKeys } from '../helpers/server.js';
 import { stagedRotation } from './helpers.js';
 
@@ -41,32 +41,35 @@ describe('createRemoteVerifier over HTTP', () => {
   it('finds the keys by discovery of an issuer URL and requires that issuer as iss', async () => {
     const keys = await sharedKeys();
     const { issuer } = await issuerServer(keys);
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     const result = await verifier.verify(await token(keys, issuer));
     expect(result.valid).toBe(true);
-    const other = await verifier.verify(await token(keys, 'https://elsewhere.example'));
-    expect(other.valid).toBe(false);
+    const elsewhere = await token(keys, 'https://elsewhere.example');
+    expect(await verifier.verify(elsewhere)).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    // A call's empty issuer (proto3's "not set") keeps the discovered one: it does not switch the check off.
+    expect(await verifier.verify(elsewhere, { issuer: '' })).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    expect(await verifier.verify(elsewhere, {})).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
   });
 
   it('reads a JWKS URL directly', async () => {
     const keys = await sharedKeys();
     const { issuer } = await issuerServer(keys);
-    const verifier = createRemoteVerifier({ jwksUrl: `${issuer}/.well-known/jwks.json` }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ jwksUrl: `${issuer}/.well-known/jwks.json` }, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect((await verifier.verify(await token(keys, issuer))).valid).toBe(true);
   });
 
   it('refuses a discovery document naming another issuer', async () => {
     const keys = await sharedKeys();
     const { issuer } = await issuerServer(keys);
-    const verifier = createRemoteVerifier({ issuerUrl: `${issuer}/` }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: `${issuer}/` }, { audience: ANY_AUDIENCE, logger: silentLogger });
     await expect(verifier.refresh()).rejects.toThrow(/names issuer/);
-    expect(() => createRemoteVerifier({ issuerUrl: 'ftp://x' })).toThrow(/issuerUrl: must be an http\(s\) URL/);
+    expect(() => createRemoteVerifier({ issuerUrl: 'ftp://x' }, { audience: ANY_AUDIENCE })).toThrow(/issuerUrl: must be an http\(s\) URL/);
   });
 
   it('revalidates with If-None-Match (304), refetches on an unknown kid, keeps the last set when the issuer is down', async () => {
     const keys = await sharedKeys();
     const { holder, statuses, issuer, server } = await issuerServer(keys);
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger, cooldownMs: 0 });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger, cooldownMs: 0 });
     await verifier.refresh();
     await verifier.refresh();
     // discovery 200, set 200, set 304

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   ALGORITHMS,
   type KeySet,
   createSigner,
@@ -64,7 +65,7 @@ describe('exportKeys(keys): the public JWK Set', () => {
     const publicSet = importKeys(exportKeys(keys));
     expect(publicSet.signingAlgorithms).toEqual([]);
     const signer = createSigner(keys);
-    const verifier = createVerifier(publicSet);
+    const verifier = createVerifier(publicSet, { audience: ANY_AUDIENCE });
     for (const alg of ALGORITHMS) {
       const { token } = signer.sign(alg, claims());
       const result = verifier.verify(token);
@@ -94,8 +95,8 @@ describe('exportKeys(keys, { includePrivate: true })', () => {
     const copy = importKeys(exportKeys(keys, { includePrivate: true }));
     expect(copy.keys).toEqual(keys.keys);
     for (const alg of ALGORITHMS) {
-      expectValid(createVerifier(keys).verify(createSigner(copy).sign(alg, claims()).token));
-      expectValid(createVerifier(copy).verify(createSigner(keys).sign(alg, claims()).token));
+      expectValid(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(createSigner(copy).sign(alg, claims()).token));
+      expectValid(createVerifier(copy, { audience: ANY_AUDIENCE }).verify(createSigner(keys).sign(alg, claims()).token));
     }
   });
 
@@ -108,7 +109,7 @@ describe('exportKeys(keys, { includePrivate: true })', () => {
     expect(full[0]).toMatchObject({ kid: 'hs-verify', key_ops: ['verify'] });
     const again = importKeys({ keys: full });
     expect(again.signingAlgorithms).toEqual([]);
-    expectValid(createVerifier(again).verify(makeToken({ alg: 'HS256', kid: 'hs-verify' }, claims(), 'HS256', secret)));
+    expectValid(createVerifier(again, { audience: ANY_AUDIENCE }).verify(makeToken({ alg: 'HS256', kid: 'hs-verify' }, claims(), 'HS256', secret)));
     // The HMAC key is never in the public export, verify-only or not.
     expect(exportKeys(set).keys).toEqual([]);
   });

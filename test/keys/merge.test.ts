@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError, createSigner, createVerifier, generateKeys, importKeys, exportKeys, mergeKeySets } from '../../src/lib.js';
+import { ANY_AUDIENCE, JwtGrpcError, createSigner, createVerifier, generateKeys, importKeys, exportKeys, mergeKeySets } from '../../src/lib.js';
 
 const now = (): number => Math.floor(Date.now() / 1000);
 
@@ -13,11 +13,11 @@ describe('mergeKeySets', () => {
 
     const fresh = createSigner(merged).sign('ES256', { sub: 'ada', iat: now(), exp: now() + 60 });
     expect(fresh.kid).toBe(next.keys[0]?.kid);
-    const verifier = createVerifier(merged);
+    const verifier = createVerifier(merged, { audience: ANY_AUDIENCE });
     expect(verifier.verify(old)).toMatchObject({ valid: true });
     expect(verifier.verify(fresh.token)).toMatchObject({ valid: true });
     // What the README once showed: the fresh keys alone fail every outstanding token.
-    expect(createVerifier(next).verify(old)).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
+    expect(createVerifier(next, { audience: ANY_AUDIENCE }).verify(old)).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
   });
 
   it('keeps signing an algorithm only the current set signs, and orders new keys first', async () => {

@@ -6,6 +6,7 @@
 import { Server } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   JwtGrpcError,
   type KeySet,
   addJwtService,
@@ -48,7 +49,7 @@ describe('the verification cache', () => {
   it.each([[{ maxEntries: 0 }], [false as const], [{ maxEntries: 1 }], [{ maxEntries: 10_000_000 }]])(
     '%j is accepted by the verifier, the service and the server alike',
     (cache) => {
-      expect(() => createVerifier(keys, { cache })).not.toThrow();
+      expect(() => createVerifier(keys, { audience: ANY_AUDIENCE, cache })).not.toThrow();
       expect(() => addJwtService(new Server(), { keys, verifyCache: cache, logger: silentLogger })).not.toThrow();
       expect(() => createJwtServer({ keys, verifyCache: cache, logger: silentLogger })).not.toThrow();
     },
@@ -56,7 +57,7 @@ describe('the verification cache', () => {
 
   it.each([[{ maxEntries: -1 }], [{ maxEntries: 1.5 }], [{ maxEntries: 10_000_001 }], [true], [100]])('%j is refused by all three', (cache) => {
     const bad = cache as unknown as false;
-    optionError(() => createVerifier(keys, { cache: bad }), typeof cache === 'object' ? 'cache.maxEntries' : 'cache');
+    optionError(() => createVerifier(keys, { audience: ANY_AUDIENCE, cache: bad }), typeof cache === 'object' ? 'cache.maxEntries' : 'cache');
     const field = typeof cache === 'object' ? 'verifyCache.maxEntries' : 'verifyCache';
     optionError(() => addJwtService(new Server(), { keys, verifyCache: bad }), field);
     optionError(() => createJwtServer({ keys, verifyCache: bad, logger: silentLogger }), field);
@@ -78,7 +79,7 @@ describe('integers, never fractions', () => {
     ['maxTokenLength', 63],
     ['maxTokenLength', 100.5],
   ] as const)('%s %j is refused by the verifier and the server, naming it', (field, value) => {
-    optionError(() => createVerifier(keys, { [field]: value }), field);
+    optionError(() => createVerifier(keys, { audience: ANY_AUDIENCE, [field]: value }), field);
     optionError(() => createJwtServer({ keys, [field]: value, logger: silentLogger }), field);
   });
 

@@ -74,8 +74,8 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
   ],
   exportKeys: [{ field: 'includePrivat', hint: 'includePrivate', call: () => lib.exportKeys(keys, any({ includePrivat: true })) }],
   createVerifier: [
-    { field: 'maxTokenLenght', hint: 'maxTokenLength', call: () => lib.createVerifier(keys, any({ maxTokenLenght: 100 })) },
-    { field: 'cache.maxEntrys', hint: 'cache.maxEntries', call: () => lib.createVerifier(keys, any({ cache: { maxEntrys: 10 } })) },
+    { field: 'maxTokenLenght', hint: 'maxTokenLength', call: () => lib.createVerifier(keys, any({ audience: 'api', maxTokenLenght: 100 })) },
+    { field: 'cache.maxEntrys', hint: 'cache.maxEntries', call: () => lib.createVerifier(keys, any({ audience: 'api', cache: { maxEntrys: 10 } })) },
   ],
   addJwtService: [
     { field: 'isuer', hint: 'issuer', call: () => lib.addJwtService(new Server(), any({ keys, logger: silentLogger, isuer: 'https://a.example' })) },
@@ -100,14 +100,14 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
   jwtCallCredentials: [{ field: 'audiance', hint: 'audience', call: () => lib.jwtCallCredentials(issuer, any({ algorithm: 'ES256', audiance: 'greeter' })) }],
   createRemoteVerifier: [
     { field: 'isuer', hint: 'issuer', call: () => lib.createRemoteVerifier(issuer, any({ isuer: 'https://a.example', logger: silentLogger })) },
-    { field: 'source.issuerURL', hint: 'source.issuerUrl', call: () => lib.createRemoteVerifier(any({ issuerURL: 'https://a.example' })) },
+    { field: 'source.issuerURL', hint: 'source.issuerUrl', call: () => lib.createRemoteVerifier(any({ issuerURL: 'https://a.example' }), { audience: lib.ANY_AUDIENCE }) },
   ],
   jwtAuthInterceptor: [
-    { field: 'audiance', hint: 'audience', call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys), any({ audiance: 'greeter' })) },
+    { field: 'audiance', hint: 'audience', call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), any({ audiance: 'greeter' })) },
     {
       field: 'methods["/a.B/C"].scope',
       hint: 'methods["/a.B/C"].scopes',
-      call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys), any({ methods: { '/a.B/C': { scope: ['x'] } } })),
+      call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), any({ methods: { '/a.B/C': { scope: ['x'] } } })),
     },
   ],
 };
@@ -160,9 +160,9 @@ describe('every export of the public API', () => {
 
   it('without the misspelling, each call goes past the check (the refusal is of the name, not of the call)', async () => {
     // Spot checks that the names refused above are the only fault: the corrected options are taken.
-    expect(() => lib.createVerifier(keys, { maxTokenLength: 100, cache: { maxEntries: 10 } })).not.toThrow();
-    expect(() => lib.jwtAuthInterceptor(lib.createVerifier(keys), { audience: 'greeter', methods: { '/a.B/C': { scopes: ['x'] } } })).not.toThrow();
-    expect(() => lib.createRemoteVerifier(issuer, { issuer: 'https://a.example', logger: silentLogger })).not.toThrow();
+    expect(() => lib.createVerifier(keys, { audience: 'greeter', maxTokenLength: 100, cache: { maxEntries: 10 } })).not.toThrow();
+    expect(() => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), { audience: 'greeter', methods: { '/a.B/C': { scopes: ['x'] } } })).not.toThrow();
+    expect(() => lib.createRemoteVerifier(issuer, { audience: 'greeter', issuer: 'https://a.example', logger: silentLogger })).not.toThrow();
     expect(() => lib.jwtCallCredentials(issuer, { algorithm: 'ES256', audience: 'greeter' })).not.toThrow();
     expect(() => lib.createJwtClient('127.0.0.1:1', { deadlineMs: 5 }).close()).not.toThrow();
     expect(() => lib.importKeys({ keys: [{ ...jwk(), deactivated_at: '2026-01-01T00:00:00Z', use: 'sig', key_ops: ['sign', 'verify'] }] })).not.toThrow();

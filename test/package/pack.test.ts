@@ -43,11 +43,11 @@ import { type Jwk, type JwtServerOptions, type VerifyResult, createJwtServer, cr
 
 const keys = await generateKeys({ algorithms: ['HS256', 'ES256'] });
 const signer = createSigner(keys);
-const verifier = createVerifier(keys, { clockToleranceSeconds: 5 });
+const verifier = createVerifier(keys, { audience: 'api', clockToleranceSeconds: 5 });
 
 const now = Math.floor(Date.now() / 1000);
 const { token } = signer.sign('ES256', { sub: 'ada@example.com', aud: 'api', iat: now, exp: now + 7200 });
-const result: VerifyResult = verifier.verify(token, { audience: 'api' });
+const result: VerifyResult = verifier.verify(token);
 if (result.valid) console.log('verified', result.payload.sub);
 else console.log('refused', result.reason, result.message);
 

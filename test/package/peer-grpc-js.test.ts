@@ -27,7 +27,7 @@ const TSCONFIG = {
 /** A grpc-js server with the interceptor (when the installed grpc-js allows it), called without and with a token. */
 const PROGRAM = `
 import * as grpc from '@grpc/grpc-js';
-import { createSigner, createVerifier, generateKeys, jwtAuthInterceptor, verifiedClaims } from 'jwt-grpc';
+import { ANY_AUDIENCE, createSigner, createVerifier, generateKeys, jwtAuthInterceptor, verifiedClaims } from 'jwt-grpc';
 
 const keys = await generateKeys({ algorithms: ['ES256'] });
 const same = (b: Buffer): Buffer => b;
@@ -36,7 +36,7 @@ const service = { hello: method } as unknown as grpc.ServiceDefinition;
 
 let interceptors: grpc.ServerInterceptor[] = [];
 try {
-  interceptors = [jwtAuthInterceptor(createVerifier(keys))];
+  interceptors = [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))];
 } catch (err) {
   console.log('interceptor refused:', (err as { code?: string }).code, (err as Error).message);
 }

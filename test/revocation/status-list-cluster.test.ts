@@ -12,7 +12,7 @@ import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { CallMetadata, createRemoteVerifier, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, CallMetadata, createRemoteVerifier, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 import { fetchRaw, freePort } from '../discovery/helpers.js';
 
@@ -60,7 +60,7 @@ describe('jwt-grpc serve --status-list with two workers', () => {
     expect(indexes.some((idx) => idx < 4096)).toBe(true);
     expect(indexes.some((idx) => idx >= 4096)).toBe(true);
 
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     for (const token of tokens.slice(0, 4)) expect(await verifier.verify(token)).toMatchObject({ valid: true });
   });
 
@@ -68,7 +68,7 @@ describe('jwt-grpc serve --status-list with two workers', () => {
     const tokens = await Promise.all(
       Array.from({ length: 4 }, async (_, i) => (await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `revoke-${i}` } }).generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt),
     );
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     for (const token of tokens) expect(await verifier.verify(token)).toMatchObject({ valid: true });
     // The verifier only fetches over HTTP (the list and the JWK Set): it has no gRPC channel to call VerifyJwt on.
     for (const [i, token] of tokens.entries()) {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { CallMetadata, type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, CallMetadata, type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 import { fetchRaw } from '../discovery/helpers.js';
@@ -153,7 +153,7 @@ describe('createRemoteVerifier and the status list', () => {
     const { server, issuer, calls, issue } = await start();
     const [kept, revoked] = [await issue(), await issue()];
     server.service.statusList?.revoke((payloadOf(revoked)['status'] as { status_list: { idx: number } }).status_list.idx);
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(await verifier.verify(kept)).toMatchObject({ valid: true });
     expect(await verifier.verify(revoked)).toMatchObject({ valid: false, reason: 'REVOKED' });
     expect(calls.get('/jwt.services.JwtService/VerifyJwt')).toBeUndefined();
@@ -162,7 +162,7 @@ describe('createRemoteVerifier and the status list', () => {
   it('uses the cached list within its ttl (one fetch), and learns of a revocation once the ttl has run out', async () => {
     const { server, issuer, counts, calls, issue } = await start(1);
     const token = await issue();
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     const verdicts = await Promise.all([1, 2, 3, 4, 5].map(() => verifier.verify(token)));
     expect(verdicts.every((result) => result.valid)).toBe(true);
     expect(counts.get(LIST_PATH)).toBe(1);
@@ -180,19 +180,19 @@ describe('createRemoteVerifier and the status list', () => {
     const foreign = await countingProxy();
     const token = await issue();
     // The same token, seen by a verifier whose issuer is another origin: its list is foreign.
-    const verifier = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { audience: ANY_AUDIENCE, logger: silentLogger });
     foreign.target.port = Number(new URL(issuer).port); // the foreign origin proxies to the issuer's proxy
     const result = await verifier.verify(token);
     expect(result).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
     expect(counts.get(LIST_PATH)).toBeUndefined();
-    const allowed = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { logger: silentLogger, statusListOrigins: [issuer] });
+    const allowed = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { audience: ANY_AUDIENCE, logger: silentLogger, statusListOrigins: [issuer] });
     expect(await allowed.verify(token)).toMatchObject({ valid: true });
   });
 
   it('fails closed when the list cannot be fetched and none is cached', async () => {
     const { server, issuer, issue } = await start();
     const token = await issue();
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     await verifier.refresh();
     await server.close({ graceMs: 0 });
     await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'ERR_GRPC_STATUS', status: 14, message: expect.stringContaining('status list') });
@@ -216,7 +216,7 @@ describe('RevokeJwt and the status list', () => {
   it('revoke, then within the list\'s ttl the remote verifier refuses the token, with no call to VerifyJwt', async () => {
     const { jwt, file, issuer, calls, issue } = await start(1);
     const [kept, token] = [await issue(), await issue()];
-    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(await verifier.verify(token)).toMatchObject({ valid: true });
     await jwt.revokeJwt({ jwt: token, reason: 'laptop stolen' }, admin);
     const revokedAt = Date.now();
@@ -255,7 +255,7 @@ describe('RevokeJwt and the status list', () => {
     const after = await second.issue();
     expect(indexOf(after)).toBeGreaterThan(Math.max(...before.map(indexOf)));
     expect(second.server.service.statusList?.isRevoked(indexOf(before[0] as string))).toBe(true);
-    const verifier = createRemoteVerifier({ issuerUrl: second.issuer }, { logger: silentLogger });
+    const verifier = createRemoteVerifier({ issuerUrl: second.issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(await verifier.verify(before[0] as string)).toMatchObject({ valid: false, reason: 'REVOKED' });
     expect(await verifier.verify(before[1] as string)).toMatchObject({ valid: true });
     expect(await verifier.verify(after)).toMatchObject({ valid: true });

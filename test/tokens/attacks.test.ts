@@ -6,6 +6,7 @@
 import { type KeyObject, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  ANY_AUDIENCE,
   ALGORITHMS,
   type Algorithm,
   type KeySet,
@@ -40,7 +41,7 @@ let verifier: Verifier;
 
 beforeAll(async () => {
   [keys, strangers] = await Promise.all([generateKeys(), generateKeys()]);
-  verifier = createVerifier(keys);
+  verifier = createVerifier(keys, { audience: ANY_AUDIENCE });
 });
 
 afterEach(() => {
@@ -94,7 +95,7 @@ describe('signatures', () => {
     const token = makeToken({ alg, typ: 'JWT', kid }, claims(), alg, foreign);
     // Positive control: the same token is genuine for the stranger's own verifier once the kid matches.
     const ownKid = activeKid(strangers, alg);
-    expectValid(createVerifier(strangers).verify(makeToken({ alg, typ: 'JWT', kid: ownKid }, claims(), alg, foreign)));
+    expectValid(createVerifier(strangers, { audience: ANY_AUDIENCE }).verify(makeToken({ alg, typ: 'JWT', kid: ownKid }, claims(), alg, foreign)));
     expectRejected(token, 'BAD_SIGNATURE');
   });
 
@@ -235,7 +236,7 @@ describe('kid', () => {
     const token = withKid('a'.repeat(10_000));
     expect(token.length).toBeGreaterThan(8192);
     expectRejected(token, 'MALFORMED');
-    const roomy = createVerifier(keys, { maxTokenLength: 1 << 20 });
+    const roomy = createVerifier(keys, { audience: ANY_AUDIENCE, maxTokenLength: 1 << 20 });
     const result = expectRejected(token, 'UNKNOWN_KEY', roomy);
     if (!result.valid) expect(result.message.length).toBeLessThan(200);
   });
@@ -284,7 +285,7 @@ describe('headers that carry or point at keys', () => {
 
 describe('time', () => {
   const NOW = 1_800_000_000;
-  const clocked = (): Verifier => createVerifier(keys, { clockToleranceSeconds: 5, clock: () => NOW });
+  const clocked = (): Verifier => createVerifier(keys, { audience: ANY_AUDIENCE, clockToleranceSeconds: 5, clock: () => NOW });
   const at = (payload: Record<string, unknown>): string => tokenFor(keys, activeKid(keys, 'ES256'), payload);
 
   it('exp 1 s beyond the tolerance is EXPIRED', () => {
@@ -316,7 +317,7 @@ describe('time', () => {
   });
 
   it('tolerance 0 is exact', () => {
-    const strict = createVerifier(keys, { clockToleranceSeconds: 0, clock: () => NOW });
+    const strict = createVerifier(keys, { audience: ANY_AUDIENCE, clockToleranceSeconds: 0, clock: () => NOW });
     expectRejected(at({ sub: 'x', exp: NOW }), 'EXPIRED', strict);
     expectValid(strict.verify(at({ sub: 'x', exp: NOW + 1 })));
     expectRejected(at({ sub: 'x', exp: NOW + 60, nbf: NOW + 1 }), 'NOT_YET_VALID', strict);
@@ -363,7 +364,7 @@ describe('malformed tokens', () => {
   it('a token longer than maxTokenLength is MALFORMED', () => {
     const token = tokenFor(keys, activeKid(keys, 'HS256'), claims({ pad: 'x'.repeat(300) }));
     expectValid(verifier.verify(token));
-    expectRejected(token, 'MALFORMED', createVerifier(keys, { maxTokenLength: 200 }));
+    expectRejected(token, 'MALFORMED', createVerifier(keys, { audience: ANY_AUDIENCE, maxTokenLength: 200 }));
   });
 
   // Payload text exactly as signed (makeToken takes a string as the raw text).

@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   type KeySet,
   type VerifiedToken,
   createSigner,
@@ -25,7 +26,7 @@ beforeAll(async () => {
 /** A verifier with an injected clock that the test moves. */
 function clockedVerifier(maxEntries: number, set: KeySet = keys) {
   const clock = { now: T0 };
-  const verifier = createVerifier(set, { cache: { maxEntries }, clock: () => clock.now, clockToleranceSeconds: 5 });
+  const verifier = createVerifier(set, { audience: ANY_AUDIENCE, cache: { maxEntries }, clock: () => clock.now, clockToleranceSeconds: 5 });
   return { verifier, clock };
 }
 
@@ -46,7 +47,7 @@ describe('cache hits', () => {
 
   it('control: without the cache, or through verifyUncached, each call builds a new payload', () => {
     const token = sign('ada');
-    const uncached = createVerifier(keys, { cache: false, clock: () => T0 });
+    const uncached = createVerifier(keys, { audience: ANY_AUDIENCE, cache: false, clock: () => T0 });
     expect(expectValid(uncached.verify(token)).payload).not.toBe(expectValid(uncached.verify(token)).payload);
 
     const { verifier } = clockedVerifier(10);
@@ -241,7 +242,7 @@ describe('cache options', () => {
   it.each([{ maxEntries: -1 }, { maxEntries: 1.5 }, { maxEntries: Number.NaN }, { maxEntries: 10_000_001 }])(
     'cache %j is ERR_INVALID_OPTION',
     (cache) => {
-      expect(() => createVerifier(keys, { cache })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION' }));
+      expect(() => createVerifier(keys, { audience: ANY_AUDIENCE, cache })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION' }));
     },
   );
 

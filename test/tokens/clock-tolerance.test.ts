@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ANY_AUDIENCE,
   CallMetadata,
   GrpcStatus,
   type JwtClient,
@@ -62,14 +63,14 @@ function client(port: number): JwtClient {
 
 /** A remote verifier reading the set from an issuer stand-in (the fetch is not what is tested here). */
 const remoteVerifier = () =>
-  createRemoteVerifier({ target: 'issuer.test:1', getJwks: async () => ({ jwks_json: JSON.stringify(exportKeys(keys)) }) }, { logger: silentLogger });
+  createRemoteVerifier({ target: 'issuer.test:1', getJwks: async () => ({ jwks_json: JSON.stringify(exportKeys(keys)) }) }, { audience: ANY_AUDIENCE, logger: silentLogger });
 
 it('is one small number, within every verifier\'s bounds', () => {
   expect(TOLERANCE).toBe(5);
 });
 
 describe('createVerifier, by default', () => {
-  const verifier = (): ReturnType<typeof createVerifier> => createVerifier(keys, { clock: () => NOW });
+  const verifier = (): ReturnType<typeof createVerifier> => createVerifier(keys, { audience: ANY_AUDIENCE, clock: () => NOW });
 
   it('rejects a token once exp + tolerance has passed, accepts one within it', () => {
     expect(verifier().verify(tokenExpiring(NOW - TOLERANCE))).toMatchObject({ valid: false, reason: 'EXPIRED' });

@@ -7,7 +7,7 @@
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CallMetadata, GrpcStatus, createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from '../../src/lib.js';
+import { ANY_AUDIENCE, CallMetadata, GrpcStatus, createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from '../../src/lib.js';
 import { ClientPool, callError } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
 import { useGlobalTracing } from './global-sdk.js';
@@ -78,7 +78,7 @@ describe.each(TRANSPORTS)('a protected service on transport %s, its verifier rem
     const keys = await sharedKeys();
     const issuerPort = (await startServer({ transport, keys, subjects: ['ada@example.com'], tracing: provider })).port;
     const issuer = clients.track(createJwtClient(`127.0.0.1:${issuerPort}`));
-    const verifier = createRemoteVerifier(issuer);
+    const verifier = createRemoteVerifier(issuer, { audience: ANY_AUDIENCE });
     // The greeter: any jwt-grpc server whose calls the interceptor protects (its own GetJwks will do).
     const greeterPort = (await startServer({ transport, keys, tracing: provider, interceptors: [jwtAuthInterceptor(verifier)] })).port;
     const { jwt: token } = await issuer.generateJwt({ algorithm: 'ES256' });

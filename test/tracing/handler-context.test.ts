@@ -9,7 +9,7 @@ import { credentials, Client, Metadata } from '@grpc/grpc-js';
 import { ROOT_CONTEXT, type Span, SpanKind, TraceFlags, type Tracer, type TracerProvider as TracerProviderApi, context, propagation, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CallInterceptor, CallMetadata, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, type CallInterceptor, CallMetadata, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
 import { useGlobalTracing } from './global-sdk.js';
@@ -111,7 +111,7 @@ describe.each(TRANSPORTS)('handlers in the server span context, transport %s', (
         tracing: provider,
         health: false,
         reflection: false,
-        interceptors: [jwtAuthInterceptor(createRemoteVerifier(issuer)), userInterceptor],
+        interceptors: [jwtAuthInterceptor(createRemoteVerifier(issuer, { audience: ANY_AUDIENCE })), userInterceptor],
       }),
     );
     greeter.addService(GREETER, {
@@ -208,7 +208,7 @@ describe.each(TRANSPORTS)('a call the sampler drops, transport %s', (transport) 
         tracing: countingProvider(started),
         health: false,
         reflection: false,
-        interceptors: [jwtAuthInterceptor(createRemoteVerifier(issuer))],
+        interceptors: [jwtAuthInterceptor(createRemoteVerifier(issuer, { audience: ANY_AUDIENCE }))],
       }),
     );
     greeter.addService(GREETER, {

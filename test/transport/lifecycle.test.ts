@@ -45,6 +45,7 @@ describe('options', () => {
     [{ maxConnectionAgeMs: 0 }, 'maxConnectionAgeMs'],
     [{ maxPingStrikes: -2 }, 'maxPingStrikes'],
     [{ interceptors: [{ onCallStart: 'no' }] }, 'interceptors'],
+    [{ interceptors: [{ onServe: 'no' }] }, 'interceptors'],
     [{ logger: {} }, 'logger'],
   ])('refuses %j naming the option', (options, name) => {
     let error: unknown;
