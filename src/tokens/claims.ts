@@ -1,4 +1,5 @@
-import { invalidOption } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../errors.js';
+import { nearestName } from '../nearest-name.js';
 import { type JwtPayload, type VerifyFailure, failure } from './result.js';
 
 /**
@@ -63,10 +64,28 @@ export const NO_EXPECTATIONS: CheckedExpectations = Object.freeze({ audience: un
  */
 export function expectationsFor(expect: ClaimExpectations | undefined, own: CheckedExpectations): CheckedExpectations {
   if (expect === undefined) return own;
+  refuseUnknownExpectation(expect);
   const asked = expect.audience;
   const audience = asked === undefined || asked === '' ? own.audience : asked === ANY_AUDIENCE ? undefined : asked;
   const issuer = expect.issuer === undefined || expect.issuer === '' ? own.issuer : expect.issuer;
   return audience === own.audience && issuer === own.issuer ? own : { audience, issuer };
+}
+
+/**
+ * A call's expectations name only `audience` and `issuer`: a misspelt `audiance` would
+ * otherwise leave the verifier's own audience in force without a word. A for-in over an
+ * object of two members, so the call that passes expectations pays nanoseconds.
+ */
+function refuseUnknownExpectation(expect: ClaimExpectations): void {
+  for (const name in expect) {
+    if (name !== 'audience' && name !== 'issuer') throw unknownExpectation(name);
+  }
+}
+
+function unknownExpectation(name: string): JwtGrpcError {
+  const nearest = nearestName(name, ['audience', 'issuer']);
+  const hint = nearest === undefined ? 'a call names only audience and issuer' : `did you mean expect.${nearest}?`;
+  return new JwtGrpcError('ERR_INVALID_OPTION', `option expect.${name}: is not an expectation; ${hint}`, { field: `expect.${name}` });
 }
 
 /** What an `audience` option left out is told: both ways to give one. @internal */

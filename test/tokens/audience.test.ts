@@ -49,6 +49,16 @@ describe('createVerifier audience', () => {
     expect(verifier.verify(forOther, { audience: ANY_AUDIENCE }).valid).toBe(true);
   });
 
+  it("refuses a call's expectation it does not know, naming it and the nearest: a misspelt one would leave the verifier's own in force", () => {
+    const verifier = createVerifier(keys, { audience: ANY_AUDIENCE });
+    const forOther = token({ aud: 'other' });
+    const misspelt = { audiance: 'api' } as never;
+    expect(() => verifier.verify(forOther, misspelt)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'expect.audiance', message: expect.stringContaining('did you mean expect.audience?') }),
+    );
+    expect(() => verifier.verifyUncached(forOther, misspelt)).toThrow(expect.objectContaining({ field: 'expect.audiance' }));
+  });
+
   it('with ANY_AUDIENCE accepts a token for any audience or none; a call may still ask for one', () => {
     const verifier = createVerifier(keys, { audience: ANY_AUDIENCE });
     expect(verifier.audience).toBe(ANY_AUDIENCE);
