@@ -39,6 +39,8 @@ function http2Transport({ options, interceptors, logger }: TransportContext): Tr
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
     maxConnectionAgeMs: options.maxConnectionAgeMs,
+    maxProcessStreamMemoryMb: options.maxProcessStreamMemoryMb,
+    maxFlowControlStallMs: options.maxFlowControlStallMs,
     interceptors,
     logger,
   });
