@@ -15,6 +15,7 @@ import type { Logger } from '../../src/log.js';
 import { applyHttp2ServerOptions, serverChannelOptions } from '../../src/server/channel-options.js';
 import { resolveOptions } from '../../src/options/resolve.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
+import { PROCESS_MEMORY } from '../../src/transport/process-memory.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../../src/transport/handler-api.js';
 
@@ -90,12 +91,14 @@ const block = Buffer.concat([
 const message = Buffer.concat([Buffer.from([0, 0, 0, 0, 100]), Buffer.alloc(100, 0x61)]);
 
 interface Tally {
+  /** Calls sent before the first refusal. */
+  accepted: number;
   refused: number;
   goaway: boolean;
   closed: boolean;
 }
 
-/** One client that grants no window: SETTINGS_INITIAL_WINDOW_SIZE 0, then `calls` unary calls in batches of 100. */
+/** One client that grants no window: SETTINGS_INITIAL_WINDOW_SIZE 0, then up to `calls` unary calls in batches of 100. */
 async function zeroWindowClient(port: number, tally: Tally): Promise<Socket> {
   const socket = connect(port, '127.0.0.1');
   await new Promise((resolve) => socket.once('connect', resolve));
@@ -115,11 +118,14 @@ async function zeroWindowClient(port: number, tally: Tally): Promise<Socket> {
   });
   const zeroWindow = Buffer.from([0, 4, 0, 0, 0, 0]);
   socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(4, 0, 0, zeroWindow)]));
-  for (let sent = 0; sent < calls && !tally.closed; sent += 100) {
+  // Stops at the first refusal, as a client that means to hold the most would: past it,
+  // refusals only spend the server's refused-stream budget and get the connection closed.
+  for (let sent = 0; sent < calls && !tally.closed && tally.refused === 0; sent += 100) {
     const frames: Buffer[] = [];
     for (let i = sent; i < Math.min(calls, sent + 100); i++) {
       frames.push(h2Frame(1, 4, 2 * i + 1, block), h2Frame(0, 1, 2 * i + 1, message));
     }
+    tally.accepted += frames.length / 2;
     if (!socket.write(Buffer.concat(frames))) await new Promise((resolve) => {
       socket.once('drain', resolve);
       socket.once('close', resolve);
@@ -134,16 +140,17 @@ const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const server = await start();
 const before = memory();
 const started = performance.now();
-const tallies = Array.from({ length: connections }, (): Tally => ({ refused: 0, goaway: false, closed: false }));
+const tallies = Array.from({ length: connections }, (): Tally => ({ accepted: 0, refused: 0, goaway: false, closed: false }));
 const sockets = await Promise.all(tallies.map((tally) => zeroWindowClient(server.port, tally)));
 await new Promise((resolve) => setTimeout(resolve, settleMs));
 const after = memory();
 const refused = tallies.reduce((sum, t) => sum + t.refused, 0);
-const accepted = connections * calls - refused;
+const accepted = tallies.reduce((sum, t) => sum + t.accepted, 0);
 console.log(`transport ${values.transport}, ${connections} connection(s) x ${calls} unary calls, window 0, after ${((performance.now() - started) / 1000).toFixed(1)} s`);
 console.log(`refused or reset: ${refused}; GOAWAY on ${tallies.filter((t) => t.goaway).length}, closed: ${tallies.filter((t) => t.closed).length}`);
 console.log(`heap+external: ${mib(before.heap)} -> ${mib(after.heap)} (+${mib(after.heap - before.heap)}); rss ${mib(before.rss)} -> ${mib(after.rss)}`);
+console.log(`charged against the ceilings: ${mib(PROCESS_MEMORY.held)}`);
 console.log(`heap committed+external: ${mib(before.committed)} -> ${mib(after.committed)} (+${mib(after.committed - before.committed)})`);
-console.log(`per connection: +${mib((after.heap - before.heap) / connections)}; per call held: ${accepted > 0 ? ((after.heap - before.heap) / accepted).toFixed(0) : '-'} bytes used, ${accepted > 0 ? ((after.rss - before.rss) / accepted).toFixed(0) : '-'} bytes RSS (upper bound: counts every call not refused)`);
+console.log(`per connection: +${mib((after.heap - before.heap) / connections)}; per call held: ${accepted > 0 ? ((after.heap - before.heap) / accepted).toFixed(0) : '-'} bytes used, ${accepted > 0 ? ((after.rss - before.rss) / accepted).toFixed(0) : '-'} bytes RSS (upper bound: counts every call sent before the first refusal)`);
 for (const socket of sockets) socket.destroy();
 await server.close();

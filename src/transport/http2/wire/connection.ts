@@ -42,6 +42,7 @@ import {
   HANDSHAKE_TIMEOUT_MS,
   MAX_QUEUED_CONTROL_ANSWERS,
   PROCESS_MEMORY_READER_RESERVE,
+  PROCESS_MEMORY_READER_SHARE,
   REFUSED_STREAM_BURST,
   REFUSED_STREAM_RATE,
   STALL_CHECKS_PER_BOUND,
@@ -153,9 +154,10 @@ export class H2Connection implements StreamOwner {
   /** Bytes charged against the memory ceilings (ConnectionLimits.maxHeldBytes), all of them also charged to #process. */
   #held = 0;
   readonly #process: MemoryLedger;
-  /** The process-wide ceiling for a connection with answers waiting, and for one without (the reader reserve above it). */
+  /** The process-wide ceiling; the reserve above it for connections that read; what one of those may hold in it. */
   readonly #processCeiling: number;
   readonly #processReaderCeiling: number;
+  readonly #processReaderShare: number;
   /** Bytes of encoded answers (headers, DATA, trailers) waiting for flow-control window, part of #held. */
   #waiting = 0;
   /** Answer bytes sent from the waiting queues so far: the stall check watches it move. */
@@ -192,6 +194,7 @@ export class H2Connection implements StreamOwner {
     this.#process = limits.processMemory ?? new MemoryLedger();
     this.#processCeiling = limits.maxProcessHeldBytes ?? Number.POSITIVE_INFINITY;
     this.#processReaderCeiling = this.#processCeiling * (1 + PROCESS_MEMORY_READER_RESERVE);
+    this.#processReaderShare = this.#processCeiling * PROCESS_MEMORY_READER_SHARE;
     this.#writer = new FrameWriter(socket, MAX_QUEUED_CONTROL_ANSWERS);
     this.#headerBlock = new HeaderBlockAssembler(limits.maxHeaderListBytes);
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
@@ -343,14 +346,15 @@ export class H2Connection implements StreamOwner {
   }
 
   /**
-   * True when `bytes` more would pass a ceiling: the connection's own, or the process's
-   * (for a connection whose answers wait for window; for one that reads them, the
-   * process's plus its reader reserve).
+   * True when `bytes` more would pass a ceiling: the connection's own, or the process's.
+   * Past the process's, only a connection that reads its answers (none waits for window)
+   * and holds little (PROCESS_MEMORY_READER_SHARE) may go on, into the reserve above it.
    */
   #overCeiling(bytes: number): boolean {
     if (this.#held + bytes > this.#limits.maxHeldBytes) return true;
     const processHeld = this.#process.held + bytes;
-    return processHeld > (this.#waiting > 0 ? this.#processCeiling : this.#processReaderCeiling);
+    if (processHeld <= this.#processCeiling) return false;
+    return this.#waiting > 0 || this.#held + bytes > this.#processReaderShare || processHeld > this.#processReaderCeiling;
   }
 
   /** `bytes` of an encoded answer wait for window: charged, and watched by the stall check. */
@@ -567,8 +571,11 @@ export class H2Connection implements StreamOwner {
   }
 
   #onPeerEnd(): void {
-    // The client sends nothing more: calls still waiting for request data cannot finish.
-    for (const stream of [...this.#streams.values()]) if (!stream.inputEnded) this.#closeStream(stream, false);
+    // The client sends nothing more: calls still waiting for request data cannot finish,
+    // nor can answers waiting for window (no WINDOW_UPDATE can come).
+    for (const stream of [...this.#streams.values()]) {
+      if (!stream.inputEnded || stream.queuedBytes > 0 || stream.heldHeaders !== undefined || stream.pendingTrailers !== undefined) this.#closeStream(stream, false);
+    }
     this.close();
   }
 

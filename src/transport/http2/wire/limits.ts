@@ -76,12 +76,16 @@ export const STREAM_COST_BYTES = 4096;
 
 /**
  * Past the process-wide ceiling, a connection whose answers wait for flow-control window
- * gets no new stream; one that reads its answers may still open streams until the
- * process holds this fraction more. A client that does not read cannot, however many
- * connections it opens, starve the clients that do; past the reserve every connection is
- * refused, so the total stays bounded.
+ * gets no new stream; one that reads its answers and holds under
+ * PROCESS_MEMORY_READER_SHARE of the ceiling (4 MiB of the default 256: ~900 calls in
+ * flight) may still open streams until the process holds PROCESS_MEMORY_READER_RESERVE
+ * more. So clients that do not read are refused first, and those that do are still
+ * served; past the reserve every connection is refused, so the total stays bounded. A
+ * client that opens many fresh connections can spend the reserve too: the stall bound
+ * (maxFlowControlStallMs) then closes its connections and returns what they hold.
  */
 export const PROCESS_MEMORY_READER_RESERVE = 0.25;
+export const PROCESS_MEMORY_READER_SHARE = 1 / 64;
 
 /**
  * The stall check runs this many times per maxFlowControlStallMs: a connection is closed
