@@ -7,6 +7,7 @@
  * closed. Both transports. docs/http2-limits.md lists the guards.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { PROCESS_MEMORY } from '../../src/transport/process-memory.js';
 import { type CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
@@ -119,5 +120,64 @@ describe('own transport (http2)', () => {
       await sleep(80);
     }
     expect(conn.frames.some(isGoaway)).toBe(false);
+  });
+});
+
+describe('grpc-js transport', () => {
+  const DEFAULTS: GrpcJsMemoryLimits = { maxConnectionBytes: 64 * MIB, maxProcessBytes: 256 * MIB, maxStallMs: 30_000 };
+  const startGuarded = async (limits: Partial<GrpcJsMemoryLimits>) => {
+    let guarded = false;
+    const started = await startGrpcJs(services as never, { prepare: (server) => (guarded = guardGrpcJsMemory(server, { ...DEFAULTS, ...limits })) });
+    expect(guarded).toBe(true);
+    return started;
+  };
+
+  it('per connection: a zero-window client is refused (REFUSED_STREAM) once its calls fill maxConnectionMemoryMb', async () => {
+    const { port } = await startGuarded({ maxConnectionBytes: MIB });
+    // 150 calls: 64 fit in 1 MiB at 16 KiB each.
+    const conn = await zeroWindowClient(port, 150);
+    expect(refusedOn(conn)).toBeGreaterThan(60);
+    expect(PROCESS_MEMORY.held).toBeLessThan(1.05 * MIB);
+    conn.close();
+    await conn.closed;
+    await sleep(100);
+    expect(PROCESS_MEMORY.held).toBe(0);
+  });
+
+  it('process-wide: zero-window connections together are refused past maxProcessStreamMemoryMb, and a client that reads is still served', async () => {
+    const { port } = await startGuarded({ maxProcessBytes: MIB });
+    const conns = [];
+    for (let i = 0; i < 4; i++) conns.push(await zeroWindowClient(port, 40));
+    expect(conns.reduce((sum, conn) => sum + refusedOn(conn), 0)).toBeGreaterThan(60);
+    expect(PROCESS_MEMORY.held).toBeLessThan(1.3 * MIB);
+    expect((await wellBehavedCall(port)).status).toBe(0);
+    for (const conn of conns) conn.close();
+    await Promise.all(conns.map((conn) => conn.closed));
+    await sleep(100);
+    expect(PROCESS_MEMORY.held).toBe(0);
+  });
+
+  it('stall: a connection whose answers wait for window past maxFlowControlStallMs gets GOAWAY ENHANCE_YOUR_CALM and is closed', async () => {
+    const { port } = await startGuarded({ maxStallMs: 200 });
+    const conn = await zeroWindowClient(port, 1);
+    const goaway = await conn.waitFor(isGoaway, 2000);
+    expect(goawayCode(goaway)).toBe(ENHANCE_YOUR_CALM);
+    await conn.closed;
+    await sleep(50);
+    expect(PROCESS_MEMORY.held).toBe(0);
+    expect((await wellBehavedCall(port)).status).toBe(0);
+  });
+
+  it('stall: answers that keep going out, however slowly, do not close the connection', async () => {
+    const { port } = await startGuarded({ maxStallMs: 200 });
+    // node:http2 completes a write once all of it is out: here each ~1 KB answer gets its
+    // whole window, one stream every 80 ms, 12 answers over about a second.
+    const conn = await zeroWindowClient(port, 12);
+    for (let i = 0; i < 12; i++) {
+      conn.send(h2Frame(FRAME_TYPE.WINDOW_UPDATE, 0, 2 * i + 1, Buffer.from([0, 0, 0x10, 0])));
+      await sleep(80);
+    }
+    expect(conn.frames.some(isGoaway)).toBe(false);
+    expect(conn.frames.filter((f) => f.type === FRAME_TYPE.DATA).length).toBeGreaterThanOrEqual(10);
   });
 });
