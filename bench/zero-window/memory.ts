@@ -3,8 +3,9 @@
  * class): bare TCP connections that set SETTINGS_INITIAL_WINDOW_SIZE to 0, never send
  * WINDOW_UPDATE, and open unary calls as fast as the server takes them. Each answer is
  * encoded and waits for window that never comes. Prints the server's memory (V8 heap and
- * external after full GCs, and RSS) before and after, the calls accepted and refused, and
- * the cost per accepted call. Server and clients share the process; the clients hold only
+ * external after full GCs, and RSS) before and after, the peak RSS and the peak charged
+ * against the memory ceilings while they run, the calls accepted and refused, and the cost
+ * per accepted call. Server and clients share the process; the clients hold only
  * the few frames they receive. Run: `npm run bench:zero-window-memory`
  * (`-- --transport grpc-js --connections 6 --calls 20000`).
  */
@@ -12,7 +13,8 @@ import { type Socket, connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Logger } from '../../src/log.js';
-import { applyHttp2ServerOptions, serverChannelOptions } from '../../src/server/channel-options.js';
+import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from '../../src/server/channel-options.js';
+import { guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { resolveOptions } from '../../src/options/resolve.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import { PROCESS_MEMORY } from '../../src/transport/process-memory.js';
@@ -55,8 +57,11 @@ function memory(): { heap: number; committed: number; rss: number } {
 
 async function start(): Promise<{ port: number; close: () => Promise<void> }> {
   if (values.transport === 'grpc-js') {
-    const server = new Server(serverChannelOptions(resolveOptions('transport', {})));
+    // As createJwtServer sets up its grpc-js transport (src/server/transports.ts).
+    const options = resolveOptions('transport', {});
+    const server = new Server(serverChannelOptions(options));
     applyHttp2ServerOptions(server);
+    guardGrpcJsMemory(server, grpcJsMemoryLimits(options));
     addServiceToGrpcJs(server, service, implementation, { logger: quiet });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err === null ? resolve(bound) : reject(err))),
@@ -140,16 +145,23 @@ const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const server = await start();
 const before = memory();
 const started = performance.now();
+/** Peaks while the clients run: they may lose their connections (refused-stream budget), releasing what was held before the end. */
+const peak = { rss: 0, charged: 0 };
+const sampler = setInterval(() => {
+  peak.rss = Math.max(peak.rss, process.memoryUsage.rss());
+  peak.charged = Math.max(peak.charged, PROCESS_MEMORY.held);
+}, 20);
 const tallies = Array.from({ length: connections }, (): Tally => ({ accepted: 0, refused: 0, goaway: false, closed: false }));
 const sockets = await Promise.all(tallies.map((tally) => zeroWindowClient(server.port, tally)));
 await new Promise((resolve) => setTimeout(resolve, settleMs));
+clearInterval(sampler);
 const after = memory();
 const refused = tallies.reduce((sum, t) => sum + t.refused, 0);
 const accepted = tallies.reduce((sum, t) => sum + t.accepted, 0);
 console.log(`transport ${values.transport}, ${connections} connection(s) x ${calls} unary calls, window 0, after ${((performance.now() - started) / 1000).toFixed(1)} s`);
 console.log(`refused or reset: ${refused}; GOAWAY on ${tallies.filter((t) => t.goaway).length}, closed: ${tallies.filter((t) => t.closed).length}`);
 console.log(`heap+external: ${mib(before.heap)} -> ${mib(after.heap)} (+${mib(after.heap - before.heap)}); rss ${mib(before.rss)} -> ${mib(after.rss)}`);
-console.log(`charged against the ceilings: ${mib(PROCESS_MEMORY.held)}`);
+console.log(`peak rss: +${mib(peak.rss - before.rss)} (${mib(peak.rss)}); peak charged against the ceilings: ${mib(peak.charged)}, at the end ${mib(PROCESS_MEMORY.held)}`);
 console.log(`heap committed+external: ${mib(before.committed)} -> ${mib(after.committed)} (+${mib(after.committed - before.committed)})`);
 console.log(`per connection: +${mib((after.heap - before.heap) / connections)}; per call held: ${accepted > 0 ? ((after.heap - before.heap) / accepted).toFixed(0) : '-'} bytes used, ${accepted > 0 ? ((after.rss - before.rss) / accepted).toFixed(0) : '-'} bytes RSS (upper bound: counts every call sent before the first refusal)`);
 for (const socket of sockets) socket.destroy();
