@@ -13,6 +13,7 @@ import { type CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
+import { TRANSPORTS, closeAllServers as closeJwtServers, recordingLogger, sharedKeys, startServer } from '../helpers/server.js';
 
 const UNARY = '/test.Probe/Unary';
 const REFUSED_STREAM = 7;
@@ -41,7 +42,10 @@ afterEach(() => {
   for (const conn of open) conn.close();
   open.clear();
 });
-afterAll(closeAllServers);
+afterAll(async () => {
+  await closeAllServers();
+  await closeJwtServers();
+});
 
 /** A client that grants no window and sends `count` unary calls, `batch` at a time, letting the answers come between batches. */
 async function zeroWindowClient(port: number, count: number, batch = 20): Promise<FrameConnection> {
@@ -179,5 +183,21 @@ describe('grpc-js transport', () => {
     }
     expect(conn.frames.some(isGoaway)).toBe(false);
     expect(conn.frames.filter((f) => f.type === FRAME_TYPE.DATA).length).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe.each(TRANSPORTS)('createJwtServer, transport %s', (transport) => {
+  it('takes maxFlowControlStallMs: a health check whose answer waits for window closes the connection, with no warning logged', async () => {
+    const logger = recordingLogger();
+    const { port } = await startServer({ transport, keys: await sharedKeys(), maxFlowControlStallMs: 200, logger });
+    const conn = await FrameConnection.open(port, ZERO_WINDOW);
+    open.add(conn);
+    const check = requestBlock('/grpc.health.v1.Health/Check');
+    conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, check), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(Buffer.alloc(0))));
+    expect(goawayCode(await conn.waitFor(isGoaway, 2000))).toBe(ENHANCE_YOUR_CALM);
+    await conn.closed;
+    expect(logger.lines.filter((line) => line.level === 'warn').map((line) => line.message)).not.toContain(
+      'cannot bound the memory of calls on this @grpc/grpc-js: maxProcessStreamMemoryMb and maxFlowControlStallMs do not apply',
+    );
   });
 });
