@@ -50,9 +50,9 @@ export interface TransportOptions {
   /**
    * Memory all connections of the process may hold for their calls, MB (1 to 1048576):
    * open streams, request bytes not yet whole, answers waiting for the client's
-   * flow-control window. Shared by every server of the process. Past it, new streams are
-   * refused (REFUSED_STREAM) on connections whose answers wait for window, and on every
-   * connection a quarter above it. Default 256.
+   * flow-control window. Shared by every server of the process (each cluster worker has
+   * its own). Past it, new streams are refused (REFUSED_STREAM) on connections whose
+   * answers wait for window, and on every connection a quarter above it. Default 256.
    */
   readonly maxProcessStreamMemoryMb?: number;
   /**
