@@ -273,6 +273,7 @@ export class H2Connection implements StreamOwner {
       // client that cancels meanwhile gets nothing, and none gets HEADERS with no DATA
       // behind them (nghttp2 clients have failed whole connections on DATA that came
       // long after HEADERS on a stream they had just cancelled).
+      if (stream.heldHeaders !== undefined) this.#unwait(stream.heldHeaders.length, false);
       stream.heldHeaders = block;
       this.#wait(block.length);
       if (this.#flow.sendWindow <= 0) this.#blocked.add(stream);
