@@ -196,6 +196,26 @@ export const OPTIONS = {
     help: 'close client connections after this long so clients rebalance over workers',
     cli: { flag: 'max-connection-age-ms', env: 'JWT_GRPC_MAX_CONNECTION_AGE_MS' },
   }),
+  maxProcessStreamMemoryMb: option({
+    group: 'transport',
+    kind: integer(1, 1 << 20, 'MB'),
+    // Four connections at their own ceiling (maxConnectionMemoryMb, 64), or ~65,000 calls in
+    // flight at 4 KiB each, far above what a token service serves at once; with its reserve
+    // (a quarter more, for clients that read) it still fits a 512 MiB container beside the
+    // ~75 MiB a server starts with.
+    default: 256,
+    help: 'memory all connections of the process may hold for their calls (open streams, request bytes, answers waiting for flow-control window); past it new streams are refused on connections whose answers wait, and on every connection a quarter above it',
+  }),
+  maxFlowControlStallMs: option({
+    group: 'transport',
+    kind: integer(10, MAX_TIMER_MS, 'MS'),
+    // A client that reads grants window within a round trip, and a GC pause or a congested
+    // link stalls it for seconds; 30 s is far above both, and returns what a client that
+    // never reads pins within half a minute (grpc-go and grpc-js give calls the same
+    // 30 s grace after a connection's age).
+    default: 30_000,
+    help: 'close a connection (GOAWAY ENHANCE_YOUR_CALM) whose answers have waited this long for flow-control window with none of their bytes sent',
+  }),
   transport: option({
     group: 'transport',
     kind: choice(TRANSPORTS),
@@ -355,7 +375,7 @@ export const OPTIONS = {
     group: 'http2',
     kind: integer(1, 1 << 16, 'MB'),
     default: 64,
-    help: 'memory a connection may hold, its open streams (~2 KiB each plus their headers) and request messages not yet whole; past it new streams are refused and the stream whose DATA crosses it is reset',
+    help: 'memory a connection may hold, its open streams (4 KiB each plus their headers), request messages not yet whole and answers waiting for flow-control window; past it new streams are refused and the stream whose DATA crosses it is reset',
   }),
   keepaliveTimeMs: option({
     group: 'http2',

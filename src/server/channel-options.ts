@@ -1,5 +1,6 @@
 import type { ChannelOptions, Server } from '@grpc/grpc-js';
 import { type ResolvedOptions, optionValue } from '../options/resolve.js';
+import type { GrpcJsMemoryLimits } from './grpc-js-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from '../transport/http2/defaults.js';
 
 /** grpc-js server options for validated transport options. @internal */
@@ -10,6 +11,9 @@ export function serverChannelOptions(transport: ResolvedOptions<'transport'>): C
     // Channelz keeps per-call statistics nobody reads unless a channelz service is
     // installed; off, it stops costing a share of every small unary call.
     'grpc.enable_channelz': 0,
+    // node:http2's memory ceiling per connection, which grpc-js leaves unlimited: the same
+    // as the own transport's (grpc-js-memory.ts adds the rest of that guard).
+    'grpc-node.max_session_memory': optionValue('maxConnectionMemoryMb', undefined),
     // The same grace as the own HTTP/2 server's, from the option table.
     ...(age !== undefined && { 'grpc.max_connection_age_ms': age, 'grpc.max_connection_age_grace_ms': optionValue('maxConnectionAgeGraceMs', undefined) }),
     ...transport.channelOptions,
@@ -37,4 +41,17 @@ export function applyHttp2ServerOptions(server: Server): boolean {
   if (typeof common !== 'object' || common === null) return false;
   Object.assign(common, HTTP2_SERVER_OPTIONS);
   return true;
+}
+
+/**
+ * The memory guards' limits on grpc-js (./grpc-js-memory.ts): the transport's options,
+ * and the per-connection ceiling's default, as on the own transport.
+ * @internal
+ */
+export function grpcJsMemoryLimits(transport: ResolvedOptions<'transport'>): GrpcJsMemoryLimits {
+  return {
+    maxConnectionBytes: optionValue('maxConnectionMemoryMb', undefined) * 1024 * 1024,
+    maxProcessBytes: transport.maxProcessStreamMemoryMb * 1024 * 1024,
+    maxStallMs: transport.maxFlowControlStallMs,
+  };
 }

@@ -48,6 +48,20 @@ export interface TransportOptions {
    * Default: never.
    */
   readonly maxConnectionAgeMs?: number;
+  /**
+   * Memory all connections of the process may hold for their calls, MB (1 to 1048576):
+   * open streams, request bytes not yet whole, answers waiting for the client's
+   * flow-control window. Shared by every server of the process (each cluster worker has
+   * its own). Past it, new streams are refused (REFUSED_STREAM) on connections whose
+   * answers wait for window, and on every connection a quarter above it. Default 256.
+   */
+  readonly maxProcessStreamMemoryMb?: number;
+  /**
+   * Close a connection (GOAWAY ENHANCE_YOUR_CALM) whose answers have waited this long for
+   * the client's flow-control window with none of their bytes sent, 10 ms to 2^31 - 1: a
+   * client that never reads cannot pin memory. Default 30000.
+   */
+  readonly maxFlowControlStallMs?: number;
   /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
   readonly channelOptions?: ChannelOptions;
 }

@@ -11,7 +11,8 @@ import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
 import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
-import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
+import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from './channel-options.js';
+import { guardGrpcJsMemory } from './grpc-js-memory.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
@@ -39,6 +40,8 @@ function http2Transport({ options, interceptors, logger }: TransportContext): Tr
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
     maxConnectionAgeMs: options.maxConnectionAgeMs,
+    maxProcessStreamMemoryMb: options.maxProcessStreamMemoryMb,
+    maxFlowControlStallMs: options.maxFlowControlStallMs,
     interceptors,
     logger,
   });
@@ -63,6 +66,9 @@ function grpcJsTransport({ options, interceptors, logger }: TransportContext): T
   const server = new (grpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
+  }
+  if (!guardGrpcJsMemory(server, grpcJsMemoryLimits(options))) {
+    logger.warn('cannot bound the memory of calls on this @grpc/grpc-js: maxProcessStreamMemoryMb and maxFlowControlStallMs do not apply');
   }
   /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
   let boundAddress: string | undefined;

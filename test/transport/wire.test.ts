@@ -280,10 +280,10 @@ describe('guards', () => {
     const { port: ceiling } = await startHttp2(services() as never, { maxConnectionMemoryMb: 1 });
     await withFrames(ceiling, async (conn) => {
       const block = requestBlock(UNARY);
-      // 500 streams: ~450 fit, and the rest stay within the refused-stream budget (REFUSED_STREAM_BURST).
-      conn.send(...Array.from({ length: 500 }, (_, i) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block)));
+      // 300 streams: ~235 fit, and the rest stay within the refused-stream budget (REFUSED_STREAM_BURST).
+      conn.send(...Array.from({ length: 300 }, (_, i) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block)));
       const refused = await conn.waitFor((f) => f.type === FRAME_TYPE.RST_STREAM && errorCode(f) === 7);
-      // 1 MiB holds a few hundred open streams of ~2 KiB each: the first ones were taken.
+      // 1 MiB holds a few hundred open streams of ~4.4 KB each (4 KiB and the header list): the first ones were taken.
       expect(refused.streamId).toBeGreaterThan(2 * 100);
       expect(conn.frames.some(isType(FRAME_TYPE.GOAWAY))).toBe(false);
     });

@@ -17,11 +17,20 @@ export interface Http2GrpcServerOptions {
   /** Concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default unlimited. */
   readonly maxConcurrentStreams?: number;
   /**
-   * Memory a connection may hold, MB: its open streams (~2 KiB each plus their headers)
-   * and request messages not yet whole. Past it new streams are refused (REFUSED_STREAM)
-   * and the stream whose DATA crosses it is reset (ENHANCE_YOUR_CALM).
+   * Memory a connection may hold, MB: its open streams (4 KiB each plus their headers),
+   * request messages not yet whole, and answers waiting for the client's flow-control
+   * window. Past it new streams are refused (REFUSED_STREAM) and the stream whose DATA
+   * crosses it is reset (ENHANCE_YOUR_CALM).
    */
   readonly maxConnectionMemoryMb?: number;
+  /**
+   * The same, summed over every connection of the process (both transports, every server),
+   * MB. Past it new streams are refused on connections whose answers wait for window, and
+   * on every connection a quarter above it. Default 256.
+   */
+  readonly maxProcessStreamMemoryMb?: number;
+  /** Close a connection whose answers have waited this long for flow-control window with none of their bytes sent. Default 30000. */
+  readonly maxFlowControlStallMs?: number;
   /** Ping each connection this often; close it when a ping goes unanswered. */
   readonly keepaliveTimeMs?: number;
   /** How long a keepalive ping waits for its ack. */
@@ -43,7 +52,7 @@ export interface Http2GrpcServerOptions {
 }
 
 /** The options the server shares with createJwtServer's other groups. */
-type SharedOptionNames = 'maxReceiveMessageBytes' | 'maxConnectionAgeMs' | 'interceptors' | 'logger';
+type SharedOptionNames = 'maxReceiveMessageBytes' | 'maxConnectionAgeMs' | 'maxProcessStreamMemoryMb' | 'maxFlowControlStallMs' | 'interceptors' | 'logger';
 
 // A compile error here: Http2GrpcServerOptions and the table's `http2` rows disagree.
 type Http2MatchesTable = Expect<DeclaresGroup<Omit<Http2GrpcServerOptions, SharedOptionNames>, 'http2'>>;
@@ -53,6 +62,8 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly maxReceiveMessageBytes: number;
   /** Undefined: connections live until the client or the server closes them. */
   readonly maxConnectionAgeMs: number | undefined;
+  readonly maxProcessStreamMemoryMb: number;
+  readonly maxFlowControlStallMs: number;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
@@ -64,6 +75,8 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     ...resolveOptions('http2', options),
     maxReceiveMessageBytes: optionValue('maxReceiveMessageBytes', options.maxReceiveMessageBytes),
     maxConnectionAgeMs: optionValue('maxConnectionAgeMs', options.maxConnectionAgeMs),
+    maxProcessStreamMemoryMb: optionValue('maxProcessStreamMemoryMb', options.maxProcessStreamMemoryMb),
+    maxFlowControlStallMs: optionValue('maxFlowControlStallMs', options.maxFlowControlStallMs),
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),
   };

@@ -3,6 +3,7 @@ import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from
 import { JwtGrpcError, invalidOption } from '../../errors.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
+import { PROCESS_MEMORY } from '../process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
 import { streamHandler } from './dispatch.js';
@@ -42,14 +43,18 @@ function parseAddress(address: string): { host: string; port: number } {
 
 /**
  * The wire's limits of each connection. The one conversion between the layers' names: the
- * option `maxConnectionMemoryMb` (MB, as people size memory) is the connection's
- * `maxHeldBytes` (bytes, what it counts).
+ * options `maxConnectionMemoryMb` and `maxProcessStreamMemoryMb` (MB, as people size
+ * memory) are the connection's `maxHeldBytes` and `maxProcessHeldBytes` (bytes, what it
+ * counts), the latter against the process's one count (PROCESS_MEMORY).
  */
 function connectionLimits(options: ResolvedHttp2Options): ConnectionLimits {
   return {
     maxConcurrentStreams: options.maxConcurrentStreams,
     maxHeaderListBytes: options.maxHeaderListBytes,
     maxHeldBytes: options.maxConnectionMemoryMb * 1024 * 1024,
+    processMemory: PROCESS_MEMORY,
+    maxProcessHeldBytes: options.maxProcessStreamMemoryMb * 1024 * 1024,
+    maxStallMs: options.maxFlowControlStallMs,
     resetBurst: STREAM_RESET_BURST,
     resetRate: STREAM_RESET_RATE,
   };

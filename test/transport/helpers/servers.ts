@@ -30,9 +30,10 @@ export async function startHttp2(services: Services, options: Http2GrpcServerOpt
 /** The same services on a grpc-js Server through the adapter. */
 export async function startGrpcJs(
   services: Services,
-  options: { interceptors?: readonly CallInterceptor[]; logger?: Logger; channelOptions?: Record<string, unknown> } = {},
+  options: { interceptors?: readonly CallInterceptor[]; logger?: Logger; channelOptions?: Record<string, unknown>; prepare?: (server: Server) => void } = {},
 ): Promise<{ server: Server; port: number }> {
   const server = new Server(options.channelOptions ?? {});
+  options.prepare?.(server);
   for (const [definition, implementation] of services) {
     addServiceToGrpcJs(server, definition, implementation, { interceptors: options.interceptors ?? [], logger: options.logger ?? memoryLogger() });
   }

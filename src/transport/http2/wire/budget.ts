@@ -23,3 +23,12 @@ export class Budget {
     return --this.#tokens >= 0;
   }
 }
+
+/**
+ * Bytes held, counted by every connection that shares it: the process-wide memory
+ * ceiling's count (src/transport/process-memory.ts holds the process's one). Integer
+ * adds and subtracts only, so charging it costs a call nothing measurable.
+ */
+export class MemoryLedger {
+  held = 0;
+}

@@ -13,7 +13,7 @@
  * header objects converted twice); bench/PERFORMANCE.md measures it.
  */
 import type { Socket } from 'node:net';
-import { Budget } from './budget.js';
+import { Budget, MemoryLedger } from './budget.js';
 import { FlowWindows } from './flow.js';
 import {
   CLIENT_PREFACE,
@@ -41,8 +41,12 @@ import {
   GLITCH_RATE,
   HANDSHAKE_TIMEOUT_MS,
   MAX_QUEUED_CONTROL_ANSWERS,
+  PROCESS_MEMORY_READER_RESERVE,
+  PROCESS_MEMORY_READER_SHARE,
   REFUSED_STREAM_BURST,
   REFUSED_STREAM_RATE,
+  STALL_CHECKS_PER_BOUND,
+  STREAM_COST_BYTES,
 } from './limits.js';
 import {
   FrameFields,
@@ -68,8 +72,26 @@ export interface ConnectionLimits {
   readonly maxConcurrentStreams: number;
   /** SETTINGS_MAX_HEADER_LIST_SIZE: a larger request is reset (ENHANCE_YOUR_CALM). */
   readonly maxHeaderListBytes: number;
-  /** Request bytes held across the connection's streams before the stream that crosses it is reset. */
+  /**
+   * Memory the connection may hold: each open stream (STREAM_COST_BYTES plus its header
+   * list), request bytes not yet taken, and encoded answers waiting for the client's
+   * flow-control window. Past it new streams are refused and the stream whose DATA
+   * crosses it is reset.
+   */
   readonly maxHeldBytes: number;
+  /**
+   * The same, counted across every connection that shares `processMemory`, and its
+   * ceiling: past it, new streams are refused on a connection whose answers wait for
+   * window, and on every connection past a reserve above it (PROCESS_MEMORY_READER_RESERVE).
+   * Absent: no process-wide ceiling.
+   */
+  readonly processMemory?: MemoryLedger;
+  readonly maxProcessHeldBytes?: number;
+  /**
+   * How long answers may wait for flow-control window with none of their bytes sent
+   * before the connection is closed (GOAWAY ENHANCE_YOUR_CALM). Absent: no bound.
+   */
+  readonly maxStallMs?: number;
   /** RST_STREAM frames a client may send in a burst, and per second after it (Rapid Reset guard). */
   readonly resetBurst: number;
   readonly resetRate: number;
@@ -99,11 +121,6 @@ export const CONNECTION_WINDOW = 16 << 20;
 export const STREAM_HIGH_WATER_MARK = 64 << 10;
 /** Closed stream ids remembered, to tell a frame on a closed stream from one on a stream never opened. */
 const RECENTLY_CLOSED = 128;
-/**
- * What an open stream is charged against the connection's memory ceiling besides its
- * header list: its objects (the stream, the call, their closures) weigh ~1.3 KB.
- */
-const STREAM_COST_BYTES = 2048;
 /** RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541) §6.3: a dynamic table size update to 0, for a peer that lowers SETTINGS_HEADER_TABLE_SIZE. */
 const TABLE_SIZE_ZERO = Buffer.from([0x20]);
 
@@ -134,7 +151,21 @@ export class H2Connection implements StreamOwner {
   readonly #settings = new SettingsFields();
   #peerInitialWindow = DEFAULT_WINDOW_SIZE;
   #peerMaxFrameSize = MIN_MAX_FRAME_SIZE;
+  /** Bytes charged against the memory ceilings (ConnectionLimits.maxHeldBytes), all of them also charged to #process. */
   #held = 0;
+  readonly #process: MemoryLedger;
+  /** The process-wide ceiling; the reserve above it for connections that read; what one of those may hold in it. */
+  readonly #processCeiling: number;
+  readonly #processReaderCeiling: number;
+  readonly #processReaderShare: number;
+  /** Bytes of encoded answers (headers, DATA, trailers) waiting for flow-control window, part of #held. */
+  #waiting = 0;
+  /** Answer bytes sent from the waiting queues so far: the stall check watches it move. */
+  #progress = 0;
+  #progressSeen = 0;
+  /** Stall checks in a row that found answers waiting and no progress. */
+  #stalledChecks = 0;
+  #stallTimer: NodeJS.Timeout | undefined = undefined;
   /** The Rapid Reset guard (CVE-2023-44487): RST_STREAM frames, and streams the client makes this side reset. */
   readonly #resets: Budget;
   /** Invalid or useless frames (limits.ts, GLITCH_BURST). */
@@ -160,6 +191,10 @@ export class H2Connection implements StreamOwner {
     this.#limits = limits;
     this.#events = events;
     this.#resets = new Budget(limits.resetBurst, limits.resetRate);
+    this.#process = limits.processMemory ?? new MemoryLedger();
+    this.#processCeiling = limits.maxProcessHeldBytes ?? Number.POSITIVE_INFINITY;
+    this.#processReaderCeiling = this.#processCeiling * (1 + PROCESS_MEMORY_READER_RESERVE);
+    this.#processReaderShare = this.#processCeiling * PROCESS_MEMORY_READER_SHARE;
     this.#writer = new FrameWriter(socket, MAX_QUEUED_CONTROL_ANSWERS);
     this.#headerBlock = new HeaderBlockAssembler(limits.maxHeaderListBytes);
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
@@ -238,7 +273,9 @@ export class H2Connection implements StreamOwner {
       // client that cancels meanwhile gets nothing, and none gets HEADERS with no DATA
       // behind them (nghttp2 clients have failed whole connections on DATA that came
       // long after HEADERS on a stream they had just cancelled).
+      if (stream.heldHeaders !== undefined) this.#unwait(stream.heldHeaders.length, false);
       stream.heldHeaders = block;
+      this.#wait(block.length);
       if (this.#flow.sendWindow <= 0) this.#blocked.add(stream);
       return;
     }
@@ -261,6 +298,7 @@ export class H2Connection implements StreamOwner {
       stream.queue.push(first);
       if (second !== undefined) stream.queue.push(second);
       stream.queuedBytes += length;
+      this.#wait(length);
       this.#sendQueued(stream);
     }
     if (stream.queuedBytes < STREAM_HIGH_WATER_MARK && !this.#writer.congested) return true;
@@ -274,6 +312,7 @@ export class H2Connection implements StreamOwner {
     const block = encodeHeaderBlock(trailers);
     if (stream.queue.length > 0) {
       stream.pendingTrailers = block;
+      this.#wait(block.length);
       return;
     }
     this.#releaseHeaders(stream);
@@ -295,8 +334,71 @@ export class H2Connection implements StreamOwner {
 
   /** @internal */
   releaseHeld(stream: H2Stream): void {
-    this.#held -= stream.held;
+    this.#charge(-stream.held);
     stream.held = 0;
+  }
+
+  // --- memory ---
+
+  /** Charges `bytes` (negative: releases them) to the connection's ceiling and the process's. */
+  #charge(bytes: number): void {
+    this.#held += bytes;
+    this.#process.held += bytes;
+  }
+
+  /**
+   * True when `bytes` more would pass a ceiling: the connection's own, or the process's.
+   * Past the process's, only a connection that reads its answers (none waits for window)
+   * and holds little (PROCESS_MEMORY_READER_SHARE) may go on, into the reserve above it.
+   */
+  #overCeiling(bytes: number): boolean {
+    if (this.#held + bytes > this.#limits.maxHeldBytes) return true;
+    const processHeld = this.#process.held + bytes;
+    if (processHeld <= this.#processCeiling) return false;
+    return this.#waiting > 0 || this.#held + bytes > this.#processReaderShare || processHeld > this.#processReaderCeiling;
+  }
+
+  /** `bytes` of an encoded answer wait for window: charged, and watched by the stall check. */
+  #wait(bytes: number): void {
+    if (this.#waiting === 0) this.#startStallCheck();
+    this.#waiting += bytes;
+    this.#charge(bytes);
+  }
+
+  /** `bytes` that waited for window are sent (`sent`), or dropped with their stream. */
+  #unwait(bytes: number, sent: boolean): void {
+    this.#waiting -= bytes;
+    this.#charge(-bytes);
+    if (sent) this.#progress += bytes;
+  }
+
+  /** Arms the stall check (one timer per connection, re-armed, never one per answer). */
+  #startStallCheck(): void {
+    const bound = this.#limits.maxStallMs;
+    if (bound === undefined || this.#ended) return;
+    if (this.#stallTimer !== undefined) return;
+    this.#progressSeen = this.#progress;
+    this.#stalledChecks = 0;
+    this.#stallTimer = setTimeout(() => this.#checkStall(), Math.max(1, bound / STALL_CHECKS_PER_BOUND));
+    this.#stallTimer.unref();
+  }
+
+  /** Answers still waiting, and none of their bytes sent for maxStallMs: the client is not reading; the connection ends. */
+  #checkStall(): void {
+    const timer = this.#stallTimer as NodeJS.Timeout;
+    if (this.#ended || this.#waiting === 0) {
+      this.#stallTimer = undefined;
+      return;
+    }
+    if (this.#progress !== this.#progressSeen) {
+      this.#progressSeen = this.#progress;
+      this.#stalledChecks = 0;
+    } else if (++this.#stalledChecks >= STALL_CHECKS_PER_BOUND) {
+      this.#stallTimer = undefined;
+      this.#connectionError(new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'answers waited for flow-control window too long'));
+      return;
+    }
+    timer.refresh();
   }
 
   // --- output ---
@@ -333,6 +435,7 @@ export class H2Connection implements StreamOwner {
     const held = stream.heldHeaders;
     if (held === undefined) return;
     stream.heldHeaders = undefined;
+    this.#unwait(held.length, true);
     this.#queueHeaderBlock(stream.id, held, false);
   }
 
@@ -353,6 +456,7 @@ export class H2Connection implements StreamOwner {
       stream.takeSend(chunk.length);
       this.#flow.takeSend(chunk.length);
       stream.queuedBytes -= chunk.length;
+      this.#unwait(chunk.length, true);
       this.#queue(frameHeader(chunk.length, FRAME.DATA, 0, stream.id));
       this.#queue(chunk);
     }
@@ -361,6 +465,7 @@ export class H2Connection implements StreamOwner {
     const trailers = stream.pendingTrailers;
     if (trailers !== undefined) {
       stream.pendingTrailers = undefined;
+      this.#unwait(trailers.length, true);
       this.#releaseHeaders(stream);
       this.#queueHeaderBlock(stream.id, trailers, true);
       this.#outputEnded(stream);
@@ -391,9 +496,13 @@ export class H2Connection implements StreamOwner {
     stream.closed = true;
     this.#streams.delete(stream.id);
     this.#blocked.delete(stream);
-    this.#held -= stream.held + stream.charged;
+    this.#charge(-(stream.held + stream.charged));
     stream.held = 0;
     stream.charged = 0;
+    const unsent = stream.queuedBytes + (stream.heldHeaders?.length ?? 0) + (stream.pendingTrailers?.length ?? 0);
+    if (unsent > 0) this.#unwait(unsent, false);
+    stream.heldHeaders = undefined;
+    stream.pendingTrailers = undefined;
     stream.queue.length = 0;
     stream.queuedBytes = 0;
     this.#rememberClosed(stream.id, resetHere);
@@ -437,6 +546,7 @@ export class H2Connection implements StreamOwner {
     this.#ended = true;
     this.#pending = undefined;
     clearTimeout(this.#handshakeTimer);
+    clearTimeout(this.#stallTimer);
     for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
     this.#writer.flush();
     endSocket(this.socket, END_FLUSH_MS);
@@ -462,8 +572,11 @@ export class H2Connection implements StreamOwner {
   }
 
   #onPeerEnd(): void {
-    // The client sends nothing more: calls still waiting for request data cannot finish.
-    for (const stream of [...this.#streams.values()]) if (!stream.inputEnded) this.#closeStream(stream, false);
+    // The client sends nothing more: calls still waiting for request data cannot finish,
+    // nor can answers waiting for window (no WINDOW_UPDATE can come).
+    for (const stream of [...this.#streams.values()]) {
+      if (!stream.inputEnded || stream.queuedBytes > 0 || stream.heldHeaders !== undefined || stream.pendingTrailers !== undefined) this.#closeStream(stream, false);
+    }
     this.close();
   }
 
@@ -471,6 +584,7 @@ export class H2Connection implements StreamOwner {
     this.#destroyed = true;
     this.#ended = true;
     clearTimeout(this.#handshakeTimer);
+    clearTimeout(this.#stallTimer);
     this.#writer.discard();
     for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
     this.#pings.failAll();
@@ -590,8 +704,8 @@ export class H2Connection implements StreamOwner {
     const size = f.end - f.start;
     stream.dataReceived += size;
     stream.held += size;
-    this.#held += size;
-    if (this.#held > this.#limits.maxHeldBytes) return this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
+    this.#charge(size);
+    if (this.#overCeiling(0)) return this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
     if (size > 0) stream.listener?.data(buffer.subarray(f.start, f.end));
     if (stream.closed) return;
     if (endStream) {
@@ -667,7 +781,7 @@ export class H2Connection implements StreamOwner {
     if (selfDependent) return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
     if (listSize > maxList) return this.#refuse(streamId, H2_ERROR.ENHANCE_YOUR_CALM);
     const cost = STREAM_COST_BYTES + listSize;
-    if (this.#streams.size >= this.#limits.maxConcurrentStreams || this.#held + cost > this.#limits.maxHeldBytes) {
+    if (this.#streams.size >= this.#limits.maxConcurrentStreams || this.#overCeiling(cost)) {
       return this.#refuse(streamId, H2_ERROR.REFUSED_STREAM);
     }
     const headers = validateRequestFields(fields);
@@ -678,7 +792,7 @@ export class H2Connection implements StreamOwner {
     }
     const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW);
     created.charged = cost;
-    this.#held += cost;
+    this.#charge(cost);
     if (contentLength !== undefined) created.contentLength = Number(contentLength);
     this.#streams.set(streamId, created);
     this.#lastProcessedId = streamId;

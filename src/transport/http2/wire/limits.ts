@@ -63,3 +63,33 @@ export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /** How long a connection that is ending may flush its output before its socket is destroyed. */
 export const END_FLUSH_MS = 1_000;
+
+/**
+ * What an open stream is charged against the memory ceilings besides its header list and
+ * the bytes it holds: its objects (the stream, the call, their closures and promises).
+ * Measured (bench/zero-window/memory.ts, 20,000 unary calls held open by a client that
+ * grants no window): ~2.3 KB of V8 heap each after a full GC, and ~4.3 KB of RSS, V8
+ * keeping about as much again committed around what it uses. The ceilings bound RSS, so a
+ * stream is charged 4 KiB.
+ */
+export const STREAM_COST_BYTES = 4096;
+
+/**
+ * Past the process-wide ceiling, a connection whose answers wait for flow-control window
+ * gets no new stream; one that reads its answers and holds under
+ * PROCESS_MEMORY_READER_SHARE of the ceiling (4 MiB of the default 256: ~900 calls in
+ * flight) may still open streams until the process holds PROCESS_MEMORY_READER_RESERVE
+ * more. So clients that do not read are refused first, and those that do are still
+ * served; past the reserve every connection is refused, so the total stays bounded. A
+ * client that opens many fresh connections can spend the reserve too: the stall bound
+ * (maxFlowControlStallMs) then closes its connections and returns what they hold.
+ */
+export const PROCESS_MEMORY_READER_RESERVE = 0.25;
+export const PROCESS_MEMORY_READER_SHARE = 1 / 64;
+
+/**
+ * The stall check runs this many times per maxFlowControlStallMs: a connection is closed
+ * once answers have waited that long with none of their bytes sent, at most a quarter
+ * later.
+ */
+export const STALL_CHECKS_PER_BOUND = 4;

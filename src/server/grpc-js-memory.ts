@@ -1,0 +1,207 @@
+/**
+ * The memory guards of jwt-grpc's own transport (src/transport/http2/wire/connection.ts),
+ * as near as a @grpc/grpc-js server allows: grpc-js hands HTTP/2 to node:http2 (nghttp2),
+ * so the framing is not ours. What is bounded, and how (docs/http2-limits.md):
+ *
+ * - Per connection: each open stream is charged GRPC_JS_STREAM_COST_BYTES; past
+ *   `maxConnectionMemoryMb` new streams are refused (REFUSED_STREAM). node:http2's own
+ *   `maxSessionMemory` (grpc-js's `grpc-node.max_session_memory`, which grpc-js leaves
+ *   unlimited) is set to the same ceiling: it counts the native side, data queued to
+ *   send included, and refuses new streams past it.
+ * - Process-wide: the same charges go to the process's count (PROCESS_MEMORY), shared
+ *   with the own transport; past `maxProcessStreamMemoryMb` new streams are refused on a
+ *   connection whose answers wait, and on every connection past the reader reserve.
+ * - Stall: every `maxFlowControlStallMs` / STALL_CHECKS_PER_BOUND each connection's open
+ *   streams are looked at (`bufferSize`: answer bytes written and not yet sent); when
+ *   answers wait and none of their writes completed for the whole bound, the connection
+ *   ends (GOAWAY ENHANCE_YOUR_CALM, then destroy). node:http2 completes a write once all
+ *   of it is sent, so an answer trickling out counts as moving only when one whole
+ *   message is out: a single answer larger than what its client reads in the bound is
+ *   closed as stalled (a token service's answers are a few KB). The answer bytes found
+ *   waiting are charged too, as of the last check.
+ * - A client refused more than the refused-stream budget allows (REFUSED_STREAM_BURST) is
+ *   sent GOAWAY ENHANCE_YOUR_CALM, as on the own transport.
+ *
+ * A call costs this guard an integer add and a Set entry; the stall check runs on a timer.
+ */
+import { type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, constants } from 'node:http2';
+import type { Server } from '@grpc/grpc-js';
+import { Budget, type MemoryLedger } from '../transport/http2/wire/budget.js';
+import {
+  PROCESS_MEMORY_READER_RESERVE,
+  PROCESS_MEMORY_READER_SHARE,
+  REFUSED_STREAM_BURST,
+  REFUSED_STREAM_RATE,
+  STALL_CHECKS_PER_BOUND,
+} from '../transport/http2/wire/limits.js';
+import { PROCESS_MEMORY } from '../transport/process-memory.js';
+
+/**
+ * What an open grpc-js call is charged: its objects on both sides of node:http2 (the
+ * Http2Stream, grpc-js's call, its metadata and interceptors). Measured as the own
+ * transport's (bench/zero-window/memory.ts --transport grpc-js, 20,000 unary calls held
+ * by a client that grants no window): ~6.6 KB of V8 heap each after a full GC, ~15 KB of
+ * RSS. Charged 16 KiB: at the default 64 MiB a connection still holds 4,096 calls.
+ */
+export const GRPC_JS_STREAM_COST_BYTES = 16 << 10;
+
+/** The ceilings, in bytes and milliseconds, as the table's options give them. */
+export interface GrpcJsMemoryLimits {
+  readonly maxConnectionBytes: number;
+  readonly maxProcessBytes: number;
+  readonly maxStallMs: number;
+}
+
+const GUARD = Symbol('jwt-grpc memory guard');
+type GuardedStream = ServerHttp2Stream & { [GUARD]?: SessionGuard };
+
+/** One connection's charges and its stall check. */
+class SessionGuard {
+  readonly #session: Http2Session;
+  readonly #limits: GrpcJsMemoryLimits;
+  readonly #process: MemoryLedger;
+  readonly streams = new Set<GuardedStream>();
+  readonly #refusals = new Budget(REFUSED_STREAM_BURST, REFUSED_STREAM_RATE);
+  /** Bytes charged: streams, and the answer bytes found waiting at the last check. */
+  held = 0;
+  #waiting = 0;
+  /** Each stream's waiting bytes at the last check, to see whether any moved. */
+  readonly #lastSeen = new Map<GuardedStream, number>();
+  #stalledChecks = 0;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(session: Http2Session, limits: GrpcJsMemoryLimits, process: MemoryLedger) {
+    this.#session = session;
+    this.#limits = limits;
+    this.#process = process;
+    this.#timer = setInterval(() => this.#check(), Math.max(1, limits.maxStallMs / STALL_CHECKS_PER_BOUND)).unref();
+    session.once('close', () => this.#closed());
+  }
+
+  /** Charges a new stream, or refuses it (false) past a ceiling. */
+  admit(stream: GuardedStream): boolean {
+    if (this.#overCeiling(GRPC_JS_STREAM_COST_BYTES)) {
+      if (!this.#refusals.take()) {
+        this.#session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        this.#session.destroy();
+        return false;
+      }
+      // A stream closed with an error code emits 'error': nobody else listens to this one.
+      stream.on('error', ignore);
+      stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      return false;
+    }
+    this.#charge(GRPC_JS_STREAM_COST_BYTES);
+    this.streams.add(stream);
+    stream[GUARD] = this;
+    stream.on('close', onStreamClose);
+    return true;
+  }
+
+  release(stream: GuardedStream): void {
+    if (!this.streams.delete(stream)) return;
+    this.#charge(-GRPC_JS_STREAM_COST_BYTES);
+  }
+
+  #charge(bytes: number): void {
+    this.held += bytes;
+    this.#process.held += bytes;
+  }
+
+  /** As the own transport's: the connection's ceiling, then the process's, with the reserve for connections that read. */
+  #overCeiling(bytes: number): boolean {
+    if (this.held + bytes > this.#limits.maxConnectionBytes) return true;
+    const processHeld = this.#process.held + bytes;
+    const ceiling = this.#limits.maxProcessBytes;
+    if (processHeld <= ceiling) return false;
+    return (
+      this.#waiting > 0 || this.held + bytes > ceiling * PROCESS_MEMORY_READER_SHARE || processHeld > ceiling * (1 + PROCESS_MEMORY_READER_RESERVE)
+    );
+  }
+
+  /**
+   * Re-charges the answer bytes waiting, and ends the connection once answers have waited
+   * the whole bound with none of their writes completed. A write completed: a stream's
+   * buffered bytes fell, or it closed without error (its answer all out); new answers
+   * waiting, or streams the client reset, are no progress.
+   */
+  #check(): void {
+    const lastSeen = this.#lastSeen;
+    let moved = false;
+    for (const [stream, before] of lastSeen) {
+      if (stream.bufferSize < before && (!stream.closed || stream.rstCode === constants.NGHTTP2_NO_ERROR)) moved = true;
+    }
+    lastSeen.clear();
+    let waiting = 0;
+    for (const stream of this.streams) {
+      const buffered = stream.bufferSize;
+      if (buffered === 0) continue;
+      waiting += buffered;
+      lastSeen.set(stream, buffered);
+    }
+    const startedWaiting = this.#waiting === 0;
+    this.#charge(waiting - this.#waiting);
+    this.#waiting = waiting;
+    if (waiting === 0 || moved || startedWaiting) {
+      this.#stalledChecks = 0;
+      return;
+    }
+    if (++this.#stalledChecks < STALL_CHECKS_PER_BOUND) return;
+    this.#session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from('answers waited for flow-control window too long'));
+    this.#session.destroy();
+  }
+
+  #closed(): void {
+    clearInterval(this.#timer);
+    for (const stream of this.streams) this.release(stream);
+    this.#charge(-this.#waiting);
+    this.#waiting = 0;
+    this.#lastSeen.clear();
+  }
+}
+
+function ignore(): void {}
+
+function onStreamClose(this: GuardedStream): void {
+  this[GUARD]?.release(this);
+}
+
+/**
+ * Puts the guards on every node:http2 server `server` creates from now on (call it before
+ * `bindAsync`): grpc-js builds one per bound address in its (private) `createHttp2Server`,
+ * and its 'stream' listener runs only for streams the guard admits. Returns false,
+ * changing nothing, on a grpc-js without that method; the caller warns.
+ *
+ * @example
+ * ```ts
+ * const server = new (grpcJs().Server)(serverChannelOptions(options));
+ * if (!guardGrpcJsMemory(server, { maxConnectionBytes: 64 << 20, maxProcessBytes: 256 << 20, maxStallMs: 30_000 })) logger.warn('...');
+ * ```
+ * @internal
+ */
+export function guardGrpcJsMemory(server: Server, limits: GrpcJsMemoryLimits, process: MemoryLedger = PROCESS_MEMORY): boolean {
+  const internal = server as unknown as { createHttp2Server?: (...args: unknown[]) => Http2Server };
+  const create = internal.createHttp2Server;
+  if (typeof create !== 'function') return false;
+  internal.createHttp2Server = function (this: unknown, ...args: unknown[]): Http2Server {
+    const http2Server = create.apply(this, args);
+    guardHttp2Server(http2Server, limits, process);
+    return http2Server;
+  };
+  return true;
+}
+
+type StreamListener = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void;
+
+function guardHttp2Server(http2Server: Http2Server, limits: GrpcJsMemoryLimits, process: MemoryLedger): void {
+  const guards = new WeakMap<Http2Session, SessionGuard>();
+  http2Server.on('session', (session: Http2Session) => guards.set(session, new SessionGuard(session, limits, process)));
+  // grpc-js's own listeners, set up before createHttp2Server returns: they see only admitted streams.
+  const listeners = http2Server.listeners('stream') as StreamListener[];
+  http2Server.removeAllListeners('stream');
+  http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
+    const guard = guards.get(stream.session as Http2Session);
+    if (guard !== undefined && !guard.admit(stream)) return;
+    for (let i = 0; i < listeners.length; i++) (listeners[i] as StreamListener).call(http2Server, stream, headers, flags, rawHeaders);
+  });
+}
