@@ -17,7 +17,7 @@ import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } fro
 import { guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { resolveOptions } from '../../src/options/resolve.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import { PROCESS_MEMORY } from '../../src/transport/process-memory.js';
+import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../../src/transport/handler-api.js';
 

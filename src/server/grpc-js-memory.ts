@@ -34,7 +34,7 @@ import {
   REFUSED_STREAM_RATE,
   STALL_CHECKS_PER_BOUND,
 } from '../transport/http2/wire/limits.js';
-import { PROCESS_MEMORY } from '../transport/process-memory.js';
+import { PROCESS_MEMORY } from '../transport/http2/wire/process-memory.js';
 
 /**
  * What an open grpc-js call is charged: its objects on both sides of node:http2 (the

@@ -3,7 +3,7 @@ import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from
 import { JwtGrpcError, invalidOption } from '../../errors.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
-import { PROCESS_MEMORY } from '../process-memory.js';
+import { PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
 import { streamHandler } from './dispatch.js';

@@ -5,7 +5,7 @@
  * refuses new streams against it. One per process (module state), so that every server
  * in it, on either transport, shares it.
  */
-import { MemoryLedger } from './http2/wire/budget.js';
+import { MemoryLedger } from './budget.js';
 
 /** @internal The process's one count. */
 export const PROCESS_MEMORY = new MemoryLedger();
