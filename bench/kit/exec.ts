@@ -58,6 +58,8 @@ export interface CommandResult {
   readonly stderr: string;
   /** Why it did not run to an exit status (not found, timed out), else null. */
   readonly error: string | null;
+  /** Killed, with its group, because it ran past `timeoutMs`. */
+  readonly timedOut: boolean;
 }
 
 /**
@@ -81,7 +83,7 @@ export function runCommand(command: string, args: readonly string[], options: Co
   if (result.pid > 0) killGroup(result.pid);
   const timedOut = (result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
   const error = timedOut ? `${command} ${args.join(' ')} did not finish in ${Math.round(timeoutMs / 1000)} s` : (result.error?.message ?? null);
-  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '', error };
+  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '', error, timedOut };
 }
 
 /** Runs a command that must succeed and returns its stdout; throws with its stderr when it does not exit 0. */

@@ -300,6 +300,24 @@ export async function runToExit(
   return { ...exit, stdout: child.stdout, stderr: child.stderr, timedOut };
 }
 
+/**
+ * Runs `command args` to its exit as {@link runToExit} does and returns its stdout; throws
+ * when it does not exit 0, naming the step (`what`, default the command line): "`what` did
+ * not finish in N s" when it ran past `timeoutMs` (its tree and group killed), else its exit,
+ * with its output either way.
+ */
+export async function runStep(
+  command: string,
+  args: readonly string[],
+  options: LaunchOptions & { readonly timeoutMs: number; readonly what?: string },
+): Promise<string> {
+  const run = await runToExit(command, args, options);
+  if (run.code === 0) return run.stdout;
+  const what = options.what ?? `${command} ${args.join(' ')}`;
+  const how = run.timedOut ? `did not finish in ${options.timeoutMs / 1000} s` : `failed (exit ${run.code ?? run.signal})`;
+  throw new Error(`${what} ${how}${options.cwd === undefined ? '' : `, in ${options.cwd}`}:\n${run.stdout}\n${run.stderr}`);
+}
+
 /** The line every server under test prints on stdout once it accepts calls. */
 export const LISTENING = /listening on 127\.0\.0\.1:(\d+)/;
 
