@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GrpcStatusError, JwtGrpcError, type KeySet, GrpcStatus, createJwtServer, createVerifier, generateKeys, jwtAuthInterceptor, jwtCallCredentials, silentLogger } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
 
 let certs: TestCerts;
 let keys: KeySet;
@@ -16,7 +17,6 @@ beforeAll(async () => {
 afterEach(cleanup);
 afterAll(() => certs?.remove());
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {
   const issuer = await startIssuer(certs, { keys });
@@ -81,12 +81,7 @@ describe('jwtCallCredentials', () => {
     try {
       // grpc-js redials after its connection backoff (1 s, jittered); calls before that fail fast.
       let reply: { message: string } | undefined;
-      for (const deadline = Date.now() + 10_000; reply === undefined && Date.now() < deadline; ) {
-        reply = await s.caller.hello().catch(async () => {
-          await sleep(200);
-          return undefined;
-        });
-      }
+      await waitUntil(async () => (reply = await s.caller.hello().catch(() => undefined)) !== undefined, 10_000, 200);
       expect(reply?.message).toBe('hello svc');
     } finally {
       await back.close({ graceMs: 0 });

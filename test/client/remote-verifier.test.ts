@@ -6,6 +6,7 @@
 import { Server, ServerCredentials, type ServiceClientConstructor, loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../bench/kit/wait.js';
 import {
   GrpcStatusError,
   JwtGrpcError,
@@ -35,7 +36,6 @@ afterEach(async () => {
 });
 
 const now = (): number => Math.floor(Date.now() / 1000);
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function token(set: KeySet, alg = 'ES256', claims: Record<string, unknown> = {}): string {
   return createSigner(set).sign(alg, { sub: 'ada', iat: now(), exp: now() + 600, ...claims }).token;
