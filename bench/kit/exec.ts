@@ -82,7 +82,7 @@ export function runCommand(command: string, args: readonly string[], options: Co
   const result = spawnSync(command, args, spawnOptions);
   if (result.pid > 0) killGroup(result.pid);
   const timedOut = (result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
-  const error = timedOut ? `${command} ${args.join(' ')} did not finish in ${Math.round(timeoutMs / 1000)} s` : (result.error?.message ?? null);
+  const error = timedOut ? `${command} ${args.join(' ')} did not finish in ${timeoutMs / 1000} s` : (result.error?.message ?? null);
   return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '', error, timedOut };
 }
 

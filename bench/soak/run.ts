@@ -82,7 +82,7 @@ async function soak(options: SoakOptions): Promise<number> {
 
   const results: LoadCellResult[] = [];
   try {
-    // At least 4 rounds, so that the judged half has 2 readings; the first half is the warm-up.
+    // At least 4 rounds; the second half of them (3 readings at least) is judged, the first is the warm-up.
     const rounds = Math.max(4, Math.round((options.minutes * 60) / options.roundS));
     for (const scenario of LOAD_SCENARIOS.filter((c) => options.cells.includes(c.name))) {
       log(`cell ${scenario.name}: ${scenario.connections} connection(s), ${scenario.concurrency} in flight, ${rounds} rounds of ${options.roundS} s`);
@@ -94,7 +94,7 @@ async function soak(options: SoakOptions): Promise<number> {
         keysFile: keys.path,
         roundS: options.roundS,
         rounds,
-        judgedRounds: Math.floor(rounds / 2),
+        judgedRounds: Math.max(3, Math.floor(rounds / 2)),
         growthLimitMiB: GROWTH_LIMIT_MIB,
         workDir,
         log,
