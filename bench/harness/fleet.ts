@@ -4,7 +4,8 @@
  * deploy tests and the benchmark's nginx row. Every process is started by the launcher.
  */
 import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
-import { type NginxProxy, freePort, startNginx } from './nginx.js';
+import { type NginxProxy, startNginx } from './nginx.js';
+import { freePort } from '../kit/ports.js';
 
 export interface FleetOptions {
   readonly replicas: number;

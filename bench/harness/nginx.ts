@@ -5,13 +5,13 @@
  * (so it is paused, stopped and killed like every other process the harness starts).
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../common/paths.js';
 import { tasksetCommand } from './cores.js';
 import { findOnPath, isExecutable } from '../kit/exec.js';
 import { type ServerProcess, extend, launch } from '../kit/launcher.js';
+import { freePort } from '../kit/ports.js';
 
 /** The shipped configuration: an `http {}`-level snippet (upstream + server). */
 export const SHIPPED_NGINX_CONF = repoPath('deploy', 'nginx', 'jwt-grpc.conf');
@@ -92,18 +92,6 @@ function mainConfig(dir: string, snippet: string, workerProcesses: number): stri
     '}',
     '',
   ].join('\n');
-}
-
-/** A free loopback port: nginx cannot report the port of `listen ...:0`. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface NginxOptions {

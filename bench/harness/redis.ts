@@ -8,6 +8,7 @@
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
 import { findOnPath, isExecutable } from '../kit/exec.js';
 import { type LaunchedProcess, launch } from '../kit/launcher.js';
+import { freePort } from '../kit/ports.js';
 
 /** How to get redis-server on Debian and Ubuntu (`.ci/run` does it as root). */
 export const REDIS_INSTALL = 'apt-get install redis-server';
@@ -41,17 +42,6 @@ export interface RedisServerOptions {
 
 /** Redis logs this once it accepts connections. */
 const READY = /Ready to accept connections/;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * Starts redis-server on 127.0.0.1, on `port` or a free one, resolving once it accepts

@@ -8,9 +8,12 @@
  *   started` (a worker seen only there is still found once its primary is gone);
  * - each pid is kept with its start time (/proc/<pid>/stat), and a process is signalled
  *   only while its start time still matches, so a pid reused since is never touched;
+ * - each process starts in a process group of its own (`detached`), so that everything it
+ *   starts, announced or not (npm's and go's own children), is reached by one signal to
+ *   the group ({@link killGroup});
  * - `stop` sends SIGTERM to the root, SIGKILLs the whole tree after a grace period, and
- *   after the root's exit SIGKILLs the workers that outlived it (orphans);
- * - `kill`, `killAll`, and this process's exit SIGKILL the whole tree at once;
+ *   after the root's exit SIGKILLs the workers that outlived it (orphans) and the group;
+ * - `kill`, `killAll`, and this process's exit SIGKILL the whole tree and group at once;
  * - `pause` and `resume` SIGSTOP and SIGCONT the whole tree, so that a server waiting
  *   for its turn runs nothing at all (no timer, no GC) beside the one being measured.
  *
@@ -20,7 +23,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { within } from './wait.js';
-import { childEnvironment } from './exec.js';
+import { childEnvironment, killGroup } from './exec.js';
 import { parentPid, processTree, startTicks } from './proc.js';
 
 export interface ProcessExit {
@@ -104,6 +107,8 @@ export function launch(command: string, args: readonly string[], options: Launch
     cwd: options.cwd ?? PACKAGE_ROOT,
     env: childEnvironment(options.env),
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    // A group of its own: killGroup reaches every process it starts, even one nobody announced.
+    detached: true,
   });
   if (child.pid === undefined) {
     child.once('error', () => undefined); // reported by the throw below
@@ -187,7 +192,10 @@ function track(child: ChildProcess, pid: number, childLine: RegExp | undefined):
       }
     }
   };
-  const killOwned = (includeRoot: boolean): void => signalOwned('SIGKILL', includeRoot);
+  const killOwned = (includeRoot: boolean): void => {
+    signalOwned('SIGKILL', includeRoot);
+    killGroup(pid);
+  };
 
   const handle: LaunchedProcess = {
     pid,
@@ -253,9 +261,11 @@ function track(child: ChildProcess, pid: number, childLine: RegExp | undefined):
       if (exit !== undefined) return;
       remember();
       signalOwned('SIGSTOP', true);
+      killGroup(pid, 'SIGSTOP');
     },
     resume() {
       signalOwned('SIGCONT', true);
+      killGroup(pid, 'SIGCONT');
     },
   };
   launched.add(handle);
@@ -288,6 +298,24 @@ export async function runToExit(
   const exit = await child.closed;
   clearTimeout(timer);
   return { ...exit, stdout: child.stdout, stderr: child.stderr, timedOut };
+}
+
+/**
+ * Runs `command args` to its exit as {@link runToExit} does and returns its stdout; throws
+ * when it does not exit 0, naming the step (`what`, default the command line): "`what` did
+ * not finish in N s" when it ran past `timeoutMs` (its tree and group killed), else its exit,
+ * with its output either way.
+ */
+export async function runStep(
+  command: string,
+  args: readonly string[],
+  options: LaunchOptions & { readonly timeoutMs: number; readonly what?: string },
+): Promise<string> {
+  const run = await runToExit(command, args, options);
+  if (run.code === 0) return run.stdout;
+  const what = options.what ?? `${command} ${args.join(' ')}`;
+  const how = run.timedOut ? `did not finish in ${options.timeoutMs / 1000} s` : `failed (exit ${run.code ?? run.signal})`;
+  throw new Error(`${what} ${how}${options.cwd === undefined ? '' : `, in ${options.cwd}`}:\n${run.stdout}\n${run.stderr}`);
 }
 
 /** The line every server under test prints on stdout once it accepts calls. */

@@ -13,32 +13,13 @@ import { cpuSnapshot, runCpu } from '../harness/contention.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { launch, type ServerProcess } from '../kit/launcher.js';
 import { discoveryPort } from './background-load.js';
+import type { JwksRound, JwksThroughput } from './results.js';
 import { type ServerSpec, startBenchServer } from './servers.js';
 
 /** Connections of the saturating load (the issue's figure: 100). */
 export const JWKS_CONNECTIONS = 100;
 
-export interface JwksRound {
-  readonly round: number;
-  readonly succeeded: number;
-  readonly failed: number;
-  readonly durationS: number;
-  readonly rps: number;
-  readonly serverCpuSeconds: number;
-  readonly serverCpuUtilization: number;
-  /** Succeeded requests per server CPU-second: requests/s per core. */
-  readonly perCoreRps: number;
-  readonly foreignCpuShare: number;
-}
-
-export interface JwksThroughput {
-  readonly server: string;
-  readonly connections: number;
-  readonly rounds: readonly JwksRound[];
-  readonly rps: MedianInterval | null;
-  readonly perCoreRps: MedianInterval | null;
-  readonly error: string | null;
-}
+export type { JwksRound, JwksThroughput } from './results.js';
 
 /** h2load's arguments for one saturating run of `durationS` seconds. */
 export function saturatingArgs(port: number, durationS: number, threads: number): string[] {

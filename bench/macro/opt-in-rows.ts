@@ -5,7 +5,7 @@
  */
 import { REVOCATION_PRELOAD } from '../revocation/entries.js';
 import type { RowAssets } from './row-assets.js';
-import type { OursRow } from './servers.js';
+import type { OursRow } from './row.js';
 
 /** A row of ours but its V8 flags (servers.ts adds the recommended ones). */
 export type OptInRow = Omit<OursRow, 'v8Flags'>;

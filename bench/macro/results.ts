@@ -1,12 +1,9 @@
-import type { JwksThroughput } from './jwks-throughput.js';
-import type { RevokeThroughput } from './revoke-throughput.js';
 import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
 import type { GhzSummary } from '../ghz/ghz-report.js';
 import type { ProbeSummary } from '../harness/probe.js';
 import type { Scenario } from './scenarios.js';
-import type { GrpcStack, ServerRole } from './servers.js';
 
 /** What a round's measurement may have suffered, each shown as a mark (macro/tables.ts). */
 export type RoundFlag = 'non-ok' | 'load-bound' | 'contended' | 'stolen' | 'slowed';
@@ -140,4 +137,87 @@ export interface MacroResults {
   readonly jwks?: JwksThroughput;
   /** RevokeJwt's throughput on each store (`--features revocation`); absent when not measured. */
   readonly revoke?: RevokeThroughput;
+}
+
+/**
+ * What a server is in the comparisons (comparisons.ts): ours, the Go peer, the ordinary
+ * Node peer, a transport ceiling (a server answering constants), a service protected by
+ * the package's consumer side (the protected cells), or a variant of ours that only named
+ * comparisons use (a V8 flag, the cache, another transport or runtime). The quick profile
+ * runs every role but the variants.
+ */
+export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'protected' | 'variant';
+
+/**
+ * The gRPC implementation a server's calls go through. An `echo` server of the same
+ * stack is the ceiling of the others: what the stack costs doing no JWT work.
+ */
+export type GrpcStack = 'grpc-js' | 'grpc-go' | 'own HTTP/2' | 'Bun, own HTTP/2';
+
+/** Where the revocations go (macro/revoke-throughput.ts). */
+export type RevokeStore = 'memory' | 'file' | 'redis';
+
+export interface RevokeRound {
+  readonly round: number;
+  readonly ok: number;
+  readonly nonOk: number;
+  readonly durationS: number;
+  /** OK answers per second. */
+  readonly rps: number;
+  /** Latency of the OK answers (ghz's distribution), ms: with the file store, the wait for the fsync. */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** The server's process tree, CPU-seconds over the run. */
+  readonly serverCpuSeconds: number;
+  readonly serverCpuUsPerRevocation: number;
+  readonly serverCpuUtilization: number;
+  /** redis-server's CPU-seconds over the run (the Redis store), else null. */
+  readonly storeCpuSeconds: number | null;
+  /** Lines the file store appended (the file store), else null: one per OK answer when every jti was new. */
+  readonly linesAppended: number | null;
+  readonly loadCpuUtilization: number | null;
+  readonly foreignCpuShare: number;
+}
+
+export interface RevokeStoreResult {
+  readonly store: RevokeStore;
+  readonly rounds: readonly RevokeRound[];
+  readonly rps: MedianInterval | null;
+  readonly serverCpuUsPerRevocation: MedianInterval | null;
+  /** redis-server's CPU per revocation (µs), the Redis store only. */
+  readonly storeCpuUsPerRevocation: MedianInterval | null;
+  /** Why the store did not run (redis-server missing), or null. */
+  readonly skipped: string | null;
+  readonly error: string | null;
+}
+
+export interface RevokeThroughput {
+  readonly connections: number;
+  readonly concurrency: number;
+  readonly stores: readonly RevokeStoreResult[];
+  /** Whether fsync sets the file store's pace, said from the intervals; null when memory or file lacks figures. */
+  readonly fsync: string | null;
+}
+
+/** JWKS fetch throughput (macro/jwks-throughput.ts). */
+export interface JwksRound {
+  readonly round: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly durationS: number;
+  readonly rps: number;
+  readonly serverCpuSeconds: number;
+  readonly serverCpuUtilization: number;
+  /** Succeeded requests per server CPU-second: requests/s per core. */
+  readonly perCoreRps: number;
+  readonly foreignCpuShare: number;
+}
+
+export interface JwksThroughput {
+  readonly server: string;
+  readonly connections: number;
+  readonly rounds: readonly JwksRound[];
+  readonly rps: MedianInterval | null;
+  readonly perCoreRps: MedianInterval | null;
+  readonly error: string | null;
 }

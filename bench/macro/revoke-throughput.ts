@@ -27,11 +27,11 @@ import type { ServerProcess } from '../kit/launcher.js';
 import { cpuSeconds } from '../kit/proc.js';
 import { withoutLoadSide } from './column.js';
 import { revocationArgs } from './opt-in-rows.js';
+import type { RevokeRound, RevokeStore, RevokeStoreResult, RevokeThroughput } from './results.js';
 import type { RowAssets } from './row-assets.js';
 import { type ServerSpec, optInServer, startBenchServer } from './servers.js';
 
-/** Where the revocations go. */
-export type RevokeStore = 'memory' | 'file' | 'redis';
+export type { RevokeRound, RevokeStore, RevokeStoreResult, RevokeThroughput } from './results.js';
 export const REVOKE_STORES: readonly RevokeStore[] = ['memory', 'file', 'redis'];
 
 /** The load shape: one connection, 50 in flight (the 1x50 cells'): enough to fill a group commit. */
@@ -39,48 +39,6 @@ export const REVOKE_CONNECTIONS = 1;
 export const REVOKE_CONCURRENCY = 50;
 /** How long ahead each revoked token expires: well inside the default `maxTtlSeconds`, past the run's end. */
 const REVOKE_EXPIRES_IN_S = 3600;
-
-export interface RevokeRound {
-  readonly round: number;
-  readonly ok: number;
-  readonly nonOk: number;
-  readonly durationS: number;
-  /** OK answers per second. */
-  readonly rps: number;
-  /** Latency of the OK answers (ghz's distribution), ms: with the file store, the wait for the fsync. */
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  /** The server's process tree, CPU-seconds over the run. */
-  readonly serverCpuSeconds: number;
-  readonly serverCpuUsPerRevocation: number;
-  readonly serverCpuUtilization: number;
-  /** redis-server's CPU-seconds over the run (the Redis store), else null. */
-  readonly storeCpuSeconds: number | null;
-  /** Lines the file store appended (the file store), else null: one per OK answer when every jti was new. */
-  readonly linesAppended: number | null;
-  readonly loadCpuUtilization: number | null;
-  readonly foreignCpuShare: number;
-}
-
-export interface RevokeStoreResult {
-  readonly store: RevokeStore;
-  readonly rounds: readonly RevokeRound[];
-  readonly rps: MedianInterval | null;
-  readonly serverCpuUsPerRevocation: MedianInterval | null;
-  /** redis-server's CPU per revocation (µs), the Redis store only. */
-  readonly storeCpuUsPerRevocation: MedianInterval | null;
-  /** Why the store did not run (redis-server missing), or null. */
-  readonly skipped: string | null;
-  readonly error: string | null;
-}
-
-export interface RevokeThroughput {
-  readonly connections: number;
-  readonly concurrency: number;
-  readonly stores: readonly RevokeStoreResult[];
-  /** Whether fsync sets the file store's pace, said from the intervals; null when memory or file lacks figures. */
-  readonly fsync: string | null;
-}
 
 /** ghz's RevokeJwt request: a jti unique per call (`prefix` + ghz's request number) and its expiry. */
 export function revokeData(prefix: string, expiresAt: number): Record<string, string> {

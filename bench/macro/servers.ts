@@ -9,22 +9,11 @@ import type { Transport } from '../../src/lib.js';
 import type { BackgroundLoad } from './background-load.js';
 import type { RowAssets, RowNeed } from './row-assets.js';
 import { OPT_IN_ROWS, type OptInRow } from './opt-in-rows.js';
+import type { OursRow } from './row.js';
 import type { CoreGroup } from './scenarios.js';
+import type { GrpcStack, ServerRole } from './results.js';
 
-/**
- * What a server is in the comparisons (comparisons.ts): ours, the Go peer, the ordinary
- * Node peer, a transport ceiling (a server answering constants), a service protected by
- * the package's consumer side (the protected cells), or a variant of ours that only named
- * comparisons use (a V8 flag, the cache, another transport or runtime). The quick profile
- * runs every role but the variants.
- */
-export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'protected' | 'variant';
-
-/**
- * The gRPC implementation a server's calls go through. An `echo` server of the same
- * stack is the ceiling of the others: what the stack costs doing no JWT work.
- */
-export type GrpcStack = 'grpc-js' | 'grpc-go' | 'own HTTP/2' | 'Bun, own HTTP/2';
+export type { GrpcStack, ServerRole } from './results.js';
 
 /** What a server's command line may depend on. */
 export interface LaunchContext {
@@ -117,43 +106,6 @@ function nodeServer(
 
 /** The stack each transport of `jwt-grpc serve` runs its calls through. */
 const STACKS: Readonly<Record<Transport, GrpcStack>> = { http2: 'own HTTP/2', 'grpc-js': 'grpc-js' };
-
-/** How a row of ours runs: the parameters of {@link oursServer}. */
-export interface OursRow {
-  readonly name: string;
-  readonly role: 'ours' | 'variant';
-  readonly groups: readonly CoreGroup[];
-  readonly methods: readonly RpcMethod[];
-  readonly cluster: boolean;
-  /** `--transport`, always passed, so that a row's stack does not depend on the CLI's default. */
-  readonly transport: Transport;
-  readonly v8Flags: readonly string[];
-  /** More `serve` options (e.g. `--metrics-port 0`). */
-  readonly serveArgs?: readonly string[];
-  /** The runtime that runs the CLI: Node (the default), or Bun, for the question whether the gap to Go is the runtime's. */
-  readonly runtime?: 'node' | 'bun';
-  /**
-   * Off everywhere but `jwt-grpc-cached`: the peers verify every call, and the fixed
-   * token of a VerifyJwt scenario would otherwise be a cache hit every time. GenerateJwt
-   * never uses that cache (a fresh token is verified uncached), so it is not affected.
-   */
-  readonly verifyCache: boolean;
-  readonly description: string;
-  /** `serve` options made from what the run prepared (certificate files, the policy). */
-  readonly assetArgs?: (assets: RowAssets) => string[];
-  /** Environment variables made from what the run prepared (the OTLP sink's URL). */
-  readonly assetEnv?: (assets: RowAssets) => Record<string, string>;
-  readonly needs?: readonly RowNeed[];
-  readonly optIn?: boolean;
-  readonly backgroundLoad?: BackgroundLoad;
-  /** The CLI to run: this tree's build, or another commit's (`--baseline-ref`). */
-  readonly cli?: string;
-  /**
-   * Whether tokens carry a `jti` (serve's default). Off (`--no-jti`) on every row but the
-   * revocation rows: the Go peer signs none (bench/README.md, "Servers under test").
-   */
-  readonly jti?: boolean;
-}
 
 /**
  * A row of `jwt-grpc serve`. The parameters are what the rows differ by; a new row of

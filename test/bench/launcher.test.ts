@@ -1,9 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
-import { childEnvironment } from '../../bench/kit/exec.js';
-import { killAll, launch, startServer } from '../../bench/kit/launcher.js';
+import { childEnvironment, runCommand } from '../../bench/kit/exec.js';
+import { killAll, launch, runStep, startServer } from '../../bench/kit/launcher.js';
 import { isAlive, processTree } from '../../bench/kit/proc.js';
+
+/**
+ * `sh` that starts a `sleep` from a subshell, so that the sleep is no longer its child
+ * (reparented once the subshell exits; as npm's and go's helpers may be) but still in its
+ * process group, prints the sleep's pid, and sleeps itself.
+ */
+const WITH_ESCAPED = '(sleep 31 & echo $!); sleep 30';
+
+/** The escaped sleep's pid, from what WITH_ESCAPED printed. */
+function escapedPid(text: string): number {
+  const pid = Number(/^(\d+)$/m.exec(text)?.[1]);
+  expect(pid, `no pid in: ${text}`).toBeGreaterThan(1);
+  return pid;
+}
 
 /** `sh` with a background `sleep` and a `wait`: a root with a child, as a cluster primary with a worker. */
 const WITH_CHILD = 'sleep 30 & wait';
@@ -26,6 +40,32 @@ describe.skipIf(process.platform !== 'linux')('launcher', () => {
     child.kill();
     expect(await child.closed).toEqual({ code: null, signal: 'SIGKILL' });
     expect(await allGone(tree), `still running: ${tree.filter(isAlive).join(', ')}`).toBe(true);
+  });
+
+  it('kill() ends a process the root started that left its tree: the whole process group goes', async () => {
+    const child = launch('sh', ['-c', WITH_ESCAPED]);
+    const { match } = await child.waitFor('stdout', /^(\d+)$/m, 5000);
+    const escaped = Number(match[1]);
+    // Once its subshell has exited, the sleep is no descendant of the root any more.
+    expect(await waitUntil(() => !processTree(child.pid).includes(escaped), 5000), 'the sleep left the tree').toBe(true);
+    child.kill();
+    await child.closed;
+    expect(await allGone([escaped]), `the escaped sleep ${escaped} still runs`).toBe(true);
+  });
+
+  it('runStep names the step that did not finish in time, and kills its whole group', async () => {
+    const step = runStep('sh', ['-c', WITH_ESCAPED], { timeoutMs: 500, what: 'npm install of the packed tarball' });
+    const error = await step.then(() => null, (err: unknown) => err as Error);
+    expect(error?.message).toMatch(/^npm install of the packed tarball did not finish in 0\.5 s:\n/);
+    const escaped = escapedPid(error?.message ?? '');
+    expect(await allGone([escaped]), `the escaped sleep ${escaped} still runs`).toBe(true);
+  });
+
+  it('runCommand (synchronous) says it timed out, and kills what the command left in its group', async () => {
+    const result = runCommand('sh', ['-c', WITH_ESCAPED], { timeoutMs: 500 });
+    expect([result.timedOut, result.error]).toEqual([true, `sh -c ${WITH_ESCAPED} did not finish in 0.5 s`]);
+    const escaped = escapedPid(result.stdout);
+    expect(await allGone([escaped]), `the escaped sleep ${escaped} still runs`).toBe(true);
   });
 
   it('stop() sends SIGTERM, then kills a worker its root left behind', async () => {

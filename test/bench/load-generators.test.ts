@@ -11,7 +11,7 @@ import { quantileOfSorted } from '../../bench/common/median-interval.js';
 import { planCores } from '../../bench/harness/cores.js';
 import { type KeysFile, writeKeysFile } from '../../bench/harness/keys-file.js';
 import { findOnPath, runCommand } from '../../bench/kit/exec.js';
-import { goBuild } from '../../bench/kit/go-build.js';
+import { TEST_GO_BUILD_TIMEOUT_MS, goBuild } from '../../bench/kit/go-build.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { findH2load } from '../../bench/load/h2load.js';
 import { runH2loadSection } from '../../bench/load/h2load-section.js';
@@ -39,11 +39,11 @@ describe.skipIf(ghz === null || h2load === null || go === null)('with real serve
   let ctx: LoadContext;
   let scratchDir: string;
   beforeAll(() => {
-    expect(goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer')).toEqual({ ok: true });
+    expect(goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer', TEST_GO_BUILD_TIMEOUT_MS)).toEqual({ ok: true });
     keys = writeKeysFile(['HS256']);
     scratchDir = mkdtempSync(join(tmpdir(), 'load-test-'));
     ctx = { plan: planCores(null), keysFile: keys.path, scratchDir, ghz: ghz as string, log: () => undefined, onServers: () => undefined };
-  });
+    }, 300_000);
   afterAll(() => {
     keys?.remove();
     rmSync(scratchDir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findOnPath } from '../../bench/kit/exec.js';
+import { findOnPath, killGroup } from '../../bench/kit/exec.js';
 import { renderSummary } from '../../bench/report/summary.js';
 import { writeReport } from '../../bench/report/write-report.js';
 import { EXPECTED_MARKS, reportFixture } from './report-fixture.js';
@@ -72,13 +72,11 @@ afterAll(async () => {
   // chromium's own children (zygote, renderer, utilities) write into its profile folder
   // too: the whole process group goes, and the folder once the browser has exited (retried,
   // as a child may still be closing its files).
-  if (browser?.pid !== undefined && browser.exitCode === null && browser.signalCode === null) {
-    const exited = new Promise((resolve) => browser?.once('exit', resolve));
-    try {
-      process.kill(-browser.pid, 'SIGKILL');
-    } catch {
-      browser.kill('SIGKILL');
-    }
+  // The group goes even once chromium itself has exited: a child of it may outlive it.
+  if (browser?.pid !== undefined) {
+    const running = browser.exitCode === null && browser.signalCode === null;
+    const exited = running ? new Promise((resolve) => browser?.once('exit', resolve)) : Promise.resolve();
+    killGroup(browser.pid);
     await exited;
   }
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { CLI_ENTRY, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { isAlive } from '../../bench/kit/proc.js';
+import { killGroup } from '../../bench/kit/exec.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { callError, ClientPool, decodeJwt } from '../helpers/client.js';
@@ -232,8 +233,10 @@ describe('serve', () => {
 describe('a server started through a launcher', () => {
   it('ends when its launcher ends (SIGTERM to a shell that does not pass it on, as npx does)', async () => {
     // The shell is the launcher: SIGTERM ends it and leaves the server orphaned, as `npx` does.
+    // Not the kit's launcher, which would end the server itself; a group of its own all the same, killed whatever happens.
     const launcher = spawn('sh', ['-c', `"${process.execPath}" "${CLI_ENTRY}" ${serveArgs().join(' ')} & wait`], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
@@ -248,7 +251,7 @@ describe('a server started through a launcher', () => {
       expect(stderr).toMatch(/parent process \d+ exited: draining/);
     } finally {
       if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
-      launcher.kill('SIGKILL');
+      killGroup(launcher.pid as number);
     }
   });
 });

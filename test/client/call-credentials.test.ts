@@ -18,6 +18,7 @@ import {
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { AS_LOCALHOST, HELLO, PUBLIC, cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
 
 let certs: TestCerts;
 let keys: KeySet;
@@ -30,7 +31,6 @@ beforeAll(async () => {
 afterEach(cleanup);
 afterAll(() => certs?.remove());
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {
   const issuer = await startIssuer(certs, { keys });
@@ -95,12 +95,7 @@ describe('jwtCallCredentials', () => {
     try {
       // grpc-js redials after its connection backoff (1 s, jittered); calls before that fail fast.
       let reply: { message: string } | undefined;
-      for (const deadline = Date.now() + 10_000; reply === undefined && Date.now() < deadline; ) {
-        reply = await s.caller.hello().catch(async () => {
-          await sleep(200);
-          return undefined;
-        });
-      }
+      await waitUntil(async () => (reply = await s.caller.hello().catch(() => undefined)) !== undefined, 10_000, 200);
       expect(reply?.message).toBe('hello svc');
     } finally {
       await back.close({ graceMs: 0 });

@@ -26,11 +26,10 @@ import {
   type JwtServerOptions,
   type ServerTlsOptions,
   createJwtClient,
-  createJwtServer,
-  silentLogger,
   optionalVerifiedClaims,
 } from '../../src/lib.js';
 import type { TestCerts } from '../../bench/kit/certs.js';
+import { closeAllServers, startIssuer as startTrackedIssuer } from '../helpers/server.js';
 
 export const GREETER_PROTO = fileURLToPath(new URL('./fixtures/greeter.proto', import.meta.url));
 export const HELLO = '/demo.Greeter/Hello';
@@ -41,9 +40,10 @@ export const AS_LOCALHOST = { 'grpc.ssl_target_name_override': 'localhost' } as 
 
 const cleanups: (() => unknown)[] = [];
 
-/** Closes everything started since the last call, newest first; for afterEach. */
+/** Closes everything started since the last call, newest first, then the issuers; for afterEach. */
 export async function cleanup(): Promise<void> {
   while (cleanups.length > 0) await cleanups.pop()?.();
+  await closeAllServers(1000);
 }
 
 /** The issuer's TLS (createJwtServer's listen). */
@@ -61,11 +61,8 @@ export function clientTls(certs: TestCerts): ChannelCredentials {
 }
 
 /** An issuer on TLS; `close()` it to take it down (cleanup closes it too). */
-export async function startIssuer(certs: TestCerts, options: JwtServerOptions): Promise<{ server: JwtServer; target: string }> {
-  const server = createJwtServer({ logger: silentLogger, ...options });
-  cleanups.push(() => server.close({ graceMs: 1000 }));
-  const port = await server.listen('127.0.0.1:0', issuerTls(certs));
-  return { server, target: `127.0.0.1:${port}` };
+export function startIssuer(certs: TestCerts, options: JwtServerOptions): Promise<{ server: JwtServer; target: string }> {
+  return startTrackedIssuer(options, issuerTls(certs));
 }
 
 /** A JwtService client over TLS to `target`; closed by cleanup. */

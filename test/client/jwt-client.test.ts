@@ -5,16 +5,14 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   GrpcStatusError,
   JwtGrpcError,
-  type JwtServer,
   type KeySet,
   CallMetadata,
   PROTO_PATH,
   GrpcStatus,
   createJwtClient,
-  createJwtServer,
   generateKeys,
-  silentLogger,
 } from '../../src/lib.js';
+import { closeAllServers, startIssuer } from '../helpers/server.js';
 
 let keys: KeySet;
 const closers: (() => unknown)[] = [];
@@ -24,13 +22,11 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
+  await closeAllServers(500);
 });
 
-async function startIssuer(issuer = 'https://issuer.test'): Promise<{ server: JwtServer; port: number }> {
-  const server = createJwtServer({ keys, issuer, logger: silentLogger });
-  closers.push(() => server.close({ graceMs: 500 }));
-  return { server, port: await server.listen('127.0.0.1:0') };
-}
+/** The issuer of these tests, named `issuer`. */
+const startIssuerOf = (issuer = 'https://issuer.test'): ReturnType<typeof startIssuer> => startIssuer({ keys, issuer });
 
 /** A JwtService that never answers GenerateJwt and fails VerifyJwt with a trailer: what the client does with both. */
 async function startOddServer(): Promise<number> {
@@ -70,7 +66,7 @@ async function rejection(promise: Promise<unknown>): Promise<GrpcStatusError> {
 
 describe('createJwtClient', () => {
   it('calls the three methods and returns typed responses, missing fields as proto3 defaults', async () => {
-    const { port } = await startIssuer();
+    const { port } = await startIssuerOf();
     const jwt = client(`127.0.0.1:${port}`);
     const made = await jwt.generateJwt({ algorithm: 'ES256', subject: 'ada@example.com', ttl_seconds: 60 });
     expect(made.sub).toBe('ada@example.com');
@@ -85,7 +81,7 @@ describe('createJwtClient', () => {
   });
 
   it('rejects a failed call with a GrpcStatusError carrying the status', async () => {
-    const { port } = await startIssuer();
+    const { port } = await startIssuerOf();
     const err = await rejection(client(`127.0.0.1:${port}`).generateJwt({ algorithm: 'XS999', subject: 's' }));
     expect(err).toBeInstanceOf(JwtGrpcError);
     expect(err.code).toBe('ERR_GRPC_STATUS');
@@ -102,7 +98,7 @@ describe('createJwtClient', () => {
   });
 
   it('sends call metadata', async () => {
-    const { port } = await startIssuer();
+    const { port } = await startIssuerOf();
     const metadata = new CallMetadata().set('x-request-id', 'r-1');
     expect((await client(`127.0.0.1:${port}`).getJwks({}, { metadata })).jwks_json).toContain('keys');
   });
@@ -127,7 +123,7 @@ describe('createJwtClient', () => {
   });
 
   it('refuses calls once closed (close, or leaving a using block)', async () => {
-    const { port } = await startIssuer();
+    const { port } = await startIssuerOf();
     const jwt = client(`127.0.0.1:${port}`);
     await jwt.getJwks();
     jwt.close();
@@ -165,8 +161,8 @@ describe('createJwtClient', () => {
 describe('load balancing over a target with several addresses', () => {
   /** Which issuer answered each of `calls` sequential calls (each server puts its own iss in tokens). */
   async function spread(loadBalancing: 'pick_first' | 'round_robin' | undefined, calls: number): Promise<Map<string, number>> {
-    const a = await startIssuer('https://a.test');
-    const b = await startIssuer('https://b.test');
+    const a = await startIssuerOf('https://a.test');
+    const b = await startIssuerOf('https://b.test');
     const jwt = client(`ipv4:127.0.0.1:${a.port},127.0.0.1:${b.port}`, loadBalancing === undefined ? {} : { loadBalancing });
     const counts = new Map<string, number>([['https://a.test', 0], ['https://b.test', 0]]);
     for (let i = 0; i < calls; i++) {

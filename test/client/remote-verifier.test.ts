@@ -6,6 +6,7 @@
 import { Server, ServerCredentials, type ServiceClientConstructor, loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../bench/kit/wait.js';
 import {
   ANY_AUDIENCE,
   GrpcStatusError,
@@ -15,13 +16,13 @@ import {
   PROTO_PATH,
   GrpcStatus,
   createJwtClient,
-  createJwtServer,
   createRemoteVerifier,
   createSigner,
   exportKeys,
   generateKeys,
   silentLogger,
 } from '../../src/lib.js';
+import { closeAllServers, startIssuer } from '../helpers/server.js';
 
 let keys: KeySet;
 let stranger: KeySet;
@@ -33,10 +34,10 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   while (closers.length > 0) await closers.pop()?.();
+  await closeAllServers(200);
 });
 
 const now = (): number => Math.floor(Date.now() / 1000);
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function token(set: KeySet, alg = 'ES256', claims: Record<string, unknown> = {}): string {
   return createSigner(set).sign(alg, { sub: 'ada', iat: now(), exp: now() + 600, ...claims }).token;
@@ -56,13 +57,6 @@ function recordingLogger(): Logger & { lines: { level: string; message: string; 
       lines.push({ level, message, fields: { ...fields } });
     };
   return { lines, info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-async function startIssuer(set: KeySet) {
-  const server = createJwtServer({ keys: set, logger: silentLogger });
-  closers.push(() => server.close({ graceMs: 200 }));
-  const port = await server.listen('127.0.0.1:0');
-  return { server, target: `127.0.0.1:${port}` };
 }
 
 /** An issuer serving exactly `jwks()` from GetJwks: how odd or broken sets reach the verifier. */
@@ -102,7 +96,7 @@ function countingClient(target: string) {
 
 describe('createRemoteVerifier', () => {
   it('verifies ES256 and EdDSA tokens with the fetched public keys, one fetch for many calls', async () => {
-    const { target } = await startIssuer(keys);
+    const { target } = await startIssuer({ keys: keys });
     const { client, calls } = countingClient(target);
     const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(verifier.keys).toEqual([]);
@@ -114,7 +108,7 @@ describe('createRemoteVerifier', () => {
   });
 
   it('checks audience and issuer: its own defaults, or what a call asks', async () => {
-    const { target } = await startIssuer(keys);
+    const { target } = await startIssuer({ keys: keys });
     const verifier = createRemoteVerifier(countingClient(target).client, { audience: 'api', issuer: 'https://a.test', logger: silentLogger });
     const good = token(keys, 'ES256', { aud: 'api', iss: 'https://a.test' });
     expect((await verifier.verify(good)).valid).toBe(true);
@@ -130,7 +124,7 @@ describe('createRemoteVerifier', () => {
   });
 
   it('is not made without an audience: a token for another service would pass; ANY_AUDIENCE says so on purpose', async () => {
-    const { target } = await startIssuer(keys);
+    const { target } = await startIssuer({ keys });
     const client = countingClient(target).client;
     for (const make of [
       () => createRemoteVerifier(client, undefined as never),
@@ -150,7 +144,7 @@ describe('createRemoteVerifier', () => {
   });
 
   it('refetches for an unknown kid at most once per cooldown, concurrent misses sharing one fetch', async () => {
-    const { target } = await startIssuer(keys);
+    const { target } = await startIssuer({ keys: keys });
     const { client, calls } = countingClient(target);
     const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, cooldownMs: 300, logger: silentLogger });
     await verifier.refresh();
@@ -167,7 +161,7 @@ describe('createRemoteVerifier', () => {
   });
 
   it('refetches in the background once the set is older than maxAgeMs, answering meanwhile', async () => {
-    const { target } = await startIssuer(keys);
+    const { target } = await startIssuer({ keys: keys });
     const { client, calls } = countingClient(target);
     const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, maxAgeMs: 200, cooldownMs: 0, logger: silentLogger });
     expect((await verifier.verify(token(keys))).valid).toBe(true);
@@ -178,7 +172,7 @@ describe('createRemoteVerifier', () => {
   });
 
   it('keeps the last good set when the issuer goes down, and says so', async () => {
-    const { server, target } = await startIssuer(keys);
+    const { server, target } = await startIssuer({ keys: keys });
     const logger = recordingLogger();
     const verifier = createRemoteVerifier(countingClient(target).client, { audience: ANY_AUDIENCE, maxAgeMs: 100, cooldownMs: 0, logger });
     expect((await verifier.verify(token(keys))).valid).toBe(true);
@@ -192,7 +186,7 @@ describe('createRemoteVerifier', () => {
   });
 
   it('rejects with UNAVAILABLE naming the issuer while it has never had a set, retrying at most once a second', async () => {
-    const { target } = await startIssuer(keys);
+    const { target } = await startIssuer({ keys: keys });
     const unreachable = target.replace(/:\d+$/, ':1');
     const { client, calls } = countingClient(unreachable);
     const logger = recordingLogger();
@@ -214,7 +208,7 @@ describe('createRemoteVerifier', () => {
 
   it('answers UNKNOWN_KEY with the reason for an issuer that publishes no keys (HMAC only)', async () => {
     const hmacOnly = await generateKeys({ algorithms: ['HS256'] });
-    const { target } = await startIssuer(hmacOnly);
+    const { target } = await startIssuer({ keys: hmacOnly });
     const logger = recordingLogger();
     const verifier = createRemoteVerifier(countingClient(target).client, { audience: ANY_AUDIENCE, logger });
     expect(await verifier.verify(token(hmacOnly, 'HS256'))).toMatchObject({

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoPath } from '../../bench/common/paths.js';
-import { goBuild } from '../../bench/kit/go-build.js';
+import { TEST_GO_BUILD_TIMEOUT_MS, goBuild } from '../../bench/kit/go-build.js';
 import { runCommand } from '../../bench/kit/exec.js';
 
 const MANIFESTS = repoPath('deploy', 'kubernetes');
@@ -23,7 +23,7 @@ describe('deploy/kubernetes manifests, validated offline', () => {
     dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-manifests-'));
     validator = join(dir, 'validate');
     // k8s.io/api comes from the Go module proxy on a first build, then from the module cache.
-    const built = goBuild(VALIDATOR, validator, 'the manifest validator (deploy/kubernetes/validate)');
+    const built = goBuild(VALIDATOR, validator, 'the manifest validator (deploy/kubernetes/validate)', TEST_GO_BUILD_TIMEOUT_MS);
     if (!built.ok) throw new Error(built.reason);
   }, 300_000);
 

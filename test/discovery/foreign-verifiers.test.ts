@@ -16,6 +16,7 @@ import { ClientPool } from '../helpers/client.js';
 import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
 import { freePort, stagedRotation } from './helpers.js';
 import { type ForeignVerifier, goOidcVerifier, pyjwtVerifier } from './verifiers.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 const clients = new ClientPool();
 let verifiers: Record<'PyJWT' | 'go-oidc', ForeignVerifier | string>;
@@ -102,8 +103,7 @@ describe('foreign verifiers', () => {
         expect((await runCli(['keys', 'rotate', '--keys', keysFile, ...args])).code).toBe(0);
         const reloads = (cli.stderr.match(/reloaded keys/g) ?? []).length;
         process.kill(cli.pid, 'SIGHUP');
-        const deadline = Date.now() + 10_000;
-        while ((cli.stderr.match(/reloaded keys/g) ?? []).length < reloads + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        await waitUntil(() => (cli.stderr.match(/reloaded keys/g) ?? []).length >= reloads + 2, 10_000, 50);
       };
       await scenario({
         issuer,

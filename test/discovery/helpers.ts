@@ -1,5 +1,4 @@
 /** Shared by the discovery tests: HTTP requests on loopback and a staged rotation through the public API. */
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type Jwk, type KeySet, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
@@ -52,13 +51,4 @@ export async function stagedRotation(current: KeySet): Promise<{ staged: KeySet;
 }
 
 /** A loopback port free right now, for servers that must know their URL before they start (an issuer). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../bench/kit/ports.js';

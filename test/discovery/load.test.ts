@@ -5,11 +5,10 @@
  * succeed and every HTTP request be answered 200. The rate reached is logged, not asserted:
  * rates are measured by the benchmark harness on pinned cores, not by a unit test.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
-import { killAll } from '../../bench/kit/launcher.js';
+import { killAll, runStep } from '../../bench/kit/launcher.js';
 import { ClientPool } from '../helpers/client.js';
 import { freePort } from './helpers.js';
 
@@ -28,9 +27,7 @@ afterAll(async () => {
 
 function h2load(url: string): Promise<string> {
   const args = ['--h1', '-c', String(CONNECTIONS), '-D', String(DURATION_S), '--rps', String(RPS_PER_CONNECTION), url];
-  return new Promise((resolve, reject) =>
-    execFile(H2LOAD, args, { timeout: (DURATION_S + 30) * 1000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
-  );
+  return runStep(H2LOAD, args, { timeoutMs: (DURATION_S + 30) * 1000 });
 }
 
 describe.skipIf(!existsSync(H2LOAD))('JWKS fetch load on the discovery port', () => {

@@ -5,10 +5,10 @@
  * use; when that is impossible (no pip, no Go module proxy) the reason is returned so the
  * test can skip saying why.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runStep } from '../../bench/kit/launcher.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const TOOLS = fileURLToPath(new URL('../../.tools/', import.meta.url));
@@ -16,15 +16,9 @@ const PYJWT = { pyjwt: '2.15.1', cryptography: '50.0.2' } as const;
 const VENV = join(TOOLS, `python-pyjwt-${PYJWT.pyjwt}`);
 const GO_OIDC = join(TOOLS, 'bin', 'go-oidc-verify-v3.21.0');
 
-/** A command's stdout, or the error with its stderr. */
-function run(command: string, args: readonly string[], options: { input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(command, args, { cwd: options.cwd, timeout: options.timeoutMs ?? 120_000, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${command} ${args.join(' ')}: ${err.message}\n${stderr}`));
-      else resolve(stdout);
-    });
-    child.stdin?.end(options.input ?? '');
-  });
+/** A command's stdout, or an error naming the step (`what`) that failed or hung, with its output. */
+function run(command: string, args: readonly string[], options: { input?: string; cwd?: string; timeoutMs?: number; what?: string } = {}): Promise<string> {
+  return runStep(command, args, { cwd: options.cwd, input: options.input ?? '', timeoutMs: options.timeoutMs ?? 120_000, what: options.what });
 }
 
 /** A runnable verifier: `verify(issuer, tokens)` gives one line per token. */
@@ -40,7 +34,10 @@ export async function pyjwtVerifier(): Promise<ForeignVerifier | string> {
     try {
       mkdirSync(TOOLS, { recursive: true });
       await run('python3', ['-m', 'venv', VENV]);
-      await run(join(VENV, 'bin', 'pip'), ['install', '--quiet', `PyJWT==${PYJWT.pyjwt}`, `cryptography==${PYJWT.cryptography}`], { timeoutMs: 300_000 });
+      await run(join(VENV, 'bin', 'pip'), ['install', '--quiet', `PyJWT==${PYJWT.pyjwt}`, `cryptography==${PYJWT.cryptography}`], {
+        timeoutMs: 300_000,
+        what: `pip install of PyJWT ${PYJWT.pyjwt} (from PyPI)`,
+      });
     } catch (err) {
       return `PyJWT ${PYJWT.pyjwt} could not be installed with pip: ${(err as Error).message.split('\n')[0]}`;
     }
@@ -53,7 +50,7 @@ export async function pyjwtVerifier(): Promise<ForeignVerifier | string> {
 export async function goOidcVerifier(): Promise<ForeignVerifier | string> {
   if (!existsSync(GO_OIDC)) {
     try {
-      await run('go', ['build', '-o', GO_OIDC, '.'], { cwd: join(HERE, 'go-oidc'), timeoutMs: 300_000 });
+      await run('go', ['build', '-o', GO_OIDC, '.'], { cwd: join(HERE, 'go-oidc'), timeoutMs: 300_000, what: 'go build of go-oidc v3.21.0 (modules from the Go module proxy)' });
     } catch (err) {
       return `go-oidc v3.21.0 could not be built (Go or its module proxy unavailable): ${(err as Error).message.split('\n')[0]}`;
     }

@@ -42,8 +42,8 @@ export function clientConstructor(protoPath: string, service: string): ClientCon
   return ctor;
 }
 
-/** Calls a unary method by name; resolves to the response or rejects with the ServiceError. */
-export function unary<Res>(client: Client, method: string, request: unknown, deadlineMs = DEFAULT_DEADLINE_MS): Promise<Res> {
+/** Calls a unary method by name, with `metadata`; resolves to the response or rejects with the ServiceError. */
+export function unary<Res>(client: Client, method: string, request: unknown, deadlineMs = DEFAULT_DEADLINE_MS, metadata = new Metadata()): Promise<Res> {
   const fn = (client as unknown as Record<string, unknown>)[method];
   if (typeof fn !== 'function') throw new Error(`client has no method ${method}`);
   const options: CallOptions = { deadline: Date.now() + deadlineMs };
@@ -51,7 +51,7 @@ export function unary<Res>(client: Client, method: string, request: unknown, dea
     (fn as (req: unknown, md: Metadata, opts: CallOptions, cb: (err: ServiceError | null, res?: Res) => void) => void).call(
       client,
       request,
-      new Metadata(),
+      metadata,
       options,
       (err, res) => {
         if (err !== null) reject(err);

@@ -5,6 +5,7 @@ import {
   type JwtServerOptions,
   type KeySet,
   type Logger,
+  type ServerTlsOptions,
   type Transport,
   createJwtServer,
   exportKeys,
@@ -37,17 +38,28 @@ export async function startServer(options: JwtServerOptions & { readonly transpo
   return { server, port };
 }
 
+/**
+ * An issuer as a client test needs one: createJwtServer on its default transport (silent
+ * unless a logger is given) on 127.0.0.1:0, with TLS when `tls` is given. Closed by
+ * {@link closeAllServers}, or earlier by its own `close()`.
+ */
+export async function startIssuer(options: JwtServerOptions, tls?: ServerTlsOptions): Promise<{ server: JwtServer; port: number; target: string }> {
+  const server = trackServer(createJwtServer({ logger: silentLogger, ...options }));
+  const port = await server.listen('127.0.0.1:0', tls);
+  return { server, port, target: `127.0.0.1:${port}` };
+}
+
 /** Tracks a server made elsewhere so cleanup closes it. */
 export function trackServer(server: JwtServer): JwtServer {
   servers.add(server);
   return server;
 }
 
-/** Closes every tracked server (forcing after a short grace); for afterEach/afterAll. */
-export async function closeAllServers(): Promise<void> {
+/** Closes every tracked server (forcing after `graceMs`, default 2 s); for afterEach/afterAll. */
+export async function closeAllServers(graceMs = 2000): Promise<void> {
   const list = [...servers];
   servers.clear();
-  await Promise.all(list.map((server) => server.close({ graceMs: 2000 })));
+  await Promise.all(list.map((server) => server.close({ graceMs })));
 }
 
 let allKeys: Promise<KeySet> | undefined;

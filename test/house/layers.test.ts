@@ -2,7 +2,8 @@
  * The layers of src/: every import (type imports and dynamic imports included) runs
  * downward or within its own layer, and no files import each other in a circle. A
  * maintainer reads the order of the code from LAYERS below; a new upward import fails
- * here with the file, the import and both layers named.
+ * here with the file, the import and both layers named. bench/ and test/ are one-way
+ * too: no circle of imports in either, a new one fails here with its files in order.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,6 +12,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SRC = join(ROOT, 'src');
+const BENCH = join(ROOT, 'bench');
+const TEST = join(ROOT, 'test');
 
 /**
  * From the bottom up. Each entry names the paths under src/ it holds (a folder ends in
@@ -83,15 +86,19 @@ const IMPORT_PATTERNS: readonly RegExp[] = [
   /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
 ];
 
+/** The .ts files under `dir`, relative to it (node_modules of a fixture excluded). */
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => relative(SRC, join(entry.parentPath, entry.name)).split('\\').join('/'))
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.parentPath.includes('node_modules'))
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split('\\').join('/'))
     .sort();
 }
 
-/** Imports of `file` that point into src/ (relative specifiers); packages and node: builtins are outside the layers. */
-export function importsOf(file: string, source: string): Import[] {
+/**
+ * Imports of `file` (relative to `root`, default src/) written as relative specifiers,
+ * resolved relative to `root`; packages and node: builtins are outside the layers.
+ */
+export function importsOf(file: string, source: string, root: string = SRC): Import[] {
   // Block comments hold TSDoc @example code, which is not an import of the file.
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '');
   const found: Import[] = [];
@@ -99,7 +106,7 @@ export function importsOf(file: string, source: string): Import[] {
     for (const match of code.matchAll(pattern)) {
       const specifier = match[1]!;
       if (!specifier.startsWith('.')) continue;
-      const target = relative(SRC, resolve(SRC, dirname(file), specifier.replace(/\.js$/, '.ts'))).split('\\').join('/');
+      const target = relative(root, resolve(root, dirname(file), specifier.replace(/\.js$/, '.ts'))).split('\\').join('/');
       found.push({ from: file, specifier, to: target });
     }
   }
@@ -186,5 +193,31 @@ describe('the layers of src/', () => {
     expect(layerOf('transport/http2/wire/frames.ts')!.name).toBe('wire');
     const circle = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']]]);
     expect(cyclesOf(circle)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+  });
+});
+
+/** The import graph of the .ts files under `root`, edges to files under it only (src/ from bench/ is outside it). */
+function importGraph(root: string): Map<string, string[]> {
+  const within = sourceFiles(root);
+  const graph = new Map<string, string[]>(within.map((file) => [file, []]));
+  for (const file of within) {
+    for (const { to } of importsOf(file, readFileSync(join(root, file), 'utf8'), root)) if (graph.has(to!)) graph.get(file)!.push(to!);
+  }
+  return graph;
+}
+
+describe.each([
+  ['bench/', BENCH],
+  ['test/', TEST],
+])('%s, one-way like src/', (name, root) => {
+  const graph = importGraph(root);
+
+  it('reads the imports of its files', () => {
+    expect(graph.size).toBeGreaterThan(50);
+    expect([...graph.values()].flat().length).toBeGreaterThan(graph.size);
+  });
+
+  it('has no circle of imports', () => {
+    expect(cyclesOf(graph).map((cycle) => cycle.map((file) => `${name}${file}`).join(' -> '))).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
-import { TIMEOUT_MS, packCopy, sh } from './packed.js';
+import { INSTALL_TIMEOUT_MS, SETUP_TIMEOUT_MS, TIMEOUT_MS, packCopy, sh } from './packed.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type Example, markdownExamples, tsdocExamples } from './examples.js';
 
@@ -81,7 +81,10 @@ beforeAll(async () => {
   // `export {}` makes each block a module, so no two share a scope.
   for (const example of EXAMPLES) writeFileSync(join(app, 'examples', `${example.name}.ts`), `${example.code}\nexport {};\n`);
   try {
-    await sh('npm', ['install', '--no-audit', '--no-fund', 'typescript@latest', '@types/node@latest', tarballPath], app);
+    await sh('npm', ['install', '--no-audit', '--no-fund', 'typescript@latest', '@types/node@latest', tarballPath], app, {
+      what: 'npm install of the packed tarball (with typescript@latest and @types/node@latest)',
+      timeoutMs: INSTALL_TIMEOUT_MS,
+    });
   } catch (err) {
     if (/ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|FetchError/.test((err as Error).message)) {
       throw new Error(
@@ -92,7 +95,7 @@ beforeAll(async () => {
     }
     throw err;
   }
-}, TIMEOUT_MS);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TIMEOUT_MS, packCopy, sh } from './packed.js';
+import { INSTALL_TIMEOUT_MS, PACK_TIMEOUT_MS, TIMEOUT_MS, packCopy, sh } from './packed.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 
 const MANIFEST = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
@@ -78,7 +78,7 @@ let tarball: string;
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'jwt-grpc-peer-'));
   tarball = await packCopy(work);
-}, TIMEOUT_MS);
+}, PACK_TIMEOUT_MS + 30_000);
 
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
@@ -93,7 +93,7 @@ async function appWith(grpcJs: string, extraFlags: readonly string[] = []): Prom
   writeFileSync(join(app, 'main.ts'), PROGRAM);
   const args = ['install', '--no-audit', '--no-fund', ...extraFlags, 'typescript@latest', '@types/node@latest', `@grpc/grpc-js@${grpcJs}`, tarball];
   try {
-    await sh('npm', args, app);
+    await sh('npm', args, app, { what: `npm install of the packed tarball with @grpc/grpc-js@${grpcJs}`, timeoutMs: INSTALL_TIMEOUT_MS });
   } catch (err) {
     if (OFFLINE.test((err as Error).message)) {
       throw new Error(`this test installs @grpc/grpc-js@${grpcJs} from the npm registry, which cannot be reached from here`, { cause: err });

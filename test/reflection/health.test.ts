@@ -10,6 +10,7 @@ import { callError, statusName } from '../helpers/client.js';
 import { TRANSPORTS } from '../helpers/server.js';
 import { healthClient, messages } from './clients.js';
 import { closeTestServers, startTestServer } from './server.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 const clients: { close(): void }[] = [];
 
@@ -17,15 +18,6 @@ afterEach(async () => {
   for (const client of clients.splice(0)) client.close();
   await closeTestServers();
 });
-
-/** Polls `condition` every 10 ms until it holds or `timeoutMs` passes. */
-async function eventually(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`still false after ${timeoutMs} ms: ${condition.toString()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.each(TRANSPORTS)('on transport %s', (transport) => {
   async function connect(options?: { health?: boolean }) {
@@ -124,7 +116,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       for (const watch of watches) await watch.next();
       expect(server.health.watchCount).toBe(3);
       for (const call of calls) call.cancel();
-      await eventually(() => server.health.watchCount === 0);
+      expect(await waitUntil(() => server.health.watchCount === 0, 5000, 10), 'every Watch stream ended').toBe(true);
       // Changes after the cancel reach nobody and break nothing.
       server.health.setStatus('', 'NOT_SERVING');
       expect(await client.check('')).toEqual({ status: 'NOT_SERVING' });

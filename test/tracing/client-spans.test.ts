@@ -11,13 +11,14 @@ import { ANY_AUDIENCE, CallMetadata, GrpcStatus, createJwtClient, createRemoteVe
 import { ClientPool, callError } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
 import { useGlobalTracing } from './global-sdk.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 const { exporter, provider } = useGlobalTracing();
 
 /** The finished span named `name` of `kind`, waiting a moment for the server's, which ends after the client has its answer. */
 async function spanOf(name: string, kind: SpanKind): Promise<ReadableSpan> {
   const find = () => exporter.getFinishedSpans().filter((span) => span.name === name && span.kind === kind);
-  for (let i = 0; i < 100 && find().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitUntil(() => find().length > 0, 1000, 10);
   expect(find()).toHaveLength(1);
   return find()[0] as ReadableSpan;
 }

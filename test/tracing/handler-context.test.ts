@@ -13,6 +13,7 @@ import { ANY_AUDIENCE, type CallInterceptor, CallMetadata, type JwtClient, creat
 import { ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
 import { useGlobalTracing } from './global-sdk.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 const { exporter, provider } = useGlobalTracing();
 
@@ -32,7 +33,7 @@ const GREETER = {
 
 /** Waits until `count` finished spans match `match` (servers end their spans after the client has its answer). */
 async function spansWhere(match: (span: ReadableSpan) => boolean, count = 1): Promise<ReadableSpan[]> {
-  for (let i = 0; i < 200 && exporter.getFinishedSpans().filter(match).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitUntil(() => exporter.getFinishedSpans().filter(match).length >= count, 2000, 10);
   return exporter.getFinishedSpans().filter(match);
 }
 

@@ -8,17 +8,15 @@
  * fixtures/otlp-proto (https://github.com/open-telemetry/opentelemetry-proto at ac2c4b5,
  * v1.11.0 and after; Apache-2.0, the header of each file).
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Server as GrpcServer, ServerCredentials, type ServerUnaryCall, type sendUnaryData, loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
-import { killAll } from '../../bench/kit/launcher.js';
+import { killAll, runStep } from '../../bench/kit/launcher.js';
 import { CallMetadata } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
 
@@ -102,7 +100,7 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
     });
     expect(server.workerPids).toHaveLength(2);
     // node:cluster hands connections to workers round robin; each caller process is one connection.
-    for (let i = 0; i < 4; i++) await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
+    for (let i = 0; i < 4; i++) await runStep(process.execPath, [CLIENT, String(server.port), endpoint], { timeoutMs: 30_000 });
     expect((await server.stop()).code).toBe(0);
     const serverSpans = sink.spans.filter((span) => span.kind === KIND.SERVER);
     expect(serverSpans).toHaveLength(4);
@@ -126,7 +124,7 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
     const server = await startCli(serveArgs('--otel'), {
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'always_off' },
     });
-    await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
+    await runStep(process.execPath, [CLIENT, String(server.port), endpoint], { timeoutMs: 30_000 });
     expect((await server.stop()).code).toBe(0);
     expect(sink.spans.map((span) => span.kind)).toEqual([KIND.CLIENT]); // the caller's own span only
   });
@@ -140,7 +138,7 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e',
       },
     });
-    const { stdout } = await promisify(execFile)(process.execPath, [CLIENT, String(server.port), endpoint], { timeout: 30_000 });
+    const stdout = await runStep(process.execPath, [CLIENT, String(server.port), endpoint], { timeoutMs: 30_000 });
     const { kid } = JSON.parse(stdout) as { kid: string };
     // SIGTERM: the server drains and its batch processor flushes what it holds.
     expect((await server.stop()).code).toBe(0);

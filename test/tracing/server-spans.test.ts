@@ -15,6 +15,7 @@ import { PROTO_DIR } from '../../src/protos/load.js';
 import { ClientPool, DEFAULT_DEADLINE_MS, callError, clientConstructor } from '../helpers/client.js';
 import { healthCheck } from '../helpers/grpc-extras.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN_ID = '00f067aa0ba902b7';
@@ -35,7 +36,7 @@ function onlySpan(name: string): ReadableSpan {
 
 /** The server span ends as its status is sent, a moment after the client has its answer. */
 async function waitForSpan(name: string): Promise<ReadableSpan> {
-  for (let i = 0; i < 100 && spansNamed(name).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitUntil(() => spansNamed(name).length > 0, 1000, 10);
   return onlySpan(name);
 }
 

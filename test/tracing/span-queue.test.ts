@@ -20,6 +20,7 @@ import { createJwtServer, silentLogger } from '../../src/lib.js';
 import { DROPPED_SPANS_METRIC, type OwnTracingPipeline, tracingPipelineFromEnv } from '../../src/tracing/sdk.js';
 import { ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 
 /** A collector that accepts connections and never answers. */
 class SilentSink {
@@ -66,10 +67,6 @@ function pipeline(env: Record<string, string>): OwnTracingPipeline {
   const made = tracingPipelineFromEnv(process.env);
   pipelines.push(made);
   return made;
-}
-
-async function waitFor(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 beforeAll(async () => {
@@ -158,7 +155,7 @@ describe('the batch queue of tracing: true, with a collector that never answers'
       });
       const tracer = provider.getTracer('test');
       for (let i = 0; i < 10; i++) tracer.startSpan('work').end();
-      await waitFor(() => queue.drops.exportFailed > 0);
+      await waitUntil(() => queue.drops.exportFailed > 0, 5000, 10);
       expect(queue.drops).toEqual({ queueFull: 0, exportFailed: 10 });
       expect(queue.length).toBe(0);
     } finally {

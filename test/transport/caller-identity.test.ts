@@ -3,7 +3,7 @@
  * over real mutual TLS with certificates made here.
  */
 import { createHash } from 'node:crypto';
-import { type ServiceError, Server, ServerCredentials, credentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, credentials } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjectAltNames } from '../../src/transport/caller.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
@@ -12,6 +12,7 @@ import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
+import { unary } from '../helpers/client.js';
 import { memoryLogger } from './helpers/servers.js';
 
 const probe: ServiceImplementation = {
@@ -22,11 +23,8 @@ const probe: ServiceImplementation = {
   Bidi: () => {},
 };
 
-function unary(client: ReturnType<typeof probeClient>): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    client.Unary?.({}, { deadline: Date.now() + 5000 }, (err: ServiceError | null, res: Record<string, unknown>) => (err ? reject(err) : resolve(res)));
-  });
-}
+/** The probe's Unary: who the server says called, 5 s at most. */
+const probeCall = (client: ReturnType<typeof probeClient>): Promise<Record<string, unknown>> => unary(client, 'Unary', {}, 5000);
 
 describe.skipIf(!hasOpenssl())('caller identity from mutual TLS', () => {
   let certs: TestCerts;
@@ -72,7 +70,7 @@ describe.skipIf(!hasOpenssl())('caller identity from mutual TLS', () => {
         const port = await servers[transport](true);
         const clients = [client(port, spiffe), client(port, dnsOnly), client(port, noSan)];
         try {
-          const [a, b, c] = await Promise.all(clients.map(unary));
+          const [a, b, c] = await Promise.all(clients.map((c) => probeCall(c)));
           expect(a).toEqual({
             id: 'spiffe://example.org/ns/shop/sa/orders',
             thumbprint: createHash('sha256').update(spiffe.der).digest('base64url'),
@@ -89,7 +87,7 @@ describe.skipIf(!hasOpenssl())('caller identity from mutual TLS', () => {
         const port = await servers[transport](false);
         const anonymous = client(port);
         try {
-          expect(await unary(anonymous)).toEqual({ caller: null });
+          expect(await probeCall(anonymous)).toEqual({ caller: null });
         } finally {
           anonymous.close();
         }

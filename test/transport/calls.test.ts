@@ -28,6 +28,7 @@ import {
 import { PROBE } from './helpers/probe.js';
 import { type Services, closeAllServers, memoryLogger, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { TEST_LOADER_OPTIONS, TEST_PROTO, servedTestService, testServiceImplementation } from './helpers/test-service.js';
+import { DEFAULT_DEADLINE_MS, unary } from '../helpers/client.js';
 
 type TestClient = Client & Record<string, (...args: unknown[]) => unknown>;
 
@@ -35,11 +36,6 @@ const testPackage = loadPackageDefinition(loadSync(TEST_PROTO, TEST_LOADER_OPTIO
   grpc: { testing: { TestService: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: object) => TestClient } };
 };
 
-function unary<T>(client: TestClient, method: string, request: unknown, metadata = new GrpcMetadata(), deadlineMs = 10_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    client[method]?.(request, metadata, { deadline: Date.now() + deadlineMs }, (err: ServiceError | null, res: T) => (err ? reject(err) : resolve(res)));
-  });
-}
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
   try {
@@ -220,7 +216,7 @@ describe.each([
   });
 
   it('ends a call past its deadline with DEADLINE_EXCEEDED and aborts the handler\'s signal', async () => {
-    const err = await failure(unary(probeClient, 'Unary', { op: 'wait' }, new GrpcMetadata(), 200));
+    const err = await failure(unary(probeClient, 'Unary', { op: 'wait' }, 200));
     expect(err.code).toBe(grpcStatus.DEADLINE_EXCEEDED);
     await sleep(50);
     expect(probeSeen.signal?.aborted).toBe(true);
@@ -268,12 +264,12 @@ describe.each([
     outcomes.length = 0;
     const bad = new GrpcMetadata();
     bad.set('authorization', 'Bearer bad');
-    const refused = await failure(unary(probeClient, 'Unary', { op: 'claims' }, bad));
+    const refused = await failure(unary(probeClient, 'Unary', { op: 'claims' }, DEFAULT_DEADLINE_MS, bad));
     expect(refused.code).toBe(grpcStatus.UNAUTHENTICATED);
     expect(refused.details).toBe('bad token');
     const good = new GrpcMetadata();
     good.set('authorization', 'Bearer ada');
-    expect(await unary(probeClient, 'Unary', { op: 'claims' }, good)).toEqual({ claims: { sub: 'ada' } });
+    expect(await unary(probeClient, 'Unary', { op: 'claims' }, DEFAULT_DEADLINE_MS, good)).toEqual({ claims: { sub: 'ada' } });
     expect(started).toEqual(['/test.Probe/Unary', '/test.Probe/Unary']);
     expect(outcomes.map((o) => [o.method, o.outcome.status])).toEqual([
       ['/test.Probe/Unary', GrpcStatus.UNAUTHENTICATED],
@@ -298,7 +294,7 @@ describe('the own transport only', () => {
 
   it('serves 3,000 concurrent unary calls on one connection, all OK', async () => {
     const results = await Promise.allSettled(
-      Array.from({ length: 3000 }, (_, i) => unary<{ payload: { body: Buffer } }>(client, 'UnaryCall', { response_size: i % 100 }, new GrpcMetadata(), 30_000)),
+      Array.from({ length: 3000 }, (_, i) => unary<{ payload: { body: Buffer } }>(client, 'UnaryCall', { response_size: i % 100 }, 30_000)),
     );
     const failed = results.filter((r) => r.status === 'rejected');
     expect(failed.map((r) => (r as PromiseRejectedResult).reason.message).slice(0, 3)).toEqual([]);
@@ -313,7 +309,7 @@ describe('the own transport only', () => {
   it('refuses a request whose metadata exceeds maxHeaderListBytes (16 KiB), and goes on serving', async () => {
     const big = new GrpcMetadata();
     big.set('x-big', 'v'.repeat(20_000));
-    const err = await failure(unary(client, 'EmptyCall', {}, big));
+    const err = await failure(unary(client, 'EmptyCall', {}, DEFAULT_DEADLINE_MS, big));
     // The server resets the stream with ENHANCE_YOUR_CALM, which grpc-js reports as RESOURCE_EXHAUSTED.
     expect(err.code).toBe(grpcStatus.RESOURCE_EXHAUSTED);
     expect(await unary(client, 'EmptyCall', {})).toEqual({});

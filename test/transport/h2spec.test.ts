@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BuildOutcome, goBuild } from '../../bench/kit/go-build.js';
+import { type BuildOutcome, TEST_GO_BUILD_TIMEOUT_MS, goBuild } from '../../bench/kit/go-build.js';
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { GO_PEER_DIR } from '../../bench/macro/servers.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
@@ -84,7 +84,7 @@ function ownTransportRun() {
 const peerBinary = join(dir, 'jwt-peer');
 let peerBuild: BuildOutcome;
 beforeAll(() => {
-  peerBuild = goBuild(GO_PEER_DIR, peerBinary, 'the Go peer');
+  peerBuild = goBuild(GO_PEER_DIR, peerBinary, 'the Go peer', TEST_GO_BUILD_TIMEOUT_MS);
 }, 300_000);
 
 // The three runs go side by side: h2spec spends most of its time waiting out its timeout on

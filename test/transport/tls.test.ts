@@ -1,11 +1,12 @@
 /** TLS and mutual TLS (ALPN h2 only), with a grpc-js client. */
 import { connect as tlsConnect } from 'node:tls';
-import { type ServiceError, credentials, status as grpcStatus } from '@grpc/grpc-js';
+import { credentials, status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
+import { unary } from '../helpers/client.js';
 import { closeAllServers, memoryLogger } from './helpers/servers.js';
 
 const probe: ServiceImplementation = {
@@ -15,11 +16,8 @@ const probe: ServiceImplementation = {
   Bidi: () => {},
 };
 
-function unary(client: ReturnType<typeof probeClient>, request: unknown): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    client.Unary?.(request, { deadline: Date.now() + 5000 }, (err: ServiceError | null, res: unknown) => (err ? reject(err) : resolve(res)));
-  });
-}
+/** The probe's Unary, 5 s at most. */
+const probeCall = (client: ReturnType<typeof probeClient>, request: unknown): Promise<unknown> => unary(client, 'Unary', request, 5000);
 
 describe.skipIf(!hasOpenssl())('TLS', () => {
   let certs: TestCerts;
@@ -46,7 +44,7 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
     const port = await serve(false);
     const client = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert) });
     try {
-      expect(await unary(client, { hello: 'tls' })).toMatchObject({ request: { hello: 'tls' }, peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
+      expect(await probeCall(client, { hello: 'tls' })).toMatchObject({ request: { hello: 'tls' }, peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
     } finally {
       client.close();
     }
@@ -58,10 +56,10 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
     const none = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert) });
     const untrusted = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, certs.rogueKey, certs.rogueCert) });
     try {
-      expect(await unary(good, { hello: 'mtls' })).toMatchObject({ request: { hello: 'mtls' } });
-      await expect(unary(none, {})).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
-      await expect(unary(untrusted, {})).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
-      expect(await unary(good, { again: true })).toMatchObject({ request: { again: true } });
+      expect(await probeCall(good, { hello: 'mtls' })).toMatchObject({ request: { hello: 'mtls' } });
+      await expect(probeCall(none, {})).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
+      await expect(probeCall(untrusted, {})).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
+      expect(await probeCall(good, { again: true })).toMatchObject({ request: { again: true } });
     } finally {
       for (const client of [good, none, untrusted]) client.close();
     }
