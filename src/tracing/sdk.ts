@@ -14,7 +14,7 @@ import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
 import { TRACER_NAME } from './names.js';
 import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
-import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
+import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter, installHint } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
@@ -31,18 +31,17 @@ const EXPORTERS = {
 } as const satisfies Record<Protocol, unknown>;
 
 /**
- * The SDK's packages and the exporter of `protocol`; an install without optional
- * dependencies fails here, at start, saying what is missing.
+ * The SDK's packages and the exporter of `protocol`; an app that has not installed them
+ * (optional peer dependencies) fails here, at start, with the npm command that installs them.
  */
 function loadSdk(protocol: Protocol) {
   try {
     const exporter = EXPORTERS[protocol].load();
     return { sdk: otelSdkTrace(), resources: otelResources(), contextHooks: otelContextAsyncHooks(), exporter };
   } catch (err) {
-    throw invalidOption(
-      'tracing',
-      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources, @opentelemetry/context-async-hooks and ${EXPORTERS[protocol].name} (${(err as Error).message.split('\n')[0]})`,
-    );
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    const packages = ['@opentelemetry/sdk-trace', '@opentelemetry/resources', '@opentelemetry/context-async-hooks', EXPORTERS[protocol].name];
+    throw invalidOption('tracing', `true needs the OpenTelemetry SDK and its ${protocol} exporter, optional peer dependencies not installed here: ${installHint(packages)}`);
   }
 }
 
