@@ -164,6 +164,8 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     }
   }
   if (handle.role !== 'worker') {
+    // Only a server that traces loads the tracing module (and names its exporter, endpoint and sampler).
+    const tracing = server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
     const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
     void handle.done.then(stopWatching);
     const keys = handle.keys.keys;
@@ -183,6 +185,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
           : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
         `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
         `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+        `  tracing: ${tracing}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),

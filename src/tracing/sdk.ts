@@ -115,6 +115,29 @@ export function batchSettingsFromEnv(env: NodeJS.ProcessEnv): BatchSettings {
   return settings;
 }
 
+/** The exporters' default endpoints (the specification's): OTLP/HTTP on 4318 with its signal path, OTLP/gRPC on 4317. */
+const DEFAULT_ENDPOINTS = { http: 'http://localhost:4318', grpc: 'http://localhost:4317' } as const;
+
+/** An endpoint as it may be printed: any user:password in it masked. */
+function printableEndpoint(endpoint: string): string {
+  return endpoint.replace(/\/\/[^/@]*@/, '//***@');
+}
+
+/**
+ * What the own pipeline will do, as the start banner says it: the exporter's protocol and
+ * endpoint, the sampler and the service name, all read from the same `OTEL_*` variables
+ * the exporter and {@link tracingPipelineFromEnv} read. Headers are never shown. @internal
+ */
+export function describeTracingFromEnv(env: NodeJS.ProcessEnv): string {
+  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
+  const grpc = protocol === 'grpc';
+  const base = env['OTEL_EXPORTER_OTLP_ENDPOINT'] || (grpc ? DEFAULT_ENDPOINTS.grpc : DEFAULT_ENDPOINTS.http);
+  const endpoint = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] || (grpc ? base : `${base.replace(/\/$/, '')}/v1/traces`);
+  const sampler = env['OTEL_TRACES_SAMPLER'] || 'parentbased_always_on';
+  const ratio = sampler.endsWith('traceidratio') ? ` ${samplerRatio(env['OTEL_TRACES_SAMPLER_ARG'])}` : '';
+  return `OTLP ${protocol} to ${printableEndpoint(endpoint)}, sampler ${sampler}${ratio}, service ${env['OTEL_SERVICE_NAME'] || DEFAULT_SERVICE_NAME}`;
+}
+
 /** jwt-grpc's own pipeline: the provider the server traces with, and its span queue. @internal */
 export interface OwnTracingPipeline {
   readonly provider: TracerProvider;
