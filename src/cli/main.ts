@@ -9,14 +9,15 @@ import { helpText } from './help.js';
 import { clientHelpText } from './client-args.js';
 import { keysHelpText } from './keys-args.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import { EXIT } from './exit-codes.js';
 
-/** Exit codes: 0 clean stop, 1 cannot start / crash loop, 2 bad option (see --help). */
+/** Resolves to the exit code (./exit-codes.ts). */
 async function main(): Promise<number> {
   const command = parseCommand(process.argv.slice(2), process.env);
   switch (command.kind) {
     case 'help':
       process.stdout.write(helpText(PACKAGE_VERSION));
-      return 0;
+      return EXIT.ok;
     case 'version':
       process.stdout.write(`${PACKAGE_VERSION}\n`);
       return 0;
@@ -58,11 +59,11 @@ main().then(
         const sub = process.argv[2];
         const help = sub === 'keys' || sub === 'token' || sub === 'verify' || sub === 'revoke' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
         process.stderr.write(`Run '${help}' for the options.\n`);
-        process.exit(2);
+        process.exit(EXIT.badOption);
       }
     } else {
       process.stderr.write(`jwt-grpc: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     }
-    process.exit(1);
+    process.exit(EXIT.failed);
   },
 );

@@ -166,6 +166,8 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   if (handle.role !== 'worker') {
     // Only a server that traces loads the tracing module (and names its exporter, endpoint and sampler).
     const tracing = server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
+    // The last line: the drain is over (a `kill %1; wait %1` would otherwise end in silence).
+    void handle.done.then((code) => logger.info(`stopped (exit ${code})`));
     const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
     void handle.done.then(stopWatching);
     const keys = handle.keys.keys;
