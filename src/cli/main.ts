@@ -10,6 +10,8 @@ import { clientHelpText } from './client-args.js';
 import { keysHelpText } from './keys-args.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { EXIT } from './exit-codes.js';
+import { cliLabel } from '../options/resolve.js';
+import { OPTIONS, type OptionName } from '../options/table.js';
 
 /** Resolves to the exit code (./exit-codes.ts). */
 async function main(): Promise<number> {
@@ -50,11 +52,22 @@ async function main(): Promise<number> {
   }
 }
 
+/**
+ * A library error about an option, said with the flag that sets it (`option tracing: ...`
+ * from createJwtServer reads `option --otel: ...` on the command line).
+ */
+function asCommandLine(err: JwtGrpcError): string {
+  const field = err.field;
+  if (err.code !== 'ERR_INVALID_OPTION' || field === undefined || !Object.hasOwn(OPTIONS, field)) return err.message;
+  const prefix = `option ${field}:`;
+  return err.message.startsWith(prefix) ? `option ${cliLabel(field as OptionName)}:${err.message.slice(prefix.length)}` : err.message;
+}
+
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof JwtGrpcError) {
-      process.stderr.write(`jwt-grpc: ${err.message}\n`);
+      process.stderr.write(`jwt-grpc: ${asCommandLine(err)}\n`);
       if (err.code === 'ERR_INVALID_OPTION') {
         const sub = process.argv[2];
         const help = sub === 'keys' || sub === 'token' || sub === 'verify' || sub === 'revoke' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';

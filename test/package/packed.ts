@@ -12,7 +12,9 @@ import { PACKAGE_ROOT } from '../../src/package-root.js';
 export const TIMEOUT_MS = 240_000;
 
 /** What `npm pack` reads: the manifest, the sources its `prepack` builds, and the files it ships. */
-const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
+const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto', 'docs'];
+/** docs/tools holds the API reference's own node_modules: not an input. */
+const NOT_INPUTS = join('docs', 'tools');
 
 /** Runs a command; on failure, an error carrying its output. */
 export async function sh(command: string, args: readonly string[], cwd: string): Promise<string> {
@@ -26,7 +28,9 @@ export async function sh(command: string, args: readonly string[], cwd: string):
 export async function packCopy(work: string): Promise<string> {
   const source = join(work, 'package');
   mkdirSync(source);
-  for (const input of PACKAGE_INPUTS) cpSync(join(PACKAGE_ROOT, input), join(source, input), { recursive: true });
+  for (const input of PACKAGE_INPUTS) {
+    cpSync(join(PACKAGE_ROOT, input), join(source, input), { recursive: true, filter: (path) => !path.includes(NOT_INPUTS) });
+  }
   // The build needs the compiler and the types; the tarball takes nothing from here.
   symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
   await sh('npm', ['pack', '--pack-destination', work], source);
