@@ -80,7 +80,7 @@ function expectExits(body: string): string {
       const documented = /^(?<command>[^#]*\S)(?<comment>\s+#.*\bexit (?<code>\d+).*)$/.exec(text);
       if (documented?.groups === undefined || text.trimEnd().endsWith('\\')) return text;
       const { command, comment, code } = documented.groups as { command: string; comment: string; code: string };
-      return `if ${command}; then __status=0; else __status=$?; fi; __expect ${code} $__status${comment}`;
+      return `if ${command}; then __status=0; else __status=$?; fi; __expect ${code} $__status $LINENO${comment}`;
     })
     .join('\n');
 }
@@ -108,7 +108,7 @@ function waitForServers(body: string): string {
 /** The session's own functions: the ERR trap that reports a failing line, the port wait, the exit check. */
 const PRELUDE = `
 __fail() { echo "::fail $__block $1 $2"; }
-__expect() { [ "$2" = "$1" ] || __fail "$LINENO" "exited $2, the page says exit $1"; }
+__expect() { [ "$2" = "$1" ] || __fail "$3" "exited $2, the page says exit $1"; }
 __wait_port() {
   for __i in $(seq 1 ${PORT_WAIT_SECONDS * 5}); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.2; done
   echo "::fail $__block $LINENO port $1 did not open within ${PORT_WAIT_SECONDS} s"
