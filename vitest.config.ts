@@ -15,6 +15,7 @@ const INTEGRATION = [
   'test/cli/token-verify.test.ts',
   'test/cluster/cluster.test.ts',
   'test/deploy/manifests.test.ts',
+  'test/docs/commands.test.ts',
   'test/discovery/cluster.test.ts',
   'test/discovery/http.test.ts',
   'test/revocation/status-list-cluster.test.ts',

@@ -11,6 +11,29 @@ import { createRequire } from 'node:module';
 
 const requireModule = createRequire(import.meta.url);
 
+/**
+ * What to run to install those of `packages` that cannot be resolved from here: one line,
+ * `npm install a b`, for an error to end with. They are optional peer dependencies (an app
+ * that never turns their feature on does not carry them), so the app installs them itself.
+ * @internal
+ *
+ * @example
+ * ```ts
+ * throw new Error(`a redis:// store needs node-redis: ${installHint(['redis'])}`);
+ * ```
+ */
+export function installHint(packages: readonly string[]): string {
+  const missing = packages.filter((name) => {
+    try {
+      requireModule.resolve(name.replace(/(?<=.)@.*$/, '')); // `redis@^5`: the package's name
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  return `npm install ${(missing.length === 0 ? packages : missing).join(' ')}`;
+}
+
 /** A module loaded on the first call, then the same one every call. */
 function onFirstUse<T>(specifier: string): () => T {
   let loaded: T | undefined;
@@ -114,7 +137,7 @@ export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/ex
 /**
  * node-redis (the `redis` package), loaded when `--revocation-store redis://...` (or
  * `rediss://`) creates the Redis revocation store; every other server never loads it, and
- * an install without it (`npm install --omit=optional`) works until that option is given.
+ * an app that has not installed it (an optional peer dependency) works until that option is given.
  * @internal
  *
  * @example

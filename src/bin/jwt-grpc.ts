@@ -1,7 +1,18 @@
 #!/usr/bin/env node
-// Only the V8 flag check loads before the command: when `serve` restarts itself with its
-// V8 flags (src/cli/v8-flags.ts), nothing else has been loaded in vain.
-import { execWithServeV8Flags } from '../cli/v8-flags.js';
+// This entry imports nothing before it has checked the Node version: the library and its
+// examples use syntax an older Node cannot parse (`await using`), and a module that fails to
+// parse would print a SyntaxError instead of saying what to install. Then only the V8 flag
+// check loads before the command: when `serve` restarts itself with its V8 flags
+// (src/cli/v8-flags.ts), nothing else has been loaded in vain.
 
+/** The oldest Node major the package runs on: package.json's `engines.node` (a test holds the two together). */
+const MIN_NODE_MAJOR = 22;
+
+const major = Number(process.versions.node.split('.')[0]);
+if (!(major >= MIN_NODE_MAJOR)) {
+  process.stderr.write(`jwt-grpc: needs Node.js >= ${MIN_NODE_MAJOR}; this is Node.js ${process.versions.node} (${process.execPath})\n`);
+  process.exit(1);
+}
+const { execWithServeV8Flags } = await import('../cli/v8-flags.js');
 execWithServeV8Flags();
 await import('../cli/main.js');

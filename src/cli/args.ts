@@ -7,6 +7,7 @@ import { type CliSpec, OPTIONS, type OptionName, type OptionRow } from '../optio
 import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
 import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
 import { type KeysArgs, parseKeysArgs } from './keys-args.js';
+import { joinNegativeValues } from './negative-values.js';
 
 /** `jwt-grpc serve`'s options after parsing, sorted by where they go. */
 export interface ServeArgs {
@@ -44,9 +45,11 @@ const FILE = text('FILE');
 function readOption(name: OptionName, flags: Readonly<Record<string, string | boolean | undefined>>, env: NodeJS.ProcessEnv): unknown {
   const row: OptionRow = OPTIONS[name];
   const cli = row.cli as CliSpec;
-  const label = cliLabel(name);
+  const fromFlag = cli.flag === undefined ? undefined : flags[cli.flag];
   const fromEnv = env[cli.env] === '' ? undefined : env[cli.env];
-  const given = (cli.flag === undefined ? undefined : flags[cli.flag]) ?? fromEnv;
+  const given = fromFlag ?? fromEnv;
+  // A bad value is reported by where it came from: the flag, or the variable that set it.
+  const label = fromFlag === undefined ? cli.env : cliLabel(name);
   if (given === undefined) return undefined;
   if (typeof given === 'boolean') return cli.negate === true ? !given : given;
   if (cli.file === true) return FILE.parse(given, label);
@@ -95,7 +98,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   }
   let flags: Record<string, string | boolean | undefined>;
   try {
-    flags = parseArgs({ args: [...rest], options: flagTypes, strict: true, allowPositionals: false }).values;
+    flags = parseArgs({ args: joinNegativeValues(rest, flagTypes), options: flagTypes, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', (err as Error).message);
   }

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import type { RevokeCommandArgs, TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { OPTIONS } from '../options/table.js';
+import { joinNegativeValues } from './negative-values.js';
 
 /** The client commands. */
 export type ClientCommand = 'token' | 'verify' | 'revoke';
@@ -84,7 +85,7 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     const options = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]));
-    parsed = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command !== 'token' });
+    parsed = parseArgs({ args: joinNegativeValues(argv, options), options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command !== 'token' });
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', `${command}: ${(err as Error).message}`);
   }

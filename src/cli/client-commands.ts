@@ -1,7 +1,7 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
 import { readAdminSecretText } from './admin-token.js';
-import { CallMetadata } from '../transport/handler-api.js';
+import { CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { type JwtClient, createJwtClient } from '../client/jwt-client.js';
 import { type ClientTlsOptions, clientTransport } from './tls-files.js';
 
@@ -55,10 +55,35 @@ function requireText(name: string, value: unknown): string {
   return value;
 }
 
+/** TLS alerts a server sends a client that brought no certificate (TLS 1.3 and 1.2). */
+const CERTIFICATE_REQUIRED = /alert certificate required|alert handshake failure|peer did not return a certificate/i;
+
+/**
+ * A failed connection said in the flags that fix it, instead of grpc-js's channel error (an
+ * OpenSSL string, or a bare "Failed to connect"); any other error as it came.
+ */
+function explainConnectionError(err: unknown, args: ClientTlsOptions & { target: string }): unknown {
+  if (!(err instanceof GrpcStatusError) || err.status !== GrpcStatus.UNAVAILABLE) return err;
+  const usesTls = args.tls === true || args.tlsCa !== undefined || args.tlsCert !== undefined || args.tlsServerName !== undefined;
+  let hint: string | undefined;
+  if (CERTIFICATE_REQUIRED.test(err.details) && args.tlsCert === undefined) {
+    hint = 'the server asks for a client certificate (mutual TLS): give --tls-cert FILE and --tls-key FILE';
+  } else if (CERTIFICATE_REQUIRED.test(err.details)) {
+    hint = `the server refused the client certificate ${args.tlsCert}: it must be signed by a CA the server trusts (its --tls-client-ca)`;
+  } else if (!usesTls && /Failed to connect/.test(err.details)) {
+    hint = 'the connection closed before any answer, as a TLS server closes a plaintext client: if the server serves TLS, add --tls (and --tls-ca FILE for a private CA)';
+  } else if (usesTls && /wrong version number|packet length too long/i.test(err.details)) {
+    hint = 'the server answered in plaintext: drop --tls and the other --tls-* options';
+  }
+  return hint === undefined ? err : new GrpcStatusError(err.status, `cannot reach ${args.target}: ${hint}`, { cause: err });
+}
+
 async function withClient<T>(args: ClientTlsOptions & { target: string }, run: (client: JwtClient) => Promise<T>): Promise<T> {
   const client = createJwtClient(requireText('--target', args.target), await clientTransport(args));
   try {
     return await run(client);
+  } catch (err) {
+    throw explainConnectionError(err, args);
   } finally {
     client.close();
   }

@@ -1,6 +1,7 @@
 import { defaultText } from '../options/resolve.js';
 import { type CliSpec, OPTIONS, type OptionName, type OptionRow } from '../options/table.js';
 import { CLI_OPTIONS, isSwitch } from './args.js';
+import { EXIT_CODES } from './exit-codes.js';
 
 const COLUMN = 30;
 
@@ -46,8 +47,8 @@ export function helpText(version: string): string {
     ...envOnly.map(describe),
     '',
     'Signals: SIGTERM/SIGINT drain calls in flight (a second one forces); SIGHUP reloads the --keys file.',
-    'Exit codes: 0 after a clean shutdown,',
-    '1 when the server cannot start or its workers crash in a loop, 2 for a bad option.',
+    'Exit codes of serve:',
+    ...EXIT_CODES.map(({ code, serve }) => `  ${code}  ${serve}`),
     '',
   ].join('\n');
 }

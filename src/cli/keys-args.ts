@@ -10,6 +10,7 @@ import { JwtGrpcError, invalidOption } from '../errors.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
+import { joinNegativeValues } from './negative-values.js';
 
 /** The environment twin of a `serve` option these commands share. */
 function envOf(name: OptionName): string {
@@ -121,7 +122,7 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     const options = Object.fromEntries(allowed.map((name) => [name, { type: FLAGS[name]?.type ?? 'string', multiple: FLAGS[name]?.multiple === true }]));
-    values = parseArgs({ args: [...rest], options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+    values = parseArgs({ args: joinNegativeValues(rest, options), options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', `keys ${action}: ${(err as Error).message}`);
   }

@@ -67,7 +67,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
       done = (keys) => [
         `staged ${describe(keys, jwk.kid)} in ${args.file}`,
         `next: reload every server (SIGHUP, or --watch-keys notices), check GetJwks lists ${jwk.kid}, then:`,
-        `  jwt-grpc keys rotate --keys ${args.file} --activate ${jwk.kid}`,
+        `  npx jwt-grpc keys rotate --keys ${args.file} --activate ${jwk.kid}`,
         ...(jwk['kty'] === 'oct' ? ['HMAC keys are never published in GetJwks: only the servers sharing this file verify with it'] : []),
       ];
       break;
@@ -95,7 +95,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
             `deactivated ${describe(keys, previous)}`,
             'next: reload every server (SIGHUP, or --watch-keys notices); once its tokens have expired ' +
               `(after ${rfc3339(nowSeconds + waitSeconds)} with --max-ttl ${args.maxTtlSeconds}):`,
-            `  jwt-grpc keys rotate --keys ${args.file} --retire ${previous}`,
+            `  npx jwt-grpc keys rotate --keys ${args.file} --retire ${previous}`,
           );
         }
         return lines;

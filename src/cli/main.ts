@@ -9,14 +9,17 @@ import { helpText } from './help.js';
 import { clientHelpText } from './client-args.js';
 import { keysHelpText } from './keys-args.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import { EXIT } from './exit-codes.js';
+import { cliLabel } from '../options/resolve.js';
+import { OPTIONS, type OptionName } from '../options/table.js';
 
-/** Exit codes: 0 clean stop, 1 cannot start / crash loop, 2 bad option (see --help). */
+/** Resolves to the exit code (./exit-codes.ts). */
 async function main(): Promise<number> {
   const command = parseCommand(process.argv.slice(2), process.env);
   switch (command.kind) {
     case 'help':
       process.stdout.write(helpText(PACKAGE_VERSION));
-      return 0;
+      return EXIT.ok;
     case 'version':
       process.stdout.write(`${PACKAGE_VERSION}\n`);
       return 0;
@@ -49,20 +52,31 @@ async function main(): Promise<number> {
   }
 }
 
+/**
+ * A library error about an option, said with the flag that sets it (`option tracing: ...`
+ * from createJwtServer reads `option --otel: ...` on the command line).
+ */
+function asCommandLine(err: JwtGrpcError): string {
+  const field = err.field;
+  if (err.code !== 'ERR_INVALID_OPTION' || field === undefined || !Object.hasOwn(OPTIONS, field)) return err.message;
+  const prefix = `option ${field}:`;
+  return err.message.startsWith(prefix) ? `option ${cliLabel(field as OptionName)}:${err.message.slice(prefix.length)}` : err.message;
+}
+
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof JwtGrpcError) {
-      process.stderr.write(`jwt-grpc: ${err.message}\n`);
+      process.stderr.write(`jwt-grpc: ${asCommandLine(err)}\n`);
       if (err.code === 'ERR_INVALID_OPTION') {
         const sub = process.argv[2];
         const help = sub === 'keys' || sub === 'token' || sub === 'verify' || sub === 'revoke' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
         process.stderr.write(`Run '${help}' for the options.\n`);
-        process.exit(2);
+        process.exit(EXIT.badOption);
       }
     } else {
       process.stderr.write(`jwt-grpc: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     }
-    process.exit(1);
+    process.exit(EXIT.failed);
   },
 );

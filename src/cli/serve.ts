@@ -2,6 +2,7 @@ import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
 import { isIPv4 } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
 import { watchKeyFile } from '../keys/watch.js';
@@ -43,6 +44,39 @@ function tlsOptions(cli: ServeArgs['cli'], logger: Logger): (() => Promise<Serve
     ]);
     return ca === null ? { cert, key } : { cert, key, ca, requireClientCertificate: true };
   };
+}
+
+/** The PEM block each TLS flag's file must hold: a file that is not PEM fails here, named, not in OpenSSL's words. */
+const PEM_BLOCKS = {
+  '--tls-cert': { what: 'a PEM certificate', begins: /-----BEGIN CERTIFICATE-----/, line: '-----BEGIN CERTIFICATE-----' },
+  '--tls-key': { what: 'a PEM private key', begins: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/, line: '-----BEGIN ... PRIVATE KEY-----' },
+  '--tls-client-ca': { what: 'a PEM CA certificate', begins: /-----BEGIN CERTIFICATE-----/, line: '-----BEGIN CERTIFICATE-----' },
+} as const;
+
+/**
+ * The TLS files as Node would load them, checked at start: each holds the PEM its flag
+ * needs, and the certificate and key make a pair. Every failure is one line naming the flag
+ * and the file (OpenSSL's reason at most, never a byte of the key).
+ */
+async function checkTlsFiles(cli: ServeArgs['cli']): Promise<void> {
+  const { tlsCert, tlsKey, tlsClientCa } = cli;
+  if (tlsCert === undefined || tlsKey === undefined) return;
+  const given = { '--tls-cert': tlsCert, '--tls-key': tlsKey, '--tls-client-ca': tlsClientCa } as const;
+  const pem: Partial<Record<keyof typeof given, Buffer>> = {};
+  for (const [flag, file] of Object.entries(given) as [keyof typeof given, string | undefined][]) {
+    if (file === undefined) continue;
+    const text = await readFile(file);
+    if (!PEM_BLOCKS[flag].begins.test(text.toString('latin1'))) {
+      throw new JwtGrpcError('ERR_FILE', `${flag}: ${file} is not ${PEM_BLOCKS[flag].what} (no ${PEM_BLOCKS[flag].line} line)`, { field: flag });
+    }
+    pem[flag] = text;
+  }
+  try {
+    createSecureContext({ cert: pem['--tls-cert'], key: pem['--tls-key'], ...(pem['--tls-client-ca'] === undefined ? {} : { ca: pem['--tls-client-ca'] }) });
+  } catch (err) {
+    const reason = (err as Error).message.replace(/^error:[0-9A-F]+:/, '');
+    throw new JwtGrpcError('ERR_FILE', `--tls-cert/--tls-key: ${tlsCert} and ${tlsKey} are not a certificate and its private key (${reason})`, { field: '--tls-cert' });
+  }
 }
 
 /**
@@ -88,6 +122,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     [{ file: cli.tlsCert }, { file: cli.tlsKey, secret: 'TLS private key' }, { file: cli.tlsClientCa }, { file: server.adminTokenFile, secret: 'admin token file' }],
     logger,
   );
+  await checkTlsFiles(cli);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const keysFile = files.keys;
   const policyFile = files.policy;
@@ -129,6 +164,10 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     }
   }
   if (handle.role !== 'worker') {
+    // Only a server that traces loads the tracing module (and names its exporter, endpoint and sampler).
+    const tracing = server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
+    // The last line: the drain is over (a `kill %1; wait %1` would otherwise end in silence).
+    void handle.done.then((code) => logger.info(`stopped (exit ${code})`));
     const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
     void handle.done.then(stopWatching);
     const keys = handle.keys.keys;
@@ -148,6 +187,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
           : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
         `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
         `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+        `  tracing: ${tracing}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
       ].join('\n'),

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { checkWorkersFit } from './fit.js';
 import type { ClusterHandle } from './handle.js';
 import { type ClusterOptions, resolveClusterOptions } from './options.js';
 import { runPrimary } from './primary.js';
@@ -35,5 +36,6 @@ export type { ClusterOptions } from './options.js';
 export function runCluster(options: ClusterOptions): Promise<ClusterHandle> {
   const resolved = resolveClusterOptions(options);
   if (cluster.isWorker) return runWorker(resolved);
+  checkWorkersFit(resolved.workers, resolved.logger);
   return resolved.workers === 1 ? runSingle(resolved) : runPrimary(resolved);
 }

@@ -60,14 +60,14 @@ export function authorizeRevoke(
     if (revokers === undefined || revokers.length === 0) {
       throw new GrpcStatusError(
         GrpcStatus.PERMISSION_DENIED,
-        'RevokeJwt is off: the server has no admin credential (adminTokenFile, or revokers in its policy; docs/revocation.md)',
+        'RevokeJwt is off: the server has no admin credential (start it with --admin-token-file FILE, or list revokers in its --policy; in code, adminTokenFile; docs/revocation.md)',
       );
     }
     throw new GrpcStatusError(GrpcStatus.PERMISSION_DENIED, `caller ${callerId === undefined ? '(no client certificate)' : JSON.stringify(callerId)} is not among the policy's revokers`);
   }
   const header = call.metadata.get('authorization');
   const match = typeof header === 'string' ? BEARER.exec(header) : null;
-  if (match === null) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'RevokeJwt needs the admin secret as "authorization: Bearer SECRET"');
+  if (match === null) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers');
   if (!timingSafeEqual(digest(match[1] as string), secret.digest)) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'the admin secret does not match');
   return 'admin-token';
 }

@@ -20,7 +20,7 @@
 import { isIP } from 'node:net';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import type { Logger } from '../log.js';
-import { redisModule } from '../optional-deps.js';
+import { installHint, redisModule } from '../optional-deps.js';
 import { REVOKE_SCRIPT, decodeMessage, decodeValue, encodeMessage, encodeValue, parseVersion, redisKeys, type RedisKeys } from './redis-codec.js';
 import { resolveRedisStoreOptions, type RedisRevocationStoreOptions, type ResolvedRedisStoreOptions } from './redis-options.js';
 import type { Revocation, RevocationStore } from './types.js';
@@ -76,7 +76,7 @@ function loadRedis(): RedisModule {
     return redisModule();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    throw invalidOption('revocationStore', "a redis:// store needs the optional package 'redis' (node-redis 5), which is not installed: npm install redis@^5");
+    throw invalidOption('revocationStore', `a redis:// store needs node-redis 5, an optional peer dependency not installed here: ${installHint(['redis@^5'])}`);
   }
 }
 

@@ -3,6 +3,7 @@
  * (src/transport/http2/, HTTP/2 framed on node:net) and a @grpc/grpc-js `Server` through the adapter
  * (src/transport/grpc-js.ts). Everything transport-specific in createJwtServer is here.
  */
+import { createRequire } from 'node:module';
 import type { Server, ServerCredentials } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
@@ -62,8 +63,25 @@ function grpcJsCredentials(tls: ServerTlsOptions | undefined): ServerCredentials
   return ServerCredentials.createSsl(ca, [{ cert_chain: pem(tls.cert), private_key: pem(tls.key) }], tls.requireClientCertificate === true);
 }
 
+/**
+ * The grpc-js the transport runs on, refused at creation when older than 1.10: before it a
+ * Server has no `drain` (close would throw) and no `ServerInterceptingCall` (the adapter's
+ * interceptors, and so every call, would fail), so such a server could only refuse calls.
+ */
+function requireTransportGrpcJs(): ReturnType<typeof grpcJs> {
+  const loaded = grpcJs();
+  if (typeof loaded.Server.prototype.drain === 'function' && typeof loaded.ServerInterceptingCall === 'function') return loaded;
+  const version = (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string }).version;
+  throw new JwtGrpcError(
+    'ERR_GRPC_JS_VERSION',
+    `transport 'grpc-js' needs @grpc/grpc-js >= 1.10 (server drain and interceptors); the installed @grpc/grpc-js ${version} ` +
+      "would refuse every call: install @grpc/grpc-js@'>=1.10 <2', or use transport 'http2'",
+    { field: 'transport' },
+  );
+}
+
 function grpcJsTransport({ options, interceptors, logger }: TransportContext): TransportServer {
-  const server = new (grpcJs().Server)(serverChannelOptions(options));
+  const server = new (requireTransportGrpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
   }

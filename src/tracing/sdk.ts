@@ -14,7 +14,7 @@ import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
 import { TRACER_NAME } from './names.js';
 import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
-import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter } from '../optional-deps.js';
+import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter, installHint } from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
@@ -31,18 +31,17 @@ const EXPORTERS = {
 } as const satisfies Record<Protocol, unknown>;
 
 /**
- * The SDK's packages and the exporter of `protocol`; an install without optional
- * dependencies fails here, at start, saying what is missing.
+ * The SDK's packages and the exporter of `protocol`; an app that has not installed them
+ * (optional peer dependencies) fails here, at start, with the npm command that installs them.
  */
 function loadSdk(protocol: Protocol) {
   try {
     const exporter = EXPORTERS[protocol].load();
     return { sdk: otelSdkTrace(), resources: otelResources(), contextHooks: otelContextAsyncHooks(), exporter };
   } catch (err) {
-    throw invalidOption(
-      'tracing',
-      `true needs the optional dependencies @opentelemetry/sdk-trace, @opentelemetry/resources, @opentelemetry/context-async-hooks and ${EXPORTERS[protocol].name} (${(err as Error).message.split('\n')[0]})`,
-    );
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    const packages = ['@opentelemetry/sdk-trace', '@opentelemetry/resources', '@opentelemetry/context-async-hooks', EXPORTERS[protocol].name];
+    throw invalidOption('tracing', `true needs the OpenTelemetry SDK and its ${protocol} exporter, optional peer dependencies not installed here: ${installHint(packages)}`);
   }
 }
 
@@ -114,6 +113,29 @@ export function batchSettingsFromEnv(env: NodeJS.ProcessEnv): BatchSettings {
     );
   }
   return settings;
+}
+
+/** The exporters' default endpoints (the specification's): OTLP/HTTP on 4318 with its signal path, OTLP/gRPC on 4317. */
+const DEFAULT_ENDPOINTS = { http: 'http://localhost:4318', grpc: 'http://localhost:4317' } as const;
+
+/** An endpoint as it may be printed: any user:password in it masked. */
+function printableEndpoint(endpoint: string): string {
+  return endpoint.replace(/\/\/[^/@]*@/, '//***@');
+}
+
+/**
+ * What the own pipeline will do, as the start banner says it: the exporter's protocol and
+ * endpoint, the sampler and the service name, all read from the same `OTEL_*` variables
+ * the exporter and {@link tracingPipelineFromEnv} read. Headers are never shown. @internal
+ */
+export function describeTracingFromEnv(env: NodeJS.ProcessEnv): string {
+  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
+  const grpc = protocol === 'grpc';
+  const base = env['OTEL_EXPORTER_OTLP_ENDPOINT'] || (grpc ? DEFAULT_ENDPOINTS.grpc : DEFAULT_ENDPOINTS.http);
+  const endpoint = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] || (grpc ? base : `${base.replace(/\/$/, '')}/v1/traces`);
+  const sampler = env['OTEL_TRACES_SAMPLER'] || 'parentbased_always_on';
+  const ratio = sampler.endsWith('traceidratio') ? ` ${samplerRatio(env['OTEL_TRACES_SAMPLER_ARG'])}` : '';
+  return `OTLP ${protocol} to ${printableEndpoint(endpoint)}, sampler ${sampler}${ratio}, service ${env['OTEL_SERVICE_NAME'] || DEFAULT_SERVICE_NAME}`;
 }
 
 /** jwt-grpc's own pipeline: the provider the server traces with, and its span queue. @internal */

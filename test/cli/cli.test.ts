@@ -120,10 +120,10 @@ describe('bad options exit 2 with a message', () => {
     expect(result.stderr).not.toMatch(/worker/);
   });
 
-  it('a bad environment twin (JWT_GRPC_PORT=abc)', async () => {
+  it('a bad environment twin (JWT_GRPC_PORT=abc): named by the variable that set it', async () => {
     const result = await runCli(['serve'], { env: { JWT_GRPC_PORT: 'abc' } });
     expect(result.code, result.stderr).toBe(2);
-    expect(result.stderr).toMatch(/--port/);
+    expect(result.stderr).toMatch(/^jwt-grpc: option JWT_GRPC_PORT: must be an integer from 0 to 65535, got "abc"$/m);
   });
 });
 

@@ -27,9 +27,10 @@ describe('README.md', () => {
     expect(section('Install the package')).toMatch(/npm pack[\s\S]*npm install \S+\.tgz/);
   });
 
-  it('runs its Quick start through npx jwt-grpc, the CLI client and grpcurl, with no repository file', () => {
+  it('runs its Quick start through the installed bin, the CLI client and grpcurl, with no repository file', () => {
     const quickStart = section('Quick start');
-    for (const command of ['npx jwt-grpc serve', 'npx jwt-grpc token', 'npx jwt-grpc verify', 'grpcurl ']) expect(quickStart).toContain(command);
+    // The server through its bin, so that `kill %1` reaches it (npx would exit 143 at once, leaving it draining).
+    for (const command of ['node_modules/.bin/jwt-grpc serve', 'npx jwt-grpc token', 'npx jwt-grpc verify', 'grpcurl ', 'kill %1; wait %1']) expect(quickStart).toContain(command);
     expect(quickStart).not.toMatch(/bench\/fixtures|--proto proto\//);
   });
 });

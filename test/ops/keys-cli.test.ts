@@ -96,14 +96,15 @@ describe('keys rotate', () => {
     const newEs = keyEntries(file)[0]?.['kid'] as string;
     expect(newEs).toMatch(KID);
     expect(staged).toContain(`staged ${newEs} (ES256, verify-only)`);
-    expect(staged).toContain(`--activate ${newEs}`);
+    // The next command, in the form that runs in an install folder (the bin is not on PATH there).
+    expect(staged).toContain(`\n  npx jwt-grpc keys rotate --keys ${file} --activate ${newEs}\n`);
     expect(keyEntries(file)[0]?.['key_ops']).toEqual(['verify']);
     let loaded = await loadKeys(file, { logger: silentLogger });
     expect(loaded.activeEntry('ES256')?.kid).toBe(oldEs);
     expect(loaded.keys.find((key) => key.kid === newEs)).toMatchObject({ active: false, canSign: false });
 
     const activated = await ok('rotate', '--keys', file, '--activate', newEs);
-    expect(activated).toContain(`--retire ${oldEs}`);
+    expect(activated).toContain(`\n  npx jwt-grpc keys rotate --keys ${file} --retire ${oldEs}`);
     loaded = await loadKeys(file, { logger: silentLogger });
     expect(loaded.activeEntry('ES256')?.kid).toBe(newEs);
     expect(loaded.activeEntry('HS256')?.kid).toBe(hs);

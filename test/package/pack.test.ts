@@ -10,7 +10,7 @@
  * The pack is made from a copy of the sources, so its build writes a dist/ of its own and
  * never the one the other test files run the CLI from.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,8 +138,10 @@ describe('the packed package in a fresh TypeScript project', () => {
     TIMEOUT_MS,
   );
 
-  it('ships its LICENSE and source maps that carry their sources (src/ is not shipped)', () => {
+  it('ships its LICENSE, the docs the README links and source maps that carry their sources (src/ is not shipped)', () => {
     const installed = join(app, 'node_modules', 'jwt-grpc');
+    for (const page of ['library.md', 'cli.md', 'tracing.md']) expect(existsSync(join(installed, 'docs', page)), page).toBe(true);
+    expect(existsSync(join(installed, 'docs', 'img', 'headline-ratios.svg'))).toBe(true);
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 jwt-grpc contributors/);
     expect(existsSync(join(installed, 'src'))).toBe(false);
     const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
@@ -178,5 +180,73 @@ describe('the packed package in a fresh TypeScript project', () => {
     } finally {
       expect(await server.stop()).toEqual({ code: 0, signal: null });
     }
+  }, TIMEOUT_MS);
+});
+
+/**
+ * Without the OpenTelemetry SDK, its exporters and redis (optional peers) in every install:
+ * measured at 90 packages and 74.9 MB of node_modules when they were optionalDependencies,
+ * 51 packages and 24.7 MB since.
+ */
+const LIGHT_INSTALL = { maxPackages: 60, maxBytes: 35 * 1024 * 1024 } as const;
+
+/** Bytes of the files under `dir` (links not followed), as du counts them roughly. */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += bytesUnder(path);
+    else total += lstatSync(path).size;
+  }
+  return total;
+}
+
+describe('a fresh app with only jwt-grpc and @grpc/grpc-js', () => {
+  let light: string;
+
+  beforeAll(async () => {
+    light = join(work, 'light-app');
+    mkdirSync(light);
+    writeFileSync(join(light, 'package.json'), JSON.stringify({ name: 'light-app', private: true, type: 'module' }));
+    await sh('npm', ['install', '--no-audit', '--no-fund', tarballPath, '@grpc/grpc-js'], light);
+  }, TIMEOUT_MS);
+
+  it(`installs at most ${LIGHT_INSTALL.maxPackages} packages and ${LIGHT_INSTALL.maxBytes / 1024 / 1024} MB: no OpenTelemetry SDK, exporter or redis`, () => {
+    const lock = JSON.parse(readFileSync(join(light, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+    const packages = Object.keys(lock.packages).filter((path) => path !== '');
+    const bytes = bytesUnder(join(light, 'node_modules'));
+    const report = `${packages.length} packages, ${(bytes / 1024 / 1024).toFixed(1)} MB`;
+    expect(packages.length, report).toBeLessThanOrEqual(LIGHT_INSTALL.maxPackages);
+    expect(bytes, report).toBeLessThanOrEqual(LIGHT_INSTALL.maxBytes);
+    for (const heavy of ['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-proto', '@opentelemetry/exporter-trace-otlp-grpc', 'redis']) {
+      expect(packages, heavy).not.toContain(`node_modules/${heavy}`);
+    }
+    // The API is a peer: one copy, at the top, shared with whatever SDK the app adds.
+    expect(packages.filter((path) => path.endsWith('node_modules/@opentelemetry/api'))).toEqual(['node_modules/@opentelemetry/api']);
+  });
+
+  it('works: serve, token and verify through npx', async () => {
+    const bin = join(light, 'node_modules', '.bin', 'jwt-grpc');
+    const server = await startServer('jwt-grpc serve', bin, ['serve', '--host', '127.0.0.1', '--port', '0'], { cwd: light });
+    try {
+      const target = `127.0.0.1:${server.port}`;
+      const token = (await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], light)).trim();
+      expect(JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], light))).toMatchObject({ valid: true });
+    } finally {
+      expect(await server.stop()).toEqual({ code: 0, signal: null });
+    }
+  }, TIMEOUT_MS);
+
+  it('--otel and redis:// name the packages to install, in one line each, exit 2', async () => {
+    const bin = join(light, 'node_modules', '.bin', 'jwt-grpc');
+    const otel = await runToExit(bin, ['serve', '--otel', '--port', '0'], { cwd: light, timeoutMs: TIMEOUT_MS });
+    expect(otel.code).toBe(2);
+    expect(otel.stderr).toContain(
+      'jwt-grpc: option --otel: true needs the OpenTelemetry SDK and its http/protobuf exporter, optional peer dependencies not installed here: ' +
+        'npm install @opentelemetry/sdk-trace @opentelemetry/resources @opentelemetry/context-async-hooks @opentelemetry/exporter-trace-otlp-proto\n',
+    );
+    const redis = await runToExit(bin, ['serve', '--revocation-store', 'redis://127.0.0.1:6379/0', '--port', '0'], { cwd: light, timeoutMs: TIMEOUT_MS });
+    expect(redis.code).toBe(2);
+    expect(redis.stderr).toContain('needs node-redis 5, an optional peer dependency not installed here: npm install redis@^5\n');
   }, TIMEOUT_MS);
 });

@@ -21,7 +21,9 @@ export const INSTALL_TIMEOUT_MS = 180_000;
 export const SETUP_TIMEOUT_MS = PACK_TIMEOUT_MS + INSTALL_TIMEOUT_MS + 30_000;
 
 /** What `npm pack` reads: the manifest, the sources its `prepack` builds, and the files it ships. */
-const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto'];
+const PACKAGE_INPUTS = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto', 'docs'];
+/** docs/tools holds the API reference's own node_modules: not an input. */
+const NOT_INPUTS = join('docs', 'tools');
 
 /** What a step is called in its failure, and how long it may take (default {@link TIMEOUT_MS}). */
 export interface Step {
@@ -41,7 +43,9 @@ export function sh(command: string, args: readonly string[], cwd: string, step: 
 export async function packCopy(work: string): Promise<string> {
   const source = join(work, 'package');
   mkdirSync(source);
-  for (const input of PACKAGE_INPUTS) cpSync(join(PACKAGE_ROOT, input), join(source, input), { recursive: true });
+  for (const input of PACKAGE_INPUTS) {
+    cpSync(join(PACKAGE_ROOT, input), join(source, input), { recursive: true, filter: (path) => !path.includes(NOT_INPUTS) });
+  }
   // The build needs the compiler and the types; the tarball takes nothing from here.
   symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(source, 'node_modules'), 'dir');
   await sh('npm', ['pack', '--pack-destination', work], source, { what: 'npm pack of a copy of the sources', timeoutMs: PACK_TIMEOUT_MS });

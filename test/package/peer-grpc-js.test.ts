@@ -27,7 +27,7 @@ const TSCONFIG = {
 /** A grpc-js server with the interceptor (when the installed grpc-js allows it), called without and with a token. */
 const PROGRAM = `
 import * as grpc from '@grpc/grpc-js';
-import { ANY_AUDIENCE, createSigner, createVerifier, generateKeys, jwtAuthInterceptor, verifiedClaims } from 'jwt-grpc';
+import { ANY_AUDIENCE, createJwtServer, createSigner, createVerifier, generateKeys, jwtAuthInterceptor, verifiedClaims } from 'jwt-grpc';
 
 const keys = await generateKeys({ algorithms: ['ES256'] });
 const same = (b: Buffer): Buffer => b;
@@ -69,6 +69,14 @@ withToken.set('authorization', 'Bearer ' + createSigner(keys).sign('ES256', { su
 console.log('with a token:', await call(withToken));
 client.close();
 server.forceShutdown();
+try {
+  const jwtServer = createJwtServer({ keys, transport: 'grpc-js' });
+  await jwtServer.listen('127.0.0.1:0');
+  await jwtServer.close();
+  console.log('grpc-js transport: served and closed');
+} catch (err) {
+  console.log('grpc-js transport refused:', (err as { code?: string }).code, (err as Error).message);
+}
 `;
 
 
@@ -144,11 +152,12 @@ describe(`@grpc/grpc-js as a peer (${PEER_RANGE})`, () => {
     expect((await sh('node', [join('out', 'main.js')], app)).split('\n')).toEqual([
       'without a token: status UNAUTHENTICATED',
       'with a token: OK ada',
+      'grpc-js transport: served and closed',
       '',
     ]);
   }, TIMEOUT_MS);
 
-  it('grpc-js 1.9 forced in: jwtAuthInterceptor refuses it by version, and a call without a token is still not OK', async () => {
+  it('grpc-js 1.9 forced in: jwtAuthInterceptor and the grpc-js transport refuse it by version, and a call without a token is still not OK', async () => {
     const app = await appWith('1.9.16', ['--legacy-peer-deps']);
     // Built against the newest grpc-js's types (1.9 has no ServerInterceptor type): the same program as above.
     await sh('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--legacy-peer-deps', '@grpc/grpc-js@<2'], app);
@@ -161,5 +170,10 @@ describe(`@grpc/grpc-js as a peer (${PEER_RANGE})`, () => {
         'the installed @grpc/grpc-js 1.9.16 would ignore it and let every call in unauthenticated',
     );
     expect(output[1]).toBe('without a token: status UNAUTHENTICATED');
+    // createJwtServer refuses the transport at creation, rather than refusing every call and throwing in close().
+    expect(output[3]).toBe(
+      "grpc-js transport refused: ERR_GRPC_JS_VERSION transport 'grpc-js' needs @grpc/grpc-js >= 1.10 (server drain and interceptors); " +
+        "the installed @grpc/grpc-js 1.9.16 would refuse every call: install @grpc/grpc-js@'>=1.10 <2', or use transport 'http2'",
+    );
   }, TIMEOUT_MS);
 });

@@ -1,0 +1,129 @@
+/**
+ * Errors a user can act on: each bad input of the CLI gets one line that names the flag (or
+ * the variable) and what to do, never a stack trace, an OpenSSL string or a wire header.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../bench/kit/cli.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { parseCommand } from '../../src/cli/args.js';
+import { runRevokeCommand, runTokenCommand } from '../../src/cli/client-commands.js';
+import { type JwtServer, GrpcStatus, GrpcStatusError, JwtGrpcError, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+
+let certs: TestCerts;
+let server: JwtServer | undefined;
+
+beforeAll(() => {
+  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
+  certs = makeTestCerts();
+});
+afterEach(async () => {
+  await server?.close({ graceMs: 200 });
+  server = undefined;
+});
+afterAll(() => certs?.remove());
+
+/** The message a call rejects with. */
+async function failure(promise: Promise<unknown>): Promise<JwtGrpcError> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(JwtGrpcError);
+  return err as JwtGrpcError;
+}
+
+async function issuer(tls?: { requireClientCertificate: boolean }): Promise<string> {
+  server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), logger: silentLogger });
+  const options = tls === undefined ? undefined : { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, ...tls };
+  return `127.0.0.1:${await server.listen('127.0.0.1:0', options)}`;
+}
+
+function parseError(argv: string[], env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseCommand(argv, env);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error(`parsed: ${argv.join(' ')}`);
+}
+
+describe('flags and variables', () => {
+  it('a negative number is the flag\'s value, refused by its own check (not "argument is ambiguous")', () => {
+    expect(parseError(['serve', '--port', '-1'])).toBe('option --port: must be an integer from 0 to 65535, got "-1"');
+    expect(parseError(['serve', '--ttl', '-5'])).toBe('option --ttl: must be an integer from 1 to 315360000, got "-5"');
+    expect(parseError(['token', '--target', 'x', '--alg', 'ES256', '--sub', 'a', '--ttl', '-5'])).toMatch(/^option --ttl: .*got "-5"$/);
+  });
+
+  it('a bad value from the environment names the variable that set it', () => {
+    expect(parseError(['serve'], { JWT_GRPC_PORT: 'abc' })).toBe('option JWT_GRPC_PORT: must be an integer from 0 to 65535, got "abc"');
+    expect(parseError(['serve', '--port', 'abc'], { JWT_GRPC_PORT: '1' })).toBe('option --port: must be an integer from 0 to 65535, got "abc"');
+  });
+});
+
+describe('serve with TLS files that are not a PEM certificate and key', () => {
+  it.each([
+    ['--tls-cert', 'not-pem', 'server.key', '--tls-cert: FILE is not a PEM certificate (no -----BEGIN CERTIFICATE----- line)'],
+    ['--tls-key', 'server.crt', 'not-pem', '--tls-key: FILE is not a PEM private key (no -----BEGIN ... PRIVATE KEY----- line)'],
+  ])('%s: one line naming the flag and the file, exit 1', async (_flag, cert, key, expected) => {
+    const notPem = join(certs.dir, 'not-pem');
+    writeFileSync(notPem, 'this is not PEM\n', { mode: 0o600 });
+    const at = (name: string): string => join(certs.dir, name);
+    const run = await runCli(['serve', '--port', '0', '--tls-cert', at(cert), '--tls-key', at(key)]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).not.toMatch(/unexpected error|\n\s+at /);
+    expect(run.stderr.trimEnd().split('\n').at(-1)).toBe(`jwt-grpc: ${expected.replace('FILE', notPem)}`);
+  });
+
+  it('a certificate and a key that are no pair: one line naming both files', async () => {
+    const { files } = certs;
+    const run = await runCli(['serve', '--port', '0', '--tls-cert', files.clientCert, '--tls-key', files.serverKey]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trimEnd().split('\n').at(-1)).toBe(
+      `jwt-grpc: --tls-cert/--tls-key: ${files.clientCert} and ${files.serverKey} are not a certificate and its private key (x509 certificate routines::key values mismatch)`,
+    );
+  });
+});
+
+describe('the CLI client on the wrong kind of port', () => {
+  const ask = (target: string, tls: object) => runTokenCommand({ target, alg: 'ES256', sub: 'ada', ...tls }, { stdout: { write: () => true } });
+
+  it('without a client certificate on a mutual TLS port: names --tls-cert and --tls-key', async () => {
+    const target = await issuer({ requireClientCertificate: true });
+    const err = await failure(ask(target, { tlsCa: certs.files.caCert, tlsServerName: 'localhost' }));
+    expect(err.message).toBe(`cannot reach ${target}: the server asks for a client certificate (mutual TLS): give --tls-cert FILE and --tls-key FILE`);
+    expect((err as GrpcStatusError).status).toBe(GrpcStatus.UNAVAILABLE);
+  });
+
+  it('in plaintext on a TLS port: names --tls', async () => {
+    const target = await issuer({ requireClientCertificate: false });
+    const err = await failure(ask(target, {}));
+    expect(err.message).toBe(
+      `cannot reach ${target}: the connection closed before any answer, as a TLS server closes a plaintext client: if the server serves TLS, add --tls (and --tls-ca FILE for a private CA)`,
+    );
+  });
+
+  it('with TLS on a plaintext port: says to drop --tls', async () => {
+    const target = await issuer();
+    const err = await failure(ask(target, { tls: true }));
+    expect(err.message).toBe(`cannot reach ${target}: the server answered in plaintext: drop --tls and the other --tls-* options`);
+  });
+});
+
+describe('revoke names the CLI flags', () => {
+  it('a server without an admin credential: names --admin-token-file and --policy', async () => {
+    const target = await issuer();
+    const err = await failure(runRevokeCommand({ target, jti: 'x', exp: 2_000_000_000 }, { stdout: { write: () => true } }));
+    expect(err.message).toMatch(/^RevokeJwt is off: .*--admin-token-file FILE.*--policy/);
+  });
+
+  it('a revoke without the secret: names jwt-grpc revoke --admin-token-file', async () => {
+    const secret = join(certs.dir, 'admin-token');
+    writeFileSync(secret, 'an-admin-secret-of-32-characters\n', { mode: 0o600 });
+    server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), logger: silentLogger, adminTokenFile: secret });
+    const target = `127.0.0.1:${await server.listen('127.0.0.1:0')}`;
+    const err = await failure(runRevokeCommand({ target, jti: 'x', exp: 2_000_000_000 }, { stdout: { write: () => true } }));
+    expect([(err as GrpcStatusError).status, err.message]).toEqual([
+      GrpcStatus.UNAUTHENTICATED,
+      'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers',
+    ]);
+  });
+});
