@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const WIRE = new URL('../../src/transport/http2/wire/', import.meta.url);
-const ORDER = ['frames', 'limits', 'parse', 'header-block', 'flow', 'budget', 'pings', 'huffman', 'request-fields', 'hpack', 'writer', 'stream', 'connection'];
+const ORDER = ['frames', 'limits', 'parse', 'header-block', 'flow', 'budget', 'process-memory', 'pings', 'huffman', 'request-fields', 'hpack', 'writer', 'stream', 'connection'];
 
 describe('wire layers', () => {
   it('names every file of the folder in the layer order', () => {

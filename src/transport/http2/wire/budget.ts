@@ -26,7 +26,7 @@ export class Budget {
 
 /**
  * Bytes held, counted by every connection that shares it: the process-wide memory
- * ceiling's count (src/transport/process-memory.ts holds the process's one). Integer
+ * ceiling's count (process-memory.ts holds the process's one). Integer
  * adds and subtracts only, so charging it costs a call nothing measurable.
  */
 export class MemoryLedger {

@@ -5,7 +5,8 @@
  *
  * The wire layer, bottom to top; a file imports only files below it:
  *   frames (constants, frame builders, ConnectionError) -> limits -> parse (reading
- *   frames) -> header-block -> flow (windows) -> budget (token buckets) -> pings ->
+ *   frames) -> header-block -> flow (windows) -> budget (token buckets, memory
+ *   ledgers) -> process-memory (the process's one ledger) -> pings ->
  *   huffman -> request-fields -> hpack -> writer -> stream -> connection.
  * test/transport/wire-layers.test.ts holds the folder to it.
  *
