@@ -1,6 +1,7 @@
 import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, createSecretKey } from 'node:crypto';
 import { ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
+import { type KeyRefusalReason, KeyRefusedError, checkJwkEncoding, checkKeyMaterial } from './key-checks.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
 
 /**
@@ -22,24 +23,24 @@ export type KeyInput =
   | (Record<string, unknown> & { kid: string; alg: string })
   | { kid: string; alg: string; pem: string };
 
-function keyError(kid: string, message: string, cause?: unknown): JwtGrpcError {
-  return new JwtGrpcError('ERR_INVALID_KEY', `key "${kid}": ${message}`, { field: kid, cause });
+function keyError(kid: string, reason: KeyRefusalReason, message: string, cause?: unknown): JwtGrpcError {
+  return new KeyRefusedError(reason, `key "${kid}": ${message}`, { field: kid, cause });
 }
 
 function importOne(input: unknown, index: number): KeyEntry {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}] is not an object`, { field: `keys[${index}]` });
+    throw new KeyRefusedError('malformed', `keys[${index}] is not an object`, { field: `keys[${index}]` });
   }
   const record = input as Record<string, unknown>;
   const kid = record['kid'];
   if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) {
-    throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}] needs a kid of 1 to ${MAX_KID_LENGTH} characters`, {
+    throw new KeyRefusedError('malformed', `keys[${index}] needs a kid of 1 to ${MAX_KID_LENGTH} characters`, {
       field: `keys[${index}].kid`,
     });
   }
   const alg = record['alg'];
   if (!isAlgorithm(alg)) {
-    throw keyError(kid, `alg ${JSON.stringify(alg)} is not one of ${ALGORITHMS.join(', ')}`);
+    throw keyError(kid, 'unsupported', `alg ${JSON.stringify(alg)} is not one of ${ALGORITHMS.join(', ')}`);
   }
   const spec = ALGORITHM_SPECS[alg];
   const deactivatedAt = readDeactivatedAt(kid, record['deactivated_at']);
@@ -47,16 +48,18 @@ function importOne(input: unknown, index: number): KeyEntry {
   // A deactivated key stopped signing when the key file says so, whatever else it carries.
   const signAllowed = (!Array.isArray(keyOps) || keyOps.includes('sign')) && deactivatedAt === undefined;
 
+  const isPem = typeof record['pem'] === 'string';
+  if (!isPem) checkJwkEncoding(record, kid);
   let signingKey: KeyObject | undefined;
   let verificationKey: KeyObject;
   try {
-    if (typeof record['pem'] === 'string') {
-      const pem = record['pem'];
+    if (isPem) {
+      const pem = record['pem'] as string;
       const isPrivate = /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/.test(pem);
       signingKey = isPrivate ? createPrivateKey(pem) : undefined;
       verificationKey = signingKey === undefined ? createPublicKey(pem) : createPublicKey(signingKey);
     } else if (record['kty'] === 'oct') {
-      if (typeof record['k'] !== 'string') throw keyError(kid, 'oct key has no "k"');
+      if (typeof record['k'] !== 'string') throw keyError(kid, 'malformed', 'oct key has no "k"');
       signingKey = createSecretKey(Buffer.from(record['k'], 'base64url'));
       verificationKey = signingKey;
     } else {
@@ -68,10 +71,11 @@ function importOne(input: unknown, index: number): KeyEntry {
   } catch (err) {
     if (err instanceof JwtGrpcError) throw err;
     // node:crypto's message says what is malformed without echoing the key.
-    throw keyError(kid, `cannot import: ${(err as Error).message}`, err);
+    throw keyError(kid, 'malformed', `cannot import: ${(err as Error).message}`, err);
   }
   const problem = spec.checkKey(signingKey ?? verificationKey);
-  if (problem !== undefined) throw keyError(kid, `${alg} ${problem}`);
+  if (problem !== undefined) throw keyError(kid, 'unsupported', `${alg} ${problem}`);
+  checkKeyMaterial(kid, alg, spec, { signingKey, verificationKey }, isPem ? undefined : record);
   return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
 }
 
@@ -82,7 +86,7 @@ const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 function readDeactivatedAt(kid: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const ms = typeof value === 'string' && RFC3339_UTC.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw keyError(kid, `deactivated_at must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z", got ${JSON.stringify(value)}`);
+  if (Number.isNaN(ms)) throw keyError(kid, 'malformed', `deactivated_at must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z", got ${JSON.stringify(value)}`);
   return Math.floor(ms / 1000);
 }
 
