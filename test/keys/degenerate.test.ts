@@ -154,7 +154,7 @@ describe('Ed25519 points', () => {
 });
 
 describe('halves that do not belong together', () => {
-  it.each([
+  it.each<[string, () => Jwk, RegExp]>([
     ['RSA: another key\'s d', () => ({ ...rsa, d: rsaOther['d'] }), /d does not invert e/],
     ['RSA: another key\'s p, q and CRT values', () => ({ ...rsa, p: rsaOther['p'], q: rsaOther['q'], dp: rsaOther['dp'], dq: rsaOther['dq'], qi: rsaOther['qi'] }), /n is not p\*q/],
     ['RSA: another key\'s n', () => ({ ...rsa, n: rsaOther['n'] }), /n is not p\*q/],
@@ -216,7 +216,7 @@ describe('base64url that is not canonical', () => {
     expect(refusal(hs(k()))).toBe('key "hs": "k" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)');
   });
 
-  it.each([
+  it.each<[string, () => Jwk, string]>([
     ['x of EC', () => ({ ...publicOf(ec), x: withTrailingBits(String(ec['x'])), alg: 'ES256' }), 'x'],
     ['y of EC', () => ({ ...publicOf(ec), y: `${String(ec['y'])}=`, alg: 'ES256' }), 'y'],
     ['d of EC', () => ({ ...ec, d: withTrailingBits(String(ec['d'])), alg: 'ES256' }), 'd'],
@@ -225,7 +225,7 @@ describe('base64url that is not canonical', () => {
     ['e of RSA', () => ({ ...publicOf(rsa), e: 'AQAB=', alg: 'RS256' }), 'e'],
     ['d of RSA', () => ({ ...rsa, d: `+${String(rsa['d']).slice(1)}`, alg: 'RS256' }), 'd'],
   ])('refuses %s', (_, entry, member) => {
-    const jwk = { ...entry(), kid: 'bad-encoding' };
+    const jwk: Jwk = { ...entry(), kid: 'bad-encoding' };
     // Guard against a case that is canonical after all.
     expect(Buffer.from(String(jwk[member]), 'base64url').toString('base64url')).not.toBe(jwk[member]);
     expect(refusal(jwk)).toBe(`key "bad-encoding": "${member}" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)`);
