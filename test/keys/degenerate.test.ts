@@ -132,16 +132,8 @@ describe('Ed25519 points', () => {
   });
 
   it('refuses a y with no point on the curve, and the identity as a PEM', () => {
-    let y = 2n;
-    const isOnCurve = (candidate: bigint): boolean => {
-      try {
-        importKeys({ keys: [okp(edPoint(candidate, 0), 'probe')] });
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    while (isOnCurve(y)) y += 1n;
+    // y = 2: x^2 = 3 / (4d + 1), which has no square root modulo p.
+    const y = 2n;
     expect(refusal(okp(edPoint(y, 0), 'ed-off'))).toBe('key "ed-off": EdDSA public key is not a point on Ed25519');
     const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(edPoint(1n, 0), 'base64url')]);
     const pem = `-----BEGIN PUBLIC KEY-----\n${spki.toString('base64')}\n-----END PUBLIC KEY-----\n`;
