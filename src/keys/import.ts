@@ -96,7 +96,11 @@ function readDeactivatedAt(kid: string, value: unknown): number | undefined {
  * verify. A key signs only with its private part (or secret), a `key_ops` that includes
  * `"sign"` (when it has one) and no `deactivated_at` (the RFC 3339 time it stopped
  * signing, which `jwt-grpc keys rotate` writes). HMAC secrets shorter than the hash
- * output and RSA keys under 2048 bits are refused.
+ * output and RSA keys under 2048 bits are refused, and so is every degenerate key
+ * (docs/keys.md, "What is refused"): an RSA exponent below 65537 or even, a small-order or
+ * non-canonical Ed25519 point, private and public halves that do not match (each private
+ * key signs a probe once, here), a member that is not canonical base64url. The
+ * `ERR_INVALID_KEY` names the kid and the reason, never the material.
  *
  * @example
  * ```ts
