@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 const INTEGRATION = [
   'test/bench/report-browser.test.ts',
   'test/cli/cli.test.ts',
+  'test/cli/degenerate-keys.test.ts',
   'test/cli/policy-cli.test.ts',
   'test/cli/policy-reload.test.ts',
   'test/cli/token-verify.test.ts',

@@ -82,6 +82,9 @@ export function ecdsa(hash: string, curve: keyof typeof CURVES): AlgorithmSpec {
     },
     checkKey: (key) =>
       key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === openssl ? undefined : `needs an EC key on ${curve}`,
+    // OpenSSL refuses a point off the curve on import; a private key's match is the signing probe's.
+    checkStrength: () => undefined,
+    checkPrivate: () => undefined,
     async generate() {
       const { privateKey, publicKey } = await generatePair('ec', { namedCurve: openssl });
       return { signingKey: privateKey, verificationKey: publicKey };

@@ -28,6 +28,13 @@ export interface AlgorithmSpec {
   prepareVerify(key: KeyObject): CheckSignature;
   /** What is wrong with `key` for this algorithm ("needs an RSA key"), or undefined when it fits. */
   checkKey(key: KeyObject): string | undefined;
+  /**
+   * What makes `key` (of the right kind and size) degenerate, so that tokens could be forged
+   * without its private part: an RSA exponent of 1, a small-order Ed25519 point. Undefined when sound.
+   */
+  checkStrength(key: KeyObject): string | undefined;
+  /** How a private key's own members disagree (RSA: n is not p*q...), or undefined; a public key or secret has none. */
+  checkPrivate(key: KeyObject): string | undefined;
   /** A fresh key for this algorithm. */
   generate(): Promise<GeneratedKey>;
   /** The public members of a verification key's JWK; undefined for a secret, which is never published. */

@@ -1,9 +1,12 @@
+import type { Registry } from 'prom-client';
 import { ALGORITHM_SPECS } from '../algorithms/index.js';
 import { isAlgorithm } from '../algorithms/names.js';
 import { invalidOption } from '../errors.js';
 import type { KeyInfo } from '../keys/key-set.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
+import { rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
+import { metricsRegistry } from '../options/kinds.js';
 import { type AnyAudience, type CheckedExpectations, type ClaimExpectations, audienceOption, checkedAudience, expectationsFor } from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
@@ -67,6 +70,12 @@ export interface RemoteVerifierOptions {
    * allowed; any other uri is refused (`ISSUER_MISMATCH`), never fetched. Default: none.
    */
   readonly statusListOrigins?: readonly string[];
+  /**
+   * A prom-client Registry (yours, served by you) in which to count the keys of fetched
+   * sets that were left out: `jwt_grpc_remote_jwks_rejected_keys_total{reason}`
+   * (docs/metrics-and-logs.md). Verifiers may share one. Default: none, nothing counted.
+   */
+  readonly metricsRegistry?: Registry;
 }
 
 /** The names {@link RemoteVerifierOptions} holds; an object with another is refused. */
@@ -78,6 +87,7 @@ const REMOTE_VERIFIER_OPTION_NAMES = optionNames<RemoteVerifierOptions>({
   maxAgeMs: true,
   logger: true,
   statusListOrigins: true,
+  metricsRegistry: true,
 });
 
 /**
@@ -191,6 +201,7 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
   const cooldownMs = integerOption('cooldownMs', options.cooldownMs, defaults.cooldownMs, 0, 86_400_000);
   const maxAgeMs = integerOption('maxAgeMs', options.maxAgeMs, defaults.maxAgeMs, 1, 7 * 86_400_000);
   const logger = options.logger ?? createStderrLogger();
+  const rejected = options.metricsRegistry === undefined ? undefined : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry'));
   /** Names the issuer in logs and errors: the client's target, e.g. `jwt.internal:50051`. */
   const issuerTarget = client.target;
   const statusLists = createStatusListCheck({ allowedOrigins: statusListOrigins(source, expectDefaults.issuer, options.statusListOrigins), verifyWithJwks, logger });
@@ -202,7 +213,12 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
   function load(jwksJson: string, now: number): KeyState {
     if (state !== undefined && state.jwksJson === jwksJson) return { ...state, fetchedAtMs: now };
     const parsed = parseJwks(jwksJson, issuerTarget);
-    if (parsed.skipped.length > 0) logger.warn('JWK Set keys left out', { issuer: issuerTarget, skipped: parsed.skipped });
+    // Once per key of a changed set: an unchanged set (or a 304) returned above logs nothing.
+    for (const { kid, reason, problem } of parsed.refused) {
+      logger.warn('JWK Set key left out', { issuer: issuerTarget, kid, reason, problem });
+      const cell = rejected?.get(reason);
+      if (cell !== undefined) cell.count += 1;
+    }
     if (parsed.keySet === undefined) logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: issuerTarget });
     else logger.info('JWK Set loaded', { issuer: issuerTarget, kids: parsed.keys.map((key) => key.kid) });
     return {

@@ -1,6 +1,7 @@
 import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, createSecretKey } from 'node:crypto';
 import { ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
+import { type KeyRefusalReason, KeyRefusedError, checkJwkEncoding, checkKeyMaterial } from './key-checks.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
 import { refuseUnknownOptions } from '../known-options.js';
 
@@ -45,9 +46,9 @@ export type KeyInput =
  * kid or any other value read from it, since a secret pasted into the wrong member would be
  * repeated to whoever reads the log.
  */
-function keyError(index: number, message: string, cause?: unknown, member?: string): JwtGrpcError {
+function keyError(index: number, reason: KeyRefusalReason, message: string, cause?: unknown, member?: string): JwtGrpcError {
   const at = member === undefined ? `keys[${index}]` : `keys[${index}].${member}`;
-  return new JwtGrpcError('ERR_INVALID_KEY', `${at}: ${message}`, { field: at, cause });
+  return new KeyRefusedError(reason, `${at}: ${message}`, { field: at, cause });
 }
 
 /** The JWK key types, as node:crypto imports them. */
@@ -70,38 +71,40 @@ function withoutValues(message: string, record: Readonly<Record<string, unknown>
 
 function importOne(input: unknown, index: number): KeyEntry {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}] is not an object`, { field: `keys[${index}]` });
+    throw new KeyRefusedError('malformed', `keys[${index}] is not an object`, { field: `keys[${index}]` });
   }
   const record = input as Record<string, unknown>;
   const kid = record['kid'];
   if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) {
-    throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}] needs a kid of 1 to ${MAX_KID_LENGTH} characters`, {
+    throw new KeyRefusedError('malformed', `keys[${index}] needs a kid of 1 to ${MAX_KID_LENGTH} characters`, {
       field: `keys[${index}].kid`,
     });
   }
-  refuseUnknownOptions(record, KEY_MEMBERS, { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a JWK member', owner: `key "${kid}"` });
+  refuseUnknownOptions(record, KEY_MEMBERS, { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a JWK member' });
   const alg = record['alg'];
-  if (!isAlgorithm(alg)) throw keyError(index, `is not one of ${ALGORITHMS.join(', ')}`, undefined, 'alg');
+  if (!isAlgorithm(alg)) throw keyError(index, 'unsupported', `is not one of ${ALGORITHMS.join(', ')}`, undefined, 'alg');
   const spec = ALGORITHM_SPECS[alg];
   const deactivatedAt = readDeactivatedAt(index, record['deactivated_at']);
   const keyOps = record['key_ops'];
   // A deactivated key stopped signing when the key file says so, whatever else it carries.
   const signAllowed = (!Array.isArray(keyOps) || keyOps.includes('sign')) && deactivatedAt === undefined;
 
+  const isPem = typeof record['pem'] === 'string';
+  if (!isPem) checkJwkEncoding(record, kid, `keys[${index}]`);
   let signingKey: KeyObject | undefined;
   let verificationKey: KeyObject;
   try {
-    if (typeof record['pem'] === 'string') {
-      const pem = record['pem'];
+    if (isPem) {
+      const pem = record['pem'] as string;
       const isPrivate = /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/.test(pem);
       signingKey = isPrivate ? createPrivateKey(pem) : undefined;
       verificationKey = signingKey === undefined ? createPublicKey(pem) : createPublicKey(signingKey);
     } else if (record['kty'] === 'oct') {
-      if (typeof record['k'] !== 'string') throw keyError(index, 'oct key has no "k"');
+      if (typeof record['k'] !== 'string') throw keyError(index, 'malformed', 'oct key has no "k"');
       signingKey = createSecretKey(Buffer.from(record['k'], 'base64url'));
       verificationKey = signingKey;
     } else {
-      if (!KEY_TYPES.includes(record['kty'] as string)) throw keyError(index, `is not one of ${KEY_TYPES.join(', ')} (or give "pem")`, undefined, 'kty');
+      if (!KEY_TYPES.includes(record['kty'] as string)) throw keyError(index, 'unsupported', `is not one of ${KEY_TYPES.join(', ')} (or give "pem")`, undefined, 'kty');
       // node:crypto ignores members it does not know (kid, alg, use, key_ops).
       const jwk = record as JsonWebKey;
       signingKey = typeof record['d'] === 'string' ? createPrivateKey({ key: jwk, format: 'jwk' }) : undefined;
@@ -109,10 +112,11 @@ function importOne(input: unknown, index: number): KeyEntry {
     }
   } catch (err) {
     if (err instanceof JwtGrpcError) throw err;
-    throw keyError(index, `cannot import: ${withoutValues((err as Error).message, record)}`, err);
+    throw keyError(index, 'malformed', `cannot import: ${withoutValues((err as Error).message, record)}`, err);
   }
   const problem = spec.checkKey(signingKey ?? verificationKey);
-  if (problem !== undefined) throw keyError(index, `${alg} ${problem}`);
+  if (problem !== undefined) throw keyError(index, 'unsupported', `${alg} ${problem}`);
+  checkKeyMaterial(kid, alg, spec, { signingKey, verificationKey }, isPem ? undefined : record, `keys[${index}]`);
   return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
 }
 
@@ -123,7 +127,7 @@ const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 function readDeactivatedAt(index: number, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const ms = typeof value === 'string' && RFC3339_UTC.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw keyError(index, 'must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z"', undefined, 'deactivated_at');
+  if (Number.isNaN(ms)) throw keyError(index, 'malformed', 'must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z"', undefined, 'deactivated_at');
   return Math.floor(ms / 1000);
 }
 
@@ -133,7 +137,11 @@ function readDeactivatedAt(index: number, value: unknown): number | undefined {
  * verify. A key signs only with its private part (or secret), a `key_ops` that includes
  * `"sign"` (when it has one) and no `deactivated_at` (the RFC 3339 time it stopped
  * signing, which `jwt-grpc keys rotate` writes). HMAC secrets shorter than the hash
- * output and RSA keys under 2048 bits are refused.
+ * output and RSA keys under 2048 bits are refused, and so is every degenerate key
+ * (docs/keys.md, "What is refused"): an RSA exponent below 65537 or even, a small-order or
+ * non-canonical Ed25519 point, private and public halves that do not match (each private
+ * key signs a probe once, here), a member that is not canonical base64url. The
+ * `ERR_INVALID_KEY` names the kid and the reason, never the material.
  *
  * @example
  * ```ts

@@ -310,7 +310,7 @@ describe('refusals', () => {
     const priv = jwk(ec256.privateKey);
     const broken = [
       { ...priv, y: undefined, kid: 'no-y', alg: 'ES256' },
-      { ...priv, x: 'not-a-point', kid: 'bad-x', alg: 'ES256' },
+      { ...priv, x: 'bm90LWEtcG9pbnQ', kid: 'bad-x', alg: 'ES256' },
       { kty: 'oct', kid: 'no-k', alg: 'HS256' },
       { kty: 'RSA', n: 'AQAB', e: 'AQAB', kid: 'tiny-rsa', alg: 'RS256' },
       { pem: '-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----', kid: 'bad-pem', alg: 'ES256' },

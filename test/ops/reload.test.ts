@@ -3,8 +3,8 @@
  * two, under load (ghz through the reliability fixture): after a staged key is reloaded
  * every worker publishes it (its own log line says so, and GetJwks over several
  * connections); after it is activated every worker signs with it; tokens of the previous
- * key verify throughout; a missing or broken file changes nothing but an error line and
- * a counter; and no call fails.
+ * key verify throughout; a missing or broken file (a degenerate key included) changes
+ * nothing but an error line and a counter; and no call fails.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,9 @@ import { errorsOf, okCount } from '../reliability/ghz.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { bannerMetricsPort, keyEntries, scrape, valueOf } from './helpers.js';
 import { askEveryConnection, keysCli, waitForReload, waitForReloadFailure } from './reload-helpers.js';
+
+/** A verify-only Ed25519 key whose public key is the identity point: degenerate, refused on reload. */
+const IDENTITY_KEY = { kty: 'OKP', crv: 'Ed25519', x: `AQ${'A'.repeat(41)}`, kid: 'ed-identity', alg: 'EdDSA' };
 
 /** Enough connections that node:cluster's round robin gives each of two workers several. */
 const CONNECTIONS = 6;
@@ -62,6 +65,8 @@ describe.skipIf(process.platform !== 'linux')('key reload on SIGHUP, under load'
           ['bad JSON', good.slice(0, good.length / 2), /not valid JSON/],
           ['no HS256 signer', JSON.stringify({ keys: keyEntries(file).filter((entry) => entry['alg'] !== 'HS256') }), /no key could sign HS256/],
           ['a short secret', good.replace(/"k":\s*"[^"]+"/, '"k":"c2hvcnQ"'), /HMAC secret of at least 32 bytes/],
+          ['a secret that is not canonical base64url', good.replace(/"k":\s*"([^"]+)"/, '"k":"$1="'), /"k" is not canonical base64url/],
+          ['an Ed25519 key at the identity point', JSON.stringify({ keys: [...keyEntries(file), IDENTITY_KEY] }), /key "ed-identity": EdDSA public key is a point of small order/],
         ];
         for (const [what, text, message] of broken) {
           from = server.stderr.length;
