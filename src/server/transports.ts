@@ -11,7 +11,9 @@ import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
 import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
+import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections } from '../transport/connection-guard.js';
 import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
+import { guardGrpcJsServer } from './grpc-js-connections.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
@@ -27,6 +29,8 @@ interface TransportContext {
   readonly options: ResolvedOptions<'transport'>;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
+  /** Where failed handshakes and refused connections are counted; absent when metrics are off. */
+  readonly counters: ConnectionCounters | undefined;
 }
 
 /** The transport the options name. @internal */
@@ -34,11 +38,14 @@ export function createTransport(context: TransportContext): TransportServer {
   return context.options.transport === 'grpc-js' ? grpcJsTransport(context) : http2Transport(context);
 }
 
-function http2Transport({ options, interceptors, logger }: TransportContext): TransportServer {
+function http2Transport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   // The HTTP/2 tuning options (the table's `http2` rows) keep their defaults here.
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
     maxConnectionAgeMs: options.maxConnectionAgeMs,
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
+    maxConnections: options.maxConnections,
+    connectionCounters: counters,
     interceptors,
     logger,
   });
@@ -59,10 +66,20 @@ function grpcJsCredentials(tls: ServerTlsOptions | undefined): ServerCredentials
   return ServerCredentials.createSsl(ca, [{ cert_chain: pem(tls.cert), private_key: pem(tls.key) }], tls.requireClientCertificate === true);
 }
 
-function grpcJsTransport({ options, interceptors, logger }: TransportContext): TransportServer {
+function grpcJsTransport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   const server = new (grpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
+  }
+  const guard = new ConnectionGuard({
+    port: 'grpc',
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
+    maxConnections: options.maxConnections ?? defaultMaxConnections(),
+    logger,
+    counters,
+  });
+  if (!guardGrpcJsServer(server, guard)) {
+    logger.warn('cannot bound handshakes or cap connections on this @grpc/grpc-js: silent connections are held for 120 s (TLS) or longer');
   }
   /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
   let boundAddress: string | undefined;
@@ -92,6 +109,7 @@ function grpcJsTransport({ options, interceptors, logger }: TransportContext): T
           clearTimeout(force);
           resolve();
         });
+        guard.flush();
       }),
   };
 }
