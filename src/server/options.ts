@@ -57,8 +57,8 @@ export interface TransportOptions {
   /**
    * Open gRPC connections the server keeps (each cluster worker its own), 1 to 10000000:
    * past it a new connection is closed as it is accepted, before any TLS work, and a
-   * warning is logged (at most every 10 s). Default: the open-files limit less 256 (at
-   * least half of it) where Linux tells it, else 10000.
+   * warning is logged (at most every 10 s); the limit is read where Linux tells it.
+   * Default: the open-files limit less 256 (at least half of it), else 10000.
    */
   readonly maxConnections?: number;
   /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
