@@ -38,7 +38,6 @@ export function guardGrpcJsServer(server: Server, guard: ConnectionGuard): boole
 
 /** The cap, the TLS part of the deadline, and the rest of it for each session's preface and first SETTINGS. */
 function guardHttp2Server(http2Server: Http2Server, guard: ConnectionGuard): void {
-  guard.attach(http2Server);
   // node:http2 makes a session synchronously in its own `connection` (plaintext) or
   // `secureConnection` (TLS) listener, which run after these: the socket of the next session.
   let next: Socket | undefined;
@@ -57,6 +56,8 @@ function guardHttp2Server(http2Server: Http2Server, guard: ConnectionGuard): voi
     next = undefined;
     awaitSettings(session, socket === undefined ? guard.handshakeTimeoutMs : guard.remainingMs(socket), guard);
   });
+  // Last: the cap gates every `connection` listener above, node:http2's and grpc-js's.
+  guard.attach(http2Server);
 }
 
 /**

@@ -116,6 +116,8 @@ export class ConnectionGuard {
   readonly #counters: ConnectionCounters | undefined;
   readonly #failures: ThrottledWarning;
   readonly #refusals: ThrottledWarning;
+  /** Connections open on the servers this guard is on. */
+  #open = 0;
   /** When each TCP connection was accepted: the start of its one deadline. */
   readonly #acceptedAt = new WeakMap<Socket, number>();
 
@@ -135,18 +137,40 @@ export class ConnectionGuard {
   }
 
   /**
-   * Caps `server`'s connections (node:net closes one past the cap as it is accepted, and
-   * says so with `drop`), notes when each is accepted, and counts failed TLS handshakes.
-   * A TLS server must have been created with `handshakeTimeout: guard.handshakeTimeoutMs`.
+   * Caps the connections of `server` (with those of every other server this guard is on),
+   * notes when each is accepted, and counts failed TLS handshakes. A connection past the
+   * cap is destroyed before `server`'s own `connection` listeners see it, so no TLS or
+   * HTTP work is done for it. (Not node:net's `maxConnections`: in a cluster worker it
+   * hands the connection back to the primary, which offers it to the next worker, and
+   * when every worker is full, round and round.) Call it after the listeners it gates are
+   * added. A TLS server must have been created with `handshakeTimeout: guard.handshakeTimeoutMs`.
    */
   attach(server: NetServer): void {
-    server.maxConnections = this.maxConnections;
-    server.on('drop', () => this.refused());
-    server.prependListener('connection', (socket: Socket) => this.#acceptedAt.set(socket, Date.now()));
+    const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
+    server.removeAllListeners('connection');
+    server.on('connection', (socket: Socket) => {
+      if (!this.#admit(socket)) return;
+      for (const listener of listeners) listener.call(server, socket);
+    });
     server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       this.failed(err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'timeout' : 'tls');
       socket.destroy();
     });
+  }
+
+  #admit(socket: Socket): boolean {
+    if (this.#open >= this.maxConnections) {
+      socket.destroy();
+      this.refused();
+      return false;
+    }
+    this.#open += 1;
+    // The TCP socket closes with the TLSSocket that wraps it.
+    socket.once('close', () => {
+      this.#open -= 1;
+    });
+    this.#acceptedAt.set(socket, Date.now());
+    return true;
   }
 
   /**
