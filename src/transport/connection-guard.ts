@@ -58,8 +58,9 @@ export function openFilesLimit(read: () => string = () => readFileSync('/proc/se
  * {@link RESERVED_DESCRIPTORS} (at least half the limit), so that a flood of connections
  * meets a logged refusal while files, Redis and the other ports still get descriptors,
  * instead of EMFILE for everything; {@link FALLBACK_MAX_CONNECTIONS} when the limit is unknown.
+ * `limit`: {@link openFilesLimit}'s.
  */
-export function defaultMaxConnections(limit: number | undefined = openFilesLimit()): number {
+export function defaultMaxConnections(limit: number | undefined): number {
   if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return FALLBACK_MAX_CONNECTIONS;
   return Math.max(1, Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS));
 }

@@ -12,9 +12,11 @@ import { type Socket, connect as connectTcp } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 import { type JwtServer, type JwtServerOptions, type KeySet, type Logger, type Transport, createJwtServer } from '../../src/lib.js';
 import { ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../helpers/server.js';
 
 const clients = new ClientPool();
 let certs: TestCerts;
@@ -33,6 +35,7 @@ afterEach(async () => {
   sockets.clear();
   clients.closeAll();
   await closeAllServers();
+  await killAll();
 });
 
 afterAll(() => certs?.remove());
@@ -236,4 +239,78 @@ describe('the metrics and discovery ports', () => {
     // At least 1: a scrape that arrives before the server has seen the held sockets close is refused too.
     await expect.poll(() => sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="metrics"').catch(() => 0)).toBeGreaterThanOrEqual(1);
   });
+});
+
+/** `count` TCP connections at once; those the server refuses are in the list too (already closing). */
+function flood(port: number, count: number): Promise<Socket[]> {
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Socket>((resolve) => {
+          const socket = connectTcp(port, '127.0.0.1', () => resolve(socket));
+          sockets.add(socket);
+          socket.on('error', () => resolve(socket));
+          socket.resume();
+        }),
+    ),
+  );
+}
+
+/** The sum of every sample of `name` in the text of `/metrics`. */
+async function total(metricsPort: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent sockets on its mutual TLS port', () => {
+  it.each([
+    ['http2', 1],
+    ['grpc-js', 1],
+    ['http2', 2],
+  ] as const)('on transport %s with %i process(es): calls on open connections go on, the flood is refused, logged and counted, and new clients get in after the deadline', async (transport, workers) => {
+    const { files } = certs;
+    const cli = await startCli(
+      serveArgs(
+        ...transportArgs(transport),
+        '--tls-cert',
+        files.serverCert,
+        '--tls-key',
+        files.serverKey,
+        '--tls-client-ca',
+        files.caCert,
+        '--handshake-timeout-ms',
+        '3000',
+        '--metrics-port',
+        '0',
+        // Two workers: a cap each (the default, from 600 files, would be 344 each and hold the whole flood).
+        ...(workers > 1 ? ['--max-connections', '100'] : []),
+      ),
+      { openFiles: 600, env: workers > 1 ? { NODEMAXPROCS: String(workers) } : {} },
+    );
+    const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(cli.stdout)?.[1]);
+    const mtls = credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert);
+    const client = clients.jwt(cli.port, { credentials: mtls, ...AS_LOCALHOST });
+    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'before@example.com' })).sub).toBe('before@example.com');
+
+    // In a cluster the primary accepts every connection before a worker takes it over: a
+    // burst past its own 600 descriptors is dropped by libuv uncounted, so the flood is smaller.
+    const count = workers > 1 ? 400 : 650;
+    const silent = await flood(cli.port, count);
+    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'during@example.com' })).sub).toBe('during@example.com');
+    await cli.waitFor('stderr', /connections refused: the open connection cap is reached/, 5000);
+
+    // After the deadline every silent socket is closed, refused at once or timed out, and counted.
+    await Promise.all(silent.map((socket) => closedWithin(socket, Date.now(), 3000 + SLACK_MS + 2000)));
+    await expect
+      .poll(async () => (await total(metricsPort, 'jwt_grpc_connections_refused_total')) + (await total(metricsPort, failures)), { timeout: 5000 })
+      .toBe(count);
+    const fresh = clients.jwt(cli.port, { credentials: mtls, channelOptions: { ...AS_LOCALHOST.channelOptions, 'grpc.primary_user_agent': 'fresh' } });
+    expect((await fresh.generateJwt({ algorithm: 'ES256', subject: 'after@example.com' })).sub).toBe('after@example.com');
+    expect(cli.stderr).toMatch(/connections closed before their handshake completed/);
+    expect(cli.stderr).not.toMatch(/EMFILE/);
+  }, 60_000);
 });

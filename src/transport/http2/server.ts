@@ -1,7 +1,7 @@
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
-import { ConnectionGuard, defaultMaxConnections } from '../connection-guard.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
@@ -99,7 +99,7 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
   const guard = new ConnectionGuard({
     port: 'grpc',
     handshakeTimeoutMs: resolved.handshakeTimeoutMs,
-    maxConnections: resolved.maxConnections ?? defaultMaxConnections(),
+    maxConnections: resolved.maxConnections ?? defaultMaxConnections(openFilesLimit()),
     logger: resolved.logger,
     counters: resolved.connectionCounters,
   });
