@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JwtGrpcError } from './errors.js';
-import { type ConnectionGuard, httpClientError } from './transport/connection-guard.js';
+import { type ConnectionCounters, type ConnectionGuard, httpClientError } from './connection-guard.js';
 
 /** How often node:http checks its headers and request timeouts, at most (its default, 30 s, would let a slow head live 40 s). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
@@ -21,6 +21,12 @@ export function headDeadline(handshakeTimeoutMs: number, requestTimeoutMs: numbe
     requestTimeout: Math.max(requestTimeoutMs, handshakeTimeoutMs),
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, handshakeTimeoutMs),
   };
+}
+
+/** What the metrics and discovery ports share with the gRPC port: its handshake deadline, and where refusals are counted. @internal */
+export interface HttpPortLimits {
+  readonly handshakeTimeoutMs: number;
+  readonly counters?: ConnectionCounters | undefined;
 }
 
 /** A node:http(s) server bound by {@link listenHttp}. @internal */

@@ -1,9 +1,8 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Logger } from '../log.js';
-import { headDeadline, listenHttp } from '../http-listen.js';
-import type { HttpPortLimits } from '../metrics/http.js';
-import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../transport/connection-guard.js';
+import { type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
+import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../connection-guard.js';
 import { IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADERS_COUNT, MAX_HEADER_BYTES, REQUEST_TIMEOUT_MS } from './defaults.js';
 import type { JwksRequestHandler } from './handler.js';
 

@@ -1,17 +1,11 @@
 import { type Server, createServer } from 'node:http';
-import { type HttpListener, headDeadline, listenHttp } from '../http-listen.js';
+import { type HttpListener, type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
 import type { Logger } from '../log.js';
-import { type ConnectionCounters, ConnectionGuard, METRICS_MAX_CONNECTIONS } from '../transport/connection-guard.js';
+import { ConnectionGuard, METRICS_MAX_CONNECTIONS } from '../connection-guard.js';
 import { metricsContentType } from './server-metrics.js';
 
 /** A scrape's request must be whole within this long (it has no body: the head is the request). */
 const METRICS_REQUEST_TIMEOUT_MS = 15_000;
-
-/** What the metrics and discovery ports share with the gRPC port: its handshake deadline, and where refusals are counted. @internal */
-export interface HttpPortLimits {
-  readonly handshakeTimeoutMs: number;
-  readonly counters?: ConnectionCounters | undefined;
-}
 
 /** A bound `/metrics` endpoint. @internal */
 export type MetricsEndpoint = HttpListener;

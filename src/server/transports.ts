@@ -11,7 +11,7 @@ import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
 import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
-import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFilesLimit } from '../transport/connection-guard.js';
+import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFilesLimit } from '../connection-guard.js';
 import { applyHttp2ServerOptions, serverChannelOptions } from './channel-options.js';
 import { guardGrpcJsServer } from './grpc-js-connections.js';
 

@@ -19,7 +19,7 @@ const SRC = join(ROOT, 'src');
  */
 export const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies.
-  { name: 'base', paths: ['errors.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'http-listen.ts'] },
+  { name: 'base', paths: ['errors.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'connection-guard.ts', 'http-listen.ts'] },
   // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
   { name: 'revocation-contract', paths: ['revocation/types.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.

@@ -1,7 +1,7 @@
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
-import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../connection-guard.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';

@@ -4,7 +4,7 @@
  */
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
-import type { ConnectionGuard, HandshakeFailure } from '../connection-guard.js';
+import type { ConnectionGuard, HandshakeFailure } from '../../connection-guard.js';
 import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Server as NetServer, Socket } from 'node:net';
-import type { Logger } from '../log.js';
+import type { Logger } from './log.js';
 
 /** Which listening port a count or log line is about: the `port` label of the metrics. */
 export type PortRole = 'grpc' | 'metrics' | 'discovery';
