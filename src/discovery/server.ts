@@ -68,7 +68,7 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
   const server: Server = tls === undefined ? createServer(limits, handle) : createTlsServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: handshakeTimeoutMs }, handle);
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
-  // Bad requests, heads over the limit (431) and timeouts (408): node:http's own clientError answer.
+  // Bad requests (400), heads over the limit (431) and timeouts (408, counted): answered as node:http would (listenHttp).
   const listener = await listenHttp(server, host, port, 'discovery', 'httpPort', guard);
   return {
     port: listener.port,
