@@ -154,7 +154,9 @@ export class ConnectionGuard {
       for (const listener of listeners) listener.call(server, socket);
     });
     server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      this.failed(err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'timeout' : 'tls');
+      // ECONNRESET: the peer went away before finishing, as a load balancer's TCP probe
+      // does every few seconds; like a plaintext connection closed before its preface, not counted.
+      if (err.code !== 'ECONNRESET') this.failed(err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'timeout' : 'tls');
       socket.destroy();
     });
   }

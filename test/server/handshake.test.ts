@@ -154,6 +154,21 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       expect(lines[0]?.fields).toMatchObject({ port: 'grpc', handshakeTimeoutMs: DEADLINE_MS, intervalSeconds: 10 });
       expect(JSON.stringify(logger.warnings)).not.toContain('SECRET');
     });
+
+    it('counts nothing for a connection closed before its TLS handshake (a TCP probe)', async () => {
+      const { server, port, logger } = await start(transport, true);
+      for (let i = 0; i < 3; i++) {
+        const socket = await tcp(port);
+        socket.end();
+        await closedWithin(socket, Date.now(), DEADLINE_MS + SLACK_MS);
+      }
+      // A TLS failure after them is counted: the probes were seen and left out.
+      const bad = await tcp(port);
+      bad.write('not TLS\r\n\r\n');
+      await closedWithin(bad, Date.now(), DEADLINE_MS + SLACK_MS);
+      await expect.poll(() => sample(server.metricsPort as number, failures, 'port="grpc",reason="tls"')).toBe(1);
+      expect(logger.warnings.filter((line) => line.message.startsWith('connections closed before their handshake'))).toHaveLength(1);
+    });
   });
 
   describe('the gRPC port in plaintext (h2c)', () => {
