@@ -1,6 +1,33 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JwtGrpcError } from './errors.js';
+import { type ConnectionCounters, type ConnectionGuard, httpClientError } from './connection-guard.js';
+
+/** How often node:http checks its headers and request timeouts, at most (its default, 30 s, would let a slow head live 40 s). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/**
+ * node:http's timeouts for a port whose request head must arrive within the port's
+ * handshake deadline, and whose whole request within `requestTimeoutMs`. @internal
+ */
+export function headDeadline(handshakeTimeoutMs: number, requestTimeoutMs: number): {
+  headersTimeout: number;
+  requestTimeout: number;
+  connectionsCheckingInterval: number;
+} {
+  return {
+    headersTimeout: handshakeTimeoutMs,
+    // node:http refuses a request timeout below the headers timeout.
+    requestTimeout: Math.max(requestTimeoutMs, handshakeTimeoutMs),
+    connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, handshakeTimeoutMs),
+  };
+}
+
+/** What the metrics and discovery ports share with the gRPC port: its handshake deadline, and where refusals are counted. @internal */
+export interface HttpPortLimits {
+  readonly handshakeTimeoutMs: number;
+  readonly counters?: ConnectionCounters | undefined;
+}
 
 /** A node:http(s) server bound by {@link listenHttp}. @internal */
 export interface HttpListener {
@@ -10,11 +37,14 @@ export interface HttpListener {
 }
 
 /**
- * Binds `server` on `host:port` (0: any free port). A bind that fails rejects with
- * `ERR_LISTEN` naming what was to be served and the option whose port it was, so the
- * discovery and metrics endpoints fail the same way. @internal
+ * Binds `server` on `host:port` (0: any free port), with `guard`'s connection cap and
+ * counts (a head past {@link headDeadline} is answered 408 and counted). A bind that fails
+ * rejects with `ERR_LISTEN` naming what was to be served and the option whose port it was,
+ * so the discovery and metrics endpoints fail the same way. @internal
  */
-export async function listenHttp(server: Server, host: string, port: number, what: string, field: string): Promise<HttpListener> {
+export async function listenHttp(server: Server, host: string, port: number, what: string, field: string, guard: ConnectionGuard): Promise<HttpListener> {
+  guard.attach(server);
+  server.on('clientError', httpClientError(guard));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new JwtGrpcError('ERR_LISTEN', `cannot serve ${what} on ${host}:${port}: ${err.code ?? err.message}`, { field, cause: err })),
@@ -27,6 +57,7 @@ export async function listenHttp(server: Server, host: string, port: number, wha
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        guard.flush();
       }),
   };
 }

@@ -25,6 +25,8 @@ export interface CliOptions {
   readonly cpus?: readonly number[];
   /** Default {@link START_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
+  /** The open-files limit (soft and hard) to run under, set by util-linux's prlimit; none: inherited. */
+  readonly openFiles?: number;
 }
 
 /** A serving CLI. */
@@ -46,7 +48,9 @@ export function serveArgs(...extra: string[]): string[] {
 
 function cliCommand(argv: readonly string[], options: CliOptions): { command: string; args: string[] } {
   if (!existsSync(CLI_ENTRY)) throw new Error(`${CLI_ENTRY} does not exist: run \`npm run build\` first`);
-  return tasksetCommand(options.cpus ?? [], process.execPath, [...(options.nodeArgs ?? []), CLI_ENTRY, ...argv]);
+  const node = tasksetCommand(options.cpus ?? [], process.execPath, [...(options.nodeArgs ?? []), CLI_ENTRY, ...argv]);
+  // prlimit execs the command: the pid stays the CLI's.
+  return options.openFiles === undefined ? node : { command: 'prlimit', args: [`--nofile=${options.openFiles}:${options.openFiles}`, node.command, ...node.args] };
 }
 
 /** Starts the CLI with any argv and returns at once (for runs expected to fail, such as a crash loop). */

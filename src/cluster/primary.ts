@@ -6,6 +6,8 @@ import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader } from '../keys/reload.js';
 import { ClusterMetrics } from '../metrics/cluster.js';
+import { ConnectionMetrics } from '../metrics/connections.js';
+import { optionValue } from '../options/resolve.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
 import { ReloadMetrics, registerKeyGauge, registerStoreGauge } from '../metrics/jwt-service-metrics.js';
 import type { JwtPolicy } from '../policy/check.js';
@@ -69,6 +71,8 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   const metrics = metricsRegistry === undefined ? undefined : new ClusterMetrics(metricsRegistry);
   const reloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry);
   const policyReloadMetrics = metricsRegistry === undefined ? undefined : new ReloadMetrics(metricsRegistry, 'policy');
+  // The primary's own port, /metrics; its workers count their gRPC and discovery ports.
+  const connectionMetrics = metricsRegistry === undefined ? undefined : new ConnectionMetrics(metricsRegistry);
   if (metricsRegistry !== undefined) {
     registerKeyGauge(metricsRegistry, () => keys);
     registerStoreGauge(metricsRegistry, () => revocations);
@@ -233,7 +237,10 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   let endpoint: MetricsEndpoint | undefined;
   if (metrics !== undefined && options.server.metricsPort !== undefined) {
     const metricsPort = options.server.metricsPort;
-    endpoint = await serveMetrics(hostOf(options.address), metricsPort, () => metrics.text(live()), logger).catch((err: unknown) => {
+    endpoint = await serveMetrics(hostOf(options.address), metricsPort, () => metrics.text(live()), logger, {
+      handshakeTimeoutMs: optionValue('handshakeTimeoutMs', options.server.handshakeTimeoutMs),
+      counters: connectionMetrics,
+    }).catch((err: unknown) => {
       stopAll(1, 0);
       throw err;
     });

@@ -9,12 +9,12 @@
  * signs, so that every verifier has fetched it by then: 5 minutes keeps that wait short.
  */
 export const DEFAULT_MAX_AGE_SECONDS = 300;
-/** A request's headers must arrive within this long (slowloris). */
-export const HEADERS_TIMEOUT_MS = 10_000;
-/** A whole request must arrive within this long. */
+/**
+ * A whole request must arrive within this long (at least the handshake deadline). Its head,
+ * and a TLS handshake before it, within the option handshakeTimeoutMs (slowloris);
+ * connections past DISCOVERY_MAX_CONNECTIONS (src/connection-guard.ts) are refused.
+ */
 export const REQUEST_TIMEOUT_MS = 15_000;
-/** How often the two timeouts above are checked. */
-export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** An idle keep-alive connection is closed after this long. */
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** A connection with no traffic at all (no request yet, or a stalled read) is closed after this long. */
@@ -23,5 +23,3 @@ export const IDLE_TIMEOUT_MS = 30_000;
 export const MAX_HEADER_BYTES = 8_192;
 /** Most header lines read from one request; node:http ignores the rest. */
 export const MAX_HEADERS_COUNT = 64;
-/** How long a TLS handshake may take. */
-export const HANDSHAKE_TIMEOUT_MS = 10_000;

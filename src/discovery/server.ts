@@ -1,17 +1,9 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { listenHttp } from '../http-listen.js';
 import type { Logger } from '../log.js';
-import {
-  HANDSHAKE_TIMEOUT_MS,
-  HEADERS_TIMEOUT_MS,
-  IDLE_TIMEOUT_MS,
-  KEEP_ALIVE_TIMEOUT_MS,
-  MAX_HEADERS_COUNT,
-  MAX_HEADER_BYTES,
-  REQUEST_TIMEOUT_MS,
-  TIMEOUT_CHECK_INTERVAL_MS,
-} from './defaults.js';
+import { type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
+import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../connection-guard.js';
+import { IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADERS_COUNT, MAX_HEADER_BYTES, REQUEST_TIMEOUT_MS } from './defaults.js';
 import type { JwksRequestHandler } from './handler.js';
 
 /** The discovery port, bound. @internal */
@@ -31,6 +23,8 @@ export interface DiscoveryServerOptions {
   /** The gRPC server's certificate and key: the port serves HTTPS. No client certificate is asked for: the documents are public. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   readonly logger: Logger;
+  /** The server's handshake deadline (a TLS handshake, then the request head), and where refusals are counted. */
+  readonly ports: HttpPortLimits;
 }
 
 const PLAIN = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' };
@@ -63,19 +57,19 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
     }
     response.writeHead(404, PLAIN).end('not found\n');
   };
+  const { handshakeTimeoutMs } = options.ports;
+  const guard = new ConnectionGuard({ port: 'discovery', handshakeTimeoutMs, maxConnections: DISCOVERY_MAX_CONNECTIONS, logger: options.logger, counters: options.ports.counters });
   const limits = {
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    // The request head within the port's deadline (slowloris), the whole request within REQUEST_TIMEOUT_MS.
+    ...headDeadline(handshakeTimeoutMs, REQUEST_TIMEOUT_MS),
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderSize: MAX_HEADER_BYTES,
-    // How often node:http checks the two timeouts above (its default, 30 s, would let a slow head live 40 s).
-    connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
   };
-  const server: Server = tls === undefined ? createServer(limits, handle) : createTlsServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: HANDSHAKE_TIMEOUT_MS }, handle);
+  const server: Server = tls === undefined ? createServer(limits, handle) : createTlsServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: handshakeTimeoutMs }, handle);
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
-  // Bad requests, heads over the limit (431) and timeouts (408): node:http's own clientError answer.
-  const listener = await listenHttp(server, host, port, 'discovery', 'httpPort');
+  // Bad requests (400), heads over the limit (431) and timeouts (408, counted): answered as node:http would (listenHttp).
+  const listener = await listenHttp(server, host, port, 'discovery', 'httpPort', guard);
   return {
     port: listener.port,
     drain: () => {

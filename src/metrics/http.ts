@@ -1,7 +1,11 @@
 import { type Server, createServer } from 'node:http';
-import { type HttpListener, listenHttp } from '../http-listen.js';
+import { type HttpListener, type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
 import type { Logger } from '../log.js';
+import { ConnectionGuard, METRICS_MAX_CONNECTIONS } from '../connection-guard.js';
 import { metricsContentType } from './server-metrics.js';
+
+/** A scrape's request must be whole within this long (it has no body: the head is the request). */
+const METRICS_REQUEST_TIMEOUT_MS = 15_000;
 
 /** A bound `/metrics` endpoint. @internal */
 export type MetricsEndpoint = HttpListener;
@@ -19,8 +23,9 @@ export function hostOf(address: string): string {
  * Serves `GET /metrics` on `host:port` (0: any free port) with the text `render` makes at
  * each scrape; anything else is 404. A failed render is a 500 naming no more than its message. @internal
  */
-export async function serveMetrics(host: string, port: number, render: () => Promise<string>, logger: Logger): Promise<MetricsEndpoint> {
-  const server: Server = createServer((request, response) => {
+export async function serveMetrics(host: string, port: number, render: () => Promise<string>, logger: Logger, ports: HttpPortLimits): Promise<MetricsEndpoint> {
+  const guard = new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: ports.handshakeTimeoutMs, maxConnections: METRICS_MAX_CONNECTIONS, logger, counters: ports.counters });
+  const server: Server = createServer(headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS), (request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: metrics are at GET /metrics\n');
@@ -34,5 +39,5 @@ export async function serveMetrics(host: string, port: number, render: () => Pro
       },
     );
   });
-  return listenHttp(server, host, port, 'metrics', 'metricsPort');
+  return listenHttp(server, host, port, 'metrics', 'metricsPort', guard);
 }

@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { CallMetrics } from './calls.js';
+import { ConnectionMetrics } from './connections.js';
 import { processMetrics } from './process.js';
 import { ReloadMetrics, ServiceMetrics } from './jwt-service-metrics.js';
 
@@ -20,6 +21,8 @@ export class ServerMetrics {
   readonly service: ServiceMetrics;
   readonly reloads: ReloadMetrics;
   readonly policyReloads: ReloadMetrics;
+  /** Failed handshakes and refused connections of the server's ports. */
+  readonly connections: ConnectionMetrics;
   /** Whether the registry is jwt-grpc's own: then the process metrics go with it. */
   readonly #own: boolean;
 
@@ -30,6 +33,7 @@ export class ServerMetrics {
     this.service = new ServiceMetrics(this.registry);
     this.reloads = new ReloadMetrics(this.registry);
     this.policyReloads = new ReloadMetrics(this.registry, 'policy');
+    this.connections = new ConnectionMetrics(this.registry);
   }
 
   /** Every metric to serve, as prom-client's JSON (what a cluster worker sends its primary). */

@@ -223,6 +223,22 @@ export const OPTIONS = {
     help: "the gRPC server: jwt-grpc's own HTTP/2, or @grpc/grpc-js",
     cli: { flag: 'transport', env: 'JWT_GRPC_TRANSPORT' },
   }),
+  handshakeTimeoutMs: option({
+    group: 'transport',
+    kind: integer(100, 600_000, 'MS'),
+    // As the discovery port had it; Node's own default, 120 s for TLS and none for the
+    // HTTP/2 preface, let silent sockets hold descriptors for minutes.
+    default: 10_000,
+    help: 'a new connection must finish its TLS handshake and send the HTTP/2 preface and SETTINGS (on the metrics and discovery ports: its request head) within this long, or it is closed',
+    cli: { flag: 'handshake-timeout-ms', env: 'JWT_GRPC_HANDSHAKE_TIMEOUT_MS' },
+  }),
+  maxConnections: option({
+    group: 'transport',
+    kind: integer(1, 10_000_000),
+    defaultText: 'the open-files limit less 256 (at least half of it), else 10000',
+    help: 'open gRPC connections per server (per cluster worker); past it a new connection is closed as it is accepted, and a warning logged',
+    cli: { flag: 'max-connections', env: 'JWT_GRPC_MAX_CONNECTIONS' },
+  }),
   channelOptions: option({
     group: 'transport',
     kind: record<ChannelOptions>(),

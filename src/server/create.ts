@@ -163,7 +163,9 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
     ...(extras.interceptors ?? []),
   ];
-  const transport = createTransport({ options: transportOptions, interceptors, logger: serviceOptions.logger });
+  const transport = createTransport({ options: transportOptions, interceptors, logger: serviceOptions.logger, counters: metrics?.connections });
+  /** The metrics and discovery ports' share of the transport's connection guards. */
+  const httpPorts = { handshakeTimeoutMs: transportOptions.handshakeTimeoutMs, counters: metrics?.connections };
   const addService = (definition: ServiceDescriptor, implementation: ServiceImplementation): void => {
     for (const method of Object.values(definition)) methods.set(method.path, method);
     transport.addService(definition, implementation);
@@ -229,7 +231,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     });
     if ((state as string) === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
     if (metrics !== undefined && extras.metricsPort !== undefined) {
-      metricsEndpoint = await serveMetrics(hostOf(address), extras.metricsPort, () => metrics.text(), serviceOptions.logger).catch(
+      metricsEndpoint = await serveMetrics(hostOf(address), extras.metricsPort, () => metrics.text(), serviceOptions.logger, httpPorts).catch(
         async (err: unknown) => {
           state = 'closed';
           await transport.close(0);
@@ -249,6 +251,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
         ),
         tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
         logger: serviceOptions.logger,
+        ports: httpPorts,
       }).catch(async (err: unknown) => {
         state = 'closed';
         await Promise.all([transport.close(0), metricsEndpoint?.close()]);

@@ -62,6 +62,20 @@ export interface TransportOptions {
    * client that never reads cannot pin memory. Default 30000.
    */
   readonly maxFlowControlStallMs?: number;
+  /**
+   * How long a new connection has, 100 to 600000 ms, to finish its TLS handshake and send
+   * the HTTP/2 preface and first SETTINGS (plaintext: the preface and SETTINGS); on the
+   * metrics and discovery ports, its request head. One deadline from the TCP accept; a
+   * connection that misses it is closed and counted. Default 10000.
+   */
+  readonly handshakeTimeoutMs?: number;
+  /**
+   * Open gRPC connections the server keeps (each cluster worker its own), 1 to 10000000:
+   * past it a new connection is closed as it is accepted, before any TLS work, and a
+   * warning is logged (at most every 10 s); the limit is read where Linux tells it.
+   * Default: the open-files limit less 256 (at least half of it), else 10000.
+   */
+  readonly maxConnections?: number;
   /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
   readonly channelOptions?: ChannelOptions;
 }

@@ -12,7 +12,9 @@ import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
 import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
+import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFilesLimit } from '../connection-guard.js';
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from './channel-options.js';
+import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
 
 /** What createJwtServer needs of a transport. @internal */
@@ -29,6 +31,8 @@ interface TransportContext {
   readonly options: ResolvedOptions<'transport'>;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
+  /** Where failed handshakes and refused connections are counted; absent when metrics are off. */
+  readonly counters: ConnectionCounters | undefined;
 }
 
 /** The transport the options name. @internal */
@@ -36,13 +40,16 @@ export function createTransport(context: TransportContext): TransportServer {
   return context.options.transport === 'grpc-js' ? grpcJsTransport(context) : http2Transport(context);
 }
 
-function http2Transport({ options, interceptors, logger }: TransportContext): TransportServer {
+function http2Transport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   // The HTTP/2 tuning options (the table's `http2` rows) keep their defaults here.
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
     maxConnectionAgeMs: options.maxConnectionAgeMs,
     maxProcessStreamMemoryMb: options.maxProcessStreamMemoryMb,
     maxFlowControlStallMs: options.maxFlowControlStallMs,
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
+    maxConnections: options.maxConnections,
+    connectionCounters: counters,
     interceptors,
     logger,
   });
@@ -80,13 +87,23 @@ function requireTransportGrpcJs(): ReturnType<typeof grpcJs> {
   );
 }
 
-function grpcJsTransport({ options, interceptors, logger }: TransportContext): TransportServer {
+function grpcJsTransport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   const server = new (requireTransportGrpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
   }
   if (!guardGrpcJsMemory(server, grpcJsMemoryLimits(options))) {
     logger.warn('cannot bound the memory of calls on this @grpc/grpc-js: maxProcessStreamMemoryMb and maxFlowControlStallMs do not apply');
+  }
+  const guard = new ConnectionGuard({
+    port: 'grpc',
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
+    maxConnections: options.maxConnections ?? defaultMaxConnections(openFilesLimit()),
+    logger,
+    counters,
+  });
+  if (!guardGrpcJsServer(server, guard)) {
+    logger.warn('cannot bound handshakes or cap connections on this @grpc/grpc-js: silent connections are held for 120 s (TLS) or longer');
   }
   /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
   let boundAddress: string | undefined;
@@ -116,6 +133,7 @@ function grpcJsTransport({ options, interceptors, logger }: TransportContext): T
           clearTimeout(force);
           resolve();
         });
+        guard.flush();
       }),
   };
 }

@@ -209,6 +209,7 @@ describe('the discovery server itself', () => {
         throw new Error('broken key set');
       },
       logger: { ...silentLogger, error: (message: string) => errors.push(message) },
+      ports: { handshakeTimeoutMs: 10_000 },
     });
     try {
       expect((await fetchRaw(endpoint.port, '/.well-known/jwks.json')).status).toBe(500);

@@ -6,6 +6,7 @@
 import { invalidOption } from '../../errors.js';
 import { type Logger, createStderrLogger } from '../../log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
+import type { ConnectionCounters } from '../../connection-guard.js';
 import type { CallInterceptor } from '../handler-api.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
@@ -45,6 +46,12 @@ export interface Http2GrpcServerOptions {
   readonly maxConnectionAgeMs?: number;
   /** After its age, how long calls in flight on a connection get before they are cancelled. */
   readonly maxConnectionAgeGraceMs?: number;
+  /** How long a new connection has to finish TLS and send the preface and SETTINGS, ms. Default 10000. */
+  readonly handshakeTimeoutMs?: number;
+  /** Open connections kept; past it a new one is closed as it is accepted. Default: from the open-files limit, else 10000. */
+  readonly maxConnections?: number;
+  /** Where failed handshakes and refused connections are counted (createJwtServer's metrics). Default none. */
+  readonly connectionCounters?: ConnectionCounters;
   /** Run around every call, in order (metrics, auth). Default none. */
   readonly interceptors?: readonly CallInterceptor[];
   /** Where handler failures and connection problems are logged. Default: stderr, warnings and errors. */
@@ -52,7 +59,16 @@ export interface Http2GrpcServerOptions {
 }
 
 /** The options the server shares with createJwtServer's other groups. */
-type SharedOptionNames = 'maxReceiveMessageBytes' | 'maxConnectionAgeMs' | 'maxProcessStreamMemoryMb' | 'maxFlowControlStallMs' | 'interceptors' | 'logger';
+type SharedOptionNames =
+  | 'maxReceiveMessageBytes'
+  | 'maxConnectionAgeMs'
+  | 'maxProcessStreamMemoryMb'
+  | 'maxFlowControlStallMs'
+  | 'handshakeTimeoutMs'
+  | 'maxConnections'
+  | 'interceptors'
+  | 'logger'
+  | 'connectionCounters';
 
 // A compile error here: Http2GrpcServerOptions and the table's `http2` rows disagree.
 type Http2MatchesTable = Expect<DeclaresGroup<Omit<Http2GrpcServerOptions, SharedOptionNames>, 'http2'>>;
@@ -64,6 +80,10 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly maxConnectionAgeMs: number | undefined;
   readonly maxProcessStreamMemoryMb: number;
   readonly maxFlowControlStallMs: number;
+  readonly handshakeTimeoutMs: number;
+  /** Undefined: derived from the open-files limit when the server is made. */
+  readonly maxConnections: number | undefined;
+  readonly connectionCounters: ConnectionCounters | undefined;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
@@ -77,6 +97,9 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     maxConnectionAgeMs: optionValue('maxConnectionAgeMs', options.maxConnectionAgeMs),
     maxProcessStreamMemoryMb: optionValue('maxProcessStreamMemoryMb', options.maxProcessStreamMemoryMb),
     maxFlowControlStallMs: optionValue('maxFlowControlStallMs', options.maxFlowControlStallMs),
+    handshakeTimeoutMs: optionValue('handshakeTimeoutMs', options.handshakeTimeoutMs),
+    maxConnections: optionValue('maxConnections', options.maxConnections),
+    connectionCounters: options.connectionCounters,
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),
   };

@@ -1,6 +1,7 @@
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
 import { PROCESS_MEMORY } from './wire/process-memory.js';
@@ -60,7 +61,7 @@ function connectionLimits(options: ResolvedHttp2Options): ConnectionLimits {
   };
 }
 
-function secureOptions(tls: ServerTlsOptions): TlsOptions {
+function secureOptions(tls: ServerTlsOptions, handshakeTimeoutMs: number): TlsOptions {
   if (typeof tls !== 'object' || tls === null) throw invalidOption('tls', 'must be an object with key and cert');
   if (tls.key === undefined || tls.cert === undefined) throw invalidOption('tls', 'key and cert are required');
   const mutual = tls.requireClientCertificate ?? false;
@@ -73,6 +74,8 @@ function secureOptions(tls: ServerTlsOptions): TlsOptions {
     requestCert: mutual,
     rejectUnauthorized: mutual,
     ALPNProtocols: ['h2'],
+    // The TLS part of the port's one deadline (node:tls's default is 120 s); the preface gets what is left.
+    handshakeTimeout: handshakeTimeoutMs,
   };
 }
 
@@ -98,11 +101,18 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
   let state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
   const limits = connectionLimits(resolved);
   const onStream = streamHandler(router, { options: resolved, deadlines });
+  const guard = new ConnectionGuard({
+    port: 'grpc',
+    handshakeTimeoutMs: resolved.handshakeTimeoutMs,
+    maxConnections: resolved.maxConnections ?? defaultMaxConnections(openFilesLimit()),
+    logger: resolved.logger,
+    counters: resolved.connectionCounters,
+  });
   let server: NetServer | undefined;
   let closing: Promise<void> | undefined;
 
   const onConnection = (socket: Socket): void => {
-    const sessionState = new SessionState(socket, limits, resolved, onStream, (closed) => sessions.delete(closed));
+    const sessionState = new SessionState(socket, limits, resolved, onStream, (closed) => sessions.delete(closed), guard);
     sessions.add(sessionState);
     // A connection accepted while closing is told to go away at once.
     if (state === 'closed') void sessionState.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
@@ -111,6 +121,7 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
   /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
   const onSecureConnection = (socket: TLSSocket): void => {
     if (socket.alpnProtocol !== 'h2') {
+      guard.failed('tls');
       socket.destroy();
       return;
     }
@@ -127,11 +138,11 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
     const created =
       tls === undefined
         ? createServer({ allowHalfOpen: true }, onConnection)
-        : createTlsServer(secureOptions(tls), onSecureConnection);
+        : createTlsServer(secureOptions(tls, guard.handshakeTimeoutMs), onSecureConnection);
     state = 'listening';
     server = created;
-    // A connection that fails its TLS handshake affects no other.
-    created.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
+    // The connection cap, and the deadline's start; a connection that fails its TLS handshake is counted and affects no other.
+    guard.attach(created);
     try {
       await new Promise<void>((resolve, reject) => {
         created.once('error', reject);
@@ -176,6 +187,7 @@ export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Htt
       const allClosed = new Promise<void>((resolve) => netServer.close(() => resolve()));
       await Promise.all([...sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
       await allClosed;
+      guard.flush();
       clearTimeout(force);
       deadlines.stop();
     })();

@@ -4,6 +4,7 @@
  */
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
+import type { ConnectionGuard, HandshakeFailure } from '../../connection-guard.js';
 import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
@@ -35,6 +36,8 @@ export class SessionState implements CallSession, ConnectionEvents {
   readonly #options: ResolvedHttp2Options;
   readonly #onStream: StreamHandler;
   readonly #onClosed: (state: SessionState) => void;
+  /** The server's port guard: what is left of the handshake deadline, and where a failed handshake is counted. */
+  readonly #guard: ConnectionGuard;
   #peer: string | undefined = undefined;
   /** null: not read yet (most calls never ask). */
   #caller: CallerIdentity | undefined | null = null;
@@ -56,11 +59,13 @@ export class SessionState implements CallSession, ConnectionEvents {
     options: ResolvedHttp2Options,
     onStream: StreamHandler,
     onClosed: (state: SessionState) => void,
+    guard: ConnectionGuard,
   ) {
     this.#options = options;
     this.#onStream = onStream;
     this.#onClosed = onClosed;
-    this.#connection = new H2Connection(socket, limits, this);
+    this.#guard = guard;
+    this.#connection = new H2Connection(socket, limits, this, guard.remainingMs(socket));
     this.#keepaliveTimer = setTimeout(onKeepalive, options.keepaliveTimeMs, this).unref();
     const maxAge = options.maxConnectionAgeMs;
     if (maxAge !== undefined) {
@@ -86,6 +91,10 @@ export class SessionState implements CallSession, ConnectionEvents {
   closed(): void {
     this.#onPeerGone?.();
     this.sessionClosed();
+  }
+
+  handshakeFailed(reason: HandshakeFailure): void {
+    this.#guard.failed(reason);
   }
 
   internalError(err: unknown): void {

@@ -112,6 +112,8 @@ export interface ConnectionEvents {
   closed(): void;
   /** Handling a frame threw what no frame should cause (a defect): the connection ends with INTERNAL_ERROR, the process goes on. */
   internalError(err: unknown): void;
+  /** The connection ends before its preface and first SETTINGS: none in time (`timeout`), or not an HTTP/2 client (`preface`). */
+  handshakeFailed?(reason: 'timeout' | 'preface'): void;
 }
 
 /** The window each request stream starts with: a request up to this size needs no WINDOW_UPDATE. */
@@ -187,7 +189,8 @@ export class H2Connection implements StreamOwner {
   #ended = false;
   #destroyed = false;
 
-  constructor(socket: Socket, limits: ConnectionLimits, events: ConnectionEvents) {
+  /** `handshakeTimeoutMs`: this connection's time for its preface and first SETTINGS, when less than the limits' (what TLS left of the deadline). */
+  constructor(socket: Socket, limits: ConnectionLimits, events: ConnectionEvents, handshakeTimeoutMs = limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS) {
     this.socket = socket;
     this.#limits = limits;
     this.#events = events;
@@ -198,7 +201,7 @@ export class H2Connection implements StreamOwner {
     this.#processReaderShare = this.#processCeiling * PROCESS_MEMORY_READER_SHARE;
     this.#writer = new FrameWriter(socket, MAX_QUEUED_CONTROL_ANSWERS);
     this.#headerBlock = new HeaderBlockAssembler(limits.maxHeaderListBytes);
-    this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
+    this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), handshakeTimeoutMs);
     this.#handshakeTimer.unref();
     socket.setNoDelay(true);
     this.#queue(
@@ -560,6 +563,7 @@ export class H2Connection implements StreamOwner {
    */
   #connectionError(error: ConnectionError): void {
     if (this.#ended) return;
+    if (!this.#settingsSeen) this.#events.handshakeFailed?.(error.code === H2_ERROR.SETTINGS_TIMEOUT ? 'timeout' : 'preface');
     this.goaway(error.code, this.#lastProcessedId, error.message);
     this.#stoppedReading = true;
     this.socket.pause();

@@ -1,0 +1,226 @@
+/**
+ * Nothing held before authentication: every listening port of a server (gRPC on either
+ * transport, metrics, discovery) closes a connection that has not finished its handshake
+ * (TLS, then the HTTP/2 preface and first SETTINGS, or an HTTP/1.1 request head) within one
+ * deadline, the option `handshakeTimeoutMs`, and refuses connections past a cap at once,
+ * before any TLS work. Failed handshakes and refusals are counted (when metrics are on) and
+ * logged at most once per {@link LOG_INTERVAL_MS} with their counts, so a flood of them
+ * writes a line every 10 s, never a line per connection, and never what a peer sent.
+ */
+import { readFileSync } from 'node:fs';
+import type { Server as NetServer, Socket } from 'node:net';
+import type { Logger } from './log.js';
+
+/** Which listening port a count or log line is about: the `port` label of the metrics. */
+export type PortRole = 'grpc' | 'metrics' | 'discovery';
+
+/**
+ * Why a handshake failed: `timeout` (the deadline passed), `tls` (the TLS handshake failed,
+ * or ALPN chose no protocol the port serves), `preface` (no valid HTTP/2 preface and SETTINGS).
+ */
+export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
+
+/** Where a guard counts; the server's metrics implement it (src/metrics/connections.ts). */
+export interface ConnectionCounters {
+  handshakeFailed(port: PortRole, reason: HandshakeFailure): void;
+  refused(port: PortRole): void;
+}
+
+/** At most one warning line per kind (failed handshakes, refused connections) per port in this long. */
+export const LOG_INTERVAL_MS = 10_000;
+/** `maxConnections` when the open-files limit cannot be read (not Linux, or unlimited). */
+export const FALLBACK_MAX_CONNECTIONS = 10_000;
+/**
+ * Descriptors the gRPC cap leaves to the rest of the process when it is derived from the
+ * open-files limit: the metrics and discovery caps below, and ~100 for key, policy and
+ * revocation files, Redis, the OTLP exporter, listening sockets, stdio and cluster IPC.
+ */
+export const RESERVED_DESCRIPTORS = 256;
+/** Connections the metrics port keeps open at once: a few Prometheus scrapers. */
+export const METRICS_MAX_CONNECTIONS = 16;
+/** Connections the discovery port keeps open at once: verifiers fetch two small documents and go (keep-alive 5 s). */
+export const DISCOVERY_MAX_CONNECTIONS = 128;
+
+/** The soft open-files limit (RLIMIT_NOFILE) of this process, from Linux's /proc; undefined elsewhere or when unlimited. */
+export function openFilesLimit(read: () => string = () => readFileSync('/proc/self/limits', 'utf8')): number | undefined {
+  let text: string;
+  try {
+    text = read();
+  } catch {
+    return undefined;
+  }
+  const soft = /^Max open files\s+(\d+)\s/m.exec(text)?.[1];
+  return soft === undefined ? undefined : Number(soft);
+}
+
+/**
+ * The default cap on a gRPC server's open connections: the open-files limit less
+ * {@link RESERVED_DESCRIPTORS} (at least half the limit), so that a flood of connections
+ * meets a logged refusal while files, Redis and the other ports still get descriptors,
+ * instead of EMFILE for everything; {@link FALLBACK_MAX_CONNECTIONS} when the limit is unknown.
+ * `limit`: {@link openFilesLimit}'s.
+ */
+export function defaultMaxConnections(limit: number | undefined): number {
+  if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return FALLBACK_MAX_CONNECTIONS;
+  return Math.max(1, Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS));
+}
+
+/** Counts events by name and writes them as one warning line at most every {@link LOG_INTERVAL_MS}. */
+class ThrottledWarning {
+  readonly #counts = new Map<string, number>();
+  #lastLine = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly message: string,
+    private readonly fields: Readonly<Record<string, unknown>>,
+  ) {}
+
+  add(name: string): void {
+    this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
+    if (this.#timer !== undefined) return;
+    const wait = this.#lastLine + LOG_INTERVAL_MS - Date.now();
+    if (wait <= 0) this.flush();
+    else this.#timer = setTimeout(() => this.flush(), wait).unref();
+  }
+
+  /** Writes what was counted since the last line, if anything. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#counts.size === 0) return;
+    this.#lastLine = Date.now();
+    const counts = Object.fromEntries(this.#counts);
+    this.#counts.clear();
+    this.logger.warn(this.message, { ...this.fields, ...counts, intervalSeconds: LOG_INTERVAL_MS / 1000 });
+  }
+}
+
+/** What a {@link ConnectionGuard} enforces on one port. @internal */
+export interface ConnectionGuardOptions {
+  readonly port: PortRole;
+  readonly handshakeTimeoutMs: number;
+  readonly maxConnections: number;
+  readonly logger: Logger;
+  readonly counters?: ConnectionCounters | undefined;
+}
+
+/**
+ * The guard of one port (of every listening socket a gRPC server binds). Attach it to each
+ * net/tls/http server before it listens. @internal
+ */
+export class ConnectionGuard {
+  readonly port: PortRole;
+  readonly handshakeTimeoutMs: number;
+  readonly maxConnections: number;
+  readonly #counters: ConnectionCounters | undefined;
+  readonly #failures: ThrottledWarning;
+  readonly #refusals: ThrottledWarning;
+  /** Connections open on the servers this guard is on. */
+  #open = 0;
+  /** When each TCP connection was accepted: the start of its one deadline. */
+  readonly #acceptedAt = new WeakMap<Socket, number>();
+
+  constructor(options: ConnectionGuardOptions) {
+    this.port = options.port;
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs;
+    this.maxConnections = options.maxConnections;
+    this.#counters = options.counters;
+    this.#failures = new ThrottledWarning(options.logger, 'connections closed before their handshake completed', {
+      port: options.port,
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+    });
+    this.#refusals = new ThrottledWarning(options.logger, 'connections refused: the open connection cap is reached', {
+      port: options.port,
+      maxConnections: options.maxConnections,
+    });
+  }
+
+  /**
+   * Caps the connections of `server` (with those of every other server this guard is on),
+   * notes when each is accepted, and counts failed TLS handshakes. A connection past the
+   * cap is destroyed before `server`'s own `connection` listeners see it, so no TLS or
+   * HTTP work is done for it. (Not node:net's `maxConnections`: in a cluster worker it
+   * hands the connection back to the primary, which offers it to the next worker, and
+   * when every worker is full, round and round.) Call it after the listeners it gates are
+   * added. A TLS server must have been created with `handshakeTimeout: guard.handshakeTimeoutMs`.
+   */
+  attach(server: NetServer): void {
+    const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
+    server.removeAllListeners('connection');
+    server.on('connection', (socket: Socket) => {
+      if (!this.#admit(socket)) return;
+      for (const listener of listeners) listener.call(server, socket);
+    });
+    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      // ECONNRESET: the peer went away before finishing, as a load balancer's TCP probe
+      // does every few seconds; like a plaintext connection closed before its preface, not counted.
+      if (err.code !== 'ECONNRESET') this.failed(err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'timeout' : 'tls');
+      socket.destroy();
+    });
+  }
+
+  #admit(socket: Socket): boolean {
+    if (this.#open >= this.maxConnections) {
+      socket.destroy();
+      this.refused();
+      return false;
+    }
+    this.#open += 1;
+    // The TCP socket closes with the TLSSocket that wraps it.
+    socket.once('close', () => {
+      this.#open -= 1;
+    });
+    this.#acceptedAt.set(socket, Date.now());
+    return true;
+  }
+
+  /**
+   * Milliseconds left of `socket`'s deadline: from when its TCP connection was accepted (a
+   * TLSSocket is traced to it through `_parent`, node:tls's link to the socket it wraps;
+   * a socket the guard did not see starts its deadline now).
+   */
+  remainingMs(socket: Socket): number {
+    const raw = (socket as Socket & { _parent?: Socket })._parent ?? socket;
+    const accepted = this.#acceptedAt.get(raw) ?? this.#acceptedAt.get(socket) ?? Date.now();
+    return Math.max(0, accepted + this.handshakeTimeoutMs - Date.now());
+  }
+
+  /** A handshake failed: counted and logged (throttled). */
+  failed(reason: HandshakeFailure): void {
+    this.#counters?.handshakeFailed(this.port, reason);
+    this.#failures.add(reason);
+  }
+
+  /** A connection past the cap was closed: counted and logged (throttled). */
+  refused(): void {
+    this.#counters?.refused(this.port);
+    this.#refusals.add('refused');
+  }
+
+  /** Writes the counts not yet logged; for close. */
+  flush(): void {
+    this.#failures.flush();
+    this.#refusals.flush();
+  }
+}
+
+/** node:http's answers to a request it cannot read, as it writes them when no `clientError` listener is there. */
+const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+};
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+
+/**
+ * node:http's `clientError` handling, with a request head that missed the deadline
+ * counted as a failed handshake: answers 408, 431 or 400 as node:http would, and closes. @internal
+ */
+export function httpClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException, socket: Socket) => void {
+  return (err, socket) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') guard.failed('timeout');
+    if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
+    socket.destroy();
+  };
+}
