@@ -1,16 +1,14 @@
 /** jwtAuthInterceptor's own contract over TLS: metadata key, public methods, verifiers that fail, options. */
 import { Server, type ServerErrorResponse, type ServerUnaryCall, type ServiceClientConstructor, type sendUnaryData, type ServiceError, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ANY_AUDIENCE,
   JwtGrpcError,
-  type KeySet,
   createJwtClient,
   createRemoteVerifier,
   createSigner,
   createVerifier,
-  generateKeys,
   jwtAuthInterceptor,
   optionalVerifiedClaims,
   silentLogger,
@@ -18,20 +16,10 @@ import {
 } from '../../src/lib.js';
 import { createHealthService } from '../../src/server/health.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { HEALTH_PROTO } from '../helpers/grpc-extras.js';
-import { AS_LOCALHOST, HELLO, cleanup, clientTls, failure, greeterClient, greeterDefinition, serverTls, startGreeter } from './harness.js';
+import { AS_LOCALHOST, certs, clientTls, failure, greeterClient, greeterDefinition, HELLO, keys, serverTls, startGreeter, useTlsFixture } from './harness.js';
 
-let certs: TestCerts;
-let keys: KeySet;
-
-beforeAll(async () => {
-  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
-  certs = makeTestCerts();
-  keys = await generateKeys({ algorithms: ['ES256'] });
-});
-afterEach(cleanup);
-afterAll(() => certs?.remove());
+useTlsFixture();
 
 const now = (): number => Math.floor(Date.now() / 1000);
 const goodToken = (): string => createSigner(keys).sign('ES256', { sub: 'ada', iat: now(), exp: now() + 600 }).token;

@@ -1,35 +1,23 @@
 /** jwtCallCredentials over TLS: when it asks the issuer for a token, and how a call fails when it cannot get one. */
 import { credentials, status } from '@grpc/grpc-js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ANY_AUDIENCE,
   GrpcStatusError,
   JwtGrpcError,
-  type KeySet,
   GrpcStatus,
   createJwtClient,
   createJwtServer,
   createVerifier,
-  generateKeys,
   jwtAuthInterceptor,
   jwtCallCredentials,
   silentLogger,
 } from '../../src/lib.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { AS_LOCALHOST, HELLO, PUBLIC, cleanup, clientTls, counted, failure, greeterClient, issuerClient, issuerTls, startGreeter, startIssuer } from './harness.js';
+import { AS_LOCALHOST, certs, clientTls, counted, failure, greeterClient, HELLO, issuerClient, issuerTls, keys, PUBLIC, startGreeter, startIssuer, useTlsFixture } from './harness.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 
-let certs: TestCerts;
-let keys: KeySet;
-
-beforeAll(async () => {
-  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
-  certs = makeTestCerts();
-  keys = await generateKeys({ algorithms: ['ES256'] });
-});
-afterEach(cleanup);
-afterAll(() => certs?.remove());
+useTlsFixture();
 
 
 async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {

@@ -25,15 +25,38 @@ import {
   type JwtServer,
   type JwtServerOptions,
   type ServerTlsOptions,
+  type KeySet,
   createJwtClient,
+  generateKeys,
   optionalVerifiedClaims,
 } from '../../src/lib.js';
-import type { TestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { closeAllServers, startIssuer as startTrackedIssuer } from '../helpers/server.js';
 
 export const GREETER_PROTO = fileURLToPath(new URL('./fixtures/greeter.proto', import.meta.url));
 export const HELLO = '/demo.Greeter/Hello';
 export const PUBLIC = '/demo.Greeter/Public';
+
+/** The test certificates of the file that called {@link useTlsFixture} (a live binding: set in its beforeAll). */
+export let certs: TestCerts;
+/** The ES256 key set of the file that called {@link useTlsFixture}. */
+export let keys: KeySet;
+
+/**
+ * The fixture the TLS client tests share: certificates and an ES256 key set made once per
+ * file (read them as the live bindings `certs` and `keys`), every server closed after each
+ * test, the certificates removed at the end.
+ */
+export function useTlsFixture(): void {
+  beforeAll(async () => {
+    if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
+    certs = makeTestCerts();
+    keys = await generateKeys({ algorithms: ['ES256'] });
+  });
+  afterEach(cleanup);
+  afterAll(() => certs?.remove());
+}
 
 /** Connect to 127.0.0.1 but check the certificate's DNS name (Node warns about an IP as TLS ServerName). */
 export const AS_LOCALHOST = { 'grpc.ssl_target_name_override': 'localhost' } as const;

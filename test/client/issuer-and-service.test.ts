@@ -5,35 +5,23 @@
  * (addJwtService) and on createJwtServer's two transports.
  */
 import { Server, credentials } from '@grpc/grpc-js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   GrpcStatus,
   HEALTH_METHODS,
   JWT_SERVICE_METHODS,
   type JwtAuthInterceptorOptions,
-  type KeySet,
   SERVICE_NAME,
   addJwtService,
   createVerifier,
-  generateKeys,
   jwtAuthInterceptor,
   jwtCallCredentials,
   silentLogger,
 } from '../../src/lib.js';
 import { jwtServiceDefinition } from '../../src/jwt-service/definition.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { HELLO, cleanup, clientTls, failure, greeterClient, greeterDefinition, issuerClient, serverTls, startIssuer } from './harness.js';
+import { certs, clientTls, failure, greeterClient, greeterDefinition, HELLO, issuerClient, keys, serverTls, startIssuer, useTlsFixture } from './harness.js';
 
-let certs: TestCerts;
-let keys: KeySet;
-
-beforeAll(async () => {
-  if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
-  certs = makeTestCerts();
-  keys = await generateKeys({ algorithms: ['ES256'] });
-});
-afterEach(cleanup);
-afterAll(() => certs?.remove());
+useTlsFixture();
 
 const ISSUER_PUBLIC = [...HEALTH_METHODS, ...JWT_SERVICE_METHODS];
 
