@@ -195,14 +195,13 @@ async function measure(ctx: LoadContext, h2load: string, entry: Running, args: r
   if (run.code !== 0) throw new Error(`h2load exited with ${run.code}: ${(run.stdout + run.stderr).trim().slice(-2000)}`);
   const summary = parseH2loadOutput(run.stdout);
   const grpcErrors = countsBefore === null || countsAfter === null ? 0 : statusErrors(countsBefore, countsAfter, summary.status2xx);
-  const httpErrors = summary.succeeded - summary.status2xx; // 3xx: never an answer of these peers
-  const total = summary.status2xx + httpErrors + summary.failed + summary.errored + summary.timeout;
   const ok = Math.max(0, summary.status2xx - grpcErrors);
   // The server's OK count covers the whole process run, as its CPU time does; REST has h2load's.
   const okCalls = countsBefore !== null && countsAfter !== null ? countsAfter.ok - countsBefore.ok : ok;
   return {
     requestsPerS: summary.finishedS > 0 ? ok / summary.finishedS : Number.NaN,
-    errors: total - ok,
+    // h2load's `failed` includes the HTTP-level failures (REST's 4xx/5xx); gRPC's are in grpcErrors.
+    errors: grpcErrors + summary.failed + summary.errored + summary.timeout,
     serverCpu: cpu.serverCpuSeconds / run.wallS,
     generatorCpu: run.loadCpuUtilization,
     cpuPerCallUs: okCalls > 0 ? (cpu.serverCpuSeconds / okCalls) * 1e6 : Number.NaN,
