@@ -26,8 +26,10 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 function start(): void {
-  const { host, port, keys, subjects: subjectsFile } = parsePeerCommandLine(fail);
+  const { host, port, keys, subjects: subjectsFile, proto, countCalls } = parsePeerCommandLine(fail);
   if (!keys || !subjectsFile) fail('--keys and --subjects are required');
+  // Refused rather than ignored: no proto is served, and every outcome is an HTTP status already.
+  if (proto !== undefined || countCalls) fail('--proto and --count-calls are gRPC options; this peer serves REST');
   const { signers } = loadKeys(keys);
   const subjects = loadSubjects(subjectsFile);
   let next = 0; // one thread: a plain counter is safe
