@@ -146,7 +146,11 @@ describe('npm run bench -- --smoke', () => {
         expect(cell.h2load?.requestsPerS.median, cell.server).toBeGreaterThan(0);
       }
       expect(rest?.ratios.map((r) => r.stack)).toEqual(cargoMissing ? ['Node'] : ['Node', 'Rust']);
-      for (const ratio of rest?.ratios ?? []) expect(ratio.callsPerCpuSecond?.low, ratio.stack).toBeGreaterThan(0);
+      for (const ratio of rest?.ratios ?? []) {
+        expect(ratio.requestsPerS?.low, ratio.stack).toBeGreaterThan(0);
+        // At 0.2 s a round's CPU time may be under one clock tick: a median, maybe no interval.
+        expect(ratio.callsPerCpuSecond?.median, ratio.stack).toBeGreaterThan(0);
+      }
       expect(run.summary).toContain('## gRPC against REST (Node and Rust, one server core)');
     }
 
