@@ -3,8 +3,8 @@ import type { BuildOutcome } from './go-build.js';
 
 /**
  * How long a `cargo build` may take: a cold build of the Rust peer (tonic, axum, aws-lc) is
- * about 2 minutes of CPU, several minutes of wall clock on 2 busy cores; a warm one is
- * about a second.
+ * about 2 minutes of CPU (2 min 7 s of wall clock on 2 busy cores, more with the crates to
+ * download); a warm one is about a second. 15 minutes leaves a slow machine room.
  */
 export const CARGO_BUILD_TIMEOUT_MS = 900_000;
 
