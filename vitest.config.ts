@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
  */
 const INTEGRATION = [
   'test/bench/report-browser.test.ts',
+  'test/bench/rust-peer.test.ts',
   'test/cli/cli.test.ts',
   'test/cli/degenerate-keys.test.ts',
   'test/cli/policy-cli.test.ts',

@@ -193,4 +193,54 @@ export interface LoadResults {
   readonly warmup: readonly WarmupPoint[] | null;
   readonly startup: readonly StartupPoint[] | null;
   readonly loadSettings: LoadSettings | null;
+  /** The REST rows (`--rest`); absent or null when not run. */
+  readonly rest?: RestSection | null;
+}
+
+/** The servers of the REST rows (load/rest-section.ts). */
+export type RestServerName = 'node-fast-jwt' | 'node-rest' | 'rust' | 'rust-rest';
+
+/** One server, one algorithm, under h2load: HTTP/2 for gRPC, `--h1` for REST. */
+export interface RestCell {
+  readonly server: RestServerName;
+  readonly stack: 'Node' | 'Rust';
+  readonly protocol: 'grpc' | 'rest';
+  readonly algorithm: string;
+  readonly rounds: readonly { readonly round: number; readonly h2load: GeneratorRound }[];
+  /** null when the cell failed before a round. */
+  readonly h2load: GeneratorFigures | null;
+  readonly error: string | null;
+}
+
+/** gRPC / REST of one stack and algorithm, per round (> 1: gRPC is the better). */
+export interface RestRatio {
+  readonly algorithm: string;
+  readonly stack: 'Node' | 'Rust';
+  readonly grpc: RestServerName;
+  readonly rest: RestServerName;
+  readonly requestsPerS: MedianInterval | null;
+  /** Calls per server CPU-second: > 1 means gRPC spends less CPU per call. */
+  readonly callsPerCpuSecond: MedianInterval | null;
+}
+
+export interface RestSection {
+  /** Why the section did not run (h2load not installed); then `cells` is empty. */
+  readonly skipped: string | null;
+  readonly settings: {
+    /** Calls in flight for every server: gRPC as grpcConnections x streams, REST as that many keep-alive connections. */
+    readonly inFlight: number;
+    readonly grpcConnections: number;
+    readonly restConnections: number;
+    readonly threads: number;
+    readonly durationS: number;
+    readonly warmupS: number;
+    readonly rounds: number;
+    readonly serverCpus: readonly number[];
+    readonly loadCpus: readonly number[];
+  };
+  readonly servers: readonly { readonly name: RestServerName; readonly stack: 'Node' | 'Rust'; readonly protocol: 'grpc' | 'rest'; readonly description: string }[];
+  /** Servers left out, with why (the Rust peer did not build). */
+  readonly skippedServers: readonly { readonly server: string; readonly reason: string }[];
+  readonly cells: readonly RestCell[];
+  readonly ratios: readonly RestRatio[];
 }

@@ -10,13 +10,15 @@ import type { CorePlan } from '../harness/cores.js';
 import { writeKeysFile } from '../harness/keys-file.js';
 import { goBuild } from '../kit/go-build.js';
 import type { ServerProcess } from '../kit/launcher.js';
-import { GO_PEER_BINARY, GO_PEER_DIR } from '../macro/servers.js';
+import { cargoBuild } from '../kit/cargo-build.js';
+import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR } from '../macro/servers.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 import type { LoadSelection } from '../options/types.js';
 import { runH2loadSection } from './h2load-section.js';
+import { REST_SERVERS, runRestSection } from './rest-section.js';
 import { type LoadContext, LOAD_SERVERS } from './load-servers.js';
 import { ABSOLUTE_RPS, buildOpenLoop, runOpenLoopSection } from './open-loop.js';
-import type { Capacity, LoadResults } from './results.js';
+import type { Capacity, LoadResults, RestSection } from './results.js';
 import { WARMUP_CALLS, runWarmupSection } from './warmup.js';
 
 export interface LoadOptions {
@@ -38,15 +40,19 @@ export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRati
 
 export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   const { selection } = options;
-  if (!selection.h2load && !selection.openLoop && !selection.warmupSweep) return NO_LOAD;
+  const goSections = selection.h2load || selection.openLoop || selection.warmupSweep;
+  if (!goSections && !selection.rest) return NO_LOAD;
   const notes: string[] = [];
   const servers = [...LOAD_SERVERS];
   const algorithms = options.algorithms.filter((a) => a === 'HS256' || a === 'ES256');
+  // The REST rows need no Go: a Go peer that does not build costs the others only.
+  const rest = selection.rest ? await runRest(options, algorithms, notes) : null;
+  if (!goSections) return { ...NO_LOAD, rest, loadSettings: { servers, algorithms, openLoop: null, warmup: null, notes } };
   options.log('building the Go peer (go build in bench/peers/go)');
   const peer = goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer');
   if (!peer.ok) {
     notes.push(`load sections not run: ${peer.reason}`);
-    return { ...NO_LOAD, loadSettings: { servers, algorithms, openLoop: null, warmup: null, notes } };
+    return { ...NO_LOAD, rest, loadSettings: { servers, algorithms, openLoop: null, warmup: null, notes } };
   }
   let openLoop = selection.openLoop;
   if (openLoop) {
@@ -105,8 +111,53 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
       openLoopRatios: open?.ratios ?? null,
       warmup: warm?.warmup ?? null,
       startup: warm?.startup ?? null,
+      rest,
       loadSettings: { servers, algorithms, openLoop: open?.settings ?? null, warmup: warm?.settings ?? null, notes },
     };
+  } finally {
+    unregister();
+    await Promise.all(current.map((s) => s.stop(2000)));
+    keys.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The REST rows in a context of their own (keys, scratch directory, cleanup): the Rust
+ * peer is built first (cargo), and left out with the reason where it does not build.
+ */
+async function runRest(options: LoadOptions, algorithms: readonly string[], notes: string[]): Promise<RestSection | null> {
+  options.log('building the Rust peer for the REST rows (cargo build --release --locked in bench/peers/rust)');
+  const built = cargoBuild(RUST_PEER_DIR, 'the Rust peer');
+  const skipped = new Map<string, string>();
+  if (!built.ok) for (const s of REST_SERVERS.filter((x) => x.stack === 'Rust')) skipped.set(s.name, built.reason);
+  const keys = writeKeysFile(['HS256', 'ES256']);
+  const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-rest-'));
+  let current: readonly ServerProcess[] = [];
+  const unregister = options.onCleanup(() => {
+    for (const server of current) server.stop(2000).catch(() => undefined);
+    keys.remove();
+    rmSync(scratchDir, { recursive: true, force: true });
+  });
+  const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
+  try {
+    options.log('measuring gRPC against REST (h2load, --h1 for REST)');
+    const section = await runRestSection(ctx, {
+      algorithms,
+      servers: REST_SERVERS.filter((s) => !skipped.has(s.name)),
+      skipped,
+      durationS: options.durationS,
+      warmupS: options.warmupS,
+      rounds: options.rounds,
+    });
+    if (section.skipped !== null) notes.push(`REST rows skipped: ${section.skipped}`);
+    for (const s of section.skippedServers) notes.push(`REST rows without ${s.server}: ${s.reason.split('\n')[0]}`);
+    for (const cell of section.cells) if (cell.error !== null) notes.push(`REST rows ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
+    return section;
+  } catch (error) {
+    notes.push(`REST rows failed: ${(error as Error).message.split('\n')[0]}`);
+    options.log(`  ! REST rows failed: ${(error as Error).message}`);
+    return null;
   } finally {
     unregister();
     await Promise.all(current.map((s) => s.stop(2000)));

@@ -2,7 +2,7 @@
 import { formatInteger, formatMs, formatRatioInterval, formatUs } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
 import type { MedianInterval } from '../common/median-interval.js';
-import type { GeneratorFigures, H2loadSection, LoadResults, OpenLoopPoint } from './results.js';
+import type { GeneratorFigures, H2loadSection, LoadResults, OpenLoopPoint, RestSection } from './results.js';
 
 /** `12,345 (12,001-12,650)`, or the median alone with the round count where no interval could be given. */
 function rateInterval(value: MedianInterval): string {
@@ -106,13 +106,38 @@ function warmupPart(results: LoadResults): string[] {
   ];
 }
 
+/** The REST rows: each server under h2load, and gRPC / REST per stack. */
+export function restPart(section: RestSection): string[] {
+  const s = section.settings;
+  const heading = '## gRPC against REST (Node and Rust, one server core)';
+  if (section.skipped !== null) return [heading, `Not run: ${section.skipped}.`];
+  const intro =
+    `The same work per call (bench/peers/README.md) over gRPC and over \`POST /token\` (HTTP/1.1 keep-alive, JSON), each server one process on CPU ${s.serverCpus.join(',')}, ` +
+    `all driven by h2load (${s.threads} thread${s.threads === 1 ? '' : 's'}, pinned to CPU ${s.loadCpus.join(',')}) with ${s.inFlight} calls in flight: ` +
+    `gRPC ${s.grpcConnections} connections x ${s.inFlight / s.grpcConnections} streams, REST \`--h1\` ${s.restConnections} connections x 1 request (no pipelining); ` +
+    `${s.rounds} interleaved rounds of ${s.durationS} s after ${s.warmupS} s of warm-up per server start. Requests/s: median over the rounds, 95 % interval; ` +
+    'gRPC calls are checked OK on the server\'s side (`--count-calls`), REST calls by their HTTP status. ⚠ marks non-OK calls, ⊘ disturbed rounds.';
+  const rows = section.cells.map((c) => [c.algorithm, c.stack, c.protocol === 'grpc' ? 'gRPC' : 'REST', c.server, ...generatorCells(c.h2load)]);
+  const ratios = section.ratios.map((r) => [r.algorithm, r.stack, `${r.grpc} / ${r.rest}`, formatRatioInterval(r.requestsPerS), formatRatioInterval(r.callsPerCpuSecond)]);
+  return [
+    heading,
+    intro,
+    markdownTable(['algorithm', 'stack', 'protocol', 'server', 'req/s', 'CPU % (server / h2load)', 'saturated', 'CPU µs/call'], rows, 4),
+    'gRPC / REST per round (> 1.00x: gRPC better; calls per CPU-second > 1.00x: gRPC spends less CPU per call):',
+    markdownTable(['algorithm', 'stack', 'servers', 'requests/s', 'calls per CPU-second'], ratios, 3),
+    ...section.skippedServers.map((x) => `- not run: ${x.server}: ${x.reason.split('\n')[0]}`),
+  ];
+}
+
 /** The load parts of summary.md; empty when no load section ran. */
 export function loadSummary(results: LoadResults): string[] {
   if (results.loadSettings === null) return [];
-  const parts = ['## Load: h2load, open loop, warm-up (jwt-grpc and Go, one server core)'];
+  const goSections = results.h2load !== null || results.openLoop !== null || results.warmup !== null;
+  const parts = goSections ? ['## Load: h2load, open loop, warm-up (jwt-grpc and Go, one server core)'] : [];
   if (results.h2load !== null) parts.push(...h2loadPart(results.h2load));
   if (results.openLoop !== null) parts.push(...openLoopPart(results));
   if (results.warmup !== null) parts.push(...warmupPart(results));
+  if (results.rest != null) parts.push(...restPart(results.rest));
   parts.push(...results.loadSettings.notes.map((n) => `- ${n}`));
   return parts;
 }

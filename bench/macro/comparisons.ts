@@ -48,6 +48,8 @@ function ceilingOf(server: ServerStatus, subject: ServerStatus, scenario: Scenar
 
 export const COMPARISONS: readonly Comparison[] = [
   { id: 'ours-go', label: 'ours / Go', kind: 'peer', subject: role('ours'), baseline: role('go') },
+  // The peer a performance-minded user would pick next: tonic + jsonwebtoken (bench/peers/rust).
+  { id: 'ours-rust', label: 'ours / Rust', kind: 'peer', subject: role('ours'), baseline: role('rust') },
   { id: 'ours-node-peer', label: 'ours / Node peer', kind: 'peer', subject: role('ours'), baseline: role('node-peer') },
   {
     id: 'ours-grpc-js-transport',

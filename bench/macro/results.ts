@@ -140,19 +140,19 @@ export interface MacroResults {
 }
 
 /**
- * What a server is in the comparisons (comparisons.ts): ours, the Go peer, the ordinary
- * Node peer, a transport ceiling (a server answering constants), a service protected by
+ * What a server is in the comparisons (comparisons.ts): ours, the Go peer, the Rust peer, the
+ * ordinary Node peer, a transport ceiling (a server answering constants), a service protected by
  * the package's consumer side (the protected cells), or a variant of ours that only named
  * comparisons use (a V8 flag, the cache, another transport or runtime). The quick profile
  * runs every role but the variants.
  */
-export type ServerRole = 'ours' | 'go' | 'node-peer' | 'echo' | 'protected' | 'variant';
+export type ServerRole = 'ours' | 'go' | 'rust' | 'node-peer' | 'echo' | 'protected' | 'variant';
 
 /**
  * The gRPC implementation a server's calls go through. An `echo` server of the same
  * stack is the ceiling of the others: what the stack costs doing no JWT work.
  */
-export type GrpcStack = 'grpc-js' | 'grpc-go' | 'own HTTP/2' | 'Bun, own HTTP/2';
+export type GrpcStack = 'grpc-js' | 'grpc-go' | 'tonic' | 'own HTTP/2' | 'Bun, own HTTP/2';
 
 /** Where the revocations go (macro/revoke-throughput.ts). */
 export type RevokeStore = 'memory' | 'file' | 'redis';

@@ -6,6 +6,7 @@ import { Progress } from '../common/progress.js';
 import { buildHtmlRenderer } from '../ghz/html-report.js';
 import type { CorePlan } from '../harness/cores.js';
 import { goBuild } from '../kit/go-build.js';
+import { cargoBuild } from '../kit/cargo-build.js';
 import { writeKeysFile } from '../harness/keys-file.js';
 import type { ServerProcess } from '../kit/launcher.js';
 import { SpeedProbes, probeBaselines, summarizeProbes } from '../harness/probe.js';
@@ -16,7 +17,7 @@ import { computeRatios } from './comparisons.js';
 import { summarizeSteal } from './disturbance.js';
 import type { CellResult, MacroResults, ServerStatus } from './results.js';
 import { type Scenario, buildScenarios, filterScenarios, onePerKind } from './scenarios.js';
-import { GO_PEER_BINARY, GO_PEER_DIR, SERVERS, type ServerSpec, baselineServer, serves } from './servers.js';
+import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR, SERVERS, type ServerSpec, baselineServer, serves } from './servers.js';
 import { type BaselineBuild, buildBaseline } from './baseline.js';
 import { type JwksThroughput, measureJwksThroughput } from './jwks-throughput.js';
 import { type PreparedAssets, type RowNeed, prepareRowAssets } from './row-assets.js';
@@ -220,7 +221,7 @@ async function jwksThroughput(options: MacroOptions, prepared: PreparedAssets, k
   return measureJwksThroughput({ h2load, server, plan: options.plan, keysFile, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, log: options.log });
 }
 
-/** Builds what needs building (the Go peer) and returns the servers that cannot run, with why. */
+/** Builds what needs building (the Go peer, the Rust peer) and returns the servers that cannot run, with why. */
 function prepareServers(servers: readonly ServerSpec[], log: (line: string) => void): Map<string, string> {
   const skipped = new Map<string, string>();
   for (const s of servers) {
@@ -233,6 +234,13 @@ function prepareServers(servers: readonly ServerSpec[], log: (line: string) => v
     const outcome = goBuild(GO_PEER_DIR, GO_PEER_BINARY, 'the Go peer');
     if (!outcome.ok) {
       for (const s of servers.filter((x) => x.build === 'go-peer')) skipped.set(s.name, outcome.reason);
+    }
+  }
+  if (servers.some((s) => s.build === 'rust-peer' && !skipped.has(s.name))) {
+    log('building the Rust peer (cargo build --release --locked in bench/peers/rust; a cold build takes minutes)');
+    const outcome = cargoBuild(RUST_PEER_DIR, 'the Rust peer');
+    if (!outcome.ok) {
+      for (const s of servers.filter((x) => x.build === 'rust-peer')) skipped.set(s.name, outcome.reason);
     }
   }
   return skipped;

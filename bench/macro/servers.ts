@@ -50,8 +50,8 @@ export interface ServerSpec {
    * = N). An echo server is a ceiling on N cores only if it can.
    */
   readonly usesAllCores: boolean;
-  /** Something to build before the first start (the Go peer). */
-  readonly build?: 'go-peer';
+  /** Something to build before the first start (the Go peer, the Rust peer). */
+  readonly build?: 'go-peer' | 'rust-peer';
   /** Why it cannot run on this machine (a runtime not installed), checked once per run; null: it can. */
   readonly unavailable?: () => string | null;
   /** File that must exist, checked before starting, for a clear "build first" message. */
@@ -77,6 +77,9 @@ const ECHO_PEER = repoPath('dist', 'bench', 'peers', 'echo', 'server.js');
 const NGINX_FLEET = repoPath('dist', 'bench', 'peers', 'nginx-fleet', 'server.js');
 export const GO_PEER_DIR = repoPath('bench', 'peers', 'go');
 export const GO_PEER_BINARY = repoPath('bench', 'peers', 'go', 'jwt-peer');
+export const RUST_PEER_DIR = repoPath('bench', 'peers', 'rust');
+/** Where `cargo build --release` leaves it (the target directory is git-ignored). */
+export const RUST_PEER_BINARY = repoPath('bench', 'peers', 'rust', 'target', 'release', 'jwt-peer-rust');
 
 /**
  * The V8 flag docs/cli.md recommends for `jwt-grpc serve` (bench/PERFORMANCE.md): a 4 MiB
@@ -223,6 +226,27 @@ function goServer(name: string, role: 'go' | 'echo', label: string, description:
   };
 }
 
+/**
+ * The Rust peer (tonic + jsonwebtoken) on gRPC, with TOKIO_WORKER_THREADS = the scenario's
+ * workers, as the Go peer's GOMAXPROCS: one Tokio worker thread on one core, N on N.
+ */
+function rustServer(): ServerSpec {
+  return {
+    name: 'rust',
+    label: 'Rust',
+    role: 'rust',
+    stack: 'tonic',
+    groups: BOTH_GROUPS,
+    methods: BOTH_METHODS,
+    cluster: false,
+    usesAllCores: true,
+    build: 'rust-peer',
+    entryFile: RUST_PEER_BINARY,
+    launch: (ctx) => ({ command: RUST_PEER_BINARY, args: commonArgs(ctx), env: { TOKIO_WORKER_THREADS: String(ctx.workers) } }),
+    description: 'tonic + jsonwebtoken 10 (aws-lc) peer (bench/peers/rust), TOKIO_WORKER_THREADS = the scenario\'s workers',
+  };
+}
+
 const PROTECTED_PEER = repoPath('dist', 'bench', 'peers', 'protected', 'with-issuer.js');
 
 /** A protected-service row: the Greeter and its issuer as one server (bench/peers/protected/with-issuer.ts). */
@@ -351,6 +375,7 @@ export const SERVERS: readonly ServerSpec[] = [
   protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
   protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
   goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),
+  rustServer(),
   {
     name: 'node-fast-jwt',
     label: 'node-fast-jwt',

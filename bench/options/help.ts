@@ -31,7 +31,10 @@ Load sections (jwt-grpc and the Go peer on one core, each section starting them 
                         capacity, 50/80 % of Go's, 1,000 and 5,000/s), open loop: p50/p99/p99.9
   --warmup-sweep        CPU per call vs Go after 0/2,000/20,000/200,000 warm-up calls on
                         fresh servers, and time from start to the first OK call
-  --no-load             none of them (quick runs --h2load, full all three)
+  --rest                gRPC against REST (POST /token, HTTP/1.1 keep-alive) for the same work, on
+                        Node (grpc-js / node:http, fast-jwt) and Rust (tonic / axum, jsonwebtoken),
+                        all under h2load (--h1 for REST), one core (full: HS256 and ES256)
+  --no-load             none of them (quick runs --h2load, full all four)
   --servers a,b         servers to run (default: the profile's): ${serverNames.join(', ')}
   --algorithms A,B      algorithms (${BENCH_ALGORITHMS.join(', ')}); default: all four for micro,
                         HS256,ES256 for ghz

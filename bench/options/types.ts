@@ -10,6 +10,8 @@ export interface LoadSelection {
   readonly openLoop: boolean;
   /** CPU per call against warm-up calls on fresh servers, and time to the first OK call (`--warmup-sweep`). */
   readonly warmupSweep: boolean;
+  /** gRPC against REST for the same work, on Node and on Rust, under h2load (`--rest`). */
+  readonly rest: boolean;
 }
 
 /** Everything a run needs to know, after parsing and profile defaults. */

@@ -21,6 +21,8 @@ export interface PeerCommandLine {
   readonly keys: string | undefined;
   readonly subjects: string | undefined;
   readonly proto: string | undefined;
+  /** `--count-calls`: count finished calls by outcome (see {@link serveJwtService}). */
+  readonly countCalls: boolean;
 }
 
 /** `--host H --port N --keys FILE --subjects FILE --proto FILE`; a bad flag or port is a start error. */
@@ -34,6 +36,7 @@ export function parsePeerCommandLine(fail: (message: string) => never): PeerComm
         keys: { type: 'string' },
         subjects: { type: 'string' },
         proto: { type: 'string' },
+        'count-calls': { type: 'boolean', default: false },
       },
     }));
   } catch (err) {
@@ -41,7 +44,7 @@ export function parsePeerCommandLine(fail: (message: string) => never): PeerComm
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`bad --port ${values.port}`);
-  return { host: values.host, port, keys: values.keys, subjects: values.subjects, proto: values.proto };
+  return { host: values.host, port, keys: values.keys, subjects: values.subjects, proto: values.proto, countCalls: values['count-calls'] };
 }
 
 export interface ServeOptions {
@@ -50,6 +53,12 @@ export interface ServeOptions {
   /** Default: the package's proto/jwt.proto. */
   readonly proto?: string;
   readonly handlers: grpc.UntypedServiceImplementation;
+  /**
+   * Count finished calls by outcome and print `calls ok=N failed=M` on stdout at each SIGUSR1,
+   * as the Go peer's `--count-calls` (bench/load/ok-count.ts): h2load sees HTTP statuses only.
+   * Off: the handlers run unwrapped.
+   */
+  readonly countCalls?: boolean;
   /** Called once the port is bound, with the real port (`--port 0` picks one). */
   readonly onBound: (port: number) => void;
   /** Reports a start error and exits 1. */
@@ -64,7 +73,7 @@ export function serveJwtService(options: ServeOptions): void {
     jwt: { services: { JwtService: grpc.ServiceClientConstructor } };
   };
   const server = new grpc.Server(); // default options on purpose
-  server.addService(proto.jwt.services.JwtService.service, options.handlers);
+  server.addService(proto.jwt.services.JwtService.service, options.countCalls === true ? counted(options.handlers) : options.handlers);
 
   const { host, port } = options;
   const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -83,4 +92,21 @@ export function serveJwtService(options: ServeOptions): void {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** The unary handlers, each counting its outcome; SIGUSR1 prints the counts. */
+function counted(handlers: grpc.UntypedServiceImplementation): grpc.UntypedServiceImplementation {
+  let ok = 0;
+  let failed = 0;
+  process.on('SIGUSR1', () => process.stdout.write(`calls ok=${ok} failed=${failed}\n`));
+  const wrapped: grpc.UntypedServiceImplementation = {};
+  for (const [name, handler] of Object.entries(handlers)) {
+    wrapped[name] = ((call: unknown, callback: grpc.sendUnaryData<unknown>) =>
+      (handler as grpc.handleUnaryCall<unknown, unknown>)(call as grpc.ServerUnaryCall<unknown, unknown>, (error, value) => {
+        if (error) failed++;
+        else ok++;
+        callback(error, value);
+      })) as grpc.UntypedHandleCall;
+  }
+  return wrapped;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHARTS, renderCharts } from '../../bench/report/charts/index.js';
 import { readingOf } from '../../bench/report/charts/interval-dots.js';
-import { oursGoRatioRows, verdictRatioRows } from '../../bench/report/charts/ratio-charts.js';
+import { oursGoRatioRows, oursRustRatioRows, verdictRatioRows } from '../../bench/report/charts/ratio-charts.js';
 import { markdownToHtml } from '../../bench/report/markdown-html.js';
 import { renderSummary } from '../../bench/report/summary.js';
 import { writeReport } from '../../bench/report/write-report.js';
@@ -54,6 +54,21 @@ describe('charts', () => {
     for (const row of rows) expect(chart?.svg, row.row).toContain(`${row.median.toFixed(2)}x`);
   });
 
+  it('draws ours / Rust, one row per ratio, where the run has the Rust peer, and no chart where it has not', async () => {
+    const rust = reportFixture();
+    const macro = rust.macro;
+    if (macro === null) throw new Error('fixture without macro');
+    const rows = oursRustRatioRows(rust);
+    expect(rows).toHaveLength(macro.ratios.filter((r) => r.comparison === 'ours-rust' && r.interval !== null).length);
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    const charts = await renderCharts(rust, () => undefined);
+    const chart = charts.find((c) => c.name === 'ratios-ours-rust');
+    for (const row of rows) expect(chart?.svg, row.row).toContain(`${row.median.toFixed(2)}x`);
+    const without = { ...rust, macro: { ...macro, ratios: macro.ratios.filter((r) => r.comparison !== 'ours-rust') } };
+    expect(oursRustRatioRows(without)).toEqual([]);
+    expect((await renderCharts(without, () => undefined)).map((c) => c.name)).not.toContain('ratios-ours-rust');
+  });
+
   it('reads each interval as the verdicts do: across 1.00 is no difference shown', () => {
     for (const row of verdictRatioRows(reportFixture())) {
       const spans = spansOne({ median: row.median, low: row.low, high: row.high, n: 5 });
@@ -67,10 +82,10 @@ describe('charts', () => {
 
   it('skips the charts whose sections a run lacks, or whose entries lack their figures', async () => {
     const bare = await renderCharts(macroOnlyFixture(), () => undefined);
-    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios', 'scaling', 'cpu-per-call']);
+    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
     const broken = { ...macroOnlyFixture(), openLoop: [{ server: 'go', algorithm: 'HS256' }], warmup: [null, { warmupCalls: 'ten' }], startup: 'none' };
     const charts = await renderCharts(broken as never, () => undefined);
-    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios', 'scaling', 'cpu-per-call']);
+    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
     // One N only (the 2-core machine's N = 1): no scaling curve.
     const macro = bare.length > 0 ? macroOnlyFixture().macro : null;
     if (macro === null) throw new Error('fixture without macro');

@@ -19,7 +19,7 @@ describe('parseCommandLine', () => {
       profile: 'quick',
       micro: true,
       macro: true,
-      load: { h2load: true, openLoop: false, warmupSweep: false },
+      load: { h2load: true, openLoop: false, warmupSweep: false, rest: false },
       servers: null,
       algorithms: null,
       cells: null,
@@ -74,9 +74,9 @@ describe('parseCommandLine', () => {
     expect(options('--micro-only').macro).toBe(false);
   });
 
-  it('selects the load sections: quick h2load, full all three, smoke none; flags add, --load-only and --no-load restrict', () => {
-    const none = { h2load: false, openLoop: false, warmupSweep: false };
-    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true });
+  it('selects the load sections: quick h2load, full all four, smoke none; flags add, --load-only and --no-load restrict', () => {
+    const none = { h2load: false, openLoop: false, warmupSweep: false, rest: false };
+    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true });
     expect(options('--smoke').load).toEqual(none);
     expect(options('--smoke', '--open-loop').load).toEqual({ ...none, openLoop: true });
     expect(options('--micro-only').load).toEqual(none);
@@ -84,7 +84,12 @@ describe('parseCommandLine', () => {
     expect(options('--no-load').load).toEqual(none);
     const loadOnly = options('--full', '--load-only', '--open-loop');
     expect(loadOnly).toMatchObject({ micro: false, macro: false, load: { ...none, openLoop: true } });
-    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true });
+    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true });
+    // The REST rows: full only by default, --rest adds them anywhere, --no-load refuses them.
+    expect(options('--quick').load.rest).toBe(false);
+    expect(options('--smoke', '--rest').load).toEqual({ ...none, rest: true });
+    expect(options('--load-only', '--rest').load).toEqual({ ...none, rest: true });
+    expect(() => options('--no-load', '--rest')).toThrow(/--rest/);
   });
 
   it('answers --help and -h', () => {

@@ -12,7 +12,7 @@ import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { cell } from './round-fixture.js';
 
 /**
- * The fixture, plus "N cores" groups at N = 1 (2 workers), 2 and 4 for HS256 with made-up
+ * The fixture, its 1-core ours / Go ratios copied as ours / Rust, plus "N cores" groups at N = 1 (2 workers), 2 and 4 for HS256 with made-up
  * rounds of the cluster and Go, and their ours / Go ratios: what the scaling chart reads.
  */
 export function reportFixture(): BenchResults {
@@ -35,13 +35,15 @@ export function reportFixture(): BenchResults {
       headline: true,
     };
   });
+  // The 1-core ours / Go ratios again as ours / Rust (the rust row came after the run the fixture is from).
+  const rust: RatioResult[] = macro.ratios.filter((r) => r.comparison === 'ours-go').map((r) => ({ ...r, comparison: 'ours-rust', baseline: 'rust' }));
   return {
     ...results,
     macro: {
       ...macro,
       // As a 16-core machine would split its CPUs (the summary's tables name them).
       corePlan: { ...macro.corePlan, multi: [1, 2, 4].map((n) => ({ cores: n, workers: Math.max(2, n), serverCpus: [...Array(n).keys()], loadCpus: [...Array(16 - n).keys()].map((i) => i + n) })) },
-      scenarios: [...macro.scenarios, ...multi], servers: [...macro.servers, cluster], cells: [...macro.cells, ...cells], ratios: [...macro.ratios, ...ratios] },
+      scenarios: [...macro.scenarios, ...multi], servers: [...macro.servers, cluster], cells: [...macro.cells, ...cells], ratios: [...macro.ratios, ...rust, ...ratios] },
   };
 }
 
@@ -53,6 +55,7 @@ export function macroOnlyFixture(): BenchResults {
 /** Per chart, the vega mark types (`mark-<type> role-mark`) its SVG must draw at least one of each. */
 export const EXPECTED_MARKS: Readonly<Record<string, readonly string[]>> = {
   'ratios-ours-go': ['symbol', 'rule', 'text'],
+  'ratios-ours-rust': ['symbol', 'rule', 'text'],
   ratios: ['symbol', 'rule', 'text'],
   h2load: ['symbol', 'rule', 'text'],
   latency: ['line', 'area', 'symbol'],

@@ -1,16 +1,17 @@
 /**
  * End-to-end: the whole harness in its smoke profile against every server. Needs the
- * built dist/ (`npm test` builds first), ghz, and Go for the Go peer (skipped with a
- * note when Go is missing).
+ * built dist/ (`npm test` builds first), ghz, Go for the Go peer and cargo for the Rust
+ * peer (each skipped with a note when missing).
  */
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cargoBuild } from '../../bench/kit/cargo-build.js';
 import { findOnPath } from '../../bench/kit/exec.js';
 import { findH2load } from '../../bench/load/h2load.js';
 import { repoPath } from '../../bench/common/paths.js';
-import { SERVERS, SERVER_NAMES } from '../../bench/macro/servers.js';
+import { RUST_PEER_DIR, SERVERS, SERVER_NAMES } from '../../bench/macro/servers.js';
 import { type BenchRun, parseCommandLine, runBench } from '../../bench/run.js';
 import { tokensAndPrivateKeys } from '../reliability/helpers.js';
 
@@ -24,11 +25,18 @@ afterAll(() => {
   rmSync(runTmp, { recursive: true, force: true });
 });
 
+const cargoMissing = findOnPath('cargo') === null;
+// A cold build of the Rust peer takes minutes on 2 cores: done here, under the benchmark's own
+// deadline, so that the run below finds it built (a second) and its timeout measures the run.
+beforeAll(() => {
+  if (!cargoMissing) expect(cargoBuild(RUST_PEER_DIR, 'the Rust peer')).toEqual({ ok: true });
+}, 960_000);
+
 describe('npm run bench -- --smoke', () => {
   it('runs micro and ghz benchmarks against every server and records OK responses for each', { timeout: 300_000 }, async () => {
     expect(existsSync(repoPath('dist', 'bench', 'micro', 'alloc-child.js')), 'dist/ missing: run npm run build').toBe(true);
     // With the h2load cell (a few seconds at smoke durations): its path through the harness, results.json and the summary.
-    const parsed = parseCommandLine(['--smoke', '--h2load', '--out', out], SERVER_NAMES);
+    const parsed = parseCommandLine(['--smoke', '--h2load', '--rest', '--out', out], SERVER_NAMES);
     if (parsed.kind !== 'run') throw new Error('expected a run');
     const log: string[] = [];
     process.env.TMPDIR = runTmp;
@@ -62,7 +70,7 @@ describe('npm run bench -- --smoke', () => {
     expect(macro).not.toBeNull();
     expect(onDisk.schema).toBe(2);
     const goMissing = findOnPath('go') === null;
-    const cannotRun = SERVERS.filter((s) => s.optIn !== true).filter((s) => (goMissing && s.build === 'go-peer') || (s.unavailable?.() ?? null) !== null).map((s) => s.name);
+    const cannotRun = SERVERS.filter((s) => s.optIn !== true).filter((s) => (goMissing && s.build === 'go-peer') || (cargoMissing && s.build === 'rust-peer') || (s.unavailable?.() ?? null) !== null).map((s) => s.name);
     const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
     // What this machine could not run (nginx, Go or Bun missing), and why, in the test's output.
     for (const s of skipped) console.info(`bench smoke: row ${s.name} skipped: ${s.skipped}`);
@@ -95,6 +103,12 @@ describe('npm run bench -- --smoke', () => {
     // A protected service's cell: every call carried a bearer token both rows accepted.
     const protectedRatio = macro?.ratios.find((r) => r.comparison === 'protected-local-rpc' && r.metric === 'callsPerCpuSecond');
     expect(protectedRatio?.perRound).toHaveLength(5);
+    // ours against the Rust peer, per round, where cargo built it.
+    if (!cargoMissing) {
+      const oursRust = macro?.ratios.find((r) => r.comparison === 'ours-rust' && r.metric === 'callsPerCpuSecond');
+      expect(oursRust?.perRound).toHaveLength(5);
+      expect(oursRust?.interval?.low).toBeGreaterThan(0);
+    }
     expect(macro?.probe?.cpus.length).toBeGreaterThan(0);
     expect(macro?.steal?.rounds).toBeGreaterThan(0);
     expect(run.summary).toContain('### Verdicts, from the intervals of the bold ratios');
@@ -116,6 +130,28 @@ describe('npm run bench -- --smoke', () => {
       }
       expect(h2load?.ratios[0]?.h2loadRequestsPerS?.low).toBeGreaterThan(0);
       expect(run.summary).toContain('### Saturated requests/s under h2load');
+    }
+
+    // The REST rows: the four servers (the two Rust ones where cargo is), every call OK, gRPC / REST per stack.
+    const rest = onDisk.rest;
+    if (findH2load() === null) {
+      expect(rest?.skipped).toMatch(/h2load not found/);
+    } else {
+      const expected = cargoMissing ? ['node-fast-jwt', 'node-rest'] : ['node-fast-jwt', 'node-rest', 'rust', 'rust-rest'];
+      expect(rest?.cells.map((c) => c.server)).toEqual(expected);
+      for (const cell of rest?.cells ?? []) {
+        expect(cell.error, cell.server).toBeNull();
+        expect(cell.rounds, cell.server).toHaveLength(5);
+        expect(cell.h2load?.errors, cell.server).toBe(0);
+        expect(cell.h2load?.requestsPerS.median, cell.server).toBeGreaterThan(0);
+      }
+      expect(rest?.ratios.map((r) => r.stack)).toEqual(cargoMissing ? ['Node'] : ['Node', 'Rust']);
+      for (const ratio of rest?.ratios ?? []) {
+        expect(ratio.requestsPerS?.low, ratio.stack).toBeGreaterThan(0);
+        // At 0.2 s a round's CPU time may be under one clock tick: a median, maybe no interval.
+        expect(ratio.callsPerCpuSecond?.median, ratio.stack).toBeGreaterThan(0);
+      }
+      expect(run.summary).toContain('## gRPC against REST (Node and Rust, one server core)');
     }
 
     // No token and no private key in anything the run wrote (every file under --out, ghz's

@@ -7,7 +7,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { failure, parsePeerCommandLine, serveJwtService } from '../node-peer.js';
 
 const fail: (message: string) => never = failure('echo peer');
-const { host, port, proto } = parsePeerCommandLine(fail);
+const { host, port, proto, countCalls } = parsePeerCommandLine(fail);
 
 // A realistic ES256-sized token (~200 chars): real header and payload, dummy signature.
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64url');
@@ -23,6 +23,7 @@ serveJwtService({
   host,
   port,
   proto,
+  countCalls,
   handlers: {
     GenerateJwt: (call: grpc.ServerUnaryCall<{ subject: string }, unknown>, cb: Callback<object>) =>
       cb(null, { jwt: JWT, sub: call.request.subject || SUB, kid: 'echo-es256', expires_at: 1700007200 }),

@@ -10,22 +10,14 @@
 //
 // Usage: node server.js [--host H] [--port N] --keys FILE --subjects FILE [--proto FILE]
 import cluster, { type Worker } from 'node:cluster';
-import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { createSigner, createVerifier, type Algorithm } from 'fast-jwt';
+import { TTL_SECONDS, type Verify, loadKeys, loadSubjects } from '../fast-jwt-keys.js';
 import { failure, parsePeerCommandLine, serveJwtService } from '../node-peer.js';
-
-const TTL_SECONDS = 7200;
 
 interface GenerateJwtRequest { algorithm: string; subject: string }
 interface GenerateJwtResponse { jwt: string; sub: string; kid: string; expires_at: number }
 interface VerifyJwtRequest { jwt: string }
 interface VerifyJwtResponse { valid: boolean; sub?: string; reason?: string }
-
-type Sign = (payload: Record<string, unknown>) => string;
-type Verify = (token: string) => { sub?: unknown };
-interface Signer { kid: string; sign: Sign; verify: Verify }
 
 const fail: (message: string) => never = failure('node-fast-jwt peer');
 
@@ -33,46 +25,6 @@ function parseCli() {
   const { keys, subjects, ...rest } = parsePeerCommandLine(fail);
   if (!keys || !subjects) fail('--keys and --subjects are required');
   return { ...rest, keys, subjects };
-}
-
-// Builds the signers (alg -> first key of that alg) and verifiers (kid -> key)
-// from the JWK Set; each signer is tried once so a bad key fails at start.
-function loadKeys(path: string) {
-  const { keys } = JSON.parse(readFileSync(path, 'utf8')) as { keys?: (JsonWebKey & { kid?: string; alg?: string })[] };
-  if (!Array.isArray(keys) || keys.length === 0) throw new Error(`${path}: no keys`);
-  const signers = new Map<string, Signer>();
-  const verifiers = new Map<string, Verify>();
-  for (const jwk of keys) {
-    const { kid, alg } = jwk;
-    if (!kid || !alg || alg === 'none') throw new Error(`${path}: every key needs kid and alg`);
-    if (verifiers.has(kid)) throw new Error(`${path}: duplicate kid ${kid}`);
-    let privateKey: string | Buffer, publicKey: string | Buffer;
-    if (jwk.kty === 'oct') {
-      if (!jwk.k) throw new Error(`${path}: ${kid}: missing k`);
-      privateKey = publicKey = Buffer.from(jwk.k, 'base64url');
-    } else {
-      const keyObject = createPrivateKey({ key: jwk, format: 'jwk' });
-      privateKey = String(keyObject.export({ type: 'pkcs8', format: 'pem' }));
-      publicKey = String(createPublicKey(keyObject).export({ type: 'spki', format: 'pem' }));
-    }
-    const algorithm = alg as Algorithm;
-    const verify: Verify = createVerifier({ key: publicKey, algorithms: [algorithm] });
-    verifiers.set(kid, verify);
-    if (!signers.has(alg)) {
-      const sign: Sign = createSigner({ key: privateKey, algorithm, kid });
-      if (verify(sign({ sub: 'self-test' })).sub !== 'self-test') throw new Error(`${kid}: self-test failed`);
-      signers.set(alg, { kid, sign, verify });
-    }
-  }
-  return { signers, verifiers };
-}
-
-function loadSubjects(path: string): string[] {
-  const subjects: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  if (!Array.isArray(subjects) || subjects.length === 0 || !subjects.every((s) => typeof s === 'string')) {
-    throw new Error(`${path}: want a non-empty JSON array of strings`);
-  }
-  return subjects;
 }
 
 // fast-jwt error code -> VerifyJwtResponse.Reason
@@ -140,6 +92,7 @@ function startServer(opts: ReturnType<typeof parseCli>): void {
     host: opts.host,
     port: opts.port,
     proto: opts.proto,
+    countCalls: opts.countCalls,
     handlers: {
       GenerateJwt: generateJwt,
       VerifyJwt: verifyJwt,

@@ -8,7 +8,7 @@ import { h2loadChartSpec, h2loadRows, startupChartSpec, startupRows } from './ab
 import { cpuChartSpec, cpuRows } from './cpu-chart.js';
 import type { ChartedResults } from './inputs.js';
 import { latencyChartSpec, latencyRows } from './latency-chart.js';
-import { oursGoRatioRows, ratioChartSpec, verdictRatioRows } from './ratio-charts.js';
+import { oursGoRatioRows, oursRustRatioRows, ratioChartSpec, verdictRatioRows } from './ratio-charts.js';
 import { renderSvg } from './render.js';
 import { scalingChartSpec, scalingRatioRows, scalingRows } from './scaling-chart.js';
 import { warmupChartSpec, warmupRows } from './warmup-chart.js';
@@ -30,6 +30,11 @@ export const CHARTS: readonly ChartDefinition[] = [
     name: HEADLINE_CHART,
     caption: 'ours / Go per scenario, in requests/s and in calls per server CPU-second (the inverse of CPU per call)',
     spec: (r) => unlessEmpty(oursGoRatioRows(r), (rows) => ratioChartSpec(rows, 'jwt-grpc / Go: per-round ratios, median and 95 % interval')),
+  },
+  {
+    name: 'ratios-ours-rust',
+    caption: 'ours / Rust (tonic + jsonwebtoken) per scenario, in requests/s and in calls per server CPU-second',
+    spec: (r) => unlessEmpty(oursRustRatioRows(r), (rows) => ratioChartSpec(rows, 'jwt-grpc / Rust: per-round ratios, median and 95 % interval')),
   },
   {
     name: 'ratios',

@@ -51,6 +51,13 @@ export function oursGoRatioRows(results: ChartedResults): DotRow[] {
   return [...rows.filter((r): r is DotRow => r !== null), ...h2loadRatioRows(results)];
 }
 
+/** ours / Rust in both metrics per scenario: the same chart against the tonic + jsonwebtoken peer; none in a run without it. */
+export function oursRustRatioRows(results: ChartedResults): DotRow[] {
+  const macro = results.macro;
+  const rows = macro === null ? [] : macro.ratios.filter((r) => r.comparison === 'ours-rust').map((r) => rowOf(macro, r, false));
+  return rows.filter((r): r is DotRow => r !== null);
+}
+
 export function ratioChartSpec(rows: readonly DotRow[], title: string): TopLevelSpec {
   return dotChartSpec(rows, {
     title,
