@@ -6,6 +6,9 @@
  */
 import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
 import { ensureH2load } from '../load/h2load.js';
+import { repoPath } from '../common/paths.js';
+import { cargoBuild } from './cargo-build.js';
+import { goBuild } from './go-build.js';
 import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';
 
 const HELP = `Usage: npm run tools      (or: node dist/bench/kit/install-tools.js)
@@ -19,6 +22,8 @@ ${Object.values(GO_TOOLS)
   ${BUN.name} ${BUN.version}, with npm (needs the npm registry; linux-x64 only, skipped elsewhere)
   h2load (the benchmark's second load generator), from PATH, else with apt-get install
   nghttp2-client where this runs as root with apt-get; otherwise skipped, and so are its cells
+  the benchmark's Go and Rust peers, built in place (go build; cargo build --release
+  --locked), so that a test or a run finds them built: the builds cache, a second is seconds
 
 Options:
   --quiet   one line when every tool is there already; only installs are logged (npm test)
@@ -62,8 +67,33 @@ async function install(options: InstallOptions): Promise<number> {
   } else {
     log(h2load.skip);
   }
+  count += buildPeers(log, found);
   if (options.quiet) log(`${count} pinned tools ready in .tools/ (\`npm run tools\` lists them)`);
   return 0;
+}
+
+/**
+ * The peers the benchmark and its tests build on demand, built here once: a cold cargo build
+ * of the Rust peer is about 2 minutes of CPU, which would otherwise land inside a test's
+ * timeout (and inside `npm test`'s time). A peer that cannot be built is logged and skipped,
+ * as the rows that need it are.
+ */
+function buildPeers(log: (line: string) => void, found: (line: string) => void): number {
+  let built = 0;
+  const peers = [
+    { what: 'the Go peer', build: () => goBuild(repoPath('bench', 'peers', 'go'), repoPath('bench', 'peers', 'go', 'jwt-peer'), 'the Go peer') },
+    { what: 'the Rust peer', build: () => cargoBuild(repoPath('bench', 'peers', 'rust'), 'the Rust peer') },
+  ];
+  for (const peer of peers) {
+    const outcome = peer.build();
+    if (outcome.ok) {
+      found(`${peer.what}: built`);
+      built++;
+    } else {
+      log(`${peer.what} not built: ${outcome.reason}`);
+    }
+  }
+  return built;
 }
 
 await runProgram({ name: 'tools', url: import.meta.url, help: () => HELP, parse, run: install });
