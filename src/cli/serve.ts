@@ -1,7 +1,6 @@
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
-import { isIPv4 } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
@@ -96,17 +95,6 @@ async function checkReadable(files: readonly { readonly file: string | undefined
   }
 }
 
-/**
- * Whether `host` binds loopback only (127.0.0.0/8, ::1, localhost): a secret sent there never
- * leaves the machine, and whoever can read loopback traffic can read the token file too.
- */
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
-  if (isIPv4(bare)) return bare.startsWith('127.');
-  // An IPv4-mapped IPv6 loopback address.
-  return /^::ffff:127\./.test(bare);
-}
 
 /** What every JSON log line of this process says about it: the worker's slot, or `primary`. */
 function processBindings(workers: number): Record<string, unknown> {
@@ -137,11 +125,6 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     server: { ...server, subjects },
   });
   const policy = handle.policy;
-  if (handle.role !== 'worker' && server.adminTokenFile !== undefined && cli.tlsCert === undefined && !isLoopback(cli.host)) {
-    logger.warn(
-      `--admin-token-file on a plaintext port (${hostPort(cli.host, handle.port)}, no TLS): the admin secret crosses the network readable by anyone on the path; serve TLS with --tls-cert/--tls-key, or bind --host to loopback (docs/revocation.md)`,
-    );
-  }
   if (handle.role !== 'worker' && policy === undefined) {
     logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
   }

@@ -5,6 +5,8 @@ import { type ClusterOptions, resolveClusterOptions } from './options.js';
 import { runPrimary } from './primary.js';
 import { runSingle } from './single.js';
 import { runWorker } from './worker.js';
+import { hostOf } from '../metrics/http.js';
+import { warnAdminSecretOnPlaintext } from '../server/plaintext-admin.js';
 
 export type { ClusterHandle } from './handle.js';
 export type { ClusterOptions } from './options.js';
@@ -37,5 +39,10 @@ export function runCluster(options: ClusterOptions): Promise<ClusterHandle> {
   const resolved = resolveClusterOptions(options);
   if (cluster.isWorker) return runWorker(resolved);
   checkWorkersFit(resolved.workers, resolved.logger);
-  return resolved.workers === 1 ? runSingle(resolved) : runPrimary(resolved);
+  if (resolved.workers === 1) return runSingle(resolved);
+  return runPrimary(resolved).then((handle) => {
+    // The workers' createJwtServer leaves this line to the primary, which says it once.
+    if (resolved.server.adminTokenFile !== undefined && resolved.tls === undefined) warnAdminSecretOnPlaintext(resolved.logger, hostOf(resolved.address), handle.port);
+    return handle;
+  });
 }

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
 import { type StatusListRoute, documentsHandler } from '../discovery/handler.js';
@@ -10,6 +11,7 @@ import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
+import { warnAdminSecretOnPlaintext } from './plaintext-admin.js';
 import { metricsInterceptor } from '../metrics/interceptor.js';
 import { ServerMetrics } from '../metrics/server-metrics.js';
 import { registerTracingMetrics } from '../metrics/tracing.js';
@@ -259,6 +261,8 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
       });
     }
     state = 'listened';
+    // A cluster's primary has said it for its workers (runCluster).
+    if (extras.adminTokenFile !== undefined && tls === undefined && !cluster.isWorker) warnAdminSecretOnPlaintext(serviceOptions.logger, hostOf(address), port);
     setServing('SERVING');
     return port;
   }

@@ -129,7 +129,7 @@ describe.skipIf(!hasOpenssl())('TLS private keys', () => {
 });
 
 describe('an admin secret on a plaintext port', () => {
-  const WARNING = /--admin-token-file on a plaintext port \(0\.0\.0\.0:\d+, no TLS\): .*--tls-cert\/--tls-key/;
+  const WARNING = /--admin-token-file \(adminTokenFile\) on a plaintext port \(0\.0\.0\.0:\d+, no TLS\): .*--tls-cert\/--tls-key/;
 
   it('is warned about once when the port is not loopback; a loopback one is not', async () => {
     const admin = secretFile('admin-plaintext', 0o600);
@@ -144,4 +144,27 @@ describe('an admin secret on a plaintext port', () => {
     await loopback.stop();
     expect(loopback.stderr).not.toMatch(/plaintext port/);
   }, 60_000);
+
+  it('is said once by a cluster, by its primary, not once per worker', async () => {
+    const admin = secretFile('admin-plaintext-cluster', 0o600);
+    const open = launchCli(['serve', '--host', '0.0.0.0', '--port', '0', '--admin-token-file', admin], { env: { NODEMAXPROCS: '2' } });
+    try {
+      await open.waitFor('stdout', /subjects: /, 20_000);
+      expect(open.stderr.match(new RegExp(WARNING, 'g'))).toHaveLength(1);
+    } finally {
+      await open.stop();
+    }
+  }, 60_000);
+
+  it('is said by createJwtServer too, for a library user, naming the option; not on loopback', async () => {
+    const admin = secretFile('admin-plaintext-library', 0o600);
+    const logger = memoryLogger();
+    const open = trackServer(createJwtServer({ keys: await sharedKeys(), adminTokenFile: admin, logger }));
+    await open.listen('0.0.0.0:0');
+    expect(logger.lines.filter((line) => line.level === 'warn' && WARNING.test(line.message))).toHaveLength(1);
+    const quiet = memoryLogger();
+    await trackServer(createJwtServer({ keys: await sharedKeys(), adminTokenFile: admin, logger: quiet })).listen('127.0.0.1:0');
+    expect(quiet.lines.filter((line) => /plaintext port/.test(line.message))).toEqual([]);
+    await closeAllServers();
+  });
 });
