@@ -19,7 +19,7 @@ export function cargoBuild(crateDir: string, what: string, timeoutMs: number = C
   const cargo = findOnPath('cargo');
   if (cargo === null) return { ok: false, reason: `cargo not found on PATH: ${what} cannot be built (install Rust from https://rustup.rs)` };
   const result = runCommand(cargo, ['build', '--release', '--locked', '--quiet'], { cwd: crateDir, timeoutMs });
-  if (result.error !== null && /ETIMEDOUT/.test(result.error)) {
+  if (result.timedOut) {
     return { ok: false, reason: `cargo build --release of ${what} (in ${crateDir}) did not finish within ${Math.round(timeoutMs / 1000)} s and was killed: the build hung or the machine is too slow` };
   }
   if (result.status !== 0) {
