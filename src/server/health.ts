@@ -159,6 +159,7 @@ let definition: ServedService['definition'] | undefined;
 /** Health's methods, as proto/grpc/health/v1/health.proto defines them (a test holds the two together). @internal */
 export const HEALTH_METHOD_SHAPES = {
   Check: { requestStream: false, responseStream: false },
+  List: { requestStream: false, responseStream: false },
   Watch: { requestStream: false, responseStream: true },
 } as const;
 
