@@ -18,6 +18,7 @@ import { type LoadContext, LOAD_SERVERS } from './load-servers.js';
 import { ABSOLUTE_RPS, buildOpenLoop, runOpenLoopSection } from './open-loop.js';
 import type { Capacity, LoadResults } from './results.js';
 import { WARMUP_CALLS, runWarmupSection } from './warmup.js';
+import { runStartupSection } from './startup.js';
 
 export interface LoadOptions {
   readonly selection: LoadSelection;
@@ -34,11 +35,11 @@ export interface LoadOptions {
 }
 
 /** Nothing run: every load field of results.json null. */
-export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, loadSettings: null };
+export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, startupRows: null, startupSettings: null, loadSettings: null };
 
 export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   const { selection } = options;
-  if (!selection.h2load && !selection.openLoop && !selection.warmupSweep) return NO_LOAD;
+  if (!selection.h2load && !selection.openLoop && !selection.warmupSweep && !selection.startup) return NO_LOAD;
   const notes: string[] = [];
   const servers = [...LOAD_SERVERS];
   const algorithms = options.algorithms.filter((a) => a === 'HS256' || a === 'ES256');
@@ -99,8 +100,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
     const warm = selection.warmupSweep
       ? await attempt('warm-up sweep', () => runWarmupSection(ctx, { algorithms, servers, warmupCalls: WARMUP_CALLS, starts: options.warmupStarts, durationS: options.durationS }))
       : null;
+    const startup = selection.startup ? await attempt('start-up', () => runStartupSection(ctx)) : null;
     return {
       h2load,
+      startupRows: startup?.rows ?? null,
+      startupSettings: startup?.settings ?? null,
       openLoop: open?.points ?? null,
       openLoopRatios: open?.ratios ?? null,
       warmup: warm?.warmup ?? null,

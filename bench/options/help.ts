@@ -31,7 +31,11 @@ Load sections (jwt-grpc and the Go peer on one core, each section starting them 
                         capacity, 50/80 % of Go's, 1,000 and 5,000/s), open loop: p50/p99/p99.9
   --warmup-sweep        CPU per call vs Go after 0/2,000/20,000/200,000 warm-up calls on
                         fresh servers, and time from start to the first OK call
-  --no-load             none of them (quick runs --h2load, full all three)
+  --startup             start-up, pinned to one core, 11 interleaved runs: exec to the first OK
+                        call (key file, ephemeral keys, NODEMAXPROCS=2), a killed worker to its
+                        replacement serving, \`jwt-grpc token\`, import('jwt-grpc'), beside a
+                        bare Node listener and Go (quick and full run it)
+  --no-load             none of them (quick runs --h2load and --startup, full all four)
   --servers a,b         servers to run (default: the profile's): ${serverNames.join(', ')}
   --algorithms A,B      algorithms (${BENCH_ALGORITHMS.join(', ')}); default: all four for micro,
                         HS256,ES256 for ghz

@@ -16,6 +16,7 @@ const OPTION_SPEC = {
   h2load: { type: 'boolean' },
   'open-loop': { type: 'boolean' },
   'warmup-sweep': { type: 'boolean' },
+  startup: { type: 'boolean' },
   'no-load': { type: 'boolean' },
   servers: { type: 'string' },
   algorithms: { type: 'string' },
@@ -86,18 +87,18 @@ function parseRef(raw: string): string {
 
 /**
  * The load sections: the profile's, unless --micro-only or --ghz-only (none) or --no-load
- * (none); `--h2load`, `--open-loop` and `--warmup-sweep` add theirs in every case, and with
+ * (none); `--h2load`, `--open-loop`, `--warmup-sweep` and `--startup` add theirs in every case, and with
  * `--load-only` they are the selection (without any of them, the profile's).
  */
 function pickLoad(
-  values: { 'micro-only'?: boolean; 'ghz-only'?: boolean; 'load-only'?: boolean; h2load?: boolean; 'open-loop'?: boolean; 'warmup-sweep'?: boolean; 'no-load'?: boolean },
+  values: { 'micro-only'?: boolean; 'ghz-only'?: boolean; 'load-only'?: boolean; h2load?: boolean; 'open-loop'?: boolean; 'warmup-sweep'?: boolean; startup?: boolean; 'no-load'?: boolean },
   profile: ProfileName,
 ): LoadSelection {
-  const asked = { h2load: values.h2load === true, openLoop: values['open-loop'] === true, warmupSweep: values['warmup-sweep'] === true };
-  const anyAsked = asked.h2load || asked.openLoop || asked.warmupSweep;
+  const asked = { h2load: values.h2load === true, openLoop: values['open-loop'] === true, warmupSweep: values['warmup-sweep'] === true, startup: values.startup === true };
+  const anyAsked = asked.h2load || asked.openLoop || asked.warmupSweep || asked.startup;
   if (values['no-load'] === true) {
-    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop and --warmup-sweep');
-    return { h2load: false, openLoop: false, warmupSweep: false };
+    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --warmup-sweep and --startup');
+    return { h2load: false, openLoop: false, warmupSweep: false, startup: false };
   }
   const defaults = PROFILES[profile].load;
   if (values['load-only'] === true && anyAsked) return asked;
@@ -106,6 +107,7 @@ function pickLoad(
     h2load: asked.h2load || (byProfile && defaults.h2load),
     openLoop: asked.openLoop || (byProfile && defaults.openLoop),
     warmupSweep: asked.warmupSweep || (byProfile && defaults.warmupSweep),
+    startup: asked.startup || (byProfile && defaults.startup),
   };
 }
 

@@ -122,6 +122,11 @@ describe('the summary\'s load sections', () => {
       { server: 'go', algorithm: 'HS256', warmupCalls: 2000, cpuPerCallUs: 10, requestsPerS: 9000, starts: 2, roundsPerStart: 3 },
     ],
     startup: [{ server: 'go', timeToFirstOkMs: interval(18, 11, 57) }],
+    startupRows: [
+      { id: 'bare-node-listener', what: 'bare Node TCP listener: exec to the port accepting', ms: interval(40, 36, 44), ratio: null, ratioTo: null },
+      { id: 'keys-file', what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ms: interval(200, 190, 210), ratio: interval(5, 4.5, 5.5), ratioTo: 'bare-node-listener' },
+    ],
+    startupSettings: { runs: 11, cpus: [0], replacementLoadCalls: 8 },
     loadSettings: { servers: ['jwt-grpc', 'go'], algorithms: ['HS256'], openLoop: null, warmup: null, notes: ['h2load cells skipped: h2load not found'] },
   };
   const text = loadSummary(results).join('\n\n');
