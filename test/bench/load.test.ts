@@ -142,6 +142,12 @@ describe('the summary\'s load sections', () => {
     expect(text).toContain('- h2load cells skipped: h2load not found');
   });
 
+  it('give the start-up section: each row in ms with its interval, and its ratio to the reference row of the same runs', () => {
+    expect(text).toContain('### Start-up');
+    expect(text).toContain('| bare Node TCP listener: exec to the port accepting | 40.0 (36.0-44.0) |  |');
+    expect(text).toContain('| jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt | 200 (190-210) | 5.00x (4.50-5.50) of bare-node-listener |');
+  });
+
   it('are absent when no load section ran', () => {
     expect(loadSummary({ ...results, loadSettings: null })).toEqual([]);
   });
