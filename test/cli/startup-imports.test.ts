@@ -5,7 +5,7 @@
  * .proto parser only when a health call needs it; `token` loads none of the server.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -81,5 +81,12 @@ describe('what a start loads', () => {
     expect(own).toContain('cli/client-commands.js');
     expect(own.filter((path) => /^(transport\/http2|cluster|server\/(create|transports|health|reflection))/.test(path))).toEqual([]);
   });
-});
 
+  it("keeps V8's compile cache: a run leaves the compiled modules in os.tmpdir()/node-compile-cache", async () => {
+    const tmp = mkdtempSync(join(dir, 'tmpdir-'));
+    const run = await runCli(['--version'], { env: { TMPDIR: tmp } });
+    expect(run.code).toBe(0);
+    const cache = join(tmp, 'node-compile-cache');
+    expect(existsSync(cache) && readdirSync(cache, { recursive: true }).length).toBeGreaterThan(0);
+  });
+});
