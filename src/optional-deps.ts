@@ -63,6 +63,30 @@ export const grpcJs = onFirstUse<typeof import('@grpc/grpc-js')>('@grpc/grpc-js'
 export const protoLoader = onFirstUse<typeof import('@grpc/proto-loader')>('@grpc/proto-loader');
 
 /**
+ * node:http, through `require` rather than `import`, on first use (the discovery and metrics
+ * ports). An ES import of a builtin reads every export it has, and node:http's include lazy
+ * getters that load Node's bundled undici (its WebSocket and fetch classes): about 30 ms of
+ * every start on one core, for a server that may serve no HTTP at all (bench/PERFORMANCE.md,
+ * "Start-up"). @internal
+ *
+ * @example
+ * ```ts
+ * const server = nodeHttp().createServer((request, response) => response.end());
+ * ```
+ */
+export const nodeHttp = onFirstUse<typeof import('node:http')>('node:http');
+
+/**
+ * node:https, through `require` on first use, for the same reason as {@link nodeHttp}. @internal
+ *
+ * @example
+ * ```ts
+ * const server = nodeHttps().createServer({ key, cert }, (request, response) => response.end());
+ * ```
+ */
+export const nodeHttps = onFirstUse<typeof import('node:https')>('node:https');
+
+/**
  * prom-client, loaded on first use. @internal
  *
  * @example

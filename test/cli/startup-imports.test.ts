@@ -44,7 +44,7 @@ describe('what a start loads', () => {
     expect(heavyIn(urls)).toEqual([]);
   });
 
-  it.each(['http2', 'grpc-js'])('serve --transport %s: the first OK GenerateJwt loads no proto-loader or protobufjs', async (transport) => {
+  it.each(['http2', 'grpc-js'])('serve --transport %s: the first OK GenerateJwt loads no proto-loader, protobufjs or undici', async (transport) => {
     const record = nextRecord();
     const server = await startCli(serveArgs('--transport', transport), { nodeArgs: ['--max-semi-space-size=4', '--import', HOOK], env: { RECORD_MODULES: record } });
     const client = createJwtClient(`127.0.0.1:${server.port}`);
@@ -55,6 +55,10 @@ describe('what a start loads', () => {
     }
     // The own transport loads grpc-js neither; the grpc-js transport is grpc-js.
     expect(heavyIn(loaded(record))).toEqual(transport === 'http2' ? [] : ['@grpc/grpc-js']);
+    // Nor Node's bundled undici, which an ES import of node:http loads (src/optional-deps.ts, nodeHttp).
+    expect((await server.stop()).code).toBe(0);
+    expect(loaded(record).filter((line) => line.startsWith('internal:') && line.includes('undici'))).toEqual([]);
+    expect(loaded(record).some((line) => line.startsWith('internal:'))).toBe(true); // the list was written
   });
 
   it('serve: a health Check loads the .proto parser then, and is answered', async () => {
