@@ -1,6 +1,6 @@
 /**
  * Dependencies that only some servers use, loaded on their first use: @grpc/grpc-js (the
- * `grpc-js` transport and the client side), prom-client (`--metrics-port`, a user's
+ * `grpc-js` transport and the client side), @grpc/proto-loader (client codecs, health, reflection), prom-client (`--metrics-port`, a user's
  * registry) and pino (`--log-format json`). A `jwt-grpc serve` on its own transport with
  * text logs loads none of them: each adds tens of megabytes of resident memory once
  * required, which a server that never calls it should not carry (bench/PERFORMANCE.md has
@@ -49,6 +49,42 @@ function onFirstUse<T>(specifier: string): () => T {
  * ```
  */
 export const grpcJs = onFirstUse<typeof import('@grpc/grpc-js')>('@grpc/grpc-js');
+
+/**
+ * @grpc/proto-loader (and protobufjs under it), loaded on first use: by a client's codecs,
+ * and by a health or reflection call's. A server's own JwtService codecs do not need it, so
+ * a server starts, and answers GenerateJwt, without parsing a .proto file. @internal
+ *
+ * @example
+ * ```ts
+ * const definition = protoLoader().loadSync('proto/jwt.proto');
+ * ```
+ */
+export const protoLoader = onFirstUse<typeof import('@grpc/proto-loader')>('@grpc/proto-loader');
+
+/**
+ * node:http, through `require` rather than `import`, on first use (the discovery and metrics
+ * ports). An ES import of a builtin reads every export it has, and node:http's include lazy
+ * getters that load Node's bundled undici (its WebSocket and fetch classes): about 30 ms of
+ * every start on one core, for a server that may serve no HTTP at all (bench/PERFORMANCE.md,
+ * "Start-up"). @internal
+ *
+ * @example
+ * ```ts
+ * const server = nodeHttp().createServer((request, response) => response.end());
+ * ```
+ */
+export const nodeHttp = onFirstUse<typeof import('node:http')>('node:http');
+
+/**
+ * node:https, through `require` on first use, for the same reason as {@link nodeHttp}. @internal
+ *
+ * @example
+ * ```ts
+ * const server = nodeHttps().createServer({ key, cert }, (request, response) => response.end());
+ * ```
+ */
+export const nodeHttps = onFirstUse<typeof import('node:https')>('node:https');
 
 /**
  * prom-client, loaded on first use. @internal

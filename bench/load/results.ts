@@ -5,6 +5,7 @@
  * (bench/common/median-interval.ts; `low`/`high` null below 5 values).
  */
 import type { MedianInterval } from '../common/median-interval.js';
+import type { StartupRow, StartupSettings } from './startup.js';
 
 /** Which side set the pace of a saturated run: the one ≥ 90 % busy (server first); `neither`: latency-bound or disturbed. */
 export type Saturated = 'server' | 'generator' | 'neither';
@@ -192,6 +193,9 @@ export interface LoadResults {
   readonly openLoopRatios: readonly OpenLoopRatio[] | null;
   readonly warmup: readonly WarmupPoint[] | null;
   readonly startup: readonly StartupPoint[] | null;
+  /** The start-up section (`--startup`, bench/load/startup.ts). */
+  readonly startupRows: readonly StartupRow[] | null;
+  readonly startupSettings: StartupSettings | null;
   readonly loadSettings: LoadSettings | null;
   /** The REST rows (`--rest`); absent or null when not run. */
   readonly rest?: RestSection | null;

@@ -20,6 +20,7 @@ import { type LoadContext, LOAD_SERVERS } from './load-servers.js';
 import { ABSOLUTE_RPS, buildOpenLoop, runOpenLoopSection } from './open-loop.js';
 import type { Capacity, LoadResults, RestSection } from './results.js';
 import { WARMUP_CALLS, runWarmupSection } from './warmup.js';
+import { runStartupSection } from './startup.js';
 
 export interface LoadOptions {
   readonly selection: LoadSelection;
@@ -36,11 +37,12 @@ export interface LoadOptions {
 }
 
 /** Nothing run: every load field of results.json null. */
-export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, loadSettings: null };
+export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, startupRows: null, startupSettings: null, loadSettings: null };
 
 export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   const { selection } = options;
-  const goSections = selection.h2load || selection.openLoop || selection.warmupSweep;
+  // The start-up section runs beside the Go peer, as the other Go sections do.
+  const goSections = selection.h2load || selection.openLoop || selection.warmupSweep || selection.startup;
   if (!goSections && !selection.rest) return NO_LOAD;
   const notes: string[] = [];
   const servers = [...LOAD_SERVERS];
@@ -105,8 +107,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
     const warm = selection.warmupSweep
       ? await attempt('warm-up sweep', () => runWarmupSection(ctx, { algorithms, servers, warmupCalls: WARMUP_CALLS, starts: options.warmupStarts, durationS: options.durationS }))
       : null;
+    const startup = selection.startup ? await attempt('start-up', () => runStartupSection(ctx)) : null;
     return {
       h2load,
+      startupRows: startup?.rows ?? null,
+      startupSettings: startup?.settings ?? null,
       openLoop: open?.points ?? null,
       openLoopRatios: open?.ratios ?? null,
       warmup: warm?.warmup ?? null,

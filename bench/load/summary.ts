@@ -129,14 +129,32 @@ export function restPart(section: RestSection): string[] {
   ];
 }
 
+/** The start-up section: each row's median ms and, where it has one, its ratio to the bare-Node row of the same runs. */
+function startupPart(results: LoadResults): string[] {
+  const settings = results.startupSettings;
+  const rows = (results.startupRows ?? []).map((row) => [
+    row.what,
+    msInterval(row.ms),
+    row.ratio === null || row.ratioTo === null ? '' : `${formatRatioInterval(row.ratio)} of ${row.ratioTo}`,
+  ]);
+  return [
+    '### Start-up',
+    `${settings?.runs ?? '?'} interleaved runs, every process pinned to CPU ${settings?.cpus.join(',') || '(unpinned)'}; median ms and 95 % interval; ` +
+      'each ratio is taken run by run against the bare-Node row of the same run (the targets: a key file ≤ 2.50x the bare listener, ' +
+      `worker replacement ≤ 150 ms, \`token\` ≤ 150 ms). Worker replacement runs under ${settings?.replacementLoadCalls ?? '?'} calls kept in flight.`,
+    markdownTable(['what', 'ms', 'ratio'], rows, 1),
+  ];
+}
+
 /** The load parts of summary.md; empty when no load section ran. */
 export function loadSummary(results: LoadResults): string[] {
   if (results.loadSettings === null) return [];
-  const goSections = results.h2load !== null || results.openLoop !== null || results.warmup !== null;
+  const goSections = results.h2load !== null || results.openLoop !== null || results.warmup !== null || results.startupRows !== null;
   const parts = goSections ? ['## Load: h2load, open loop, warm-up (jwt-grpc and Go, one server core)'] : [];
   if (results.h2load !== null) parts.push(...h2loadPart(results.h2load));
   if (results.openLoop !== null) parts.push(...openLoopPart(results));
   if (results.warmup !== null) parts.push(...warmupPart(results));
+  if (results.startupRows !== null) parts.push(...startupPart(results));
   if (results.rest != null) parts.push(...restPart(results.rest));
   parts.push(...results.loadSettings.notes.map((n) => `- ${n}`));
   return parts;

@@ -34,7 +34,11 @@ Load sections (jwt-grpc and the Go peer on one core, each section starting them 
   --rest                gRPC against REST (POST /token, HTTP/1.1 keep-alive) for the same work, on
                         Node (grpc-js / node:http, fast-jwt) and Rust (tonic / axum, jsonwebtoken),
                         all under h2load (--h1 for REST), one core (full: HS256 and ES256)
-  --no-load             none of them (quick runs --h2load, full all four)
+  --startup             start-up, pinned to one core, 11 interleaved runs: exec to the first OK
+                        call (key file, ephemeral keys, NODEMAXPROCS=2), a killed worker to its
+                        replacement serving, \`jwt-grpc token\`, import('jwt-grpc'), beside a
+                        bare Node listener and Go (quick and full run it)
+  --no-load             none of them (quick runs --h2load and --startup, full all five)
   --servers a,b         servers to run (default: the profile's): ${serverNames.join(', ')}
   --algorithms A,B      algorithms (${BENCH_ALGORITHMS.join(', ')}); default: all four for micro,
                         HS256,ES256 for ghz

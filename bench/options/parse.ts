@@ -17,6 +17,7 @@ const OPTION_SPEC = {
   rest: { type: 'boolean' },
   'open-loop': { type: 'boolean' },
   'warmup-sweep': { type: 'boolean' },
+  startup: { type: 'boolean' },
   'no-load': { type: 'boolean' },
   servers: { type: 'string' },
   algorithms: { type: 'string' },
@@ -87,18 +88,34 @@ function parseRef(raw: string): string {
 
 /**
  * The load sections: the profile's, unless --micro-only or --ghz-only (none) or --no-load
- * (none); `--h2load`, `--open-loop`, `--warmup-sweep` and `--rest` add theirs in every case, and with
+ * (none); `--h2load`, `--open-loop`, `--warmup-sweep`, `--rest` and `--startup` add theirs in every case, and with
  * `--load-only` they are the selection (without any of them, the profile's).
  */
 function pickLoad(
-  values: { 'micro-only'?: boolean; 'ghz-only'?: boolean; 'load-only'?: boolean; h2load?: boolean; rest?: boolean; 'open-loop'?: boolean; 'warmup-sweep'?: boolean; 'no-load'?: boolean },
+  values: {
+    'micro-only'?: boolean;
+    'ghz-only'?: boolean;
+    'load-only'?: boolean;
+    h2load?: boolean;
+    rest?: boolean;
+    'open-loop'?: boolean;
+    'warmup-sweep'?: boolean;
+    startup?: boolean;
+    'no-load'?: boolean;
+  },
   profile: ProfileName,
 ): LoadSelection {
-  const asked = { h2load: values.h2load === true, openLoop: values['open-loop'] === true, warmupSweep: values['warmup-sweep'] === true, rest: values.rest === true };
-  const anyAsked = asked.h2load || asked.openLoop || asked.warmupSweep || asked.rest;
+  const asked = {
+    h2load: values.h2load === true,
+    openLoop: values['open-loop'] === true,
+    warmupSweep: values['warmup-sweep'] === true,
+    rest: values.rest === true,
+    startup: values.startup === true,
+  };
+  const anyAsked = asked.h2load || asked.openLoop || asked.warmupSweep || asked.rest || asked.startup;
   if (values['no-load'] === true) {
-    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --warmup-sweep and --rest');
-    return { h2load: false, openLoop: false, warmupSweep: false, rest: false };
+    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --warmup-sweep, --rest and --startup');
+    return { h2load: false, openLoop: false, warmupSweep: false, rest: false, startup: false };
   }
   const defaults = PROFILES[profile].load;
   if (values['load-only'] === true && anyAsked) return asked;
@@ -108,6 +125,7 @@ function pickLoad(
     openLoop: asked.openLoop || (byProfile && defaults.openLoop),
     warmupSweep: asked.warmupSweep || (byProfile && defaults.warmupSweep),
     rest: asked.rest || (byProfile && defaults.rest),
+    startup: asked.startup || (byProfile && defaults.startup),
   };
 }
 

@@ -22,6 +22,8 @@ export interface LoadProfile {
   readonly warmupSweep: boolean;
   /** The REST rows (load/rest-section.ts): gRPC against REST on Node and on Rust. */
   readonly rest: boolean;
+  /** The start-up section (bench/load/startup.ts): about a minute on one core. */
+  readonly startup: boolean;
   /** Their algorithms unless --algorithms (HS256 and ES256 only). */
   readonly algorithms: readonly ('HS256' | 'ES256')[];
   /** Rounds per offered rate (5: the fewest that give an interval). */
@@ -65,7 +67,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     html: false,
     micro: { timeMs: 400, iterations: 64, warmupMs: 100, allocationOps: 1000 },
     // The h2load cell of HS256 (about 45 s): whether ghz or the server set the pace.
-    load: { h2load: true, openLoop: false, warmupSweep: false, rest: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 2 },
+    load: { h2load: true, openLoop: false, warmupSweep: false, rest: false, startup: true, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 2 },
   },
   // Figures worth quoting: everything, 10 rounds of 5 s after a 2 s warm-up per server start.
   full: {
@@ -76,7 +78,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'all',
     html: true,
     micro: { timeMs: 2000, iterations: 256, warmupMs: 500, allocationOps: 4000 },
-    load: { h2load: true, openLoop: true, warmupSweep: true, rest: true, algorithms: ['HS256', 'ES256'], openLoopRounds: 5, warmupStarts: 2 },
+    load: { h2load: true, openLoop: true, warmupSweep: true, rest: true, startup: true, algorithms: ['HS256', 'ES256'], openLoopRounds: 5, warmupStarts: 2 },
   },
   // One scenario of each kind with tiny counts: proves the harness and every server work (CI).
   smoke: {
@@ -87,6 +89,6 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'one-per-kind',
     html: false,
     micro: { timeMs: 10, iterations: 8, warmupMs: 0, allocationOps: 50 },
-    load: { h2load: false, openLoop: false, warmupSweep: false, rest: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 1 },
+    load: { h2load: false, openLoop: false, warmupSweep: false, rest: false, startup: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 1 },
   },
 };

@@ -12,6 +12,8 @@ export interface LoadSelection {
   readonly warmupSweep: boolean;
   /** gRPC against REST for the same work, on Node and on Rust, under h2load (`--rest`). */
   readonly rest: boolean;
+  /** Exec to the first OK call, worker replacement, `token` and the import, beside a bare Node listener and Go (`--startup`). */
+  readonly startup: boolean;
 }
 
 /** Everything a run needs to know, after parsing and profile defaults. */
@@ -19,7 +21,7 @@ export interface BenchOptions {
   readonly profile: ProfileName;
   readonly micro: boolean;
   readonly macro: boolean;
-  /** The load sections (profile defaults, `--h2load`, `--open-loop`, `--warmup-sweep`, `--no-load`). */
+  /** The load sections (profile defaults, `--h2load`, `--open-loop`, `--warmup-sweep`, `--startup`, `--no-load`). */
   readonly load: LoadSelection;
   /** Server names to run; null: the profile's scope. */
   readonly servers: readonly string[] | null;

@@ -13,6 +13,12 @@ if (!(major >= MIN_NODE_MAJOR)) {
   process.stderr.write(`jwt-grpc: needs Node.js >= ${MIN_NODE_MAJOR}; this is Node.js ${process.versions.node} (${process.execPath})\n`);
   process.exit(1);
 }
+// V8's compiled code for the package's modules, kept on disk between runs (Node >= 22.1):
+// a start then skips most of the parsing and compiling of ~150 modules (bench/PERFORMANCE.md,
+// "Start-up"). Node's default place (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE);
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off. A cache that cannot be written costs nothing.
+const nodeModule = await import('node:module');
+(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 const { execWithServeV8Flags } = await import('../cli/v8-flags.js');
 execWithServeV8Flags();
 await import('../cli/main.js');

@@ -1,4 +1,5 @@
-import { CallCredentials, Metadata } from '@grpc/grpc-js';
+import type { CallCredentials } from '@grpc/grpc-js';
+import { grpcJs } from '../optional-deps.js';
 import { type JwtCallCredentialsOptions, type TokenIssuer, createTokenSource } from './token-source.js';
 
 /**
@@ -30,6 +31,7 @@ import { type JwtCallCredentialsOptions, type TokenIssuer, createTokenSource } f
  */
 export function jwtCallCredentials(client: TokenIssuer, options: JwtCallCredentialsOptions): CallCredentials {
   const source = createTokenSource(client, options);
+  const { CallCredentials, Metadata } = grpcJs();
   return CallCredentials.createFromMetadataGenerator((_call, callback) => {
     source.token().then(
       (jwt) => {

@@ -1,12 +1,6 @@
-import {
-  type CallCredentials,
-  ChannelCredentials,
-  type ChannelOptions,
-  Client,
-  type ServiceError,
-  credentials as grpcCredentials,
-} from '@grpc/grpc-js';
+import type { CallCredentials, ChannelCredentials, ChannelOptions, Client, ServiceError } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
+import { grpcJs } from '../optional-deps.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
@@ -134,6 +128,8 @@ function channelOptions(options: JwtClientOptions): ChannelOptions {
 
 function makeClient(target: unknown, options: JwtClientOptions): Client {
   if (typeof target !== 'string' || target.length === 0) throw invalidOption('target', `must be a non-empty string, got ${JSON.stringify(target)}`);
+  // grpc-js loads with the first client, not with the package: importing jwt-grpc loads none of it.
+  const { ChannelCredentials, Client, credentials: grpcCredentials } = grpcJs();
   const channelCredentials = options.credentials ?? grpcCredentials.createInsecure();
   if (!(channelCredentials instanceof ChannelCredentials)) throw invalidOption('credentials', 'must be grpc-js ChannelCredentials');
   const resolvedOptions = channelOptions(options);

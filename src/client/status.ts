@@ -1,4 +1,5 @@
-import { Metadata as GrpcMetadata, type ServiceError, status as grpcStatus } from '@grpc/grpc-js';
+import type { Metadata as GrpcMetadata, ServiceError } from '@grpc/grpc-js';
+import { grpcJs } from '../optional-deps.js';
 import { GrpcStatusError, CallMetadata, type StatusCode } from '../transport/handler-api.js';
 
 /** grpc-js (1.10+) ends a connection error with the resolver's note, empty when there is none. */
@@ -7,7 +8,7 @@ const EMPTY_RESOLUTION_NOTE = /\. Resolution note: ?$/;
 /** grpc-js's failed-call error as the package's {@link GrpcStatusError}, trailers included. */
 export function toGrpcStatusError(err: ServiceError): GrpcStatusError {
   const metadata = new CallMetadata();
-  if (err.metadata instanceof GrpcMetadata) {
+  if (err.metadata instanceof grpcJs().Metadata) {
     for (const [key, values] of Object.entries(err.metadata.toJSON())) for (const value of values) metadata.add(key, value);
   }
   return new GrpcStatusError(err.code as StatusCode, err.details.replace(EMPTY_RESOLUTION_NOTE, ''), { metadata, cause: err });
@@ -15,12 +16,12 @@ export function toGrpcStatusError(err: ServiceError): GrpcStatusError {
 
 /** The package's metadata as grpc-js sends it. */
 export function toGrpcMetadata(metadata: CallMetadata | undefined): GrpcMetadata {
-  const out = new GrpcMetadata();
+  const out = new (grpcJs().Metadata)();
   if (metadata !== undefined) for (const [key, values] of metadata.entries()) for (const value of values) out.add(key, value);
   return out;
 }
 
 /** The name of a status code (`UNAVAILABLE`), for messages. */
 export function statusName(code: number): string {
-  return (grpcStatus as unknown as Record<number, string | undefined>)[code] ?? String(code);
+  return (grpcJs().status as unknown as Record<number, string | undefined>)[code] ?? String(code);
 }

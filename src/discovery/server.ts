@@ -1,5 +1,5 @@
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { nodeHttp, nodeHttps } from '../optional-deps.js';
 import type { Logger } from '../log.js';
 import { type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
 import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../connection-guard.js';
@@ -65,7 +65,7 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderSize: MAX_HEADER_BYTES,
   };
-  const server: Server = tls === undefined ? createServer(limits, handle) : createTlsServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: handshakeTimeoutMs }, handle);
+  const server: Server = tls === undefined ? nodeHttp().createServer(limits, handle) : nodeHttps().createServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: handshakeTimeoutMs }, handle);
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   // Bad requests (400), heads over the limit (431) and timeouts (408, counted): answered as node:http would (listenHttp).

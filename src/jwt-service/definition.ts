@@ -1,6 +1,6 @@
-import { loadSync } from '@grpc/proto-loader';
 import { PROTO_PATH } from '../package-root.js';
-import { PROTO_LOADER_OPTIONS } from '../protos/load.js';
+import { protoLoader } from '../optional-deps.js';
+import { PROTO_LOADER_OPTIONS, lazyProtoService } from '../protos/load.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
 import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeGetStatusListRequest, decodeRevokeJwtRequest, decodeVerifyJwtRequest } from './codec/decode.js';
 import {
@@ -52,22 +52,28 @@ const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unkno
   RevokeJwt: { requestDeserialize: decodeRevokeJwtRequest, responseSerialize: encodeRevokeJwtResponse },
 };
 
+/** Every JwtService method is unary (proto/jwt.proto; a test holds the two together). @internal */
+export const JWT_SERVICE_METHOD_SHAPES = Object.fromEntries(Object.keys(SERVER_CODECS).map((name) => [name, { requestStream: false, responseStream: false }]));
+
+/** proto-loader's definition of JwtService: the client-side codecs. */
+function loadJwtProto(): ServiceDescriptor {
+  const generic = protoLoader().loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
+  if (generic === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
+  return generic;
+}
+
 let loaded: ServiceDescriptor | undefined;
 
 /**
- * JwtService's methods, loaded once per process: proto-loader's paths and client codecs,
- * with the server-side codecs replaced by ours. Either transport serves it.
+ * JwtService's methods, once per process: the server side is our codecs
+ * (src/jwt-service/codec/), the client side proto-loader's, which loads (with protobufjs)
+ * on the first client call. A server therefore starts and serves without parsing the .proto.
  */
 export function jwtServiceDefinition(): ServiceDescriptor {
   if (loaded === undefined) {
-    const generic = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
-    if (generic === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
+    const lazy = lazyProtoService(SERVICE_NAME, JWT_SERVICE_METHOD_SHAPES, loadJwtProto);
     const service: Record<string, MethodDescriptor<unknown, unknown>> = {};
-    for (const [name, method] of Object.entries(generic)) {
-      const codecs = SERVER_CODECS[name];
-      if (codecs === undefined) throw new Error(`${SERVICE_NAME}.${name} has no codec in src/jwt-service/codec/`);
-      service[name] = { ...method, ...codecs } as MethodDescriptor<unknown, unknown>;
-    }
+    for (const [name, method] of Object.entries(lazy)) service[name] = { ...method, ...SERVER_CODECS[name] } as MethodDescriptor<unknown, unknown>;
     loaded = service;
   }
   return loaded;

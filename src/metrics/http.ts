@@ -1,4 +1,5 @@
-import { type Server, createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { nodeHttp } from '../optional-deps.js';
 import { type HttpListener, type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
 import type { Logger } from '../log.js';
 import { ConnectionGuard, METRICS_MAX_CONNECTIONS } from '../connection-guard.js';
@@ -25,7 +26,7 @@ export function hostOf(address: string): string {
  */
 export async function serveMetrics(host: string, port: number, render: () => Promise<string>, logger: Logger, ports: HttpPortLimits): Promise<MetricsEndpoint> {
   const guard = new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: ports.handshakeTimeoutMs, maxConnections: METRICS_MAX_CONNECTIONS, logger, counters: ports.counters });
-  const server: Server = createServer(headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS), (request, response) => {
+  const server: Server = nodeHttp().createServer(headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS), (request, response) => {
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: metrics are at GET /metrics\n');

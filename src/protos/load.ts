@@ -1,10 +1,12 @@
 /**
  * The shipped protos in proto/ (jwt, health, reflection), loaded with
- * @grpc/proto-loader into the handler API of src/transport/handler-api.ts.
+ * @grpc/proto-loader into the handler API of src/transport/handler-api.ts. The loader (and
+ * protobufjs) load on the first codec call, not at import or at start: see
+ * {@link lazyProtoService}.
  */
 import { join } from 'node:path';
-import { loadSync } from '@grpc/proto-loader';
 import { PACKAGE_ROOT } from '../package-root.js';
+import { protoLoader } from '../optional-deps.js';
 import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
 
 /**
@@ -25,7 +27,7 @@ export const PROTO_DIR = join(PACKAGE_ROOT, 'proto');
  * INVALID_ARGUMENT naming the message, where proto-loader's own error would answer INTERNAL.
  */
 export function loadProtoService(file: string, service: string): ServiceDescriptor {
-  const packageDefinition = loadSync(file, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_DIR] });
+  const packageDefinition = protoLoader().loadSync(file, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_DIR] });
   const methods = packageDefinition[service] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
   if (methods === undefined || !Object.values(methods).every((method) => typeof method.path === 'string')) {
     throw new Error(`${file} does not define the service ${service}`);
@@ -41,6 +43,42 @@ export function loadProtoService(file: string, service: string): ServiceDescript
           throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `malformed ${service}/${name} request: ${(err as Error).message}`, { cause: err });
         }
       },
+    };
+  }
+  return definition;
+}
+
+/** Whether a method streams its requests and its responses: what a server needs before its first call. */
+export interface MethodShape {
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+}
+
+/**
+ * The methods of `service`, with their paths and stream shapes given here and their codecs
+ * loaded from the .proto on the first call that needs one (`load`, called at most once).
+ * A server registers the service at start without parsing the .proto: parsing it with
+ * proto-loader costs about a hundred milliseconds of start-up on one core
+ * (bench/PERFORMANCE.md, "Start-up"). A test holds `shapes` to what `load` returns.
+ */
+export function lazyProtoService(service: string, shapes: Readonly<Record<string, MethodShape>>, load: () => ServiceDescriptor): ServiceDescriptor {
+  let loaded: ServiceDescriptor | undefined;
+  const method = (name: string): MethodDescriptor<unknown, unknown> => {
+    loaded ??= load();
+    const found = loaded[name];
+    if (found === undefined) throw new Error(`the .proto of ${service} does not define ${name}`);
+    return found;
+  };
+  const definition: Record<string, MethodDescriptor<unknown, unknown>> = {};
+  for (const [name, shape] of Object.entries(shapes)) {
+    definition[name] = {
+      path: `/${service}/${name}`,
+      requestStream: shape.requestStream,
+      responseStream: shape.responseStream,
+      requestDeserialize: (bytes) => method(name).requestDeserialize(bytes),
+      responseSerialize: (message) => method(name).responseSerialize(message),
+      requestSerialize: (message) => method(name).requestSerialize!(message),
+      responseDeserialize: (bytes) => method(name).responseDeserialize!(bytes),
     };
   }
   return definition;

@@ -6,7 +6,7 @@
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus, type ServedService } from '../transport/handler-api.js';
-import { loadProtoService } from '../protos/load.js';
+import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */
 export const HEALTH_SERVICE_NAME = 'grpc.health.v1.Health';
@@ -156,8 +156,15 @@ function checkedStatus(status: unknown, field: string): ServingStatus {
 
 let definition: ServedService['definition'] | undefined;
 
-/** Health's methods and codecs, loaded once per process. */
+/** Health's methods, as proto/grpc/health/v1/health.proto defines them (a test holds the two together). @internal */
+export const HEALTH_METHOD_SHAPES = {
+  Check: { requestStream: false, responseStream: false },
+  List: { requestStream: false, responseStream: false },
+  Watch: { requestStream: false, responseStream: true },
+} as const;
+
+/** Health's methods, once per process; their codecs load with the first health call. */
 function healthDefinition(): ServedService['definition'] {
-  definition ??= loadProtoService('grpc/health/v1/health.proto', HEALTH_SERVICE_NAME);
+  definition ??= lazyProtoService(HEALTH_SERVICE_NAME, HEALTH_METHOD_SHAPES, () => loadProtoService('grpc/health/v1/health.proto', HEALTH_SERVICE_NAME));
   return definition;
 }

@@ -9,7 +9,7 @@ import { invalidOption } from '../errors.js';
 import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { type DescriptorFile, type DescriptorIndex, fileWithImports, loadDescriptorSet } from './descriptor-set.js';
 import type { ServedService } from '../transport/handler-api.js';
-import { loadProtoService } from '../protos/load.js';
+import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /**
  * A request on the stream that is not valid protobuf: the deserializer hands it to the
@@ -144,6 +144,9 @@ function withFile(
 
 const definitions = new Map<string, ServedService['definition']>();
 
+/** Reflection's one method, in v1 and v1alpha alike (a test holds this to the .proto files). @internal */
+export const REFLECTION_METHOD_SHAPES = { ServerReflectionInfo: { requestStream: true, responseStream: true } } as const;
+
 /**
  * The reflection service `name`'s method and codecs, loaded once per process. A request
  * that is not valid protobuf comes to the handler as a {@link MalformedRequest}, so that
@@ -153,7 +156,7 @@ function reflectionDefinition(name: string): ServedService['definition'] {
   let definition = definitions.get(name);
   if (definition === undefined) {
     const version = name === REFLECTION_V1_SERVICE_NAME ? 'v1' : 'v1alpha';
-    const loaded = loadProtoService(`grpc/reflection/${version}/reflection.proto`, name);
+    const loaded = lazyProtoService(name, REFLECTION_METHOD_SHAPES, () => loadProtoService(`grpc/reflection/${version}/reflection.proto`, name));
     definition = Object.fromEntries(
       Object.entries(loaded).map(([method, methodDefinition]) => [
         method,

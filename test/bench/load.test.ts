@@ -122,6 +122,11 @@ describe('the summary\'s load sections', () => {
       { server: 'go', algorithm: 'HS256', warmupCalls: 2000, cpuPerCallUs: 10, requestsPerS: 9000, starts: 2, roundsPerStart: 3 },
     ],
     startup: [{ server: 'go', timeToFirstOkMs: interval(18, 11, 57) }],
+    startupRows: [
+      { id: 'bare-node-listener', what: 'bare Node TCP listener: exec to the port accepting', ms: interval(40, 36, 44), ratio: null, ratioTo: null },
+      { id: 'keys-file', what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ms: interval(200, 190, 210), ratio: interval(5, 4.5, 5.5), ratioTo: 'bare-node-listener' },
+    ],
+    startupSettings: { runs: 11, cpus: [0], replacementLoadCalls: 8 },
     loadSettings: { servers: ['jwt-grpc', 'go'], algorithms: ['HS256'], openLoop: null, warmup: null, notes: ['h2load cells skipped: h2load not found'] },
   };
   const text = loadSummary(results).join('\n\n');
@@ -135,6 +140,12 @@ describe('the summary\'s load sections', () => {
     expect(text).toContain('| HS256 | 2,000 | 14.0 | 10.0 | 0.70x (0.63-0.77) |');
     expect(text).toContain('| go | 18.0 (11.0-57.0) |');
     expect(text).toContain('- h2load cells skipped: h2load not found');
+  });
+
+  it('give the start-up section: each row in ms with its interval, and its ratio to the reference row of the same runs', () => {
+    expect(text).toContain('### Start-up');
+    expect(text).toContain('| bare Node TCP listener: exec to the port accepting | 40.0 (36.0-44.0) |  |');
+    expect(text).toContain('| jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt | 200 (190-210) | 5.00x (4.50-5.50) of bare-node-listener |');
   });
 
   it('are absent when no load section ran', () => {

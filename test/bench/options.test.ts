@@ -19,7 +19,7 @@ describe('parseCommandLine', () => {
       profile: 'quick',
       micro: true,
       macro: true,
-      load: { h2load: true, openLoop: false, warmupSweep: false, rest: false },
+      load: { h2load: true, openLoop: false, warmupSweep: false, rest: false, startup: true },
       servers: null,
       algorithms: null,
       cells: null,
@@ -74,17 +74,19 @@ describe('parseCommandLine', () => {
     expect(options('--micro-only').macro).toBe(false);
   });
 
-  it('selects the load sections: quick h2load, full all four, smoke none; flags add, --load-only and --no-load restrict', () => {
-    const none = { h2load: false, openLoop: false, warmupSweep: false, rest: false };
-    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true });
+  it('selects the load sections: quick h2load and start-up, full all five, smoke none; flags add, --load-only and --no-load restrict', () => {
+    const none = { h2load: false, openLoop: false, warmupSweep: false, rest: false, startup: false };
+    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true, startup: true });
     expect(options('--smoke').load).toEqual(none);
     expect(options('--smoke', '--open-loop').load).toEqual({ ...none, openLoop: true });
     expect(options('--micro-only').load).toEqual(none);
     expect(options('--ghz-only', '--warmup-sweep').load).toEqual({ ...none, warmupSweep: true });
     expect(options('--no-load').load).toEqual(none);
+    expect(options('--ghz-only', '--startup').load).toEqual({ ...none, startup: true });
+    expect(options('--load-only', '--startup').load).toEqual({ ...none, startup: true });
     const loadOnly = options('--full', '--load-only', '--open-loop');
     expect(loadOnly).toMatchObject({ micro: false, macro: false, load: { ...none, openLoop: true } });
-    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true });
+    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true, startup: true });
     // The REST rows: full only by default, --rest adds them anywhere, --no-load refuses them.
     expect(options('--quick').load.rest).toBe(false);
     expect(options('--smoke', '--rest').load).toEqual({ ...none, rest: true });

@@ -37,8 +37,16 @@ export function reportFixture(): BenchResults {
   });
   // The 1-core ours / Go ratios again as ours / Rust (the rust row came after the run the fixture is from).
   const rust: RatioResult[] = macro.ratios.filter((r) => r.comparison === 'ours-go').map((r) => ({ ...r, comparison: 'ours-rust', baseline: 'rust' }));
+  // The start-up section (it came after the run the fixture is from): a reference row, Go and ours.
+  const ms = (median: number) => ({ median, low: median * 0.95, high: median * 1.05, n: 11 });
+  const startupRows = [
+    { id: 'bare-node-listener', what: 'bare Node TCP listener: exec to the port accepting', ms: ms(45), ratio: null, ratioTo: null },
+    { id: 'go', what: 'Go peer: exec to the first OK GenerateJwt', ms: ms(20), ratio: ms(0.45), ratioTo: 'bare-node-listener' },
+    { id: 'keys-file', what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ms: ms(210), ratio: ms(4.6), ratioTo: 'bare-node-listener' },
+  ] as const;
   return {
     ...results,
+    startupRows,
     macro: {
       ...macro,
       // As a 16-core machine would split its CPUs (the summary's tables name them).
@@ -49,7 +57,7 @@ export function reportFixture(): BenchResults {
 
 /** The fixture without the sections other parts of the benchmark add: a run of the harness alone. */
 export function macroOnlyFixture(): BenchResults {
-  return { ...reportFixture(), h2load: null, openLoop: null, warmup: null, startup: null };
+  return { ...reportFixture(), h2load: null, openLoop: null, warmup: null, startup: null, startupRows: null };
 }
 
 /** Per chart, the vega mark types (`mark-<type> role-mark`) its SVG must draw at least one of each. */
@@ -63,4 +71,5 @@ export const EXPECTED_MARKS: Readonly<Record<string, readonly string[]>> = {
   'cpu-per-call': ['rect'],
   warmup: ['line', 'area', 'symbol'],
   startup: ['symbol', 'rule', 'text'],
+  'startup-section': ['symbol', 'rule', 'text'],
 };

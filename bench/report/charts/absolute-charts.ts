@@ -41,6 +41,29 @@ export function startupRows(results: ChartedResults): DotRow[] {
   return rows;
 }
 
+/** The start-up section's rows (bench/load/startup.ts): ms each, coloured by what kind of start it is. */
+export function startupSectionRows(results: ChartedResults): DotRow[] {
+  const rows: DotRow[] = [];
+  for (const entry of entriesOf(results.startupRows)) {
+    const ms = intervalOf(entry['ms']);
+    const id = String(entry['id']);
+    if (ms === null) continue;
+    const reading = id.startsWith('bare') || id === 'go' ? 'reference (bare Node, Go)' : 'jwt-grpc';
+    rows.push({ row: String(entry['what']), ...ms, reading });
+  }
+  return rows;
+}
+
+export function startupSectionChartSpec(rows: readonly DotRow[]): TopLevelSpec {
+  return dotChartSpec(rows, {
+    title: 'Start-up on one pinned core: median and 95 % interval',
+    xTitle: 'ms',
+    ratio: false,
+    colours: { 'jwt-grpc': '#2166ac', 'reference (bare Node, Go)': '#b8b8b8' },
+    labelFormat: '{} ms',
+  });
+}
+
 export function startupChartSpec(rows: readonly DotRow[]): TopLevelSpec {
   return dotChartSpec(rows, {
     title: 'Start-up: process start to first OK call, median and 95 % interval',

@@ -4,7 +4,7 @@
  * gives null when the run lacks its data.
  */
 import type { TopLevelSpec } from 'vega-lite';
-import { h2loadChartSpec, h2loadRows, startupChartSpec, startupRows } from './absolute-charts.js';
+import { h2loadChartSpec, h2loadRows, startupChartSpec, startupRows, startupSectionChartSpec, startupSectionRows } from './absolute-charts.js';
 import { cpuChartSpec, cpuRows } from './cpu-chart.js';
 import type { ChartedResults } from './inputs.js';
 import { latencyChartSpec, latencyRows } from './latency-chart.js';
@@ -51,6 +51,7 @@ export const CHARTS: readonly ChartDefinition[] = [
   { name: 'cpu-per-call', caption: 'CPU per call, server and load generator', spec: (r) => unlessEmpty(cpuRows(r.macro), cpuChartSpec) },
   { name: 'warmup', caption: 'the warm-up curve', spec: (r) => unlessEmpty(warmupRows(r), warmupChartSpec) },
   { name: 'startup', caption: 'time to the first OK call', spec: (r) => unlessEmpty(startupRows(r), startupChartSpec) },
+  { name: 'startup-section', caption: 'start-up beside a bare Node listener and Go (--startup)', spec: (r) => unlessEmpty(startupSectionRows(r), startupSectionChartSpec) },
 ];
 
 export interface RenderedChart {
