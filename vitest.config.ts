@@ -41,6 +41,14 @@ const INTEGRATION = [
   // some twenty servers each waited on for its handshake deadline: half a minute, mostly
   // waiting, which in `unit` held one of its two workers idle for a third of its run.
   'test/server/handshake.test.ts',
+  // `jwt-grpc serve` started again and again (optional-deps, secret-files, v8-flags: a
+  // restart in place), clusters (metrics) and TypeDoc over the whole API (api-reference):
+  // 4 to 7 s each, the slowest of what was left in `unit`, which must stay within 60 s.
+  'test/cli/optional-deps.test.ts',
+  'test/cli/secret-files.test.ts',
+  'test/cli/v8-flags.test.ts',
+  'test/ops/metrics.test.ts',
+  'test/package/api-reference.test.ts',
   // Load runs that assert outcomes only (every call OK, no connection left, a reload seen by
   // every worker, counts that match), with no bound on rate or CPU: another file beside them
   // slows them and changes nothing they check, and they spend much of their time waiting
