@@ -1,6 +1,7 @@
 /**
- * The load sections' generators against real servers on loopback (the `load` project:
- * h2load, ghz and the open-loop generator drive jwt-grpc and the Go peer for seconds).
+ * The load sections' generators against real servers on loopback (the `integration` project:
+ * h2load, ghz and the open-loop generator drive jwt-grpc and the Go peer for seconds, and
+ * only counts are checked, which another file beside this one cannot change).
  * Needs ghz, Go and h2load (`npm run tools`); skipped with the reason without them.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
