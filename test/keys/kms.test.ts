@@ -15,7 +15,7 @@ import type { LaunchedProcess } from '../../bench/kit/launcher.js';
 import { type Algorithm, loadKeys, silentLogger } from '../../src/lib.js';
 import { callError, ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
-import { findLocalKms, freePort, kmsEnv, startLocalKms } from './hsm-fixtures.js';
+import { findLocalKms, freePort, kmsEnv, startLocalKms } from '../../bench/kit/hsm.js';
 
 const found = findLocalKms();
 const skip = 'skip' in found ? found.skip : undefined;

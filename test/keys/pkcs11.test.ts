@@ -18,7 +18,7 @@ import { registerBuiltinBackends } from '../../src/keys/backends/index.js';
 import { writeKeyFile } from '../../src/keys/file.js';
 import { ClientPool } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
-import { type SoftToken, softToken, softhsmMissing } from './hsm-fixtures.js';
+import { type SoftToken, softToken, softhsmMissing } from '../../bench/kit/hsm.js';
 
 const missing = softhsmMissing();
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-pkcs11-'));

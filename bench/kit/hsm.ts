@@ -1,5 +1,5 @@
 /**
- * A SoftHSM2 token of the test's own (a temporary config and token directory, so no test
+ * For the key backend tests and benchmark: a SoftHSM2 token of its own (a temporary config and token directory, so no test
  * touches the system's tokens), and a local-kms server on a free port with a temporary
  * data directory. Each says why it cannot run when its program is missing.
  */
@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { GO_TOOLS, findGoTool, goInstallCommand } from '../../bench/kit/tools.js';
-import { type LaunchedProcess, launch } from '../../bench/kit/launcher.js';
+import { GO_TOOLS, findGoTool, goInstallCommand } from './tools.js';
+import { type LaunchedProcess, launch } from './launcher.js';
 
 export const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 export const PIN = '246810';
