@@ -110,7 +110,9 @@ describe.each(TRANSPORTS)('GenerateJwt with a key held by a backend (%s)', (tran
 
   it('opens the circuit breaker after repeated failures: refused at once, NOT_SERVING, and back after the cooldown', async () => {
     const keys = importKeys({ keys: [handleEntry('hsm-down')] });
-    const { port } = await startServer({ transport, keys, health: true });
+    const { server, port } = await startServer({ transport, keys, health: true, httpPort: 0, issuer: 'http://127.0.0.1' });
+    const probe = async (path: string): Promise<number> => (await fetch(`http://127.0.0.1:${server.httpPort}${path}`)).status;
+    expect(await probe('/readyz')).toBe(200);
     const client = clients.jwt(port);
     const signed = await client.generateJwt({ subject: 'ada', algorithm: 'ES256' });
     behaviour.fail = true;
@@ -123,12 +125,14 @@ describe.each(TRANSPORTS)('GenerateJwt with a key held by a backend (%s)', (tran
     expect(refused.details).toMatch(/key hsm-down \(test-hsm\) cannot sign: .*circuit breaker/);
     expect(behaviour.calls).toBe(calls);
     expect(await healthCheck(port, 'jwt.services.JwtService')).toBe('NOT_SERVING');
+    expect([await probe('/readyz'), await probe('/healthz')]).toEqual([503, 200]);
     // Tokens signed before still verify: the cached public key is enough.
     expect((await client.verifyJwt({ jwt: signed.jwt })).valid).toBe(true);
     behaviour.fail = false;
     // The probe signs after the cooldown, though no call asks: readiness comes back by itself.
     await new Promise((resolve) => setTimeout(resolve, KEY_BACKEND_BREAKER_COOLDOWN_MS + 500));
     expect(await healthCheck(port, 'jwt.services.JwtService')).toBe('SERVING');
+    expect(await probe('/readyz')).toBe(200);
     expect((await client.generateJwt({ subject: 'ada', algorithm: 'ES256' })).kid).toBe('hsm-down');
   }, 20_000);
 });
