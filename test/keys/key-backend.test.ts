@@ -91,6 +91,17 @@ describe.each(TRANSPORTS)('GenerateJwt with a key held by a backend (%s)', (tran
     expect(JSON.parse((await client.getJwks()).jwks_json).keys.map((key: { kid: string }) => key.kid)).toEqual(['hsm-1']);
   });
 
+  it('refuses to sign when the backend holds another key than the key file says', async () => {
+    const entry = handleEntry('hsm-swapped');
+    const other = handleEntry('elsewhere');
+    const keys = importKeys({ keys: [{ ...entry, x: other['x'], y: other['y'] }] });
+    const { port } = await startServer({ transport, keys });
+    const failure = await callError(clients.jwt(port).generateJwt({ subject: 'ada', algorithm: 'ES256' }));
+    expect(failure.code).toBe(status.UNAVAILABLE);
+    expect(failure.details).toMatch(/key hsm-swapped \(test-hsm\) cannot sign: .*is not the public key the key file holds/);
+    expect(behaviour.calls).toBe(0);
+  });
+
   it('answers UNAVAILABLE naming the key within keyBackendTimeoutMs, and never signs with the other ES256 key', async () => {
     const [memory] = exportKeys(await generateKeys({ algorithms: ['ES256'] }), { includePrivate: true }).keys;
     const keys = importKeys({ keys: [handleEntry('hsm-slow'), { ...memory, kid: 'in-memory' }] });
