@@ -49,8 +49,11 @@ function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span
     try {
       result = run(request, span, call);
     } catch (err) {
-      span.end();
-      return failed(err);
+      try {
+        return failed(err);
+      } finally {
+        span.end();
+      }
     }
     // A key held by an HSM or KMS: the span ends when the backend has answered.
     if (result instanceof Promise) return result.catch(failed).finally(() => span.end());
