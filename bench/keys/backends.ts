@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../kit/cli.js';
@@ -19,7 +20,8 @@ import { cpuSeconds } from '../kit/proc.js';
 import { findLocalKms, freePort, kmsEnv, softToken, softhsmMissing, startLocalKms } from '../kit/hsm.js';
 import { PROTO_PATH } from '../../src/package-root.js';
 
-interface Row {
+/** One cell: a key source at one number of calls in flight. */
+export interface KeyBackendRow {
   readonly source: string;
   readonly concurrency: number;
   readonly callsPerSecond: number;
@@ -28,16 +30,19 @@ interface Row {
   readonly errors: number;
 }
 
-const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '1,8,64' }, sources: { type: 'string', default: 'memory,pkcs11,kms' } },
-});
-const sources = new Set(String(values.sources).split(','));
-const durationS = Number(values.duration);
-const levels: number[] = String(values.concurrency).split(',').map(Number);
-const log = (line: string): void => void process.stderr.write(`key-backends: ${line}\n`);
+/** What {@link measureKeyBackends} measures, and where it says what it does. */
+export interface KeyBackendsOptions {
+  readonly ghz: string;
+  /** `memory` always runs (the reference); `pkcs11` and `kms` when named and installed. */
+  readonly sources: ReadonlySet<string>;
+  readonly durationS: number;
+  /** Calls in flight, one cell each. */
+  readonly levels: readonly number[];
+  readonly log: (line: string) => void;
+}
 
 /** One ghz run against `port`; the server's CPU seconds over it, read from /proc. */
-async function measure(ghz: string, server: CliServer, source: string, concurrency: number): Promise<Row> {
+async function measure(ghz: string, server: CliServer, source: string, concurrency: number, durationS: number, log: (line: string) => void): Promise<KeyBackendRow> {
   const args = [
     '--insecure', '--proto', PROTO_PATH, '--call', 'jwt.services.JwtService.GenerateJwt',
     '-d', '{"subject":"ada@example.com","algorithm":"ES256"}',
@@ -72,12 +77,13 @@ async function measure(ghz: string, server: CliServer, source: string, concurren
   };
 }
 
-async function serveRows(ghz: string, source: string, keysFile: string, env: Record<string, string>): Promise<Row[]> {
+async function serveRows(options: KeyBackendsOptions, source: string, keysFile: string, env: Record<string, string>): Promise<KeyBackendRow[]> {
+  const { ghz, levels, durationS, log } = options;
   const server = await startCli(serveArgs('--keys', keysFile, '--no-jti'), { env, cpus: [0] });
   try {
-    const rows: Row[] = [];
+    const rows: KeyBackendRow[] = [];
     for (const concurrency of levels) {
-      const row = await measure(ghz, server, source, concurrency);
+      const row = await measure(ghz, server, source, concurrency, durationS, log);
       log(`${source} c=${concurrency}: ${row.callsPerSecond.toFixed(0)}/s, ${row.cpuMicrosPerCall.toFixed(0)} µs CPU/call, p99 ${row.p99Ms.toFixed(2)} ms`);
       rows.push(row);
     }
@@ -88,14 +94,18 @@ async function serveRows(ghz: string, source: string, keysFile: string, env: Rec
   }
 }
 
-async function main(): Promise<void> {
-  const ghz = ensureGoTool(GO_TOOLS.ghz, log);
+/**
+ * Runs the cells and returns the rows and their Markdown table (`npm run bench -- --features
+ * pkcs11,kms` appends it to summary.md; `npm run bench:key-backends` prints it).
+ */
+export async function measureKeyBackends(options: KeyBackendsOptions): Promise<{ rows: KeyBackendRow[]; table: string }> {
+  const { sources, log, durationS } = options;
   const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-keys-'));
-  const rows: Row[] = [];
+  const rows: KeyBackendRow[] = [];
   try {
     const memoryFile = join(dir, 'memory.json');
     await runCli(['keys', 'generate', '--alg', 'ES256', '--out', memoryFile]);
-    rows.push(...(await serveRows(ghz, 'in memory', memoryFile, {})));
+    rows.push(...(await serveRows(options, 'in memory', memoryFile, {})));
 
     const noHsm = softhsmMissing();
     if (!sources.has('pkcs11')) log('SoftHSM2 rows not asked for');
@@ -104,7 +114,7 @@ async function main(): Promise<void> {
       const file = join(dir, 'pkcs11.json');
       const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--pkcs11', token.uri('bench-es256'), '--out', file], { env: token.env });
       if (made.code !== 0) throw new Error(made.stderr);
-      rows.push(...(await serveRows(ghz, 'SoftHSM2 (PKCS#11)', file, token.env)));
+      rows.push(...(await serveRows(options, 'SoftHSM2 (PKCS#11)', file, token.env)));
     } else log(`SoftHSM2 rows skipped: ${noHsm}`);
 
     const kms = findLocalKms();
@@ -116,7 +126,7 @@ async function main(): Promise<void> {
         const file = join(dir, 'kms.json');
         const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--kms', 'alias/bench-es256', '--out', file], { env: kmsEnv(port) });
         if (made.code !== 0) throw new Error(made.stderr);
-        rows.push(...(await serveRows(ghz, 'local-kms (AWS KMS API)', file, kmsEnv(port))));
+        rows.push(...(await serveRows(options, 'local-kms (AWS KMS API)', file, kmsEnv(port))));
       } finally {
         server.kill();
         await server.closed;
@@ -135,7 +145,21 @@ async function main(): Promise<void> {
       `| ${row.source} | ${row.concurrency} | ${row.callsPerSecond.toFixed(0)} | ${(row.callsPerSecond / (memory.get(row.concurrency) ?? Number.NaN)).toFixed(2)} | ${row.cpuMicrosPerCall.toFixed(0)} | ${row.p99Ms.toFixed(2)} | ${row.errors} |`,
     ),
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return { rows, table: lines.join('\n') };
 }
 
-await main();
+// Run as a script: `npm run bench:key-backends -- [--duration 5] [--concurrency 1,8,64] [--sources memory,pkcs11,kms]`.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({
+    options: { duration: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '1,8,64' }, sources: { type: 'string', default: 'memory,pkcs11,kms' } },
+  });
+  const log = (line: string): void => void process.stderr.write(`key-backends: ${line}\n`);
+  const { table } = await measureKeyBackends({
+    ghz: ensureGoTool(GO_TOOLS.ghz, log),
+    sources: new Set(String(values.sources).split(',')),
+    durationS: Number(values.duration),
+    levels: String(values.concurrency).split(',').map(Number),
+    log,
+  });
+  process.stdout.write(`${table}\n`);
+}
