@@ -16,7 +16,8 @@ import { type Algorithm, importKeys, loadKeys, silentLogger } from '../../src/li
 import { backendPublicJwk, generateHandleEntry } from '../../src/keys/backend.js';
 import { registerBuiltinBackends } from '../../src/keys/backends/index.js';
 import { writeKeyFile } from '../../src/keys/file.js';
-import { ClientPool } from '../helpers/client.js';
+import { status } from '@grpc/grpc-js';
+import { ClientPool, callError } from '../helpers/client.js';
 import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
 import { type SoftToken, softToken, softhsmMissing } from '../../bench/kit/hsm.js';
 
@@ -111,6 +112,37 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
     });
   });
 
+  it('recovers from a lost session without a restart: one call answers UNAVAILABLE, the next signs', async () => {
+    registerBuiltinBackends();
+    const recoverFile = join(dir, 'recover.json');
+    await writeKeyFile(recoverFile, [await generateHandleEntry('pkcs11', hsm.uri('recover-es256'), 'ES256', 'recover')], { exclusive: true });
+    const keys = await loadKeys(recoverFile, { logger: silentLogger });
+    const { port } = await startServer({ transport: 'http2', keys });
+    const client = clients.jwt(port);
+    expect((await client.generateJwt({ subject: 'ada', algorithm: 'ES256' })).kid).toBe('recover');
+    // What a token reset or a restarted HSM daemon does: every session of this process is gone.
+    const { module, slot } = ownModule();
+    module.C_CloseAllSessions(slot);
+    const lost = await callError(client.generateJwt({ subject: 'ada', algorithm: 'ES256' }));
+    expect(lost.code).toBe(status.UNAVAILABLE);
+    expect(lost.details).toMatch(/^key recover \(pkcs11\) cannot sign: /);
+    expect((await client.generateJwt({ subject: 'ada', algorithm: 'ES256' })).kid).toBe('recover');
+  });
+
+  /** This process's own handle on SoftHSM2 (the same library state the backend uses) and the token's slot. */
+  function ownModule(): { module: import('pkcs11js').PKCS11; slot: Buffer; pkcs11js: typeof import('pkcs11js') } {
+    const pkcs11js = createRequire(import.meta.url)('pkcs11js') as typeof import('pkcs11js');
+    const module = new pkcs11js.PKCS11();
+    module.load('/usr/lib/softhsm/libsofthsm2.so');
+    try {
+      module.C_Initialize();
+    } catch (err) {
+      if (!(err instanceof pkcs11js.Pkcs11Error && err.code === pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED)) throw err;
+    }
+    const slot = module.C_GetSlotList(true).find((candidate) => module.C_GetTokenInfo(candidate).label.trimEnd() === 'jwt');
+    return { module, slot: slot as Buffer, pkcs11js };
+  }
+
   it('keeps the private scalar out of a cluster worker: not in its heap snapshot, not in any file written', async () => {
     // An extractable test key, made only here, so that the scalar can be read back to search for.
     const work = join(dir, 'heap');
@@ -150,16 +182,8 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
 
   /** An ES256 key pair in the token whose private scalar may be read (CKA_EXTRACTABLE true, CKA_SENSITIVE false): for this test only. */
   function extractableKey(label: string): { d: Buffer } {
-    const pkcs11js = createRequire(import.meta.url)('pkcs11js') as typeof import('pkcs11js');
-    const module = new pkcs11js.PKCS11();
-    module.load('/usr/lib/softhsm/libsofthsm2.so');
-    try {
-      module.C_Initialize();
-    } catch (err) {
-      if (!(err instanceof pkcs11js.Pkcs11Error && err.code === pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED)) throw err;
-    }
-    const slot = module.C_GetSlotList(true).find((candidate) => module.C_GetTokenInfo(candidate).label.trimEnd() === 'jwt');
-    const session = module.C_OpenSession(slot as Buffer, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+    const { module, slot, pkcs11js } = ownModule();
+    const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
     try {
       try {
         module.C_Login(session, pkcs11js.CKU_USER, readFileSync(hsm.pinFile, 'utf8').trim());
