@@ -10,6 +10,7 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Algorithm, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
 import { KEY_BACKEND_BREAKER_COOLDOWN_MS, KEY_BACKEND_BREAKER_FAILURES, KEY_BACKEND_CONCURRENCY, registerKeyBackend } from '../../src/keys/backend.js';
+import { statusListAlgorithm } from '../../src/revocation/status-list/token.js';
 import { callError, ClientPool } from '../helpers/client.js';
 import { healthCheck } from '../helpers/grpc-extras.js';
 import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
@@ -65,6 +66,11 @@ describe('key file entries that are handles', () => {
     expect(() => importKeys({ keys: [{ ...entry, pkcs11: 'pkcs11:object=x' }] })).toThrow(/names a handle in both/);
     expect(() => importKeys({ keys: [{ ...entry, alg: 'EdDSA' }] })).toThrow(/keys\[0\]\.alg: a test-hsm key signs ES256, ES384, RS256, PS256/);
     expect(() => importKeys({ keys: [{ ...entry, pkcs12: 'x' }] })).toThrow(/pkcs12/);
+  });
+
+  it('never sign the status list, which is re-signed synchronously: a set with only handle keys is refused it', () => {
+    const keys = importKeys({ keys: [handleEntry('hsm-list')] });
+    expect(() => statusListAlgorithm(keys)).toThrow(/statusList: needs an asymmetric signing key held in memory/);
   });
 
   it('travel to cluster workers as their reference, staged ones staying verify-only', () => {
