@@ -22,6 +22,8 @@ const INTEGRATION = [
   'test/discovery/http.test.ts',
   'test/revocation/status-list-cluster.test.ts',
   'test/ops/keys-cli.test.ts',
+  'test/keys/kms.test.ts',
+  'test/keys/pkcs11.test.ts',
   'test/ops/watch.test.ts',
   'test/reliability/crash-loop.test.ts',
   'test/reliability/secrets.test.ts',

@@ -35,7 +35,12 @@ export type JwtGrpcErrorCode =
    * A revocation store (the revocations file, Redis) cannot be read or written: at start,
    * or for one RevokeJwt, which then answers UNAVAILABLE having revoked nothing.
    */
-  | 'ERR_REVOCATION_STORE_UNAVAILABLE';
+  | 'ERR_REVOCATION_STORE_UNAVAILABLE'
+  /**
+   * A key that is a handle (an HSM's, a KMS's) could not sign: the backend is unreachable,
+   * slow past `keyBackendTimeoutMs`, or its circuit breaker is open. GenerateJwt answers UNAVAILABLE.
+   */
+  | 'ERR_KEY_BACKEND_UNAVAILABLE';
 
 /**
  * The names JwtGrpcError's options hold. Checked here by hand rather than with

@@ -25,7 +25,7 @@ export { importKeys, type KeyInput } from './keys/import.js';
 export { loadKeys } from './keys/load.js';
 export { exportKeys, type Jwk } from './keys/export.js';
 
-export { createSigner, type Signer, type SignedToken } from './tokens/sign.js';
+export { createSigner, type Signer, type SignedToken, type SignerOptions } from './tokens/sign.js';
 export { createVerifier, type Verifier, type VerifierOptions } from './tokens/verify.js';
 export { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations } from './tokens/claims.js';
 export type { JwtPayload, VerifiedToken, VerifyFailure, VerifyFailureReason, VerifyResult } from './tokens/result.js';

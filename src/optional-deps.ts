@@ -8,6 +8,7 @@
  * synchronously and the APIs that use them stay synchronous.
  */
 import { createRequire } from 'node:module';
+import { JwtGrpcError } from './errors.js';
 
 const requireModule = createRequire(import.meta.url);
 
@@ -182,3 +183,42 @@ export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/ex
  * ```
  */
 export const redisModule = onFirstUse<typeof import('redis')>('redis');
+
+/**
+ * pkcs11js, loaded when a key file names a PKCS#11 key (`"pkcs11": "pkcs11:..."`); every
+ * other server never loads it (an optional peer dependency with a native addon). @internal
+ *
+ * @example
+ * ```ts
+ * const module = new (pkcs11Module().PKCS11)();
+ * ```
+ */
+export const pkcs11Module = onFirstUse<typeof import('pkcs11js')>('pkcs11js');
+
+/**
+ * The AWS SDK's KMS client, loaded when a key file names an AWS KMS key (`"kms": "alias/..."`). @internal
+ *
+ * @example
+ * ```ts
+ * const client = new (kmsModule().KMSClient)({});
+ * ```
+ */
+export const kmsModule = onFirstUse<typeof import('@aws-sdk/client-kms')>('@aws-sdk/client-kms');
+
+/**
+ * Loads an optional package with `load`, or throws the one-line "install it" error that
+ * names what needed it. @internal
+ *
+ * @example
+ * ```ts
+ * const pkcs11 = requireOptional(pkcs11Module, 'pkcs11js', 'a pkcs11 key');
+ * ```
+ */
+export function requireOptional<T>(load: () => T, packageName: string, neededBy: string): T {
+  try {
+    return load();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    throw new JwtGrpcError('ERR_INVALID_KEY', `${neededBy} needs ${packageName}, an optional peer dependency not installed here: ${installHint([packageName])}`, { cause: err });
+  }
+}

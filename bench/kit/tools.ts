@@ -72,6 +72,16 @@ export const GO_TOOLS = {
     // v2.2.1 predates modules: its dependencies (x/net, cobra, ...) are pinned here instead.
     pinnedModule: repoPath('bench', 'kit', 'h2spec'),
   },
+  // No tagged release resolves through the module proxy (its v3 tags lack a /v3 module path): pinned by commit.
+  localKms: {
+    name: 'local-kms',
+    package: 'github.com/nsmithuk/local-kms',
+    version: 'v0.0.0-20260228092603-2a5e92d09ab6',
+    dir: TOOLS_BIN,
+    binary: 'local-kms',
+    fromPath: true,
+    usedBy: 'the AWS KMS key backend tests and benchmark rows',
+  },
   // Its binary is called `client`: a folder of its own keeps that name out of .tools/bin.
   interopClient: {
     name: 'the grpc-go interop client',

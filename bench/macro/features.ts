@@ -12,6 +12,8 @@ export interface Feature {
   readonly jwksThroughput: boolean;
   /** Also measure RevokeJwt's throughput on each store (macro/revoke-throughput.ts). */
   readonly revokeThroughput: boolean;
+  /** Also measure ES256 GenerateJwt with the key in these backends against in memory (keys/backends.ts). */
+  readonly keyBackends: readonly ('pkcs11' | 'kms')[];
   readonly description: string;
 }
 
@@ -26,6 +28,7 @@ export const FEATURES = {
     cells: GENERATE_1C,
     jwksThroughput: false,
     revokeThroughput: false,
+    keyBackends: [],
     description: 'mutual TLS with a policy against mutual TLS alone (ratio `mTLS+policy / mTLS`)',
   },
   tracing: {
@@ -33,6 +36,7 @@ export const FEATURES = {
     cells: GENERATE_1C,
     jwksThroughput: false,
     revokeThroughput: false,
+    keyBackends: [],
     description: 'tracing on, sampling 1.0 and 0.01, against off (add --baseline-ref for off against the code before tracing)',
   },
   'jwks-load': {
@@ -40,6 +44,7 @@ export const FEATURES = {
     cells: GENERATE_1C,
     jwksThroughput: true,
     revokeThroughput: false,
+    keyBackends: [],
     description: 'GenerateJwt with 1,000 JWKS GETs a second beside it against without; and JWKS GETs/s per core at saturation',
   },
   revocation: {
@@ -47,7 +52,24 @@ export const FEATURES = {
     cells: GENERATE_VERIFY_1X50,
     jwksThroughput: false,
     revokeThroughput: true,
+    keyBackends: [],
     description: 'GenerateJwt and VerifyJwt with jti and with revocation on (a pre-loaded file) against off; and RevokeJwt/s on each store (memory, file, Redis)',
+  },
+  pkcs11: {
+    servers: ['jwt-grpc'],
+    cells: ['single-es256-1x50'],
+    jwksThroughput: false,
+    revokeThroughput: false,
+    keyBackends: ['pkcs11'],
+    description: 'ES256 GenerateJwt with the key in SoftHSM2 (PKCS#11) against in memory, 1, 8 and 64 in flight: calls/s, CPU per call, p99',
+  },
+  kms: {
+    servers: ['jwt-grpc'],
+    cells: ['single-es256-1x50'],
+    jwksThroughput: false,
+    revokeThroughput: false,
+    keyBackends: ['kms'],
+    description: 'ES256 GenerateJwt with the key in local-kms (the AWS KMS API) against in memory, 1, 8 and 64 in flight: calls/s, CPU per call, p99',
   },
 } as const satisfies Record<string, Feature>;
 
@@ -55,12 +77,19 @@ export type FeatureName = keyof typeof FEATURES;
 export const FEATURE_NAMES = Object.keys(FEATURES) as FeatureName[];
 
 /** The union of the features' servers and cells, in order, without repeats. */
-export function featureSelection(names: readonly FeatureName[]): { servers: string[]; cells: string[]; jwksThroughput: boolean; revokeThroughput: boolean } {
+export function featureSelection(names: readonly FeatureName[]): {
+  servers: string[];
+  cells: string[];
+  jwksThroughput: boolean;
+  revokeThroughput: boolean;
+  keyBackends: ('pkcs11' | 'kms')[];
+} {
   const features: readonly Feature[] = names.map((name) => FEATURES[name]);
   return {
     servers: [...new Set(features.flatMap((f) => f.servers))],
     cells: [...new Set(features.flatMap((f) => f.cells))],
     jwksThroughput: features.some((f) => f.jwksThroughput),
     revokeThroughput: features.some((f) => f.revokeThroughput),
+    keyBackends: [...new Set(features.flatMap((f) => f.keyBackends))],
   };
 }

@@ -62,6 +62,7 @@ export function parseCommandLine(argv: readonly string[], serverNames: readonly 
       features,
       jwksThroughput: selection?.jwksThroughput ?? false,
       revokeThroughput: selection?.revokeThroughput ?? false,
+      keyBackends: selection?.keyBackends ?? [],
       baselineRef: values['baseline-ref'] === undefined ? null : parseRef(values['baseline-ref']),
       scope: defaults.scope,
       durationS: values.duration === undefined ? defaults.durationS : parseNumber('--duration', values.duration, 0.1),

@@ -35,6 +35,8 @@ export interface BenchOptions {
   readonly jwksThroughput: boolean;
   /** Also measure RevokeJwt's throughput on each store (the `revocation` feature). */
   readonly revokeThroughput: boolean;
+  /** Also measure ES256 GenerateJwt with the key in these backends (the `pkcs11` and `kms` features); empty: not measured. */
+  readonly keyBackends: readonly ('pkcs11' | 'kms')[];
   /** `--baseline-ref`: a commit built aside and run as the row `jwt-grpc@<short hash>`; null: none. */
   readonly baselineRef: string | null;
   /** The part of the matrix run when `servers`/`cells` are null (the profile's). */

@@ -22,9 +22,22 @@ function envOf(name: OptionName): string {
 const KEYS_ENV = envOf('keys');
 const MAX_TTL_ENV = envOf('maxTtlSeconds');
 
+/** Where a new key is made when it is not made in memory: inside an HSM (`--pkcs11 URI`) or AWS KMS (`--kms alias/NAME`). */
+export interface HandleTarget {
+  readonly member: 'pkcs11' | 'kms';
+  readonly ref: string;
+}
+
 export type KeysArgs =
   | { readonly action: 'help' }
-  | { readonly action: 'generate'; readonly algorithms: readonly Algorithm[]; readonly kids: readonly string[]; readonly out: string; readonly force: boolean }
+  | {
+      readonly action: 'generate';
+      readonly algorithms: readonly Algorithm[];
+      readonly kids: readonly string[];
+      readonly out: string;
+      readonly force: boolean;
+      readonly handle?: HandleTarget | undefined;
+    }
   | {
       readonly action: 'rotate';
       readonly file: string;
@@ -38,6 +51,8 @@ export type KeysArgs =
       readonly target: string | undefined;
       readonly maxTtlSeconds: number;
       readonly force: boolean;
+      /** rotate, stage: make the new key inside an HSM or KMS. */
+      readonly handle?: HandleTarget | undefined;
     }
   | { readonly action: 'public'; readonly file: string };
 
@@ -62,11 +77,17 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
     help: `the servers' longest token lifetime, for --retire's check (default ${optionValue('maxTtlSeconds', undefined)}; env: ${MAX_TTL_ENV})`,
   },
   force: { type: 'boolean', usage: '--force', help: 'generate: replace an existing file; --retire: skip the expiry check' },
+  pkcs11: {
+    type: 'string',
+    usage: '--pkcs11 URI',
+    help: 'make the new key inside an HSM: an RFC 7512 URI with object= and module-path=; the PIN from pin-source=file:PATH or JWT_GRPC_PKCS11_PIN',
+  },
+  kms: { type: 'string', usage: '--kms alias/NAME', help: 'make the new key inside AWS KMS under this alias (AWS_REGION, credentials, AWS_ENDPOINT_URL apply)' },
 };
 
 const ACTIONS = {
-  generate: ['alg', 'kid', 'out', 'force'],
-  rotate: ['keys', 'alg', 'kid', 'stage', 'activate', 'retire', 'max-ttl', 'force'],
+  generate: ['alg', 'kid', 'out', 'force', 'pkcs11', 'kms'],
+  rotate: ['keys', 'alg', 'kid', 'stage', 'activate', 'retire', 'max-ttl', 'force', 'pkcs11', 'kms'],
   public: ['keys'],
 } as const;
 
@@ -81,6 +102,7 @@ export function keysHelpText(): string {
   return [
     'Usage:',
     '  jwt-grpc keys generate --alg ALG [--alg ALG ...] [--kid KID ...] --out FILE [--force]',
+    '  jwt-grpc keys generate --alg ALG --pkcs11 URI | --kms alias/NAME --out FILE   the key made inside the HSM or KMS; FILE gets its reference and public key',
     '      a JWK Set of new private keys, mode 0600; prints the kids',
     '  jwt-grpc keys rotate --keys FILE --alg ALG [--kid KID]         stage and activate a new key at once (one server)',
     '  jwt-grpc keys rotate --keys FILE --alg ALG --stage [--kid KID] phase 1: a new verify-only key',
@@ -113,6 +135,16 @@ function required(value: string | undefined, flag: string, env?: string): string
   return value;
 }
 
+/** `--pkcs11 URI` or `--kms alias/NAME`, at most one. */
+function handleTarget(values: Record<string, unknown>): HandleTarget | undefined {
+  const pkcs11 = values['pkcs11'] as string | undefined;
+  const kms = values['kms'] as string | undefined;
+  if (pkcs11 !== undefined && kms !== undefined) throw invalidOption('--pkcs11/--kms', 'give one');
+  if (pkcs11 !== undefined) return { member: 'pkcs11', ref: required(pkcs11, '--pkcs11') };
+  if (kms !== undefined) return { member: 'kms', ref: required(kms, '--kms') };
+  return undefined;
+}
+
 /** Parses `jwt-grpc keys ...` (argv after `keys`); throws `ERR_INVALID_OPTION` naming the flag. */
 export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): KeysArgs {
   const [action, ...rest] = argv;
@@ -131,6 +163,8 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const kids = ((values['kid'] as string[] | undefined) ?? []).map(kidText);
   const force = values['force'] === true;
   const keysFile = (): string => required((values['keys'] as string | undefined) ?? env[KEYS_ENV], '--keys', KEYS_ENV);
+  const handle = handleTarget(values);
+  if (handle !== undefined && algs.length > 1) throw invalidOption(`--${handle.member}`, 'names one key: give one --alg');
 
   switch (action as Action) {
     case 'generate': {
@@ -138,7 +172,7 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
       if (new Set(algs).size !== algs.length) throw invalidOption('--alg', 'names an algorithm twice');
       if (kids.length > 0 && kids.length !== algs.length) throw invalidOption('--kid', `give one per --alg (${algs.length}), or none`);
       if (new Set(kids).size !== kids.length) throw invalidOption('--kid', 'names a kid twice');
-      return { action: 'generate', algorithms: algs, kids, out: required(values['out'] as string | undefined, '--out'), force };
+      return { action: 'generate', algorithms: algs, kids, out: required(values['out'] as string | undefined, '--out'), force, handle };
     }
     case 'rotate': {
       const stage = values['stage'] === true;
@@ -151,12 +185,13 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
       if (algs.length > 1) throw invalidOption('--alg', 'give one algorithm');
       if (makesKey && algs.length === 0) throw invalidOption('--alg', 'is required: the algorithm of the new key');
       if (kids.length > 1 || (kids.length === 1 && !makesKey)) throw invalidOption('--kid', 'names the one new key of rotate or --stage');
+      if (handle !== undefined && !makesKey) throw invalidOption(`--${handle.member}`, 'makes a new key: give it to rotate or --stage');
       if (phase !== 'retire' && (values['max-ttl'] !== undefined || force)) {
         throw invalidOption(values['max-ttl'] !== undefined ? '--max-ttl' : '--force', 'applies to --retire only');
       }
       const maxTtlText = (values['max-ttl'] as string | undefined) ?? (env[MAX_TTL_ENV] || undefined);
       const maxTtlSeconds = maxTtlText === undefined ? optionValue('maxTtlSeconds', undefined) : OPTIONS.maxTtlSeconds.kind.parse(maxTtlText, '--max-ttl');
-      return { action: 'rotate', file: keysFile(), phase, alg: algs[0], kid: kids[0], target: activate ?? retire, maxTtlSeconds, force };
+      return { action: 'rotate', file: keysFile(), phase, alg: algs[0], kid: kids[0], target: activate ?? retire, maxTtlSeconds, force, handle };
     }
     case 'public':
       return { action: 'public', file: keysFile() };

@@ -14,15 +14,22 @@ import { checkKeyReplacement } from '../keys/replace.js';
 import { activateKey, addActiveKey, retireKey, rfc3339, stageKey } from '../keys/rotation.js';
 import { createStderrLogger, silentLogger } from '../log.js';
 import { optionValue } from '../options/resolve.js';
-import type { KeysArgs } from './keys-args.js';
+import type { HandleTarget, KeysArgs } from './keys-args.js';
+import { generateHandleEntry } from '../keys/backend.js';
+import { registerBuiltinBackends } from '../keys/backends/index.js';
 
 type Print = (line: string) => void;
 
 /** A new private key for `alg` as a key file entry, under `kid` or a fresh one no entry of `taken` has. */
-async function newKeyEntry(alg: Algorithm, kid: string | undefined, taken: ReadonlySet<string>): Promise<KeyFileEntry> {
+async function newKeyEntry(alg: Algorithm, kid: string | undefined, taken: ReadonlySet<string>, handle?: HandleTarget): Promise<KeyFileEntry> {
   let chosen = kid ?? newKid(alg);
   while (kid === undefined && taken.has(chosen)) chosen = newKid(alg);
   if (taken.has(chosen)) throw new JwtGrpcError('ERR_INVALID_KEY', `the key file already has a key with kid ${JSON.stringify(chosen)}`, { field: chosen });
+  // Made inside the HSM or KMS: the file gets the reference and the public key only.
+  if (handle !== undefined) {
+    registerBuiltinBackends();
+    return generateHandleEntry(handle.member, handle.ref, alg, chosen);
+  }
   const [jwk] = exportKeys(await generateKeys({ algorithms: [alg] }), { includePrivate: true }).keys;
   return { ...(jwk as KeyFileEntry), kid: chosen };
 }
@@ -37,7 +44,7 @@ function describe(keys: KeySet, kid: string): string {
 async function generate(args: Extract<KeysArgs, { action: 'generate' }>, print: Print): Promise<void> {
   const entries: KeyFileEntry[] = [];
   for (const [index, alg] of args.algorithms.entries()) {
-    entries.push(await newKeyEntry(alg, args.kids[index], new Set(entries.map((entry) => entry.kid))));
+    entries.push(await newKeyEntry(alg, args.kids[index], new Set(entries.map((entry) => entry.kid)), args.handle));
   }
   await writeKeyFile(args.out, entries, { exclusive: !args.force });
   const keys = await loadKeys(args.out, { logger: silentLogger });
@@ -62,7 +69,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
   const signerOf = (alg: Algorithm): string | undefined => current.activeEntry(alg)?.kid;
   switch (args.phase) {
     case 'stage': {
-      const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken);
+      const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken, args.handle);
       next = stageKey(entries, jwk);
       done = (keys) => [
         `staged ${describe(keys, jwk.kid)} in ${args.file}`,
@@ -76,7 +83,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
     case 'activate': {
       let kid: string;
       if (args.phase === 'rotate') {
-        const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken);
+        const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken, args.handle);
         kid = jwk.kid;
         next = addActiveKey(entries, jwk, current, nowSeconds);
       } else {

@@ -23,6 +23,8 @@ export interface DiscoveryServerOptions {
   /** The gRPC server's certificate and key: the port serves HTTPS. No client certificate is asked for: the documents are public. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   readonly logger: Logger;
+  /** False while the active signing keys cannot sign: /readyz answers 503. Default: always ready. */
+  readonly ready?: () => boolean;
   /** The server's handshake deadline (a TLS handshake, then the request head), and where refusals are counted. */
   readonly ports: HttpPortLimits;
 }
@@ -52,7 +54,9 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
         response.writeHead(405, { ...PLAIN, allow: 'GET, HEAD' }).end('method not allowed: GET or HEAD\n');
         return;
       }
-      response.writeHead(draining ? 503 : 200, PLAIN).end(request.method === 'HEAD' ? undefined : draining ? 'draining\n' : 'ok\n');
+      // /readyz also says whether the active keys can sign (an HSM or KMS key whose breaker opened cannot); /healthz is liveness.
+      const why = draining ? 'draining\n' : path === '/readyz' && options.ready?.() === false ? 'signing key unavailable\n' : undefined;
+      response.writeHead(why === undefined ? 200 : 503, PLAIN).end(request.method === 'HEAD' ? undefined : (why ?? 'ok\n'));
       return;
     }
     response.writeHead(404, PLAIN).end('not found\n');

@@ -3,7 +3,8 @@ import { JwtGrpcError } from '../errors.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
-import { type Signer, createSigner } from '../tokens/sign.js';
+import { type SignedToken, type Signer, createSigner } from '../tokens/sign.js';
+import { KeyBackendUnavailable } from '../keys/backend.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
 import { failure } from '../tokens/result.js';
 import { newJti } from '../tokens/jti.js';
@@ -44,6 +45,8 @@ interface KeyState {
   readonly signer: Signer;
   readonly verifier: KeyVerifier;
   readonly jwks: GetJwksResponse;
+  /** True when a key of the set is a handle (HSM, KMS): only then does GenerateJwt ask whether to sign asynchronously. */
+  readonly hasHandles: boolean;
 }
 
 /**
@@ -116,14 +119,19 @@ export class JwtServiceCore {
     if (this.#statusList !== undefined) statusListAlgorithm(keys);
     const next = this.#prepare(checkServiceKeys(keys));
     this.#pastCacheStats = this.cacheStats;
+    const previous = this.#state.keys;
     this.#state = next;
+    // The replaced set's HSM/KMS sessions close once the calls that started with it have had their deadline.
+    const stale = previous.handles().filter((handle) => !keys.handles().includes(handle));
+    if (stale.length > 0) setTimeout(() => void Promise.all(stale.map((handle) => handle.close())), this.#options.keyBackendTimeoutMs).unref();
   }
 
   #prepare(keys: KeySet): KeyState {
     const options = this.#options;
     return {
       keys,
-      signer: createSigner(keys),
+      signer: createSigner(keys, { keyBackendTimeoutMs: options.keyBackendTimeoutMs }),
+      hasHandles: keys.handles().length > 0,
       verifier: createKeyVerifier(keys, {
         clockToleranceSeconds: options.clockToleranceSeconds,
         maxTokenLength: options.maxTokenLength,
@@ -139,7 +147,7 @@ export class JwtServiceCore {
    * a bound token carries the certificate's thumbprint in `cnf`. `span` (jwt.sign, when
    * tracing) gets the algorithm and kid, never the token or a claim.
    */
-  generate(request: GenerateJwtRequest, call?: Pick<CallContext, 'caller'>, span?: Span): GenerateJwtResponse {
+  generate(request: GenerateJwtRequest, call?: Pick<CallContext, 'caller'>, span?: Span): GenerateJwtResponse | Promise<GenerateJwtResponse> {
     const policy = this.#policy;
     const caller = call?.caller;
     const nowSeconds = Math.floor(Date.now() / 1000);
@@ -158,7 +166,7 @@ export class JwtServiceCore {
     caller: CallerIdentity | undefined,
     nowSeconds: number,
     span: Span | undefined,
-  ): GenerateJwtResponse {
+  ): GenerateJwtResponse | Promise<GenerateJwtResponse> {
     let granted: Granted<GenerateJwtRequest> | undefined;
     try {
       granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
@@ -167,25 +175,36 @@ export class JwtServiceCore {
       // Under a policy every token has a jti, whatever the jti option: the audit line names it.
       if (claims['jti'] === undefined) claims['jti'] = newJti();
       const response = this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true), span);
-      this.#observer?.policyDecision('allow', 'none');
-      this.#options.logger.info('policy: token issued', {
-        audit: 'issue', decision: 'allow', rule: 'none', caller: granted.callerId, sub, aud: request.audience, alg: request.algorithm,
-        kid: response.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
-        // The status list index, when there is one: what revoking this token sets.
-        ...(this.#statusList !== undefined && { statusIdx: (claims['status'] as StatusClaim).status_list.idx }),
-      });
-      return response;
+      const allowed = granted;
+      const audit = (signed: GenerateJwtResponse): GenerateJwtResponse => {
+        this.#observer?.policyDecision('allow', 'none');
+        this.#options.logger.info('policy: token issued', {
+          audit: 'issue', decision: 'allow', rule: 'none', caller: allowed.callerId, sub, aud: request.audience, alg: request.algorithm,
+          kid: signed.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
+          // The status list index, when there is one: what revoking this token sets.
+          ...(this.#statusList !== undefined && { statusIdx: (claims['status'] as StatusClaim).status_list.idx }),
+        });
+        return signed;
+      };
+      // A key held by an HSM or KMS signs later: the decision is audited when it is known.
+      if (response instanceof Promise) return response.then(audit, (err: unknown) => this.#refused(err, request, granted));
+      return audit(response);
     } catch (err) {
-      const { decision, rule } = refusalOf(err);
-      this.#observer?.policyDecision(decision, rule);
-      const max = this.#options.maxSubjectLength;
-      this.#options.logger.warn('policy: token refused', {
-        audit: 'refuse', decision, rule, caller: err instanceof PolicyDenied ? (err.callerId ?? null) : (granted?.callerId ?? null),
-        sub: clip(granted?.request.subject ?? request.subject, max), aud: clip(request.audience, max), alg: clip(request.algorithm, max),
-        ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: reasonOf(err),
-      });
-      throw err;
+      return this.#refused(err, request, granted);
     }
+  }
+
+  /** Counts and audits a refused GenerateJwt under a policy, then throws `err` on. */
+  #refused(err: unknown, request: GenerateJwtRequest, granted: Granted<GenerateJwtRequest> | undefined): never {
+    const { decision, rule } = refusalOf(err);
+    this.#observer?.policyDecision(decision, rule);
+    const max = this.#options.maxSubjectLength;
+    this.#options.logger.warn('policy: token refused', {
+      audit: 'refuse', decision, rule, caller: err instanceof PolicyDenied ? (err.callerId ?? null) : (granted?.callerId ?? null),
+      sub: clip(granted?.request.subject ?? request.subject, max), aud: clip(request.audience, max), alg: clip(request.algorithm, max),
+      ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: reasonOf(err),
+    });
+    throw err;
   }
 
   /** Adds who asked (`client_id`) and, for a bound token, the certificate it is bound to (`cnf`). */
@@ -199,11 +218,34 @@ export class JwtServiceCore {
     return claims;
   }
 
-  #sign(algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): GenerateJwtResponse {
+  #sign(algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): GenerateJwtResponse | Promise<GenerateJwtResponse> {
     const state = this.#state;
     // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment.
     if (this.#statusList !== undefined) claims['status'] = this.#statusList.claimFor();
-    const { token, kid } = state.signer.sign(algorithm, claims);
+    // One boolean for a key set held in memory: the synchronous path below is today's.
+    if (state.hasHandles && state.signer.isAsync(algorithm)) return this.#signThroughBackend(state, algorithm, sub, exp, claims, span);
+    return this.#checked(state, state.signer.sign(algorithm, claims), sub, exp, span);
+  }
+
+  /**
+   * Signs with a key held by an HSM or a KMS: the backend's failure or slowness (past
+   * keyBackendTimeoutMs, or an open circuit breaker) is UNAVAILABLE naming the key.
+   */
+  async #signThroughBackend(state: KeyState, algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): Promise<GenerateJwtResponse> {
+    let signed: SignedToken;
+    try {
+      signed = await state.signer.signAsync(algorithm, claims);
+    } catch (err) {
+      if (err instanceof KeyBackendUnavailable) {
+        this.#options.logger.warn(err.message);
+        throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, err.message);
+      }
+      throw err;
+    }
+    return this.#checked(state, signed, sub, exp, span);
+  }
+
+  #checked(state: KeyState, { token, kid }: SignedToken, sub: string, exp: number, span: Span | undefined): GenerateJwtResponse {
     // Verify the token just made and check its subject before answering, as the Go peer in
     // bench/peers/go/main.go does, so a GenerateJwt costs one sign and one verify on both
     // servers; a key pair that signs what it cannot verify fails the call. Uncached: a fresh token is seen once and would only churn the cache.

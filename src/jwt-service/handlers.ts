@@ -12,15 +12,22 @@ import type { GenerateJwtRequest, GetStatusListRequest, RevokeJwtRequest, Verify
  * request field (`ERR_INVALID_REQUEST`) is INVALID_ARGUMENT with its message; anything
  * else propagates, and the transport answers INTERNAL without internals and logs it.
  */
-function unary<Req, Res>(run: (request: Req, call: CallContext) => Res): UnaryHandler<Req, Res> {
+function unary<Req, Res>(run: (request: Req, call: CallContext) => Res | Promise<Res>): UnaryHandler<Req, Res> {
   return (request, call) => {
     try {
-      return run(request, call);
+      const result = run(request, call);
+      // GenerateJwt with a key held by an HSM or KMS: its refusals arrive later, mapped the same way.
+      return result instanceof Promise ? result.catch(asStatus) : result;
     } catch (err) {
-      if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, err.message);
-      throw err;
+      return asStatus(err);
     }
   };
+}
+
+/** A bad request field (`ERR_INVALID_REQUEST`) as INVALID_ARGUMENT; anything else as it is. */
+function asStatus(err: unknown): never {
+  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, err.message);
+  throw err;
 }
 
 /**
@@ -28,20 +35,30 @@ function unary<Req, Res>(run: (request: Req, call: CallContext) => Res): UnaryHa
  * tracing interceptor): `run` records what it may on the span, a failure marks it ERROR.
  * A call whose server span does not record (not sampled) gets no child: `run` has no span.
  */
-function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span | undefined, call: CallContext) => Res): UnaryHandler<Req, Res> {
+function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span | undefined, call: CallContext) => Res | Promise<Res>): UnaryHandler<Req, Res> {
   return unary<Req, Res>((request, call) => {
     const parent = recordingServerContext(call);
     if (parent === undefined) return run(request, undefined, call);
     const span = tracer.startSpan(name, undefined, parent);
-    try {
-      return run(request, span, call);
-    } catch (err) {
+    const failed = (err: unknown): never => {
       // The code only: a message may quote the request (a subject, a claim), which spans never carry.
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : 'internal error' });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : err instanceof GrpcStatusError ? `grpc ${err.status}` : 'internal error' });
       throw err;
-    } finally {
-      span.end();
+    };
+    let result: Res | Promise<Res>;
+    try {
+      result = run(request, span, call);
+    } catch (err) {
+      try {
+        return failed(err);
+      } finally {
+        span.end();
+      }
     }
+    // A key held by an HSM or KMS: the span ends when the backend has answered.
+    if (result instanceof Promise) return result.catch(failed).finally(() => span.end());
+    span.end();
+    return result;
   });
 }
 

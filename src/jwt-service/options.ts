@@ -52,6 +52,12 @@ export interface JwtServiceOptions {
   readonly maxTtlSeconds?: number;
   /** Leeway for exp, nbf and iat when verifying, an integer from 0 to 300 seconds. Default 5. */
   readonly clockToleranceSeconds?: number;
+  /**
+   * How long GenerateJwt waits for a key held by an HSM or a KMS (a `pkcs11` or `kms` key
+   * file entry) to sign, queueing included, before it answers UNAVAILABLE naming the key;
+   * 1 to 60000 ms. Default 2000. Keys in memory never wait.
+   */
+  readonly keyBackendTimeoutMs?: number;
   /** Longest token VerifyJwt accepts, 64 to 1048576 characters. Default 8192. */
   readonly maxTokenLength?: number;
   /** Longest subject or audience, 1 to 65536 characters. Default 1024. */

@@ -23,9 +23,12 @@ export type { Jwk } from '../algorithms/jwk.js';
 export function exportKeys(keys: KeySet, options: { includePrivate?: boolean } = {}): { keys: Jwk[] } {
   refuseUnknownOptions(options, EXPORT_OPTION_NAMES, { owner: 'exportKeys' });
   const out: Jwk[] = [];
-  for (const { kid, alg, spec, signingKey, verificationKey, deactivatedAt } of keys.entries()) {
+  for (const { kid, alg, spec, signingKey, verificationKey, deactivatedAt, reference, handle } of keys.entries()) {
     if (options.includePrivate === true) {
       const jwk: Jwk = { ...spec.fullJwk(signingKey, verificationKey), kid, alg };
+      // A handle travels as its reference: each process (a cluster worker) opens its own session.
+      // A handle that does not sign here (staged, deactivated) must not sign there either.
+      if (reference !== undefined) Object.assign(jwk, { [reference.member]: reference.ref }, handle === undefined && { key_ops: ['verify'] });
       if (deactivatedAt !== undefined) jwk.deactivated_at = new Date(deactivatedAt * 1000).toISOString();
       out.push(jwk);
       continue;

@@ -4,6 +4,8 @@ import { JwtGrpcError } from '../errors.js';
 import { type KeyRefusalReason, KeyRefusedError, checkJwkEncoding, checkKeyMaterial } from './key-checks.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
 import { refuseUnknownOptions } from '../known-options.js';
+import { KeyHandle, keyBackend, keyBackendMembers } from './backend.js';
+import { registerBuiltinBackends } from './backends/index.js';
 
 /**
  * The members a key entry may hold: the parameters of the IANA "JSON Web Key Parameters"
@@ -17,6 +19,8 @@ export const KEY_MEMBERS: readonly string[] = [
   ...['crv', 'x', 'y', 'd', 'n', 'e', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'pub', 'priv'],
   ...['ext', 'iat', 'nbf', 'exp', 'revoked'],
   ...['pem', 'deactivated_at'],
+  // A key that is a handle: an RFC 7512 PKCS#11 URI, or an AWS KMS key id, ARN or alias (docs/keys.md).
+  ...['pkcs11', 'kms'],
 ];
 
 /** The members of a JWK Set jwt-grpc reads. */
@@ -80,7 +84,7 @@ function importOne(input: unknown, index: number): KeyEntry {
       field: `keys[${index}].kid`,
     });
   }
-  refuseUnknownOptions(record, KEY_MEMBERS, { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a JWK member' });
+  refuseUnknownOptions(record, keyMembers(), { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a JWK member' });
   const alg = record['alg'];
   if (!isAlgorithm(alg)) throw keyError(index, 'unsupported', `is not one of ${ALGORITHMS.join(', ')}`, undefined, 'alg');
   const spec = ALGORITHM_SPECS[alg];
@@ -89,6 +93,8 @@ function importOne(input: unknown, index: number): KeyEntry {
   // A deactivated key stopped signing when the key file says so, whatever else it carries.
   const signAllowed = (!Array.isArray(keyOps) || keyOps.includes('sign')) && deactivatedAt === undefined;
 
+  const handleMember = keyBackendMembers().find((member) => record[member] !== undefined);
+  if (handleMember !== undefined) return importHandle(record, index, handleMember, { kid, alg, spec, signAllowed, deactivatedAt });
   const isPem = typeof record['pem'] === 'string';
   if (!isPem) checkJwkEncoding(record, kid, `keys[${index}]`);
   let signingKey: KeyObject | undefined;
@@ -118,6 +124,60 @@ function importOne(input: unknown, index: number): KeyEntry {
   if (problem !== undefined) throw keyError(index, 'unsupported', `${alg} ${problem}`);
   checkKeyMaterial(kid, alg, spec, { signingKey, verificationKey }, isPem ? undefined : record, `keys[${index}]`);
   return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
+}
+
+/** The members a key file entry may hold: {@link KEY_MEMBERS} and those of every registered key backend. @internal */
+export function keyMembers(): string[] {
+  registerBuiltinBackends();
+  return [...new Set([...KEY_MEMBERS, ...keyBackendMembers()])];
+}
+
+/** Members a handle entry may not carry: the private key stays in the backend, so none is in the file. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv', 'pem'];
+
+/** Algorithms a handle may sign with: those that PKCS#11 and AWS KMS both have. */
+const HANDLE_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256'];
+
+/**
+ * A key file entry that names a handle: its public members (cached, so verification and
+ * GetJwks work without the backend) and a reference the backend opens when it first signs.
+ */
+function importHandle(
+  record: Readonly<Record<string, unknown>>,
+  index: number,
+  member: string,
+  key: { kid: string; alg: (typeof ALGORITHMS)[number]; spec: KeyEntry['spec']; signAllowed: boolean; deactivatedAt: number | undefined },
+): KeyEntry {
+  const ref = record[member];
+  if (typeof ref !== 'string' || ref.length === 0) throw keyError(index, 'malformed', 'must be a non-empty string', undefined, member);
+  const other = keyBackendMembers().find((name) => name !== member && record[name] !== undefined);
+  if (other !== undefined) throw keyError(index, 'malformed', `names a handle in both "${member}" and "${other}"`, undefined, other);
+  const secret = PRIVATE_MEMBERS.find((name) => record[name] !== undefined);
+  if (secret !== undefined) throw keyError(index, 'malformed', `a key held by ${member} has no private member in the key file`, undefined, secret);
+  if (!HANDLE_ALGORITHMS.includes(key.alg)) throw keyError(index, 'unsupported', `a ${member} key signs ${HANDLE_ALGORITHMS.join(', ')}`, undefined, 'alg');
+  checkJwkEncoding(record, key.kid, `keys[${index}]`);
+  let verificationKey: KeyObject;
+  try {
+    verificationKey = createPublicKey({ key: record as JsonWebKey, format: 'jwk' });
+  } catch (err) {
+    throw keyError(index, 'malformed', `needs the public key's members (kty, crv, x, y or n, e): ${withoutValues((err as Error).message, record)}`, err);
+  }
+  const problem = key.spec.checkKey(verificationKey);
+  if (problem !== undefined) throw keyError(index, 'unsupported', `${key.alg} ${problem}`);
+  checkKeyMaterial(key.kid, key.alg, key.spec, { signingKey: undefined, verificationKey }, record, `keys[${index}]`);
+  const backend = keyBackend(member);
+  if (backend === undefined) throw keyError(index, 'unsupported', 'names no registered key backend', undefined, member);
+  const publicJwk = verificationKey.export({ format: 'jwk' });
+  return {
+    kid: key.kid,
+    alg: key.alg,
+    spec: key.spec,
+    signingKey: undefined,
+    verificationKey,
+    deactivatedAt: key.deactivatedAt,
+    reference: { member, ref },
+    handle: key.signAllowed ? new KeyHandle(backend, ref, key.kid, key.alg, publicJwk) : undefined,
+  };
 }
 
 /** [RFC 3339](https://www.rfc-editor.org/rfc/rfc3339) in UTC, as `keys rotate` writes it: `2026-11-23T10:15:00Z` (fractions allowed). */

@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Algorithm, AlgorithmSpec } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
+import type { KeyHandle } from './backend.js';
 
 /**
  * One imported key as the signing and verification paths need it: KeyObjects made
@@ -16,12 +17,19 @@ export interface KeyEntry {
   readonly signingKey: KeyObject | undefined;
   /** Secret (HMAC) or public key. */
   readonly verificationKey: KeyObject;
+  /**
+   * A key whose private part stays in an HSM or a KMS: it signs through this handle,
+   * asynchronously; `signingKey` is then undefined. Undefined for keys held in memory.
+   */
+  readonly handle?: KeyHandle | undefined;
+  /** The key file member and reference of a key that is a handle, signing or not: what exports and rotation write back. */
+  readonly reference?: { readonly member: string; readonly ref: string } | undefined;
   /** When the key file says it stopped signing (`deactivated_at`), in seconds since the epoch. */
   readonly deactivatedAt?: number | undefined;
 }
 
-/** A key able to sign: what the active signer of an algorithm always is. @internal */
-export type SigningEntry = KeyEntry & { readonly signingKey: KeyObject };
+/** A key able to sign, in memory or through a handle: what the active signer of an algorithm always is. @internal */
+export type SigningEntry = KeyEntry & ({ readonly signingKey: KeyObject } | { readonly handle: KeyHandle });
 
 /**
  * What a caller may see of a key: never its material.
@@ -45,7 +53,7 @@ export interface KeyInfo {
 }
 
 function isSigning(entry: KeyEntry): entry is SigningEntry {
-  return entry.signingKey !== undefined;
+  return entry.signingKey !== undefined || entry.handle !== undefined;
 }
 
 /** Longest kid accepted, in keys and in token headers. */
@@ -93,7 +101,7 @@ export class KeySet {
       kid: entry.kid,
       alg: entry.alg,
       active: this.#active.get(entry.alg) === entry,
-      canSign: entry.signingKey !== undefined,
+      canSign: isSigning(entry),
       deactivatedAt: entry.deactivatedAt,
     }));
   }
@@ -116,6 +124,17 @@ export class KeySet {
   /** @internal every entry, in order */
   entries(): IterableIterator<KeyEntry> {
     return this.#byKid.values();
+  }
+
+  /** @internal false when an active signer is a handle whose backend cannot sign now (its circuit breaker opened) */
+  get signingReady(): boolean {
+    for (const entry of this.#active.values()) if (entry.handle !== undefined && !entry.handle.canSign) return false;
+    return true;
+  }
+
+  /** @internal the handles (HSM, KMS keys) of this set that sign */
+  handles(): KeyHandle[] {
+    return [...this.#byKid.values()].flatMap((entry) => (entry.handle === undefined ? [] : [entry.handle]));
   }
 
   /** Keeps key material out of logs and `util.inspect`. */

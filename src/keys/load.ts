@@ -2,7 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
-import { KEY_MEMBERS, importKeys } from './import.js';
+import { importKeys, keyMembers } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
 import type { KeySet } from './key-set.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
@@ -10,8 +10,6 @@ import { optionNames, refuseUnknownOptions } from '../known-options.js';
 /** The one name loadKeys' options hold. */
 const LOAD_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof loadKeys>[1]>>({ logger: true });
 
-/** A key file's entry may also name a PEM file instead of holding the PEM. */
-const KEY_FILE_MEMBERS = [...KEY_MEMBERS, 'pemFile'];
 
 /** Reads a key or PEM file; warns, as ssh does, when one holding secrets is open to group, others or another user. */
 async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean, field = path): Promise<string> {
@@ -44,7 +42,8 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
   const base = dirname(file);
   const entries: unknown[] = [];
   for (const [index, entry] of list.entries()) {
-    refuseUnknownOptions(entry, KEY_FILE_MEMBERS, { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a key file member', owner: file });
+    // A key file's entry may also name a PEM file instead of holding the PEM.
+    refuseUnknownOptions(entry, [...keyMembers(), 'pemFile'], { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a key file member', owner: file });
     const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
     if (pemFile === undefined) {
       entries.push(entry);
@@ -74,5 +73,24 @@ export async function loadKeys(file: string, options: { logger?: Logger } = {}):
   const logger = options.logger ?? createStderrLogger();
   // A JWK Set may hold only public keys, but it is the file where secrets live: always warn.
   const text = await readKeyFile(file, logger, () => true);
-  return importKeyFile(parseKeyFileText(text, file), file, logger);
+  const keys = await importKeyFile(parseKeyFileText(text, file), file, logger);
+  await openHandles(keys);
+  return keys;
+}
+
+/**
+ * Opens every signing key held by an HSM or a KMS, once, at load: a wrong PIN, a missing
+ * key or a public key that differs from the file's stops the start (or the reload) with
+ * one line naming the kid, rather than failing every GenerateJwt later. The sessions stay
+ * open for signing; a cluster worker opens its own on its first signature.
+ */
+async function openHandles(keys: KeySet): Promise<void> {
+  const handles = keys.handles();
+  const results = await Promise.allSettled(handles.map((handle) => handle.open()));
+  const failed = results.findIndex((result) => result.status === 'rejected');
+  if (failed < 0) return;
+  await Promise.all(handles.map((handle) => handle.close()));
+  const reason = (results[failed] as PromiseRejectedResult).reason as Error;
+  const kid = (handles[failed] as (typeof handles)[number]).kid;
+  throw new JwtGrpcError('ERR_INVALID_KEY', `key ${kid}: ${reason.message.split('\n')[0]}`, { field: kid, cause: reason });
 }

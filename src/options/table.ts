@@ -98,6 +98,13 @@ const MAX_TTL_SECONDS = 10 * 365 * 86_400;
  * their time. Where clocks are not kept, give `clockToleranceSeconds` (0 to 300).
  */
 export const CLOCK_TOLERANCE_SECONDS = 5;
+/**
+ * How long GenerateJwt waits for an HSM or KMS key to sign (queueing for the backend
+ * included) before it answers UNAVAILABLE naming the key: long enough for a KMS call
+ * across a region (tens of ms) with retries, short enough that a caller's own deadline
+ * (often 5 to 10 s) still sees the answer.
+ */
+export const KEY_BACKEND_TIMEOUT_MS = 2000;
 /** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once, so longer durations are refused. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -159,6 +166,13 @@ export const OPTIONS = {
     kind: integer(0, 300),
     default: CLOCK_TOLERANCE_SECONDS,
     help: 'leeway for exp, nbf and iat when verifying',
+  }),
+  keyBackendTimeoutMs: option({
+    group: 'service',
+    kind: integer(1, 60_000, 'MS'),
+    default: KEY_BACKEND_TIMEOUT_MS,
+    help: 'how long GenerateJwt waits for an HSM or KMS key to sign before answering UNAVAILABLE',
+    cli: { flag: 'key-backend-timeout-ms', env: 'JWT_GRPC_KEY_BACKEND_TIMEOUT_MS' },
   }),
   maxTokenLength: option({ group: 'service', kind: integer(64, 1 << 20), default: 8192, help: 'longest token VerifyJwt accepts, in characters' }),
   maxSubjectLength: option({ group: 'service', kind: integer(1, 65_536), default: 1024, help: 'longest subject or audience, in characters' }),

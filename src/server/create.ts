@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { STATUS_LIST_PATH, STATUS_LIST_RESIGN_FRACTION, type StatusListIssuer, createStatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
+import { onKeyBackendChange } from '../keys/backend.js';
 import { JwtGrpcError } from '../errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -191,6 +192,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
   let metricsEndpoint: MetricsEndpoint | undefined;
   let discoveryEndpoint: DiscoveryEndpoint | undefined;
   let revocations: Revocations | undefined;
+  let stopWatchingBackends: (() => void) | undefined;
 
   async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
     refuseUnknownOptions(tls, SERVER_TLS_OPTION_NAMES, { path: 'tls', owner: 'listen' });
@@ -252,6 +254,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
           statusList === undefined ? undefined : statusListRoute(statusList),
         ),
         tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
+        ready: () => handle.keys.signingReady,
         logger: serviceOptions.logger,
         ports: httpPorts,
       }).catch(async (err: unknown) => {
@@ -264,6 +267,11 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     // A cluster's primary has said it for its workers (runCluster).
     if (extras.adminTokenFile !== undefined && tls === undefined && !cluster.isWorker) warnAdminSecretOnPlaintext(serviceOptions.logger, hostOf(address), port);
     setServing('SERVING');
+    // A key held by an HSM or KMS whose breaker opened: JwtService is NOT_SERVING (signing) until it signs again.
+    const signing = jwt.handle;
+    stopWatchingBackends = onKeyBackendChange(() => {
+      if (state === 'listened') health?.setStatus(SERVICE_NAME, signing.keys.signingReady ? 'SERVING' : 'NOT_SERVING');
+    });
     return port;
   }
 
@@ -273,6 +281,7 @@ export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
     if (closing !== undefined) return closing;
     const graceMs = optionValue('graceMs', given);
     state = 'closed';
+    stopWatchingBackends?.();
     setServing('NOT_SERVING');
     // Open health Watch streams end now (after the NOT_SERVING above): left open, they
     // would hold the shutdown until the grace period runs out.

@@ -1,6 +1,10 @@
 import { type Algorithm, ALGORITHMS, type SignInput, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
+import type { KeyHandle } from '../keys/backend.js';
 import type { KeySet, SigningEntry } from '../keys/key-set.js';
+import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { integer } from '../options/kinds.js';
+import { KEY_BACKEND_TIMEOUT_MS } from '../options/table.js';
 import { checkClaimTypes } from './claims.js';
 
 /**
@@ -40,13 +44,44 @@ export interface Signer {
    * a token nobody can verify is never made.
    */
   sign(alg: string, claims: Readonly<Record<string, unknown>>): SignedToken;
+  /**
+   * True when the active key of `alg` is held by an HSM or a KMS (a handle): such a key signs
+   * only through {@link Signer.signAsync}; {@link Signer.sign} refuses it.
+   */
+  isAsync(alg: string): boolean;
+  /**
+   * Signs as {@link Signer.sign} does, with any key, a handle included: the backend signs,
+   * within `keyBackendTimeoutMs`. A backend that fails or is slow rejects with
+   * `ERR_KEY_BACKEND_UNAVAILABLE` naming the key; no other key ever signs in its place.
+   */
+  signAsync(alg: string, claims: Readonly<Record<string, unknown>>): Promise<SignedToken>;
 }
 
 interface PreparedSigner {
   readonly headerPrefix: string;
   readonly kid: string;
   readonly alg: Algorithm;
-  readonly signInput: SignInput;
+  /** Undefined for a handle, which signs through `handle`. */
+  readonly signInput: SignInput | undefined;
+  readonly handle: KeyHandle | undefined;
+}
+
+/** The one name createSigner's options hold. */
+const SIGNER_OPTION_NAMES = optionNames<SignerOptions>({ keyBackendTimeoutMs: true });
+
+/**
+ * How a {@link Signer} treats keys held by an HSM or a KMS.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const keys: KeySet;
+ * const options: SignerOptions = { keyBackendTimeoutMs: 500 };
+ * const signer = createSigner(keys, options);
+ * ```
+ */
+export interface SignerOptions {
+  /** How long `signAsync` waits for a backend, queueing included, 1 to 60000 ms. Default 2000. */
+  readonly keyBackendTimeoutMs?: number;
 }
 
 /**
@@ -60,32 +95,52 @@ interface PreparedSigner {
  * const { token, kid } = signer.sign('ES256', { sub: 'ada@example.com', iat: now, exp: now + 7200 });
  * ```
  */
-export function createSigner(keys: KeySet): Signer {
+export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer {
+  refuseUnknownOptions(options, SIGNER_OPTION_NAMES, { owner: 'createSigner' });
+  const timeoutMs = options.keyBackendTimeoutMs === undefined ? KEY_BACKEND_TIMEOUT_MS : integer(1, 60_000).check(options.keyBackendTimeoutMs, 'keyBackendTimeoutMs');
   const prepared = new Map<string, PreparedSigner>();
   for (const alg of keys.signingAlgorithms) {
     const entry = keys.activeEntry(alg) as SigningEntry;
     const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', kid: entry.kid })).toString('base64url');
-    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput: entry.spec.prepareSign(entry.signingKey) });
+    const signInput = 'signingKey' in entry && entry.signingKey !== undefined ? entry.spec.prepareSign(entry.signingKey) : undefined;
+    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput, handle: entry.handle });
   }
   const algorithms = keys.signingAlgorithms;
   const configured = algorithms.join(', ');
 
+  /** The prepared signer of `alg` and the signing input of `claims`, or the refusal. */
+  const begin = (alg: string, claims: Readonly<Record<string, unknown>>): { signer: PreparedSigner; input: string } => {
+    const signer = prepared.get(alg);
+    if (signer === undefined) {
+      const what = isAlgorithm(alg) ? 'is not configured for signing' : `is not a supported algorithm (${ALGORITHMS.join(', ')})`;
+      throw new JwtGrpcError('ERR_INVALID_REQUEST', `algorithm ${JSON.stringify(alg)} ${what}; configured: ${configured}`, {
+        field: 'algorithm',
+      });
+    }
+    const refused = checkClaimTypes(claims);
+    if (refused !== undefined) {
+      throw new JwtGrpcError('ERR_INVALID_REQUEST', `cannot sign: ${refused.message}`, { field: 'claims' });
+    }
+    return { signer, input: signer.headerPrefix + Buffer.from(JSON.stringify(claims)).toString('base64url') };
+  };
+
   return {
     algorithms,
     sign(alg, claims) {
-      const signer = prepared.get(alg);
-      if (signer === undefined) {
-        const what = isAlgorithm(alg) ? 'is not configured for signing' : `is not a supported algorithm (${ALGORITHMS.join(', ')})`;
-        throw new JwtGrpcError('ERR_INVALID_REQUEST', `algorithm ${JSON.stringify(alg)} ${what}; configured: ${configured}`, {
-          field: 'algorithm',
-        });
+      const { signer, input } = begin(alg, claims);
+      if (signer.signInput === undefined) {
+        throw new JwtGrpcError('ERR_INVALID_KEY', `key ${signer.kid} is held by ${signer.handle?.member ?? 'a key backend'}: it signs only through signAsync`, { field: signer.kid });
       }
-      const refused = checkClaimTypes(claims);
-      if (refused !== undefined) {
-        throw new JwtGrpcError('ERR_INVALID_REQUEST', `cannot sign: ${refused.message}`, { field: 'claims' });
-      }
-      const input = signer.headerPrefix + Buffer.from(JSON.stringify(claims)).toString('base64url');
       return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };
+    },
+    isAsync(alg) {
+      return prepared.get(alg)?.handle !== undefined;
+    },
+    async signAsync(alg, claims) {
+      const { signer, input } = begin(alg, claims);
+      if (signer.signInput !== undefined) return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };
+      const signature = await (signer.handle as KeyHandle).sign(Buffer.from(input), timeoutMs);
+      return { token: input + '.' + signature.toString('base64url'), kid: signer.kid, alg: signer.alg };
     },
   };
 }

@@ -26,6 +26,7 @@ describe('parseCommandLine', () => {
       features: null,
       jwksThroughput: false,
       revokeThroughput: false,
+      keyBackends: [],
       baselineRef: null,
       scope: 'ratios',
       durationS: 1.5,

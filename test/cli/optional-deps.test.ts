@@ -20,6 +20,8 @@ const OPTIONAL = [
   '@opentelemetry/exporter-trace-otlp-proto',
   '@opentelemetry/exporter-trace-otlp-grpc',
   'redis',
+  'pkcs11js',
+  '@aws-sdk/client-kms',
 ];
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-deps-'));
 let runs = 0;

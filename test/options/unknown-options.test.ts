@@ -73,6 +73,7 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
     { field: 'keys[0].pemfile', hint: 'keys[0].pemFile', code: 'ERR_INVALID_KEY', call: () => lib.loadKeys(keyFile({ keys: [{ kid: 'a', alg: 'ES256', pemfile: 'a.pem' }] }), { logger: silentLogger }) },
   ],
   exportKeys: [{ field: 'includePrivat', hint: 'includePrivate', call: () => lib.exportKeys(keys, any({ includePrivat: true })) }],
+  createSigner: [{ field: 'keyBackendTimeout', hint: 'keyBackendTimeoutMs', call: () => lib.createSigner(keys, any({ keyBackendTimeout: 500 })) }],
   createVerifier: [
     { field: 'maxTokenLenght', hint: 'maxTokenLength', call: () => lib.createVerifier(keys, any({ audience: 'api', maxTokenLenght: 100 })) },
     { field: 'cache.maxEntrys', hint: 'cache.maxEntries', call: () => lib.createVerifier(keys, any({ audience: 'api', cache: { maxEntrys: 10 } })) },
@@ -117,7 +118,6 @@ const NO_OPTIONS: Readonly<Record<string, string>> = {
   isAlgorithm: 'takes a value to test',
   KeySet: 'takes key entries made by the key functions, not options',
   mergeKeySets: 'takes two KeySets',
-  createSigner: 'takes a KeySet only',
   loadSubjects: 'takes a file name; the file is a JSON array of strings',
   CallMetadata: 'takes no arguments',
   CallKey: 'takes a description string',

@@ -1,0 +1,352 @@
+/**
+ * Keys whose private part never enters the process: a key file entry names a handle
+ * (`"pkcs11": "pkcs11:token=...;object=..."`, `"kms": "alias/..."`) and caches the public
+ * members; a {@link KeyBackend}, registered by the member that names it, opens the handle
+ * into a public JWK and an asynchronous `sign`. The signer, the key set, rotation, GetJwks
+ * and cluster mode see one kind of handle, whatever the backend: adding one (GCP KMS, Azure
+ * Key Vault, Vault transit) is a new module that calls {@link registerKeyBackend}, nothing else.
+ */
+import type { JsonWebKey } from 'node:crypto';
+import type { Algorithm } from '../algorithms/names.js';
+import { JwtGrpcError } from '../errors.js';
+
+/**
+ * A handle opened by its backend: the public key the backend reports, and a signature over
+ * the JWS signing input in its JOSE form (ECDSA r||s, RSA's signature bytes).
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const opened: OpenedKey;
+ * const signature: Buffer = await opened.sign(Buffer.from('header.payload'));
+ * await opened.close();
+ * ```
+ */
+export interface OpenedKey {
+  readonly publicJwk: JsonWebKey;
+  /** Signs `data` (the JWS signing input, not a digest) with `alg`; `signal` aborts a call that took too long. */
+  sign(data: Buffer, signal: AbortSignal): Promise<Buffer>;
+  /** Releases what `open` took (a session, a client); called once. */
+  close(): Promise<void>;
+}
+
+/**
+ * Where keys that are handles live. `member` is the key file member that names a handle
+ * of this backend; `packageName` is the optional npm package it loads on first use.
+ *
+ * @example
+ * ```ts
+ * registerKeyBackend({
+ *   member: 'vault',
+ *   packageName: 'node-vault',
+ *   open: async (ref, alg) => ({ publicJwk, sign: async (data) => transitSign(ref, alg, data), close: async () => {} }),
+ * });
+ * ```
+ */
+export interface KeyBackend {
+  readonly member: string;
+  readonly packageName: string;
+  /** Opens `ref` for signing with `alg`; a PIN, credential or reference error rejects with a message naming the reference, never a secret. */
+  open(ref: string, alg: Algorithm): Promise<OpenedKey>;
+  /** Creates a new key of `alg` inside the backend at `ref` (`keys generate --pkcs11/--kms`); resolves with the reference to store. */
+  generate?(ref: string, alg: Algorithm): Promise<string>;
+}
+
+const backends = new Map<string, KeyBackend>();
+
+/**
+ * Makes a backend usable from key files under its `member`. @internal
+ *
+ * @example
+ * ```ts
+ * registerKeyBackend(pkcs11Backend);
+ * ```
+ */
+export function registerKeyBackend(backend: KeyBackend): void {
+  backends.set(backend.member, backend);
+}
+
+/** The backend a key file member names, or undefined. @internal */
+export function keyBackend(member: string): KeyBackend | undefined {
+  return backends.get(member);
+}
+
+/** The members that name a handle, in registration order. @internal */
+export function keyBackendMembers(): string[] {
+  return [...backends.keys()];
+}
+
+/** Signatures in flight per handle, in this process: a backend is not sent more at once. */
+export const KEY_BACKEND_CONCURRENCY = 16;
+/** Calls waiting for one of those slots; past this, UNAVAILABLE at once rather than a queue that only grows. */
+export const KEY_BACKEND_MAX_QUEUED = 4096;
+/** Failures in a row that open the circuit breaker. */
+export const KEY_BACKEND_BREAKER_FAILURES = 5;
+/** How long an open breaker refuses before it lets one trial call through. */
+export const KEY_BACKEND_BREAKER_COOLDOWN_MS = 5000;
+
+/** Told when any handle of this process goes down or comes back: readiness recomputes. */
+const changeListeners = new Set<() => void>();
+
+function tellChange(): void {
+  for (const listener of changeListeners) listener();
+}
+
+/**
+ * Calls `listener` whenever a key handle of this process stops or starts being able to sign; returns what removes it. @internal
+ *
+ * @example
+ * ```ts
+ * const stop = onKeyBackendChange(() => setServing(signingReady(core.keys) ? 'SERVING' : 'NOT_SERVING'));
+ * ```
+ */
+export function onKeyBackendChange(listener: () => void): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
+
+/** A backend failure as GenerateJwt answers it: UNAVAILABLE, naming the key. @internal */
+export class KeyBackendUnavailable extends JwtGrpcError {}
+
+function unavailable(kid: string, member: string, why: string, cause?: unknown): KeyBackendUnavailable {
+  return new KeyBackendUnavailable('ERR_KEY_BACKEND_UNAVAILABLE', `key ${kid} (${member}) cannot sign: ${why}`, { field: kid, cause });
+}
+
+/** Whether two public JWKs are the same key (the members that define it). */
+export function samePublicKey(a: JsonWebKey, b: JsonWebKey): boolean {
+  const members = a.kty === 'RSA' ? ['kty', 'n', 'e'] : ['kty', 'crv', 'x', 'y'];
+  return members.every((member) => (a as Record<string, unknown>)[member] === (b as Record<string, unknown>)[member]);
+}
+
+/**
+ * A key that is a handle, as a key set holds it: opened on first use (or by {@link open}
+ * at start), in each process on its own (a cluster worker opens its own session or client),
+ * reopened after a failure, so a worker that loses its session recovers without a restart.
+ * Signing is bounded three ways: a deadline, {@link KEY_BACKEND_CONCURRENCY} calls at once,
+ * and a circuit breaker that refuses at once after {@link KEY_BACKEND_BREAKER_FAILURES}
+ * failures in a row, for {@link KEY_BACKEND_BREAKER_COOLDOWN_MS}. @internal
+ */
+export class KeyHandle {
+  readonly member: string;
+  readonly ref: string;
+  readonly kid: string;
+  readonly alg: Algorithm;
+  readonly publicJwk: JsonWebKey;
+  readonly #backend: KeyBackend;
+  #opened: Promise<OpenedKey> | undefined;
+  #inFlight = 0;
+  readonly #waiting: (() => void)[] = [];
+  #failures = 0;
+  #openUntil = 0;
+  #closed = false;
+  /** True from the breaker opening until a signature succeeds again: what readiness reports. */
+  #down = false;
+  /** The deadline of the last call: what the recovery probe waits. */
+  #timeoutMs = 0;
+  #probe: NodeJS.Timeout | undefined;
+
+  constructor(backend: KeyBackend, ref: string, kid: string, alg: Algorithm, publicJwk: JsonWebKey) {
+    this.#backend = backend;
+    this.member = backend.member;
+    this.ref = ref;
+    this.kid = kid;
+    this.alg = alg;
+    this.publicJwk = publicJwk;
+  }
+
+  /** False from the breaker opening until the backend signs again: readiness reports NOT_SERVING for signing. */
+  get canSign(): boolean {
+    return !this.#down;
+  }
+
+  /**
+   * Opens the handle now and checks the backend holds the key the key file says: a
+   * different public key is refused (a token signed with it would not verify, or worse,
+   * verify under another kid). Rejects with `ERR_INVALID_KEY` naming the kid.
+   */
+  async open(): Promise<void> {
+    await this.#session();
+  }
+
+  #session(): Promise<OpenedKey> {
+    this.#opened ??= this.#backend.open(this.ref, this.alg).then(
+      async (opened) => {
+        if (!samePublicKey(opened.publicJwk, this.publicJwk)) {
+          await opened.close().catch(() => undefined);
+          throw new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]} is not the public key the key file holds`, { field: this.kid });
+        }
+        return opened;
+      },
+    );
+    // A failed open is tried again on the next call, not remembered.
+    this.#opened.catch(() => {
+      this.#opened = undefined;
+    });
+    return this.#opened;
+  }
+
+  /** Drops the session after a failure: the next call opens a new one. */
+  #drop(): void {
+    const opened = this.#opened;
+    this.#opened = undefined;
+    opened?.then((key) => key.close()).catch(() => undefined);
+  }
+
+  /** Signs `data` within `timeoutMs`; rejects with {@link KeyBackendUnavailable} naming the key, never falls back to another key. */
+  async sign(data: Buffer, timeoutMs: number): Promise<Buffer> {
+    if (this.#closed) throw unavailable(this.kid, this.member, 'the key set was replaced');
+    const now = Date.now();
+    if (this.#failures >= KEY_BACKEND_BREAKER_FAILURES && now < this.#openUntil) {
+      throw unavailable(this.kid, this.member, `${this.#failures} failures in a row; not retried for ${Math.ceil((this.#openUntil - now) / 1000)} s (circuit breaker)`);
+    }
+    if (this.#inFlight >= KEY_BACKEND_CONCURRENCY && this.#waiting.length >= KEY_BACKEND_MAX_QUEUED) {
+      throw unavailable(this.kid, this.member, `${KEY_BACKEND_MAX_QUEUED} signatures already wait for the backend`);
+    }
+    this.#timeoutMs = timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    let holding = false;
+    try {
+      await this.#slot(controller.signal);
+      holding = true;
+      const signature = await raceAbort(this.#session().then((key) => key.sign(data, controller.signal)), controller.signal);
+      this.#succeeded();
+      return signature;
+    } catch (err) {
+      const why = controller.signal.aborted ? `no answer within ${timeoutMs} ms (option keyBackendTimeoutMs)` : describeFailure(err);
+      this.#failed();
+      if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_KEY') throw unavailable(this.kid, this.member, err.message, err);
+      throw unavailable(this.kid, this.member, why, err);
+    } finally {
+      clearTimeout(timer);
+      if (holding) this.#release();
+    }
+  }
+
+  /** Waits for one of the handle's concurrency slots, or the deadline. */
+  #slot(signal: AbortSignal): Promise<void> {
+    if (this.#inFlight < KEY_BACKEND_CONCURRENCY) {
+      this.#inFlight += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const take = (): void => {
+        signal.removeEventListener('abort', give);
+        this.#inFlight += 1;
+        resolve();
+      };
+      const give = (): void => {
+        const at = this.#waiting.indexOf(take);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', give, { once: true });
+      this.#waiting.push(take);
+    });
+  }
+
+  #release(): void {
+    this.#inFlight -= 1;
+    this.#waiting.shift()?.();
+  }
+
+  #succeeded(): void {
+    this.#failures = 0;
+    if (!this.#down) return;
+    this.#down = false;
+    clearTimeout(this.#probe);
+    tellChange();
+  }
+
+  #failed(): void {
+    this.#drop();
+    this.#failures += 1;
+    if (this.#failures < KEY_BACKEND_BREAKER_FAILURES) return;
+    this.#openUntil = Date.now() + KEY_BACKEND_BREAKER_COOLDOWN_MS;
+    if (this.#down) return;
+    this.#down = true;
+    tellChange();
+    this.#scheduleProbe();
+  }
+
+  /**
+   * While down, a probe signs after each cooldown: a server that load balancers stopped
+   * sending GenerateJwt to (NOT_SERVING) still finds out that its backend is back. The
+   * probe's input is not a JWS signing input (it has spaces), so its signature is no token.
+   */
+  #scheduleProbe(): void {
+    this.#probe = setTimeout(() => {
+      if (!this.#down || this.#closed) return;
+      this.sign(Buffer.from('jwt-grpc key backend probe'), this.#timeoutMs).catch(() => {
+        if (this.#down && !this.#closed) this.#scheduleProbe();
+      });
+    }, KEY_BACKEND_BREAKER_COOLDOWN_MS + 10);
+    this.#probe.unref();
+  }
+
+  /** Closes the session; later calls are refused. */
+  async close(): Promise<void> {
+    clearTimeout(this.#probe);
+    this.#closed = true;
+    const opened = this.#opened;
+    this.#opened = undefined;
+    await opened?.then((key) => key.close()).catch(() => undefined);
+  }
+
+  /** A handle is named by its member and kid only: the reference may carry a path, never a secret, but is not needed in logs. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `KeyHandle(${this.member}:${this.kid})`;
+  }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (the backend's call is abandoned, its slot released). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err as Error);
+      },
+    );
+  });
+}
+
+/** A backend's error as one line: its message, without a stack. */
+function describeFailure(err: unknown): string {
+  return err instanceof Error ? err.message.split('\n')[0] ?? 'failed' : String(err);
+}
+
+/**
+ * Creates a key of `alg` inside the backend `member` names, at `ref`, and returns its key
+ * file entry: the reference and the public members the backend reports, never a private
+ * member (`keys generate --pkcs11/--kms`, `keys rotate` with a handle). @internal
+ *
+ * @example
+ * ```ts
+ * const entry = await generateHandleEntry('pkcs11', 'pkcs11:token=jwt;object=es256-1?module-path=...', 'ES256', 'es256-1');
+ * ```
+ */
+export async function generateHandleEntry(member: string, ref: string, alg: Algorithm, kid: string): Promise<Record<string, unknown> & { kid: string; alg: string }> {
+  const backend = keyBackend(member);
+  if (backend?.generate === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `no key backend ${JSON.stringify(member)} that creates keys`, { field: member });
+  const stored = await backend.generate(ref, alg);
+  return { kid, alg, [member]: stored, ...(await backendPublicJwk(member, stored, alg)) };
+}
+
+/** The public JWK the backend reports for `ref` (`keys public` on a handle, and what `generate` caches). @internal */
+export async function backendPublicJwk(member: string, ref: string, alg: Algorithm): Promise<JsonWebKey> {
+  const backend = keyBackend(member);
+  if (backend === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `no key backend ${JSON.stringify(member)}`, { field: member });
+  const opened = await backend.open(ref, alg);
+  try {
+    return opened.publicJwk;
+  } finally {
+    await opened.close();
+  }
+}

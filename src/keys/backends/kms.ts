@@ -1,0 +1,128 @@
+/**
+ * AWS KMS keys through @aws-sdk/client-kms: GetPublicKey once, then Sign with
+ * `MessageType: 'DIGEST'` (the digest is made here, so only 32 or 48 bytes travel). The
+ * SDK's standard configuration applies: AWS_REGION, the credential chain, AWS_ENDPOINT_URL.
+ * Loaded only when a key file names a `kms` key.
+ */
+import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
+import type * as Kms from '@aws-sdk/client-kms';
+import type { Algorithm } from '../../algorithms/names.js';
+import { JwtGrpcError } from '../../errors.js';
+import { kmsModule, requireOptional } from '../../optional-deps.js';
+import type { KeyBackend, OpenedKey } from '../backend.js';
+
+/** KMS's name for each JWS algorithm, the digest it signs, the KeySpec `keys generate` asks for, and the JOSE size of an ECDSA signature. */
+const KMS_ALGORITHMS: Partial<Record<Algorithm, { signing: string; hash: string; keySpec: string; joseSize?: number }>> = {
+  ES256: { signing: 'ECDSA_SHA_256', hash: 'sha256', keySpec: 'ECC_NIST_P256', joseSize: 32 },
+  ES384: { signing: 'ECDSA_SHA_384', hash: 'sha384', keySpec: 'ECC_NIST_P384', joseSize: 48 },
+  RS256: { signing: 'RSASSA_PKCS1_V1_5_SHA_256', hash: 'sha256', keySpec: 'RSA_2048' },
+  // KMS's PSS uses MGF1 with the same hash and a salt as long as the digest: PS256's parameters.
+  PS256: { signing: 'RSASSA_PSS_SHA_256', hash: 'sha256', keySpec: 'RSA_2048' },
+};
+
+function kms(): typeof Kms {
+  return requireOptional(kmsModule, '@aws-sdk/client-kms', 'a kms key') as unknown as typeof Kms;
+}
+
+/** One client per process: each cluster worker makes its own, with its own connections. */
+let client: Kms.KMSClient | undefined;
+
+function kmsClient(): Kms.KMSClient {
+  client ??= new (kms().KMSClient)({});
+  return client;
+}
+
+function spec(alg: Algorithm): NonNullable<(typeof KMS_ALGORITHMS)[Algorithm]> {
+  const found = KMS_ALGORITHMS[alg];
+  if (found === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `kms keys sign ES256, ES384, RS256 and PS256, not ${alg}`, { field: 'alg' });
+  return found;
+}
+
+function backendError(ref: string, message: string, cause?: unknown): JwtGrpcError {
+  return new JwtGrpcError('ERR_INVALID_KEY', `kms key ${ref}: ${message}`, { field: 'kms', cause });
+}
+
+/**
+ * An ECDSA signature from DER (SEQUENCE of two INTEGERs, as KMS returns it) to JOSE's
+ * r||s, each left-padded to `size` bytes. @internal
+ *
+ * @example
+ * ```ts
+ * const jose = derToJose(derSignature, 32); // 64 bytes for ES256
+ * ```
+ */
+export function derToJose(der: Uint8Array, size: number): Buffer {
+  const bytes = Buffer.from(der);
+  let at = 0;
+  const readLength = (): number => {
+    const first = bytes[at++] as number;
+    if (first < 0x80) return first;
+    let length = 0;
+    for (let count = first & 0x7f; count > 0; count -= 1) length = (length << 8) | (bytes[at++] as number);
+    return length;
+  };
+  if (bytes[at++] !== 0x30) throw new Error('ECDSA signature is not a DER SEQUENCE');
+  readLength();
+  const out = Buffer.alloc(2 * size);
+  for (const offset of [0, size]) {
+    if (bytes[at++] !== 0x02) throw new Error('ECDSA signature is not two DER INTEGERs');
+    const length = readLength();
+    let value = bytes.subarray(at, at + length);
+    at += length;
+    while (value.length > size && value[0] === 0) value = value.subarray(1);
+    if (value.length > size) throw new Error('ECDSA signature integer is too long');
+    value.copy(out, offset + size - value.length);
+  }
+  return out;
+}
+
+async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
+  const { signing, hash, joseSize } = spec(alg);
+  const sdk = kms();
+  const kmsApi = kmsClient();
+  let publicJwk: JsonWebKey;
+  try {
+    const answer = await kmsApi.send(new sdk.GetPublicKeyCommand({ KeyId: ref }));
+    if (answer.KeyUsage !== 'SIGN_VERIFY') throw backendError(ref, `is a ${answer.KeyUsage ?? 'non-signing'} key, not SIGN_VERIFY`);
+    if (!(answer.SigningAlgorithms ?? []).includes(signing as Kms.SigningAlgorithmSpec)) throw backendError(ref, `does not sign with ${signing} (${alg})`);
+    publicJwk = createPublicKey({ key: Buffer.from(answer.PublicKey as Uint8Array), format: 'der', type: 'spki' }).export({ format: 'jwk' });
+  } catch (err) {
+    if (err instanceof JwtGrpcError) throw err;
+    throw backendError(ref, `GetPublicKey failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
+  }
+  return {
+    publicJwk,
+    async sign(data, signal) {
+      const digest = createHash(hash).update(data).digest();
+      const answer = await kmsApi.send(
+        new sdk.SignCommand({ KeyId: ref, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: signing as Kms.SigningAlgorithmSpec }),
+        { abortSignal: signal },
+      );
+      const signature = answer.Signature as Uint8Array;
+      return joseSize === undefined ? Buffer.from(signature) : derToJose(signature, joseSize);
+    },
+    // The client is the process's, shared by every kms key: nothing of its own to release.
+    async close() {},
+  };
+}
+
+/** `keys generate --kms alias/NAME`: CreateKey (SIGN_VERIFY) and CreateAlias; the reference stored is the alias. */
+async function generate(ref: string, alg: Algorithm): Promise<string> {
+  if (!ref.startsWith('alias/')) throw backendError(ref, 'keys generate --kms takes alias/NAME, the alias the new key gets');
+  const sdk = kms();
+  const created = await kmsClient().send(
+    new sdk.CreateKeyCommand({ KeySpec: spec(alg).keySpec as Kms.KeySpec, KeyUsage: 'SIGN_VERIFY', Description: `jwt-grpc ${alg} signing key` }),
+  );
+  await kmsClient().send(new sdk.CreateAliasCommand({ AliasName: ref, TargetKeyId: created.KeyMetadata?.KeyId }));
+  return ref;
+}
+
+/**
+ * The AWS KMS key backend: key file member `kms`, a key id, ARN or `alias/NAME`. @internal
+ *
+ * @example
+ * ```ts
+ * registerKeyBackend(kmsBackend);
+ * ```
+ */
+export const kmsBackend: KeyBackend = { member: 'kms', packageName: '@aws-sdk/client-kms', open, generate };
