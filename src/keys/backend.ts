@@ -6,9 +6,19 @@
  * and cluster mode see one kind of handle, whatever the backend: adding one (GCP KMS, Azure
  * Key Vault, Vault transit) is a new module that calls {@link registerKeyBackend}, nothing else.
  */
-import type { JsonWebKey } from 'node:crypto';
 import type { Algorithm } from '../algorithms/names.js';
 import { JwtGrpcError } from '../errors.js';
+
+/**
+ * A public JWK's members as a backend reports them (kty, crv, x, y or n, e). Declared here
+ * rather than imported from node:crypto: this type reaches the package's declarations, and
+ * the newest @types/node no longer exports `JsonWebKey` from node:crypto.
+ */
+export interface JsonWebKey {
+  readonly kty?: string;
+  readonly crv?: string;
+  readonly [member: string]: unknown;
+}
 
 /**
  * A handle opened by its backend: the public key the backend reports, and a signature over
