@@ -22,6 +22,7 @@ const INTEGRATION = [
   'test/discovery/http.test.ts',
   'test/revocation/status-list-cluster.test.ts',
   'test/ops/keys-cli.test.ts',
+  'test/keys/key-backend.test.ts',
   'test/keys/kms.test.ts',
   'test/keys/pkcs11.test.ts',
   'test/ops/watch.test.ts',
@@ -30,6 +31,7 @@ const INTEGRATION = [
   'test/revocation/redis-cli.test.ts',
   'test/revocation/redis-store.test.ts',
   'test/tracing/collector-down.test.ts',
+  'test/tracing/span-queue.test.ts',
   'test/tracing/otlp-e2e.test.ts',
   'test/discovery/foreign-verifiers.test.ts',
   'test/jwt-service/policy-peers.test.ts',
@@ -40,6 +42,7 @@ const INTEGRATION = [
   'test/transport/grpcio.test.ts',
   'test/transport/h2spec.test.ts',
   'test/transport/interop.test.ts',
+  'test/transport/zero-window.test.ts',
   // Three `jwt-grpc serve` processes with 600 open files flooded with silent sockets, and
   // some twenty servers each waited on for its handshake deadline: half a minute, mostly
   // waiting, which in `unit` held one of its two workers idle for a third of its run.
