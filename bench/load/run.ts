@@ -64,15 +64,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
       openLoop = false;
     }
   }
-  const keys = writeKeysFile(['HS256', 'ES256']);
-  const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-load-'));
-  let current: readonly ServerProcess[] = [];
-  const unregister = options.onCleanup(() => {
-    for (const server of current) server.stop(2000).catch(() => undefined);
-    keys.remove();
-    rmSync(scratchDir, { recursive: true, force: true });
-  });
-  const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
+  const { ctx, release } = openLoadContext(options, 'load');
   try {
     // A section that fails is noted and the others still run: one broken server start must not cost the rest.
     const attempt = async <T>(name: string, section: () => Promise<T>): Promise<T | null> => {
@@ -120,11 +112,34 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
       loadSettings: { servers, algorithms, openLoop: open?.settings ?? null, warmup: warm?.settings ?? null, notes },
     };
   } finally {
-    unregister();
-    await Promise.all(current.map((s) => s.stop(2000)));
+    await release();
+  }
+}
+
+/**
+ * What a section runs in: a keys file and a scratch directory of its own, and the servers it
+ * starts; `release` stops them and removes both, and so does the run's cleanup if the
+ * process is stopped first.
+ */
+function openLoadContext(options: LoadOptions, what: string): { ctx: LoadContext; release: () => Promise<void> } {
+  const keys = writeKeysFile(['HS256', 'ES256']);
+  const scratchDir = mkdtempSync(join(tmpdir(), `jwt-grpc-bench-${what}-`));
+  let current: readonly ServerProcess[] = [];
+  const remove = (): void => {
     keys.remove();
     rmSync(scratchDir, { recursive: true, force: true });
-  }
+  };
+  const unregister = options.onCleanup(() => {
+    for (const server of current) server.stop(2000).catch(() => undefined);
+    remove();
+  });
+  const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
+  const release = async (): Promise<void> => {
+    unregister();
+    await Promise.all(current.map((s) => s.stop(2000)));
+    remove();
+  };
+  return { ctx, release };
 }
 
 /**
@@ -136,15 +151,7 @@ async function runRest(options: LoadOptions, algorithms: readonly string[], note
   const built = cargoBuild(RUST_PEER_DIR, 'the Rust peer');
   const skipped = new Map<string, string>();
   if (!built.ok) for (const s of REST_SERVERS.filter((x) => x.stack === 'Rust')) skipped.set(s.name, built.reason);
-  const keys = writeKeysFile(['HS256', 'ES256']);
-  const scratchDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-bench-rest-'));
-  let current: readonly ServerProcess[] = [];
-  const unregister = options.onCleanup(() => {
-    for (const server of current) server.stop(2000).catch(() => undefined);
-    keys.remove();
-    rmSync(scratchDir, { recursive: true, force: true });
-  });
-  const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
+  const { ctx, release } = openLoadContext(options, 'rest');
   try {
     options.log('measuring gRPC against REST (h2load, --h1 for REST)');
     const section = await runRestSection(ctx, {
@@ -164,9 +171,6 @@ async function runRest(options: LoadOptions, algorithms: readonly string[], note
     options.log(`  ! REST rows failed: ${(error as Error).message}`);
     return null;
   } finally {
-    unregister();
-    await Promise.all(current.map((s) => s.stop(2000)));
-    keys.remove();
-    rmSync(scratchDir, { recursive: true, force: true });
+    await release();
   }
 }
