@@ -87,14 +87,28 @@ function requireTransportGrpcJs(): ReturnType<typeof grpcJs> {
   );
 }
 
+/**
+ * The error for a grpc-js whose Server lacks the private members a guard wraps
+ * (`createHttp2Server`, `commonServerOptions`): serving without the guard would hold what it
+ * bounds without limit, so the transport is refused, naming the guard and the way out.
+ */
+function unguardable(what: string): JwtGrpcError {
+  const version = (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string }).version;
+  return new JwtGrpcError(
+    'ERR_GRPC_JS_VERSION',
+    `transport 'grpc-js': @grpc/grpc-js ${version} offers no way to apply ${what} (its Server lacks createHttp2Server or commonServerOptions); ` +
+      "use transport 'http2', or a @grpc/grpc-js this jwt-grpc supports (1.10 to 1.14 are tested)",
+    { field: 'transport' },
+  );
+}
+
 function grpcJsTransport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   const server = new (requireTransportGrpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
   }
-  if (!guardGrpcJsMemory(server, grpcJsMemoryLimits(options))) {
-    logger.warn('cannot bound the memory of calls on this @grpc/grpc-js: maxProcessStreamMemoryMb and maxFlowControlStallMs do not apply');
-  }
+  // Guards, not tuning: a grpc-js they cannot reach gets no server at all (fails closed).
+  if (!guardGrpcJsMemory(server, grpcJsMemoryLimits(options))) throw unguardable('the memory ceilings and the flow-control stall bound');
   const guard = new ConnectionGuard({
     port: 'grpc',
     handshakeTimeoutMs: options.handshakeTimeoutMs,
@@ -102,9 +116,7 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
     logger,
     counters,
   });
-  if (!guardGrpcJsServer(server, guard)) {
-    logger.warn('cannot bound handshakes or cap connections on this @grpc/grpc-js: silent connections are held for 120 s (TLS) or longer');
-  }
+  if (!guardGrpcJsServer(server, guard)) throw unguardable('the handshake deadline and the connection cap');
   /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
   let boundAddress: string | undefined;
   return {

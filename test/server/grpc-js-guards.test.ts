@@ -1,0 +1,37 @@
+/**
+ * The grpc-js transport's guards (memory ceilings and stall bound, handshake deadline and
+ * connection cap) wrap private members of grpc-js's Server. A grpc-js without them gets no
+ * server: serving unguarded would fail open, so createJwtServer refuses, naming the guard.
+ */
+import { Server } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { createJwtServer, silentLogger } from '../../src/lib.js';
+import { sharedKeys } from '../helpers/server.js';
+
+/** Runs `body` with grpc-js's Server lacking the private member `name`, as a future grpc-js might. */
+async function without<T>(name: 'createHttp2Server', body: () => Promise<T> | T): Promise<T> {
+  const prototype = Server.prototype as unknown as Record<string, unknown>;
+  const saved = prototype[name];
+  prototype[name] = undefined;
+  try {
+    return await body();
+  } finally {
+    prototype[name] = saved;
+  }
+}
+
+describe('the grpc-js transport without the members its guards wrap', () => {
+  it('is refused at creation (ERR_GRPC_JS_VERSION) naming the guard it cannot apply, not served unguarded', async () => {
+    const keys = await sharedKeys();
+    await without('createHttp2Server', () => {
+      expect(() => createJwtServer({ keys, transport: 'grpc-js', logger: silentLogger })).toThrow(
+        expect.objectContaining({ code: 'ERR_GRPC_JS_VERSION', field: 'transport', message: expect.stringContaining("use transport 'http2'") }),
+      );
+    });
+  });
+
+  it('is served when they are there', async () => {
+    const server = createJwtServer({ keys: await sharedKeys(), transport: 'grpc-js', logger: silentLogger });
+    await server.close();
+  });
+});
