@@ -17,6 +17,7 @@ import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } fro
 import { guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { resolveOptions } from '../../src/options/resolve.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
+import { frame } from '../../src/transport/http2/wire/frames.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../../src/transport/handler-api.js';
@@ -74,15 +75,6 @@ async function start(): Promise<{ port: number; close: () => Promise<void> }> {
   return { port, close: () => server.close({ graceMs: 0 }) };
 }
 
-function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(streamId, 5);
-  return Buffer.concat([header, payload]);
-}
-
 const literal = (name: string, value: string): Buffer =>
   Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
 const block = Buffer.concat([
@@ -115,20 +107,20 @@ async function zeroWindowClient(port: number, tally: Tally): Promise<Socket> {
     while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
       const type = pending[3];
       const flags = pending[4] as number;
-      if (type === 4 && (flags & 1) === 0) socket.write(h2Frame(4, 1, 0, Buffer.alloc(0)));
+      if (type === 4 && (flags & 1) === 0) socket.write(frame(4, 1, 0, Buffer.alloc(0)));
       if (type === 3) tally.refused++;
       if (type === 7) tally.goaway = true;
       pending = pending.subarray(9 + pending.readUIntBE(0, 3));
     }
   });
   const zeroWindow = Buffer.from([0, 4, 0, 0, 0, 0]);
-  socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(4, 0, 0, zeroWindow)]));
+  socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), frame(4, 0, 0, zeroWindow)]));
   // Stops at the first refusal, as a client that means to hold the most would: past it,
   // refusals only spend the server's refused-stream budget and get the connection closed.
   for (let sent = 0; sent < calls && !tally.closed && tally.refused === 0; sent += 100) {
     const frames: Buffer[] = [];
     for (let i = sent; i < Math.min(calls, sent + 100); i++) {
-      frames.push(h2Frame(1, 4, 2 * i + 1, block), h2Frame(0, 1, 2 * i + 1, message));
+      frames.push(frame(1, 4, 2 * i + 1, block), frame(0, 1, 2 * i + 1, message));
     }
     tally.accepted += frames.length / 2;
     if (!socket.write(Buffer.concat(frames))) await new Promise((resolve) => {

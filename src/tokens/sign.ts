@@ -3,8 +3,7 @@ import { JwtGrpcError } from '../errors.js';
 import type { KeyHandle } from '../keys/backend.js';
 import type { KeySet, SigningEntry } from '../keys/key-set.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
-import { integer } from '../options/kinds.js';
-import { KEY_BACKEND_TIMEOUT_MS } from '../options/table.js';
+import { optionValue } from '../options/resolve.js';
 import { checkClaimTypes } from './claims.js';
 
 /**
@@ -97,7 +96,8 @@ export interface SignerOptions {
  */
 export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer {
   refuseUnknownOptions(options, SIGNER_OPTION_NAMES, { owner: 'createSigner' });
-  const timeoutMs = options.keyBackendTimeoutMs === undefined ? KEY_BACKEND_TIMEOUT_MS : integer(1, 60_000).check(options.keyBackendTimeoutMs, 'keyBackendTimeoutMs');
+  // Through the option table, as createVerifier's options: its bound and its default, written once.
+  const timeoutMs = optionValue('keyBackendTimeoutMs', options.keyBackendTimeoutMs);
   const prepared = new Map<string, PreparedSigner>();
   for (const alg of keys.signingAlgorithms) {
     const entry = keys.activeEntry(alg) as SigningEntry;

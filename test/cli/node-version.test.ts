@@ -20,7 +20,7 @@ const SYSTEM_NODE = '/usr/bin/node';
 
 function systemNodeMajor(): number | undefined {
   if (!existsSync(SYSTEM_NODE)) return undefined;
-  return Number(execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
+  return Number(execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8', timeout: 10_000 }).trim());
 }
 
 describe('the Node version check of the bin', () => {
