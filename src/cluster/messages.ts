@@ -6,7 +6,9 @@ import type { Revocation } from '../revocation/types.js';
 /**
  * The IPC protocol between primary and workers. Keys travel over the IPC channel (a
  * private pipe between the two processes), never through the environment or argv,
- * which other processes of the same user can read.
+ * which other processes of the same user can read. Each side routes the other's union
+ * through a table keyed by `type` (./router.ts): a type without a handler does not
+ * compile, and a message of a type not in the union is refused.
  */
 export type PrimaryMessage =
   /** The keys, the revocations held now (the primary owns the revocation store), and the policy when the primary has a policy loader: every worker enforces the one the primary read. */

@@ -61,6 +61,8 @@ describe('StateDistributor', () => {
     expect(await settledYet(reload)).toBe(false);
     c.exit(1);
     state.exited(c.asWorker);
+    // At once: the hand-out waits for no answer from a worker that exited.
+    expect(await settledYet(reload)).toBe(true);
     expect(await reload).toBe(next);
     expect(state.keys).toBe(next);
   });

@@ -155,8 +155,8 @@ describe('Supervisor', () => {
     run.supervisor.cannotListen('address 10.9.9.9:1 is not local');
     const outcome = (await run.ready) as { error: JwtGrpcError };
     expect(outcome.error).toMatchObject({ code: 'ERR_LISTEN', field: 'address', message: 'address 10.9.9.9:1 is not local' });
-    for (const slot of [0, 1]) expect(run.workerOf(slot).signals).toEqual(['SIGKILL']);
     run.supervisor.cannotListen('again');
+    for (const slot of [0, 1]) expect(run.workerOf(slot).signals).toEqual(['SIGKILL']);
     for (const slot of [0, 1]) run.workerOf(slot).exit(null, 'SIGKILL');
     expect(await run.supervisor.done).toBe(1);
     expect(run.forked).toHaveLength(2);
