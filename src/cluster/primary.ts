@@ -23,11 +23,16 @@ import { type ClusterPorts, type ForkWorker, Supervisor, forkClusterWorker } fro
  */
 export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWorker = forkClusterWorker): Promise<ClusterHandle> {
   const metrics = PrimaryMetrics.create(options);
+  // The parts refer to each other through these closures, which run only once workers are forked.
   const live = (): Worker[] => supervisor.live();
   const state = await StateDistributor.load(options, live, { keys: metrics?.keyReloads, policy: metrics?.policyReloads });
   const { workers, maxQuickRestarts, graceMs, logger } = options;
   const supervisor = new Supervisor({
-    ...{ workers, maxQuickRestarts, graceMs, logger, fork },
+    workers,
+    maxQuickRestarts,
+    graceMs,
+    logger,
+    fork,
     forked: (worker) => worker.on('message', (message: unknown) => router.route(message, worker)),
     exited: (worker) => state.exited(worker),
   });
