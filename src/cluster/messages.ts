@@ -6,7 +6,9 @@ import type { Revocation } from '../revocation/types.js';
 /**
  * The IPC protocol between primary and workers. Keys travel over the IPC channel (a
  * private pipe between the two processes), never through the environment or argv,
- * which other processes of the same user can read.
+ * which other processes of the same user can read. Each side routes the other's union
+ * through a table keyed by `type` (./router.ts): a type without a handler does not
+ * compile, and a message of a type not in the union is refused.
  */
 export type PrimaryMessage =
   /** The keys, the revocations held now (the primary owns the revocation store), and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
@@ -41,31 +43,8 @@ export type WorkerMessage =
   | { readonly type: 'jwt-grpc:revoke'; readonly id: number; readonly revocation: Revocation }
   | MetricsAnswerMessage;
 
-const PRIMARY_TYPES: ReadonlySet<unknown> = new Set<PrimaryMessage['type']>([
-  'jwt-grpc:start',
-  'jwt-grpc:shutdown',
-  'jwt-grpc:keys',
-  'jwt-grpc:policy',
-  'jwt-grpc:status-indexes',
-  'jwt-grpc:revoked',
-  'jwt-grpc:revoke-done',
-  'jwt-grpc:metrics-request',
-]);
-const WORKER_TYPES: ReadonlySet<unknown> = new Set<WorkerMessage['type']>([
-  'jwt-grpc:hello',
-  'jwt-grpc:listening',
-  'jwt-grpc:cannot-listen',
-  'jwt-grpc:keys-applied',
-  'jwt-grpc:policy-applied',
-  'jwt-grpc:reserve-status-indexes',
-  'jwt-grpc:revoke',
-  'jwt-grpc:metrics',
-]);
+/** The member of {@link PrimaryMessage} tagged `T`. @internal */
+export type PrimaryMessageOf<T extends PrimaryMessage['type']> = Extract<PrimaryMessage, { readonly type: T }>;
 
-export function isPrimaryMessage(message: unknown): message is PrimaryMessage {
-  return PRIMARY_TYPES.has((message as { type?: unknown } | null)?.type);
-}
-
-export function isWorkerMessage(message: unknown): message is WorkerMessage {
-  return WORKER_TYPES.has((message as { type?: unknown } | null)?.type);
-}
+/** The member of {@link WorkerMessage} tagged `T`. @internal */
+export type WorkerMessageOf<T extends WorkerMessage['type']> = Extract<WorkerMessage, { readonly type: T }>;

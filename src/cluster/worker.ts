@@ -1,53 +1,29 @@
+import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { JwtGrpcError } from '../errors.js';
 import { importKeys } from '../keys/import.js';
-import { describeKeys } from '../keys/reload.js';
+import type { Logger } from '../log.js';
 import { workerMetricsJson } from '../metrics/cluster.js';
-import { describePolicy } from '../policy/reload.js';
 import type { ClusterHandle } from './handle.js';
 import { type InProcessServer, listenInProcess } from './in-process.js';
-import { type PrimaryMessage, type WorkerMessage, isPrimaryMessage } from './messages.js';
+import { IndexReservations } from './index-reservations.js';
+import type { PrimaryMessage, PrimaryMessageOf, WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
-import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
 import { PrimaryRelayStore } from './revocations.js';
+import { type HandlerTable, MessageRouter } from './router.js';
+import { WorkerServer } from './worker-server.js';
 
+type StartMessage = PrimaryMessageOf<'jwt-grpc:start'>;
+
+/** What the start message begins: the keys, policy and revocations to start with, and the relay to the primary's store. */
+interface Started {
+  readonly start: StartMessage;
+  readonly relay: PrimaryRelayStore;
+}
+
+/** Sends to the primary, ignoring a channel that closed meanwhile: the primary handles the exit it sees. */
 function send(message: WorkerMessage): void {
   process.send?.(message, undefined, undefined, () => undefined);
-}
-
-/** A block of status list indexes must come back from the primary within this long. */
-const RESERVE_TIMEOUT_MS = 10_000;
-
-/** Status list index blocks reserved by the primary, which alone counts them for all workers. */
-function primaryReserve(): ReserveIndexes {
-  let nextId = 0;
-  return (count) =>
-    new Promise<number>((resolve, reject) => {
-      const id = ++nextId;
-      const done = (): void => {
-        clearTimeout(timer);
-        process.off('message', onMessage);
-      };
-      const onMessage = (message: unknown): void => {
-        if (!isPrimaryMessage(message) || message.type !== 'jwt-grpc:status-indexes' || message.id !== id) return;
-        done();
-        if (message.first === undefined) reject(new Error(`the primary reserved no status list indexes: ${message.error ?? 'no reason given'}`));
-        else resolve(message.first);
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`the primary did not reserve status list indexes within ${RESERVE_TIMEOUT_MS} ms`));
-      }, RESERVE_TIMEOUT_MS);
-      process.on('message', onMessage);
-      send({ type: 'jwt-grpc:reserve-status-indexes', id, count });
-    });
-}
-
-type KeysMessage = Extract<PrimaryMessage, { type: 'jwt-grpc:keys' }>;
-type PolicyMessage = Extract<PrimaryMessage, { type: 'jwt-grpc:policy' }>;
-
-function problem(err: unknown): string {
-  return err instanceof JwtGrpcError ? err.message : String(err);
 }
 
 /**
@@ -56,70 +32,88 @@ function problem(err: unknown): string {
  * requests, and drains when the primary says so. @internal
  */
 export async function runWorker(options: ResolvedClusterOptions): Promise<ClusterHandle> {
-  const { logger } = options;
   // Ctrl-C and a terminal's hang-up reach the whole process group; the primary decides what they do.
   process.on('SIGINT', () => {});
   process.on('SIGHUP', () => {});
-
-  const start = await new Promise<Extract<PrimaryMessage, { type: 'jwt-grpc:start' }>>((resolve) => {
-    const onMessage = (message: unknown): void => {
-      if (isPrimaryMessage(message) && message.type === 'jwt-grpc:start') {
-        process.off('message', onMessage);
-        resolve(message);
-      }
-    };
-    process.on('message', onMessage);
-    send({ type: 'jwt-grpc:hello' });
-  });
-
-  // The primary owns the revocation store; this worker's server reaches it through this relay.
-  const relay = new PrimaryRelayStore(start.revocations, send, primaryReserve());
   // Counted here, served by the primary: the primary sums its workers' metrics.
   const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
-  let listening: InProcessServer | undefined;
-  let reloaded: KeysMessage | undefined;
-  let reloadedPolicy: PolicyMessage | undefined;
-  const swapIn = (server: InProcessServer, message: KeysMessage): void => {
-    try {
-      server.server.service.setKeys(importKeys(message.jwks));
-      logger.info(`worker ${process.pid} reloaded keys`, { keys: describeKeys(server.server.service.keys) });
-      send({ type: 'jwt-grpc:keys-applied', generation: message.generation });
-    } catch (err) {
-      send({ type: 'jwt-grpc:keys-applied', generation: message.generation, error: problem(err) });
-    }
-  };
-  const swapInPolicy = (server: InProcessServer, message: PolicyMessage): void => {
-    try {
-      server.server.service.setPolicy(message.policy);
-      logger.info(`worker ${process.pid} reloaded the policy`, describePolicy(message.policy, message.generation));
-      send({ type: 'jwt-grpc:policy-applied', generation: message.generation });
-    } catch (err) {
-      send({ type: 'jwt-grpc:policy-applied', generation: message.generation, error: problem(err) });
-    }
-  };
-  // Listening from the start: keys or a policy reloaded while this worker binds are swapped in once it listens.
-  process.on('message', (message: unknown) => {
-    if (!isPrimaryMessage(message)) return;
-    if (message.type === 'jwt-grpc:revoked') {
-      relay.receive(message.revocations);
-    } else if (message.type === 'jwt-grpc:revoke-done') {
-      relay.settle(message.id, message.error);
-    } else if (message.type === 'jwt-grpc:keys') {
-      if (listening === undefined) reloaded = message;
-      else swapIn(listening, message);
-    } else if (message.type === 'jwt-grpc:policy') {
-      if (listening === undefined) reloadedPolicy = message;
-      else swapInPolicy(listening, message);
-    } else if (message.type === 'jwt-grpc:metrics-request' && registry !== undefined) {
-      void workerMetricsJson(registry).then((metrics) => send({ type: 'jwt-grpc:metrics', id: message.id, metrics }));
-    } else if (message.type === 'jwt-grpc:shutdown') {
-      void listening?.close(message.graceMs);
-    }
-  });
+  const primary = new PrimaryLink(options.logger, registry);
+  const { start, relay } = await primary.open();
+  const server = await listenOrReport(options, start, registry, relay);
+  if (server === undefined) return new Promise<never>(() => {});
+  primary.target.listening(server);
+  // A worker told to stop directly, or orphaned by a dead primary, drains too.
+  process.on('SIGTERM', () => void server.close());
+  process.on('disconnect', () => void server.close());
+  // Every worker serves the discovery port too (shared through node:cluster like the gRPC
+  // port), from its own key set: the documents and their ETags agree without talking.
+  send({ type: 'jwt-grpc:listening', port: server.port, httpPort: server.server.httpPort });
+  return workerHandle(server);
+}
 
-  let server: InProcessServer;
+/**
+ * The worker's end of the IPC channel: says hello, takes the start message, and routes
+ * every later message of the primary to the part it is for.
+ */
+class PrimaryLink {
+  /** Where reloads and the shutdown go. */
+  readonly target: WorkerServer;
+  readonly #reservations = new IndexReservations(send);
+  readonly #registry: Registry | undefined;
+  readonly #router: MessageRouter<PrimaryMessage, undefined>;
+  #started: ((started: Started) => void) | undefined;
+  #relay: PrimaryRelayStore | undefined;
+
+  constructor(logger: Logger, registry: Registry | undefined) {
+    this.target = new WorkerServer(logger, send);
+    this.#registry = registry;
+    this.#router = new MessageRouter(this.#handlers(), logger, () => ({ from: 'primary' }));
+  }
+
+  /** Listens to the primary, then says hello (a message sent before this listener was attached would be lost). */
+  open(): Promise<Started> {
+    const started = new Promise<Started>((resolve) => (this.#started = resolve));
+    process.on('message', (message: unknown) => this.#router.route(message, undefined));
+    send({ type: 'jwt-grpc:hello' });
+    return started;
+  }
+
+  #handlers(): HandlerTable<PrimaryMessage, undefined> {
+    return {
+      'jwt-grpc:start': (message) => this.#start(message),
+      // Before the start message nothing is held yet: the start message brings every revocation held then.
+      'jwt-grpc:revoked': (message) => this.#relay?.receive(message.revocations),
+      'jwt-grpc:revoke-done': (message) => this.#relay?.settle(message.id, message.error),
+      'jwt-grpc:status-indexes': (message) => this.#reservations.answered(message),
+      'jwt-grpc:keys': (message) => this.target.keys(message),
+      'jwt-grpc:policy': (message) => this.target.policy(message),
+      'jwt-grpc:metrics-request': (message) => this.#answerMetrics(message.id),
+      'jwt-grpc:shutdown': (message) => this.target.shutdown(message.graceMs),
+    };
+  }
+
+  /** The first start message starts the worker; the primary sends one per hello, so a second is stale. */
+  #start(start: StartMessage): void {
+    if (this.#started === undefined) return;
+    // The primary owns the revocation store; this worker's server reaches it through this relay.
+    this.#relay = new PrimaryRelayStore(start.revocations, send, this.#reservations.reserve);
+    this.#started({ start, relay: this.#relay });
+    this.#started = undefined;
+  }
+
+  #answerMetrics(id: number): void {
+    if (this.#registry === undefined) return;
+    void workerMetricsJson(this.#registry).then((metrics) => send({ type: 'jwt-grpc:metrics', id, metrics }));
+  }
+}
+
+/**
+ * The worker's server, or undefined when the address cannot be bound: the primary reports
+ * that, once, and stops the cluster; this worker only exits.
+ */
+async function listenOrReport(options: ResolvedClusterOptions, start: StartMessage, registry: Registry | undefined, relay: PrimaryRelayStore): Promise<InProcessServer | undefined> {
   try {
-    server = await listenInProcess(options, importKeys(start.jwks), {
+    return await listenInProcess(options, importKeys(start.jwks), {
       metricsPort: undefined,
       metricsRegistry: registry,
       ...(start.policy !== undefined && { policy: start.policy }),
@@ -128,24 +122,15 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
     });
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
-    // The primary reports it, once, and stops the cluster; this worker only exits.
     process.send?.({ type: 'jwt-grpc:cannot-listen', message: err.message } satisfies WorkerMessage, undefined, undefined, () => process.exit(1));
-    return new Promise<never>(() => {});
+    return undefined;
   }
-  listening = server;
-  if (reloaded !== undefined) swapIn(server, reloaded);
-  if (reloadedPolicy !== undefined) swapInPolicy(server, reloadedPolicy);
-  const { port, done, close } = server;
-  // A worker told to stop directly, or orphaned by a dead primary, drains too.
-  process.on('SIGTERM', () => void close());
-  process.on('disconnect', () => void close());
+}
 
-  // Every worker serves the discovery port too (shared through node:cluster like the gRPC
-  // port), from its own key set: the documents and their ETags agree without talking.
-  send({ type: 'jwt-grpc:listening', port, httpPort: server.server.httpPort });
+function workerHandle(server: InProcessServer): ClusterHandle {
   return {
     role: 'worker',
-    port,
+    port: server.port,
     get keys() {
       return server.server.service.keys;
     },
@@ -157,7 +142,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
     metricsPort: undefined,
     httpPort: server.server.httpPort,
     servingPids: () => [process.pid],
-    close: () => close(),
-    done,
+    close: () => server.close(),
+    done: server.done,
   };
 }

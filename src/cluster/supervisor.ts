@@ -1,0 +1,244 @@
+import cluster, { type Worker } from 'node:cluster';
+import { JwtGrpcError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { exitLatch } from './handle.js';
+import type { PrimaryMessage } from './messages.js';
+
+/** A worker that dies sooner than this after it started listening counts as a quick crash. */
+export const QUICK_CRASH_MS = 2000;
+/** Longest wait before respawning a crashing worker. */
+export const MAX_BACKOFF_MS = 2000;
+/** The most a crash loop lets the other workers drain before the cluster stops. */
+const CRASH_LOOP_GRACE_MS = 2000;
+/** How long past the grace period a worker that ignored the shutdown (stuck, not started yet) is killed. */
+const KILL_AFTER_GRACE_MS = 1000;
+
+/**
+ * The wait before respawning a slot after its `quickCrashes`-th quick crash in a row:
+ * the first at once (a kill -9 is replaced within milliseconds), then 100, 200, 400 ms...
+ * up to {@link MAX_BACKOFF_MS}. @internal
+ */
+export function backoffMs(quickCrashes: number): number {
+  return quickCrashes <= 1 ? 0 : Math.min(100 * 2 ** (quickCrashes - 2), MAX_BACKOFF_MS);
+}
+
+/** Starts the worker process of slot `index`. @internal */
+export type ForkWorker = (index: number) => Worker;
+
+/** A node:cluster worker; `JWT_GRPC_WORKER` tells it its slot (the CLI logs it). @internal */
+export function forkClusterWorker(index: number): Worker {
+  // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
+  // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE. Read at the first fork.
+  cluster.schedulingPolicy = cluster.SCHED_RR;
+  return cluster.fork({ JWT_GRPC_WORKER: String(index) });
+}
+
+/** Where the cluster serves once every worker listens: the port they share. @internal */
+export interface ClusterPorts {
+  readonly port: number;
+  readonly httpPort: number | undefined;
+}
+
+/** One worker place: the worker in it now, when it started listening, and its run of quick crashes. */
+class WorkerSlot {
+  readonly index: number;
+  #worker: Worker | undefined;
+  #listeningAt: number | undefined;
+  #quickCrashes = 0;
+  #respawnTimer: NodeJS.Timeout | undefined;
+
+  constructor(index: number) {
+    this.index = index;
+  }
+
+  get worker(): Worker | undefined {
+    return this.#worker;
+  }
+
+  get listening(): boolean {
+    return this.#listeningAt !== undefined;
+  }
+
+  forked(worker: Worker): void {
+    this.#respawnTimer = undefined;
+    this.#listeningAt = undefined;
+    this.#worker = worker;
+  }
+
+  markListening(): void {
+    this.#listeningAt = Date.now();
+  }
+
+  /** The worker exited: returns the quick crashes in a row, this one counted (a crash after a good run counts 1). */
+  exited(): number {
+    this.#worker = undefined;
+    const quick = this.#listeningAt === undefined || Date.now() - this.#listeningAt < QUICK_CRASH_MS;
+    this.#quickCrashes = quick ? this.#quickCrashes + 1 : 1;
+    return this.#quickCrashes;
+  }
+
+  respawnIn(delayMs: number, respawn: () => void): void {
+    this.#respawnTimer = setTimeout(respawn, delayMs);
+  }
+
+  cancelRespawn(): void {
+    clearTimeout(this.#respawnTimer);
+    this.#respawnTimer = undefined;
+  }
+}
+
+/** What the log lines of a worker's exit say about it. */
+type ExitFields = {
+  readonly workerPid: number | undefined;
+  readonly slot: number;
+  readonly code: number | null;
+  readonly signal: string | null;
+};
+
+/** @internal */
+export interface SupervisorOptions {
+  /** How many worker slots to keep filled. */
+  readonly workers: number;
+  /** Quick crashes in a row of one slot after which the cluster stops. */
+  readonly maxQuickRestarts: number;
+  /** The drain a stop gives; a crash loop gives at most {@link CRASH_LOOP_GRACE_MS} of it. */
+  readonly graceMs: number;
+  readonly logger: Logger;
+  /** Starts a worker; {@link forkClusterWorker} in a cluster, a fake in tests. */
+  readonly fork: ForkWorker;
+  /** Each worker forked, before it can send anything: where its messages get wired. */
+  readonly forked: (worker: Worker) => void;
+  /** Each worker that exited, before it is replaced: nothing more can be waited for from it. */
+  readonly exited: (worker: Worker) => void;
+}
+
+/**
+ * Keeps `workers` slots filled: forks a worker per slot, replaces one that exits (at once,
+ * then with {@link backoffMs} while it keeps crashing within {@link QUICK_CRASH_MS} of
+ * listening), stops the cluster on a crash loop or an address that cannot be bound, and
+ * drains every worker on {@link stop}. `ready` resolves once every slot's worker
+ * listens; `done` with the exit code once every worker has exited after a stop.
+ *
+ * @example
+ * ```ts
+ * const supervisor = new Supervisor({ workers: 4, maxQuickRestarts: 5, logger, fork: forkClusterWorker, forked: wire, exited: forget });
+ * supervisor.start();
+ * const { port } = await supervisor.ready;
+ * ```
+ * @internal
+ */
+export class Supervisor {
+  readonly #options: SupervisorOptions;
+  readonly #slots: readonly WorkerSlot[];
+  readonly #latch = exitLatch();
+  readonly #ready: Promise<ClusterPorts>;
+  #markReady!: (ports: ClusterPorts) => void;
+  #failStart!: (err: JwtGrpcError) => void;
+  #stopping = false;
+
+  constructor(options: SupervisorOptions) {
+    this.#options = options;
+    this.#slots = Array.from({ length: options.workers }, (_, index) => new WorkerSlot(index));
+    this.#ready = new Promise<ClusterPorts>((resolve, reject) => {
+      this.#markReady = resolve;
+      this.#failStart = reject;
+    });
+  }
+
+  /** Every slot's worker listens; rejects (ERR_CLUSTER, ERR_LISTEN) when the cluster cannot start. */
+  get ready(): Promise<ClusterPorts> {
+    return this.#ready;
+  }
+
+  /** The exit code once a stop has ended every worker. */
+  get done(): Promise<number> {
+    return this.#latch.done;
+  }
+
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** Forks a worker into every slot. */
+  start(): void {
+    for (const slot of this.#slots) this.#fork(slot);
+  }
+
+  /** The workers in their slots now (started, not yet exited). */
+  live(): Worker[] {
+    return this.#slots.flatMap((slot) => (slot.worker === undefined ? [] : [slot.worker]));
+  }
+
+  /** `worker` listens on `ports`; the last slot to listen makes the cluster ready. */
+  listening(worker: Worker, ports: ClusterPorts): void {
+    this.#slotOf(worker)?.markListening();
+    if (this.#slots.every((slot) => slot.listening)) this.#markReady(ports);
+  }
+
+  /** A worker cannot bind the address: no respawn can fix that, so the cluster stops. */
+  cannotListen(message: string): void {
+    if (this.#stopping) return;
+    this.#failStart(new JwtGrpcError('ERR_LISTEN', message, { field: 'address' }));
+    this.stop(1, 0);
+  }
+
+  /**
+   * Stops respawning and asks every worker to drain within `graceMs` (0: kills them);
+   * one still there after the grace period is killed. `done` then resolves with `code`.
+   */
+  stop(code: number, graceMs: number): void {
+    this.#stopping = true;
+    for (const slot of this.#slots) slot.cancelRespawn();
+    const workers = this.live();
+    if (workers.length === 0) return this.#latch.finish(code);
+    for (const worker of workers) {
+      if (graceMs === 0) worker.process.kill('SIGKILL');
+      else if (worker.isConnected()) worker.send({ type: 'jwt-grpc:shutdown', graceMs } satisfies PrimaryMessage);
+    }
+    setTimeout(() => this.#killLive(), graceMs + KILL_AFTER_GRACE_MS).unref();
+    void Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('exit', resolve)))).then(() => this.#latch.finish(code));
+  }
+
+  /** Kills every worker now and ends with exit code 1 (a second SIGTERM). */
+  kill(): void {
+    this.#killLive();
+    this.#latch.finish(1);
+  }
+
+  #killLive(): void {
+    for (const worker of this.live()) worker.process.kill('SIGKILL');
+  }
+
+  #slotOf(worker: Worker): WorkerSlot | undefined {
+    return this.#slots.find((slot) => slot.worker === worker);
+  }
+
+  #fork(slot: WorkerSlot): void {
+    const worker = this.#options.fork(slot.index);
+    slot.forked(worker);
+    const pid = worker.process.pid;
+    this.#options.logger.info(`worker ${pid} started`, { workerPid: pid, slot: slot.index });
+    this.#options.forked(worker);
+    worker.once('exit', (code: number | null, signal: string | null) => this.#exited(slot, worker, { workerPid: pid, slot: slot.index, code, signal }));
+  }
+
+  #exited(slot: WorkerSlot, worker: Worker, fields: ExitFields): void {
+    const quickCrashes = slot.exited();
+    this.#options.exited(worker);
+    const { logger, maxQuickRestarts } = this.#options;
+    if (this.#stopping) return logger.info(`worker ${fields.workerPid} exited`, fields);
+    if (quickCrashes >= maxQuickRestarts) return this.#crashLoop(quickCrashes, fields);
+    const delay = backoffMs(quickCrashes);
+    logger.warn(`worker ${fields.workerPid} exited; restarting in ${delay} ms`, fields);
+    slot.respawnIn(delay, () => this.#fork(slot));
+  }
+
+  #crashLoop(quickCrashes: number, fields: ExitFields): void {
+    const message =
+      `worker slot ${fields.slot} crashed ${quickCrashes} times in a row within ${QUICK_CRASH_MS} ms of ` +
+      `starting (last: pid ${fields.workerPid}, code ${fields.code}, signal ${fields.signal}); stopping the cluster`;
+    this.#options.logger.error(message, fields);
+    this.#failStart(new JwtGrpcError('ERR_CLUSTER', message));
+    this.stop(1, Math.min(this.#options.graceMs, CRASH_LOOP_GRACE_MS));
+  }
+}
