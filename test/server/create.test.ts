@@ -7,6 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { type Server as NetServer, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { logVerbosity, setLogVerbosity } from '@grpc/grpc-js';
 import { metrics } from '@opentelemetry/api';
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -322,9 +323,15 @@ describe.each(TRANSPORTS)('on transport %s', (transport: Transport) => {
       const server = serverWith(store);
       const listening = rejection(server.listen(`127.0.0.1:${port}`));
       await started;
-      const closed = server.close();
+      let closeResolved = false;
+      const closed = server.close().then(() => (closeResolved = true));
+      // close resolves once everything is released, so not while listen may still open something.
+      await sleep(100);
+      expect(closeResolved, 'close waits for the listen under way').toBe(false);
       loaded();
-      expect(await listening).toMatchObject({ code: 'ERR_SERVER_STATE' });
+      const err = await listening;
+      expect(err).toMatchObject({ code: 'ERR_SERVER_STATE' });
+      expect((err as Error).message).toMatch(/closed while starting/);
       await closed;
       expect(store.closed).toBe(true);
       await expectReleased(before, { store, ports: [port] });
