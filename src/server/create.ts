@@ -42,8 +42,9 @@ import { TRACER_NAME } from '../tracing/names.js';
 const CLOSE_OPTION_NAMES = optionNames<NonNullable<Parameters<JwtServer['close']>[0]>>({ graceMs: true });
 
 /**
- * A JwtService server, with health and reflection, on either transport; owns its gRPC
- * server and releases it on close.
+ * A JwtService server, with health and reflection, on either transport; owns what it
+ * opens (its gRPC server, the metrics and discovery ports, the revocation store, its own
+ * tracing pipeline) and releases all of it on close, or when `listen` fails.
  *
  * @example
  * ```ts
@@ -74,12 +75,15 @@ export interface JwtServer extends AsyncDisposable {
   /**
    * Loads keys (or generates ephemeral ones), binds `address` (`host:port`; port 0 picks a
    * free one) and starts serving, over TLS when `tls` is given (mutual TLS with
-   * `requireClientCertificate`). Resolves to the bound port.
+   * `requireClientCertificate`). Resolves to the bound port. When it fails, everything the
+   * server had opened is released before it rejects, and the server is closed.
    */
   listen(address: string, tls?: ServerTlsOptions): Promise<number>;
   /**
    * Stops accepting calls, lets calls in flight finish, and forces the rest closed after
-   * `graceMs` (0 to 600000; default 10000). Idempotent.
+   * `graceMs` (0 to 600000; default 10000), then releases everything the server opened.
+   * Called while `listen` is under way, `listen` rejects (`ERR_SERVER_STATE`) and this
+   * resolves once what it had opened is released. Idempotent.
    */
   close(options?: { graceMs?: number }): Promise<void>;
 }
