@@ -233,7 +233,8 @@ class OwningJwtServer implements JwtServer {
     this.transport = options.transport.transport;
     try {
       this.#observers = observeCalls(options.server, this.#methods, this.#owned);
-      this.#server = createTransport({ options: options.transport, interceptors: this.#observers.interceptors, logger: this.#logger, counters: this.#observers.metrics?.connections });
+      const { interceptors, metrics } = this.#observers;
+      this.#server = createTransport({ options: options.transport, interceptors, logger: this.#logger, counters: metrics?.connections });
       const server = this.#server;
       this.#closeTransport = releaseOnce((graceMs: number) => server.close(graceMs));
       this.#owned.defer(() => this.#closeTransport(this.#graceMs));
@@ -389,7 +390,12 @@ class OwningJwtServer implements JwtServer {
   }
 
   /** Discovery, the JWK Set and the status list, with the `httpPort` option. */
-  async #serveDiscovery(address: string, tls: ServerTlsOptions | undefined, handle: JwtServiceHandle, statusList: StatusListIssuer | undefined): Promise<void> {
+  async #serveDiscovery(
+    address: string,
+    tls: ServerTlsOptions | undefined,
+    handle: JwtServiceHandle,
+    statusList: StatusListIssuer | undefined,
+  ): Promise<void> {
     const { service: options, server: extras } = this.#options;
     if (extras.httpPort === undefined) return;
     const endpoint = await serveDiscovery({
@@ -415,7 +421,8 @@ class OwningJwtServer implements JwtServer {
     this.#owned.defer(() => this.#stopServing());
     this.#state = 'listened';
     // A cluster's primary has said it for its workers (runCluster).
-    if (this.#options.server.adminTokenFile !== undefined && tls === undefined && !cluster.isWorker) warnAdminSecretOnPlaintext(this.#logger, hostOf(address), port);
+    const plaintextAdmin = this.#options.server.adminTokenFile !== undefined && tls === undefined;
+    if (plaintextAdmin && !cluster.isWorker) warnAdminSecretOnPlaintext(this.#logger, hostOf(address), port);
     this.#setServing('SERVING');
     // A key held by an HSM or KMS whose breaker opened: JwtService is NOT_SERVING (signing) until it signs again.
     this.#owned.defer(

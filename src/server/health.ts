@@ -139,7 +139,13 @@ class Health implements HealthService {
     }
   }
 
-  async #sendChanges(service: string, responses: ResponseStream<HealthCheckResponse>, signal: AbortSignal, aborted: Promise<void>, waker: Waker): Promise<void> {
+  async #sendChanges(
+    service: string,
+    responses: ResponseStream<HealthCheckResponse>,
+    signal: AbortSignal,
+    aborted: Promise<void>,
+    waker: Waker,
+  ): Promise<void> {
     let sent: WatchStatus | undefined;
     while (!signal.aborted) {
       // Read the store each time round: changes made during a write collapse into the
@@ -172,7 +178,10 @@ class Health implements HealthService {
   }
 }
 
-/** One Watch call's wait for something to send: a change of status, close, or the call's end. A wake while not waiting is a no-op (the loop reads the store next anyway). */
+/**
+ * One Watch call's wait for something to send: a change of status, close, or the call's
+ * end. A wake while not waiting is a no-op (the loop reads the store next anyway).
+ */
 class Waker {
   #resolve = (): void => {};
   readonly wake = (): void => this.#resolve();

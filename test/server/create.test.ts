@@ -51,7 +51,8 @@ function freshMeterProvider(): void {
 /** Whether the tracing pipeline of a server made in this test still counts its dropped spans (its callback goes at shutdown). */
 async function pipelineOpen(): Promise<boolean> {
   const { resourceMetrics } = await reader.collect();
-  return resourceMetrics.scopeMetrics.some((scope) => scope.metrics.some((metric) => metric.descriptor.name === DROPPED_SPANS_METRIC && metric.dataPoints.length > 0));
+  const reported = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
+  return reported.some((metric) => metric.descriptor.name === DROPPED_SPANS_METRIC && metric.dataPoints.length > 0);
 }
 
 type RevocationStore = Exclude<NonNullable<JwtServerOptions['revocationStore']>, string>;
@@ -143,7 +144,8 @@ const baseline = (): Baseline => ({ handles: activeHandles(), fds: openFds() });
 
 /** Handle kinds of which more are open now than at `before`. */
 function handlesAbove(before: Baseline): string[] {
-  return [...activeHandles()].filter(([kind, count]) => count > (before.handles.get(kind) ?? 0)).map(([kind, count]) => `${kind} ${before.handles.get(kind) ?? 0} -> ${count}`);
+  const was = (kind: string): number => before.handles.get(kind) ?? 0;
+  return [...activeHandles()].filter(([kind, count]) => count > was(kind)).map(([kind, count]) => `${kind} ${was(kind)} -> ${count}`);
 }
 
 /** Everything the server opened is released: the pipeline shut down, the store closed, the ports free, no handle or descriptor left. */
@@ -343,7 +345,8 @@ describe.each(TRANSPORTS)('on transport %s', (transport: Transport) => {
     // The name the server's own pipeline registers its dropped spans under: taken, so creating fails after the pipeline exists.
     registry.registerMetric({ name: 'jwt_grpc_tracing_spans_dropped_total', help: 'taken', type: 'counter', get: async () => ({}) } as never);
     const before = baseline();
-    expect(() => createJwtServer({ transport, keys, logger: silentLogger, tracing: true, metricsRegistry: registry })).toThrow(/jwt_grpc_tracing_spans_dropped_total/);
+    const create = (): unknown => createJwtServer({ transport, keys, logger: silentLogger, tracing: true, metricsRegistry: registry });
+    expect(create).toThrow(/jwt_grpc_tracing_spans_dropped_total/);
     expect(await waitUntil(async () => !(await pipelineOpen()), 2000, 20), 'its own tracing pipeline is shut down').toBe(true);
     await expectReleased(before, {});
   });
