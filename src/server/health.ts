@@ -5,7 +5,7 @@
  * (https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
-import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus, type ServedService } from '../transport/handler-api.js';
+import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus, type ServedService, type ServiceImplementation } from '../transport/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */
@@ -63,88 +63,132 @@ export interface HealthService extends ServedService {
  * ```
  */
 export function createHealthService(initial: Readonly<Record<string, ServingStatus>> = {}): HealthService {
-  const statuses = new Map<string, ServingStatus>();
-  for (const [service, status] of Object.entries(initial)) statuses.set(service, checkedStatus(status, `statuses[${JSON.stringify(service)}]`));
-  /** Wake-up functions of the running Watch calls, by service. */
-  const watchers = new Map<string, Set<() => void>>();
-  let closed = false;
+  return new Health(initial);
+}
 
-  function wakeAll(service: string): void {
-    for (const wake of watchers.get(service) ?? []) wake();
+/** The store of statuses and the Watch calls waiting on it. */
+class Health implements HealthService {
+  readonly name = HEALTH_SERVICE_NAME;
+  readonly definition = healthDefinition();
+  readonly implementation: ServiceImplementation;
+  readonly #statuses = new Map<string, ServingStatus>();
+  /** Wake-up functions of the running Watch calls, by service. */
+  readonly #watchers = new Map<string, Set<() => void>>();
+  /** Set by close: a Watch ends once it has sent the latest status. */
+  #closed = false;
+
+  constructor(initial: Readonly<Record<string, ServingStatus>>) {
+    for (const [service, status] of Object.entries(initial)) this.#statuses.set(service, checkedStatus(status, `statuses[${JSON.stringify(service)}]`));
+    this.implementation = {
+      Check: (request: HealthCheckRequest) => this.#check(request),
+      List: () => this.#list(),
+      Watch: (request: HealthCheckRequest, responses: ResponseStream<HealthCheckResponse>, call: CallContext) => this.#watch(request, responses, call),
+    };
   }
 
-  async function watch(request: HealthCheckRequest, responses: ResponseStream<HealthCheckResponse>, call: CallContext): Promise<void> {
-    const { service } = request;
-    let wake = (): void => {};
-    const watcher = (): void => wake();
-    let set = watchers.get(service);
-    if (set === undefined) watchers.set(service, (set = new Set()));
-    set.add(watcher);
+  setStatus(service: string, status: ServingStatus): void {
+    if (typeof service !== 'string') throw new JwtGrpcError('ERR_INVALID_OPTION', 'setStatus: service must be a string', { field: 'service' });
+    this.#statuses.set(service, checkedStatus(status, 'status'));
+    this.#wakeAll(service);
+  }
+
+  getStatus(service: string): ServingStatus | undefined {
+    return this.#statuses.get(service);
+  }
+
+  get watchCount(): number {
+    let count = 0;
+    for (const set of this.#watchers.values()) count += set.size;
+    return count;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const service of this.#watchers.keys()) this.#wakeAll(service);
+  }
+
+  #check(request: HealthCheckRequest): HealthCheckResponse {
+    const status = this.#statuses.get(request.service);
+    if (status === undefined) throw new GrpcStatusError(GrpcStatus.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
+    return { status };
+  }
+
+  #list(): HealthListResponse {
+    if (this.#statuses.size > HEALTH_LIST_LIMIT) {
+      throw new GrpcStatusError(GrpcStatus.RESOURCE_EXHAUSTED, `${this.#statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`);
+    }
+    return { statuses: Object.fromEntries([...this.#statuses].map(([service, status]) => [service, { status }])) };
+  }
+
+  /** Sends the status of the service now, then each change, until the call is cancelled or close is called. */
+  async #watch(request: HealthCheckRequest, responses: ResponseStream<HealthCheckResponse>, call: CallContext): Promise<void> {
+    const waker = new Waker();
+    const unwatch = this.#addWatcher(request.service, waker.wake);
     // A write waits for the client to read (flow control); a cancelled call must not wait.
     const aborted = new Promise<void>((resolve) => {
-      call.signal.addEventListener(
-        'abort',
-        () => {
-          resolve();
-          wake();
-        },
-        { once: true },
-      );
+      const onAbort = (): void => {
+        resolve();
+        waker.wake();
+      };
+      call.signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      let sent: WatchStatus | undefined;
-      while (!call.signal.aborted) {
-        // Read the store each time round: changes made during a write collapse into the
-        // latest, so a slow reader gets the current status, not a backlog.
-        const current: WatchStatus = statuses.get(service) ?? 'SERVICE_UNKNOWN';
-        if (current !== sent) {
-          sent = current;
-          await Promise.race([responses.write({ status: current }), aborted]);
-        } else if (closed) {
-          return;
-        } else {
-          await new Promise<void>((resolve) => (wake = resolve));
-        }
-      }
+      await this.#sendChanges(request.service, responses, call.signal, aborted, waker);
     } finally {
-      set.delete(watcher);
-      if (set.size === 0 && watchers.get(service) === set) watchers.delete(service);
+      unwatch();
     }
   }
 
-  return {
-    name: HEALTH_SERVICE_NAME,
-    definition: healthDefinition(),
-    implementation: {
-      Check(request: HealthCheckRequest): HealthCheckResponse {
-        const status = statuses.get(request.service);
-        if (status === undefined) throw new GrpcStatusError(GrpcStatus.NOT_FOUND, `unknown service ${JSON.stringify(request.service)}`);
-        return { status };
-      },
-      List(): HealthListResponse {
-        if (statuses.size > HEALTH_LIST_LIMIT) {
-          throw new GrpcStatusError(GrpcStatus.RESOURCE_EXHAUSTED, `${statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`);
-        }
-        return { statuses: Object.fromEntries([...statuses].map(([service, status]) => [service, { status }])) };
-      },
-      Watch: watch,
-    },
-    setStatus(service, status) {
-      if (typeof service !== 'string') throw new JwtGrpcError('ERR_INVALID_OPTION', 'setStatus: service must be a string', { field: 'service' });
-      statuses.set(service, checkedStatus(status, 'status'));
-      wakeAll(service);
-    },
-    getStatus: (service) => statuses.get(service),
-    get watchCount() {
-      let count = 0;
-      for (const set of watchers.values()) count += set.size;
-      return count;
-    },
-    close() {
-      closed = true;
-      for (const service of watchers.keys()) wakeAll(service);
-    },
-  };
+  async #sendChanges(
+    service: string,
+    responses: ResponseStream<HealthCheckResponse>,
+    signal: AbortSignal,
+    aborted: Promise<void>,
+    waker: Waker,
+  ): Promise<void> {
+    let sent: WatchStatus | undefined;
+    while (!signal.aborted) {
+      // Read the store each time round: changes made during a write collapse into the
+      // latest, so a slow reader gets the current status, not a backlog.
+      const current: WatchStatus = this.#statuses.get(service) ?? 'SERVICE_UNKNOWN';
+      if (current !== sent) {
+        sent = current;
+        await Promise.race([responses.write({ status: current }), aborted]);
+      } else if (this.#closed) {
+        return;
+      } else {
+        await waker.next();
+      }
+    }
+  }
+
+  /** Adds a Watch's wake-up for `service`; returns its removal. */
+  #addWatcher(service: string, wake: () => void): () => void {
+    let set = this.#watchers.get(service);
+    if (set === undefined) this.#watchers.set(service, (set = new Set()));
+    const watching = set.add(wake);
+    return () => {
+      watching.delete(wake);
+      if (watching.size === 0 && this.#watchers.get(service) === watching) this.#watchers.delete(service);
+    };
+  }
+
+  #wakeAll(service: string): void {
+    for (const wake of this.#watchers.get(service) ?? []) wake();
+  }
+}
+
+/**
+ * One Watch call's wait for something to send: a change of status, close, or the call's
+ * end. A wake while not waiting is a no-op (the loop reads the store next anyway).
+ */
+class Waker {
+  #resolve = (): void => {};
+  readonly wake = (): void => this.#resolve();
+
+  next(): Promise<void> {
+    return new Promise<void>((resolve) => (this.#resolve = resolve));
+  }
 }
 
 function checkedStatus(status: unknown, field: string): ServingStatus {

@@ -94,113 +94,148 @@ function secureOptions(tls: ServerTlsOptions, handshakeTimeoutMs: number): TlsOp
  * ```
  */
 export function createHttp2GrpcServer(options: Http2GrpcServerOptions = {}): Http2GrpcServer {
-  const resolved = resolveHttp2Options(options);
-  const router = new Router();
-  const sessions = new Set<SessionState>();
-  const deadlines = new Deadlines();
-  let state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
-  const limits = connectionLimits(resolved);
-  const onStream = streamHandler(router, { options: resolved, deadlines });
-  const guard = new ConnectionGuard({
-    port: 'grpc',
-    handshakeTimeoutMs: resolved.handshakeTimeoutMs,
-    maxConnections: resolved.maxConnections ?? defaultMaxConnections(openFilesLimit()),
-    logger: resolved.logger,
-    counters: resolved.connectionCounters,
-  });
-  let server: NetServer | undefined;
-  let closing: Promise<void> | undefined;
+  return new OwnHttp2GrpcServer(resolveHttp2Options(options));
+}
 
-  const onConnection = (socket: Socket): void => {
-    const sessionState = new SessionState(socket, limits, resolved, onStream, (closed) => sessions.delete(closed), guard);
-    sessions.add(sessionState);
-    // A connection accepted while closing is told to go away at once.
-    if (state === 'closed') void sessionState.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
-  };
+/**
+ * createHttp2GrpcServer's server. Owns its listening socket (`#server`), its connections
+ * (`#sessions`), the deadline timer (`#deadlines`) and the port's guard (`#guard`), and
+ * releases them on close.
+ */
+class OwnHttp2GrpcServer implements Http2GrpcServer {
+  readonly #options: ResolvedHttp2Options;
+  readonly #router = new Router();
+  /** The connections open now; each leaves the set as it closes. */
+  readonly #sessions = new Set<SessionState>();
+  readonly #deadlines = new Deadlines();
+  readonly #limits: ConnectionLimits;
+  readonly #onStream: ReturnType<typeof streamHandler>;
+  /** The connection cap and the handshake deadline of the port. */
+  readonly #guard: ConnectionGuard;
+  #state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
+  #server: NetServer | undefined;
+  #closing: Promise<void> | undefined;
 
-  /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
-  const onSecureConnection = (socket: TLSSocket): void => {
-    if (socket.alpnProtocol !== 'h2') {
-      guard.failed('tls');
-      socket.destroy();
-      return;
-    }
-    onConnection(socket);
-  };
+  constructor(options: ResolvedHttp2Options) {
+    this.#options = options;
+    this.#limits = connectionLimits(options);
+    this.#onStream = streamHandler(this.#router, { options, deadlines: this.#deadlines });
+    this.#guard = new ConnectionGuard({
+      port: 'grpc',
+      handshakeTimeoutMs: options.handshakeTimeoutMs,
+      maxConnections: options.maxConnections ?? defaultMaxConnections(openFilesLimit()),
+      logger: options.logger,
+      counters: options.connectionCounters,
+    });
+  }
 
-  async function listen(address: string, tls?: ServerTlsOptions): Promise<number> {
-    if (state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${state}`);
+  addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void {
+    if (this.#state === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'addService: server is closed');
+    this.#router.add(definition, implementation);
+  }
+
+  async listen(address: string, tls?: ServerTlsOptions): Promise<number> {
+    if (this.#state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${this.#state}`);
     const { host, port } = parseAddress(address);
-    // allowHalfOpen: a plaintext client that half-closes TCP after its requests still gets
-    // their answers (wire/connection.ts ends our side). Not over TLS, where a client ends
-    // with close_notify, and a half-open TLSSocket whose handshake a client abandoned would
-    // stay open (a client that refused the server's certificate kept close() waiting).
-    const created =
-      tls === undefined
-        ? createServer({ allowHalfOpen: true }, onConnection)
-        : createTlsServer(secureOptions(tls, guard.handshakeTimeoutMs), onSecureConnection);
-    state = 'listening';
-    server = created;
+    const created = this.#netServer(address, tls);
+    this.#state = 'listening';
+    this.#server = created;
     // The connection cap, and the deadline's start; a connection that fails its TLS handshake is counted and affects no other.
-    guard.attach(created);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        created.once('error', reject);
-        created.listen({ host, port }, () => {
-          created.off('error', reject);
-          resolve();
-        });
-      });
-    } catch (err) {
-      state = 'closed';
-      throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${(err as Error).message}`, { field: 'address', cause: err });
-    }
-    created.on('error', (err) => resolved.logger.error('gRPC server error', { error: err.message }));
-    if ((state as string) === 'closed') {
+    this.#guard.attach(created);
+    await this.#bind(created, host, port, address);
+    created.on('error', (err) => this.#options.logger.error('gRPC server error', { error: err.message }));
+    if ((this.#state as string) === 'closed') {
       created.close();
       throw new JwtGrpcError('ERR_SERVER_STATE', 'listen: server was closed while binding');
     }
-    state = 'listened';
+    this.#state = 'listened';
     const bound = created.address();
     return typeof bound === 'object' && bound !== null ? bound.port : port;
   }
 
-  function close({ graceMs: given }: { readonly graceMs?: number } = {}): Promise<void> {
-    if (closing !== undefined) return closing;
+  close({ graceMs: given }: { readonly graceMs?: number } = {}): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
     let graceMs: number;
     try {
       graceMs = optionValue('graceMs', given);
     } catch (err) {
       return Promise.reject(err);
     }
-    const wasListening = state === 'listened';
-    state = 'closed';
-    const netServer = server;
-    closing = (async () => {
-      if (netServer === undefined || !wasListening) return;
-      const force = setTimeout(() => {
-        for (const session of sessions) session.forceClose('the server is shutting down');
-      }, graceMs);
-      // Stops accepting at once, so new connections are refused, not accepted and sent
-      // away; resolves once every connection has closed. Each gets the two GOAWAYs of
-      // gracefulClose.
-      const allClosed = new Promise<void>((resolve) => netServer.close(() => resolve()));
-      await Promise.all([...sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
-      await allClosed;
-      guard.flush();
-      clearTimeout(force);
-      deadlines.stop();
-    })();
-    return closing;
+    const wasListening = this.#state === 'listened';
+    this.#state = 'closed';
+    this.#closing = this.#server === undefined || !wasListening ? Promise.resolve() : this.#shutdown(this.#server, graceMs);
+    return this.#closing;
   }
 
-  return {
-    addService(definition, implementation) {
-      if (state === 'closed') throw new JwtGrpcError('ERR_SERVER_STATE', 'addService: server is closed');
-      router.add(definition, implementation);
-    },
-    listen,
-    close,
-    [Symbol.asyncDispose]: () => close(),
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * The listening socket: node:net, or node:tls offering h2 alone. TLS material node:tls
+   * refuses is `ERR_LISTEN` naming the option, as on transport grpc-js.
+   */
+  #netServer(address: string, tls: ServerTlsOptions | undefined): NetServer {
+    // allowHalfOpen: a plaintext client that half-closes TCP after its requests still gets
+    // their answers (wire/connection.ts ends our side). Not over TLS, where a client ends
+    // with close_notify, and a half-open TLSSocket whose handshake a client abandoned would
+    // stay open (a client that refused the server's certificate kept close() waiting).
+    if (tls === undefined) return createServer({ allowHalfOpen: true }, this.#onConnection);
+    const secure = secureOptions(tls, this.#guard.handshakeTimeoutMs);
+    try {
+      return createTlsServer(secure, this.#onSecureConnection);
+    } catch (err) {
+      throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: tls: ${(err as Error).message}`, { field: 'tls', cause: err });
+    }
+  }
+
+  /** Binds `server`; a bind that fails leaves this server closed. */
+  async #bind(server: NetServer, host: string, port: number, address: string): Promise<void> {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host, port }, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      this.#state = 'closed';
+      throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${(err as Error).message}`, { field: 'address', cause: err });
+    }
+  }
+
+  readonly #onConnection = (socket: Socket): void => {
+    const session = new SessionState(socket, this.#limits, this.#options, this.#onStream, (closed) => this.#sessions.delete(closed), this.#guard);
+    this.#sessions.add(session);
+    // A connection accepted while closing is told to go away at once.
+    if (this.#state === 'closed') void session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
   };
+
+  /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
+  readonly #onSecureConnection = (socket: TLSSocket): void => {
+    if (socket.alpnProtocol !== 'h2') {
+      this.#guard.failed('tls');
+      socket.destroy();
+      return;
+    }
+    this.#onConnection(socket);
+  };
+
+  /**
+   * Stops accepting at once, so new connections are refused, not accepted and sent away;
+   * resolves once every connection has closed. Each gets the two GOAWAYs of gracefulClose,
+   * and is forced closed after `graceMs`.
+   */
+  async #shutdown(server: NetServer, graceMs: number): Promise<void> {
+    const force = setTimeout(() => {
+      for (const session of this.#sessions) session.forceClose('the server is shutting down');
+    }, graceMs);
+    const allClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all([...this.#sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
+    await allClosed;
+    this.#guard.flush();
+    clearTimeout(force);
+    this.#deadlines.stop();
+  }
 }
