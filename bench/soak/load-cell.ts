@@ -66,7 +66,7 @@ export const LOAD_REQUEST = { algorithm: 'HS256', subject: 'load@example.com' } 
 /**
  * Largest accepted median growth of RSS (after a full GC, less V8's new space) from one
  * judged round to the next, in MiB per round: what the levels of a plateau wander by,
- * with room. See test/reliability/load.test.ts for the measurements it comes from.
+ * with room. See test/reliability/soak.load.test.ts for the measurements it comes from.
  */
 export const GROWTH_LIMIT_MIB = 2;
 

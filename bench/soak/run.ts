@@ -1,5 +1,5 @@
 /**
- * `npm run soak [-- --minutes N]`: the long form of test/reliability/load.test.ts. Each
+ * `npm run soak [-- --minutes N]`: the long form of test/reliability/soak.load.test.ts. Each
  * load cell (1 connection x 1,000 in flight, 500 x 1,000; GenerateJwt HS256) runs for
  * N minutes (default 10), as rounds of equal length, against a fresh single-process
  * server pinned to CPU 0, ghz pinned to CPU 1. Prints calls, errors and the server's RSS

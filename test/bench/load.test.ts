@@ -1,7 +1,7 @@
 /**
  * The computing parts of the load sections (bench/load/): the request bytes h2load and
  * the open-loop generator send, h2load's report, the servers' own status counts, the
- * paired ratios and the summary's tables. With real servers: load-generators.test.ts.
+ * paired ratios and the summary's tables. With real servers: load-generators.integration.test.ts.
  */
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * The transport's own HTTP/2 (src/transport/http2/wire), frame by frame on bare TCP
  * connections and with node:http2 clients: flow control both ways, header blocks in
  * CONTINUATION frames, the stream limit, and the guards (Rapid Reset, CONTINUATION flood,
- * the memory ceiling). h2spec runs the rest of RFC 9113 (h2spec.test.ts).
+ * the memory ceiling). h2spec runs the rest of RFC 9113 (h2spec.integration.test.ts).
  */
 import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

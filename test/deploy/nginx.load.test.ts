@@ -48,7 +48,7 @@ const MAX_TTL = 3;
 const TOLERANCE = 5;
 
 const nginx = findNginx();
-if (nginx === null) console.log(`test/deploy/nginx.test.ts skipped: nginx not found on PATH or in /usr/sbin (\`${NGINX_INSTALL}\`)`);
+if (nginx === null) console.log(`test/deploy/nginx.load.test.ts skipped: nginx not found on PATH or in /usr/sbin (\`${NGINX_INSTALL}\`)`);
 
 describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas behind nginx with the shipped configuration', () => {
   let dir: string;

@@ -156,7 +156,7 @@ describe('npm run bench -- --smoke', () => {
 
     // No token and no private key in anything the run wrote (every file under --out, ghz's
     // reports included: they repeat each VerifyJwt request) or logged, and the keys'
-    // temporary directory is gone. The one smoke run of the suite: test/reliability/secrets.test.ts relies on it.
+    // temporary directory is gone. The one smoke run of the suite: test/reliability/secrets.integration.test.ts relies on it.
     const written = readdirSync(out, { recursive: true, encoding: 'utf8' })
       .map((file) => join(out, file))
       .filter((path) => lstatSync(path).isFile()); // not through `latest`, a link to the run directory

@@ -7,7 +7,7 @@
  *
  * Which worker served a connection shows in its subject pool: each worker has its own
  * round-robin position, so the first subject-less GenerateJwt on each worker gets the
- * pool's first subject (as in test/cluster/cluster.test.ts).
+ * pool's first subject (as in test/cluster/cluster.integration.test.ts).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -11,7 +11,7 @@
  * server issued. Broken key files holding secrets fail without quoting them, at start
  * and on reload. `jwt-grpc keys generate | rotate | public` print kids, never key
  * material (`public`: public keys only). (That the benchmark's smoke run writes no token
- * or private key into its results is checked on the one smoke run, test/bench/smoke.test.ts.)
+ * or private key into its results is checked on the one smoke run, test/bench/smoke.integration.test.ts.)
  */
 import { createHmac, createPrivateKey, createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -99,7 +99,7 @@ describe('createRedisRevocationStore: options', () => {
 });
 
 const redisServer = findRedisServer();
-if (redisServer === null) console.log(`test/revocation/redis-store.test.ts: the Redis tests skipped: redis-server not found on PATH or in /usr/bin (\`${REDIS_INSTALL}\`)`);
+if (redisServer === null) console.log(`test/revocation/redis-store.integration.test.ts: the Redis tests skipped: redis-server not found on PATH or in /usr/bin (\`${REDIS_INSTALL}\`)`);
 
 describe.skipIf(redisServer === null)('the Redis revocation store on a real redis-server', () => {
   let redis: RedisServer;
