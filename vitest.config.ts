@@ -50,8 +50,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Fails a file that leaves a process running after its last hook (test/helpers/leftovers.ts).
-    setupFiles: ['test/helpers/leftover-check.ts'],
+    // Fails a file that leaves a process running after its last hook (bench/kit/leftovers.ts).
+    setupFiles: ['test/setup/leftover-check.ts'],
     projects: [
       {
         extends: true,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { goBuild } from '../kit/go-build.js';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
 import { median } from '../common/stats.js';
 import { interleavedOrder } from '../macro/column.js';

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import type { GhzTls } from '../ghz/ghz-args.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { makeClientCert } from '../kit/caller-certs.js';

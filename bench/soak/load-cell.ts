@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatMiB } from '../common/format.js';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import { sleep } from '../kit/wait.js';
 import { type GhzSummary, summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';

@@ -10,11 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerCleanup } from '../common/cleanup.js';
+import { registerCleanup } from '../kit/cleanup.js';
 import type { Transport } from '../../src/lib.js';
 import { optionValue } from '../../src/options/resolve.js';
 import { TRANSPORTS } from '../../src/options/table.js';
-import { type ParsedCommandLine, parseChoice, parseChoices, parseFlags, parseNumber, runProgram } from '../common/program.js';
+import { type ParsedCommandLine, parseChoice, parseChoices, parseFlags, parseNumber, runProgram } from '../kit/program.js';
 import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { planCores } from '../harness/cores.js';
 import { writeKeysFile } from '../harness/keys-file.js';

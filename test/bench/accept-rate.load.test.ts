@@ -6,8 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { repoPath } from '../../bench/common/paths.js';
-import { UsageError } from '../../bench/common/program.js';
+import { repoPath } from '../../bench/kit/paths.js';
+import { UsageError } from '../../bench/kit/program.js';
 import { acceptTable, parseAcceptCommandLine, runAcceptRate } from '../../bench/cores/accept-rate.js';
 
 describe('bench:accept', () => {

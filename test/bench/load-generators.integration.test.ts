@@ -14,7 +14,7 @@ import { type KeysFile, writeKeysFile } from '../../bench/harness/keys-file.js';
 import { findOnPath, runCommand } from '../../bench/kit/exec.js';
 import { TEST_GO_BUILD_TIMEOUT_MS, goBuild } from '../../bench/kit/go-build.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
-import { findH2load } from '../../bench/load/h2load.js';
+import { findH2load } from '../../bench/kit/h2load.js';
 import { runH2loadSection } from '../../bench/load/h2load-section.js';
 import { type LoadContext, startLoadServer } from '../../bench/load/load-servers.js';
 import { OPEN_LOOP_BINARY, OPEN_LOOP_DIR, type OpenLoopRun, buildOpenLoop, openLoopArgs } from '../../bench/load/open-loop.js';

@@ -9,19 +9,19 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import * as jose from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SUBJECTS_FILE } from '../../bench/common/paths.js';
+import { SUBJECTS_FILE } from '../../bench/kit/paths.js';
 import { planCores } from '../../bench/harness/cores.js';
 import { type KeysFile, generateJwks, writeKeysFile } from '../../bench/harness/keys-file.js';
 import { cargoBuild } from '../../bench/kit/cargo-build.js';
 import { findOnPath } from '../../bench/kit/exec.js';
 import { type ServerProcess, runToExit, startServer } from '../../bench/kit/launcher.js';
-import { findH2load } from '../../bench/load/h2load.js';
+import { findH2load } from '../../bench/kit/h2load.js';
 import { REST_SERVERS, runRestSection } from '../../bench/load/rest-section.js';
 import { RUST_PEER_BINARY, RUST_PEER_DIR } from '../../bench/macro/servers.js';
 import { PROTO_PATH } from '../../src/package-root.js';
+import { clientConstructor, unary } from '../../bench/kit/grpc-clients.js';
 
 const cargo = findOnPath('cargo');
 const ALGORITHMS = ['HS256', 'ES256', 'RS256', 'EdDSA'] as const;
@@ -103,15 +103,13 @@ describe.skipIf(cargo === null)('the Rust peer (skipped without cargo on PATH: i
   };
 
   describe('over gRPC (tonic)', () => {
-    let client: grpc.Client & Record<string, (req: object, cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void) => void>;
+    let client: grpc.Client;
     beforeAll(() => {
-      const definition = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: Number, enums: String, defaults: true });
-      const proto = grpc.loadPackageDefinition(definition) as unknown as { jwt: { services: { JwtService: grpc.ServiceClientConstructor } } };
-      client = new proto.jwt.services.JwtService(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure()) as typeof client;
+      const JwtService = clientConstructor(PROTO_PATH, 'jwt.services.JwtService');
+      client = new JwtService(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
     });
     afterAll(() => client?.close());
-    const call = (method: string, req: object) =>
-      new Promise<Record<string, unknown>>((resolve, reject) => client[method]!(req, (err, res) => (err ? reject(err) : resolve(res))));
+    const call = (method: string, req: object) => unary<Record<string, unknown>>(client, method, req);
 
     it.each(ALGORITHMS)('GenerateJwt %s: a token jose verifies, sub from the pool, and VerifyJwt accepts it', async (alg) => {
       const res = await call('GenerateJwt', { algorithm: alg });

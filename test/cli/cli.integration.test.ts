@@ -15,8 +15,8 @@ import { isAlive } from '../../bench/kit/proc.js';
 import { killGroup } from '../../bench/kit/exec.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { callError, ClientPool, decodeJwt } from '../helpers/client.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { callError, ClientPool, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const SUBJECTS = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'bench', 'fixtures', 'subjects.json'), 'utf8')) as string[];

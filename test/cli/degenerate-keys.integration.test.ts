@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 import { forgedRs256Token, rsaJwkWithExponent } from '../keys/degenerate-helpers.js';
 import { jsonLines, waitForReloadFailure } from '../ops/reload-helpers.js';
 

@@ -13,7 +13,7 @@ import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
+import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
 
 describe.skipIf(!hasOpenssl())('serve --policy', () => {
   let certs: TestCerts;

@@ -14,7 +14,7 @@ import { killAll } from '../../bench/kit/launcher.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { ClientPool, callError } from '../helpers/client.js';
+import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
 import { bannerMetricsPort, scrape, valueOf } from '../ops/helpers.js';
 import { jsonLines } from '../ops/reload-helpers.js';
 

@@ -15,8 +15,7 @@ import { readAdminSecretText } from '../../src/cli/admin-token.js';
 import { clientTransport } from '../../src/cli/tls-files.js';
 import { launchCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { memoryLogger } from '../transport/helpers/servers.js';
-import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { closeAllServers, recordingLogger, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const SECRET = 'test-admin-secret-0123456789';
 let dir: string;
@@ -37,7 +36,7 @@ function secretFile(name: string, mode: number, text = `${SECRET}\n`): string {
   return file;
 }
 
-const warnings = (logger: ReturnType<typeof memoryLogger>): string[] => logger.lines.filter((line) => line.level === 'warn').map((line) => line.message);
+const warnings = (logger: ReturnType<typeof recordingLogger>): string[] => logger.lines.filter((line) => line.level === 'warn').map((line) => line.message);
 
 describe('secretFileProblem', () => {
   const me = 1000;
@@ -65,7 +64,7 @@ describe('the admin token file', () => {
       [0o600, 0],
     ] as const) {
       const file = secretFile(`admin-${mode.toString(8)}`, mode);
-      const logger = memoryLogger();
+      const logger = recordingLogger();
       await trackServer(createJwtServer({ keys, adminTokenFile: file, logger })).listen('127.0.0.1:0');
       const warned = warnings(logger).filter((line) => line.includes(file));
       expect(warned).toHaveLength(expected);
@@ -77,16 +76,16 @@ describe('the admin token file', () => {
   it.skipIf(process.getuid?.() !== 0)('warns about one owned by another user (as root: chown to nobody)', async () => {
     const file = secretFile('admin-nobody', 0o600);
     chownSync(file, 65534, 65534);
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     await trackServer(createJwtServer({ keys: await sharedKeys(), adminTokenFile: file, logger })).listen('127.0.0.1:0');
     expect(warnings(logger)).toContain(`admin token file ${file} is owned by uid 65534, not by this process's user (uid 0) or root: chown it`);
   });
 
   it('the client side (jwt-grpc revoke --admin-token-file) warns the same way', async () => {
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     expect(await readAdminSecretText(secretFile('client-admin', 0o640), logger)).toBe(SECRET);
     expect(warnings(logger)).toEqual([expect.stringMatching(/^admin token file .*client-admin is readable by group or others \(mode 640\)/)]);
-    const quiet = memoryLogger();
+    const quiet = recordingLogger();
     await readAdminSecretText(secretFile('client-admin-600', 0o600), quiet);
     expect(warnings(quiet)).toEqual([]);
   });
@@ -106,7 +105,7 @@ describe.skipIf(!hasOpenssl())('TLS private keys', () => {
     const cert = join(dir, 'client.crt');
     copyFileSync(certs.files.clientCert, cert);
     chmodSync(cert, 0o644);
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     await clientTransport({ tlsCa: certs.files.caCert, tlsCert: cert, tlsKey: key }, logger);
     expect(warnings(logger)).toEqual([`client private key ${key} is readable by group or others (mode 644): chmod 600 it`]);
   });
@@ -158,11 +157,11 @@ describe('an admin secret on a plaintext port', () => {
 
   it('is said by createJwtServer too, for a library user, naming the option; not on loopback', async () => {
     const admin = secretFile('admin-plaintext-library', 0o600);
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     const open = trackServer(createJwtServer({ keys: await sharedKeys(), adminTokenFile: admin, logger }));
     await open.listen('0.0.0.0:0');
     expect(logger.lines.filter((line) => line.level === 'warn' && WARNING.test(line.message))).toHaveLength(1);
-    const quiet = memoryLogger();
+    const quiet = recordingLogger();
     await trackServer(createJwtServer({ keys: await sharedKeys(), adminTokenFile: admin, logger: quiet })).listen('127.0.0.1:0');
     expect(quiet.lines.filter((line) => /plaintext port/.test(line.message))).toEqual([]);
     await closeAllServers();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { decodeJwt } from '../helpers/client.js';
+import { decodeJwt } from '../../bench/kit/grpc-clients.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 
 let server: CliServer;

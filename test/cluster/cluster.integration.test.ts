@@ -13,13 +13,13 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SUBJECTS_FILE } from '../../bench/common/paths.js';
+import { SUBJECTS_FILE } from '../../bench/kit/paths.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { isAlive } from '../../bench/kit/proc.js';
-import { ClientPool, type JwtClient } from '../helpers/client.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { ClientPool, type JwtClient } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 
 const SUBJECTS = JSON.parse(readFileSync(SUBJECTS_FILE, 'utf8')) as string[];
 const FIRST_SUBJECT = SUBJECTS[0] as string;

@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoPath } from '../../bench/common/paths.js';
+import { repoPath } from '../../bench/kit/paths.js';
 import { TEST_GO_BUILD_TIMEOUT_MS, goBuild } from '../../bench/kit/go-build.js';
 import { runCommand } from '../../bench/kit/exec.js';
 

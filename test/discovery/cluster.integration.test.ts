@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { ClientPool } from '../helpers/client.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { fetchRaw, freePort } from './helpers.js';
 
 const clients = new ClientPool();

@@ -11,8 +11,8 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { JwtGrpcError, createJwtServer, exportKeys, jwksHandler, silentLogger } from '../../src/lib.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { ClientPool } from '../helpers/client.js';
-import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import { fetchRaw, stagedRotation } from './helpers.js';
 
 const ISSUER = 'https://auth.example/tenant-a';

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll, runStep } from '../../bench/kit/launcher.js';
-import { ClientPool } from '../helpers/client.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { freePort } from './helpers.js';
 
 const H2LOAD = '/usr/bin/h2load';

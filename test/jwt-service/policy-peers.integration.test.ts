@@ -11,8 +11,8 @@ import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { type JwtPolicy, addJwtService, createJwtServer, silentLogger } from '../../src/lib.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
-import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
 const POLICY: JwtPolicy = { callers: { [ORDERS]: { subjects: ['svc-orders'], audiences: ['greeter'] } } };

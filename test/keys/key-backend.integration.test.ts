@@ -11,9 +11,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Algorithm, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
 import { KEY_BACKEND_BREAKER_COOLDOWN_MS, KEY_BACKEND_BREAKER_FAILURES, KEY_BACKEND_CONCURRENCY, registerKeyBackend } from '../../src/keys/backend.js';
 import { statusListAlgorithm } from '../../src/revocation/status-list/token.js';
-import { callError, ClientPool } from '../helpers/client.js';
-import { healthCheck } from '../helpers/grpc-extras.js';
-import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
+import { callError, ClientPool } from '../../bench/kit/grpc-clients.js';
+import { healthCheck } from '../../bench/kit/grpc-extras.js';
+import { TRANSPORTS, closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 
 /** How the fake backend behaves now; each test sets it. */
 const behaviour = { delayMs: 0, fail: false, hang: false, calls: 0, inFlight: 0, maxInFlight: 0 };

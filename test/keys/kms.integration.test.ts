@@ -13,9 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../bench/kit/cli.js';
 import type { LaunchedProcess } from '../../bench/kit/launcher.js';
 import { type Algorithm, loadKeys, silentLogger } from '../../src/lib.js';
-import { callError, ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
-import { findLocalKms, freePort, kmsEnv, startLocalKms } from '../../bench/kit/hsm.js';
+import { callError, ClientPool } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
+import { findLocalKms, kmsEnv, startLocalKms } from '../../bench/kit/hsm.js';
+import { freePort } from '../../bench/kit/ports.js';
 
 const found = findLocalKms();
 const skip = 'skip' in found ? found.skip : undefined;

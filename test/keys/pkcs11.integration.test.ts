@@ -11,14 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as jose from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { type Algorithm, importKeys, loadKeys, silentLogger } from '../../src/lib.js';
 import { backendPublicJwk, generateHandleEntry } from '../../src/keys/backend.js';
 import { registerBuiltinBackends } from '../../src/keys/backends/index.js';
 import { writeKeyFile } from '../../src/keys/file.js';
 import { status } from '@grpc/grpc-js';
-import { ClientPool, callError } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
+import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { type SoftToken, softToken, softhsmMissing } from '../../bench/kit/hsm.js';
 
 const missing = softhsmMissing();
@@ -223,18 +224,16 @@ function filesUnder(root: string): string[] {
 }
 
 async function waitForFile(root: string, pattern: RegExp, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  let path: string | undefined;
+  // Written when its size stops growing.
+  const written = async (): Promise<boolean> => {
     const found = readdirSync(root).find((name) => pattern.test(name));
-    // Written when its size stops growing.
-    if (found !== undefined) {
-      const path = join(root, found);
-      const size = statSync(path).size;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      if (size > 0 && statSync(path).size === size) return path;
-      continue;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no file matching ${pattern} in ${root} within ${timeoutMs} ms`);
+    if (found === undefined) return false;
+    path = join(root, found);
+    const size = statSync(path).size;
+    await sleep(300);
+    return size > 0 && statSync(path).size === size;
+  };
+  if (!(await waitUntil(written, timeoutMs, 100)) || path === undefined) throw new Error(`no file matching ${pattern} in ${root} within ${timeoutMs} ms`);
+  return path;
 }

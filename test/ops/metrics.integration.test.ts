@@ -10,8 +10,8 @@ import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { createJwtServer, generateKeys } from '../../src/lib.js';
-import { ClientPool, callError, type JwtClient } from '../helpers/client.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { ClientPool, callError, type JwtClient } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 import { bannerMetricsPort, clientsOnOwnConnections, httpGet, parseMetrics, scrape, valueOf } from './helpers.js';
 
 const clients = new ClientPool();

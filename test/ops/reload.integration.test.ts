@@ -9,7 +9,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ClientPool } from '../helpers/client.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { errorsOf, okCount } from '../reliability/ghz.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { bannerMetricsPort, keyEntries, scrape, valueOf } from './helpers.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../../bench/kit/wait.js';
 import { runCli } from '../../bench/kit/cli.js';
-import { ClientPool } from '../helpers/client.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { errorsOf, okCount } from '../reliability/ghz.js';
 import { keyEntries } from './helpers.js';

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, w
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../../bench/kit/wait.js';
-import { ClientPool } from '../helpers/client.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { reliabilityFixture } from '../reliability/fixture.js';
 import { keyEntries } from './helpers.js';
 import { askEveryConnection, jsonLines, keysCli, waitForReload } from './reload-helpers.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAME } from '../../src/lib.js';
 import { type CommandRun, runToExit } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
-import { TRANSPORTS } from '../helpers/server.js';
+import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { type TestServer, closeTestServers, startTestServer } from './server.js';
 
 const HEALTH = 'grpc.health.v1.Health';

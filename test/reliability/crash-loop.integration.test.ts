@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil, within } from '../../bench/kit/wait.js';
 import { launchCli } from '../../bench/kit/cli.js';
 import { isAlive } from '../../bench/kit/proc.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 import { reliabilityFixture } from './fixture.js';
 
 /** maxQuickRestarts' default (src/options/table.ts): crashes of one slot before the primary stops. */

@@ -22,7 +22,7 @@ import { formatMiB } from '../../bench/common/format.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { serverConnections } from '../../bench/harness/proc-net.js';
 import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
-import { TRANSPORTS } from '../helpers/server.js';
+import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { encodeGenerateRequest, exposeGc, generate, grpcFrame, grpcJsJwtClient, openRawCall, ready } from './helpers.js';
 import { rawSession } from '../transport/helpers/raw.js';
 

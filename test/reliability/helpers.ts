@@ -12,7 +12,7 @@ import {
   type VerifyJwtRequest,
   type VerifyJwtResponse,
 } from '../../src/lib.js';
-import { clientConstructor } from '../helpers/client.js';
+import { clientConstructor } from '../../bench/kit/grpc-clients.js';
 
 /**
  * Shared pieces of the reliability tests: a grpc-js JwtService client, raw HTTP/2 calls,
@@ -34,7 +34,7 @@ type GrpcJsJwtClientConstructor = new (address: string, credentials: grpc.Channe
 
 /**
  * A plain grpc-js JwtService client (from the proto, not the package's createJwtClient:
- * that one is test/helpers/client.ts's `jwtClient`) for 127.0.0.1:`port`: the tests here
+ * that one is bench/kit/grpc-clients.ts's `jwtClient`) for 127.0.0.1:`port`: the tests here
  * close it, or drop its connection, with calls in flight. `ownConnection` gives it a connection of its
  * own (grpc-js otherwise shares one between clients of the same target and options).
  */

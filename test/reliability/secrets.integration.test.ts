@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { within } from '../../bench/kit/wait.js';
 import { launchCli, runCli, serveArgs } from '../../bench/kit/cli.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 import { reliabilityFixture } from './fixture.js';
 import { type GrpcJsJwtClient, call, generate, grpcFrame, grpcJsJwtClient, rawUnary, ready, JWT_PATTERN, PRIVATE_PATTERNS } from './helpers.js';
 import { rawSession } from '../transport/helpers/raw.js';

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { sleep, waitUntil, within } from '../../bench/kit/wait.js';
 import { isAlive } from '../../bench/kit/proc.js';
-import { TRANSPORTS } from '../helpers/server.js';
+import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { reliabilityFixture } from './fixture.js';
 import { detailEndMs, detailStartMs, errorsOf, okCount } from './ghz.js';
 import { connectRefused, generate, grpcJsJwtClient, openRawCall, ready } from './helpers.js';

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { planCores } from '../../bench/harness/cores.js';
 import { GROWTH_LIMIT_MIB, LOAD_SCENARIOS, formatLoadCell, runLoadCell } from '../../bench/soak/load-cell.js';
-import { TRANSPORTS } from '../helpers/server.js';
+import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { reliabilityFixture } from './fixture.js';
 
 /**

@@ -13,12 +13,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SUBJECTS_FILE } from '../../bench/common/paths.js';
+import { SUBJECTS_FILE } from '../../bench/kit/paths.js';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { exportKeys, generateKeys } from '../../src/lib.js';
-import { ClientPool, type JwtClient, decodeJwt } from '../helpers/client.js';
-import { TRANSPORTS, transportArgs } from '../helpers/server.js';
+import { ClientPool, type JwtClient, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 
 const SUBJECTS = JSON.parse(readFileSync(SUBJECTS_FILE, 'utf8')) as string[];
 const FIRST_SUBJECT = SUBJECTS[0] as string;

@@ -20,7 +20,7 @@ import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli
 import { killAll } from '../../bench/kit/launcher.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { CallMetadata } from '../../src/lib.js';
-import { ClientPool, type JwtClient, decodeJwt } from '../helpers/client.js';
+import { ClientPool, type JwtClient, decodeJwt } from '../../bench/kit/grpc-clients.js';
 
 const HAVE_REDIS = findRedisServer() !== null;
 if (!HAVE_REDIS) console.warn(`skipping the Redis CLI tests: redis-server is not installed (${REDIS_INSTALL})`);

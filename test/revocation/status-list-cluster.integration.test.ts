@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../bench/kit/wait.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { ANY_AUDIENCE, CallMetadata, createRemoteVerifier, silentLogger } from '../../src/lib.js';
-import { ClientPool } from '../helpers/client.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { fetchRaw, freePort } from '../discovery/helpers.js';
 
 const clients = new ClientPool();
@@ -75,11 +76,11 @@ describe('jwt-grpc serve --status-list with two workers', () => {
       if (i % 2 === 0) await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `revoker-${i}` } }).revokeJwt({ jwt: token }, admin);
     }
     const revokedAt = Date.now();
-    let results = await Promise.all(tokens.map((token) => verifier.verify(token)));
-    while (results.some((result, i) => result.valid === (i % 2 === 0)) && Date.now() - revokedAt < 3_000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    let results: Awaited<ReturnType<typeof verifier.verify>>[] = [];
+    await waitUntil(async () => {
       results = await Promise.all(tokens.map((token) => verifier.verify(token)));
-    }
+      return !results.some((result, i) => result.valid === (i % 2 === 0));
+    }, 3_000, 50);
     expect(results.map((result) => (result.valid ? 'valid' : result.reason))).toEqual(['REVOKED', 'valid', 'REVOKED', 'valid']);
     expect(Date.now() - revokedAt).toBeLessThan(1_000 + 500);
     // Every worker's list has them (fetches land on the workers in turn): one bit per token, least significant first.

@@ -15,8 +15,8 @@ import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { type JwtServer, type JwtServerOptions, type KeySet, type Logger, type Transport, createJwtServer } from '../../src/lib.js';
-import { ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../helpers/server.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../../bench/kit/jwt-servers.js';
 
 const clients = new ClientPool();
 let certs: TestCerts;

@@ -3,27 +3,17 @@
  * SIGTERM still stops the server promptly (the final flush gives up instead of holding the
  * shutdown), with the export failure reported rather than thrown.
  */
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { ClientPool } from '../helpers/client.js';
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { freePort } from '../../bench/kit/ports.js';
 
 afterEach(() => killAll());
 
 describe('--otel with the collector down', () => {
   it('serves every call, and SIGTERM stops the server without waiting out the exporter\'s retries', async () => {
-    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
     const server = await startCli(serveArgs('--otel', '--grace-ms', '2000'), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
     const clients = new ClientPool();
     const jwt = clients.jwt(server.port);

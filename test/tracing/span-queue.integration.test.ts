@@ -18,8 +18,8 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createJwtServer, silentLogger } from '../../src/lib.js';
 import { DROPPED_SPANS_METRIC, type OwnTracingPipeline, tracingPipelineFromEnv } from '../../src/tracing/sdk.js';
-import { ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 
 /** A collector that accepts connections and never answers. */

@@ -13,7 +13,8 @@ import { type CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
-import { TRANSPORTS, closeAllServers as closeJwtServers, recordingLogger, sharedKeys, startServer } from '../helpers/server.js';
+import { TRANSPORTS, closeAllServers as closeJwtServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
+import { sleep } from '../../bench/kit/wait.js';
 
 const UNARY = '/test.Probe/Unary';
 const REFUSED_STREAM = 7;
@@ -23,7 +24,6 @@ const MIB = 1 << 20;
 const ZERO_WINDOW = Buffer.from([0, 4, 0, 0, 0, 0]);
 /** A request the Unary handler echoes: ~1 KB answers that wait for window. */
 const REQUEST = frame(Buffer.from(JSON.stringify({ fill: 'x'.repeat(1000) })));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const services = [
   [

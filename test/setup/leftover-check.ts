@@ -1,14 +1,14 @@
 /**
  * Setup file of every test file (vitest.config.ts `setupFiles`): no process a test file
  * starts outlives the file. Before the file, its process gets a mark that every process it
- * starts inherits (leftovers.ts); after the file's own afterAll hooks, every process the
+ * starts inherits (bench/kit/leftovers.ts); after the file's own afterAll hooks, every process the
  * launcher still knows is killed with its group, and any process that still carries the
  * mark fails the file, listed with its pid and command line, and is killed.
  */
 import { relative } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { killAll } from '../../bench/kit/launcher.js';
-import { MARK_VARIABLE, endLeftovers, leftoverMessage, newMark } from './leftovers.js';
+import { MARK_VARIABLE, endLeftovers, leftoverMessage, newMark } from '../../bench/kit/leftovers.js';
 
 const mark = newMark();
 process.env[MARK_VARIABLE] = mark;

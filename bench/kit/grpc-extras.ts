@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { type ClientDuplexStream, type ServiceError, credentials, status } from '@grpc/grpc-js';
 import { PROTO_DIR } from '../../src/protos/load.js';
-import { clientConstructor, unary } from './client.js';
+import { clientConstructor, unary } from './grpc-clients.js';
 
 /** The health proto the server serves, from proto/. */
 export const HEALTH_PROTO = join(PROTO_DIR, 'grpc', 'health', 'v1', 'health.proto');

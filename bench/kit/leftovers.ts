@@ -1,6 +1,6 @@
 /**
  * Processes a test file started and left running: the suite's check that no process
- * outlives its file (setup file `leftover-check.ts`, run before every test file).
+ * outlives its file (setup file `test/setup/leftover-check.ts`, run before every test file).
  *
  * Each test file gets a mark, an environment variable set in its own process before the
  * file runs. Every process the file starts inherits it (the launcher's cleaned environment
@@ -10,9 +10,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { killGroup } from '../../bench/kit/exec.js';
-import { isAlive } from '../../bench/kit/proc.js';
-import { waitUntil } from '../../bench/kit/wait.js';
+import { killGroup } from './exec.js';
+import { isAlive } from './proc.js';
+import { waitUntil } from './wait.js';
 
 /** The variable that marks a test file's processes. Not `JWT_GRPC_*`, which the launcher strips from a child's environment. */
 export const MARK_VARIABLE = 'SUITE_TEST_FILE_MARK';
