@@ -16,7 +16,7 @@ import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SUBJECTS_FILE, repoPath } from '../kit/paths.js';
 import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
-import { connectionsServedBy } from '../harness/proc-net.js';
+import { connectionsServedBy } from '../kit/proc-net.js';
 import { childEnvironment, tasksetCommand } from '../kit/exec.js';
 import { freePort } from '../kit/ports.js';
 import { sleep } from '../kit/wait.js';

@@ -16,7 +16,7 @@ import { makeClientCert } from '../kit/caller-certs.js';
 import { hasOpenssl, makeTestCerts } from '../kit/certs.js';
 import { findOnPath } from '../kit/exec.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
-import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../harness/redis.js';
+import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../kit/redis.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../revocation/entries.js';
 
 /** What a row needs made before its first start. */

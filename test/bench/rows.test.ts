@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../bench/kit/program.js';
 import { ghzArgs } from '../../bench/ghz/ghz-args.js';
 import { planCores } from '../../bench/harness/cores.js';
-import { findRedisServer } from '../../bench/harness/redis.js';
+import { findRedisServer } from '../../bench/kit/redis.js';
 import { findOnPath } from '../../bench/kit/exec.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';

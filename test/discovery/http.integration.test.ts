@@ -14,6 +14,7 @@ import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import { fetchRaw, stagedRotation } from './helpers.js';
+import { sleep } from '../../bench/kit/wait.js';
 
 const ISSUER = 'https://auth.example/tenant-a';
 const clients = new ClientPool();
@@ -99,7 +100,7 @@ describe('the discovery port', () => {
     stream.on('error', () => undefined);
     await new Promise((resolve) => session.once('remoteSettings', resolve));
     stream.write(Buffer.from([0, 0, 0, 0, 16, 1, 2])); // a message of 16 bytes, 2 sent
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const closing = server.close({ graceMs: 3000 });
     const during = await fetchRaw(httpPort, '/readyz');
     expect(during.status).toBe(503);

@@ -14,6 +14,7 @@ import { statusListAlgorithm } from '../../src/revocation/status-list/token.js';
 import { callError, ClientPool } from '../../bench/kit/grpc-clients.js';
 import { healthCheck } from '../../bench/kit/grpc-extras.js';
 import { TRANSPORTS, closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
+import { sleep } from '../../bench/kit/wait.js';
 
 /** How the fake backend behaves now; each test sets it. */
 const behaviour = { delayMs: 0, fail: false, hang: false, calls: 0, inFlight: 0, maxInFlight: 0 };
@@ -33,7 +34,7 @@ registerKeyBackend({
         behaviour.maxInFlight = Math.max(behaviour.maxInFlight, behaviour.inFlight);
         try {
           if (behaviour.hang) await new Promise(() => {});
-          if (behaviour.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+          if (behaviour.delayMs > 0) await sleep(behaviour.delayMs);
           if (behaviour.fail) throw new Error('device unreachable');
           return cryptoSign('sha256', data, { key: privateKey, dsaEncoding: 'ieee-p1363' });
         } finally {
@@ -147,7 +148,7 @@ describe.each(TRANSPORTS)('GenerateJwt with a key held by a backend (%s)', (tran
     expect((await client.verifyJwt({ jwt: signed.jwt })).valid).toBe(true);
     behaviour.fail = false;
     // The probe signs after the cooldown, though no call asks: readiness comes back by itself.
-    await new Promise((resolve) => setTimeout(resolve, KEY_BACKEND_BREAKER_COOLDOWN_MS + 500));
+    await sleep(KEY_BACKEND_BREAKER_COOLDOWN_MS + 500);
     expect(await healthCheck(port, 'jwt.services.JwtService')).toBe('SERVING');
     expect(await probe('/readyz')).toBe(200);
     expect((await client.generateJwt({ subject: 'ada', algorithm: 'ES256' })).kid).toBe('hsm-down');

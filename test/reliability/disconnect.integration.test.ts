@@ -20,7 +20,7 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatMiB } from '../../bench/common/format.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
-import { serverConnections } from '../../bench/harness/proc-net.js';
+import { serverConnections } from '../../bench/kit/proc-net.js';
 import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { encodeGenerateRequest, exposeGc, generate, grpcFrame, grpcJsJwtClient, openRawCall, ready } from './helpers.js';

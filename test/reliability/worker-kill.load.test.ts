@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { isAlive } from '../../bench/kit/proc.js';
-import { connectionsServedBy, serverConnections, socketInodes } from '../../bench/harness/proc-net.js';
+import { connectionsServedBy, serverConnections, socketInodes } from '../../bench/kit/proc-net.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { reliabilityFixture } from './fixture.js';
 import { detailStartMs, errorsOf, okCount } from './ghz.js';

@@ -15,7 +15,7 @@
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_INSTALL, type RedisServer, Relay, findRedisServer, startRedisServer } from '../../bench/harness/redis.js';
+import { REDIS_INSTALL, type RedisServer, Relay, findRedisServer, startRedisServer } from '../../bench/kit/redis.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { JwtGrpcError } from '../../src/errors.js';

@@ -6,9 +6,9 @@
  * cuts one client off Redis, as a partition would.
  */
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
-import { findOnPath, isExecutable } from '../kit/exec.js';
-import { type LaunchedProcess, launch } from '../kit/launcher.js';
-import { freePort } from '../kit/ports.js';
+import { findOnPath, isExecutable } from './exec.js';
+import { type LaunchedProcess, launch } from './launcher.js';
+import { freePort } from './ports.js';
 
 /** How to get redis-server on Debian and Ubuntu (`.ci/run` does it as root). */
 export const REDIS_INSTALL = 'apt-get install redis-server';
