@@ -11,7 +11,7 @@ import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { CONTENDED_SHARE, STOLEN_SHARE, cpuSnapshot, runCpu } from '../harness/contention.js';
 import { interleavedOrder } from '../macro/column.js';
-import { encodeGenerateJwtRequest, grpcFrame } from './grpc-body.js';
+import { encodeGenerateJwtRequest, grpcFrame } from '../kit/grpc-body.js';
 import { type H2loadCall, h2loadArgs, parseH2loadOutput } from './h2load.js';
 import { H2LOAD_INSTALL, findH2load } from '../kit/h2load.js';
 import { type LoadContext, type LoadServer, type LoadServerName, startLoadServer } from './load-servers.js';

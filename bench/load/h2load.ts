@@ -12,7 +12,7 @@ export interface H2loadCall {
   readonly port: number;
   /** `/package.Service/Method`. */
   readonly path: string;
-  /** A file holding the gRPC length-prefixed request (grpc-body.ts). */
+  /** A file holding the gRPC length-prefixed request (bench/kit/grpc-body.ts). */
   readonly bodyFile: string;
   /** Threads (`-t`): one per CPU h2load is pinned to; more only add context switches. */
   readonly threads: number;

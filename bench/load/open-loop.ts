@@ -16,7 +16,7 @@ import { repoPath } from '../kit/paths.js';
 import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
 import { median } from '../common/stats.js';
 import { interleavedOrder } from '../macro/column.js';
-import { encodeGenerateJwtRequest } from './grpc-body.js';
+import { encodeGenerateJwtRequest } from '../kit/grpc-body.js';
 import { GENERATE_JWT_PATH, pairedRatio } from './h2load-section.js';
 import { type LoadContext, type LoadServer, type LoadServerName, startLoadServer } from './load-servers.js';
 import type { Capacity, OpenLoopPoint, OpenLoopRatio, OpenLoopSettings } from './results.js';

@@ -16,7 +16,7 @@ import { type ServerProcess, startServer } from '../kit/launcher.js';
 import { interleavedOrder } from '../macro/column.js';
 import { RUST_PEER_BINARY } from '../macro/servers.js';
 import { repoPath } from '../kit/paths.js';
-import { encodeGenerateJwtRequest, grpcFrame } from './grpc-body.js';
+import { encodeGenerateJwtRequest, grpcFrame } from '../kit/grpc-body.js';
 import { parseH2loadOutput } from './h2load.js';
 import { H2LOAD_INSTALL, findH2load } from '../kit/h2load.js';
 import { GENERATE_JWT_PATH, figures, pairedRatio } from './h2load-section.js';

@@ -6,7 +6,7 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { PROTO_PATH } from '../../src/package-root.js';
-import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/load/grpc-body.js';
+import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/kit/grpc-body.js';
 import { h2loadArgs, parseH2loadOutput } from '../../bench/load/h2load.js';
 import { figures, pairedRatio, saturatedSide } from '../../bench/load/h2load-section.js';
 import { parseHandledTotal, statusErrors } from '../../bench/load/ok-count.js';

@@ -23,7 +23,8 @@ import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { serverConnections } from '../../bench/kit/proc-net.js';
 import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
-import { encodeGenerateRequest, exposeGc, generate, grpcFrame, grpcJsJwtClient, openRawCall, ready } from './helpers.js';
+import { exposeGc, generate, grpcJsJwtClient, openRawCall, ready } from './helpers.js';
+import { encodeGenerateJwtRequest, grpcFrame } from '../../bench/kit/grpc-body.js';
 import { rawSession } from '../transport/helpers/raw.js';
 
 const ROUNDS = 8;
@@ -88,7 +89,7 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
   /** Raw HTTP/2: send the calls, wait for the server to have them, then cut the TCP connection. */
   async function droppingClient(outcomes: Outcomes): Promise<void> {
     const session = await rawSession(port);
-    const body = grpcFrame(encodeGenerateRequest(REQUEST.algorithm, REQUEST.subject));
+    const body = grpcFrame(encodeGenerateJwtRequest(REQUEST.algorithm, REQUEST.subject));
     for (let i = 0; i < CALLS_PER_CLIENT; i++) {
       const stream = openRawCall(session, 'GenerateJwt');
       stream.on('error', () => {});

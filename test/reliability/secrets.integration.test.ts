@@ -21,7 +21,8 @@ import { within } from '../../bench/kit/wait.js';
 import { launchCli, runCli, serveArgs } from '../../bench/kit/cli.js';
 import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 import { reliabilityFixture } from './fixture.js';
-import { type GrpcJsJwtClient, call, generate, grpcFrame, grpcJsJwtClient, rawUnary, ready, JWT_PATTERN, PRIVATE_PATTERNS } from './helpers.js';
+import { type GrpcJsJwtClient, call, generate, grpcJsJwtClient, rawUnary, ready, JWT_PATTERN, PRIVATE_PATTERNS } from './helpers.js';
+import { grpcFrame } from '../../bench/kit/grpc-body.js';
 import { rawSession } from '../transport/helpers/raw.js';
 import { bannerMetricsPort, httpGet } from '../ops/helpers.js';
 
