@@ -15,7 +15,8 @@ import { waitUntil } from '../../bench/kit/wait.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
-import { fetchRaw, freePort } from './helpers.js';
+import { fetchRaw } from '../../bench/kit/http.js';
+import { freePort } from '../../bench/kit/ports.js';
 
 const clients = new ClientPool();
 let dir: string;

@@ -14,7 +14,8 @@ import { killAll } from '../../bench/kit/launcher.js';
 import { createJwtServer, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
-import { freePort, stagedRotation } from './helpers.js';
+import { stagedRotation } from './helpers.js';
+import { freePort } from '../../bench/kit/ports.js';
 import { type ForeignVerifier, goOidcVerifier, pyjwtVerifier } from './verifiers.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 

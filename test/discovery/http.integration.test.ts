@@ -13,7 +13,8 @@ import { JwtGrpcError, createJwtServer, exportKeys, jwksHandler, silentLogger } 
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
-import { fetchRaw, stagedRotation } from './helpers.js';
+import { stagedRotation } from './helpers.js';
+import { fetchRaw } from '../../bench/kit/http.js';
 import { sleep } from '../../bench/kit/wait.js';
 
 const ISSUER = 'https://auth.example/tenant-a';

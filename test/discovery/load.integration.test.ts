@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll, runStep } from '../../bench/kit/launcher.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
-import { freePort } from './helpers.js';
+import { freePort } from '../../bench/kit/ports.js';
 
 const H2LOAD = '/usr/bin/h2load';
 const DURATION_S = 5;

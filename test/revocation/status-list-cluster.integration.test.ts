@@ -15,7 +15,8 @@ import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli
 import { killAll } from '../../bench/kit/launcher.js';
 import { ANY_AUDIENCE, CallMetadata, createRemoteVerifier, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
-import { fetchRaw, freePort } from '../discovery/helpers.js';
+import { fetchRaw } from '../../bench/kit/http.js';
+import { freePort } from '../../bench/kit/ports.js';
 
 const clients = new ClientPool();
 let dir: string;

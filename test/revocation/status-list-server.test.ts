@@ -16,7 +16,7 @@ import { waitUntil } from '../../bench/kit/wait.js';
 import { ANY_AUDIENCE, CallMetadata, type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
-import { fetchRaw } from '../discovery/helpers.js';
+import { fetchRaw } from '../../bench/kit/http.js';
 
 const clients = new ClientPool();
 const closers: Array<() => void> = [];
