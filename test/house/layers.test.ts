@@ -250,17 +250,17 @@ describe('bench/ and test/: the kit at the bottom, one way', () => {
       wrongWay([
         made('bench/kit/launcher.ts', 'bench/harness/cores.ts'),
         made('bench/kit/wait.ts', 'test/house/layers.test.ts'),
-        made('bench/macro/run.ts', 'test/helpers/x.ts'),
+        made('bench/macro/run.ts', 'test/client/harness.ts'),
         made('bench/kit/cli.ts', 'bench/kit/exec.ts'),
         made('bench/kit/jwt-servers.ts', 'src/lib.ts'),
         made('bench/macro/run.ts', 'bench/harness/cores.ts'),
-        made('test/cli/cli.test.ts', 'bench/macro/servers.ts'),
+        made('test/cli/cli.integration.test.ts', 'bench/macro/servers.ts'),
       ]),
     ).toEqual([
       "bench/kit/launcher.ts imports 'bench/harness/cores.ts' (the kit imports only itself and src/)",
       "bench/kit/wait.ts imports 'test/house/layers.test.ts' (the kit imports only itself and src/)",
       "bench/kit/wait.ts imports 'test/house/layers.test.ts' (bench/ never imports test/)",
-      "bench/macro/run.ts imports 'test/helpers/x.ts' (bench/ never imports test/)",
+      "bench/macro/run.ts imports 'test/client/harness.ts' (bench/ never imports test/)",
     ]);
   });
 });
