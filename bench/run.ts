@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { PACKAGE_ROOT } from '../src/package-root.js';
-import { registerCleanup } from './common/cleanup.js';
+import { registerCleanup } from './kit/cleanup.js';
 import { machineInfo, versions } from './common/machine.js';
-import { UsageError, runProgram } from './common/program.js';
+import { UsageError, runProgram } from './kit/program.js';
 import { createRunDir, updateLatestLink } from './common/results-dir.js';
 import { GO_TOOLS, ensureGoTool } from './kit/tools.js';
 import { planCores } from './harness/cores.js';

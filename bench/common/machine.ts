@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { captureOutput } from '../kit/exec.js';
-import { repoPath } from './paths.js';
+import { repoPath } from '../kit/paths.js';
 
 /** The machine and software a run's figures belong to. */
 export interface MachineInfo {

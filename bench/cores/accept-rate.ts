@@ -7,10 +7,11 @@
  * What it bounds and what it does not: docs/benchmarks.md, "Many cores".
  */
 import { join } from 'node:path';
-import { repoPath } from '../common/paths.js';
-import { type ParsedCommandLine, parseFlags, parseInteger, runProgram } from '../common/program.js';
+import { repoPath } from '../kit/paths.js';
+import { type ParsedCommandLine, parseFlags, parseInteger, runProgram } from '../kit/program.js';
 import { median } from '../common/stats.js';
-import { planCores, tasksetCommand } from '../harness/cores.js';
+import { planCores } from '../harness/cores.js';
+import { tasksetCommand } from '../kit/exec.js';
 import { runToExit, startServer } from '../kit/launcher.js';
 import { cpuSeconds, treeCpuSeconds } from '../kit/proc.js';
 import { ACCEPT_MODES, type AcceptMode } from './modes.js';

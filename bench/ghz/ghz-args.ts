@@ -1,5 +1,5 @@
 import { PROTO_PATH } from '../../src/package-root.js';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 
 /**
  * The methods the benchmarks call, with the proto ghz reads and its fully qualified name:

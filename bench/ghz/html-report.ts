@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { repoPath, TOOLS_BIN_DIR } from '../common/paths.js';
+import { repoPath, TOOLS_BIN_DIR } from '../kit/paths.js';
 import { runCommand } from '../kit/exec.js';
 import { type BuildOutcome, goBuild } from '../kit/go-build.js';
 

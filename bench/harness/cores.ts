@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { UsageError } from '../common/program.js';
-import { findOnPath } from '../kit/exec.js';
+import { UsageError } from '../kit/program.js';
+import { findOnPath, tasksetCommand } from '../kit/exec.js';
 
 /** How the machine's CPUs are split between the server under test and ghz. */
 export interface CorePlan {
@@ -138,13 +138,4 @@ function workersFor(serverCores: number): number {
 /** Prefixes a command with `taskset -c <cpus>` when the plan pins (see {@link tasksetCommand}). */
 export function pinnedCommand(plan: CorePlan, cpus: readonly number[], command: string, args: readonly string[]): { command: string; args: string[] } {
   return tasksetCommand(plan.pinned ? cpus : [], command, args);
-}
-
-/**
- * `taskset -c <cpus> command args`, or the command alone for no CPUs. taskset execs the
- * command: the pid the caller gets is the command's, and its children inherit the CPUs.
- */
-export function tasksetCommand(cpus: readonly number[], command: string, args: readonly string[]): { command: string; args: string[] } {
-  if (cpus.length === 0) return { command, args: [...args] };
-  return { command: 'taskset', args: ['-c', cpus.join(','), command, ...args] };
 }

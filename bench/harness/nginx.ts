@@ -7,9 +7,8 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoPath } from '../common/paths.js';
-import { tasksetCommand } from './cores.js';
-import { findOnPath, isExecutable } from '../kit/exec.js';
+import { repoPath } from '../kit/paths.js';
+import { findOnPath, isExecutable, tasksetCommand } from '../kit/exec.js';
 import { type ServerProcess, extend, launch } from '../kit/launcher.js';
 import { freePort } from '../kit/ports.js';
 

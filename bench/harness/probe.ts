@@ -9,7 +9,7 @@
  * every server of a round alike.
  */
 import { existsSync } from 'node:fs';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import { median } from '../common/stats.js';
 import { quantileOfSorted } from '../common/median-interval.js';
 import { type CorePlan, pinnedCommand } from './cores.js';

@@ -17,7 +17,8 @@ import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../kit/cli.js';
 import { runToExit } from '../kit/launcher.js';
 import { cpuSeconds } from '../kit/proc.js';
-import { findLocalKms, freePort, kmsEnv, softToken, softhsmMissing, startLocalKms } from '../kit/hsm.js';
+import { findLocalKms, kmsEnv, softToken, softhsmMissing, startLocalKms } from '../kit/hsm.js';
+import { freePort } from '../kit/ports.js';
 import { PROTO_PATH } from '../../src/package-root.js';
 
 /** One cell: a key source at one number of calls in flight. */

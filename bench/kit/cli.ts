@@ -5,9 +5,9 @@
  * Run `npm run build` first (`npm test` and `npm run soak` do).
  */
 import { existsSync } from 'node:fs';
-import { repoPath } from '../common/paths.js';
-import { tasksetCommand } from '../harness/cores.js';
+import { repoPath } from './paths.js';
 import { type LaunchedProcess, type ProcessExit, type ServerProcess, extend, launch, runToExit, startServer } from './launcher.js';
+import { tasksetCommand } from './exec.js';
 
 export const CLI_ENTRY = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
 

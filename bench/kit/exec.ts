@@ -115,3 +115,12 @@ export function killGroup(pgid: number, signal: NodeJS.Signals = 'SIGKILL'): voi
     // no process left in the group
   }
 }
+
+/**
+ * `taskset -c <cpus> command args`, or the command alone for no CPUs. taskset execs the
+ * command: the pid the caller gets is the command's, and its children inherit the CPUs.
+ */
+export function tasksetCommand(cpus: readonly number[], command: string, args: readonly string[]): { command: string; args: string[] } {
+  if (cpus.length === 0) return { command, args: [...args] };
+  return { command: 'taskset', args: ['-c', cpus.join(','), command, ...args] };
+}

@@ -5,10 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { GO_TOOLS, findGoTool, goInstallCommand } from './tools.js';
 import { type LaunchedProcess, launch } from './launcher.js';
+import { waitUntil } from './wait.js';
 
 export const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 export const PIN = '246810';
@@ -57,23 +57,11 @@ export function findLocalKms(): { localKms: string } | { skip: string } {
   return found === null ? { skip: `local-kms is not installed: run \`npm run tools\`, or ${goInstallCommand(GO_TOOLS.localKms)}` } : { localKms: found };
 }
 
-/** A port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** Starts local-kms on `port` with its keys in `dataDir`; resolves once it answers. */
 export async function startLocalKms(localKms: string, port: number, dataDir: string): Promise<LaunchedProcess> {
   const server = launch(localKms, [], { env: { PORT: String(port), KMS_DATA_PATH: dataDir, KMS_REGION: 'eu-west-1' } });
-  for (let tries = 0; tries < 100; tries += 1) {
-    const up = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }).then(() => true, () => false);
-    if (up) return server;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const answers = (): Promise<boolean> => fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }).then(() => true, () => false);
+  if (await waitUntil(answers, 5_000, 50)) return server;
   server.kill();
   throw new Error(`local-kms did not answer on port ${port}: ${server.stderr}`);
 }

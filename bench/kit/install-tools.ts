@@ -4,9 +4,9 @@
  * `npm test` runs it with --quiet before vitest, so that a fresh clone needs no other step
  * and no tool is downloaded inside a test's timeout; with everything there that is one line.
  */
-import { type ParsedCommandLine, parseFlags, runProgram } from '../common/program.js';
-import { ensureH2load } from '../load/h2load.js';
-import { repoPath } from '../common/paths.js';
+import { type ParsedCommandLine, parseFlags, runProgram } from './program.js';
+import { ensureH2load } from './h2load.js';
+import { repoPath } from './paths.js';
 import { cargoBuild } from './cargo-build.js';
 import { goBuild } from './go-build.js';
 import { BUN, GO_TOOLS, GRPCIO, ensureBun, ensureGoTool, ensureGrpcio } from './tools.js';

@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from './paths.js';
 import { findOnPath, isExecutable, runCommand } from './exec.js';
 
 const TOOLS_DIR = repoPath('.tools');

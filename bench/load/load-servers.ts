@@ -2,7 +2,7 @@
  * The servers of the load sections: `jwt-grpc` and `go` of the macro table
  * (macro/servers.ts), one process each on the 1-core split, started afresh per section.
  */
-import { SUBJECTS_FILE } from '../common/paths.js';
+import { SUBJECTS_FILE } from '../kit/paths.js';
 import type { CorePlan } from '../harness/cores.js';
 import type { ServerProcess } from '../kit/launcher.js';
 import { SERVERS, startBenchServer } from '../macro/servers.js';

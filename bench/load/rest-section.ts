@@ -9,15 +9,16 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SUBJECTS_FILE } from '../common/paths.js';
+import { SUBJECTS_FILE } from '../kit/paths.js';
 import { cpuSnapshot, runCpu } from '../harness/contention.js';
 import { pinnedCommand } from '../harness/cores.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
 import { interleavedOrder } from '../macro/column.js';
 import { RUST_PEER_BINARY } from '../macro/servers.js';
-import { repoPath } from '../common/paths.js';
-import { encodeGenerateJwtRequest, grpcFrame } from './grpc-body.js';
-import { findH2load, parseH2loadOutput, H2LOAD_INSTALL } from './h2load.js';
+import { repoPath } from '../kit/paths.js';
+import { encodeGenerateJwtRequest, grpcFrame } from '../kit/grpc-body.js';
+import { parseH2loadOutput } from './h2load.js';
+import { H2LOAD_INSTALL, findH2load } from '../kit/h2load.js';
 import { GENERATE_JWT_PATH, figures, pairedRatio } from './h2load-section.js';
 import type { LoadContext } from './load-servers.js';
 import { type CallCounter, signalCounter, statusErrors } from './ok-count.js';

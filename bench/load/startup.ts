@@ -12,13 +12,14 @@
  * `import('jwt-grpc')` against a bare `node -e 0`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type AddressInfo, connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { SUBJECTS_FILE, repoPath } from '../common/paths.js';
+import { SUBJECTS_FILE, repoPath } from '../kit/paths.js';
 import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
-import { tasksetCommand } from '../harness/cores.js';
-import { connectionsServedBy } from '../harness/proc-net.js';
-import { childEnvironment } from '../kit/exec.js';
+import { connectionsServedBy } from '../kit/proc-net.js';
+import { childEnvironment, tasksetCommand } from '../kit/exec.js';
+import { freePort } from '../kit/ports.js';
+import { sleep } from '../kit/wait.js';
 import { processTree } from '../kit/proc.js';
 import { GO_PEER_BINARY } from '../macro/servers.js';
 import { createJwtClient } from '../../src/lib.js';
@@ -70,15 +71,6 @@ export interface StartupSectionResult {
   readonly settings: StartupSettings;
 }
 
-/** A free loopback port: bound, read, released. A start then polls a port it knows before the process says it. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -89,8 +81,6 @@ function accepts(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A child pinned to `cpus`, output kept (the cluster's primary names its workers on stderr). */
 function spawnPinned(cpus: readonly number[], command: string, args: readonly string[], env: Record<string, string> = {}): ChildProcess & { output: () => string } {
@@ -136,7 +126,7 @@ async function firstOk(port: number, since: number, child: ChildProcess, until: 
         client.close();
       }
     }
-    await pause(1);
+    await sleep(1);
   }
 }
 
@@ -149,7 +139,7 @@ export async function timeStart(cpus: readonly number[], command: string, args: 
     if (options.listenerOnly === true) {
       while (!(await accepts(port))) {
         if (performance.now() - since > START_TIMEOUT_MS) throw new Error(`${command} did not listen within ${START_TIMEOUT_MS} ms`);
-        await pause(1);
+        await sleep(1);
       }
       return performance.now() - since;
     }
@@ -188,9 +178,9 @@ export async function timeReplacement(cpus: readonly number[], keysFile: string)
     if (victim === undefined || !(victim > 0)) throw new Error('the banner names no worker pid');
     // Calls that fail while the worker dies are expected: the load only has to go on.
     const loops = Array.from({ length: REPLACEMENT_LOAD_CALLS }, async () => {
-      while (loading) await load.generateJwt({ algorithm: 'HS256' }).catch(() => pause(1));
+      while (loading) await load.generateJwt({ algorithm: 'HS256' }).catch(() => sleep(1));
     });
-    await pause(300);
+    await sleep(300);
     const before = child.output().length;
     const since = performance.now();
     process.kill(victim, 'SIGKILL');

@@ -19,6 +19,7 @@ import { createJwtClient } from '../../src/lib.js';
 import { interleavedOrder } from '../macro/column.js';
 import { type LoadContext, type LoadServerName, startLoadServer } from './load-servers.js';
 import type { StartupPoint, WarmupPoint, WarmupSettings } from './results.js';
+import { sleep } from '../kit/wait.js';
 
 /** The warm-up counts of the sweep: none, the independent harness's 2,000, and two decades more. */
 export const WARMUP_CALLS = [0, 2_000, 20_000, 200_000] as const;
@@ -61,7 +62,7 @@ export async function timeToFirstOk(port: number, algorithm: string, since: numb
         return performance.now() - since;
       } catch (error) {
         if (performance.now() - since > timeoutMs) throw new Error(`no OK GenerateJwt within ${timeoutMs} ms: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        await sleep(2);
       }
     }
   } finally {

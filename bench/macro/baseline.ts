@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { UsageError } from '../common/program.js';
+import { UsageError } from '../kit/program.js';
 import { runCommand } from '../kit/exec.js';
 
 export interface BaselineBuild {

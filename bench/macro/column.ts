@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SUBJECTS_FILE } from '../common/paths.js';
+import { SUBJECTS_FILE } from '../kit/paths.js';
 import type { Progress } from '../common/progress.js';
 import type { GhzCall } from '../ghz/ghz-args.js';
 import { redactToken, summarizeGhzReport, withoutDetails } from '../ghz/ghz-report.js';

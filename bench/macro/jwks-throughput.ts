@@ -8,7 +8,7 @@
 import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
 import { formatInteger } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
-import { SUBJECTS_FILE } from '../common/paths.js';
+import { SUBJECTS_FILE } from '../kit/paths.js';
 import { cpuSnapshot, runCpu } from '../harness/contention.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { launch, type ServerProcess } from '../kit/launcher.js';

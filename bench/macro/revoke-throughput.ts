@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-interval.js';
 import { formatInteger } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
-import { SUBJECTS_FILE } from '../common/paths.js';
+import { SUBJECTS_FILE } from '../kit/paths.js';
 import type { GhzCall } from '../ghz/ghz-args.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';

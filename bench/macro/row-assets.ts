@@ -9,14 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import type { GhzTls } from '../ghz/ghz-args.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { makeClientCert } from '../kit/caller-certs.js';
 import { hasOpenssl, makeTestCerts } from '../kit/certs.js';
 import { findOnPath } from '../kit/exec.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
-import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../harness/redis.js';
+import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../kit/redis.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../revocation/entries.js';
 
 /** What a row needs made before its first start. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import type { RpcMethod } from '../ghz/ghz-args.js';
 import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';

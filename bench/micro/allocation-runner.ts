@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import { launch } from '../kit/launcher.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SUBJECTS_FILE } from '../common/paths.js';
+import { SUBJECTS_FILE } from '../kit/paths.js';
 
 /** The claims of one GenerateJwt: {sub, iat, exp = iat + 7200}, as every server under test signs them. */
 export interface BenchClaims {

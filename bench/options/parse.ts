@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { DEFAULT_RESULTS_DIR } from '../common/paths.js';
-import { type ParsedCommandLine, UsageError, parseChoices, parseFlags, parseInteger, parseList, parseNumber } from '../common/program.js';
+import { DEFAULT_RESULTS_DIR } from '../kit/paths.js';
+import { type ParsedCommandLine, UsageError, parseChoices, parseFlags, parseInteger, parseList, parseNumber } from '../kit/program.js';
 import { FEATURE_NAMES, featureSelection } from '../macro/features.js';
 import { BENCH_ALGORITHMS } from './algorithms.js';
 import { PROFILES, type ProfileName } from './profiles.js';

@@ -13,9 +13,9 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { registerCleanup } from '../common/cleanup.js';
-import { SUBJECTS_FILE, repoPath } from '../common/paths.js';
-import { type ParsedCommandLine, parseChoice, parseFlags, parseNumber, runProgram } from '../common/program.js';
+import { registerCleanup } from '../kit/cleanup.js';
+import { SUBJECTS_FILE, repoPath } from '../kit/paths.js';
+import { type ParsedCommandLine, parseChoice, parseFlags, parseNumber, runProgram } from '../kit/program.js';
 import type { GhzCall } from '../ghz/ghz-args.js';
 import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { UsageError, runProgram } from '../common/program.js';
+import { UsageError, runProgram } from '../kit/program.js';
 import { CHARTS, HEADLINE_CHART } from './charts/index.js';
 import type { ChartedResults } from './charts/inputs.js';
 import { renderSvg } from './charts/render.js';

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createClient } from 'redis';
-import { findRedisServer, startRedisServer } from '../harness/redis.js';
+import { findRedisServer, startRedisServer } from '../kit/redis.js';
 import { killAll } from '../kit/launcher.js';
 import type { Logger } from '../../src/log.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';

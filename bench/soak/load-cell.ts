@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { formatMiB } from '../common/format.js';
-import { repoPath } from '../common/paths.js';
+import { repoPath } from '../kit/paths.js';
 import { sleep } from '../kit/wait.js';
 import { type GhzSummary, summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
@@ -66,7 +66,7 @@ export const LOAD_REQUEST = { algorithm: 'HS256', subject: 'load@example.com' } 
 /**
  * Largest accepted median growth of RSS (after a full GC, less V8's new space) from one
  * judged round to the next, in MiB per round: what the levels of a plateau wander by,
- * with room. See test/reliability/load.test.ts for the measurements it comes from.
+ * with room. See test/reliability/soak.load.test.ts for the measurements it comes from.
  */
 export const GROWTH_LIMIT_MIB = 2;
 

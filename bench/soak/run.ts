@@ -1,5 +1,5 @@
 /**
- * `npm run soak [-- --minutes N]`: the long form of test/reliability/load.test.ts. Each
+ * `npm run soak [-- --minutes N]`: the long form of test/reliability/soak.load.test.ts. Each
  * load cell (1 connection x 1,000 in flight, 500 x 1,000; GenerateJwt HS256) runs for
  * N minutes (default 10), as rounds of equal length, against a fresh single-process
  * server pinned to CPU 0, ghz pinned to CPU 1. Prints calls, errors and the server's RSS
@@ -10,11 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerCleanup } from '../common/cleanup.js';
+import { registerCleanup } from '../kit/cleanup.js';
 import type { Transport } from '../../src/lib.js';
 import { optionValue } from '../../src/options/resolve.js';
 import { TRANSPORTS } from '../../src/options/table.js';
-import { type ParsedCommandLine, parseChoice, parseChoices, parseFlags, parseNumber, runProgram } from '../common/program.js';
+import { type ParsedCommandLine, parseChoice, parseChoices, parseFlags, parseNumber, runProgram } from '../kit/program.js';
 import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { planCores } from '../harness/cores.js';
 import { writeKeysFile } from '../harness/keys-file.js';

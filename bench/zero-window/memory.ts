@@ -21,6 +21,7 @@ import { frame } from '../../src/transport/http2/wire/frames.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../../src/transport/handler-api.js';
+import { sleep } from '../kit/wait.js';
 
 const { values } = parseArgs({
   options: {
@@ -145,7 +146,7 @@ const sampler = setInterval(() => {
 }, 20);
 const tallies = Array.from({ length: connections }, (): Tally => ({ accepted: 0, refused: 0, goaway: false, closed: false }));
 const sockets = await Promise.all(tallies.map((tally) => zeroWindowClient(server.port, tally)));
-await new Promise((resolve) => setTimeout(resolve, settleMs));
+await sleep(settleMs);
 clearInterval(sampler);
 const after = memory();
 const refused = tallies.reduce((sum, t) => sum + t.refused, 0);

@@ -32,7 +32,7 @@ export const HTTP2_SERVER_OPTIONS = { streamResetBurst: STREAM_RESET_BURST, stre
  * Adds {@link HTTP2_SERVER_OPTIONS} to a grpc-js Server before it binds: grpc-js hands
  * its (private) `commonServerOptions` to `http2.createServer`/`createSecureServer` at
  * bind time. Returns false, changing nothing, when that field is not there (a grpc-js
- * that works differently); test/reliability/disconnect.test.ts notices.
+ * that works differently); test/reliability/disconnect.integration.test.ts notices.
  * @internal
  */
 export function applyHttp2ServerOptions(server: Server): boolean {

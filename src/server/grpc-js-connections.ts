@@ -4,7 +4,7 @@
  * deadline or a connection cap. grpc-js (1.14) hands its (private) `commonServerOptions`
  * to `http2.createSecureServer` and makes each server in its (private)
  * `createHttp2Server`; both are reached here, the way channel-options.ts reaches the
- * first, and test/server/handshake.test.ts notices when a grpc-js works differently.
+ * first, and test/server/handshake.integration.test.ts notices when a grpc-js works differently.
  */
 import type { Server } from '@grpc/grpc-js';
 import type { Http2Server, ServerHttp2Session } from 'node:http2';

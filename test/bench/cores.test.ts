@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allowedCpus, loadCpusWanted, parseCpuList, pinnedCommand, planCores } from '../../bench/harness/cores.js';
-import { UsageError } from '../../bench/common/program.js';
+import { UsageError } from '../../bench/kit/program.js';
 import { buildScenarios } from '../../bench/macro/scenarios.js';
 import { splitFor } from '../../bench/macro/column.js';
 

@@ -1,12 +1,12 @@
 /**
  * The computing parts of the load sections (bench/load/): the request bytes h2load and
  * the open-loop generator send, h2load's report, the servers' own status counts, the
- * paired ratios and the summary's tables. With real servers: load-generators.test.ts.
+ * paired ratios and the summary's tables. With real servers: load-generators.integration.test.ts.
  */
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { PROTO_PATH } from '../../src/package-root.js';
-import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/load/grpc-body.js';
+import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/kit/grpc-body.js';
 import { h2loadArgs, parseH2loadOutput } from '../../bench/load/h2load.js';
 import { figures, pairedRatio, saturatedSide } from '../../bench/load/h2load-section.js';
 import { parseHandledTotal, statusErrors } from '../../bench/load/ok-count.js';

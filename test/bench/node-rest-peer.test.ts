@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as jose from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SUBJECTS_FILE, repoPath } from '../../bench/common/paths.js';
+import { SUBJECTS_FILE, repoPath } from '../../bench/kit/paths.js';
 import { generateJwks } from '../../bench/harness/keys-file.js';
 import { type ServerProcess, runToExit, startServer } from '../../bench/kit/launcher.js';
 

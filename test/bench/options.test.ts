@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RESULTS_DIR } from '../../bench/common/paths.js';
+import { DEFAULT_RESULTS_DIR } from '../../bench/kit/paths.js';
 import { SERVER_NAMES } from '../../bench/macro/servers.js';
 import { helpText } from '../../bench/options/help.js';
 import { parseCommandLine } from '../../bench/options/parse.js';
 import type { BenchOptions } from '../../bench/options/types.js';
-import { UsageError } from '../../bench/common/program.js';
+import { UsageError } from '../../bench/kit/program.js';
 
 function options(...argv: string[]): BenchOptions {
   const parsed = parseCommandLine(argv, SERVER_NAMES);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repoPath } from '../../bench/common/paths.js';
+import { repoPath } from '../../bench/kit/paths.js';
 import { planCores } from '../../bench/harness/cores.js';
 import {
   PROBE_DISTURBANCE,

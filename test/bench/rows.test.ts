@@ -11,14 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../bench/common/program.js';
+import { UsageError } from '../../bench/kit/program.js';
 import { ghzArgs } from '../../bench/ghz/ghz-args.js';
 import { planCores } from '../../bench/harness/cores.js';
-import { findRedisServer } from '../../bench/harness/redis.js';
+import { findRedisServer } from '../../bench/kit/redis.js';
 import { findOnPath } from '../../bench/kit/exec.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';
-import { repoPath } from '../../bench/common/paths.js';
+import { repoPath } from '../../bench/kit/paths.js';
 import { type RevokeStoreResult, fsyncVerdict, jtiPrefix, measureRevokeThroughput, revokeData, revokeSection, revokeServer } from '../../bench/macro/revoke-throughput.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../../bench/revocation/entries.js';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
@@ -39,8 +39,8 @@ import { SERVERS, SERVER_NAMES, type ServerSpec, baselineServer } from '../../be
 import { parseCommandLine } from '../../bench/options/parse.js';
 import type { BenchOptions } from '../../bench/options/types.js';
 import { checkPolicy, createJwtServer } from '../../src/lib.js';
-import { ClientPool, callError } from '../helpers/client.js';
-import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
+import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const row = (name: string): ServerSpec => SERVERS.find((s) => s.name === name) as ServerSpec;
 const CTX = { keysFile: '/k.json', subjectsFile: '/s.json', workers: 1 };

@@ -9,19 +9,16 @@ import { runCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { parseCommand } from '../../src/cli/args.js';
 import { runRevokeCommand, runTokenCommand } from '../../src/cli/client-commands.js';
-import { type JwtServer, GrpcStatus, GrpcStatusError, JwtGrpcError, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+import { GrpcStatus, GrpcStatusError, JwtGrpcError, generateKeys } from '../../src/lib.js';
+import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 
 let certs: TestCerts;
-let server: JwtServer | undefined;
 
 beforeAll(() => {
   if (!hasOpenssl()) throw new Error('these tests need the openssl command on PATH');
   certs = makeTestCerts();
 });
-afterEach(async () => {
-  await server?.close({ graceMs: 200 });
-  server = undefined;
-});
+afterEach(() => closeAllServers(200));
 afterAll(() => certs?.remove());
 
 /** The message a call rejects with. */
@@ -32,9 +29,8 @@ async function failure(promise: Promise<unknown>): Promise<JwtGrpcError> {
 }
 
 async function issuer(tls?: { requireClientCertificate: boolean }): Promise<string> {
-  server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), logger: silentLogger });
   const options = tls === undefined ? undefined : { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, ...tls };
-  return `127.0.0.1:${await server.listen('127.0.0.1:0', options)}`;
+  return (await startIssuer({ keys: await generateKeys({ algorithms: ['ES256'] }) }, options)).target;
 }
 
 function parseError(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -118,8 +114,7 @@ describe('revoke names the CLI flags', () => {
   it('a revoke without the secret: names jwt-grpc revoke --admin-token-file', async () => {
     const secret = join(certs.dir, 'admin-token');
     writeFileSync(secret, 'an-admin-secret-of-32-characters\n', { mode: 0o600 });
-    server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), logger: silentLogger, adminTokenFile: secret });
-    const target = `127.0.0.1:${await server.listen('127.0.0.1:0')}`;
+    const { target } = await startIssuer({ keys: await generateKeys({ algorithms: ['ES256'] }), adminTokenFile: secret });
     const err = await failure(runRevokeCommand({ target, jti: 'x', exp: 2_000_000_000 }, { stdout: { write: () => true } }));
     expect([(err as GrpcStatusError).status, err.message]).toEqual([
       GrpcStatus.UNAUTHENTICATED,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { repoPath } from '../../bench/common/paths.js';
+import { repoPath } from '../../bench/kit/paths.js';
 import { createJwtClient } from '../../src/lib.js';
 import { healthClient } from '../reflection/clients.js';
 

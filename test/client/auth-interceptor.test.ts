@@ -16,7 +16,7 @@ import {
 } from '../../src/lib.js';
 import { createHealthService } from '../../src/server/health.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import { HEALTH_PROTO } from '../helpers/grpc-extras.js';
+import { HEALTH_PROTO } from '../../bench/kit/grpc-extras.js';
 import { AS_LOCALHOST, certs, clientTls, failure, greeterClient, greeterDefinition, HELLO, keys, serverTls, startGreeter, useTlsFixture } from './harness.js';
 
 useTlsFixture();

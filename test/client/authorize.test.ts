@@ -22,7 +22,7 @@ import {
   jwtAuthInterceptor,
   silentLogger,
 } from '../../src/lib.js';
-import { closeAllServers, trackServer } from '../helpers/server.js';
+import { closeAllServers, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const GET_JWKS = '/jwt.services.JwtService/GetJwks';
 const VERIFY = '/jwt.services.JwtService/VerifyJwt';

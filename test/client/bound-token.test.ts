@@ -24,7 +24,7 @@ import {
 } from '../../src/lib.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { closeAllServers, trackServer } from '../helpers/server.js';
+import { closeAllServers, trackServer } from '../../bench/kit/jwt-servers.js';
 
 describe.skipIf(!hasOpenssl())('bound tokens at the consumer', () => {
   let certs: TestCerts;

@@ -32,7 +32,8 @@ import {
 } from '../../src/lib.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { closeAllServers, startIssuer as startTrackedIssuer } from '../helpers/server.js';
+import { closeAllServers, startIssuer as startTrackedIssuer } from '../../bench/kit/jwt-servers.js';
+import { unary } from '../../bench/kit/grpc-clients.js';
 
 export const GREETER_PROTO = fileURLToPath(new URL('./fixtures/greeter.proto', import.meta.url));
 export const HELLO = '/demo.Greeter/Hello';
@@ -168,18 +169,14 @@ export interface GreeterClient {
 /** A caller of the protected service with these channel credentials; closed by cleanup. */
 export function greeterClient(target: string, channelCredentials: ChannelCredentials): GreeterClient {
   const Ctor = greeterDefinition();
-  const client = new Ctor(target, channelCredentials, AS_LOCALHOST) as Client & Record<string, Function>;
+  const client = new Ctor(target, channelCredentials, AS_LOCALHOST);
   cleanups.push(() => client.close());
   const call =
     (method: 'Hello' | 'Public') =>
     (options: { metadata?: Record<string, string | string[]> } = {}): Promise<HelloReply> => {
       const metadata = new GrpcMetadata();
       for (const [key, value] of Object.entries(options.metadata ?? {})) for (const v of [value].flat()) metadata.add(key, v);
-      return new Promise((resolve, reject) => {
-        (client[method] as Function).call(client, { name: 'test' }, metadata, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, reply: HelloReply) =>
-          err === null ? resolve(reply) : reject(err),
-        );
-      });
+      return unary<HelloReply>(client, method, { name: 'test' }, 20_000, metadata);
     };
   return { hello: call('Hello'), public: call('Public') };
 }

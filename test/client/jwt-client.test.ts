@@ -12,7 +12,7 @@ import {
   createJwtClient,
   generateKeys,
 } from '../../src/lib.js';
-import { closeAllServers, startIssuer } from '../helpers/server.js';
+import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;
 const closers: (() => unknown)[] = [];

@@ -3,7 +3,7 @@
  * its ```ts blocks one program, as a reader follows them (each block's hidden set-up lines
  * dropped: test/package/examples.ts), that imports 'jwt-grpc' as a user would (the built
  * package, `npm run build` first), type-checked with tsc and run with node, with TLS files
- * made at test time. Each block on its own is type-checked by test/package/pack.test.ts.
+ * made at test time. Each block on its own is type-checked by test/package/pack.integration.test.ts.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

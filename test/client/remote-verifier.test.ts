@@ -22,7 +22,7 @@ import {
   generateKeys,
   silentLogger,
 } from '../../src/lib.js';
-import { closeAllServers, startIssuer } from '../helpers/server.js';
+import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;
 let stranger: KeySet;

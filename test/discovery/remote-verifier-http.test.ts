@@ -7,7 +7,7 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ANY_AUDIENCE, type KeySet, createRemoteVerifier, createSigner, jwksHandler, silentLogger } from '../../src/lib.js';
-import { sharedKeys } from '../helpers/server.js';
+import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 import { stagedRotation } from './helpers.js';
 
 const servers: Server[] = [];

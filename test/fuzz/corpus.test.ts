@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JwtClient, type KeySet, createJwtClient, generateKeys } from '../../src/lib.js';
-import { closeAllServers, startServer } from '../helpers/server.js';
+import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { CORPUS_DIR, readCorpus } from './corpus.js';
 import { drive } from './drive.js';
 import { Prng } from './prng.js';

@@ -6,6 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { createJwtClient } from '../../src/lib.js';
+import { sleep } from '../../bench/kit/wait.js';
 
 /** The default per-connection memory ceiling of the own HTTP/2 transport (64 MB). */
 export const SESSION_MEMORY_CEILING_BYTES = 64 * 1024 * 1024;
@@ -54,7 +55,7 @@ export async function check(child: ChildProcess, port: number, baselineBytes: nu
     if (response.jwt.split('.').length !== 3) return { invariant: 'healthy-call', detail: `not a JWS: ${response.jwt}` };
   } catch (error) {
     // A refused call is often the first sign of a death whose exit event has not come yet.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     return exited(child) ?? { invariant: 'healthy-call', detail: String(error) };
   } finally {
     client.close();

@@ -3,7 +3,9 @@
  * downward or within its own layer, and no files import each other in a circle. A
  * maintainer reads the order of the code from LAYERS below; a new upward import fails
  * here with the file, the import and both layers named. bench/ and test/ are one-way
- * too: no circle of imports in either, a new one fails here with its files in order.
+ * too: the kit (bench/kit/, the one home of test support) imports only itself and src/,
+ * bench/ never imports test/, and no circle of imports runs through either; a break fails
+ * here with the file and the import named, a circle with its files in order.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -196,28 +198,69 @@ describe('the layers of src/', () => {
   });
 });
 
-/** The import graph of the .ts files under `root`, edges to files under it only (src/ from bench/ is outside it). */
-function importGraph(root: string): Map<string, string[]> {
-  const within = sourceFiles(root);
-  const graph = new Map<string, string[]>(within.map((file) => [file, []]));
-  for (const file of within) {
-    for (const { to } of importsOf(file, readFileSync(join(root, file), 'utf8'), root)) if (graph.has(to!)) graph.get(file)!.push(to!);
-  }
-  return graph;
+/** The relative imports of the .ts files under bench/ and test/, as paths from the repository root. */
+function supportImports(): Import[] {
+  const files = [...sourceFiles(BENCH).map((file) => `bench/${file}`), ...sourceFiles(TEST).map((file) => `test/${file}`)];
+  return files.flatMap((file) => importsOf(file, readFileSync(join(ROOT, file), 'utf8'), ROOT));
 }
 
-describe.each([
-  ['bench/', BENCH],
-  ['test/', TEST],
-])('%s, one-way like src/', (name, root) => {
-  const graph = importGraph(root);
+/**
+ * Who may import what across bench/ and test/. The kit (bench/kit/) is the one home of test
+ * support, the bottom both stand on: it imports src/ and itself, nothing else of the
+ * repository. The benchmark runs without the test suite: nothing in bench/ imports test/.
+ * test/ may import anything in bench/ (the kit, and the bench modules its own tests cover).
+ */
+export const ONE_WAY: readonly { readonly files: string; readonly mayImport: (to: string) => boolean; readonly why: string }[] = [
+  { files: 'bench/kit/', mayImport: (to) => to.startsWith('bench/kit/') || !/^(bench|test)\//.test(to), why: 'the kit imports only itself and src/' },
+  { files: 'bench/', mayImport: (to) => !to.startsWith('test/'), why: 'bench/ never imports test/' },
+];
 
-  it('reads the imports of its files', () => {
-    expect(graph.size).toBeGreaterThan(50);
-    expect([...graph.values()].flat().length).toBeGreaterThan(graph.size);
+/** Each import that breaks a rule of {@link ONE_WAY}, as `from imports 'specifier' (why)`. */
+export function wrongWay(imports: readonly Import[]): string[] {
+  return imports.flatMap(({ from, specifier, to }) => {
+    const broken = ONE_WAY.filter((rule) => from.startsWith(rule.files) && !rule.mayImport(to!));
+    return broken.map((rule) => `${from} imports '${specifier}' (${rule.why})`);
+  });
+}
+
+describe('bench/ and test/: the kit at the bottom, one way', () => {
+  const found = supportImports();
+  const files = new Set([...sourceFiles(BENCH).map((file) => `bench/${file}`), ...sourceFiles(TEST).map((file) => `test/${file}`)]);
+  const graph = new Map<string, string[]>([...files].map((file) => [file, []]));
+  for (const { from, to } of found) if (files.has(to!)) graph.get(from)!.push(to!);
+
+  it('reads the imports of their files', () => {
+    expect(files.size).toBeGreaterThan(300);
+    expect([...graph.values()].flat().length).toBeGreaterThan(files.size);
+    // The suite stands on the kit: most test files import it.
+    expect(found.filter(({ from, to }) => from.startsWith('test/') && to!.startsWith('bench/kit/')).length).toBeGreaterThan(100);
+  });
+
+  it('has no import against the direction of ONE_WAY', () => {
+    expect(wrongWay(found)).toEqual([]);
   });
 
   it('has no circle of imports', () => {
-    expect(cyclesOf(graph).map((cycle) => cycle.map((file) => `${name}${file}`).join(' -> '))).toEqual([]);
+    expect(cyclesOf(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it('finds an import the wrong way when there is one', () => {
+    const made = (from: string, to: string): Import => ({ from, specifier: to, to });
+    expect(
+      wrongWay([
+        made('bench/kit/launcher.ts', 'bench/harness/cores.ts'),
+        made('bench/kit/wait.ts', 'test/house/layers.test.ts'),
+        made('bench/macro/run.ts', 'test/client/harness.ts'),
+        made('bench/kit/cli.ts', 'bench/kit/exec.ts'),
+        made('bench/kit/jwt-servers.ts', 'src/lib.ts'),
+        made('bench/macro/run.ts', 'bench/harness/cores.ts'),
+        made('test/cli/cli.integration.test.ts', 'bench/macro/servers.ts'),
+      ]),
+    ).toEqual([
+      "bench/kit/launcher.ts imports 'bench/harness/cores.ts' (the kit imports only itself and src/)",
+      "bench/kit/wait.ts imports 'test/house/layers.test.ts' (the kit imports only itself and src/)",
+      "bench/kit/wait.ts imports 'test/house/layers.test.ts' (bench/ never imports test/)",
+      "bench/macro/run.ts imports 'test/client/harness.ts' (bench/ never imports test/)",
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The suite's check that no process outlives its test file (test/helpers/leftovers.ts):
+ * The suite's check that no process outlives its test file (bench/kit/leftovers.ts):
  * it finds a process left running, names it, kills it, and passes a file that left none.
  */
 import { spawn } from 'node:child_process';
@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { launch } from '../../bench/kit/launcher.js';
 import { isAlive } from '../../bench/kit/proc.js';
 import { waitUntil } from '../../bench/kit/wait.js';
-import { MARK_VARIABLE, endLeftovers, leftoverMessage, markedProcesses, newMark } from '../helpers/leftovers.js';
+import { MARK_VARIABLE, endLeftovers, leftoverMessage, markedProcesses, newMark } from '../../bench/kit/leftovers.js';
 
 const started: number[] = [];
 afterAll(() => {

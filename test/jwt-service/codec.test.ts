@@ -30,7 +30,7 @@ import {
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import { PROTO_LOADER_OPTIONS } from '../../src/protos/load.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { GrpcStatusError, GrpcStatus } from '../../src/transport/handler-api.js';
 
 const definition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);

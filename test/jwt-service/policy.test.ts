@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { Registry } from 'prom-client';
-import { memoryLogger } from '../transport/helpers/servers.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
+import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
 const POLICY: JwtPolicy = {
@@ -139,7 +138,7 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
   });
 
   it.each(TRANSPORTS)('on %s, writes one audit line per decision, never the token, and counts decisions by rule', async (transport) => {
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     const registry = new Registry();
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
     const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
@@ -168,7 +167,7 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
   });
 
   it.each(TRANSPORTS)('on %s, every refused GenerateJwt, a bad request field too, gets exactly one audit line and one count', async (transport) => {
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     const registry = new Registry();
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
     const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });

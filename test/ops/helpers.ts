@@ -3,8 +3,8 @@
  * on connections of their own (so a cluster's workers all take part).
  */
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { ClientPool, type JwtClient } from '../helpers/client.js';
+import { ClientPool, type JwtClient } from '../../bench/kit/grpc-clients.js';
+import { fetchRaw } from '../../bench/kit/http.js';
 
 /** One sample of the Prometheus text format: `name{a="x",b="y"} value`. */
 export interface MetricSample {
@@ -14,17 +14,9 @@ export interface MetricSample {
 }
 
 /** GET http://127.0.0.1:port/path: status, content type and body. */
-export function httpGet(port: number, path = '/metrics'): Promise<{ status: number; contentType: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('metrics request timed out')));
-    req.on('error', reject);
-    req.end();
-  });
+export async function httpGet(port: number, path = '/metrics'): Promise<{ status: number; contentType: string; body: string }> {
+  const { status, headers, body } = await fetchRaw(port, path, { timeoutMs: 10_000 });
+  return { status, contentType: String(headers['content-type']), body };
 }
 
 /** Parses the Prometheus text exposition format (no escapes in label values: ours have none). */

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { runCli } from '../../bench/kit/cli.js';
 import type { CliServer } from '../../bench/kit/cli.js';
-import type { ClientPool } from '../helpers/client.js';
+import type { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { clientsOnOwnConnections } from './helpers.js';
 
 /** The JSON log lines written since `from` (an offset into stderr). */

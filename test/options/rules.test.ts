@@ -16,8 +16,8 @@ import {
   runCluster,
   silentLogger,
 } from '../../src/lib.js';
-import { ClientPool, decodeJwt } from '../helpers/client.js';
-import { closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import { ClientPool, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;
 const clients = new ClientPool();

@@ -1,6 +1,6 @@
 /**
  * Every export of the public API (src/lib.ts) carries TSDoc with an `@example`, so an
- * editor shows each name with a way to use it. That each example compiles is pack.test.ts's.
+ * editor shows each name with a way to use it. That each example compiles is pack.integration.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
 import { docOf, publicExports } from './examples.js';

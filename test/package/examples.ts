@@ -1,7 +1,7 @@
 /**
  * The examples of the documentation, as rustdoc reads a crate's: every ```ts block of
  * README.md and docs/*.md, and every ```ts block of an `@example` in the TSDoc of an export
- * of src/lib.ts. Each block is a program of its own, type-checked on its own (pack.test.ts).
+ * of src/lib.ts. Each block is a program of its own, type-checked on its own (pack.integration.test.ts).
  *
  * Conventions, stated in docs/development.md ("Examples are tests"):
  * - a line `// hidden: CODE` is set-up the reader does not need (an import, a value an

@@ -1,8 +1,8 @@
 /** grpc-js clients of health and reflection, built from the protos in proto/. */
 import { Client, type ClientDuplexStream, type ClientReadableStream, type ServiceError, credentials } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { LOADER_OPTIONS, clientConstructor, unary } from '../helpers/client.js';
-import { HEALTH_PROTO, REFLECTION_PROTOS } from '../helpers/grpc-extras.js';
+import { LOADER_OPTIONS, clientConstructor, unary } from '../../bench/kit/grpc-clients.js';
+import { HEALTH_PROTO, REFLECTION_PROTOS } from '../../bench/kit/grpc-extras.js';
 
 /** ServerReflectionResponse as proto-loader decodes it. */
 export interface ReflectionResponse {

@@ -10,8 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { JwtGrpcError, SERVICE_NAME } from '../../src/lib.js';
 import { DESCRIPTOR_SET_PATH, indexDescriptorSet } from '../../src/server/descriptor-set.js';
 import { createReflectionServices } from '../../src/server/reflection.js';
-import { statusName } from '../helpers/client.js';
-import { TRANSPORTS } from '../helpers/server.js';
+import { statusName } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { ReflectionStream } from './clients.js';
 import { type TestServer, closeTestServers, startTestServer } from './server.js';
 

@@ -17,7 +17,7 @@ import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import type { BenchAlgorithm } from '../../bench/options/algorithms.js';
 import { LOAD_REQUEST } from '../../bench/soak/load-cell.js';
 import type { Transport } from '../../src/lib.js';
-import { transportArgs } from '../helpers/server.js';
+import { transportArgs } from '../../bench/kit/jwt-servers.js';
 import type { GhzReportWithDetails } from './ghz.js';
 
 export interface FixtureOptions {

@@ -12,7 +12,8 @@ import {
   type VerifyJwtRequest,
   type VerifyJwtResponse,
 } from '../../src/lib.js';
-import { clientConstructor } from '../helpers/client.js';
+import { clientConstructor } from '../../bench/kit/grpc-clients.js';
+import { encodeGenerateJwtRequest, grpcFrame } from '../../bench/kit/grpc-body.js';
 
 /**
  * Shared pieces of the reliability tests: a grpc-js JwtService client, raw HTTP/2 calls,
@@ -34,7 +35,7 @@ type GrpcJsJwtClientConstructor = new (address: string, credentials: grpc.Channe
 
 /**
  * A plain grpc-js JwtService client (from the proto, not the package's createJwtClient:
- * that one is test/helpers/client.ts's `jwtClient`) for 127.0.0.1:`port`: the tests here
+ * that one is bench/kit/grpc-clients.ts's `jwtClient`) for 127.0.0.1:`port`: the tests here
  * close it, or drop its connection, with calls in flight. `ownConnection` gives it a connection of its
  * own (grpc-js otherwise shares one between clients of the same target and options).
  */
@@ -95,24 +96,6 @@ export function exposeGc(): () => void {
   return runInNewContext('gc') as () => void;
 }
 
-/** Unary gRPC framing of an encoded message: compressed flag, length, bytes. */
-export function grpcFrame(message: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.writeUInt8(0, 0);
-  header.writeUInt32BE(message.length, 1);
-  return Buffer.concat([header, message]);
-}
-
-/** A GenerateJwtRequest encoded by hand: field 1 (algorithm) and 2 (subject), both strings. */
-export function encodeGenerateRequest(algorithm: string, subject: string): Buffer {
-  const field = (tag: number, text: string): Buffer => {
-    const bytes = Buffer.from(text, 'utf8');
-    if (bytes.length > 127) throw new Error('short strings only');
-    return Buffer.concat([Buffer.from([(tag << 3) | 2, bytes.length]), bytes]);
-  };
-  return Buffer.concat([field(1, algorithm), field(2, subject)]);
-}
-
 /** The end of a raw HTTP/2 gRPC call: its grpc-status and grpc-message (null if none came). */
 export interface RawCallResult {
   readonly grpcStatus: number | null;
@@ -170,7 +153,7 @@ export function rawUnary(session: ClientHttp2Session, method: string, body: Buff
  * the caller knows: what tells which cluster worker served it.
  */
 export function rawGenerate(session: ClientHttp2Session, algorithm: string, subject: string, timeoutMs = 5000): Promise<RawCallResult> {
-  return rawUnary(session, 'GenerateJwt', grpcFrame(encodeGenerateRequest(algorithm, subject)), timeoutMs);
+  return rawUnary(session, 'GenerateJwt', grpcFrame(encodeGenerateJwtRequest(algorithm, subject)), timeoutMs);
 }
 
 /** A compact JWS (a token) anywhere in a text. */

@@ -15,8 +15,8 @@ import { CallMetadata, JwtGrpcError, type JwtPolicy, type KeySet } from '../../s
 import type { RevocationStore } from '../../src/revocation/types.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
-import { ClientPool, callError, decodeJwt } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, nowSeconds, recordingLogger, sharedKeys, signHs256, startServer } from '../helpers/server.js';
+import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, nowSeconds, recordingLogger, sharedKeys, signHs256, startServer } from '../../bench/kit/jwt-servers.js';
 
 const SECRET = 'test-admin-secret-0123456789';
 const clients = new ClientPool();
@@ -243,7 +243,7 @@ describe.skipIf(!hasOpenssl())('revokers of the policy, over mutual TLS', () => 
 
   it.each(TRANSPORTS)('on %s: a listed revoker may revoke without a secret; another caller is denied', async (transport) => {
     const { createJwtServer } = await import('../../src/lib.js');
-    const { trackServer } = await import('../helpers/server.js');
+    const { trackServer } = await import('../../bench/kit/jwt-servers.js');
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger: recordingLogger() }));
     const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
     const as = (cert: ClientCert) => clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });

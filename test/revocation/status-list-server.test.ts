@@ -12,10 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../bench/kit/wait.js';
 import { ANY_AUDIENCE, CallMetadata, type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
-import { ClientPool } from '../helpers/client.js';
-import { closeAllServers, sharedKeys, trackServer } from '../helpers/server.js';
-import { fetchRaw } from '../discovery/helpers.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
+import { fetchRaw } from '../../bench/kit/http.js';
 
 const clients = new ClientPool();
 const closers: Array<() => void> = [];
@@ -224,10 +225,7 @@ describe('RevokeJwt and the status list', () => {
     const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toContainEqual(expect.objectContaining({ jti: payloadOf(token)['jti'], statusIndex: indexOf(token) }));
     let result = await verifier.verify(token);
-    while (result.valid && Date.now() - revokedAt < 3_000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      result = await verifier.verify(token);
-    }
+    await waitUntil(async () => !(result = await verifier.verify(token)).valid, 3_000, 50);
     expect(result).toMatchObject({ valid: false, reason: 'REVOKED' });
     // The bound is the ttl (1 s); the margin is the polling and a loaded machine.
     expect(Date.now() - revokedAt).toBeLessThan(1_000 + 500);

@@ -12,7 +12,7 @@ import { RevocationSet } from '../../src/revocation/set.js';
 import { Revocations } from '../../src/revocation/revocations.js';
 import type { Revocation } from '../../src/revocation/types.js';
 import { JwtGrpcError } from '../../src/errors.js';
-import { recordingLogger } from '../helpers/server.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-revocations-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,7 +6,7 @@
 import { Server } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { createJwtServer, silentLogger } from '../../src/lib.js';
-import { sharedKeys } from '../helpers/server.js';
+import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 
 /** Runs `body` with grpc-js's Server lacking the private member `name`, as a future grpc-js might. */
 async function without<T>(name: 'createHttp2Server', body: () => Promise<T> | T): Promise<T> {

@@ -19,9 +19,9 @@ import {
   importKeys,
   silentLogger,
 } from '../../src/lib.js';
-import { ClientPool, callError, decodeJwt, statusName } from '../helpers/client.js';
-import { healthCheck, listServices, probePort } from '../helpers/grpc-extras.js';
-import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, startServer, trackServer } from '../helpers/server.js';
+import { ClientPool, callError, decodeJwt, statusName } from '../../bench/kit/grpc-clients.js';
+import { healthCheck, listServices, probePort } from '../../bench/kit/grpc-extras.js';
+import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const clients = new ClientPool();
 let keys: KeySet;

@@ -6,8 +6,8 @@ import { status } from '@grpc/grpc-js';
 import * as jose from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALGORITHMS, type KeySet, createSigner, generateKeys } from '../../src/lib.js';
-import { ClientPool, type JwtClient, callError, decodeJwt } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, nowSeconds, sharedKeys, startServer } from '../helpers/server.js';
+import { ClientPool, type JwtClient, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, nowSeconds, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 
 const SUBJECTS = ['ada@example.com', 'grace@example.com', 'edsger@example.com'];
 const ISSUER = 'https://auth.example.test';

@@ -9,8 +9,8 @@ import { type KeySet, type Transport, createJwtServer, silentLogger } from '../.
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { ClientPool, callError, statusName } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../helpers/server.js';
+import { ClientPool, callError, statusName } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../../bench/kit/jwt-servers.js';
 
 const clients = new ClientPool();
 let certs: TestCerts;

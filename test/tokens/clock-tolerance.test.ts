@@ -24,7 +24,7 @@ import {
   silentLogger,
 } from '../../src/lib.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../../src/options/table.js';
-import { TRANSPORTS, closeAllServers, startServer } from '../helpers/server.js';
+import { TRANSPORTS, closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 
 const TOLERANCE = CLOCK_TOLERANCE_SECONDS;
 const NOW = 1_800_000_000;

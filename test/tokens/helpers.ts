@@ -14,7 +14,7 @@ import {
   exportKeys,
 } from '../../src/lib.js';
 
-export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+export { nowSeconds } from '../../bench/kit/jwt-servers.js';
 
 /** base64url of a string or bytes, unpadded. */
 export function b64u(data: string | Uint8Array): string {

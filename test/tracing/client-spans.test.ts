@@ -8,8 +8,8 @@ import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentele
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ANY_AUDIENCE, CallMetadata, GrpcStatus, createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from '../../src/lib.js';
-import { ClientPool, callError } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { useGlobalTracing } from './global-sdk.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 
@@ -92,9 +92,7 @@ describe.each(TRANSPORTS)('a protected service on transport %s, its verifier rem
     });
     const callerSpan = await spanOf('caller', SpanKind.INTERNAL);
     // Two GetJwks server spans: the greeter's (the caller's call) and the issuer's (the verifier's fetch).
-    for (let i = 0; i < 100 && exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER).length < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitUntil(() => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER).length >= 2, 1000, 10);
     const servers = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER && s.name === 'jwt.services.JwtService/GetJwks');
     const clientsSpans = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && s.name === 'jwt.services.JwtService/GetJwks');
     const verify = await spanOf('jwt.verify', SpanKind.INTERNAL);

@@ -10,8 +10,8 @@ import { ROOT_CONTEXT, type Span, SpanKind, TraceFlags, type Tracer, type Tracer
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ANY_AUDIENCE, type CallInterceptor, CallMetadata, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
-import { ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';
 import { useGlobalTracing } from './global-sdk.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 

@@ -9,8 +9,8 @@ import { type HistogramMetricData, MeterProvider, MetricReader } from '@opentele
 import { TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GrpcStatus } from '../../src/lib.js';
-import { ClientPool } from '../helpers/client.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../helpers/server.js';
+import { ClientPool } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 
 /** A reader collected on demand. */
 class TestReader extends MetricReader {

@@ -12,9 +12,9 @@ import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerPro
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CallMetadata, GrpcStatus, GrpcStatusError, type KeySet, createJwtServer, silentLogger } from '../../src/lib.js';
 import { PROTO_DIR } from '../../src/protos/load.js';
-import { ClientPool, DEFAULT_DEADLINE_MS, callError, clientConstructor } from '../helpers/client.js';
-import { healthCheck } from '../helpers/grpc-extras.js';
-import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../helpers/server.js';
+import { ClientPool, DEFAULT_DEADLINE_MS, callError, clientConstructor, unary } from '../../bench/kit/grpc-clients.js';
+import { healthCheck } from '../../bench/kit/grpc-extras.js';
+import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -41,17 +41,14 @@ async function waitForSpan(name: string): Promise<ReadableSpan> {
 }
 
 /** A grpc-js unary call to JwtService with `metadata`. */
-function grpcJsCall<Res>(port: number, method: string, request: unknown, metadata: Metadata): Promise<Res> {
+async function grpcJsCall<Res>(port: number, method: string, request: unknown, metadata: Metadata): Promise<Res> {
   const JwtService = clientConstructor(JWT_PROTO, 'jwt.services.JwtService');
   const client = new JwtService(`127.0.0.1:${port}`, credentials.createInsecure());
-  return new Promise<Res>((resolve, reject) => {
-    const fn = (client as unknown as Record<string, Function>)[method] as Function;
-    fn.call(client, request, metadata, { deadline: Date.now() + DEFAULT_DEADLINE_MS }, (err: Error | null, res: Res) => {
-      client.close();
-      if (err !== null) reject(err);
-      else resolve(res);
-    });
-  });
+  try {
+    return await unary<Res>(client, method, request, DEFAULT_DEADLINE_MS, metadata);
+  } finally {
+    client.close();
+  }
 }
 
 /** Every attribute value of every span, to check no token leaked into one. */

@@ -12,8 +12,8 @@ import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
-import { unary } from '../helpers/client.js';
-import { memoryLogger } from './helpers/servers.js';
+import { unary } from '../../bench/kit/grpc-clients.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const probe: ServiceImplementation = {
   Unary: (_request: unknown, call: CallContext) =>
@@ -35,14 +35,14 @@ describe.skipIf(!hasOpenssl())('caller identity from mutual TLS', () => {
 
   const servers = {
     async http2(mutual: boolean): Promise<number> {
-      const server = createHttp2GrpcServer({ logger: memoryLogger() });
+      const server = createHttp2GrpcServer({ logger: recordingLogger() });
       server.addService(PROBE, probe);
       closers.push(() => server.close({ graceMs: 0 }));
       return server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: mutual });
     },
     async 'grpc-js'(mutual: boolean): Promise<number> {
       const server = new Server();
-      addServiceToGrpcJs(server, PROBE, probe, { logger: memoryLogger() });
+      addServiceToGrpcJs(server, PROBE, probe, { logger: recordingLogger() });
       closers.push(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
       const creds = ServerCredentials.createSsl(certs.caCert, [{ cert_chain: certs.serverCert, private_key: certs.serverKey }], mutual);
       return new Promise((resolve, reject) => server.bindAsync('127.0.0.1:0', creds, (err, port) => (err ? reject(err) : resolve(port))));

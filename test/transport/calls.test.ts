@@ -26,9 +26,10 @@ import {
   GrpcStatus,
 } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
-import { type Services, closeAllServers, memoryLogger, startGrpcJs, startHttp2 } from './helpers/servers.js';
+import { type Services, closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { TEST_LOADER_OPTIONS, TEST_PROTO, servedTestService, testServiceImplementation } from './helpers/test-service.js';
-import { DEFAULT_DEADLINE_MS, unary } from '../helpers/client.js';
+import { DEFAULT_DEADLINE_MS, unary } from '../../bench/kit/grpc-clients.js';
 
 type TestClient = Client & Record<string, (...args: unknown[]) => unknown>;
 
@@ -283,7 +284,7 @@ describe.each([
 describe('the own transport only', () => {
   let port: number;
   let client: TestClient;
-  const logger = memoryLogger();
+  const logger = recordingLogger();
 
   beforeAll(async () => {
     ({ port } = await startHttp2(services, { logger }));

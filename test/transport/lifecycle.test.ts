@@ -13,7 +13,8 @@ import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type CallContext, type ServiceImplementation, GrpcStatus } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { CLIENT_PREFACE, frame, grpcHeaders, h2Frame, rawCall, rawRequest, rawSession } from './helpers/raw.js';
-import { closeAllServers, memoryLogger, startHttp2 } from './helpers/servers.js';
+import { closeAllServers, startHttp2 } from './helpers/servers.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const UNARY = '/test.Probe/Unary';
@@ -77,7 +78,7 @@ describe('listen and close', () => {
   });
 
   it('listens on IPv6 loopback', async (context) => {
-    const server = createHttp2GrpcServer({ logger: memoryLogger() });
+    const server = createHttp2GrpcServer({ logger: recordingLogger() });
     server.addService(PROBE, probe());
     try {
       const port = await server.listen('[::1]:0').catch(() => undefined);
@@ -193,7 +194,7 @@ describe('listen and close', () => {
   it('Symbol.asyncDispose closes the server', async () => {
     let port: number;
     {
-      await using server = createHttp2GrpcServer({ logger: memoryLogger() });
+      await using server = createHttp2GrpcServer({ logger: recordingLogger() });
       server.addService(PROBE, probe());
       port = await server.listen('127.0.0.1:0');
       expect((await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({}))] })).status).toBe(GrpcStatus.OK);
@@ -273,7 +274,7 @@ describe('keepalive', () => {
   });
 
   it('closes a connection that pings too often: GOAWAY ENHANCE_YOUR_CALM "too_many_pings"', async () => {
-    const logger = memoryLogger();
+    const logger = recordingLogger();
     const { port } = await startHttp2([[PROBE, probe()]], { logger });
     const session = await rawSession(port);
     session.on('error', () => {});

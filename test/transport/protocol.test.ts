@@ -23,14 +23,15 @@ import {
   requestBlock,
   unframe,
 } from './helpers/raw.js';
-import { closeAllServers, memoryLogger, startHttp2 } from './helpers/servers.js';
+import { closeAllServers, startHttp2 } from './helpers/servers.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const UNARY = '/test.Probe/Unary';
 
 /** What the last Unary handler saw, for the tests to inspect. */
 let seen: { request: unknown; call: CallContext; signal: AbortSignal } | undefined;
-const logger = memoryLogger();
+const logger = recordingLogger();
 let port: number;
 
 async function unaryHandler(request: unknown, call: CallContext): Promise<unknown> {

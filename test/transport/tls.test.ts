@@ -6,8 +6,9 @@ import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
-import { unary } from '../helpers/client.js';
-import { closeAllServers, memoryLogger } from './helpers/servers.js';
+import { unary } from '../../bench/kit/grpc-clients.js';
+import { closeAllServers } from './helpers/servers.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const probe: ServiceImplementation = {
   Unary: (request: unknown, call: CallContext) => ({ request, peer: call.peer }),
@@ -24,7 +25,7 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
   const closers: (() => Promise<void>)[] = [];
 
   async function serve(mutual: boolean): Promise<number> {
-    const server = createHttp2GrpcServer({ logger: memoryLogger() });
+    const server = createHttp2GrpcServer({ logger: recordingLogger() });
     server.addService(PROBE, probe);
     closers.push(() => server.close({ graceMs: 0 }));
     return server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: mutual });
@@ -79,7 +80,7 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
   });
 
   it('refuses TLS options without key or cert, naming them', async () => {
-    const server = createHttp2GrpcServer({ logger: memoryLogger() });
+    const server = createHttp2GrpcServer({ logger: recordingLogger() });
     await expect(server.listen('127.0.0.1:0', { key: certs.serverKey } as never)).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'tls' });
     await expect(server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, requireClientCertificate: true })).rejects.toMatchObject({
       field: 'tls.ca',

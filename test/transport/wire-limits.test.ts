@@ -11,6 +11,7 @@ import { type CallContext, GrpcStatus as Status } from '../../src/transport/hand
 import { PROBE } from './helpers/probe.js';
 import { CLIENT_PREFACE, FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
+import { sleep } from '../../bench/kit/wait.js';
 
 const UNARY = '/test.Probe/Unary';
 const PRIORITY = 2;
@@ -218,7 +219,7 @@ describe('ending a connection', () => {
       socket.write(Buffer.concat([CLIENT_PREFACE, h2Frame(FRAME_TYPE.PING, 0, 1, Buffer.alloc(8))]));
       const flood = Buffer.concat(repeat(4096, () => h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8))));
       for (let i = 0; i < (64 << 20) / flood.length; i++) socket.write(flood);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       expect(received.includes(Buffer.from([FRAME_TYPE.GOAWAY, 0, 0, 0, 0, 0]))).toBe(true);
       // A server still reading would have taken the 64 MB in well under 300 ms on loopback.
       expect(socket.writableLength).toBeGreaterThan(32 << 20);

@@ -2,7 +2,7 @@
  * The transport's own HTTP/2 (src/transport/http2/wire), frame by frame on bare TCP
  * connections and with node:http2 clients: flow control both ways, header blocks in
  * CONTINUATION frames, the stream limit, and the guards (Rapid Reset, CONTINUATION flood,
- * the memory ceiling). h2spec runs the rest of RFC 9113 (h2spec.test.ts).
+ * the memory ceiling). h2spec runs the rest of RFC 9113 (h2spec.integration.test.ts).
  */
 import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { type CallContext, type ResponseStream, GrpcStatus } from '../../src/tra
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawRequest, requestBlock, unframe } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
+import { sleep } from '../../bench/kit/wait.js';
 
 const UNARY = '/test.Probe/Unary';
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
@@ -38,7 +39,7 @@ const services = (extra: Partial<Record<string, unknown>> = {}) =>
       {
         Unary: async (request: { wait?: boolean; delayMs?: number }, call: CallContext) => {
           if (request?.wait) await new Promise((resolve) => call.signal.addEventListener('abort', resolve, { once: true }));
-          if (request?.delayMs) await new Promise((resolve) => setTimeout(resolve, request.delayMs));
+          if (request?.delayMs) await sleep(request.delayMs);
           return request;
         },
         ServerStream: async (request: { count: number; bytes: number }, responses: ResponseStream<unknown>) => {
@@ -110,7 +111,7 @@ describe('flow control', () => {
     await withFrames(port, async (conn) => {
       const message = json({ text: 'a'.repeat(100) });
       conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(message)));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       expect(conn.onStream(1)).toEqual([]);
       conn.send(windowUpdate(1, 10));
       await conn.waitFor(isType(FRAME_TYPE.DATA, 1));
@@ -308,7 +309,7 @@ describe('guards', () => {
         stream.on('data', () => {});
         stream.on('close', () => resolve({ code: stream.rstCode ?? 0, status }));
       }));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       for (const stream of streams) if (!stream.closed) stream.end(body.subarray(150_000));
       const outcomes = await Promise.all(ends);
       expect(outcomes.filter((o) => o.code === 11).length).toBeGreaterThanOrEqual(1);

@@ -23,13 +23,8 @@ export interface RawResponse {
   readonly message: string | undefined;
 }
 
-/** A length-prefixed message: flag, big-endian length, bytes. */
-export function frame(message: Buffer, compressed = false): Buffer {
-  const prefix = Buffer.alloc(5);
-  prefix[0] = compressed ? 1 : 0;
-  prefix.writeUInt32BE(message.length, 1);
-  return Buffer.concat([prefix, message]);
-}
+/** A length-prefixed message: flag, big-endian length, bytes (the kit's `grpcFrame`, named beside `h2Frame`). */
+export { grpcFrame as frame } from '../../../bench/kit/grpc-body.js';
 
 /** The messages of a response body, with their compressed flags. */
 export function unframe(body: Buffer): { compressed: boolean; bytes: Buffer }[] {

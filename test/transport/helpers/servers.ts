@@ -1,6 +1,7 @@
 /** Servers a test file starts, closed together in its afterAll. */
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { type Logger } from '../../../src/log.js';
+import { recordingLogger } from '../../../bench/kit/jwt-servers.js';
 import { addServiceToGrpcJs } from '../../../src/transport/grpc-js.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
 import type { Http2GrpcServerOptions } from '../../../src/transport/http2/options.js';
@@ -8,18 +9,11 @@ import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '
 
 const open = new Set<{ close(): Promise<void> }>();
 
-/** A logger that keeps its lines, for tests that check what was (and was not) logged. */
-export function memoryLogger(): Logger & { readonly lines: { level: string; message: string; fields?: unknown }[] } {
-  const lines: { level: string; message: string; fields?: unknown }[] = [];
-  const at = (level: string) => (message: string, fields?: unknown) => void lines.push({ level, message, fields });
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
-}
-
 export type Services = readonly (readonly [ServiceDescriptor, ServiceImplementation])[];
 
 /** jwt-grpc's own gRPC server on 127.0.0.1:0 with `services`. */
 export async function startHttp2(services: Services, options: Http2GrpcServerOptions = {}): Promise<{ server: Http2GrpcServer; port: number }> {
-  const server = createHttp2GrpcServer({ logger: memoryLogger(), ...options });
+  const server = createHttp2GrpcServer({ logger: recordingLogger(), ...options });
   for (const [definition, implementation] of services) server.addService(definition, implementation);
   const port = await server.listen('127.0.0.1:0');
   const entry = { close: () => server.close({ graceMs: 0 }) };
@@ -35,7 +29,7 @@ export async function startGrpcJs(
   const server = new Server(options.channelOptions ?? {});
   options.prepare?.(server);
   for (const [definition, implementation] of services) {
-    addServiceToGrpcJs(server, definition, implementation, { interceptors: options.interceptors ?? [], logger: options.logger ?? memoryLogger() });
+    addServiceToGrpcJs(server, definition, implementation, { interceptors: options.interceptors ?? [], logger: options.logger ?? recordingLogger() });
   }
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err === null ? resolve(bound) : reject(err))),
