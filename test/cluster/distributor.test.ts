@@ -9,7 +9,7 @@ import type { KeySet } from '../../src/keys/key-set.js';
 import { silentLogger } from '../../src/log.js';
 import type { JwtPolicy } from '../../src/policy/check.js';
 import { Revocations } from '../../src/revocation/revocations.js';
-import { recordingLogger } from '../helpers/server.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { FakeWorker } from './fake-worker.js';
 
 const POLICY: JwtPolicy = { callers: { billing: { subjects: ['svc-billing'] } } } as unknown as JwtPolicy;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkerMessage } from '../../src/cluster/messages.js';
 import { type HandlerTable, MessageRouter } from '../../src/cluster/router.js';
-import { recordingLogger } from '../helpers/server.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 type Seen = { readonly type: string; readonly from: string };
 

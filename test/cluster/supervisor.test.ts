@@ -6,7 +6,7 @@ import type { Worker } from 'node:cluster';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JwtGrpcError } from '../../src/errors.js';
 import { MAX_BACKOFF_MS, QUICK_CRASH_MS, Supervisor, backoffMs } from '../../src/cluster/supervisor.js';
-import { recordingLogger } from '../helpers/server.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { type FakeWorker, fakeFork } from './fake-worker.js';
 
 beforeEach(() => {

@@ -25,7 +25,7 @@ import {
 } from '../../src/lib.js';
 import { DROPPED_SPANS_METRIC } from '../../src/tracing/sdk.js';
 import { waitUntil } from '../../bench/kit/wait.js';
-import { TRANSPORTS, sharedKeys } from '../helpers/server.js';
+import { TRANSPORTS, sharedKeys } from '../../bench/kit/jwt-servers.js';
 
 /** A reader collected on demand: how the test sees whether a server's own tracing pipeline still reports. */
 class TestReader extends MetricReader {
