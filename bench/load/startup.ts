@@ -33,7 +33,8 @@ const START_TIMEOUT_MS = 20_000;
 const REPLACEMENT_LOAD_CALLS = 8;
 
 const CLI = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
-const LIB = repoPath('dist', 'src', 'lib.js');
+/** The `jwt-grpc` entry point (package.json `exports`); dist/src/lib.js re-exports every entry point, for the tests. */
+const LIB = repoPath('dist', 'src', 'lib', 'issuer.js');
 
 /** One row of the section. */
 export interface StartupRow {

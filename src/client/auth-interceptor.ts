@@ -178,7 +178,7 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * // hidden: import type { ChannelCredentials } from '@grpc/grpc-js';
  * // hidden: declare const tls: ChannelCredentials;
  * import { Server } from '@grpc/grpc-js';
- * import { createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from 'jwt-grpc';
+ * import { createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from 'jwt-grpc/client';
  *
  * const verifier = createRemoteVerifier(createJwtClient('jwt.internal:50051', { credentials: tls }), { audience: 'payments' });
  * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { methods: { '/payments.Payments/Pay': { scopes: ['pay'] } } })] });

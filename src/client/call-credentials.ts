@@ -21,7 +21,7 @@ import { type JwtCallCredentialsOptions, type TokenIssuer, createTokenSource } f
  * // hidden: import type { Client, ChannelCredentials } from '@grpc/grpc-js';
  * // hidden: declare const PaymentsClient: new (target: string, credentials: ChannelCredentials) => Client;
  * import { credentials } from '@grpc/grpc-js';
- * import { createJwtClient, jwtCallCredentials } from 'jwt-grpc';
+ * import { createJwtClient, jwtCallCredentials } from 'jwt-grpc/client';
  *
  * const tls = credentials.createSsl(caPem);
  * const issuer = createJwtClient('jwt.internal:50051', { credentials: tls });

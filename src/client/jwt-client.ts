@@ -151,7 +151,7 @@ function makeClient(target: unknown, options: JwtClientOptions): Client {
  * ```ts
  * // hidden: declare const caPem: Buffer;
  * import { credentials } from '@grpc/grpc-js';
- * import { createJwtClient } from 'jwt-grpc';
+ * import { createJwtClient } from 'jwt-grpc/client';
  *
  * using jwt = createJwtClient('dns:///jwt.internal:50051', {
  *   credentials: credentials.createSsl(caPem),

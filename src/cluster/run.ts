@@ -25,7 +25,8 @@ export type { ClusterOptions } from './options.js';
  *
  * @example
  * ```ts
- * import { loadKeys, parseNodeMaxProcs, runCluster } from 'jwt-grpc';
+ * import { parseNodeMaxProcs, runCluster } from 'jwt-grpc/cluster';
+ * import { loadKeys } from 'jwt-grpc/keys';
  *
  * const handle = await runCluster({
  *   workers: parseNodeMaxProcs(process.env.NODEMAXPROCS),

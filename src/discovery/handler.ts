@@ -155,7 +155,9 @@ export function documentsHandler(currentKeys: () => KeySet, options: JwksHandler
  * @example
  * ```ts
  * import { createServer } from 'node:http';
- * import { createJwtServer, generateKeys, jwksHandler } from 'jwt-grpc';
+ * import { createJwtServer } from 'jwt-grpc';
+ * import { jwksHandler } from 'jwt-grpc/discovery';
+ * import { generateKeys } from 'jwt-grpc/keys';
  *
  * const keys = await generateKeys({ algorithms: ['ES256'] });
  * const jwt = createJwtServer({ keys, issuer: 'https://auth.example' });

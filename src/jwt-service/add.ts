@@ -76,7 +76,8 @@ export interface JwtServiceHandle {
  * @example
  * ```ts
  * import { Server, ServerCredentials } from '@grpc/grpc-js';
- * import { addJwtService, loadKeys } from 'jwt-grpc';
+ * import { addJwtService } from 'jwt-grpc';
+ * import { loadKeys } from 'jwt-grpc/keys';
  *
  * const server = new Server();
  * addJwtService(server, { keys: await loadKeys('keys.json'), issuer: 'https://auth.example' });

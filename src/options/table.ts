@@ -31,7 +31,12 @@ import {
   tracing,
   workerCount,
 } from './kinds.js';
-import { policyKind } from '../policy/check.js';
+import { policyKind } from './policy.js';
+// Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
+// from their modules: else the compiler reaches them through an entry point, and every
+// declaration that reads the table drags in the whole public API (test/package/entry-points).
+import type { KeySet } from '../keys/key-set.js';
+import type { CallInterceptor } from '../transport/handler-api.js';
 
 /**
  * Which interface an option belongs to; `cli` options exist only on the command line, and

@@ -142,7 +142,8 @@ function statusListRoute(list: StatusListIssuer): StatusListRoute {
  *
  * @example
  * ```ts
- * import { createJwtServer, loadKeys } from 'jwt-grpc';
+ * import { createJwtServer } from 'jwt-grpc';
+ * import { loadKeys } from 'jwt-grpc/keys';
  *
  * await using server = createJwtServer({ keys: await loadKeys('keys.json'), subjects: ['ada@example.com'] });
  * const port = await server.listen('127.0.0.1:0');

@@ -35,12 +35,13 @@ describe('what a start loads', () => {
   it("import('jwt-grpc') loads no grpc-js, proto-loader or protobufjs, and starts nothing", () => {
     const record = nextRecord();
     // The process must exit by itself: a timer, a socket or a worker left by the import would hold it open.
-    execFileSync(process.execPath, ['--import', HOOK, '--input-type=module', '-e', `await import(${JSON.stringify(repoPath('dist', 'src', 'lib.js'))})`], {
+    // The `jwt-grpc` entry point; test/package/entry-points.integration.test.ts imports each of the others.
+    execFileSync(process.execPath, ['--import', HOOK, '--input-type=module', '-e', `await import(${JSON.stringify(repoPath('dist', 'src', 'lib', 'issuer.js'))})`], {
       env: { ...process.env, RECORD_MODULES: record },
       timeout: 20_000,
     });
     const urls = loaded(record);
-    expect(ownIn(urls)).toContain('lib.js');
+    expect(ownIn(urls)).toContain('lib/issuer.js');
     expect(heavyIn(urls)).toEqual([]);
   });
 

@@ -35,8 +35,8 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'handler-api', paths: ['transport/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
-  // The issuance policy's shape and schema are an option's kind, so they sit here too.
-  { name: 'options', paths: ['options/', 'policy/check.ts', 'policy/schema.ts'] },
+  // The issuance policy's shape and checker (options/policy.ts) and its schema are an option's kind, so they sit here too.
+  { name: 'options', paths: ['options/', 'policy/schema.ts'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
   { name: 'wire', paths: ['transport/http2/wire/'] },
   // gRPC over the wire: calls, framing, deadlines, compression, routing.
@@ -65,8 +65,8 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'cluster', paths: ['cluster/'] },
   // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
   { name: 'client', paths: ['client/'] },
-  // The public API: re-exports from every layer below; importing it starts nothing.
-  { name: 'lib', paths: ['lib.ts'] },
+  // The public API, one entry point per concern (lib.ts is the issuer, lib/ the others): re-exports from the layers below; importing one starts nothing.
+  { name: 'lib', paths: ['lib.ts', 'lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.
   { name: 'cli', paths: ['cli/'] },
   // The executable: sets V8 flags and hands argv to the CLI.

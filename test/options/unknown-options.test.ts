@@ -1,8 +1,9 @@
 /**
  * No option is silently ignored: every export of the public API that takes an options
  * object refuses a misspelt name, at every level, with ERR_INVALID_OPTION naming its full
- * path and the name probably meant. The walk over `lib` makes a new export fail here until
- * it is listed: in CALLS, with a misspelt call per nesting level, or in NO_OPTIONS, with why.
+ * path and the name probably meant. The walk over every entry point of package.json
+ * `exports` makes a new export, or a new entry point's, fail here until it is listed: in
+ * CALLS, with a misspelt call per nesting level, or in NO_OPTIONS, with why.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ import * as lib from '../../src/lib.js';
 import { type KeySet, type JwtServer, JwtGrpcError, silentLogger } from '../../src/lib.js';
 import { parseCommand } from '../../src/cli/args.js';
 import { editDistance, nearestName } from '../../src/known-options.js';
+import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { ENTRY_POINTS } from '../package/entry-points.js';
 
 let keys: KeySet;
 let dir: string;
@@ -137,8 +140,19 @@ async function failureOf(call: () => unknown): Promise<unknown> {
   return undefined;
 }
 
+/** Every function or class an entry point exports, by name. */
+const exported: string[] = [];
+for (const entry of ENTRY_POINTS) {
+  const module = (await import(join(PACKAGE_ROOT, entry.source))) as Record<string, unknown>;
+  exported.push(...Object.entries(module).filter(([, value]) => typeof value === 'function').map(([name]) => name));
+}
+
 describe('every export of the public API', () => {
-  const exported = Object.entries(lib).filter(([, value]) => typeof value === 'function').map(([name]) => name);
+  it('is read from every entry point', () => {
+    expect(ENTRY_POINTS.length).toBeGreaterThan(1);
+    expect(exported).toContain('createJwtServer');
+    expect(exported).toContain('createRemoteVerifier');
+  });
 
   it('that is a function or class is listed: as taking options (with misspelt calls) or as taking none, with why', () => {
     const unlisted = exported.filter((name) => !(name in CALLS) && !(name in NO_OPTIONS));

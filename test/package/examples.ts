@@ -1,20 +1,23 @@
 /**
  * The examples of the documentation, as rustdoc reads a crate's: every ```ts block of
- * README.md and docs/*.md, and every ```ts block of an `@example` in the TSDoc of an export
- * of src/lib.ts. Each block is a program of its own, type-checked on its own (pack.integration.test.ts).
+ * README.md and docs/*.md, and every ```ts block of an `@example` in the TSDoc of an entry
+ * point (package.json `exports`, ./entry-points.ts) or of one of its exports. Each block is
+ * a program of its own, type-checked on its own (pack.integration.test.ts).
  *
  * Conventions, stated in docs/development.md ("Examples are tests"):
  * - a line `// hidden: CODE` is set-up the reader does not need (an import, a value an
  *   earlier block made): the test compiles CODE in its place;
  * - a block opened with ```ts run is also run, and must exit 0;
- * - a TSDoc block that imports nothing from 'jwt-grpc' is compiled with every public name
- *   imported, as if it opened with `import { ... } from 'jwt-grpc'` (rustdoc likewise puts
- *   the crate in scope of its doctests); a Markdown block is a whole program and imports
- *   what it uses.
+ * - a TSDoc block that imports nothing from jwt-grpc is compiled with every public name
+ *   imported, each from its entry point, as if it opened with `import { ... } from 'jwt-grpc'`,
+ *   `import { ... } from 'jwt-grpc/client'` and so on (rustdoc likewise puts the crate in
+ *   scope of its doctests); a Markdown block is a whole program and imports what it uses,
+ *   each name from the entry point that exports it.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { ENTRY_POINTS } from './entry-points.js';
 
 export interface Example {
   /** Where it is, e.g. `docs/library.md:12` or `src/keys/merge.ts:15 (mergeKeySets)`. */
@@ -123,32 +126,51 @@ export function docOf(name: string, file: string): ExportDoc | undefined {
   return next === undefined ? undefined : docOf(name, next);
 }
 
-/** Every export of the public API, by name, with the module file that declares or re-exports it. */
-export function publicExports(): [string, string][] {
-  return [...reExports(join(PACKAGE_ROOT, 'src', 'lib.ts'))];
+/** An export of the public API: its name, the module file that declares or re-exports it, and the entry point a program imports it from. */
+export type PublicExport = [name: string, file: string, specifier: string];
+
+/** Every export of every entry point, in the order of package.json's `exports`. */
+export function publicExports(): PublicExport[] {
+  return ENTRY_POINTS.flatMap((entry) => [...reExports(join(PACKAGE_ROOT, entry.source))].map(([name, file]): PublicExport => [name, file, entry.specifier]));
 }
 
-/** The ```ts blocks of every export's TSDoc. */
-export function tsdocExamples(): Example[] {
-  return publicExports().flatMap(([name, file]) => {
-    const found = docOf(name, file);
-    if (found === undefined) return [];
-    // The comment's text: each line without its leading ` * `.
-    const text = found.doc.split('\n').map((line) => line.replace(/^\s*\/?\*+\/?\s?/, '')).join('\n');
-    const path = relative(PACKAGE_ROOT, found.file);
-    return tsBlocks(text).map((block) => {
-      const program = programOf(block.body);
-      return {
-        where: `${path}:${found.line + block.line - 1} (${name})`,
-        name: `${path.replaceAll('/', '-')}-${name}-${block.line}`,
-        code: /from 'jwt-grpc'/.test(program) ? program : `${implicitImport()}\n${program}`,
-        run: block.run,
-      };
-    });
+/** An import of jwt-grpc or of one of its entry points. */
+const IMPORTS_JWT_GRPC = /from 'jwt-grpc(\/[\w-]+)?'/;
+
+/** A TSDoc comment's ```ts blocks, as examples found at `where` (1-based line of the comment in `file`). */
+function commentExamples(doc: string, file: string, line: number, label: string): Example[] {
+  // The comment's text: each line without its leading ` * `.
+  const text = doc.split('\n').map((entry) => entry.replace(/^\s*\/?\*+\/?\s?/, '')).join('\n');
+  const path = relative(PACKAGE_ROOT, file);
+  return tsBlocks(text).map((block) => {
+    const program = programOf(block.body);
+    return {
+      where: `${path}:${line + block.line - 1} (${label})`,
+      name: `${path.replaceAll('/', '-')}-${label.replaceAll('/', '-')}-${block.line}`,
+      code: IMPORTS_JWT_GRPC.test(program) ? program : `${implicitImport()}\n${program}`,
+      run: block.run,
+    };
   });
 }
 
-/** What a TSDoc example that imports nothing from 'jwt-grpc' has in scope: every public name. */
+/** The ```ts blocks of every export's TSDoc, and of each entry point's own comment (its first). */
+export function tsdocExamples(): Example[] {
+  const ofExports = publicExports().flatMap(([name, file]) => {
+    const found = docOf(name, file);
+    return found === undefined ? [] : commentExamples(found.doc, found.file, found.line, name);
+  });
+  const ofEntryPoints = ENTRY_POINTS.flatMap((entry) => {
+    const file = join(PACKAGE_ROOT, entry.source);
+    const doc = /^\/\*\*[\s\S]*?\*\//.exec(readFileSync(file, 'utf8'))?.[0];
+    return doc === undefined ? [] : commentExamples(doc, file, 1, entry.specifier);
+  });
+  return [...ofEntryPoints, ...ofExports];
+}
+
+/** What a TSDoc example that imports nothing from jwt-grpc has in scope: every public name, each from its entry point. */
 export function implicitImport(): string {
-  return `import { ${publicExports().map(([name]) => name).join(', ')} } from 'jwt-grpc';`;
+  return ENTRY_POINTS.map((entry) => {
+    const names = publicExports().filter(([, , specifier]) => specifier === entry.specifier).map(([name]) => name);
+    return `import { ${names.join(', ')} } from '${entry.specifier}';`;
+  }).join('\n');
 }

@@ -18,6 +18,7 @@ import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { INSTALL_TIMEOUT_MS, SETUP_TIMEOUT_MS, TIMEOUT_MS, packCopy, sh } from './packed.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
 import { type Example, markdownExamples, tsdocExamples } from './examples.js';
+import { ENTRY_POINTS } from './entry-points.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -39,7 +40,9 @@ const EXAMPLES: readonly Example[] = [...markdownExamples(), ...tsdocExamples()]
 
 /** A user's program: tokens without a server, then a server that listens and closes. */
 const PROGRAM = `
-import { type Jwk, type JwtServerOptions, type VerifyResult, createJwtServer, createSigner, createVerifier, exportKeys, generateKeys } from 'jwt-grpc';
+import { type JwtServerOptions, createJwtServer } from 'jwt-grpc';
+import { type Jwk, exportKeys, generateKeys } from 'jwt-grpc/keys';
+import { type VerifyResult, createSigner, createVerifier } from 'jwt-grpc/tokens';
 
 const keys = await generateKeys({ algorithms: ['HS256', 'ES256'] });
 const signer = createSigner(keys);
@@ -123,7 +126,7 @@ describe('the packed package in a fresh TypeScript project', () => {
     ]);
   }, TIMEOUT_MS);
 
-  it('has examples to check: every block of README.md, docs/ and the TSDoc of src/lib.ts', () => {
+  it('has examples to check: every block of README.md, docs/ and the TSDoc of every entry point', () => {
     expect(EXAMPLES.filter((example) => example.where.startsWith('README.md')).length).toBeGreaterThanOrEqual(2);
     expect(EXAMPLES.filter((example) => example.where.startsWith('docs/')).length).toBeGreaterThanOrEqual(6);
     expect(EXAMPLES.filter((example) => example.where.startsWith('src/')).length).toBeGreaterThan(60);
@@ -144,10 +147,18 @@ describe('the packed package in a fresh TypeScript project', () => {
     expect(existsSync(join(installed, 'docs', 'img', 'headline-ratios.svg'))).toBe(true);
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 jwt-grpc contributors/);
     expect(existsSync(join(installed, 'src'))).toBe(false);
-    const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib', 'issuer.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
     expect(map.sourcesContent?.length).toBe(map.sources.length);
     expect(map.sourcesContent?.[0]).toContain('export');
   });
+
+  it('imports each entry point by name, and nothing below them (exports closes the rest)', async () => {
+    const specifiers = ENTRY_POINTS.map((entry) => entry.specifier);
+    const imported = await sh('node', ['--input-type=module', '-e', `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log('${specifiers.length} imported')`], app);
+    expect(imported).toBe(`${specifiers.length} imported\n`);
+    const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib.js')"], { cwd: app, timeoutMs: TIMEOUT_MS });
+    expect(deep.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
+  }, TIMEOUT_MS);
 
   it('passes publint and arethetypeswrong (ESM only; the .proto entry is no module)', async () => {
     // `npm run lint:package` runs the same two on the working tree.

@@ -27,7 +27,10 @@ const TSCONFIG = {
 /** A grpc-js server with the interceptor (when the installed grpc-js allows it), called without and with a token. */
 const PROGRAM = `
 import * as grpc from '@grpc/grpc-js';
-import { ANY_AUDIENCE, createJwtServer, createSigner, createVerifier, generateKeys, jwtAuthInterceptor, verifiedClaims } from 'jwt-grpc';
+import { createJwtServer } from 'jwt-grpc';
+import { jwtAuthInterceptor, verifiedClaims } from 'jwt-grpc/client';
+import { generateKeys } from 'jwt-grpc/keys';
+import { ANY_AUDIENCE, createSigner, createVerifier } from 'jwt-grpc/tokens';
 
 const keys = await generateKeys({ algorithms: ['ES256'] });
 const same = (b: Buffer): Buffer => b;

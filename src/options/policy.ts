@@ -1,0 +1,155 @@
+/**
+ * Reads a policy (a parsed JSON value) into a {@link JwtPolicy}, or says where it breaks
+ * the rules of ../policy/schema.ts: `$.callers["dns:a"].subjects[0]: must be ...`. Unknown
+ * fields are refused: a misspelt `audience` would otherwise mean "any audience".
+ */
+import { JwtGrpcError } from '../errors.js';
+import type { OptionKind } from './kinds.js';
+import { nearestName } from '../known-options.js';
+
+/**
+ * What one caller may get from GenerateJwt. Fields: docs/policy.md.
+ *
+ * @example
+ * ```ts
+ * const orders: CallerPolicy = { subjects: ['svc-orders'], audiences: ['greeter', 'billing'], algorithms: ['ES256'], maxTtlSeconds: 600 };
+ * ```
+ */
+export interface CallerPolicy {
+  /** Subjects the caller may get; a trailing `*` matches any suffix, a lone `*` anything. Required. */
+  readonly subjects: readonly string[];
+  /** Audiences the caller may ask for, patterns as `subjects`. Omitted: any. */
+  readonly audiences?: readonly string[];
+  /** Algorithms the caller may ask for. Omitted: any the server signs with. */
+  readonly algorithms?: readonly string[];
+  /** Longest lifetime for this caller. Omitted: the server's maxTtlSeconds. */
+  readonly maxTtlSeconds?: number;
+  /** Custom claim names the caller may set in claims_json. Omitted: none. */
+  readonly claims?: readonly string[];
+  /** Bind this caller's tokens to its certificate. Default false. */
+  readonly bind?: boolean;
+}
+
+/**
+ * Which caller may get which tokens: callers by id (a client certificate's URI SAN as
+ * written, or `dns:` + its first DNS SAN). Schema: {@link JWT_POLICY_SCHEMA}.
+ *
+ * @example
+ * ```ts
+ * const policy: JwtPolicy = {
+ *   callers: {
+ *     'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], audiences: ['greeter'] },
+ *     'dns:reports.example.org': { subjects: ['report-*'] },
+ *   },
+ * };
+ * ```
+ */
+export interface JwtPolicy {
+  readonly callers: Readonly<Record<string, CallerPolicy>>;
+  /** Caller ids allowed to revoke tokens, beside the admin secret. */
+  readonly revokers?: readonly string[];
+}
+
+class PolicyProblem extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CALLER_FIELDS = new Set(['subjects', 'audiences', 'algorithms', 'maxTtlSeconds', 'claims', 'bind']);
+const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers']);
+
+function key(path: string, name: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
+}
+
+/** A field the schema lacks, with the nearest one it has when one is close (the rule of every option: src/known-options.ts). */
+function unknownField(path: string, name: string, fields: readonly string[]): PolicyProblem {
+  const nearest = nearestName(name, fields);
+  const hint = nearest === undefined ? '' : `; did you mean ${key(path, nearest)}?`;
+  return new PolicyProblem(key(path, name), `is not a field (expected one of ${fields.join(', ')})${hint}`);
+}
+
+function object(value: unknown, path: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PolicyProblem(path, 'must be an object');
+  if (fields !== undefined) {
+    for (const name of Object.keys(value)) if (!fields.has(name)) throw unknownField(path, name, [...fields]);
+  }
+  return value as Record<string, unknown>;
+}
+
+function strings(value: unknown, path: string, { minItems, patterns }: { minItems: number; patterns: boolean }): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw new PolicyProblem(path, 'must be an array of strings');
+  if (value.length < minItems) throw new PolicyProblem(path, `must hold at least ${minItems} entry`);
+  value.forEach((entry: unknown, index) => {
+    const at = `${path}[${index}]`;
+    if (typeof entry !== 'string' || entry.length === 0) throw new PolicyProblem(at, 'must be a non-empty string');
+    if (patterns && entry.indexOf('*') !== -1 && entry.indexOf('*') !== entry.length - 1) throw new PolicyProblem(at, `"${entry}": "*" may only end a pattern`);
+  });
+  return value as string[];
+}
+
+function callerPolicy(value: unknown, path: string): CallerPolicy {
+  const entry = object(value, path, CALLER_FIELDS);
+  const subjects = strings(entry['subjects'], `${path}.subjects`, { minItems: 1, patterns: true });
+  if (subjects === undefined) throw new PolicyProblem(`${path}.subjects`, 'is required');
+  const audiences = strings(entry['audiences'], `${path}.audiences`, { minItems: 1, patterns: true });
+  const algorithms = strings(entry['algorithms'], `${path}.algorithms`, { minItems: 1, patterns: false });
+  const claims = strings(entry['claims'], `${path}.claims`, { minItems: 0, patterns: false });
+  const { maxTtlSeconds, bind } = entry;
+  if (maxTtlSeconds !== undefined && !(Number.isInteger(maxTtlSeconds) && (maxTtlSeconds as number) >= 1)) {
+    throw new PolicyProblem(`${path}.maxTtlSeconds`, `must be an integer of at least 1, got ${JSON.stringify(maxTtlSeconds)}`);
+  }
+  if (bind !== undefined && typeof bind !== 'boolean') throw new PolicyProblem(`${path}.bind`, 'must be true or false');
+  return {
+    subjects,
+    ...(audiences !== undefined && { audiences }),
+    ...(algorithms !== undefined && { algorithms }),
+    ...(maxTtlSeconds !== undefined && { maxTtlSeconds: maxTtlSeconds as number }),
+    ...(claims !== undefined && { claims }),
+    ...(bind !== undefined && { bind }),
+  };
+}
+
+function readPolicy(value: unknown): JwtPolicy {
+  const top = object(value, '$', TOP_FIELDS);
+  if (top['callers'] === undefined) throw new PolicyProblem('$.callers', 'is required');
+  const callersValue = object(top['callers'], '$.callers', undefined);
+  const callers: Record<string, CallerPolicy> = Object.create(null) as Record<string, CallerPolicy>;
+  for (const [id, entry] of Object.entries(callersValue)) {
+    if (id.length === 0) throw new PolicyProblem('$.callers[""]', 'a caller id may not be empty');
+    callers[id] = callerPolicy(entry, key('$.callers', id));
+  }
+  const revokers = strings(top['revokers'], '$.revokers', { minItems: 0, patterns: false });
+  return { callers, ...(revokers !== undefined && { revokers }) };
+}
+
+/**
+ * Checks a policy given in code, or parsed from a file named `source`; throws
+ * `ERR_INVALID_OPTION` whose message names the source, the JSON path and the problem.
+ *
+ * @example
+ * ```ts
+ * const policy = checkPolicy({ callers: { 'dns:reports.example.org': { subjects: ['report-*'] } } });
+ * ```
+ */
+export function checkPolicy(value: unknown, source = 'option policy'): JwtPolicy {
+  try {
+    return readPolicy(value);
+  } catch (err) {
+    if (!(err instanceof PolicyProblem)) throw err;
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `${source}: ${err.path}: ${err.message}`, { field: 'policy' });
+  }
+}
+
+/** The `policy` option's kind (src/options/table.ts): checked once at start, on the command line read from a JSON file. @internal */
+export const policyKind: OptionKind<JwtPolicy> = {
+  check: (value, label) => checkPolicy(value, `option ${label}`),
+  show: () => 'a policy',
+  range: '',
+  placeholder: '',
+};
