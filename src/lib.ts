@@ -3,7 +3,7 @@
  * entry point of ./lib/, re-exported. The package does not export it; a program imports
  * the entry point of its concern (package.json `exports`, docs/library.md "Entry points"),
  * so that a service that only verifies tokens loads no server. An export lives in exactly
- * one entry point, so none is lost here to a clash (test/package/entry-points.test.ts).
+ * one entry point, so none is lost here to a clash (test/package/entry-points.integration.test.ts).
  *
  * @internal
  */
