@@ -64,7 +64,17 @@ import {
 } from './parse.js';
 import { OutstandingPings } from './pings.js';
 import { type RequestHeaders, validTrailerFields, validateRequestFields } from './request-fields.js';
-import { type CloseCause, H2Stream, IGNORE, type ResponseFields, type StateFrame, type StreamOwner, type Verdict, recvOnClosed, recvOnIdle } from './stream.js';
+import {
+  type CloseCause,
+  H2Stream,
+  IGNORE,
+  type ResponseFields,
+  type StateFrame,
+  type StreamOwner,
+  type Verdict,
+  recvOnClosed,
+  recvOnIdle,
+} from './stream.js';
 import { FrameWriter, endSocket } from './writer.js';
 
 /** What a connection enforces and advertises; resolved once per server. */
@@ -753,7 +763,9 @@ export class H2Connection implements StreamOwner {
       // DATA the request's content-length announced (§8.1.1).
       const verdict = stream.recvHeaders(endStream);
       if (verdict !== undefined) return this.#refuseFrame(verdict, streamId, stream);
-      if (listSize > maxList || !validTrailerFields(fields) || !stream.contentLengthMet) return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
+      if (listSize > maxList || !validTrailerFields(fields) || !stream.contentLengthMet) {
+        return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
+      }
       return this.#inputEnded(stream);
     }
     if (streamId <= this.#lastStreamId) {
@@ -776,7 +788,8 @@ export class H2Connection implements StreamOwner {
     if (headers === undefined || (contentLength !== undefined && !/^\d{1,15}$/.test(contentLength))) {
       return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
     }
-    const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW, cost, contentLength === undefined ? -1 : Number(contentLength));
+    const announced = contentLength === undefined ? -1 : Number(contentLength);
+    const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW, cost, announced);
     // §5.1: idle -> open, or half-closed (remote) with END_STREAM; legal on an idle stream.
     created.recvHeaders(endStream);
     this.#charge(cost);

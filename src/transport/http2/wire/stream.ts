@@ -91,11 +91,19 @@ const ERRORS = {
   headersOnClosed: connectionError(H2_ERROR.STREAM_CLOSED, 'HEADERS on a closed stream (§5.1 closed)'),
   idReused: connectionError(H2_ERROR.PROTOCOL_ERROR, 'HEADERS on a stream id not above the last one (§5.1.1)'),
   trailersWithoutEnd: streamError(H2_ERROR.PROTOCOL_ERROR, 'a second header block without END_STREAM (§8.1)'),
-  sendOnIdle: connectionError(H2_ERROR.PROTOCOL_ERROR, 'a frame on a stream the server did not open (§5.1.1: a server opens only pushed streams)'),
+  sendOnIdle: connectionError(H2_ERROR.PROTOCOL_ERROR, 'a frame on a stream nobody opened (§5.1.1: a server opens only pushed ones)'),
   sendAfterEnd: streamError(H2_ERROR.STREAM_CLOSED, 'a frame after this side ended or reset the stream (§5.1)'),
 } as const;
 
-/** §5.1 idle: "Receiving any frame other than HEADERS or PRIORITY on a stream in this state MUST be treated as a connection error ... PROTOCOL_ERROR." */
+/**
+ * §5.1 idle: "Receiving any frame other than HEADERS or PRIORITY on a stream in this state
+ * MUST be treated as a connection error ... of type PROTOCOL_ERROR."
+ *
+ * @example
+ * ```ts
+ * recvOnIdle('DATA'); // { scope: 'connection', code: H2_ERROR.PROTOCOL_ERROR, reason: 'DATA on an idle stream (§5.1, §6.1)' }
+ * ```
+ */
 export function recvOnIdle(frame: Exclude<StateFrame, 'HEADERS'>): ProtocolError {
   if (frame === 'DATA') return ERRORS.dataOnIdle;
   return frame === 'RST_STREAM' ? ERRORS.resetOnIdle : ERRORS.windowUpdateOnIdle;
@@ -104,6 +112,12 @@ export function recvOnIdle(frame: Exclude<StateFrame, 'HEADERS'>): ProtocolError
 /**
  * §5.1 closed: what a frame on a closed stream means, by why it closed; `cause` undefined is
  * a stream closed so long ago that the connection forgot it (RECENTLY_CLOSED in connection.ts).
+ *
+ * @example
+ * ```ts
+ * recvOnClosed('DATA', 'reset-sent'); // IGNORE
+ * recvOnClosed('DATA', 'end-stream'); // { scope: 'stream', code: H2_ERROR.STREAM_CLOSED, ... }
+ * ```
  */
 export function recvOnClosed(frame: StateFrame, cause: CloseCause | undefined): Verdict {
   // "endpoints MUST ignore frames that they receive on closed streams after they have sent a
