@@ -120,7 +120,7 @@ export function recvOnIdle(frame: Exclude<StateFrame, 'HEADERS'>): ProtocolError
  * ```
  */
 export function recvOnClosed(frame: StateFrame, cause: CloseCause | undefined): Verdict {
-  // "endpoints MUST ignore frames that they receive on closed streams after they have sent a
+  // "An endpoint MUST ignore frames that it receives on closed streams after it has sent a
   // RST_STREAM frame"; after the connection ended nothing is read.
   if (cause === 'reset-sent' || cause === 'connection-ended') return IGNORE;
   // WINDOW_UPDATE and RST_STREAM may cross our END_STREAM or RST_STREAM; an RST_STREAM is
