@@ -203,6 +203,20 @@ describe('stream endings', () => {
     });
   });
 
+  it('a call that fails on the DATA that ends its request gets its status and no RST_STREAM: the client has half-closed (§5.1)', async () => {
+    await withFrames(port, async (conn) => {
+      // The compressed flag without grpc-encoding: the call fails as it takes the message.
+      conn.send(
+        h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)),
+        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({}), true)),
+      );
+      expect(fields(await endOf(conn, 1))['grpc-status']).toBe(String(GrpcStatus.INTERNAL));
+      conn.send(h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8, 7)));
+      await conn.waitFor((f) => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0);
+      expect(conn.onStream(1).map((f) => f.type)).toEqual([FRAME_TYPE.HEADERS]);
+    });
+  });
+
   it('answers a client that half-closes TCP after its request, then ends the connection', async () => {
     await withFrames(port, async (conn) => {
       conn.send(...unaryCall(1, { delayMs: 50 }));

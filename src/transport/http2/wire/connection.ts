@@ -64,7 +64,17 @@ import {
 } from './parse.js';
 import { OutstandingPings } from './pings.js';
 import { type RequestHeaders, validTrailerFields, validateRequestFields } from './request-fields.js';
-import { H2Stream, type ResponseFields, type StreamOwner } from './stream.js';
+import {
+  type CloseCause,
+  H2Stream,
+  IGNORE,
+  type ResponseFields,
+  type StateFrame,
+  type StreamOwner,
+  type Verdict,
+  recvOnClosed,
+  recvOnIdle,
+} from './stream.js';
 import { FrameWriter, endSocket } from './writer.js';
 
 /** What a connection enforces and advertises; resolved once per server. */
@@ -133,8 +143,8 @@ export class H2Connection implements StreamOwner {
   readonly #events: ConnectionEvents;
   readonly #hpack = new HpackDecoder();
   readonly #streams = new Map<number, H2Stream>();
-  /** Recently closed stream ids -> whether this side reset them (frames on those are ignored, §5.1). */
-  readonly #recentlyClosed = new Map<number, boolean>();
+  /** Recently closed stream ids -> why they closed: what a late frame on one means (§5.1, stream.ts recvOnClosed). */
+  readonly #recentlyClosed = new Map<number, CloseCause>();
   /** Streams with DATA waiting for the connection's send window, in order. */
   readonly #blocked = new Set<H2Stream>();
   readonly #pings = new OutstandingPings();
@@ -270,28 +280,28 @@ export class H2Connection implements StreamOwner {
 
   /** @internal */
   sendHeaders(stream: H2Stream, headers: ResponseFields, endStream: boolean): void {
-    if (stream.closed || stream.outputEnded) return;
+    if (stream.sendClosed) return;
     const block = encodeHeaderBlock(headers);
-    if (!endStream && (stream.sendWindow <= 0 || this.#flow.sendWindow <= 0 || stream.queue.length > 0)) {
+    if (!endStream && (stream.sendWindow <= 0 || this.#flow.sendWindow <= 0 || stream.hasQueued)) {
       // No DATA could follow now: the headers wait and go out with the first of it. A
       // client that cancels meanwhile gets nothing, and none gets HEADERS with no DATA
       // behind them (nghttp2 clients have failed whole connections on DATA that came
       // long after HEADERS on a stream they had just cancelled).
-      if (stream.heldHeaders !== undefined) this.#unwait(stream.heldHeaders.length, false);
-      stream.heldHeaders = block;
+      const replaced = stream.holdHeaders(block);
+      if (replaced !== undefined) this.#unwait(replaced.length, false);
       this.#wait(block.length);
       if (this.#flow.sendWindow <= 0) this.#blocked.add(stream);
       return;
     }
-    this.#queueHeaderBlock(stream.id, block, endStream);
-    if (endStream) this.#outputEnded(stream);
+    if (endStream) return this.#sendEnd(stream, block);
+    this.#queueHeaderBlock(stream.id, block, false);
   }
 
   /** @internal */
   sendData(stream: H2Stream, first: Buffer, second: Buffer | undefined): boolean {
-    if (stream.closed || stream.outputEnded) return false;
+    if (stream.sendData(false) !== undefined) return false;
     const length = first.length + (second === undefined ? 0 : second.length);
-    if (stream.queue.length === 0 && length <= stream.sendWindow && length <= this.#flow.sendWindow && length <= this.#peerMaxFrameSize) {
+    if (!stream.hasQueued && length <= stream.sendWindow && length <= this.#flow.sendWindow && length <= this.#peerMaxFrameSize) {
       this.#releaseHeaders(stream);
       stream.takeSend(length);
       this.#flow.takeSend(length);
@@ -299,36 +309,34 @@ export class H2Connection implements StreamOwner {
       this.#queue(first);
       if (second !== undefined) this.#queue(second);
     } else {
-      stream.queue.push(first);
-      if (second !== undefined) stream.queue.push(second);
-      stream.queuedBytes += length;
+      stream.enqueue(first, second, length);
       this.#wait(length);
       this.#sendQueued(stream);
     }
     if (stream.queuedBytes < STREAM_HIGH_WATER_MARK && !this.#writer.congested) return true;
-    stream.needDrain = true;
+    stream.oweDrain();
     return false;
   }
 
   /** @internal */
   sendTrailers(stream: H2Stream, trailers: ResponseFields): void {
-    if (stream.closed || stream.outputEnded || stream.pendingTrailers !== undefined) return;
+    if (stream.sendClosed || stream.hasPendingTrailers) return;
     const block = encodeHeaderBlock(trailers);
-    if (stream.queue.length > 0) {
-      stream.pendingTrailers = block;
+    if (stream.hasQueued) {
+      stream.holdTrailers(block);
       this.#wait(block.length);
       return;
     }
     this.#releaseHeaders(stream);
-    this.#queueHeaderBlock(stream.id, block, true);
-    this.#outputEnded(stream);
+    this.#sendEnd(stream, block);
   }
 
   /** @internal */
   resetStream(stream: H2Stream, code: number): void {
-    if (stream.closed) return;
+    // §5.1: a closed stream gets no RST_STREAM (nor any frame but PRIORITY).
+    if (stream.sendRstStream() !== undefined) return;
     this.#queue(rstStreamFrame(stream.id, code));
-    this.#closeStream(stream, true);
+    this.#forget(stream);
   }
 
   /** @internal The stream was resumed: the window it held back goes to the client. */
@@ -338,8 +346,7 @@ export class H2Connection implements StreamOwner {
 
   /** @internal */
   releaseHeld(stream: H2Stream): void {
-    this.#charge(-stream.held);
-    stream.held = 0;
+    this.#charge(-stream.takeHeld());
   }
 
   // --- memory ---
@@ -419,9 +426,8 @@ export class H2Connection implements StreamOwner {
   }
 
   #maybeDrained(stream: H2Stream): void {
-    if (!stream.needDrain || stream.queuedBytes >= STREAM_HIGH_WATER_MARK || this.#writer.congested) return;
-    stream.needDrain = false;
-    stream.listener?.drained();
+    if (stream.queuedBytes >= STREAM_HIGH_WATER_MARK || this.#writer.congested) return;
+    stream.payDrain();
   }
 
   /** A header block as HEADERS (+ CONTINUATION) frames no larger than the peer's SETTINGS_MAX_FRAME_SIZE. */
@@ -436,87 +442,83 @@ export class H2Connection implements StreamOwner {
 
   /** Sends headers held back for lack of window, ahead of the DATA or trailers now going out. */
   #releaseHeaders(stream: H2Stream): void {
-    const held = stream.heldHeaders;
+    const held = stream.takeHeldHeaders();
     if (held === undefined) return;
-    stream.heldHeaders = undefined;
     this.#unwait(held.length, true);
     this.#queueHeaderBlock(stream.id, held, false);
   }
 
   /** Sends a stream's queued DATA as far as both windows allow, then its trailers once the queue is empty. */
   #sendQueued(stream: H2Stream): void {
-    const queue = stream.queue;
-    while (queue.length > 0) {
+    while (stream.hasQueued) {
       const room = Math.min(stream.sendWindow, this.#flow.sendWindow, this.#peerMaxFrameSize);
       if (room <= 0) {
         if (this.#flow.sendWindow <= 0) this.#blocked.add(stream);
         return;
       }
       this.#releaseHeaders(stream);
-      const head = queue[0] as Buffer;
-      const chunk = head.length <= room ? head : head.subarray(0, room);
-      if (chunk === head) queue.shift();
-      else queue[0] = head.subarray(room);
+      const chunk = stream.dequeue(room);
       stream.takeSend(chunk.length);
       this.#flow.takeSend(chunk.length);
-      stream.queuedBytes -= chunk.length;
       this.#unwait(chunk.length, true);
       this.#queue(frameHeader(chunk.length, FRAME.DATA, 0, stream.id));
       this.#queue(chunk);
     }
     this.#blocked.delete(stream);
     if (stream.sendWindow > 0 && this.#flow.sendWindow > 0) this.#releaseHeaders(stream);
-    const trailers = stream.pendingTrailers;
+    const trailers = stream.takeTrailers();
     if (trailers !== undefined) {
-      stream.pendingTrailers = undefined;
       this.#unwait(trailers.length, true);
       this.#releaseHeaders(stream);
-      this.#queueHeaderBlock(stream.id, trailers, true);
-      this.#outputEnded(stream);
+      this.#sendEnd(stream, trailers);
       return;
     }
     this.#maybeDrained(stream);
   }
 
   /**
-   * Our END_STREAM is out. A client still sending is told to stop with RST_STREAM
-   * NO_ERROR (the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)'s early server closure): the call has its status,
-   * and what it would send is only read to be dropped.
+   * Our END_STREAM (trailers, or a Trailers-Only response): §5.1, open -> half-closed
+   * (local), half-closed (remote) -> closed. Legal here: the caller found the stream not
+   * send-closed, and a stream that closes drops what waited to be sent.
    */
-  #outputEnded(stream: H2Stream): void {
-    stream.outputEnded = true;
-    if (stream.inputEnded) {
-      this.#closeStream(stream, false);
-      return;
-    }
-    this.#queue(rstStreamFrame(stream.id, H2_ERROR.NO_ERROR));
-    this.#closeStream(stream, true);
+  #sendEnd(stream: H2Stream, block: Buffer): void {
+    stream.sendHeaders(true);
+    this.#queueHeaderBlock(stream.id, block, true);
+    // A client still sending (half-closed (local)) is told to stop with RST_STREAM NO_ERROR
+    // (the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)'s
+    // early server closure): the call has its status, and what it would send is only read to
+    // be dropped. So no stream stays half-closed (local).
+    if (stream.closed) this.#forget(stream);
+    else this.resetStream(stream, H2_ERROR.NO_ERROR);
   }
 
   // --- stream lifecycle ---
 
-  #closeStream(stream: H2Stream, resetHere: boolean): void {
-    if (stream.closed) return;
-    stream.closed = true;
-    this.#streams.delete(stream.id);
+  /**
+   * A stream reached closed (§5.1): the connection lets go of it. What it was charged and
+   * what waited to be sent are released, its id is remembered with why it closed, and the
+   * call is told. Called after every move that can close a stream; once per stream.
+   */
+  #forget(stream: H2Stream): void {
+    if (!this.#streams.delete(stream.id)) return;
     this.#blocked.delete(stream);
-    this.#charge(-(stream.held + stream.charged));
-    stream.held = 0;
-    stream.charged = 0;
-    const unsent = stream.queuedBytes + (stream.heldHeaders?.length ?? 0) + (stream.pendingTrailers?.length ?? 0);
+    this.#charge(-stream.releaseCharges());
+    const unsent = stream.dropUnsent();
     if (unsent > 0) this.#unwait(unsent, false);
-    stream.heldHeaders = undefined;
-    stream.pendingTrailers = undefined;
-    stream.queue.length = 0;
-    stream.queuedBytes = 0;
-    this.#rememberClosed(stream.id, resetHere);
-    stream.listener?.streamClosed();
+    this.#rememberClosed(stream.id, stream.closeCause as CloseCause);
+    stream.announceClosed();
     if (this.#closing && this.#streams.size === 0) this.#end();
   }
 
-  #rememberClosed(streamId: number, resetHere: boolean): void {
+  /** A stream the connection ended: closed, and let go of. */
+  #abandon(stream: H2Stream): void {
+    stream.connectionEnded();
+    this.#forget(stream);
+  }
+
+  #rememberClosed(streamId: number, cause: CloseCause): void {
     const recent = this.#recentlyClosed;
-    recent.set(streamId, resetHere);
+    recent.set(streamId, cause);
     if (recent.size > RECENTLY_CLOSED) recent.delete(recent.keys().next().value as number);
   }
 
@@ -551,7 +553,7 @@ export class H2Connection implements StreamOwner {
     this.#pending = undefined;
     clearTimeout(this.#handshakeTimer);
     clearTimeout(this.#stallTimer);
-    for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
+    for (const stream of [...this.#streams.values()]) this.#abandon(stream);
     this.#writer.flush();
     endSocket(this.socket, END_FLUSH_MS);
   }
@@ -580,7 +582,7 @@ export class H2Connection implements StreamOwner {
     // The client sends nothing more: calls still waiting for request data cannot finish,
     // nor can answers waiting for window (no WINDOW_UPDATE can come).
     for (const stream of [...this.#streams.values()]) {
-      if (!stream.inputEnded || stream.queuedBytes > 0 || stream.heldHeaders !== undefined || stream.pendingTrailers !== undefined) this.#closeStream(stream, false);
+      if (!stream.recvClosed || stream.queuedBytes > 0 || stream.hasHeldHeaders || stream.hasPendingTrailers) this.#abandon(stream);
     }
     this.close();
   }
@@ -591,7 +593,7 @@ export class H2Connection implements StreamOwner {
     clearTimeout(this.#handshakeTimer);
     clearTimeout(this.#stallTimer);
     this.#writer.discard();
-    for (const stream of [...this.#streams.values()]) this.#closeStream(stream, false);
+    for (const stream of [...this.#streams.values()]) this.#abandon(stream);
     this.#pings.failAll();
     this.#events.closed();
   }
@@ -694,44 +696,40 @@ export class H2Connection implements StreamOwner {
     // Empty DATA, or DATA smaller than a gRPC message's prefix, without END_STREAM: a dribble (CVE-2019-9518).
     if (length < DRIBBLE_BYTES && !endStream) this.#glitch();
     const stream = this.#streams.get(streamId);
-    if (stream === undefined) {
-      if (this.#isIdle(streamId)) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `DATA on idle stream ${streamId}`);
-      // §5.1: on a stream this side reset (or ignored after GOAWAY), or closed long ago,
-      // the frame is dropped; on one the client ended, it is a stream error.
-      if (this.#recentlyClosed.get(streamId) === false) {
-        this.#countReset(H2_ERROR.STREAM_CLOSED);
-        this.#queue(rstStreamFrame(streamId, H2_ERROR.STREAM_CLOSED));
-      }
-      return;
-    }
-    if (stream.inputEnded) return this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
-    if (!stream.takeReceive(length)) return this.#streamError(stream, H2_ERROR.FLOW_CONTROL_ERROR);
+    // §5.1, §6.1: DATA only on a stream open on the client's side; END_STREAM half-closes it.
+    const verdict = stream === undefined ? this.#withoutStream(streamId, 'DATA') : stream.recvData(endStream);
+    if (verdict !== undefined) return this.#refuseFrame(verdict, streamId, stream);
+    const live = stream as H2Stream;
+    if (!live.takeReceive(length)) return this.#streamError(live, H2_ERROR.FLOW_CONTROL_ERROR);
     const size = f.end - f.start;
-    stream.dataReceived += size;
-    stream.held += size;
+    live.received(size);
     this.#charge(size);
-    if (this.#overCeiling(0)) return this.#streamError(stream, H2_ERROR.ENHANCE_YOUR_CALM);
-    if (size > 0) stream.listener?.data(buffer.subarray(f.start, f.end));
-    if (stream.closed) return;
+    if (this.#overCeiling(0)) return this.#streamError(live, H2_ERROR.ENHANCE_YOUR_CALM);
+    if (size > 0) live.deliver(buffer.subarray(f.start, f.end));
+    // Closed (and let go of) while the call took the payload: it reset the stream, or
+    // answered it, which closes a stream half-closed (remote) by this END_STREAM (§5.1).
+    if (live.closed) return;
     if (endStream) {
-      if (stream.contentLength >= 0 && stream.contentLength !== stream.dataReceived) return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
-      this.#inputEnd(stream);
-    } else if (!stream.paused && stream.unacknowledged >= STREAM_WINDOW / 2) {
-      this.#acknowledge(stream);
+      if (!live.contentLengthMet) return this.#streamError(live, H2_ERROR.PROTOCOL_ERROR);
+      this.#inputEnded(live);
+    } else if (!live.paused && live.unacknowledged >= STREAM_WINDOW / 2) {
+      this.#acknowledge(live);
     }
   }
 
   /** Returns a stream's received bytes to the client's window. */
   #acknowledge(stream: H2Stream): void {
-    if (stream.unacknowledged === 0 || stream.closed || stream.inputEnded) return;
+    if (stream.unacknowledged === 0 || stream.recvClosed) return;
     this.#queue(windowUpdateFrame(stream.id, stream.acknowledge()));
   }
 
-  #inputEnd(stream: H2Stream): void {
-    stream.inputEnded = true;
+  /**
+   * The client's END_STREAM was taken (the stream moved on it to half-closed (remote),
+   * §5.1): the call is told. It never closes a stream: none stays half-closed (local) (#sendEnd).
+   */
+  #inputEnded(stream: H2Stream): void {
     this.releaseHeld(stream);
-    stream.listener?.inputEnd();
-    if (stream.outputEnded) this.#closeStream(stream, false);
+    stream.announceInputEnd();
   }
 
   #onHeadersFrame(buffer: Buffer, f: FrameFields): void {
@@ -758,27 +756,22 @@ export class H2Connection implements StreamOwner {
     // Always decoded, so HPACK's dynamic table stays in step with the client's.
     const listSize = this.#hpack.decode(block, 0, block.length, fields, maxList);
     if (streamId % 2 === 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `client stream id ${streamId} is even`);
+    const endStream = (flags & FLAG.END_STREAM) !== 0;
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) {
-      // Trailers (§8.1): END_STREAM, well-formed regular fields only, and the DATA the
-      // request's content-length announced (§8.1.1).
-      if (stream.inputEnded) return this.#streamError(stream, H2_ERROR.STREAM_CLOSED);
-      if (
-        (flags & FLAG.END_STREAM) === 0 ||
-        listSize > maxList ||
-        !validTrailerFields(fields) ||
-        (stream.contentLength >= 0 && stream.contentLength !== stream.dataReceived)
-      ) {
+      // Trailers (§8.1): END_STREAM (stream.ts), well-formed regular fields only, and the
+      // DATA the request's content-length announced (§8.1.1).
+      const verdict = stream.recvHeaders(endStream);
+      if (verdict !== undefined) return this.#refuseFrame(verdict, streamId, stream);
+      if (listSize > maxList || !validTrailerFields(fields) || !stream.contentLengthMet) {
         return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
       }
-      return this.#inputEnd(stream);
+      return this.#inputEnded(stream);
     }
     if (streamId <= this.#lastStreamId) {
-      // §5.1: ignored on a stream this side reset or ignored after GOAWAY; on one the client ended, or never opened, an error.
-      const resetHere = this.#recentlyClosed.get(streamId);
-      if (resetHere === true || streamId > this.#goawayLastId) return;
-      if (resetHere === false) throw new ConnectionError(H2_ERROR.STREAM_CLOSED, `HEADERS on closed stream ${streamId}`);
-      throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `stream id ${streamId} is not above the last one, ${this.#lastStreamId}`);
+      // §6.8: a stream above the GOAWAY's last id was ignored, never opened: so are its frames.
+      if (streamId > this.#goawayLastId) return;
+      return this.#refuseFrame(recvOnClosed('HEADERS', this.#recentlyClosed.get(streamId)), streamId);
     }
     this.#lastStreamId = streamId;
     // §6.8: after GOAWAY, new streams are ignored; the client retries them elsewhere.
@@ -795,19 +788,16 @@ export class H2Connection implements StreamOwner {
     if (headers === undefined || (contentLength !== undefined && !/^\d{1,15}$/.test(contentLength))) {
       return this.#refuse(streamId, H2_ERROR.PROTOCOL_ERROR);
     }
-    const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW);
-    created.charged = cost;
+    const announced = contentLength === undefined ? -1 : Number(contentLength);
+    const created = new H2Stream(this, streamId, this.#peerInitialWindow, STREAM_WINDOW, cost, announced);
+    // §5.1: idle -> open, or half-closed (remote) with END_STREAM; legal on an idle stream.
+    created.recvHeaders(endStream);
     this.#charge(cost);
-    if (contentLength !== undefined) created.contentLength = Number(contentLength);
     this.#streams.set(streamId, created);
     this.#lastProcessedId = streamId;
-    const endStream = (flags & FLAG.END_STREAM) !== 0;
-    if (endStream) {
-      if (created.contentLength > 0) return this.#streamError(created, H2_ERROR.PROTOCOL_ERROR);
-      created.inputEnded = true;
-    }
+    if (endStream && !created.contentLengthMet) return this.#streamError(created, H2_ERROR.PROTOCOL_ERROR);
     this.#events.stream(created, headers, fields);
-    if (endStream && !created.closed) created.listener?.inputEnd();
+    if (endStream && !created.closed) created.announceInputEnd();
   }
 
   /**
@@ -818,12 +808,29 @@ export class H2Connection implements StreamOwner {
     return streamId > this.#lastStreamId || streamId % 2 === 0;
   }
 
+  /** §5.1: what `frame` means on a stream the connection holds no H2Stream for, idle or closed (stream.ts). */
+  #withoutStream(streamId: number, frame: Exclude<StateFrame, 'HEADERS'>): Verdict {
+    return this.#isIdle(streamId) ? recvOnIdle(frame) : recvOnClosed(frame, this.#recentlyClosed.get(streamId));
+  }
+
+  /**
+   * Acts on what stream.ts answered a frame: nothing when it was legal, else the frame is
+   * dropped, or RST_STREAM (§5.4.2, on a stream with or without its object), or GOAWAY (§5.4.1).
+   */
+  #refuseFrame(verdict: Verdict, streamId: number, stream?: H2Stream): void {
+    if (verdict === undefined || verdict === IGNORE) return;
+    if (verdict.scope === 'connection') throw new ConnectionError(verdict.code, `${verdict.reason}: stream ${streamId}`);
+    if (stream !== undefined) return this.#streamError(stream, verdict.code);
+    this.#countReset(verdict.code);
+    this.#queue(rstStreamFrame(streamId, verdict.code));
+  }
+
   /** A stream refused before it opened: RST_STREAM and nothing else (§5.4.2), counted as #streamError's are. */
   #refuse(streamId: number, code: number): void {
     this.#countReset(code);
     if (code === H2_ERROR.REFUSED_STREAM && !this.#refusals.take()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many refused streams');
     this.#queue(rstStreamFrame(streamId, code));
-    this.#rememberClosed(streamId, true);
+    this.#rememberClosed(streamId, 'reset-sent');
   }
 
   #onPriorityFrame(buffer: Buffer, f: FrameFields): void {
@@ -839,10 +846,11 @@ export class H2Connection implements StreamOwner {
   #onRstStreamFrame(buffer: Buffer, f: FrameFields): void {
     readRstStream(buffer, f);
     const streamId = f.streamId;
-    if (this.#isIdle(streamId)) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `RST_STREAM on idle stream ${streamId}`);
-    if (!this.#resets.take()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many RST_STREAM frames');
     const stream = this.#streams.get(streamId);
-    if (stream !== undefined) this.#closeStream(stream, false);
+    // §6.4: on an idle stream, a connection error; on a closed one, dropped (§5.4.2: never answered).
+    if (stream === undefined) this.#refuseFrame(this.#withoutStream(streamId, 'RST_STREAM'), streamId);
+    if (!this.#resets.take()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many RST_STREAM frames');
+    if (stream !== undefined && stream.recvRstStream() === undefined) this.#forget(stream);
   }
 
   #onSettingsFrame(buffer: Buffer, f: FrameFields): void {
@@ -863,7 +871,7 @@ export class H2Connection implements StreamOwner {
     for (const stream of this.#streams.values()) {
       if (!stream.addSend(delta)) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'a stream window above 2^31 - 1');
     }
-    if (delta > 0) for (const stream of [...this.#streams.values()]) if (stream.queue.length > 0) this.#sendQueued(stream);
+    if (delta > 0) for (const stream of [...this.#streams.values()]) if (stream.hasQueued) this.#sendQueued(stream);
   }
 
   #onPingFrame(buffer: Buffer, f: FrameFields): void {
@@ -905,15 +913,15 @@ export class H2Connection implements StreamOwner {
     }
     const stream = this.#streams.get(streamId);
     if (stream === undefined) {
-      if (this.#isIdle(streamId)) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, `WINDOW_UPDATE on idle stream ${streamId}`);
-      // On a stream that just closed, a race any client meets (its window update crossed
-      // our END_STREAM): dropped. On one closed long ago (RECENTLY_CLOSED streams back), a
-      // frame that does nothing: a glitch.
+      // §5.1: on an idle stream, a connection error. On a stream that just closed, a race
+      // any client meets (its window update crossed our END_STREAM): dropped. On one closed
+      // long ago (RECENTLY_CLOSED streams back), a frame that does nothing: a glitch.
+      this.#refuseFrame(this.#withoutStream(streamId, 'WINDOW_UPDATE'), streamId);
       if (!this.#recentlyClosed.has(streamId)) this.#glitch();
       return;
     }
     if (increment === 0) return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
     if (!stream.addSend(increment)) return this.#streamError(stream, H2_ERROR.FLOW_CONTROL_ERROR);
-    if (stream.queue.length > 0 || stream.pendingTrailers !== undefined || stream.heldHeaders !== undefined) this.#sendQueued(stream);
+    if (stream.hasQueued || stream.hasPendingTrailers || stream.hasHeldHeaders) this.#sendQueued(stream);
   }
 }
