@@ -55,7 +55,7 @@ export async function runPrimary(options: ResolvedClusterOptions): Promise<Clust
   // reservation mark, Redis INCRBY), block by block: no two workers, nor a worker and its
   // respawn, nor this cluster before and after a restart, hand out the same index.
   // resolveServerOptions refused statusList without such a store.
-  const reserveStatusIndexes = revocations.reserveStatusIndexes ?? ((): Promise<number> => Promise.reject(new Error('the revocation store keeps no status list index counter')));
+  const reserveStatusIndexes = revocations.reserveStatusIndexes ?? ((): Promise<number> => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'the revocation store keeps no status list index counter')));
   // What a worker gets when it says hello: the keys and policy in use (reloaded ones once
   // there are), and the revocations held at that moment.
   const startMessage = (): PrimaryMessage => ({

@@ -31,12 +31,12 @@ function primaryReserve(): ReserveIndexes {
       const onMessage = (message: unknown): void => {
         if (!isPrimaryMessage(message) || message.type !== 'jwt-grpc:status-indexes' || message.id !== id) return;
         done();
-        if (message.first === undefined) reject(new Error(`the primary reserved no status list indexes: ${message.error ?? 'no reason given'}`));
+        if (message.first === undefined) reject(new JwtGrpcError('ERR_CLUSTER', `the primary reserved no status list indexes: ${message.error ?? 'no reason given'}`));
         else resolve(message.first);
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`the primary did not reserve status list indexes within ${RESERVE_TIMEOUT_MS} ms`));
+        reject(new JwtGrpcError('ERR_CLUSTER', `the primary did not reserve status list indexes within ${RESERVE_TIMEOUT_MS} ms`));
       }, RESERVE_TIMEOUT_MS);
       process.on('message', onMessage);
       send({ type: 'jwt-grpc:reserve-status-indexes', id, count });

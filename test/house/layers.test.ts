@@ -22,7 +22,7 @@ const TEST = join(ROOT, 'test');
  */
 export const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections.
-  { name: 'base', paths: ['errors.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'connection-guard.ts', 'http-listen.ts', 'secret-file.ts', 'nearest-name.ts', 'known-options.ts'] },
+  { name: 'base', paths: ['errors.ts', 'assert.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'connection-guard.ts', 'http-listen.ts', 'secret-file.ts', 'nearest-name.ts', 'known-options.ts'] },
   // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
   { name: 'revocation-contract', paths: ['revocation/types.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
