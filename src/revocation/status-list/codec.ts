@@ -32,7 +32,8 @@ export function encodeLst(bytes: Uint8Array): string {
 /**
  * The byte array of an `lst`, refusing one that inflates past `maxBytes`: a list is
  * fetched from the network, and a ZLIB bomb must cost a bounded amount of memory.
- * @throws JwtGrpcError `ERR_INVALID_ARGUMENT` when `lst` is not base64url, zlib's Error when it is not ZLIB data or inflates past `maxBytes`. @internal
+ * @throws JwtGrpcError `ERR_INVALID_ARGUMENT` when `lst` is not base64url; zlib's Error when it is
+ * not ZLIB data or inflates past `maxBytes`. @internal
  */
 export function decodeLst(lst: string, maxBytes: number): Buffer {
   if (typeof lst !== 'string' || !/^[A-Za-z0-9_-]*$/.test(lst)) throw new JwtGrpcError('ERR_INVALID_ARGUMENT', 'lst is not base64url');
