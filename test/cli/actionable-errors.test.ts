@@ -9,7 +9,7 @@ import { runCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { parseCommand } from '../../src/cli/args.js';
 import { runRevokeCommand, runTokenCommand } from '../../src/cli/client-commands.js';
-import { type JwtServer, GrpcStatus, GrpcStatusError, JwtGrpcError, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+import { type JwtServer, GrpcStatus, type GrpcStatusError, JwtGrpcError, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
 
 let certs: TestCerts;
 let server: JwtServer | undefined;

@@ -168,7 +168,7 @@ export interface GreeterClient {
 /** A caller of the protected service with these channel credentials; closed by cleanup. */
 export function greeterClient(target: string, channelCredentials: ChannelCredentials): GreeterClient {
   const Ctor = greeterDefinition();
-  const client = new Ctor(target, channelCredentials, AS_LOCALHOST) as Client & Record<string, Function>;
+  const client = new Ctor(target, channelCredentials, AS_LOCALHOST) as Client & Record<string, (...args: unknown[]) => unknown>;
   cleanups.push(() => client.close());
   const call =
     (method: 'Hello' | 'Public') =>
@@ -176,7 +176,7 @@ export function greeterClient(target: string, channelCredentials: ChannelCredent
       const metadata = new GrpcMetadata();
       for (const [key, value] of Object.entries(options.metadata ?? {})) for (const v of [value].flat()) metadata.add(key, v);
       return new Promise((resolve, reject) => {
-        (client[method] as Function).call(client, { name: 'test' }, metadata, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, reply: HelloReply) =>
+        (client[method] as (...args: unknown[]) => unknown).call(client, { name: 'test' }, metadata, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, reply: HelloReply) =>
           err === null ? resolve(reply) : reject(err),
         );
       });

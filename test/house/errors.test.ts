@@ -38,14 +38,14 @@ function codeLines(text: string): { line: number; code: string }[] {
 }
 
 /** `file:line: code` for each plain throw or rejection of `text`. */
-export function plainThrows(file: string, text: string): string[] {
+function plainThrows(file: string, text: string): string[] {
   return codeLines(text)
     .filter(({ code }) => PLAIN.test(code))
     .map(({ line, code }) => `${file}:${line}: ${code.trim()}`);
 }
 
 /** The names of the classes `text` declares as extending `Error` itself. */
-export function errorClasses(text: string): string[] {
+function errorClasses(text: string): string[] {
   return codeLines(text).flatMap(({ code }) => EXTENDS_ERROR.exec(code)?.[1] ?? []);
 }
 

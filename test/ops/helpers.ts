@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { ClientPool, type JwtClient } from '../helpers/client.js';
+import type { ClientPool, JwtClient } from '../helpers/client.js';
 
 /** One sample of the Prometheus text format: `name{a="x",b="y"} value`. */
 export interface MetricSample {

@@ -45,7 +45,7 @@ function grpcJsCall<Res>(port: number, method: string, request: unknown, metadat
   const JwtService = clientConstructor(JWT_PROTO, 'jwt.services.JwtService');
   const client = new JwtService(`127.0.0.1:${port}`, credentials.createInsecure());
   return new Promise<Res>((resolve, reject) => {
-    const fn = (client as unknown as Record<string, Function>)[method] as Function;
+    const fn = (client as unknown as Record<string, (...args: unknown[]) => unknown>)[method] as (...args: unknown[]) => unknown;
     fn.call(client, request, metadata, { deadline: Date.now() + DEFAULT_DEADLINE_MS }, (err: Error | null, res: Res) => {
       client.close();
       if (err !== null) reject(err);

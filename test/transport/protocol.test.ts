@@ -186,7 +186,7 @@ describe('grpc-timeout', () => {
     expect(res).toMatchObject({ status: GrpcStatus.DEADLINE_EXCEEDED, trailersOnly: true });
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(seen?.signal.aborted).toBe(true);
-    expect((seen?.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    expect((seen!.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
   });
 
   it.each(['1x', 'S', '123456789S', '-1S', '1.5S', '1 S', '0x1S'])('refuses a malformed grpc-timeout %j with INTERNAL', async (timeout) => {

@@ -126,7 +126,7 @@ function publicJwk(module: Pkcs11.PKCS11, session: Pkcs11.Handle, uri: Pkcs11Uri
   const curve = CURVES[alg];
   if (curve !== undefined) {
     const [params, point] = module.C_GetAttributeValue(session, object, [{ type: lib.CKA_EC_PARAMS }, { type: lib.CKA_EC_POINT }]);
-    if (!(params?.value as Buffer).equals(curve.params)) throw backendError(ref, `is not a ${curve.crv} key, as ${alg} needs`);
+    if (!(params?.value as Buffer | undefined)?.equals(curve.params)) throw backendError(ref, `is not a ${curve.crv} key, as ${alg} needs`);
     return { kty: 'EC', crv: curve.crv, ...ecPoint(point?.value as Buffer, curve.size) };
   }
   const [modulus, exponent] = module.C_GetAttributeValue(session, object, [{ type: lib.CKA_MODULUS }, { type: lib.CKA_PUBLIC_EXPONENT }]);

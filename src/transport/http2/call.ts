@@ -12,7 +12,7 @@ import {
   type BidiStreamHandler,
   type ClientStreamHandler,
   GrpcStatusError,
-  CallMetadata,
+  type CallMetadata,
   type ResponseCompression,
   type ResponseStream,
   type ServerStreamHandler,
