@@ -59,6 +59,13 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
     case 'compress':
       call.setResponseCompression('gzip');
       return { text: 'x'.repeat(1000) };
+    case 'compress-br':
+      try {
+        call.setResponseCompression('br' as 'gzip');
+        return { refused: false };
+      } catch (err) {
+        return { refused: { name: (err as Error).name, code: (err as { code?: unknown }).code, message: (err as Error).message } };
+      }
     default:
       return request;
   }
@@ -293,6 +300,13 @@ describe('compression', () => {
     const refused = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'compress' }))] });
     expect(refused.headers['grpc-encoding']).toBeUndefined();
     expect(unframe(refused.body)[0]?.compressed).toBe(false);
+  });
+
+  it('refuses an encoding it does not have to the handler, with ERR_INVALID_ARGUMENT naming it', async () => {
+    const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'compress-br' }))] });
+    expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({
+      refused: { name: 'JwtGrpcError', code: 'ERR_INVALID_ARGUMENT', message: 'setResponseCompression: unknown encoding "br"' },
+    });
   });
 });
 
