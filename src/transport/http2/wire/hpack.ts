@@ -9,7 +9,7 @@ import { isFieldName } from './request-fields.js';
 import { internalError } from '../../../assert.js';
 
 /** RFC 7541, Appendix A: index i + 1 is STATIC_TABLE[i]. */
-// prettier-ignore
+// biome-ignore format: laid out as the RFC prints it, several entries a line
 const STATIC_TABLE: readonly (readonly [string, string])[] = [
   [':authority', ''], [':method', 'GET'], [':method', 'POST'], [':path', '/'], [':path', '/index.html'],
   [':scheme', 'http'], [':scheme', 'https'], [':status', '200'], [':status', '204'], [':status', '206'],

@@ -5,7 +5,7 @@
 import { HpackError } from './frames.js';
 
 /** Symbol i (0-255) is coded by CODES[2i] on CODES[2i + 1] bits; EOS (256) is 30 one-bits. */
-// prettier-ignore
+// biome-ignore format: laid out as the RFC prints it, several entries a line
 const CODES: readonly number[] = [
   0x1ff8, 13, 0x7fffd8, 23, 0xfffffe2, 28, 0xfffffe3, 28, 0xfffffe4, 28, 0xfffffe5, 28,
   0xfffffe6, 28, 0xfffffe7, 28, 0xfffffe8, 28, 0xffffea, 24, 0x3ffffffc, 30, 0xfffffe9, 28,
