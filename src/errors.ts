@@ -40,7 +40,22 @@ export type JwtGrpcErrorCode =
    * A key that is a handle (an HSM's, a KMS's) could not sign: the backend is unreachable,
    * slow past `keyBackendTimeoutMs`, or its circuit breaker is open. GenerateJwt answers UNAVAILABLE.
    */
-  | 'ERR_KEY_BACKEND_UNAVAILABLE';
+  | 'ERR_KEY_BACKEND_UNAVAILABLE'
+  /**
+   * A method of a jwt-grpc object was handed a value it cannot take: a metadata key or value
+   * the gRPC protocol forbids, an unknown response compression, a status list index out of range.
+   */
+  | 'ERR_INVALID_ARGUMENT'
+  /**
+   * A document fetched over HTTP(S) (a JWK Set, OpenID discovery, a Status List Token) was not
+   * answered or was refused: an HTTP status other than 200, too large, the wrong type, issuer or signature.
+   */
+  | 'ERR_FETCH'
+  /**
+   * An invariant of jwt-grpc itself does not hold: a bug, never bad input. Thrown only through
+   * src/assert.ts: report it with its message.
+   */
+  | 'ERR_INTERNAL';
 
 /**
  * The names JwtGrpcError's options hold. Checked here by hand rather than with

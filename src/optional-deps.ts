@@ -20,7 +20,7 @@ const requireModule = createRequire(import.meta.url);
  *
  * @example
  * ```ts
- * throw new Error(`a redis:// store needs node-redis: ${installHint(['redis'])}`);
+ * throw invalidOption('revocationStore', `a redis:// store needs node-redis: ${installHint(['redis'])}`);
  * ```
  */
 export function installHint(packages: readonly string[]): string {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { JwtGrpcError } from './errors.js';
 
 /**
  * The folder holding this package's package.json. Sources run from `src/` (tests) and
@@ -17,7 +18,7 @@ function findPackageRoot(): string {
       // no package.json here: keep walking up
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('jwt-grpc: cannot find the package root (package.json)');
+    if (parent === dir) throw new JwtGrpcError('ERR_FILE', 'jwt-grpc: cannot find the package root (package.json)', { field: 'package.json' });
     dir = parent;
   }
 }

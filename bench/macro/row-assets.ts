@@ -91,7 +91,7 @@ const OTLP_SINK = repoPath('dist', 'bench', 'peers', 'otlp-sink', 'server.js');
 /** Makes what `needs` asks for; the sink runs pinned to `loadCpus`. */
 export async function prepareRowAssets(needs: ReadonlySet<RowNeed>, algorithms: readonly string[], plan: CorePlan, loadCpus: readonly number[]): Promise<PreparedAssets> {
   const missing = new Map<RowNeed, string>();
-  const cleanups: (() => Promise<unknown> | void)[] = [];
+  const cleanups: (() => unknown)[] = [];
   const notes: string[] = [];
   let tls: BenchTls | null = null;
   let sink: ServerProcess | null = null;

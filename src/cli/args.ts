@@ -8,6 +8,7 @@ import { type JwtServerOptions, resolveServerOptions } from '../server/options.j
 import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
 import { type KeysArgs, parseKeysArgs } from './keys-args.js';
 import { joinNegativeValues } from './negative-values.js';
+import { internalError } from '../assert.js';
 
 /** `jwt-grpc serve`'s options after parsing, sorted by where they go. */
 export interface ServeArgs {
@@ -53,7 +54,7 @@ function readOption(name: OptionName, flags: Readonly<Record<string, string | bo
   if (given === undefined) return undefined;
   if (typeof given === 'boolean') return cli.negate === true ? !given : given;
   if (cli.file === true) return FILE.parse(given, label);
-  if (row.kind.parse === undefined) throw new Error(`option table: ${name} has a command-line form but its kind reads no text`);
+  if (row.kind.parse === undefined) throw internalError(`option table: ${name} has a command-line form but its kind reads no text`);
   const value = row.kind.parse(given, label);
   return cli.negate === true ? !value : value;
 }

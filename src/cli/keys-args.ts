@@ -11,11 +11,12 @@ import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
 import { joinNegativeValues } from './negative-values.js';
+import { internalError } from '../assert.js';
 
 /** The environment twin of a `serve` option these commands share. */
 function envOf(name: OptionName): string {
   const env = OPTIONS[name].cli?.env;
-  if (env === undefined) throw new Error(`option table: ${name} has no environment twin`);
+  if (env === undefined) throw internalError(`option table: ${name} has no environment twin`);
   return env;
 }
 

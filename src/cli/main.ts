@@ -3,6 +3,7 @@
  * starts it). Each command's module is loaded when it runs, so `serve` does not carry the
  * client's dependencies (src/optional-deps.ts says what they cost).
  */
+import { internalError } from '../assert.js';
 import { JwtGrpcError } from '../errors.js';
 import { parseCommand } from './args.js';
 import { helpText } from './help.js';
@@ -43,6 +44,8 @@ async function main(): Promise<number> {
         case 'revoke':
           return runRevokeCommand(args.args);
       }
+      // Not to fall through into serve should the parser one day return an action this switch lacks.
+      throw internalError('client: an action without a command');
     }
     case 'serve': {
       const { serve } = await import('./serve.js');

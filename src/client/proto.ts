@@ -12,6 +12,7 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
+import { internalError } from '../assert.js';
 
 /** One unary method as a client calls it: path and the client side of its codecs. */
 export interface ClientMethod<Req, Res> {
@@ -33,7 +34,7 @@ let methods: JwtServiceMethods | undefined;
 function clientMethod<Req, Res>(service: ServiceDescriptor, name: string): ClientMethod<Req, Res> {
   const method = service[name];
   if (method?.requestSerialize === undefined || method.responseDeserialize === undefined) {
-    throw new Error(`${SERVICE_NAME}.${name} has no client-side codecs`);
+    throw internalError(`${SERVICE_NAME}.${name} has no client-side codecs`);
   }
   return { path: method.path, serialize: method.requestSerialize, deserialize: method.responseDeserialize };
 }

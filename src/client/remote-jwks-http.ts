@@ -5,7 +5,7 @@
  * unknown-kid refetch) whatever the source; each refetch is a conditional request
  * (`If-None-Match`), so an unchanged set costs a 304 and no parsing.
  */
-import { invalidOption } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../errors.js';
 
 /** Limits of an HTTP fetch of discovery or a JWK Set. */
 export const HTTP_JWKS_DEFAULTS = {
@@ -63,12 +63,12 @@ async function get(url: URL, etag: string | undefined): Promise<{ status: number
   }
   if (response.status !== 200) {
     await response.body?.cancel();
-    throw new Error(`GET ${url.href}: HTTP ${response.status}`);
+    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: HTTP ${response.status}`);
   }
   const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > HTTP_JWKS_DEFAULTS.maxBytes) throw new Error(`GET ${url.href}: ${declared} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`);
+  if (declared > HTTP_JWKS_DEFAULTS.maxBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: ${declared} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`);
   const body = await response.text();
-  if (Buffer.byteLength(body) > HTTP_JWKS_DEFAULTS.maxBytes) throw new Error(`GET ${url.href}: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`);
+  if (Buffer.byteLength(body) > HTTP_JWKS_DEFAULTS.maxBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`);
   return { status: 200, etag: response.headers.get('etag') ?? undefined, body };
 }
 
@@ -84,10 +84,10 @@ async function discover(issuer: string): Promise<URL> {
   try {
     document = JSON.parse(body) as typeof document;
   } catch {
-    throw new Error(`GET ${url.href}: not JSON`);
+    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: not JSON`);
   }
-  if (document.issuer !== issuer) throw new Error(`discovery at ${url.href} names issuer ${JSON.stringify(document.issuer)}, not ${JSON.stringify(issuer)}`);
-  if (typeof document.jwks_uri !== 'string') throw new Error(`discovery at ${url.href} has no jwks_uri`);
+  if (document.issuer !== issuer) throw new JwtGrpcError('ERR_FETCH', `discovery at ${url.href} names issuer ${JSON.stringify(document.issuer)}, not ${JSON.stringify(issuer)}`);
+  if (typeof document.jwks_uri !== 'string') throw new JwtGrpcError('ERR_FETCH', `discovery at ${url.href} has no jwks_uri`);
   return httpUrl(document.jwks_uri, 'jwks_uri');
 }
 

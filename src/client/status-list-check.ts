@@ -99,31 +99,31 @@ export function createStatusListCheck(options: {
     });
     if (response.status !== 200) {
       await response.body?.cancel();
-      throw new Error(`GET ${uri}: HTTP ${response.status}`);
+      throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: HTTP ${response.status}`);
     }
     const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
     if (type !== STATUS_LIST_MEDIA_TYPE) {
       await response.body?.cancel();
-      throw new Error(`GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
+      throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
     }
     const declared = Number(response.headers.get('content-length') ?? 0);
-    if (declared > defaults.maxTokenBytes) throw new Error(`GET ${uri}: ${declared} bytes, more than ${defaults.maxTokenBytes}`);
+    if (declared > defaults.maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: ${declared} bytes, more than ${defaults.maxTokenBytes}`);
     const token = (await response.text()).trim();
-    if (Buffer.byteLength(token) > defaults.maxTokenBytes) throw new Error(`GET ${uri}: more than ${defaults.maxTokenBytes} bytes`);
+    if (Buffer.byteLength(token) > defaults.maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: more than ${defaults.maxTokenBytes} bytes`);
     return parseListToken(uri, token, fetchedAtMs);
   }
 
   /** Section 8.3 steps 3 and 4: signature and claims by the JWK Set, typ, sub, then the list itself. */
   async function parseListToken(uri: string, token: string, fetchedAtMs: number): Promise<CachedList> {
     const header = peekTyp(token);
-    if (header !== STATUS_LIST_TYP) throw new Error(`the token at ${uri} has typ ${JSON.stringify(header)}, not ${STATUS_LIST_TYP} (section 5.1)`);
+    if (header !== STATUS_LIST_TYP) throw new JwtGrpcError('ERR_FETCH', `the token at ${uri} has typ ${JSON.stringify(header)}, not ${STATUS_LIST_TYP} (section 5.1)`);
     const verified = await verifyWithJwks(token);
-    if (!verified.valid) throw new Error(`the status list at ${uri} does not verify: ${verified.reason}: ${verified.message}`);
+    if (!verified.valid) throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} does not verify: ${verified.reason}: ${verified.message}`);
     const payload = verified.payload;
-    if (payload.sub !== uri) throw new Error(`the status list at ${uri} has sub ${JSON.stringify(payload.sub)} (section 8.3 step 4a: it must be the uri)`);
+    if (payload.sub !== uri) throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has sub ${JSON.stringify(payload.sub)} (section 8.3 step 4a: it must be the uri)`);
     const list = payload['status_list'] as { bits?: unknown; lst?: unknown } | undefined;
     if (typeof list !== 'object' || list === null || !isStatusBits(list.bits) || typeof list.lst !== 'string') {
-      throw new Error(`the status list at ${uri} has no valid status_list claim (section 4.2)`);
+      throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has no valid status_list claim (section 4.2)`);
     }
     const bytes = decodeLst(list.lst, defaults.maxListBytes);
     const expMs = payload.exp * 1000;

@@ -1,4 +1,5 @@
 import type { Worker } from 'node:cluster';
+import { JwtGrpcError } from '../errors.js';
 import { exportKeys } from '../keys/export.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { KeySet } from '../keys/key-set.js';
@@ -162,7 +163,7 @@ export class StateDistributor {
    * refused statusList without such a store.
    */
   reserveStatusIndexes(worker: Worker, message: WorkerMessageOf<'jwt-grpc:reserve-status-indexes'>): void {
-    const reserve = this.#revocations.reserveStatusIndexes ?? ((): Promise<number> => Promise.reject(new Error('the revocation store keeps no status list index counter')));
+    const reserve = this.#revocations.reserveStatusIndexes ?? ((): Promise<number> => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'the revocation store keeps no status list index counter')));
     reserve(message.count).then(
       (first) => sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, first }),
       (err: unknown) => sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, error: err instanceof Error ? err.message : String(err) }),

@@ -54,6 +54,7 @@ const CLUSTER_SERVER_OPTION_NAMES: OptionNames = SERVER_OPTION_NAMES.filter((nam
 
 // A compile error here: ClusterOptions' value options (all but the code-only ones) and
 // the option table (src/options/table.ts) disagree on names or types.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
 type ClusterMatchesTable = Expect<DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'policy' | 'tls' | 'logger'>, 'cluster'>>;
 
 /** @internal */

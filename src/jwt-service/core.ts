@@ -251,7 +251,7 @@ export class JwtServiceCore {
     // servers; a key pair that signs what it cannot verify fails the call. Uncached: a fresh token is seen once and would only churn the cache.
     const check = state.verifier.verifyUncached(token);
     if (!check.valid || check.payload.sub !== sub) {
-      throw new Error(`self-check of a token signed with kid ${kid} failed: ${check.valid ? 'sub differs' : check.reason}`);
+      throw new JwtGrpcError('ERR_INVALID_KEY', `self-check of a token signed with kid ${kid} failed: ${check.valid ? 'sub differs' : check.reason}`, { field: kid });
     }
     this.#observer?.tokenIssued(check.alg, kid);
     span?.setAttributes({ 'jwt.alg': check.alg, 'jwt.kid': kid });

@@ -10,6 +10,7 @@ import {
   encodeRevokeJwtResponse,
   encodeVerifyJwtResponse,
 } from './codec/encode.js';
+import { internalError } from '../assert.js';
 
 /**
  * Fully qualified name of the service, as clients, health checks and ghz's --call name it.
@@ -58,7 +59,7 @@ export const JWT_SERVICE_METHOD_SHAPES = Object.fromEntries(Object.keys(SERVER_C
 /** proto-loader's definition of JwtService: the client-side codecs. */
 function loadJwtProto(): ServiceDescriptor {
   const generic = protoLoader().loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
-  if (generic === undefined) throw new Error(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
+  if (generic === undefined) throw internalError(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
   return generic;
 }
 

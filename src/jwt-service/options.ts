@@ -72,6 +72,7 @@ export interface JwtServiceOptions {
 
 // A compile error here: JwtServiceOptions and the option table (src/options/table.ts)
 // disagree on the names or types of the service's options.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
 type ServiceMatchesTable = Expect<DeclaresGroup<Omit<JwtServiceOptions, 'keys'>, 'service'>>;
 
 /** Options after validation, with every default filled in; keys are not among them. @internal */

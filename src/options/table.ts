@@ -70,6 +70,7 @@ export interface OptionRow<G extends OptionGroup = OptionGroup, K extends AnyKin
 }
 
 // The table holds kinds of every value type; `any` lets one row type hold them all.
+// biome-ignore lint/suspicious/noExplicitAny: as the line above says
 type AnyKind = OptionKind<any, any>;
 
 /** The type of a value of kind `K` as code gives it. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { protoLoader } from '../optional-deps.js';
 import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
+import { internalError } from '../assert.js';
 
 /**
  * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
@@ -30,7 +31,7 @@ export function loadProtoService(file: string, service: string): ServiceDescript
   const packageDefinition = protoLoader().loadSync(file, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_DIR] });
   const methods = packageDefinition[service] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
   if (methods === undefined || !Object.values(methods).every((method) => typeof method.path === 'string')) {
-    throw new Error(`${file} does not define the service ${service}`);
+    throw internalError(`${file} does not define the service ${service}`);
   }
   const definition: Record<string, MethodDescriptor<unknown, unknown>> = {};
   for (const [name, method] of Object.entries(methods)) {
@@ -66,7 +67,7 @@ export function lazyProtoService(service: string, shapes: Readonly<Record<string
   const method = (name: string): MethodDescriptor<unknown, unknown> => {
     loaded ??= load();
     const found = loaded[name];
-    if (found === undefined) throw new Error(`the .proto of ${service} does not define ${name}`);
+    if (found === undefined) throw internalError(`the .proto of ${service} does not define ${name}`);
     return found;
   };
   const definition: Record<string, MethodDescriptor<unknown, unknown>> = {};

@@ -257,7 +257,7 @@ class FileStore implements FileRevocationStore {
    * block is handed out, so no restart hands any of them out again. One write per block.
    */
   reserveStatusIndexes(count: number): Promise<number> {
-    if (!Number.isSafeInteger(count) || count <= 0) return Promise.reject(new RangeError(`reserveStatusIndexes: count must be a positive integer, got ${count}`));
+    if (!Number.isSafeInteger(count) || count <= 0) return Promise.reject(new JwtGrpcError('ERR_INVALID_ARGUMENT', `reserveStatusIndexes: count must be a positive integer, got ${count}`));
     return this.#exclusive(async () => {
       const file = this.#file;
       if (file === undefined || this.#closed) throw unavailable(`revocations file ${this.#path} is not open`);

@@ -285,7 +285,7 @@ class RedisRevocationStore implements RevocationStore {
     const ms = this.#options.commandTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', `no answer from Redis within ${ms} ms`)), ms);
     });
     const command = this.#commands.sendCommand(args);
     command.catch(() => undefined); // its late failure, after the timeout, has nobody waiting

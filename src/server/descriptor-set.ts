@@ -70,7 +70,7 @@ export function loadDescriptorSet(path: string = DESCRIPTOR_SET_PATH): Descripto
   }
 }
 
-/** Indexes the bytes of a FileDescriptorSet. Throws on bytes that are not one. */
+/** Indexes the bytes of a FileDescriptorSet. Throws `JwtGrpcError` (`ERR_FILE`) on bytes that are not one. */
 export function indexDescriptorSet(set: Buffer): DescriptorIndex {
   const files = new Map<string, DescriptorFile>();
   const symbols = new Map<string, DescriptorFile>();
@@ -82,11 +82,11 @@ export function indexDescriptorSet(set: Buffer): DescriptorIndex {
     if (field.number !== FILE_DESCRIPTOR_SET.file) continue;
     const proto = lengthDelimited(field, 'FileDescriptorSet.file');
     const file = readFile(proto);
-    if (files.has(file.name)) throw new Error(`file ${file.name} appears twice`);
+    if (files.has(file.name)) throw malformed(`file ${file.name} appears twice`);
     const entry: DescriptorFile = { name: file.name, bytes: proto, dependencies: file.dependencies };
     files.set(file.name, entry);
     for (const symbol of file.symbols) {
-      if (symbols.has(symbol.name)) throw new Error(`symbol ${symbol.name} is declared twice`);
+      if (symbols.has(symbol.name)) throw malformed(`symbol ${symbol.name} is declared twice`);
       symbols.set(symbol.name, entry);
       if (symbol.kind === 'service') services.add(symbol.name);
       if (symbol.kind === 'message') messages.add(symbol.name);
@@ -99,7 +99,7 @@ export function indexDescriptorSet(set: Buffer): DescriptorIndex {
   }
   for (const file of files.values()) {
     const missing = file.dependencies.find((dependency) => !files.has(dependency));
-    if (missing !== undefined) throw new Error(`${file.name} imports ${missing}, which the set lacks (compile with imports)`);
+    if (missing !== undefined) throw malformed(`${file.name} imports ${missing}, which the set lacks (compile with imports)`);
   }
   return { files, symbols, services, messages, extensions };
 }
@@ -191,7 +191,7 @@ function readFile(proto: Buffer): ReadFile {
         break;
     }
   }
-  if (file.name === '') throw new Error('a FileDescriptorProto has no name');
+  if (file.name === '') throw malformed('a FileDescriptorProto has no name');
   for (const message of messages) readMessage(message, pkg, file);
   for (const enumType of enums) readEnum(enumType, pkg, file);
   for (const service of services) readService(service, pkg, file);
@@ -256,7 +256,7 @@ function readExtension(proto: Buffer, scope: string, file: ReadFile): void {
     else if (field.number === FIELD.extendee) extendee = text(field, 'FieldDescriptorProto.extendee');
     else if (field.number === FIELD.number) number = varint(field, 'FieldDescriptorProto.number');
   }
-  if (name === '' || extendee === '') throw new Error(`an extension in ${file.name} has no name or extendee`);
+  if (name === '' || extendee === '') throw malformed(`an extension in ${file.name} has no name or extendee`);
   file.symbols.push({ name: qualify(scope, name), kind: 'other' });
   // A compiled set names types fully qualified with a leading dot: `.pkg.Message`.
   file.extensions.push({ extendee: extendee.replace(/^\./, ''), number });
@@ -265,7 +265,12 @@ function readExtension(proto: Buffer, scope: string, file: ReadFile): void {
 /** The string field `number` of a message (its name); throws when it is absent. */
 function nameOf(proto: Buffer, number: number): string {
   for (const field of readFields(proto)) if (field.number === number) return text(field, 'name');
-  throw new Error('a descriptor has no name');
+  throw malformed('a descriptor has no name');
+}
+
+/** The error of bytes that are not a descriptor set: what is wrong, and where. */
+function malformed(message: string): JwtGrpcError {
+  return new JwtGrpcError('ERR_FILE', message, { field: 'descriptorSet' });
 }
 
 // --- protobuf wire format: just what descriptors use (varints and length-delimited fields) ---
@@ -287,25 +292,25 @@ function* readFields(buf: Buffer): Generator<WireField> {
   const readVarint = (): number => {
     let value = 0;
     for (let shift = 0; shift < 64; shift += 7) {
-      if (pos >= buf.length) throw new Error('truncated varint');
+      if (pos >= buf.length) throw malformed('truncated varint');
       const byte = buf[pos++] as number;
       value += (byte & 0x7f) * 2 ** shift;
       if (byte < 0x80) return value;
     }
-    throw new Error('varint longer than 10 bytes');
+    throw malformed('varint longer than 10 bytes');
   };
   while (pos < buf.length) {
     const tag = readVarint();
     const number = Math.floor(tag / 8);
     const wireType = tag % 8;
-    if (number === 0) throw new Error('field number 0');
+    if (number === 0) throw malformed('field number 0');
     switch (wireType) {
       case WIRE_VARINT:
         yield { number, wireType, value: readVarint() };
         break;
       case WIRE_LENGTH_DELIMITED: {
         const length = readVarint();
-        if (pos + length > buf.length) throw new Error('truncated length-delimited field');
+        if (pos + length > buf.length) throw malformed('truncated length-delimited field');
         yield { number, wireType, value: buf.subarray(pos, pos + length) };
         pos += length;
         break;
@@ -313,17 +318,17 @@ function* readFields(buf: Buffer): Generator<WireField> {
       case WIRE_FIXED64:
       case WIRE_FIXED32:
         pos += wireType === WIRE_FIXED64 ? 8 : 4;
-        if (pos > buf.length) throw new Error('truncated fixed-width field');
+        if (pos > buf.length) throw malformed('truncated fixed-width field');
         break;
       default:
         // Groups (3, 4) do not occur in descriptor.proto; anything else is not protobuf.
-        throw new Error(`unexpected wire type ${wireType} for field ${number}`);
+        throw malformed(`unexpected wire type ${wireType} for field ${number}`);
     }
   }
 }
 
 function lengthDelimited(field: WireField, what: string): Buffer {
-  if (typeof field.value === 'number') throw new Error(`${what} has wire type ${field.wireType}, expected ${WIRE_LENGTH_DELIMITED}`);
+  if (typeof field.value === 'number') throw malformed(`${what} has wire type ${field.wireType}, expected ${WIRE_LENGTH_DELIMITED}`);
   return field.value;
 }
 
@@ -332,6 +337,6 @@ function text(field: WireField, what: string): string {
 }
 
 function varint(field: WireField, what: string): number {
-  if (typeof field.value !== 'number') throw new Error(`${what} has wire type ${field.wireType}, expected ${WIRE_VARINT}`);
+  if (typeof field.value !== 'number') throw malformed(`${what} has wire type ${field.wireType}, expected ${WIRE_VARINT}`);
   return field.value;
 }

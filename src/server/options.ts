@@ -178,7 +178,9 @@ export const SERVER_OPTION_NAMES: OptionNames = ['keys', ...namesIn('service'), 
 
 // A compile error on these two lines: the interfaces above and the option table
 // (src/options/table.ts) disagree on the names or types of options.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
 type TransportMatchesTable = Expect<DeclaresGroup<TransportOptions, 'transport'>>;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
 type ServerMatchesTable = Expect<DeclaresGroup<Omit<JwtServerOptions, keyof JwtServiceOptions | keyof TransportOptions>, 'server'>>;
 
 /** Whether a `revocationStore` keeps the status-list index counter: a Redis URL does, a store of your own with `reserveStatusIndexes`. */

@@ -179,9 +179,10 @@ export function tracingPipelineFromEnv(env: NodeJS.ProcessEnv = process.env): Ow
   });
   const provider = new sdk.TracerProvider({ resource, sampler, spanProcessors: [new AdmittingProcessor(batchProcessor, queue)] });
 
-  const dropped = metrics
-    .getMeter(TRACER_NAME)
-    .createObservableCounter(DROPPED_SPANS_METRIC, { unit: '{span}', description: 'Spans not exported: the queue was full, or their export failed' });
+  const dropped = metrics.getMeter(TRACER_NAME).createObservableCounter(DROPPED_SPANS_METRIC, {
+    unit: '{span}',
+    description: 'Spans not exported: the queue was full, or their export failed',
+  });
   const observe = (result: ObservableResult): void => {
     result.observe(queue.drops.queueFull, { reason: 'queue_full' });
     result.observe(queue.drops.exportFailed, { reason: 'export_failed' });

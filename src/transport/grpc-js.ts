@@ -12,9 +12,9 @@ import { type Logger, createStderrLogger } from '../log.js';
 import { optionValue } from '../options/resolve.js';
 import { CallCore, type CallSettings, deserializeError } from './call-core.js';
 import { callerOfCertificate } from './caller.js';
-import { type BidiStreamHandler, type CallerIdentity, type ClientStreamHandler, type Handler, type MethodDescriptor } from './handler-api.js';
-import { type ResponseCompression, type CallInterceptor, type ServerStreamHandler, type ServiceDescriptor } from './handler-api.js';
-import { type ServiceImplementation, type StatusCode, type UnaryHandler } from './handler-api.js';
+import type { BidiStreamHandler, CallerIdentity, ClientStreamHandler, Handler, MethodDescriptor } from './handler-api.js';
+import type { ResponseCompression, CallInterceptor, ServerStreamHandler, ServiceDescriptor } from './handler-api.js';
+import type { ServiceImplementation, StatusCode, UnaryHandler } from './handler-api.js';
 import { CallMetadata, GrpcStatus, GrpcStatusError, isReservedMetadataKey } from './handler-api.js';
 
 /** Options of {@link addServiceToGrpcJs}. */

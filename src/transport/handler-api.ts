@@ -303,6 +303,7 @@ export type BidiStreamHandler<Req, Res> = (
   call: CallContext,
 ) => void | Promise<void>;
 
+// biome-ignore-start lint/suspicious/noExplicitAny: typed loosely on purpose, as its TSDoc says
 /**
  * Any of the four handler kinds. Typed loosely on purpose: a service's implementation
  * maps each method name to the kind its definition declares (requestStream/responseStream).
@@ -315,6 +316,7 @@ export type BidiStreamHandler<Req, Res> = (
  * ```
  */
 export type Handler = UnaryHandler<any, any> | ServerStreamHandler<any, any> | ClientStreamHandler<any, any> | BidiStreamHandler<any, any>;
+// biome-ignore-end lint/suspicious/noExplicitAny: -
 
 /**
  * One method: its path, call kind and codecs. A `requestDeserialize` that throws a
@@ -340,6 +342,7 @@ export interface MethodDescriptor<Req, Res> {
   readonly responseDeserialize?: (bytes: Buffer) => Res;
 }
 
+// biome-ignore-start lint/suspicious/noExplicitAny: methods of every message type share one record
 /**
  * A service's methods by name, e.g. a `@grpc/proto-loader` package definition's entry.
  *
@@ -352,6 +355,7 @@ export interface MethodDescriptor<Req, Res> {
  * ```
  */
 export type ServiceDescriptor = Readonly<Record<string, MethodDescriptor<any, any>>>;
+// biome-ignore-end lint/suspicious/noExplicitAny: -
 
 /**
  * Handlers by method name, one per method of the definition: plain functions in one object.

@@ -128,7 +128,7 @@ describe.skipIf(CHROMIUM === null)('report.html in headless chromium', () => {
       return { id: figure.id, width: box.width, height: box.height, marks };
     }))`;
     const { result: evaluated } = await cdp.send('Runtime.evaluate', { expression, returnByValue: true }, session);
-    const figures = JSON.parse((evaluated?.['result'] as { value: string }).value) as { id: string; width: number; height: number; marks: Record<string, number> }[];
+    const figures = JSON.parse((evaluated!['result'] as { value: string }).value) as { id: string; width: number; height: number; marks: Record<string, number> }[];
     await cdp.send('Browser.close').catch(() => undefined);
 
     expect(problems).toEqual([]);

@@ -75,7 +75,7 @@ describe('jwtAuthInterceptor', () => {
     const client = new Health(`127.0.0.1:${port}`, clientTls(certs), AS_LOCALHOST);
     try {
       const reply = await new Promise<{ status: string }>((resolve, reject) =>
-        (client as unknown as { Check: Function }).Check({ service: '' }, (err: ServiceError | null, res: { status: string }) =>
+        (client as unknown as { Check: (...args: unknown[]) => unknown }).Check({ service: '' }, (err: ServiceError | null, res: { status: string }) =>
           err === null ? resolve(res) : reject(err),
         ),
       );

@@ -41,7 +41,7 @@ function hello(port: number, authorization?: string): Promise<{ message: string 
   const metadata = new Metadata();
   if (authorization !== undefined) metadata.set('authorization', authorization);
   return new Promise<{ message: string }>((resolve, reject) => {
-    (client as unknown as { Hello: Function }).Hello({ name: 'x' }, metadata, (err: ServiceError | null, reply: { message: string }) => {
+    (client as unknown as { Hello: (...args: unknown[]) => unknown }).Hello({ name: 'x' }, metadata, (err: ServiceError | null, reply: { message: string }) => {
       client.close();
       if (err === null) resolve(reply);
       else reject(err);

@@ -62,7 +62,10 @@ describe('createRemoteVerifier over HTTP', () => {
     const keys = await sharedKeys();
     const { issuer } = await issuerServer(keys);
     const verifier = createRemoteVerifier({ issuerUrl: `${issuer}/` }, { audience: ANY_AUDIENCE, logger: silentLogger });
-    await expect(verifier.refresh()).rejects.toThrow(/names issuer/);
+    const refused = verifier.refresh();
+    await expect(refused).rejects.toThrow(/names issuer/);
+    // UNAVAILABLE to the caller, with the refused document as its cause, coded ERR_FETCH.
+    await expect(refused).rejects.toMatchObject({ cause: { name: 'JwtGrpcError', code: 'ERR_FETCH' } });
     expect(() => createRemoteVerifier({ issuerUrl: 'ftp://x' }, { audience: ANY_AUDIENCE })).toThrow(/issuerUrl: must be an http\(s\) URL/);
   });
 

@@ -17,7 +17,7 @@ function clientSettings(rng: Prng): Frame {
   return settings(entries.filter(([id, value]) => !(id === 5 && value < 16_384) && !(id === 2 && value > 1)));
 }
 
-function unary(rng: Prng, stream: number, chunk: number): Frame[] {
+function unary(_rng: Prng, stream: number, chunk: number): Frame[] {
   const body = lengthPrefixed(generateRequest());
   return [...headerFrames(stream, grpcRequestBlock(METHODS.generate), false, chunk), data(stream, body, true)];
 }

@@ -2,7 +2,7 @@
 import { EXCHANGE_KINDS, exchange } from './exchanges.js';
 import { FRAME_TYPE_NAMES, PREFACE, type Frame, encodeFrame, randomFrame, settings } from './frames.js';
 import { mutate } from './mutate.js';
-import { Prng } from './prng.js';
+import type { Prng } from './prng.js';
 
 /** The seed of exchange `index` of a run: any single exchange replays from (run seed, index). */
 export function exchangeSeed(runSeed: number, index: number): number {

@@ -22,9 +22,9 @@ const TEST = join(ROOT, 'test');
  * `/`); a file belongs to the entry with its longest matching path. A file may import
  * its own layer and any layer listed before it.
  */
-export const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
+const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections.
-  { name: 'base', paths: ['errors.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'connection-guard.ts', 'http-listen.ts', 'secret-file.ts', 'nearest-name.ts', 'known-options.ts'] },
+  { name: 'base', paths: ['errors.ts', 'assert.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'connection-guard.ts', 'http-listen.ts', 'secret-file.ts', 'nearest-name.ts', 'known-options.ts'] },
   // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
   { name: 'revocation-contract', paths: ['revocation/types.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
@@ -100,7 +100,7 @@ function sourceFiles(dir: string): string[] {
  * Imports of `file` (relative to `root`, default src/) written as relative specifiers,
  * resolved relative to `root`; packages and node: builtins are outside the layers.
  */
-export function importsOf(file: string, source: string, root: string = SRC): Import[] {
+function importsOf(file: string, source: string, root: string = SRC): Import[] {
   // Block comments hold TSDoc @example code, which is not an import of the file.
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '');
   const found: Import[] = [];
@@ -115,7 +115,7 @@ export function importsOf(file: string, source: string, root: string = SRC): Imp
   return found;
 }
 
-export function layerOf(file: string): { readonly index: number; readonly name: string } | undefined {
+function layerOf(file: string): { readonly index: number; readonly name: string } | undefined {
   let best: { index: number; name: string; length: number } | undefined;
   LAYERS.forEach((layer, index) => {
     for (const path of layer.paths) {
@@ -127,7 +127,7 @@ export function layerOf(file: string): { readonly index: number; readonly name: 
 }
 
 /** Every circle of imports, each as the files in order with the first repeated at the end. */
-export function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   const cycles: string[][] = [];
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];

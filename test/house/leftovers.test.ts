@@ -30,7 +30,7 @@ describe('the leftover-process check', () => {
     const left = await endLeftovers(mark, 100);
     expect(left.map((p) => p.pid)).toContain(pid);
     expect(left.map((p) => p.command).sort()).toEqual(['sh -c sleep 60 & wait', 'sleep 60']);
-    expect(leftoverMessage('a.test.ts', left)).toMatch(new RegExp(`^a\\.test\\.ts left 2 process\\(es\\) running after its last hook \\(now killed\\):\\n  pid \\d+: .*\\n  pid \\d+: `));
+    expect(leftoverMessage('a.test.ts', left)).toMatch(/^a\.test\.ts left 2 process\(es\) running after its last hook \(now killed\):\n {2}pid \d+: .*\n {2}pid \d+: /);
     expect(await waitUntil(() => markedProcesses(mark).length === 0, 5000), 'killed').toBe(true);
   });
 

@@ -156,8 +156,9 @@ describe('the descriptor index', () => {
     const top = index.files.get('top.proto')?.bytes ?? Buffer.alloc(0);
     expect(top.length).toBeLessThan(128); // its length fits the one-byte varint below
     const onlyTop = Buffer.concat([Buffer.from([0x0a, top.length]), top]); // FileDescriptorSet { file: [top] }
-    expect(() => indexDescriptorSet(onlyTop)).toThrow(/imports base\.proto/);
-    expect(() => indexDescriptorSet(Buffer.from([0x0a, 0x05, 0x01]))).toThrow(/truncated/);
+    const malformed = (message: RegExp): unknown => expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_FILE', field: 'descriptorSet', message: expect.stringMatching(message) });
+    expect(() => indexDescriptorSet(onlyTop)).toThrow(malformed(/imports base\.proto/));
+    expect(() => indexDescriptorSet(Buffer.from([0x0a, 0x05, 0x01]))).toThrow(malformed(/truncated/));
   });
 
   it('is not built: loadDescriptorSet says to build the package', () => {

@@ -4,9 +4,9 @@
  * span per call under the active span and sends its context as `traceparent`, so that a
  * caller, its call and the server's spans are one trace.
  */
-import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANY_AUDIENCE, CallMetadata, GrpcStatus, createJwtClient, createRemoteVerifier, jwtAuthInterceptor } from '../../src/lib.js';
 import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';

@@ -8,7 +8,7 @@
 import { credentials, Client, Metadata } from '@grpc/grpc-js';
 import { ROOT_CONTEXT, type Span, SpanKind, TraceFlags, type Tracer, type TracerProvider as TracerProviderApi, context, propagation, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ANY_AUDIENCE, type CallInterceptor, CallMetadata, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';

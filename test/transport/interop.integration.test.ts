@@ -156,9 +156,9 @@ describe.skipIf('skip' in bun)(`on Bun${'skip' in bun ? ` (skipped: ${bun.skip})
 describe('compression cases (interop descriptions), on the wire', () => {
   let port: number;
   const service = servedTestService();
-  const encode = (method: string, message: unknown): Buffer => (service[method]?.requestSerialize as (m: unknown) => Buffer)(message);
+  const encode = (method: string, message: unknown): Buffer => (service[method]!.requestSerialize as (m: unknown) => Buffer)(message);
   const decode = (method: string, bytes: Buffer): { payload: { body: Buffer } } =>
-    (service[method]?.responseDeserialize as (b: Buffer) => { payload: { body: Buffer } })(bytes);
+    (service[method]!.responseDeserialize as (b: Buffer) => { payload: { body: Buffer } })(bytes);
   const accept = { 'grpc-accept-encoding': 'identity,deflate,gzip' };
 
   beforeAll(async () => {
@@ -205,7 +205,7 @@ describe('compression cases (interop descriptions), on the wire', () => {
       ],
     });
     expect(stream.status).toBe(0);
-    expect((service.StreamingInputCall?.responseDeserialize as (b: Buffer) => unknown)(unframe(stream.body)[0]?.bytes ?? Buffer.alloc(0))).toEqual({
+    expect((service.StreamingInputCall!.responseDeserialize as (b: Buffer) => unknown)(unframe(stream.body)[0]?.bytes ?? Buffer.alloc(0))).toEqual({
       aggregated_payload_size: 73_086,
     });
   });

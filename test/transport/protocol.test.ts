@@ -60,6 +60,13 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
     case 'compress':
       call.setResponseCompression('gzip');
       return { text: 'x'.repeat(1000) };
+    case 'compress-br':
+      try {
+        call.setResponseCompression('br' as 'gzip');
+        return { refused: false };
+      } catch (err) {
+        return { refused: { name: (err as Error).name, code: (err as { code?: unknown }).code, message: (err as Error).message } };
+      }
     default:
       return request;
   }
@@ -187,7 +194,7 @@ describe('grpc-timeout', () => {
     expect(res).toMatchObject({ status: GrpcStatus.DEADLINE_EXCEEDED, trailersOnly: true });
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(seen?.signal.aborted).toBe(true);
-    expect((seen?.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    expect((seen!.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
   });
 
   it.each(['1x', 'S', '123456789S', '-1S', '1.5S', '1 S', '0x1S'])('refuses a malformed grpc-timeout %j with INTERNAL', async (timeout) => {
@@ -294,6 +301,13 @@ describe('compression', () => {
     const refused = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'compress' }))] });
     expect(refused.headers['grpc-encoding']).toBeUndefined();
     expect(unframe(refused.body)[0]?.compressed).toBe(false);
+  });
+
+  it('refuses an encoding it does not have to the handler, with ERR_INVALID_ARGUMENT naming it', async () => {
+    const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'compress-br' }))] });
+    expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({
+      refused: { name: 'JwtGrpcError', code: 'ERR_INVALID_ARGUMENT', message: 'setResponseCompression: unknown encoding "br"' },
+    });
   });
 });
 

@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
-import { type CallContext } from '../../src/transport/handler-api.js';
+import type { CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';

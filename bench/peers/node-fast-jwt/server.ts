@@ -11,7 +11,7 @@
 // Usage: node server.js [--host H] [--port N] --keys FILE --subjects FILE [--proto FILE]
 import cluster, { type Worker } from 'node:cluster';
 import * as grpc from '@grpc/grpc-js';
-import { TTL_SECONDS, type Verify, loadKeys, loadSubjects } from '../fast-jwt-keys.js';
+import { TTL_SECONDS, loadKeys, loadSubjects } from '../fast-jwt-keys.js';
 import { failure, parsePeerCommandLine, serveJwtService } from '../node-peer.js';
 
 interface GenerateJwtRequest { algorithm: string; subject: string }

@@ -7,7 +7,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import { COMPARISONS } from '../../macro/comparisons.js';
 import type { MacroResults, RatioMetric, RatioResult } from '../../macro/results.js';
 import { type DotRow, READING_COLOURS, dotChartSpec, readingOf } from './interval-dots.js';
-import { type ChartedResults, entriesOf, h2loadEntries, intervalOf } from './inputs.js';
+import { type ChartedResults, h2loadEntries, intervalOf } from './inputs.js';
 
 const METRIC_LABELS: Readonly<Record<RatioMetric, string>> = { rps: 'requests/s', callsPerCpuSecond: 'calls/CPU-s' };
 

@@ -9,6 +9,7 @@
  * proto-loader's own deserializer.
  */
 import type { GenerateJwtResponse, GetJwksResponse, GetStatusListResponse, RevokeJwtResponse, VerifyJwtReason, VerifyJwtResponse } from '../messages.js';
+import { internalError } from '../../assert.js';
 
 /**
  * VerifyJwtResponse.Reason, name to number, as in proto/jwt.proto (checked against it in
@@ -135,7 +136,7 @@ export function encodeGenerateJwtResponse(response: GenerateJwtResponse): Buffer
 export function encodeVerifyJwtResponse(response: VerifyJwtResponse): Buffer {
   // Looked up as a string: a caller outside TypeScript could hand any value.
   const reason = (REASON_NUMBERS as Readonly<Record<string, number | undefined>>)[response.reason];
-  if (reason === undefined) throw new TypeError(`VerifyJwtResponse.reason: unknown value ${JSON.stringify(response.reason)}`);
+  if (reason === undefined) throw internalError(`VerifyJwtResponse.reason: unknown value ${JSON.stringify(response.reason)}`);
   const subBytes = Buffer.byteLength(response.sub);
   const claimsBytes = Buffer.byteLength(response.claims_json);
   const size =

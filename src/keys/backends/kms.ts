@@ -61,16 +61,16 @@ export function derToJose(der: Uint8Array, size: number): Buffer {
     for (let count = first & 0x7f; count > 0; count -= 1) length = (length << 8) | (bytes[at++] as number);
     return length;
   };
-  if (bytes[at++] !== 0x30) throw new Error('ECDSA signature is not a DER SEQUENCE');
+  if (bytes[at++] !== 0x30) throw new JwtGrpcError('ERR_INVALID_KEY', 'ECDSA signature is not a DER SEQUENCE', { field: 'kms' });
   readLength();
   const out = Buffer.alloc(2 * size);
   for (const offset of [0, size]) {
-    if (bytes[at++] !== 0x02) throw new Error('ECDSA signature is not two DER INTEGERs');
+    if (bytes[at++] !== 0x02) throw new JwtGrpcError('ERR_INVALID_KEY', 'ECDSA signature is not two DER INTEGERs', { field: 'kms' });
     const length = readLength();
     let value = bytes.subarray(at, at + length);
     at += length;
     while (value.length > size && value[0] === 0) value = value.subarray(1);
-    if (value.length > size) throw new Error('ECDSA signature integer is too long');
+    if (value.length > size) throw new JwtGrpcError('ERR_INVALID_KEY', 'ECDSA signature integer is too long', { field: 'kms' });
     value.copy(out, offset + size - value.length);
   }
   return out;

@@ -12,6 +12,7 @@ import { JwtGrpcError } from '../../errors.js';
 import { pkcs11Module, requireOptional } from '../../optional-deps.js';
 import { KEY_BACKEND_CONCURRENCY, type KeyBackend, type OpenedKey } from '../backend.js';
 import { type Pkcs11Uri, describePkcs11Uri, parsePkcs11Uri } from './pkcs11-uri.js';
+import { assert } from '../../assert.js';
 
 /** The environment variable that holds the PIN when the URI has no pin-source. */
 export const PKCS11_PIN_ENV = 'JWT_GRPC_PKCS11_PIN';
@@ -113,7 +114,7 @@ function ecPoint(value: Buffer, size: number): { x: string; y: string } {
     const lengthBytes = point[1]! & 0x80 ? point[1]! & 0x7f : 0;
     point = point.subarray(2 + lengthBytes);
   }
-  if (point.length !== 2 * size + 1 || point[0] !== 0x04) throw new Error('CKA_EC_POINT is not an uncompressed point');
+  if (point.length !== 2 * size + 1 || point[0] !== 0x04) throw new JwtGrpcError('ERR_INVALID_KEY', 'CKA_EC_POINT is not an uncompressed point', { field: 'pkcs11' });
   return { x: point.subarray(1, 1 + size).toString('base64url'), y: point.subarray(1 + size).toString('base64url') };
 }
 
@@ -125,7 +126,7 @@ function publicJwk(module: Pkcs11.PKCS11, session: Pkcs11.Handle, uri: Pkcs11Uri
   const curve = CURVES[alg];
   if (curve !== undefined) {
     const [params, point] = module.C_GetAttributeValue(session, object, [{ type: lib.CKA_EC_PARAMS }, { type: lib.CKA_EC_POINT }]);
-    if (!(params?.value as Buffer).equals(curve.params)) throw backendError(ref, `is not a ${curve.crv} key, as ${alg} needs`);
+    if (!(params?.value as Buffer | undefined)?.equals(curve.params)) throw backendError(ref, `is not a ${curve.crv} key, as ${alg} needs`);
     return { kty: 'EC', crv: curve.crv, ...ecPoint(point?.value as Buffer, curve.size) };
   }
   const [modulus, exponent] = module.C_GetAttributeValue(session, object, [{ type: lib.CKA_MODULUS }, { type: lib.CKA_PUBLIC_EXPONENT }]);
@@ -207,7 +208,7 @@ async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
     async sign(data) {
       // A session runs one operation at a time: each signature takes one, opening more up to the handle's bound.
       const session = idle.pop() ?? (all.length < KEY_BACKEND_CONCURRENCY ? openSession(module, slot) : undefined);
-      if (session === undefined) throw new Error('no free PKCS#11 session');
+      assert(session !== undefined, 'no free PKCS#11 session');
       if (!all.includes(session)) all.push(session);
       let ok = false;
       try {

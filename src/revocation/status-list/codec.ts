@@ -5,6 +5,7 @@
  * compressed with DEFLATE (RFC 1951) in the ZLIB format (RFC 1950), base64url in `lst`.
  */
 import { constants, deflateSync, inflateSync } from 'node:zlib';
+import { JwtGrpcError } from '../../errors.js';
 
 /** The widths section 4.1 allows per Referenced Token. */
 export type StatusBits = 1 | 2 | 4 | 8;
@@ -31,10 +32,11 @@ export function encodeLst(bytes: Uint8Array): string {
 /**
  * The byte array of an `lst`, refusing one that inflates past `maxBytes`: a list is
  * fetched from the network, and a ZLIB bomb must cost a bounded amount of memory.
- * @throws Error when `lst` is not base64url ZLIB data or inflates past `maxBytes`. @internal
+ * @throws JwtGrpcError `ERR_INVALID_ARGUMENT` when `lst` is not base64url; zlib's Error when it is
+ * not ZLIB data or inflates past `maxBytes`. @internal
  */
 export function decodeLst(lst: string, maxBytes: number): Buffer {
-  if (typeof lst !== 'string' || !/^[A-Za-z0-9_-]*$/.test(lst)) throw new Error('lst is not base64url');
+  if (typeof lst !== 'string' || !/^[A-Za-z0-9_-]*$/.test(lst)) throw new JwtGrpcError('ERR_INVALID_ARGUMENT', 'lst is not base64url');
   return inflateSync(Buffer.from(lst, 'base64url'), { maxOutputLength: maxBytes });
 }
 

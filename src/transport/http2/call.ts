@@ -12,7 +12,7 @@ import {
   type BidiStreamHandler,
   type ClientStreamHandler,
   GrpcStatusError,
-  CallMetadata,
+  type CallMetadata,
   type ResponseCompression,
   type ResponseStream,
   type ServerStreamHandler,
@@ -153,7 +153,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
 
   setResponseCompression(encoding: ResponseCompression): void {
     if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'deflate') {
-      throw new TypeError(`setResponseCompression: unknown encoding ${JSON.stringify(encoding)}`);
+      throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `setResponseCompression: unknown encoding ${JSON.stringify(encoding)}`);
     }
     if (!this.#headersSent) {
       const accepted = clientAccepts(this.#headers['grpc-accept-encoding'], encoding);

@@ -4,6 +4,7 @@
  * printable ASCII.
  */
 import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
+import { JwtGrpcError } from '../../errors.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;
@@ -39,19 +40,19 @@ function headerValue(name: string, value: CallMetadataValue): string {
     return bytes.toString('base64').replace(/=+$/, '');
   }
   if (typeof value !== 'string' || !ASCII_VALUE.test(value)) {
-    throw new TypeError(`metadata ${name}: a value of a key without "-bin" must be a printable ASCII string`);
+    throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata ${name}: a value of a key without "-bin" must be a printable ASCII string`, { field: name });
   }
   return value;
 }
 
 /**
- * Adds `metadata` to an outgoing header (or trailer) object. Throws TypeError for a key
+ * Adds `metadata` to an outgoing header (or trailer) object. Throws JwtGrpcError (`ERR_INVALID_ARGUMENT`) for a key
  * or value the protocol does not allow, and for gRPC's reserved keys.
  */
 export function addMetadataHeaders(target: HeaderFields, metadata: CallMetadata): void {
   for (const [name, values] of metadata.entries()) {
     if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || isReservedMetadataKey(name)) {
-      throw new TypeError(`metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`);
+      throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`, { field: name });
     }
     if (values.length === 0) continue;
     const encoded = values.map((value) => headerValue(name, value));

@@ -71,6 +71,7 @@ type SharedOptionNames =
   | 'connectionCounters';
 
 // A compile error here: Http2GrpcServerOptions and the table's `http2` rows disagree.
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
 type Http2MatchesTable = Expect<DeclaresGroup<Omit<Http2GrpcServerOptions, SharedOptionNames>, 'http2'>>;
 
 /** Options after validation, every default filled in. @internal */

@@ -1,5 +1,6 @@
 import { REQUEST_QUEUE_HIGH_WATER_MARK } from './defaults.js';
 import type { H2Stream } from './wire/stream.js';
+import { internalError } from '../../assert.js';
 
 /**
  * The request messages of a client-streaming or bidi call as an async iterator. Messages
@@ -70,7 +71,7 @@ export class RequestQueue<T> implements AsyncIterableIterator<T> {
       return Promise.resolve({ value, done: false });
     }
     if (this.#ended || this.#returned) return Promise.resolve({ value: undefined, done: true });
-    if (this.#waiter !== undefined) return Promise.reject(new Error('RequestQueue: next() called again before the previous one settled'));
+    if (this.#waiter !== undefined) return Promise.reject(internalError('RequestQueue: next() called again before the previous one settled'));
     return new Promise((resolve, reject) => {
       this.#waiter = { resolve, reject };
     });

@@ -110,3 +110,10 @@ export class ConnectionError extends Error {
     super(message);
   }
 }
+
+/**
+ * A header block the decoder cannot take: the connection must end with COMPRESSION_ERROR
+ * (§4.3). Here, below the Huffman and HPACK decoders, so that both throw it; the
+ * connection turns it into a GOAWAY, and it never reaches a caller.
+ */
+export class HpackError extends Error {}

@@ -3,11 +3,13 @@
  * too) and the four field representations. Encoding: literals without indexing, so the
  * encoder keeps no state and a constant header set encodes once (`encodeHeaderBlock`).
  */
+import { HpackError } from './frames.js';
 import { huffmanDecode } from './huffman.js';
 import { isFieldName } from './request-fields.js';
+import { internalError } from '../../../assert.js';
 
 /** RFC 7541, Appendix A: index i + 1 is STATIC_TABLE[i]. */
-// prettier-ignore
+// biome-ignore format: laid out as the RFC prints it, several entries a line
 const STATIC_TABLE: readonly (readonly [string, string])[] = [
   [':authority', ''], [':method', 'GET'], [':method', 'POST'], [':path', '/'], [':path', '/index.html'],
   [':scheme', 'http'], [':scheme', 'https'], [':status', '200'], [':status', '204'], [':status', '206'],
@@ -29,8 +31,8 @@ const STATIC_ENTRIES: readonly { readonly name: string; readonly value: string }
 
 const NO_BLOCK = new Uint8Array(0);
 
-/** A header block the decoder cannot take: the connection must end with COMPRESSION_ERROR (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §4.3). */
-export class HpackError extends Error {}
+/** Thrown by the decoder below (defined in frames.ts, under the Huffman decoder that throws it too). */
+export { HpackError };
 
 interface DynamicEntry {
   readonly name: string;
@@ -126,11 +128,7 @@ export class HpackDecoder {
     if (start + length > this.#end) throw new HpackError('string longer than its block');
     this.#pos += length;
     if (!huffman) return Buffer.from(this.#block.buffer, this.#block.byteOffset + start, length).toString('latin1');
-    try {
-      return huffmanDecode(this.#block, start, start + length);
-    } catch (err) {
-      throw new HpackError((err as Error).message);
-    }
+    return huffmanDecode(this.#block, start, start + length);
   }
 
   #entry(index: number): { readonly name: string; readonly value: string } {
@@ -189,8 +187,8 @@ function pushString(out: number[], text: string): void {
 }
 
 function pushField(out: number[], name: string, value: string): void {
-  if (!isFieldName(name)) throw new TypeError(`invalid HTTP/2 header name ${JSON.stringify(name)}`);
-  if (!FIELD_VALUE.test(value)) throw new TypeError(`invalid value for HTTP/2 header ${name}`);
+  if (!isFieldName(name)) throw internalError(`invalid HTTP/2 header name ${JSON.stringify(name)}`);
+  if (!FIELD_VALUE.test(value)) throw internalError(`invalid value for HTTP/2 header ${name}`);
   const indexed = STATIC_FIELD_INDEX.get(`${name}\0${value}`);
   if (indexed !== undefined) {
     pushInteger(out, 0x80, 7, indexed);

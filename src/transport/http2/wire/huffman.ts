@@ -2,9 +2,10 @@
  * HPACK's Huffman code (RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541), Appendix B): the decoding side, for header strings
  * sent with the H flag. grpc-go, grpc-js and grpcio Huffman-encode most literal values.
  */
+import { HpackError } from './frames.js';
 
 /** Symbol i (0-255) is coded by CODES[2i] on CODES[2i + 1] bits; EOS (256) is 30 one-bits. */
-// prettier-ignore
+// biome-ignore format: laid out as the RFC prints it, several entries a line
 const CODES: readonly number[] = [
   0x1ff8, 13, 0x7fffd8, 23, 0xfffffe2, 28, 0xfffffe3, 28, 0xfffffe4, 28, 0xfffffe5, 28,
   0xfffffe6, 28, 0xfffffe7, 28, 0xfffffe8, 28, 0xffffea, 24, 0x3ffffffc, 30, 0xfffffe9, 28,
@@ -69,7 +70,7 @@ function buildTree(): Int32Array {
 }
 
 /**
- * Decodes `bytes[start, end)`. Throws on the EOS symbol inside a string and on padding
+ * Decodes `bytes[start, end)`. Throws HpackError on the EOS symbol inside a string and on padding
  * that is longer than 7 bits or not a prefix of EOS (all ones), as §5.2 requires.
  */
 export function huffmanDecode(bytes: Uint8Array, start: number, end: number): string {
@@ -86,7 +87,7 @@ export function huffmanDecode(bytes: Uint8Array, start: number, end: number): st
       const next = TREE[2 * node + bit] as number;
       if (next < 0) {
         const symbol = -next - 1;
-        if (symbol === EOS) throw new Error('Huffman string contains EOS');
+        if (symbol === EOS) throw new HpackError('Huffman string contains EOS');
         out[length++] = symbol;
         node = 0;
         pendingBits = 0;
@@ -98,6 +99,6 @@ export function huffmanDecode(bytes: Uint8Array, start: number, end: number): st
       }
     }
   }
-  if (pendingBits > 7 || !pendingOnes) throw new Error('Huffman string has invalid padding');
+  if (pendingBits > 7 || !pendingOnes) throw new HpackError('Huffman string has invalid padding');
   return out.toString('latin1', 0, length);
 }
