@@ -81,16 +81,22 @@ function authorize(authorizer: Authorizer, claims: JwtPayload, call: AuthorizeCa
   return Promise.resolve(answer).then(toVerdict, (err: unknown) => failedStep(err, AUTHORIZATION_FAILED));
 }
 
+/** Step 2 for a bound token: the certificate is read only then (a hash per call otherwise saved); one that cannot be read refuses. */
+function boundProblem(claims: JwtPayload, facts: CallFacts): string | undefined {
+  let thumbprint: string | undefined;
+  try {
+    thumbprint = facts.thumbprint();
+  } catch {
+    return "the token is bound to a client certificate and the connection's could not be read";
+  }
+  return bindingProblem(claims, thumbprint);
+}
+
 /** Steps 2 and 3, on a token that authenticated. */
 function afterAuthentication(policy: CallPolicy, facts: CallFacts, outcome: AuthOutcome): Verdict | Promise<Verdict> {
   facts.trace?.end(outcome);
   if (!('claims' in outcome)) return outcome;
-  let unbound: string | undefined;
-  try {
-    unbound = bindingProblem(outcome.claims, facts.thumbprint());
-  } catch {
-    unbound = "the connection's client certificate could not be read";
-  }
+  const unbound = (outcome.claims as { cnf?: unknown }).cnf === undefined ? undefined : boundProblem(outcome.claims, facts);
   if (unbound !== undefined) return { status: GrpcStatus.UNAUTHENTICATED, details: unbound };
   return policy.authorizer === undefined ? outcome : authorize(policy.authorizer, outcome.claims, facts.call);
 }
