@@ -168,7 +168,9 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * `verifier` is {@link createRemoteVerifier}'s (keys from the issuer's GetJwks) or
  * {@link createVerifier}'s (keys in hand). A verifier that rejects with a
  * {@link GrpcStatusError} (a remote one that never reached its issuer: UNAVAILABLE) ends
- * the call with that status; any other failure ends it INTERNAL, without the cause.
+ * the call with that status; any other failure ends it INTERNAL, without the cause. An
+ * `authorize` hook alike (`authorization failed`). A status error of status OK counts as
+ * any other failure. Every kind of server decides the same way.
  *
  * @example
  * ```ts
