@@ -179,34 +179,6 @@ function headerProblem(header: Record<string, unknown>): VerifyFailure | undefin
   return undefined;
 }
 
-/** The payload segment as a JSON object with claims of the right types, or why it is not. */
-function decodePayload(segment: string): { readonly payload: JwtPayload; readonly payloadJson: string } | VerifyFailure {
-  let payloadJson: string;
-  let payload: unknown;
-  try {
-    payloadJson = Buffer.from(segment, 'base64url').toString('utf8');
-    payload = JSON.parse(payloadJson);
-  } catch {
-    return failure('MALFORMED', 'payload is not base64url JSON');
-  }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return failure('MALFORMED', 'payload is not a JSON object');
-  const typeFailure = checkClaimTypes(payload as Record<string, unknown>);
-  if (typeFailure !== undefined) return typeFailure;
-  return { payload: Object.freeze(payload as JwtPayload), payloadJson };
-}
-
-/** A compact JWS split at its dots, each segment strict base64url, or why it is not one. */
-function splitToken(token: string): { readonly header: string; readonly payload: string; readonly signature: string; readonly signingInput: string } | VerifyFailure {
-  const firstDot = token.indexOf('.');
-  const secondDot = token.indexOf('.', firstDot + 1);
-  if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1) return failure('MALFORMED', 'token is not three dot-separated segments');
-  const header = token.slice(0, firstDot);
-  const payload = token.slice(firstDot + 1, secondDot);
-  const signature = token.slice(secondDot + 1);
-  if (!BASE64URL.test(header) || !BASE64URL.test(payload) || !BASE64URL.test(signature)) return failure('MALFORMED', 'token segments must be unpadded base64url');
-  return { header, payload, signature, signingInput: token.slice(0, secondDot) };
-}
-
 /**
  * Verification against one KeySet, prepared once per key (KeyObjects bound into closures,
  * decoded headers remembered) so the hot call decodes, checks one signature and the claims.
@@ -261,15 +233,32 @@ class KeySetVerifier {
     return verified;
   }
 
+  /** The hot path of an uncached token: split, header (remembered), one signature, payload; no object made on the way. */
   #verifySignedParts(token: string): VerifiedToken | VerifyFailure {
-    const parts = splitToken(token);
-    if ('valid' in parts) return parts;
-    const header = this.#resolveHeader(parts.header);
+    const firstDot = token.indexOf('.');
+    const secondDot = token.indexOf('.', firstDot + 1);
+    if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1) return failure('MALFORMED', 'token is not three dot-separated segments');
+    const headerSegment = token.slice(0, firstDot);
+    const payloadSegment = token.slice(firstDot + 1, secondDot);
+    const signatureSegment = token.slice(secondDot + 1);
+    if (!BASE64URL.test(headerSegment) || !BASE64URL.test(payloadSegment) || !BASE64URL.test(signatureSegment)) {
+      return failure('MALFORMED', 'token segments must be unpadded base64url');
+    }
+    const header = this.#resolveHeader(headerSegment);
     if ('valid' in header) return header;
-    if (!header.check(parts.signingInput, parts.signature)) return failure('BAD_SIGNATURE', 'signature does not verify');
-    const decoded = decodePayload(parts.payload);
-    if ('valid' in decoded) return decoded;
-    return { valid: true, alg: header.alg, kid: header.kid, payload: decoded.payload, payloadJson: decoded.payloadJson };
+    if (!header.check(token.slice(0, secondDot), signatureSegment)) return failure('BAD_SIGNATURE', 'signature does not verify');
+    let payloadJson: string;
+    let payload: unknown;
+    try {
+      payloadJson = Buffer.from(payloadSegment, 'base64url').toString('utf8');
+      payload = JSON.parse(payloadJson);
+    } catch {
+      return failure('MALFORMED', 'payload is not base64url JSON');
+    }
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return failure('MALFORMED', 'payload is not a JSON object');
+    const typeFailure = checkClaimTypes(payload as Record<string, unknown>);
+    if (typeFailure !== undefined) return typeFailure;
+    return { valid: true, alg: header.alg, kid: header.kid, payload: Object.freeze(payload as JwtPayload), payloadJson };
   }
 
   #resolveHeader(segment: string): ResolvedHeader | VerifyFailure {
