@@ -206,7 +206,7 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
  * takes through it ({@link RemoteJwksVerifier.verifyByKeys}). Modelled on jose's
  * `RemoteJWKSetImpl`: named private fields, short methods. @internal
  */
-export class RemoteJwksVerifier {
+class RemoteJwksVerifier {
   readonly audience: string | AnyAudience;
   readonly #client: JwksIssuer;
   /** Names the issuer in logs and errors: the client's target, e.g. `jwt.internal:50051`. */
