@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type {
   Metadata as GrpcMetadata,
   ServerErrorResponse,
+  ServerInterceptingCallInterface,
   ServerInterceptor as GrpcServerInterceptor,
   ServerListener,
   StatusObject,
@@ -11,15 +12,11 @@ import { grpcJs } from '../optional-deps.js';
 import type { JwtPayload } from '../tokens/result.js';
 import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { endVerifySpan, startVerifySpan, verifyIn } from '../tracing/auth-span.js';
-import { bindingProblem, peerThumbprint } from './bound-token.js';
-import { type Authorizer, createAuthorizer } from './authorize.js';
-import { type AuthOutcome, type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
+import { peerThumbprint } from './bound-token.js';
+import { createAuthorizer } from './authorize.js';
+import { type JwtAuthInterceptorOptions, type TokenVerifier, createAuthenticator } from './authenticate.js';
+import { type CallPolicy, type DecisionTrace, type Verdict, decide, refusalError } from './decide.js';
 import { refuseUnservedPaths } from './served-methods.js';
-
-/** What an authorize hook threw, as the call's status: its own GrpcStatusError, else INTERNAL (no cause). */
-function hookFailed(err: unknown): GrpcStatusError {
-  return err instanceof GrpcStatusError ? err : new GrpcStatusError(GrpcStatus.INTERNAL, 'authorization failed');
-}
 
 /**
  * The verified payload of each authenticated call, keyed by the request's metadata object.
@@ -171,7 +168,9 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  * `verifier` is {@link createRemoteVerifier}'s (keys from the issuer's GetJwks) or
  * {@link createVerifier}'s (keys in hand). A verifier that rejects with a
  * {@link GrpcStatusError} (a remote one that never reached its issuer: UNAVAILABLE) ends
- * the call with that status; any other failure ends it INTERNAL, without the cause.
+ * the call with that status; any other failure ends it INTERNAL, without the cause. An
+ * `authorize` hook alike (`authorization failed`). A status error of status OK counts as
+ * any other failure. Every kind of server decides the same way.
  *
  * @example
  * ```ts
@@ -187,82 +186,63 @@ export type JwtAuthInterceptor = GrpcServerInterceptor & Required<Pick<CallInter
  */
 export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): JwtAuthInterceptor {
   const ServerInterceptingCall = requireServerInterceptors();
-  const GrpcMetadataClass = grpcJs().Metadata;
-  const authenticator = createAuthenticator(verifier, options);
-  const authorizer = createAuthorizer(options);
-  // Checked against the served methods where the server knows them (createJwtServer's listen).
-  const rulePaths = Object.keys(options.methods ?? {});
-  const givenPublic = options.publicMethods ?? [];
-  const onServe = (served: ReadonlySet<string>): void => {
-    refuseUnservedPaths(rulePaths, served, (path) => `methods["${path}"]`);
-    refuseUnservedPaths(givenPublic, served, () => 'publicMethods');
-  };
-
-  /** createJwtServer's side: the same decision, as an onCallStart that throws the refusal. */
-  const onCallStart = (call: CallContext): void | Promise<void> => {
-    if (authenticator.isPublic(call.method)) return;
-    const metadata = call.metadata;
-    // On a traced server: a jwt.verify span, and the verifier run in its context.
-    const traced = startVerifySpan(call);
-    const settle = (outcome: AuthOutcome): void | Promise<void> => {
-      if (traced !== undefined) endVerifySpan(traced, 'claims' in outcome ? undefined : outcome.status);
-      if (!('claims' in outcome)) throw new GrpcStatusError(outcome.status, outcome.details);
-      const unbound = bindingProblem(outcome.claims, call.caller?.thumbprint);
-      if (unbound !== undefined) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, unbound);
-      const claims = outcome.claims;
-      const admit = (refusal: GrpcStatusError | undefined): void => {
-        if (refusal !== undefined) throw refusal;
-        claimsByRequest.set(metadata, claims);
-      };
-      const verdict = authorizer?.(claims, call);
-      if (verdict !== undefined && 'then' in verdict) return Promise.resolve(verdict).then(admit);
-      admit(verdict);
-    };
-    const values = metadata.getAll(authenticator.metadataKey);
-    const outcome = traced === undefined ? authenticator.authenticate(values) : verifyIn(traced, () => authenticator.authenticate(values));
-    if ('then' in outcome) return Promise.resolve(outcome).then(settle);
-    return settle(outcome);
-  };
-
+  const policy: CallPolicy = { authenticator: createAuthenticator(verifier, options), authorizer: createAuthorizer(options) };
+  const onServe = servedMethodsCheck(options);
+  const onCallStart = (call: CallContext): void | Promise<void> => onJwtServerCall(policy, call);
   const grpcJsInterceptor: GrpcServerInterceptor = (method, call) => {
-    if (authenticator.isPublic(method.path)) return new ServerInterceptingCall(call);
-    const listener: ServerListener = {
-      onReceiveMetadata(metadata: GrpcMetadata, next) {
-        const settle = (outcome: AuthOutcome): void => {
-          if (!('claims' in outcome)) {
-            call.sendStatus({ code: outcome.status, details: outcome.details, metadata: new GrpcMetadataClass() });
-            return;
-          }
-          // grpc-js gives the peer certificate only once TLS verified it.
-          const unbound = bindingProblem(outcome.claims, peerThumbprint(peerCertificate(call)));
-          if (unbound !== undefined) {
-            call.sendStatus({ code: GrpcStatus.UNAUTHENTICATED, details: unbound, metadata: new GrpcMetadataClass() });
-            return;
-          }
-          const claims = outcome.claims;
-          const admit = (refusal: GrpcStatusError | undefined): void => {
-            if (refusal !== undefined) {
-              call.sendStatus({ code: refusal.status, details: refusal.details, metadata: new GrpcMetadataClass() });
-              return;
-            }
-            claimsByRequest.set(metadata, claims);
-            next(metadata);
-          };
-          let verdict: ReturnType<Authorizer> | undefined;
-          try {
-            verdict = authorizer?.(claims, { method: method.path, metadata });
-          } catch (err) {
-            verdict = hookFailed(err);
-          }
-          if (verdict !== undefined && 'then' in verdict) verdict.then(admit, (err: unknown) => admit(hookFailed(err)));
-          else admit(verdict);
-        };
-        const outcome = authenticator.authenticate(metadata.get(authenticator.metadataKey));
-        if ('then' in outcome) outcome.then(settle);
-        else settle(outcome);
-      },
-    };
+    if (policy.authenticator.isPublic(method.path)) return new ServerInterceptingCall(call);
+    const listener: ServerListener = { onReceiveMetadata: (metadata: GrpcMetadata, next) => onGrpcJsCall(policy, method.path, call, metadata, next) };
     return new ServerInterceptingCall(call, { start: (next) => next(listener) });
   };
   return Object.assign(grpcJsInterceptor, { onCallStart, onServe });
+}
+
+/** The rule paths and public methods, checked against the served methods where the server knows them (createJwtServer's listen). */
+function servedMethodsCheck(options: JwtAuthInterceptorOptions): (served: ReadonlySet<string>) => void {
+  const rulePaths = Object.keys(options.methods ?? {});
+  const givenPublic = options.publicMethods ?? [];
+  return (served) => {
+    refuseUnservedPaths(rulePaths, served, (path) => `methods["${path}"]`);
+    refuseUnservedPaths(givenPublic, served, () => 'publicMethods');
+  };
+}
+
+/** On a traced createJwtServer: a jwt.verify span around authentication, the verifier run in its context. */
+function traceOf(call: CallContext): DecisionTrace | undefined {
+  const traced = startVerifySpan(call);
+  if (traced === undefined) return undefined;
+  return {
+    run: (verify) => verifyIn(traced, verify),
+    end: (outcome) => endVerifySpan(traced, 'claims' in outcome ? undefined : outcome.status),
+  };
+}
+
+/** createJwtServer's adapter (either transport): the decision, its refusal thrown as the call's status. */
+function onJwtServerCall(policy: CallPolicy, call: CallContext): void | Promise<void> {
+  if (policy.authenticator.isPublic(call.method)) return;
+  const metadata = call.metadata;
+  const admit = (verdict: Verdict): void => {
+    if (!('claims' in verdict)) throw refusalError(verdict);
+    claimsByRequest.set(metadata, verdict.claims);
+  };
+  const tokens = metadata.getAll(policy.authenticator.metadataKey);
+  const verdict = decide(policy, { tokens, thumbprint: () => call.caller?.thumbprint, call, trace: traceOf(call) });
+  return 'then' in verdict ? verdict.then(admit) : admit(verdict);
+}
+
+/** A grpc-js Server's adapter: the decision, a refusal sent as the call's status, an admission passing the metadata on. */
+function onGrpcJsCall(policy: CallPolicy, path: string, call: ServerInterceptingCallInterface, metadata: GrpcMetadata, next: (metadata: GrpcMetadata) => void): void {
+  const settle = (verdict: Verdict): void => {
+    if (!('claims' in verdict)) {
+      call.sendStatus({ code: verdict.status, details: verdict.details, metadata: new (grpcJs().Metadata)() });
+      return;
+    }
+    claimsByRequest.set(metadata, verdict.claims);
+    next(metadata);
+  };
+  // grpc-js gives the peer certificate only once TLS verified it.
+  const thumbprint = (): string | undefined => peerThumbprint(peerCertificate(call));
+  const verdict = decide(policy, { tokens: metadata.get(policy.authenticator.metadataKey), thumbprint, call: { method: path, metadata } });
+  if ('then' in verdict) void verdict.then(settle);
+  else settle(verdict);
 }

@@ -106,7 +106,7 @@ export interface Authenticator {
   readonly metadataKey: string;
   isPublic(methodPath: string): boolean;
   /** Decides on the values of `metadataKey`; synchronously when the verifier answers synchronously. */
-  authenticate(values: readonly unknown[]): AuthOutcome | PromiseLike<AuthOutcome>;
+  authenticate(values: readonly unknown[]): AuthOutcome | Promise<AuthOutcome>;
 }
 
 const BEARER = /^Bearer +([^ ]+) *$/i;
@@ -131,19 +131,38 @@ function metadataKeyOption(value: unknown): string {
 }
 
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown }).then === 'function';
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
 const refused = (details: string): AuthOutcome => ({ status: GrpcStatus.UNAUTHENTICATED, details });
 
-/** A verifier that threw instead of answering: its own status when it gave one (UNAVAILABLE for an unreachable issuer), else INTERNAL without the cause. */
-function verifierFailed(err: unknown): AuthOutcome {
-  if (err instanceof GrpcStatusError) return { status: err.status, details: err.details };
-  return { status: GrpcStatus.INTERNAL, details: 'token verification failed' };
+/** A status a refusal may end a call with: an error code of gRPC (1 to 16), never OK. */
+function isErrorStatus(status: unknown): status is StatusCode {
+  return typeof status === 'number' && Number.isInteger(status) && status >= 1 && status <= 16;
 }
 
-function decide(result: VerifyResult): AuthOutcome {
-  return result.valid ? { claims: result.payload } : refused(`${result.reason}: ${result.message}`);
+/**
+ * What a verifier or an authorize hook threw, as a refusal: its own GrpcStatusError when
+ * that names an error status (UNAVAILABLE for an unreachable issuer); anything else, OK
+ * included (which would end the call as a success without its handler), INTERNAL with
+ * `details` and without the cause. @internal
+ */
+export function failedStep(err: unknown, details: string): AuthOutcome {
+  if (err instanceof GrpcStatusError && isErrorStatus(err.status)) return { status: err.status, details: err.details };
+  return { status: GrpcStatus.INTERNAL, details };
+}
+
+const verifierFailed = (err: unknown): AuthOutcome => failedStep(err, 'token verification failed');
+
+/**
+ * A verifier's answer as an outcome. Only `valid: true` with a payload object admits; an
+ * answer that is no VerifyResult at all (a verifier of one's own gone wrong) is INTERNAL.
+ */
+function outcomeOf(result: VerifyResult): AuthOutcome {
+  const answer = result as Partial<VerifyResult> | null | undefined;
+  if (answer?.valid === true && typeof answer.payload === 'object' && answer.payload !== null) return { claims: answer.payload };
+  if (answer?.valid === false) return refused(`${answer.reason}: ${answer.message}`);
+  return { status: GrpcStatus.INTERNAL, details: 'token verification failed' };
 }
 
 /** Whether the verifier checks an audience of its own (or ANY_AUDIENCE, on purpose) when a call names none. */
@@ -178,7 +197,8 @@ export function createAuthenticator(verifier: TokenVerifier, options: JwtAuthInt
         return verifierFailed(err);
       }
       // A synchronous verifier (createVerifier's) answers in the same turn: no promise per call.
-      return isPromiseLike(outcome) ? outcome.then(decide, verifierFailed) : decide(outcome);
+      // Promise.resolve: a thenable whose then throws is a rejection here, not a throw out of the call.
+      return isPromiseLike(outcome) ? Promise.resolve(outcome).then(outcomeOf, verifierFailed) : outcomeOf(outcome);
     },
   };
 }

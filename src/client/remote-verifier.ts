@@ -19,7 +19,7 @@ import { parseJwks } from './remote-jwks.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { optionValue } from '../options/resolve.js';
 import { singleFlight } from './single-flight.js';
-import { createStatusListCheck, originOf } from './status-list-check.js';
+import { type StatusListCheck, createStatusListCheck, originOf } from './status-list-check.js';
 import { statusName } from './status.js';
 
 /**
@@ -151,6 +151,219 @@ function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** A miss on an HMAC token: no refetch can help, and the reason should say so. */
+function hmacMiss(header: TokenHeader | undefined): VerifyFailure | undefined {
+  const alg = header?.alg;
+  if (!isAlgorithm(alg) || !ALGORITHM_SPECS[alg].symmetric) return undefined;
+  return failure('UNKNOWN_KEY', `${alg} tokens cannot be verified with a JWK Set: the issuer publishes no HMAC keys (use VerifyJwt)`);
+}
+
+/** Whether a token's header names a kid worth a refetch: one of a valid length the set lacks. */
+function isUnknownKid(kid: unknown, state: KeyState | undefined): kid is string {
+  return typeof kid === 'string' && kid.length > 0 && kid.length <= MAX_KID_LENGTH && state?.kids.has(kid) !== true;
+}
+
+/** The options of {@link createRemoteVerifier}, validated: what {@link RemoteJwksVerifier} is made with. */
+interface RemoteVerifierSettings {
+  readonly client: JwksIssuer;
+  readonly audience: string | AnyAudience;
+  readonly expectDefaults: CheckedExpectations;
+  readonly clockToleranceSeconds: number;
+  readonly cooldownMs: number;
+  readonly maxAgeMs: number;
+  readonly logger: Logger;
+  readonly rejected: ReturnType<typeof rejectedKeyCounts> | undefined;
+  readonly statusListOrigins: ReadonlySet<string>;
+}
+
+/** Validates the source and options once, naming the bad one. */
+function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: RemoteVerifierOptions): RemoteVerifierSettings {
+  refuseUnknownOptions(given, REMOTE_VERIFIER_OPTION_NAMES, { owner: 'createRemoteVerifier' });
+  checkHttpLocation(source);
+  const http = isHttpJwksLocation(source) ? httpJwksSource(source) : undefined;
+  const client: JwksIssuer = http ?? (source as JwksIssuer);
+  if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
+  // From JavaScript, no options at all: the error names the one it must have.
+  const options = given ?? ({} as RemoteVerifierOptions);
+  const audience = audienceOption(options.audience, true) as string | AnyAudience;
+  // Found by discovery: tokens must carry the issuer whose keys verify them.
+  const issuer = stringOption('issuer', options.issuer) ?? http?.issuer;
+  return {
+    client,
+    audience,
+    expectDefaults: { audience: checkedAudience(audience), issuer },
+    clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),
+    cooldownMs: integerOption('cooldownMs', options.cooldownMs, REMOTE_VERIFIER_DEFAULTS.cooldownMs, 0, 86_400_000),
+    maxAgeMs: integerOption('maxAgeMs', options.maxAgeMs, REMOTE_VERIFIER_DEFAULTS.maxAgeMs, 1, 7 * 86_400_000),
+    logger: options.logger ?? createStderrLogger(),
+    rejected: options.metricsRegistry === undefined ? undefined : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry')),
+    statusListOrigins: statusListOrigins(source, issuer, options.statusListOrigins),
+  };
+}
+
+/**
+ * A remote verifier: the issuer's JWK Set, fetched and cached, and the one path a token
+ * takes through it ({@link RemoteJwksVerifier.verifyByKeys}). Modelled on jose's
+ * `RemoteJWKSetImpl`: named private fields, short methods. @internal
+ */
+class RemoteJwksVerifier {
+  readonly audience: string | AnyAudience;
+  readonly #client: JwksIssuer;
+  /** Names the issuer in logs and errors: the client's target, e.g. `jwt.internal:50051`. */
+  readonly #issuerTarget: string;
+  readonly #settings: RemoteVerifierSettings;
+  readonly #logger: Logger;
+  readonly #statusLists: StatusListCheck;
+  /** The one fetch of the set: calls that need one while it runs share it. */
+  readonly #fetch = singleFlight(() => this.#fetchKeys());
+  #state: KeyState | undefined;
+  #lastFetchMs = -Infinity;
+  #lastFailure: GrpcStatusError | undefined;
+
+  constructor(settings: RemoteVerifierSettings) {
+    this.#settings = settings;
+    this.#client = settings.client;
+    this.#issuerTarget = settings.client.target;
+    this.#logger = settings.logger;
+    this.audience = settings.audience;
+    const verifyWithJwks = (token: string): Promise<VerifyResult> => this.#verifyListToken(token);
+    this.#statusLists = createStatusListCheck({ allowedOrigins: settings.statusListOrigins, verifyWithJwks, logger: settings.logger });
+  }
+
+  get keys(): readonly KeyInfo[] {
+    return this.#state?.keys ?? [];
+  }
+
+  verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult> {
+    const result = this.verifyByKeys(token, expectationsFor(expect, this.#settings.expectDefaults), true);
+    if (result instanceof Promise) return result.then((verified) => this.#withStatus(verified));
+    // The common case, a valid token without a status claim, costs what it did before.
+    return result.valid && result.payload['status'] !== undefined ? this.#withStatus(result) : Promise.resolve(result);
+  }
+
+  async refresh(): Promise<void> {
+    await this.#fetch.run();
+  }
+
+  /**
+   * The one path of a token through the keys, for a call's token (`cache`) and a Status
+   * List Token (uncached: large and replaced each ttl, it would only crowd the cache):
+   * verify with the set in use; on an unknown kid, refetch once (or join a fetch in flight) and decide.
+   */
+  verifyByKeys(token: string, expect: ClaimExpectations, cache: boolean): VerifyResult | Promise<VerifyResult> {
+    const current = this.#state;
+    if (current === undefined) return this.#verifyWithoutKeys(token, expect, cache);
+    this.#refreshIfOld(current, Date.now());
+    const result = this.#check(current, token, expect, cache);
+    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
+    return this.#retryUnknownKey(token, expect, result, cache);
+  }
+
+  #check(current: KeyState, token: string, expect: ClaimExpectations, cache: boolean): VerifyResult {
+    if (current.verifier === undefined) return failure('UNKNOWN_KEY', `issuer ${this.#issuerTarget} publishes no key that can verify`);
+    return cache ? current.verifier.verify(token, expect) : current.verifier.verifyUncached(token, expect);
+  }
+
+  /** A set older than maxAgeMs is refetched in the background; calls go on with it. */
+  #refreshIfOld(current: KeyState, now: number): void {
+    if (now - current.fetchedAtMs >= this.#settings.maxAgeMs && !this.#fetch.running && this.#mayFetch(now)) this.#fetch.run().catch(() => {});
+  }
+
+  /** True when a fetch may start now: rate-limited so that unknown kids or a down issuer cannot drive a fetch per call. */
+  #mayFetch(now: number): boolean {
+    const { cooldownMs } = this.#settings;
+    const wait = this.#state === undefined ? Math.min(cooldownMs, REMOTE_VERIFIER_DEFAULTS.retryWithoutKeysMs) : cooldownMs;
+    return now - this.#lastFetchMs >= wait;
+  }
+
+  /** No set yet: fetch one (at most once a retry interval; between, the last failure answers). */
+  async #verifyWithoutKeys(token: string, expect: ClaimExpectations, cache: boolean): Promise<VerifyResult> {
+    if (!this.#fetch.running && !this.#mayFetch(Date.now()) && this.#lastFailure !== undefined) throw this.#lastFailure;
+    const result = this.#check(await this.#fetch.run(), token, expect, cache);
+    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
+    return hmacMiss(peekHeader(token)) ?? result;
+  }
+
+  /** A token names a kid the set lacks: refetch once (or join a fetch in flight), then decide. */
+  async #retryUnknownKey(token: string, expect: ClaimExpectations, miss: VerifyFailure, cache: boolean): Promise<VerifyResult> {
+    const header = peekHeader(token);
+    const hmac = hmacMiss(header);
+    if (hmac !== undefined) return hmac;
+    if (!isUnknownKid(header?.kid, this.#state)) return miss;
+    if (!this.#fetch.running && !this.#mayFetch(Date.now())) return miss;
+    try {
+      return this.#check(await this.#fetch.run(), token, expect, cache);
+    } catch {
+      return miss;
+    }
+  }
+
+  /** A Status List Token's signature and claims by the JWK Set: the status check's own verification. */
+  async #verifyListToken(token: string): Promise<VerifyResult> {
+    return this.verifyByKeys(token, {}, false);
+  }
+
+  /** Section 8.3 of draft-ietf-oauth-status-list-20: the status is looked at only once the token itself is valid. */
+  async #withStatus(result: VerifyResult): Promise<VerifyResult> {
+    if (!result.valid || result.payload['status'] === undefined) return result;
+    const outcome = await this.#statusLists.check(result.payload['status']);
+    return outcome.ok ? result : failure(outcome.reason, outcome.message);
+  }
+
+  async #fetchKeys(): Promise<KeyState> {
+    this.#lastFetchMs = Date.now();
+    try {
+      const response = await this.#client.getJwks();
+      this.#state = this.#load(response.jwks_json, Date.now());
+      this.#lastFailure = undefined;
+      return this.#state;
+    } catch (err) {
+      this.#lastFailure = this.#fetchFailed(err);
+      throw this.#lastFailure;
+    }
+  }
+
+  /** A failed fetch, logged as what it means now: calls refused (no set yet), or the last good set in use. */
+  #fetchFailed(err: unknown): GrpcStatusError {
+    const why = describeError(err);
+    const issuer = this.#issuerTarget;
+    const state = this.#state;
+    if (state === undefined) this.#logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer, error: why });
+    else {
+      const ageSeconds = Math.round((Date.now() - state.fetchedAtMs) / 1000);
+      this.#logger.warn('cannot fetch the JWK Set: verifying with the last good set', { issuer, error: why, ageSeconds });
+    }
+    return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
+  }
+
+  /** A fetched set as the state to verify with; an unchanged set (or a 304) keeps its verifier and logs nothing. */
+  #load(jwksJson: string, now: number): KeyState {
+    const state = this.#state;
+    if (state !== undefined && state.jwksJson === jwksJson) return { ...state, fetchedAtMs: now };
+    const parsed = parseJwks(jwksJson, this.#issuerTarget);
+    this.#reportRefused(parsed.refused);
+    if (parsed.keySet === undefined) this.#logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: this.#issuerTarget });
+    else this.#logger.info('JWK Set loaded', { issuer: this.#issuerTarget, kids: parsed.keys.map((key) => key.kid) });
+    const { clockToleranceSeconds } = this.#settings;
+    return {
+      verifier: parsed.keySet === undefined ? undefined : createKeyVerifier(parsed.keySet, { clockToleranceSeconds }),
+      kids: new Set(parsed.keys.map((key) => key.kid)),
+      keys: parsed.keys,
+      jwksJson,
+      fetchedAtMs: now,
+    };
+  }
+
+  /** Once per key of a changed set: logged, and counted when a registry was given. */
+  #reportRefused(refused: ReturnType<typeof parseJwks>['refused']): void {
+    for (const { kid, reason, problem } of refused) {
+      this.#logger.warn('JWK Set key left out', { issuer: this.#issuerTarget, kid, reason, problem });
+      const cell = this.#settings.rejected?.get(reason);
+      if (cell !== undefined) cell.count += 1;
+    }
+  }
+}
+
 /**
  * Creates a verifier that fetches the issuer's JWK Set through `client.getJwks()` and
  * verifies locally with the package's own verifier: no call to the issuer per token. The
@@ -183,157 +396,15 @@ function describeError(err: unknown): string {
  * ```
  */
 export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, options: RemoteVerifierOptions): RemoteVerifier {
-  refuseUnknownOptions(options, REMOTE_VERIFIER_OPTION_NAMES, { owner: 'createRemoteVerifier' });
-  checkHttpLocation(source);
-  const http = isHttpJwksLocation(source) ? httpJwksSource(source) : undefined;
-  const client: JwksIssuer = http ?? (source as JwksIssuer);
-  if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
-  // From JavaScript, no options at all: the error names the one it must have.
-  options ??= {} as RemoteVerifierOptions;
-  const defaults = REMOTE_VERIFIER_DEFAULTS;
-  const audience = audienceOption(options.audience, true) as string | AnyAudience;
-  const expectDefaults: CheckedExpectations = {
-    audience: checkedAudience(audience),
-    // Found by discovery: tokens must carry the issuer whose keys verify them.
-    issuer: stringOption('issuer', options.issuer) ?? http?.issuer,
-  };
-  const clockToleranceSeconds = optionValue('clockToleranceSeconds', options.clockToleranceSeconds);
-  const cooldownMs = integerOption('cooldownMs', options.cooldownMs, defaults.cooldownMs, 0, 86_400_000);
-  const maxAgeMs = integerOption('maxAgeMs', options.maxAgeMs, defaults.maxAgeMs, 1, 7 * 86_400_000);
-  const logger = options.logger ?? createStderrLogger();
-  const rejected = options.metricsRegistry === undefined ? undefined : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry'));
-  /** Names the issuer in logs and errors: the client's target, e.g. `jwt.internal:50051`. */
-  const issuerTarget = client.target;
-  const statusLists = createStatusListCheck({ allowedOrigins: statusListOrigins(source, expectDefaults.issuer, options.statusListOrigins), verifyWithJwks, logger });
-
-  let state: KeyState | undefined;
-  let lastFetchMs = -Infinity;
-  let lastFailure: GrpcStatusError | undefined;
-
-  function load(jwksJson: string, now: number): KeyState {
-    if (state !== undefined && state.jwksJson === jwksJson) return { ...state, fetchedAtMs: now };
-    const parsed = parseJwks(jwksJson, issuerTarget);
-    // Once per key of a changed set: an unchanged set (or a 304) returned above logs nothing.
-    for (const { kid, reason, problem } of parsed.refused) {
-      logger.warn('JWK Set key left out', { issuer: issuerTarget, kid, reason, problem });
-      const cell = rejected?.get(reason);
-      if (cell !== undefined) cell.count += 1;
-    }
-    if (parsed.keySet === undefined) logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: issuerTarget });
-    else logger.info('JWK Set loaded', { issuer: issuerTarget, kids: parsed.keys.map((key) => key.kid) });
-    return {
-      verifier: parsed.keySet === undefined ? undefined : createKeyVerifier(parsed.keySet, { clockToleranceSeconds }),
-      kids: new Set(parsed.keys.map((key) => key.kid)),
-      keys: parsed.keys,
-      jwksJson,
-      fetchedAtMs: now,
-    };
-  }
-
-  const fetch = singleFlight(async (): Promise<KeyState> => {
-    lastFetchMs = Date.now();
-    try {
-      const response = await client.getJwks();
-      state = load(response.jwks_json, Date.now());
-      lastFailure = undefined;
-      return state;
-    } catch (err) {
-      const why = describeError(err);
-      if (state === undefined) logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer: issuerTarget, error: why });
-      else {
-        const ageSeconds = Math.round((Date.now() - state.fetchedAtMs) / 1000);
-        logger.warn('cannot fetch the JWK Set: verifying with the last good set', { issuer: issuerTarget, error: why, ageSeconds });
-      }
-      lastFailure = new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuerTarget}: ${why}`, { cause: err });
-      throw lastFailure;
-    }
-  });
-
-  /** True when a fetch may start now: rate-limited so that unknown kids or a down issuer cannot drive a fetch per call. */
-  function mayFetch(now: number): boolean {
-    const wait = state === undefined ? Math.min(cooldownMs, defaults.retryWithoutKeysMs) : cooldownMs;
-    return now - lastFetchMs >= wait;
-  }
-
-  function check(current: KeyState, token: string, expect: ClaimExpectations): VerifyResult {
-    if (current.verifier === undefined) return failure('UNKNOWN_KEY', `issuer ${issuerTarget} publishes no key that can verify`);
-    return current.verifier.verify(token, expect);
-  }
-
-  /** A miss on an HMAC token: no refetch can help, and the reason should say so. */
-  function hmacMiss(header: TokenHeader | undefined): VerifyFailure | undefined {
-    const alg = header?.alg;
-    if (!isAlgorithm(alg) || !ALGORITHM_SPECS[alg].symmetric) return undefined;
-    return failure('UNKNOWN_KEY', `${alg} tokens cannot be verified with a JWK Set: the issuer publishes no HMAC keys (use VerifyJwt)`);
-  }
-
-  /** A token names a kid the set lacks: refetch once (or join a fetch in flight), then decide. */
-  async function retryUnknownKey(token: string, expect: ClaimExpectations, miss: VerifyFailure): Promise<VerifyResult> {
-    const header = peekHeader(token);
-    const hmac = hmacMiss(header);
-    if (hmac !== undefined) return hmac;
-    const kid = header?.kid;
-    if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH || state?.kids.has(kid) === true) return miss;
-    if (!fetch.running && !mayFetch(Date.now())) return miss;
-    try {
-      return check(await fetch.run(), token, expect);
-    } catch {
-      return miss;
-    }
-  }
-
-  async function verifyWithoutKeys(token: string, expect: ClaimExpectations): Promise<VerifyResult> {
-    if (!fetch.running && !mayFetch(Date.now()) && lastFailure !== undefined) throw lastFailure;
-    const result = check(await fetch.run(), token, expect);
-    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
-    return hmacMiss(peekHeader(token)) ?? result;
-  }
-
-  /** Signature and claims of a token by the JWK Set alone, with the unknown-kid refetch: the status list's own check. */
-  function verifyByJwks(token: string, expectations: ClaimExpectations): VerifyResult | Promise<VerifyResult> {
-    const current = state;
-    if (current === undefined) return verifyWithoutKeys(token, expectations);
-    const now = Date.now();
-    if (now - current.fetchedAtMs >= maxAgeMs && !fetch.running && mayFetch(now)) fetch.run().catch(() => {});
-    const result = check(current, token, expectations);
-    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
-    return retryUnknownKey(token, expectations, result);
-  }
-
-  /**
-   * A Status List Token's signature and claims by the JWK Set: uncached (a list token is
-   * large and replaced each ttl, so it would only crowd the cache), with the same
-   * unknown-kid refetch as tokens.
-   */
-  async function verifyWithJwks(token: string): Promise<VerifyResult> {
-    const current = state ?? (await fetch.run());
-    const result = current.verifier === undefined ? check(current, token, {}) : current.verifier.verifyUncached(token, {});
-    if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
-    return retryUnknownKey(token, {}, result);
-  }
-
-  /** Section 8.3 of draft-ietf-oauth-status-list-20: the status is looked at only once the token itself is valid. */
-  async function withStatus(result: VerifyResult): Promise<VerifyResult> {
-    if (!result.valid || result.payload['status'] === undefined) return result;
-    const outcome = await statusLists.check(result.payload['status']);
-    return outcome.ok ? result : failure(outcome.reason, outcome.message);
-  }
-
+  const verifier = new RemoteJwksVerifier(remoteVerifierSettings(source, options));
+  // A plain object, as jose wraps its RemoteJWKSetImpl: `verify` works unbound, and no private member shows.
   return {
-    verify(token, expect) {
-      const expectations = expectationsFor(expect, expectDefaults);
-      const result = verifyByJwks(token, expectations);
-      if (result instanceof Promise) return result.then(withStatus);
-      // The common case, a valid token without a status claim, costs what it did before.
-      return result.valid && result.payload['status'] !== undefined ? withStatus(result) : Promise.resolve(result);
-    },
-    async refresh() {
-      await fetch.run();
-    },
+    verify: (token, expect) => verifier.verify(token, expect),
+    refresh: () => verifier.refresh(),
     get keys() {
-      return state?.keys ?? [];
+      return verifier.keys;
     },
-    audience,
+    audience: verifier.audience,
   };
 }
 

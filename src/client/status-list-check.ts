@@ -14,7 +14,7 @@ import { JwtGrpcError } from '../errors.js';
 import { type StatusBits, decodeLst, isStatusBits, statusAt } from '../revocation/status-list/codec.js';
 import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP } from '../revocation/status-list/token.js';
 import type { Logger } from '../log.js';
-import type { VerifyResult } from '../tokens/result.js';
+import type { JwtPayload, VerifyResult } from '../tokens/result.js';
 import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 
 /** The limits of the status list check, in one place. */
@@ -72,52 +72,128 @@ function reference(status: unknown): { idx: number; uri: URL } | string {
   }
 }
 
+/** What a {@link StatusListCheck} is made with. @internal */
+export interface StatusListCheckOptions {
+  /** The only origins a list is fetched from. */
+  readonly allowedOrigins: ReadonlySet<string>;
+  readonly verifyWithJwks: VerifyWithJwks;
+  readonly logger: Logger;
+}
+
+/** Where a list is freshened from: its `iat` and `ttl` (clamped), never past its `exp`. */
+function freshUntil(payload: JwtPayload, fetchedAtMs: number, expMs: number): number {
+  const defaults = STATUS_LIST_CHECK_DEFAULTS;
+  const ttl = payload['ttl'];
+  const ttlSeconds = typeof ttl === 'number' && ttl > 0 ? Math.min(Math.max(ttl, defaults.minTtlSeconds), defaults.maxTtlSeconds) : defaults.maxTtlSeconds;
+  const since = typeof payload.iat === 'number' ? Math.min(fetchedAtMs, payload.iat * 1000) : fetchedAtMs;
+  return Math.min(Math.max(since + ttlSeconds * 1000, fetchedAtMs + defaults.minReuseMs), expMs);
+}
+
+/** The entry of a token in a list: VALID passes, anything else (or no entry) is refused. */
+function outcome(list: CachedList, idx: number, uri: string): StatusOutcome {
+  const status = statusAt(list.bytes, list.bits, idx);
+  // Section 8.3 step 6: an index outside the list allows no statement: refused.
+  if (status === undefined) return { ok: false, reason: 'MALFORMED', message: `status list index ${idx} is outside the list at ${uri}` };
+  // Section 7.1: only VALID (0x00) passes; INVALID, SUSPENDED and the rest are refused.
+  return status === 0 ? OK : { ok: false, reason: 'REVOKED', message: `status ${status} in the status list at ${uri}` };
+}
+
+/** A response that is no Status List Token: its body released, the error naming why. */
+async function refuseResponse(response: Response, why: string): Promise<never> {
+  await response.body?.cancel();
+  throw new JwtGrpcError('ERR_FETCH', why);
+}
+
 /**
  * The status check of one remote verifier. `allowedOrigins` are the only origins a list is
  * fetched from (a token chooses the uri, so any other would let it aim the verifier at
  * internal addresses). @internal
  */
-export function createStatusListCheck(options: {
-  readonly allowedOrigins: ReadonlySet<string>;
-  readonly verifyWithJwks: VerifyWithJwks;
-  readonly logger: Logger;
-}): { check(status: unknown): Promise<StatusOutcome> | StatusOutcome } {
-  const { allowedOrigins, verifyWithJwks, logger } = options;
-  const defaults = STATUS_LIST_CHECK_DEFAULTS;
-  const lists = new Map<string, CachedList>();
-  const inFlight = new Map<string, Promise<CachedList>>();
-  const failedAt = new Map<string, number>();
+export class StatusListCheck {
+  readonly #allowedOrigins: ReadonlySet<string>;
+  readonly #verifyWithJwks: VerifyWithJwks;
+  readonly #logger: Logger;
+  /** The lists in use, the oldest first. */
+  readonly #lists = new Map<string, CachedList>();
+  /** Fetches running, one per uri: the calls that need one share it. */
+  readonly #inFlight = new Map<string, Promise<CachedList>>();
+  /** When the last fetch of a uri failed: the next waits `retryMs`. */
+  readonly #failedAt = new Map<string, number>();
 
-  async function fetchList(uri: string): Promise<CachedList> {
+  constructor(options: StatusListCheckOptions) {
+    this.#allowedOrigins = options.allowedOrigins;
+    this.#verifyWithJwks = options.verifyWithJwks;
+    this.#logger = options.logger;
+  }
+
+  /** The status a token's `status` claim leads to: synchronously from a fresh cached list. */
+  check(status: unknown): Promise<StatusOutcome> | StatusOutcome {
+    const ref = reference(status);
+    if (typeof ref === 'string') return { ok: false, reason: 'MALFORMED', message: ref };
+    const uri = ref.uri.href;
+    if ((ref.uri.protocol !== 'https:' && ref.uri.protocol !== 'http:') || !this.#allowedOrigins.has(ref.uri.origin)) {
+      return { ok: false, reason: 'ISSUER_MISMATCH', message: `status list ${uri} is not on an allowed origin (the issuer's, or option statusListOrigins)` };
+    }
+    const cached = this.#lists.get(uri);
+    if (cached !== undefined && Date.now() < cached.freshUntilMs) return outcome(cached, ref.idx, uri);
+    return this.#current(uri, cached).then((list) => outcome(list, ref.idx, uri));
+  }
+
+  /** The list at `uri` to answer with now: a fetch (shared), else the stale one within `exp`. */
+  async #current(uri: string, cached: CachedList | undefined): Promise<CachedList> {
+    const shared = this.#inFlight.get(uri);
+    if (shared === undefined && Date.now() - (this.#failedAt.get(uri) ?? -Infinity) < STATUS_LIST_CHECK_DEFAULTS.retryMs) {
+      if (cached !== undefined && Date.now() < cached.usableUntilMs) return cached;
+      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `status list ${uri}: the last fetch failed less than ${STATUS_LIST_CHECK_DEFAULTS.retryMs} ms ago and no usable copy is cached`);
+    }
+    try {
+      const list = await (shared ?? this.#startFetch(uri));
+      this.#failedAt.delete(uri);
+      this.#remember(uri, list);
+      return list;
+    } catch (err) {
+      this.#failedAt.set(uri, Date.now());
+      return this.#fetchFailed(uri, cached, err);
+    }
+  }
+
+  #startFetch(uri: string): Promise<CachedList> {
+    const fetching = this.#fetchList(uri).finally(() => this.#inFlight.delete(uri));
+    this.#inFlight.set(uri, fetching);
+    return fetching;
+  }
+
+  /** A failed fetch: the last list answers until its `exp`, and after that the check fails closed. */
+  #fetchFailed(uri: string, cached: CachedList | undefined, err: unknown): CachedList {
+    const why = describe(err);
+    if (cached !== undefined && Date.now() < cached.usableUntilMs) {
+      this.#logger.warn('cannot fetch the status list: answering with the last one until its exp', { uri, error: why, expiresAt: new Date(cached.usableUntilMs).toISOString() });
+      return cached;
+    }
+    this.#logger.warn('cannot fetch the status list: tokens that name it are refused', { uri, error: why });
+    throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no usable status list ${uri}: ${why}`, { cause: err });
+  }
+
+  async #fetchList(uri: string): Promise<CachedList> {
     const fetchedAtMs = Date.now();
-    const response = await fetch(uri, {
-      headers: { accept: STATUS_LIST_MEDIA_TYPE },
-      // Redirects are refused, not followed (section 8.2 lets clients follow them): a 3xx
-      // could lead off the allowed origins.
-      redirect: 'error',
-      signal: AbortSignal.timeout(defaults.timeoutMs),
-    });
-    if (response.status !== 200) {
-      await response.body?.cancel();
-      throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: HTTP ${response.status}`);
-    }
+    const { timeoutMs, maxTokenBytes } = STATUS_LIST_CHECK_DEFAULTS;
+    // Redirects are refused, not followed (section 8.2 lets clients follow them): a 3xx could lead off the allowed origins.
+    const response = await fetch(uri, { headers: { accept: STATUS_LIST_MEDIA_TYPE }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
+    if (response.status !== 200) return refuseResponse(response, `GET ${uri}: HTTP ${response.status}`);
     const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
-    if (type !== STATUS_LIST_MEDIA_TYPE) {
-      await response.body?.cancel();
-      throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
-    }
+    if (type !== STATUS_LIST_MEDIA_TYPE) return refuseResponse(response, `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
     const declared = Number(response.headers.get('content-length') ?? 0);
-    if (declared > defaults.maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: ${declared} bytes, more than ${defaults.maxTokenBytes}`);
+    if (declared > maxTokenBytes) return refuseResponse(response, `GET ${uri}: ${declared} bytes, more than ${maxTokenBytes}`);
     const token = (await response.text()).trim();
-    if (Buffer.byteLength(token) > defaults.maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: more than ${defaults.maxTokenBytes} bytes`);
-    return parseListToken(uri, token, fetchedAtMs);
+    if (Buffer.byteLength(token) > maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: more than ${maxTokenBytes} bytes`);
+    return this.#parseListToken(uri, token, fetchedAtMs);
   }
 
   /** Section 8.3 steps 3 and 4: signature and claims by the JWK Set, typ, sub, then the list itself. */
-  async function parseListToken(uri: string, token: string, fetchedAtMs: number): Promise<CachedList> {
+  async #parseListToken(uri: string, token: string, fetchedAtMs: number): Promise<CachedList> {
     const header = peekTyp(token);
     if (header !== STATUS_LIST_TYP) throw new JwtGrpcError('ERR_FETCH', `the token at ${uri} has typ ${JSON.stringify(header)}, not ${STATUS_LIST_TYP} (section 5.1)`);
-    const verified = await verifyWithJwks(token);
+    const verified = await this.#verifyWithJwks(token);
     if (!verified.valid) throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} does not verify: ${verified.reason}: ${verified.message}`);
     const payload = verified.payload;
     if (payload.sub !== uri) throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has sub ${JSON.stringify(payload.sub)} (section 8.3 step 4a: it must be the uri)`);
@@ -125,73 +201,29 @@ export function createStatusListCheck(options: {
     if (typeof list !== 'object' || list === null || !isStatusBits(list.bits) || typeof list.lst !== 'string') {
       throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has no valid status_list claim (section 4.2)`);
     }
-    const bytes = decodeLst(list.lst, defaults.maxListBytes);
+    const bytes = decodeLst(list.lst, STATUS_LIST_CHECK_DEFAULTS.maxListBytes);
     const expMs = payload.exp * 1000;
-    const ttl = payload['ttl'];
-    const ttlSeconds =
-      typeof ttl === 'number' && ttl > 0 ? Math.min(Math.max(ttl, defaults.minTtlSeconds), defaults.maxTtlSeconds) : defaults.maxTtlSeconds;
-    const since = typeof payload.iat === 'number' ? Math.min(fetchedAtMs, payload.iat * 1000) : fetchedAtMs;
-    const freshUntilMs = Math.min(Math.max(since + ttlSeconds * 1000, fetchedAtMs + defaults.minReuseMs), expMs);
-    return { bytes, bits: list.bits, freshUntilMs, usableUntilMs: expMs };
+    return { bytes, bits: list.bits, freshUntilMs: freshUntil(payload, fetchedAtMs, expMs), usableUntilMs: expMs };
   }
 
-  function remember(uri: string, list: CachedList): void {
-    lists.delete(uri);
-    lists.set(uri, list);
-    if (lists.size > defaults.maxLists) lists.delete(lists.keys().next().value as string);
+  #remember(uri: string, list: CachedList): void {
+    this.#lists.delete(uri);
+    this.#lists.set(uri, list);
+    if (this.#lists.size > STATUS_LIST_CHECK_DEFAULTS.maxLists) this.#lists.delete(this.#lists.keys().next().value as string);
   }
+}
 
-  /** The list at `uri` to answer with now: the cached one while fresh, else a fetch (shared), else the stale one within `exp`. */
-  async function current(uri: string, cached: CachedList | undefined): Promise<CachedList> {
-    const now = Date.now();
-    const shared = inFlight.get(uri);
-    if (shared === undefined && now - (failedAt.get(uri) ?? -Infinity) < defaults.retryMs) {
-      if (cached !== undefined && now < cached.usableUntilMs) return cached;
-      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `status list ${uri}: the last fetch failed less than ${defaults.retryMs} ms ago and no usable copy is cached`);
-    }
-    let fetching = shared;
-    if (fetching === undefined) {
-      fetching = fetchList(uri).finally(() => inFlight.delete(uri));
-      inFlight.set(uri, fetching);
-    }
-    try {
-      const list = await fetching;
-      failedAt.delete(uri);
-      remember(uri, list);
-      return list;
-    } catch (err) {
-      failedAt.set(uri, Date.now());
-      const why = describe(err);
-      if (cached !== undefined && Date.now() < cached.usableUntilMs) {
-        logger.warn('cannot fetch the status list: answering with the last one until its exp', { uri, error: why, expiresAt: new Date(cached.usableUntilMs).toISOString() });
-        return cached;
-      }
-      logger.warn('cannot fetch the status list: tokens that name it are refused', { uri, error: why });
-      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no usable status list ${uri}: ${why}`, { cause: err });
-    }
-  }
-
-  function outcome(list: CachedList, idx: number, uri: string): StatusOutcome {
-    const status = statusAt(list.bytes, list.bits, idx);
-    // Section 8.3 step 6: an index outside the list allows no statement: refused.
-    if (status === undefined) return { ok: false, reason: 'MALFORMED', message: `status list index ${idx} is outside the list at ${uri}` };
-    // Section 7.1: only VALID (0x00) passes; INVALID, SUSPENDED and the rest are refused.
-    return status === 0 ? OK : { ok: false, reason: 'REVOKED', message: `status ${status} in the status list at ${uri}` };
-  }
-
-  return {
-    check(status) {
-      const ref = reference(status);
-      if (typeof ref === 'string') return { ok: false, reason: 'MALFORMED', message: ref };
-      const uri = ref.uri.href;
-      if ((ref.uri.protocol !== 'https:' && ref.uri.protocol !== 'http:') || !allowedOrigins.has(ref.uri.origin)) {
-        return { ok: false, reason: 'ISSUER_MISMATCH', message: `status list ${uri} is not on an allowed origin (the issuer's, or option statusListOrigins)` };
-      }
-      const cached = lists.get(uri);
-      if (cached !== undefined && Date.now() < cached.freshUntilMs) return outcome(cached, ref.idx, uri);
-      return current(uri, cached).then((list) => outcome(list, ref.idx, uri));
-    },
-  };
+/**
+ * The status check of one remote verifier, as a {@link StatusListCheck}. @internal
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const verifyWithJwks: VerifyWithJwks;
+ * const statusLists = createStatusListCheck({ allowedOrigins: new Set(['https://auth.example']), verifyWithJwks, logger: createStderrLogger() });
+ * ```
+ */
+export function createStatusListCheck(options: StatusListCheckOptions): StatusListCheck {
+  return new StatusListCheck(options);
 }
 
 /** The `typ` of a compact JWS's header, if it reads. */

@@ -29,6 +29,7 @@ import { dirname } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { RevocationSet } from './set.js';
+import { type RecordProblem, encodeRecord, readRecord, unavailable } from './record-codec.js';
 import type { Revocation, RevocationStore } from './types.js';
 
 /** How often the file is checked for compaction. */
@@ -69,19 +70,19 @@ export interface FileRevocationStore extends RevocationStore {
   compact(): Promise<void>;
 }
 
-function unavailable(message: string, cause?: unknown): JwtGrpcError {
-  return new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', message, { field: 'revocations', cause });
-}
-
-/** One entry as a line of the file. */
+/** One entry as a line of the file: the record codec's JSON, as Redis publishes it. */
 function line(revocation: Revocation): string {
-  const { jti, expiresAt, reason, statusIndex } = revocation;
-  return `${JSON.stringify({ jti, expiresAt, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex }) })}\n`;
+  return `${encodeRecord(revocation)}\n`;
 }
 
 /** A status-list reservation as a line: every index below `mark` may have been handed out. */
 function markLine(mark: number): string {
   return `${JSON.stringify({ statusIndexes: mark })}\n`;
+}
+
+/** A reservation mark read from a line. */
+interface Mark {
+  readonly statusIndexes: number;
 }
 
 /** What `JSON.parse` makes of a line, or this when it is not JSON at all. */
@@ -95,22 +96,18 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A parsed line as an entry or a reservation mark, or undefined when it is neither. */
-function entryOf(value: unknown): Revocation | { readonly statusIndexes: number } | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { statusIndexes } = value as Record<string, unknown>;
-  if (statusIndexes !== undefined) return Number.isSafeInteger(statusIndexes) && (statusIndexes as number) >= 0 ? { statusIndexes: statusIndexes as number } : undefined;
-  const { jti, expiresAt, reason, statusIndex } = value as Record<string, unknown>;
-  if (typeof jti !== 'string' || jti.length === 0 || typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
-  if (reason !== undefined && typeof reason !== 'string') return undefined;
-  if (statusIndex !== undefined && !Number.isSafeInteger(statusIndex)) return undefined;
-  return { jti, expiresAt, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex: statusIndex as number }) };
+/** A parsed line as an entry (read by the record codec, as Redis reads its own) or a reservation mark, or what is wrong with it. */
+function entryOf(value: unknown): Revocation | Mark | RecordProblem {
+  const statusIndexes = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)['statusIndexes'] : undefined;
+  if (statusIndexes === undefined) return readRecord((value as { jti?: unknown } | null)?.jti, value);
+  if (Number.isSafeInteger(statusIndexes) && (statusIndexes as number) >= 0) return { statusIndexes: statusIndexes as number };
+  return { field: 'record', problem: `statusIndexes must be a non-negative integer, got ${JSON.stringify(statusIndexes)}` };
 }
 
-/** A line of the file as an entry or a reservation mark, or undefined when it is neither. */
-function parseLine(text: string): Revocation | { readonly statusIndexes: number } | undefined {
+/** A line of the file as an entry or a reservation mark, or what is wrong with it. */
+function parseLine(text: string): Revocation | Mark | RecordProblem {
   const value = parseJson(text);
-  return value === NOT_JSON ? undefined : entryOf(value);
+  return value === NOT_JSON ? { field: 'record', problem: 'is not JSON' } : entryOf(value);
 }
 
 /**
@@ -119,7 +116,11 @@ function parseLine(text: string): Revocation | { readonly statusIndexes: number 
  * stays and gets its newline), or cut them (a write cut short: not JSON, so it cannot be a
  * whole entry, and never acknowledged). A last line that is whole JSON but no entry is damage.
  */
-type LastLine = { readonly kind: 'none' } | { readonly kind: 'whole'; readonly entry: ReturnType<typeof entryOf> & object } | { readonly kind: 'torn' } | { readonly kind: 'damaged' };
+type LastLine =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'whole'; readonly entry: Revocation | Mark }
+  | { readonly kind: 'torn' }
+  | { readonly kind: 'damaged'; readonly problem: RecordProblem };
 
 function lastLineOf(tail: Buffer): LastLine {
   if (tail.length === 0) return { kind: 'none' };
@@ -127,7 +128,7 @@ function lastLineOf(tail: Buffer): LastLine {
   // No prefix of a JSON object is JSON: a write cut short never parses.
   if (value === NOT_JSON) return { kind: 'torn' };
   const entry = entryOf(value);
-  return entry === undefined ? { kind: 'damaged' } : { kind: 'whole', entry };
+  return 'problem' in entry ? { kind: 'damaged', problem: entry } : { kind: 'whole', entry };
 }
 
 async function syncDirectory(path: string): Promise<void> {
@@ -176,8 +177,13 @@ class FileStore implements FileRevocationStore {
     return this.#up;
   }
 
-  #damaged(lineNumber: number): JwtGrpcError {
-    return unavailable(`revocations file ${this.#path}, line ${lineNumber}: not a revocation entry; the file is damaged (docs/revocation.md describes its format)`);
+  /** The file is damaged at a line: the error names the line and the field at fault. */
+  #damaged(lineNumber: number, { field, problem }: RecordProblem): JwtGrpcError {
+    const what = field === 'record' ? problem : `field ${field} ${problem}`;
+    return unavailable(
+      'revocations',
+      `revocations file ${this.#path}, line ${lineNumber}: not a revocation entry (${what}); the file is damaged (docs/revocation.md describes its format)`,
+    );
   }
 
   async start(onRevoked: (revocations: readonly Revocation[]) => void): Promise<void> {
@@ -187,14 +193,14 @@ class FileStore implements FileRevocationStore {
     try {
       bytes = await readFile(this.#path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unavailable(`cannot read the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unavailable('revocations', `cannot read the revocations file ${this.#path}: ${errorCode(err)}`, err);
       existed = false;
     }
     // Byte offsets, not characters: a write cut short may end inside a UTF-8 sequence.
     const end = bytes.lastIndexOf(0x0a) + 1;
     const whole = bytes.subarray(0, end).toString('utf8');
     let lineNumber = 0;
-    const keep = (parsed: Revocation | { readonly statusIndexes: number }): void => {
+    const keep = (parsed: Revocation | Mark): void => {
       if ('statusIndexes' in parsed) this.#statusIndexes = Math.max(this.#statusIndexes, parsed.statusIndexes);
       else this.#live.add(parsed);
       this.#lines += 1;
@@ -203,11 +209,11 @@ class FileStore implements FileRevocationStore {
       lineNumber += 1;
       if (entry === '') continue;
       const parsed = parseLine(entry);
-      if (parsed === undefined) throw this.#damaged(lineNumber);
+      if ('problem' in parsed) throw this.#damaged(lineNumber, parsed);
       keep(parsed);
     }
     const last = lastLineOf(bytes.subarray(end));
-    if (last.kind === 'damaged') throw this.#damaged(lineNumber);
+    if (last.kind === 'damaged') throw this.#damaged(lineNumber, last.problem);
     if (last.kind === 'whole') keep(last.entry);
     try {
       this.#file = await open(this.#path, 'a');
@@ -233,7 +239,7 @@ class FileStore implements FileRevocationStore {
     } catch (err) {
       await this.#file?.close();
       this.#file = undefined;
-      throw unavailable(`cannot open the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      throw unavailable('revocations', `cannot open the revocations file ${this.#path}: ${errorCode(err)}`, err);
     }
     this.#up = true;
     onRevoked([...this.#live.values()]);
@@ -242,7 +248,7 @@ class FileStore implements FileRevocationStore {
   }
 
   add(revocation: Revocation): Promise<void> {
-    if (this.#file === undefined || this.#closed) return Promise.reject(unavailable(`revocations file ${this.#path} is not open`));
+    if (this.#file === undefined || this.#closed) return Promise.reject(unavailable('revocations', `revocations file ${this.#path} is not open`));
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ revocation, resolve, reject });
       if (!this.#flushQueued) {
@@ -260,7 +266,7 @@ class FileStore implements FileRevocationStore {
     if (!Number.isSafeInteger(count) || count <= 0) return Promise.reject(new JwtGrpcError('ERR_INVALID_ARGUMENT', `reserveStatusIndexes: count must be a positive integer, got ${count}`));
     return this.#exclusive(async () => {
       const file = this.#file;
-      if (file === undefined || this.#closed) throw unavailable(`revocations file ${this.#path} is not open`);
+      if (file === undefined || this.#closed) throw unavailable('revocations', `revocations file ${this.#path} is not open`);
       const first = this.#statusIndexes;
       const text = markLine(first + count);
       try {
@@ -269,7 +275,7 @@ class FileStore implements FileRevocationStore {
       } catch (err) {
         this.#up = false;
         await file.truncate(this.#size).catch(() => undefined);
-        throw unavailable(`cannot write the revocations file ${this.#path}: ${errorCode(err)}`, err);
+        throw unavailable('revocations', `cannot write the revocations file ${this.#path}: ${errorCode(err)}`, err);
       }
       this.#size += Buffer.byteLength(text);
       this.#lines += 1;
@@ -316,7 +322,7 @@ class FileStore implements FileRevocationStore {
       this.#up = false;
       // Nothing half-written may stay: a later start would read a torn line, or worse a whole one never acknowledged.
       await file?.truncate(this.#size).catch(() => undefined);
-      const error = unavailable(`cannot write the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      const error = unavailable('revocations', `cannot write the revocations file ${this.#path}: ${errorCode(err)}`, err);
       for (const { reject } of batch) reject(error);
       return;
     }

@@ -16,6 +16,7 @@
  * key per live revocation, and the resync that a counter triggers reads exactly what is
  * live. The cost is a SCAN of the keyspace when a replica is behind, which is rare.
  */
+import { decodeRecord, encodeRecord, isRecordProblem } from './record-codec.js';
 import type { Revocation } from './types.js';
 
 /**
@@ -74,7 +75,7 @@ return version
 `;
 
 /**
- * The stored value: the revocation without its jti, which the key holds.
+ * The stored value: the revocation without its jti, which the key holds (the record codec's JSON).
  *
  * @example
  * ```ts
@@ -82,11 +83,11 @@ return version
  * ```
  */
 export function encodeValue(revocation: Revocation): string {
-  return JSON.stringify({ expiresAt: revocation.expiresAt, reason: revocation.reason, statusIndex: revocation.statusIndex });
+  return encodeRecord(revocation, false);
 }
 
 /**
- * The Pub/Sub payload after the version: the whole revocation.
+ * The Pub/Sub payload after the version: the whole revocation, as a line of the revocations file.
  *
  * @example
  * ```ts
@@ -94,34 +95,12 @@ export function encodeValue(revocation: Revocation): string {
  * ```
  */
 export function encodeMessage(revocation: Revocation): string {
-  return JSON.stringify({ jti: revocation.jti, expiresAt: revocation.expiresAt, reason: revocation.reason, statusIndex: revocation.statusIndex });
-}
-
-/** A revocation read back, or undefined when the JSON is not one (written by something else). */
-function revocationFrom(jti: unknown, fields: unknown): Revocation | undefined {
-  if (typeof jti !== 'string' || jti.length === 0 || typeof fields !== 'object' || fields === null) return undefined;
-  const { expiresAt, reason, statusIndex } = fields as Record<string, unknown>;
-  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return undefined;
-  if (reason !== undefined && typeof reason !== 'string') return undefined;
-  if (statusIndex !== undefined && !(Number.isSafeInteger(statusIndex) && (statusIndex as number) >= 0)) return undefined;
-  return {
-    jti,
-    expiresAt,
-    ...(reason === undefined ? {} : { reason }),
-    ...(statusIndex === undefined ? {} : { statusIndex: statusIndex as number }),
-  };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  return encodeRecord(revocation);
 }
 
 /**
- * The revocation a `revoked:` key holds, or undefined when its value is not one.
+ * The revocation a `revoked:` key holds, or undefined when its value is not one (the record
+ * codec refuses it, as the file store would).
  *
  * @example
  * ```ts
@@ -129,7 +108,8 @@ function parseJson(text: string): unknown {
  * ```
  */
 export function decodeValue(jti: string, value: string): Revocation | undefined {
-  return revocationFrom(jti, parseJson(value));
+  const read = decodeRecord(value, jti);
+  return isRecordProblem(read) ? undefined : read;
 }
 
 /**
@@ -144,9 +124,8 @@ export function decodeMessage(message: string): { readonly version: number; read
   const space = message.indexOf(' ');
   const version = Number(message.slice(0, space));
   if (space < 1 || !Number.isSafeInteger(version)) return undefined;
-  const fields = parseJson(message.slice(space + 1));
-  const revocation = revocationFrom((fields as { jti?: unknown } | undefined)?.jti, fields);
-  return revocation === undefined ? undefined : { version, revocation };
+  const revocation = decodeRecord(message.slice(space + 1));
+  return isRecordProblem(revocation) ? undefined : { version, revocation };
 }
 
 /**

@@ -21,6 +21,7 @@ import { isIP } from 'node:net';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import type { Logger } from '../log.js';
 import { installHint, redisModule } from '../optional-deps.js';
+import { unavailable } from './record-codec.js';
 import { REVOKE_SCRIPT, decodeMessage, decodeValue, encodeMessage, encodeValue, parseVersion, redisKeys, type RedisKeys } from './redis-codec.js';
 import { resolveRedisStoreOptions, type RedisRevocationStoreOptions, type ResolvedRedisStoreOptions } from './redis-options.js';
 import type { Revocation, RevocationStore } from './types.js';
@@ -78,10 +79,6 @@ function loadRedis(): RedisModule {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
     throw invalidOption('revocationStore', `a redis:// store needs node-redis 5, an optional peer dependency not installed here: ${installHint(['redis@^5'])}`);
   }
-}
-
-function unavailable(message: string, cause: unknown): JwtGrpcError {
-  return new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', message, { cause });
 }
 
 class RedisRevocationStore implements RevocationStore {
@@ -162,7 +159,7 @@ class RedisRevocationStore implements RevocationStore {
     } catch (err) {
       this.#destroyConnections();
       this.#closed = true;
-      throw unavailable(`revocation store: Redis at ${this.#options.connection.target} is unavailable: ${this.#describe(err)}`, err);
+      throw unavailable('revocationStore', `revocation store: Redis at ${this.#options.connection.target} is unavailable: ${this.#describe(err)}`, err);
     }
     this.#started = true;
     this.#timer = setInterval(() => void this.#checkVersion(), this.#options.resyncIntervalMs);
@@ -171,7 +168,7 @@ class RedisRevocationStore implements RevocationStore {
   }
 
   async add(revocation: Revocation): Promise<void> {
-    if (!this.#started || this.#closed) throw unavailable('revocation store: the Redis store is not running', undefined);
+    if (!this.#started || this.#closed) throw unavailable('revocationStore', 'revocation store: the Redis store is not running', undefined);
     const { jti, expiresAt } = revocation;
     if (typeof jti !== 'string' || jti.length === 0 || !Number.isFinite(expiresAt)) {
       throw new JwtGrpcError('ERR_INVALID_REQUEST', 'a revocation needs a jti and a finite expiresAt');
@@ -186,7 +183,7 @@ class RedisRevocationStore implements RevocationStore {
       ]);
     } catch (err) {
       this.#onCommandFailed(err);
-      throw unavailable(`revocation store: Redis did not store the revocation: ${this.#describe(err)}`, err);
+      throw unavailable('revocationStore', `revocation store: Redis did not store the revocation: ${this.#describe(err)}`, err);
     }
   }
 
@@ -194,13 +191,13 @@ class RedisRevocationStore implements RevocationStore {
     if (!Number.isSafeInteger(count) || count < 1 || count > MAX_INDEX_RESERVATION) {
       throw new JwtGrpcError('ERR_INVALID_REQUEST', `reserveStatusIndexes: count must be an integer from 1 to ${MAX_INDEX_RESERVATION}`);
     }
-    if (!this.#started || this.#closed) throw unavailable('revocation store: the Redis store is not running', undefined);
+    if (!this.#started || this.#closed) throw unavailable('revocationStore', 'revocation store: the Redis store is not running', undefined);
     try {
       const last = Number(await this.#send(['INCRBY', this.#keys.statusIndex, String(count)]));
       return last - count;
     } catch (err) {
       this.#onCommandFailed(err);
-      throw unavailable(`revocation store: Redis did not allocate status-list indexes: ${this.#describe(err)}`, err);
+      throw unavailable('revocationStore', `revocation store: Redis did not allocate status-list indexes: ${this.#describe(err)}`, err);
     }
   }
 

@@ -164,96 +164,65 @@ function stringOrUndefined(name: string, value: unknown): string | undefined {
   return value;
 }
 
+/** What a token's header must not carry, or undefined when it passes (alg and kid are checked against the key after). */
+function headerProblem(header: Record<string, unknown>): VerifyFailure | undefined {
+  const alg = header['alg'];
+  if (typeof alg !== 'string' || !isAlgorithm(alg)) return failure('ALGORITHM_NOT_ALLOWED', `header alg ${JSON.stringify(alg)} is not allowed`);
+  if (header['crit'] !== undefined) return failure('UNSUPPORTED_HEADER', 'header crit names extensions this verifier does not support');
+  if (header['b64'] !== undefined && header['b64'] !== true) return failure('UNSUPPORTED_HEADER', 'header b64: unencoded payloads are not supported');
+  for (const name of FOREIGN_KEY_HEADERS) {
+    if (header[name] !== undefined) return failure('UNSUPPORTED_HEADER', `header ${name}: keys from token headers are never trusted`);
+  }
+  const kid = header['kid'];
+  if (typeof kid !== 'string' || kid.length === 0) return failure('UNKNOWN_KEY', 'header has no kid');
+  if (kid.length > MAX_KID_LENGTH) return failure('UNKNOWN_KEY', `header kid is longer than ${MAX_KID_LENGTH} characters`);
+  return undefined;
+}
+
 /**
- * A verifier whose own expectations are `own`, made without asking for an audience: for
- * the service's VerifyJwt (whose request names its audience, {@link NO_EXPECTATIONS}) and
- * the remote verifier (which resolves expectations itself). @internal
+ * Verification against one KeySet, prepared once per key (KeyObjects bound into closures,
+ * decoded headers remembered) so the hot call decodes, checks one signature and the claims.
+ * What {@link createKeyVerifier} wraps. @internal
  */
-export function createKeyVerifier(
-  keys: KeySet,
-  options: Omit<VerifierOptions, 'audience' | 'issuer'>,
-  own: CheckedExpectations = NO_EXPECTATIONS,
-): KeyVerifier {
-  const { clockToleranceSeconds, maxTokenLength, clock, cacheEntries } = validateOptions(options);
-  const checks = new Map<string, CheckSignature>();
-  for (const entry of keys.entries()) checks.set(entry.kid, entry.spec.prepareVerify(entry.verificationKey));
-  const headers = new Map<string, ResolvedHeader>();
-  const cache = cacheEntries > 0 ? new VerificationCache(cacheEntries) : undefined;
+class KeySetVerifier {
+  readonly #keys: KeySet;
+  readonly #own: CheckedExpectations;
+  readonly #clockToleranceSeconds: number;
+  readonly #maxTokenLength: number;
+  readonly #clock: () => number;
+  /** The signature check of each kid, prepared once. */
+  readonly #checks = new Map<string, CheckSignature>();
+  /** Header segments seen, resolved to their key: a token's header is decoded once. */
+  readonly #headers = new Map<string, ResolvedHeader>();
+  readonly #cache: VerificationCache | undefined;
 
-  function resolveHeader(segment: string): ResolvedHeader | VerifyFailure {
-    const known = headers.get(segment);
-    if (known !== undefined) return known;
-    const header = decodeJsonObject(segment);
-    if (header === undefined) return failure('MALFORMED', 'header is not a base64url JSON object');
-    const alg = header['alg'];
-    if (typeof alg !== 'string' || !isAlgorithm(alg)) {
-      return failure('ALGORITHM_NOT_ALLOWED', `header alg ${JSON.stringify(alg)} is not allowed`);
-    }
-    if (header['crit'] !== undefined) return failure('UNSUPPORTED_HEADER', 'header crit names extensions this verifier does not support');
-    if (header['b64'] !== undefined && header['b64'] !== true) {
-      return failure('UNSUPPORTED_HEADER', 'header b64: unencoded payloads are not supported');
-    }
-    for (const name of FOREIGN_KEY_HEADERS) {
-      if (header[name] !== undefined) return failure('UNSUPPORTED_HEADER', `header ${name}: keys from token headers are never trusted`);
-    }
-    const kid = header['kid'];
-    if (typeof kid !== 'string' || kid.length === 0) return failure('UNKNOWN_KEY', 'header has no kid');
-    if (kid.length > MAX_KID_LENGTH) return failure('UNKNOWN_KEY', `header kid is longer than ${MAX_KID_LENGTH} characters`);
-    const entry = keys.entry(kid);
-    const check = checks.get(kid);
-    if (entry === undefined || check === undefined) return failure('UNKNOWN_KEY', `no key with kid ${describeKid(kid)}`);
-    // The key decides the algorithm; a token may only name the one its key has.
-    if (entry.alg !== alg) return failure('ALGORITHM_NOT_ALLOWED', `key ${describeKid(kid)} is for ${entry.alg}, not ${alg}`);
-    const resolved: ResolvedHeader = { alg, kid, check };
-    if (headers.size >= HEADER_CACHE_ENTRIES) headers.clear();
-    headers.set(segment, resolved);
-    return resolved;
+  constructor(keys: KeySet, options: Omit<VerifierOptions, 'audience' | 'issuer'>, own: CheckedExpectations) {
+    const { clockToleranceSeconds, maxTokenLength, clock, cacheEntries } = validateOptions(options);
+    this.#keys = keys;
+    this.#own = own;
+    this.#clockToleranceSeconds = clockToleranceSeconds;
+    this.#maxTokenLength = maxTokenLength;
+    this.#clock = clock;
+    this.#cache = cacheEntries > 0 ? new VerificationCache(cacheEntries) : undefined;
+    for (const entry of keys.entries()) this.#checks.set(entry.kid, entry.spec.prepareVerify(entry.verificationKey));
   }
 
-  function verifySignedParts(token: string): VerifiedToken | VerifyFailure {
-    const firstDot = token.indexOf('.');
-    const secondDot = token.indexOf('.', firstDot + 1);
-    if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1) {
-      return failure('MALFORMED', 'token is not three dot-separated segments');
-    }
-    const headerSegment = token.slice(0, firstDot);
-    const payloadSegment = token.slice(firstDot + 1, secondDot);
-    const signatureSegment = token.slice(secondDot + 1);
-    if (!BASE64URL.test(headerSegment) || !BASE64URL.test(payloadSegment) || !BASE64URL.test(signatureSegment)) {
-      return failure('MALFORMED', 'token segments must be unpadded base64url');
-    }
-    const header = resolveHeader(headerSegment);
-    if ('valid' in header) return header;
-    if (!header.check(token.slice(0, secondDot), signatureSegment)) {
-      return failure('BAD_SIGNATURE', 'signature does not verify');
-    }
-    let payloadJson: string;
-    let payload: unknown;
-    try {
-      payloadJson = Buffer.from(payloadSegment, 'base64url').toString('utf8');
-      payload = JSON.parse(payloadJson);
-    } catch {
-      return failure('MALFORMED', 'payload is not base64url JSON');
-    }
-    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-      return failure('MALFORMED', 'payload is not a JSON object');
-    }
-    const typeFailure = checkClaimTypes(payload as Record<string, unknown>);
-    if (typeFailure !== undefined) return typeFailure;
-    return { valid: true, alg: header.alg, kid: header.kid, payload: Object.freeze(payload as JwtPayload), payloadJson };
+  cacheStats(): { readonly hits: number; readonly misses: number } {
+    return { hits: this.#cache?.hits ?? 0, misses: this.#cache?.misses ?? 0 };
   }
 
-  function verifyWith(useCache: boolean, token: string, expect?: ClaimExpectations): VerifyResult {
+  verifyWith(useCache: boolean, token: string, expect?: ClaimExpectations): VerifyResult {
     if (typeof token !== 'string' || token.length === 0) return failure('MALFORMED', 'token is empty');
-    if (token.length > maxTokenLength) return failure('MALFORMED', `token is longer than ${maxTokenLength} characters`);
+    if (token.length > this.#maxTokenLength) return failure('MALFORMED', `token is longer than ${this.#maxTokenLength} characters`);
+    const cache = this.#cache;
     let verified = useCache ? cache?.get(token) : undefined;
     const hit = verified !== undefined;
     if (verified === undefined) {
-      const result = verifySignedParts(token);
+      const result = this.#verifySignedParts(token);
       if (!result.valid) return result;
       verified = result;
     }
-    const claimFailure = checkClaims(verified.payload, clock(), clockToleranceSeconds, expectationsFor(expect, own));
+    const claimFailure = checkClaims(verified.payload, this.#clock(), this.#clockToleranceSeconds, expectationsFor(expect, this.#own));
     if (claimFailure !== undefined) {
       if (claimFailure.reason === 'EXPIRED') cache?.delete(token);
       return claimFailure;
@@ -264,9 +233,70 @@ export function createKeyVerifier(
     return verified;
   }
 
+  /** The hot path of an uncached token: split, header (remembered), one signature, payload; no object made on the way. */
+  #verifySignedParts(token: string): VerifiedToken | VerifyFailure {
+    const firstDot = token.indexOf('.');
+    const secondDot = token.indexOf('.', firstDot + 1);
+    if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1) return failure('MALFORMED', 'token is not three dot-separated segments');
+    const headerSegment = token.slice(0, firstDot);
+    const payloadSegment = token.slice(firstDot + 1, secondDot);
+    const signatureSegment = token.slice(secondDot + 1);
+    if (!BASE64URL.test(headerSegment) || !BASE64URL.test(payloadSegment) || !BASE64URL.test(signatureSegment)) {
+      return failure('MALFORMED', 'token segments must be unpadded base64url');
+    }
+    const header = this.#resolveHeader(headerSegment);
+    if ('valid' in header) return header;
+    if (!header.check(token.slice(0, secondDot), signatureSegment)) return failure('BAD_SIGNATURE', 'signature does not verify');
+    let payloadJson: string;
+    let payload: unknown;
+    try {
+      payloadJson = Buffer.from(payloadSegment, 'base64url').toString('utf8');
+      payload = JSON.parse(payloadJson);
+    } catch {
+      return failure('MALFORMED', 'payload is not base64url JSON');
+    }
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return failure('MALFORMED', 'payload is not a JSON object');
+    const typeFailure = checkClaimTypes(payload as Record<string, unknown>);
+    if (typeFailure !== undefined) return typeFailure;
+    return { valid: true, alg: header.alg, kid: header.kid, payload: Object.freeze(payload as JwtPayload), payloadJson };
+  }
+
+  #resolveHeader(segment: string): ResolvedHeader | VerifyFailure {
+    const known = this.#headers.get(segment);
+    if (known !== undefined) return known;
+    const header = decodeJsonObject(segment);
+    if (header === undefined) return failure('MALFORMED', 'header is not a base64url JSON object');
+    const problem = headerProblem(header);
+    if (problem !== undefined) return problem;
+    const alg = header['alg'] as Algorithm;
+    const kid = header['kid'] as string;
+    const entry = this.#keys.entry(kid);
+    const check = this.#checks.get(kid);
+    if (entry === undefined || check === undefined) return failure('UNKNOWN_KEY', `no key with kid ${describeKid(kid)}`);
+    // The key decides the algorithm; a token may only name the one its key has.
+    if (entry.alg !== alg) return failure('ALGORITHM_NOT_ALLOWED', `key ${describeKid(kid)} is for ${entry.alg}, not ${alg}`);
+    const resolved: ResolvedHeader = { alg, kid, check };
+    if (this.#headers.size >= HEADER_CACHE_ENTRIES) this.#headers.clear();
+    this.#headers.set(segment, resolved);
+    return resolved;
+  }
+}
+
+/**
+ * A verifier whose own expectations are `own`, made without asking for an audience: for
+ * the service's VerifyJwt (whose request names its audience, {@link NO_EXPECTATIONS}) and
+ * the remote verifier (which resolves expectations itself). @internal
+ */
+export function createKeyVerifier(
+  keys: KeySet,
+  options: Omit<VerifierOptions, 'audience' | 'issuer'>,
+  own: CheckedExpectations = NO_EXPECTATIONS,
+): KeyVerifier {
+  const verifier = new KeySetVerifier(keys, options, own);
+  // Plain functions: a verifier's methods work unbound, and spread into createVerifier's.
   return {
-    verify: (token, expect) => verifyWith(true, token, expect),
-    verifyUncached: (token, expect) => verifyWith(false, token, expect),
-    cacheStats: () => ({ hits: cache?.hits ?? 0, misses: cache?.misses ?? 0 }),
+    verify: (token, expect) => verifier.verifyWith(true, token, expect),
+    verifyUncached: (token, expect) => verifier.verifyWith(false, token, expect),
+    cacheStats: () => verifier.cacheStats(),
   };
 }

@@ -292,3 +292,62 @@ describe('createRemoteVerifier', () => {
     }
   });
 });
+
+/**
+ * The verifier itself (RemoteJwksVerifier behind createRemoteVerifier), against an issuer
+ * in process: what it fetches when, with no network between.
+ */
+describe('createRemoteVerifier in process', () => {
+  /** An issuer whose set is `served` (undefined: down), counting its fetches. */
+  function fakeIssuer(served: () => KeySet | undefined) {
+    const issuer = {
+      target: 'fake-issuer:1',
+      fetches: 0,
+      getJwks: async () => {
+        issuer.fetches += 1;
+        const set = served();
+        if (set === undefined) throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'connection refused');
+        return { jwks_json: JSON.stringify(exportKeys(set)) };
+      },
+    };
+    return issuer;
+  }
+
+  it('returns plain functions: verify and refresh work unbound', async () => {
+    const { verify, refresh } = createRemoteVerifier(fakeIssuer(() => keys), { audience: ANY_AUDIENCE, logger: silentLogger });
+    await refresh();
+    await expect(verify(token(keys))).resolves.toMatchObject({ valid: true, payload: { sub: 'ada' } });
+  });
+
+  it('before any set, a down issuer is asked at most once per retry interval; the last failure answers between', async () => {
+    const issuer = fakeIssuer(() => undefined);
+    const verifier = createRemoteVerifier(issuer, { audience: ANY_AUDIENCE, logger: silentLogger });
+    const first = await verifier.verify(token(keys)).catch((err: unknown) => err);
+    expect(first).toMatchObject({ status: GrpcStatus.UNAVAILABLE, details: 'no JWK Set from issuer fake-issuer:1: UNAVAILABLE: connection refused' });
+    expect(await verifier.verify(token(keys)).catch((err: unknown) => err)).toBe(first);
+    expect(issuer.fetches).toBe(1);
+    expect(verifier.keys).toEqual([]);
+  });
+
+  it('an unknown kid costs one refetch, after which the new key verifies; an HMAC token none', async () => {
+    let served = stranger;
+    const issuer = fakeIssuer(() => served);
+    const verifier = createRemoteVerifier(issuer, { audience: ANY_AUDIENCE, logger: silentLogger, cooldownMs: 0 });
+    await verifier.refresh();
+    served = keys;
+    await expect(verifier.verify(token(keys))).resolves.toMatchObject({ valid: true });
+    expect(issuer.fetches).toBe(2);
+    await expect(verifier.verify(token(keys, 'HS256'))).resolves.toMatchObject({ valid: false, reason: 'UNKNOWN_KEY', message: expect.stringContaining('HS256 tokens cannot be verified with a JWK Set') });
+    expect(issuer.fetches).toBe(2);
+  });
+
+  it('a refetch of an unchanged set keeps its keys and logs nothing new', async () => {
+    const logger = recordingLogger();
+    const verifier = createRemoteVerifier(fakeIssuer(() => stranger), { audience: ANY_AUDIENCE, logger });
+    await verifier.refresh();
+    const kids = verifier.keys.map((key) => key.kid);
+    await verifier.refresh();
+    expect(verifier.keys.map((key) => key.kid)).toEqual(kids);
+    expect(logger.lines.filter((line) => line.message === 'JWK Set loaded')).toHaveLength(1);
+  });
+});

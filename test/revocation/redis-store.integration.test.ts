@@ -250,6 +250,8 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     const err = await rejection(a.store.add({ jti: 'jti-down', expiresAt: now() + 300 }));
     expect(performance.now() - t0, 'fails at once, with no offline queue').toBeLessThan(500);
     expect(err.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
+    // The option that chose the store, as the file store names `revocations`: one unavailable() for both.
+    expect(err.field).toBe('revocationStore');
     expect(err.message).not.toContain(PASSWORD);
     expect((await rejection(a.store.reserveStatusIndexes!(1))).code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
     relay.restore();
