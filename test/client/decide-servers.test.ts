@@ -24,7 +24,7 @@ import {
   jwtAuthInterceptor,
   silentLogger,
 } from '../../src/lib.js';
-import { closeAllServers, trackServer } from '../helpers/server.js';
+import { closeAllServers, trackServer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;
 const clients: JwtClient[] = [];

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
-import { recordingLogger } from '../helpers/server.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-file-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
