@@ -10,7 +10,7 @@ import type { VerifyResult } from '../tokens/result.js';
 import type { CallerIdentity } from '../transport/handler-api.js';
 import type { GenerateJwtRequest } from './messages.js';
 
-/** A token GenerateJwt signed, as the core knows it once signed (and checked, with `verifyIssued`). */
+/** A token GenerateJwt signed, as the core knows it once signed (and checked, with `verifyIssued`). @internal */
 export interface IssuedEvent {
   readonly request: GenerateJwtRequest;
   readonly alg: string;
@@ -25,7 +25,7 @@ export interface IssuedEvent {
   readonly granted: Granted<GenerateJwtRequest> | undefined;
 }
 
-/** A GenerateJwt that ended with `error` (thrown on to the transport adapter after the hook). */
+/** A GenerateJwt that ended with `error` (thrown on to the transport adapter after the hook). @internal */
 export interface RefusedEvent {
   readonly request: GenerateJwtRequest;
   readonly error: unknown;
@@ -35,7 +35,7 @@ export interface RefusedEvent {
   readonly granted: Granted<GenerateJwtRequest> | undefined;
 }
 
-/** How a RevokeJwt ended, with what each outcome's audit line names. */
+/** How a RevokeJwt ended, with what each outcome's audit line names. @internal */
 export type RevokeEvent =
   | { readonly outcome: 'denied' | 'unauthenticated'; readonly caller: CallerIdentity | undefined; readonly error: unknown }
   | { readonly outcome: 'invalid'; readonly error: unknown }
@@ -44,7 +44,7 @@ export type RevokeEvent =
 
 /**
  * The hooks of the core, each optional. `S` is the call's scope the transport adapter
- * passes through (a tracing span, or nothing): the core never reads it.
+ * passes through (a tracing span, or nothing): the core never reads it. @internal
  *
  * @example
  * ```ts
@@ -65,7 +65,7 @@ const HOOKS: readonly Hook[] = ['onIssued', 'onRefused', 'onVerified', 'onRevoke
 
 /**
  * One observer of several, in order; a hook is present only when one of them has it, so
- * the core skips a hook nobody listens to.
+ * the core skips a hook nobody listens to. @internal
  *
  * @example
  * ```ts

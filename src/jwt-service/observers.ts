@@ -16,7 +16,7 @@ import type { CoreObserver, RefusedEvent } from './observer.js';
  * The audit log: one line per GenerateJwt under a policy (the caller, what it asked for,
  * what was signed; never the token), refusals as warnings; one per RevokeJwt (who, the jti,
  * until when, the reason; never a token or the secret); a key backend that failed; a policy replaced.
- * `maxSubjectLength` bounds what a refusal quotes of the caller's text.
+ * `maxSubjectLength` bounds what a refusal quotes of the caller's text. @internal
  */
 export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObserver<unknown> {
   return {
@@ -69,7 +69,7 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
   };
 }
 
-/** The service's counters (ServiceMetrics): tokens issued, VerifyJwt outcomes, policy decisions, RevokeJwt outcomes. */
+/** The service's counters (ServiceMetrics): tokens issued, VerifyJwt outcomes, policy decisions, RevokeJwt outcomes. @internal */
 export function metricsObserver(metrics: ServiceObserver): CoreObserver<unknown> {
   return {
     onIssued({ alg, kid, granted }) {
@@ -89,7 +89,7 @@ export function metricsObserver(metrics: ServiceObserver): CoreObserver<unknown>
 /**
  * The attributes of the `jwt.sign` and `jwt.verify` spans (the call's scope, when it is
  * traced and sampled): the algorithm and kid, never the token or a claim; an invalid
- * token's header is the caller's text, so only its reason is recorded.
+ * token's header is the caller's text, so only its reason is recorded. @internal
  */
 export const spanObserver: CoreObserver<Span> = {
   onIssued({ alg, kid }, span) {
@@ -109,7 +109,7 @@ const REQUEST_FIELDS = new Set(['subject', 'ttl_seconds', 'audience', 'claims_js
 /**
  * How a GenerateJwt under a policy that failed is audited and counted: a policy rule broken
  * (`deny`, the rule), a bad request field (`deny`, `request.<field>`), or a failure of the
- * server (`error`: `unavailable` when a key backend or the status list cannot serve, `internal` otherwise).
+ * server (`error`: `unavailable` when a key backend or the status list cannot serve, `internal` otherwise). @internal
  */
 export function refusalOf(err: RefusedEvent['error']): { decision: PolicyDecision; rule: string } {
   if (err instanceof PolicyDenied) return { decision: 'deny', rule: err.rule };
