@@ -55,7 +55,22 @@ export type JwtGrpcErrorCode =
    * An invariant of jwt-grpc itself does not hold: a bug, never bad input. Thrown only through
    * src/assert.ts: report it with its message.
    */
-  | 'ERR_INTERNAL';
+  | 'ERR_INTERNAL'
+  /**
+   * JwtService refuses the caller: the issuance policy does not allow it this token (or a
+   * bound token without a client certificate), or it may not revoke. Answered PERMISSION_DENIED.
+   */
+  | 'ERR_PERMISSION_DENIED'
+  /** RevokeJwt without the admin secret, or with a wrong one. Answered UNAUTHENTICATED. */
+  | 'ERR_UNAUTHENTICATED'
+  /** No Token Status List index is free for a new token (the list is full, or its index store unreachable). GenerateJwt answers UNAVAILABLE. */
+  | 'ERR_STATUS_LIST_FULL'
+  /** GetStatusList on a server that keeps no status list. Answered FAILED_PRECONDITION. */
+  | 'ERR_NO_STATUS_LIST'
+  /** GetStatusList names a list other than the server's. Answered NOT_FOUND. */
+  | 'ERR_UNKNOWN_STATUS_LIST'
+  /** With `verifyIssued`, a token just signed did not verify with the key set: GenerateJwt answers INTERNAL, and the server logs this. */
+  | 'ERR_SELF_CHECK_FAILED';
 
 /**
  * The names JwtGrpcError's options hold. Checked here by hand rather than with

@@ -11,7 +11,7 @@ import { writeKeysFile } from '../harness/keys-file.js';
 import { goBuild } from '../kit/go-build.js';
 import type { ServerProcess } from '../kit/launcher.js';
 import { cargoBuild } from '../kit/cargo-build.js';
-import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR } from '../macro/servers.js';
+import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR, VERIFY_ISSUED_NOTE } from '../macro/servers.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 import type { LoadSelection } from '../options/types.js';
 import { runH2loadSection } from './h2load-section.js';
@@ -56,6 +56,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
     notes.push(`load sections not run: ${peer.reason}`);
     return { ...NO_LOAD, rest, loadSettings: { servers, algorithms, openLoop: null, warmup: null, notes } };
   }
+  // The load sections run the `jwt-grpc` row of the macro table, with its `--verify-issued`.
+  notes.push(VERIFY_ISSUED_NOTE);
   let openLoop = selection.openLoop;
   if (openLoop) {
     const reason = buildOpenLoop();

@@ -26,6 +26,8 @@ export interface BaselineBuild {
    * and would refuse the flag (exit 2); its tokens carry none anyway, the same work.
    */
   readonly hasJtiFlag: boolean;
+  /** Whether that CLI has `--verify-issued`. A commit from before it verifies every token it signs anyway. */
+  readonly hasVerifyIssuedFlag: boolean;
   remove(): void;
 }
 
@@ -50,8 +52,10 @@ export function buildBaseline(ref: string, log: (line: string) => void): Baselin
     const build = runCommand('npm', ['run', 'build'], { cwd: dir, timeoutMs: 300_000 });
     if (build.status !== 0) throw new Error(`npm run build of ${ref} failed:\n${`${build.stdout}\n${build.stderr}`.trim().slice(-4000)}`);
     const table = join(dir, 'dist', 'src', 'options', 'table.js');
-    const hasJtiFlag = existsSync(table) && readFileSync(table, 'utf8').includes("'no-jti'");
-    return { short, cli: join(dir, 'dist', 'src', 'bin', 'jwt-grpc.js'), hasJtiFlag, remove };
+    const tableText = existsSync(table) ? readFileSync(table, 'utf8') : '';
+    const hasJtiFlag = tableText.includes("'no-jti'");
+    const hasVerifyIssuedFlag = tableText.includes("'verify-issued'");
+    return { short, cli: join(dir, 'dist', 'src', 'bin', 'jwt-grpc.js'), hasJtiFlag, hasVerifyIssuedFlag, remove };
   } catch (error) {
     remove();
     throw error;

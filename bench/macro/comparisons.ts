@@ -91,6 +91,8 @@ export const COMPARISONS: readonly Comparison[] = [
   { id: 'jti-cost', label: 'jti on / off', kind: 'peer', subject: named('jwt-grpc-jti'), baseline: role('ours') },
   { id: 'revocation-cost', label: 'revocation on / off', kind: 'peer', subject: named('jwt-grpc-revocation'), baseline: role('ours') },
   { id: 'revocation-set', label: 'revocation on / jti', kind: 'peer', subject: named('jwt-grpc-revocation'), baseline: named('jwt-grpc-jti') },
+  // What the reference's sign-then-verify costs: serve's default against `--verify-issued`, which every other row of ours runs.
+  { id: 'verify-issued', label: 'default / --verify-issued', kind: 'peer', subject: named('jwt-grpc-default'), baseline: role('ours') },
   // The current code against another commit's build (`--baseline-ref`): e.g. tracing off against the code before tracing.
   { id: 'baseline-ref', label: 'ours / baseline ref', kind: 'peer', subject: role('ours'), baseline: (server) => server.name.startsWith('jwt-grpc@') },
   { id: 'ours-ceiling', label: 'ours / its echo', kind: 'ceiling', subject: role('ours'), baseline: ceilingOf },

@@ -55,6 +55,14 @@ export const FEATURES = {
     keyBackends: [],
     description: 'GenerateJwt and VerifyJwt with jti and with revocation on (a pre-loaded file) against off; and RevokeJwt/s on each store (memory, file, Redis)',
   },
+  'verify-issued': {
+    servers: ['jwt-grpc', 'jwt-grpc-default'],
+    cells: GENERATE_1C,
+    jwksThroughput: false,
+    revokeThroughput: false,
+    keyBackends: [],
+    description: "GenerateJwt as serve runs by default (no verify of the token just signed) against --verify-issued, the peers' work (ratio `default / --verify-issued`)",
+  },
   pkcs11: {
     servers: ['jwt-grpc'],
     cells: ['single-es256-1x50'],

@@ -94,6 +94,18 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
   tracingRow('jwt-grpc-otel-1', '1.0'),
   tracingRow('jwt-grpc-otel-0.01', '0.01'),
   {
+    name: 'jwt-grpc-default',
+    role: 'variant',
+    groups: ['single'],
+    methods: ['GenerateJwt'],
+    cluster: false,
+    transport: 'http2',
+    verifyIssued: false,
+    optIn: true,
+    verifyCache: false,
+    description: 'this package without `--verify-issued`, as `serve` runs by default: GenerateJwt signs and answers, without the verify of the token just signed that the peers (and every other row of ours) do',
+  },
+  {
     name: 'jwt-grpc-jti',
     role: 'variant',
     groups: ['single'],

@@ -43,4 +43,11 @@ export interface OursRow {
    * revocation rows: the Go peer signs none (bench/README.md, "Servers under test").
    */
   readonly jti?: boolean;
+  /**
+   * Whether GenerateJwt verifies the token it signed before answering (`--verify-issued`),
+   * as every peer does (bench/README.md, "Servers under test"). On (the default) in every
+   * row: each is compared with a peer or with `jwt-grpc`, which is; off only for a commit's
+   * build from before the flag, which verifies always, the same work.
+   */
+  readonly verifyIssued?: boolean;
 }

@@ -17,7 +17,7 @@ import { computeRatios } from './comparisons.js';
 import { summarizeSteal } from './disturbance.js';
 import type { CellResult, MacroResults, ServerStatus } from './results.js';
 import { type Scenario, buildScenarios, filterScenarios, onePerKind } from './scenarios.js';
-import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR, SERVERS, type ServerSpec, baselineServer, serves } from './servers.js';
+import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR, SERVERS, type ServerSpec, VERIFY_ISSUED_NOTE, baselineServer, serves } from './servers.js';
 import { type BaselineBuild, buildBaseline } from './baseline.js';
 import { type JwksThroughput, measureJwksThroughput } from './jwks-throughput.js';
 import { type PreparedAssets, type RowNeed, prepareRowAssets } from './row-assets.js';
@@ -85,7 +85,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   // Built first: a commit that does not build stops the run before any measurement.
   const baseline: BaselineBuild | null = options.baselineRef == null ? null : buildBaseline(options.baselineRef, options.log);
-  const selected = [...selectServers(SERVERS, options), ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli, baseline.hasJtiFlag)])];
+  const selected = [...selectServers(SERVERS, options), ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli, baseline.hasJtiFlag, baseline.hasVerifyIssuedFlag)])];
   const skipped = prepareServers(selected, options.log);
   const selectedScenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
   let html = options.html;
@@ -112,6 +112,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   const runnable = selected.filter((s) => !skipped.has(s.name));
   if (runnable.some((s) => s.name === 'jwt-grpc-nginx')) notes.push(...fleetCoreNotes(options.plan));
+  if (runnable.some((s) => s.role === 'ours' || s.role === 'variant')) notes.push(VERIFY_ISSUED_NOTE);
   const columns = selectedScenarios
     .map((scenario) => ({ scenario, servers: runnable.filter((s) => serves(s, scenario.group, scenario.method)) }))
     .filter((column) => column.servers.length > 0);

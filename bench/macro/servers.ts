@@ -66,6 +66,15 @@ export interface ServerSpec {
   readonly backgroundLoad?: BackgroundLoad;
 }
 
+/**
+ * What the summary's notes say wherever a row of ours ran: `serve --verify-issued`, the
+ * reference work, is not `serve`'s default, so a reader must not take these figures for it.
+ */
+export const VERIFY_ISSUED_NOTE =
+  'every row of jwt-grpc (but jwt-grpc-default, which measures the difference) runs `serve --verify-issued`: GenerateJwt verifies the token it signed ' +
+  '(and checks its sub) before answering, as the Go, Rust and Node peers do, so every server does the same work; `serve` without the flag ' +
+  'skips that verify (docs/benchmarks.md, "Without the reference\'s verify")';
+
 /** The flags every server takes (the peers' contract). */
 function commonArgs(ctx: LaunchContext): string[] {
   return ['--host', '127.0.0.1', '--port', '0', '--keys', ctx.keysFile, '--subjects', ctx.subjectsFile];
@@ -122,6 +131,8 @@ function oursServer(row: OursRow): ServerSpec {
     // Equal work: the Go peer (peers/go/main.go) signs {sub, iat, exp} and no jti, so ours
     // leaves its jti out too (bench/README.md, "Servers under test"); the revocation rows keep it.
     ...(row.jti === true ? [] : ['--no-jti']),
+    // Equal work: the peers verify every token they sign before answering, which `serve` does only when told.
+    ...(row.verifyIssued === false ? [] : ['--verify-issued']),
     '--transport',
     row.transport,
     ...(row.serveArgs ?? []),
@@ -185,10 +196,12 @@ function assetsOf(name: string, ctx: LaunchContext): RowAssets {
  * `jwt-grpc@REF`: the same row as `jwt-grpc` run by another commit's build (`--baseline-ref`,
  * macro/baseline.ts): what the code since that commit costs with its new features off.
  */
-export function baselineServer(ref: string, cli: string, hasJtiFlag: boolean): ServerSpec {
+export function baselineServer(ref: string, cli: string, hasJtiFlag: boolean, hasVerifyIssuedFlag = true): ServerSpec {
   return oursServer({
     // Without the flag (a commit from before the jti) the build signs none: `jti: true` passes no `--no-jti`.
     ...(hasJtiFlag ? {} : { jti: true }),
+    // A build from before `--verify-issued` verifies every token it signs: the same work without the flag.
+    ...(hasVerifyIssuedFlag ? {} : { verifyIssued: false }),
     name: `jwt-grpc@${ref}`,
     role: 'variant',
     groups: ['single'],
@@ -303,7 +316,7 @@ export const SERVERS: readonly ServerSpec[] = [
     unavailable: () => (findNginx() === null ? `nginx is not installed (\`${NGINX_INSTALL}\`, needs root)` : null),
     launch: (ctx) => ({
       command: process.execPath,
-      args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--no-jti', '--transport', 'http2'],
+      args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--no-jti', '--verify-issued', '--transport', 'http2'],
       // The replica count: each replica itself runs one process.
       env: { NODEMAXPROCS: String(ctx.workers) },
     }),

@@ -1,5 +1,5 @@
 import type { Server } from '@grpc/grpc-js';
-import type { Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
 import type { JwtPolicy } from '../policy/check.js';
 import { KeyReloader } from '../keys/reload.js';
@@ -12,6 +12,8 @@ import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
 import { JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
+import { composeObservers } from './observer.js';
+import { auditObserver, metricsObserver, spanObserver } from './observers.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
 
 /**
@@ -115,7 +117,13 @@ export function prepareJwtService(
   revocation?: RevocationOptions,
   statusList?: StatusListIssuer,
 ): { handle: JwtServiceHandle; service: ServedService } {
-  const core = new JwtServiceCore(resolved, keys, metrics?.service, revocation, statusList);
+  // Audit lines, metrics and spans are observers around the core, composed here once.
+  const observer = composeObservers<Span>([
+    auditObserver(resolved.logger, resolved.maxSubjectLength),
+    metrics === undefined ? undefined : metricsObserver(metrics.service),
+    tracer === undefined ? undefined : spanObserver,
+  ]);
+  const core = new JwtServiceCore<Span>({ options: resolved, keys, observer, revocation, statusList });
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,

@@ -1,10 +1,7 @@
-import type { Span } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
-import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type SignedToken, type Signer, createSigner } from '../tokens/sign.js';
-import { KeyBackendUnavailable } from '../keys/backend.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
 import { failure } from '../tokens/result.js';
 import { newJti } from '../tokens/jti.js';
@@ -25,12 +22,13 @@ import type {
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
 import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
-import { type CallContext, type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
 import { requestClaims } from './request-claims.js';
-import type { StatusClaim, StatusListIssuer } from '../revocation/status-list/issuer.js';
+import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { revocationOf } from './revoke-request.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
+import type { CoreObserver } from './observer.js';
 
 /** What RevokeJwt reads and writes: the revocations VerifyJwt checks, and who may add to them. */
 export interface RevocationOptions {
@@ -50,16 +48,34 @@ interface KeyState {
 }
 
 /**
- * JwtService's logic without the transport: the gRPC handlers only map its results and
- * `ERR_INVALID_REQUEST` errors onto gRPC statuses. @internal
+ * What {@link JwtServiceCore} is made of: validated options, checked keys, and what is
+ * optional (observers, revocation, a status list). @internal
  */
-export class JwtServiceCore {
+export interface JwtServiceCoreOptions<S = undefined> {
+  readonly options: ResolvedServiceOptions;
+  /** Has passed checkServiceKeys where it was given. */
+  readonly keys: KeySet;
+  /** Audit lines, metrics and spans (composeObservers); none: the core tells nobody. */
+  readonly observer?: CoreObserver<S>;
+  readonly revocation?: RevocationOptions;
+  /** With `statusList`: the list every new token gets an index in. */
+  readonly statusList?: StatusListIssuer;
+}
+
+/**
+ * JwtService's logic without the transport: it returns responses and throws
+ * `JwtGrpcError`s whose codes the transport adapter (handlers.ts) maps to gRPC statuses,
+ * and tells what it did to its observer. `S` is the scope a call passes to the observer
+ * (a span), which the core never reads. @internal
+ */
+export class JwtServiceCore<S = undefined> {
   readonly #options: ResolvedServiceOptions;
   readonly #pool: SubjectPool | undefined;
   /** The issuance policy; undefined in open mode. Replaced whole by setPolicy: a call reads it once. */
   #policy: IssuancePolicy | undefined;
-  /** Metrics of the work done; undefined when metrics are off, which then cost one check per call. */
-  readonly #observer: ServiceObserver | undefined;
+  readonly #observer: CoreObserver<S>;
+  /** `verifyIssued`: GenerateJwt verifies what it signed before answering (the reference benchmark's work). */
+  readonly #verifyIssued: boolean;
   #state: KeyState;
   /** With `statusList`: the list every new token gets an index in; undefined otherwise. */
   readonly #statusList: StatusListIssuer | undefined;
@@ -68,9 +84,9 @@ export class JwtServiceCore {
   /** Cache lookups of the verifiers that earlier key sets had. */
   #pastCacheStats = { hits: 0, misses: 0 };
 
-  /** `keys` has passed checkServiceKeys where it was given. */
-  constructor(options: ResolvedServiceOptions, keys: KeySet, observer?: ServiceObserver, revocation?: RevocationOptions, statusList?: StatusListIssuer) {
+  constructor({ options, keys, observer = {}, revocation, statusList }: JwtServiceCoreOptions<S>) {
     this.#options = options;
+    this.#verifyIssued = options.verifyIssued;
     this.#statusList = statusList;
     this.#revocations = revocation?.revocations ?? new Revocations();
     this.#admin = revocation?.admin;
@@ -88,7 +104,7 @@ export class JwtServiceCore {
   setPolicy(policy: JwtPolicy): void {
     const next = new IssuancePolicy(checkPolicy(policy));
     this.#policy = next;
-    this.#options.logger.info('issuance policy replaced', { callers: Object.keys(next.policy.callers).length });
+    this.#observer.onPolicyReplaced?.(next.policy);
   }
 
   get keys(): KeySet {
@@ -141,69 +157,47 @@ export class JwtServiceCore {
     };
   }
 
-  /**
+    /**
    * Signs what `request` asks for; with a policy, only what it allows the call's caller
-   * (PERMISSION_DENIED otherwise). A caller with a certificate id is named in `client_id`;
-   * a bound token carries the certificate's thumbprint in `cnf`. `span` (jwt.sign, when
-   * tracing) gets the algorithm and kid, never the token or a claim.
+   * (`ERR_PERMISSION_DENIED` otherwise). A caller with a certificate id is named in
+   * `client_id`; a bound token carries the certificate's thumbprint in `cnf`. The observers
+   * hear of the token signed (`onIssued`) or of the failure (`onRefused`), with `scope`.
    */
-  generate(request: GenerateJwtRequest, call?: Pick<CallContext, 'caller'>, span?: Span): GenerateJwtResponse | Promise<GenerateJwtResponse> {
+  generate(request: GenerateJwtRequest, call?: Pick<CallContext, 'caller'>, scope?: S): GenerateJwtResponse | Promise<GenerateJwtResponse> {
     const policy = this.#policy;
     const caller = call?.caller;
     const nowSeconds = Math.floor(Date.now() / 1000);
-    if (policy !== undefined) return this.#generateUnderPolicy(policy, request, caller, nowSeconds, span);
-    const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, nowSeconds);
-    return this.#sign(request.algorithm, sub, exp, caller === undefined && !this.#options.bindTokens ? claims : this.#callerClaims(claims, caller, false), span);
-  }
-
-  /**
-   * GenerateJwt under a policy: every decision is counted and written as one audit line
-   * (the caller, what it asked for, what was signed; never the token), refusals as warnings.
-   */
-  #generateUnderPolicy(
-    policy: IssuancePolicy,
-    request: GenerateJwtRequest,
-    caller: CallerIdentity | undefined,
-    nowSeconds: number,
-    span: Span | undefined,
-  ): GenerateJwtResponse | Promise<GenerateJwtResponse> {
     let granted: Granted<GenerateJwtRequest> | undefined;
     try {
-      granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
-      const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
-      policy.checkClaims(granted, claims);
-      // Under a policy every token has a jti, whatever the jti option: the audit line names it.
-      if (claims['jti'] === undefined) claims['jti'] = newJti();
-      const response = this.#sign(request.algorithm, sub, exp, this.#callerClaims(claims, caller, granted.entry.bind === true), span);
-      const allowed = granted;
-      const audit = (signed: GenerateJwtResponse): GenerateJwtResponse => {
-        this.#observer?.policyDecision('allow', 'none');
-        this.#options.logger.info('policy: token issued', {
-          audit: 'issue', decision: 'allow', rule: 'none', caller: allowed.callerId, sub, aud: request.audience, alg: request.algorithm,
-          kid: signed.kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
-          // The status list index, when there is one: what revoking this token sets.
-          ...(this.#statusList !== undefined && { statusIdx: (claims['status'] as StatusClaim).status_list.idx }),
-        });
-        return signed;
+      let prepared: { sub: string; exp: number; claims: Record<string, unknown> };
+      if (policy === undefined) {
+        const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, nowSeconds);
+        prepared = { sub, exp, claims: caller === undefined && !this.#options.bindTokens ? claims : this.#callerClaims(claims, caller, false) };
+      } else {
+        granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
+        const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
+        policy.checkClaims(granted, claims);
+        // Under a policy every token has a jti, whatever the jti option: the audit line names it.
+        if (claims['jti'] === undefined) claims['jti'] = newJti();
+        prepared = { sub, exp, claims: this.#callerClaims(claims, caller, granted.entry.bind === true) };
+      }
+      const { sub, exp, claims } = prepared;
+      const issued = (signed: SignedToken): GenerateJwtResponse => {
+        this.#observer.onIssued?.({ request, alg: signed.alg, kid: signed.kid, sub, exp, claims, nowSeconds, granted }, scope);
+        return { jwt: signed.token, sub, kid: signed.kid, expires_at: exp };
       };
-      // A key held by an HSM or KMS signs later: the decision is audited when it is known.
-      if (response instanceof Promise) return response.then(audit, (err: unknown) => this.#refused(err, request, granted));
-      return audit(response);
+      const signed = this.#sign(request.algorithm, sub, claims);
+      // A key held by an HSM or KMS signs later: its outcome is observed when it is known.
+      if (signed instanceof Promise) return signed.then(issued).catch((err: unknown) => this.#refused(err, request, policy !== undefined, granted, scope));
+      return issued(signed);
     } catch (err) {
-      return this.#refused(err, request, granted);
+      return this.#refused(err, request, policy !== undefined, granted, scope);
     }
   }
 
-  /** Counts and audits a refused GenerateJwt under a policy, then throws `err` on. */
-  #refused(err: unknown, request: GenerateJwtRequest, granted: Granted<GenerateJwtRequest> | undefined): never {
-    const { decision, rule } = refusalOf(err);
-    this.#observer?.policyDecision(decision, rule);
-    const max = this.#options.maxSubjectLength;
-    this.#options.logger.warn('policy: token refused', {
-      audit: 'refuse', decision, rule, caller: err instanceof PolicyDenied ? (err.callerId ?? null) : (granted?.callerId ?? null),
-      sub: clip(granted?.request.subject ?? request.subject, max), aud: clip(request.audience, max), alg: clip(request.algorithm, max),
-      ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: reasonOf(err),
-    });
+  /** Tells the observers of a failed GenerateJwt, then throws `err` on to the transport adapter. */
+  #refused(err: unknown, request: GenerateJwtRequest, underPolicy: boolean, granted: Granted<GenerateJwtRequest> | undefined, scope: S | undefined): never {
+    this.#observer.onRefused?.({ request, error: err, underPolicy, granted }, scope);
     throw err;
   }
 
@@ -218,51 +212,26 @@ export class JwtServiceCore {
     return claims;
   }
 
-  #sign(algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): GenerateJwtResponse | Promise<GenerateJwtResponse> {
+  /**
+   * Signs `claims` with the key state in use when the call started; a key held by an HSM or
+   * a KMS signs asynchronously, and its backend's failure or slowness (past
+   * keyBackendTimeoutMs, or an open circuit breaker) rejects with `ERR_KEY_BACKEND_UNAVAILABLE` naming the key.
+   */
+  #sign(algorithm: string, sub: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
     const state = this.#state;
     // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment.
     if (this.#statusList !== undefined) claims['status'] = this.#statusList.claimFor();
-    // One boolean for a key set held in memory: the synchronous path below is today's.
-    if (state.hasHandles && state.signer.isAsync(algorithm)) return this.#signThroughBackend(state, algorithm, sub, exp, claims, span);
-    return this.#checked(state, state.signer.sign(algorithm, claims), sub, exp, span);
-  }
-
-  /**
-   * Signs with a key held by an HSM or a KMS: the backend's failure or slowness (past
-   * keyBackendTimeoutMs, or an open circuit breaker) is UNAVAILABLE naming the key.
-   */
-  async #signThroughBackend(state: KeyState, algorithm: string, sub: string, exp: number, claims: Record<string, unknown>, span: Span | undefined): Promise<GenerateJwtResponse> {
-    let signed: SignedToken;
-    try {
-      signed = await state.signer.signAsync(algorithm, claims);
-    } catch (err) {
-      if (err instanceof KeyBackendUnavailable) {
-        this.#options.logger.warn(err.message);
-        throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, err.message);
-      }
-      throw err;
+    // One boolean for a key set held in memory: the synchronous path below is the usual one.
+    if (state.hasHandles && state.signer.isAsync(algorithm)) {
+      const pending = state.signer.signAsync(algorithm, claims);
+      return this.#verifyIssued ? pending.then((signed) => checkIssued(state, signed, sub)) : pending;
     }
-    return this.#checked(state, signed, sub, exp, span);
+    const signed = state.signer.sign(algorithm, claims);
+    return this.#verifyIssued ? checkIssued(state, signed, sub) : signed;
   }
 
-  #checked(state: KeyState, { token, kid }: SignedToken, sub: string, exp: number, span: Span | undefined): GenerateJwtResponse {
-    // Verify the token just made and check its subject before answering, as the Go peer in
-    // bench/peers/go/main.go does, so a GenerateJwt costs one sign and one verify on both
-    // servers; a key pair that signs what it cannot verify fails the call. Uncached: a fresh token is seen once and would only churn the cache.
-    const check = state.verifier.verifyUncached(token);
-    if (!check.valid || check.payload.sub !== sub) {
-      throw new JwtGrpcError('ERR_INVALID_KEY', `self-check of a token signed with kid ${kid} failed: ${check.valid ? 'sub differs' : check.reason}`, { field: kid });
-    }
-    this.#observer?.tokenIssued(check.alg, kid);
-    span?.setAttributes({ 'jwt.alg': check.alg, 'jwt.kid': kid });
-    return { jwt: token, sub, kid, expires_at: exp };
-  }
-
-  /**
-   * Verifies a token; `span` (jwt.verify, when tracing) gets the algorithm and kid of a
-   * valid one (an invalid token's header is the caller's text, not recorded) and the reason.
-   */
-  verify(request: VerifyJwtRequest, span?: Span): VerifyJwtResponse {
+  /** Verifies a token; the observers get the result (`onVerified`), with `scope`. */
+  verify(request: VerifyJwtRequest, scope?: S): VerifyJwtResponse {
     const token = request.jwt;
     if (token.length === 0) throw new JwtGrpcError('ERR_INVALID_REQUEST', 'jwt: is empty', { field: 'jwt' });
     if (token.length > this.#options.maxTokenLength) {
@@ -276,10 +245,7 @@ export class JwtServiceCore {
     // After the signature and claims: a revoked token that has also expired says EXPIRED.
     // One size check while nothing is revoked, one Map lookup after.
     if (result.valid && this.#revocations.size > 0 && this.#revocations.has(result.payload['jti'])) result = failure('REVOKED', 'token was revoked');
-    this.#observer?.verified(result);
-    if (span !== undefined) {
-      span.setAttributes(result.valid ? { 'jwt.alg': result.alg, 'jwt.kid': result.kid, 'jwt.valid': true } : { 'jwt.valid': false, 'jwt.reason': result.reason });
-    }
+    this.#observer.onVerified?.(result, scope);
     if (!result.valid) return { valid: false, sub: '', claims_json: '', reason: result.reason };
     return { valid: true, sub: result.payload.sub ?? '', claims_json: result.payloadJson, reason: 'REASON_UNSPECIFIED' };
   }
@@ -288,82 +254,59 @@ export class JwtServiceCore {
     return this.#state.jwks;
   }
 
-  /** The signed status list `request.uri` names (empty: ours); FAILED_PRECONDITION without statusList, NOT_FOUND for another uri. */
+  /** The signed status list `request.uri` names (empty: ours); `ERR_NO_STATUS_LIST` without statusList, `ERR_UNKNOWN_STATUS_LIST` for another uri. */
   statusListToken(request: GetStatusListRequest): GetStatusListResponse {
     const list = this.#statusList;
-    if (list === undefined) throw new GrpcStatusError(GrpcStatus.FAILED_PRECONDITION, 'this server keeps no status list (option statusList, --status-list)');
-    if (request.uri !== '' && request.uri !== list.uri) throw new GrpcStatusError(GrpcStatus.NOT_FOUND, `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`);
+    if (list === undefined) throw new JwtGrpcError('ERR_NO_STATUS_LIST', 'this server keeps no status list (option statusList, --status-list)');
+    if (request.uri !== '' && request.uri !== list.uri) throw new JwtGrpcError('ERR_UNKNOWN_STATUS_LIST', `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`);
     return { token: list.token() };
   }
 
   /**
    * RevokeJwt: checks who asks (the admin secret, or a revoker of the policy), reads what
-   * to revoke, makes it durable in the store and holds it. Every decision is counted and
-   * written as one audit line (who, the jti, until when, the reason; never a token or the secret).
+   * to revoke, makes it durable in the store and holds it. Every outcome goes to the
+   * observers (`onRevoke`: the audit line, the count); a store that refuses it is
+   * `ERR_REVOCATION_STORE_UNAVAILABLE`, having revoked nothing.
    */
   async revoke(request: RevokeJwtRequest, call: Pick<CallContext, 'caller' | 'metadata'>): Promise<RevokeJwtResponse> {
-    const logger = this.#options.logger;
     let by: string;
     try {
       by = authorizeRevoke(call, this.#admin, this.#policy?.policy.revokers);
     } catch (err) {
-      const outcome = (err as GrpcStatusError).status === GrpcStatus.UNAUTHENTICATED ? 'unauthenticated' : 'denied';
-      this.#observer?.revocation(outcome);
-      logger.warn('revocation: refused', { audit: 'revoke', decision: 'deny', caller: call.caller?.id ?? null, reason: (err as Error).message });
+      const outcome = err instanceof JwtGrpcError && err.code === 'ERR_UNAUTHENTICATED' ? 'unauthenticated' : 'denied';
+      this.#observer.onRevoke?.({ outcome, caller: call.caller, error: err });
       throw err;
     }
     let revocation: Revocation;
     try {
       revocation = revocationOf(request, this.#state.verifier, this.#options, Math.floor(Date.now() / 1000), this.#statusList?.indexOf);
     } catch (err) {
-      this.#observer?.revocation('invalid');
+      this.#observer.onRevoke?.({ outcome: 'invalid', error: err });
       throw err;
     }
     let fresh: boolean;
     try {
       fresh = await this.#revocations.revoke(revocation);
     } catch (err) {
-      this.#observer?.revocation('unavailable');
-      logger.error('revocation: the store refused it; nothing was revoked', { audit: 'revoke', jti: revocation.jti, error: (err as Error).message });
-      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `the revocation store is unavailable; nothing was revoked: ${(err as Error).message}`);
+      this.#observer.onRevoke?.({ outcome: 'unavailable', revocation, error: err });
+      throw new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', `the revocation store is unavailable; nothing was revoked: ${(err as Error).message}`, { cause: err });
     }
-    this.#observer?.revocation(fresh ? 'revoked' : 'already');
     const expiresAt = this.#revocations.expiresAt(revocation.jti) ?? revocation.expiresAt;
-    logger.info('revocation: token revoked', {
-      audit: 'revoke', decision: 'allow', by, jti: revocation.jti, expiresAt, reason: revocation.reason ?? null, already: !fresh,
-    });
+    this.#observer.onRevoke?.({ outcome: fresh ? 'revoked' : 'already', by, revocation, expiresAt });
     return { revoked: true, expires_at: expiresAt };
   }
 }
 
 /**
- * Request fields whose refusal is counted under its own rule (`request.<field>`); any other
- * is `request`. A fixed set: the metric's label values stay bounded whatever a caller sends.
+ * `verifyIssued`: verifies a token just signed and checks its subject before it is
+ * answered, as the reference peers do (bench/peers/go/main.go), so a GenerateJwt costs one
+ * sign and one verify on both; a key pair that signs what it cannot verify fails the call
+ * (`ERR_SELF_CHECK_FAILED`, INTERNAL). Uncached: a fresh token is seen once and would only churn the cache.
  */
-const REQUEST_FIELDS = new Set(['subject', 'ttl_seconds', 'audience', 'claims_json', 'algorithm', 'claims']);
-
-/**
- * How a GenerateJwt under a policy that threw is audited and counted: a policy rule broken
- * (`deny`, the rule), a bad request field (`deny`, `request.<field>`), or a failure of the
- * server (`error`: `unavailable` when the status list is full, `internal` otherwise).
- */
-function refusalOf(err: unknown): { decision: PolicyDecision; rule: string } {
-  if (err instanceof PolicyDenied) return { decision: 'deny', rule: err.rule };
-  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') {
-    return { decision: 'deny', rule: err.field !== undefined && REQUEST_FIELDS.has(err.field) ? `request.${err.field}` : 'request' };
+function checkIssued(state: KeyState, signed: SignedToken, sub: string): SignedToken {
+  const check = state.verifier.verifyUncached(signed.token);
+  if (!check.valid || check.payload.sub !== sub) {
+    throw new JwtGrpcError('ERR_SELF_CHECK_FAILED', `self-check of a token signed with kid ${signed.kid} failed: ${check.valid ? 'sub differs' : check.reason}`);
   }
-  if (err instanceof GrpcStatusError && err.status === GrpcStatus.UNAVAILABLE) return { decision: 'error', rule: 'unavailable' };
-  return { decision: 'error', rule: 'internal' };
-}
-
-/** What the audit line gives as the reason: what the caller was told; an internal failure's message stays in the transport's own log line. */
-function reasonOf(err: unknown): string {
-  if (err instanceof GrpcStatusError) return err.details;
-  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') return err.message;
-  return 'internal error';
-}
-
-/** A caller's text as an audit line quotes it: at most `max` characters (the longest valid subject), so a refused oversized one cannot swell the log. */
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`;
+  return signed;
 }

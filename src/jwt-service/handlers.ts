@@ -1,33 +1,68 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
 import { recordingServerContext } from '../tracing/interceptor.js';
-import type { CallContext, ServedService } from '../transport/handler-api.js';
+import type { CallContext, ServedService, StatusCode } from '../transport/handler-api.js';
 import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
 import type { GenerateJwtRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from './messages.js';
 
 /**
- * A unary handler around a synchronous function: the call's work is all CPU. A bad
- * request field (`ERR_INVALID_REQUEST`) is INVALID_ARGUMENT with its message; anything
- * else propagates, and the transport answers INTERNAL without internals and logs it.
+ * The one edge between JwtService's logic and gRPC: the status each code of the errors the
+ * core throws is answered with, with the error's message. INTERNAL ones are rethrown as they
+ * are: the transport answers INTERNAL without internals and logs the message. Any other
+ * error (a bug) also ends as INTERNAL, logged.
+ */
+export const SERVICE_ERROR_STATUS = {
+  ERR_INVALID_REQUEST: GrpcStatus.INVALID_ARGUMENT,
+  ERR_PERMISSION_DENIED: GrpcStatus.PERMISSION_DENIED,
+  ERR_UNAUTHENTICATED: GrpcStatus.UNAUTHENTICATED,
+  ERR_KEY_BACKEND_UNAVAILABLE: GrpcStatus.UNAVAILABLE,
+  ERR_STATUS_LIST_FULL: GrpcStatus.UNAVAILABLE,
+  ERR_REVOCATION_STORE_UNAVAILABLE: GrpcStatus.UNAVAILABLE,
+  ERR_NO_STATUS_LIST: GrpcStatus.FAILED_PRECONDITION,
+  ERR_UNKNOWN_STATUS_LIST: GrpcStatus.NOT_FOUND,
+  ERR_SELF_CHECK_FAILED: GrpcStatus.INTERNAL,
+} as const satisfies Partial<Record<JwtGrpcErrorCode, StatusCode>>;
+
+/** The codes of the errors JwtService's core throws: the keys of {@link SERVICE_ERROR_STATUS}. @internal */
+export type ServiceErrorCode = keyof typeof SERVICE_ERROR_STATUS;
+
+/** The status `err` is answered with: its code's in the table, a GrpcStatusError's own; undefined for anything else (INTERNAL). @internal */
+export function statusOf(err: unknown): StatusCode | undefined {
+  if (err instanceof GrpcStatusError) return err.status;
+  if (err instanceof JwtGrpcError && Object.hasOwn(SERVICE_ERROR_STATUS, err.code)) return SERVICE_ERROR_STATUS[err.code as ServiceErrorCode];
+  return undefined;
+}
+
+/** What the caller is told of `err`: its message, unless it is answered INTERNAL (undefined: the transport's own words). @internal */
+export function callerMessage(err: unknown): string | undefined {
+  const status = statusOf(err);
+  if (status === undefined || status === GrpcStatus.INTERNAL) return undefined;
+  return err instanceof GrpcStatusError ? err.details : (err as Error).message;
+}
+
+/** `err` as the transport answers it: a core error as the status of its code, with its message; anything else as it is. @internal */
+export function asStatus(err: unknown): never {
+  if (err instanceof GrpcStatusError || !(err instanceof JwtGrpcError)) throw err;
+  const status = statusOf(err);
+  if (status === undefined || status === GrpcStatus.INTERNAL) throw err;
+  throw new GrpcStatusError(status, err.message);
+}
+
+/**
+ * A unary handler around the core: a refusal, now or (with a key held by an HSM or a KMS,
+ * or RevokeJwt's store) later, is mapped by {@link asStatus}.
  */
 function unary<Req, Res>(run: (request: Req, call: CallContext) => Res | Promise<Res>): UnaryHandler<Req, Res> {
   return (request, call) => {
     try {
       const result = run(request, call);
-      // GenerateJwt with a key held by an HSM or KMS: its refusals arrive later, mapped the same way.
       return result instanceof Promise ? result.catch(asStatus) : result;
     } catch (err) {
       return asStatus(err);
     }
   };
-}
-
-/** A bad request field (`ERR_INVALID_REQUEST`) as INVALID_ARGUMENT; anything else as it is. */
-function asStatus(err: unknown): never {
-  if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, err.message);
-  throw err;
 }
 
 /**
@@ -42,7 +77,7 @@ function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span
     const span = tracer.startSpan(name, undefined, parent);
     const failed = (err: unknown): never => {
       // The code only: a message may quote the request (a subject, a claim), which spans never carry.
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : err instanceof GrpcStatusError ? `grpc ${err.status}` : 'internal error' });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof JwtGrpcError ? err.code : 'internal error' });
       throw err;
     };
     let result: Res | Promise<Res>;
@@ -65,9 +100,10 @@ function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span
 /**
  * JwtService over a {@link JwtServiceCore}, as either transport serves it: the handlers
  * are plain functions in one object. With a `tracer`, signing and verifying are spans
- * (`jwt.sign`, `jwt.verify`); without one the handlers do no tracing work. @internal
+ * (`jwt.sign`, `jwt.verify`) handed to the core as the call's scope, for its span
+ * observer; without one the handlers do no tracing work. @internal
  */
-export function jwtService(core: JwtServiceCore, tracer?: Tracer): ServedService {
+export function jwtService(core: JwtServiceCore<Span>, tracer?: Tracer): ServedService {
   return {
     name: SERVICE_NAME,
     definition: jwtServiceDefinition(),
@@ -76,11 +112,14 @@ export function jwtService(core: JwtServiceCore, tracer?: Tracer): ServedService
         tracer === undefined
           ? unary((request: GenerateJwtRequest, call) => core.generate(request, call))
           : traced(tracer, 'jwt.sign', (request: GenerateJwtRequest, span, call) => core.generate(request, call, span)),
-      VerifyJwt: tracer === undefined ? unary((request: VerifyJwtRequest) => core.verify(request)) : traced(tracer, 'jwt.verify', core.verify.bind(core)),
+      VerifyJwt:
+        tracer === undefined
+          ? unary((request: VerifyJwtRequest) => core.verify(request))
+          : traced(tracer, 'jwt.verify', (request: VerifyJwtRequest, span) => core.verify(request, span)),
       GetJwks: unary(() => core.jwks()),
       GetStatusList: unary((request: GetStatusListRequest) => core.statusListToken(request)),
-      // Asynchronous (the store makes it durable first); its refusals are GrpcStatusErrors already.
-      RevokeJwt: (request: RevokeJwtRequest, call: CallContext) => core.revoke(request, call),
+      // Asynchronous (the store makes it durable first): its refusals are mapped when it settles.
+      RevokeJwt: unary((request: RevokeJwtRequest, call) => core.revoke(request, call)),
     },
   };
 }

@@ -44,6 +44,14 @@ export interface JwtServiceOptions {
    * tokens issued under a `policy` carry one all the same (the audit line names it). Default true.
    */
   readonly jti?: boolean;
+  /**
+   * Verify every token GenerateJwt signs, and check its subject, before answering: a token
+   * that does not verify answers INTERNAL (logged). The reference benchmark's work: its peers
+   * (bench/peers) verify what they sign, so `npm run bench` runs every row it compares with
+   * them in this mode. Off by default: a verify costs about as much as the sign (ES256), and
+   * the key checks at load already refuse a key pair that signs what it cannot verify. Default false.
+   */
+  readonly verifyIssued?: boolean;
   /** `iss` claim put in every token, and checked by VerifyJwt when the request asks. Default: none. */
   readonly issuer?: string;
   /** Lifetime of a token when the request gives no ttl_seconds, 1 s to 10 years. Default 7200, or maxTtlSeconds when lower. */

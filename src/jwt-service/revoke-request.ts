@@ -4,7 +4,7 @@
  */
 import type { Revocation } from '../revocation/types.js';
 import type { KeyVerifier } from '../tokens/verify.js';
-import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { JwtGrpcError } from '../errors.js';
 import type { RevokeJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 
@@ -25,7 +25,7 @@ export function revocationOf(
   now: number,
   statusIndexOf?: (claims: Readonly<Record<string, unknown>>) => number | undefined,
 ): Revocation {
-  const invalid = (message: string): GrpcStatusError => new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, message);
+  const invalid = (message: string): JwtGrpcError => new JwtGrpcError('ERR_INVALID_REQUEST', message);
   const { clockToleranceSeconds, maxTokenLength, maxTtlSeconds } = options;
   if (request.reason.length > MAX_REASON_LENGTH) throw invalid(`reason: is longer than ${MAX_REASON_LENGTH} characters`);
   const reason = request.reason.length === 0 ? undefined : request.reason;

@@ -152,6 +152,13 @@ export const OPTIONS = {
     help: 'put a random jti (128 bits, base64url) in every token, the id RevokeJwt names it by (tokens issued under a policy carry one all the same)',
     cli: { flag: 'no-jti', env: 'JWT_GRPC_NO_JTI', negate: true },
   }),
+  verifyIssued: option({
+    group: 'service',
+    kind: flag,
+    default: false,
+    help: "verifies every token GenerateJwt signs before answering (INTERNAL if it does not verify), as the benchmark's peers do: the reference's equal work, a verify's cost per call",
+    cli: { flag: 'verify-issued', env: 'JWT_GRPC_VERIFY_ISSUED' },
+  }),
   issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
   defaultTtlSeconds: option({
     group: 'service',

@@ -3,7 +3,8 @@
  * rule checked in turn, and the first one broken answers PERMISSION_DENIED naming it.
  * Nothing is signed for a refused call. @internal
  */
-import { type CallerIdentity, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import type { CallerIdentity } from '../transport/handler-api.js';
+import { JwtGrpcError } from '../errors.js';
 import type { CallerPolicy, JwtPolicy } from './check.js';
 
 /** The rules a decision names: a policy field, or `caller` for a caller the policy does not know. */
@@ -47,13 +48,14 @@ export interface Granted<R extends IssuanceRequest = IssuanceRequest> {
   readonly request: R;
 }
 
-export class PolicyDenied extends GrpcStatusError {
+/** A request the policy refuses (`ERR_PERMISSION_DENIED`, answered PERMISSION_DENIED), naming the rule it broke. */
+export class PolicyDenied extends JwtGrpcError {
   constructor(
     readonly rule: PolicyRule,
     readonly callerId: string | undefined,
     problem: string,
   ) {
-    super(GrpcStatus.PERMISSION_DENIED, `policy rule "${rule}": ${problem}`);
+    super('ERR_PERMISSION_DENIED', `policy rule "${rule}": ${problem}`);
   }
 }
 

@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
-import { type CallContext, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import type { CallContext } from '../transport/handler-api.js';
 
 /** Shortest admin secret accepted: anything shorter can be guessed. */
 export const MIN_ADMIN_SECRET_LENGTH = 16;
@@ -46,8 +46,9 @@ const BEARER = /^Bearer ([^\s]+)$/i;
 
 /**
  * Says who revokes: the caller's id (a listed revoker) or `admin-token`. Throws
- * PERMISSION_DENIED when the server has no admin credential or the caller is not a
- * revoker, UNAUTHENTICATED when the secret is missing or wrong.
+ * `ERR_PERMISSION_DENIED` when the server has no admin credential or the caller is not a
+ * revoker, `ERR_UNAUTHENTICATED` when the secret is missing or wrong (the service answers
+ * PERMISSION_DENIED and UNAUTHENTICATED).
  */
 export function authorizeRevoke(
   call: Pick<CallContext, 'caller' | 'metadata'>,
@@ -58,16 +59,16 @@ export function authorizeRevoke(
   if (callerId !== undefined && revokers?.includes(callerId) === true) return callerId;
   if (secret === undefined) {
     if (revokers === undefined || revokers.length === 0) {
-      throw new GrpcStatusError(
-        GrpcStatus.PERMISSION_DENIED,
+      throw new JwtGrpcError(
+        'ERR_PERMISSION_DENIED',
         'RevokeJwt is off: the server has no admin credential (start it with --admin-token-file FILE, or list revokers in its --policy; in code, adminTokenFile; docs/revocation.md)',
       );
     }
-    throw new GrpcStatusError(GrpcStatus.PERMISSION_DENIED, `caller ${callerId === undefined ? '(no client certificate)' : JSON.stringify(callerId)} is not among the policy's revokers`);
+    throw new JwtGrpcError('ERR_PERMISSION_DENIED', `caller ${callerId === undefined ? '(no client certificate)' : JSON.stringify(callerId)} is not among the policy's revokers`);
   }
   const header = call.metadata.get('authorization');
   const match = typeof header === 'string' ? BEARER.exec(header) : null;
-  if (match === null) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers');
-  if (!timingSafeEqual(digest(match[1] as string), secret.digest)) throw new GrpcStatusError(GrpcStatus.UNAUTHENTICATED, 'the admin secret does not match');
+  if (match === null) throw new JwtGrpcError('ERR_UNAUTHENTICATED', 'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers');
+  if (!timingSafeEqual(digest(match[1] as string), secret.digest)) throw new JwtGrpcError('ERR_UNAUTHENTICATED', 'the admin secret does not match');
   return 'admin-token';
 }

@@ -65,6 +65,21 @@ function options(...argv: string[]): BenchOptions {
   return parsed.options;
 }
 
+describe('the reference work', () => {
+  it('every row of ours serves with --verify-issued, as the peers verify what they sign; no peer is given it', () => {
+    const ours = SERVERS.filter((s) => (s.role === 'ours' || s.role === 'variant') && s.name !== 'jwt-grpc-default');
+    expect(ours.map((s) => s.name)).toContain('jwt-grpc-cluster');
+    for (const server of ours) {
+      const args = server.launch({ ...CTX, assets: ASSETS }).args;
+      expect(args, server.name).toContain('--verify-issued');
+    }
+    for (const server of SERVERS.filter((s) => !ours.includes(s))) expect(server.launch({ ...CTX, assets: ASSETS }).args, server.name).not.toContain('--verify-issued');
+    // The one row without it measures what it costs, against jwt-grpc: the same command but the flag.
+    expect(row('jwt-grpc-default').launch(CTX).args).toEqual(row('jwt-grpc').launch(CTX).args.filter((a) => a !== '--verify-issued'));
+    expect(options('--features', 'verify-issued')).toMatchObject({ servers: ['jwt-grpc', 'jwt-grpc-default'], cells: FEATURES.tracing.cells });
+  });
+});
+
 describe('ghz over mutual TLS', () => {
   const call = { method: 'GenerateJwt', data: { algorithm: 'HS256' }, connections: 1, concurrency: 50, durationS: 1, cpus: 1, port: 5, output: '/o.json', name: 'n' } as const;
 
@@ -123,11 +138,14 @@ describe('the opt-in rows', () => {
     const older = baselineServer('abc1234', '/tmp/x/dist/src/bin/jwt-grpc.js', false).launch(CTX).args;
     expect(older).not.toContain('--no-jti');
     expect(older).toEqual(launch.args.filter((a) => a !== '--no-jti'));
+    // A commit from before --verify-issued verifies every token it signs: the same work without the flag.
+    const beforeMode = baselineServer('abc1234', '/tmp/x/dist/src/bin/jwt-grpc.js', true, false).launch(CTX).args;
+    expect(beforeMode).toEqual(launch.args.filter((a) => a !== '--verify-issued'));
   });
 
   it('run only when named: no profile selects them', () => {
     const optIn = SERVERS.filter((s) => s.optIn === true).map((s) => s.name);
-    expect(optIn.sort()).toEqual(['jwt-grpc-jti', 'jwt-grpc-jwks-load', 'jwt-grpc-mtls', 'jwt-grpc-mtls-policy', 'jwt-grpc-otel-0.01', 'jwt-grpc-otel-1', 'jwt-grpc-revocation']);
+    expect(optIn.sort()).toEqual(['jwt-grpc-default', 'jwt-grpc-jti', 'jwt-grpc-jwks-load', 'jwt-grpc-mtls', 'jwt-grpc-mtls-policy', 'jwt-grpc-otel-0.01', 'jwt-grpc-otel-1', 'jwt-grpc-revocation']);
     for (const scope of ['all', 'ratios', 'one-per-kind'] as const) {
       expect(selectServers(SERVERS, { servers: null, scope }).filter((s) => optIn.includes(s.name))).toEqual([]);
     }
@@ -141,7 +159,7 @@ describe('the opt-in rows', () => {
     const [scenario] = buildScenarios(['HS256'], []);
     const column = [
       status('jwt-grpc', 'ours'), status('jwt-grpc-mtls'), status('jwt-grpc-mtls-policy'), status('jwt-grpc-otel-1'), status('jwt-grpc-otel-0.01'),
-      status('jwt-grpc-jwks-load'), status('jwt-grpc-jti'), status('jwt-grpc-revocation'), status('jwt-grpc@abc1234'),
+      status('jwt-grpc-jwks-load'), status('jwt-grpc-jti'), status('jwt-grpc-revocation'), status('jwt-grpc@abc1234'), status('jwt-grpc-default'),
     ];
     const pair = (id: string): string[] => {
       const found = pickPair(COMPARISONS.find((c) => c.id === id) as (typeof COMPARISONS)[number], column, scenario as NonNullable<typeof scenario>);
@@ -155,6 +173,7 @@ describe('the opt-in rows', () => {
     expect(pair('jti-cost')).toEqual(['jwt-grpc-jti', 'jwt-grpc']);
     expect(pair('revocation-cost')).toEqual(['jwt-grpc-revocation', 'jwt-grpc']);
     expect(pair('revocation-set')).toEqual(['jwt-grpc-revocation', 'jwt-grpc-jti']);
+    expect(pair('verify-issued')).toEqual(['jwt-grpc-default', 'jwt-grpc']);
   });
 
   it('sign with a jti, and keep revocations in the run\'s pre-loaded file with its admin secret', () => {

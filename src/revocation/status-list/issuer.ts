@@ -6,7 +6,7 @@
  */
 import type { KeySet } from '../../keys/key-set.js';
 import type { Logger } from '../../log.js';
-import { GrpcStatus, GrpcStatusError } from '../../transport/handler-api.js';
+import { JwtGrpcError } from '../../errors.js';
 import { DEFAULT_INDEX_BLOCK, IndexAllocator, type ReserveIndexes, localReserve } from './allocator.js';
 import { StatusList } from './list.js';
 import { signStatusListToken, statusListAlgorithm } from './token.js';
@@ -85,7 +85,7 @@ export interface StatusListIssuer {
   readonly ttlSeconds: number;
   /**
    * The `status` claim of the next token, with an index no other token got.
-   * @throws GrpcStatusError UNAVAILABLE when no index is reserved (the list is full, or the
+   * @throws JwtGrpcError `ERR_STATUS_LIST_FULL` (GenerateJwt answers UNAVAILABLE) when no index is reserved (the list is full, or the
    * primary or store that grants blocks is unreachable): a token that could not be revoked
    * is never issued.
    */
@@ -132,7 +132,7 @@ export async function createStatusListIssuer(options: StatusListIssuerOptions): 
     ttlSeconds,
     claimFor() {
       const idx = allocator.next();
-      if (idx === undefined) throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'no status list index is free: the list is full or its index store is unreachable');
+      if (idx === undefined) throw new JwtGrpcError('ERR_STATUS_LIST_FULL', 'no status list index is free: the list is full or its index store is unreachable');
       return { status_list: { idx, uri } };
     },
     revoke: (idx) => list.set(idx),

@@ -1,0 +1,58 @@
+/**
+ * The observers of JwtService's core (src/jwt-service/observers.ts): how a failed
+ * GenerateJwt under a policy is counted and audited (the rule it broke, the request field,
+ * or the server's failure: `unavailable` for every error answered UNAVAILABLE), and the
+ * warning of a key backend that could not sign, with or without a policy.
+ */
+import { describe, expect, it } from 'vitest';
+import { JwtGrpcError } from '../../src/errors.js';
+import { auditObserver, metricsObserver, refusalOf } from '../../src/jwt-service/observers.js';
+import type { RefusedEvent } from '../../src/jwt-service/observer.js';
+import type { ServiceObserver } from '../../src/metrics/jwt-service-metrics.js';
+import { PolicyDenied } from '../../src/policy/enforce.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
+
+const REQUEST = { subject: 'ada', audience: 'api', ttl_seconds: 0, claims_json: '', algorithm: 'ES256' };
+
+describe('refusalOf', () => {
+  it('a policy rule is denied by its rule; a bad request field by request.<field>, an unknown field by request', () => {
+    expect(refusalOf(new PolicyDenied('audiences', 'spiffe://a', 'no'))).toEqual({ decision: 'deny', rule: 'audiences' });
+    expect(refusalOf(new JwtGrpcError('ERR_INVALID_REQUEST', 'subject: empty', { field: 'subject' }))).toEqual({ decision: 'deny', rule: 'request.subject' });
+    expect(refusalOf(new JwtGrpcError('ERR_INVALID_REQUEST', 'x', { field: 'anything the caller sent' }))).toEqual({ decision: 'deny', rule: 'request' });
+  });
+
+  it('every error answered UNAVAILABLE is the server\'s `unavailable`; anything else `internal`', () => {
+    for (const code of ['ERR_STATUS_LIST_FULL', 'ERR_KEY_BACKEND_UNAVAILABLE'] as const) {
+      expect(refusalOf(new JwtGrpcError(code, 'down')), code).toEqual({ decision: 'error', rule: 'unavailable' });
+    }
+    expect(refusalOf(new JwtGrpcError('ERR_SELF_CHECK_FAILED', 'x'))).toEqual({ decision: 'error', rule: 'internal' });
+    expect(refusalOf(new TypeError('bug'))).toEqual({ decision: 'error', rule: 'internal' });
+  });
+});
+
+describe('a refused GenerateJwt', () => {
+  const refused = (error: unknown, underPolicy: boolean): RefusedEvent => ({ request: REQUEST, error, underPolicy, granted: undefined });
+
+  it('is audited and counted under a policy only; the audit line gives what the caller was told, never an internal message', () => {
+    const logger = recordingLogger();
+    const decisions: string[] = [];
+    const metrics = { policyDecision: (decision: string, rule: string) => decisions.push(`${decision}/${rule}`) } as unknown as ServiceObserver;
+    for (const observer of [auditObserver(logger, 1024), metricsObserver(metrics)]) {
+      observer.onRefused?.(refused(new PolicyDenied('subjects', 'spiffe://a', 'caller spiffe://a may not get subject "ada"'), true), undefined);
+      observer.onRefused?.(refused(new JwtGrpcError('ERR_SELF_CHECK_FAILED', 'self-check of kid k failed'), true), undefined);
+      observer.onRefused?.(refused(new JwtGrpcError('ERR_INVALID_REQUEST', 'subject: empty', { field: 'subject' }), false), undefined);
+    }
+    expect(decisions).toEqual(['deny/subjects', 'error/internal']);
+    expect(logger.lines.map((line) => [line.level, (line.fields as { rule: string; reason: string }).reason])).toEqual([
+      ['warn', 'policy rule "subjects": caller spiffe://a may not get subject "ada"'],
+      ['warn', 'internal error'],
+    ]);
+  });
+
+  it('by a key backend that could not sign is a warning naming the key, with or without a policy', () => {
+    const logger = recordingLogger();
+    const down = new JwtGrpcError('ERR_KEY_BACKEND_UNAVAILABLE', 'key hsm-1 (pkcs11) cannot sign: no answer within 2000 ms');
+    auditObserver(logger, 1024).onRefused?.(refused(down, false), undefined);
+    expect(logger.lines).toEqual([{ level: 'warn', message: down.message, fields: undefined }]);
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * `verifyIssued` (`serve --verify-issued`, JWT_GRPC_VERIFY_ISSUED): the reference
+ * benchmark's sign-then-verify as an explicit mode. A key pair that signs what it cannot
+ * verify (a backend holding another private key than the key file's public one, which no
+ * check at load can see without signing) shows which GenerateJwt verified: by default the
+ * token is answered unchecked; in the mode the call is refused INTERNAL, logged, on both
+ * transports, from the library and from the command line.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type KeySet, importKeys } from '../../src/lib.js';
+import { registerKeyBackend } from '../../src/keys/backend.js';
+import { parseCommand } from '../../src/cli/args.js';
+import { serve } from '../../src/cli/serve.js';
+import type { ClusterHandle } from '../../src/cluster/handle.js';
+import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
+import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
+
+/** A backend that signs with a private key of its own, not the one whose public half the key file holds. */
+const forged = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+let signatures = 0;
+registerKeyBackend({
+  member: 'test-forger',
+  packageName: 'none',
+  async open() {
+    return {
+      publicJwk: published as never,
+      async sign(data) {
+        signatures += 1;
+        return cryptoSign('sha256', data, { key: forged, dsaEncoding: 'ieee-p1363' });
+      },
+      async close() {},
+    };
+  },
+});
+const published = { kty: 'EC', crv: 'P-256', ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) };
+const ENTRY = { kid: 'forger', alg: 'ES256', 'test-forger': 'slot-1', ...published };
+
+function brokenKeys(): KeySet {
+  return importKeys({ keys: [ENTRY] });
+}
+
+const clients = new ClientPool();
+const dirs: string[] = [];
+afterEach(() => clients.closeAll());
+afterAll(async () => {
+  await closeAllServers(0);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each(TRANSPORTS)('GenerateJwt on %s', (transport) => {
+  it('by default answers the token it signed without verifying it', async () => {
+    const { port } = await startServer({ transport, keys: brokenKeys() });
+    const client = clients.jwt(port);
+    const before = signatures;
+    const issued = await client.generateJwt({ subject: 'ada', algorithm: 'ES256' });
+    expect(signatures - before).toBe(1);
+    // Unchecked: the pair is broken, which only a verify shows.
+    expect(await client.verifyJwt({ jwt: issued.jwt })).toMatchObject({ valid: false, reason: 'BAD_SIGNATURE' });
+  });
+
+  it('with verifyIssued verifies it first, and refuses INTERNAL (logged, the reason kept from the caller) when it does not verify', async () => {
+    const logger = recordingLogger();
+    const { port } = await startServer({ transport, keys: brokenKeys(), verifyIssued: true, logger });
+    const failure = await callError(clients.jwt(port).generateJwt({ subject: 'ada', algorithm: 'ES256' }));
+    expect(failure.code).toBe(status.INTERNAL);
+    expect(failure.details).not.toMatch(/self-check|forger/);
+    expect(JSON.stringify(logger.lines)).toMatch(/self-check of a token signed with kid forger failed: BAD_SIGNATURE/);
+  });
+
+  it('with verifyIssued answers a token that verifies as before', async () => {
+    const { port } = await startServer({ transport, verifyIssued: true, keys: await sharedKeys() });
+    const client = clients.jwt(port);
+    const issued = await client.generateJwt({ subject: 'ada', algorithm: 'ES256' });
+    expect(await client.verifyJwt({ jwt: issued.jwt })).toMatchObject({ valid: true, sub: 'ada' });
+  });
+});
+
+describe('verifyIssued as an option', () => {
+  it('is a boolean, refused otherwise naming it', async () => {
+    await expect(startServer({ transport: 'http2', keys: brokenKeys(), verifyIssued: 'yes' as never })).rejects.toThrow(/option verifyIssued: must be true or false/);
+  });
+});
+
+/** `jwt-grpc serve` in this process (so that it loads the key file through the test backend), on the key file of {@link ENTRY}. */
+async function serveCli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ClusterHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-verify-issued-'));
+  dirs.push(dir);
+  const file = join(dir, 'keys.json');
+  writeFileSync(file, JSON.stringify({ keys: [ENTRY] }));
+  chmodSync(file, 0o600);
+  const command = parseCommand(['serve', '--host', '127.0.0.1', '--port', '0', '--keys', file, '--log-level', 'error', ...argv], env);
+  if (command.kind !== 'serve') throw new Error('expected serve');
+  return serve(command.args);
+}
+
+describe('serve', () => {
+  it.each([
+    ['--verify-issued', ['--verify-issued'], {}],
+    ['JWT_GRPC_VERIFY_ISSUED=1', [], { JWT_GRPC_VERIFY_ISSUED: '1' }],
+  ])('%s reaches the server: the broken pair is refused INTERNAL; without it the token is answered', async (_name, argv, env) => {
+    for (const [args, environment, expected] of [
+      [argv, env, status.INTERNAL],
+      [[], {}, status.OK],
+    ] as const) {
+      const handle = await serveCli(args, environment);
+      try {
+        const call = clients.jwt(handle.port).generateJwt({ subject: 'ada', algorithm: 'ES256' });
+        if (expected === status.OK) await expect(call).resolves.toMatchObject({ kid: 'forger' });
+        else expect((await callError(call)).code).toBe(expected);
+      } finally {
+        clients.closeAll();
+        await handle.close();
+      }
+    }
+  });
+});
