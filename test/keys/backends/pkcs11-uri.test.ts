@@ -4,7 +4,7 @@
  * and a PIN is never written into a reference.
  */
 import { describe, expect, it } from 'vitest';
-import { parsePkcs11Uri } from '../../src/keys/backends/pkcs11-uri.js';
+import { parsePkcs11Uri } from '../../../src/keys/backends/pkcs11-uri.js';
 
 describe('parsePkcs11Uri', () => {
   it('reads the token, the key and how to reach them, percent-decoded', () => {

@@ -5,7 +5,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { CallMetrics, HANDLING_SECONDS_BUCKETS } from '../../src/metrics/calls.js';
-import { parseMetrics, valueOf } from './helpers.js';
+import { parseMetrics, valueOf } from '../ops/helpers.js';
 
 describe('CallMetrics', () => {
   it('counts starts, ends by code, and a cumulative histogram per method and code', async () => {

@@ -1,0 +1,97 @@
+/**
+ * The command line (src/cli/args.ts), parsed without starting anything: the commands,
+ * serve's flags and their JWT_GRPC_* twins (the flag wins), values sorted to the layer that
+ * takes them, and every refusal naming the flag or variable as the user wrote it.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Command, type ServeArgs, parseCommand } from '../../src/cli/args.js';
+
+function serve(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
+  const command = parseCommand(['serve', ...argv], env);
+  if (command.kind !== 'serve') throw new Error(`not serve: ${command.kind}`);
+  return command.args;
+}
+
+function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): { code: string; message: string } {
+  try {
+    parseCommand(argv, env);
+  } catch (err) {
+    return { code: (err as { code: string }).code, message: (err as Error).message };
+  }
+  throw new Error('accepted');
+}
+
+describe('parseCommand: commands', () => {
+  it.each([
+    [[], 'help'],
+    [['--help'], 'help'],
+    [['-h'], 'help'],
+    [['help'], 'help'],
+    [['serve', '--help'], 'help'],
+    [['--version'], 'version'],
+    [['-v'], 'version'],
+    [['version'], 'version'],
+  ])('%j: %s', (argv, kind) => {
+    expect(parseCommand(argv, {}).kind).toBe(kind);
+  });
+
+  it('hands keys and the client commands to their own parsers', () => {
+    expect(parseCommand(['keys', '--help'], {})).toMatchObject({ kind: 'keys', args: { action: 'help' } } satisfies Partial<Command>);
+    expect(parseCommand(['verify', '--help'], {})).toMatchObject({ kind: 'client', args: { action: 'help', command: 'verify' } });
+  });
+
+  it('refuses an unknown command by name', () => {
+    expect(refusal(['server'])).toEqual({ code: 'ERR_INVALID_OPTION', message: 'unknown command "server"' });
+  });
+});
+
+describe('parseCommand: serve', () => {
+  it('takes defaults when nothing is given', () => {
+    const args = serve([]);
+    expect(args.cli).toMatchObject({ host: '0.0.0.0', port: 50_051, watchKeys: false, logFormat: 'text', logLevel: 'info' });
+    expect(args.cluster).toMatchObject({ workers: 1, graceMs: 10_000 });
+    expect(args.server).toEqual({});
+    expect(args.files).toEqual({});
+  });
+
+  it('sorts flags and variables to the layer that takes them; a flag wins over its variable', () => {
+    const args = serve(['--port', '0', '--ttl', '60', '--keys', 'keys.json', '--no-jti', '--grace-ms', '5'], {
+      JWT_GRPC_PORT: '9999',
+      JWT_GRPC_MAX_TTL: '120',
+      JWT_GRPC_LOG_FORMAT: 'json',
+      JWT_GRPC_HOST: '',
+    });
+    expect(args.cli).toMatchObject({ port: 0, logFormat: 'json', host: '0.0.0.0' });
+    expect(args.server).toEqual({ defaultTtlSeconds: 60, maxTtlSeconds: 120, jti: false });
+    expect(args.files).toEqual({ keys: 'keys.json' });
+    expect(args.cluster).toMatchObject({ graceMs: 5 });
+  });
+
+  it('takes a negative number as the value of its flag, refused by the flag’s own check', () => {
+    expect(refusal(['serve', '--port', '-1'])).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/^option --port: /) });
+  });
+
+  it('names the variable when the bad value came from the environment', () => {
+    expect(refusal(['serve'], { JWT_GRPC_PORT: 'http' }).message).toMatch(/^option JWT_GRPC_PORT: /);
+    expect(refusal(['serve', '--port', 'http'], { JWT_GRPC_PORT: '1' }).message).toMatch(/^option --port: /);
+  });
+
+  it('refuses an unknown flag by name, and an unknown JWT_GRPC_ variable with the nearest one', () => {
+    expect(refusal(['serve', '--prot', '1'])).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining("'--prot'") });
+    expect(refusal(['serve'], { JWT_GRPC_PROT: '1' }).message).toBe('option JWT_GRPC_PROT: is not an environment variable of jwt-grpc serve; did you mean JWT_GRPC_PORT?');
+    expect(refusal(['serve'], { JWT_GRPC_SOMETHING_ELSE: '1' }).message).toMatch(/jwt-grpc --help lists them$/);
+    expect(() => serve([], { JWT_GRPC_WORKER: '1', OTHER_VARIABLE: 'x' }), 'the worker marker and other variables pass').not.toThrow();
+  });
+
+  it('refuses TLS files that do not go together, and --watch-keys with nothing to watch', () => {
+    expect(refusal(['serve', '--tls-cert', 'c.pem']).message).toBe('option --tls-cert/--tls-key: give both or neither');
+    expect(refusal(['serve', '--tls-key', 'k.pem']).message).toBe('option --tls-cert/--tls-key: give both or neither');
+    expect(refusal(['serve', '--tls-client-ca', 'ca.pem']).message).toBe('option --tls-client-ca: needs --tls-cert and --tls-key');
+    expect(refusal(['serve', '--watch-keys']).message).toBe('option --watch-keys: needs --keys or --policy: there is no file to watch');
+    expect(serve(['--watch-keys', '--policy', 'p.json']).cli.watchKeys).toBe(true);
+  });
+
+  it('checks the rules across options, naming the flags', () => {
+    expect(refusal(['serve', '--ttl', '100', '--max-ttl', '50']).message).toMatch(/--ttl/);
+  });
+});

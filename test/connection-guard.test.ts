@@ -1,0 +1,159 @@
+/**
+ * The connection guard (src/connection-guard.ts): the cap on open connections refuses the
+ * one over it and frees a slot on close; handshake failures and refusals are counted per
+ * call and logged at most once per LOG_INTERVAL_MS, with the counts; the default cap follows
+ * the open-files limit; an HTTP client error gets its status line once, then the socket closes.
+ */
+import { type Server, type Socket, connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  ConnectionGuard,
+  FALLBACK_MAX_CONNECTIONS,
+  type HandshakeFailure,
+  LOG_INTERVAL_MS,
+  RESERVED_DESCRIPTORS,
+  defaultMaxConnections,
+  httpClientError,
+  openFilesLimit,
+} from '../src/connection-guard.js';
+
+function recorder() {
+  const warnings: { message: string; fields: Record<string, unknown> | undefined }[] = [];
+  const counted: string[] = [];
+  return {
+    warnings,
+    counted,
+    logger: { info() {}, error() {}, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }) },
+    counters: {
+      handshakeFailed: (port: string, reason: HandshakeFailure) => void counted.push(`${port}:${reason}`),
+      refused: (port: string) => void counted.push(`${port}:refused`),
+    },
+  };
+}
+
+describe('openFilesLimit and defaultMaxConnections', () => {
+  const LIMITS = 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            4096                 524288               files\n';
+
+  it('reads the soft limit, or nothing when it cannot', () => {
+    expect(openFilesLimit(() => LIMITS)).toBe(4096);
+    expect(openFilesLimit(() => 'Max processes 10 10 processes\n')).toBeUndefined();
+    expect(
+      openFilesLimit(() => {
+        throw new Error('ENOENT');
+      }),
+    ).toBeUndefined();
+  });
+
+  it('leaves descriptors for the rest of the process, at least half the limit', () => {
+    expect(defaultMaxConnections(4096)).toBe(4096 - RESERVED_DESCRIPTORS);
+    expect(defaultMaxConnections(300)).toBe(150);
+    expect(defaultMaxConnections(1)).toBe(1);
+    for (const limit of [undefined, 0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60]) expect(defaultMaxConnections(limit)).toBe(FALLBACK_MAX_CONNECTIONS);
+  });
+});
+
+describe('ConnectionGuard', () => {
+  const servers: Server[] = [];
+  const sockets: Socket[] = [];
+  afterEach(async () => {
+    vi.useRealTimers();
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  });
+
+  async function guarded(maxConnections: number) {
+    const r = recorder();
+    const guard = new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: 1000, maxConnections, logger: r.logger, counters: r.counters });
+    const accepted: Socket[] = [];
+    const server = createServer((socket) => void accepted.push(socket));
+    guard.attach(server);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const open = async (): Promise<{ socket: Socket; closed: Promise<void> }> => {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      return { socket, closed };
+    };
+    return { guard, accepted, open, ...r };
+  }
+
+  it('refuses the connection over the cap, counts it, and frees a slot on close', async () => {
+    const { guard, accepted, open, counted, warnings } = await guarded(2);
+    const first = await open();
+    await open();
+    await vi.waitFor(() => expect(accepted).toHaveLength(2));
+    const third = await open();
+    await vi.waitFor(() => expect(third.socket.destroyed, 'refused').toBe(true), { timeout: 5000 });
+    expect(accepted, 'the third never reaches the server').toHaveLength(2);
+    expect(counted).toEqual(['metrics:refused']);
+    expect(warnings).toEqual([
+      { message: 'connections refused: the open connection cap is reached', fields: { port: 'metrics', maxConnections: 2, refused: 1, intervalSeconds: LOG_INTERVAL_MS / 1000 } },
+    ]);
+    const serverSide = accepted[0] as Socket;
+    const serverClosed = new Promise((resolve) => serverSide.once('close', resolve));
+    first.socket.destroy();
+    await serverClosed;
+    await open();
+    await vi.waitFor(() => expect(accepted).toHaveLength(3));
+    expect(counted, 'the freed slot admits the next').toEqual(['metrics:refused']);
+    expect(accepted).toHaveLength(3);
+    guard.flush();
+  });
+
+  it('logs at most one line per interval, with what happened meanwhile', () => {
+    vi.useFakeTimers();
+    const r = recorder();
+    const guard = new ConnectionGuard({ port: 'grpc', handshakeTimeoutMs: 5000, maxConnections: 10, logger: r.logger, counters: r.counters });
+    guard.failed('timeout');
+    guard.failed('tls');
+    guard.failed('tls');
+    guard.failed('preface');
+    expect(r.counted).toEqual(['grpc:timeout', 'grpc:tls', 'grpc:tls', 'grpc:preface']);
+    expect(r.warnings).toHaveLength(1);
+    expect(r.warnings[0]).toEqual({
+      message: 'connections closed before their handshake completed',
+      fields: { port: 'grpc', handshakeTimeoutMs: 5000, timeout: 1, intervalSeconds: 10 },
+    });
+    vi.advanceTimersByTime(LOG_INTERVAL_MS - 1);
+    expect(r.warnings).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(r.warnings[1]?.fields).toEqual({ port: 'grpc', handshakeTimeoutMs: 5000, tls: 2, preface: 1, intervalSeconds: 10 });
+    vi.advanceTimersByTime(LOG_INTERVAL_MS * 3);
+    expect(r.warnings, 'nothing new, no line').toHaveLength(2);
+  });
+});
+
+describe('httpClientError', () => {
+  function fakeSocket(bytesWritten = 0) {
+    const written: string[] = [];
+    return { written, destroyed: false, writable: true, bytesWritten, write: (s: string) => written.push(s), destroy() { this.destroyed = true; } };
+  }
+
+  it.each([
+    ['HPE_HEADER_OVERFLOW', 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n'],
+    ['ERR_HTTP_REQUEST_TIMEOUT', 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'],
+    ['HPE_INVALID_METHOD', 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'],
+  ])('%s: answers %j and closes', (code, answer) => {
+    const r = recorder();
+    const guard = new ConnectionGuard({ port: 'discovery', handshakeTimeoutMs: 1000, maxConnections: 1, logger: r.logger, counters: r.counters });
+    const socket = fakeSocket();
+    httpClientError(guard)(Object.assign(new Error(code), { code }), socket as unknown as Socket);
+    expect(socket.written).toEqual([answer]);
+    expect(socket.destroyed).toBe(true);
+    expect(r.counted).toEqual(code === 'ERR_HTTP_REQUEST_TIMEOUT' ? ['discovery:timeout'] : []);
+  });
+
+  it('writes nothing after a response began', () => {
+    const r = recorder();
+    const guard = new ConnectionGuard({ port: 'discovery', handshakeTimeoutMs: 1000, maxConnections: 1, logger: r.logger });
+    const socket = fakeSocket(10);
+    httpClientError(guard)(Object.assign(new Error('x'), { code: 'HPE_INVALID_METHOD' }), socket as unknown as Socket);
+    expect(socket.written).toEqual([]);
+    expect(socket.destroyed).toBe(true);
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * The issuance policy (src/policy/enforce.ts): a caller gets only what its entry allows;
+ * every denial is PERMISSION_DENIED naming the rule, the caller and what was asked.
+ */
+import { describe, expect, it } from 'vitest';
+import { IssuancePolicy, PolicyDenied } from '../../src/policy/enforce.js';
+import { checkPolicy } from '../../src/policy/check.js';
+import { GrpcStatus } from '../../src/transport/handler-api.js';
+
+const policy = new IssuancePolicy(
+  checkPolicy({
+    callers: {
+      orders: { subjects: ['orders', 'user:*'], audiences: ['api', 'svc-*'], algorithms: ['ES256'], maxTtlSeconds: 600, claims: ['scope'] },
+      wild: { subjects: ['*'], audiences: ['*'] },
+      open: { subjects: ['user:*'] },
+    },
+  }),
+);
+
+const caller = (id: string | undefined) => ({ id, certificate: Buffer.alloc(0), thumbprint: '' }) as never;
+const request = { algorithm: 'ES256', subject: 'orders', audience: 'api', ttl_seconds: 0 };
+
+function denial(fn: () => unknown): PolicyDenied {
+  try {
+    fn();
+  } catch (err) {
+    return err as PolicyDenied;
+  }
+  throw new Error('not denied');
+}
+
+describe('IssuancePolicy.authorize', () => {
+  it('grants what the entry allows: patterns, the fixed subject for an empty one, the ttl capped by maxTtlSeconds', () => {
+    expect(policy.authorize(caller('orders'), request, 3600)).toEqual({
+      callerId: 'orders',
+      entry: policy.policy.callers['orders'],
+      request: { ...request, ttl_seconds: 600 },
+    });
+    expect(policy.authorize(caller('orders'), { ...request, subject: 'user:42', audience: 'svc-billing', ttl_seconds: 60 }, 3600).request).toMatchObject({
+      subject: 'user:42',
+      ttl_seconds: 60,
+    });
+    expect(policy.authorize(caller('orders'), { ...request, subject: '' }, 300).request).toMatchObject({ subject: 'orders', ttl_seconds: 300 });
+    expect(policy.authorize(caller('wild'), { ...request, subject: 'anyone', audience: '', algorithm: 'HS256', ttl_seconds: 99999 }, 300).request.ttl_seconds).toBe(99999);
+  });
+
+  it.each([
+    [undefined, request, 'caller', 'policy rule "caller": the call has no verified client certificate (serve mutual TLS)'],
+    ['-', request, 'caller', 'policy rule "caller": the client certificate names no URI or DNS SAN'],
+    ['stranger', request, 'caller', 'policy rule "caller": caller stranger is not in the policy'],
+    ['orders', { ...request, subject: 'admin' }, 'subjects', 'policy rule "subjects": caller orders may not get subject "admin"'],
+    ['open', { ...request, subject: '' }, 'subjects', 'policy rule "subjects": the request names no subject and caller open has none without "*"'],
+    ['orders', { ...request, audience: 'apix' }, 'audiences', 'policy rule "audiences": caller orders may not get audience "apix"'],
+    ['orders', { ...request, audience: '' }, 'audiences', 'policy rule "audiences": caller orders may not get a token without an audience'],
+    ['orders', { ...request, algorithm: 'HS256' }, 'algorithms', 'policy rule "algorithms": caller orders may not get algorithm "HS256"'],
+    ['orders', { ...request, ttl_seconds: 601 }, 'maxTtlSeconds', 'policy rule "maxTtlSeconds": caller orders may get tokens of at most 600 s, asked for 601 s'],
+  ])('denies caller %s %j: %s', (id, asked, rule, message) => {
+    const who = id === undefined ? undefined : caller(id === '-' ? undefined : id);
+    const err = denial(() => policy.authorize(who, asked, 3600));
+    expect(err).toBeInstanceOf(PolicyDenied);
+    expect(err).toMatchObject({ rule, status: GrpcStatus.PERMISSION_DENIED, details: message });
+  });
+
+  it('lets a caller without audiences ask for none', () => {
+    expect(policy.authorize(caller('open'), { ...request, subject: 'user:1', audience: '' }, 60).request.audience).toBe('');
+    expect(policy.authorize(caller('open'), { ...request, subject: 'user:1', audience: 'anything' }, 60).request.audience).toBe('anything');
+  });
+});
+
+describe('IssuancePolicy.checkClaims', () => {
+  it('allows the service’s own claims and the listed ones, and denies any other by name', () => {
+    const granted = policy.authorize(caller('orders'), request, 60);
+    expect(() => policy.checkClaims(granted, { sub: 'x', exp: 1, iat: 1, jti: 'j', iss: 'i', aud: 'a', scope: 'read' })).not.toThrow();
+    expect(denial(() => policy.checkClaims(granted, { scope: 'read', admin: true }))).toMatchObject({
+      rule: 'claims',
+      callerId: 'orders',
+      details: 'policy rule "claims": caller orders may not set claim "admin"',
+    });
+    const wild = policy.authorize(caller('wild'), request, 60);
+    expect(denial(() => policy.checkClaims(wild, { scope: 'read' }))).toMatchObject({ rule: 'claims' });
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The signer (src/tokens/sign.ts): the active key of each algorithm signs a compact JWS the
+ * verifier accepts; an algorithm without a key, claims no verifier would accept, an unknown
+ * option and a handle on the synchronous path are refused, naming the problem.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ALGORITHM_SPECS } from '../../src/algorithms/index.js';
+import { KeyHandle } from '../../src/keys/backend.js';
+import { ANY_AUDIENCE, KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+
+const exp = () => Math.floor(Date.now() / 1000) + 60;
+
+function decode(part: string): unknown {
+  return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+}
+
+describe('createSigner', () => {
+  it('signs with the active key of each algorithm, header first, claims as given', async () => {
+    const keys = await generateKeys({ algorithms: ['ES256', 'HS256'] });
+    const signer = createSigner(keys);
+    expect(signer.algorithms).toEqual(['ES256', 'HS256']);
+    const claims = { sub: 'alice', exp: exp(), extra: { n: 1 } };
+    const signed = signer.sign('ES256', claims);
+    const [header, payload] = signed.token.split('.');
+    expect(decode(header as string)).toEqual({ alg: 'ES256', typ: 'JWT', kid: keys.activeEntry('ES256')?.kid });
+    expect(decode(payload as string)).toEqual(claims);
+    expect(signed).toMatchObject({ alg: 'ES256', kid: keys.activeEntry('ES256')?.kid });
+    const verifier = createVerifier(keys, { audience: ANY_AUDIENCE });
+    expect(verifier.verify(signed.token)).toMatchObject({ valid: true, payload: claims });
+    await expect(signer.signAsync('HS256', claims).then((s) => verifier.verify(s.token).valid)).resolves.toBe(true);
+  });
+
+  it('refuses an algorithm without an active key, and one that does not exist, listing those configured', async () => {
+    const signer = createSigner(await generateKeys({ algorithms: ['ES256'] }));
+    expect(() => signer.sign('HS256', { exp: exp() })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_REQUEST', field: 'algorithm', message: 'algorithm "HS256" is not configured for signing; configured: ES256' }),
+    );
+    expect(() => signer.sign('none', { exp: exp() })).toThrow(/^algorithm "none" is not a supported algorithm \(HS256, .*EdDSA\); configured: ES256$/);
+    await expect(signer.signAsync('es256', { exp: exp() })).rejects.toMatchObject({ code: 'ERR_INVALID_REQUEST' });
+  });
+
+  it('never makes a token nobody can verify', async () => {
+    const signer = createSigner(await generateKeys({ algorithms: ['HS256'] }));
+    expect(() => signer.sign('HS256', { sub: 'x' })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_REQUEST', field: 'claims', message: 'cannot sign: claim exp is missing: tokens without expiry are refused' }),
+    );
+    expect(() => signer.sign('HS256', { exp: '1' })).toThrow('cannot sign: claim exp must be a number of seconds');
+  });
+
+  it('refuses an unknown option and a timeout out of bounds, naming them', async () => {
+    const keys = await generateKeys({ algorithms: ['HS256'] });
+    expect(() => createSigner(keys, { keyBackendTimeout: 5 } as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining('keyBackendTimeout') }));
+    expect(() => createSigner(keys, { keyBackendTimeoutMs: 0 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'keyBackendTimeoutMs' }));
+  });
+
+  it('signs with a handle only through signAsync', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const spec = ALGORITHM_SPECS.ES256;
+    const publicJwk = spec.publicJwk(publicKey) ?? {};
+    const handle = new KeyHandle(
+      {
+        member: 'fake-hsm',
+        packageName: 'none',
+        open: async () => ({
+          publicJwk,
+          sign: async (data) => Buffer.from(spec.prepareSign(privateKey)(data.toString()), 'base64url'),
+          close: async () => {},
+        }),
+      },
+      'ref',
+      'hsm-1',
+      'ES256',
+      publicJwk,
+    );
+    const keys = new KeySet([{ kid: 'hsm-1', alg: 'ES256', spec, signingKey: undefined, verificationKey: publicKey, handle }]);
+    const signer = createSigner(keys);
+    expect(signer.isAsync('ES256')).toBe(true);
+    expect(() => signer.sign('ES256', { exp: exp() })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_KEY', field: 'hsm-1', message: 'key hsm-1 is held by fake-hsm: it signs only through signAsync' }),
+    );
+    const signed = await signer.signAsync('ES256', { exp: exp() });
+    expect(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(signed.token)).toMatchObject({ valid: true, kid: 'hsm-1' });
+    await handle.close();
+  });
+});
