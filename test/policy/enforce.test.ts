@@ -1,11 +1,10 @@
 /**
  * The issuance policy (src/policy/enforce.ts): a caller gets only what its entry allows;
- * every denial is PERMISSION_DENIED naming the rule, the caller and what was asked.
+ * every denial is ERR_PERMISSION_DENIED (answered PERMISSION_DENIED) naming the rule, the caller and what was asked.
  */
 import { describe, expect, it } from 'vitest';
 import { IssuancePolicy, PolicyDenied } from '../../src/policy/enforce.js';
 import { checkPolicy } from '../../src/policy/check.js';
-import { GrpcStatus } from '../../src/transport/handler-api.js';
 
 const policy = new IssuancePolicy(
   checkPolicy({
@@ -58,7 +57,7 @@ describe('IssuancePolicy.authorize', () => {
     const who = id === undefined ? undefined : caller(id === '-' ? undefined : id);
     const err = denial(() => policy.authorize(who, asked, 3600));
     expect(err).toBeInstanceOf(PolicyDenied);
-    expect(err).toMatchObject({ rule, status: GrpcStatus.PERMISSION_DENIED, details: message });
+    expect(err).toMatchObject({ rule, code: 'ERR_PERMISSION_DENIED', message });
   });
 
   it('lets a caller without audiences ask for none', () => {
@@ -74,7 +73,8 @@ describe('IssuancePolicy.checkClaims', () => {
     expect(denial(() => policy.checkClaims(granted, { scope: 'read', admin: true }))).toMatchObject({
       rule: 'claims',
       callerId: 'orders',
-      details: 'policy rule "claims": caller orders may not set claim "admin"',
+      code: 'ERR_PERMISSION_DENIED',
+      message: 'policy rule "claims": caller orders may not set claim "admin"',
     });
     const wild = policy.authorize(caller('wild'), request, 60);
     expect(denial(() => policy.checkClaims(wild, { scope: 'read' }))).toMatchObject({ rule: 'claims' });
