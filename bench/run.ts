@@ -52,7 +52,7 @@ function displayPath(path: string): string {
 export async function runBench(options: BenchOptions, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<BenchRun> {
   const startedAt = new Date();
   // Everything that can refuse to run is checked before minutes of micro benchmarks.
-  const anyLoad = options.load.h2load || options.load.openLoop || options.load.warmupSweep || options.load.rest || options.load.startup;
+  const anyLoad = options.load.h2load || options.load.openLoop || options.load.fixedLoad || options.load.warmupSweep || options.load.rest || options.load.startup;
   const plan = options.macro || anyLoad ? planCores(options.serverCores) : null;
   if (plan !== null && options.macro) checkScenarioFilter(options, plan.multi);
   if (plan !== null && options.macro && options.baselineRef !== null) resolveRef(options.baselineRef);

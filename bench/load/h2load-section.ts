@@ -193,13 +193,13 @@ async function measureGhz(ctx: LoadContext, server: LoadServer, algorithm: strin
 }
 
 /** The server's CPUs and the generator's, as the macro rounds count them. */
-function benchmarkCpus(ctx: LoadContext): number[] {
+export function benchmarkCpus(ctx: LoadContext): number[] {
   const { serverCpus, loadCpus } = ctx.plan.single;
   return [...serverCpus, ...loadCpus.filter((c) => !serverCpus.includes(c))];
 }
 
 /** Whether other processes (> 5 % of the CPUs) or the hypervisor (> 10 % steal) disturbed a run, as the macro marks ⊘ and ◐. */
-export function disturbed(round: GeneratorRound): boolean {
+export function disturbed(round: Pick<GeneratorRound, 'foreignCpuShare' | 'stealShare'>): boolean {
   return round.foreignCpuShare > CONTENDED_SHARE || round.stealShare > STOLEN_SHARE;
 }
 

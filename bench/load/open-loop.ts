@@ -17,7 +17,9 @@ import { type MedianInterval, bootstrapMedian, seedFor } from '../common/median-
 import { median } from '../common/stats.js';
 import { interleavedOrder } from '../macro/column.js';
 import { encodeGenerateJwtRequest } from '../kit/grpc-body.js';
-import { GENERATE_JWT_PATH, pairedRatio } from './h2load-section.js';
+import { cpuSnapshot, runCpu } from '../harness/contention.js';
+import { FIXED_LOAD_FRACTIONS, type ServerCpuRun, cpuPerCallFigure, cpuPerCallRatio, serverBusy } from './fixed-load.js';
+import { GENERATE_JWT_PATH, benchmarkCpus, disturbed, pairedRatio } from './h2load-section.js';
 import { type LoadContext, type LoadServer, type LoadServerName, startLoadServer } from './load-servers.js';
 import type { Capacity, OpenLoopPoint, OpenLoopRatio, OpenLoopSettings } from './results.js';
 import { runSampled } from './sampled-run.js';
@@ -27,8 +29,11 @@ export const OPEN_LOOP_BINARY = repoPath('bench', 'load', 'openloop', 'openloop'
 
 /** Shares of each server's own saturated rate. */
 export const FRACTIONS_OF_OWN = [0.25, 0.5, 0.75, 0.9] as const;
-/** Shares of Go's saturated rate, offered to both servers: the headline's p99 ratio. */
-export const FRACTIONS_OF_GO = [0.5, 0.8] as const;
+/**
+ * Shares of Go's saturated rate, offered to both servers: the p99 ratio at each (the
+ * headline's at 50 and 80 %), and CPU per call ours / Go at fixed load (fixed-load.ts).
+ */
+export const FRACTIONS_OF_GO = FIXED_LOAD_FRACTIONS;
 /** Rates offered to both servers whatever their capacity: what a user with this load gets. */
 export const ABSOLUTE_RPS = [1000, 5000] as const;
 /** Connections the generator spreads its calls over (round-robin). */
@@ -77,13 +82,21 @@ export interface RatePoint {
   readonly fractionOfGoCapacity?: number;
 }
 
-/** The rates each server is offered, from the saturated rates (`capacity(server)`). */
-export function ratePoints(servers: readonly LoadServerName[], capacity: (server: LoadServerName) => number | undefined, absolute: readonly number[]): RatePoint[] {
+/**
+ * The rates each server is offered, from the saturated rates (`capacity(server)`): shares
+ * of its own (`ownFractions`), of Go's, and the absolute ones.
+ */
+export function ratePoints(
+  servers: readonly LoadServerName[],
+  capacity: (server: LoadServerName) => number | undefined,
+  absolute: readonly number[],
+  ownFractions: readonly number[] = FRACTIONS_OF_OWN,
+): RatePoint[] {
   const points: RatePoint[] = [];
   const goCapacity = capacity('go');
   for (const server of servers) {
     const own = capacity(server);
-    if (own !== undefined) for (const f of FRACTIONS_OF_OWN) points.push({ server, offeredRps: Math.round(own * f), fractionOfOwnCapacity: f });
+    if (own !== undefined) for (const f of ownFractions) points.push({ server, offeredRps: Math.round(own * f), fractionOfOwnCapacity: f });
     if (goCapacity !== undefined) for (const f of FRACTIONS_OF_GO) points.push({ server, offeredRps: Math.round(goCapacity * f), fractionOfGoCapacity: f });
     for (const rps of absolute) points.push({ server, offeredRps: rps });
   }
@@ -97,6 +110,8 @@ export interface OpenLoopOptions {
   readonly warmupS: number;
   readonly rounds: number;
   readonly absoluteRps: readonly number[];
+  /** Shares of each server's own saturated rate (FRACTIONS_OF_OWN; [] for the fixed-load points alone). */
+  readonly ownFractions: readonly number[];
   /** Saturated requests/s per server and algorithm (the h2load cells'); measured here with ghz where missing. */
   readonly capacities: readonly Capacity[];
 }
@@ -107,9 +122,18 @@ export interface OpenLoopSectionResult {
   readonly settings: OpenLoopSettings;
 }
 
+/** One generator run with the server's CPU time around it. */
+interface MeasuredRun {
+  readonly round: number;
+  readonly run: OpenLoopRun;
+  readonly generatorCpu: number | null;
+  readonly server: ServerCpuRun;
+  readonly disturbed: boolean;
+}
+
 interface PointRuns {
   readonly point: RatePoint;
-  readonly runs: { round: number; run: OpenLoopRun; generatorCpu: number | null }[];
+  readonly runs: MeasuredRun[];
 }
 
 export async function runOpenLoopSection(ctx: LoadContext, options: OpenLoopOptions): Promise<OpenLoopSectionResult> {
@@ -130,14 +154,13 @@ export async function runOpenLoopSection(ctx: LoadContext, options: OpenLoopOpti
         server.process.pause();
       }
       const capacity = (server: LoadServerName): number | undefined => capacities.find((c) => c.server === server && c.algorithm === algorithm)?.requestsPerS;
-      const schedule = ratePoints(options.servers, capacity, options.absoluteRps).map((point): PointRuns => ({ point, runs: [] }));
+      const schedule = ratePoints(options.servers, capacity, options.absoluteRps, options.ownFractions).map((point): PointRuns => ({ point, runs: [] }));
       for (const { item, round } of interleavedOrder(schedule, options.rounds)) {
         const server = servers.get(item.point.server) as LoadServer;
         ctx.log(`  open loop ${algorithm} ${item.point.server} ${item.point.offeredRps}/s round ${round}/${options.rounds}`);
         server.process.resume();
         try {
-          const { run, generatorCpu } = await runOpenLoop(ctx, server, algorithm, item.point.offeredRps, options.durationS, round);
-          item.runs.push({ round, run, generatorCpu });
+          item.runs.push(await measureOpenLoop(ctx, server, algorithm, item.point.offeredRps, options.durationS, round));
         } finally {
           server.process.pause();
         }
@@ -148,7 +171,14 @@ export async function runOpenLoopSection(ctx: LoadContext, options: OpenLoopOpti
         const go = schedule.find((s) => s.point.server === 'go' && s.point.fractionOfGoCapacity === f);
         if (ours === undefined || go === undefined) continue;
         const p99 = (s: PointRuns) => s.runs.filter((r) => r.run.ok > 0).map((r) => ({ round: r.round, value: r.run.p99Ms }));
-        ratios.push({ algorithm, fractionOfGoCapacity: f, offeredRps: ours.point.offeredRps, p99Ratio: pairedRatio(p99(ours), p99(go), `open-loop/${algorithm}/${f}/p99`) });
+        const cpu = (s: PointRuns) => s.runs.map((r) => r.server);
+        ratios.push({
+          algorithm,
+          fractionOfGoCapacity: f,
+          offeredRps: ours.point.offeredRps,
+          p99Ratio: pairedRatio(p99(ours), p99(go), `open-loop/${algorithm}/${f}/p99`),
+          cpuPerCallRatio: cpuPerCallRatio(cpu(ours), cpu(go), `fixed-load/${algorithm}/${f}/cpu`),
+        });
       }
     } finally {
       await Promise.all([...servers.values()].map((s) => s.process.stop()));
@@ -163,11 +193,31 @@ export async function runOpenLoopSection(ctx: LoadContext, options: OpenLoopOpti
       rounds: options.rounds,
       connections: OPEN_LOOP_CONNECTIONS,
       arrivals: 'poisson',
-      fractionsOfOwn: FRACTIONS_OF_OWN,
+      fractionsOfOwn: options.ownFractions,
       fractionsOfGo: FRACTIONS_OF_GO,
       absoluteRps: options.absoluteRps,
       capacities,
     },
+  };
+}
+
+/**
+ * One measured run: the server's CPU time (process tree) read from /proc just before the
+ * generator starts and just after it exits, with who else used the CPUs meanwhile, as the
+ * h2load cells read them. The window covers the generator's connecting and draining too,
+ * when the server is idle and spends next to nothing.
+ */
+async function measureOpenLoop(ctx: LoadContext, server: LoadServer, algorithm: string, rps: number, durationS: number, round: number): Promise<MeasuredRun> {
+  const before = cpuSnapshot(server.process.pid);
+  const { run, generatorCpu } = await runOpenLoop(ctx, server, algorithm, rps, durationS, round);
+  const after = cpuSnapshot(server.process.pid);
+  const cpu = runCpu(before, after, benchmarkCpus(ctx), ctx.plan.single.serverCpus);
+  return {
+    round,
+    run,
+    generatorCpu,
+    server: { round, serverCpuS: cpu.serverCpuSeconds, wallS: (after.at - before.at) / 1000, ok: run.ok },
+    disturbed: disturbed(cpu),
   };
 }
 
@@ -213,5 +263,8 @@ function pointOf(algorithm: string, { point, runs }: PointRuns): OpenLoopPoint {
     rounds: runs.length,
     generatorCpu: generator.length === 0 ? null : median(generator),
     maxSendLagMs: runs.reduce((max, r) => Math.max(max, r.run.maxSendLagMs), 0),
+    cpuPerCallUs: cpuPerCallFigure(runs.map((r) => r.server), `${key}/cpu`),
+    serverCpu: serverBusy(runs.map((r) => r.server)),
+    disturbedRounds: runs.filter((r) => r.disturbed).length,
   };
 }

@@ -114,15 +114,23 @@ export interface OpenLoopPoint {
   readonly generatorCpu: number | null;
   /** Largest delay of a send behind its schedule over the rounds, ms. */
   readonly maxSendLagMs: number;
+  /** Server CPU µs per OK call (process tree, /proc, over each run), median over rounds with its interval; absent in runs before it was measured. */
+  readonly cpuPerCallUs?: MedianInterval | null;
+  /** Median busy share of the server's core over the rounds (CPU time / wall time). */
+  readonly serverCpu?: number | null;
+  /** Rounds where other processes used > 5 % of the CPUs or steal was > 10 % (the macro's ⊘ and ◐). */
+  readonly disturbedRounds?: number;
 }
 
-/** p99 ours / Go at one offered rate that both servers received (a fraction of Go's capacity). */
+/** p99 and CPU per call ours / Go at one offered rate that both servers received (a fraction of Go's capacity). */
 export interface OpenLoopRatio {
   readonly algorithm: string;
   readonly fractionOfGoCapacity: number;
   readonly offeredRps: number;
   /** Per-round p99 jwt-grpc / go: < 1 means ours answers faster at that load. */
   readonly p99Ratio: MedianInterval | null;
+  /** Per-round server CPU per call jwt-grpc / go (bench/load/fixed-load.ts): < 1 means ours spends less CPU per call at that load. */
+  readonly cpuPerCallRatio?: MedianInterval | null;
 }
 
 /** The saturated requests/s each open-loop rate was derived from, and where it came from. */

@@ -17,7 +17,7 @@ import type { LoadSelection } from '../options/types.js';
 import { runH2loadSection } from './h2load-section.js';
 import { REST_SERVERS, runRestSection } from './rest-section.js';
 import { type LoadContext, LOAD_SERVERS } from './load-servers.js';
-import { ABSOLUTE_RPS, buildOpenLoop, runOpenLoopSection } from './open-loop.js';
+import { ABSOLUTE_RPS, FRACTIONS_OF_OWN, buildOpenLoop, runOpenLoopSection } from './open-loop.js';
 import type { Capacity, LoadResults, RestSection } from './results.js';
 import { WARMUP_CALLS, runWarmupSection } from './warmup.js';
 import { runStartupSection } from './startup.js';
@@ -42,7 +42,7 @@ export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRati
 export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   const { selection } = options;
   // The start-up section runs beside the Go peer, as the other Go sections do.
-  const goSections = selection.h2load || selection.openLoop || selection.warmupSweep || selection.startup;
+  const goSections = selection.h2load || selection.openLoop || selection.fixedLoad || selection.warmupSweep || selection.startup;
   if (!goSections && !selection.rest) return NO_LOAD;
   const notes: string[] = [];
   const servers = [...LOAD_SERVERS];
@@ -58,7 +58,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   }
   // The load sections run the `jwt-grpc` row of the macro table, with its `--verify-issued`.
   notes.push(VERIFY_ISSUED_NOTE);
-  let openLoop = selection.openLoop;
+  // --fixed-load runs the open-loop section on its fraction-of-Go points alone.
+  let openLoop = selection.openLoop || selection.fixedLoad;
   if (openLoop) {
     const reason = buildOpenLoop();
     if (reason !== null) {
@@ -94,7 +95,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
           durationS: Math.max(options.durationS, 2),
           warmupS: options.warmupS,
           rounds: options.openLoopRounds,
-          absoluteRps: ABSOLUTE_RPS,
+          absoluteRps: selection.openLoop ? ABSOLUTE_RPS : [],
+          ownFractions: selection.openLoop ? FRACTIONS_OF_OWN : [],
           capacities,
         }))
       : null;

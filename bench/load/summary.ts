@@ -2,6 +2,7 @@
 import { formatInteger, formatMs, formatRatioInterval, formatUs } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
 import type { MedianInterval } from '../common/median-interval.js';
+import { type FixedLoadRow, fixedLoadRows } from './fixed-load.js';
 import type { GeneratorFigures, H2loadSection, LoadResults, OpenLoopPoint, RestSection } from './results.js';
 
 /** `12,345 (12,001-12,650)`, or the median alone with the round count where no interval could be given. */
@@ -82,6 +83,41 @@ function openLoopPart(results: LoadResults): string[] {
   ];
 }
 
+function usInterval(value: MedianInterval | null): string {
+  if (value === null) return 'n/a';
+  if (value.low === null || value.high === null) return `${formatUs(value.median)} (n=${value.n})`;
+  return `${formatUs(value.median)} (${formatUs(value.low)}-${formatUs(value.high)})`;
+}
+
+/** One server's cell of the fixed-load table: µs per call (interval), its busy share, and its achieved rate where it fell behind. */
+function fixedLoadSide(side: FixedLoadRow['ours'], offeredRps: number): string[] {
+  if (side === null) return ['n/a', ''];
+  const behind = side.achievedRps < offeredRps * 0.98 ? ` (achieved ${formatInteger(side.achievedRps)}/s)` : '';
+  return [usInterval(side.cpuPerCallUs) + behind, percent(side.serverCpu)];
+}
+
+/** CPU per call at 25/50/80 % of Go's saturated rate, both servers offered the same open-loop rate; empty when not measured. */
+export function fixedLoadPart(results: LoadResults): string[] {
+  const rows = fixedLoadRows(results.openLoop ?? [], results.openLoopRatios ?? []);
+  if (rows.length === 0) return [];
+  const settings = results.loadSettings?.openLoop;
+  const table = rows.map((r) => [
+    r.algorithm,
+    `${Math.round(r.fractionOfGoCapacity * 100)} % (${formatInteger(r.offeredRps)}/s)`,
+    ...fixedLoadSide(r.ours, r.offeredRps),
+    ...fixedLoadSide(r.go, r.offeredRps),
+    formatRatioInterval(r.ratio) + (r.disturbedRounds > 0 ? ' ⊘' : ''),
+  ]);
+  return [
+    '### CPU per call at fixed offered load',
+    `Both servers offered the same open-loop rate, a share of Go's saturated requests/s in this run (capacities above), ${settings?.rounds ?? '?'} interleaved rounds of ${settings?.durationS ?? '?'} s per rate. ` +
+      'Server CPU time (process tree, /proc) over each generator run / its OK calls; `busy %`: that CPU time / wall time of the server\'s core. ' +
+      'The ratio is CPU per call jwt-grpc / Go taken round by round, median (95 % interval): < 1.00x means ours spends less CPU per call at that load ' +
+      '(the inverse of the saturated tables\' calls per CPU-second). ⊘: rounds where other processes used > 5 % of the CPUs or steal was > 10 %.',
+    markdownTable(['algorithm', 'offered (% of Go\'s capacity)', 'jwt-grpc µs/call', 'busy %', 'Go µs/call', 'busy %', 'CPU per call, ours / Go'], table, 2),
+  ];
+}
+
 function warmupPart(results: LoadResults): string[] {
   const points = results.warmup ?? [];
   const settings = results.loadSettings?.warmup;
@@ -152,7 +188,7 @@ export function loadSummary(results: LoadResults): string[] {
   const goSections = results.h2load !== null || results.openLoop !== null || results.warmup !== null || results.startupRows !== null;
   const parts = goSections ? ['## Load: h2load, open loop, warm-up (jwt-grpc and Go, one server core)'] : [];
   if (results.h2load !== null) parts.push(...h2loadPart(results.h2load));
-  if (results.openLoop !== null) parts.push(...openLoopPart(results));
+  if (results.openLoop !== null) parts.push(...fixedLoadPart(results), ...openLoopPart(results));
   if (results.warmup !== null) parts.push(...warmupPart(results));
   if (results.startupRows !== null) parts.push(...startupPart(results));
   if (results.rest != null) parts.push(...restPart(results.rest));

@@ -28,7 +28,11 @@ Load sections (jwt-grpc and the Go peer on one core, each section starting them 
   --h2load              saturated requests/s under h2load (nghttp2-client), ghz on the same
                         servers for comparison, and which side saturated (quick: HS256 only)
   --open-loop           latency at fixed arrival rates (25/50/75/90 % of each server's
-                        capacity, 50/80 % of Go's, 1,000 and 5,000/s), open loop: p50/p99/p99.9
+                        capacity, 25/50/80 % of Go's, 1,000 and 5,000/s), open loop: p50/p99/p99.9,
+                        and server CPU per call (ours / Go at each share of Go's; full runs it)
+  --fixed-load          only the open-loop points at 25/50/80 % of Go's saturated rate, offered to
+                        both: server CPU per call, ours / Go, at fixed load (HS256 alone: ~1.5 min;
+                        with --algorithms HS256,ES256 about 2.5)
   --warmup-sweep        CPU per call vs Go after 0/2,000/20,000/200,000 warm-up calls on
                         fresh servers, and time from start to the first OK call
   --rest                gRPC against REST (POST /token, HTTP/1.1 keep-alive) for the same work, on

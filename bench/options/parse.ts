@@ -16,6 +16,7 @@ const OPTION_SPEC = {
   h2load: { type: 'boolean' },
   rest: { type: 'boolean' },
   'open-loop': { type: 'boolean' },
+  'fixed-load': { type: 'boolean' },
   'warmup-sweep': { type: 'boolean' },
   startup: { type: 'boolean' },
   'no-load': { type: 'boolean' },
@@ -89,7 +90,7 @@ function parseRef(raw: string): string {
 
 /**
  * The load sections: the profile's, unless --micro-only or --ghz-only (none) or --no-load
- * (none); `--h2load`, `--open-loop`, `--warmup-sweep`, `--rest` and `--startup` add theirs in every case, and with
+ * (none); `--h2load`, `--open-loop`, `--fixed-load`, `--warmup-sweep`, `--rest` and `--startup` add theirs in every case, and with
  * `--load-only` they are the selection (without any of them, the profile's).
  */
 function pickLoad(
@@ -100,6 +101,7 @@ function pickLoad(
     h2load?: boolean;
     rest?: boolean;
     'open-loop'?: boolean;
+    'fixed-load'?: boolean;
     'warmup-sweep'?: boolean;
     startup?: boolean;
     'no-load'?: boolean;
@@ -109,14 +111,15 @@ function pickLoad(
   const asked = {
     h2load: values.h2load === true,
     openLoop: values['open-loop'] === true,
+    fixedLoad: values['fixed-load'] === true,
     warmupSweep: values['warmup-sweep'] === true,
     rest: values.rest === true,
     startup: values.startup === true,
   };
-  const anyAsked = asked.h2load || asked.openLoop || asked.warmupSweep || asked.rest || asked.startup;
+  const anyAsked = asked.h2load || asked.openLoop || asked.fixedLoad || asked.warmupSweep || asked.rest || asked.startup;
   if (values['no-load'] === true) {
-    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --warmup-sweep, --rest and --startup');
-    return { h2load: false, openLoop: false, warmupSweep: false, rest: false, startup: false };
+    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --fixed-load, --warmup-sweep, --rest and --startup');
+    return { h2load: false, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: false };
   }
   const defaults = PROFILES[profile].load;
   if (values['load-only'] === true && anyAsked) return asked;
@@ -124,6 +127,7 @@ function pickLoad(
   return {
     h2load: asked.h2load || (byProfile && defaults.h2load),
     openLoop: asked.openLoop || (byProfile && defaults.openLoop),
+    fixedLoad: asked.fixedLoad || (byProfile && defaults.fixedLoad),
     warmupSweep: asked.warmupSweep || (byProfile && defaults.warmupSweep),
     rest: asked.rest || (byProfile && defaults.rest),
     startup: asked.startup || (byProfile && defaults.startup),

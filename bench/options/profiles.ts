@@ -19,6 +19,8 @@ export interface Profile {
 export interface LoadProfile {
   readonly h2load: boolean;
   readonly openLoop: boolean;
+  /** CPU per call at fixed offered load alone (load/fixed-load.ts); the open-loop section includes it. */
+  readonly fixedLoad: boolean;
   readonly warmupSweep: boolean;
   /** The REST rows (load/rest-section.ts): gRPC against REST on Node and on Rust. */
   readonly rest: boolean;
@@ -67,7 +69,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     html: false,
     micro: { timeMs: 400, iterations: 64, warmupMs: 100, allocationOps: 1000 },
     // The h2load cell of HS256 (about 45 s): whether ghz or the server set the pace.
-    load: { h2load: true, openLoop: false, warmupSweep: false, rest: false, startup: true, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 2 },
+    load: { h2load: true, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: true, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 2 },
   },
   // Figures worth quoting: everything, 10 rounds of 5 s after a 2 s warm-up per server start.
   full: {
@@ -78,7 +80,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'all',
     html: true,
     micro: { timeMs: 2000, iterations: 256, warmupMs: 500, allocationOps: 4000 },
-    load: { h2load: true, openLoop: true, warmupSweep: true, rest: true, startup: true, algorithms: ['HS256', 'ES256'], openLoopRounds: 5, warmupStarts: 2 },
+    load: { h2load: true, openLoop: true, fixedLoad: false, warmupSweep: true, rest: true, startup: true, algorithms: ['HS256', 'ES256'], openLoopRounds: 5, warmupStarts: 2 },
   },
   // One scenario of each kind with tiny counts: proves the harness and every server work (CI).
   smoke: {
@@ -89,6 +91,6 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'one-per-kind',
     html: false,
     micro: { timeMs: 10, iterations: 8, warmupMs: 0, allocationOps: 50 },
-    load: { h2load: false, openLoop: false, warmupSweep: false, rest: false, startup: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 1 },
+    load: { h2load: false, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 1 },
   },
 };

@@ -8,6 +8,11 @@ export interface LoadSelection {
   readonly h2load: boolean;
   /** Latency at fixed arrival rates, open loop (`--open-loop`). */
   readonly openLoop: boolean;
+  /**
+   * CPU per call at 25/50/80 % of Go's saturated rate, open loop (`--fixed-load`): the
+   * open-loop section's fraction-of-Go points alone. `openLoop` includes them.
+   */
+  readonly fixedLoad: boolean;
   /** CPU per call against warm-up calls on fresh servers, and time to the first OK call (`--warmup-sweep`). */
   readonly warmupSweep: boolean;
   /** gRPC against REST for the same work, on Node and on Rust, under h2load (`--rest`). */

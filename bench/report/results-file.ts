@@ -17,8 +17,8 @@ import type { BenchOptions } from '../options/types.js';
  *   figure of the same server processes and rounds, and per algorithm the ratios ours / Go;
  * - `openLoop`: one entry per (server, algorithm, offered rate): p50 / p99 / p99.9 from
  *   each call's intended send time, each a median over rounds with its interval, the
- *   achieved rate and the errors; `openLoopRatios`: p99 ours / Go at 50 % and 80 % of
- *   Go's capacity (the headline);
+ *   achieved rate and the errors; each with the server's CPU µs per call and busy share; `openLoopRatios`: p99 and
+ *   server CPU per call ours / Go at 25, 50 and 80 % of Go's capacity (the fixed-load curve);
  * - `warmup`: CPU per call and its ratio to Go per warm-up count on fresh servers;
  *   `startup`: time from spawn to the first OK call per server;
  * - `loadSettings`: how they ran (servers, algorithms, rates, counts) and their notes.

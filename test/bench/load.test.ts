@@ -104,7 +104,7 @@ describe('ratios and saturation', () => {
 
   it('offer each server shares of its own capacity and of Go\'s, and the fixed rates', () => {
     const points = ratePoints(['jwt-grpc', 'go'], (s) => (s === 'go' ? 1000 : 800), [50]);
-    expect(points.filter((p) => p.server === 'jwt-grpc').map((p) => p.offeredRps)).toEqual([200, 400, 600, 720, 500, 800, 50]);
+    expect(points.filter((p) => p.server === 'jwt-grpc').map((p) => p.offeredRps)).toEqual([200, 400, 600, 720, 250, 500, 800, 50]);
     expect(points.filter((p) => p.fractionOfGoCapacity === 0.8).map((p) => p.offeredRps)).toEqual([800, 800]);
   });
 });

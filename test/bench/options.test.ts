@@ -19,7 +19,7 @@ describe('parseCommandLine', () => {
       profile: 'quick',
       micro: true,
       macro: true,
-      load: { h2load: true, openLoop: false, warmupSweep: false, rest: false, startup: true },
+      load: { h2load: true, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: true },
       servers: null,
       algorithms: null,
       cells: null,
@@ -76,8 +76,8 @@ describe('parseCommandLine', () => {
   });
 
   it('selects the load sections: quick h2load and start-up, full all five, smoke none; flags add, --load-only and --no-load restrict', () => {
-    const none = { h2load: false, openLoop: false, warmupSweep: false, rest: false, startup: false };
-    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true, startup: true });
+    const none = { h2load: false, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: false };
+    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, fixedLoad: false, warmupSweep: true, rest: true, startup: true });
     expect(options('--smoke').load).toEqual(none);
     expect(options('--smoke', '--open-loop').load).toEqual({ ...none, openLoop: true });
     expect(options('--micro-only').load).toEqual(none);
@@ -87,12 +87,17 @@ describe('parseCommandLine', () => {
     expect(options('--load-only', '--startup').load).toEqual({ ...none, startup: true });
     const loadOnly = options('--full', '--load-only', '--open-loop');
     expect(loadOnly).toMatchObject({ micro: false, macro: false, load: { ...none, openLoop: true } });
-    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, warmupSweep: true, rest: true, startup: true });
+    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, fixedLoad: false, warmupSweep: true, rest: true, startup: true });
     // The REST rows: full only by default, --rest adds them anywhere, --no-load refuses them.
     expect(options('--quick').load.rest).toBe(false);
     expect(options('--smoke', '--rest').load).toEqual({ ...none, rest: true });
     expect(options('--load-only', '--rest').load).toEqual({ ...none, rest: true });
     expect(() => options('--no-load', '--rest')).toThrow(/--rest/);
+    // CPU per call at fixed load: in no profile on its own (full's open loop has its points), --fixed-load adds it.
+    expect(options('--quick').load.fixedLoad).toBe(false);
+    expect(options('--load-only', '--fixed-load').load).toEqual({ ...none, fixedLoad: true });
+    expect(options('--fixed-load').load).toMatchObject({ h2load: true, fixedLoad: true, startup: true });
+    expect(() => options('--no-load', '--fixed-load')).toThrow(/--fixed-load/);
   });
 
   it('answers --help and -h', () => {
@@ -128,7 +133,7 @@ describe('parseCommandLine', () => {
 describe('helpText', () => {
   it('lists every option the parser accepts, and every server', () => {
     const text = helpText(SERVER_NAMES);
-    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--load-only', '--h2load', '--open-loop', '--warmup-sweep', '--no-load', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--rounds', '--server-cores', '--html', '--no-html', '--label', '--out', '--help']) {
+    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--load-only', '--h2load', '--open-loop', '--fixed-load', '--warmup-sweep', '--no-load', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--rounds', '--server-cores', '--html', '--no-html', '--label', '--out', '--help']) {
       expect(text).toContain(flag);
     }
     for (const name of SERVER_NAMES) expect(text).toContain(name);

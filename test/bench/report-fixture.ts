@@ -44,8 +44,13 @@ export function reportFixture(): BenchResults {
     { id: 'go', what: 'Go peer: exec to the first OK GenerateJwt', ms: ms(20), ratio: ms(0.45), ratioTo: 'bare-node-listener' },
     { id: 'keys-file', what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ms: ms(210), ratio: ms(4.6), ratioTo: 'bare-node-listener' },
   ] as const;
+  // CPU per call at fixed load (it came after the run the fixture is from): ours / Go at 25, 50 and 80 % of Go's capacity.
+  const openLoopRatios = [0.25, 0.5, 0.8].flatMap((f) =>
+    (['HS256', 'ES256'] as const).map((algorithm) => ({ algorithm, fractionOfGoCapacity: f, offeredRps: 10_000 * f, p99Ratio: null, cpuPerCallRatio: ms(algorithm === 'HS256' ? 0.6 + f / 10 : 0.95) })),
+  );
   return {
     ...results,
+    openLoopRatios,
     startupRows,
     macro: {
       ...macro,
@@ -57,7 +62,7 @@ export function reportFixture(): BenchResults {
 
 /** The fixture without the sections other parts of the benchmark add: a run of the harness alone. */
 export function macroOnlyFixture(): BenchResults {
-  return { ...reportFixture(), h2load: null, openLoop: null, warmup: null, startup: null, startupRows: null };
+  return { ...reportFixture(), h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, startupRows: null };
 }
 
 /** Per chart, the vega mark types (`mark-<type> role-mark`) its SVG must draw at least one of each. */
@@ -66,6 +71,7 @@ export const EXPECTED_MARKS: Readonly<Record<string, readonly string[]>> = {
   'ratios-ours-rust': ['symbol', 'rule', 'text'],
   ratios: ['symbol', 'rule', 'text'],
   h2load: ['symbol', 'rule', 'text'],
+  'cpu-fixed-load': ['line', 'rule', 'symbol'],
   latency: ['line', 'area', 'symbol'],
   scaling: ['line', 'area', 'symbol', 'rule'],
   'cpu-per-call': ['rect'],

@@ -6,6 +6,7 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { h2loadChartSpec, h2loadRows, startupChartSpec, startupRows, startupSectionChartSpec, startupSectionRows } from './absolute-charts.js';
 import { cpuChartSpec, cpuRows } from './cpu-chart.js';
+import { fixedLoadChartRows, fixedLoadChartSpec } from './fixed-load-chart.js';
 import type { ChartedResults } from './inputs.js';
 import { latencyChartSpec, latencyRows } from './latency-chart.js';
 import { oursGoRatioRows, oursRustRatioRows, ratioChartSpec, verdictRatioRows } from './ratio-charts.js';
@@ -42,6 +43,7 @@ export const CHARTS: readonly ChartDefinition[] = [
     spec: (r) => unlessEmpty(verdictRatioRows(r), (rows) => ratioChartSpec(rows, 'The verdicts’ ratios: median and 95 % interval')),
   },
   { name: 'h2load', caption: 'requests/s under h2load', spec: (r) => unlessEmpty(h2loadRows(r), h2loadChartSpec) },
+  { name: 'cpu-fixed-load', caption: 'CPU per call ours / Go against offered load (25/50/80 % of Go’s capacity)', spec: (r) => unlessEmpty(fixedLoadChartRows(r), fixedLoadChartSpec) },
   { name: 'latency', caption: 'latency against offered load, per server', spec: (r) => unlessEmpty(latencyRows(r), latencyChartSpec) },
   {
     name: 'scaling',

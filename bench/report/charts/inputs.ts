@@ -18,9 +18,10 @@ export interface IntervalFigure {
  * results.json as the charts read it: the load sections (bench/load/results.ts) are read
  * defensively, since files of older runs lack them or carry other shapes.
  */
-export type ChartedResults = Omit<BenchResults, 'h2load' | 'openLoop' | 'warmup' | 'startup' | 'startupRows'> & {
+export type ChartedResults = Omit<BenchResults, 'h2load' | 'openLoop' | 'openLoopRatios' | 'warmup' | 'startup' | 'startupRows'> & {
   readonly h2load?: unknown;
   readonly openLoop?: unknown;
+  readonly openLoopRatios?: unknown;
   readonly warmup?: unknown;
   readonly startup?: unknown;
   readonly startupRows?: unknown;
