@@ -1,0 +1,123 @@
+/**
+ * Who may call RevokeJwt: a caller the policy lists as a revoker, or the admin secret as a
+ * bearer token; each refusal with its status and a message that names the remedy, never the
+ * secret. And the admin secret file: read once, refused when short, spaced or unreadable.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JwtGrpcError } from '../../src/errors.js';
+import { type AdminSecret, MIN_ADMIN_SECRET_LENGTH, authorizeRevoke, readAdminSecret } from '../../src/revocation/admin.js';
+import { CallMetadata, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-admin-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SECRET = 'correct-horse-battery-staple';
+const quiet = { warn: () => {} };
+
+function secretFile(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text, { mode: 0o600 });
+  return path;
+}
+
+function call(caller?: string, authorization?: string): Parameters<typeof authorizeRevoke>[0] {
+  const metadata = new CallMetadata();
+  if (authorization !== undefined) metadata.set('authorization', authorization);
+  return { caller: caller === undefined ? undefined : { id: caller, certificate: Buffer.alloc(0), thumbprint: '' }, metadata };
+}
+
+function refusal(action: () => unknown): GrpcStatusError {
+  try {
+    action();
+  } catch (err) {
+    if (err instanceof GrpcStatusError) return err;
+    throw err;
+  }
+  throw new Error('not refused');
+}
+
+async function rejection(promise: Promise<unknown>): Promise<JwtGrpcError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof JwtGrpcError) return err;
+    throw err;
+  }
+  throw new Error('not refused');
+}
+
+describe('readAdminSecret', () => {
+  it('reads the secret without its final newline, and the same secret authorizes', async () => {
+    const secret = await readAdminSecret(secretFile('ok', `${SECRET}\n`), 'adminTokenFile', quiet);
+    expect(authorizeRevoke(call(undefined, `Bearer ${SECRET}`), secret, undefined)).toBe('admin-token');
+  });
+
+  it(`refuses a secret shorter than ${MIN_ADMIN_SECRET_LENGTH} characters, naming the file and never the secret`, async () => {
+    const path = secretFile('short', 'fifteen-chars!!');
+    const err = await rejection(readAdminSecret(path, 'adminTokenFile', quiet));
+    expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'adminTokenFile', `adminTokenFile: ${path} must hold a secret of at least 16 characters`]);
+    expect(err.message).not.toContain('fifteen');
+    await expect(readAdminSecret(secretFile('sixteen', 'sixteen-chars!!!'), 'adminTokenFile', quiet)).resolves.toBeDefined();
+  });
+
+  it('refuses a secret with whitespace inside, or two lines', async () => {
+    for (const [name, text] of [['space', 'a secret with spaces'], ['lines', `${SECRET}\n${SECRET}\n`]]) {
+      const path = secretFile(name as string, text as string);
+      const err = await rejection(readAdminSecret(path, '--admin-token-file', quiet));
+      expect([err.code, err.message]).toEqual(['ERR_INVALID_OPTION', `--admin-token-file: ${path}: the secret may not contain whitespace`]);
+    }
+  });
+
+  it('refuses a file it cannot read with ERR_FILE and the errno code', async () => {
+    const path = join(dir, 'missing');
+    const err = await rejection(readAdminSecret(path, 'adminTokenFile', quiet));
+    expect([err.code, err.field, err.message]).toEqual(['ERR_FILE', 'adminTokenFile', `adminTokenFile: cannot read ${path}: ENOENT`]);
+  });
+});
+
+describe('authorizeRevoke', () => {
+  let secret: AdminSecret;
+  beforeAll(async () => {
+    secret = await readAdminSecret(secretFile('secret', SECRET), 'adminTokenFile', quiet);
+  });
+
+  it('lets a listed revoker in by its certificate, with or without an admin secret', () => {
+    expect(authorizeRevoke(call('spiffe://example.org/ops'), undefined, ['spiffe://example.org/ops'])).toBe('spiffe://example.org/ops');
+    expect(authorizeRevoke(call('spiffe://example.org/ops'), secret, ['spiffe://example.org/ops'])).toBe('spiffe://example.org/ops');
+  });
+
+  it('takes the bearer scheme in any case', () => {
+    expect(authorizeRevoke(call(undefined, `bearer ${SECRET}`), secret, undefined)).toBe('admin-token');
+  });
+
+  it('refuses everyone with PERMISSION_DENIED when neither a secret nor revokers are configured', () => {
+    for (const revokers of [undefined, []]) {
+      const err = refusal(() => authorizeRevoke(call('spiffe://example.org/ops', `Bearer ${SECRET}`), undefined, revokers));
+      expect(err.status).toBe(GrpcStatus.PERMISSION_DENIED);
+      expect(err.message).toMatch(/^RevokeJwt is off: the server has no admin credential \(start it with --admin-token-file FILE/);
+    }
+  });
+
+  it('refuses a caller not among the revokers with PERMISSION_DENIED naming it, when there is no secret', () => {
+    let err = refusal(() => authorizeRevoke(call('dns:intruder.example'), undefined, ['spiffe://example.org/ops']));
+    expect([err.status, err.message]).toEqual([GrpcStatus.PERMISSION_DENIED, 'caller "dns:intruder.example" is not among the policy\'s revokers']);
+    err = refusal(() => authorizeRevoke(call(), undefined, ['spiffe://example.org/ops']));
+    expect(err.message).toBe("caller (no client certificate) is not among the policy's revokers");
+  });
+
+  it('refuses a call without a bearer token with UNAUTHENTICATED saying how to send one', () => {
+    for (const header of [undefined, SECRET, 'Basic abc', `Bearer ${SECRET} extra`]) {
+      const err = refusal(() => authorizeRevoke(call(undefined, header), secret, undefined));
+      expect(err.status, String(header)).toBe(GrpcStatus.UNAUTHENTICATED);
+      expect(err.message).toMatch(/^RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE/);
+    }
+  });
+
+  it('refuses a wrong secret with UNAUTHENTICATED, never echoing what was sent', () => {
+    const err = refusal(() => authorizeRevoke(call('dns:other.example', 'Bearer guessed-secret-value'), secret, ['spiffe://example.org/ops']));
+    expect([err.status, err.message]).toEqual([GrpcStatus.UNAUTHENTICATED, 'the admin secret does not match']);
+  });
+});

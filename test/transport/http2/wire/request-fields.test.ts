@@ -1,0 +1,76 @@
+/**
+ * What makes a request's header list well-formed (RFC 9113 §8.1-8.3): field names, values,
+ * pseudo-headers, connection-specific fields and `te`; and trailers, which are regular fields only.
+ */
+import { describe, expect, it } from 'vitest';
+import { isFieldName, validTrailerFields, validateRequestFields } from '../../../../src/transport/http2/wire/request-fields.js';
+
+const REQUEST = [':method', 'POST', ':scheme', 'http', ':path', '/svc/Method', ':authority', 'localhost'];
+
+describe('isFieldName', () => {
+  it('takes lowercase token characters, after the colon of a pseudo-header', () => {
+    for (const name of ['content-type', 'x-a.b_c~1', ':path', "!#$%&'*+-.^_`|~"]) expect(isFieldName(name), name).toBe(true);
+  });
+
+  it('refuses an empty name, a lone colon, uppercase, spaces, separators and non-ASCII', () => {
+    for (const name of ['', ':', 'Content-Type', 'a b', 'a:b', 'a,b', 'a"b', 'é', 'a\u0100']) expect(isFieldName(name), name).toBe(false);
+  });
+});
+
+describe('validateRequestFields', () => {
+  it('returns the headers by name, a repeated regular name joined with ", "', () => {
+    const headers = validateRequestFields([...REQUEST, 'x-tag', 'a', 'te', 'trailers', 'x-tag', 'b']);
+    expect(headers).toEqual({ ':method': 'POST', ':scheme': 'http', ':path': '/svc/Method', ':authority': 'localhost', 'x-tag': 'a, b', te: 'trailers' });
+  });
+
+  it('takes a CONNECT without :scheme and :path', () => {
+    expect(validateRequestFields([':method', 'CONNECT', ':authority', 'host:443'])).toEqual({ ':method': 'CONNECT', ':authority': 'host:443' });
+  });
+
+  const malformed: Record<string, string[]> = {
+    'no :method': [':scheme', 'http', ':path', '/'],
+    'no :scheme': [':method', 'POST', ':path', '/'],
+    'no :path': [':method', 'POST', ':scheme', 'http'],
+    'an empty :path': [':method', 'POST', ':scheme', 'http', ':path', ''],
+    'an unknown pseudo-header': [...REQUEST, ':status', '200'],
+    'a repeated pseudo-header': [...REQUEST, ':path', '/other'],
+    'a pseudo-header after a regular field': [':method', 'POST', 'x-a', '1', ':scheme', 'http', ':path', '/'],
+    'an uppercase name': [...REQUEST, 'X-Tag', '1'],
+    'a value with NUL': [...REQUEST, 'x-tag', 'a\u0000b'],
+    'a value with CR': [...REQUEST, 'x-tag', 'a\rb'],
+    'a value with LF': [...REQUEST, 'x-tag', 'a\nb'],
+    'a value with leading space': [...REQUEST, 'x-tag', ' a'],
+    'a value with trailing tab': [...REQUEST, 'x-tag', 'a\t'],
+    'a pseudo-header value with leading space': [':method', ' POST', ':scheme', 'http', ':path', '/'],
+    connection: [...REQUEST, 'connection', 'close'],
+    'keep-alive': [...REQUEST, 'keep-alive', '5'],
+    'proxy-connection': [...REQUEST, 'proxy-connection', 'x'],
+    'transfer-encoding': [...REQUEST, 'transfer-encoding', 'chunked'],
+    upgrade: [...REQUEST, 'upgrade', 'h2c'],
+    'te other than trailers': [...REQUEST, 'te', 'gzip'],
+  };
+  for (const [what, fields] of Object.entries(malformed)) {
+    it(`refuses a list with ${what}`, () => {
+      expect(validateRequestFields(fields)).toBeUndefined();
+    });
+  }
+
+  it('takes a value with whitespace inside it, and an empty value', () => {
+    expect(validateRequestFields([...REQUEST, 'x-a', 'a b\tc', 'x-b', ''])).toMatchObject({ 'x-a': 'a b\tc', 'x-b': '' });
+  });
+});
+
+describe('validTrailerFields', () => {
+  it('takes regular fields, and no fields at all', () => {
+    expect(validTrailerFields(['grpc-status', '0', 'x-tag', 'a'])).toBe(true);
+    expect(validTrailerFields([])).toBe(true);
+  });
+
+  it('refuses a pseudo-header, a bad name or value, and a connection-specific field', () => {
+    expect(validTrailerFields([':path', '/'])).toBe(false);
+    expect(validTrailerFields(['X-Tag', 'a'])).toBe(false);
+    expect(validTrailerFields(['x-tag', 'a\r\nb'])).toBe(false);
+    expect(validTrailerFields(['x-ok', 'a', 'connection', 'close'])).toBe(false);
+    expect(validTrailerFields(['te', 'gzip'])).toBe(false);
+  });
+});
