@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../src/errors.js';
 import { type AdminSecret, MIN_ADMIN_SECRET_LENGTH, authorizeRevoke, readAdminSecret } from '../../src/revocation/admin.js';
-import { CallMetadata, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { CallMetadata } from '../../src/transport/handler-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-admin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,11 +29,12 @@ function call(caller?: string, authorization?: string): Parameters<typeof author
   return { caller: caller === undefined ? undefined : { id: caller, certificate: Buffer.alloc(0), thumbprint: '' }, metadata };
 }
 
-function refusal(action: () => unknown): GrpcStatusError {
+/** The JwtGrpcError `action` throws (the service's edge maps its code to the call's status). */
+function refusal(action: () => unknown): JwtGrpcError {
   try {
     action();
   } catch (err) {
-    if (err instanceof GrpcStatusError) return err;
+    if (err instanceof JwtGrpcError) return err;
     throw err;
   }
   throw new Error('not refused');
@@ -93,31 +94,31 @@ describe('authorizeRevoke', () => {
     expect(authorizeRevoke(call(undefined, `bearer ${SECRET}`), secret, undefined)).toBe('admin-token');
   });
 
-  it('refuses everyone with PERMISSION_DENIED when neither a secret nor revokers are configured', () => {
+  it('refuses everyone with ERR_PERMISSION_DENIED when neither a secret nor revokers are configured', () => {
     for (const revokers of [undefined, []]) {
       const err = refusal(() => authorizeRevoke(call('spiffe://example.org/ops', `Bearer ${SECRET}`), undefined, revokers));
-      expect(err.status).toBe(GrpcStatus.PERMISSION_DENIED);
+      expect(err.code).toBe('ERR_PERMISSION_DENIED');
       expect(err.message).toMatch(/^RevokeJwt is off: the server has no admin credential \(start it with --admin-token-file FILE/);
     }
   });
 
-  it('refuses a caller not among the revokers with PERMISSION_DENIED naming it, when there is no secret', () => {
+  it('refuses a caller not among the revokers with ERR_PERMISSION_DENIED naming it, when there is no secret', () => {
     let err = refusal(() => authorizeRevoke(call('dns:intruder.example'), undefined, ['spiffe://example.org/ops']));
-    expect([err.status, err.message]).toEqual([GrpcStatus.PERMISSION_DENIED, 'caller "dns:intruder.example" is not among the policy\'s revokers']);
+    expect([err.code, err.message]).toEqual(['ERR_PERMISSION_DENIED', 'caller "dns:intruder.example" is not among the policy\'s revokers']);
     err = refusal(() => authorizeRevoke(call(), undefined, ['spiffe://example.org/ops']));
     expect(err.message).toBe("caller (no client certificate) is not among the policy's revokers");
   });
 
-  it('refuses a call without a bearer token with UNAUTHENTICATED saying how to send one', () => {
+  it('refuses a call without a bearer token with ERR_UNAUTHENTICATED saying how to send one', () => {
     for (const header of [undefined, SECRET, 'Basic abc', `Bearer ${SECRET} extra`]) {
       const err = refusal(() => authorizeRevoke(call(undefined, header), secret, undefined));
-      expect(err.status, String(header)).toBe(GrpcStatus.UNAUTHENTICATED);
+      expect(err.code, String(header)).toBe('ERR_UNAUTHENTICATED');
       expect(err.message).toMatch(/^RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE/);
     }
   });
 
-  it('refuses a wrong secret with UNAUTHENTICATED, never echoing what was sent', () => {
+  it('refuses a wrong secret with ERR_UNAUTHENTICATED, never echoing what was sent', () => {
     const err = refusal(() => authorizeRevoke(call('dns:other.example', 'Bearer guessed-secret-value'), secret, ['spiffe://example.org/ops']));
-    expect([err.status, err.message]).toEqual([GrpcStatus.UNAUTHENTICATED, 'the admin secret does not match']);
+    expect([err.code, err.message]).toEqual(['ERR_UNAUTHENTICATED', 'the admin secret does not match']);
   });
 });
