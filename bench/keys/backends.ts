@@ -45,6 +45,8 @@ export interface KeyBackendsOptions {
   readonly rounds: number;
   /** The CPUs the servers are pinned to (empty: not pinned). */
   readonly serverCpus: readonly number[];
+  /** Extra SoftHSM2 rows, one per libuv thread pool size (UV_THREADPOOL_SIZE) given; absent: the default pool (4) only. */
+  readonly pkcs11ThreadPools?: readonly number[];
   readonly log: (line: string) => void;
 }
 
@@ -189,6 +191,9 @@ async function prepareSources(options: KeyBackendsOptions, dir: string): Promise
     const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--pkcs11', token.uri('bench-es256'), '--out', file], { env: token.env });
     if (made.code !== 0) throw new Error(made.stderr);
     sources.push({ name: 'SoftHSM2 (PKCS#11)', keysFile: file, env: { ...token.env } });
+    for (const size of options.pkcs11ThreadPools ?? []) {
+      sources.push({ name: `SoftHSM2 (PKCS#11), UV_THREADPOOL_SIZE=${size}`, keysFile: file, env: { ...token.env, UV_THREADPOOL_SIZE: String(size) } });
+    }
   } else if (asked.has('pkcs11')) skipped.push(`SoftHSM2: ${noHsm}`);
   const kms = findLocalKms();
   if (asked.has('kms') && 'localKms' in kms) {
@@ -245,7 +250,7 @@ export function keyBackendsSection(results: KeyBackendResults): string {
   ].join('\n\n');
 }
 
-// Run as a script: `npm run bench:key-backends -- [--duration 5] [--rounds 3] [--concurrency 1,8,64] [--sources memory,pkcs11,kms]`.
+// Run as a script: `npm run bench:key-backends -- [--duration 5] [--rounds 3] [--concurrency 1,8,64] [--sources memory,pkcs11,kms] [--pkcs11-threadpool 1]`.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({
     options: {
@@ -253,6 +258,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       rounds: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '1,8,64' },
       sources: { type: 'string', default: 'memory,pkcs11,kms' },
+      // Extra SoftHSM2 rows with a smaller libuv thread pool, e.g. `1,2`: what the pool's threads cost on one core.
+      'pkcs11-threadpool': { type: 'string', default: '' },
     },
   });
   const log = (line: string): void => void process.stderr.write(`key-backends: ${line}\n`);
@@ -263,6 +270,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     rounds: Number(values.rounds),
     levels: String(values.concurrency).split(',').map(Number),
     serverCpus: [0],
+    pkcs11ThreadPools: String(values['pkcs11-threadpool']).split(',').filter((size) => size !== '').map(Number),
     log,
   });
   process.stdout.write(`${keyBackendsSection(results)}\n`);
