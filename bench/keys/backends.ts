@@ -23,6 +23,9 @@ import { freePort } from '../kit/ports.js';
 import { PROTO_PATH } from '../../src/package-root.js';
 import { markdownTable } from '../common/markdown.js';
 
+/** The reference source's name. */
+export const MEMORY = 'in memory';
+
 /** One cell: a key source at one number of calls in flight. */
 export interface KeyBackendRow {
   readonly source: string;
@@ -151,10 +154,11 @@ async function interleaved(options: KeyBackendsOptions, sources: readonly Source
   }
 }
 
-/** The medians per source and level; a handle's ratio is the median of its ratios to in memory's same round. */
-function cellsOf(rows: readonly KeyBackendRow[], sources: readonly Source[], levels: readonly number[]): KeyBackendCell[] {
+/** The medians per source and level; a handle's ratio is the median of its ratios to in memory's same round (rows in round order). */
+export function keyBackendCells(rows: readonly KeyBackendRow[], sources: readonly string[], levels: readonly number[]): KeyBackendCell[] {
   const cells: KeyBackendCell[] = [];
-  for (const source of sources) {
+  for (const name of sources) {
+    const source = { name };
     for (const concurrency of levels) {
       const mine = rows.filter((row) => row.source === source.name && row.concurrency === concurrency);
       const memory = rows.filter((row) => row.source === MEMORY && row.concurrency === concurrency);
@@ -173,7 +177,6 @@ function cellsOf(rows: readonly KeyBackendRow[], sources: readonly Source[], lev
   return cells;
 }
 
-const MEMORY = 'in memory';
 
 /** The sources asked for and installed, their keys created in `dir`; `stop` ends local-kms. */
 async function prepareSources(options: KeyBackendsOptions, dir: string): Promise<{ sources: Source[]; skipped: string[]; stop: () => Promise<void> }> {
@@ -226,7 +229,7 @@ export async function measureKeyBackends(options: KeyBackendsOptions): Promise<K
     const { sources, skipped, stop } = await prepareSources(options, dir);
     try {
       const rows = await interleaved(options, sources);
-      return { durationS: options.durationS, rounds: options.rounds, serverCpus: options.serverCpus, cells: cellsOf(rows, sources, options.levels), skipped };
+      return { durationS: options.durationS, rounds: options.rounds, serverCpus: options.serverCpus, cells: keyBackendCells(rows, sources.map((source) => source.name), options.levels), skipped };
     } finally {
       await stop();
     }
