@@ -3,6 +3,7 @@
  * served on both transports (ES256, ES384, RS256, checked by jose from the served JWK Set);
  * with KMS gone, GenerateJwt answers UNAVAILABLE naming the key within the deadline while
  * VerifyJwt and GetJwks keep working, and signing comes back when KMS does, without a restart.
+ * PS256: local-kms's PSS salt is not PS256's, so a PS256 key is refused at load, naming the salt.
  */
 import { constants, createHash, createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
