@@ -84,6 +84,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       baselineRef: options.baselineRef,
       jwksThroughput: options.jwksThroughput,
       revokeThroughput: options.revokeThroughput,
+      keyBackends: options.keyBackends,
     });
   }
   const profile = PROFILES[options.profile];
@@ -106,15 +107,6 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
       : NO_LOAD;
 
   const notes: string[] = [];
-  let keyBackendsTable = '';
-  if (options.keyBackends.length > 0 && ghz !== null) {
-    const { measureKeyBackends } = await import('./keys/backends.js');
-    const measured = await measureKeyBackends({ ghz, sources: new Set(options.keyBackends), durationS: options.durationS, levels: [1, 8, 64], log });
-    keyBackendsTable = `\n## Keys held by an HSM or a KMS\n\n${measured.table}\n`;
-    for (const row of measured.rows) {
-      notes.push(`ES256 GenerateJwt, key ${row.source}, ${row.concurrency} in flight: ${row.callsPerSecond.toFixed(0)} calls/s, ${row.cpuMicrosPerCall.toFixed(0)} µs server CPU a call, p99 ${row.p99Ms.toFixed(2)} ms`);
-    }
-  }
   const results: BenchResults = {
     schema: 2,
     startedAt: startedAt.toISOString(),
@@ -127,7 +119,7 @@ export async function runBench(options: BenchOptions, log: (line: string) => voi
     ...load,
     notes,
   };
-  const summary = renderSummary(results) + keyBackendsTable;
+  const summary = renderSummary(results);
   writeFileSync(join(runDir, 'results.json'), serializeResults(results));
   writeFileSync(join(runDir, 'summary.md'), summary);
   // After results.json and summary.md are on disk: a chart that fails must not cost the run,

@@ -1,3 +1,4 @@
+import type { KeyBackendResults } from '../keys/backends.js';
 import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
@@ -137,6 +138,8 @@ export interface MacroResults {
   readonly jwks?: JwksThroughput;
   /** RevokeJwt's throughput on each store (`--features revocation`); absent when not measured. */
   readonly revoke?: RevokeThroughput;
+  /** ES256 GenerateJwt with the key in SoftHSM2 or local-kms against in memory (`--features pkcs11,kms`); absent when not measured. */
+  readonly keyBackends?: KeyBackendResults;
 }
 
 /**

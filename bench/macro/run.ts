@@ -22,6 +22,7 @@ import { type BaselineBuild, buildBaseline } from './baseline.js';
 import { type JwksThroughput, measureJwksThroughput } from './jwks-throughput.js';
 import { type PreparedAssets, type RowNeed, prepareRowAssets } from './row-assets.js';
 import { type RevokeThroughput, measureRevokeThroughput } from './revoke-throughput.js';
+import { type KeyBackendResults, measureKeyBackends } from '../keys/backends.js';
 
 export interface MacroOptions {
   readonly ghz: string;
@@ -48,6 +49,8 @@ export interface MacroOptions {
   readonly jwksThroughput?: boolean;
   /** Also measure RevokeJwt's throughput on each store (macro/revoke-throughput.ts). */
   readonly revokeThroughput?: boolean;
+  /** Also measure ES256 GenerateJwt with the key in these backends against in memory (keys/backends.ts); empty or absent: not measured. */
+  readonly keyBackends?: readonly ('pkcs11' | 'kms')[];
 }
 
 /** The scenarios a run measures: --cells when given, else the profile's scope of the matrix. */
@@ -136,6 +139,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   let cells: CellResult[] = [];
   let jwks: JwksThroughput | null = null;
   let revoke: RevokeThroughput | null = null;
+  let keyBackends: KeyBackendResults | null = null;
   try {
     for (const scenario of scenarios) mkdirSync(join(options.runDir, 'ghz', scenario.id), { recursive: true });
     const ctx: ColumnContext = {
@@ -179,6 +183,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
         log: options.log,
       });
     }
+    if ((options.keyBackends ?? []).length > 0) keyBackends = await keyBackendRows(options);
   } finally {
     unregister();
     await probes.close();
@@ -208,7 +213,22 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     notes,
     ...(jwks === null ? {} : { jwks }),
     ...(revoke === null ? {} : { revoke }),
+    ...(keyBackends === null ? {} : { keyBackends }),
   };
+}
+
+/** The `pkcs11` and `kms` features' rows: in memory and each backend, on the single-core scenarios' server CPUs, interleaved over the run's rounds. */
+function keyBackendRows(options: MacroOptions): Promise<KeyBackendResults> {
+  options.log(`measuring ES256 GenerateJwt with the key in ${(options.keyBackends ?? []).join(', ')} against in memory`);
+  return measureKeyBackends({
+    ghz: options.ghz,
+    sources: new Set(options.keyBackends),
+    durationS: options.durationS,
+    rounds: options.rounds,
+    levels: [1, 8, 64],
+    serverCpus: options.plan.pinned ? options.plan.single.serverCpus : [],
+    log: options.log,
+  });
 }
 
 /** The JWK Set at saturation on the discovery row's server (without its background load), or why not. */

@@ -1,3 +1,4 @@
+import { keyBackendsSection } from '../keys/backends.js';
 import { jwksSection } from '../macro/jwks-throughput.js';
 import { loadSummary } from '../load/summary.js';
 import { revokeSection } from '../macro/revoke-throughput.js';
@@ -31,6 +32,7 @@ export function renderSummary(results: BenchResults): string {
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
   if (results.macro?.jwks !== undefined) parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));
   if (results.macro?.revoke !== undefined) parts.push('## RevokeJwt throughput per store', revokeSection(results.macro.revoke));
+  if (results.macro?.keyBackends !== undefined) parts.push('## Keys held by an HSM or a KMS', keyBackendsSection(results.macro.keyBackends));
   // Files written before the load sections existed have none of their fields.
   if (results.loadSettings != null) parts.push(...loadSummary(results));
   if (results.micro !== null) {

@@ -4,7 +4,7 @@
  * SDK's standard configuration applies: AWS_REGION, the credential chain, AWS_ENDPOINT_URL.
  * Loaded only when a key file names a `kms` key.
  */
-import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
+import { type KeyObject, constants, createHash, createPublicKey, type JsonWebKey, verify } from 'node:crypto';
 import type * as Kms from '@aws-sdk/client-kms';
 import type { Algorithm } from '../../algorithms/names.js';
 import { JwtGrpcError } from '../../errors.js';
@@ -76,6 +76,30 @@ export function derToJose(der: Uint8Array, size: number): Buffer {
   return out;
 }
 
+/** What the PS256 probe signs: not a JWS signing input (it has spaces), so its signature is no token. */
+const PSS_PROBE = Buffer.from('jwt-grpc PS256 salt length probe');
+
+/**
+ * PS256 is RSASSA-PSS with a salt as long as the digest, 32 bytes (RFC 7518 section 3.5),
+ * and AWS KMS's RSASSA_PSS_SHA_256 signs so; local-kms signs with the longest salt the key
+ * allows (Go's rsa.SignPSS with nil options), which no PS256 verifier accepts. One probe
+ * signature at open tells them apart: a service that signs otherwise is refused here, with
+ * the salt it used, rather than every token failing its self-check later.
+ */
+async function checkPssSalt(kmsApi: Kms.KMSClient, sdk: typeof Kms, ref: string, publicKey: KeyObject): Promise<void> {
+  const answer = await kmsApi
+    .send(new sdk.SignCommand({ KeyId: ref, Message: createHash('sha256').update(PSS_PROBE).digest(), MessageType: 'DIGEST', SigningAlgorithm: 'RSASSA_PSS_SHA_256' }))
+    .catch((err: unknown) => {
+      throw backendError(ref, `the PS256 probe Sign failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
+    });
+  const signature = Buffer.from(answer.Signature as Uint8Array);
+  const verifies = (saltLength: number): boolean => verify('sha256', PSS_PROBE, { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength }, signature);
+  if (verifies(32)) return;
+  const longest = Math.ceil(((publicKey.asymmetricKeyDetails?.modulusLength ?? 2048) - 1) / 8) - 32 - 2;
+  const used = verifies(longest) ? `the longest salt (${longest} bytes)` : verifies(constants.RSA_PSS_SALTLEN_AUTO) ? 'a salt other than 32 bytes' : 'a signature that does not verify';
+  throw backendError(ref, `signs RSASSA_PSS_SHA_256 with ${used}; PS256 needs a 32-byte salt (RFC 7518 section 3.5), as AWS KMS uses (local-kms does not)`);
+}
+
 async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
   const { signing, hash, joseSize } = spec(alg);
   const sdk = kms();
@@ -85,7 +109,9 @@ async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
     const answer = await kmsApi.send(new sdk.GetPublicKeyCommand({ KeyId: ref }));
     if (answer.KeyUsage !== 'SIGN_VERIFY') throw backendError(ref, `is a ${answer.KeyUsage ?? 'non-signing'} key, not SIGN_VERIFY`);
     if (!(answer.SigningAlgorithms ?? []).includes(signing as Kms.SigningAlgorithmSpec)) throw backendError(ref, `does not sign with ${signing} (${alg})`);
-    publicJwk = createPublicKey({ key: Buffer.from(answer.PublicKey as Uint8Array), format: 'der', type: 'spki' }).export({ format: 'jwk' });
+    const publicKey = createPublicKey({ key: Buffer.from(answer.PublicKey as Uint8Array), format: 'der', type: 'spki' });
+    publicJwk = publicKey.export({ format: 'jwk' });
+    if (alg === 'PS256') await checkPssSalt(kmsApi, sdk, ref, publicKey);
   } catch (err) {
     if (err instanceof JwtGrpcError) throw err;
     throw backendError(ref, `GetPublicKey failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
