@@ -2,6 +2,7 @@ import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
 import type { GhzSummary } from '../ghz/ghz-report.js';
+import type { OpensslFloor } from '../harness/openssl-floor.js';
 import type { ProbeSummary } from '../harness/probe.js';
 import type { Scenario } from './scenarios.js';
 
@@ -137,6 +138,8 @@ export interface MacroResults {
   readonly jwks?: JwksThroughput;
   /** RevokeJwt's throughput on each store (`--features revocation`); absent when not measured. */
   readonly revoke?: RevokeThroughput;
+  /** OpenSSL's P-256 sign + verify on the server's core (harness/openssl-floor.ts); absent when no ES256 GenerateJwt cell ran on one core. */
+  readonly opensslFloor?: OpensslFloor;
 }
 
 /**
