@@ -54,10 +54,12 @@ export function stageOf(functionName: string, url: string): string {
   if (/\/tokens\/(verify|cache|result)\.js$/.test(url)) return 'self-check verifier (tokens/verify)';
   if (BUFFER_FUNCTIONS.has(functionName) && (url === '' || url.startsWith('node:buffer') || url.startsWith('node:internal/buffer'))) return 'buffers, base64url, UTF-8';
   if (/\/jwt-service\/codec\//.test(url)) return 'protobuf codec';
-  if (/\/(transport|server)\//.test(url) || /^node:(net|internal\/(streams|stream_base_commons|net|timers|process\/task_queues)|events|timers)/.test(url) || functionName === 'writeBuffer' || functionName === 'writev') {
+  if (/\/(transport|server)\//.test(url) || /^node:(net|internal\/(streams|stream_base_commons|net|timers|process\/task_queues|fixed_queue|async_hooks)|events|timers)/.test(url) || functionName === 'writeBuffer' || functionName === 'writev') {
     return 'transport (own HTTP/2, sockets, event loop)';
   }
-  if (/^node:internal\/modules\//.test(url) || /^(ModuleWrap|compileSourceTextModule|compileForInternalLoader|internalModuleStat|reallyExit)$/.test(functionName)) return 'start-up and exit';
+  // Module loading and its URL and option look-ups: before the first call, stretched on a busy machine.
+  if (/^node:internal\/(modules|url|options|bootstrap|main|process\/pre_execution)/.test(url)) return 'start-up and exit';
+  if (/^(ModuleWrap|compileSourceTextModule|compileForInternalLoader|internalModuleStat|getPackageScopeConfig|reallyExit)$/.test(functionName)) return 'start-up and exit';
   return 'other (V8 builtins, unattributed)';
 }
 

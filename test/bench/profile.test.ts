@@ -42,6 +42,8 @@ describe('stageOf: the ES256 budget of a GenerateJwt', () => {
     ['processTicksAndRejections', 'node:internal/process/task_queues', 'transport (own HTTP/2, sockets, event loop)'],
     ['(garbage collector)', '', 'GC'],
     ['compileSourceTextModule', 'node:internal/modules/esm/utils', 'start-up and exit'],
+    ['fileURLToPath', 'node:internal/url', 'start-up and exit'],
+    ['getCLIOptionsFromBinding', 'node:internal/options', 'start-up and exit'],
     ['', '', 'other (V8 builtins, unattributed)'],
   ])('%s in %s is %s', (name, url, stage) => {
     expect(stageOf(name, url)).toBe(stage);
