@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ALGORITHMS, type KeySet, createSigner, generateKeys } from '../../src/lib.js';
-import { nowSeconds } from './helpers.js';
+import { activeKid, nowSeconds, tokenFor } from './helpers.js';
 
 let keys: KeySet;
 let otherKeys: KeySet;
@@ -36,6 +36,14 @@ describe('Signer.checkIssued: the self-check of GenerateJwt', () => {
   it.each(ALGORITHMS)('%s: a token of another key (same algorithm) fails', (alg) => {
     const issued = createSigner(otherKeys).sign(alg, claims('ada@example.com'));
     expect(createSigner(keys).checkIssued(issued)).toBe(false);
+  });
+
+  it.each(['HS256', 'ES256'] as const)('%s: a token of the same key whose header is not the one this signer writes fails, its signature valid', (alg) => {
+    const signer = createSigner(keys);
+    const kid = activeKid(keys, alg);
+    const forged = tokenFor(keys, kid, claims('ada@example.com'), { crit: ['x'] });
+    expect(signer.checkIssued({ token: tokenFor(keys, kid, claims('ada@example.com')), kid, alg })).toBe(true);
+    expect(signer.checkIssued({ token: forged, kid, alg })).toBe(false);
   });
 
   it('a token whose header is not this signer\'s fails, even with a signature of its key over it', () => {
