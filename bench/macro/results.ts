@@ -3,6 +3,7 @@ import type { MedianInterval } from '../common/median-interval.js';
 import type { Spread } from '../common/stats.js';
 import type { CorePlan } from '../harness/cores.js';
 import type { GhzSummary } from '../ghz/ghz-report.js';
+import type { OpensslFloor } from '../harness/openssl-floor.js';
 import type { ProbeSummary } from '../harness/probe.js';
 import type { Scenario } from './scenarios.js';
 
@@ -140,6 +141,8 @@ export interface MacroResults {
   readonly revoke?: RevokeThroughput;
   /** ES256 GenerateJwt with the key in SoftHSM2 or local-kms against in memory (`--features pkcs11,kms`); absent when not measured. */
   readonly keyBackends?: KeyBackendResults;
+  /** OpenSSL's P-256 sign + verify on the server's core (harness/openssl-floor.ts); absent when no ES256 GenerateJwt cell ran on one core. */
+  readonly opensslFloor?: OpensslFloor;
 }
 
 /**

@@ -10,6 +10,7 @@ import { cargoBuild } from '../kit/cargo-build.js';
 import { writeKeysFile } from '../harness/keys-file.js';
 import type { ServerProcess } from '../kit/launcher.js';
 import { SpeedProbes, probeBaselines, summarizeProbes } from '../harness/probe.js';
+import { type OpensslFloor, OpensslFloorProbe } from '../harness/openssl-floor.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 import type { MatrixScope } from '../options/profiles.js';
 import { type ColumnContext, runColumn, splitFor, withProbeDeviations } from './column.js';
@@ -136,6 +137,11 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     baseline?.remove();
     rmSync(scratchDir, { recursive: true, force: true });
   });
+  // The floor of ES256 (issue 34): OpenSSL's own sign + verify on the server's core, before and after the columns.
+  const floorProbe = columns.some(({ scenario: s }) => s.algorithm === 'ES256' && s.method === 'GenerateJwt' && s.group === 'single')
+    ? new OpensslFloorProbe(options.plan, options.plan.single.serverCpus, startedAt)
+    : null;
+  let floor: OpensslFloor | null = null;
   let cells: CellResult[] = [];
   let jwks: JwksThroughput | null = null;
   let revoke: RevokeThroughput | null = null;
@@ -160,12 +166,16 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       log: options.log,
       assets: prepared.assets,
     };
+    if (floorProbe !== null) options.log('measuring the OpenSSL floor of ES256 (openssl speed ecdsap256 on the server core)');
+    floorProbe?.measure();
     for (const { scenario, servers } of columns) {
       for (const cell of await runColumn(ctx, scenario, servers)) {
         if (cell.error !== null) options.log(`  ! ${cell.server} ${scenario.id}: ${cell.error.split('\n')[0]}`);
         cells.push(cell);
       }
     }
+    floorProbe?.measure();
+    floor = floorProbe?.result() ?? null;
     if (options.jwksThroughput === true) jwks = await jwksThroughput(options, prepared, keys.path);
     if (options.revokeThroughput === true) {
       options.log('measuring RevokeJwt on each store (memory, file, Redis)');
@@ -214,6 +224,7 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     ...(jwks === null ? {} : { jwks }),
     ...(revoke === null ? {} : { revoke }),
     ...(keyBackends === null ? {} : { keyBackends }),
+    ...(floor === null ? {} : { opensslFloor: floor }),
   };
 }
 

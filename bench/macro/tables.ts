@@ -5,6 +5,7 @@ import { CONTENDED_SHARE, STOLEN_SHARE } from '../harness/contention.js';
 import { PROBE_DISTURBANCE } from '../harness/probe.js';
 import { splitFor } from './column.js';
 import { disturbanceSection } from './disturbance.js';
+import { floorSection } from './floor-section.js';
 import { ratioSection } from './ratio-section.js';
 import type { CellAggregate, CellFlag, CellResult, MacroResults } from './results.js';
 import { type Scenario, tableGroupOf } from './scenarios.js';
@@ -120,6 +121,7 @@ export function macroSummary(results: MacroResults): string {
   };
   const sections = [
     ratioSection(results),
+    floorSection(results),
     disturbanceSection(results),
     figureSection(results, 'Requests/s, OK responses only: median (min-max) of the rounds', rps, true),
     MARKS_LEGEND,

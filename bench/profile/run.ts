@@ -121,7 +121,7 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
       `${spec.name}, GenerateJwt ${algorithm}, 1 connection x 50, ${seconds} s after a 2 s warm-up; server on CPU ${serverCpus.join(',')}, ghz on ${loadCpus.join(',')}` +
       `${plan.pinned ? '' : ' (not pinned: no taskset)'}\n${ok} OK calls measured (${warmupOk} in the warm-up)` +
       `${Number.isFinite(cpuS) && cpuS > 0 ? `, ${cpuS.toFixed(2)} server CPU-seconds: ${Math.round(ok / cpuS)} calls per CPU-second` : ''}\n\n` +
-      formatProfileSummary(summary, ok + warmupOk);
+      formatProfileSummary(summary, ok + warmupOk, Number.isFinite(cpuS) && cpuS > 0 && ok > 0 ? (cpuS * 1e6) / ok : undefined);
     writeFileSync(join(out, 'summary.txt'), `${text}\n`);
     process.stdout.write(`${text}\n\nprofile: ${join(out, file)}\n`);
     return 0;

@@ -20,7 +20,8 @@ export function derToJose(der: Buffer, coordinateBytes: number): Buffer {
   // SEQUENCE header: 0x30 and a one-byte length (at most 102 bytes for P-384); the 0x81
   // long form is handled anyway so a curve with longer signatures cannot misparse.
   let offset = der[1] === 0x81 ? 3 : 2;
-  const out = Buffer.alloc(coordinateBytes * 2);
+  // From node:buffer's pool (no zero-fill): each half's leading zeros are written below.
+  const out = Buffer.allocUnsafe(coordinateBytes * 2);
   for (let part = 0; part < 2; part++) {
     const length = der[offset + 1] as number;
     let start = offset + 2;
@@ -30,31 +31,42 @@ export function derToJose(der: Buffer, coordinateBytes: number): Buffer {
       start++;
       size--;
     }
+    out.fill(0, part * coordinateBytes, part * coordinateBytes + (coordinateBytes - size));
     der.copy(out, part * coordinateBytes + (coordinateBytes - size), start, start + size);
     offset += 2 + length;
   }
   return out;
 }
 
-function derInteger(raw: Buffer, start: number, coordinateBytes: number): Buffer {
+/** Where one half's minimal DER INTEGER content starts in `raw`, and whether it needs a 0x00 (its high bit set). */
+function integerStart(raw: Buffer, start: number, coordinateBytes: number): { first: number; pad: number } {
   let first = start;
   const end = start + coordinateBytes;
   while (first < end - 1 && raw[first] === 0) first++;
-  const pad = (raw[first] as number) >= 0x80 ? 1 : 0;
-  const out = Buffer.alloc(2 + pad + end - first);
-  out[0] = 0x02;
-  out[1] = pad + end - first;
-  raw.copy(out, 2 + pad, first, end);
-  return out;
+  return { first, pad: (raw[first] as number) >= 0x80 ? 1 : 0 };
 }
 
-/** The fixed-width JWS form to DER; the caller has checked `raw.length === 2 * coordinateBytes`. */
+/** Writes `INTEGER` of raw[first, end) at `at` in `out`; returns where it ends. */
+function writeInteger(out: Buffer, at: number, raw: Buffer, first: number, pad: number, end: number): number {
+  out[at] = 0x02;
+  out[at + 1] = pad + end - first;
+  if (pad === 1) out[at + 2] = 0;
+  raw.copy(out, at + 2 + pad, first, end);
+  return at + 2 + pad + end - first;
+}
+
+/** The fixed-width JWS form to DER, in one allocation; the caller has checked `raw.length === 2 * coordinateBytes`. */
 export function joseToDer(raw: Buffer, coordinateBytes: number): Buffer {
-  const r = derInteger(raw, 0, coordinateBytes);
-  const s = derInteger(raw, coordinateBytes, coordinateBytes);
-  const body = r.length + s.length;
-  const header = body >= 0x80 ? Buffer.from([0x30, 0x81, body]) : Buffer.from([0x30, body]);
-  return Buffer.concat([header, r, s], header.length + body);
+  const r = integerStart(raw, 0, coordinateBytes);
+  const s = integerStart(raw, coordinateBytes, coordinateBytes);
+  const body = 4 + r.pad + coordinateBytes - r.first + s.pad + 2 * coordinateBytes - s.first;
+  const headerBytes = body >= 0x80 ? 3 : 2;
+  const out = Buffer.allocUnsafe(headerBytes + body);
+  out[0] = 0x30;
+  if (headerBytes === 3) out[1] = 0x81;
+  out[headerBytes - 1] = body;
+  writeInteger(out, writeInteger(out, headerBytes, raw, r.first, r.pad, coordinateBytes), raw, s.first, s.pad, 2 * coordinateBytes);
+  return out;
 }
 
 /** True when r or s is zero: never a valid signature (the "psychic signature" class, CVE-2022-21449). */

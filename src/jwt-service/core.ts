@@ -224,10 +224,10 @@ export class JwtServiceCore<S = undefined> {
     // One boolean for a key set held in memory: the synchronous path below is the usual one.
     if (state.hasHandles && state.signer.isAsync(algorithm)) {
       const pending = state.signer.signAsync(algorithm, claims);
-      return this.#verifyIssued ? pending.then((signed) => checkIssued(state, signed, sub)) : pending;
+      return this.#verifyIssued ? pending.then((signed) => checkIssued(state, signed)) : pending;
     }
     const signed = state.signer.sign(algorithm, claims);
-    return this.#verifyIssued ? checkIssued(state, signed, sub) : signed;
+    return this.#verifyIssued ? checkIssued(state, signed) : signed;
   }
 
   /** Verifies a token; the observers get the result (`onVerified`), with `scope`. */
@@ -298,15 +298,16 @@ export class JwtServiceCore<S = undefined> {
 }
 
 /**
- * `verifyIssued`: verifies a token just signed and checks its subject before it is
- * answered, as the reference peers do (bench/peers/go/main.go), so a GenerateJwt costs one
- * sign and one verify on both; a key pair that signs what it cannot verify fails the call
- * (`ERR_SELF_CHECK_FAILED`, INTERNAL). Uncached: a fresh token is seen once and would only churn the cache.
+ * `verifyIssued`: verifies a token just signed before it is answered, as the reference
+ * peers do (bench/peers/go/main.go), so a GenerateJwt costs one sign and one verify on
+ * both; a key pair that signs what it cannot verify fails the call (`ERR_SELF_CHECK_FAILED`,
+ * INTERNAL). Only the signature, over the signing input as issued, with the active key's
+ * public half (`Signer.checkIssued`): the header and payload are what the signer just
+ * built, so parsing them again would check nothing (bench/PERFORMANCE.md, "ES256 budget").
  */
-function checkIssued(state: KeyState, signed: SignedToken, sub: string): SignedToken {
-  const check = state.verifier.verifyUncached(signed.token);
-  if (!check.valid || check.payload.sub !== sub) {
-    throw new JwtGrpcError('ERR_SELF_CHECK_FAILED', `self-check of a token signed with kid ${signed.kid} failed: ${check.valid ? 'sub differs' : check.reason}`);
+function checkIssued(state: KeyState, signed: SignedToken): SignedToken {
+  if (!state.signer.checkIssued(signed)) {
+    throw new JwtGrpcError('ERR_SELF_CHECK_FAILED', `self-check of a token signed with kid ${signed.kid} failed: its signature does not verify`);
   }
   return signed;
 }

@@ -1,4 +1,4 @@
-import { type Algorithm, ALGORITHMS, type SignInput, isAlgorithm } from '../algorithms/index.js';
+import { type Algorithm, ALGORITHMS, type CheckSignature, type SignInput, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 import type { KeyHandle } from '../keys/backend.js';
 import type { KeySet, SigningEntry } from '../keys/key-set.js';
@@ -54,6 +54,13 @@ export interface Signer {
    * `ERR_KEY_BACKEND_UNAVAILABLE` naming the key; no other key ever signs in its place.
    */
   signAsync(alg: string, claims: Readonly<Record<string, unknown>>): Promise<SignedToken>;
+  /**
+   * True when `signed`'s signature verifies with the public key (or secret) of the key that
+   * made it, over its signing input as issued: the check that a key pair signs what it can
+   * verify, without re-parsing the header and payload this signer has just built. False for a
+   * token of another key, another algorithm, or one whose signature does not verify.
+   */
+  checkIssued(signed: SignedToken): boolean;
 }
 
 interface PreparedSigner {
@@ -63,6 +70,8 @@ interface PreparedSigner {
   /** Undefined for a handle, which signs through `handle`. */
   readonly signInput: SignInput | undefined;
   readonly handle: KeyHandle | undefined;
+  /** The verifying closure of the same entry's verification key: what checkIssued runs. */
+  readonly check: CheckSignature;
 }
 
 /** The one name createSigner's options hold. */
@@ -103,7 +112,8 @@ export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer 
     const entry = keys.activeEntry(alg) as SigningEntry;
     const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', kid: entry.kid })).toString('base64url');
     const signInput = 'signingKey' in entry && entry.signingKey !== undefined ? entry.spec.prepareSign(entry.signingKey) : undefined;
-    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput, handle: entry.handle });
+    const check = entry.spec.prepareVerify(entry.verificationKey);
+    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput, handle: entry.handle, check });
   }
   const algorithms = keys.signingAlgorithms;
   const configured = algorithms.join(', ');
@@ -141,6 +151,13 @@ export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer 
       if (signer.signInput !== undefined) return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };
       const signature = await (signer.handle as KeyHandle).sign(Buffer.from(input), timeoutMs);
       return { token: input + '.' + signature.toString('base64url'), kid: signer.kid, alg: signer.alg };
+    },
+    checkIssued({ token, kid, alg }) {
+      const signer = prepared.get(alg);
+      if (signer === undefined || signer.kid !== kid) return false;
+      // The signing input is the token up to its last dot: no split, no base64url or JSON decoding.
+      const dot = token.lastIndexOf('.');
+      return dot > 0 && token.startsWith(signer.headerPrefix) && signer.check(token.slice(0, dot), token.slice(dot + 1));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CpuProfile, categoryOf, formatProfileSummary, summarizeProfile } from '../../bench/profile/summarize.js';
+import { type CpuProfile, categoryOf, formatProfileSummary, stageOf, summarizeProfile } from '../../bench/profile/summarize.js';
 
 const frame = (id: number, functionName: string, url: string) => ({ id, callFrame: { functionName, url, lineNumber: 9 } });
 
@@ -19,6 +19,46 @@ describe('categoryOf', () => {
     ['x', 'file:///w/node_modules/fast-jwt/src/signer.js', 'other'],
   ])('%s in %s is %s', (name, url, category) => {
     expect(categoryOf(name, url)).toBe(category);
+  });
+});
+
+describe('stageOf: the ES256 budget of a GenerateJwt', () => {
+  const dist = 'file:///w/jwt-grpc/dist/src';
+  it.each([
+    ['signOneShot', 'node:internal/crypto/sig', 'sign (node:crypto, OpenSSL)'],
+    ['verifyOneShot', 'node:internal/crypto/sig', 'verify (node:crypto, OpenSSL)'],
+    ['preparePrivateKey', 'node:internal/crypto/keys', 'key objects (node:crypto argument handling)'],
+    ['joseToDer', `${dist}/algorithms/ecdsa.js`, 'ECDSA closures, DER <-> JOSE'],
+    ['begin', `${dist}/tokens/sign.js`, 'signer, claims, service'],
+    ['checkClaimTypes', `${dist}/tokens/claims.js`, 'signer, claims, service'],
+    ['generate', `${dist}/jwt-service/core.js`, 'signer, claims, service'],
+    ['verifySignedParts', `${dist}/tokens/verify.js`, 'self-check verifier (tokens/verify)'],
+    ['base64urlSlice', '', 'buffers, base64url, UTF-8'],
+    ['FastBuffer', 'node:internal/buffer', 'buffers, base64url, UTF-8'],
+    ['concat', 'node:buffer', 'buffers, base64url, UTF-8'],
+    ['encodeGenerateJwtResponse', `${dist}/jwt-service/codec/encode.js`, 'protobuf codec'],
+    ['#headerBlockDone', `${dist}/transport/http2/wire/connection.js`, 'transport (own HTTP/2, sockets, event loop)'],
+    ['writeBuffer', '', 'transport (own HTTP/2, sockets, event loop)'],
+    ['processTicksAndRejections', 'node:internal/process/task_queues', 'transport (own HTTP/2, sockets, event loop)'],
+    ['(garbage collector)', '', 'GC'],
+    ['compileSourceTextModule', 'node:internal/modules/esm/utils', 'start-up and exit'],
+    ['fileURLToPath', 'node:internal/url', 'start-up and exit'],
+    ['getCLIOptionsFromBinding', 'node:internal/options', 'start-up and exit'],
+    ['', '', 'other (V8 builtins, unattributed)'],
+  ])('%s in %s is %s', (name, url, stage) => {
+    expect(stageOf(name, url)).toBe(stage);
+  });
+
+  it('formats the stages as shares of the busy samples and of the measured CPU per call, start-up and idle left out', () => {
+    const profile: CpuProfile = {
+      nodes: [frame(1, '(idle)', ''), frame(2, 'signOneShot', 'node:internal/crypto/sig'), frame(3, 'verifyOneShot', 'node:internal/crypto/sig'), frame(4, 'ModuleWrap', '')],
+      samples: [1, 2, 3, 3, 3, 4],
+      timeDeltas: [500, 100, 100, 100, 100, 900],
+    };
+    const text = formatProfileSummary(summarizeProfile(profile), 10, 80);
+    expect(text).toMatch(/75\.0 %\s+60\.0 us\/call\s+verify \(node:crypto, OpenSSL\)/);
+    expect(text).toMatch(/25\.0 %\s+20\.0 us\/call\s+sign \(node:crypto, OpenSSL\)/);
+    expect(text).not.toMatch(/%\s+\S+ us\/call\s+start-up and exit/);
   });
 });
 

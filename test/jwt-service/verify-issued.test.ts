@@ -69,7 +69,7 @@ describe.each(TRANSPORTS)('GenerateJwt on %s', (transport) => {
     const failure = await callError(clients.jwt(port).generateJwt({ subject: 'ada', algorithm: 'ES256' }));
     expect(failure.code).toBe(status.INTERNAL);
     expect(failure.details).not.toMatch(/self-check|forger/);
-    expect(JSON.stringify(logger.lines)).toMatch(/self-check of a token signed with kid forger failed: BAD_SIGNATURE/);
+    expect(JSON.stringify(logger.lines)).toMatch(/self-check of a token signed with kid forger failed: its signature does not verify/);
   });
 
   it('with verifyIssued answers a token that verifies as before', async () => {

@@ -1,0 +1,101 @@
+/**
+ * The floor of an ES256 GenerateJwt: what OpenSSL's own P-256 costs to sign once and verify
+ * once, measured by `openssl speed ecdsap256` on the server's core in the same run as the
+ * servers. openssl speed counts operations per second of its own CPU time (it reports the
+ * user time it ran, not the wall time), so its figures are CPU per operation, the unit of the
+ * benchmark's "server CPU per call", and a busy machine stretches them as it stretches the
+ * servers'. Every server's ES256 CPU per call is then a ratio to this floor (macro/floor-section.ts).
+ */
+import { findOnPath, runCommand } from '../kit/exec.js';
+import { median } from '../common/stats.js';
+import { type CorePlan, pinnedCommand } from './cores.js';
+
+/** One `openssl speed` reading: CPU microseconds per P-256 signature and per verification. */
+export interface FloorReading {
+  readonly signUs: number;
+  readonly verifyUs: number;
+  /** When it ran, ms since the run started: before the columns, or after them. */
+  readonly atMs: number;
+}
+
+/** The floor of a run: its readings and their median sign + verify. */
+export interface OpensslFloor {
+  /** The exact command, pinning included, that a quiet re-run repeats. */
+  readonly command: string;
+  /** `openssl version`'s line, e.g. `OpenSSL 3.0.19 27 Jan 2026`. */
+  readonly version: string;
+  readonly readings: readonly FloorReading[];
+  /** Median sign + verify over the readings, µs: one call's cryptographic work. */
+  readonly callUs: number;
+  /** Null when measured; else why not (openssl missing, its output unreadable), and the figures are NaN. */
+  readonly skipped: string | null;
+}
+
+/** Seconds of each of sign and verify per reading: long enough for ~10^5 signatures. */
+export const FLOOR_SECONDS = 3;
+
+/**
+ * Operations per second of `openssl speed ecdsap256`'s output: the machine-readable line
+ * (`-mr`: `+F4:<index>:256:<sign/s>:<verify/s>`) or the table's
+ * (` 256 bits ecdsa (nistp256)   0.0000s   0.0001s  49928.1  16408.8`); null when neither is there.
+ */
+export function parseOpensslSpeed(output: string): { readonly signPerS: number; readonly verifyPerS: number } | null {
+  const machine = /^\+F4:\d+:256:([\d.]+):([\d.]+)\s*$/m.exec(output);
+  const table = /^\s*256 bits ecdsa \(nistp256\)\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)\s+([\d.]+)\s*$/m.exec(output);
+  const found = machine ?? table;
+  if (found === null) return null;
+  const signPerS = Number(found[1]);
+  const verifyPerS = Number(found[2]);
+  return signPerS > 0 && verifyPerS > 0 ? { signPerS, verifyPerS } : null;
+}
+
+/** The arguments of one reading. */
+export function floorArgs(seconds: number): string[] {
+  return ['speed', '-mr', '-seconds', String(seconds), 'ecdsap256'];
+}
+
+/** Measures the floor on `cpus` once; `skipped` names why not (no openssl, unreadable output). */
+export class OpensslFloorProbe {
+  readonly #plan: CorePlan;
+  readonly #cpus: readonly number[];
+  readonly #seconds: number;
+  readonly #startedAt: number;
+  readonly #openssl: string | null;
+  readonly #readings: FloorReading[] = [];
+  #skipped: string | null;
+
+  constructor(plan: CorePlan, cpus: readonly number[], startedAt: number, seconds = FLOOR_SECONDS, openssl = findOnPath('openssl')) {
+    this.#plan = plan;
+    this.#cpus = cpus.slice(0, 1);
+    this.#seconds = seconds;
+    this.#startedAt = startedAt;
+    this.#openssl = openssl;
+    this.#skipped = openssl === null ? 'openssl not found on PATH: no OpenSSL floor for ES256' : null;
+  }
+
+  /** One reading; after a failure, none more (the first reason is the one reported). */
+  measure(): void {
+    if (this.#skipped !== null || this.#openssl === null) return;
+    const { command, args } = pinnedCommand(this.#plan, this.#cpus, this.#openssl, floorArgs(this.#seconds));
+    const result = runCommand(command, args, { timeoutMs: (4 * this.#seconds + 30) * 1000 });
+    const parsed = result.status === 0 ? parseOpensslSpeed(result.stdout) : null;
+    if (parsed === null) {
+      this.#skipped = `openssl speed ecdsap256 gave no P-256 figures (${result.error ?? `exit status ${result.status}`}): no OpenSSL floor for ES256`;
+      return;
+    }
+    this.#readings.push({ signUs: 1e6 / parsed.signPerS, verifyUs: 1e6 / parsed.verifyPerS, atMs: performance.now() - this.#startedAt });
+  }
+
+  result(): OpensslFloor {
+    const { command, args } = pinnedCommand(this.#plan, this.#cpus, 'openssl', floorArgs(this.#seconds));
+    const version = this.#openssl === null ? '' : runCommand(this.#openssl, ['version']).stdout.trim();
+    const calls = this.#readings.map((r) => r.signUs + r.verifyUs);
+    return {
+      command: [command, ...args].join(' '),
+      version,
+      readings: [...this.#readings],
+      callUs: calls.length === 0 ? Number.NaN : median(calls),
+      skipped: this.#skipped ?? (calls.length === 0 ? 'openssl speed was not run' : null),
+    };
+  }
+}

@@ -1,0 +1,114 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { planCores } from '../../bench/harness/cores.js';
+import { OpensslFloorProbe, type OpensslFloor, parseOpensslSpeed } from '../../bench/harness/openssl-floor.js';
+import { FLOOR_TARGET, floorRatios, floorSection } from '../../bench/macro/floor-section.js';
+import type { MacroResults, ServerStatus } from '../../bench/macro/results.js';
+import { buildScenarios } from '../../bench/macro/scenarios.js';
+import { cell } from './round-fixture.js';
+
+/** `openssl speed -mr -seconds 1 ecdsap256` of OpenSSL 3.0.19, as it printed on the development VM. */
+const MACHINE_READABLE = ['+DTP:256:sign:ecdsa:1', '+R5:14079:256:0.29', '+DTP:256:verify:ecdsa:1', '+R6:5241:256:0.34', '+F4:3:256:48548.275862:15414.705882', ''].join('\n');
+/** The same without `-mr`: the human table. */
+const TABLE = [
+  'version: 3.0.19',
+  '                              sign    verify    sign/s verify/s',
+  ' 256 bits ecdsa (nistp256)   0.0000s   0.0001s  49928.1  16408.8',
+  '',
+].join('\n');
+
+describe('parseOpensslSpeed', () => {
+  it('reads the machine-readable line', () => {
+    expect(parseOpensslSpeed(MACHINE_READABLE)).toEqual({ signPerS: 48548.275862, verifyPerS: 15414.705882 });
+  });
+
+  it('reads the human table', () => {
+    expect(parseOpensslSpeed(TABLE)).toEqual({ signPerS: 49928.1, verifyPerS: 16408.8 });
+  });
+
+  it('refuses output without P-256 figures: another curve, an error, zero rates', () => {
+    expect(parseOpensslSpeed('')).toBeNull();
+    expect(parseOpensslSpeed('speed: Unknown algorithm ecdsap256\n')).toBeNull();
+    expect(parseOpensslSpeed('+F4:4:384:1000.0:300.0\n')).toBeNull();
+    expect(parseOpensslSpeed(' 384 bits ecdsa (nistp384)   0.0001s   0.0003s  1000.0  300.0\n')).toBeNull();
+    expect(parseOpensslSpeed('+F4:3:256:0.000000:15414.7\n')).toBeNull();
+  });
+});
+
+describe('OpensslFloorProbe', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-floor-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const plan = planCores(1, [0, 1], false);
+  /** A stand-in `openssl` printing `stdout` and exiting `status`. */
+  const fakeOpenssl = (name: string, stdout: string, status = 0): string => {
+    const path = join(dir, name);
+    writeFileSync(path, `#!/bin/sh\ncat <<'OUT'\n${stdout}\nOUT\nexit ${status}\n`);
+    chmodSync(path, 0o755);
+    return path;
+  };
+
+  it('turns each reading into CPU µs per operation, and the floor into their median sign + verify', () => {
+    const probe = new OpensslFloorProbe(plan, [0], performance.now(), 1, fakeOpenssl('ok', MACHINE_READABLE));
+    probe.measure();
+    probe.measure();
+    const floor = probe.result();
+    expect(floor.skipped).toBeNull();
+    expect(floor.readings).toHaveLength(2);
+    expect(floor.readings[0]?.signUs).toBeCloseTo(1e6 / 48548.275862, 6);
+    expect(floor.readings[0]?.verifyUs).toBeCloseTo(1e6 / 15414.705882, 6);
+    expect(floor.callUs).toBeCloseTo(1e6 / 48548.275862 + 1e6 / 15414.705882, 6);
+    expect(floor.command).toBe('openssl speed -mr -seconds 1 ecdsap256');
+  });
+
+  it('without openssl, skips with the reason named', () => {
+    const probe = new OpensslFloorProbe(plan, [0], performance.now(), 1, null);
+    probe.measure();
+    expect(probe.result()).toMatchObject({ skipped: expect.stringContaining('openssl not found'), readings: [] });
+    expect(Number.isNaN(probe.result().callUs)).toBe(true);
+  });
+
+  it('an openssl that fails or prints no P-256 line skips, saying so, rather than giving a floor', () => {
+    for (const [name, out, status] of [['fails', '', 1], ['other', TABLE.replace('256 bits', '384 bits'), 0]] as const) {
+      const probe = new OpensslFloorProbe(plan, [0], performance.now(), 1, fakeOpenssl(name, out, status));
+      probe.measure();
+      expect(probe.result().skipped).toContain('gave no P-256 figures');
+    }
+  });
+});
+
+describe('floorRatios and the summary section', () => {
+  const status = (name: string, role: ServerStatus['role']): ServerStatus => ({
+    name, label: name, role, stack: role === 'go' ? 'grpc-go' : 'own HTTP/2', description: '', cluster: false, usesAllCores: false, skipped: null,
+  });
+  const scenarios = buildScenarios(['HS256', 'ES256'], [{ cores: 1, workers: 2 }]).filter((s) => s.group === 'single' && s.method === 'GenerateJwt');
+  const floor: OpensslFloor = { command: 'openssl speed', version: 'OpenSSL 3.0.19', readings: [{ signUs: 20, verifyUs: 60, atMs: 0 }], callUs: 80, skipped: null };
+  const results = {
+    scenarios,
+    servers: [status('jwt-grpc', 'ours'), status('go', 'go')],
+    cells: [
+      cell('jwt-grpc', 'single-es256-1x50', [{ rps: 1, cpuUs: 100 }, { rps: 1, cpuUs: 104 }, { rps: 1, cpuUs: 96 }]),
+      cell('go', 'single-es256-1x50', [{ rps: 1, cpuUs: 120 }]),
+      cell('jwt-grpc', 'single-hs256-1x50', [{ rps: 1, cpuUs: 20 }]),
+    ],
+    opensslFloor: floor,
+  } as unknown as MacroResults;
+
+  it('divides each ES256 cell\'s CPU per call by the floor; HS256 cells have none', () => {
+    expect(floorRatios(results, floor)).toEqual([
+      { scenario: 'single-es256-1x50', server: 'jwt-grpc', role: 'ours', cpuUs: { median: 100, min: 96, max: 104 }, ratio: { median: 1.25, min: 1.2, max: 1.3 } },
+      { scenario: 'single-es256-1x50', server: 'go', role: 'go', cpuUs: { median: 120, min: 120, max: 120 }, ratio: { median: 1.5, min: 1.5, max: 1.5 } },
+    ]);
+  });
+
+  it('says whether ours met the target, and why a skipped floor gives no ratio', () => {
+    const text = floorSection(results) ?? '';
+    expect(text).toContain(`| **jwt-grpc** | single-es256-1x50 | 100.0 (96.0-104.0) | 1.25x (1.20x-1.30x) | met (≤ ${FLOOR_TARGET}x) |`);
+    expect(text).toContain('| go | single-es256-1x50 | 120.0 (120.0-120.0) | 1.50x (1.50x-1.50x) |');
+    const skipped = { ...results, opensslFloor: { ...floor, skipped: 'openssl not found on PATH' } } as MacroResults;
+    expect(floorSection(skipped)).toContain('Not measured: openssl not found on PATH');
+    expect(floorRatios(skipped, { ...floor, skipped: 'x' })).toEqual([]);
+    expect(floorSection({ ...results, opensslFloor: undefined } as unknown as MacroResults)).toBeNull();
+  });
+});
