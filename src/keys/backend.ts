@@ -6,6 +6,8 @@
  * and cluster mode see one kind of handle, whatever the backend: adding one (GCP KMS, Azure
  * Key Vault, Vault transit) is a new module that calls {@link registerKeyBackend}, nothing else.
  */
+import { createPublicKey } from 'node:crypto';
+import { ALGORITHM_SPECS } from '../algorithms/index.js';
 import type { Algorithm } from '../algorithms/names.js';
 import { JwtGrpcError } from '../errors.js';
 
@@ -93,6 +95,10 @@ export const KEY_BACKEND_MAX_QUEUED = 4096;
 export const KEY_BACKEND_BREAKER_FAILURES = 5;
 /** How long an open breaker refuses before it lets one trial call through. */
 export const KEY_BACKEND_BREAKER_COOLDOWN_MS = 5000;
+/** How long the signature that checks a handle as it opens may take when no call's deadline applies (an open at start). */
+export const KEY_BACKEND_OPEN_CHECK_MS = 10_000;
+/** What that signature signs: not a JWS signing input (it has spaces), so the signature is no token. */
+const OPEN_CHECK_INPUT = 'jwt-grpc key backend open check';
 
 /** Told when any handle of this process goes down or comes back: readiness recomputes. */
 const changeListeners = new Set<() => void>();
@@ -171,27 +177,49 @@ export class KeyHandle {
   /**
    * Opens the handle now and checks the backend holds the key the key file says: a
    * different public key is refused (a token signed with it would not verify, or worse,
-   * verify under another kid). Rejects with `ERR_INVALID_KEY` naming the kid.
+   * verify under another kid), and so is a backend whose first signature does not verify
+   * with that public key. Rejects with `ERR_INVALID_KEY` naming the kid.
    */
   async open(): Promise<void> {
     await this.#session();
   }
 
   #session(): Promise<OpenedKey> {
-    this.#opened ??= this.#backend.open(this.ref, this.alg).then(
-      async (opened) => {
-        if (!samePublicKey(opened.publicJwk, this.publicJwk)) {
-          await opened.close().catch(() => undefined);
-          throw new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]} is not the public key the key file holds`, { field: this.kid });
+    this.#opened ??= this.#backend.open(this.ref, this.alg).then(async (opened) => {
+      try {
+        if (!samePublicKey(opened.publicJwk, this.publicJwk)) throw this.#notTheKey('is not the public key the key file holds');
+        if (!(await this.#signsForItsPublicKey(opened))) {
+          throw this.#notTheKey('signs with a key other than the public key it reports (the signature made as it opens does not verify)');
         }
         return opened;
-      },
-    );
+      } catch (err) {
+        await opened.close().catch(() => undefined);
+        throw err;
+      }
+    });
     // A failed open is tried again on the next call, not remembered.
     this.#opened.catch(() => {
       this.#opened = undefined;
     });
     return this.#opened;
+  }
+
+  /**
+   * One signature as the handle opens, checked with the key file's public key: a backend that
+   * reports one public key but signs with another is refused here, in every process that opens
+   * it, rather than found out by the first verifier a token fails (GenerateJwt verifies what it
+   * signs only with `verifyIssued`). A signature that fails or takes too long rejects as a
+   * call's would.
+   */
+  async #signsForItsPublicKey(opened: OpenedKey): Promise<boolean> {
+    const signal = AbortSignal.timeout(this.#timeoutMs > 0 ? this.#timeoutMs : KEY_BACKEND_OPEN_CHECK_MS);
+    const signature = await raceAbort(opened.sign(Buffer.from(OPEN_CHECK_INPUT), signal), signal);
+    const check = ALGORITHM_SPECS[this.alg].prepareVerify(createPublicKey({ key: this.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }));
+    return check(OPEN_CHECK_INPUT, signature.toString('base64url'));
+  }
+
+  #notTheKey(problem: string): JwtGrpcError {
+    return new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]} ${problem}`, { field: this.kid });
   }
 
   /** Drops the session after a failure: the next call opens a new one. */

@@ -1,10 +1,11 @@
 /**
  * `verifyIssued` (`serve --verify-issued`, JWT_GRPC_VERIFY_ISSUED): the reference
  * benchmark's sign-then-verify as an explicit mode. A key pair that signs what it cannot
- * verify (a backend holding another private key than the key file's public one, which no
- * check at load can see without signing) shows which GenerateJwt verified: by default the
- * token is answered unchecked; in the mode the call is refused INTERNAL, logged, on both
- * transports, from the library and from the command line.
+ * verify shows which GenerateJwt verified: a backend whose first signature of a session
+ * (the one a handle checks as it opens, test/keys/backend.test.ts) is made with the key file's
+ * private key and every later one with another, as if the key were swapped in the HSM after
+ * it opened. By default the token is answered unchecked; in the mode the call is refused
+ * INTERNAL, logged, on both transports, from the library and from the command line.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
@@ -20,24 +21,27 @@ import type { ClusterHandle } from '../../src/cluster/handle.js';
 import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 
-/** A backend that signs with a private key of its own, not the one whose public half the key file holds. */
+/** A backend that signs the first signature of a session with the key file's key, then with a private key of its own. */
+const honest = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const forged = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 let signatures = 0;
 registerKeyBackend({
   member: 'test-forger',
   packageName: 'none',
   async open() {
+    let signed = 0;
     return {
       publicJwk: published as never,
       async sign(data) {
         signatures += 1;
-        return cryptoSign('sha256', data, { key: forged, dsaEncoding: 'ieee-p1363' });
+        signed += 1;
+        return cryptoSign('sha256', data, { key: signed === 1 ? honest.privateKey : forged, dsaEncoding: 'ieee-p1363' });
       },
       async close() {},
     };
   },
 });
-const published = { kty: 'EC', crv: 'P-256', ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) };
+const published = { kty: 'EC', crv: 'P-256', ...honest.publicKey.export({ format: 'jwk' }) };
 const ENTRY = { kid: 'forger', alg: 'ES256', 'test-forger': 'slot-1', ...published };
 
 function brokenKeys(): KeySet {
@@ -58,7 +62,8 @@ describe.each(TRANSPORTS)('GenerateJwt on %s', (transport) => {
     const client = clients.jwt(port);
     const before = signatures;
     const issued = await client.generateJwt({ subject: 'ada', algorithm: 'ES256' });
-    expect(signatures - before).toBe(1);
+    // The handle's check as it opens (honest), then the token's (forged), and no verify after it.
+    expect(signatures - before).toBe(2);
     // Unchecked: the pair is broken, which only a verify shows.
     expect(await client.verifyJwt({ jwt: issued.jwt })).toMatchObject({ valid: false, reason: 'BAD_SIGNATURE' });
   });

@@ -5,6 +5,7 @@
  * failures in a row and tells readiness, and every refusal is UNAVAILABLE naming the key.
  * (test/keys/key-backend.test.ts drives the same through GenerateJwt over gRPC.)
  */
+import { generateKeyPairSync, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -22,11 +23,17 @@ import {
   samePublicKey,
 } from '../../src/keys/backend.js';
 
-const PUBLIC = { kty: 'EC', crv: 'P-256', x: 'xx', y: 'yy' };
+const PAIR = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const PUBLIC = { kty: 'EC', crv: 'P-256', ...PAIR.publicKey.export({ format: 'jwk' }) };
+
+/** Whether `signature` is the fake backend's ES256 signature of `data` (JOSE form). */
+function signs(data: string, signature: Buffer): boolean {
+  return cryptoVerify('sha256', Buffer.from(data), { key: PAIR.publicKey, dsaEncoding: 'ieee-p1363' }, signature);
+}
 
 /** A backend whose behaviour each test sets. */
 function fakeBackend(member: string) {
-  const state = { opens: 0, closes: 0, failOpen: false, fail: false, hang: false, inFlight: 0, maxInFlight: 0, publicJwk: PUBLIC as Record<string, unknown> };
+  const state = { opens: 0, closes: 0, failOpen: false, fail: false, hang: false, inFlight: 0, maxInFlight: 0, publicJwk: PUBLIC as Record<string, unknown>, signingKey: PAIR.privateKey };
   const backend: KeyBackend = {
     member,
     packageName: 'none',
@@ -42,7 +49,7 @@ function fakeBackend(member: string) {
             await new Promise((resolve) => setTimeout(resolve, 5));
             if (state.hang) await new Promise(() => {});
             if (state.fail) throw new Error('device unreachable\n  at stack frame');
-            return Buffer.concat([Buffer.from('sig:'), data]);
+            return cryptoSign('sha256', data, { key: state.signingKey, dsaEncoding: 'ieee-p1363' });
           } finally {
             state.inFlight -= 1;
           }
@@ -99,7 +106,7 @@ describe('the registry', () => {
 describe('KeyHandle', () => {
   it('signs through the backend, opening it once', async () => {
     const { handle, state } = handleOver('fake-a');
-    await expect(handle.sign(Buffer.from('a.b'), 1000)).resolves.toEqual(Buffer.from('sig:a.b'));
+    expect(signs('a.b', await handle.sign(Buffer.from('a.b'), 1000))).toBe(true);
     await handle.sign(Buffer.from('a.c'), 1000);
     expect(state.opens).toBe(1);
     expect(handle.canSign).toBe(true);
@@ -120,12 +127,24 @@ describe('KeyHandle', () => {
     expect(err).toMatchObject({ code: 'ERR_KEY_BACKEND_UNAVAILABLE', message: expect.stringMatching(/^key kid-1 \(fake-b\) cannot sign: key kid-1: the fake-b key ref-1 is not/) });
   });
 
+  it('refuses a backend that reports the key file’s public key but signs with another, as it opens', async () => {
+    const { handle, state } = handleOver('fake-h');
+    state.signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await expect(handle.open()).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      field: 'kid-1',
+      message: 'key kid-1: the fake-h key ref-1 signs with a key other than the public key it reports (the signature made as it opens does not verify)',
+    });
+    expect(state.closes, 'the session is closed').toBe(1);
+    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({ code: 'ERR_KEY_BACKEND_UNAVAILABLE', message: expect.stringContaining('signs with a key other than') });
+  });
+
   it('opens again after a failed open', async () => {
     const { handle, state } = handleOver('fake-c');
     state.failOpen = true;
     await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({ message: 'key kid-1 (fake-c) cannot sign: cannot open ref-1?pin-source=file:pin' });
     state.failOpen = false;
-    await expect(handle.sign(Buffer.from('x'), 1000)).resolves.toEqual(Buffer.from('sig:x'));
+    expect(signs('x', await handle.sign(Buffer.from('x'), 1000))).toBe(true);
     expect(state.opens).toBe(2);
   });
 
