@@ -187,7 +187,8 @@ export async function timeReplacement(cpus: readonly number[], keysFile: string)
     process.kill(victim, 'SIGKILL');
     let replacement = 0;
     const ms = await firstOk(port, since, child, () => {
-      replacement ||= Number(child.output().slice(before).match(/worker (\d+) started/)?.[1] ?? 0);
+      // The spare taking the slot (spareWorker's default), or a worker forked into it (--no-spare-worker).
+      replacement ||= Number(child.output().slice(before).match(/the spare (\d+) takes its slot|worker (\d+) started(?! as the spare)/)?.slice(1).find(Boolean) ?? 0);
       return replacement > 0 && connectionsServedBy(replacement, port) > 0;
     });
     loading = false;
