@@ -204,8 +204,9 @@ export class Supervisor {
     if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping) this.#fork(spare);
   }
 
-  /** The spare has its server and waits: from now on it can take a slot. */
+  /** The spare has loaded everything and waits: from now on it can take a slot; one given a slot while it was starting takes it now. */
   spareReady(worker: Worker): void {
+    if (this.#slotOf(worker) !== undefined) return void worker.send({ type: 'jwt-grpc:take-slot' } satisfies PrimaryMessage);
     if (this.#spare?.worker !== worker) return;
     this.#spare.markListening();
     this.#options.logger.info(`spare worker ${worker.process.pid} ready: it takes the next dead worker's slot`, { workerPid: worker.process.pid });
@@ -277,16 +278,20 @@ export class Supervisor {
     if (this.#stopping) return logger.info(`worker ${fields.workerPid} exited`, fields);
     if (quickCrashes >= maxQuickRestarts) return this.#crashLoop(quickCrashes, fields);
     const delay = backoffMs(quickCrashes);
-    if (delay === 0 && slot !== this.#spare && this.#spare?.listening === true) return this.#takeSpare(slot, fields);
+    if (delay === 0 && slot !== this.#spare && this.#spare?.worker !== undefined) return this.#takeSpare(slot, fields);
     logger.warn(`worker ${fields.workerPid} exited; restarting in ${delay} ms`, fields);
     slot.respawnIn(delay, () => this.#fork(slot));
   }
 
-  /** The ready spare takes `slot` at once; the next spare is forked once it listens (see {@link listening}). */
+  /**
+   * The spare takes `slot`: at once when ready, else as soon as it says it is (it is further
+   * into its start than a worker forked now would be). The next spare is forked once it listens (see {@link listening}).
+   */
   #takeSpare(slot: WorkerSlot, fields: ExitFields): void {
+    const ready = this.#spare?.listening === true;
     const spare = this.#spare?.handOver() as Worker;
     slot.forked(spare);
-    spare.send({ type: 'jwt-grpc:take-slot' } satisfies PrimaryMessage);
+    if (ready) spare.send({ type: 'jwt-grpc:take-slot' } satisfies PrimaryMessage);
     this.#options.logger.warn(`worker ${fields.workerPid} exited; the spare ${spare.process.pid} takes its slot`, {
       ...fields,
       sparePid: spare.process.pid,

@@ -232,14 +232,31 @@ describe('Supervisor with a spare worker', () => {
     expect(run.forked).toHaveLength(forks + 1);
   });
 
-  it('forks the slot as without a spare while the spare is not ready yet', async () => {
+  it('gives the slot to a spare still starting: it takes it once it says it is ready; no worker is forked into the slot', async () => {
     const run = supervise(2, 5, 10_000, true);
     for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
     const spare = run.forked.at(-1)!.worker;
+    const forks = run.forked.length;
     run.workerOf(1).exit(1);
     await vi.advanceTimersByTimeAsync(0);
-    expect(run.forked.at(-1)).toMatchObject({ index: 1, spare: false });
+    expect(run.forked).toHaveLength(forks);
     expect(spare.sentOf('jwt-grpc:take-slot')).toHaveLength(0);
+    run.supervisor.spareReady(spare.asWorker);
+    expect(spare.sentOf('jwt-grpc:take-slot')).toHaveLength(1);
+    expect(run.supervisor.serving()).toContain(spare.asWorker);
+  });
+
+  it('forks the slot as without a spare once a slot crashes quickly again (backoff applies)', async () => {
+    const run = withReadySpare();
+    run.workerOf(1).exit(1);
+    run.supervisor.spareReady(run.spare.asWorker);
+    const promoted = run.spare;
+    const forks = run.forked.length;
+    promoted.exit(1); // the slot's second quick crash in a row: 100 ms of backoff, then a fork
+    await vi.advanceTimersByTimeAsync(99);
+    expect(run.forked).toHaveLength(forks);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(run.forked.at(-1)).toMatchObject({ index: 1, spare: false });
   });
 
   it('replaces a spare that exits with a new spare, and a stop ends the spare too', async () => {
