@@ -10,6 +10,12 @@ export const QUICK_CRASH_MS = 2000;
 export const MAX_BACKOFF_MS = 2000;
 /** The most a crash loop lets the other workers drain before the cluster stops. */
 const CRASH_LOOP_GRACE_MS = 2000;
+/**
+ * How long after every slot listens the spare is forked: its start (a whole Node start and
+ * module load) would otherwise take CPU from a replacement's first calls, or a new
+ * cluster's, on the same cores.
+ */
+export const SPARE_FORK_DELAY_MS = 1000;
 /** How long past the grace period a worker that ignored the shutdown (stuck, not started yet) is killed. */
 const KILL_AFTER_GRACE_MS = 1000;
 
@@ -199,9 +205,9 @@ export class Supervisor {
     this.#slotOf(worker)?.markListening();
     if (!this.#slots.every((slot) => slot.listening)) return;
     this.#markReady(ports);
-    // Forked only now: at start and after a dead worker's replacement, the spare's own start takes no CPU from theirs.
+    // Forked only later: at start and after a dead worker's replacement, the spare's own start takes no CPU from theirs.
     const spare = this.#spare;
-    if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping) this.#fork(spare);
+    if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping) spare.respawnIn(SPARE_FORK_DELAY_MS, () => this.#fork(spare));
   }
 
   /** The spare has loaded everything and waits: from now on it can take a slot; one given a slot while it was starting takes it now. */

@@ -80,7 +80,8 @@ describe('runPrimary, composed over fake workers', () => {
 
   it('with a spare: it gets the keys and every reload but serves nothing until a worker dies, then takes its slot', async () => {
     const { handle, forked } = await startPrimary(2, true);
-    await vi.waitFor(() => expect(forked).toHaveLength(3));
+    // The spare is forked SPARE_FORK_DELAY_MS after every worker listens.
+    await vi.waitFor(() => expect(forked).toHaveLength(3), { timeout: 3000 });
     const spare = forked[2]!;
     expect(spare).toMatchObject({ index: 2, spare: true });
     spare.worker.say({ type: 'jwt-grpc:hello' });
@@ -96,7 +97,7 @@ describe('runPrimary, composed over fake workers', () => {
     expect(forked).toHaveLength(3);
     expect(handle.servingPids()).toEqual([spare.worker.process.pid, forked[1]!.worker.process.pid]);
     spare.worker.say({ type: 'jwt-grpc:listening', port: 6000 });
-    await vi.waitFor(() => expect(forked).toHaveLength(4));
+    await vi.waitFor(() => expect(forked).toHaveLength(4), { timeout: 3000 });
     expect(forked[3]).toMatchObject({ index: 2, spare: true });
   });
 

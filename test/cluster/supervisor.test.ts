@@ -5,7 +5,7 @@
 import type { Worker } from 'node:cluster';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JwtGrpcError } from '../../src/errors.js';
-import { MAX_BACKOFF_MS, QUICK_CRASH_MS, Supervisor, backoffMs } from '../../src/cluster/supervisor.js';
+import { MAX_BACKOFF_MS, QUICK_CRASH_MS, SPARE_FORK_DELAY_MS, Supervisor, backoffMs } from '../../src/cluster/supervisor.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { type FakeWorker, fakeFork } from './fake-worker.js';
 
@@ -197,21 +197,26 @@ describe('Supervisor', () => {
 describe('Supervisor with a spare worker', () => {
   const PORTS = { port: 5000, httpPort: undefined };
   /** Two slots listening, the spare forked behind them and ready. */
-  function withReadySpare() {
+  async function withReadySpare() {
     const run = supervise(2, 5, 10_000, true);
     expect(run.forked.map((f) => f.spare)).toEqual([false, false]);
     for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     const spare = run.forked.at(-1)!;
     expect(spare).toMatchObject({ index: 2, spare: true });
     run.supervisor.spareReady(spare.worker.asWorker);
     return { ...run, spare: spare.worker };
   }
 
-  it('forks the spare only once every slot listens; it is live (reloads reach it) but not serving', () => {
+  it('forks the spare SPARE_FORK_DELAY_MS after every slot listens; it is live (reloads reach it) but not serving', async () => {
     const run = supervise(2, 5, 10_000, true);
     run.supervisor.listening(run.workerOf(0).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     expect(run.forked).toHaveLength(2);
     run.supervisor.listening(run.workerOf(1).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS - 1);
+    expect(run.forked).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
     expect(run.forked).toHaveLength(3);
     const spare = run.forked[2]!.worker.asWorker;
     expect(run.supervisor.live()).toContain(spare);
@@ -220,7 +225,7 @@ describe('Supervisor with a spare worker', () => {
   });
 
   it("gives a dead worker's slot to the ready spare at once, and forks the next spare once that slot listens", async () => {
-    const run = withReadySpare();
+    const run = await withReadySpare();
     const forks = run.forked.length;
     run.workerOf(0).exit(null, 'SIGKILL');
     expect(run.forked).toHaveLength(forks);
@@ -228,6 +233,7 @@ describe('Supervisor with a spare worker', () => {
     expect(run.supervisor.serving()).toEqual([run.spare.asWorker, run.workerOf(1).asWorker]);
     expect(vi.getTimerCount()).toBe(0);
     run.supervisor.listening(run.spare.asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     expect(run.forked.at(-1)).toMatchObject({ index: 2, spare: true });
     expect(run.forked).toHaveLength(forks + 1);
   });
@@ -235,6 +241,7 @@ describe('Supervisor with a spare worker', () => {
   it('gives the slot to a spare still starting: it takes it once it says it is ready; no worker is forked into the slot', async () => {
     const run = supervise(2, 5, 10_000, true);
     for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     const spare = run.forked.at(-1)!.worker;
     const forks = run.forked.length;
     run.workerOf(1).exit(1);
@@ -247,7 +254,7 @@ describe('Supervisor with a spare worker', () => {
   });
 
   it('forks the slot as without a spare once a slot crashes quickly again (backoff applies)', async () => {
-    const run = withReadySpare();
+    const run = await withReadySpare();
     run.workerOf(1).exit(1);
     run.supervisor.spareReady(run.spare.asWorker);
     const promoted = run.spare;
@@ -260,7 +267,7 @@ describe('Supervisor with a spare worker', () => {
   });
 
   it('replaces a spare that exits with a new spare, and a stop ends the spare too', async () => {
-    const run = withReadySpare();
+    const run = await withReadySpare();
     run.spare.exit(1);
     await vi.advanceTimersByTimeAsync(0);
     const next = run.forked.at(-1)!;
@@ -274,6 +281,7 @@ describe('Supervisor with a spare worker', () => {
   it('ends a spare still starting at once on a stop: it would miss the shutdown message and wait out the grace period', async () => {
     const run = supervise(2, 5, 10_000, true);
     for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     const spare = run.forked.at(-1)!.worker;
     run.supervisor.stop(0, 10_000);
     expect(spare.signals).toEqual(['SIGTERM']);
