@@ -162,19 +162,20 @@ export async function timeRun(cpus: readonly number[], command: string, args: re
 }
 
 /**
- * A 2-worker cluster, its spare ready, under a steady closed-loop load; one worker SIGKILLed; ms from the kill to
+ * A 2-worker cluster, its spare ready (`spare` false: --no-spare-worker), under a steady closed-loop load; one worker SIGKILLed; ms from the kill to
  * an OK call on a new connection that the replacement (the pid the primary names) serves.
  */
-export async function timeReplacement(cpus: readonly number[], keysFile: string): Promise<number> {
+export async function timeReplacement(cpus: readonly number[], keysFile: string, spare = true): Promise<number> {
   const port = await freePort();
-  const child = spawnPinned(cpus, process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--keys', keysFile, '--subjects', SUBJECTS_FILE], { NODEMAXPROCS: '2' });
+  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...(spare ? [] : ['--no-spare-worker'])];
+  const child = spawnPinned(cpus, process.execPath, args, { NODEMAXPROCS: '2' });
   const load = createJwtClient(`127.0.0.1:${port}`, { deadlineMs: 5000 });
   let loading = true;
   // A connection the primary hands to the killed worker before it has seen the exit is lost (node:cluster):
   // a probe on one waits out its deadline, PROBE_DEADLINE_MS, which the figure then includes.
   try {
     // A cluster in its steady state: its spare worker (forked once every worker listens) has started too.
-    await firstOk(port, performance.now(), child, () => /workers: \d+ pids/.test(child.output()) && /spare worker \d+ ready/.test(child.output()));
+    await firstOk(port, performance.now(), child, () => /workers: \d+ pids/.test(child.output()) && (!spare || /spare worker \d+ ready/.test(child.output())));
     const pids = (child.output().match(/workers: \d+ pids ([\d, ]+)/)?.[1] ?? '').split(',').map((p) => Number(p.trim()));
     const victim = pids[0];
     if (victim === undefined || !(victim > 0)) throw new Error('the banner names no worker pid');
