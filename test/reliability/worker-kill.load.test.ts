@@ -90,10 +90,11 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('cluster on trans
 
       const started = await server.waitFor('stderr', /the spare (\d+) takes its slot/, 5000, stderrBefore);
       const newPid = Number(started.match[1]);
-      const nextSpare = Number((await server.waitFor('stderr', /worker (\d+) started as the spare/, 5000, stderrBefore)).match[1]);
       const startedMs = started.at - killedAt;
       const servingAt = await servedBy(newPid, port, 5000);
       const servingMs = servingAt === null ? null : servingAt - killedAt;
+      // Forked SPARE_FORK_DELAY_MS after the new worker listens.
+      const nextSpare = Number((await server.waitFor('stderr', /worker (\d+) started as the spare/, 5000, stderrBefore)).match[1]);
 
       // Under load still: ghz redialled the dead worker's connections by now.
       const nextSpareConnections = connectionsServedBy(nextSpare, port);
