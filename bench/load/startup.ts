@@ -55,7 +55,7 @@ const ROWS: Readonly<Record<StartupRowId, { what: string; ratioTo: StartupRowId 
   'keys-file': { what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ratioTo: 'bare-node-listener' },
   ephemeral: { what: 'jwt-grpc serve, ephemeral keys: exec to the first OK GenerateJwt', ratioTo: 'bare-node-listener' },
   'cluster-2': { what: 'NODEMAXPROCS=2 --keys FILE: exec to every worker serving', ratioTo: 'bare-node-listener' },
-  'worker-replacement': { what: 'NODEMAXPROCS=2 under load: SIGKILL of a worker to its replacement serving', ratioTo: null },
+  'worker-replacement': { what: 'NODEMAXPROCS=2 under load, spare ready: SIGKILL of a worker to its replacement serving', ratioTo: null },
   'bare-node': { what: 'bare `node -e 0`: wall time', ratioTo: null },
   token: { what: '`jwt-grpc token`: wall time', ratioTo: 'bare-node' },
   import: { what: "`import('jwt-grpc')`: wall time of a node that only imports it", ratioTo: 'bare-node' },
@@ -162,18 +162,20 @@ export async function timeRun(cpus: readonly number[], command: string, args: re
 }
 
 /**
- * A 2-worker cluster under a steady closed-loop load; one worker SIGKILLed; ms from the kill to
+ * A 2-worker cluster, its spare ready (`spare` false: --no-spare-worker), under a steady closed-loop load; one worker SIGKILLed; ms from the kill to
  * an OK call on a new connection that the replacement (the pid the primary names) serves.
  */
-export async function timeReplacement(cpus: readonly number[], keysFile: string): Promise<number> {
+export async function timeReplacement(cpus: readonly number[], keysFile: string, spare = true): Promise<number> {
   const port = await freePort();
-  const child = spawnPinned(cpus, process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--keys', keysFile, '--subjects', SUBJECTS_FILE], { NODEMAXPROCS: '2' });
+  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...(spare ? [] : ['--no-spare-worker'])];
+  const child = spawnPinned(cpus, process.execPath, args, { NODEMAXPROCS: '2' });
   const load = createJwtClient(`127.0.0.1:${port}`, { deadlineMs: 5000 });
   let loading = true;
   // A connection the primary hands to the killed worker before it has seen the exit is lost (node:cluster):
   // a probe on one waits out its deadline, PROBE_DEADLINE_MS, which the figure then includes.
   try {
-    await firstOk(port, performance.now(), child, () => /workers: \d+ pids/.test(child.output()));
+    // A cluster in its steady state: its spare worker (forked once every worker listens) has started too.
+    await firstOk(port, performance.now(), child, () => /workers: \d+ pids/.test(child.output()) && (!spare || /spare worker \d+ ready/.test(child.output())));
     const pids = (child.output().match(/workers: \d+ pids ([\d, ]+)/)?.[1] ?? '').split(',').map((p) => Number(p.trim()));
     const victim = pids[0];
     if (victim === undefined || !(victim > 0)) throw new Error('the banner names no worker pid');
@@ -187,7 +189,8 @@ export async function timeReplacement(cpus: readonly number[], keysFile: string)
     process.kill(victim, 'SIGKILL');
     let replacement = 0;
     const ms = await firstOk(port, since, child, () => {
-      replacement ||= Number(child.output().slice(before).match(/worker (\d+) started/)?.[1] ?? 0);
+      // The spare taking the slot (spareWorker's default), or a worker forked into it (--no-spare-worker).
+      replacement ||= Number(child.output().slice(before).match(/the spare (\d+) takes its slot|worker (\d+) started(?! as the spare)/)?.slice(1).find(Boolean) ?? 0);
       return replacement > 0 && connectionsServedBy(replacement, port) > 0;
     });
     loading = false;

@@ -60,7 +60,7 @@ function readOption(name: OptionName, flags: Readonly<Record<string, string | bo
 }
 
 /** The environment variables `serve` reads: every option's twin, and the worker number the cluster's primary sets. */
-const SERVE_VARIABLES: OptionNames = [...CLI_OPTIONS.map((name) => (OPTIONS[name].cli as CliSpec).env), 'JWT_GRPC_WORKER'];
+const SERVE_VARIABLES: OptionNames = [...CLI_OPTIONS.map((name) => (OPTIONS[name].cli as CliSpec).env), 'JWT_GRPC_WORKER', 'JWT_GRPC_SPARE'];
 
 /**
  * A `JWT_GRPC_` variable `serve` does not read is a misspelt or retired option

@@ -3,6 +3,9 @@ import type { JwtPolicy } from '../policy/check.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
 import type { Revocation } from '../revocation/types.js';
 
+/** Set by the primary in the spare worker's environment: it waits for `take-slot` before it listens. @internal */
+export const SPARE_ENV = 'JWT_GRPC_SPARE';
+
 /**
  * The IPC protocol between primary and workers. Keys travel over the IPC channel (a
  * private pipe between the two processes), never through the environment or argv,
@@ -14,6 +17,8 @@ export type PrimaryMessage =
   /** The keys, the revocations held now (the primary owns the revocation store), and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
   | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] }; readonly revocations: readonly Revocation[]; readonly policy?: JwtPolicy }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
+  /** To the spare: a worker died, its slot is yours: listen now. */
+  | { readonly type: 'jwt-grpc:take-slot' }
   /** Reloaded keys, checked by the primary: the worker swaps them in and acknowledges `generation`. */
   | { readonly type: 'jwt-grpc:keys'; readonly generation: number; readonly jwks: { keys: Jwk[] } }
   /** A reloaded policy, checked by the primary: the worker puts it in use and acknowledges `generation`. */
@@ -32,6 +37,8 @@ export type PrimaryMessage =
  */
 export type WorkerMessage =
   | { readonly type: 'jwt-grpc:hello' }
+  /** The spare has its server, keys in place, and waits for `take-slot` without listening. */
+  | { readonly type: 'jwt-grpc:spare-ready' }
   | { readonly type: 'jwt-grpc:listening'; readonly port: number; readonly httpPort?: number }
   /** The address cannot be bound (taken, not local): no respawn can fix that, so the cluster stops. */
   | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }

@@ -44,6 +44,12 @@ export interface ClusterOptions {
   readonly handleSignals?: boolean;
   /** Quick consecutive crashes of one worker slot after which the primary gives up, 1 to 1000. Default 5. */
   readonly maxQuickRestarts?: number;
+  /**
+   * With 2 workers or more: one more worker process, started once every worker listens, with
+   * its modules loaded and the keys imported but accepting nothing, takes a dead worker's
+   * slot at once (a new spare is started behind it). Costs one idle worker's memory. Default true.
+   */
+  readonly spareWorker?: boolean;
 }
 
 /** The names {@link ClusterOptions} holds: the cluster rows of the option table and the code-only members. @internal */

@@ -26,9 +26,10 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
   // The parts refer to each other through these closures, which run only once workers are forked.
   const live = (): Worker[] => supervisor.live();
   const state = await StateDistributor.load(options, live, { keys: metrics?.keyReloads, policy: metrics?.policyReloads });
-  const { workers, maxQuickRestarts, graceMs, logger } = options;
+  const { workers, maxQuickRestarts, graceMs, logger, spareWorker } = options;
   const supervisor = new Supervisor({
     workers,
+    spare: spareWorker,
     maxQuickRestarts,
     graceMs,
     logger,
@@ -52,6 +53,7 @@ function primaryHandlers(supervisor: Supervisor, state: StateDistributor, metric
   return {
     'jwt-grpc:hello': (_, worker) => state.hello(worker),
     'jwt-grpc:listening': (message, worker) => supervisor.listening(worker, { port: message.port, httpPort: message.httpPort }),
+    'jwt-grpc:spare-ready': (_, worker) => supervisor.spareReady(worker),
     'jwt-grpc:cannot-listen': (message) => supervisor.cannotListen(message.message),
     'jwt-grpc:keys-applied': (message, worker) => state.keysApplied(worker, message),
     'jwt-grpc:policy-applied': (message, worker) => state.policyApplied(worker, message),
@@ -115,7 +117,7 @@ class PrimaryMetrics {
   async serve(options: ResolvedClusterOptions, supervisor: Supervisor): Promise<MetricsEndpoint | undefined> {
     const port = options.server.metricsPort;
     if (port === undefined) return undefined;
-    const endpoint = await serveMetrics(hostOf(options.address), port, () => this.cluster.text(supervisor.live()), options.logger, {
+    const endpoint = await serveMetrics(hostOf(options.address), port, () => this.cluster.text(supervisor.serving()), options.logger, {
       handshakeTimeoutMs: optionValue('handshakeTimeoutMs', options.server.handshakeTimeoutMs),
       counters: this.#connections,
     }).catch((err: unknown) => {
@@ -141,7 +143,7 @@ function primaryHandle(options: ResolvedClusterOptions, supervisor: Supervisor, 
       return state.policy;
     },
     reloadPolicy: () => state.reloadPolicy(),
-    servingPids: () => supervisor.live().flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid])),
+    servingPids: () => supervisor.serving().flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid])),
     close: () => {
       if (!supervisor.stopping) supervisor.stop(0, options.graceMs);
       return supervisor.done.then(() => {});

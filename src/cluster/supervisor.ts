@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { exitLatch } from './handle.js';
-import type { PrimaryMessage } from './messages.js';
+import { type PrimaryMessage, SPARE_ENV } from './messages.js';
 
 /** A worker that dies sooner than this after it started listening counts as a quick crash. */
 export const QUICK_CRASH_MS = 2000;
@@ -10,6 +10,12 @@ export const QUICK_CRASH_MS = 2000;
 export const MAX_BACKOFF_MS = 2000;
 /** The most a crash loop lets the other workers drain before the cluster stops. */
 const CRASH_LOOP_GRACE_MS = 2000;
+/**
+ * How long after every slot listens the spare is forked: its start (a whole Node start and
+ * module load) would otherwise take CPU from a replacement's first calls, or a new
+ * cluster's, on the same cores.
+ */
+export const SPARE_FORK_DELAY_MS = 1000;
 /** How long past the grace period a worker that ignored the shutdown (stuck, not started yet) is killed. */
 const KILL_AFTER_GRACE_MS = 1000;
 
@@ -22,15 +28,18 @@ export function backoffMs(quickCrashes: number): number {
   return quickCrashes <= 1 ? 0 : Math.min(100 * 2 ** (quickCrashes - 2), MAX_BACKOFF_MS);
 }
 
-/** Starts the worker process of slot `index`. @internal */
-export type ForkWorker = (index: number) => Worker;
+/** Starts the worker process of slot `index`, or the spare (`spare` true; `index` is then the number of slots). @internal */
+export type ForkWorker = (index: number, spare: boolean) => Worker;
 
-/** A node:cluster worker; `JWT_GRPC_WORKER` tells it its slot (the CLI logs it). @internal */
-export function forkClusterWorker(index: number): Worker {
+/**
+ * A node:cluster worker; `JWT_GRPC_WORKER` tells it its slot (the CLI logs it), `JWT_GRPC_SPARE`
+ * that it is the spare and waits for a slot before it listens (./worker.ts). @internal
+ */
+export function forkClusterWorker(index: number, spare: boolean): Worker {
   // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
   // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE. Read at the first fork.
   cluster.schedulingPolicy = cluster.SCHED_RR;
-  return cluster.fork({ JWT_GRPC_WORKER: String(index) });
+  return cluster.fork({ JWT_GRPC_WORKER: String(index), ...(spare && { [SPARE_ENV]: '1' }) });
 }
 
 /** Where the cluster serves once every worker listens: the port they share. @internal */
@@ -57,6 +66,18 @@ class WorkerSlot {
 
   get listening(): boolean {
     return this.#listeningAt !== undefined;
+  }
+
+  /** The worker leaves this place alive (the spare taking a slot): no exit to count. */
+  handOver(): Worker | undefined {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#listeningAt = undefined;
+    return worker;
+  }
+
+  get respawning(): boolean {
+    return this.#respawnTimer !== undefined;
   }
 
   forked(worker: Worker): void {
@@ -99,6 +120,8 @@ type ExitFields = {
 export interface SupervisorOptions {
   /** How many worker slots to keep filled. */
   readonly workers: number;
+  /** Keep a spare worker (modules loaded, keys in hand, not listening) to take a dead worker's slot at once. */
+  readonly spare: boolean;
   /** Quick crashes in a row of one slot after which the cluster stops. */
   readonly maxQuickRestarts: number;
   /** The drain a stop gives; a crash loop gives at most {@link CRASH_LOOP_GRACE_MS} of it. */
@@ -130,6 +153,8 @@ export interface SupervisorOptions {
 export class Supervisor {
   readonly #options: SupervisorOptions;
   readonly #slots: readonly WorkerSlot[];
+  /** The spare's place; its worker is ready once it said so (listening, for a slot). */
+  readonly #spare: WorkerSlot | undefined;
   readonly #latch = exitLatch();
   readonly #ready: Promise<ClusterPorts>;
   #markReady!: (ports: ClusterPorts) => void;
@@ -139,6 +164,7 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     this.#options = options;
     this.#slots = Array.from({ length: options.workers }, (_, index) => new WorkerSlot(index));
+    this.#spare = options.spare ? new WorkerSlot(options.workers) : undefined;
     this.#ready = new Promise<ClusterPorts>((resolve, reject) => {
       this.#markReady = resolve;
       this.#failStart = reject;
@@ -164,15 +190,32 @@ export class Supervisor {
     for (const slot of this.#slots) this.#fork(slot);
   }
 
-  /** The workers in their slots now (started, not yet exited). */
+  /** Every worker process now (started, not yet exited), the spare's included: what reloads and revocations reach. */
   live(): Worker[] {
+    return this.#places().flatMap((slot) => (slot.worker === undefined ? [] : [slot.worker]));
+  }
+
+  /** The workers in their slots now: those that serve, or are starting to (not the spare). */
+  serving(): Worker[] {
     return this.#slots.flatMap((slot) => (slot.worker === undefined ? [] : [slot.worker]));
   }
 
-  /** `worker` listens on `ports`; the last slot to listen makes the cluster ready. */
+  /** `worker` listens on `ports`; the last slot to listen makes the cluster ready, and starts a spare if there is none. */
   listening(worker: Worker, ports: ClusterPorts): void {
     this.#slotOf(worker)?.markListening();
-    if (this.#slots.every((slot) => slot.listening)) this.#markReady(ports);
+    if (!this.#slots.every((slot) => slot.listening)) return;
+    this.#markReady(ports);
+    // Forked only later: at start and after a dead worker's replacement, the spare's own start takes no CPU from theirs.
+    const spare = this.#spare;
+    if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping) spare.respawnIn(SPARE_FORK_DELAY_MS, () => this.#fork(spare));
+  }
+
+  /** The spare has loaded everything and waits: from now on it can take a slot; one given a slot while it was starting takes it now. */
+  spareReady(worker: Worker): void {
+    if (this.#slotOf(worker) !== undefined) return void worker.send({ type: 'jwt-grpc:take-slot' } satisfies PrimaryMessage);
+    if (this.#spare?.worker !== worker) return;
+    this.#spare.markListening();
+    this.#options.logger.info(`spare worker ${worker.process.pid} ready: it takes the next dead worker's slot`, { workerPid: worker.process.pid });
   }
 
   /** A worker cannot bind the address: no respawn can fix that, so the cluster stops. */
@@ -188,11 +231,14 @@ export class Supervisor {
    */
   stop(code: number, graceMs: number): void {
     this.#stopping = true;
-    for (const slot of this.#slots) slot.cancelRespawn();
+    for (const slot of this.#places()) slot.cancelRespawn();
     const workers = this.live();
     if (workers.length === 0) return this.#latch.finish(code);
     for (const worker of workers) {
       if (graceMs === 0) worker.process.kill('SIGKILL');
+      // The spare serves nothing, so it has nothing to drain; one still loading its modules
+      // would miss a message (no listener yet) and wait out the grace period: SIGTERM ends it either way.
+      else if (worker === this.#spare?.worker) worker.process.kill('SIGTERM');
       else if (worker.isConnected()) worker.send({ type: 'jwt-grpc:shutdown', graceMs } satisfies PrimaryMessage);
     }
     setTimeout(() => this.#killLive(), graceMs + KILL_AFTER_GRACE_MS).unref();
@@ -209,17 +255,26 @@ export class Supervisor {
     for (const worker of this.live()) worker.process.kill('SIGKILL');
   }
 
+  #places(): WorkerSlot[] {
+    return this.#spare === undefined ? [...this.#slots] : [...this.#slots, this.#spare];
+  }
+
   #slotOf(worker: Worker): WorkerSlot | undefined {
     return this.#slots.find((slot) => slot.worker === worker);
   }
 
   #fork(slot: WorkerSlot): void {
-    const worker = this.#options.fork(slot.index);
+    const spare = slot === this.#spare;
+    const worker = this.#options.fork(slot.index, spare);
     slot.forked(worker);
     const pid = worker.process.pid;
-    this.#options.logger.info(`worker ${pid} started`, { workerPid: pid, slot: slot.index });
+    this.#options.logger.info(spare ? `worker ${pid} started as the spare` : `worker ${pid} started`, { workerPid: pid, slot: slot.index });
     this.#options.forked(worker);
-    worker.once('exit', (code: number | null, signal: string | null) => this.#exited(slot, worker, { workerPid: pid, slot: slot.index, code, signal }));
+    // The place is looked up at the exit: the spare may have taken a slot meanwhile.
+    worker.once('exit', (code: number | null, signal: string | null) => {
+      const place = this.#places().find((candidate) => candidate.worker === worker);
+      if (place !== undefined) this.#exited(place, worker, { workerPid: pid, slot: place.index, code, signal });
+    });
   }
 
   #exited(slot: WorkerSlot, worker: Worker, fields: ExitFields): void {
@@ -229,8 +284,24 @@ export class Supervisor {
     if (this.#stopping) return logger.info(`worker ${fields.workerPid} exited`, fields);
     if (quickCrashes >= maxQuickRestarts) return this.#crashLoop(quickCrashes, fields);
     const delay = backoffMs(quickCrashes);
+    if (delay === 0 && slot !== this.#spare && this.#spare?.worker !== undefined) return this.#takeSpare(slot, fields);
     logger.warn(`worker ${fields.workerPid} exited; restarting in ${delay} ms`, fields);
     slot.respawnIn(delay, () => this.#fork(slot));
+  }
+
+  /**
+   * The spare takes `slot`: at once when ready, else as soon as it says it is (it is further
+   * into its start than a worker forked now would be). The next spare is forked once it listens (see {@link listening}).
+   */
+  #takeSpare(slot: WorkerSlot, fields: ExitFields): void {
+    const ready = this.#spare?.listening === true;
+    const spare = this.#spare?.handOver() as Worker;
+    slot.forked(spare);
+    if (ready) spare.send({ type: 'jwt-grpc:take-slot' } satisfies PrimaryMessage);
+    this.#options.logger.warn(`worker ${fields.workerPid} exited; the spare ${spare.process.pid} takes its slot`, {
+      ...fields,
+      sparePid: spare.process.pid,
+    });
   }
 
   #crashLoop(quickCrashes: number, fields: ExitFields): void {

@@ -7,10 +7,11 @@ import { workerMetricsJson } from '../metrics/cluster.js';
 import type { ClusterHandle } from './handle.js';
 import { type InProcessServer, listenInProcess } from './in-process.js';
 import { IndexReservations } from './index-reservations.js';
-import type { PrimaryMessage, PrimaryMessageOf, WorkerMessage } from './messages.js';
+import { type PrimaryMessage, type PrimaryMessageOf, SPARE_ENV, type WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 import { PrimaryRelayStore } from './revocations.js';
 import { type HandlerTable, MessageRouter } from './router.js';
+import { SpareHold, type SpareState } from './spare.js';
 import { WorkerServer } from './worker-server.js';
 
 type StartMessage = PrimaryMessageOf<'jwt-grpc:start'>;
@@ -39,7 +40,11 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   const primary = new PrimaryLink(options.logger, registry);
   const { start, relay } = await primary.open();
-  const server = await listenOrReport(options, start, registry, relay);
+  const initial: SpareState = { keys: importKeys(start.jwks), policy: start.policy };
+  // A spare (./spare.ts) has loaded everything and imported the keys; it makes its server when it takes a slot.
+  const state = process.env[SPARE_ENV] === '1' ? await primary.spareUntilSlot(initial) : initial;
+  if (state === undefined) return stoppedSpare(initial);
+  const server = await listenOrReport(options, state, registry, relay);
   if (server === undefined) return new Promise<never>(() => {});
   primary.target.listening(server);
   // A worker told to stop directly, or orphaned by a dead primary, drains too.
@@ -63,6 +68,9 @@ class PrimaryLink {
   readonly #router: MessageRouter<PrimaryMessage, undefined>;
   #started: ((started: Started) => void) | undefined;
   #relay: PrimaryRelayStore | undefined;
+  /** While this worker is the spare: where reloads go. */
+  #spare: SpareHold | undefined;
+  #slotTaken: ((taken: boolean) => void) | undefined;
 
   constructor(logger: Logger, registry: Registry | undefined) {
     this.target = new WorkerServer(logger, send);
@@ -78,6 +86,27 @@ class PrimaryLink {
     return started;
   }
 
+  /**
+   * The spare waits for a slot: reloads go to its hold meanwhile. The state to serve with
+   * once the primary gives it a slot; undefined when it is stopped first (a shutdown, a
+   * SIGTERM, the primary gone): it serves nothing, so it has nothing to drain.
+   */
+  async spareUntilSlot(initial: SpareState): Promise<SpareState | undefined> {
+    const hold = new SpareHold(initial, send);
+    this.#spare = hold;
+    const taken = new Promise<boolean>((resolve) => (this.#slotTaken = resolve));
+    const stop = (): void => this.#slotTaken?.(false);
+    process.once('SIGTERM', stop);
+    process.once('disconnect', stop);
+    send({ type: 'jwt-grpc:spare-ready' });
+    const serve = await taken;
+    process.off('SIGTERM', stop);
+    process.off('disconnect', stop);
+    this.#spare = undefined;
+    this.#slotTaken = undefined;
+    return serve ? hold.state : undefined;
+  }
+
   #handlers(): HandlerTable<PrimaryMessage, undefined> {
     return {
       'jwt-grpc:start': (message) => this.#start(message),
@@ -85,10 +114,11 @@ class PrimaryLink {
       'jwt-grpc:revoked': (message) => this.#relay?.receive(message.revocations),
       'jwt-grpc:revoke-done': (message) => this.#relay?.settle(message.id, message.error),
       'jwt-grpc:status-indexes': (message) => this.#reservations.answered(message),
-      'jwt-grpc:keys': (message) => this.target.keys(message),
-      'jwt-grpc:policy': (message) => this.target.policy(message),
+      'jwt-grpc:keys': (message) => (this.#spare === undefined ? this.target.keys(message) : this.#spare.keys(message)),
+      'jwt-grpc:policy': (message) => (this.#spare === undefined ? this.target.policy(message) : this.#spare.policy(message)),
       'jwt-grpc:metrics-request': (message) => this.#answerMetrics(message.id),
-      'jwt-grpc:shutdown': (message) => this.target.shutdown(message.graceMs),
+      'jwt-grpc:shutdown': (message) => (this.#slotTaken === undefined ? this.target.shutdown(message.graceMs) : this.#slotTaken(false)),
+      'jwt-grpc:take-slot': () => this.#slotTaken?.(true),
     };
   }
 
@@ -111,12 +141,12 @@ class PrimaryLink {
  * The worker's server, or undefined when the address cannot be bound: the primary reports
  * that, once, and stops the cluster; this worker only exits.
  */
-async function listenOrReport(options: ResolvedClusterOptions, start: StartMessage, registry: Registry | undefined, relay: PrimaryRelayStore): Promise<InProcessServer | undefined> {
+async function listenOrReport(options: ResolvedClusterOptions, state: SpareState, registry: Registry | undefined, relay: PrimaryRelayStore): Promise<InProcessServer | undefined> {
   try {
-    return await listenInProcess(options, importKeys(start.jwks), {
+    return await listenInProcess(options, state.keys, {
       metricsPort: undefined,
       metricsRegistry: registry,
-      ...(start.policy !== undefined && { policy: start.policy }),
+      ...(state.policy !== undefined && { policy: state.policy }),
       revocations: undefined,
       revocationStore: relay,
     });
@@ -125,6 +155,24 @@ async function listenOrReport(options: ResolvedClusterOptions, start: StartMessa
     process.send?.({ type: 'jwt-grpc:cannot-listen', message: err.message } satisfies WorkerMessage, undefined, undefined, () => process.exit(1));
     return undefined;
   }
+}
+
+/** A spare stopped before it had a slot: it served nothing and ends at once, with 0. */
+function stoppedSpare(state: SpareState): ClusterHandle {
+  const notServing = (): Promise<never> => Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'a spare worker that was stopped serves nothing'));
+  return {
+    role: 'worker',
+    port: 0,
+    keys: state.keys,
+    reloadKeys: notServing,
+    policy: state.policy,
+    reloadPolicy: notServing,
+    metricsPort: undefined,
+    httpPort: undefined,
+    servingPids: () => [],
+    close: () => Promise.resolve(),
+    done: Promise.resolve(0),
+  };
 }
 
 function workerHandle(server: InProcessServer): ClusterHandle {

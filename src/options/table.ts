@@ -390,6 +390,13 @@ export const OPTIONS = {
     default: 5,
     help: 'quick consecutive crashes of one worker slot after which the cluster stops',
   }),
+  spareWorker: option({
+    group: 'cluster',
+    kind: flag,
+    default: true,
+    help: "keep one more worker started, keys in hand, not accepting: a dead worker's slot is served again at once (costs one idle worker's memory)",
+    cli: { flag: 'no-spare-worker', env: 'JWT_GRPC_NO_SPARE_WORKER', negate: true },
+  }),
   handleSignals: option({
     group: 'cluster',
     kind: flag,

@@ -46,14 +46,17 @@ export class FakeWorker extends EventEmitter {
   }
 }
 
-/** A fork function that records what it forked, by slot. */
-export function fakeFork(): { readonly fork: (index: number) => Worker; readonly forked: { readonly index: number; readonly worker: FakeWorker }[] } {
-  const forked: { index: number; worker: FakeWorker }[] = [];
+/** A fork function that records what it forked, by slot, and whether as the spare. */
+export function fakeFork(): {
+  readonly fork: (index: number, spare: boolean) => Worker;
+  readonly forked: { readonly index: number; readonly worker: FakeWorker; readonly spare: boolean }[];
+} {
+  const forked: { index: number; worker: FakeWorker; spare: boolean }[] = [];
   return {
     forked,
-    fork: (index) => {
+    fork: (index, spare) => {
       const worker = new FakeWorker();
-      forked.push({ index, worker });
+      forked.push({ index, worker, spare });
       return worker.asWorker;
     },
   };

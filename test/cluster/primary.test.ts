@@ -31,9 +31,9 @@ afterEach(async () => {
 });
 
 /** A primary of `workers` fake workers, each answering hello and listening as a real one does. */
-async function startPrimary(workers = 2) {
+async function startPrimary(workers = 2, spareWorker = false) {
   const logger = recordingLogger();
-  const options = resolveClusterOptions({ workers, address: '127.0.0.1:0', handleSignals: false, logger, keys: loadKeys });
+  const options = resolveClusterOptions({ workers, address: '127.0.0.1:0', handleSignals: false, logger, keys: loadKeys, spareWorker });
   const { fork, forked } = fakeFork();
   const started = runPrimary(options, fork);
   const listen = (worker: FakeWorker): void => {
@@ -41,7 +41,7 @@ async function startPrimary(workers = 2) {
     worker.say({ type: 'jwt-grpc:listening', port: 6000 });
   };
   await vi.waitFor(() => expect(forked).toHaveLength(workers));
-  for (const { worker } of forked) listen(worker);
+  for (const { worker } of forked.slice(0, workers)) listen(worker);
   const handle = await started;
   handles.push(handle);
   return { handle, forked, logger, listen };
@@ -78,6 +78,29 @@ describe('runPrimary, composed over fake workers', () => {
     expect(handle.servingPids()).toEqual([replacement.process.pid, survivor.process.pid]);
   });
 
+  it('with a spare: it gets the keys and every reload but serves nothing until a worker dies, then takes its slot', async () => {
+    const { handle, forked } = await startPrimary(2, true);
+    // The spare is forked SPARE_FORK_DELAY_MS after every worker listens.
+    await vi.waitFor(() => expect(forked).toHaveLength(3), { timeout: 3000 });
+    const spare = forked[2]!;
+    expect(spare).toMatchObject({ index: 2, spare: true });
+    spare.worker.say({ type: 'jwt-grpc:hello' });
+    spare.worker.say({ type: 'jwt-grpc:spare-ready' });
+    expect(spare.worker.sentOf('jwt-grpc:start')).toHaveLength(1);
+    expect(handle.servingPids()).toEqual([forked[0]!.worker.process.pid, forked[1]!.worker.process.pid]);
+    const reload = handle.reloadKeys();
+    await vi.waitFor(() => expect(spare.worker.sentOf('jwt-grpc:keys')).toHaveLength(1));
+    for (const { worker } of forked) acknowledgeKeys(worker);
+    await reload;
+    forked[0]!.worker.exit(null, 'SIGKILL');
+    await vi.waitFor(() => expect(spare.worker.sentOf('jwt-grpc:take-slot')).toHaveLength(1));
+    expect(forked).toHaveLength(3);
+    expect(handle.servingPids()).toEqual([spare.worker.process.pid, forked[1]!.worker.process.pid]);
+    spare.worker.say({ type: 'jwt-grpc:listening', port: 6000 });
+    await vi.waitFor(() => expect(forked).toHaveLength(4), { timeout: 3000 });
+    expect(forked[3]).toMatchObject({ index: 2, spare: true });
+  });
+
   it('refuses a message of an unknown type from a worker: logged with its pid, nothing changes, the next message is served', async () => {
     const { handle, forked, logger } = await startPrimary(1);
     const worker = forked[0]!.worker;
@@ -85,7 +108,11 @@ describe('runPrimary, composed over fake workers', () => {
     worker.say({ type: 'jwt-grpc:self-destruct' });
     worker.say({ type: 'jwt-grpc:start', jwks: { keys: [] }, revocations: [] });
     expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([
-      { level: 'warn', message: 'refused an IPC message of unknown type "jwt-grpc:self-destruct"', fields: { workerPid: worker.process.pid } },
+      {
+        level: 'warn',
+        message: 'refused an IPC message of unknown type "jwt-grpc:self-destruct"',
+        fields: { workerPid: worker.process.pid },
+      },
       { level: 'warn', message: 'refused an IPC message of unknown type "jwt-grpc:start"', fields: { workerPid: worker.process.pid } },
     ]);
     expect(worker.sent.length).toBe(sentBefore);

@@ -17,6 +17,7 @@ function router() {
   const table: HandlerTable<WorkerMessage, string> = {
     'jwt-grpc:hello': record,
     'jwt-grpc:listening': record,
+    'jwt-grpc:spare-ready': record,
     'jwt-grpc:cannot-listen': record,
     'jwt-grpc:keys-applied': record,
     'jwt-grpc:policy-applied': record,

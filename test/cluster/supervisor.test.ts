@@ -5,7 +5,7 @@
 import type { Worker } from 'node:cluster';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { JwtGrpcError } from '../../src/errors.js';
-import { MAX_BACKOFF_MS, QUICK_CRASH_MS, Supervisor, backoffMs } from '../../src/cluster/supervisor.js';
+import { MAX_BACKOFF_MS, QUICK_CRASH_MS, SPARE_FORK_DELAY_MS, Supervisor, backoffMs } from '../../src/cluster/supervisor.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { type FakeWorker, fakeFork } from './fake-worker.js';
 
@@ -17,12 +17,21 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function supervise(workers: number, maxQuickRestarts = 5, graceMs = 10_000) {
+function supervise(workers: number, maxQuickRestarts = 5, graceMs = 10_000, spare = false) {
   const logger = recordingLogger();
   const { fork, forked } = fakeFork();
   const wired: Worker[] = [];
   const exited: Worker[] = [];
-  const supervisor = new Supervisor({ workers, maxQuickRestarts, graceMs, logger, fork, forked: (w) => wired.push(w), exited: (w) => exited.push(w) });
+  const supervisor = new Supervisor({
+    workers,
+    spare,
+    maxQuickRestarts,
+    graceMs,
+    logger,
+    fork,
+    forked: (w) => wired.push(w),
+    exited: (w) => exited.push(w),
+  });
   const ready = supervisor.ready.then(
     (ports) => ({ ports }),
     (error: unknown) => ({ error }),
@@ -46,7 +55,17 @@ async function respawnDelay(run: ReturnType<typeof supervise>): Promise<number> 
 
 describe('backoffMs', () => {
   it('respawns at once after a first crash, then doubles from 100 ms up to its cap', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 50].map(backoffMs)).toEqual([0, 100, 200, 400, 800, 1600, MAX_BACKOFF_MS, MAX_BACKOFF_MS, MAX_BACKOFF_MS]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 50].map(backoffMs)).toEqual([
+      0,
+      100,
+      200,
+      400,
+      800,
+      1600,
+      MAX_BACKOFF_MS,
+      MAX_BACKOFF_MS,
+      MAX_BACKOFF_MS,
+    ]);
   });
 });
 
@@ -72,7 +91,9 @@ describe('Supervisor', () => {
     const delays: number[] = [];
     for (let i = 0; i < 9; i++) delays.push(await respawnDelay(run));
     expect(delays).toEqual([0, 100, 200, 400, 800, 1600, 2000, 2000, 2000]);
-    expect(run.logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContain(`worker ${run.forked[5]!.worker.process.pid} exited; restarting in 1600 ms`);
+    expect(run.logger.lines.filter((l) => l.level === 'warn').map((l) => l.message)).toContain(
+      `worker ${run.forked[5]!.worker.process.pid} exited; restarting in 1600 ms`,
+    );
   });
 
   it('counts a crash after a good run (listening longer than QUICK_CRASH_MS) as the first again', async () => {
@@ -111,7 +132,9 @@ describe('Supervisor', () => {
     const outcome = await run.ready;
     expect((outcome as { error: unknown }).error).toBeInstanceOf(JwtGrpcError);
     expect((outcome as { error: JwtGrpcError }).error).toMatchObject({ code: 'ERR_CLUSTER' });
-    expect((outcome as { error: Error }).error.message).toMatch(/^worker slot 0 crashed 3 times in a row within 2000 ms of starting \(last: pid \d+, code 7, signal null\); stopping the cluster$/);
+    expect((outcome as { error: Error }).error.message).toMatch(
+      /^worker slot 0 crashed 3 times in a row within 2000 ms of starting \(last: pid \d+, code 7, signal null\); stopping the cluster$/,
+    );
     expect(run.logger.lines.filter((l) => l.level === 'error')).toHaveLength(1);
     // The other slot's worker is asked to drain, with the crash loop's shorter grace.
     const other = run.workerOf(1);
@@ -129,7 +152,8 @@ describe('Supervisor', () => {
     const run = supervise(2);
     run.supervisor.stop(0, 500);
     expect(run.supervisor.stopping).toBe(true);
-    for (const slot of [0, 1]) expect(run.workerOf(slot).sentOf('jwt-grpc:shutdown')).toEqual([{ type: 'jwt-grpc:shutdown', graceMs: 500 }]);
+    for (const slot of [0, 1])
+      expect(run.workerOf(slot).sentOf('jwt-grpc:shutdown')).toEqual([{ type: 'jwt-grpc:shutdown', graceMs: 500 }]);
     run.workerOf(0).exit(0);
     run.workerOf(1).exit(0);
     await vi.advanceTimersByTimeAsync(5000);
@@ -167,5 +191,100 @@ describe('Supervisor', () => {
     run.supervisor.kill();
     for (const slot of [0, 1]) expect(run.workerOf(slot).signals).toEqual(['SIGKILL']);
     expect(await run.supervisor.done).toBe(1);
+  });
+});
+
+describe('Supervisor with a spare worker', () => {
+  const PORTS = { port: 5000, httpPort: undefined };
+  /** Two slots listening, the spare forked behind them and ready. */
+  async function withReadySpare() {
+    const run = supervise(2, 5, 10_000, true);
+    expect(run.forked.map((f) => f.spare)).toEqual([false, false]);
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
+    const spare = run.forked.at(-1)!;
+    expect(spare).toMatchObject({ index: 2, spare: true });
+    run.supervisor.spareReady(spare.worker.asWorker);
+    return { ...run, spare: spare.worker };
+  }
+
+  it('forks the spare SPARE_FORK_DELAY_MS after every slot listens; it is live (reloads reach it) but not serving', async () => {
+    const run = supervise(2, 5, 10_000, true);
+    run.supervisor.listening(run.workerOf(0).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
+    expect(run.forked).toHaveLength(2);
+    run.supervisor.listening(run.workerOf(1).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS - 1);
+    expect(run.forked).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(run.forked).toHaveLength(3);
+    const spare = run.forked[2]!.worker.asWorker;
+    expect(run.supervisor.live()).toContain(spare);
+    expect(run.supervisor.serving()).not.toContain(spare);
+    expect(run.supervisor.serving()).toHaveLength(2);
+  });
+
+  it("gives a dead worker's slot to the ready spare at once, and forks the next spare once that slot listens", async () => {
+    const run = await withReadySpare();
+    const forks = run.forked.length;
+    run.workerOf(0).exit(null, 'SIGKILL');
+    expect(run.forked).toHaveLength(forks);
+    expect(run.spare.sentOf('jwt-grpc:take-slot')).toHaveLength(1);
+    expect(run.supervisor.serving()).toEqual([run.spare.asWorker, run.workerOf(1).asWorker]);
+    expect(vi.getTimerCount()).toBe(0);
+    run.supervisor.listening(run.spare.asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
+    expect(run.forked.at(-1)).toMatchObject({ index: 2, spare: true });
+    expect(run.forked).toHaveLength(forks + 1);
+  });
+
+  it('gives the slot to a spare still starting: it takes it once it says it is ready; no worker is forked into the slot', async () => {
+    const run = supervise(2, 5, 10_000, true);
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
+    const spare = run.forked.at(-1)!.worker;
+    const forks = run.forked.length;
+    run.workerOf(1).exit(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(run.forked).toHaveLength(forks);
+    expect(spare.sentOf('jwt-grpc:take-slot')).toHaveLength(0);
+    run.supervisor.spareReady(spare.asWorker);
+    expect(spare.sentOf('jwt-grpc:take-slot')).toHaveLength(1);
+    expect(run.supervisor.serving()).toContain(spare.asWorker);
+  });
+
+  it('forks the slot as without a spare once a slot crashes quickly again (backoff applies)', async () => {
+    const run = await withReadySpare();
+    run.workerOf(1).exit(1);
+    run.supervisor.spareReady(run.spare.asWorker);
+    const promoted = run.spare;
+    const forks = run.forked.length;
+    promoted.exit(1); // the slot's second quick crash in a row: 100 ms of backoff, then a fork
+    await vi.advanceTimersByTimeAsync(99);
+    expect(run.forked).toHaveLength(forks);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(run.forked.at(-1)).toMatchObject({ index: 1, spare: false });
+  });
+
+  it('replaces a spare that exits with a new spare, and a stop ends the spare too', async () => {
+    const run = await withReadySpare();
+    run.spare.exit(1);
+    await vi.advanceTimersByTimeAsync(0);
+    const next = run.forked.at(-1)!;
+    expect(next).toMatchObject({ index: 2, spare: true });
+    expect(run.supervisor.serving()).toHaveLength(2);
+    run.supervisor.stop(0, 1000);
+    expect(next.worker.signals).toEqual(['SIGTERM']);
+    expect(run.workerOf(0).sentOf('jwt-grpc:shutdown')).toHaveLength(1);
+  });
+
+  it('ends a spare still starting at once on a stop: it would miss the shutdown message and wait out the grace period', async () => {
+    const run = supervise(2, 5, 10_000, true);
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
+    const spare = run.forked.at(-1)!.worker;
+    run.supervisor.stop(0, 10_000);
+    expect(spare.signals).toEqual(['SIGTERM']);
+    expect(spare.sentOf('jwt-grpc:shutdown')).toEqual([]);
   });
 });

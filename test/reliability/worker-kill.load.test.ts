@@ -2,9 +2,11 @@
  * A cluster worker killed under load, on each transport. `NODEMAXPROCS=2 jwt-grpc serve`, ghz drives
  * GenerateJwt over 4 connections with 100 calls in flight for 10 s, and one worker gets
  * `kill -9`. Checked:
- * - the primary replaces it within 1 s (time from the kill to the `worker NEWPID
- *   started` line), and the new worker serves within 2 s (a fresh connection handed to the new
- *   pid, as /proc/net/tcp and /proc/NEWPID/fd show, answers a call);
+ * - the spare worker (started once both workers listen, `spareWorker`'s default) accepts
+ *   nothing before the kill; it takes the dead worker's slot within 1 s (time from the kill to
+ *   the `the spare NEWPID takes its slot` line), and serves within 2 s (a fresh connection
+ *   handed to the new pid, as /proc/net/tcp and /proc/NEWPID/fd show, answers a call); a new
+ *   spare is started behind it and accepts nothing either;
  * - the calls lost are at most the concurrency, all Unavailable (or DeadlineExceeded:
  *   see the node:cluster race below); usually exactly those in flight on the dead
  *   worker's connections (ghz runs 100 / 4 = 25 calls per connection);
@@ -73,23 +75,29 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('cluster on trans
       expect(victim).toBeDefined();
       expect(survivor).toBeDefined();
       const port = server.port;
+      const spare = Number((await server.waitFor('stderr', /worker (\d+) started as the spare/, 10_000)).match[1]);
 
       const load = fixture.load({ port, connections: CONNECTIONS, concurrency: CONCURRENCY, durationS: LOAD_S, name: 'kill-during' });
       // Kill once the victim serves some of ghz's connections and the load has run a while.
       expect(await waitUntil(() => connectionsServedBy(victim as number, port) > 0, 5000), 'the victim never got a connection').toBe(true);
       await sleep(3000);
       const victimConnections = connectionsServedBy(victim as number, port);
+      expect(connectionsServedBy(spare, port), 'the spare accepted a connection').toBe(0);
       const stderrBefore = server.stderr.length;
       const killedWallMs = Date.now();
       const killedAt = performance.now();
       process.kill(victim as number, 'SIGKILL');
 
-      const started = await server.waitFor('stderr', /worker (\d+) started/, 5000, stderrBefore);
+      const started = await server.waitFor('stderr', /the spare (\d+) takes its slot/, 5000, stderrBefore);
       const newPid = Number(started.match[1]);
       const startedMs = started.at - killedAt;
       const servingAt = await servedBy(newPid, port, 5000);
       const servingMs = servingAt === null ? null : servingAt - killedAt;
+      // Forked SPARE_FORK_DELAY_MS after the new worker listens.
+      const nextSpare = Number((await server.waitFor('stderr', /worker (\d+) started as the spare/, 5000, stderrBefore)).match[1]);
 
+      // Under load still: ghz redialled the dead worker's connections by now.
+      const nextSpareConnections = connectionsServedBy(nextSpare, port);
       const during = await load;
       const after = await fixture.load({ port, connections: CONNECTIONS, concurrency: CONCURRENCY, durationS: 3, name: 'kill-after' });
       // Connections the primary itself still holds: ones node:cluster never handed over (see below).
@@ -101,13 +109,15 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('cluster on trans
       const okAfterKill = (during.details ?? []).filter((d) => d.status === 'OK' && detailStartMs(d) > killedWallMs).length;
       console.log(
         `worker kill (${transport}): victim ${victim} (serving ${victimConnections} of ${CONNECTIONS} connections), replaced by ${newPid}: ` +
-          `"started" after ${startedMs.toFixed(0)} ms, serving after ${servingMs === null ? 'never' : servingMs.toFixed(0)} ms; ` +
+          `slot taken after ${startedMs.toFixed(0)} ms, serving after ${servingMs === null ? 'never' : servingMs.toFixed(0)} ms; ` +
           `during: ${during.count} calls, ${okCount(during)} OK, ${nonOk} non-OK ${JSON.stringify(errorsOf(during))}, ` +
           `${okAfterKill} OK calls started after the kill; after: ${after.count} calls, ${after.count - okCount(after)} non-OK; ` +
           `connections held by the primary itself ${heldByPrimary}; exit ${exit.code}`,
       );
 
-      expect(newPid).not.toBe(victim);
+      expect(newPid).toBe(spare);
+      expect(nextSpare).not.toBe(spare);
+      expect(nextSpareConnections, 'the new spare accepted a connection').toBe(0);
       expect(isAlive(victim as number)).toBe(false);
       expect(startedMs).toBeLessThan(RESTART_LIMIT_MS);
       expect(servingMs, 'the new worker never served a fresh connection').not.toBeNull();
