@@ -186,7 +186,7 @@ export class JwtServiceCore<S = undefined> {
         this.#observer.onIssued?.({ request, alg: signed.alg, kid: signed.kid, sub, exp, claims, nowSeconds, granted }, scope);
         return { jwt: signed.token, sub, kid: signed.kid, expires_at: exp };
       };
-      const signed = this.#sign(request.algorithm, sub, claims);
+      const signed = this.#sign(request.algorithm, claims);
       // A key held by an HSM or KMS signs later: its outcome is observed when it is known.
       if (signed instanceof Promise) return signed.then(issued).catch((err: unknown) => this.#refused(err, request, policy !== undefined, granted, scope));
       return issued(signed);
@@ -217,7 +217,7 @@ export class JwtServiceCore<S = undefined> {
    * a KMS signs asynchronously, and its backend's failure or slowness (past
    * keyBackendTimeoutMs, or an open circuit breaker) rejects with `ERR_KEY_BACKEND_UNAVAILABLE` naming the key.
    */
-  #sign(algorithm: string, sub: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
+  #sign(algorithm: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
     const state = this.#state;
     // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment.
     if (this.#statusList !== undefined) claims['status'] = this.#statusList.claimFor();

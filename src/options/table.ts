@@ -35,7 +35,9 @@ import { policyKind } from './policy.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
+// biome-ignore lint/correctness/noUnusedImports: named so that table.d.ts imports it from its module (above)
 import type { KeySet } from '../keys/key-set.js';
+// biome-ignore lint/correctness/noUnusedImports: as KeySet
 import type { CallInterceptor } from '../transport/handler-api.js';
 
 /**

@@ -9,7 +9,7 @@ import { runCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { parseCommand } from '../../src/cli/args.js';
 import { runRevokeCommand, runTokenCommand } from '../../src/cli/client-commands.js';
-import { GrpcStatus, GrpcStatusError, JwtGrpcError, generateKeys } from '../../src/lib.js';
+import { GrpcStatus, type GrpcStatusError, JwtGrpcError, generateKeys } from '../../src/lib.js';
 import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 
 let certs: TestCerts;

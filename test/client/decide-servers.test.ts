@@ -87,6 +87,7 @@ const CASES: readonly { name: string; verifier: () => TokenVerifier; options?: J
   // A thenable whose then throws, and an answer that is no VerifyResult: once a throw out of the interceptor.
   {
     name: 'a verifier whose answer is a thenable that throws',
+    // biome-ignore lint/suspicious/noThenProperty: a broken thenable is the case under test
     verifier: () => ({ audience: ANY_AUDIENCE, verify: () => ({ then: () => { throw new Error('broken thenable'); } }) as never }),
     details: 'token verification failed',
   },

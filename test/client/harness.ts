@@ -6,7 +6,6 @@
 import { fileURLToPath } from 'node:url';
 import {
   type ChannelCredentials,
-  type Client,
   Metadata as GrpcMetadata,
   Server,
   ServerCredentials,

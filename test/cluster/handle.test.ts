@@ -21,7 +21,7 @@ function logger(): { lines: string[]; info(m: string): void; warn(m: string): vo
 type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 const SIGNALS: readonly Signal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 /** The listeners of each signal before the module under test added its own. */
-let before = new Map<Signal, Function[]>();
+let before = new Map<Signal, NodeJS.SignalsListener[]>();
 beforeEach(() => {
   before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
 });

@@ -210,13 +210,13 @@ function supportImports(): Import[] {
  * repository. The benchmark runs without the test suite: nothing in bench/ imports test/.
  * test/ may import anything in bench/ (the kit, and the bench modules its own tests cover).
  */
-export const ONE_WAY: readonly { readonly files: string; readonly mayImport: (to: string) => boolean; readonly why: string }[] = [
+const ONE_WAY: readonly { readonly files: string; readonly mayImport: (to: string) => boolean; readonly why: string }[] = [
   { files: 'bench/kit/', mayImport: (to) => to.startsWith('bench/kit/') || !/^(bench|test)\//.test(to), why: 'the kit imports only itself and src/' },
   { files: 'bench/', mayImport: (to) => !to.startsWith('test/'), why: 'bench/ never imports test/' },
 ];
 
 /** Each import that breaks a rule of {@link ONE_WAY}, as `from imports 'specifier' (why)`. */
-export function wrongWay(imports: readonly Import[]): string[] {
+function wrongWay(imports: readonly Import[]): string[] {
   return imports.flatMap(({ from, specifier, to }) => {
     const broken = ONE_WAY.filter((rule) => from.startsWith(rule.files) && !rule.mayImport(to!));
     return broken.map((rule) => `${from} imports '${specifier}' (${rule.why})`);

@@ -3,7 +3,7 @@
  * on connections of their own (so a cluster's workers all take part).
  */
 import { readFileSync } from 'node:fs';
-import { ClientPool, type JwtClient } from '../../bench/kit/grpc-clients.js';
+import type { ClientPool, JwtClient } from '../../bench/kit/grpc-clients.js';
 import { fetchRaw } from '../../bench/kit/http.js';
 
 /** One sample of the Prometheus text format: `name{a="x",b="y"} value`. */

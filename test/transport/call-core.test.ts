@@ -79,7 +79,9 @@ const turns = async (): Promise<void> => {
 describe('isThenable and deserializeError', () => {
   it('tells a thenable from a value', () => {
     expect(isThenable(Promise.resolve(1))).toBe(true);
+    // biome-ignore lint/suspicious/noThenProperty: thenables are what isThenable tells apart
     expect(isThenable({ then: () => {} })).toBe(true);
+    // biome-ignore lint/suspicious/noThenProperty: as above
     for (const value of [null, undefined, 1, 'then', { then: 1 }]) expect(isThenable(value)).toBe(false);
   });
 

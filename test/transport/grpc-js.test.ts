@@ -86,7 +86,7 @@ describe('addServiceToGrpcJs', () => {
     const client = probeClient(port);
     try {
       // A string the client serializes without JSON: not JSON on the server.
-      const raw = client as unknown as { makeUnaryRequest: Function };
+      const raw = client as unknown as { makeUnaryRequest: (...args: unknown[]) => unknown };
       const err = await new Promise<ServiceError>((resolve) => {
         raw.makeUnaryRequest(
           '/test.Probe/Unary',
