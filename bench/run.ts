@@ -49,10 +49,19 @@ function displayPath(path: string): string {
  * Runs the benchmarks the options select and writes `<out>/<timestamp>/`. Throws
  * UsageError for options the machine cannot honour (e.g. --server-cores too high).
  */
-export async function runBench(options: BenchOptions, log: (line: string) => void = (l) => process.stderr.write(l + '\n')): Promise<BenchRun> {
+export async function runBench(
+  options: BenchOptions,
+  log: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+): Promise<BenchRun> {
   const startedAt = new Date();
   // Everything that can refuse to run is checked before minutes of micro benchmarks.
-  const anyLoad = options.load.h2load || options.load.openLoop || options.load.fixedLoad || options.load.warmupSweep || options.load.rest || options.load.startup;
+  const anyLoad =
+    options.load.h2load ||
+    options.load.openLoop ||
+    options.load.fixedLoad ||
+    options.load.warmupSweep ||
+    options.load.rest ||
+    options.load.startup;
   const plan = options.macro || anyLoad ? planCores(options.serverCores) : null;
   if (plan !== null && options.macro) checkScenarioFilter(options, plan.multi);
   if (plan !== null && options.macro && options.baselineRef !== null) resolveRef(options.baselineRef);
@@ -142,7 +151,9 @@ function checkScenarioFilter(options: BenchOptions, multi: readonly MultiGroup[]
   if (options.cells === null) return;
   const all = buildScenarios(options.algorithms ?? DEFAULT_MACRO_ALGORITHMS, multi);
   if (filterScenarios(all, options.cells).length === 0) {
-    throw new UsageError(`--cells ${options.cells.join(',')} matches no scenario id; the scenario ids are: ${all.map((s) => s.id).join(', ')}`);
+    throw new UsageError(
+      `--cells ${options.cells.join(',')} matches no scenario id; the scenario ids are: ${all.map((s) => s.id).join(', ')}`,
+    );
   }
 }
 

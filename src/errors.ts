@@ -1,6 +1,5 @@
 import { nearestName } from './nearest-name.js';
 
-
 /**
  * Every error that crosses the public API is a {@link JwtGrpcError} whose `code`
  * says what went wrong; callers switch on `code`, never on the message.
@@ -97,7 +96,8 @@ export class JwtGrpcError extends Error {
   readonly field: string | undefined;
 
   constructor(code: JwtGrpcErrorCode, message: string, options?: { field?: string; cause?: unknown }) {
-    const unknown = options === undefined ? undefined : Object.keys(options).find((name) => !(ERROR_OPTION_NAMES as readonly string[]).includes(name));
+    const unknown =
+      options === undefined ? undefined : Object.keys(options).find((name) => !(ERROR_OPTION_NAMES as readonly string[]).includes(name));
     if (unknown !== undefined) {
       const nearest = nearestName(unknown, ERROR_OPTION_NAMES);
       const hint = nearest === undefined ? `the known ones are ${ERROR_OPTION_NAMES.join(', ')}` : `did you mean ${nearest}?`;

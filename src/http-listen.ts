@@ -10,7 +10,10 @@ const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
  * node:http's timeouts for a port whose request head must arrive within the port's
  * handshake deadline, and whose whole request within `requestTimeoutMs`. @internal
  */
-export function headDeadline(handshakeTimeoutMs: number, requestTimeoutMs: number): {
+export function headDeadline(
+  handshakeTimeoutMs: number,
+  requestTimeoutMs: number,
+): {
   headersTimeout: number;
   requestTimeout: number;
   connectionsCheckingInterval: number;
@@ -42,7 +45,14 @@ export interface HttpListener {
  * rejects with `ERR_LISTEN` naming what was to be served and the option whose port it was,
  * so the discovery and metrics endpoints fail the same way. @internal
  */
-export async function listenHttp(server: Server, host: string, port: number, what: string, field: string, guard: ConnectionGuard): Promise<HttpListener> {
+export async function listenHttp(
+  server: Server,
+  host: string,
+  port: number,
+  what: string,
+  field: string,
+  guard: ConnectionGuard,
+): Promise<HttpListener> {
   guard.attach(server);
   server.on('clientError', httpClientError(guard));
   await new Promise<void>((resolve, reject) => {

@@ -68,7 +68,8 @@ function unknownOption(name: string, known: OptionNames, context: UnknownOptionC
   const of = context.owner === undefined ? '' : ` of ${context.owner}`;
   const elsewhere = context.elsewhere?.(name);
   const nearest = elsewhere === undefined ? nearestName(name, known) : undefined;
-  const hint = elsewhere ?? (nearest === undefined ? `known: ${known.join(', ') || 'none'}` : `did you mean ${memberPath(context.path, nearest)}?`);
+  const hint =
+    elsewhere ?? (nearest === undefined ? `known: ${known.join(', ') || 'none'}` : `did you mean ${memberPath(context.path, nearest)}?`);
   const code = context.code ?? 'ERR_INVALID_OPTION';
   const subject = code === 'ERR_INVALID_OPTION' ? 'option ' : '';
   return new JwtGrpcError(code, `${subject}${field}: is not ${context.noun ?? 'an option'}${of}; ${hint}`, { field });

@@ -136,7 +136,9 @@ export const otelResources = onFirstUse<typeof import('@opentelemetry/resources'
  * const exporter = new (otlpHttpTraceExporter().OTLPTraceExporter)();
  * ```
  */
-export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-http')>('@opentelemetry/exporter-trace-otlp-http');
+export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-http')>(
+  '@opentelemetry/exporter-trace-otlp-http',
+);
 
 /**
  * The OTLP/HTTP protobuf trace exporter (`OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`, the
@@ -147,7 +149,9 @@ export const otlpHttpTraceExporter = onFirstUse<typeof import('@opentelemetry/ex
  * const exporter = new (otlpProtoTraceExporter().OTLPTraceExporter)();
  * ```
  */
-export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-proto')>('@opentelemetry/exporter-trace-otlp-proto');
+export const otlpProtoTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-proto')>(
+  '@opentelemetry/exporter-trace-otlp-proto',
+);
 
 /**
  * The AsyncLocalStorage context manager, loaded with the SDK: `tracing: true` registers it
@@ -169,7 +173,9 @@ export const otelContextAsyncHooks = onFirstUse<typeof import('@opentelemetry/co
  * const exporter = new (otlpGrpcTraceExporter().OTLPTraceExporter)();
  * ```
  */
-export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-grpc')>('@opentelemetry/exporter-trace-otlp-grpc');
+export const otlpGrpcTraceExporter = onFirstUse<typeof import('@opentelemetry/exporter-trace-otlp-grpc')>(
+  '@opentelemetry/exporter-trace-otlp-grpc',
+);
 
 /**
  * node-redis (the `redis` package), loaded when `--revocation-store redis://...` (or
@@ -219,6 +225,10 @@ export function requireOptional<T>(load: () => T, packageName: string, neededBy:
     return load();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    throw new JwtGrpcError('ERR_INVALID_KEY', `${neededBy} needs ${packageName}, an optional peer dependency not installed here: ${installHint([packageName])}`, { cause: err });
+    throw new JwtGrpcError(
+      'ERR_INVALID_KEY',
+      `${neededBy} needs ${packageName}, an optional peer dependency not installed here: ${installHint([packageName])}`,
+      { cause: err },
+    );
   }
 }

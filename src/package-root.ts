@@ -18,7 +18,8 @@ function findPackageRoot(): string {
       // no package.json here: keep walking up
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new JwtGrpcError('ERR_FILE', 'jwt-grpc: cannot find the package root (package.json)', { field: 'package.json' });
+    if (parent === dir)
+      throw new JwtGrpcError('ERR_FILE', 'jwt-grpc: cannot find the package root (package.json)', { field: 'package.json' });
     dir = parent;
   }
 }
@@ -40,5 +41,4 @@ export const PACKAGE_ROOT = findPackageRoot();
 export const PROTO_PATH = join(PACKAGE_ROOT, 'proto', 'jwt.proto');
 
 /** This package's version, for `--version` and logs. */
-export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string })
-  .version;
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -27,7 +27,8 @@ export function secretFileProblem(info: Pick<Stats, 'mode' | 'uid'>, uid: number
     const how = (info.mode & 0o044) !== 0 ? 'readable' : 'writable';
     problems.push(`is ${how} by group or others (mode ${(info.mode & 0o777).toString(8)}): chmod 600 it`);
   }
-  if (uid !== undefined && info.uid !== uid && info.uid !== 0) problems.push(`is owned by uid ${info.uid}, not by this process's user (uid ${uid}) or root: chown it`);
+  if (uid !== undefined && info.uid !== uid && info.uid !== 0)
+    problems.push(`is owned by uid ${info.uid}, not by this process's user (uid ${uid}) or root: chown it`);
   return problems.length === 0 ? undefined : problems.join('; it ');
 }
 
@@ -62,7 +63,12 @@ function warnIfExposed(info: Pick<Stats, 'mode' | 'uid'>, what: string, path: st
  * const secret = (await readSecretFile('/run/secrets/jwt-admin', 'admin token file', createStderrLogger())).toString('utf8');
  * ```
  */
-export async function readSecretFile(path: string, what: string, logger: Pick<Logger, 'warn'>, holdsSecrets: (content: Buffer) => boolean = () => true): Promise<Buffer> {
+export async function readSecretFile(
+  path: string,
+  what: string,
+  logger: Pick<Logger, 'warn'>,
+  holdsSecrets: (content: Buffer) => boolean = () => true,
+): Promise<Buffer> {
   const handle = await open(path, 'r');
   try {
     const [info, content] = [await handle.stat(), await handle.readFile()];

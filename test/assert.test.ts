@@ -18,7 +18,11 @@ describe('assert', () => {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(JwtGrpcError);
-    expect(thrown).toMatchObject({ code: 'ERR_INTERNAL', message: 'internal error (a bug in jwt-grpc): no free session', field: undefined });
+    expect(thrown).toMatchObject({
+      code: 'ERR_INTERNAL',
+      message: 'internal error (a bug in jwt-grpc): no free session',
+      field: undefined,
+    });
   });
 
   it('internalError builds the same error for a throw behind an if', () => {

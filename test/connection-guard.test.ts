@@ -33,7 +33,8 @@ function recorder() {
 }
 
 describe('openFilesLimit and defaultMaxConnections', () => {
-  const LIMITS = 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            4096                 524288               files\n';
+  const LIMITS =
+    'Limit                     Soft Limit           Hard Limit           Units\nMax open files            4096                 524288               files\n';
 
   it('reads the soft limit, or nothing when it cannot', () => {
     expect(openFilesLimit(() => LIMITS)).toBe(4096);
@@ -49,7 +50,8 @@ describe('openFilesLimit and defaultMaxConnections', () => {
     expect(defaultMaxConnections(4096)).toBe(4096 - RESERVED_DESCRIPTORS);
     expect(defaultMaxConnections(300)).toBe(150);
     expect(defaultMaxConnections(1)).toBe(1);
-    for (const limit of [undefined, 0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60]) expect(defaultMaxConnections(limit)).toBe(FALLBACK_MAX_CONNECTIONS);
+    for (const limit of [undefined, 0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60])
+      expect(defaultMaxConnections(limit)).toBe(FALLBACK_MAX_CONNECTIONS);
   });
 });
 
@@ -64,7 +66,13 @@ describe('ConnectionGuard', () => {
 
   async function guarded(maxConnections: number) {
     const r = recorder();
-    const guard = new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: 1000, maxConnections, logger: r.logger, counters: r.counters });
+    const guard = new ConnectionGuard({
+      port: 'metrics',
+      handshakeTimeoutMs: 1000,
+      maxConnections,
+      logger: r.logger,
+      counters: r.counters,
+    });
     const accepted: Socket[] = [];
     const server = createServer((socket) => void accepted.push(socket));
     guard.attach(server);
@@ -92,7 +100,10 @@ describe('ConnectionGuard', () => {
     expect(accepted, 'the third never reaches the server').toHaveLength(2);
     expect(counted).toEqual(['metrics:refused']);
     expect(warnings).toEqual([
-      { message: 'connections refused: the open connection cap is reached', fields: { port: 'metrics', maxConnections: 2, refused: 1, intervalSeconds: LOG_INTERVAL_MS / 1000 } },
+      {
+        message: 'connections refused: the open connection cap is reached',
+        fields: { port: 'metrics', maxConnections: 2, refused: 1, intervalSeconds: LOG_INTERVAL_MS / 1000 },
+      },
     ]);
     const serverSide = accepted[0] as Socket;
     const serverClosed = new Promise((resolve) => serverSide.once('close', resolve));
@@ -108,7 +119,13 @@ describe('ConnectionGuard', () => {
   it('logs at most one line per interval, with what happened meanwhile', () => {
     vi.useFakeTimers();
     const r = recorder();
-    const guard = new ConnectionGuard({ port: 'grpc', handshakeTimeoutMs: 5000, maxConnections: 10, logger: r.logger, counters: r.counters });
+    const guard = new ConnectionGuard({
+      port: 'grpc',
+      handshakeTimeoutMs: 5000,
+      maxConnections: 10,
+      logger: r.logger,
+      counters: r.counters,
+    });
     guard.failed('timeout');
     guard.failed('tls');
     guard.failed('tls');
@@ -131,7 +148,16 @@ describe('ConnectionGuard', () => {
 describe('httpClientError', () => {
   function fakeSocket(bytesWritten = 0) {
     const written: string[] = [];
-    return { written, destroyed: false, writable: true, bytesWritten, write: (s: string) => written.push(s), destroy() { this.destroyed = true; } };
+    return {
+      written,
+      destroyed: false,
+      writable: true,
+      bytesWritten,
+      write: (s: string) => written.push(s),
+      destroy() {
+        this.destroyed = true;
+      },
+    };
   }
 
   it.each([
@@ -140,7 +166,13 @@ describe('httpClientError', () => {
     ['HPE_INVALID_METHOD', 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'],
   ])('%s: answers %j and closes', (code, answer) => {
     const r = recorder();
-    const guard = new ConnectionGuard({ port: 'discovery', handshakeTimeoutMs: 1000, maxConnections: 1, logger: r.logger, counters: r.counters });
+    const guard = new ConnectionGuard({
+      port: 'discovery',
+      handshakeTimeoutMs: 1000,
+      maxConnections: 1,
+      logger: r.logger,
+      counters: r.counters,
+    });
     const socket = fakeSocket();
     httpClientError(guard)(Object.assign(new Error(code), { code }), socket as unknown as Socket);
     expect(socket.written).toEqual([answer]);

@@ -14,14 +14,24 @@ describe('JwtGrpcError', () => {
 
   it('refuses an unknown constructor option, suggesting the nearest or listing the known ones', () => {
     expect(() => new JwtGrpcError('ERR_FILE', 'm', { feild: 'x' } as never)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'feild', message: 'option feild: is not an option of JwtGrpcError; did you mean field?' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'feild',
+        message: 'option feild: is not an option of JwtGrpcError; did you mean field?',
+      }),
     );
-    expect(() => new JwtGrpcError('ERR_FILE', 'm', { status: 3 } as never)).toThrow('option status: is not an option of JwtGrpcError; the known ones are field, cause');
+    expect(() => new JwtGrpcError('ERR_FILE', 'm', { status: 3 } as never)).toThrow(
+      'option status: is not an option of JwtGrpcError; the known ones are field, cause',
+    );
   });
 });
 
 describe('invalidOption', () => {
   it('names the option in the message and the field', () => {
-    expect(invalidOption('port', 'must be 0 to 65535')).toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'port', message: 'option port: must be 0 to 65535' });
+    expect(invalidOption('port', 'must be 0 to 65535')).toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      field: 'port',
+      message: 'option port: must be 0 to 65535',
+    });
   });
 });

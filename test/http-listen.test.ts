@@ -9,7 +9,8 @@ import { ConnectionGuard } from '../src/connection-guard.js';
 import { type HttpListener, headDeadline, listenHttp } from '../src/http-listen.js';
 import { silentLogger } from '../src/lib.js';
 
-const guard = (maxConnections = 4) => new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: 1000, maxConnections, logger: silentLogger });
+const guard = (maxConnections = 4) =>
+  new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: 1000, maxConnections, logger: silentLogger });
 
 const listeners: HttpListener[] = [];
 afterEach(async () => {
@@ -26,7 +27,14 @@ describe('headDeadline', () => {
 
 describe('listenHttp', () => {
   it('serves on an ephemeral port and closes, open connections included', async () => {
-    const listener = await listenHttp(createServer((_req, res) => res.end('ok')), '127.0.0.1', 0, 'metrics', 'metrics.port', guard());
+    const listener = await listenHttp(
+      createServer((_req, res) => res.end('ok')),
+      '127.0.0.1',
+      0,
+      'metrics',
+      'metrics.port',
+      guard(),
+    );
     expect(listener.port).toBeGreaterThan(0);
     const body = await fetch(`http://127.0.0.1:${listener.port}/`, { headers: { connection: 'keep-alive' } }).then((res) => res.text());
     expect(body).toBe('ok');
@@ -48,7 +56,14 @@ describe('listenHttp', () => {
   });
 
   it('answers a malformed request with 400 and closes', async () => {
-    const listener = await listenHttp(createServer((_req, res) => res.end('ok')), '127.0.0.1', 0, 'metrics', 'metrics.port', guard());
+    const listener = await listenHttp(
+      createServer((_req, res) => res.end('ok')),
+      '127.0.0.1',
+      0,
+      'metrics',
+      'metrics.port',
+      guard(),
+    );
     listeners.push(listener);
     const socket = connect(listener.port, '127.0.0.1');
     let answer = '';

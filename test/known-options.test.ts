@@ -41,7 +41,9 @@ describe('refuseUnknownOptions', () => {
 
   it('says where a name belongs when the caller knows, and takes another code and noun', () => {
     const elsewhere = (name: string) => (name === 'workers' ? 'workers is an option of runCluster' : undefined);
-    expect(() => refuseUnknownOptions({ workers: 2 }, KNOWN, { elsewhere })).toThrow('option workers: is not an option; workers is an option of runCluster');
+    expect(() => refuseUnknownOptions({ workers: 2 }, KNOWN, { elsewhere })).toThrow(
+      'option workers: is not an option; workers is an option of runCluster',
+    );
     expect(() => refuseUnknownOptions({ kyes: [] }, ['keys'], { code: 'ERR_INVALID_KEY', noun: 'a JWK Set member' })).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_KEY', message: 'kyes: is not a JWK Set member; did you mean keys?' }),
     );

@@ -31,7 +31,13 @@ describe('stderr lines', () => {
       const logger = createStderrLogger({ level: 'info', format });
       logger.info('first');
       logger.warn('second');
-      expect(writes.join('').trimEnd().split('\n').map((line) => /first|second/.exec(line)?.[0])).toEqual(['first', 'second']);
+      expect(
+        writes
+          .join('')
+          .trimEnd()
+          .split('\n')
+          .map((line) => /first|second/.exec(line)?.[0]),
+      ).toEqual(['first', 'second']);
       logger.error('third');
       expect(writes.join('')).toContain('third');
       await nextTurn();

@@ -29,15 +29,20 @@ describe('requireOptional', () => {
     const missing = Object.assign(new Error("Cannot find module 'pkcs11js'"), { code: 'MODULE_NOT_FOUND' });
     let caught: unknown;
     try {
-      requireOptional(() => {
-        throw missing;
-      }, 'jwt-grpc-no-such-package', 'key hsm-1 (pkcs11)');
+      requireOptional(
+        () => {
+          throw missing;
+        },
+        'jwt-grpc-no-such-package',
+        'key hsm-1 (pkcs11)',
+      );
     } catch (err) {
       caught = err;
     }
     expect(caught).toMatchObject({
       code: 'ERR_INVALID_KEY',
-      message: 'key hsm-1 (pkcs11) needs jwt-grpc-no-such-package, an optional peer dependency not installed here: npm install jwt-grpc-no-such-package',
+      message:
+        'key hsm-1 (pkcs11) needs jwt-grpc-no-such-package, an optional peer dependency not installed here: npm install jwt-grpc-no-such-package',
       cause: missing,
     });
   });
@@ -45,9 +50,13 @@ describe('requireOptional', () => {
   it('lets any other load error through as it is', () => {
     const broken = new SyntaxError('bad module');
     expect(() =>
-      requireOptional(() => {
-        throw broken;
-      }, 'p', 'n'),
+      requireOptional(
+        () => {
+          throw broken;
+        },
+        'p',
+        'n',
+      ),
     ).toThrow(broken);
   });
 });

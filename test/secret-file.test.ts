@@ -24,7 +24,11 @@ describe('secretFileProblem', () => {
     [0o100604, 1000, 'is readable by group or others (mode 604): chmod 600 it'],
     [0o100620, 1000, 'is writable by group or others (mode 620): chmod 600 it'],
     [0o100600, 1001, "is owned by uid 1001, not by this process's user (uid 1000) or root: chown it"],
-    [0o100640, 1001, "is readable by group or others (mode 640): chmod 600 it; it is owned by uid 1001, not by this process's user (uid 1000) or root: chown it"],
+    [
+      0o100640,
+      1001,
+      "is readable by group or others (mode 640): chmod 600 it; it is owned by uid 1001, not by this process's user (uid 1000) or root: chown it",
+    ],
   ])('mode %o, owner %i: %s', (mode, owner, expected) => {
     expect(secretFileProblem({ mode, uid: owner }, 1000)).toBe(expected);
   });

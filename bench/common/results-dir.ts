@@ -6,7 +6,10 @@ import { join } from 'node:path';
  * (colons are not portable in file names; milliseconds are dropped).
  */
 export function runTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z').replaceAll(':', '-');
+  return date
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replaceAll(':', '-');
 }
 
 /** Creates `<outDir>/<timestamp>/` (with a suffix if two runs start in the same second). */

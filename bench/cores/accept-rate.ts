@@ -61,7 +61,8 @@ export function parseAcceptCommandLine(argv: readonly string[]): ParsedCommandLi
     connections: { type: 'string' },
   });
   if (flags === 'help') return { kind: 'help' };
-  const optional = (name: string, raw: string | undefined, min: number, max: number): number | null => (raw === undefined ? null : parseInteger(name, raw, min, max));
+  const optional = (name: string, raw: string | undefined, min: number, max: number): number | null =>
+    raw === undefined ? null : parseInteger(name, raw, min, max);
   return {
     kind: 'run',
     options: {
@@ -74,9 +75,19 @@ export function parseAcceptCommandLine(argv: readonly string[]): ParsedCommandLi
   };
 }
 
-async function measure(mode: AcceptMode, round: number, options: AcceptOptions, split: { serverCpus: readonly number[]; loadCpus: readonly number[]; workers: number }, pinned: boolean): Promise<AcceptRound> {
+async function measure(
+  mode: AcceptMode,
+  round: number,
+  options: AcceptOptions,
+  split: { serverCpus: readonly number[]; loadCpus: readonly number[]; workers: number },
+  pinned: boolean,
+): Promise<AcceptRound> {
   const pin = (cpus: readonly number[]): readonly number[] => (pinned ? cpus : []);
-  const server = tasksetCommand(pin(split.serverCpus), process.execPath, [repoPath('dist', 'bench', 'cores', 'accept-server.js'), mode, String(split.workers)]);
+  const server = tasksetCommand(pin(split.serverCpus), process.execPath, [
+    repoPath('dist', 'bench', 'cores', 'accept-server.js'),
+    mode,
+    String(split.workers),
+  ]);
   const started = await startServer(`accept-server ${mode}`, server.command, server.args);
   try {
     const primaryBefore = cpuSeconds(started.pid) ?? 0;
@@ -93,7 +104,13 @@ async function measure(mode: AcceptMode, round: number, options: AcceptOptions, 
     // CPU over the timed part and the spread probe after it; the probe's 200 x W connections add a few per cent.
     const primaryUs = ((cpuSeconds(started.pid) ?? 0) - primaryBefore) * 1e6;
     const treeUs = (treeCpuSeconds(started.pid) - treeBefore) * 1e6;
-    const result = JSON.parse(run.stdout) as { completed: number; elapsedS: number; perWorker: number[]; errors: Record<string, number>; evenShare: number };
+    const result = JSON.parse(run.stdout) as {
+      completed: number;
+      elapsedS: number;
+      perWorker: number[];
+      errors: Record<string, number>;
+      evenShare: number;
+    };
     const perWorker = Array.from({ length: split.workers }, (_, i) => result.perWorker[i] ?? 0);
     return {
       mode,
@@ -122,7 +139,9 @@ export async function runAcceptRate(options: AcceptOptions, log: (line: string) 
   if (group === undefined) throw new Error('no core plan');
   const split = { serverCpus: group.serverCpus, loadCpus: group.loadCpus, workers: options.workers ?? group.workers };
   for (const note of plan.notes) log(`note: ${note}`);
-  log(`server (primary + ${split.workers} workers) on CPUs ${split.serverCpus.join(',')}, client on ${split.loadCpus.join(',')}${plan.pinned ? '' : ' (not pinned)'}`);
+  log(
+    `server (primary + ${split.workers} workers) on CPUs ${split.serverCpus.join(',')}, client on ${split.loadCpus.join(',')}${plan.pinned ? '' : ' (not pinned)'}`,
+  );
   const rounds: AcceptRound[] = [];
   for (let round = 1; round <= options.rounds; round++) {
     // Alternate which mode goes first, so that neither always follows the other.
@@ -137,7 +156,10 @@ export async function runAcceptRate(options: AcceptOptions, log: (line: string) 
 }
 
 export function acceptTable(rounds: readonly AcceptRound[]): string {
-  const lines = ['| mode | connections/s, median (min-max) | primary CPU µs/conn | server CPU µs/conn | busiest / idlest worker | W at once reach W workers | errors |', '| :--- | ---: | ---: | ---: | ---: | ---: | ---: |'];
+  const lines = [
+    '| mode | connections/s, median (min-max) | primary CPU µs/conn | server CPU µs/conn | busiest / idlest worker | W at once reach W workers | errors |',
+    '| :--- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
   for (const mode of ACCEPT_MODES) {
     const own = rounds.filter((r) => r.mode === mode);
     if (own.length === 0) continue;

@@ -119,7 +119,9 @@ export function planCores(
   for (const n of ns) {
     const load = cpus.length - n;
     if (n > 1 && load < loadCpusWanted(n)) {
-      notes.push(`N = ${n}: ghz has ${load} CPU${load === 1 ? '' : 's'}, fewer than N + 2 = ${loadCpusWanted(n)}: it may set the pace (⚑ marks where it was ≥ 90 % busy).`);
+      notes.push(
+        `N = ${n}: ghz has ${load} CPU${load === 1 ? '' : 's'}, fewer than N + 2 = ${loadCpusWanted(n)}: it may set the pace (⚑ marks where it was ≥ 90 % busy).`,
+      );
     }
   }
   return {
@@ -136,6 +138,11 @@ function workersFor(serverCores: number): number {
 }
 
 /** Prefixes a command with `taskset -c <cpus>` when the plan pins (see {@link tasksetCommand}). */
-export function pinnedCommand(plan: CorePlan, cpus: readonly number[], command: string, args: readonly string[]): { command: string; args: string[] } {
+export function pinnedCommand(
+  plan: CorePlan,
+  cpus: readonly number[],
+  command: string,
+  args: readonly string[],
+): { command: string; args: string[] } {
   return tasksetCommand(plan.pinned ? cpus : [], command, args);
 }

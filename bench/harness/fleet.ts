@@ -74,7 +74,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       replicas.map((r) => r.port),
       {
         cpus: options.cpus,
-        ...(discovery !== undefined && discoveryPort !== undefined && { discovery: { upstreamPorts: discovery.replicaPorts, listenPort: discoveryPort } }),
+        ...(discovery !== undefined &&
+          discoveryPort !== undefined && { discovery: { upstreamPorts: discovery.replicaPorts, listenPort: discoveryPort } }),
       },
     );
   } catch (error) {

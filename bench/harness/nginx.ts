@@ -52,7 +52,9 @@ export interface NginxDiscovery {
 function placePorts(part: string, listen: RegExp, upstreamPorts: readonly number[], listenPort: number, what: string): string {
   const first = [...part.matchAll(UPSTREAM_SERVER)][0];
   if (first === undefined || !listen.test(part)) {
-    throw new Error(`${SHIPPED_NGINX_CONF}: expected \`server 127.0.0.1:PORT ...;\` lines in the ${what} upstream and one \`${listen.source}\``);
+    throw new Error(
+      `${SHIPPED_NGINX_CONF}: expected \`server 127.0.0.1:PORT ...;\` lines in the ${what} upstream and one \`${listen.source}\``,
+    );
   }
   const lines = upstreamPorts.map((port) => `${first[1]}server 127.0.0.1:${port}${first[2] ?? ''};\n`).join('');
   let placed = false;
@@ -133,10 +135,14 @@ export async function startNginx(upstreamPorts: readonly number[], options: Ngin
     writeFileSync(snippet, config);
     writeFileSync(join(dir, 'nginx.conf'), mainConfig(dir, snippet, options.workerProcesses ?? 1));
     const { command, args } = tasksetCommand(options.cpus ?? [], nginx, [
-      '-p', dir,
-      '-c', join(dir, 'nginx.conf'),
-      '-e', 'stderr',
-      '-g', `daemon off; pid ${join(dir, 'nginx.pid')}; error_log stderr notice;`,
+      '-p',
+      dir,
+      '-c',
+      join(dir, 'nginx.conf'),
+      '-e',
+      'stderr',
+      '-g',
+      `daemon off; pid ${join(dir, 'nginx.pid')}; error_log stderr notice;`,
     ]);
     const proc = launch(command, args, { childLine: WORKER_STARTED });
     try {

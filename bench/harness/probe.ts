@@ -70,7 +70,11 @@ export function probeBaselines(readings: readonly ProbeReading[]): Map<number, n
  * The largest |deviation| among the probes of a measurement (before and after, each
  * server CPU), against their CPUs' baselines; null when no probe was taken.
  */
-export function largestDeviation(cpus: readonly number[], probes: readonly (readonly number[])[], baselines: ReadonlyMap<number, number>): number | null {
+export function largestDeviation(
+  cpus: readonly number[],
+  probes: readonly (readonly number[])[],
+  baselines: ReadonlyMap<number, number>,
+): number | null {
   let largest: number | null = null;
   for (const values of probes) {
     values.forEach((ms, i) => {
@@ -88,18 +92,20 @@ export function summarizeProbes(readings: readonly ProbeReading[]): ProbeSummary
   for (const r of readings) byCpu.set(r.cpu, [...(byCpu.get(r.cpu) ?? []), r.ms]);
   return {
     threshold: PROBE_DISTURBANCE,
-    cpus: [...byCpu].sort(([a], [b]) => a - b).map(([cpu, values]) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return {
-        cpu,
-        n: sorted.length,
-        median: median(sorted),
-        p10: quantileOfSorted(sorted, 0.1),
-        p90: quantileOfSorted(sorted, 0.9),
-        min: sorted[0] as number,
-        max: sorted.at(-1) as number,
-      };
-    }),
+    cpus: [...byCpu]
+      .sort(([a], [b]) => a - b)
+      .map(([cpu, values]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        return {
+          cpu,
+          n: sorted.length,
+          median: median(sorted),
+          p10: quantileOfSorted(sorted, 0.1),
+          p90: quantileOfSorted(sorted, 0.9),
+          min: sorted[0] as number,
+          max: sorted.at(-1) as number,
+        };
+      }),
   };
 }
 

@@ -25,7 +25,10 @@ export type ProcStat = ReadonlyMap<number, CpuTimes>;
 export function parseProcStat(text: string): ProcStat {
   const cpus = new Map<number, CpuTimes>();
   for (const match of text.matchAll(/^cpu(\d+)\s+(.+)$/gm)) {
-    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = (match[2] as string).trim().split(/\s+/).map(Number);
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = (match[2] as string)
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     cpus.set(Number(match[1]), { user, nice, system, idle, iowait, irq, softirq, steal });
   }
   return cpus;

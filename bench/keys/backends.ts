@@ -54,15 +54,37 @@ export interface KeyBackendsOptions {
 }
 
 /** One ghz run against `port`; the server's CPU seconds over it, read from /proc. */
-async function measure(ghz: string, server: CliServer, source: string, concurrency: number, durationS: number, log: (line: string) => void): Promise<KeyBackendRow> {
+async function measure(
+  ghz: string,
+  server: CliServer,
+  source: string,
+  concurrency: number,
+  durationS: number,
+  log: (line: string) => void,
+): Promise<KeyBackendRow> {
   const args = [
-    '--insecure', '--proto', PROTO_PATH, '--call', 'jwt.services.JwtService.GenerateJwt',
-    '-d', '{"subject":"ada@example.com","algorithm":"ES256"}',
-    '-c', String(concurrency), '--connections', '1', '-z', `${durationS}s`, '--format', 'json', `127.0.0.1:${server.port}`,
+    '--insecure',
+    '--proto',
+    PROTO_PATH,
+    '--call',
+    'jwt.services.JwtService.GenerateJwt',
+    '-d',
+    '{"subject":"ada@example.com","algorithm":"ES256"}',
+    '-c',
+    String(concurrency),
+    '--connections',
+    '1',
+    '-z',
+    `${durationS}s`,
+    '--format',
+    'json',
+    `127.0.0.1:${server.port}`,
   ];
   // Warm-up: the first calls open sessions and JIT-compile.
   // Asynchronous: a blocked event loop would stop reading local-kms's log pipe, and local-kms would stall writing to it.
-  await runToExit(ghz, [...args.slice(0, -5), '-n', String(200 * concurrency), '--format', 'json', `127.0.0.1:${server.port}`], { timeoutMs: 60_000 });
+  await runToExit(ghz, [...args.slice(0, -5), '-n', String(200 * concurrency), '--format', 'json', `127.0.0.1:${server.port}`], {
+    timeoutMs: 60_000,
+  });
   const before = cpuSeconds(server.pid) ?? 0;
   const run = await runToExit(ghz, args, { timeoutMs: (durationS + 30) * 1000 });
   const cpu = (cpuSeconds(server.pid) ?? 0) - before;
@@ -75,8 +97,12 @@ async function measure(ghz: string, server: CliServer, source: string, concurren
   };
   const ok = report.statusCodeDistribution['OK'] ?? 0;
   // ghz cancels the calls in flight when its time is up ("use of closed network connection"): not the server's errors.
-  const cut = Object.entries(report.errorDistribution ?? {}).filter(([message]) => /closed network connection|transport is closing/.test(message)).reduce((sum, [, count]) => sum + count, 0);
-  const failures = Object.keys(report.errorDistribution ?? {}).filter((message) => !/closed network connection|transport is closing/.test(message));
+  const cut = Object.entries(report.errorDistribution ?? {})
+    .filter(([message]) => /closed network connection|transport is closing/.test(message))
+    .reduce((sum, [, count]) => sum + count, 0);
+  const failures = Object.keys(report.errorDistribution ?? {}).filter(
+    (message) => !/closed network connection|transport is closing/.test(message),
+  );
   if (failures.length > 0) log(`${source} c=${concurrency} errors: ${failures.join(' | ').slice(0, 1500)}`);
   const p99 = report.latencyDistribution?.find((entry) => entry.percentage === 99)?.latency ?? Number.NaN;
   return {
@@ -134,13 +160,16 @@ async function interleaved(options: KeyBackendsOptions, sources: readonly Source
   const { ghz, levels, durationS, log, rounds } = options;
   const servers: CliServer[] = [];
   try {
-    for (const source of sources) servers.push(await startCli(serveArgs('--keys', source.keysFile, '--no-jti'), { env: source.env, cpus: options.serverCpus }));
+    for (const source of sources)
+      servers.push(await startCli(serveArgs('--keys', source.keysFile, '--no-jti'), { env: source.env, cpus: options.serverCpus }));
     const rows: KeyBackendRow[] = [];
     for (let round = 0; round < rounds; round++) {
       for (const concurrency of levels) {
         for (const [at, source] of sources.entries()) {
           const row = await measure(ghz, servers[at] as CliServer, source.name, concurrency, durationS, log);
-          log(`round ${round + 1}, ${source.name} c=${concurrency}: ${row.callsPerSecond.toFixed(0)}/s, ${row.cpuMicrosPerCall.toFixed(0)} µs CPU/call, p99 ${row.p99Ms.toFixed(2)} ms`);
+          log(
+            `round ${round + 1}, ${source.name} c=${concurrency}: ${row.callsPerSecond.toFixed(0)}/s, ${row.cpuMicrosPerCall.toFixed(0)} µs CPU/call, p99 ${row.p99Ms.toFixed(2)} ms`,
+          );
           rows.push(row);
         }
       }
@@ -177,9 +206,11 @@ export function keyBackendCells(rows: readonly KeyBackendRow[], sources: readonl
   return cells;
 }
 
-
 /** The sources asked for and installed, their keys created in `dir`; `stop` ends local-kms. */
-async function prepareSources(options: KeyBackendsOptions, dir: string): Promise<{ sources: Source[]; skipped: string[]; stop: () => Promise<void> }> {
+async function prepareSources(
+  options: KeyBackendsOptions,
+  dir: string,
+): Promise<{ sources: Source[]; skipped: string[]; stop: () => Promise<void> }> {
   const { sources: asked, log } = options;
   const sources: Source[] = [];
   const skipped: string[] = [];
@@ -191,11 +222,17 @@ async function prepareSources(options: KeyBackendsOptions, dir: string): Promise
   if (asked.has('pkcs11') && noHsm === undefined) {
     const token = softToken(join(dir, 'hsm'));
     const file = join(dir, 'pkcs11.json');
-    const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--pkcs11', token.uri('bench-es256'), '--out', file], { env: token.env });
+    const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--pkcs11', token.uri('bench-es256'), '--out', file], {
+      env: token.env,
+    });
     if (made.code !== 0) throw new Error(made.stderr);
     sources.push({ name: 'SoftHSM2 (PKCS#11)', keysFile: file, env: { ...token.env } });
     for (const size of options.pkcs11ThreadPools ?? []) {
-      sources.push({ name: `SoftHSM2 (PKCS#11), UV_THREADPOOL_SIZE=${size}`, keysFile: file, env: { ...token.env, UV_THREADPOOL_SIZE: String(size) } });
+      sources.push({
+        name: `SoftHSM2 (PKCS#11), UV_THREADPOOL_SIZE=${size}`,
+        keysFile: file,
+        env: { ...token.env, UV_THREADPOOL_SIZE: String(size) },
+      });
     }
   } else if (asked.has('pkcs11')) skipped.push(`SoftHSM2: ${noHsm}`);
   const kms = findLocalKms();
@@ -229,7 +266,17 @@ export async function measureKeyBackends(options: KeyBackendsOptions): Promise<K
     const { sources, skipped, stop } = await prepareSources(options, dir);
     try {
       const rows = await interleaved(options, sources);
-      return { durationS: options.durationS, rounds: options.rounds, serverCpus: options.serverCpus, cells: keyBackendCells(rows, sources.map((source) => source.name), options.levels), skipped };
+      return {
+        durationS: options.durationS,
+        rounds: options.rounds,
+        serverCpus: options.serverCpus,
+        cells: keyBackendCells(
+          rows,
+          sources.map((source) => source.name),
+          options.levels,
+        ),
+        skipped,
+      };
     } finally {
       await stop();
     }
@@ -247,7 +294,15 @@ export function keyBackendsSection(results: KeyBackendResults): string {
       'Server CPU includes the threads SoftHSM2 signs on (it is a library inside the process).',
     markdownTable(
       ['key', 'in flight', 'calls/s', '× in memory', 'server CPU µs/call', 'p99 ms', 'errors'],
-      results.cells.map((cell) => [cell.source, String(cell.concurrency), fixed(cell.callsPerSecond, 0), fixed(cell.ratioToMemory, 2), fixed(cell.cpuMicrosPerCall, 0), fixed(cell.p99Ms, 2), String(cell.errors)]),
+      results.cells.map((cell) => [
+        cell.source,
+        String(cell.concurrency),
+        fixed(cell.callsPerSecond, 0),
+        fixed(cell.ratioToMemory, 2),
+        fixed(cell.cpuMicrosPerCall, 0),
+        fixed(cell.p99Ms, 2),
+        String(cell.errors),
+      ]),
     ),
     ...results.skipped.map((line) => `- Skipped: ${line}`),
   ].join('\n\n');
@@ -273,7 +328,10 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     rounds: Number(values.rounds),
     levels: String(values.concurrency).split(',').map(Number),
     serverCpus: [0],
-    pkcs11ThreadPools: String(values['pkcs11-threadpool']).split(',').filter((size) => size !== '').map(Number),
+    pkcs11ThreadPools: String(values['pkcs11-threadpool'])
+      .split(',')
+      .filter((size) => size !== '')
+      .map(Number),
     log,
   });
   process.stdout.write(`${keyBackendsSection(results)}\n`);

@@ -58,7 +58,13 @@ function rawKey(lib: typeof Pkcs11, module: Pkcs11.PKCS11, session: Pkcs11.Handl
     session,
     { mechanism: lib.CKM_EC_KEY_PAIR_GEN },
     [...common, { type: lib.CKA_VERIFY, value: true }, { type: lib.CKA_EC_PARAMS, value: P256 }],
-    [...common, { type: lib.CKA_SIGN, value: true }, { type: lib.CKA_PRIVATE, value: true }, { type: lib.CKA_SENSITIVE, value: true }, { type: lib.CKA_EXTRACTABLE, value: false }],
+    [
+      ...common,
+      { type: lib.CKA_SIGN, value: true },
+      { type: lib.CKA_PRIVATE, value: true },
+      { type: lib.CKA_SENSITIVE, value: true },
+      { type: lib.CKA_EXTRACTABLE, value: false },
+    ],
   );
   return pair.privateKey;
 }
@@ -66,7 +72,9 @@ function rawKey(lib: typeof Pkcs11, module: Pkcs11.PKCS11, session: Pkcs11.Handl
 async function steps(dir: string): Promise<{ list: Step[]; close: () => Promise<void> }> {
   const token = softToken(dir);
   const file = join(dir, 'keys.json');
-  const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--kid', 'k', '--pkcs11', token.uri('bench'), '--out', file], { env: token.env });
+  const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--kid', 'k', '--pkcs11', token.uri('bench'), '--out', file], {
+    env: token.env,
+  });
   if (made.code !== 0) throw new Error(made.stderr);
   const entry = (JSON.parse(readFileSync(file, 'utf8')) as { keys: Record<string, string>[] }).keys[0] as Record<string, string>;
   const ref = entry['pkcs11'] as string;
@@ -96,10 +104,22 @@ async function steps(dir: string): Promise<{ list: Step[]; close: () => Promise<
   const list: Step[] = [
     // The reference: what a key in memory costs GenerateJwt (a bare KeyObject signs DER, the fast path; r||s made in JavaScript).
     { name: "jwt-grpc's in-memory ES256 signer", run: () => inMemory(INPUT.toString()) },
-    { name: 'node:crypto sign, ieee-p1363 (r||s from OpenSSL)', run: () => cryptoSign('sha256', INPUT, { key: privateKey, dsaEncoding: 'ieee-p1363' }) },
-    { name: 'SoftHSM2 C_SignInit + C_Sign, session object', run: () => (module.C_SignInit(session, ecdsa, sessionKey), module.C_Sign(session, digest(), Buffer.alloc(64))) },
-    { name: 'SoftHSM2 C_SignInit + C_Sign, token object', run: () => (module.C_SignInit(session, ecdsa, tokenKey), module.C_Sign(session, digest(), Buffer.alloc(64))) },
-    { name: '+ C_SignAsync (libuv thread pool)', run: () => (module.C_SignInit(session, ecdsa, tokenKey), module.C_SignAsync(session, digest(), Buffer.alloc(64))) },
+    {
+      name: 'node:crypto sign, ieee-p1363 (r||s from OpenSSL)',
+      run: () => cryptoSign('sha256', INPUT, { key: privateKey, dsaEncoding: 'ieee-p1363' }),
+    },
+    {
+      name: 'SoftHSM2 C_SignInit + C_Sign, session object',
+      run: () => (module.C_SignInit(session, ecdsa, sessionKey), module.C_Sign(session, digest(), Buffer.alloc(64))),
+    },
+    {
+      name: 'SoftHSM2 C_SignInit + C_Sign, token object',
+      run: () => (module.C_SignInit(session, ecdsa, tokenKey), module.C_Sign(session, digest(), Buffer.alloc(64))),
+    },
+    {
+      name: '+ C_SignAsync (libuv thread pool)',
+      run: () => (module.C_SignInit(session, ecdsa, tokenKey), module.C_SignAsync(session, digest(), Buffer.alloc(64))),
+    },
     { name: '+ our backend (session pool, digest)', run: () => opened.sign(INPUT, new AbortController().signal) },
     { name: '+ KeyHandle (deadline, breaker, bound)', run: () => handle.sign(INPUT, 2000) },
   ];
@@ -138,7 +158,12 @@ try {
     `ES256, one signature at a time, ${values.calls} calls a step, median of ${values.rounds} interleaved rounds; CPU: this process, every thread\n\n` +
       markdownTable(
         ['step', 'CPU µs/call', '× in memory', 'wall µs/call'],
-        list.map((step, at) => [step.name, median(cpu[at] as number[]).toFixed(1), (median(cpu[at] as number[]) / reference).toFixed(2), median(wall[at] as number[]).toFixed(1)]),
+        list.map((step, at) => [
+          step.name,
+          median(cpu[at] as number[]).toFixed(1),
+          (median(cpu[at] as number[]) / reference).toFixed(2),
+          median(wall[at] as number[]).toFixed(1),
+        ]),
       ) +
       '\n',
   );

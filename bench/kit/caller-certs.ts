@@ -23,12 +23,44 @@ export function makeClientCert(certs: TestCerts, name: string, subjectAltName: s
   const extensions = ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'];
   if (subjectAltName !== '') extensions.push(`subjectAltName=${subjectAltName}`);
   writeFileSync(at(`${name}.ext`), `${extensions.join('\n')}\n`);
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=${name}`);
   openssl(
-    'x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.crt'), '-CAkey', at('ca.key'), '-CAcreateserial',
-    '-out', at(`${name}.crt`), '-days', '2', '-extfile', at(`${name}.ext`),
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    at(`${name}.key`),
+    '-out',
+    at(`${name}.csr`),
+    '-subj',
+    `/CN=${name}`,
+  );
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    at(`${name}.csr`),
+    '-CA',
+    at('ca.crt'),
+    '-CAkey',
+    at('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    at(`${name}.crt`),
+    '-days',
+    '2',
+    '-extfile',
+    at(`${name}.ext`),
   );
   const cert = readFileSync(at(`${name}.crt`));
   const pem = cert.toString('ascii').replace(/-----[A-Z ]+-----|\s/g, '');
-  return { cert, key: readFileSync(at(`${name}.key`)), certFile: at(`${name}.crt`), keyFile: at(`${name}.key`), der: Buffer.from(pem, 'base64') };
+  return {
+    cert,
+    key: readFileSync(at(`${name}.key`)),
+    certFile: at(`${name}.crt`),
+    keyFile: at(`${name}.key`),
+    der: Buffer.from(pem, 'base64'),
+  };
 }

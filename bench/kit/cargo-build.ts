@@ -17,13 +17,20 @@ export const CARGO_BUILD_TIMEOUT_MS = 900_000;
  */
 export function cargoBuild(crateDir: string, what: string, timeoutMs: number = CARGO_BUILD_TIMEOUT_MS): BuildOutcome {
   const cargo = findOnPath('cargo');
-  if (cargo === null) return { ok: false, reason: `cargo not found on PATH: ${what} cannot be built (install Rust from https://rustup.rs)` };
+  if (cargo === null)
+    return { ok: false, reason: `cargo not found on PATH: ${what} cannot be built (install Rust from https://rustup.rs)` };
   const result = runCommand(cargo, ['build', '--release', '--locked', '--quiet'], { cwd: crateDir, timeoutMs });
   if (result.timedOut) {
-    return { ok: false, reason: `cargo build --release of ${what} (in ${crateDir}) did not finish within ${Math.round(timeoutMs / 1000)} s and was killed: the build hung or the machine is too slow` };
+    return {
+      ok: false,
+      reason: `cargo build --release of ${what} (in ${crateDir}) did not finish within ${Math.round(timeoutMs / 1000)} s and was killed: the build hung or the machine is too slow`,
+    };
   }
   if (result.status !== 0) {
-    return { ok: false, reason: `cargo build --release of ${what} failed:\n${`${result.stderr}${result.error ?? ''}`.trim().slice(-2000)}` };
+    return {
+      ok: false,
+      reason: `cargo build --release of ${what} failed:\n${`${result.stderr}${result.error ?? ''}`.trim().slice(-2000)}`,
+    };
   }
   return { ok: true };
 }

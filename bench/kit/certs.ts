@@ -40,15 +40,41 @@ export function makeTestCerts(): TestCerts {
 
   const makeCa = (name: string, cn: string): void =>
     openssl(
-      'req', '-x509', ...ecKey, '-keyout', at(`${name}.key`), '-out', at(`${name}.crt`), '-days', '2', '-subj', `/CN=${cn}`,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+      'req',
+      '-x509',
+      ...ecKey,
+      '-keyout',
+      at(`${name}.key`),
+      '-out',
+      at(`${name}.crt`),
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
     );
   const makeLeaf = (name: string, ca: string, cn: string, extensions: string): void => {
     writeFileSync(at(`${name}.ext`), extensions);
     openssl('req', ...ecKey, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`), '-subj', `/CN=${cn}`);
     openssl(
-      'x509', '-req', '-in', at(`${name}.csr`), '-CA', at(`${ca}.crt`), '-CAkey', at(`${ca}.key`), '-CAcreateserial',
-      '-out', at(`${name}.crt`), '-days', '2', '-extfile', at(`${name}.ext`),
+      'x509',
+      '-req',
+      '-in',
+      at(`${name}.csr`),
+      '-CA',
+      at(`${ca}.crt`),
+      '-CAkey',
+      at(`${ca}.key`),
+      '-CAcreateserial',
+      '-out',
+      at(`${name}.crt`),
+      '-days',
+      '2',
+      '-extfile',
+      at(`${name}.ext`),
     );
   };
 
@@ -56,10 +82,17 @@ export function makeTestCerts(): TestCerts {
     makeCa('ca', 'jwt-grpc test CA');
     makeCa('rogue-ca', 'jwt-grpc untrusted CA');
     makeLeaf(
-      'server', 'ca', 'localhost',
+      'server',
+      'ca',
+      'localhost',
       'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n',
     );
-    makeLeaf('client', 'ca', 'jwt-grpc test client', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+    makeLeaf(
+      'client',
+      'ca',
+      'jwt-grpc test client',
+      'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
+    );
     makeLeaf('rogue', 'rogue-ca', 'jwt-grpc rogue client', 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n');
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });

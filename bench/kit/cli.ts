@@ -50,7 +50,9 @@ function cliCommand(argv: readonly string[], options: CliOptions): { command: st
   if (!existsSync(CLI_ENTRY)) throw new Error(`${CLI_ENTRY} does not exist: run \`npm run build\` first`);
   const node = tasksetCommand(options.cpus ?? [], process.execPath, [...(options.nodeArgs ?? []), CLI_ENTRY, ...argv]);
   // prlimit execs the command: the pid stays the CLI's.
-  return options.openFiles === undefined ? node : { command: 'prlimit', args: [`--nofile=${options.openFiles}:${options.openFiles}`, node.command, ...node.args] };
+  return options.openFiles === undefined
+    ? node
+    : { command: 'prlimit', args: [`--nofile=${options.openFiles}:${options.openFiles}`, node.command, ...node.args] };
 }
 
 /** Starts the CLI with any argv and returns at once (for runs expected to fail, such as a crash loop). */
@@ -70,7 +72,10 @@ export async function startCli(argv: readonly string[], options: CliOptions = {}
     timeoutMs: options.timeoutMs ?? START_TIMEOUT_MS,
   });
   const banner = server.stdout.match(BANNER);
-  const workerPids = (banner?.[2] ?? '').split(',').map((p) => Number(p.trim())).filter((p) => p > 0);
+  const workerPids = (banner?.[2] ?? '')
+    .split(',')
+    .map((p) => Number(p.trim()))
+    .filter((p) => p > 0);
   return extend(server, { workerPids });
 }
 
@@ -78,9 +83,16 @@ export async function startCli(argv: readonly string[], options: CliOptions = {}
 export async function runCli(argv: readonly string[], options: CliOptions = {}): Promise<ProcessExit & { stdout: string; stderr: string }> {
   const { command, args } = cliCommand(argv, options);
   const timeoutMs = options.timeoutMs ?? START_TIMEOUT_MS;
-  const { timedOut, ...run } = await runToExit(command, args, { env: options.env ?? {}, cwd: options.cwd, childLine: WORKER_STARTED, timeoutMs });
+  const { timedOut, ...run } = await runToExit(command, args, {
+    env: options.env ?? {},
+    cwd: options.cwd,
+    childLine: WORKER_STARTED,
+    timeoutMs,
+  });
   if (timedOut) {
-    throw new Error(`jwt-grpc ${argv.join(' ')} did not exit within ${timeoutMs} ms\n--- stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`);
+    throw new Error(
+      `jwt-grpc ${argv.join(' ')} did not exit within ${timeoutMs} ms\n--- stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`,
+    );
   }
   return run;
 }

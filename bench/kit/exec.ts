@@ -35,7 +35,8 @@ export function isExecutable(path: string): boolean {
 export function childEnvironment(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (key === 'NODEMAXPROCS' || key === 'GOMAXPROCS' || key === 'NODE_OPTIONS' || key.startsWith('JWT_GRPC_') || key.startsWith('VITEST')) continue;
+    if (key === 'NODEMAXPROCS' || key === 'GOMAXPROCS' || key === 'NODE_OPTIONS' || key.startsWith('JWT_GRPC_') || key.startsWith('VITEST'))
+      continue;
     env[key] = value;
   }
   return { ...env, ...extra };

@@ -21,7 +21,8 @@ export function goBuild(moduleDir: string, output: string, what: string, timeout
   const go = findOnPath('go');
   if (go === null) return { ok: false, reason: `go not found on PATH: ${what} cannot be built (install Go from https://go.dev/dl/)` };
   const result = runCommand(go, ['build', '-o', output, '.'], { cwd: moduleDir, timeoutMs });
-  if (result.timedOut) return { ok: false, reason: `go build of ${what} did not finish in ${timeoutMs / 1000} s (is the Go module proxy reachable?)` };
+  if (result.timedOut)
+    return { ok: false, reason: `go build of ${what} did not finish in ${timeoutMs / 1000} s (is the Go module proxy reachable?)` };
   if (result.status !== 0) {
     return { ok: false, reason: `go build of ${what} failed:\n${`${result.stderr}${result.error ?? ''}`.trim().slice(-2000)}` };
   }

@@ -43,7 +43,13 @@ export function clientConstructor(protoPath: string, service: string): ClientCon
 }
 
 /** Calls a unary method by name, with `metadata`; resolves to the response or rejects with the ServiceError. */
-export function unary<Res>(client: Client, method: string, request: unknown, deadlineMs = DEFAULT_DEADLINE_MS, metadata = new Metadata()): Promise<Res> {
+export function unary<Res>(
+  client: Client,
+  method: string,
+  request: unknown,
+  deadlineMs = DEFAULT_DEADLINE_MS,
+  metadata = new Metadata(),
+): Promise<Res> {
   const fn = (client as unknown as Record<string, unknown>)[method];
   if (typeof fn !== 'function') throw new Error(`client has no method ${method}`);
   const options: CallOptions = { deadline: Date.now() + deadlineMs };

@@ -27,10 +27,13 @@ export function ensureH2load(log: (line: string) => void): string | { skip: stri
   if (found !== null) return found;
   const aptGet = findOnPath('apt-get');
   if (aptGet === null || process.getuid?.() !== 0) {
-    return { skip: `h2load not found; install it with \`${H2LOAD_INSTALL}\` (as root; not done here: ${aptGet === null ? 'no apt-get' : 'not root'})` };
+    return {
+      skip: `h2load not found; install it with \`${H2LOAD_INSTALL}\` (as root; not done here: ${aptGet === null ? 'no apt-get' : 'not root'})`,
+    };
   }
   log(`installing h2load: ${H2LOAD_INSTALL}`);
-  const install = (): boolean => runCommand(aptGet, ['install', '-y', '--no-install-recommends', 'nghttp2-client'], { timeoutMs: 300_000 }).status === 0;
+  const install = (): boolean =>
+    runCommand(aptGet, ['install', '-y', '--no-install-recommends', 'nghttp2-client'], { timeoutMs: 300_000 }).status === 0;
   // A fresh image has no package lists yet: update them once, then try again.
   if (!install() && !(runCommand(aptGet, ['update'], { timeoutMs: 300_000 }).status === 0 && install())) {
     return { skip: `\`${H2LOAD_INSTALL}\` failed` };

@@ -44,7 +44,10 @@ export function softToken(dir: string): SoftToken {
   const conf = join(dir, 'softhsm2.conf');
   writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\n`);
   const env = { SOFTHSM2_CONF: conf };
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'jwt', '--pin', PIN, '--so-pin', SO_PIN], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'jwt', '--pin', PIN, '--so-pin', SO_PIN], {
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
   process.env['SOFTHSM2_CONF'] = conf;
   const pinFile = join(dir, 'hsm-pin.txt');
   writeFileSync(pinFile, `${PIN}\n`, { mode: 0o600 });
@@ -54,13 +57,19 @@ export function softToken(dir: string): SoftToken {
 /** local-kms's path, or why there is none. */
 export function findLocalKms(): { localKms: string } | { skip: string } {
   const found = findGoTool(GO_TOOLS.localKms);
-  return found === null ? { skip: `local-kms is not installed: run \`npm run tools\`, or ${goInstallCommand(GO_TOOLS.localKms)}` } : { localKms: found };
+  return found === null
+    ? { skip: `local-kms is not installed: run \`npm run tools\`, or ${goInstallCommand(GO_TOOLS.localKms)}` }
+    : { localKms: found };
 }
 
 /** Starts local-kms on `port` with its keys in `dataDir`; resolves once it answers. */
 export async function startLocalKms(localKms: string, port: number, dataDir: string): Promise<LaunchedProcess> {
   const server = launch(localKms, [], { env: { PORT: String(port), KMS_DATA_PATH: dataDir, KMS_REGION: 'eu-west-1' } });
-  const answers = (): Promise<boolean> => fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }).then(() => true, () => false);
+  const answers = (): Promise<boolean> =>
+    fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }).then(
+      () => true,
+      () => false,
+    );
   if (await waitUntil(answers, 5_000, 50)) return server;
   server.kill();
   throw new Error(`local-kms did not answer on port ${port}: ${server.stderr}`);
@@ -68,5 +77,10 @@ export async function startLocalKms(localKms: string, port: number, dataDir: str
 
 /** The environment the AWS SDK reads to reach local-kms (dummy credentials: local-kms checks none). */
 export function kmsEnv(port: number): Record<string, string> {
-  return { AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+  return {
+    AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+  };
 }

@@ -17,7 +17,16 @@ export function fetchRaw(
   const send = options.ca === undefined ? httpRequest : httpsRequest;
   return new Promise((resolve, reject) => {
     const req = send(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers, agent: false, ...(options.ca && { ca: options.ca, servername: 'localhost' }), ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }) },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+        ...(options.ca && { ca: options.ca, servername: 'localhost' }),
+        ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -25,7 +34,9 @@ export function fetchRaw(
         res.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`${options.method ?? 'GET'} ${path} on port ${port}: no answer within ${options.timeoutMs} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`${options.method ?? 'GET'} ${path} on port ${port}: no answer within ${options.timeoutMs} ms`)),
+    );
     req.on('error', reject);
     req.end(options.body);
   });

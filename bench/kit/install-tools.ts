@@ -81,7 +81,10 @@ async function install(options: InstallOptions): Promise<number> {
 function buildPeers(log: (line: string) => void, found: (line: string) => void): number {
   let built = 0;
   const peers = [
-    { what: 'the Go peer', build: () => goBuild(repoPath('bench', 'peers', 'go'), repoPath('bench', 'peers', 'go', 'jwt-peer'), 'the Go peer') },
+    {
+      what: 'the Go peer',
+      build: () => goBuild(repoPath('bench', 'peers', 'go'), repoPath('bench', 'peers', 'go', 'jwt-peer'), 'the Go peer'),
+    },
     { what: 'the Rust peer', build: () => cargoBuild(repoPath('bench', 'peers', 'rust'), 'the Rust peer') },
   ];
   for (const peer of peers) {

@@ -31,7 +31,9 @@ const servers = new Set<JwtServer>();
  * Creates a server on the transport named (silent unless a logger is given), listens on
  * 127.0.0.1:0; closed by {@link closeAllServers}.
  */
-export async function startServer(options: JwtServerOptions & { readonly transport: Transport }): Promise<{ server: JwtServer; port: number }> {
+export async function startServer(
+  options: JwtServerOptions & { readonly transport: Transport },
+): Promise<{ server: JwtServer; port: number }> {
   const server = createJwtServer({ logger: silentLogger, ...options });
   servers.add(server);
   const port = await server.listen('127.0.0.1:0');
@@ -43,7 +45,10 @@ export async function startServer(options: JwtServerOptions & { readonly transpo
  * unless a logger is given) on 127.0.0.1:0, with TLS when `tls` is given. Closed by
  * {@link closeAllServers}, or earlier by its own `close()`.
  */
-export async function startIssuer(options: JwtServerOptions, tls?: ServerTlsOptions): Promise<{ server: JwtServer; port: number; target: string }> {
+export async function startIssuer(
+  options: JwtServerOptions,
+  tls?: ServerTlsOptions,
+): Promise<{ server: JwtServer; port: number; target: string }> {
   const server = trackServer(createJwtServer({ logger: silentLogger, ...options }));
   const port = await server.listen('127.0.0.1:0', tls);
   return { server, port, target: `127.0.0.1:${port}` };

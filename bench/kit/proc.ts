@@ -28,7 +28,10 @@ function statFields(pid: number): string[] | null {
   const text = readText(`/proc/${pid}/stat`);
   if (text === null) return null;
   // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
-  return text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+  return text
+    .slice(text.lastIndexOf(')') + 2)
+    .trim()
+    .split(' ');
 }
 
 /**

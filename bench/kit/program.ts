@@ -56,7 +56,10 @@ export function parseInteger(option: string, raw: string, min: number, max = Num
 
 /** A non-empty comma-separated list. */
 export function parseList(option: string, raw: string): string[] {
-  const items = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (items.length === 0) throw new UsageError(`${option}: expected a comma-separated list`);
   return items;
 }
@@ -101,7 +104,11 @@ async function statusOf<T>(program: Program<T>, argv: readonly string[]): Promis
       return 0;
     }
     // SIGHUP too: a closed terminal or session would otherwise leave paused servers behind.
-    for (const [signal, status] of [['SIGHUP', 129], ['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    for (const [signal, status] of [
+      ['SIGHUP', 129],
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
       process.once(signal, () => {
         runCleanups();
         process.exit(status);

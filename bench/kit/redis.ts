@@ -53,12 +53,35 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const password = options.password ?? 'test-password-not-a-secret';
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
-    const listen = options.tls === undefined
-      ? ['--port', String(port)]
-      : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile, '--tls-auth-clients', 'no'];
+    const listen =
+      options.tls === undefined
+        ? ['--port', String(port)]
+        : [
+            '--port',
+            '0',
+            '--tls-port',
+            String(port),
+            '--tls-cert-file',
+            options.tls.certFile,
+            '--tls-key-file',
+            options.tls.keyFile,
+            '--tls-auth-clients',
+            'no',
+          ];
     const proc = launch(redis, [
-      ...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--requirepass', password, '--loglevel', 'notice', '--dir', '/tmp',
+      ...listen,
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--requirepass',
+      password,
+      '--loglevel',
+      'notice',
+      '--dir',
+      '/tmp',
     ]);
     try {
       await proc.waitFor('stdout', READY, 10_000);
@@ -66,7 +89,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
         process: proc,
         port,
         password,
-        url: (database = 0) => `${options.tls === undefined ? 'redis' : 'rediss'}://:${encodeURIComponent(password)}@${options.tls === undefined ? '127.0.0.1' : 'localhost'}:${port}/${database}`,
+        url: (database = 0) =>
+          `${options.tls === undefined ? 'redis' : 'rediss'}://:${encodeURIComponent(password)}@${options.tls === undefined ? '127.0.0.1' : 'localhost'}:${port}/${database}`,
         stop: () => proc.stop(1_000).then(() => undefined),
       };
     } catch (error) {
@@ -93,11 +117,13 @@ export class Relay {
       const upstream = createConnection(targetPort, '127.0.0.1');
       for (const socket of [client, upstream]) {
         this.#sockets.add(socket);
-        socket.on('error', () => undefined).on('close', () => {
-          this.#sockets.delete(socket);
-          client.destroy();
-          upstream.destroy();
-        });
+        socket
+          .on('error', () => undefined)
+          .on('close', () => {
+            this.#sockets.delete(socket);
+            client.destroy();
+            upstream.destroy();
+          });
       }
       client.pipe(upstream).pipe(client);
     });

@@ -136,19 +136,22 @@ export function ensureBun(log: (line: string) => void): string | null {
   }
   log(`installing ${BUN.name} ${BUN.version}: ${BUN_INSTALL_COMMAND} (once; needs the npm registry)`);
   const npm = runCommand('npm', BUN_INSTALL_ARGS, { timeoutMs: 600_000, inheritOutput: true });
-  if (npm.status !== 0 || !isExecutable(BUN_BINARY)) throw new Error(`${BUN_INSTALL_COMMAND} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
+  if (npm.status !== 0 || !isExecutable(BUN_BINARY))
+    throw new Error(`${BUN_INSTALL_COMMAND} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
   return BUN_BINARY;
 }
 
 /** The shell command that installs `tool` alone. */
 export function goInstallCommand(tool: GoTool): string {
-  if (tool.pinnedModule !== undefined) return `go build -C "${tool.pinnedModule}" -mod=readonly -o "${join(tool.dir, tool.binary)}" ${tool.package}`;
+  if (tool.pinnedModule !== undefined)
+    return `go build -C "${tool.pinnedModule}" -mod=readonly -o "${join(tool.dir, tool.binary)}" ${tool.package}`;
   return `GOBIN="${tool.dir}" go install ${tool.package}@${tool.version}`;
 }
 
 /** The `go` arguments of {@link goInstallCommand}. */
 function goInstallArgs(tool: GoTool): string[] {
-  if (tool.pinnedModule !== undefined) return ['build', '-C', tool.pinnedModule, '-mod=readonly', '-o', join(tool.dir, tool.binary), tool.package];
+  if (tool.pinnedModule !== undefined)
+    return ['build', '-C', tool.pinnedModule, '-mod=readonly', '-o', join(tool.dir, tool.binary), tool.package];
   return ['install', `${tool.package}@${tool.version}`];
 }
 
@@ -188,7 +191,9 @@ export function ensureGoTool(tool: GoTool, log: (line: string) => void): string 
   if (found !== null) return found;
   const go = findOnPath('go');
   if (go === null) {
-    throw new Error(`${tool.name} ${tool.version} is not installed and Go (the go command) is not on PATH to install it.\n${requireHint(tool)}`);
+    throw new Error(
+      `${tool.name} ${tool.version} is not installed and Go (the go command) is not on PATH to install it.\n${requireHint(tool)}`,
+    );
   }
   log(`installing ${tool.name}: ${goInstallCommand(tool)} (once; needs the Go module proxy)`);
   const result = runCommand(go, goInstallArgs(tool), {
@@ -204,7 +209,10 @@ export function ensureGoTool(tool: GoTool, log: (line: string) => void): string 
 }
 
 function requireHint(tool: GoTool): string {
-  return `Install Go (https://go.dev/dl/) and run \`${INSTALL_ALL}\`` + (tool.fromPath ? `, or put a ${tool.name} ${tool.version} release binary on PATH.` : '.');
+  return (
+    `Install Go (https://go.dev/dl/) and run \`${INSTALL_ALL}\`` +
+    (tool.fromPath ? `, or put a ${tool.name} ${tool.version} release binary on PATH.` : '.')
+  );
 }
 
 /** The venv's interpreter. */
@@ -242,14 +250,17 @@ export function ensureGrpcio(log: (line: string) => void): string | null {
   }
   log(`installing grpcio ${GRPCIO.grpcio} and protobuf ${GRPCIO.protobuf} into ${GRPCIO.venv} (once; needs PyPI)`);
   const venv = runCommand(python3, ['-m', 'venv', GRPCIO.venv], { timeoutMs: 120_000 });
-  if (venv.status !== 0) throw new Error(`python3 -m venv ${GRPCIO.venv} failed (is the venv module installed?): ${venv.stderr}${venv.error ?? ''}`);
+  if (venv.status !== 0)
+    throw new Error(`python3 -m venv ${GRPCIO.venv} failed (is the venv module installed?): ${venv.stderr}${venv.error ?? ''}`);
   const pip = runCommand(
     VENV_PYTHON,
     ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', `grpcio==${GRPCIO.grpcio}`, `protobuf==${GRPCIO.protobuf}`],
     { timeoutMs: 600_000, inheritOutput: true },
   );
   if (pip.status !== 0 || !grpcioImports()) {
-    throw new Error(`pip could not install grpcio==${GRPCIO.grpcio} protobuf==${GRPCIO.protobuf} (is PyPI reachable?): status ${pip.status ?? pip.error}`);
+    throw new Error(
+      `pip could not install grpcio==${GRPCIO.grpcio} protobuf==${GRPCIO.protobuf} (is PyPI reachable?): status ${pip.status ?? pip.error}`,
+    );
   }
   return VENV_PYTHON;
 }

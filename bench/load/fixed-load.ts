@@ -25,7 +25,10 @@ export interface ServerCpuRun {
 }
 
 /** The rate offered at each share of Go's saturated requests/s, rounded to a whole call a second. */
-export function fractionRates(goCapacity: number, fractions: readonly number[] = FIXED_LOAD_FRACTIONS): { fraction: number; offeredRps: number }[] {
+export function fractionRates(
+  goCapacity: number,
+  fractions: readonly number[] = FIXED_LOAD_FRACTIONS,
+): { fraction: number; offeredRps: number }[] {
   if (!(goCapacity > 0) || !Number.isFinite(goCapacity)) return [];
   return fractions.map((fraction) => ({ fraction, offeredRps: Math.round(goCapacity * fraction) }));
 }
@@ -96,7 +99,9 @@ interface RatioLike {
 export function fixedLoadRows(points: readonly PointLike[], ratios: readonly RatioLike[]): FixedLoadRow[] {
   const side = (server: string, r: RatioLike) => {
     const p = points.find((x) => x.server === server && x.algorithm === r.algorithm && x.fractionOfGoCapacity === r.fractionOfGoCapacity);
-    return p === undefined ? null : { point: p, figures: { cpuPerCallUs: p.cpuPerCallUs ?? null, serverCpu: p.serverCpu ?? null, achievedRps: p.achievedRps } };
+    return p === undefined
+      ? null
+      : { point: p, figures: { cpuPerCallUs: p.cpuPerCallUs ?? null, serverCpu: p.serverCpu ?? null, achievedRps: p.achievedRps } };
   };
   return ratios
     .filter((r) => r.cpuPerCallRatio !== undefined && r.cpuPerCallRatio !== null)

@@ -57,7 +57,13 @@ export async function runH2loadSection(ctx: LoadContext, options: H2loadSectionO
     loadCpus,
   };
   const h2load = findH2load();
-  if (h2load === null) return { skipped: `h2load not found (\`${H2LOAD_INSTALL}\`; \`npm run tools\` installs it where it can)`, settings, cells: [], ratios: [] };
+  if (h2load === null)
+    return {
+      skipped: `h2load not found (\`${H2LOAD_INSTALL}\`; \`npm run tools\` installs it where it can)`,
+      settings,
+      cells: [],
+      ratios: [],
+    };
   const cells: H2loadCell[] = [];
   for (const algorithm of options.algorithms) {
     cells.push(...(await runAlgorithm(ctx, h2load, algorithm, options, settings)));
@@ -72,7 +78,13 @@ interface Running {
   error: string | null;
 }
 
-async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string, options: H2loadSectionOptions, settings: H2loadSection['settings']): Promise<H2loadCell[]> {
+async function runAlgorithm(
+  ctx: LoadContext,
+  h2load: string,
+  algorithm: string,
+  options: H2loadSectionOptions,
+  settings: H2loadSection['settings'],
+): Promise<H2loadCell[]> {
   const bodyFile = join(ctx.scratchDir, `generate-${algorithm}.grpc`);
   writeFileSync(bodyFile, grpcFrame(encodeGenerateJwtRequest(algorithm)));
   const call = (port: number, durationS: number): H2loadCall => ({
@@ -90,7 +102,14 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
       try {
         entry.server = await startLoadServer(ctx, entry.name, true);
         ctx.onServers(running.flatMap((e) => (e.server === null ? [] : [e.server.process])));
-        if (options.warmupS > 0) await runSampled(ctx.plan, settings.loadCpus, h2load, h2loadArgs(call(entry.server.process.port, options.warmupS)), options.warmupS);
+        if (options.warmupS > 0)
+          await runSampled(
+            ctx.plan,
+            settings.loadCpus,
+            h2load,
+            h2loadArgs(call(entry.server.process.port, options.warmupS)),
+            options.warmupS,
+          );
         entry.server.process.pause();
       } catch (error) {
         entry.error = (error as Error).message;
@@ -102,7 +121,14 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
       const process = entry.server.process;
       try {
         process.resume();
-        const h2 = await measureH2load(ctx, h2load, entry.server, call(process.port, options.durationS), settings.loadCpus, options.durationS);
+        const h2 = await measureH2load(
+          ctx,
+          h2load,
+          entry.server,
+          call(process.port, options.durationS),
+          settings.loadCpus,
+          options.durationS,
+        );
         const ghz = await measureGhz(ctx, entry.server, algorithm, settings, options.durationS);
         entry.rounds.push({ round, h2load: h2, ghz });
       } catch (error) {
@@ -120,14 +146,27 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
     server: e.name,
     algorithm,
     rounds: e.rounds,
-    h2load: figures(e.rounds.map((r) => r.h2load), `h2load/${algorithm}/${e.name}`),
-    ghz: figures(e.rounds.map((r) => r.ghz), `h2load-ghz/${algorithm}/${e.name}`),
+    h2load: figures(
+      e.rounds.map((r) => r.h2load),
+      `h2load/${algorithm}/${e.name}`,
+    ),
+    ghz: figures(
+      e.rounds.map((r) => r.ghz),
+      `h2load-ghz/${algorithm}/${e.name}`,
+    ),
     error: e.error,
   }));
 }
 
 /** One h2load run with the server's call counts and CPU time around it. */
-async function measureH2load(ctx: LoadContext, h2load: string, server: LoadServer, call: H2loadCall, loadCpus: readonly number[], durationS: number): Promise<GeneratorRound> {
+async function measureH2load(
+  ctx: LoadContext,
+  h2load: string,
+  server: LoadServer,
+  call: H2loadCall,
+  loadCpus: readonly number[],
+  durationS: number,
+): Promise<GeneratorRound> {
   const counter = server.counter as NonNullable<LoadServer['counter']>;
   const countsBefore = await counter();
   const before = cpuSnapshot(server.process.pid);
@@ -153,7 +192,13 @@ async function measureH2load(ctx: LoadContext, h2load: string, server: LoadServe
 }
 
 /** One ghz run (5 connections, 250 in flight) against the same server, with its CPU time around it. */
-async function measureGhz(ctx: LoadContext, server: LoadServer, algorithm: string, settings: H2loadSection['settings'], durationS: number): Promise<GeneratorRound> {
+async function measureGhz(
+  ctx: LoadContext,
+  server: LoadServer,
+  algorithm: string,
+  settings: H2loadSection['settings'],
+  durationS: number,
+): Promise<GeneratorRound> {
   const output = join(ctx.scratchDir, `h2load-ghz-${server.name}.json`);
   const before = cpuSnapshot(server.process.pid);
   try {
@@ -227,7 +272,11 @@ export function figures(rounds: readonly GeneratorRound[], key: string): Generat
 }
 
 /** Per-round ratios a / b of paired rounds (same round number), as a median with its interval. */
-export function pairedRatio(a: readonly { round: number; value: number }[], b: readonly { round: number; value: number }[], key: string): MedianInterval | null {
+export function pairedRatio(
+  a: readonly { round: number; value: number }[],
+  b: readonly { round: number; value: number }[],
+  key: string,
+): MedianInterval | null {
   const ratios: number[] = [];
   for (const x of a) {
     const y = b.find((r) => r.round === x.round);
@@ -239,12 +288,25 @@ export function pairedRatio(a: readonly { round: number; value: number }[], b: r
 function ratioOf(algorithm: string, cells: readonly H2loadCell[]): H2loadRatio {
   const ours = cells.find((c) => c.algorithm === algorithm && c.server === 'jwt-grpc');
   const go = cells.find((c) => c.algorithm === algorithm && c.server === 'go');
-  if (ours === undefined || go === undefined) return { algorithm, h2loadRequestsPerS: null, ghzRequestsPerS: null, h2loadCallsPerCpuSecond: null };
+  if (ours === undefined || go === undefined)
+    return { algorithm, h2loadRequestsPerS: null, ghzRequestsPerS: null, h2loadCallsPerCpuSecond: null };
   const pick = (cell: H2loadCell, f: (r: H2loadRound) => number) => cell.rounds.map((r) => ({ round: r.round, value: f(r) }));
   return {
     algorithm,
-    h2loadRequestsPerS: pairedRatio(pick(ours, (r) => r.h2load.requestsPerS), pick(go, (r) => r.h2load.requestsPerS), `h2load/${algorithm}/ours-go/rps`),
-    ghzRequestsPerS: pairedRatio(pick(ours, (r) => r.ghz.requestsPerS), pick(go, (r) => r.ghz.requestsPerS), `h2load/${algorithm}/ours-go/ghz-rps`),
-    h2loadCallsPerCpuSecond: pairedRatio(pick(ours, (r) => 1 / r.h2load.cpuPerCallUs), pick(go, (r) => 1 / r.h2load.cpuPerCallUs), `h2load/${algorithm}/ours-go/cpu`),
+    h2loadRequestsPerS: pairedRatio(
+      pick(ours, (r) => r.h2load.requestsPerS),
+      pick(go, (r) => r.h2load.requestsPerS),
+      `h2load/${algorithm}/ours-go/rps`,
+    ),
+    ghzRequestsPerS: pairedRatio(
+      pick(ours, (r) => r.ghz.requestsPerS),
+      pick(go, (r) => r.ghz.requestsPerS),
+      `h2load/${algorithm}/ours-go/ghz-rps`,
+    ),
+    h2loadCallsPerCpuSecond: pairedRatio(
+      pick(ours, (r) => 1 / r.h2load.cpuPerCallUs),
+      pick(go, (r) => 1 / r.h2load.cpuPerCallUs),
+      `h2load/${algorithm}/ours-go/cpu`,
+    ),
   };
 }

@@ -30,13 +30,20 @@ export interface H2loadCall {
  */
 export function h2loadArgs(call: H2loadCall): string[] {
   return [
-    '-t', String(call.threads),
-    '-c', String(call.connections),
-    '-m', String(call.streams),
-    '-D', `${Math.round(call.durationS * 1000)}ms`,
-    '-d', call.bodyFile,
-    '-H', 'content-type: application/grpc',
-    '-H', 'te: trailers',
+    '-t',
+    String(call.threads),
+    '-c',
+    String(call.connections),
+    '-m',
+    String(call.streams),
+    '-D',
+    `${Math.round(call.durationS * 1000)}ms`,
+    '-d',
+    call.bodyFile,
+    '-H',
+    'content-type: application/grpc',
+    '-H',
+    'te: trailers',
     `http://127.0.0.1:${call.port}${call.path}`,
   ];
 }

@@ -28,7 +28,12 @@ export function parseHandledTotal(text: string, method: string): CallCounts {
     if (!line.startsWith('grpc_server_handled_total{')) continue;
     const labels = line.slice(line.indexOf('{') + 1, line.lastIndexOf('}'));
     if (!labels.includes(`grpc_method="${method}"`)) continue;
-    const value = Number(line.slice(line.lastIndexOf('}') + 1).trim().split(/\s+/)[0]);
+    const value = Number(
+      line
+        .slice(line.lastIndexOf('}') + 1)
+        .trim()
+        .split(/\s+/)[0],
+    );
     if (labels.includes('grpc_code="OK"')) ok += value;
     else failed += value;
   }

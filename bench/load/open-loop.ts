@@ -63,14 +63,22 @@ export function buildOpenLoop(): string | null {
 
 export function openLoopArgs(port: number, algorithm: string, rps: number, durationS: number, connections: number, seed: number): string[] {
   return [
-    '--target', `127.0.0.1:${port}`,
-    '--method', GENERATE_JWT_PATH,
-    '--body-hex', encodeGenerateJwtRequest(algorithm).toString('hex'),
-    '--rate', String(rps),
-    '--duration', `${Math.round(durationS * 1000)}ms`,
-    '--connections', String(connections),
-    '--arrivals', 'poisson',
-    '--seed', String(seed),
+    '--target',
+    `127.0.0.1:${port}`,
+    '--method',
+    GENERATE_JWT_PATH,
+    '--body-hex',
+    encodeGenerateJwtRequest(algorithm).toString('hex'),
+    '--rate',
+    String(rps),
+    '--duration',
+    `${Math.round(durationS * 1000)}ms`,
+    '--connections',
+    String(connections),
+    '--arrivals',
+    'poisson',
+    '--seed',
+    String(seed),
   ];
 }
 
@@ -97,7 +105,8 @@ export function ratePoints(
   for (const server of servers) {
     const own = capacity(server);
     if (own !== undefined) for (const f of ownFractions) points.push({ server, offeredRps: Math.round(own * f), fractionOfOwnCapacity: f });
-    if (goCapacity !== undefined) for (const f of FRACTIONS_OF_GO) points.push({ server, offeredRps: Math.round(goCapacity * f), fractionOfGoCapacity: f });
+    if (goCapacity !== undefined)
+      for (const f of FRACTIONS_OF_GO) points.push({ server, offeredRps: Math.round(goCapacity * f), fractionOfGoCapacity: f });
     for (const rps of absolute) points.push({ server, offeredRps: rps });
   }
   return points;
@@ -149,12 +158,20 @@ export async function runOpenLoopSection(ctx: LoadContext, options: OpenLoopOpti
         ctx.onServers([...servers.values()].map((s) => s.process));
         if (options.warmupS > 0) await runOpenLoop(ctx, server, algorithm, 1000, options.warmupS, 0);
         if (!capacities.some((c) => c.server === name && c.algorithm === algorithm)) {
-          capacities.push({ server: name, algorithm, requestsPerS: await ghzCapacity(ctx, server, algorithm, options.durationS), source: 'ghz' });
+          capacities.push({
+            server: name,
+            algorithm,
+            requestsPerS: await ghzCapacity(ctx, server, algorithm, options.durationS),
+            source: 'ghz',
+          });
         }
         server.process.pause();
       }
-      const capacity = (server: LoadServerName): number | undefined => capacities.find((c) => c.server === server && c.algorithm === algorithm)?.requestsPerS;
-      const schedule = ratePoints(options.servers, capacity, options.absoluteRps, options.ownFractions).map((point): PointRuns => ({ point, runs: [] }));
+      const capacity = (server: LoadServerName): number | undefined =>
+        capacities.find((c) => c.server === server && c.algorithm === algorithm)?.requestsPerS;
+      const schedule = ratePoints(options.servers, capacity, options.absoluteRps, options.ownFractions).map(
+        (point): PointRuns => ({ point, runs: [] }),
+      );
       for (const { item, round } of interleavedOrder(schedule, options.rounds)) {
         const server = servers.get(item.point.server) as LoadServer;
         ctx.log(`  open loop ${algorithm} ${item.point.server} ${item.point.offeredRps}/s round ${round}/${options.rounds}`);
@@ -207,7 +224,14 @@ export async function runOpenLoopSection(ctx: LoadContext, options: OpenLoopOpti
  * h2load cells read them. The window covers the generator's connecting and draining too,
  * when the server is idle and spends next to nothing.
  */
-async function measureOpenLoop(ctx: LoadContext, server: LoadServer, algorithm: string, rps: number, durationS: number, round: number): Promise<MeasuredRun> {
+async function measureOpenLoop(
+  ctx: LoadContext,
+  server: LoadServer,
+  algorithm: string,
+  rps: number,
+  durationS: number,
+  round: number,
+): Promise<MeasuredRun> {
   const before = cpuSnapshot(server.process.pid);
   const { run, generatorCpu } = await runOpenLoop(ctx, server, algorithm, rps, durationS, round);
   const after = cpuSnapshot(server.process.pid);
@@ -221,7 +245,14 @@ async function measureOpenLoop(ctx: LoadContext, server: LoadServer, algorithm: 
   };
 }
 
-async function runOpenLoop(ctx: LoadContext, server: LoadServer, algorithm: string, rps: number, durationS: number, seed: number): Promise<{ run: OpenLoopRun; generatorCpu: number | null }> {
+async function runOpenLoop(
+  ctx: LoadContext,
+  server: LoadServer,
+  algorithm: string,
+  rps: number,
+  durationS: number,
+  seed: number,
+): Promise<{ run: OpenLoopRun; generatorCpu: number | null }> {
   const loadCpus = ctx.plan.single.loadCpus;
   const args = openLoopArgs(server.process.port, algorithm, rps, durationS, OPEN_LOOP_CONNECTIONS, seed + 1);
   const result = await runSampled(ctx.plan, loadCpus, OPEN_LOOP_BINARY, args, durationS);
@@ -233,7 +264,17 @@ async function runOpenLoop(ctx: LoadContext, server: LoadServer, algorithm: stri
 async function ghzCapacity(ctx: LoadContext, server: LoadServer, algorithm: string, durationS: number): Promise<number> {
   const run = await runGhz(
     ctx.ghz,
-    { method: 'GenerateJwt', data: { algorithm }, connections: 5, concurrency: 250, durationS, cpus: Math.max(1, ctx.plan.single.loadCpus.length), port: server.process.port, output: join(ctx.scratchDir, 'capacity.json'), name: 'capacity' },
+    {
+      method: 'GenerateJwt',
+      data: { algorithm },
+      connections: 5,
+      concurrency: 250,
+      durationS,
+      cpus: Math.max(1, ctx.plan.single.loadCpus.length),
+      port: server.process.port,
+      output: join(ctx.scratchDir, 'capacity.json'),
+      name: 'capacity',
+    },
     ctx.plan,
     ctx.plan.single.loadCpus,
   );
@@ -255,15 +296,27 @@ function pointOf(algorithm: string, { point, runs }: PointRuns): OpenLoopPoint {
     offeredRps: point.offeredRps,
     ...(point.fractionOfOwnCapacity === undefined ? {} : { fractionOfOwnCapacity: point.fractionOfOwnCapacity }),
     ...(point.fractionOfGoCapacity === undefined ? {} : { fractionOfGoCapacity: point.fractionOfGoCapacity }),
-    p50Ms: interval(okRuns.map((r) => r.run.p50Ms), `${key}/p50`),
-    p99Ms: interval(okRuns.map((r) => r.run.p99Ms), `${key}/p99`),
-    p999Ms: interval(okRuns.map((r) => r.run.p999Ms), `${key}/p999`),
+    p50Ms: interval(
+      okRuns.map((r) => r.run.p50Ms),
+      `${key}/p50`,
+    ),
+    p99Ms: interval(
+      okRuns.map((r) => r.run.p99Ms),
+      `${key}/p99`,
+    ),
+    p999Ms: interval(
+      okRuns.map((r) => r.run.p999Ms),
+      `${key}/p999`,
+    ),
     achievedRps: runs.length === 0 ? Number.NaN : median(runs.map((r) => r.run.achievedRps)),
     errors: runs.reduce((sum, r) => sum + Object.values(r.run.errors).reduce((a, b) => a + b, 0), 0),
     rounds: runs.length,
     generatorCpu: generator.length === 0 ? null : median(generator),
     maxSendLagMs: runs.reduce((max, r) => Math.max(max, r.run.maxSendLagMs), 0),
-    cpuPerCallUs: cpuPerCallFigure(runs.map((r) => r.server), `${key}/cpu`),
+    cpuPerCallUs: cpuPerCallFigure(
+      runs.map((r) => r.server),
+      `${key}/cpu`,
+    ),
     serverCpu: serverBusy(runs.map((r) => r.server)),
     disturbedRounds: runs.filter((r) => r.disturbed).length,
   };

@@ -53,7 +53,11 @@ export const REST_SERVERS: readonly RestServer[] = [
     stack: 'Node',
     protocol: 'grpc',
     description: 'grpc-js + fast-jwt (bench/peers/node-fast-jwt), one process',
-    launch: (keys) => ({ command: process.execPath, args: [FAST_JWT_PEER, ...peerArgs(keys), '--count-calls'], env: { NODEMAXPROCS: '1' } }),
+    launch: (keys) => ({
+      command: process.execPath,
+      args: [FAST_JWT_PEER, ...peerArgs(keys), '--count-calls'],
+      env: { NODEMAXPROCS: '1' },
+    }),
   },
   {
     name: 'node-rest',
@@ -82,10 +86,31 @@ export const REST_SERVERS: readonly RestServer[] = [
 export function restH2loadArgs(protocol: 'grpc' | 'rest', port: number, bodyFile: string, threads: number, durationS: number): string[] {
   const common = ['-t', String(threads), '-D', `${Math.round(durationS * 1000)}ms`, '-d', bodyFile];
   if (protocol === 'grpc') {
-    return [...common, '-c', String(Math.max(GRPC_CONNECTIONS, threads)), '-m', String(REST_IN_FLIGHT / GRPC_CONNECTIONS), '-H', 'content-type: application/grpc', '-H', 'te: trailers', `http://127.0.0.1:${port}${GENERATE_JWT_PATH}`];
+    return [
+      ...common,
+      '-c',
+      String(Math.max(GRPC_CONNECTIONS, threads)),
+      '-m',
+      String(REST_IN_FLIGHT / GRPC_CONNECTIONS),
+      '-H',
+      'content-type: application/grpc',
+      '-H',
+      'te: trailers',
+      `http://127.0.0.1:${port}${GENERATE_JWT_PATH}`,
+    ];
   }
   // -m 1: no pipelining, as a REST client's pool sends one request per connection at a time.
-  return [...common, '--h1', '-c', String(REST_IN_FLIGHT), '-m', '1', '-H', 'content-type: application/json', `http://127.0.0.1:${port}${TOKEN_PATH}`];
+  return [
+    ...common,
+    '--h1',
+    '-c',
+    String(REST_IN_FLIGHT),
+    '-m',
+    '1',
+    '-H',
+    'content-type: application/json',
+    `http://127.0.0.1:${port}${TOKEN_PATH}`,
+  ];
 }
 
 export interface RestSectionOptions {
@@ -110,10 +135,21 @@ interface Running {
 export async function runRestSection(ctx: LoadContext, options: RestSectionOptions): Promise<RestSection> {
   const { serverCpus, loadCpus } = ctx.plan.single;
   const threads = Math.max(1, loadCpus.length);
-  const settings = { inFlight: REST_IN_FLIGHT, grpcConnections: GRPC_CONNECTIONS, restConnections: REST_IN_FLIGHT, threads, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, serverCpus, loadCpus };
+  const settings = {
+    inFlight: REST_IN_FLIGHT,
+    grpcConnections: GRPC_CONNECTIONS,
+    restConnections: REST_IN_FLIGHT,
+    threads,
+    durationS: options.durationS,
+    warmupS: options.warmupS,
+    rounds: options.rounds,
+    serverCpus,
+    loadCpus,
+  };
   const skipped = [...options.skipped].map(([server, reason]) => ({ server, reason }));
   const h2load = findH2load();
-  if (h2load === null) return { skipped: `h2load not found (\`${H2LOAD_INSTALL}\`)`, settings, servers: [], skippedServers: skipped, cells: [], ratios: [] };
+  if (h2load === null)
+    return { skipped: `h2load not found (\`${H2LOAD_INSTALL}\`)`, settings, servers: [], skippedServers: skipped, cells: [], ratios: [] };
   const cells: RestCell[] = [];
   for (const algorithm of options.algorithms) cells.push(...(await runAlgorithm(ctx, h2load, algorithm, options)));
   const ratios = options.algorithms.flatMap((a) => (['Node', 'Rust'] as const).map((stack) => ratioOf(a, stack, cells)));
@@ -136,7 +172,8 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
   };
   writeFileSync(bodies.grpc, grpcFrame(encodeGenerateJwtRequest(algorithm)));
   writeFileSync(bodies.rest, JSON.stringify({ algorithm }));
-  const args = (entry: Running, durationS: number) => restH2loadArgs(entry.server.protocol, (entry.process as ServerProcess).port, bodies[entry.server.protocol], threads, durationS);
+  const args = (entry: Running, durationS: number) =>
+    restH2loadArgs(entry.server.protocol, (entry.process as ServerProcess).port, bodies[entry.server.protocol], threads, durationS);
   const running: Running[] = options.servers.map((server) => ({ server, process: null, counter: null, rounds: [], error: null }));
   try {
     for (const entry of running) {
@@ -176,7 +213,10 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
     protocol: e.server.protocol,
     algorithm,
     rounds: e.rounds,
-    h2load: figures(e.rounds.map((r) => r.h2load), `rest/${algorithm}/${e.server.name}`),
+    h2load: figures(
+      e.rounds.map((r) => r.h2load),
+      `rest/${algorithm}/${e.server.name}`,
+    ),
     error: e.error,
   }));
 }
@@ -185,7 +225,13 @@ async function runAlgorithm(ctx: LoadContext, h2load: string, algorithm: string,
  * One h2load run with the server's CPU time around it. OK calls: for REST h2load's 2xx
  * (the HTTP status is the outcome); for gRPC the 2xx less the server's own failed count.
  */
-async function measure(ctx: LoadContext, h2load: string, entry: Running, args: readonly string[], durationS: number): Promise<GeneratorRound> {
+async function measure(
+  ctx: LoadContext,
+  h2load: string,
+  entry: Running,
+  args: readonly string[],
+  durationS: number,
+): Promise<GeneratorRound> {
   const process = entry.process as ServerProcess;
   const countsBefore = entry.counter === null ? null : await entry.counter();
   const before = cpuSnapshot(process.pid);
@@ -222,7 +268,15 @@ function ratioOf(algorithm: string, stack: 'Node' | 'Rust', cells: readonly Rest
     stack,
     grpc: grpc.server,
     rest: rest.server,
-    requestsPerS: pairedRatio(pick(grpc, (r) => r.requestsPerS), pick(rest, (r) => r.requestsPerS), `rest/${algorithm}/${stack}/rps`),
-    callsPerCpuSecond: pairedRatio(pick(grpc, (r) => 1 / r.cpuPerCallUs), pick(rest, (r) => 1 / r.cpuPerCallUs), `rest/${algorithm}/${stack}/cpu`),
+    requestsPerS: pairedRatio(
+      pick(grpc, (r) => r.requestsPerS),
+      pick(rest, (r) => r.requestsPerS),
+      `rest/${algorithm}/${stack}/rps`,
+    ),
+    callsPerCpuSecond: pairedRatio(
+      pick(grpc, (r) => 1 / r.cpuPerCallUs),
+      pick(rest, (r) => 1 / r.cpuPerCallUs),
+      `rest/${algorithm}/${stack}/cpu`,
+    ),
   };
 }

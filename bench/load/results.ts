@@ -250,7 +250,12 @@ export interface RestSection {
     readonly serverCpus: readonly number[];
     readonly loadCpus: readonly number[];
   };
-  readonly servers: readonly { readonly name: RestServerName; readonly stack: 'Node' | 'Rust'; readonly protocol: 'grpc' | 'rest'; readonly description: string }[];
+  readonly servers: readonly {
+    readonly name: RestServerName;
+    readonly stack: 'Node' | 'Rust';
+    readonly protocol: 'grpc' | 'rest';
+    readonly description: string;
+  }[];
   /** Servers left out, with why (the Rust peer did not build). */
   readonly skippedServers: readonly { readonly server: string; readonly reason: string }[];
   readonly cells: readonly RestCell[];

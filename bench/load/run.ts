@@ -37,7 +37,16 @@ export interface LoadOptions {
 }
 
 /** Nothing run: every load field of results.json null. */
-export const NO_LOAD: LoadResults = { h2load: null, openLoop: null, openLoopRatios: null, warmup: null, startup: null, startupRows: null, startupSettings: null, loadSettings: null };
+export const NO_LOAD: LoadResults = {
+  h2load: null,
+  openLoop: null,
+  openLoopRatios: null,
+  warmup: null,
+  startup: null,
+  startupRows: null,
+  startupSettings: null,
+  loadSettings: null,
+};
 
 export async function runLoad(options: LoadOptions): Promise<LoadResults> {
   const { selection } = options;
@@ -80,28 +89,43 @@ export async function runLoad(options: LoadOptions): Promise<LoadResults> {
       }
     };
     const h2load = selection.h2load
-      ? await attempt('h2load cells', () => runH2loadSection(ctx, { algorithms, servers, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds }))
+      ? await attempt('h2load cells', () =>
+          runH2loadSection(ctx, { algorithms, servers, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds }),
+        )
       : null;
     if (h2load?.skipped != null) notes.push(`h2load cells skipped: ${h2load.skipped}`);
-    for (const cell of h2load?.cells ?? []) if (cell.error !== null) notes.push(`h2load ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
+    for (const cell of h2load?.cells ?? [])
+      if (cell.error !== null) notes.push(`h2load ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
     // h2load's figure even where h2load itself was the limit: still the highest rate either generator reached.
     const capacities: Capacity[] = (h2load?.cells ?? []).flatMap((c) =>
-      c.h2load === null ? [] : [{ server: c.server, algorithm: c.algorithm, requestsPerS: c.h2load.requestsPerS.median, source: 'h2load' as const }],
+      c.h2load === null
+        ? []
+        : [{ server: c.server, algorithm: c.algorithm, requestsPerS: c.h2load.requestsPerS.median, source: 'h2load' as const }],
     );
     const open = openLoop
-      ? await attempt('open-loop latency', () => runOpenLoopSection(ctx, {
-          algorithms,
-          servers,
-          durationS: Math.max(options.durationS, 2),
-          warmupS: options.warmupS,
-          rounds: options.openLoopRounds,
-          absoluteRps: selection.openLoop ? ABSOLUTE_RPS : [],
-          ownFractions: selection.openLoop ? FRACTIONS_OF_OWN : [],
-          capacities,
-        }))
+      ? await attempt('open-loop latency', () =>
+          runOpenLoopSection(ctx, {
+            algorithms,
+            servers,
+            durationS: Math.max(options.durationS, 2),
+            warmupS: options.warmupS,
+            rounds: options.openLoopRounds,
+            absoluteRps: selection.openLoop ? ABSOLUTE_RPS : [],
+            ownFractions: selection.openLoop ? FRACTIONS_OF_OWN : [],
+            capacities,
+          }),
+        )
       : null;
     const warm = selection.warmupSweep
-      ? await attempt('warm-up sweep', () => runWarmupSection(ctx, { algorithms, servers, warmupCalls: WARMUP_CALLS, starts: options.warmupStarts, durationS: options.durationS }))
+      ? await attempt('warm-up sweep', () =>
+          runWarmupSection(ctx, {
+            algorithms,
+            servers,
+            warmupCalls: WARMUP_CALLS,
+            starts: options.warmupStarts,
+            durationS: options.durationS,
+          }),
+        )
       : null;
     const startup = selection.startup ? await attempt('start-up', () => runStartupSection(ctx)) : null;
     return {
@@ -137,7 +161,14 @@ function openLoadContext(options: LoadOptions, what: string): { ctx: LoadContext
     for (const server of current) server.stop(2000).catch(() => undefined);
     remove();
   });
-  const ctx: LoadContext = { plan: options.plan, keysFile: keys.path, scratchDir, ghz: options.ghz, log: options.log, onServers: (s) => (current = s) };
+  const ctx: LoadContext = {
+    plan: options.plan,
+    keysFile: keys.path,
+    scratchDir,
+    ghz: options.ghz,
+    log: options.log,
+    onServers: (s) => (current = s),
+  };
   const release = async (): Promise<void> => {
     unregister();
     await Promise.all(current.map((s) => s.stop(2000)));
@@ -168,7 +199,8 @@ async function runRest(options: LoadOptions, algorithms: readonly string[], note
     });
     if (section.skipped !== null) notes.push(`REST rows skipped: ${section.skipped}`);
     for (const s of section.skippedServers) notes.push(`REST rows without ${s.server}: ${s.reason.split('\n')[0]}`);
-    for (const cell of section.cells) if (cell.error !== null) notes.push(`REST rows ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
+    for (const cell of section.cells)
+      if (cell.error !== null) notes.push(`REST rows ${cell.server} ${cell.algorithm}: ${cell.error.split('\n')[0]}`);
     return section;
   } catch (error) {
     notes.push(`REST rows failed: ${(error as Error).message.split('\n')[0]}`);

@@ -20,7 +20,13 @@ const SAMPLE_MS = 200;
  * Runs a load generator pinned to `cpus` (as runGhz runs ghz) and samples its CPU time
  * from /proc; killed after `durationS + 120` s.
  */
-export async function runSampled(plan: CorePlan, cpus: readonly number[], command: string, args: readonly string[], durationS: number): Promise<SampledRun> {
+export async function runSampled(
+  plan: CorePlan,
+  cpus: readonly number[],
+  command: string,
+  args: readonly string[],
+  durationS: number,
+): Promise<SampledRun> {
   const pinned = pinnedCommand(plan, cpus, command, args);
   const child = launch(pinned.command, pinned.args);
   const startedAt = Date.now();

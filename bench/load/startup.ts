@@ -46,7 +46,16 @@ export interface StartupRow {
   readonly ratioTo: StartupRowId | null;
 }
 
-export type StartupRowId = 'bare-node-listener' | 'go' | 'keys-file' | 'ephemeral' | 'cluster-2' | 'worker-replacement' | 'bare-node' | 'token' | 'import';
+export type StartupRowId =
+  | 'bare-node-listener'
+  | 'go'
+  | 'keys-file'
+  | 'ephemeral'
+  | 'cluster-2'
+  | 'worker-replacement'
+  | 'bare-node'
+  | 'token'
+  | 'import';
 
 /** What each row measures, and the row its ratio is to. */
 const ROWS: Readonly<Record<StartupRowId, { what: string; ratioTo: StartupRowId | null }>> = {
@@ -84,7 +93,12 @@ function accepts(port: number): Promise<boolean> {
 }
 
 /** A child pinned to `cpus`, output kept (the cluster's primary names its workers on stderr). */
-function spawnPinned(cpus: readonly number[], command: string, args: readonly string[], env: Record<string, string> = {}): ChildProcess & { output: () => string } {
+function spawnPinned(
+  cpus: readonly number[],
+  command: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): ChildProcess & { output: () => string } {
   const pinned = tasksetCommand(cpus, command, args);
   const child = spawn(pinned.command, pinned.args, { env: childEnvironment(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
@@ -113,11 +127,15 @@ const PROBE_DEADLINE_MS = 250;
 /** Polls GenerateJwt on new connections until one is OK; ms since `since`. `until` may ask more of the answer. */
 async function firstOk(port: number, since: number, child: ChildProcess, until: () => boolean = () => true): Promise<number> {
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited before its first OK call (${child.exitCode ?? child.signalCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the server exited before its first OK call (${child.exitCode ?? child.signalCode})`);
     if (performance.now() - since > START_TIMEOUT_MS) throw new Error(`no OK GenerateJwt within ${START_TIMEOUT_MS} ms`);
     if (await accepts(port)) {
       // A connection of its own: grpc-js would otherwise share one with every client of the port (the load's).
-      const client = createJwtClient(`127.0.0.1:${port}`, { deadlineMs: PROBE_DEADLINE_MS, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } });
+      const client = createJwtClient(`127.0.0.1:${port}`, {
+        deadlineMs: PROBE_DEADLINE_MS,
+        channelOptions: { 'grpc.use_local_subchannel_pool': 1 },
+      });
       try {
         await client.generateJwt({ algorithm: 'HS256' });
         if (until()) return performance.now() - since;
@@ -132,7 +150,12 @@ async function firstOk(port: number, since: number, child: ChildProcess, until: 
 }
 
 /** Exec of a server to its first OK GenerateJwt (or, `listenerOnly`, to its port accepting). */
-export async function timeStart(cpus: readonly number[], command: string, args: (port: number) => string[], options: { env?: Record<string, string>; listenerOnly?: boolean; workers?: number } = {}): Promise<number> {
+export async function timeStart(
+  cpus: readonly number[],
+  command: string,
+  args: (port: number) => string[],
+  options: { env?: Record<string, string>; listenerOnly?: boolean; workers?: number } = {},
+): Promise<number> {
   const port = await freePort();
   const since = performance.now();
   const child = spawnPinned(cpus, command, args(port), options.env);
@@ -167,7 +190,19 @@ export async function timeRun(cpus: readonly number[], command: string, args: re
  */
 export async function timeReplacement(cpus: readonly number[], keysFile: string, spare = true): Promise<number> {
   const port = await freePort();
-  const args = [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...(spare ? [] : ['--no-spare-worker'])];
+  const args = [
+    CLI,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--keys',
+    keysFile,
+    '--subjects',
+    SUBJECTS_FILE,
+    ...(spare ? [] : ['--no-spare-worker']),
+  ];
   const child = spawnPinned(cpus, process.execPath, args, { NODEMAXPROCS: '2' });
   const load = createJwtClient(`127.0.0.1:${port}`, { deadlineMs: 5000 });
   let loading = true;
@@ -175,7 +210,12 @@ export async function timeReplacement(cpus: readonly number[], keysFile: string,
   // a probe on one waits out its deadline, PROBE_DEADLINE_MS, which the figure then includes.
   try {
     // A cluster in its steady state: its spare worker (forked once every worker listens) has started too.
-    await firstOk(port, performance.now(), child, () => /workers: \d+ pids/.test(child.output()) && (!spare || /spare worker \d+ ready/.test(child.output())));
+    await firstOk(
+      port,
+      performance.now(),
+      child,
+      () => /workers: \d+ pids/.test(child.output()) && (!spare || /spare worker \d+ ready/.test(child.output())),
+    );
     const pids = (child.output().match(/workers: \d+ pids ([\d, ]+)/)?.[1] ?? '').split(',').map((p) => Number(p.trim()));
     const victim = pids[0];
     if (victim === undefined || !(victim > 0)) throw new Error('the banner names no worker pid');
@@ -190,7 +230,14 @@ export async function timeReplacement(cpus: readonly number[], keysFile: string,
     let replacement = 0;
     const ms = await firstOk(port, since, child, () => {
       // The spare taking the slot (spareWorker's default), or a worker forked into it (--no-spare-worker).
-      replacement ||= Number(child.output().slice(before).match(/the spare (\d+) takes its slot|worker (\d+) started(?! as the spare)/)?.slice(1).find(Boolean) ?? 0);
+      replacement ||= Number(
+        child
+          .output()
+          .slice(before)
+          .match(/the spare (\d+) takes its slot|worker (\d+) started(?! as the spare)/)
+          ?.slice(1)
+          .find(Boolean) ?? 0,
+      );
       return replacement > 0 && connectionsServedBy(replacement, port) > 0;
     });
     loading = false;
@@ -215,8 +262,15 @@ export async function runStartupSection(ctx: LoadContext, runs: number = STARTUP
   // The subjects file, as every bench server has it: GenerateJwt then needs no subject, as the Go peer's.
   const serveArgs = (port: number): string[] => [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--subjects', SUBJECTS_FILE];
   const measure: Record<StartupRowId, () => Promise<number>> = {
-    'bare-node-listener': () => timeStart(cpus, node, (port) => ['-e', `require('node:net').createServer().listen(${port}, '127.0.0.1')`], { listenerOnly: true }),
-    go: () => timeStart(cpus, GO_PEER_BINARY, (port) => ['--host', '127.0.0.1', '--port', String(port), '--keys', keys, '--subjects', SUBJECTS_FILE], { env: { GOMAXPROCS: '1' } }),
+    'bare-node-listener': () =>
+      timeStart(cpus, node, (port) => ['-e', `require('node:net').createServer().listen(${port}, '127.0.0.1')`], { listenerOnly: true }),
+    go: () =>
+      timeStart(
+        cpus,
+        GO_PEER_BINARY,
+        (port) => ['--host', '127.0.0.1', '--port', String(port), '--keys', keys, '--subjects', SUBJECTS_FILE],
+        { env: { GOMAXPROCS: '1' } },
+      ),
     'keys-file': () => timeStart(cpus, node, (port) => [...serveArgs(port), '--keys', keys]),
     ephemeral: () => timeStart(cpus, node, serveArgs),
     'cluster-2': () => timeStart(cpus, node, (port) => [...serveArgs(port), '--keys', keys], { env: { NODEMAXPROCS: '2' }, workers: 2 }),
@@ -239,7 +293,12 @@ export async function runStartupSection(ctx: LoadContext, runs: number = STARTUP
       ctx.log(`  start-up run ${run}/${runs}`);
       // Rotated each run: no row always follows the same one.
       for (const id of ids.map((_, i) => ids[(i + run) % ids.length] as StartupRowId)) {
-        record(id, id === 'token' ? await timeRun(cpus, node, [CLI, 'token', '--target', `127.0.0.1:${issuerPort}`, '--alg', 'HS256', '--sub', 'bench']) : await measure[id]());
+        record(
+          id,
+          id === 'token'
+            ? await timeRun(cpus, node, [CLI, 'token', '--target', `127.0.0.1:${issuerPort}`, '--alg', 'HS256', '--sub', 'bench'])
+            : await measure[id](),
+        );
       }
     }
   } finally {

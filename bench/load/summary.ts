@@ -23,7 +23,12 @@ function percent(share: number | null): string {
 
 function generatorCells(f: GeneratorFigures | null): string[] {
   if (f === null) return ['✖', '', '', ''];
-  return [rateInterval(f.requestsPerS) + (f.errors > 0 ? ' ⚠' : '') + (f.disturbedRounds > 0 ? ' ⊘' : ''), `${percent(f.serverCpu)} / ${percent(f.generatorCpu)}`, f.saturated, formatUs(f.cpuPerCallUs)];
+  return [
+    rateInterval(f.requestsPerS) + (f.errors > 0 ? ' ⚠' : '') + (f.disturbedRounds > 0 ? ' ⊘' : ''),
+    `${percent(f.serverCpu)} / ${percent(f.generatorCpu)}`,
+    f.saturated,
+    formatUs(f.cpuPerCallUs),
+  ];
 }
 
 function h2loadPart(section: H2loadSection): string[] {
@@ -32,15 +37,24 @@ function h2loadPart(section: H2loadSection): string[] {
     `h2load (${s.threads} thread${s.threads === 1 ? '' : 's'}, ${s.connections} connections x ${s.streamsPerConnection} streams, pinned to CPU ${s.loadCpus.join(',')}) and ` +
     `ghz (${s.ghzConnections} connections, ${s.ghzConcurrency} in flight) against the same server process (CPU ${s.serverCpus.join(',')}) in the same ${s.rounds} rounds of ${s.durationS} s. ` +
     'Each cell: OK requests/s, median (95 % interval); `CPU %`: server / generator; `saturated`: the side ≥ 90 % busy (server first), `neither` = latency-bound or disturbed. ' +
-    'Every h2load call\'s gRPC status is checked on the server\'s side (its own count of calls by status, before and after each run: bench/load/ok-count.ts), since h2load sees only HTTP 200; ⚠ marks non-OK calls, ⊘ rounds where other processes used > 5 % of the CPUs or steal was > 10 %. ' +
+    "Every h2load call's gRPC status is checked on the server's side (its own count of calls by status, before and after each run: bench/load/ok-count.ts), since h2load sees only HTTP 200; ⚠ marks non-OK calls, ⊘ rounds where other processes used > 5 % of the CPUs or steal was > 10 %. " +
     'For that count jwt-grpc runs with `--metrics-port 0` (metrics recorded on every call) and the Go peer with `--count-calls` (two atomic adds): ours carries the larger cost.';
   if (section.skipped !== null) return ['### Saturated requests/s under h2load', `Not run: ${section.skipped}.`];
   const rows = section.cells.map((c) => [c.algorithm, c.server, ...generatorCells(c.h2load), ...generatorCells(c.ghz)]);
-  const ratios = section.ratios.map((r) => [r.algorithm, formatRatioInterval(r.h2loadRequestsPerS), formatRatioInterval(r.ghzRequestsPerS), formatRatioInterval(r.h2loadCallsPerCpuSecond)]);
+  const ratios = section.ratios.map((r) => [
+    r.algorithm,
+    formatRatioInterval(r.h2loadRequestsPerS),
+    formatRatioInterval(r.ghzRequestsPerS),
+    formatRatioInterval(r.h2loadCallsPerCpuSecond),
+  ]);
   return [
     '### Saturated requests/s under h2load',
     intro,
-    markdownTable(['algorithm', 'server', 'h2load req/s', 'CPU %', 'saturated', 'CPU µs/call', 'ghz req/s', 'CPU %', 'saturated', 'CPU µs/call'], rows, 2),
+    markdownTable(
+      ['algorithm', 'server', 'h2load req/s', 'CPU %', 'saturated', 'CPU µs/call', 'ghz req/s', 'CPU %', 'saturated', 'CPU µs/call'],
+      rows,
+      2,
+    ),
     'ours / Go, per round (median, 95 % interval):',
     markdownTable(['algorithm', 'req/s under h2load', 'req/s under ghz', 'calls per CPU-second (h2load)'], ratios, 1),
   ];
@@ -57,7 +71,7 @@ function openLoopPart(results: LoadResults): string[] {
   const settings = results.loadSettings?.openLoop;
   const intro =
     `Open loop: calls leave on a Poisson schedule at the offered rate whatever the server does, over ${settings?.connections ?? '?'} connections ` +
-    '(bench/load/openloop, grpc-go), and each latency runs from the call\'s intended send time, so a queue shows instead of slowing the sender. ' +
+    "(bench/load/openloop, grpc-go), and each latency runs from the call's intended send time, so a queue shows instead of slowing the sender. " +
     `${settings?.rounds ?? '?'} rounds of ${settings?.durationS ?? '?'} s per rate; each figure the median over rounds (95 % interval), ms. ` +
     `Capacities: ${(settings?.capacities ?? []).map((c) => `${c.server} ${c.algorithm} ${formatInteger(c.requestsPerS)}/s (${c.source})`).join(', ')}.`;
   const rows = points.map((p) => [
@@ -72,14 +86,22 @@ function openLoopPart(results: LoadResults): string[] {
     String(p.errors) + ((p.generatorCpu ?? 0) >= 0.9 ? ' ⚑' : ''),
     formatMs(p.maxSendLagMs),
   ]);
-  const headline = (results.openLoopRatios ?? []).map((r) => [r.algorithm, `${Math.round(r.fractionOfGoCapacity * 100)} % (${formatInteger(r.offeredRps)}/s)`, formatRatioInterval(r.p99Ratio)]);
+  const headline = (results.openLoopRatios ?? []).map((r) => [
+    r.algorithm,
+    `${Math.round(r.fractionOfGoCapacity * 100)} % (${formatInteger(r.offeredRps)}/s)`,
+    formatRatioInterval(r.p99Ratio),
+  ]);
   return [
     '### Latency at a fixed arrival rate (open loop)',
     intro,
-    'p99 ours / Go at a share of Go\'s capacity (< 1.00x: ours answers faster at that load):',
+    "p99 ours / Go at a share of Go's capacity (< 1.00x: ours answers faster at that load):",
     markdownTable(['algorithm', 'offered', 'p99 ours / Go'], headline, 2),
-    markdownTable(['algorithm', 'server', 'rate', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'send lag ms'], rows, 3),
-    '⚑: the generator was ≥ 90 % busy. `send lag`: the largest delay of a send behind its schedule (the generator\'s own lag, which the latencies include). An achieved rate below the offered one means the server fell behind: its queue grew for the whole round.',
+    markdownTable(
+      ['algorithm', 'server', 'rate', 'offered/s', 'achieved/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors', 'send lag ms'],
+      rows,
+      3,
+    ),
+    "⚑: the generator was ≥ 90 % busy. `send lag`: the largest delay of a send behind its schedule (the generator's own lag, which the latencies include). An achieved rate below the offered one means the server fell behind: its queue grew for the whole round.",
   ];
 }
 
@@ -111,10 +133,14 @@ export function fixedLoadPart(results: LoadResults): string[] {
   return [
     '### CPU per call at fixed offered load',
     `Both servers offered the same open-loop rate, a share of Go's saturated requests/s in this run (capacities above), ${settings?.rounds ?? '?'} interleaved rounds of ${settings?.durationS ?? '?'} s per rate. ` +
-      'Server CPU time (process tree, /proc) over each generator run / its OK calls; `busy %`: that CPU time / wall time of the server\'s core. ' +
+      "Server CPU time (process tree, /proc) over each generator run / its OK calls; `busy %`: that CPU time / wall time of the server's core. " +
       'The ratio is CPU per call jwt-grpc / Go taken round by round, median (95 % interval): < 1.00x means ours spends less CPU per call at that load ' +
-      '(the inverse of the saturated tables\' calls per CPU-second). ⊘: rounds where other processes used > 5 % of the CPUs or steal was > 10 %.',
-    markdownTable(['algorithm', 'offered (% of Go\'s capacity)', 'jwt-grpc µs/call', 'busy %', 'Go µs/call', 'busy %', 'CPU per call, ours / Go'], table, 2),
+      "(the inverse of the saturated tables' calls per CPU-second). ⊘: rounds where other processes used > 5 % of the CPUs or steal was > 10 %.",
+    markdownTable(
+      ['algorithm', "offered (% of Go's capacity)", 'jwt-grpc µs/call', 'busy %', 'Go µs/call', 'busy %', 'CPU per call, ours / Go'],
+      table,
+      2,
+    ),
   ];
 }
 
@@ -127,7 +153,13 @@ function warmupPart(results: LoadResults): string[] {
     const of = (server: string) => points.find((p) => p.algorithm === algorithm && String(p.warmupCalls) === calls && p.server === server);
     const ours = of('jwt-grpc');
     const go = of('go');
-    return [algorithm, formatInteger(Number(calls)), ours === undefined ? 'n/a' : formatUs(ours.cpuPerCallUs), go === undefined ? 'n/a' : formatUs(go.cpuPerCallUs), formatRatioInterval(ours?.ratioToGo ?? null)];
+    return [
+      algorithm,
+      formatInteger(Number(calls)),
+      ours === undefined ? 'n/a' : formatUs(ours.cpuPerCallUs),
+      go === undefined ? 'n/a' : formatUs(go.cpuPerCallUs),
+      formatRatioInterval(ours?.ratioToGo ?? null),
+    ];
   });
   const startup = (results.startup ?? []).map((s) => [s.server, msInterval(s.timeToFirstOkMs)]);
   return [
@@ -152,9 +184,21 @@ export function restPart(section: RestSection): string[] {
     `all driven by h2load (${s.threads} thread${s.threads === 1 ? '' : 's'}, pinned to CPU ${s.loadCpus.join(',')}) with ${s.inFlight} calls in flight: ` +
     `gRPC ${s.grpcConnections} connections x ${s.inFlight / s.grpcConnections} streams, REST \`--h1\` ${s.restConnections} connections x 1 request (no pipelining); ` +
     `${s.rounds} interleaved rounds of ${s.durationS} s after ${s.warmupS} s of warm-up per server start. Requests/s: median over the rounds, 95 % interval; ` +
-    'gRPC calls are checked OK on the server\'s side (`--count-calls`), REST calls by their HTTP status. ⚠ marks non-OK calls, ⊘ disturbed rounds.';
-  const rows = section.cells.map((c) => [c.algorithm, c.stack, c.protocol === 'grpc' ? 'gRPC' : 'REST', c.server, ...generatorCells(c.h2load)]);
-  const ratios = section.ratios.map((r) => [r.algorithm, r.stack, `${r.grpc} / ${r.rest}`, formatRatioInterval(r.requestsPerS), formatRatioInterval(r.callsPerCpuSecond)]);
+    "gRPC calls are checked OK on the server's side (`--count-calls`), REST calls by their HTTP status. ⚠ marks non-OK calls, ⊘ disturbed rounds.";
+  const rows = section.cells.map((c) => [
+    c.algorithm,
+    c.stack,
+    c.protocol === 'grpc' ? 'gRPC' : 'REST',
+    c.server,
+    ...generatorCells(c.h2load),
+  ]);
+  const ratios = section.ratios.map((r) => [
+    r.algorithm,
+    r.stack,
+    `${r.grpc} / ${r.rest}`,
+    formatRatioInterval(r.requestsPerS),
+    formatRatioInterval(r.callsPerCpuSecond),
+  ]);
   return [
     heading,
     intro,

@@ -141,11 +141,21 @@ export async function runWarmupSection(ctx: LoadContext, options: WarmupOptions)
       }
     }
   }
-  const startup: StartupPoint[] = [...startupMs].map(([server, values]) => ({ server, timeToFirstOkMs: bootstrapMedian(values, seedFor(`startup/${server}`)) }));
+  const startup: StartupPoint[] = [...startupMs].map(([server, values]) => ({
+    server,
+    timeToFirstOkMs: bootstrapMedian(values, seedFor(`startup/${server}`)),
+  }));
   return {
     warmup,
     startup,
-    settings: { warmupCalls: options.warmupCalls, starts: options.starts, roundsPerStart: ROUNDS_PER_START, durationS: options.durationS, connections: CONNECTIONS, concurrency: CONCURRENCY },
+    settings: {
+      warmupCalls: options.warmupCalls,
+      starts: options.starts,
+      roundsPerStart: ROUNDS_PER_START,
+      durationS: options.durationS,
+      connections: CONNECTIONS,
+      concurrency: CONCURRENCY,
+    },
   };
 }
 

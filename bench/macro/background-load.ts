@@ -26,9 +26,11 @@ export function discoveryPort(stdout: string): number | null {
 export function backgroundLoadArgs(load: BackgroundLoad, port: number, durationS: number): string[] {
   return [
     '--h1',
-    '-c', String(BACKGROUND_CLIENTS),
+    '-c',
+    String(BACKGROUND_CLIENTS),
     `--rps=${Math.max(1, Math.round(load.rps / BACKGROUND_CLIENTS))}`,
-    '-D', String(Math.ceil(durationS)),
+    '-D',
+    String(Math.ceil(durationS)),
     `http://127.0.0.1:${port}/.well-known/jwks.json`,
   ];
 }
@@ -37,7 +39,14 @@ export function backgroundLoadArgs(load: BackgroundLoad, port: number, durationS
  * Starts the load (pinned to `loadCpus`); the caller kills it once its measurement ends.
  * It runs `durationS` plus a margin so that it never stops before the measurement does.
  */
-export function startBackgroundLoad(h2load: string, load: BackgroundLoad, port: number, durationS: number, plan: CorePlan, loadCpus: readonly number[]): LaunchedProcess {
+export function startBackgroundLoad(
+  h2load: string,
+  load: BackgroundLoad,
+  port: number,
+  durationS: number,
+  plan: CorePlan,
+  loadCpus: readonly number[],
+): LaunchedProcess {
   const { command, args } = pinnedCommand(plan, loadCpus, h2load, backgroundLoadArgs(load, port, durationS + 30));
   return launch(command, args);
 }

@@ -46,7 +46,10 @@ export function buildBaseline(ref: string, log: (line: string) => void): Baselin
   const remove = (): void => rmSync(dir, { recursive: true, force: true });
   try {
     log(`building jwt-grpc@${short} (${ref}) in a temporary folder`);
-    const archive = runCommand('sh', ['-c', `git archive --format=tar ${sha} | tar -x -C "$1"`, 'sh', dir], { cwd: PACKAGE_ROOT, timeoutMs: 120_000 });
+    const archive = runCommand('sh', ['-c', `git archive --format=tar ${sha} | tar -x -C "$1"`, 'sh', dir], {
+      cwd: PACKAGE_ROOT,
+      timeoutMs: 120_000,
+    });
     if (archive.status !== 0) throw new Error(`git archive ${sha}: ${archive.stderr.trim()}`);
     symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
     const build = runCommand('npm', ['run', 'build'], { cwd: dir, timeoutMs: 300_000 });

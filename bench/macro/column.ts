@@ -81,7 +81,17 @@ interface ColumnServer {
  */
 export async function runColumn(ctx: ColumnContext, scenario: Scenario, servers: readonly ServerSpec[]): Promise<CellResult[]> {
   const split = splitFor(ctx.plan, scenario);
-  const column: ColumnServer[] = servers.map((server) => ({ server, running: null, data: {}, metadata: undefined, rounds: [], probeBefore: [], htmlReport: null, flags: [], error: null }));
+  const column: ColumnServer[] = servers.map((server) => ({
+    server,
+    running: null,
+    data: {},
+    metadata: undefined,
+    rounds: [],
+    probeBefore: [],
+    htmlReport: null,
+    flags: [],
+    error: null,
+  }));
   const probes: number[][] = [];
   const probe = async (): Promise<number> => probes.push(await ctx.probes.take(split.serverCpus)) - 1;
   try {
@@ -110,13 +120,23 @@ export async function runColumn(ctx: ColumnContext, scenario: Scenario, servers:
 /** Starts a server on the scenario's CPUs, fetches its token, warms it up and pauses it. */
 async function startAndWarm(ctx: ColumnContext, scenario: Scenario, split: CpuSplit, entry: ColumnServer): Promise<void> {
   try {
-    const launch = entry.server.launch({ keysFile: ctx.keysFile, subjectsFile: SUBJECTS_FILE, workers: scenario.workers, assets: ctx.assets ?? NO_ASSETS });
+    const launch = entry.server.launch({
+      keysFile: ctx.keysFile,
+      subjectsFile: SUBJECTS_FILE,
+      workers: scenario.workers,
+      assets: ctx.assets ?? NO_ASSETS,
+    });
     entry.running = await startBenchServer(entry.server, launch, ctx.plan, split.serverCpus);
     await prepareRequest(ctx, scenario, entry);
     if (ctx.warmupS > 0) {
       const load = backgroundLoad(ctx, split, entry, ctx.warmupS);
       try {
-        await runGhz(ctx.ghz, ghzCall(ctx, scenario, split, entry, ctx.warmupS, join(ctx.scratchDir, 'warmup.json')), ctx.plan, split.loadCpus);
+        await runGhz(
+          ctx.ghz,
+          ghzCall(ctx, scenario, split, entry, ctx.warmupS, join(ctx.scratchDir, 'warmup.json')),
+          ctx.plan,
+          split.loadCpus,
+        );
       } finally {
         load?.kill();
       }
@@ -222,13 +242,18 @@ async function measureRound(ctx: ColumnContext, scenario: Scenario, split: CpuSp
     // Ended (and reaped) before the reading, so that its CPU counts as the load side's, like ghz's, not as another process's.
     if (load !== null) await endLoad(load);
     const after = cpuSnapshot(running.pid);
-    const cpu = withoutLoadSide(runCpu(before, after, cpus, split.serverCpus), loadSideCpuSeconds(ctx) - sideBefore, ((after.at - before.at) / 1000) * cpus.length);
+    const cpu = withoutLoadSide(
+      runCpu(before, after, cpus, split.serverCpus),
+      loadSideCpuSeconds(ctx) - sideBefore,
+      ((after.at - before.at) / 1000) * cpus.length,
+    );
     running.pause();
     const ghz = summarizeGhzReport(run.report);
     const report = redactToken(run.report);
     const reportFile = join('ghz', scenario.id, `${entry.server.name}-round${round}.json`);
     writeFileSync(join(ctx.runDir, reportFile), JSON.stringify(withoutDetails(report), null, 2));
-    if (ctx.html && round === 1) entry.htmlReport = htmlReport(ctx, scenario, entry.server.name, report !== run.report ? report : null, rawFile);
+    if (ctx.html && round === 1)
+      entry.htmlReport = htmlReport(ctx, scenario, entry.server.name, report !== run.report ? report : null, rawFile);
     const measured = {
       round,
       startedAtMs,

@@ -76,11 +76,29 @@ export const COMPARISONS: readonly Comparison[] = [
   // Whether the gap to Go is the runtime's: the same server on Node and on Bun.
   { id: 'node-bun', label: 'Node / Bun', kind: 'peer', subject: role('ours'), baseline: named('jwt-grpc-bun') },
   // What verifying locally saves a protected service over one VerifyJwt call per call.
-  { id: 'protected-local-rpc', label: 'local verify / VerifyJwt RPC', kind: 'peer', subject: named('protected-local'), baseline: named('protected-rpc') },
+  {
+    id: 'protected-local-rpc',
+    label: 'local verify / VerifyJwt RPC',
+    kind: 'peer',
+    subject: named('protected-local'),
+    baseline: named('protected-rpc'),
+  },
   // What an L7 proxy buys over node:cluster: both N processes of ours on the same N cores.
-  { id: 'nginx-fleet-cluster', label: 'replicas+nginx / cluster', kind: 'peer', subject: named('jwt-grpc-nginx'), baseline: named('jwt-grpc-cluster') },
+  {
+    id: 'nginx-fleet-cluster',
+    label: 'replicas+nginx / cluster',
+    kind: 'peer',
+    subject: named('jwt-grpc-nginx'),
+    baseline: named('jwt-grpc-cluster'),
+  },
   // What a policy costs on top of mutual TLS: both rows serve mTLS, one checks every GenerateJwt against a policy.
-  { id: 'mtls-policy', label: 'mTLS+policy / mTLS', kind: 'peer', subject: named('jwt-grpc-mtls-policy'), baseline: named('jwt-grpc-mtls') },
+  {
+    id: 'mtls-policy',
+    label: 'mTLS+policy / mTLS',
+    kind: 'peer',
+    subject: named('jwt-grpc-mtls-policy'),
+    baseline: named('jwt-grpc-mtls'),
+  },
   // What tracing costs: a SERVER span per call, every call sampled, then 1 in 100 (OTLP/HTTP export to a sink).
   { id: 'tracing-1', label: 'tracing 1.0 / off', kind: 'peer', subject: named('jwt-grpc-otel-1'), baseline: role('ours') },
   { id: 'tracing-0.01', label: 'tracing 0.01 / off', kind: 'peer', subject: named('jwt-grpc-otel-0.01'), baseline: role('ours') },
@@ -90,18 +108,40 @@ export const COMPARISONS: readonly Comparison[] = [
   // (revocation on / jti): the two parts of revocation on / off.
   { id: 'jti-cost', label: 'jti on / off', kind: 'peer', subject: named('jwt-grpc-jti'), baseline: role('ours') },
   { id: 'revocation-cost', label: 'revocation on / off', kind: 'peer', subject: named('jwt-grpc-revocation'), baseline: role('ours') },
-  { id: 'revocation-set', label: 'revocation on / jti', kind: 'peer', subject: named('jwt-grpc-revocation'), baseline: named('jwt-grpc-jti') },
+  {
+    id: 'revocation-set',
+    label: 'revocation on / jti',
+    kind: 'peer',
+    subject: named('jwt-grpc-revocation'),
+    baseline: named('jwt-grpc-jti'),
+  },
   // What the reference's sign-then-verify costs: serve's default against `--verify-issued`, which every other row of ours runs.
   { id: 'verify-issued', label: 'default / --verify-issued', kind: 'peer', subject: named('jwt-grpc-default'), baseline: role('ours') },
   // The current code against another commit's build (`--baseline-ref`): e.g. tracing off against the code before tracing.
-  { id: 'baseline-ref', label: 'ours / baseline ref', kind: 'peer', subject: role('ours'), baseline: (server) => server.name.startsWith('jwt-grpc@') },
+  {
+    id: 'baseline-ref',
+    label: 'ours / baseline ref',
+    kind: 'peer',
+    subject: role('ours'),
+    baseline: (server) => server.name.startsWith('jwt-grpc@'),
+  },
   { id: 'ours-ceiling', label: 'ours / its echo', kind: 'ceiling', subject: role('ours'), baseline: ceilingOf },
-  { id: 'grpc-js-transport-ceiling', label: 'ours on grpc-js / its echo', kind: 'ceiling', subject: named('jwt-grpc-grpc-js'), baseline: ceilingOf },
+  {
+    id: 'grpc-js-transport-ceiling',
+    label: 'ours on grpc-js / its echo',
+    kind: 'ceiling',
+    subject: named('jwt-grpc-grpc-js'),
+    baseline: ceilingOf,
+  },
   { id: 'go-ceiling', label: 'Go / its echo', kind: 'ceiling', subject: role('go'), baseline: ceilingOf },
 ];
 
 /** The two servers of a comparison in a column, or null when the column lacks one. */
-export function pickPair(comparison: Comparison, column: readonly ServerStatus[], scenario: Scenario): { subject: ServerStatus; baseline: ServerStatus } | null {
+export function pickPair(
+  comparison: Comparison,
+  column: readonly ServerStatus[],
+  scenario: Scenario,
+): { subject: ServerStatus; baseline: ServerStatus } | null {
   const subject = column.find((s) => comparison.subject(s));
   if (subject === undefined) return null;
   const baseline = column.find((s) => s !== subject && comparison.baseline(s, subject, scenario));

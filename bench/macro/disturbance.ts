@@ -48,7 +48,9 @@ export function disturbanceSection(results: MacroResults): string | null {
         `before or after them > ${whole(probe.threshold)} off its CPU's median (∿): the VM itself ran faster or slower, which steal does not always show.`,
     );
   }
-  lines.push(`- Other processes: > ${whole(CONTENDED_SHARE)} of the benchmark's CPUs in ${count(rounds, 'contended')} of ${rounds.length} measurements (⊘).`);
+  lines.push(
+    `- Other processes: > ${whole(CONTENDED_SHARE)} of the benchmark's CPUs in ${count(rounds, 'contended')} of ${rounds.length} measurements (⊘).`,
+  );
   const disturbed = rounds.filter((r) => r.flags.some((f) => f === 'contended' || f === 'stolen' || f === 'slowed')).length;
   lines.push(
     `- ${disturbed} of ${rounds.length} measurements were disturbed in one of these ways. Per-round ratios cancel what slows both ` +

@@ -53,7 +53,8 @@ export const FEATURES = {
     jwksThroughput: false,
     revokeThroughput: true,
     keyBackends: [],
-    description: 'GenerateJwt and VerifyJwt with jti and with revocation on (a pre-loaded file) against off; and RevokeJwt/s on each store (memory, file, Redis)',
+    description:
+      'GenerateJwt and VerifyJwt with jti and with revocation on (a pre-loaded file) against off; and RevokeJwt/s on each store (memory, file, Redis)',
   },
   'verify-issued': {
     servers: ['jwt-grpc', 'jwt-grpc-default'],
@@ -61,7 +62,8 @@ export const FEATURES = {
     jwksThroughput: false,
     revokeThroughput: false,
     keyBackends: [],
-    description: "GenerateJwt as serve runs by default (no verify of the token just signed) against --verify-issued, the peers' work (ratio `default / --verify-issued`)",
+    description:
+      "GenerateJwt as serve runs by default (no verify of the token just signed) against --verify-issued, the peers' work (ratio `default / --verify-issued`)",
   },
   pkcs11: {
     servers: ['jwt-grpc'],
@@ -69,7 +71,8 @@ export const FEATURES = {
     jwksThroughput: false,
     revokeThroughput: false,
     keyBackends: ['pkcs11'],
-    description: 'ES256 GenerateJwt with the key in SoftHSM2 (PKCS#11) against in memory, 1, 8 and 64 in flight: calls/s, CPU per call, p99',
+    description:
+      'ES256 GenerateJwt with the key in SoftHSM2 (PKCS#11) against in memory, 1, 8 and 64 in flight: calls/s, CPU per call, p99',
   },
   kms: {
     servers: ['jwt-grpc'],
@@ -77,7 +80,8 @@ export const FEATURES = {
     jwksThroughput: false,
     revokeThroughput: false,
     keyBackends: ['kms'],
-    description: 'ES256 GenerateJwt with the key in local-kms (the AWS KMS API) against in memory, 1, 8 and 64 in flight: calls/s, CPU per call, p99',
+    description:
+      'ES256 GenerateJwt with the key in local-kms (the AWS KMS API) against in memory, 1, 8 and 64 in flight: calls/s, CPU per call, p99',
   },
 } as const satisfies Record<string, Feature>;
 

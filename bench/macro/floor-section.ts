@@ -46,9 +46,11 @@ const us = (n: number): string => n.toFixed(1);
 export function floorSection(results: MacroResults): string | null {
   const floor = results.opensslFloor;
   if (floor === undefined) return null;
-  const title = '### ES256 against OpenSSL\'s floor (server CPU per GenerateJwt / OpenSSL P-256 sign + verify)';
+  const title = "### ES256 against OpenSSL's floor (server CPU per GenerateJwt / OpenSSL P-256 sign + verify)";
   if (floor.skipped !== null) return `${title}\n\nNot measured: ${floor.skipped}.`;
-  const readings = floor.readings.map((r) => `sign ${us(r.signUs)} + verify ${us(r.verifyUs)} µs at ${(r.atMs / 1000).toFixed(0)} s`).join('; ');
+  const readings = floor.readings
+    .map((r) => `sign ${us(r.signUs)} + verify ${us(r.verifyUs)} µs at ${(r.atMs / 1000).toFixed(0)} s`)
+    .join('; ');
   const rows = floorRatios(results, floor).map((r) => [
     r.role === 'ours' ? `**${r.server}**` : r.server,
     r.scenario,
@@ -60,6 +62,8 @@ export function floorSection(results: MacroResults): string | null {
     title,
     `Floor: ${us(floor.callUs)} µs per call (median of ${floor.readings.length} reading(s): ${readings}), ${floor.version}, ` +
       `\`${floor.command}\` (CPU time per operation, as the servers' CPU per call). Each server's CPU per call: median (min-max) of its rounds.`,
-    rows.length === 0 ? 'No ES256 GenerateJwt cell on one server core was measured.' : markdownTable(['server', 'scenario', 'CPU µs per call', 'x floor', `target ≤ ${FLOOR_TARGET}x`], rows),
+    rows.length === 0
+      ? 'No ES256 GenerateJwt cell on one server core was measured.'
+      : markdownTable(['server', 'scenario', 'CPU µs per call', 'x floor', `target ≤ ${FLOOR_TARGET}x`], rows),
   ].join('\n\n');
 }

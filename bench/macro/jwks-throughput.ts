@@ -23,7 +23,16 @@ export type { JwksRound, JwksThroughput } from './results.js';
 
 /** h2load's arguments for one saturating run of `durationS` seconds. */
 export function saturatingArgs(port: number, durationS: number, threads: number): string[] {
-  return ['--h1', '-c', String(JWKS_CONNECTIONS), '-t', String(Math.max(1, Math.min(threads, JWKS_CONNECTIONS))), '-D', String(Math.max(1, Math.round(durationS))), `http://127.0.0.1:${port}/.well-known/jwks.json`];
+  return [
+    '--h1',
+    '-c',
+    String(JWKS_CONNECTIONS),
+    '-t',
+    String(Math.max(1, Math.min(threads, JWKS_CONNECTIONS))),
+    '-D',
+    String(Math.max(1, Math.round(durationS))),
+    `http://127.0.0.1:${port}/.well-known/jwks.json`,
+  ];
 }
 
 /**
@@ -106,7 +115,11 @@ function summarize(server: string, rounds: readonly JwksRound[], error: string |
 /** The summary's section: requests/s and requests/s per core, each the median (95 % interval) of the rounds. */
 export function jwksSection(result: JwksThroughput): string {
   const figure = (m: MedianInterval | null): string =>
-    m === null ? '—' : m.low === null || m.high === null ? `${formatInteger(m.median)} (n=${m.n}, no interval)` : `${formatInteger(m.median)} (${formatInteger(m.low)}-${formatInteger(m.high)})`;
+    m === null
+      ? '—'
+      : m.low === null || m.high === null
+        ? `${formatInteger(m.median)} (n=${m.n}, no interval)`
+        : `${formatInteger(m.median)} (${formatInteger(m.low)}-${formatInteger(m.high)})`;
   const failed = result.rounds.reduce((sum, r) => sum + r.failed, 0);
   const busy = result.rounds.map((r) => r.serverCpuUtilization).sort((a, b) => a - b);
   const medianBusy = busy.length === 0 ? null : busy[busy.length >> 1];

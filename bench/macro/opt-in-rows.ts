@@ -75,7 +75,8 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
     needs: ['mtls'],
     optIn: true,
     verifyCache: false,
-    description: 'this package serving mutual TLS (`--tls-cert --tls-key --tls-client-ca`, EC P-256 test certificates made at the run\'s start), ghz presenting its client certificate; no policy (open mode)',
+    description:
+      "this package serving mutual TLS (`--tls-cert --tls-key --tls-client-ca`, EC P-256 test certificates made at the run's start), ghz presenting its client certificate; no policy (open mode)",
   },
   {
     name: 'jwt-grpc-mtls-policy',
@@ -84,12 +85,16 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
     methods: ['GenerateJwt'],
     cluster: false,
     transport: 'http2',
-    assetArgs: (assets) => [...mtlsArgs('jwt-grpc-mtls-policy', assets), '--policy', required('jwt-grpc-mtls-policy', 'the policy file', assets.tls).policyFile],
+    assetArgs: (assets) => [
+      ...mtlsArgs('jwt-grpc-mtls-policy', assets),
+      '--policy',
+      required('jwt-grpc-mtls-policy', 'the policy file', assets.tls).policyFile,
+    ],
     needs: ['mtls'],
     optIn: true,
     verifyCache: false,
     description:
-      'the same with `--policy`: one caller (ghz\'s certificate, `spiffe://bench.jwt-grpc.test/ghz`) allowed one subject and the run\'s algorithms; every GenerateJwt is checked against it',
+      "the same with `--policy`: one caller (ghz's certificate, `spiffe://bench.jwt-grpc.test/ghz`) allowed one subject and the run's algorithms; every GenerateJwt is checked against it",
   },
   tracingRow('jwt-grpc-otel-1', '1.0'),
   tracingRow('jwt-grpc-otel-0.01', '0.01'),
@@ -103,7 +108,8 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
     verifyIssued: false,
     optIn: true,
     verifyCache: false,
-    description: 'this package without `--verify-issued`, as `serve` runs by default: GenerateJwt signs and answers, without the verify of the token just signed that the peers (and every other row of ours) do',
+    description:
+      'this package without `--verify-issued`, as `serve` runs by default: GenerateJwt signs and answers, without the verify of the token just signed that the peers (and every other row of ours) do',
   },
   {
     name: 'jwt-grpc-jti',
@@ -115,7 +121,8 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
     jti: true,
     optIn: true,
     verifyCache: false,
-    description: 'this package with its default `jti` (no `--no-jti`): a 22-character random id in every token; no store, RevokeJwt off, so VerifyJwt\'s revocation set is empty',
+    description:
+      "this package with its default `jti` (no `--no-jti`): a 22-character random id in every token; no store, RevokeJwt off, so VerifyJwt's revocation set is empty",
   },
   {
     name: 'jwt-grpc-revocation',
@@ -131,7 +138,7 @@ export const OPT_IN_ROWS: readonly OptInRow[] = [
     verifyCache: false,
     description:
       `this package with revocation on: \`jti\`, \`--revocations FILE\` (an append-only file in the run's temporary folder, ${REVOCATION_PRELOAD.toLocaleString('en-US')} live entries written before the start), ` +
-      '`--admin-token-file`; every VerifyJwt looks its token\'s jti up in the set (a miss: the token is not revoked)',
+      "`--admin-token-file`; every VerifyJwt looks its token's jti up in the set (a miss: the token is not revoked)",
   },
   {
     name: 'jwt-grpc-jwks-load',

@@ -171,9 +171,14 @@ async function measureStore(options: RevokeOptions, store: RevokeStore, runTag: 
       const run = await runGhz(options.ghz, call(round, options.durationS), plan, split.loadCpus);
       const after = cpuSnapshot(running.pid);
       const storeCpuSeconds = redisPid === null || storeBefore === null ? null : (cpuSeconds(redisPid) ?? storeBefore) - storeBefore;
-      const cpu = withoutLoadSide(runCpu(before, after, cpus, split.serverCpus), storeCpuSeconds ?? 0, ((after.at - before.at) / 1000) * cpus.length);
+      const cpu = withoutLoadSide(
+        runCpu(before, after, cpus, split.serverCpus),
+        storeCpuSeconds ?? 0,
+        ((after.at - before.at) / 1000) * cpus.length,
+      );
       const ghz = summarizeGhzReport(run.report);
-      if (ghz.okCount === 0) throw new Error(`no RevokeJwt answered OK: ${JSON.stringify(ghz.nonOkByStatus)} ${JSON.stringify(ghz.errors).slice(0, 500)}`);
+      if (ghz.okCount === 0)
+        throw new Error(`no RevokeJwt answered OK: ${JSON.stringify(ghz.nonOkByStatus)} ${JSON.stringify(ghz.errors).slice(0, 500)}`);
       rounds.push({
         round,
         ok: ghz.okCount,
@@ -210,10 +215,21 @@ function summarize(store: RevokeStore, rounds: readonly RevokeRound[], skipped: 
   return {
     store,
     rounds,
-    rps: interval('rps', rounds.map((r) => r.rps)),
-    serverCpuUsPerRevocation: interval('cpu', rounds.map((r) => r.serverCpuUsPerRevocation)),
+    rps: interval(
+      'rps',
+      rounds.map((r) => r.rps),
+    ),
+    serverCpuUsPerRevocation: interval(
+      'cpu',
+      rounds.map((r) => r.serverCpuUsPerRevocation),
+    ),
     storeCpuUsPerRevocation:
-      store === 'redis' ? interval('store-cpu', rounds.map((r) => ((r.storeCpuSeconds ?? Number.NaN) / r.ok) * 1e6)) : null,
+      store === 'redis'
+        ? interval(
+            'store-cpu',
+            rounds.map((r) => ((r.storeCpuSeconds ?? Number.NaN) / r.ok) * 1e6),
+          )
+        : null,
     skipped,
     error,
   };
@@ -238,7 +254,10 @@ function medianOf(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-const range = (m: MedianInterval): string => (m.low === null || m.high === null ? `${formatInteger(m.median)} (n=${m.n}, no interval)` : `${formatInteger(m.low)}-${formatInteger(m.high)}`);
+const range = (m: MedianInterval): string =>
+  m.low === null || m.high === null
+    ? `${formatInteger(m.median)} (n=${m.n}, no interval)`
+    : `${formatInteger(m.low)}-${formatInteger(m.high)}`;
 
 /**
  * Whether fsync sets the file store's pace, from the intervals only: it does when the
@@ -253,11 +272,16 @@ export function fsyncVerdict(memory: RevokeStoreResult | undefined, file: Revoke
   const busy = medianOf(file.rounds.map((r) => r.serverCpuUtilization)) ?? 0;
   const figures = `the file store ${range(f)} revocations/s against ${range(m)} in memory, its server's core ${Math.round(busy * 100)} % busy`;
   const memoryGhz = memory === undefined ? null : ghzBusy(memory);
-  const loadBound = memoryGhz !== null && memoryGhz >= LOAD_BOUND_UTILIZATION ? '; ghz was the limit in memory (⚑), so memory\'s figure is a lower bound' : '';
+  const loadBound =
+    memoryGhz !== null && memoryGhz >= LOAD_BOUND_UTILIZATION
+      ? "; ghz was the limit in memory (⚑), so memory's figure is a lower bound"
+      : '';
   if (f.high < m.low) {
-    return (busy < WAITING_UTILIZATION
-      ? `fsync dominates: ${figures}: the answers wait on the disk (group commit already shares one fsync among the revocations that arrive together)`
-      : `the file store is slower than memory but CPU-bound, not fsync-bound: ${figures}`) + loadBound;
+    return (
+      (busy < WAITING_UTILIZATION
+        ? `fsync dominates: ${figures}: the answers wait on the disk (group commit already shares one fsync among the revocations that arrive together)`
+        : `the file store is slower than memory but CPU-bound, not fsync-bound: ${figures}`) + loadBound
+    );
   }
   return `fsync does not dominate: ${figures} (no difference shown)${loadBound}`;
 }
@@ -280,7 +304,9 @@ export function revokeSection(result: RevokeThroughput): string {
       figure(s.storeCpuUsPerRevocation, 1),
       medianOf(s.rounds.map((r) => r.p99Ms))?.toFixed(2) ?? '—',
       busy === null ? '—' : `${Math.round(busy * 100)} %`,
-      ghzBusy(s) === null ? 'n/a' : `${Math.round((ghzBusy(s) as number) * 100)} %${(ghzBusy(s) as number) >= LOAD_BOUND_UTILIZATION ? ' ⚑' : ''}`,
+      ghzBusy(s) === null
+        ? 'n/a'
+        : `${Math.round((ghzBusy(s) as number) * 100)} %${(ghzBusy(s) as number) >= LOAD_BOUND_UTILIZATION ? ' ⚑' : ''}`,
       String(nonOk),
     ];
   });
@@ -288,11 +314,25 @@ export function revokeSection(result: RevokeThroughput): string {
   const short = appended.filter((r) => r.linesAppended !== null && r.linesAppended < r.ok);
   return [
     `RevokeJwt \`{jti, expires_at}\` with the admin secret, a new jti per call, ${result.connections} connection x ${result.concurrency} in flight; ` +
-      '`jwt-grpc serve` (jti on, `--admin-token-file`) on one server core, ghz on the other CPUs; Redis\'s server runs on the server core. ' +
+      "`jwt-grpc serve` (jti on, `--admin-token-file`) on one server core, ghz on the other CPUs; Redis's server runs on the server core. " +
       'Median (95 % interval) of the rounds; CPU per revocation = server CPU-seconds / OK answers.',
-    markdownTable(['store', 'revocations/s', 'server CPU µs/revocation', 'redis-server CPU µs/revocation', 'p99 ms (median round)', 'server CPU busy (median round)', 'ghz busy (highest round)', 'non-OK'], rows),
+    markdownTable(
+      [
+        'store',
+        'revocations/s',
+        'server CPU µs/revocation',
+        'redis-server CPU µs/revocation',
+        'p99 ms (median round)',
+        'server CPU busy (median round)',
+        'ghz busy (highest round)',
+        'non-OK',
+      ],
+      rows,
+    ),
     ...(result.fsync === null ? [] : [`- ${result.fsync}.`]),
-    ...(short.length === 0 ? [] : [`- The file store appended fewer lines than OK answers in ${short.length} round(s): some jti repeated.`]),
+    ...(short.length === 0
+      ? []
+      : [`- The file store appended fewer lines than OK answers in ${short.length} round(s): some jti repeated.`]),
     ...result.stores.flatMap((s) => (s.error === null ? [] : [`- ${s.store}: failed: ${s.error.split('\n')[0]}`])),
   ].join('\n\n');
 }

@@ -89,7 +89,12 @@ export interface PreparedAssets {
 const OTLP_SINK = repoPath('dist', 'bench', 'peers', 'otlp-sink', 'server.js');
 
 /** Makes what `needs` asks for; the sink runs pinned to `loadCpus`. */
-export async function prepareRowAssets(needs: ReadonlySet<RowNeed>, algorithms: readonly string[], plan: CorePlan, loadCpus: readonly number[]): Promise<PreparedAssets> {
+export async function prepareRowAssets(
+  needs: ReadonlySet<RowNeed>,
+  algorithms: readonly string[],
+  plan: CorePlan,
+  loadCpus: readonly number[],
+): Promise<PreparedAssets> {
   const missing = new Map<RowNeed, string>();
   const cleanups: (() => unknown)[] = [];
   const notes: string[] = [];
@@ -157,7 +162,14 @@ export async function prepareRowAssets(needs: ReadonlySet<RowNeed>, algorithms: 
     throw error;
   }
   return {
-    assets: { tls, revocations, redis, otlpTracesEndpoint: sink === null ? null : `http://127.0.0.1:${sink.port}/v1/traces`, h2load, loadSidePids: sink === null ? [] : [sink.pid] },
+    assets: {
+      tls,
+      revocations,
+      redis,
+      otlpTracesEndpoint: sink === null ? null : `http://127.0.0.1:${sink.port}/v1/traces`,
+      h2load,
+      loadSidePids: sink === null ? [] : [sink.pid],
+    },
     missing,
     close: async () => {
       await Promise.all(cleanups.splice(0).map((c) => c()));

@@ -18,7 +18,16 @@ import { computeRatios } from './comparisons.js';
 import { summarizeSteal } from './disturbance.js';
 import type { CellResult, MacroResults, ServerStatus } from './results.js';
 import { type Scenario, buildScenarios, filterScenarios, onePerKind } from './scenarios.js';
-import { GO_PEER_BINARY, GO_PEER_DIR, RUST_PEER_DIR, SERVERS, type ServerSpec, VERIFY_ISSUED_NOTE, baselineServer, serves } from './servers.js';
+import {
+  GO_PEER_BINARY,
+  GO_PEER_DIR,
+  RUST_PEER_DIR,
+  SERVERS,
+  type ServerSpec,
+  VERIFY_ISSUED_NOTE,
+  baselineServer,
+  serves,
+} from './servers.js';
 import { type BaselineBuild, buildBaseline } from './baseline.js';
 import { type JwksThroughput, measureJwksThroughput } from './jwks-throughput.js';
 import { type PreparedAssets, type RowNeed, prepareRowAssets } from './row-assets.js';
@@ -89,7 +98,10 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   }
   // Built first: a commit that does not build stops the run before any measurement.
   const baseline: BaselineBuild | null = options.baselineRef == null ? null : buildBaseline(options.baselineRef, options.log);
-  const selected = [...selectServers(SERVERS, options), ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli, baseline.hasJtiFlag, baseline.hasVerifyIssuedFlag)])];
+  const selected = [
+    ...selectServers(SERVERS, options),
+    ...(baseline === null ? [] : [baselineServer(baseline.short, baseline.cli, baseline.hasJtiFlag, baseline.hasVerifyIssuedFlag)]),
+  ];
   const skipped = prepareServers(selected, options.log);
   const selectedScenarios = selectScenarios(buildScenarios(options.algorithms, options.plan.multi), options);
   let html = options.html;
@@ -211,7 +223,14 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
   const servers = selected.map((s) => serverStatus(s, skipped.get(s.name) ?? null));
   const bootstrap = { seed: DEFAULT_SEED, resamples: BOOTSTRAP_RESAMPLES, confidence: CONFIDENCE };
   return {
-    settings: { durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, repetitions: options.rounds, html, bootstrap },
+    settings: {
+      durationS: options.durationS,
+      warmupS: options.warmupS,
+      rounds: options.rounds,
+      repetitions: options.rounds,
+      html,
+      bootstrap,
+    },
     ghzPath: options.ghz,
     corePlan: options.plan,
     scenarios,
@@ -247,10 +266,26 @@ async function jwksThroughput(options: MacroOptions, prepared: PreparedAssets, k
   const server = SERVERS.find((s) => s.name === 'jwt-grpc-jwks-load') as ServerSpec;
   const h2load = prepared.assets.h2load;
   if (h2load === null) {
-    return { server: server.name, connections: 0, rounds: [], rps: null, perCoreRps: null, error: prepared.missing.get('h2load') ?? 'h2load not found' };
+    return {
+      server: server.name,
+      connections: 0,
+      rounds: [],
+      rps: null,
+      perCoreRps: null,
+      error: prepared.missing.get('h2load') ?? 'h2load not found',
+    };
   }
   options.log('measuring GET /.well-known/jwks.json at saturation (h2load)');
-  return measureJwksThroughput({ h2load, server, plan: options.plan, keysFile, durationS: options.durationS, warmupS: options.warmupS, rounds: options.rounds, log: options.log });
+  return measureJwksThroughput({
+    h2load,
+    server,
+    plan: options.plan,
+    keysFile,
+    durationS: options.durationS,
+    warmupS: options.warmupS,
+    rounds: options.rounds,
+    log: options.log,
+  });
 }
 
 /** Builds what needs building (the Go peer, the Rust peer) and returns the servers that cannot run, with why. */

@@ -112,7 +112,11 @@ function nodeServer(
     cluster,
     usesAllCores: cluster,
     entryFile: script,
-    launch: (ctx) => ({ command: process.execPath, args: [...nodeFlags, script, ...args(ctx)], env: { NODEMAXPROCS: cluster ? String(ctx.workers) : '1' } }),
+    launch: (ctx) => ({
+      command: process.execPath,
+      args: [...nodeFlags, script, ...args(ctx)],
+      env: { NODEMAXPROCS: cluster ? String(ctx.workers) : '1' },
+    }),
   };
 }
 
@@ -234,7 +238,11 @@ function goServer(name: string, role: 'go' | 'echo', label: string, description:
     usesAllCores: true,
     build: 'go-peer',
     entryFile: GO_PEER_BINARY,
-    launch: (ctx) => ({ command: GO_PEER_BINARY, args: [...(role === 'echo' ? ['--echo'] : []), ...commonArgs(ctx)], env: { GOMAXPROCS: String(ctx.workers) } }),
+    launch: (ctx) => ({
+      command: GO_PEER_BINARY,
+      args: [...(role === 'echo' ? ['--echo'] : []), ...commonArgs(ctx)],
+      env: { GOMAXPROCS: String(ctx.workers) },
+    }),
     description,
   };
 }
@@ -256,7 +264,7 @@ function rustServer(): ServerSpec {
     build: 'rust-peer',
     entryFile: RUST_PEER_BINARY,
     launch: (ctx) => ({ command: RUST_PEER_BINARY, args: commonArgs(ctx), env: { TOKIO_WORKER_THREADS: String(ctx.workers) } }),
-    description: 'tonic + jsonwebtoken 10 (aws-lc) peer (bench/peers/rust), TOKIO_WORKER_THREADS = the scenario\'s workers',
+    description: "tonic + jsonwebtoken 10 (aws-lc) peer (bench/peers/rust), TOKIO_WORKER_THREADS = the scenario's workers",
   };
 }
 
@@ -289,7 +297,8 @@ export const SERVERS: readonly ServerSpec[] = [
     transport: 'http2',
     v8Flags: RECOMMENDED_V8_FLAGS,
     verifyCache: false,
-    description: 'this package, one process, on its default transport, its own HTTP/2 on node:net (`node --max-semi-space-size=4 jwt-grpc serve --verify-cache 0 --transport http2`)',
+    description:
+      'this package, one process, on its default transport, its own HTTP/2 on node:net (`node --max-semi-space-size=4 jwt-grpc serve --verify-cache 0 --transport http2`)',
   }),
   oursServer({
     name: 'jwt-grpc-cluster',
@@ -316,13 +325,24 @@ export const SERVERS: readonly ServerSpec[] = [
     unavailable: () => (findNginx() === null ? `nginx is not installed (\`${NGINX_INSTALL}\`, needs root)` : null),
     launch: (ctx) => ({
       command: process.execPath,
-      args: [NGINX_FLEET, ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`), ...commonArgs(ctx), '--', '--verify-cache', '0', '--no-jti', '--verify-issued', '--transport', 'http2'],
+      args: [
+        NGINX_FLEET,
+        ...RECOMMENDED_V8_FLAGS.map((flag) => `--node-flag=${flag}`),
+        ...commonArgs(ctx),
+        '--',
+        '--verify-cache',
+        '0',
+        '--no-jti',
+        '--verify-issued',
+        '--transport',
+        'http2',
+      ],
       // The replica count: each replica itself runs one process.
       env: { NODEMAXPROCS: String(ctx.workers) },
     }),
     description:
-      'N = the scenario\'s workers `jwt-grpc serve` replicas (one process each, same flags as jwt-grpc-cluster) behind nginx (1 worker) with deploy/nginx/jwt-grpc.conf: ' +
-      'replicas and nginx share the N server cores and their CPU counts as the server\'s; ghz has the other cores where pinned, else all share every CPU',
+      "N = the scenario's workers `jwt-grpc serve` replicas (one process each, same flags as jwt-grpc-cluster) behind nginx (1 worker) with deploy/nginx/jwt-grpc.conf: " +
+      "replicas and nginx share the N server cores and their CPU counts as the server's; ghz has the other cores where pinned, else all share every CPU",
   },
   oursServer({
     name: 'jwt-grpc-grpc-js',
@@ -346,7 +366,8 @@ export const SERVERS: readonly ServerSpec[] = [
     // and keeps it instead of restarting itself with the 4 MiB semi-space (cli/v8-flags.ts).
     v8Flags: ['--semi-space-growth-factor=2'],
     verifyCache: false,
-    description: 'this package, one process, with V8\'s default young generation (`--semi-space-growth-factor=2`, its default, stops `serve` adding its own): what --max-semi-space-size=4 changes',
+    description:
+      "this package, one process, with V8's default young generation (`--semi-space-growth-factor=2`, its default, stops `serve` adding its own): what --max-semi-space-size=4 changes",
   }),
   oursServer({
     name: 'jwt-grpc-cached',
@@ -357,7 +378,8 @@ export const SERVERS: readonly ServerSpec[] = [
     transport: 'http2',
     v8Flags: RECOMMENDED_V8_FLAGS,
     verifyCache: true,
-    description: 'this package with its default VerifyJwt cache: the fixed token is a hit every call (what the cache buys, not a fair comparison)',
+    description:
+      'this package with its default VerifyJwt cache: the fixed token is a hit every call (what the cache buys, not a fair comparison)',
   }),
   oursServer({
     name: 'jwt-grpc-metrics',
@@ -369,7 +391,8 @@ export const SERVERS: readonly ServerSpec[] = [
     v8Flags: RECOMMENDED_V8_FLAGS,
     serveArgs: ['--metrics-port', '0'],
     verifyCache: false,
-    description: 'this package with `--metrics-port 0`: Prometheus metrics recorded on every call (nobody scrapes them during the run), against `jwt-grpc`',
+    description:
+      'this package with `--metrics-port 0`: Prometheus metrics recorded on every call (nobody scrapes them during the run), against `jwt-grpc`',
   }),
   oursServer({
     name: 'jwt-grpc-bun',
@@ -381,13 +404,19 @@ export const SERVERS: readonly ServerSpec[] = [
     v8Flags: [],
     runtime: 'bun',
     verifyCache: false,
-    description: 'the same `jwt-grpc serve` on Bun (its node:net, JavaScriptCore): is the gap to Go the runtime\'s? Bun has no V8 flags',
+    description: "the same `jwt-grpc serve` on Bun (its node:net, JavaScriptCore): is the gap to Go the runtime's? Bun has no V8 flags",
   }),
   // The opt-in rows (mutual TLS, tracing, a background JWKS load): macro/opt-in-rows.ts.
   ...OPT_IN_ROWS.map(optInServer),
-  protectedServer('local', 'a protected grpc-js service (bench/peers/protected) checking each call\'s bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process'),
-  protectedServer('rpc', 'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together'),
-  goServer('go', 'go', 'Go', 'grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario\'s workers'),
+  protectedServer(
+    'local',
+    "a protected grpc-js service (bench/peers/protected) checking each call's bearer token locally: the JWK Set fetched once from a jwt-grpc issuer (createRemoteVerifier), ES256 verified in-process",
+  ),
+  protectedServer(
+    'rpc',
+    'the same service asking the issuer about every token: one VerifyJwt call per call. Both rows run the issuer beside the service on the same core; CPU is the two together',
+  ),
+  goServer('go', 'go', 'Go', "grpc-go + golang-jwt v5 peer (bench/peers/go), GOMAXPROCS = the scenario's workers"),
   rustServer(),
   {
     name: 'node-fast-jwt',
@@ -417,9 +446,15 @@ export const SERVERS: readonly ServerSpec[] = [
     groups: BOTH_GROUPS,
     methods: BOTH_METHODS,
     ...nodeServer(ECHO_PEER, [], commonArgs, false),
-    description: 'grpc-js answering constants, no JWT work: the grpc-js ceiling (one process even on N cores, so no ceiling of an N-process cluster)',
+    description:
+      'grpc-js answering constants, no JWT work: the grpc-js ceiling (one process even on N cores, so no ceiling of an N-process cluster)',
   },
-  goServer('go-echo', 'echo', 'the Go echo', 'the Go peer with --echo: grpc-go answering the same constants, no JWT work: the grpc-go ceiling, GOMAXPROCS as the Go peer'),
+  goServer(
+    'go-echo',
+    'echo',
+    'the Go echo',
+    'the Go peer with --echo: grpc-go answering the same constants, no JWT work: the grpc-go ceiling, GOMAXPROCS as the Go peer',
+  ),
 ];
 
 export const SERVER_NAMES: readonly string[] = SERVERS.map((s) => s.name);
@@ -433,9 +468,16 @@ export function serves(server: ServerSpec, group: CoreGroup, method: RpcMethod):
  * Starts a server of the table pinned to `cpus` (when the plan pins), resolving once it
  * listens; `launch` is its {@link ServerSpec.launch} command, possibly with more flags.
  */
-export async function startBenchServer(server: ServerSpec, launch: LaunchCommand, plan: CorePlan, cpus: readonly number[]): Promise<ServerProcess> {
+export async function startBenchServer(
+  server: ServerSpec,
+  launch: LaunchCommand,
+  plan: CorePlan,
+  cpus: readonly number[],
+): Promise<ServerProcess> {
   if (!existsSync(server.entryFile)) {
-    throw new Error(`${server.name}: ${server.entryFile} does not exist (run \`npm run build\` first; the Go peer is built by the harness)`);
+    throw new Error(
+      `${server.name}: ${server.entryFile} does not exist (run \`npm run build\` first; the Go peer is built by the harness)`,
+    );
   }
   const { command, args } = pinnedCommand(plan, cpus, launch.command, launch.args);
   return startServer(server.name, command, args, { env: launch.env });

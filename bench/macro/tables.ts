@@ -46,7 +46,9 @@ type CellValue = (cell: CellResult, aggregate: CellAggregate) => string;
 
 /** A table with servers as rows and the group's scenarios as columns. */
 function figureTable(results: MacroResults, scenarios: readonly Scenario[], value: CellValue, withMarks: boolean): string | null {
-  const servers = results.servers.filter((s) => results.cells.some((c) => c.server === s.name && scenarios.some((sc) => sc.id === c.scenario)));
+  const servers = results.servers.filter((s) =>
+    results.cells.some((c) => c.server === s.name && scenarios.some((sc) => sc.id === c.scenario)),
+  );
   if (servers.length === 0) return null;
   const rows = servers.map((server) => [
     server.role === 'ours' ? `**${server.name}**` : server.name,
@@ -94,10 +96,14 @@ function nonOkSection(results: MacroResults): string | null {
     .filter((c) => (c.aggregate?.nonOkCount ?? 0) > 0)
     .map((c) => {
       const aggregate = c.aggregate as CellAggregate;
-      const statuses = Object.entries(aggregate.nonOkByStatus).map(([s, n]) => `${s} ${formatInteger(n)}`).join(', ');
+      const statuses = Object.entries(aggregate.nonOkByStatus)
+        .map(([s, n]) => `${s} ${formatInteger(n)}`)
+        .join(', ');
       const firstError = c.rounds.flatMap((r) => Object.keys(r.ghz.errors))[0];
-      return `- ${c.server} ${c.scenario}: ${statuses} of ${formatInteger(aggregate.okCount + aggregate.nonOkCount)}` +
-        (firstError === undefined ? '' : ` — e.g. \`${firstError.slice(0, 200)}\``);
+      return (
+        `- ${c.server} ${c.scenario}: ${statuses} of ${formatInteger(aggregate.okCount + aggregate.nonOkCount)}` +
+        (firstError === undefined ? '' : ` — e.g. \`${firstError.slice(0, 200)}\``)
+      );
     });
   return lines.length === 0 ? null : ['### Non-OK responses', ...lines].join('\n');
 }
@@ -127,7 +133,7 @@ export function macroSummary(results: MacroResults): string {
     MARKS_LEGEND,
     figureSection(results, 'Server CPU time per request, µs (user + system, all server processes): median (min-max)', cpu, true),
     figureSection(results, 'p99 latency of OK responses, ms: median (min-max)', p99, false),
-    figureSection(results, 'Peak RSS, MiB (sum of VmHWM over the server\'s processes, over warm-up and every round)', rss, false),
+    figureSection(results, "Peak RSS, MiB (sum of VmHWM over the server's processes, over warm-up and every round)", rss, false),
     figureSection(
       results,
       'CPU busy during the measured runs, server % / ghz % (highest round): a server near 100 % set the pace; ' +
@@ -137,7 +143,7 @@ export function macroSummary(results: MacroResults): string {
     ),
     nonOkSection(results),
     errorSection(results),
-    'ghz\'s reports per cell and round: `ghz/<scenario id>/<server>-round<N>.json` (without the per-call list)' +
+    "ghz's reports per cell and round: `ghz/<scenario id>/<server>-round<N>.json` (without the per-call list)" +
       (results.cells.some((c) => c.htmlReport !== null) ? '; its HTML pages (first round): `ghz/<scenario id>/<server>.html`.' : '.') +
       ' Every figure of every round, and every per-round ratio: `results.json`.',
   ];

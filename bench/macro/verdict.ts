@@ -36,7 +36,9 @@ export function verdictSentence(comparison: Comparison, result: RatioResult, sub
   const measure = cpu ? 'in server CPU per call' : 'in requests/s';
   const better = cpu ? 'cheaper per call' : 'faster';
   if (spansOne(interval)) return `${s} and ${b} are not distinguishable ${measure} (${x(low)}-${x(high)}x)`;
-  return low > 1 ? `${s} is ${better} than ${b} by ${x(low)}-${x(high)}x${cpu ? ' (server CPU)' : ''}` : `${b} is ${better} than ${s} by ${x(1 / high)}-${x(1 / low)}x${cpu ? ' (server CPU)' : ''}`;
+  return low > 1
+    ? `${s} is ${better} than ${b} by ${x(low)}-${x(high)}x${cpu ? ' (server CPU)' : ''}`
+    : `${b} is ${better} than ${s} by ${x(1 / high)}-${x(1 / low)}x${cpu ? ' (server CPU)' : ''}`;
 }
 
 /** `**label** (what the headline is): sentence; sentence.` per scenario with ratios. */

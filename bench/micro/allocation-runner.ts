@@ -21,7 +21,8 @@ export async function measureAllocations(algorithms: readonly BenchAlgorithm[], 
   if (!existsSync(CHILD)) return { ok: false, reason: `${CHILD} missing (run npm run build): heap bytes/op not measured` };
   const child = launch(process.execPath, [...CHILD_FLAGS, CHILD], { input: JSON.stringify({ algorithms, operations }) });
   const exit = await child.closed;
-  if (exit.code !== 0) return { ok: false, reason: `allocation child exited with ${exit.code ?? exit.signal}: ${child.stderr.trim().slice(-4000)}` };
+  if (exit.code !== 0)
+    return { ok: false, reason: `allocation child exited with ${exit.code ?? exit.signal}: ${child.stderr.trim().slice(-4000)}` };
   const parsed = JSON.parse(child.stdout) as Record<string, number | null>;
   return { ok: true, bytesPerOp: new Map(Object.entries(parsed)) };
 }

@@ -10,7 +10,11 @@ import { timeTasks } from './timing.js';
  * The micro benchmark: times every (algorithm, operation, library) in this process,
  * then measures heap bytes per operation in a child process (see allocation.ts).
  */
-export async function runMicro(algorithms: readonly BenchAlgorithm[], profile: MicroProfile, log: (line: string) => void): Promise<MicroResults> {
+export async function runMicro(
+  algorithms: readonly BenchAlgorithm[],
+  profile: MicroProfile,
+  log: (line: string) => void,
+): Promise<MicroResults> {
   const { tasks, unsupported } = await prepareTasks(algorithms);
   let done = 0;
   const timings = await timeTasks(tasks, profile, (task) => {
@@ -47,7 +51,10 @@ function withTimesFastest(rows: readonly MicroRow[]): MicroRow[] {
   }
   const out: MicroRow[] = [];
   for (const group of groups.values()) {
-    const relative = relativeToBest(group.map((r) => r.meanUs), false);
+    const relative = relativeToBest(
+      group.map((r) => r.meanUs),
+      false,
+    );
     group.forEach((row, i) => out.push({ ...row, timesFastest: relative[i] ?? Number.NaN }));
   }
   return out;

@@ -32,7 +32,11 @@ function foreignShareMeter(): () => number {
  * ops/s is 1 / mean latency, not tinybench's mean of per-sample rates, which is biased
  * upwards by the fastest samples.
  */
-export async function timeTasks(tasks: readonly MicroTask[], profile: MicroProfile, onTask?: (task: MicroTask) => void): Promise<Map<string, TimingResult>> {
+export async function timeTasks(
+  tasks: readonly MicroTask[],
+  profile: MicroProfile,
+  onTask?: (task: MicroTask) => void,
+): Promise<Map<string, TimingResult>> {
   const results = new Map<string, TimingResult>();
   for (const task of tasks) {
     onTask?.(task);

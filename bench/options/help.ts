@@ -50,7 +50,9 @@ Load sections (jwt-grpc and the Go peer on one core, each section starting them 
                         (scenario ids: single-hs256-1x50, multi3-es256-15x750, single-verify-hs256-1x50)
   --features f1,f2      the rows and cells of one question each (--servers/--cells, when given, replace
                         the features'):
-${Object.entries(FEATURES).map(([name, f]) => `                          ${name}: ${f.description}`).join('\n')}
+${Object.entries(FEATURES)
+  .map(([name, f]) => `                          ${name}: ${f.description}`)
+  .join('\n')}
   --baseline-ref REF    also build commit REF (git archive into a temporary folder, npm run build there)
                         and run it as the row jwt-grpc@<hash> beside jwt-grpc (ratio \`ours / baseline ref\`)
 

@@ -118,7 +118,8 @@ function pickLoad(
   };
   const anyAsked = asked.h2load || asked.openLoop || asked.fixedLoad || asked.warmupSweep || asked.rest || asked.startup;
   if (values['no-load'] === true) {
-    if (anyAsked || values['load-only'] === true) throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --fixed-load, --warmup-sweep, --rest and --startup');
+    if (anyAsked || values['load-only'] === true)
+      throw new UsageError('--no-load excludes --load-only, --h2load, --open-loop, --fixed-load, --warmup-sweep, --rest and --startup');
     return { h2load: false, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: false };
   }
   const defaults = PROFILES[profile].load;
@@ -137,7 +138,8 @@ function pickLoad(
 /** A machine label: one line of plain text, short enough for a header. */
 function parseLabel(raw: string): string {
   const label = raw.trim();
-  if (label === '' || label.length > 80 || /[\n\r|]/.test(label)) throw new UsageError('--label: expected one line of up to 80 characters, without |');
+  if (label === '' || label.length > 80 || /[\n\r|]/.test(label))
+    throw new UsageError('--label: expected one line of up to 80 characters, without |');
   return label;
 }
 

@@ -69,7 +69,17 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     html: false,
     micro: { timeMs: 400, iterations: 64, warmupMs: 100, allocationOps: 1000 },
     // The h2load cell of HS256 (about 45 s): whether ghz or the server set the pace.
-    load: { h2load: true, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: true, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 2 },
+    load: {
+      h2load: true,
+      openLoop: false,
+      fixedLoad: false,
+      warmupSweep: false,
+      rest: false,
+      startup: true,
+      algorithms: ['HS256'],
+      openLoopRounds: 5,
+      warmupStarts: 2,
+    },
   },
   // Figures worth quoting: everything, 10 rounds of 5 s after a 2 s warm-up per server start.
   full: {
@@ -80,7 +90,17 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'all',
     html: true,
     micro: { timeMs: 2000, iterations: 256, warmupMs: 500, allocationOps: 4000 },
-    load: { h2load: true, openLoop: true, fixedLoad: false, warmupSweep: true, rest: true, startup: true, algorithms: ['HS256', 'ES256'], openLoopRounds: 5, warmupStarts: 2 },
+    load: {
+      h2load: true,
+      openLoop: true,
+      fixedLoad: false,
+      warmupSweep: true,
+      rest: true,
+      startup: true,
+      algorithms: ['HS256', 'ES256'],
+      openLoopRounds: 5,
+      warmupStarts: 2,
+    },
   },
   // One scenario of each kind with tiny counts: proves the harness and every server work (CI).
   smoke: {
@@ -91,6 +111,16 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     scope: 'one-per-kind',
     html: false,
     micro: { timeMs: 10, iterations: 8, warmupMs: 0, allocationOps: 50 },
-    load: { h2load: false, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: false, algorithms: ['HS256'], openLoopRounds: 5, warmupStarts: 1 },
+    load: {
+      h2load: false,
+      openLoop: false,
+      fixedLoad: false,
+      warmupSweep: false,
+      rest: false,
+      startup: false,
+      algorithms: ['HS256'],
+      openLoopRounds: 5,
+      warmupStarts: 1,
+    },
   },
 };

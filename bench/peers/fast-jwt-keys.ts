@@ -8,7 +8,11 @@ export const TTL_SECONDS = 7200;
 
 export type Sign = (payload: Record<string, unknown>) => string;
 export type Verify = (token: string) => { sub?: unknown };
-export interface Signer { kid: string; sign: Sign; verify: Verify }
+export interface Signer {
+  kid: string;
+  sign: Sign;
+  verify: Verify;
+}
 
 // Builds the signers (alg -> first key of that alg) and verifiers (kid -> key)
 // from the JWK Set; each signer is tried once so a bad key fails at start.

@@ -67,7 +67,11 @@ export interface ServeOptions {
 
 export function serveJwtService(options: ServeOptions): void {
   const packageDefinition = protoLoader.loadSync(options.proto ?? PROTO_PATH, {
-    keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
   });
   const proto = grpc.loadPackageDefinition(packageDefinition) as unknown as {
     jwt: { services: { JwtService: grpc.ServiceClientConstructor } };

@@ -29,9 +29,9 @@ import { BENCH_ALGORITHMS, type BenchAlgorithm } from '../options/algorithms.js'
 import { formatProfileSummary, summarizeProfile, type CpuProfile } from './summarize.js';
 
 /** Single-process Node servers answering GenerateJwt; not the rows measured under a background load, which this does not drive. */
-const PROFILABLE = SERVERS.filter((s) => !s.cluster && s.build === undefined && s.backgroundLoad === undefined && s.methods.includes('GenerateJwt')).map(
-  (s) => s.name,
-);
+const PROFILABLE = SERVERS.filter(
+  (s) => !s.cluster && s.build === undefined && s.backgroundLoad === undefined && s.methods.includes('GenerateJwt'),
+).map((s) => s.name);
 
 const HELP = `Usage: npm run profile -- [options]      (or: node dist/bench/profile/run.js [options])
 
@@ -86,7 +86,12 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
     const assets = prepared.assets;
     const tls = spec.needs?.includes('mtls') === true ? (assets.tls?.client ?? undefined) : undefined;
     const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1, assets });
-    const server = await startBenchServer(spec, { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...launch.args] }, plan, serverCpus);
+    const server = await startBenchServer(
+      spec,
+      { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...launch.args] },
+      plan,
+      serverCpus,
+    );
     const call = (durationS: number, name: string): GhzCall => ({
       method: 'GenerateJwt',
       data: { algorithm },

@@ -7,7 +7,10 @@
 
 /** The parts of the `.cpuprofile` format (Chrome DevTools Profile) read here. */
 export interface CpuProfile {
-  readonly nodes: readonly { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }[];
+  readonly nodes: readonly {
+    readonly id: number;
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  }[];
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];
 }
@@ -32,8 +35,25 @@ export interface ProfileSummary {
 
 /** node:buffer's and V8's encoders, wherever they are called from: base64url, UTF-8, Buffer allocation. */
 const BUFFER_FUNCTIONS = new Set([
-  'base64urlSlice', 'base64urlWrite', 'utf8Slice', 'utf8Write', 'writeUtf8String', 'FastBuffer', 'fromStringFast', 'from', 'toString',
-  'allocate', 'allocUnsafe', 'alloc', 'createPool', 'fromArrayLike', 'byteLength', 'concat', 'subarray', 'copy', 'compare',
+  'base64urlSlice',
+  'base64urlWrite',
+  'utf8Slice',
+  'utf8Write',
+  'writeUtf8String',
+  'FastBuffer',
+  'fromStringFast',
+  'from',
+  'toString',
+  'allocate',
+  'allocUnsafe',
+  'alloc',
+  'createPool',
+  'fromArrayLike',
+  'byteLength',
+  'concat',
+  'subarray',
+  'copy',
+  'compare',
 ]);
 
 /**
@@ -50,16 +70,26 @@ export function stageOf(functionName: string, url: string): string {
   if (functionName === 'verifyOneShot') return 'verify (node:crypto, OpenSSL)';
   if (url.startsWith('node:internal/crypto')) return 'key objects (node:crypto argument handling)';
   if (/\/algorithms\/ecdsa\.js$/.test(url)) return 'ECDSA closures, DER <-> JOSE';
-  if (/\/tokens\/(sign|claims)\.js$/.test(url) || /\/jwt-service\/(core|request-claims|subject-pool|claims-json)\.js$/.test(url)) return 'signer, claims, service';
+  if (/\/tokens\/(sign|claims)\.js$/.test(url) || /\/jwt-service\/(core|request-claims|subject-pool|claims-json)\.js$/.test(url))
+    return 'signer, claims, service';
   if (/\/tokens\/(verify|cache|result)\.js$/.test(url)) return 'self-check verifier (tokens/verify)';
-  if (BUFFER_FUNCTIONS.has(functionName) && (url === '' || url.startsWith('node:buffer') || url.startsWith('node:internal/buffer'))) return 'buffers, base64url, UTF-8';
+  if (BUFFER_FUNCTIONS.has(functionName) && (url === '' || url.startsWith('node:buffer') || url.startsWith('node:internal/buffer')))
+    return 'buffers, base64url, UTF-8';
   if (/\/jwt-service\/codec\//.test(url)) return 'protobuf codec';
-  if (/\/(transport|server)\//.test(url) || /^node:(net|internal\/(streams|stream_base_commons|net|timers|process\/task_queues|fixed_queue|async_hooks)|events|timers)/.test(url) || functionName === 'writeBuffer' || functionName === 'writev') {
+  if (
+    /\/(transport|server)\//.test(url) ||
+    /^node:(net|internal\/(streams|stream_base_commons|net|timers|process\/task_queues|fixed_queue|async_hooks)|events|timers)/.test(url) ||
+    functionName === 'writeBuffer' ||
+    functionName === 'writev'
+  ) {
     return 'transport (own HTTP/2, sockets, event loop)';
   }
   // Module loading and its URL and option look-ups: before the first call, stretched on a busy machine.
   if (/^node:internal\/(modules|url|options|bootstrap|main|process\/pre_execution)/.test(url)) return 'start-up and exit';
-  if (/^(ModuleWrap|compileSourceTextModule|compileForInternalLoader|internalModuleStat|getPackageScopeConfig|reallyExit)$/.test(functionName)) return 'start-up and exit';
+  if (
+    /^(ModuleWrap|compileSourceTextModule|compileForInternalLoader|internalModuleStat|getPackageScopeConfig|reallyExit)$/.test(functionName)
+  )
+    return 'start-up and exit';
   return 'other (V8 builtins, unattributed)';
 }
 
@@ -111,7 +141,8 @@ export function summarizeProfile(profile: CpuProfile, topFunctions = 25): Profil
     byCategory.set(category, (byCategory.get(category) ?? 0) + us);
     const stage = stageOf(frame.functionName, frame.url);
     byStage.set(stage, (byStage.get(stage) ?? 0) + us);
-    const name = frame.url === '' ? frame.functionName : `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}:${frame.lineNumber + 1}`;
+    const name =
+      frame.url === '' ? frame.functionName : `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}:${frame.lineNumber + 1}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + us);
   });
   const idle = byCategory.get('idle') ?? 0;
@@ -119,7 +150,11 @@ export function summarizeProfile(profile: CpuProfile, topFunctions = 25): Profil
     totalUs,
     busyShare: totalUs === 0 ? 0 : (totalUs - idle) / totalUs,
     categories: ranked(byCategory, totalUs, Number.POSITIVE_INFINITY),
-    stages: ranked(new Map([...byStage].filter(([stage]) => stage !== 'idle' && stage !== 'start-up and exit')), totalUs, Number.POSITIVE_INFINITY),
+    stages: ranked(
+      new Map([...byStage].filter(([stage]) => stage !== 'idle' && stage !== 'start-up and exit')),
+      totalUs,
+      Number.POSITIVE_INFINITY,
+    ),
     functions: ranked(byFunction, totalUs, topFunctions),
   };
 }
@@ -136,7 +171,10 @@ export function formatStages(summary: ProfileSummary, cpuUsPerCall?: number): st
     const share = busy === 0 ? 0 : s.us / busy;
     return `${(share * 100).toFixed(1).padStart(6)} %${cpuUsPerCall === undefined ? '' : `${(share * cpuUsPerCall).toFixed(1).padStart(8)} us/call`}  ${s.name}`;
   };
-  return [`self time by stage of a call (share of busy, start-up left out${cpuUsPerCall === undefined ? '' : `; of ${cpuUsPerCall.toFixed(1)} us of server CPU per call`}):`, ...summary.stages.map(line)];
+  return [
+    `self time by stage of a call (share of busy, start-up left out${cpuUsPerCall === undefined ? '' : `; of ${cpuUsPerCall.toFixed(1)} us of server CPU per call`}):`,
+    ...summary.stages.map(line),
+  ];
 }
 
 /**

@@ -30,7 +30,12 @@ Writes <name>.svg for every chart the run has data for, and report.html, into <r
 export function parseChartsCommandLine(argv: readonly string[]): { kind: 'help' } | { kind: 'run'; options: ChartsOptions } {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: { headline: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: [...argv],
+      options: { headline: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -20,10 +20,15 @@ dt { font-weight: 600; }
 
 function header(results: ChartedResults): string {
   const { machine, versions } = results;
-  const packages = Object.entries(versions.packages).map(([name, v]) => `${name} ${v ?? '?'}`).join(', ');
+  const packages = Object.entries(versions.packages)
+    .map(([name, v]) => `${name} ${v ?? '?'}`)
+    .join(', ');
   const rows: [string, string][] = [
     ['run', `${results.startedAt} to ${results.finishedAt}, profile ${results.options.profile}`],
-    ['machine', `${results.options.label === null ? '' : `${results.options.label}: `}${machine.cpuModel}, ${machine.availableCpus} of ${machine.logicalCpus} CPUs${machine.virtualized ? ' (virtual machine)' : ''}, ${machine.memoryGiB} GiB, ${machine.os}, ${machine.kernel}`],
+    [
+      'machine',
+      `${results.options.label === null ? '' : `${results.options.label}: `}${machine.cpuModel}, ${machine.availableCpus} of ${machine.logicalCpus} CPUs${machine.virtualized ? ' (virtual machine)' : ''}, ${machine.memoryGiB} GiB, ${machine.os}, ${machine.kernel}`,
+    ],
     ['versions', `Node ${versions.node}, ${versions.go ?? 'no Go'}, ghz ${versions.ghz ?? 'not used'}, ${packages}`],
   ];
   return `<dl>\n${rows.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}\n</dl>`;
@@ -31,7 +36,10 @@ function header(results: ChartedResults): string {
 
 /** The page: header, charts, then summary.md rendered. */
 export function renderReportHtml(results: ChartedResults, summary: string, charts: readonly RenderedChart[]): string {
-  const figures = charts.map((c) => `<figure id="chart-${c.name}">\n${c.svg}\n<figcaption>${escapeHtml(c.caption)} (<code>${c.name}.svg</code>)</figcaption>\n</figure>`);
+  const figures = charts.map(
+    (c) =>
+      `<figure id="chart-${c.name}">\n${c.svg}\n<figcaption>${escapeHtml(c.caption)} (<code>${c.name}.svg</code>)</figcaption>\n</figure>`,
+  );
   return [
     '<!doctype html>',
     '<html lang="en">',

@@ -22,14 +22,23 @@ function inline(text: string): string {
 }
 
 function cellsOf(line: string): string[] {
-  return line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+  return line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((c) => c.trim());
 }
 
 function table(lines: readonly string[]): string {
   const [head, alignment, ...body] = lines;
-  const aligns = cellsOf(alignment ?? '').map((a) => (a.endsWith(':') && !a.startsWith(':') ? 'right' : a.startsWith(':') && a.endsWith(':') ? 'center' : 'left'));
+  const aligns = cellsOf(alignment ?? '').map((a) =>
+    a.endsWith(':') && !a.startsWith(':') ? 'right' : a.startsWith(':') && a.endsWith(':') ? 'center' : 'left',
+  );
   const row = (line: string, tag: 'th' | 'td'): string =>
-    `<tr>${cellsOf(line).map((c, i) => `<${tag} style="text-align:${aligns[i] ?? 'left'}">${inline(c)}</${tag}>`).join('')}</tr>`;
+    `<tr>${cellsOf(line)
+      .map((c, i) => `<${tag} style="text-align:${aligns[i] ?? 'left'}">${inline(c)}</${tag}>`)
+      .join('')}</tr>`;
   return `<table>\n<thead>${row(head ?? '', 'th')}</thead>\n<tbody>\n${body.map((l) => row(l, 'td')).join('\n')}\n</tbody>\n</table>`;
 }
 
@@ -60,7 +69,12 @@ export function markdownToHtml(markdown: string): string {
       i++;
     }
     if (kind === 'table') out.push(table(block));
-    else if (kind === 'list') out.push(`<ul>\n${listItems(block).map((item) => `<li>${inline(item)}</li>`).join('\n')}\n</ul>`);
+    else if (kind === 'list')
+      out.push(
+        `<ul>\n${listItems(block)
+          .map((item) => `<li>${inline(item)}</li>`)
+          .join('\n')}\n</ul>`,
+      );
     else out.push(`<p>${inline(block.join(' '))}</p>`);
   }
   return out.join('\n');

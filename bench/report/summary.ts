@@ -9,7 +9,9 @@ import type { BenchResults } from './results-file.js';
 function header(results: BenchResults): string {
   const { machine, versions, options } = results;
   const macro = results.macro;
-  const packages = Object.entries(versions.packages).map(([name, v]) => `${name} ${v ?? '?'}`).join(', ');
+  const packages = Object.entries(versions.packages)
+    .map(([name, v]) => `${name} ${v ?? '?'}`)
+    .join(', ');
   const lines = [
     `# jwt-grpc benchmark, ${results.startedAt}`,
     '',
@@ -30,16 +32,18 @@ function header(results: BenchResults): string {
 export function renderSummary(results: BenchResults): string {
   const parts = [header(results)];
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
-  if (results.macro?.jwks !== undefined) parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));
+  if (results.macro?.jwks !== undefined)
+    parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));
   if (results.macro?.revoke !== undefined) parts.push('## RevokeJwt throughput per store', revokeSection(results.macro.revoke));
-  if (results.macro?.keyBackends !== undefined) parts.push('## Keys held by an HSM or a KMS', keyBackendsSection(results.macro.keyBackends));
+  if (results.macro?.keyBackends !== undefined)
+    parts.push('## Keys held by an HSM or a KMS', keyBackendsSection(results.macro.keyBackends));
   // Files written before the load sections existed have none of their fields.
   if (results.loadSettings != null) parts.push(...loadSummary(results));
   if (results.micro !== null) {
     parts.push(
       '## Micro: JWT libraries in-process (tinybench)',
       'Same keys and claims for every library; each operation awaited one at a time. `vs fastest`: mean time / ' +
-        'the fastest library\'s, per (algorithm, operation). `heap B/op`: V8 heap bytes allocated per operation (method: bench/micro/allocation.ts). ' +
+        "the fastest library's, per (algorithm, operation). `heap B/op`: V8 heap bytes allocated per operation (method: bench/micro/allocation.ts). " +
         '⊘: other processes used > 5 % of the CPUs while the row was timed (timings are wall time: disturbed).',
       microTable(results.micro),
       ...results.micro.notes.map((n) => `- ${n}`),

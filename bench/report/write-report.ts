@@ -15,7 +15,12 @@ export interface WrittenReport {
   readonly reportFile: string;
 }
 
-export async function writeReport(runDir: string, results: ChartedResults, summary: string, log: (line: string) => void): Promise<WrittenReport> {
+export async function writeReport(
+  runDir: string,
+  results: ChartedResults,
+  summary: string,
+  log: (line: string) => void,
+): Promise<WrittenReport> {
   const charts = await renderCharts(results, (name, error) => log(`bench: chart ${name} failed, left out: ${error.message}`));
   for (const chart of charts) writeFileSync(join(runDir, `${chart.name}.svg`), chart.svg);
   const reportFile = join(runDir, 'report.html');

@@ -46,7 +46,9 @@ for (let done = 0; done < count; done += BATCH) {
 }
 const after = heapUsed();
 if (revocations.size !== count) throw new Error(`the set holds ${revocations.size} entries, not ${count}`);
-console.log(`Node ${process.version}; ${count.toLocaleString('en-US')} revocations (jti: 22 characters, base64url of 128 random bits; expiry 1-2 hours ahead)`);
+console.log(
+  `Node ${process.version}; ${count.toLocaleString('en-US')} revocations (jti: 22 characters, base64url of 128 random bits; expiry 1-2 hours ahead)`,
+);
 console.log(`heap (after gc): ${mib(before)} before, ${mib(after)} after: ${((after - before) / count).toFixed(1)} bytes per revocation`);
 
 // The same number of entries as the file, then loaded by the file store as a server starts on it.

@@ -55,7 +55,9 @@ try {
   client.destroy();
   console.log(execFileSync(findRedisServer()!, ['--version']).toString().trim());
   console.log(`revocations: ${count}${values.reason === undefined ? '' : `, reason ${JSON.stringify(values.reason)}`}`);
-  console.log(`INFO memory used_memory: ${before} bytes before, ${after} after: ${((after - before) / count).toFixed(1)} bytes per revocation`);
+  console.log(
+    `INFO memory used_memory: ${before} bytes before, ${after} after: ${((after - before) / count).toFixed(1)} bytes per revocation`,
+  );
   console.log(`MEMORY USAGE ${key}: ${keyUsage} bytes (value ${value!.length} bytes: ${value})`);
 } finally {
   await killAll();

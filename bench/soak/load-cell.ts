@@ -160,7 +160,13 @@ export function rssTrend(readings: readonly RssReading[], calls: readonly number
   // Calls of the rounds whose growth is judged: the rounds after the first judged reading.
   const tailCalls = calls.slice(-(tail.length - 1));
   const meanCalls = tailCalls.reduce((a, b) => a + b, 0) / Math.max(1, tailCalls.length);
-  return { levels, growthPerRound, growthPerCall: meanCalls > 0 ? growthPerRound / meanCalls : 0, slopePerRound: leastSquaresSlope(tail), judged: tail.length };
+  return {
+    levels,
+    growthPerRound,
+    growthPerCall: meanCalls > 0 ? growthPerRound / meanCalls : 0,
+    slopePerRound: leastSquaresSlope(tail),
+    judged: tail.length,
+  };
 }
 
 /** The median of `values` (0 for none). */
@@ -237,7 +243,9 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
     throw new Error('a load cell needs rounds >= judgedRounds >= 2');
   }
   try {
-    log(`load ${scenario.name} on ${options.transport}: server pid ${server.pid}, port ${server.port}, ${options.rounds} rounds of ${options.roundS} s`);
+    log(
+      `load ${scenario.name} on ${options.transport}: server pid ${server.pid}, port ${server.port}, ${options.rounds} rounds of ${options.roundS} s`,
+    );
     const rounds: GhzSummary[] = [];
     const readings: RssReading[] = [];
     let rssPeakBytes = 0;
@@ -260,7 +268,9 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
     for (const [i, summary] of rounds.entries()) {
       const bad = nonOkTotal(summary);
       if (bad > 0) {
-        failures.push(`round ${i + 1}: ${bad} non-OK of ${summary.count} (${JSON.stringify(summary.nonOkByStatus)}; ${JSON.stringify(summary.errors)})`);
+        failures.push(
+          `round ${i + 1}: ${bad} non-OK of ${summary.count} (${JSON.stringify(summary.nonOkByStatus)}; ${JSON.stringify(summary.errors)})`,
+        );
       }
       if (summary.okCount === 0) failures.push(`round ${i + 1}: no OK response at all`);
     }
@@ -275,7 +285,8 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
           `(${Math.round(trend.growthPerCall)} bytes per call; limit ${options.growthLimitMiB} MiB per round); levels in MiB: ${formatLevels(trend.levels)}`,
       );
     }
-    if (exit.code !== 0) failures.push(`server exited with ${exit.code ?? exit.signal} after SIGTERM, not 0:\n${server.stderr.slice(-2000)}`);
+    if (exit.code !== 0)
+      failures.push(`server exited with ${exit.code ?? exit.signal} after SIGTERM, not 0:\n${server.stderr.slice(-2000)}`);
     return {
       scenario,
       transport: options.transport,

@@ -69,7 +69,9 @@ async function soak(options: SoakOptions): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`soak: ${line}\n`);
   const plan = planCores(1);
   for (const note of plan.notes) log(note);
-  log(plan.pinned ? `server pinned to CPU ${plan.single.serverCpus.join(',')}, ghz to CPU ${plan.single.loadCpus.join(',')}` : 'not pinned');
+  log(
+    plan.pinned ? `server pinned to CPU ${plan.single.serverCpus.join(',')}, ghz to CPU ${plan.single.loadCpus.join(',')}` : 'not pinned',
+  );
   const ghz = ensureGoTool(GO_TOOLS.ghz, log);
   const keys = writeKeysFile(['HS256']);
   const workDir = mkdtempSync(join(tmpdir(), 'jwt-grpc-soak-'));
@@ -85,7 +87,9 @@ async function soak(options: SoakOptions): Promise<number> {
     // At least 4 rounds; the second half of them (3 readings at least) is judged, the first is the warm-up.
     const rounds = Math.max(4, Math.round((options.minutes * 60) / options.roundS));
     for (const scenario of LOAD_SCENARIOS.filter((c) => options.cells.includes(c.name))) {
-      log(`cell ${scenario.name}: ${scenario.connections} connection(s), ${scenario.concurrency} in flight, ${rounds} rounds of ${options.roundS} s`);
+      log(
+        `cell ${scenario.name}: ${scenario.connections} connection(s), ${scenario.concurrency} in flight, ${rounds} rounds of ${options.roundS} s`,
+      );
       const result = await runLoadCell({
         scenario,
         transport: options.transport,

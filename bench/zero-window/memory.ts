@@ -124,10 +124,11 @@ async function zeroWindowClient(port: number, tally: Tally): Promise<Socket> {
       frames.push(frame(1, 4, 2 * i + 1, block), frame(0, 1, 2 * i + 1, message));
     }
     tally.accepted += frames.length / 2;
-    if (!socket.write(Buffer.concat(frames))) await new Promise((resolve) => {
-      socket.once('drain', resolve);
-      socket.once('close', resolve);
-    });
+    if (!socket.write(Buffer.concat(frames)))
+      await new Promise((resolve) => {
+        socket.once('drain', resolve);
+        socket.once('close', resolve);
+      });
     await new Promise((resolve) => setImmediate(resolve));
   }
   return socket;
@@ -151,11 +152,21 @@ clearInterval(sampler);
 const after = memory();
 const refused = tallies.reduce((sum, t) => sum + t.refused, 0);
 const accepted = tallies.reduce((sum, t) => sum + t.accepted, 0);
-console.log(`transport ${values.transport}, ${connections} connection(s) x ${calls} unary calls, window 0, after ${((performance.now() - started) / 1000).toFixed(1)} s`);
-console.log(`refused or reset: ${refused}; GOAWAY on ${tallies.filter((t) => t.goaway).length}, closed: ${tallies.filter((t) => t.closed).length}`);
-console.log(`heap+external: ${mib(before.heap)} -> ${mib(after.heap)} (+${mib(after.heap - before.heap)}); rss ${mib(before.rss)} -> ${mib(after.rss)}`);
-console.log(`peak rss: +${mib(peak.rss - before.rss)} (${mib(peak.rss)}); peak charged against the ceilings: ${mib(peak.charged)}, at the end ${mib(PROCESS_MEMORY.held)}`);
+console.log(
+  `transport ${values.transport}, ${connections} connection(s) x ${calls} unary calls, window 0, after ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
+console.log(
+  `refused or reset: ${refused}; GOAWAY on ${tallies.filter((t) => t.goaway).length}, closed: ${tallies.filter((t) => t.closed).length}`,
+);
+console.log(
+  `heap+external: ${mib(before.heap)} -> ${mib(after.heap)} (+${mib(after.heap - before.heap)}); rss ${mib(before.rss)} -> ${mib(after.rss)}`,
+);
+console.log(
+  `peak rss: +${mib(peak.rss - before.rss)} (${mib(peak.rss)}); peak charged against the ceilings: ${mib(peak.charged)}, at the end ${mib(PROCESS_MEMORY.held)}`,
+);
 console.log(`heap committed+external: ${mib(before.committed)} -> ${mib(after.committed)} (+${mib(after.committed - before.committed)})`);
-console.log(`per connection: +${mib((after.heap - before.heap) / connections)}; per call held: ${accepted > 0 ? ((after.heap - before.heap) / accepted).toFixed(0) : '-'} bytes used, ${accepted > 0 ? ((after.rss - before.rss) / accepted).toFixed(0) : '-'} bytes RSS (upper bound: counts every call sent before the first refusal)`);
+console.log(
+  `per connection: +${mib((after.heap - before.heap) / connections)}; per call held: ${accepted > 0 ? ((after.heap - before.heap) / accepted).toFixed(0) : '-'} bytes used, ${accepted > 0 ? ((after.rss - before.rss) / accepted).toFixed(0) : '-'} bytes RSS (upper bound: counts every call sent before the first refusal)`,
+);
 for (const socket of sockets) socket.destroy();
 await server.close();

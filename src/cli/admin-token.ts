@@ -12,11 +12,15 @@ export async function readAdminSecretText(file: string, logger: Pick<Logger, 'wa
   try {
     text = (await readSecretFile(file, 'admin token file', logger)).toString('utf8');
   } catch (err) {
-    throw new JwtGrpcError('ERR_FILE', `--admin-token-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: 'admin-token-file' });
+    throw new JwtGrpcError('ERR_FILE', `--admin-token-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, {
+      field: 'admin-token-file',
+    });
   }
   const secret = text.replace(/\r?\n$/, '');
   if (secret.length === 0 || /\s/.test(secret)) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `--admin-token-file: ${file} must hold the secret on one line, without whitespace`, { field: 'admin-token-file' });
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `--admin-token-file: ${file} must hold the secret on one line, without whitespace`, {
+      field: 'admin-token-file',
+    });
   }
   return secret;
 }

@@ -60,14 +60,22 @@ function readOption(name: OptionName, flags: Readonly<Record<string, string | bo
 }
 
 /** The environment variables `serve` reads: every option's twin, and the worker number the cluster's primary sets. */
-const SERVE_VARIABLES: OptionNames = [...CLI_OPTIONS.map((name) => (OPTIONS[name].cli as CliSpec).env), 'JWT_GRPC_WORKER', 'JWT_GRPC_SPARE'];
+const SERVE_VARIABLES: OptionNames = [
+  ...CLI_OPTIONS.map((name) => (OPTIONS[name].cli as CliSpec).env),
+  'JWT_GRPC_WORKER',
+  'JWT_GRPC_SPARE',
+];
 
 /**
  * A `JWT_GRPC_` variable `serve` does not read is a misspelt or retired option
  * (`JWT_GRPC_ISUER`, and tokens would carry no iss): refused, as an unknown flag is.
  */
 function refuseUnknownVariables(env: NodeJS.ProcessEnv): void {
-  const ours = Object.fromEntries(Object.keys(env).filter((name) => name.startsWith('JWT_GRPC_')).map((name) => [name, true]));
+  const ours = Object.fromEntries(
+    Object.keys(env)
+      .filter((name) => name.startsWith('JWT_GRPC_'))
+      .map((name) => [name, true]),
+  );
   refuseUnknownOptions(ours, SERVE_VARIABLES, { owner: 'jwt-grpc serve', noun: 'an environment variable', elsewhere: nearestVariable });
 }
 

@@ -29,7 +29,11 @@ const TLS_FLAGS: Readonly<Record<string, FlagSpec>> = {
   'tls-ca': { type: 'string', usage: '--tls-ca FILE', help: "PEM CA bundle to trust instead of the system's" },
   'tls-cert': { type: 'string', usage: '--tls-cert FILE', help: 'PEM client certificate chain, for mutual TLS (with --tls-key)' },
   'tls-key': { type: 'string', usage: '--tls-key FILE', help: 'PEM private key of --tls-cert' },
-  'tls-server-name': { type: 'string', usage: '--tls-server-name NAME', help: "name to check the server's certificate against when the target is an address" },
+  'tls-server-name': {
+    type: 'string',
+    usage: '--tls-server-name NAME',
+    help: "name to check the server's certificate against when the target is an address",
+  },
 };
 
 const FLAGS = {
@@ -52,13 +56,18 @@ const FLAGS = {
     jti: { type: 'string', usage: '--jti JTI', help: "revoke by the token's jti instead of the token (with --exp)" },
     exp: { type: 'string', usage: '--exp UNIX', help: "the token's exp, seconds since the epoch (with --jti)" },
     reason: { type: 'string', usage: '--reason TEXT', help: "a note for the issuer's audit log" },
-    'admin-token-file': { type: 'string', usage: '--admin-token-file FILE', help: "file holding the issuer's admin secret (else: a client certificate its policy lists as a revoker)" },
+    'admin-token-file': {
+      type: 'string',
+      usage: '--admin-token-file FILE',
+      help: "file holding the issuer's admin secret (else: a client certificate its policy lists as a revoker)",
+    },
     ...TLS_FLAGS,
   },
 } satisfies Record<ClientCommand, Record<string, FlagSpec>>;
 
 const USAGE: Readonly<Record<ClientCommand, string>> = {
-  token: '  jwt-grpc token --target HOST:PORT --alg ALG --sub SUBJECT [--aud AUDIENCE] [--ttl SECONDS] [TLS flags]\n      prints a token from the issuer (GenerateJwt)',
+  token:
+    '  jwt-grpc token --target HOST:PORT --alg ALG --sub SUBJECT [--aud AUDIENCE] [--ttl SECONDS] [TLS flags]\n      prints a token from the issuer (GenerateJwt)',
   verify:
     '  jwt-grpc verify --target HOST:PORT [--aud AUDIENCE] [--iss ISSUER] [TLS flags] TOKEN\n      prints the issuer\'s verdict as JSON (VerifyJwt): {"valid":true,"sub":...,"claims":{...}} or {"valid":false,"reason":...}',
   revoke:
@@ -76,7 +85,16 @@ const EXIT_CODES: Readonly<Record<ClientCommand, string>> = {
 /** The help of `jwt-grpc token` or `jwt-grpc verify`. */
 export function clientHelpText(command: ClientCommand): string {
   const flags: Readonly<Record<string, FlagSpec>> = FLAGS[command];
-  return ['Usage:', USAGE[command], '', 'Flags:', ...Object.values(flags).map((flag) => `  ${flag.usage.padEnd(24)} ${flag.help}`), '', EXIT_CODES[command], ''].join('\n');
+  return [
+    'Usage:',
+    USAGE[command],
+    '',
+    'Flags:',
+    ...Object.values(flags).map((flag) => `  ${flag.usage.padEnd(24)} ${flag.help}`),
+    '',
+    EXIT_CODES[command],
+    '',
+  ].join('\n');
 }
 
 /** Parses `jwt-grpc token|verify ...` (argv after the command); throws `ERR_INVALID_OPTION` naming the flag. */
@@ -85,7 +103,12 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
     const options = Object.fromEntries(Object.entries(flags).map(([name, flag]) => [name, { type: flag.type }]));
-    parsed = parseArgs({ args: joinNegativeValues(argv, options), options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command !== 'token' });
+    parsed = parseArgs({
+      args: joinNegativeValues(argv, options),
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: command !== 'token',
+    });
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', `${command}: ${(err as Error).message}`);
   }
@@ -140,6 +163,7 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
 
 /** `--exp`: whole seconds since the epoch. */
 function parseUnixSeconds(text: string): number {
-  if (!/^\d{1,15}$/.test(text.trim())) throw invalidOption('--exp', `must be whole seconds since the Unix epoch, got ${JSON.stringify(text)}`);
+  if (!/^\d{1,15}$/.test(text.trim()))
+    throw invalidOption('--exp', `must be whole seconds since the Unix epoch, got ${JSON.stringify(text)}`);
   return Number(text.trim());
 }

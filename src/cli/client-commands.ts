@@ -71,7 +71,8 @@ function explainConnectionError(err: unknown, args: ClientTlsOptions & { target:
   } else if (CERTIFICATE_REQUIRED.test(err.details)) {
     hint = `the server refused the client certificate ${args.tlsCert}: it must be signed by a CA the server trusts (its --tls-client-ca)`;
   } else if (!usesTls && /Failed to connect/.test(err.details)) {
-    hint = 'the connection closed before any answer, as a TLS server closes a plaintext client: if the server serves TLS, add --tls (and --tls-ca FILE for a private CA)';
+    hint =
+      'the connection closed before any answer, as a TLS server closes a plaintext client: if the server serves TLS, add --tls (and --tls-ca FILE for a private CA)';
   } else if (usesTls && /wrong version number|packet length too long/i.test(err.details)) {
     hint = 'the server answered in plaintext: drop --tls and the other --tls-* options';
   }
@@ -145,7 +146,9 @@ export async function runRevokeCommand(args: RevokeCommandArgs, output: CommandO
   if (!byToken && args.exp === undefined) throw invalidOption('--exp', "is required with --jti: the token's exp, seconds since the epoch");
   const metadata = new CallMetadata();
   if (args.adminTokenFile !== undefined) metadata.set('authorization', `Bearer ${await readAdminSecretText(args.adminTokenFile)}`);
-  const request = byToken ? { jwt: args.token, reason: args.reason ?? '' } : { jti: args.jti, expires_at: args.exp, reason: args.reason ?? '' };
+  const request = byToken
+    ? { jwt: args.token, reason: args.reason ?? '' }
+    : { jti: args.jti, expires_at: args.exp, reason: args.reason ?? '' };
   const answer = await withClient(args, (client) => client.revokeJwt(request, { metadata }));
   output.stdout.write(`${JSON.stringify({ revoked: answer.revoked, expires_at: answer.expires_at })}\n`);
   return 0;

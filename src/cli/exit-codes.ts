@@ -5,8 +5,16 @@
 
 /** Each exit code, what it means for `serve`, and for the other commands (token, verify, revoke, keys). */
 export const EXIT_CODES = [
-  { code: 0, serve: 'after a clean shutdown (SIGTERM or SIGINT drained it)', commands: 'done: a token printed, a valid token (verify), a token revoked, a key file written' },
-  { code: 1, serve: 'cannot start, or its workers crash in a loop', commands: 'refused or failed: the call failed, the token is not valid (verify), a keys command refused' },
+  {
+    code: 0,
+    serve: 'after a clean shutdown (SIGTERM or SIGINT drained it)',
+    commands: 'done: a token printed, a valid token (verify), a token revoked, a key file written',
+  },
+  {
+    code: 1,
+    serve: 'cannot start, or its workers crash in a loop',
+    commands: 'refused or failed: the call failed, the token is not valid (verify), a keys command refused',
+  },
   { code: 2, serve: 'a bad option: unknown, missing or out of range (the message names it)', commands: 'the same: a bad option' },
 ] as const;
 

@@ -14,7 +14,8 @@ function describe(name: OptionName): string {
   // A boolean's help starts with a verb; its switch turns it off.
   const help = cli.negate === true ? `do not ${row.help}` : row.help;
   const shown = row.default !== undefined && row.kind.showAsText !== undefined ? row.kind.showAsText(row.default) : defaultText(name);
-  const notes = cli.negate === true ? [] : [row.default !== undefined || row.defaultText !== undefined ? `default ${shown}` : '', row.kind.range];
+  const notes =
+    cli.negate === true ? [] : [row.default !== undefined || row.defaultText !== undefined ? `default ${shown}` : '', row.kind.range];
   const note = notes.filter((part) => part !== '').join('; ');
   const line = `  ${usage.padEnd(COLUMN)} ${help}${note === '' ? '' : ` (${note})`}`;
   return cli.flag === undefined ? line : `${line}\n  ${''.padEnd(COLUMN)} env: ${cli.env}${isSwitch(row) ? '=1' : ''}`;

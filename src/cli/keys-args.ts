@@ -65,12 +65,30 @@ interface FlagSpec {
 }
 
 const FLAGS: Readonly<Record<string, FlagSpec>> = {
-  alg: { type: 'string', multiple: true, usage: '--alg ALG', help: `algorithm of the new key: ${ALGORITHMS.join(', ')} (generate: repeat for several keys)` },
-  kid: { type: 'string', multiple: true, usage: '--kid KID', help: 'kid of the new key (generate: one per --alg, in order); default ALG-DATE-RANDOM, e.g. es256-20261123-9f3a6c2e' },
+  alg: {
+    type: 'string',
+    multiple: true,
+    usage: '--alg ALG',
+    help: `algorithm of the new key: ${ALGORITHMS.join(', ')} (generate: repeat for several keys)`,
+  },
+  kid: {
+    type: 'string',
+    multiple: true,
+    usage: '--kid KID',
+    help: 'kid of the new key (generate: one per --alg, in order); default ALG-DATE-RANDOM, e.g. es256-20261123-9f3a6c2e',
+  },
   out: { type: 'string', usage: '--out FILE', help: 'the key file to write (mode 0600)' },
   keys: { type: 'string', usage: '--keys FILE', help: `the key file (env: ${KEYS_ENV})` },
-  stage: { type: 'boolean', usage: '--stage', help: 'add a new key as verify-only: published by every server that reloads, signing nothing' },
-  activate: { type: 'string', usage: '--activate KID', help: 'make a staged key the signer of its algorithm; its old signer becomes verify-only, stamped deactivated_at' },
+  stage: {
+    type: 'boolean',
+    usage: '--stage',
+    help: 'add a new key as verify-only: published by every server that reloads, signing nothing',
+  },
+  activate: {
+    type: 'string',
+    usage: '--activate KID',
+    help: 'make a staged key the signer of its algorithm; its old signer becomes verify-only, stamped deactivated_at',
+  },
   retire: { type: 'string', usage: '--retire KID', help: 'remove a deactivated key once the tokens it signed have expired' },
   'max-ttl': {
     type: 'string',
@@ -83,7 +101,11 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
     usage: '--pkcs11 URI',
     help: 'make the new key inside an HSM: an RFC 7512 URI with object= and module-path=; the PIN from pin-source=file:PATH or JWT_GRPC_PKCS11_PIN',
   },
-  kms: { type: 'string', usage: '--kms alias/NAME', help: 'make the new key inside AWS KMS under this alias (AWS_REGION, credentials, AWS_ENDPOINT_URL apply)' },
+  kms: {
+    type: 'string',
+    usage: '--kms alias/NAME',
+    help: 'make the new key inside AWS KMS under this alias (AWS_REGION, credentials, AWS_ENDPOINT_URL apply)',
+  },
 };
 
 const ACTIONS = {
@@ -150,12 +172,20 @@ function handleTarget(values: Record<string, unknown>): HandleTarget | undefined
 export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): KeysArgs {
   const [action, ...rest] = argv;
   if (action === undefined || action === '--help' || action === '-h' || action === 'help') return { action: 'help' };
-  if (!(action in ACTIONS)) throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown keys command ${JSON.stringify(action)}: generate, rotate or public`);
+  if (!(action in ACTIONS))
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown keys command ${JSON.stringify(action)}: generate, rotate or public`);
   const allowed: readonly string[] = ACTIONS[action as Action];
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
-    const options = Object.fromEntries(allowed.map((name) => [name, { type: FLAGS[name]?.type ?? 'string', multiple: FLAGS[name]?.multiple === true }]));
-    values = parseArgs({ args: joinNegativeValues(rest, options), options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+    const options = Object.fromEntries(
+      allowed.map((name) => [name, { type: FLAGS[name]?.type ?? 'string', multiple: FLAGS[name]?.multiple === true }]),
+    );
+    values = parseArgs({
+      args: joinNegativeValues(rest, options),
+      options: { ...options, help: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
   } catch (err) {
     throw new JwtGrpcError('ERR_INVALID_OPTION', `keys ${action}: ${(err as Error).message}`);
   }
@@ -191,8 +221,19 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
         throw invalidOption(values['max-ttl'] !== undefined ? '--max-ttl' : '--force', 'applies to --retire only');
       }
       const maxTtlText = (values['max-ttl'] as string | undefined) ?? (env[MAX_TTL_ENV] || undefined);
-      const maxTtlSeconds = maxTtlText === undefined ? optionValue('maxTtlSeconds', undefined) : OPTIONS.maxTtlSeconds.kind.parse(maxTtlText, '--max-ttl');
-      return { action: 'rotate', file: keysFile(), phase, alg: algs[0], kid: kids[0], target: activate ?? retire, maxTtlSeconds, force, handle };
+      const maxTtlSeconds =
+        maxTtlText === undefined ? optionValue('maxTtlSeconds', undefined) : OPTIONS.maxTtlSeconds.kind.parse(maxTtlText, '--max-ttl');
+      return {
+        action: 'rotate',
+        file: keysFile(),
+        phase,
+        alg: algs[0],
+        kid: kids[0],
+        target: activate ?? retire,
+        maxTtlSeconds,
+        force,
+        handle,
+      };
     }
     case 'public':
       return { action: 'public', file: keysFile() };

@@ -21,10 +21,16 @@ import { registerBuiltinBackends } from '../keys/backends/index.js';
 type Print = (line: string) => void;
 
 /** A new private key for `alg` as a key file entry, under `kid` or a fresh one no entry of `taken` has. */
-async function newKeyEntry(alg: Algorithm, kid: string | undefined, taken: ReadonlySet<string>, handle?: HandleTarget): Promise<KeyFileEntry> {
+async function newKeyEntry(
+  alg: Algorithm,
+  kid: string | undefined,
+  taken: ReadonlySet<string>,
+  handle?: HandleTarget,
+): Promise<KeyFileEntry> {
   let chosen = kid ?? newKid(alg);
   while (kid === undefined && taken.has(chosen)) chosen = newKid(alg);
-  if (taken.has(chosen)) throw new JwtGrpcError('ERR_INVALID_KEY', `the key file already has a key with kid ${JSON.stringify(chosen)}`, { field: chosen });
+  if (taken.has(chosen))
+    throw new JwtGrpcError('ERR_INVALID_KEY', `the key file already has a key with kid ${JSON.stringify(chosen)}`, { field: chosen });
   // Made inside the HSM or KMS: the file gets the reference and the public key only.
   if (handle !== undefined) {
     registerBuiltinBackends();
@@ -37,7 +43,11 @@ async function newKeyEntry(alg: Algorithm, kid: string | undefined, taken: Reado
 function describe(keys: KeySet, kid: string): string {
   const info = keys.keys.find((key) => key.kid === kid);
   if (info === undefined) return kid;
-  const role = info.active ? 'signs' : info.deactivatedAt !== undefined ? `verify-only since ${rfc3339(info.deactivatedAt)}` : 'verify-only';
+  const role = info.active
+    ? 'signs'
+    : info.deactivatedAt !== undefined
+      ? `verify-only since ${rfc3339(info.deactivatedAt)}`
+      : 'verify-only';
   return `${kid} (${info.alg}, ${role})`;
 }
 

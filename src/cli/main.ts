@@ -73,7 +73,8 @@ main().then(
       process.stderr.write(`jwt-grpc: ${asCommandLine(err)}\n`);
       if (err.code === 'ERR_INVALID_OPTION') {
         const sub = process.argv[2];
-        const help = sub === 'keys' || sub === 'token' || sub === 'verify' || sub === 'revoke' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
+        const help =
+          sub === 'keys' || sub === 'token' || sub === 'verify' || sub === 'revoke' ? `jwt-grpc ${sub} --help` : 'jwt-grpc --help';
         process.stderr.write(`Run '${help}' for the options.\n`);
         process.exit(EXIT.badOption);
       }

@@ -66,15 +66,25 @@ async function checkTlsFiles(cli: ServeArgs['cli']): Promise<void> {
     if (file === undefined) continue;
     const text = await readFile(file);
     if (!PEM_BLOCKS[flag].begins.test(text.toString('latin1'))) {
-      throw new JwtGrpcError('ERR_FILE', `${flag}: ${file} is not ${PEM_BLOCKS[flag].what} (no ${PEM_BLOCKS[flag].line} line)`, { field: flag });
+      throw new JwtGrpcError('ERR_FILE', `${flag}: ${file} is not ${PEM_BLOCKS[flag].what} (no ${PEM_BLOCKS[flag].line} line)`, {
+        field: flag,
+      });
     }
     pem[flag] = text;
   }
   try {
-    createSecureContext({ cert: pem['--tls-cert'], key: pem['--tls-key'], ...(pem['--tls-client-ca'] === undefined ? {} : { ca: pem['--tls-client-ca'] }) });
+    createSecureContext({
+      cert: pem['--tls-cert'],
+      key: pem['--tls-key'],
+      ...(pem['--tls-client-ca'] === undefined ? {} : { ca: pem['--tls-client-ca'] }),
+    });
   } catch (err) {
     const reason = (err as Error).message.replace(/^error:[0-9A-F]+:/, '');
-    throw new JwtGrpcError('ERR_FILE', `--tls-cert/--tls-key: ${tlsCert} and ${tlsKey} are not a certificate and its private key (${reason})`, { field: '--tls-cert' });
+    throw new JwtGrpcError(
+      'ERR_FILE',
+      `--tls-cert/--tls-key: ${tlsCert} and ${tlsKey} are not a certificate and its private key (${reason})`,
+      { field: '--tls-cert' },
+    );
   }
 }
 
@@ -83,7 +93,10 @@ async function checkTlsFiles(cli: ServeArgs['cli']): Promise<void> {
  * warns once, there, about a secret file (`secret` says what it holds) open to group, others
  * or another user (the workers, reading the same files, do not repeat it).
  */
-async function checkReadable(files: readonly { readonly file: string | undefined; readonly secret?: string }[], logger: Logger): Promise<void> {
+async function checkReadable(
+  files: readonly { readonly file: string | undefined; readonly secret?: string }[],
+  logger: Logger,
+): Promise<void> {
   for (const { file, secret } of files) {
     if (file === undefined) continue;
     try {
@@ -94,7 +107,6 @@ async function checkReadable(files: readonly { readonly file: string | undefined
     }
   }
 }
-
 
 /** What every JSON log line of this process says about it: the worker's slot, or `primary`. */
 function processBindings(workers: number): Record<string, unknown> {
@@ -107,7 +119,12 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const { cli, cluster, server, files } = args;
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
   await checkReadable(
-    [{ file: cli.tlsCert }, { file: cli.tlsKey, secret: 'TLS private key' }, { file: cli.tlsClientCa }, { file: server.adminTokenFile, secret: 'admin token file' }],
+    [
+      { file: cli.tlsCert },
+      { file: cli.tlsKey, secret: 'TLS private key' },
+      { file: cli.tlsClientCa },
+      { file: server.adminTokenFile, secret: 'admin token file' },
+    ],
     logger,
   );
   await checkTlsFiles(cli);
@@ -148,7 +165,8 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   }
   if (handle.role !== 'worker') {
     // Only a server that traces loads the tracing module (and names its exporter, endpoint and sampler).
-    const tracing = server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
+    const tracing =
+      server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
     // The last line: the drain is over (a `kill %1; wait %1` would otherwise end in silence).
     void handle.done.then((code) => logger.info(`stopped (exit ${code})`));
     const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
@@ -167,7 +185,9 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
         ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
         ...(handle.httpPort === undefined
           ? []
-          : [`  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`]),
+          : [
+              `  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`,
+            ]),
         `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
         `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
         `  tracing: ${tracing}`,
@@ -181,9 +201,15 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */
 function describeRevocations(server: ServeArgs['server'], revokers: number): string {
-  const kept = server.revocations !== undefined ? `file ${server.revocations}` : server.revocationStore !== undefined
+  const kept =
+    server.revocations !== undefined
+      ? `file ${server.revocations}`
+      : server.revocationStore !== undefined
         ? OPTIONS.revocationStore.kind.show(server.revocationStore) // a URL's password is masked
         : 'in memory only';
-  const who = [...(server.adminTokenFile === undefined ? [] : ['admin secret']), ...(revokers === 0 ? [] : [`${revokers} policy revokers`])];
+  const who = [
+    ...(server.adminTokenFile === undefined ? [] : ['admin secret']),
+    ...(revokers === 0 ? [] : [`${revokers} policy revokers`]),
+  ];
   return `${kept}; RevokeJwt ${who.length === 0 ? 'off (no --admin-token-file, no revokers)' : `for ${who.join(', ')}`}; jti ${server.jti === false ? 'off (--no-jti)' : 'on'}`;
 }

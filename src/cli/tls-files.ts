@@ -30,7 +30,10 @@ async function readPem(file: string, what: string, logger?: Pick<Logger, 'warn'>
 }
 
 /** Channel credentials and options for {@link createJwtClient} from file-based TLS options; plaintext when none is given. A client key file open to group, others or another user is warned about on `logger`. */
-export async function clientTransport(options: ClientTlsOptions, logger: Pick<Logger, 'warn'> = createStderrLogger()): Promise<{ credentials: ChannelCredentials; channelOptions: ChannelOptions }> {
+export async function clientTransport(
+  options: ClientTlsOptions,
+  logger: Pick<Logger, 'warn'> = createStderrLogger(),
+): Promise<{ credentials: ChannelCredentials; channelOptions: ChannelOptions }> {
   const { tlsCa, tlsCert, tlsKey, tlsServerName } = options;
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw invalidOption('--tls-cert/--tls-key', 'give both or neither');
   const useTls = options.tls === true || tlsCa !== undefined || tlsCert !== undefined || tlsServerName !== undefined;

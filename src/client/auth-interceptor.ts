@@ -74,7 +74,8 @@ export interface CallWithMetadata {
  */
 export function verifiedClaims(call: CallWithMetadata): JwtPayload {
   const claims = claimsByRequest.get(call.metadata);
-  if (claims === undefined) throw unauthenticated(call, 'no verified token on this call (is jwtAuthInterceptor installed, and the method not public?)');
+  if (claims === undefined)
+    throw unauthenticated(call, 'no verified token on this call (is jwtAuthInterceptor installed, and the method not public?)');
   return claims;
 }
 
@@ -191,7 +192,9 @@ export function jwtAuthInterceptor(verifier: TokenVerifier, options: JwtAuthInte
   const onCallStart = (call: CallContext): void | Promise<void> => onJwtServerCall(policy, call);
   const grpcJsInterceptor: GrpcServerInterceptor = (method, call) => {
     if (policy.authenticator.isPublic(method.path)) return new ServerInterceptingCall(call);
-    const listener: ServerListener = { onReceiveMetadata: (metadata: GrpcMetadata, next) => onGrpcJsCall(policy, method.path, call, metadata, next) };
+    const listener: ServerListener = {
+      onReceiveMetadata: (metadata: GrpcMetadata, next) => onGrpcJsCall(policy, method.path, call, metadata, next),
+    };
     return new ServerInterceptingCall(call, { start: (next) => next(listener) });
   };
   return Object.assign(grpcJsInterceptor, { onCallStart, onServe });
@@ -231,7 +234,13 @@ function onJwtServerCall(policy: CallPolicy, call: CallContext): void | Promise<
 }
 
 /** A grpc-js Server's adapter: the decision, a refusal sent as the call's status, an admission passing the metadata on. */
-function onGrpcJsCall(policy: CallPolicy, path: string, call: ServerInterceptingCallInterface, metadata: GrpcMetadata, next: (metadata: GrpcMetadata) => void): void {
+function onGrpcJsCall(
+  policy: CallPolicy,
+  path: string,
+  call: ServerInterceptingCallInterface,
+  metadata: GrpcMetadata,
+  next: (metadata: GrpcMetadata) => void,
+): void {
   const settle = (verdict: Verdict): void => {
     if (!('claims' in verdict)) {
       call.sendStatus({ code: verdict.status, details: verdict.details, metadata: new (grpcJs().Metadata)() });

@@ -93,9 +93,7 @@ export const AUTH_INTERCEPTOR_OPTION_NAMES = optionNames<JwtAuthInterceptorOptio
 });
 
 /** A call let in, with the payload its token carries, or refused with a status and why. */
-export type AuthOutcome =
-  | { readonly claims: JwtPayload }
-  | { readonly status: StatusCode; readonly details: string };
+export type AuthOutcome = { readonly claims: JwtPayload } | { readonly status: StatusCode; readonly details: string };
 
 /**
  * The transport-free half of an auth interceptor, its options validated once: which

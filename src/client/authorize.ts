@@ -66,7 +66,10 @@ export interface AuthorizeOptions {
 }
 
 /** Decides a verified call: undefined to let it in, else the refusal; a promise only when the hook answers with one. @internal */
-export type Authorizer = (claims: JwtPayload, call: AuthorizeCall) => GrpcStatusError | undefined | PromiseLike<GrpcStatusError | undefined>;
+export type Authorizer = (
+  claims: JwtPayload,
+  call: AuthorizeCall,
+) => GrpcStatusError | undefined | PromiseLike<GrpcStatusError | undefined>;
 
 function denied(method: string, why: string): GrpcStatusError {
   return new GrpcStatusError(GrpcStatus.PERMISSION_DENIED, `${method}: ${why}`);
@@ -92,9 +95,11 @@ function ruleProblem(rule: MethodRule, claims: JwtPayload, method: string): Grpc
 function checkRules(value: unknown): ReadonlyMap<string, MethodRule> {
   const rules = new Map<string, MethodRule>();
   if (value === undefined) return rules;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidOption('methods', 'must be an object of method paths to rules');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalidOption('methods', 'must be an object of method paths to rules');
   for (const [path, rule] of Object.entries(value)) {
-    if (!/^\/[^/]+\/[^/]+$/.test(path)) throw invalidOption('methods', `${JSON.stringify(path)} is not a full method path like "/package.Service/Method"`);
+    if (!/^\/[^/]+\/[^/]+$/.test(path))
+      throw invalidOption('methods', `${JSON.stringify(path)} is not a full method path like "/package.Service/Method"`);
     if (typeof rule !== 'object' || rule === null) throw invalidOption(`methods["${path}"]`, 'must be an object');
     refuseUnknownOptions(rule, METHOD_RULE_NAMES, { path: `methods["${path}"]`, owner: 'a method rule' });
     for (const [field, list] of Object.entries(rule as Record<string, unknown>)) {
@@ -114,7 +119,10 @@ function checkRules(value: unknown): ReadonlyMap<string, MethodRule> {
 function unlistedOption(value: unknown, hasRules: boolean): UnlistedMethods {
   if (value === undefined) return hasRules ? 'deny' : 'allow-any-valid-token';
   if (!UNLISTED_METHODS.includes(value as UnlistedMethods)) {
-    throw invalidOption('unlistedMethods', `must be ${UNLISTED_METHODS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(value)}`);
+    throw invalidOption(
+      'unlistedMethods',
+      `must be ${UNLISTED_METHODS.map((name) => `'${name}'`).join(' or ')}, got ${JSON.stringify(value)}`,
+    );
   }
   return value as UnlistedMethods;
 }
@@ -126,13 +134,16 @@ export function createAuthorizer(options: AuthorizeOptions): Authorizer | undefi
   const hook = options.authorize;
   if (hook !== undefined && typeof hook !== 'function') throw invalidOption('authorize', 'must be a function (claims, call) => boolean');
   if (rules.size === 0 && hook === undefined && !denyUnlisted) return undefined;
-  const byHook = (allowed: boolean, method: string): GrpcStatusError | undefined => (allowed === true ? undefined : denied(method, 'not authorized'));
+  const byHook = (allowed: boolean, method: string): GrpcStatusError | undefined =>
+    allowed === true ? undefined : denied(method, 'not authorized');
   return (claims, call) => {
     const rule = rules.get(call.method);
     if (rule === undefined && denyUnlisted) return denied(call.method, "no rule in methods names it, and unlistedMethods is 'deny'");
     const problem = rule === undefined ? undefined : ruleProblem(rule, claims, call.method);
     if (problem !== undefined || hook === undefined) return problem;
     const answer = hook(claims, call);
-    return typeof answer === 'boolean' ? byHook(answer, call.method) : Promise.resolve(answer).then((allowed) => byHook(allowed, call.method));
+    return typeof answer === 'boolean'
+      ? byHook(answer, call.method)
+      : Promise.resolve(answer).then((allowed) => byHook(allowed, call.method));
   };
 }

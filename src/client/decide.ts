@@ -70,7 +70,8 @@ const AUTHORIZATION_FAILED = 'authorization failed';
 
 /** Step 3: the method rules and the hook, a throw or rejection of the hook refused like one of a verifier. */
 function authorize(authorizer: Authorizer, claims: JwtPayload, call: AuthorizeCall): Verdict | Promise<Verdict> {
-  const toVerdict = (refusal: GrpcStatusError | undefined): Verdict => (refusal === undefined ? { claims } : failedStep(refusal, AUTHORIZATION_FAILED));
+  const toVerdict = (refusal: GrpcStatusError | undefined): Verdict =>
+    refusal === undefined ? { claims } : failedStep(refusal, AUTHORIZATION_FAILED);
   let answer: ReturnType<Authorizer>;
   try {
     answer = authorizer(claims, call);
@@ -116,7 +117,8 @@ function afterAuthentication(policy: CallPolicy, facts: CallFacts, outcome: Auth
 export function decide(policy: CallPolicy, facts: CallFacts): Verdict | Promise<Verdict> {
   const { authenticator } = policy;
   const trace = facts.trace;
-  const outcome = trace === undefined ? authenticator.authenticate(facts.tokens) : trace.run(() => authenticator.authenticate(facts.tokens));
+  const outcome =
+    trace === undefined ? authenticator.authenticate(facts.tokens) : trace.run(() => authenticator.authenticate(facts.tokens));
   if (!isThenable(outcome)) return afterAuthentication(policy, facts, outcome);
   return Promise.resolve(outcome).then((authenticated) => afterAuthentication(policy, facts, authenticated));
 }

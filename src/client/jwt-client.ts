@@ -50,7 +50,12 @@ export interface JwtClientOptions {
 }
 
 /** The names {@link JwtClientOptions} holds; an object with another is refused. */
-const CLIENT_OPTION_NAMES = optionNames<JwtClientOptions>({ credentials: true, loadBalancing: true, channelOptions: true, deadlineMs: true });
+const CLIENT_OPTION_NAMES = optionNames<JwtClientOptions>({
+  credentials: true,
+  loadBalancing: true,
+  channelOptions: true,
+  deadlineMs: true,
+});
 
 /**
  * Per-call options of a {@link JwtClient} method.
@@ -127,7 +132,8 @@ function channelOptions(options: JwtClientOptions): ChannelOptions {
 }
 
 function makeClient(target: unknown, options: JwtClientOptions): Client {
-  if (typeof target !== 'string' || target.length === 0) throw invalidOption('target', `must be a non-empty string, got ${JSON.stringify(target)}`);
+  if (typeof target !== 'string' || target.length === 0)
+    throw invalidOption('target', `must be a non-empty string, got ${JSON.stringify(target)}`);
   // grpc-js loads with the first client, not with the package: importing jwt-grpc loads none of it.
   const { ChannelCredentials, Client, credentials: grpcCredentials } = grpcJs();
   const channelCredentials = options.credentials ?? grpcCredentials.createInsecure();
@@ -171,8 +177,12 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
   function unary<Req, Res>(method: ClientMethod<Req, Res>, request: Req, callOptions: JwtCallOptions | undefined): Promise<Res> {
     if (closed) return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, `client of ${target} is closed`));
     const signal = callOptions?.signal;
-    if (signal?.aborted === true) return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, 'call aborted before it started', { cause: signal.reason }));
-    const deadlineMs = callOptions?.deadlineMs === undefined ? defaultDeadlineMs : integerOption('deadlineMs', callOptions.deadlineMs, 0, 1, MAX_DEADLINE_MS);
+    if (signal?.aborted === true)
+      return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, 'call aborted before it started', { cause: signal.reason }));
+    const deadlineMs =
+      callOptions?.deadlineMs === undefined
+        ? defaultDeadlineMs
+        : integerOption('deadlineMs', callOptions.deadlineMs, 0, 1, MAX_DEADLINE_MS);
     return new Promise<Res>((resolve, reject) => {
       const onAbort = (): void => call.cancel();
       const metadata = toGrpcMetadata(callOptions?.metadata);

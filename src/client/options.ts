@@ -12,6 +12,7 @@ export function integerOption(name: string, value: unknown, fallback: number, mi
 /** An optional non-empty string option. */
 export function stringOption(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0) throw invalidOption(name, `must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value.length === 0)
+    throw invalidOption(name, `must be a non-empty string, got ${JSON.stringify(value)}`);
   return value;
 }

@@ -41,7 +41,8 @@ function httpUrl(value: unknown, name: string): URL {
   } catch {
     throw invalidOption(name, `must be an http(s) URL, got ${JSON.stringify(value)}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidOption(name, `must be an http(s) URL, got ${JSON.stringify(value)}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw invalidOption(name, `must be an http(s) URL, got ${JSON.stringify(value)}`);
   return url;
 }
 
@@ -66,9 +67,11 @@ async function get(url: URL, etag: string | undefined): Promise<{ status: number
     throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: HTTP ${response.status}`);
   }
   const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > HTTP_JWKS_DEFAULTS.maxBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: ${declared} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`);
+  if (declared > HTTP_JWKS_DEFAULTS.maxBytes)
+    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: ${declared} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`);
   const body = await response.text();
-  if (Buffer.byteLength(body) > HTTP_JWKS_DEFAULTS.maxBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`);
+  if (Buffer.byteLength(body) > HTTP_JWKS_DEFAULTS.maxBytes)
+    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`);
   return { status: 200, etag: response.headers.get('etag') ?? undefined, body };
 }
 
@@ -86,7 +89,11 @@ async function discover(issuer: string): Promise<URL> {
   } catch {
     throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: not JSON`);
   }
-  if (document.issuer !== issuer) throw new JwtGrpcError('ERR_FETCH', `discovery at ${url.href} names issuer ${JSON.stringify(document.issuer)}, not ${JSON.stringify(issuer)}`);
+  if (document.issuer !== issuer)
+    throw new JwtGrpcError(
+      'ERR_FETCH',
+      `discovery at ${url.href} names issuer ${JSON.stringify(document.issuer)}, not ${JSON.stringify(issuer)}`,
+    );
   if (typeof document.jwks_uri !== 'string') throw new JwtGrpcError('ERR_FETCH', `discovery at ${url.href} has no jwks_uri`);
   return httpUrl(document.jwks_uri, 'jwks_uri');
 }

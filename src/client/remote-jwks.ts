@@ -36,9 +36,12 @@ function importJwk(jwk: unknown): KeyEntry | Omit<RefusedJwk, 'kid'> {
   const record = jwk as Record<string, unknown>;
   // A secret in a published set is no secret: whoever reads the set could sign.
   if (record['kty'] === 'oct') return { reason: 'unsupported', problem: 'secret (oct) keys are never taken from a JWK Set' };
-  if (record['use'] !== undefined && record['use'] !== 'sig') return { reason: 'unsupported', problem: `use ${JSON.stringify(record['use'])} is not "sig"` };
+  if (record['use'] !== undefined && record['use'] !== 'sig')
+    return { reason: 'unsupported', problem: `use ${JSON.stringify(record['use'])} is not "sig"` };
   try {
-    return importKeys({ keys: [publicMembers(record)] }).entries().next().value as KeyEntry;
+    return importKeys({ keys: [publicMembers(record)] })
+      .entries()
+      .next().value as KeyEntry;
   } catch (err) {
     // Imported alone, the key is `keys[0]` of a set of one: its place in the fetched set is the log line's, not this.
     return { reason: refusalReason(err), problem: (err as Error).message.replace(/^keys\[0\]/, 'key') };

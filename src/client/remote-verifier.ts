@@ -7,7 +7,14 @@ import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
 import { metricsRegistry } from '../options/kinds.js';
-import { type AnyAudience, type CheckedExpectations, type ClaimExpectations, audienceOption, checkedAudience, expectationsFor } from '../tokens/claims.js';
+import {
+  type AnyAudience,
+  type CheckedExpectations,
+  type ClaimExpectations,
+  audienceOption,
+  checkedAudience,
+  expectationsFor,
+} from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
 import { GrpcStatusError, GrpcStatus } from '../transport/handler-api.js';
@@ -182,7 +189,8 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
   checkHttpLocation(source);
   const http = isHttpJwksLocation(source) ? httpJwksSource(source) : undefined;
   const client: JwksIssuer = http ?? (source as JwksIssuer);
-  if (typeof client?.getJwks !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
+  if (typeof client?.getJwks !== 'function')
+    throw invalidOption('client', 'must be a JwtClient (createJwtClient), { issuerUrl } or { jwksUrl }');
   // From JavaScript, no options at all: the error names the one it must have.
   const options = given ?? ({} as RemoteVerifierOptions);
   const audience = audienceOption(options.audience, true) as string | AnyAudience;
@@ -196,7 +204,10 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
     cooldownMs: integerOption('cooldownMs', options.cooldownMs, REMOTE_VERIFIER_DEFAULTS.cooldownMs, 0, 86_400_000),
     maxAgeMs: integerOption('maxAgeMs', options.maxAgeMs, REMOTE_VERIFIER_DEFAULTS.maxAgeMs, 1, 7 * 86_400_000),
     logger: options.logger ?? createStderrLogger(),
-    rejected: options.metricsRegistry === undefined ? undefined : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry')),
+    rejected:
+      options.metricsRegistry === undefined
+        ? undefined
+        : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry')),
     statusListOrigins: statusListOrigins(source, issuer, options.statusListOrigins),
   };
 }
@@ -266,7 +277,8 @@ class RemoteJwksVerifier {
 
   /** A set older than maxAgeMs is refetched in the background; calls go on with it. */
   #refreshIfOld(current: KeyState, now: number): void {
-    if (now - current.fetchedAtMs >= this.#settings.maxAgeMs && !this.#fetch.running && this.#mayFetch(now)) this.#fetch.run().catch(() => {});
+    if (now - current.fetchedAtMs >= this.#settings.maxAgeMs && !this.#fetch.running && this.#mayFetch(now))
+      this.#fetch.run().catch(() => {});
   }
 
   /** True when a fetch may start now: rate-limited so that unknown kids or a down issuer cannot drive a fetch per call. */
@@ -342,7 +354,8 @@ class RemoteJwksVerifier {
     if (state !== undefined && state.jwksJson === jwksJson) return { ...state, fetchedAtMs: now };
     const parsed = parseJwks(jwksJson, this.#issuerTarget);
     this.#reportRefused(parsed.refused);
-    if (parsed.keySet === undefined) this.#logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: this.#issuerTarget });
+    if (parsed.keySet === undefined)
+      this.#logger.warn('JWK Set has no key that can verify: every token is UNKNOWN_KEY', { issuer: this.#issuerTarget });
     else this.#logger.info('JWK Set loaded', { issuer: this.#issuerTarget, kids: parsed.keys.map((key) => key.kid) });
     const { clockToleranceSeconds } = this.#settings;
     return {

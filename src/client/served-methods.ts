@@ -40,6 +40,9 @@ export function refuseUnservedPaths(paths: Iterable<string>, served: ReadonlySet
     if (served.has(path)) continue;
     const nearest = nearestMethod(path, served);
     const hint = nearest === undefined ? 'the server serves no method' : `the nearest served method is ${JSON.stringify(nearest)}`;
-    throw invalidOption(field(path), `${JSON.stringify(path)} names no method this server serves (${hint}); a rule that matches nothing protects nothing`);
+    throw invalidOption(
+      field(path),
+      `${JSON.stringify(path)} names no method this server serves (${hint}); a rule that matches nothing protects nothing`,
+    );
   }
 }

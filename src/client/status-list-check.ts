@@ -50,7 +50,9 @@ interface CachedList {
 export type VerifyWithJwks = (token: string) => Promise<VerifyResult>;
 
 /** The status a token's `status` claim leads to. @internal */
-export type StatusOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: 'REVOKED' | 'MALFORMED' | 'ISSUER_MISMATCH'; readonly message: string };
+export type StatusOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: 'REVOKED' | 'MALFORMED' | 'ISSUER_MISMATCH'; readonly message: string };
 
 const OK: StatusOutcome = { ok: true };
 
@@ -62,7 +64,8 @@ function describe(err: unknown): string {
 /** The `status_list` reference of a `status` claim (section 6.2), or why it is unusable. */
 function reference(status: unknown): { idx: number; uri: URL } | string {
   const list = (status as { status_list?: unknown } | null)?.status_list as { idx?: unknown; uri?: unknown } | undefined;
-  if (typeof status !== 'object' || status === null || typeof list !== 'object' || list === null) return 'claim status has no status_list object';
+  if (typeof status !== 'object' || status === null || typeof list !== 'object' || list === null)
+    return 'claim status has no status_list object';
   if (!Number.isSafeInteger(list.idx) || (list.idx as number) < 0) return 'claim status.status_list.idx must be a non-negative integer';
   if (typeof list.uri !== 'string') return 'claim status.status_list.uri must be a string';
   try {
@@ -84,7 +87,8 @@ export interface StatusListCheckOptions {
 function freshUntil(payload: JwtPayload, fetchedAtMs: number, expMs: number): number {
   const defaults = STATUS_LIST_CHECK_DEFAULTS;
   const ttl = payload['ttl'];
-  const ttlSeconds = typeof ttl === 'number' && ttl > 0 ? Math.min(Math.max(ttl, defaults.minTtlSeconds), defaults.maxTtlSeconds) : defaults.maxTtlSeconds;
+  const ttlSeconds =
+    typeof ttl === 'number' && ttl > 0 ? Math.min(Math.max(ttl, defaults.minTtlSeconds), defaults.maxTtlSeconds) : defaults.maxTtlSeconds;
   const since = typeof payload.iat === 'number' ? Math.min(fetchedAtMs, payload.iat * 1000) : fetchedAtMs;
   return Math.min(Math.max(since + ttlSeconds * 1000, fetchedAtMs + defaults.minReuseMs), expMs);
 }
@@ -132,7 +136,11 @@ export class StatusListCheck {
     if (typeof ref === 'string') return { ok: false, reason: 'MALFORMED', message: ref };
     const uri = ref.uri.href;
     if ((ref.uri.protocol !== 'https:' && ref.uri.protocol !== 'http:') || !this.#allowedOrigins.has(ref.uri.origin)) {
-      return { ok: false, reason: 'ISSUER_MISMATCH', message: `status list ${uri} is not on an allowed origin (the issuer's, or option statusListOrigins)` };
+      return {
+        ok: false,
+        reason: 'ISSUER_MISMATCH',
+        message: `status list ${uri} is not on an allowed origin (the issuer's, or option statusListOrigins)`,
+      };
     }
     const cached = this.#lists.get(uri);
     if (cached !== undefined && Date.now() < cached.freshUntilMs) return outcome(cached, ref.idx, uri);
@@ -144,7 +152,10 @@ export class StatusListCheck {
     const shared = this.#inFlight.get(uri);
     if (shared === undefined && Date.now() - (this.#failedAt.get(uri) ?? -Infinity) < STATUS_LIST_CHECK_DEFAULTS.retryMs) {
       if (cached !== undefined && Date.now() < cached.usableUntilMs) return cached;
-      throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `status list ${uri}: the last fetch failed less than ${STATUS_LIST_CHECK_DEFAULTS.retryMs} ms ago and no usable copy is cached`);
+      throw new GrpcStatusError(
+        GrpcStatus.UNAVAILABLE,
+        `status list ${uri}: the last fetch failed less than ${STATUS_LIST_CHECK_DEFAULTS.retryMs} ms ago and no usable copy is cached`,
+      );
     }
     try {
       const list = await (shared ?? this.#startFetch(uri));
@@ -167,7 +178,11 @@ export class StatusListCheck {
   #fetchFailed(uri: string, cached: CachedList | undefined, err: unknown): CachedList {
     const why = describe(err);
     if (cached !== undefined && Date.now() < cached.usableUntilMs) {
-      this.#logger.warn('cannot fetch the status list: answering with the last one until its exp', { uri, error: why, expiresAt: new Date(cached.usableUntilMs).toISOString() });
+      this.#logger.warn('cannot fetch the status list: answering with the last one until its exp', {
+        uri,
+        error: why,
+        expiresAt: new Date(cached.usableUntilMs).toISOString(),
+      });
       return cached;
     }
     this.#logger.warn('cannot fetch the status list: tokens that name it are refused', { uri, error: why });
@@ -178,10 +193,15 @@ export class StatusListCheck {
     const fetchedAtMs = Date.now();
     const { timeoutMs, maxTokenBytes } = STATUS_LIST_CHECK_DEFAULTS;
     // Redirects are refused, not followed (section 8.2 lets clients follow them): a 3xx could lead off the allowed origins.
-    const response = await fetch(uri, { headers: { accept: STATUS_LIST_MEDIA_TYPE }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(uri, {
+      headers: { accept: STATUS_LIST_MEDIA_TYPE },
+      redirect: 'error',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     if (response.status !== 200) return refuseResponse(response, `GET ${uri}: HTTP ${response.status}`);
     const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
-    if (type !== STATUS_LIST_MEDIA_TYPE) return refuseResponse(response, `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
+    if (type !== STATUS_LIST_MEDIA_TYPE)
+      return refuseResponse(response, `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
     const declared = Number(response.headers.get('content-length') ?? 0);
     if (declared > maxTokenBytes) return refuseResponse(response, `GET ${uri}: ${declared} bytes, more than ${maxTokenBytes}`);
     const token = (await response.text()).trim();
@@ -192,11 +212,17 @@ export class StatusListCheck {
   /** Section 8.3 steps 3 and 4: signature and claims by the JWK Set, typ, sub, then the list itself. */
   async #parseListToken(uri: string, token: string, fetchedAtMs: number): Promise<CachedList> {
     const header = peekTyp(token);
-    if (header !== STATUS_LIST_TYP) throw new JwtGrpcError('ERR_FETCH', `the token at ${uri} has typ ${JSON.stringify(header)}, not ${STATUS_LIST_TYP} (section 5.1)`);
+    if (header !== STATUS_LIST_TYP)
+      throw new JwtGrpcError('ERR_FETCH', `the token at ${uri} has typ ${JSON.stringify(header)}, not ${STATUS_LIST_TYP} (section 5.1)`);
     const verified = await this.#verifyWithJwks(token);
-    if (!verified.valid) throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} does not verify: ${verified.reason}: ${verified.message}`);
+    if (!verified.valid)
+      throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} does not verify: ${verified.reason}: ${verified.message}`);
     const payload = verified.payload;
-    if (payload.sub !== uri) throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has sub ${JSON.stringify(payload.sub)} (section 8.3 step 4a: it must be the uri)`);
+    if (payload.sub !== uri)
+      throw new JwtGrpcError(
+        'ERR_FETCH',
+        `the status list at ${uri} has sub ${JSON.stringify(payload.sub)} (section 8.3 step 4a: it must be the uri)`,
+      );
     const list = payload['status_list'] as { bits?: unknown; lst?: unknown } | undefined;
     if (typeof list !== 'object' || list === null || !isStatusBits(list.bits) || typeof list.lst !== 'string') {
       throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has no valid status_list claim (section 4.2)`);

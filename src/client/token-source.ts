@@ -59,7 +59,8 @@ const CALL_CREDENTIALS_OPTION_NAMES = optionNames<JwtCallCredentialsOptions>({
   algorithm: true,
   subject: true,
   audience: true,
-  ttlSeconds: true, claims: true,
+  ttlSeconds: true,
+  claims: true,
   refreshBeforeSeconds: true,
   logger: true,
 });
@@ -163,7 +164,8 @@ function claimsJson(value: unknown): string {
   }
   for (const name of Object.keys(value)) {
     // The issuer would refuse them on the first call; refused here, at creation.
-    if (RESERVED_CLAIMS.has(name)) throw invalidOption(`claims.${name}`, 'is set by the issuer; use subject, audience or ttlSeconds, or leave it to the issuer');
+    if (RESERVED_CLAIMS.has(name))
+      throw invalidOption(`claims.${name}`, 'is set by the issuer; use subject, audience or ttlSeconds, or leave it to the issuer');
   }
   const problem = jsonProblem(value, 'claims');
   if (problem !== undefined) throw invalidOption('claims', `${problem}: claims must survive JSON unchanged`);
@@ -175,7 +177,8 @@ export function createTokenSource(client: TokenIssuer, options: JwtCallCredentia
   if (typeof client?.generateJwt !== 'function') throw invalidOption('client', 'must be a JwtClient (createJwtClient)');
   refuseUnknownOptions(options, CALL_CREDENTIALS_OPTION_NAMES, { owner: 'jwtCallCredentials' });
   const { algorithm } = options;
-  if (!isAlgorithm(algorithm)) throw invalidOption('algorithm', `must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(algorithm)}`);
+  if (!isAlgorithm(algorithm))
+    throw invalidOption('algorithm', `must be one of ${ALGORITHMS.join(', ')}, got ${JSON.stringify(algorithm)}`);
   const request = {
     algorithm,
     subject: stringOption('subject', options.subject) ?? '',

@@ -73,20 +73,43 @@ export class StateDistributor {
     this.#loadPolicy = options.loadPolicy;
     this.#keyHandOut = new HandOut('keys', options.logger);
     this.#policyHandOut = new HandOut('policy', options.logger);
-    this.#keyReloader = new KeyReloader({ current: () => this.#keys, apply: (next) => this.#handOutKeys(next), logger: options.logger, metrics: options.keyReloads });
-    this.#policyReloader = new PolicyReloader({ apply: (next, generation) => this.#handOutPolicy(next, generation), logger: options.logger, metrics: options.policyReloads });
+    this.#keyReloader = new KeyReloader({
+      current: () => this.#keys,
+      apply: (next) => this.#handOutKeys(next),
+      logger: options.logger,
+      metrics: options.keyReloads,
+    });
+    this.#policyReloader = new PolicyReloader({
+      apply: (next, generation) => this.#handOutPolicy(next, generation),
+      logger: options.logger,
+      metrics: options.policyReloads,
+    });
   }
 
   /**
    * Reads the keys (generated once when none are configured: every worker gets the same),
    * the policy, and opens the revocation store: once, in the primary.
    */
-  static async load(options: ResolvedClusterOptions, workers: () => readonly Worker[], reloads: { keys?: ReloadCounts; policy?: ReloadCounts } = {}): Promise<StateDistributor> {
+  static async load(
+    options: ResolvedClusterOptions,
+    workers: () => readonly Worker[],
+    reloads: { keys?: ReloadCounts; policy?: ReloadCounts } = {},
+  ): Promise<StateDistributor> {
     const { logger } = options;
     const keys = options.keys === undefined ? await generateEphemeralKeys(logger) : await options.keys();
     const policy = options.policy === undefined ? undefined : await options.policy();
     const revocations = new Revocations(await openRevocationStore(options.server, logger));
-    return new StateDistributor({ keys, policy, revocations, workers, loadKeys: options.keys, loadPolicy: options.policy, logger, keyReloads: reloads.keys, policyReloads: reloads.policy });
+    return new StateDistributor({
+      keys,
+      policy,
+      revocations,
+      workers,
+      loadKeys: options.keys,
+      loadPolicy: options.policy,
+      logger,
+      keyReloads: reloads.keys,
+      policyReloads: reloads.policy,
+    });
   }
 
   get keys(): KeySet {
@@ -107,10 +130,12 @@ export class StateDistributor {
    * start is closed again.
    */
   async start(): Promise<void> {
-    await this.#revocations.start(this.#logger, (arrived) => broadcastRevoked(this.#workers(), arrived)).catch(async (err: unknown) => {
-      await this.#revocations.close();
-      throw err;
-    });
+    await this.#revocations
+      .start(this.#logger, (arrived) => broadcastRevoked(this.#workers(), arrived))
+      .catch(async (err: unknown) => {
+        await this.#revocations.close();
+        throw err;
+      });
   }
 
   close(): Promise<void> {
@@ -163,10 +188,14 @@ export class StateDistributor {
    * refused statusList without such a store.
    */
   reserveStatusIndexes(worker: Worker, message: WorkerMessageOf<'jwt-grpc:reserve-status-indexes'>): void {
-    const reserve = this.#revocations.reserveStatusIndexes ?? ((): Promise<number> => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'the revocation store keeps no status list index counter')));
+    const reserve =
+      this.#revocations.reserveStatusIndexes ??
+      ((): Promise<number> =>
+        Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'the revocation store keeps no status list index counter')));
     reserve(message.count).then(
       (first) => sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, first }),
-      (err: unknown) => sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, error: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) =>
+        sendTo(worker, { type: 'jwt-grpc:status-indexes', id: message.id, error: err instanceof Error ? err.message : String(err) }),
     );
   }
 
@@ -183,7 +212,11 @@ export class StateDistributor {
   async #handOutKeys(next: KeySet): Promise<void> {
     this.#keys = next;
     const generation = ++this.#keyGeneration;
-    await this.#keyHandOut.send(this.#workers(), generation, { type: 'jwt-grpc:keys', generation, jwks: exportKeys(next, { includePrivate: true }) });
+    await this.#keyHandOut.send(this.#workers(), generation, {
+      type: 'jwt-grpc:keys',
+      generation,
+      jwks: exportKeys(next, { includePrivate: true }),
+    });
   }
 
   async #handOutPolicy(next: JwtPolicy, generation: number): Promise<void> {

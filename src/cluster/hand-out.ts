@@ -48,7 +48,8 @@ export class HandOut {
           const answer = (error: string | undefined): void => {
             clearTimeout(timer);
             this.#acks.delete(worker);
-            if (error !== undefined) this.#logger.error(`worker ${worker.process.pid} did not put the reloaded ${this.#what} in use: ${error}`);
+            if (error !== undefined)
+              this.#logger.error(`worker ${worker.process.pid} did not put the reloaded ${this.#what} in use: ${error}`);
             resolve();
           };
           this.#acks.set(worker, answer);

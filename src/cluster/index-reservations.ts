@@ -47,12 +47,15 @@ export class IndexReservations {
   answered(message: PrimaryMessageOf<'jwt-grpc:status-indexes'>): void {
     const waiting = this.#take(message.id);
     if (waiting === undefined) return;
-    if (message.first === undefined) waiting.reject(new JwtGrpcError('ERR_CLUSTER', `the primary reserved no status list indexes: ${message.error ?? 'no reason given'}`));
+    if (message.first === undefined)
+      waiting.reject(new JwtGrpcError('ERR_CLUSTER', `the primary reserved no status list indexes: ${message.error ?? 'no reason given'}`));
     else waiting.resolve(message.first);
   }
 
   #timedOut(id: number): void {
-    this.#take(id)?.reject(new JwtGrpcError('ERR_CLUSTER', `the primary did not reserve status list indexes within ${RESERVE_TIMEOUT_MS} ms`));
+    this.#take(id)?.reject(
+      new JwtGrpcError('ERR_CLUSTER', `the primary did not reserve status list indexes within ${RESERVE_TIMEOUT_MS} ms`),
+    );
   }
 
   #take(id: number): Waiting | undefined {

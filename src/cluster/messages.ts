@@ -15,7 +15,12 @@ export const SPARE_ENV = 'JWT_GRPC_SPARE';
  */
 export type PrimaryMessage =
   /** The keys, the revocations held now (the primary owns the revocation store), and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
-  | { readonly type: 'jwt-grpc:start'; readonly jwks: { keys: Jwk[] }; readonly revocations: readonly Revocation[]; readonly policy?: JwtPolicy }
+  | {
+      readonly type: 'jwt-grpc:start';
+      readonly jwks: { keys: Jwk[] };
+      readonly revocations: readonly Revocation[];
+      readonly policy?: JwtPolicy;
+    }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
   /** To the spare: a worker died, its slot is yours: listen now. */
   | { readonly type: 'jwt-grpc:take-slot' }

@@ -61,7 +61,9 @@ const CLUSTER_SERVER_OPTION_NAMES: OptionNames = SERVER_OPTION_NAMES.filter((nam
 // A compile error here: ClusterOptions' value options (all but the code-only ones) and
 // the option table (src/options/table.ts) disagree on names or types.
 // biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
-type ClusterMatchesTable = Expect<DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'policy' | 'tls' | 'logger'>, 'cluster'>>;
+type ClusterMatchesTable = Expect<
+  DeclaresGroup<Omit<ClusterOptions, 'address' | 'server' | 'keys' | 'policy' | 'tls' | 'logger'>, 'cluster'>
+>;
 
 /** @internal */
 export interface ResolvedClusterOptions extends ResolvedOptions<'cluster'> {
@@ -96,7 +98,8 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   // instead of failing in every worker the primary keeps respawning.
   resolveServerOptions(server, (name) => `server.${name}`);
   const policy = optionalFunction('policy', options.policy);
-  if (policy !== undefined && server.policy !== undefined) throw invalidOption('policy', 'give the policy loader or server.policy, not both');
+  if (policy !== undefined && server.policy !== undefined)
+    throw invalidOption('policy', 'give the policy loader or server.policy, not both');
   return {
     ...resolved,
     address: options.address,

@@ -37,7 +37,9 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
     forked: (worker) => worker.on('message', (message: unknown) => router.route(message, worker)),
     exited: (worker) => state.exited(worker),
   });
-  const router = new MessageRouter(primaryHandlers(supervisor, state, metrics?.cluster), logger, (worker: Worker) => ({ workerPid: worker.process.pid }));
+  const router = new MessageRouter(primaryHandlers(supervisor, state, metrics?.cluster), logger, (worker: Worker) => ({
+    workerPid: worker.process.pid,
+  }));
   metrics?.watch(state);
   await state.start();
   void supervisor.done.then(() => state.close());
@@ -49,7 +51,11 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
 }
 
 /** What the primary does with each message a worker sends. */
-function primaryHandlers(supervisor: Supervisor, state: StateDistributor, metrics: ClusterMetrics | undefined): HandlerTable<WorkerMessage, Worker> {
+function primaryHandlers(
+  supervisor: Supervisor,
+  state: StateDistributor,
+  metrics: ClusterMetrics | undefined,
+): HandlerTable<WorkerMessage, Worker> {
   return {
     'jwt-grpc:hello': (_, worker) => state.hello(worker),
     'jwt-grpc:listening': (message, worker) => supervisor.listening(worker, { port: message.port, httpPort: message.httpPort }),
@@ -129,7 +135,13 @@ class PrimaryMetrics {
   }
 }
 
-function primaryHandle(options: ResolvedClusterOptions, supervisor: Supervisor, state: StateDistributor, ports: ClusterPorts, endpoint: MetricsEndpoint | undefined): ClusterHandle {
+function primaryHandle(
+  options: ResolvedClusterOptions,
+  supervisor: Supervisor,
+  state: StateDistributor,
+  ports: ClusterPorts,
+  endpoint: MetricsEndpoint | undefined,
+): ClusterHandle {
   return {
     role: 'primary',
     port: ports.port,

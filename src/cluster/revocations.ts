@@ -65,10 +65,16 @@ export class PrimaryRelayStore implements RevocationStore {
   }
 
   add(revocation: Revocation): Promise<void> {
-    if (this.#closed) return Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'this worker is closing: no revocation reaches the primary'));
+    if (this.#closed)
+      return Promise.reject(
+        new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'this worker is closing: no revocation reaches the primary'),
+      );
     const id = this.#nextId++;
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => this.settle(id, `the cluster primary did not answer within ${PRIMARY_ANSWER_MS} ms`), PRIMARY_ANSWER_MS);
+      const timer = setTimeout(
+        () => this.settle(id, `the cluster primary did not answer within ${PRIMARY_ANSWER_MS} ms`),
+        PRIMARY_ANSWER_MS,
+      );
       this.#pending.set(id, { resolve, reject, timer });
       this.#send({ type: 'jwt-grpc:revoke', id, revocation });
     });
@@ -84,8 +90,12 @@ export class PrimaryRelayStore implements RevocationStore {
 function isRevocation(value: unknown): value is Revocation {
   const { jti, expiresAt, reason, statusIndex } = (value ?? {}) as Partial<Revocation>;
   return (
-    typeof jti === 'string' && jti.length > 0 && typeof expiresAt === 'number' && Number.isFinite(expiresAt) &&
-    (reason === undefined || typeof reason === 'string') && (statusIndex === undefined || (Number.isSafeInteger(statusIndex) && statusIndex >= 0))
+    typeof jti === 'string' &&
+    jti.length > 0 &&
+    typeof expiresAt === 'number' &&
+    Number.isFinite(expiresAt) &&
+    (reason === undefined || typeof reason === 'string') &&
+    (statusIndex === undefined || (Number.isSafeInteger(statusIndex) && statusIndex >= 0))
   );
 }
 
@@ -101,7 +111,12 @@ export function serveWorkerRevoke(
   logger: Logger,
 ): void {
   const answer = (error?: string): void => {
-    if (asker.isConnected()) asker.send({ type: 'jwt-grpc:revoke-done', id: message.id, ...(error !== undefined && { error }) } satisfies PrimaryMessage, undefined, () => undefined);
+    if (asker.isConnected())
+      asker.send(
+        { type: 'jwt-grpc:revoke-done', id: message.id, ...(error !== undefined && { error }) } satisfies PrimaryMessage,
+        undefined,
+        () => undefined,
+      );
   };
   if (!isRevocation(message.revocation)) {
     answer('the primary refused a malformed revocation');

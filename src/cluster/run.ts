@@ -43,7 +43,8 @@ export function runCluster(options: ClusterOptions): Promise<ClusterHandle> {
   if (resolved.workers === 1) return runSingle(resolved);
   return runPrimary(resolved).then((handle) => {
     // The workers' createJwtServer leaves this line to the primary, which says it once.
-    if (resolved.server.adminTokenFile !== undefined && resolved.tls === undefined) warnAdminSecretOnPlaintext(resolved.logger, hostOf(resolved.address), handle.port);
+    if (resolved.server.adminTokenFile !== undefined && resolved.tls === undefined)
+      warnAdminSecretOnPlaintext(resolved.logger, hostOf(resolved.address), handle.port);
     return handle;
   });
 }

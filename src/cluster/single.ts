@@ -12,7 +12,8 @@ export async function runSingle(options: ResolvedClusterOptions): Promise<Cluste
   const load = options.keys;
   const reloadKeys = (): Promise<KeySet> => (load === undefined ? Promise.reject(noKeyLoader()) : server.service.reloadKeys(load));
   const loadPolicy = options.policy;
-  const reloadPolicy = (): Promise<JwtPolicy> => (loadPolicy === undefined ? Promise.reject(noPolicyLoader()) : server.service.reloadPolicy(loadPolicy));
+  const reloadPolicy = (): Promise<JwtPolicy> =>
+    loadPolicy === undefined ? Promise.reject(noPolicyLoader()) : server.service.reloadPolicy(loadPolicy);
   if (options.handleSignals) {
     const removeSignals = onStopSignals(
       () => {

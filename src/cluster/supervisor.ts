@@ -207,7 +207,8 @@ export class Supervisor {
     this.#markReady(ports);
     // Forked only later: at start and after a dead worker's replacement, the spare's own start takes no CPU from theirs.
     const spare = this.#spare;
-    if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping) spare.respawnIn(SPARE_FORK_DELAY_MS, () => this.#fork(spare));
+    if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping)
+      spare.respawnIn(SPARE_FORK_DELAY_MS, () => this.#fork(spare));
   }
 
   /** The spare has loaded everything and waits: from now on it can take a slot; one given a slot while it was starting takes it now. */
@@ -215,7 +216,9 @@ export class Supervisor {
     if (this.#slotOf(worker) !== undefined) return void worker.send({ type: 'jwt-grpc:take-slot' } satisfies PrimaryMessage);
     if (this.#spare?.worker !== worker) return;
     this.#spare.markListening();
-    this.#options.logger.info(`spare worker ${worker.process.pid} ready: it takes the next dead worker's slot`, { workerPid: worker.process.pid });
+    this.#options.logger.info(`spare worker ${worker.process.pid} ready: it takes the next dead worker's slot`, {
+      workerPid: worker.process.pid,
+    });
   }
 
   /** A worker cannot bind the address: no respawn can fix that, so the cluster stops. */

@@ -141,7 +141,12 @@ class PrimaryLink {
  * The worker's server, or undefined when the address cannot be bound: the primary reports
  * that, once, and stops the cluster; this worker only exits.
  */
-async function listenOrReport(options: ResolvedClusterOptions, state: SpareState, registry: Registry | undefined, relay: PrimaryRelayStore): Promise<InProcessServer | undefined> {
+async function listenOrReport(
+  options: ResolvedClusterOptions,
+  state: SpareState,
+  registry: Registry | undefined,
+  relay: PrimaryRelayStore,
+): Promise<InProcessServer | undefined> {
   try {
     return await listenInProcess(options, state.keys, {
       metricsPort: undefined,
@@ -152,14 +157,17 @@ async function listenOrReport(options: ResolvedClusterOptions, state: SpareState
     });
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
-    process.send?.({ type: 'jwt-grpc:cannot-listen', message: err.message } satisfies WorkerMessage, undefined, undefined, () => process.exit(1));
+    process.send?.({ type: 'jwt-grpc:cannot-listen', message: err.message } satisfies WorkerMessage, undefined, undefined, () =>
+      process.exit(1),
+    );
     return undefined;
   }
 }
 
 /** A spare stopped before it had a slot: it served nothing and ends at once, with 0. */
 function stoppedSpare(state: SpareState): ClusterHandle {
-  const notServing = (): Promise<never> => Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'a spare worker that was stopped serves nothing'));
+  const notServing = (): Promise<never> =>
+    Promise.reject(new JwtGrpcError('ERR_CLUSTER', 'a spare worker that was stopped serves nothing'));
   return {
     role: 'worker',
     port: 0,

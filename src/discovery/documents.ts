@@ -33,7 +33,13 @@ export function issuerPath(issuer: unknown, label = 'issuer'): string {
   } catch {
     throw invalidOption(label, `must be an http(s) URL to serve discovery, got ${JSON.stringify(issuer)}`);
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || issuer.includes('?') || issuer.includes('#')) {
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    issuer.includes('?') ||
+    issuer.includes('#')
+  ) {
     throw invalidOption(label, `must be an http(s) URL without query or fragment to serve discovery, got ${JSON.stringify(issuer)}`);
   }
   return url.pathname.replace(/\/+$/, '');

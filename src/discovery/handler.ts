@@ -106,7 +106,11 @@ export function sendDocument(
  * The documents of keys that `currentKeys` reads at each request, rebuilt only when the
  * key set changes (a reload or rotation swaps the KeySet): the ETag follows at once. @internal
  */
-export function documentsHandler(currentKeys: () => KeySet, options: JwksHandlerOptions = {}, statusList?: StatusListRoute): JwksRequestHandler {
+export function documentsHandler(
+  currentKeys: () => KeySet,
+  options: JwksHandlerOptions = {},
+  statusList?: StatusListRoute,
+): JwksRequestHandler {
   const issuer = options.issuer;
   const path = issuer === undefined ? undefined : issuerPath(issuer);
   const maxAge = optionValue('httpMaxAgeSeconds', options.maxAgeSeconds, 'maxAgeSeconds');

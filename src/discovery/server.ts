@@ -62,14 +62,23 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
     response.writeHead(404, PLAIN).end('not found\n');
   };
   const { handshakeTimeoutMs } = options.ports;
-  const guard = new ConnectionGuard({ port: 'discovery', handshakeTimeoutMs, maxConnections: DISCOVERY_MAX_CONNECTIONS, logger: options.logger, counters: options.ports.counters });
+  const guard = new ConnectionGuard({
+    port: 'discovery',
+    handshakeTimeoutMs,
+    maxConnections: DISCOVERY_MAX_CONNECTIONS,
+    logger: options.logger,
+    counters: options.ports.counters,
+  });
   const limits = {
     // The request head within the port's deadline (slowloris), the whole request within REQUEST_TIMEOUT_MS.
     ...headDeadline(handshakeTimeoutMs, REQUEST_TIMEOUT_MS),
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderSize: MAX_HEADER_BYTES,
   };
-  const server: Server = tls === undefined ? nodeHttp().createServer(limits, handle) : nodeHttps().createServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: handshakeTimeoutMs }, handle);
+  const server: Server =
+    tls === undefined
+      ? nodeHttp().createServer(limits, handle)
+      : nodeHttps().createServer({ ...limits, key: tls.key, cert: tls.cert, handshakeTimeout: handshakeTimeoutMs }, handle);
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   // Bad requests (400), heads over the limit (431) and timeouts (408, counted): answered as node:http would (listenHttp).

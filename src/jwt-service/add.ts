@@ -101,7 +101,9 @@ const ADD_OPTION_NAMES: OptionNames = ['keys', ...namesIn('service')];
 /** A createJwtServer option (`health`, `metricsPort`, a transport setting) given to addJwtService: where it goes instead. */
 function createJwtServerOnly(name: string): string | undefined {
   // The names createJwtServer adds to these (its server and transport groups), from the table below this layer.
-  return (namesIn('server') as string[]).includes(name) || (namesIn('transport') as string[]).includes(name) ? 'it is an option of createJwtServer: set it on your own grpc-js server instead' : undefined;
+  return (namesIn('server') as string[]).includes(name) || (namesIn('transport') as string[]).includes(name)
+    ? 'it is an option of createJwtServer: set it on your own grpc-js server instead'
+    : undefined;
 }
 
 /**
@@ -132,7 +134,11 @@ export function prepareJwtService(
     metrics: metrics?.reloads,
   });
   // The service swaps the policy whole: a call that has started keeps the one it read.
-  const policyReloader = new PolicyReloader({ apply: (next) => core.setPolicy(next), logger: resolved.logger, metrics: metrics?.policyReloads });
+  const policyReloader = new PolicyReloader({
+    apply: (next) => core.setPolicy(next),
+    logger: resolved.logger,
+    metrics: metrics?.policyReloads,
+  });
   const handle: JwtServiceHandle = {
     get keys() {
       return core.keys;

@@ -139,7 +139,8 @@ export class JwtServiceCore<S = undefined> {
     this.#state = next;
     // The replaced set's HSM/KMS sessions close once the calls that started with it have had their deadline.
     const stale = previous.handles().filter((handle) => !keys.handles().includes(handle));
-    if (stale.length > 0) setTimeout(() => void Promise.all(stale.map((handle) => handle.close())), this.#options.keyBackendTimeoutMs).unref();
+    if (stale.length > 0)
+      setTimeout(() => void Promise.all(stale.map((handle) => handle.close())), this.#options.keyBackendTimeoutMs).unref();
   }
 
   #prepare(keys: KeySet): KeyState {
@@ -157,7 +158,7 @@ export class JwtServiceCore<S = undefined> {
     };
   }
 
-    /**
+  /**
    * Signs what `request` asks for; with a policy, only what it allows the call's caller
    * (`ERR_PERMISSION_DENIED` otherwise). A caller with a certificate id is named in
    * `client_id`; a bound token carries the certificate's thumbprint in `cnf`. The observers
@@ -172,7 +173,11 @@ export class JwtServiceCore<S = undefined> {
       let prepared: { sub: string; exp: number; claims: Record<string, unknown> };
       if (policy === undefined) {
         const { sub, exp, claims } = requestClaims(request, this.#options, this.#pool, nowSeconds);
-        prepared = { sub, exp, claims: caller === undefined && !this.#options.bindTokens ? claims : this.#callerClaims(claims, caller, false) };
+        prepared = {
+          sub,
+          exp,
+          claims: caller === undefined && !this.#options.bindTokens ? claims : this.#callerClaims(claims, caller, false),
+        };
       } else {
         granted = policy.authorize(caller, request, this.#options.defaultTtlSeconds);
         const { sub, exp, claims } = requestClaims(granted.request, this.#options, undefined, nowSeconds);
@@ -188,7 +193,8 @@ export class JwtServiceCore<S = undefined> {
       };
       const signed = this.#sign(request.algorithm, claims);
       // A key held by an HSM or KMS signs later: its outcome is observed when it is known.
-      if (signed instanceof Promise) return signed.then(issued).catch((err: unknown) => this.#refused(err, request, policy !== undefined, granted, scope));
+      if (signed instanceof Promise)
+        return signed.then(issued).catch((err: unknown) => this.#refused(err, request, policy !== undefined, granted, scope));
       return issued(signed);
     } catch (err) {
       return this.#refused(err, request, policy !== undefined, granted, scope);
@@ -196,7 +202,13 @@ export class JwtServiceCore<S = undefined> {
   }
 
   /** Tells the observers of a failed GenerateJwt, then throws `err` on to the transport adapter. */
-  #refused(err: unknown, request: GenerateJwtRequest, underPolicy: boolean, granted: Granted<GenerateJwtRequest> | undefined, scope: S | undefined): never {
+  #refused(
+    err: unknown,
+    request: GenerateJwtRequest,
+    underPolicy: boolean,
+    granted: Granted<GenerateJwtRequest> | undefined,
+    scope: S | undefined,
+  ): never {
     this.#observer.onRefused?.({ request, error: err, underPolicy, granted }, scope);
     throw err;
   }
@@ -244,7 +256,8 @@ export class JwtServiceCore<S = undefined> {
     let result = this.#state.verifier.verify(token, { audience: request.audience, issuer: request.issuer });
     // After the signature and claims: a revoked token that has also expired says EXPIRED.
     // One size check while nothing is revoked, one Map lookup after.
-    if (result.valid && this.#revocations.size > 0 && this.#revocations.has(result.payload['jti'])) result = failure('REVOKED', 'token was revoked');
+    if (result.valid && this.#revocations.size > 0 && this.#revocations.has(result.payload['jti']))
+      result = failure('REVOKED', 'token was revoked');
     this.#observer.onVerified?.(result, scope);
     if (!result.valid) return { valid: false, sub: '', claims_json: '', reason: result.reason };
     return { valid: true, sub: result.payload.sub ?? '', claims_json: result.payloadJson, reason: 'REASON_UNSPECIFIED' };
@@ -257,8 +270,13 @@ export class JwtServiceCore<S = undefined> {
   /** The signed status list `request.uri` names (empty: ours); `ERR_NO_STATUS_LIST` without statusList, `ERR_UNKNOWN_STATUS_LIST` for another uri. */
   statusListToken(request: GetStatusListRequest): GetStatusListResponse {
     const list = this.#statusList;
-    if (list === undefined) throw new JwtGrpcError('ERR_NO_STATUS_LIST', 'this server keeps no status list (option statusList, --status-list)');
-    if (request.uri !== '' && request.uri !== list.uri) throw new JwtGrpcError('ERR_UNKNOWN_STATUS_LIST', `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`);
+    if (list === undefined)
+      throw new JwtGrpcError('ERR_NO_STATUS_LIST', 'this server keeps no status list (option statusList, --status-list)');
+    if (request.uri !== '' && request.uri !== list.uri)
+      throw new JwtGrpcError(
+        'ERR_UNKNOWN_STATUS_LIST',
+        `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`,
+      );
     return { token: list.token() };
   }
 
@@ -289,7 +307,11 @@ export class JwtServiceCore<S = undefined> {
       fresh = await this.#revocations.revoke(revocation);
     } catch (err) {
       this.#observer.onRevoke?.({ outcome: 'unavailable', revocation, error: err });
-      throw new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', `the revocation store is unavailable; nothing was revoked: ${(err as Error).message}`, { cause: err });
+      throw new JwtGrpcError(
+        'ERR_REVOCATION_STORE_UNAVAILABLE',
+        `the revocation store is unavailable; nothing was revoked: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     const expiresAt = this.#revocations.expiresAt(revocation.jti) ?? revocation.expiresAt;
     this.#observer.onRevoke?.({ outcome: fresh ? 'revoked' : 'already', by, revocation, expiresAt });
@@ -307,7 +329,10 @@ export class JwtServiceCore<S = undefined> {
  */
 function checkIssued(state: KeyState, signed: SignedToken): SignedToken {
   if (!state.signer.checkIssued(signed)) {
-    throw new JwtGrpcError('ERR_SELF_CHECK_FAILED', `self-check of a token signed with kid ${signed.kid} failed: its signature does not verify`);
+    throw new JwtGrpcError(
+      'ERR_SELF_CHECK_FAILED',
+      `self-check of a token signed with kid ${signed.kid} failed: its signature does not verify`,
+    );
   }
   return signed;
 }

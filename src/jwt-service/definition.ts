@@ -2,7 +2,13 @@ import { PROTO_PATH } from '../package-root.js';
 import { protoLoader } from '../optional-deps.js';
 import { PROTO_LOADER_OPTIONS, lazyProtoService } from '../protos/load.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
-import { decodeGenerateJwtRequest, decodeGetJwksRequest, decodeGetStatusListRequest, decodeRevokeJwtRequest, decodeVerifyJwtRequest } from './codec/decode.js';
+import {
+  decodeGenerateJwtRequest,
+  decodeGetJwksRequest,
+  decodeGetStatusListRequest,
+  decodeRevokeJwtRequest,
+  decodeVerifyJwtRequest,
+} from './codec/decode.js';
 import {
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
@@ -54,11 +60,15 @@ const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unkno
 };
 
 /** Every JwtService method is unary (proto/jwt.proto; a test holds the two together). @internal */
-export const JWT_SERVICE_METHOD_SHAPES = Object.fromEntries(Object.keys(SERVER_CODECS).map((name) => [name, { requestStream: false, responseStream: false }]));
+export const JWT_SERVICE_METHOD_SHAPES = Object.fromEntries(
+  Object.keys(SERVER_CODECS).map((name) => [name, { requestStream: false, responseStream: false }]),
+);
 
 /** proto-loader's definition of JwtService: the client-side codecs. */
 function loadJwtProto(): ServiceDescriptor {
-  const generic = protoLoader().loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as Record<string, MethodDescriptor<unknown, unknown>> | undefined;
+  const generic = protoLoader().loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as
+    | Record<string, MethodDescriptor<unknown, unknown>>
+    | undefined;
   if (generic === undefined) throw internalError(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
   return generic;
 }
@@ -74,7 +84,8 @@ export function jwtServiceDefinition(): ServiceDescriptor {
   if (loaded === undefined) {
     const lazy = lazyProtoService(SERVICE_NAME, JWT_SERVICE_METHOD_SHAPES, loadJwtProto);
     const service: Record<string, MethodDescriptor<unknown, unknown>> = {};
-    for (const [name, method] of Object.entries(lazy)) service[name] = { ...method, ...SERVER_CODECS[name] } as MethodDescriptor<unknown, unknown>;
+    for (const [name, method] of Object.entries(lazy))
+      service[name] = { ...method, ...SERVER_CODECS[name] } as MethodDescriptor<unknown, unknown>;
     loaded = service;
   }
   return loaded;

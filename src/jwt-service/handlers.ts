@@ -31,7 +31,8 @@ export type ServiceErrorCode = keyof typeof SERVICE_ERROR_STATUS;
 /** The status `err` is answered with: its code's in the table, a GrpcStatusError's own; undefined for anything else (INTERNAL). @internal */
 export function statusOf(err: unknown): StatusCode | undefined {
   if (err instanceof GrpcStatusError) return err.status;
-  if (err instanceof JwtGrpcError && Object.hasOwn(SERVICE_ERROR_STATUS, err.code)) return SERVICE_ERROR_STATUS[err.code as ServiceErrorCode];
+  if (err instanceof JwtGrpcError && Object.hasOwn(SERVICE_ERROR_STATUS, err.code))
+    return SERVICE_ERROR_STATUS[err.code as ServiceErrorCode];
   return undefined;
 }
 
@@ -70,7 +71,11 @@ function unary<Req, Res>(run: (request: Req, call: CallContext) => Res | Promise
  * tracing interceptor): `run` records what it may on the span, a failure marks it ERROR.
  * A call whose server span does not record (not sampled) gets no child: `run` has no span.
  */
-function traced<Req, Res>(tracer: Tracer, name: string, run: (request: Req, span: Span | undefined, call: CallContext) => Res | Promise<Res>): UnaryHandler<Req, Res> {
+function traced<Req, Res>(
+  tracer: Tracer,
+  name: string,
+  run: (request: Req, span: Span | undefined, call: CallContext) => Res | Promise<Res>,
+): UnaryHandler<Req, Res> {
   return unary<Req, Res>((request, call) => {
     const parent = recordingServerContext(call);
     if (parent === undefined) return run(request, undefined, call);

@@ -77,7 +77,9 @@ export function composeObservers<S>(observers: readonly (CoreObserver<S> | undef
   const present = observers.filter((observer): observer is CoreObserver<S> => observer !== undefined);
   const composed: Record<string, (...args: never[]) => void> = {};
   for (const hook of HOOKS) {
-    const calls = present.filter((observer) => observer[hook] !== undefined).map((observer) => (observer[hook] as (...args: unknown[]) => void).bind(observer));
+    const calls = present
+      .filter((observer) => observer[hook] !== undefined)
+      .map((observer) => (observer[hook] as (...args: unknown[]) => void).bind(observer));
     if (calls.length === 1) composed[hook] = calls[0] as (...args: never[]) => void;
     else if (calls.length > 1) composed[hook] = (...args: never[]) => calls.forEach((call) => call(...args));
   }

@@ -24,8 +24,17 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
       if (granted === undefined) return;
       const status = claims['status'] as StatusClaim | undefined;
       logger.info('policy: token issued', {
-        audit: 'issue', decision: 'allow', rule: 'none', caller: granted.callerId, sub, aud: request.audience, alg: request.algorithm,
-        kid, jti: claims['jti'], ttl: exp - nowSeconds, bound: 'cnf' in claims,
+        audit: 'issue',
+        decision: 'allow',
+        rule: 'none',
+        caller: granted.callerId,
+        sub,
+        aud: request.audience,
+        alg: request.algorithm,
+        kid,
+        jti: claims['jti'],
+        ttl: exp - nowSeconds,
+        bound: 'cnf' in claims,
         // The status list index, when there is one: what revoking this token sets.
         ...(status !== undefined && { statusIdx: status.status_list.idx }),
       });
@@ -37,25 +46,46 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
       const { decision, rule } = refusalOf(error);
       const max = maxSubjectLength;
       logger.warn('policy: token refused', {
-        audit: 'refuse', decision, rule, caller: error instanceof PolicyDenied ? (error.callerId ?? null) : (granted?.callerId ?? null),
-        sub: clip(granted?.request.subject ?? request.subject, max), aud: clip(request.audience, max), alg: clip(request.algorithm, max),
-        ttl: granted?.request.ttl_seconds ?? request.ttl_seconds, reason: callerMessage(error) ?? 'internal error',
+        audit: 'refuse',
+        decision,
+        rule,
+        caller: error instanceof PolicyDenied ? (error.callerId ?? null) : (granted?.callerId ?? null),
+        sub: clip(granted?.request.subject ?? request.subject, max),
+        aud: clip(request.audience, max),
+        alg: clip(request.algorithm, max),
+        ttl: granted?.request.ttl_seconds ?? request.ttl_seconds,
+        reason: callerMessage(error) ?? 'internal error',
       });
     },
     onRevoke(event) {
       switch (event.outcome) {
         case 'denied':
         case 'unauthenticated':
-          logger.warn('revocation: refused', { audit: 'revoke', decision: 'deny', caller: event.caller?.id ?? null, reason: (event.error as Error).message });
+          logger.warn('revocation: refused', {
+            audit: 'revoke',
+            decision: 'deny',
+            caller: event.caller?.id ?? null,
+            reason: (event.error as Error).message,
+          });
           return;
         case 'unavailable':
-          logger.error('revocation: the store refused it; nothing was revoked', { audit: 'revoke', jti: event.revocation.jti, error: (event.error as Error).message });
+          logger.error('revocation: the store refused it; nothing was revoked', {
+            audit: 'revoke',
+            jti: event.revocation.jti,
+            error: (event.error as Error).message,
+          });
           return;
         case 'revoked':
         case 'already': {
           const { by, revocation, expiresAt } = event;
           logger.info('revocation: token revoked', {
-            audit: 'revoke', decision: 'allow', by, jti: revocation.jti, expiresAt, reason: revocation.reason ?? null, already: event.outcome === 'already',
+            audit: 'revoke',
+            decision: 'allow',
+            by,
+            jti: revocation.jti,
+            expiresAt,
+            reason: revocation.reason ?? null,
+            already: event.outcome === 'already',
           });
           return;
         }
@@ -96,7 +126,11 @@ export const spanObserver: CoreObserver<Span> = {
     span?.setAttributes({ 'jwt.alg': alg, 'jwt.kid': kid });
   },
   onVerified(result, span) {
-    span?.setAttributes(result.valid ? { 'jwt.alg': result.alg, 'jwt.kid': result.kid, 'jwt.valid': true } : { 'jwt.valid': false, 'jwt.reason': result.reason });
+    span?.setAttributes(
+      result.valid
+        ? { 'jwt.alg': result.alg, 'jwt.kid': result.kid, 'jwt.valid': true }
+        : { 'jwt.valid': false, 'jwt.reason': result.reason },
+    );
   },
 };
 

@@ -2,14 +2,7 @@ import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { JwtPolicy } from '../policy/check.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import {
-  type DeclaresGroup,
-  type Expect,
-  type Label,
-  type ResolvedOptions,
-  libraryLabel,
-  resolveOptions,
-} from '../options/resolve.js';
+import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
 
 /**
@@ -110,9 +103,13 @@ export function resolveServiceOptions(options: Omit<JwtServiceOptions, 'keys'>, 
     }
   });
   // The default lifetime yields to a lower maxTtlSeconds; a lifetime given may not exceed it.
-  const defaultTtlSeconds = options.defaultTtlSeconds == null ? Math.min(resolved.defaultTtlSeconds, maxTtlSeconds) : resolved.defaultTtlSeconds;
+  const defaultTtlSeconds =
+    options.defaultTtlSeconds == null ? Math.min(resolved.defaultTtlSeconds, maxTtlSeconds) : resolved.defaultTtlSeconds;
   if (defaultTtlSeconds > maxTtlSeconds) {
-    throw invalidOption(label('defaultTtlSeconds'), `must be at most ${label('maxTtlSeconds')} (${maxTtlSeconds}), got ${defaultTtlSeconds}`);
+    throw invalidOption(
+      label('defaultTtlSeconds'),
+      `must be at most ${label('maxTtlSeconds')} (${maxTtlSeconds}), got ${defaultTtlSeconds}`,
+    );
   }
   return { ...resolved, subjects, defaultTtlSeconds, logger: resolved.logger ?? createStderrLogger() };
 }

@@ -13,7 +13,18 @@ import type { SubjectPool } from './subject-pool.js';
  * which a caller naming for itself would forge.
  */
 // `status` points verifiers to a Token Status List: only the server's own list may be named.
-export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'cnf', 'status']);
+export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'nbf',
+  'iat',
+  'jti',
+  'client_id',
+  'cnf',
+  'status',
+]);
 
 function invalid(field: string, message: string): JwtGrpcError {
   return new JwtGrpcError('ERR_INVALID_REQUEST', `${field}: ${message}`, { field });

@@ -31,20 +31,28 @@ export function revocationOf(
   const reason = request.reason.length === 0 ? undefined : request.reason;
   if (request.jwt.length > 0) {
     if (request.jti.length > 0 || request.expires_at !== 0) throw invalid('give jwt, or jti and expires_at, not both');
-    if (request.jwt.length > maxTokenLength) throw invalid(`jwt: is ${request.jwt.length} characters; the limit is ${maxTokenLength} (option maxTokenLength)`);
+    if (request.jwt.length > maxTokenLength)
+      throw invalid(`jwt: is ${request.jwt.length} characters; the limit is ${maxTokenLength} (option maxTokenLength)`);
     const result = verifier.verifyUncached(request.jwt);
     // Only a token of this server that verifies may be revoked by value: anything else could name any jti.
-    if (!result.valid) throw invalid(`jwt: does not verify (${result.reason}: ${result.message}); a token that does not verify cannot be revoked`);
+    if (!result.valid)
+      throw invalid(`jwt: does not verify (${result.reason}: ${result.message}); a token that does not verify cannot be revoked`);
     const jti = result.payload['jti'];
     if (typeof jti !== 'string' || jti.length === 0) throw invalid('jwt: has no jti claim (issued with jti off), so it cannot be revoked');
     if (jti.length > MAX_JTI_LENGTH) throw invalid(`jwt: its jti is longer than ${MAX_JTI_LENGTH} characters`);
     const statusIndex = statusIndexOf === undefined ? statusListIndex(result.payload['status']) : statusIndexOf(result.payload);
-    return { jti, expiresAt: result.payload.exp + clockToleranceSeconds, ...(reason !== undefined && { reason }), ...(statusIndex !== undefined && { statusIndex }) };
+    return {
+      jti,
+      expiresAt: result.payload.exp + clockToleranceSeconds,
+      ...(reason !== undefined && { reason }),
+      ...(statusIndex !== undefined && { statusIndex }),
+    };
   }
   if (request.jti.length === 0) throw invalid('give jwt, or jti and expires_at');
   if (request.jti.length > MAX_JTI_LENGTH) throw invalid(`jti: is longer than ${MAX_JTI_LENGTH} characters`);
   const exp = request.expires_at;
-  if (!Number.isSafeInteger(exp) || exp <= 0) throw invalid("expires_at: is required with jti: the token's exp, seconds since the Unix epoch");
+  if (!Number.isSafeInteger(exp) || exp <= 0)
+    throw invalid("expires_at: is required with jti: the token's exp, seconds since the Unix epoch");
   if (exp + clockToleranceSeconds <= now) throw invalid('expires_at: has passed; the token has expired already');
   if (exp > now + maxTtlSeconds + clockToleranceSeconds) {
     throw invalid(`expires_at: is more than maxTtlSeconds (${maxTtlSeconds}) from now; no token of this server lives that long`);

@@ -214,12 +214,16 @@ export class KeyHandle {
   async #signsForItsPublicKey(opened: OpenedKey): Promise<boolean> {
     const signal = AbortSignal.timeout(this.#timeoutMs > 0 ? this.#timeoutMs : KEY_BACKEND_OPEN_CHECK_MS);
     const signature = await raceAbort(opened.sign(Buffer.from(OPEN_CHECK_INPUT), signal), signal);
-    const check = ALGORITHM_SPECS[this.alg].prepareVerify(createPublicKey({ key: this.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }));
+    const check = ALGORITHM_SPECS[this.alg].prepareVerify(
+      createPublicKey({ key: this.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }),
+    );
     return check(OPEN_CHECK_INPUT, signature.toString('base64url'));
   }
 
   #notTheKey(problem: string): JwtGrpcError {
-    return new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]} ${problem}`, { field: this.kid });
+    return new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]} ${problem}`, {
+      field: this.kid,
+    });
   }
 
   /** Drops the session after a failure: the next call opens a new one. */
@@ -234,7 +238,11 @@ export class KeyHandle {
     if (this.#closed) throw unavailable(this.kid, this.member, 'the key set was replaced');
     const now = Date.now();
     if (this.#failures >= KEY_BACKEND_BREAKER_FAILURES && now < this.#openUntil) {
-      throw unavailable(this.kid, this.member, `${this.#failures} failures in a row; not retried for ${Math.ceil((this.#openUntil - now) / 1000)} s (circuit breaker)`);
+      throw unavailable(
+        this.kid,
+        this.member,
+        `${this.#failures} failures in a row; not retried for ${Math.ceil((this.#openUntil - now) / 1000)} s (circuit breaker)`,
+      );
     }
     if (this.#inFlight >= KEY_BACKEND_CONCURRENCY && this.#waiting.length >= KEY_BACKEND_MAX_QUEUED) {
       throw unavailable(this.kid, this.member, `${KEY_BACKEND_MAX_QUEUED} signatures already wait for the backend`);
@@ -246,7 +254,10 @@ export class KeyHandle {
     try {
       await this.#slot(controller.signal);
       holding = true;
-      const signature = await raceAbort(this.#session().then((key) => key.sign(data, controller.signal)), controller.signal);
+      const signature = await raceAbort(
+        this.#session().then((key) => key.sign(data, controller.signal)),
+        controller.signal,
+      );
       this.#succeeded();
       return signature;
     } catch (err) {
@@ -357,7 +368,7 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /** A backend's error as one line: its message, without a stack. */
 function describeFailure(err: unknown): string {
-  return err instanceof Error ? err.message.split('\n')[0] ?? 'failed' : String(err);
+  return err instanceof Error ? (err.message.split('\n')[0] ?? 'failed') : String(err);
 }
 
 /**
@@ -370,9 +381,15 @@ function describeFailure(err: unknown): string {
  * const entry = await generateHandleEntry('pkcs11', 'pkcs11:token=jwt;object=es256-1?module-path=...', 'ES256', 'es256-1');
  * ```
  */
-export async function generateHandleEntry(member: string, ref: string, alg: Algorithm, kid: string): Promise<Record<string, unknown> & { kid: string; alg: string }> {
+export async function generateHandleEntry(
+  member: string,
+  ref: string,
+  alg: Algorithm,
+  kid: string,
+): Promise<Record<string, unknown> & { kid: string; alg: string }> {
   const backend = keyBackend(member);
-  if (backend?.generate === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `no key backend ${JSON.stringify(member)} that creates keys`, { field: member });
+  if (backend?.generate === undefined)
+    throw new JwtGrpcError('ERR_INVALID_KEY', `no key backend ${JSON.stringify(member)} that creates keys`, { field: member });
   const stored = await backend.generate(ref, alg);
   return { kid, alg, [member]: stored, ...(await backendPublicJwk(member, stored, alg)) };
 }

@@ -28,7 +28,8 @@ export function exportKeys(keys: KeySet, options: { includePrivate?: boolean } =
       const jwk: Jwk = { ...spec.fullJwk(signingKey, verificationKey), kid, alg };
       // A handle travels as its reference: each process (a cluster worker) opens its own session.
       // A handle that does not sign here (staged, deactivated) must not sign there either.
-      if (reference !== undefined) Object.assign(jwk, { [reference.member]: reference.ref }, handle === undefined && { key_ops: ['verify'] });
+      if (reference !== undefined)
+        Object.assign(jwk, { [reference.member]: reference.ref }, handle === undefined && { key_ops: ['verify'] });
       if (deactivatedAt !== undefined) jwk.deactivated_at = new Date(deactivatedAt * 1000).toISOString();
       out.push(jwk);
       continue;

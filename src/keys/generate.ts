@@ -42,11 +42,9 @@ export async function generateKeys(options: { algorithms?: readonly string[] } =
   }
   for (const alg of algorithms) {
     if (!isAlgorithm(alg)) {
-      throw new JwtGrpcError(
-        'ERR_INVALID_OPTION',
-        `option algorithms: ${JSON.stringify(alg)} is not one of ${ALGORITHMS.join(', ')}`,
-        { field: 'algorithms' },
-      );
+      throw new JwtGrpcError('ERR_INVALID_OPTION', `option algorithms: ${JSON.stringify(alg)} is not one of ${ALGORITHMS.join(', ')}`, {
+        field: 'algorithms',
+      });
     }
   }
   return new KeySet(await Promise.all([...new Set(algorithms as Algorithm[])].map(generateOne)));

@@ -41,9 +41,7 @@ const KEY_SET_MEMBERS = ['keys'];
  * const keys = importKeys({ keys: entries });
  * ```
  */
-export type KeyInput =
-  | (Record<string, unknown> & { kid: string; alg: string })
-  | { kid: string; alg: string; pem: string };
+export type KeyInput = (Record<string, unknown> & { kid: string; alg: string }) | { kid: string; alg: string; pem: string };
 
 /**
  * An error about `keys[index]`: it names the entry by its place in the key file, never by its
@@ -110,7 +108,8 @@ function importOne(input: unknown, index: number): KeyEntry {
       signingKey = createSecretKey(Buffer.from(record['k'], 'base64url'));
       verificationKey = signingKey;
     } else {
-      if (!KEY_TYPES.includes(record['kty'] as string)) throw keyError(index, 'unsupported', `is not one of ${KEY_TYPES.join(', ')} (or give "pem")`, undefined, 'kty');
+      if (!KEY_TYPES.includes(record['kty'] as string))
+        throw keyError(index, 'unsupported', `is not one of ${KEY_TYPES.join(', ')} (or give "pem")`, undefined, 'kty');
       // node:crypto ignores members it does not know (kid, alg, use, key_ops).
       const jwk = record as JsonWebKey;
       signingKey = typeof record['d'] === 'string' ? createPrivateKey({ key: jwk, format: 'jwk' }) : undefined;
@@ -153,14 +152,21 @@ function importHandle(
   const other = keyBackendMembers().find((name) => name !== member && record[name] !== undefined);
   if (other !== undefined) throw keyError(index, 'malformed', `names a handle in both "${member}" and "${other}"`, undefined, other);
   const secret = PRIVATE_MEMBERS.find((name) => record[name] !== undefined);
-  if (secret !== undefined) throw keyError(index, 'malformed', `a key held by ${member} has no private member in the key file`, undefined, secret);
-  if (!HANDLE_ALGORITHMS.includes(key.alg)) throw keyError(index, 'unsupported', `a ${member} key signs ${HANDLE_ALGORITHMS.join(', ')}`, undefined, 'alg');
+  if (secret !== undefined)
+    throw keyError(index, 'malformed', `a key held by ${member} has no private member in the key file`, undefined, secret);
+  if (!HANDLE_ALGORITHMS.includes(key.alg))
+    throw keyError(index, 'unsupported', `a ${member} key signs ${HANDLE_ALGORITHMS.join(', ')}`, undefined, 'alg');
   checkJwkEncoding(record, key.kid, `keys[${index}]`);
   let verificationKey: KeyObject;
   try {
     verificationKey = createPublicKey({ key: record as JsonWebKey, format: 'jwk' });
   } catch (err) {
-    throw keyError(index, 'malformed', `needs the public key's members (kty, crv, x, y or n, e): ${withoutValues((err as Error).message, record)}`, err);
+    throw keyError(
+      index,
+      'malformed',
+      `needs the public key's members (kty, crv, x, y or n, e): ${withoutValues((err as Error).message, record)}`,
+      err,
+    );
   }
   const problem = key.spec.checkKey(verificationKey);
   if (problem !== undefined) throw keyError(index, 'unsupported', `${key.alg} ${problem}`);
@@ -187,7 +193,8 @@ const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
 function readDeactivatedAt(index: number, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const ms = typeof value === 'string' && RFC3339_UTC.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw keyError(index, 'malformed', 'must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z"', undefined, 'deactivated_at');
+  if (Number.isNaN(ms))
+    throw keyError(index, 'malformed', 'must be an RFC 3339 UTC time such as "2026-11-23T10:15:00Z"', undefined, 'deactivated_at');
   return Math.floor(ms / 1000);
 }
 

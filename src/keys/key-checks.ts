@@ -90,16 +90,24 @@ const PROBE_INPUT = 'jwt-grpc.key-probe';
  * seed and would otherwise ignore the file's `x`), and a probe signed with the private key
  * verifies with the public one (an EC `d` beside another key's `x`, `y`).
  */
-function pairProblem(spec: AlgorithmSpec, signingKey: KeyObject, verificationKey: KeyObject, record: Readonly<Record<string, unknown>> | undefined): string | undefined {
+function pairProblem(
+  spec: AlgorithmSpec,
+  signingKey: KeyObject,
+  verificationKey: KeyObject,
+  record: Readonly<Record<string, unknown>> | undefined,
+): string | undefined {
   const mismatch = 'private key does not match its public key';
   if (record !== undefined) {
     const derived: Readonly<Record<string, unknown>> = spec.publicJwk(verificationKey) ?? {};
-    for (const name of PUBLIC_MEMBERS) if (record[name] !== undefined && record[name] !== derived[name]) return `${mismatch}: "${name}" differs`;
+    for (const name of PUBLIC_MEMBERS)
+      if (record[name] !== undefined && record[name] !== derived[name]) return `${mismatch}: "${name}" differs`;
   }
   const problem = spec.checkPrivate(signingKey);
   if (problem !== undefined) return problem;
   try {
-    return spec.prepareVerify(verificationKey)(PROBE_INPUT, spec.prepareSign(signingKey)(PROBE_INPUT)) ? undefined : `${mismatch}: a probe it signed does not verify`;
+    return spec.prepareVerify(verificationKey)(PROBE_INPUT, spec.prepareSign(signingKey)(PROBE_INPUT))
+      ? undefined
+      : `${mismatch}: a probe it signed does not verify`;
   } catch {
     return `${mismatch}: it cannot sign a probe`;
   }

@@ -10,7 +10,6 @@ import { optionNames, refuseUnknownOptions } from '../known-options.js';
 /** The one name loadKeys' options hold. */
 const LOAD_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof loadKeys>[1]>>({ logger: true });
 
-
 /** Reads a key or PEM file; warns, as ssh does, when one holding secrets is open to group, others or another user. */
 async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean, field = path): Promise<string> {
   try {
@@ -43,7 +42,12 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
   const entries: unknown[] = [];
   for (const [index, entry] of list.entries()) {
     // A key file's entry may also name a PEM file instead of holding the PEM.
-    refuseUnknownOptions(entry, [...keyMembers(), 'pemFile'], { path: `keys[${index}]`, code: 'ERR_INVALID_KEY', noun: 'a key file member', owner: file });
+    refuseUnknownOptions(entry, [...keyMembers(), 'pemFile'], {
+      path: `keys[${index}]`,
+      code: 'ERR_INVALID_KEY',
+      noun: 'a key file member',
+      owner: file,
+    });
     const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
     if (pemFile === undefined) {
       entries.push(entry);
@@ -53,7 +57,10 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
       throw new JwtGrpcError('ERR_INVALID_KEY', `keys[${index}].pemFile must be a path`, { field: `keys[${index}]` });
     }
     const { pemFile: _path, ...rest } = entry as Record<string, unknown>;
-    entries.push({ ...rest, pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY'), `${file}: keys[${index}].pemFile`) });
+    entries.push({
+      ...rest,
+      pem: await readKeyFile(resolve(base, pemFile), logger, (pem) => pem.includes('PRIVATE KEY'), `${file}: keys[${index}].pemFile`),
+    });
   }
   return importKeys({ keys: entries });
 }

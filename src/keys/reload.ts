@@ -4,7 +4,10 @@ import { checkKeyReplacement } from './replace.js';
 
 /** A key set as log lines name it: kids with algorithm and role, never material. @internal */
 export function describeKeys(keys: KeySet): string[] {
-  return keys.keys.map(({ kid, alg, active, deactivatedAt }) => `${kid} (${alg}, ${active ? 'signs' : deactivatedAt === undefined ? 'verify-only' : 'deactivated'})`);
+  return keys.keys.map(
+    ({ kid, alg, active, deactivatedAt }) =>
+      `${kid} (${alg}, ${active ? 'signs' : deactivatedAt === undefined ? 'verify-only' : 'deactivated'})`,
+  );
 }
 
 /**

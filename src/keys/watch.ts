@@ -21,7 +21,9 @@ export const WATCH_POLL_MS = 10_000;
 /** The file's SHA-256, or what kept it from being read (a missing file is a state too). */
 async function fingerprint(file: string): Promise<string> {
   try {
-    return createHash('sha256').update(await readFile(file)).digest('hex');
+    return createHash('sha256')
+      .update(await readFile(file))
+      .digest('hex');
   } catch (err) {
     return `unreadable: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
   }
@@ -52,7 +54,9 @@ export async function watchKeyFile(file: string, onChange: () => void, logger: L
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(dirname(path), { persistent: false }, settle);
-    watcher.on('error', (err) => logger.warn(`watching ${dirname(path)} failed; polling ${file} every ${WATCH_POLL_MS / 1000} s`, { error: err.message }));
+    watcher.on('error', (err) =>
+      logger.warn(`watching ${dirname(path)} failed; polling ${file} every ${WATCH_POLL_MS / 1000} s`, { error: err.message }),
+    );
   } catch (err) {
     logger.warn(`cannot watch ${dirname(path)}; polling ${file} every ${WATCH_POLL_MS / 1000} s`, { error: (err as Error).message });
   }

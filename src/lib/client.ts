@@ -24,7 +24,13 @@ export { jwtCallCredentials } from '../client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from '../client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from '../client/remote-verifier.js';
 export type { HttpJwksLocation } from '../client/remote-jwks-http.js';
-export { jwtAuthInterceptor, optionalVerifiedClaims, verifiedClaims, type CallWithMetadata, type JwtAuthInterceptor } from '../client/auth-interceptor.js';
+export {
+  jwtAuthInterceptor,
+  optionalVerifiedClaims,
+  verifiedClaims,
+  type CallWithMetadata,
+  type JwtAuthInterceptor,
+} from '../client/auth-interceptor.js';
 export type { MethodRule, AuthorizeCall, UnlistedMethods } from '../client/authorize.js';
 export { HEALTH_METHODS } from '../client/defaults.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from '../client/authenticate.js';

@@ -78,7 +78,13 @@ class MethodCounts implements MethodCalls {
   readonly byCode: (CodeCounts | undefined)[] = new Array(CODE_NAMES.length).fill(undefined);
 
   constructor(method: MethodDescription) {
-    const type = method.requestStream ? (method.responseStream ? 'bidi_stream' : 'client_stream') : method.responseStream ? 'server_stream' : 'unary';
+    const type = method.requestStream
+      ? method.responseStream
+        ? 'bidi_stream'
+        : 'client_stream'
+      : method.responseStream
+        ? 'server_stream'
+        : 'unary';
     const slash = method.path.lastIndexOf('/');
     this.labels = { grpc_type: type, grpc_service: method.path.slice(1, Math.max(slash, 1)), grpc_method: method.path.slice(slash + 1) };
   }

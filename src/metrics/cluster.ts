@@ -42,7 +42,11 @@ export class ClusterMetrics {
   /** The text of `/metrics`: the sum over `workers` and this process. */
   async text(workers: readonly Worker[]): Promise<string> {
     const answers = await Promise.all(workers.filter((worker) => worker.isConnected()).map((worker) => this.#ask(worker)));
-    const lists = [...answers.filter((answer) => answer !== undefined), await this.#own.getMetricsAsJSON(), await processMetrics().getMetricsAsJSON()];
+    const lists = [
+      ...answers.filter((answer) => answer !== undefined),
+      await this.#own.getMetricsAsJSON(),
+      await processMetrics().getMetricsAsJSON(),
+    ];
     return promClient().AggregatorRegistry.aggregate(lists).metrics();
   }
 

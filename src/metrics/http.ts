@@ -24,21 +24,36 @@ export function hostOf(address: string): string {
  * Serves `GET /metrics` on `host:port` (0: any free port) with the text `render` makes at
  * each scrape; anything else is 404. A failed render is a 500 naming no more than its message. @internal
  */
-export async function serveMetrics(host: string, port: number, render: () => Promise<string>, logger: Logger, ports: HttpPortLimits): Promise<MetricsEndpoint> {
-  const guard = new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: ports.handshakeTimeoutMs, maxConnections: METRICS_MAX_CONNECTIONS, logger, counters: ports.counters });
-  const server: Server = nodeHttp().createServer(headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS), (request, response) => {
-    const path = (request.url ?? '').split('?')[0];
-    if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: metrics are at GET /metrics\n');
-      return;
-    }
-    render().then(
-      (text) => response.writeHead(200, { 'content-type': metricsContentType() }).end(request.method === 'HEAD' ? undefined : text),
-      (err: unknown) => {
-        logger.error('metrics scrape failed', { error: err instanceof Error ? err.message : String(err) });
-        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');
-      },
-    );
+export async function serveMetrics(
+  host: string,
+  port: number,
+  render: () => Promise<string>,
+  logger: Logger,
+  ports: HttpPortLimits,
+): Promise<MetricsEndpoint> {
+  const guard = new ConnectionGuard({
+    port: 'metrics',
+    handshakeTimeoutMs: ports.handshakeTimeoutMs,
+    maxConnections: METRICS_MAX_CONNECTIONS,
+    logger,
+    counters: ports.counters,
   });
+  const server: Server = nodeHttp().createServer(
+    headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS),
+    (request, response) => {
+      const path = (request.url ?? '').split('?')[0];
+      if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+        response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: metrics are at GET /metrics\n');
+        return;
+      }
+      render().then(
+        (text) => response.writeHead(200, { 'content-type': metricsContentType() }).end(request.method === 'HEAD' ? undefined : text),
+        (err: unknown) => {
+          logger.error('metrics scrape failed', { error: err instanceof Error ? err.message : String(err) });
+          response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');
+        },
+      );
+    },
+  );
   return listenHttp(server, host, port, 'metrics', 'metricsPort', guard);
 }

@@ -166,7 +166,9 @@ export const logger = codeOnly<Logger>((value) =>
 export const interceptors = codeOnly<readonly CallInterceptor[]>(interceptorsProblem);
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
-export const metricsRegistry = codeOnly<Registry>((value) => (value instanceof promClient().Registry ? undefined : 'must be a prom-client Registry'));
+export const metricsRegistry = codeOnly<Registry>((value) =>
+  value instanceof promClient().Registry ? undefined : 'must be a prom-client Registry',
+);
 
 /**
  * Tracing: `true` (in text as a {@link flag}) for jwt-grpc's own OpenTelemetry pipeline,
@@ -218,11 +220,17 @@ function checkRevocationStore(value: unknown, label: string): string | Revocatio
     } catch {
       scheme = undefined;
     }
-    if (scheme === undefined || !STORE_SCHEMES.includes(scheme)) throw invalidOption(label, `must be a redis:// or rediss:// URL, got ${JSON.stringify(maskUrl(value))}`);
+    if (scheme === undefined || !STORE_SCHEMES.includes(scheme))
+      throw invalidOption(label, `must be a redis:// or rediss:// URL, got ${JSON.stringify(maskUrl(value))}`);
     return value;
   }
   const store = value as Partial<RevocationStore> | null;
-  if (typeof store?.start === 'function' && typeof store.add === 'function' && typeof store.close === 'function' && typeof store.kind === 'string') {
+  if (
+    typeof store?.start === 'function' &&
+    typeof store.add === 'function' &&
+    typeof store.close === 'function' &&
+    typeof store.kind === 'string'
+  ) {
     return value as RevocationStore;
   }
   throw invalidOption(label, 'must be a redis:// URL or a RevocationStore (kind, start, add, up, close)');

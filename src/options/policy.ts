@@ -88,7 +88,8 @@ function strings(value: unknown, path: string, { minItems, patterns }: { minItem
   value.forEach((entry: unknown, index) => {
     const at = `${path}[${index}]`;
     if (typeof entry !== 'string' || entry.length === 0) throw new PolicyProblem(at, 'must be a non-empty string');
-    if (patterns && entry.indexOf('*') !== -1 && entry.indexOf('*') !== entry.length - 1) throw new PolicyProblem(at, `"${entry}": "*" may only end a pattern`);
+    if (patterns && entry.indexOf('*') !== -1 && entry.indexOf('*') !== entry.length - 1)
+      throw new PolicyProblem(at, `"${entry}": "*" may only end a pattern`);
   });
   return value as string[];
 }

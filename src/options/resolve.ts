@@ -31,14 +31,13 @@ export type ResolvedOptions<G extends OptionGroup> = { readonly [K in NamesIn<G>
  * `true` when interface `I` declares exactly the options of group `G`, with their value
  * types, else `false`; asserted with {@link Expect} beside each public options interface.
  */
-export type DeclaresGroup<I, G extends OptionGroup> =
-  [Required<I>] extends [Required<GivenOptions<G>>]
-    ? [Required<GivenOptions<G>>] extends [Required<I>]
-      ? [Exclude<keyof I, NamesIn<G>> | Exclude<NamesIn<G>, keyof I>] extends [never]
-        ? true
-        : false
+export type DeclaresGroup<I, G extends OptionGroup> = [Required<I>] extends [Required<GivenOptions<G>>]
+  ? [Required<GivenOptions<G>>] extends [Required<I>]
+    ? [Exclude<keyof I, NamesIn<G>> | Exclude<NamesIn<G>, keyof I>] extends [never]
+      ? true
       : false
-    : false;
+    : false
+  : false;
 
 /** Compiles only when `T` is `true`. */
 export type Expect<T extends true> = T;

@@ -161,7 +161,12 @@ export const OPTIONS = {
     help: "verifies every token GenerateJwt signs before answering (INTERNAL if it does not verify), as the benchmark's peers do: the reference's equal work, a verify's cost per call",
     cli: { flag: 'verify-issued', env: 'JWT_GRPC_VERIFY_ISSUED' },
   }),
-  issuer: option({ group: 'service', kind: text('ISSUER'), help: 'iss claim of every token', cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' } }),
+  issuer: option({
+    group: 'service',
+    kind: text('ISSUER'),
+    help: 'iss claim of every token',
+    cli: { flag: 'issuer', env: 'JWT_GRPC_ISSUER' },
+  }),
   defaultTtlSeconds: option({
     group: 'service',
     kind: integer(1, MAX_TTL_SECONDS, 'SECONDS'),
@@ -189,8 +194,18 @@ export const OPTIONS = {
     help: 'how long GenerateJwt waits for an HSM or KMS key to sign before answering UNAVAILABLE',
     cli: { flag: 'key-backend-timeout-ms', env: 'JWT_GRPC_KEY_BACKEND_TIMEOUT_MS' },
   }),
-  maxTokenLength: option({ group: 'service', kind: integer(64, 1 << 20), default: 8192, help: 'longest token VerifyJwt accepts, in characters' }),
-  maxSubjectLength: option({ group: 'service', kind: integer(1, 65_536), default: 1024, help: 'longest subject or audience, in characters' }),
+  maxTokenLength: option({
+    group: 'service',
+    kind: integer(64, 1 << 20),
+    default: 8192,
+    help: 'longest token VerifyJwt accepts, in characters',
+  }),
+  maxSubjectLength: option({
+    group: 'service',
+    kind: integer(1, 65_536),
+    default: 1024,
+    help: 'longest subject or audience, in characters',
+  }),
   maxClaimsJsonBytes: option({
     group: 'service',
     kind: integer(2, 1 << 20),
@@ -468,7 +483,13 @@ export const OPTIONS = {
   }),
 
   // The command line only
-  host: option({ group: 'cli', kind: text('HOST'), default: '0.0.0.0', help: 'address to bind', cli: { flag: 'host', env: 'JWT_GRPC_HOST' } }),
+  host: option({
+    group: 'cli',
+    kind: text('HOST'),
+    default: '0.0.0.0',
+    help: 'address to bind',
+    cli: { flag: 'host', env: 'JWT_GRPC_HOST' },
+  }),
   port: option({
     group: 'cli',
     kind: integer(0, 65_535, 'PORT'),
@@ -482,7 +503,12 @@ export const OPTIONS = {
     help: 'PEM certificate chain: serve TLS (with --tls-key)',
     cli: { flag: 'tls-cert', env: 'JWT_GRPC_TLS_CERT' },
   }),
-  tlsKey: option({ group: 'cli', kind: text('FILE'), help: 'PEM private key of --tls-cert', cli: { flag: 'tls-key', env: 'JWT_GRPC_TLS_KEY' } }),
+  tlsKey: option({
+    group: 'cli',
+    kind: text('FILE'),
+    help: 'PEM private key of --tls-cert',
+    cli: { flag: 'tls-key', env: 'JWT_GRPC_TLS_KEY' },
+  }),
   tlsClientCa: option({
     group: 'cli',
     kind: text('FILE'),

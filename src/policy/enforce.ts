@@ -85,13 +85,20 @@ export class IssuancePolicy {
   authorize<R extends IssuanceRequest>(caller: CallerIdentity | undefined, request: R, defaultTtl: number): Granted<R> {
     const id = caller?.id;
     if (id === undefined) {
-      throw new PolicyDenied('caller', undefined, caller === undefined ? 'the call has no verified client certificate (serve mutual TLS)' : 'the client certificate names no URI or DNS SAN');
+      throw new PolicyDenied(
+        'caller',
+        undefined,
+        caller === undefined
+          ? 'the call has no verified client certificate (serve mutual TLS)'
+          : 'the client certificate names no URI or DNS SAN',
+      );
     }
     const rules = this.#callers.get(id);
     if (rules === undefined) throw new PolicyDenied('caller', id, `caller ${id} is not in the policy`);
     let subject = request.subject;
     if (subject.length === 0) {
-      if (rules.fixedSubject === undefined) throw new PolicyDenied('subjects', id, `the request names no subject and caller ${id} has none without "*"`);
+      if (rules.fixedSubject === undefined)
+        throw new PolicyDenied('subjects', id, `the request names no subject and caller ${id} has none without "*"`);
       subject = rules.fixedSubject;
     } else if (!rules.subject(subject)) {
       throw new PolicyDenied('subjects', id, `caller ${id} may not get subject ${JSON.stringify(subject)}`);
@@ -108,7 +115,8 @@ export class IssuancePolicy {
     let ttl = request.ttl_seconds;
     if (maxTtl !== undefined) {
       if (ttl === 0) ttl = Math.min(defaultTtl, maxTtl);
-      else if (ttl > maxTtl) throw new PolicyDenied('maxTtlSeconds', id, `caller ${id} may get tokens of at most ${maxTtl} s, asked for ${ttl} s`);
+      else if (ttl > maxTtl)
+        throw new PolicyDenied('maxTtlSeconds', id, `caller ${id} may get tokens of at most ${maxTtl} s, asked for ${ttl} s`);
     }
     return { callerId: id, entry: rules.entry, request: { ...request, subject, ttl_seconds: ttl } };
   }

@@ -16,7 +16,9 @@ export async function loadPolicy(file: string): Promise<JwtPolicy> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `policy file ${file}: cannot read it: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: 'policy' });
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `policy file ${file}: cannot read it: ${(err as NodeJS.ErrnoException).code ?? err}`, {
+      field: 'policy',
+    });
   }
   let parsed: unknown;
   try {

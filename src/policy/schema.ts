@@ -52,7 +52,12 @@ export const JWT_POLICY_SCHEMA = {
           minItems: 1,
           items: { $ref: '#/$defs/pattern' },
         },
-        audiences: { description: 'Audiences the caller may ask for. Omitted: any.', type: 'array', minItems: 1, items: { $ref: '#/$defs/pattern' } },
+        audiences: {
+          description: 'Audiences the caller may ask for. Omitted: any.',
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
         algorithms: {
           description: 'Algorithms the caller may ask for. Omitted: any the server signs with.',
           type: 'array',
@@ -60,7 +65,11 @@ export const JWT_POLICY_SCHEMA = {
           items: { type: 'string', minLength: 1 },
         },
         maxTtlSeconds: { description: "Longest lifetime for this caller. Omitted: the server's maximum.", type: 'integer', minimum: 1 },
-        claims: { description: 'Custom claim names the caller may set in claims_json. Omitted: none.', type: 'array', items: { type: 'string', minLength: 1 } },
+        claims: {
+          description: 'Custom claim names the caller may set in claims_json. Omitted: none.',
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+        },
         bind: { description: 'Bind this caller\'s tokens to its certificate (cnf "x5t#S256", RFC 8705).', type: 'boolean' },
       },
     },

@@ -41,7 +41,9 @@ export function loadProtoService(file: string, service: string): ServiceDescript
         try {
           return method.requestDeserialize(bytes);
         } catch (err) {
-          throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `malformed ${service}/${name} request: ${(err as Error).message}`, { cause: err });
+          throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `malformed ${service}/${name} request: ${(err as Error).message}`, {
+            cause: err,
+          });
         }
       },
     };
@@ -62,7 +64,11 @@ export interface MethodShape {
  * proto-loader costs about a hundred milliseconds of start-up on one core
  * (bench/PERFORMANCE.md, "Start-up"). A test holds `shapes` to what `load` returns.
  */
-export function lazyProtoService(service: string, shapes: Readonly<Record<string, MethodShape>>, load: () => ServiceDescriptor): ServiceDescriptor {
+export function lazyProtoService(
+  service: string,
+  shapes: Readonly<Record<string, MethodShape>>,
+  load: () => ServiceDescriptor,
+): ServiceDescriptor {
   let loaded: ServiceDescriptor | undefined;
   const method = (name: string): MethodDescriptor<unknown, unknown> => {
     loaded ??= load();

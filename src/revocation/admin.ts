@@ -36,9 +36,12 @@ export async function readAdminSecret(file: string, label: string, logger: Pick<
   const secret = text.replace(/\r?\n$/, '');
   // The messages say what is wrong with the secret, never what it is.
   if (secret.length < MIN_ADMIN_SECRET_LENGTH) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `${label}: ${file} must hold a secret of at least ${MIN_ADMIN_SECRET_LENGTH} characters`, { field: label });
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `${label}: ${file} must hold a secret of at least ${MIN_ADMIN_SECRET_LENGTH} characters`, {
+      field: label,
+    });
   }
-  if (/\s/.test(secret)) throw new JwtGrpcError('ERR_INVALID_OPTION', `${label}: ${file}: the secret may not contain whitespace`, { field: label });
+  if (/\s/.test(secret))
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `${label}: ${file}: the secret may not contain whitespace`, { field: label });
   return { digest: digest(secret) };
 }
 
@@ -64,11 +67,19 @@ export function authorizeRevoke(
         'RevokeJwt is off: the server has no admin credential (start it with --admin-token-file FILE, or list revokers in its --policy; in code, adminTokenFile; docs/revocation.md)',
       );
     }
-    throw new JwtGrpcError('ERR_PERMISSION_DENIED', `caller ${callerId === undefined ? '(no client certificate)' : JSON.stringify(callerId)} is not among the policy's revokers`);
+    throw new JwtGrpcError(
+      'ERR_PERMISSION_DENIED',
+      `caller ${callerId === undefined ? '(no client certificate)' : JSON.stringify(callerId)} is not among the policy's revokers`,
+    );
   }
   const header = call.metadata.get('authorization');
   const match = typeof header === 'string' ? BEARER.exec(header) : null;
-  if (match === null) throw new JwtGrpcError('ERR_UNAUTHENTICATED', 'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers');
-  if (!timingSafeEqual(digest(match[1] as string), secret.digest)) throw new JwtGrpcError('ERR_UNAUTHENTICATED', 'the admin secret does not match');
+  if (match === null)
+    throw new JwtGrpcError(
+      'ERR_UNAUTHENTICATED',
+      'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers',
+    );
+  if (!timingSafeEqual(digest(match[1] as string), secret.digest))
+    throw new JwtGrpcError('ERR_UNAUTHENTICATED', 'the admin secret does not match');
   return 'admin-token';
 }

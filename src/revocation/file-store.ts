@@ -187,13 +187,15 @@ class FileStore implements FileRevocationStore {
   }
 
   async start(onRevoked: (revocations: readonly Revocation[]) => void): Promise<void> {
-    if (this.#file !== undefined || this.#closed) throw new JwtGrpcError('ERR_SERVER_STATE', `revocations file ${this.#path}: start called twice, or after close`);
+    if (this.#file !== undefined || this.#closed)
+      throw new JwtGrpcError('ERR_SERVER_STATE', `revocations file ${this.#path}: start called twice, or after close`);
     let bytes = Buffer.alloc(0);
     let existed = true;
     try {
       bytes = await readFile(this.#path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unavailable('revocations', `cannot read the revocations file ${this.#path}: ${errorCode(err)}`, err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw unavailable('revocations', `cannot read the revocations file ${this.#path}: ${errorCode(err)}`, err);
       existed = false;
     }
     // Byte offsets, not characters: a write cut short may end inside a UTF-8 sequence.
@@ -223,15 +225,21 @@ class FileStore implements FileRevocationStore {
         await this.#file.write('\n');
         await this.#file.datasync();
         this.#size = bytes.length + 1;
-        this.#logger.warn(`revocations file ${this.#path}: the last line lacked its newline; kept it and added the newline`, { line: lineNumber, offset: end });
+        this.#logger.warn(`revocations file ${this.#path}: the last line lacked its newline; kept it and added the newline`, {
+          line: lineNumber,
+          offset: end,
+        });
       } else if (last.kind === 'torn') {
         // A write cut short by a crash: its revocation was never acknowledged. Cut it off so the next line starts clean.
         // Its offset and length only: a cut line is not quoted.
-        this.#logger.warn(`revocations file ${this.#path}: cut off a torn last line of ${bytes.length - end} bytes at byte offset ${end} (a write cut short, never acknowledged)`, {
-          line: lineNumber,
-          offset: end,
-          bytes: bytes.length - end,
-        });
+        this.#logger.warn(
+          `revocations file ${this.#path}: cut off a torn last line of ${bytes.length - end} bytes at byte offset ${end} (a write cut short, never acknowledged)`,
+          {
+            line: lineNumber,
+            offset: end,
+            bytes: bytes.length - end,
+          },
+        );
         await this.#file.truncate(this.#size);
         await this.#file.datasync();
       }
@@ -248,7 +256,8 @@ class FileStore implements FileRevocationStore {
   }
 
   add(revocation: Revocation): Promise<void> {
-    if (this.#file === undefined || this.#closed) return Promise.reject(unavailable('revocations', `revocations file ${this.#path} is not open`));
+    if (this.#file === undefined || this.#closed)
+      return Promise.reject(unavailable('revocations', `revocations file ${this.#path} is not open`));
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ revocation, resolve, reject });
       if (!this.#flushQueued) {
@@ -263,7 +272,10 @@ class FileStore implements FileRevocationStore {
    * block is handed out, so no restart hands any of them out again. One write per block.
    */
   reserveStatusIndexes(count: number): Promise<number> {
-    if (!Number.isSafeInteger(count) || count <= 0) return Promise.reject(new JwtGrpcError('ERR_INVALID_ARGUMENT', `reserveStatusIndexes: count must be a positive integer, got ${count}`));
+    if (!Number.isSafeInteger(count) || count <= 0)
+      return Promise.reject(
+        new JwtGrpcError('ERR_INVALID_ARGUMENT', `reserveStatusIndexes: count must be a positive integer, got ${count}`),
+      );
     return this.#exclusive(async () => {
       const file = this.#file;
       if (file === undefined || this.#closed) throw unavailable('revocations', `revocations file ${this.#path} is not open`);
@@ -302,7 +314,10 @@ class FileStore implements FileRevocationStore {
 
   #exclusive<T>(run: () => Promise<T>): Promise<T> {
     const next = this.#tail.then(run);
-    this.#tail = next.then(() => undefined, () => undefined);
+    this.#tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
@@ -386,6 +401,7 @@ class FileStore implements FileRevocationStore {
  * ```
  */
 export function createFileRevocationStore(path: string, options: FileRevocationStoreOptions): FileRevocationStore {
-  if (typeof path !== 'string' || path.length === 0) throw new JwtGrpcError('ERR_INVALID_OPTION', 'option revocations: must be a file path', { field: 'revocations' });
+  if (typeof path !== 'string' || path.length === 0)
+    throw new JwtGrpcError('ERR_INVALID_OPTION', 'option revocations: must be a file path', { field: 'revocations' });
   return new FileStore(path, options);
 }

@@ -58,7 +58,8 @@ function problem(field: RecordProblem['field'], why: string, value: unknown): Re
 function fieldProblem(jti: unknown, fields: Record<string, unknown>): RecordProblem | undefined {
   const { expiresAt, reason, statusIndex } = fields;
   if (typeof jti !== 'string' || jti.length === 0) return problem('jti', 'must be a non-empty string', jti);
-  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return problem('expiresAt', 'must be a number of Unix seconds', expiresAt);
+  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt))
+    return problem('expiresAt', 'must be a number of Unix seconds', expiresAt);
   if (reason !== undefined && typeof reason !== 'string') return problem('reason', 'must be a string', reason);
   // An index names one token of the status list (draft-ietf-oauth-status-list-20 section 6.2): never negative.
   if (statusIndex !== undefined && !(Number.isSafeInteger(statusIndex) && (statusIndex as number) >= 0)) {

@@ -96,7 +96,10 @@ export function parseRedisUrl(url: unknown): RedisConnectionOptions {
   if (host.length === 0) throw invalidOption('revocationStore', `no host; expected ${URL_SHAPE}`);
   const database = parseDatabase(parsed.pathname);
   if (parsed.search !== '' || parsed.hash !== '') {
-    throw invalidOption('revocationStore', 'query parameters and fragments are not read; put the user and password before the host and the database after it');
+    throw invalidOption(
+      'revocationStore',
+      'query parameters and fragments are not read; put the user and password before the host and the database after it',
+    );
   }
   const port = parsed.port === '' ? 6379 : Number(parsed.port);
   const username = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);

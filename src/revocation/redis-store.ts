@@ -22,7 +22,16 @@ import { JwtGrpcError, invalidOption } from '../errors.js';
 import type { Logger } from '../log.js';
 import { installHint, redisModule } from '../optional-deps.js';
 import { unavailable } from './record-codec.js';
-import { REVOKE_SCRIPT, decodeMessage, decodeValue, encodeMessage, encodeValue, parseVersion, redisKeys, type RedisKeys } from './redis-codec.js';
+import {
+  REVOKE_SCRIPT,
+  decodeMessage,
+  decodeValue,
+  encodeMessage,
+  encodeValue,
+  parseVersion,
+  redisKeys,
+  type RedisKeys,
+} from './redis-codec.js';
 import { resolveRedisStoreOptions, type RedisRevocationStoreOptions, type ResolvedRedisStoreOptions } from './redis-options.js';
 import type { Revocation, RevocationStore } from './types.js';
 
@@ -77,7 +86,10 @@ function loadRedis(): RedisModule {
     return redisModule();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    throw invalidOption('revocationStore', `a redis:// store needs node-redis 5, an optional peer dependency not installed here: ${installHint(['redis@^5'])}`);
+    throw invalidOption(
+      'revocationStore',
+      `a redis:// store needs node-redis 5, an optional peer dependency not installed here: ${installHint(['redis@^5'])}`,
+    );
   }
 }
 
@@ -136,7 +148,10 @@ class RedisRevocationStore implements RevocationStore {
     // Each its own connection: a subscribed connection can run no other command.
     this.#commands = redis.createClient(clientOptions as Parameters<RedisModule['createClient']>[0]) as unknown as RedisConnection;
     this.#subscriber = redis.createClient(clientOptions as Parameters<RedisModule['createClient']>[0]) as unknown as RedisConnection;
-    for (const [name, connection] of [['commands', this.#commands], ['subscriber', this.#subscriber]] as const) {
+    for (const [name, connection] of [
+      ['commands', this.#commands],
+      ['subscriber', this.#subscriber],
+    ] as const) {
       connection.on('error', (err) => this.#onConnectionError(name, err));
       connection.on('ready', () => this.#onReady());
     }
@@ -159,12 +174,19 @@ class RedisRevocationStore implements RevocationStore {
     } catch (err) {
       this.#destroyConnections();
       this.#closed = true;
-      throw unavailable('revocationStore', `revocation store: Redis at ${this.#options.connection.target} is unavailable: ${this.#describe(err)}`, err);
+      throw unavailable(
+        'revocationStore',
+        `revocation store: Redis at ${this.#options.connection.target} is unavailable: ${this.#describe(err)}`,
+        err,
+      );
     }
     this.#started = true;
     this.#timer = setInterval(() => void this.#checkVersion(), this.#options.resyncIntervalMs);
     this.#timer.unref();
-    this.#logger.info('revocation store: Redis connected', { target: this.#options.connection.target, resyncIntervalMs: this.#options.resyncIntervalMs });
+    this.#logger.info('revocation store: Redis connected', {
+      target: this.#options.connection.target,
+      resyncIntervalMs: this.#options.resyncIntervalMs,
+    });
   }
 
   async add(revocation: Revocation): Promise<void> {
@@ -178,8 +200,15 @@ class RedisRevocationStore implements RevocationStore {
     const { revokedPrefix, version, channel } = this.#keys;
     try {
       await this.#send([
-        'EVAL', REVOKE_SCRIPT, '2', revokedPrefix + jti, version,
-        encodeValue(revocation), String(seconds), channel, encodeMessage(revocation),
+        'EVAL',
+        REVOKE_SCRIPT,
+        '2',
+        revokedPrefix + jti,
+        version,
+        encodeValue(revocation),
+        String(seconds),
+        channel,
+        encodeMessage(revocation),
       ]);
     } catch (err) {
       this.#onCommandFailed(err);
@@ -246,7 +275,9 @@ class RedisRevocationStore implements RevocationStore {
   #onMessage(message: string): void {
     const decoded = decodeMessage(message);
     if (decoded === undefined) {
-      this.#logger.warn('revocation store: ignored a message on the revocation channel that is not one; resyncing', { channel: this.#keys.channel });
+      this.#logger.warn('revocation store: ignored a message on the revocation channel that is not one; resyncing', {
+        channel: this.#keys.channel,
+      });
       this.#syncedVersion = -1;
       this.#heardAhead.clear();
       return;
@@ -333,7 +364,10 @@ class RedisRevocationStore implements RevocationStore {
       unreadable += unparsed.length;
       this.#deliver(batch);
     } while (cursor !== '0');
-    if (unreadable > 0) this.#logger.warn(`revocation store: Redis entries whose value is not a revocation: ${unreadable}; their jti stays revoked until the key expires`);
+    if (unreadable > 0)
+      this.#logger.warn(
+        `revocation store: Redis entries whose value is not a revocation: ${unreadable}; their jti stays revoked until the key expires`,
+      );
     this.#syncedVersion = version;
     this.#advanceSyncedVersion();
     this.#current = true;

@@ -15,7 +15,10 @@ export function serverChannelOptions(transport: ResolvedOptions<'transport'>): C
     // as the own transport's (grpc-js-memory.ts adds the rest of that guard).
     'grpc-node.max_session_memory': optionValue('maxConnectionMemoryMb', undefined),
     // The same grace as the own HTTP/2 server's, from the option table.
-    ...(age !== undefined && { 'grpc.max_connection_age_ms': age, 'grpc.max_connection_age_grace_ms': optionValue('maxConnectionAgeGraceMs', undefined) }),
+    ...(age !== undefined && {
+      'grpc.max_connection_age_ms': age,
+      'grpc.max_connection_age_grace_ms': optionValue('maxConnectionAgeGraceMs', undefined),
+    }),
     ...transport.channelOptions,
   };
 }

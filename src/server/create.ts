@@ -5,7 +5,12 @@ import { type StatusListRoute, documentsHandler } from '../discovery/handler.js'
 import type { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
 import type { HttpPortLimits } from '../http-listen.js';
-import { STATUS_LIST_PATH, STATUS_LIST_RESIGN_FRACTION, type StatusListIssuer, createStatusListIssuer } from '../revocation/status-list/issuer.js';
+import {
+  STATUS_LIST_PATH,
+  STATUS_LIST_RESIGN_FRACTION,
+  type StatusListIssuer,
+  createStatusListIssuer,
+} from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { onKeyBackendChange } from '../keys/backend.js';
@@ -107,8 +112,17 @@ async function startStatusList(
   statusListAlgorithm(keys);
   const reserve = revocations.reserveStatusIndexes;
   // resolveServerOptions refuses statusList without such a store; a store that loses the method since is refused here.
-  if (reserve === undefined) throw new JwtGrpcError('ERR_INVALID_OPTION', 'option statusList: the revocation store keeps no status list index counter', { field: 'statusList' });
-  const list = await createStatusListIssuer({ uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`, keys: current, ttlSeconds, reserve, logger });
+  if (reserve === undefined)
+    throw new JwtGrpcError('ERR_INVALID_OPTION', 'option statusList: the revocation store keeps no status list index counter', {
+      field: 'statusList',
+    });
+  const list = await createStatusListIssuer({
+    uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`,
+    keys: current,
+    ttlSeconds,
+    reserve,
+    logger,
+  });
   const mark = (arrived: readonly Revocation[]): void => markRevoked(list, arrived, logger);
   mark(revocations.values());
   revocations.subscribe(mark);
@@ -133,7 +147,11 @@ function markRevoked(list: StatusListIssuer, revocations: readonly Revocation[],
  * hands a verifier a list older than half its ttl (docs/status-list.md).
  */
 function statusListRoute(list: StatusListIssuer): StatusListRoute {
-  return { path: new URL(list.uri).pathname, token: () => list.token(), maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION) };
+  return {
+    path: new URL(list.uri).pathname,
+    token: () => list.token(),
+    maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION),
+  };
 }
 
 /**
@@ -170,9 +188,14 @@ interface CallObservers {
  * from the OTEL_* variables) is owned by `owned`: shut down, flushing its spans, at close
  * or as soon as creating or starting the server fails.
  */
-function observeCalls(extras: ResolvedOptions<'server'>, methods: ReadonlyMap<string, MethodDescription>, owned: OwnedResources): CallObservers {
+function observeCalls(
+  extras: ResolvedOptions<'server'>,
+  methods: ReadonlyMap<string, MethodDescription>,
+  owned: OwnedResources,
+): CallObservers {
   // Metrics off: no registry, no interceptor, nothing counted per call.
-  const metrics = extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
+  const metrics =
+    extras.metricsPort !== undefined || extras.metricsRegistry !== undefined ? new ServerMetrics(extras.metricsRegistry) : undefined;
   // Tracing off: no provider, no interceptor, no span per call.
   const ownPipeline = extras.tracing === true ? owned.adopt(tracingPipelineFromEnv(), (pipeline) => pipeline.shutdown()) : undefined;
   const provider: TracerProvider | undefined = typeof extras.tracing === 'boolean' ? ownPipeline?.provider : extras.tracing;
@@ -183,7 +206,9 @@ function observeCalls(extras: ResolvedOptions<'server'>, methods: ReadonlyMap<st
     // Tracing, then metrics, then the user's: calls a later interceptor refuses are traced
     // and counted too. Durations also go to the global MeterProvider (a no-op without an SDK's).
     ...(tracer === undefined ? [] : [tracingInterceptor(tracer, otelMetrics.getMeter(TRACER_NAME))]),
-    ...(metrics === undefined ? [] : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
+    ...(metrics === undefined
+      ? []
+      : [metricsInterceptor(metrics.calls, (path) => methods.get(path) ?? { path, requestStream: false, responseStream: false })]),
     ...(extras.interceptors ?? []),
   ];
   return { metrics, tracer, interceptors };
@@ -267,7 +292,8 @@ class OwningJwtServer implements JwtServer {
   }
 
   addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void {
-    if (this.#state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `addService: server is already ${this.#state}; add services before listen`);
+    if (this.#state !== 'created')
+      throw new JwtGrpcError('ERR_SERVER_STATE', `addService: server is already ${this.#state}; add services before listen`);
     this.#serve(definition, implementation);
   }
 
@@ -307,7 +333,9 @@ class OwningJwtServer implements JwtServer {
       this.#owned.defer(() => health.close());
     }
     if (!extras.reflection) return health;
-    for (const reflection of createReflectionServices({ services: [SERVICE_NAME, ...(health === undefined ? [] : [HEALTH_SERVICE_NAME])] })) {
+    for (const reflection of createReflectionServices({
+      services: [SERVICE_NAME, ...(health === undefined ? [] : [HEALTH_SERVICE_NAME])],
+    })) {
       this.#serve(reflection.definition, reflection.implementation);
     }
     return health;
@@ -346,11 +374,19 @@ class OwningJwtServer implements JwtServer {
   async #prepareService(): Promise<PreparedJwtService> {
     const { service: options, server: extras } = this.#options;
     const keys = this.#givenKeys ?? (await generateEphemeralKeys(options.logger));
-    const admin = extras.adminTokenFile === undefined ? undefined : await readAdminSecret(extras.adminTokenFile, 'adminTokenFile', options.logger);
+    const admin =
+      extras.adminTokenFile === undefined ? undefined : await readAdminSecret(extras.adminTokenFile, 'adminTokenFile', options.logger);
     const revocations = await this.#openRevocations();
     let jwt: ReturnType<typeof prepareJwtService> | undefined;
     const statusList = extras.statusList
-      ? await startStatusList(options.issuer as string, keys, () => jwt?.handle.keys ?? keys, extras.statusListTtlSeconds, revocations, options.logger)
+      ? await startStatusList(
+          options.issuer as string,
+          keys,
+          () => jwt?.handle.keys ?? keys,
+          extras.statusListTtlSeconds,
+          revocations,
+          options.logger,
+        )
       : undefined;
     jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList);
     return { jwt, statusList };
@@ -454,7 +490,9 @@ class OwningJwtServer implements JwtServer {
   /** Releases everything at once after a failed start; the start's own error is what the caller gets, a failed release is logged. */
   async #releaseAfterFailure(what: string): Promise<void> {
     await this.#owned.disposeAsync().catch((err: unknown) => {
-      this.#logger.error(`${what} failed, and releasing what it had opened failed too`, { error: err instanceof Error ? err.message : String(err) });
+      this.#logger.error(`${what} failed, and releasing what it had opened failed too`, {
+        error: err instanceof Error ? err.message : String(err),
+      });
     });
   }
 }

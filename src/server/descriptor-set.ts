@@ -66,7 +66,10 @@ export function loadDescriptorSet(path: string = DESCRIPTOR_SET_PATH): Descripto
   try {
     return indexDescriptorSet(bytes);
   } catch (err) {
-    throw new JwtGrpcError('ERR_FILE', `${path} is not a FileDescriptorSet: ${(err as Error).message}`, { field: 'descriptorSet', cause: err });
+    throw new JwtGrpcError('ERR_FILE', `${path} is not a FileDescriptorSet: ${(err as Error).message}`, {
+      field: 'descriptorSet',
+      cause: err,
+    });
   }
 }
 

@@ -115,7 +115,9 @@ class SessionGuard {
     const ceiling = this.#limits.maxProcessBytes;
     if (processHeld <= ceiling) return false;
     return (
-      this.#waiting > 0 || this.held + bytes > ceiling * PROCESS_MEMORY_READER_SHARE || processHeld > ceiling * (1 + PROCESS_MEMORY_READER_RESERVE)
+      this.#waiting > 0 ||
+      this.held + bytes > ceiling * PROCESS_MEMORY_READER_SHARE ||
+      processHeld > ceiling * (1 + PROCESS_MEMORY_READER_RESERVE)
     );
   }
 

@@ -5,7 +5,14 @@
  * (https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
  */
 import { JwtGrpcError, invalidOption } from '../errors.js';
-import { type CallContext, GrpcStatusError, type ResponseStream, GrpcStatus, type ServedService, type ServiceImplementation } from '../transport/handler-api.js';
+import {
+  type CallContext,
+  GrpcStatusError,
+  type ResponseStream,
+  GrpcStatus,
+  type ServedService,
+  type ServiceImplementation,
+} from '../transport/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */
@@ -78,16 +85,19 @@ class Health implements HealthService {
   #closed = false;
 
   constructor(initial: Readonly<Record<string, ServingStatus>>) {
-    for (const [service, status] of Object.entries(initial)) this.#statuses.set(service, checkedStatus(status, `statuses[${JSON.stringify(service)}]`));
+    for (const [service, status] of Object.entries(initial))
+      this.#statuses.set(service, checkedStatus(status, `statuses[${JSON.stringify(service)}]`));
     this.implementation = {
       Check: (request: HealthCheckRequest) => this.#check(request),
       List: () => this.#list(),
-      Watch: (request: HealthCheckRequest, responses: ResponseStream<HealthCheckResponse>, call: CallContext) => this.#watch(request, responses, call),
+      Watch: (request: HealthCheckRequest, responses: ResponseStream<HealthCheckResponse>, call: CallContext) =>
+        this.#watch(request, responses, call),
     };
   }
 
   setStatus(service: string, status: ServingStatus): void {
-    if (typeof service !== 'string') throw new JwtGrpcError('ERR_INVALID_OPTION', 'setStatus: service must be a string', { field: 'service' });
+    if (typeof service !== 'string')
+      throw new JwtGrpcError('ERR_INVALID_OPTION', 'setStatus: service must be a string', { field: 'service' });
     this.#statuses.set(service, checkedStatus(status, 'status'));
     this.#wakeAll(service);
   }
@@ -115,7 +125,10 @@ class Health implements HealthService {
 
   #list(): HealthListResponse {
     if (this.#statuses.size > HEALTH_LIST_LIMIT) {
-      throw new GrpcStatusError(GrpcStatus.RESOURCE_EXHAUSTED, `${this.#statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`);
+      throw new GrpcStatusError(
+        GrpcStatus.RESOURCE_EXHAUSTED,
+        `${this.#statuses.size} services, more than List answers (${HEALTH_LIST_LIMIT})`,
+      );
     }
     return { statuses: Object.fromEntries([...this.#statuses].map(([service, status]) => [service, { status }])) };
   }
@@ -209,6 +222,8 @@ export const HEALTH_METHOD_SHAPES = {
 
 /** Health's methods, once per process; their codecs load with the first health call. */
 function healthDefinition(): ServedService['definition'] {
-  definition ??= lazyProtoService(HEALTH_SERVICE_NAME, HEALTH_METHOD_SHAPES, () => loadProtoService('grpc/health/v1/health.proto', HEALTH_SERVICE_NAME));
+  definition ??= lazyProtoService(HEALTH_SERVICE_NAME, HEALTH_METHOD_SHAPES, () =>
+    loadProtoService('grpc/health/v1/health.proto', HEALTH_SERVICE_NAME),
+  );
   return definition;
 }

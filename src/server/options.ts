@@ -6,7 +6,15 @@ import type { Registry } from 'prom-client';
 import type { RevocationStore } from '../revocation/types.js';
 import { invalidOption } from '../errors.js';
 import type { KeySet } from '../keys/key-set.js';
-import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, namesIn, resolveOptions } from '../options/resolve.js';
+import {
+  type DeclaresGroup,
+  type Expect,
+  type Label,
+  type ResolvedOptions,
+  libraryLabel,
+  namesIn,
+  resolveOptions,
+} from '../options/resolve.js';
 import type { OptionNames } from '../known-options.js';
 import { issuerPath } from '../discovery/documents.js';
 import { checkStoreOptions } from '../revocation/open.js';
@@ -212,7 +220,10 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   if (server.httpPort !== undefined) issuerPath(service.issuer, label('issuer'));
   // Verifiers fetch the list at its uri (section 8.1), which lives on the discovery port.
   if (server.statusList && server.httpPort === undefined) {
-    throw invalidOption(label('statusList'), `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`);
+    throw invalidOption(
+      label('statusList'),
+      `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`,
+    );
   }
   checkStoreOptions(server, label);
   // Indexes that could repeat after a restart would mark the wrong tokens revoked: the counter must be durable.

@@ -39,7 +39,8 @@ export class OwnedResources implements AsyncDisposable {
   use<T extends AsyncDisposable | Disposable | null | undefined>(resource: T): T {
     if (resource === null || resource === undefined) return resource;
     const dispose = (resource as Partial<AsyncDisposable>)[Symbol.asyncDispose] ?? (resource as Partial<Disposable>)[Symbol.dispose];
-    if (typeof dispose !== 'function') throw new JwtGrpcError('ERR_SERVER_STATE', 'owned resources: use() needs a disposable; adopt() takes a release');
+    if (typeof dispose !== 'function')
+      throw new JwtGrpcError('ERR_SERVER_STATE', 'owned resources: use() needs a disposable; adopt() takes a release');
     this.#push(() => dispose.call(resource));
     return resource;
   }
@@ -67,7 +68,8 @@ export class OwnedResources implements AsyncDisposable {
 
   #push(release: Release): void {
     // Owning something after the releases have run would leak it: refused, as AsyncDisposableStack refuses.
-    if (this.#disposing !== undefined) throw new JwtGrpcError('ERR_SERVER_STATE', 'owned resources: already released, nothing more can be owned');
+    if (this.#disposing !== undefined)
+      throw new JwtGrpcError('ERR_SERVER_STATE', 'owned resources: already released, nothing more can be owned');
     this.#releases.push(release);
   }
 

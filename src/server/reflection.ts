@@ -36,7 +36,12 @@ export interface ReflectionOptions {
 /** ServerReflectionRequest as proto-loader decodes it (oneofs: the set member's name in `message_request`). */
 interface ReflectionRequest {
   host: string;
-  message_request?: 'file_by_filename' | 'file_containing_symbol' | 'file_containing_extension' | 'all_extension_numbers_of_type' | 'list_services';
+  message_request?:
+    | 'file_by_filename'
+    | 'file_containing_symbol'
+    | 'file_containing_extension'
+    | 'all_extension_numbers_of_type'
+    | 'list_services';
   file_by_filename?: string;
   file_containing_symbol?: string;
   file_containing_extension?: { containing_type: string; extension_number: number };
@@ -97,7 +102,12 @@ export function createReflectionServices(options: ReflectionOptions): readonly S
   }));
 }
 
-function answer(index: DescriptorIndex, listed: { name: string }[], request: ReflectionRequest | MalformedRequest, sent: Set<string>): ReflectionResponse {
+function answer(
+  index: DescriptorIndex,
+  listed: { name: string }[],
+  request: ReflectionRequest | MalformedRequest,
+  sent: Set<string>,
+): ReflectionResponse {
   if (request instanceof MalformedRequest) return error({ valid_host: '' }, GrpcStatus.INVALID_ARGUMENT, request.message);
   const base = { valid_host: request.host, original_request: request };
   switch (request.message_request) {
@@ -123,7 +133,11 @@ function answer(index: DescriptorIndex, listed: { name: string }[], request: Ref
       return { ...base, all_extension_numbers_response: { base_type_name: type, extension_number: numbers } };
     }
     default:
-      return error(base, GrpcStatus.INVALID_ARGUMENT, 'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services');
+      return error(
+        base,
+        GrpcStatus.INVALID_ARGUMENT,
+        'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services',
+      );
   }
 }
 
@@ -156,7 +170,9 @@ function reflectionDefinition(name: string): ServedService['definition'] {
   let definition = definitions.get(name);
   if (definition === undefined) {
     const version = name === REFLECTION_V1_SERVICE_NAME ? 'v1' : 'v1alpha';
-    const loaded = lazyProtoService(name, REFLECTION_METHOD_SHAPES, () => loadProtoService(`grpc/reflection/${version}/reflection.proto`, name));
+    const loaded = lazyProtoService(name, REFLECTION_METHOD_SHAPES, () =>
+      loadProtoService(`grpc/reflection/${version}/reflection.proto`, name),
+    );
     definition = Object.fromEntries(
       Object.entries(loaded).map(([method, methodDefinition]) => [
         method,

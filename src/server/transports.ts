@@ -105,7 +105,9 @@ function unguardable(what: string): JwtGrpcError {
 function grpcJsTransport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   const server = new (requireTransportGrpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
-    logger.warn('cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections');
+    logger.warn(
+      'cannot raise the HTTP/2 stream reset limits on this @grpc/grpc-js: clients with many expiring deadlines may lose connections',
+    );
   }
   // Guards, not tuning: a grpc-js they cannot reach gets no server at all (fails closed).
   if (!guardGrpcJsMemory(server, grpcJsMemoryLimits(options))) throw unguardable('the memory ceilings and the flow-control stall bound');

@@ -159,7 +159,8 @@ export function checkClaims(
     const aud = payload.aud;
     const matches = typeof aud === 'string' ? aud === expect.audience : aud?.includes(expect.audience);
     if (!matches) {
-      const message = aud === undefined ? 'token has no aud claim, and an audience is expected' : 'token aud does not contain the expected audience';
+      const message =
+        aud === undefined ? 'token has no aud claim, and an audience is expected' : 'token aud does not contain the expected audience';
       return failure('AUDIENCE_MISMATCH', message);
     }
   }

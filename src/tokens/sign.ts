@@ -139,7 +139,11 @@ export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer 
     sign(alg, claims) {
       const { signer, input } = begin(alg, claims);
       if (signer.signInput === undefined) {
-        throw new JwtGrpcError('ERR_INVALID_KEY', `key ${signer.kid} is held by ${signer.handle?.member ?? 'a key backend'}: it signs only through signAsync`, { field: signer.kid });
+        throw new JwtGrpcError(
+          'ERR_INVALID_KEY',
+          `key ${signer.kid} is held by ${signer.handle?.member ?? 'a key backend'}: it signs only through signAsync`,
+          { field: signer.kid },
+        );
       }
       return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };
     },

@@ -114,7 +114,12 @@ const VERIFIER_OPTION_NAMES = optionNames<VerifierOptions>({
 });
 
 /** The verifier's options through the option table: the same rules as the service's. */
-function validateOptions(options: Omit<VerifierOptions, 'audience' | 'issuer'>): { clockToleranceSeconds: number; maxTokenLength: number; cacheEntries: number; clock: () => number } {
+function validateOptions(options: Omit<VerifierOptions, 'audience' | 'issuer'>): {
+  clockToleranceSeconds: number;
+  maxTokenLength: number;
+  cacheEntries: number;
+  clock: () => number;
+} {
   if (options.clock !== undefined && typeof options.clock !== 'function') throw invalidOption('clock', 'must be a function');
   return {
     clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),
@@ -160,16 +165,19 @@ export function createVerifier(keys: KeySet, options: VerifierOptions): Verifier
 
 function stringOrUndefined(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0) throw invalidOption(name, `must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value.length === 0)
+    throw invalidOption(name, `must be a non-empty string, got ${JSON.stringify(value)}`);
   return value;
 }
 
 /** What a token's header must not carry, or undefined when it passes (alg and kid are checked against the key after). */
 function headerProblem(header: Record<string, unknown>): VerifyFailure | undefined {
   const alg = header['alg'];
-  if (typeof alg !== 'string' || !isAlgorithm(alg)) return failure('ALGORITHM_NOT_ALLOWED', `header alg ${JSON.stringify(alg)} is not allowed`);
+  if (typeof alg !== 'string' || !isAlgorithm(alg))
+    return failure('ALGORITHM_NOT_ALLOWED', `header alg ${JSON.stringify(alg)} is not allowed`);
   if (header['crit'] !== undefined) return failure('UNSUPPORTED_HEADER', 'header crit names extensions this verifier does not support');
-  if (header['b64'] !== undefined && header['b64'] !== true) return failure('UNSUPPORTED_HEADER', 'header b64: unencoded payloads are not supported');
+  if (header['b64'] !== undefined && header['b64'] !== true)
+    return failure('UNSUPPORTED_HEADER', 'header b64: unencoded payloads are not supported');
   for (const name of FOREIGN_KEY_HEADERS) {
     if (header[name] !== undefined) return failure('UNSUPPORTED_HEADER', `header ${name}: keys from token headers are never trusted`);
   }
@@ -237,7 +245,8 @@ class KeySetVerifier {
   #verifySignedParts(token: string): VerifiedToken | VerifyFailure {
     const firstDot = token.indexOf('.');
     const secondDot = token.indexOf('.', firstDot + 1);
-    if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1) return failure('MALFORMED', 'token is not three dot-separated segments');
+    if (firstDot <= 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) !== -1)
+      return failure('MALFORMED', 'token is not three dot-separated segments');
     const headerSegment = token.slice(0, firstDot);
     const payloadSegment = token.slice(firstDot + 1, secondDot);
     const signatureSegment = token.slice(secondDot + 1);
@@ -255,7 +264,8 @@ class KeySetVerifier {
     } catch {
       return failure('MALFORMED', 'payload is not base64url JSON');
     }
-    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return failure('MALFORMED', 'payload is not a JSON object');
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+      return failure('MALFORMED', 'payload is not a JSON object');
     const typeFailure = checkClaimTypes(payload as Record<string, unknown>);
     if (typeFailure !== undefined) return typeFailure;
     return { valid: true, alg: header.alg, kid: header.kid, payload: Object.freeze(payload as JwtPayload), payloadJson };

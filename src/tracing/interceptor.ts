@@ -19,7 +19,17 @@
  *
  * Installed only when tracing is on: a server without it does no tracing work per call.
  */
-import { type Attributes, type Context, type Histogram, type Meter, SpanKind, type SpanOptions, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  type Histogram,
+  type Meter,
+  SpanKind,
+  type SpanOptions,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { CALL_TRACE_CONTEXT } from '../transport/call-core.js';
 import { type CallContext, CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import { splitPath } from './names.js';

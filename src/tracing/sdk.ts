@@ -14,7 +14,15 @@ import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { invalidOption } from '../errors.js';
 import { TRACER_NAME } from './names.js';
 import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
-import { otelContextAsyncHooks, otelResources, otelSdkTrace, otlpGrpcTraceExporter, otlpHttpTraceExporter, otlpProtoTraceExporter, installHint } from '../optional-deps.js';
+import {
+  otelContextAsyncHooks,
+  otelResources,
+  otelSdkTrace,
+  otlpGrpcTraceExporter,
+  otlpHttpTraceExporter,
+  otlpProtoTraceExporter,
+  installHint,
+} from '../optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';
@@ -40,8 +48,16 @@ function loadSdk(protocol: Protocol) {
     return { sdk: otelSdkTrace(), resources: otelResources(), contextHooks: otelContextAsyncHooks(), exporter };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    const packages = ['@opentelemetry/sdk-trace', '@opentelemetry/resources', '@opentelemetry/context-async-hooks', EXPORTERS[protocol].name];
-    throw invalidOption('tracing', `true needs the OpenTelemetry SDK and its ${protocol} exporter, optional peer dependencies not installed here: ${installHint(packages)}`);
+    const packages = [
+      '@opentelemetry/sdk-trace',
+      '@opentelemetry/resources',
+      '@opentelemetry/context-async-hooks',
+      EXPORTERS[protocol].name,
+    ];
+    throw invalidOption(
+      'tracing',
+      `true needs the OpenTelemetry SDK and its ${protocol} exporter, optional peer dependencies not installed here: ${installHint(packages)}`,
+    );
   }
 }
 
@@ -49,7 +65,8 @@ function loadSdk(protocol: Protocol) {
 function samplerRatio(arg: string | undefined): number {
   if (arg === undefined || arg === '') return 1;
   const ratio = Number(arg);
-  if (!(ratio >= 0 && ratio <= 1)) throw invalidOption('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got ${JSON.stringify(arg)}`);
+  if (!(ratio >= 0 && ratio <= 1))
+    throw invalidOption('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got ${JSON.stringify(arg)}`);
   return ratio;
 }
 

@@ -61,7 +61,10 @@ function validStatus(code: unknown): code is StatusCode {
  */
 export function deserializeError(err: unknown, method: string): GrpcStatusError {
   if (err instanceof GrpcStatusError) return err;
-  return new GrpcStatusError(GrpcStatus.INTERNAL, `could not parse the request message of ${method}: ${(err as Error)?.message ?? String(err)}`);
+  return new GrpcStatusError(
+    GrpcStatus.INTERNAL,
+    `could not parse the request message of ${method}: ${(err as Error)?.message ?? String(err)}`,
+  );
 }
 
 /** The handler's call, whichever transport carries it; a transport's call extends it. */

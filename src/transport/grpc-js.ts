@@ -4,7 +4,14 @@
  * call values, trailers) is ./call-core.ts, as on jwt-grpc's own HTTP/2; this adapter
  * only maps it onto grpc-js's calls, metadata and callbacks.
  */
-import type { Server, ServerDuplexStream, ServerReadableStream, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type {
+  Server,
+  ServerDuplexStream,
+  ServerReadableStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import type { Metadata as GrpcMetadata, sendUnaryData } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
@@ -196,7 +203,8 @@ function requestOf({ request }: { readonly request: unknown }): unknown {
 function responseWriter(surface: ResponseSurface, method: string) {
   return {
     write(message: unknown): Promise<void> {
-      if (surface.cancelled || surface.writableEnded) return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, `${method}: the call has ended`));
+      if (surface.cancelled || surface.writableEnded)
+        return Promise.reject(new GrpcStatusError(GrpcStatus.CANCELLED, `${method}: the call has ended`));
       if (surface.write(message)) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const onDrain = (): void => {

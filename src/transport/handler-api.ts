@@ -117,7 +117,10 @@ export class CallMetadata {
 }
 
 /** The names GrpcStatusError's options hold. */
-const STATUS_ERROR_OPTION_NAMES = optionNames<NonNullable<ConstructorParameters<typeof GrpcStatusError>[2]>>({ metadata: true, cause: true });
+const STATUS_ERROR_OPTION_NAMES = optionNames<NonNullable<ConstructorParameters<typeof GrpcStatusError>[2]>>({
+  metadata: true,
+  cause: true,
+});
 
 /**
  * A call that ends with a non-OK status. Handlers throw it (or reject with it) to answer

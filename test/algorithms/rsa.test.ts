@@ -15,7 +15,8 @@ function withMember(name: string, value: string): KeyObject {
   return createPrivateKey({ key: { ...jwk, [name]: value }, format: 'jwk' });
 }
 
-const b64 = (n: bigint) => Buffer.from(n.toString(16).padStart(n.toString(16).length + (n.toString(16).length % 2), '0'), 'hex').toString('base64url');
+const b64 = (n: bigint) =>
+  Buffer.from(n.toString(16).padStart(n.toString(16).length + (n.toString(16).length % 2), '0'), 'hex').toString('base64url');
 const big = (v: string | undefined) => BigInt(`0x${Buffer.from(v ?? '', 'base64url').toString('hex')}`);
 
 beforeAll(() => {
@@ -61,7 +62,9 @@ describe('RS256 and PS256', () => {
       'private key does not match its public key: its CRT values (dp, dq, qi) disagree with d, p and q',
     );
     expect(RS256.checkPrivate(withMember('qi', b64(big(jwk.qi) + 1n)))).toMatch(/CRT values/);
-    expect(RS256.checkPrivate(withMember('d', b64(big(jwk.d) + 2n)))).toBe('private key does not match its public key: d does not invert e');
+    expect(RS256.checkPrivate(withMember('d', b64(big(jwk.d) + 2n)))).toBe(
+      'private key does not match its public key: d does not invert e',
+    );
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
     expect(RS256.checkPrivate(withMember('p', other.p as string))).toBe('private key does not match its public key: n is not p*q');
   });

@@ -31,6 +31,9 @@ describe('bench:accept', () => {
   it('refuses a bad option with a message that names it', () => {
     expect(() => parseAcceptCommandLine(['--workers', '0'])).toThrow(UsageError);
     expect(() => parseAcceptCommandLine(['--workers', '0'])).toThrow(/--workers/);
-    expect(parseAcceptCommandLine(['--rounds', '2'])).toEqual({ kind: 'run', options: { serverCores: null, workers: null, seconds: 5, rounds: 2, connections: 32 } });
+    expect(parseAcceptCommandLine(['--rounds', '2'])).toEqual({
+      kind: 'run',
+      options: { serverCores: null, workers: null, seconds: 5, rounds: 2, connections: 32 },
+    });
   });
 });

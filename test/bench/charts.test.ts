@@ -40,7 +40,8 @@ describe('charts', () => {
     for (const chart of charts) {
       expect(chart.svg.startsWith('<svg'), chart.name).toBe(true);
       const marks = marksIn(chart.svg);
-      for (const type of EXPECTED_MARKS[chart.name] ?? ['?']) expect(marks.get(type) ?? 0, `${chart.name}: ${type} marks`).toBeGreaterThan(0);
+      for (const type of EXPECTED_MARKS[chart.name] ?? ['?'])
+        expect(marks.get(type) ?? 0, `${chart.name}: ${type} marks`).toBeGreaterThan(0);
     }
   });
 
@@ -83,13 +84,21 @@ describe('charts', () => {
   it('skips the charts whose sections a run lacks, or whose entries lack their figures', async () => {
     const bare = await renderCharts(macroOnlyFixture(), () => undefined);
     expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
-    const broken = { ...macroOnlyFixture(), openLoop: [{ server: 'go', algorithm: 'HS256' }], warmup: [null, { warmupCalls: 'ten' }], startup: 'none' };
+    const broken = {
+      ...macroOnlyFixture(),
+      openLoop: [{ server: 'go', algorithm: 'HS256' }],
+      warmup: [null, { warmupCalls: 'ten' }],
+      startup: 'none',
+    };
     const charts = await renderCharts(broken as never, () => undefined);
     expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
     // One N only (the 2-core machine's N = 1): no scaling curve.
     const macro = bare.length > 0 ? macroOnlyFixture().macro : null;
     if (macro === null) throw new Error('fixture without macro');
-    const oneN = { ...macroOnlyFixture(), macro: { ...macro, scenarios: macro.scenarios.filter((s) => s.group === 'single' || s.serverCores === 2) } };
+    const oneN = {
+      ...macroOnlyFixture(),
+      macro: { ...macro, scenarios: macro.scenarios.filter((s) => s.group === 'single' || s.serverCores === 2) },
+    };
     expect((await renderCharts(oneN, () => undefined)).map((c) => c.name)).not.toContain('scaling');
   });
 
@@ -125,7 +134,20 @@ describe('report.html', () => {
   });
 
   it('renders summary Markdown: tables with their alignment, lists, bold and code, and escapes the rest', () => {
-    const html = markdownToHtml(['## Ratios', '', '| a | b |', '| :--- | ---: |', '| **x** | `1 < 2` |', '', '- one', '- <script>two</script>', '', '[ok](summary.md) [bad](javascript:alert(1))'].join('\n'));
+    const html = markdownToHtml(
+      [
+        '## Ratios',
+        '',
+        '| a | b |',
+        '| :--- | ---: |',
+        '| **x** | `1 < 2` |',
+        '',
+        '- one',
+        '- <script>two</script>',
+        '',
+        '[ok](summary.md) [bad](javascript:alert(1))',
+      ].join('\n'),
+    );
     expect(html).toContain('<h2>Ratios</h2>');
     expect(html).toContain('<td style="text-align:left"><strong>x</strong></td><td style="text-align:right"><code>1 &lt; 2</code></td>');
     expect(html).toContain('<li>&lt;script&gt;two&lt;/script&gt;</li>');

@@ -11,7 +11,7 @@ describe('parseCpuList', () => {
     expect(parseCpuList('0-3,8,10-11\n')).toEqual([0, 1, 2, 3, 8, 10, 11]);
     expect(parseCpuList('5')).toEqual([5]);
   });
-  it('reads this process\'s affinity', () => {
+  it("reads this process's affinity", () => {
     expect(allowedCpus().length).toBeGreaterThanOrEqual(1);
   });
 });

@@ -39,7 +39,7 @@ describe('summarizeGhzReport', () => {
     expect(s.endReason).toBe('timeout');
   });
 
-  it('computes the mean over OK calls only, unlike ghz\'s average', () => {
+  it("computes the mean over OK calls only, unlike ghz's average", () => {
     const report = fixture('ghz-close-unavailable.json');
     const ok = (report.details ?? []).filter((d) => d.status === 'OK');
     const expected = ok.reduce((sum, d) => sum + d.latency, 0) / ok.length / 1e6;
@@ -56,7 +56,7 @@ describe('summarizeGhzReport', () => {
     expect(Number.isNaN(s.latencyMs.mean)).toBe(true);
   });
 
-  it('falls back to ghz\'s average without details', () => {
+  it("falls back to ghz's average without details", () => {
     const report = withoutDetails(fixture('ghz-ok.json'));
     expect(summarizeGhzReport(report).latencyMs.mean).toBeCloseTo(report.average / 1e6, 9);
   });
@@ -117,10 +117,13 @@ describe('redactToken', () => {
     expect(report.options['data']).toEqual({ jwt: token, audience: 'api' });
   });
 
-  it('replaces the bearer token of a protected run\'s authorization metadata', () => {
+  it("replaces the bearer token of a protected run's authorization metadata", () => {
     const token = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhQGIuYyJ9.c2lnbmF0dXJl';
     const base = fixture('ghz-ok.json') as GhzJsonReport & { options: Record<string, unknown> };
-    const report = { ...base, options: { ...base.options, data: { name: 'bench' }, metadata: { authorization: `Bearer ${token}`, 'x-other': 'kept' } } };
+    const report = {
+      ...base,
+      options: { ...base.options, data: { name: 'bench' }, metadata: { authorization: `Bearer ${token}`, 'x-other': 'kept' } },
+    };
     const redacted = redactToken(report);
     expect(JSON.stringify(redacted)).not.toContain(token);
     expect(redacted.options['metadata']).toEqual({ authorization: `<token redacted: ${token.length + 7} characters>`, 'x-other': 'kept' });

@@ -55,7 +55,10 @@ describe.skipIf(process.platform !== 'linux')('launcher', () => {
 
   it('runStep names the step that did not finish in time, and kills its whole group', async () => {
     const step = runStep('sh', ['-c', WITH_ESCAPED], { timeoutMs: 500, what: 'npm install of the packed tarball' });
-    const error = await step.then(() => null, (err: unknown) => err as Error);
+    const error = await step.then(
+      () => null,
+      (err: unknown) => err as Error,
+    );
     expect(error?.message).toMatch(/^npm install of the packed tarball did not finish in 0\.5 s:\n/);
     const escaped = escapedPid(error?.message ?? '');
     expect(await allGone([escaped]), `the escaped sleep ${escaped} still runs`).toBe(true);
@@ -118,10 +121,12 @@ describe.skipIf(process.platform !== 'linux')('launcher', () => {
   it('startServer resolves with the announced port, or rejects with the output of a server that failed', async () => {
     const server = await startServer('fake', 'sh', ['-c', 'echo "listening on 127.0.0.1:4321"; sleep 30']);
     expect(server.port).toBe(4321);
-    await expect(startServer('broken', 'sh', ['-c', 'echo "no keys" >&2; exit 3'])).rejects.toThrow(/broken did not start: exited \(code 3\)[\s\S]*no keys/);
+    await expect(startServer('broken', 'sh', ['-c', 'echo "no keys" >&2; exit 3'])).rejects.toThrow(
+      /broken did not start: exited \(code 3\)[\s\S]*no keys/,
+    );
   });
 
-  it('cleans the environment of what would configure the child behind the caller\'s back', () => {
+  it("cleans the environment of what would configure the child behind the caller's back", () => {
     process.env['JWT_GRPC_PORT'] = '1';
     process.env['NODEMAXPROCS'] = '4';
     try {

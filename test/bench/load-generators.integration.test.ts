@@ -27,7 +27,7 @@ const h2load = findH2load();
 const go = findOnPath('go');
 
 describe('percentiles', () => {
-  it('of the open-loop generator are R\'s type 7, as quantileOfSorted here (its Go test)', { timeout: 120_000 }, (context) => {
+  it("of the open-loop generator are R's type 7, as quantileOfSorted here (its Go test)", { timeout: 120_000 }, (context) => {
     if (go === null) context.skip();
     const result = runCommand('go', ['test', '.'], { cwd: OPEN_LOOP_DIR, timeoutMs: 120_000 });
     expect(result.status, result.stdout + result.stderr).toBe(0);
@@ -44,14 +44,20 @@ describe.skipIf(ghz === null || h2load === null || go === null)('with real serve
     keys = writeKeysFile(['HS256']);
     scratchDir = mkdtempSync(join(tmpdir(), 'load-test-'));
     ctx = { plan: planCores(null), keysFile: keys.path, scratchDir, ghz: ghz as string, log: () => undefined, onServers: () => undefined };
-    }, 300_000);
+  }, 300_000);
   afterAll(() => {
     keys?.remove();
     rmSync(scratchDir, { recursive: true, force: true });
   });
 
   it('h2load counts a gRPC error as an error, not a success, on both servers', { timeout: 60_000 }, async () => {
-    const section = await runH2loadSection(ctx, { algorithms: ['RS256'], servers: ['jwt-grpc', 'go'], durationS: 0.5, warmupS: 0, rounds: 1 });
+    const section = await runH2loadSection(ctx, {
+      algorithms: ['RS256'],
+      servers: ['jwt-grpc', 'go'],
+      durationS: 0.5,
+      warmupS: 0,
+      rounds: 1,
+    });
     expect(section.skipped).toBeNull();
     for (const cell of section.cells) {
       expect(cell.error, cell.server).toBeNull();
@@ -62,14 +68,16 @@ describe.skipIf(ghz === null || h2load === null || go === null)('with real serve
     }
   });
 
-  it('h2load\'s OK calls match the server\'s count when every call is OK', { timeout: 60_000 }, async () => {
+  it("h2load's OK calls match the server's count when every call is OK", { timeout: 60_000 }, async () => {
     const section = await runH2loadSection(ctx, { algorithms: ['HS256'], servers: ['jwt-grpc'], durationS: 0.5, warmupS: 0, rounds: 1 });
     const round = section.cells[0]?.rounds[0];
     expect(round?.h2load.errors).toBe(0);
     expect(round?.h2load.requestsPerS).toBeGreaterThan(0);
   });
 
-  it('the open-loop generator keeps its schedule, times from the intended send and counts error statuses', { timeout: 60_000 }, async () => {
+  it('the open-loop generator keeps its schedule, times from the intended send and counts error statuses', {
+    timeout: 60_000,
+  }, async () => {
     expect(buildOpenLoop()).toBeNull();
     expect(existsSync(OPEN_LOOP_BINARY)).toBe(true);
     const server = await startLoadServer(ctx, 'jwt-grpc', false);

@@ -42,7 +42,9 @@ describe('the request bytes', () => {
 describe('h2load', () => {
   it('is given the gRPC headers, the body file and the method path', () => {
     const args = h2loadArgs({ port: 5, path: '/a.B/C', bodyFile: '/tmp/b', threads: 1, connections: 5, streams: 50, durationS: 2 });
-    expect(args.join(' ')).toBe("-t 1 -c 5 -m 50 -D 2000ms -d /tmp/b -H content-type: application/grpc -H te: trailers http://127.0.0.1:5/a.B/C");
+    expect(args.join(' ')).toBe(
+      '-t 1 -c 5 -m 50 -D 2000ms -d /tmp/b -H content-type: application/grpc -H te: trailers http://127.0.0.1:5/a.B/C',
+    );
   });
 
   it('report is parsed; a report without its lines is refused', () => {
@@ -58,7 +60,7 @@ describe('h2load', () => {
   });
 });
 
-describe('the servers\' own status counts', () => {
+describe("the servers' own status counts", () => {
   it('sum grpc_server_handled_total of one method by outcome', () => {
     const text = [
       '# TYPE grpc_server_handled_total counter',
@@ -88,8 +90,14 @@ describe('ratios and saturation', () => {
   });
 
   it('pair warm-up rounds by start and round; ours / Go in calls per CPU-second', () => {
-    const ours = [{ start: 1, round: 1, cpuPerCallUs: 20, requestsPerS: 1 }, { start: 2, round: 1, cpuPerCallUs: 10, requestsPerS: 1 }];
-    const go = [{ start: 1, round: 1, cpuPerCallUs: 10, requestsPerS: 1 }, { start: 2, round: 1, cpuPerCallUs: 10, requestsPerS: 1 }];
+    const ours = [
+      { start: 1, round: 1, cpuPerCallUs: 20, requestsPerS: 1 },
+      { start: 2, round: 1, cpuPerCallUs: 10, requestsPerS: 1 },
+    ];
+    const go = [
+      { start: 1, round: 1, cpuPerCallUs: 10, requestsPerS: 1 },
+      { start: 2, round: 1, cpuPerCallUs: 10, requestsPerS: 1 },
+    ];
     expect(pairRatios(ours, go)).toEqual([0.5, 1]);
   });
 
@@ -98,42 +106,94 @@ describe('ratios and saturation', () => {
     expect(saturatedSide(0.5, 0.93)).toBe('generator');
     expect(saturatedSide(0.5, null)).toBe('neither');
     const round = { requestsPerS: 100, errors: 1, serverCpu: 0.97, generatorCpu: 0.4, cpuPerCallUs: 10, foreignCpuShare: 0, stealShare: 0 };
-    expect(figures([round, { ...round, requestsPerS: 120, foreignCpuShare: 0.2 }], 'k')).toMatchObject({ saturated: 'server', errors: 2, requestsPerS: { median: 110 }, disturbedRounds: 1 });
+    expect(figures([round, { ...round, requestsPerS: 120, foreignCpuShare: 0.2 }], 'k')).toMatchObject({
+      saturated: 'server',
+      errors: 2,
+      requestsPerS: { median: 110 },
+      disturbedRounds: 1,
+    });
     expect(figures([], 'k')).toBeNull();
   });
 
-  it('offer each server shares of its own capacity and of Go\'s, and the fixed rates', () => {
+  it("offer each server shares of its own capacity and of Go's, and the fixed rates", () => {
     const points = ratePoints(['jwt-grpc', 'go'], (s) => (s === 'go' ? 1000 : 800), [50]);
     expect(points.filter((p) => p.server === 'jwt-grpc').map((p) => p.offeredRps)).toEqual([200, 400, 600, 720, 250, 500, 800, 50]);
     expect(points.filter((p) => p.fractionOfGoCapacity === 0.8).map((p) => p.offeredRps)).toEqual([800, 800]);
   });
 });
 
-describe('the summary\'s load sections', () => {
-  const interval = (median: number, low: number | null = median * 0.9, high: number | null = median * 1.1) => ({ median, low, high, n: low === null ? 3 : 5 });
+describe("the summary's load sections", () => {
+  const interval = (median: number, low: number | null = median * 0.9, high: number | null = median * 1.1) => ({
+    median,
+    low,
+    high,
+    n: low === null ? 3 : 5,
+  });
   const results: LoadResults = {
     h2load: null,
     openLoop: [
-      { server: 'jwt-grpc', algorithm: 'HS256', offeredRps: 5000, fractionOfGoCapacity: 0.5, p50Ms: interval(1), p99Ms: interval(4), p999Ms: interval(9, null, null), achievedRps: 4990, errors: 0, rounds: 5, generatorCpu: 0.95, maxSendLagMs: 0.4 },
+      {
+        server: 'jwt-grpc',
+        algorithm: 'HS256',
+        offeredRps: 5000,
+        fractionOfGoCapacity: 0.5,
+        p50Ms: interval(1),
+        p99Ms: interval(4),
+        p999Ms: interval(9, null, null),
+        achievedRps: 4990,
+        errors: 0,
+        rounds: 5,
+        generatorCpu: 0.95,
+        maxSendLagMs: 0.4,
+      },
     ],
     openLoopRatios: [{ algorithm: 'HS256', fractionOfGoCapacity: 0.5, offeredRps: 5000, p99Ratio: interval(0.8, 0.7, 0.9) }],
     warmup: [
-      { server: 'jwt-grpc', algorithm: 'HS256', warmupCalls: 2000, ratioToGo: interval(0.7, 0.63, 0.77), cpuPerCallUs: 14, requestsPerS: 9000, starts: 2, roundsPerStart: 3 },
+      {
+        server: 'jwt-grpc',
+        algorithm: 'HS256',
+        warmupCalls: 2000,
+        ratioToGo: interval(0.7, 0.63, 0.77),
+        cpuPerCallUs: 14,
+        requestsPerS: 9000,
+        starts: 2,
+        roundsPerStart: 3,
+      },
       { server: 'go', algorithm: 'HS256', warmupCalls: 2000, cpuPerCallUs: 10, requestsPerS: 9000, starts: 2, roundsPerStart: 3 },
     ],
     startup: [{ server: 'go', timeToFirstOkMs: interval(18, 11, 57) }],
     startupRows: [
-      { id: 'bare-node-listener', what: 'bare Node TCP listener: exec to the port accepting', ms: interval(40, 36, 44), ratio: null, ratioTo: null },
-      { id: 'keys-file', what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ms: interval(200, 190, 210), ratio: interval(5, 4.5, 5.5), ratioTo: 'bare-node-listener' },
+      {
+        id: 'bare-node-listener',
+        what: 'bare Node TCP listener: exec to the port accepting',
+        ms: interval(40, 36, 44),
+        ratio: null,
+        ratioTo: null,
+      },
+      {
+        id: 'keys-file',
+        what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt',
+        ms: interval(200, 190, 210),
+        ratio: interval(5, 4.5, 5.5),
+        ratioTo: 'bare-node-listener',
+      },
     ],
     startupSettings: { runs: 11, cpus: [0], replacementLoadCalls: 8 },
-    loadSettings: { servers: ['jwt-grpc', 'go'], algorithms: ['HS256'], openLoop: null, warmup: null, notes: ['h2load cells skipped: h2load not found'] },
+    loadSettings: {
+      servers: ['jwt-grpc', 'go'],
+      algorithms: ['HS256'],
+      openLoop: null,
+      warmup: null,
+      notes: ['h2load cells skipped: h2load not found'],
+    },
   };
   const text = loadSummary(results).join('\n\n');
 
   it('give the headline p99 ratio, each percentile with its interval, and mark a busy generator', () => {
     expect(text).toContain('| HS256 | 50 % (5,000/s) | 0.80x (0.70-0.90) |');
-    expect(text).toContain('| HS256 | jwt-grpc | 50 % of Go\'s | 5,000 | 4,990 | 1.00 (0.90-1.10) | 4.00 (3.60-4.40) | 9.00 (n=3) | 0 ⚑ | 0.40 |');
+    expect(text).toContain(
+      "| HS256 | jwt-grpc | 50 % of Go's | 5,000 | 4,990 | 1.00 (0.90-1.10) | 4.00 (3.60-4.40) | 9.00 (n=3) | 0 ⚑ | 0.40 |",
+    );
   });
 
   it('give CPU per call of both servers and the ratio per warm-up count, start-up times, and the notes', () => {
@@ -145,7 +205,9 @@ describe('the summary\'s load sections', () => {
   it('give the start-up section: each row in ms with its interval, and its ratio to the reference row of the same runs', () => {
     expect(text).toContain('### Start-up');
     expect(text).toContain('| bare Node TCP listener: exec to the port accepting | 40.0 (36.0-44.0) |  |');
-    expect(text).toContain('| jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt | 200 (190-210) | 5.00x (4.50-5.50) of bare-node-listener |');
+    expect(text).toContain(
+      '| jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt | 200 (190-210) | 5.00x (4.50-5.50) of bare-node-listener |',
+    );
   });
 
   it('are absent when no load section ran', () => {

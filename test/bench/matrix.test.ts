@@ -57,7 +57,11 @@ describe('buildScenarios', () => {
 
   it('adds a one-connection scenario only where there are several workers to leave idle', () => {
     expect(buildScenarios(['HS256'], [{ cores: 1, workers: 1 }]).filter((s) => s.connections === 1 && s.group === 'multi')).toHaveLength(1);
-    expect(buildScenarios(['HS256'], [{ cores: 4, workers: 4 }]).filter((s) => s.group === 'multi').map((s) => [s.connections, s.concurrency])).toEqual([
+    expect(
+      buildScenarios(['HS256'], [{ cores: 4, workers: 4 }])
+        .filter((s) => s.group === 'multi')
+        .map((s) => [s.connections, s.concurrency]),
+    ).toEqual([
       [1, 200],
       [4, 200],
       [20, 1000],
@@ -99,11 +103,18 @@ describe('what a profile runs', () => {
     expect(servers).toContain('go-echo');
     expect(servers).toEqual(expect.arrayContaining(['protected-local', 'protected-rpc']));
     expect(servers).not.toContain('jwt-grpc-v8-defaults');
-    expect(selectServers(SERVERS, { servers: ['jwt-grpc-v8-defaults'], scope: 'ratios' }).map((s) => s.name)).toEqual(['jwt-grpc-v8-defaults']);
+    expect(selectServers(SERVERS, { servers: ['jwt-grpc-v8-defaults'], scope: 'ratios' }).map((s) => s.name)).toEqual([
+      'jwt-grpc-v8-defaults',
+    ]);
   });
 
   it('smoke (one-per-kind): one scenario per group and method, the algorithms in turn', () => {
-    expect(onePerKind(all).map((s) => s.id)).toEqual(['single-hs256-1x50', 'multi1w2-es256-2x100', 'single-verify-hs256-1x50', 'single-protected-es256-1x50']);
+    expect(onePerKind(all).map((s) => s.id)).toEqual([
+      'single-hs256-1x50',
+      'multi1w2-es256-2x100',
+      'single-verify-hs256-1x50',
+      'single-protected-es256-1x50',
+    ]);
     expect(selectScenarios(all, { cells: ['verify'], scope: 'one-per-kind', serverCoresGiven: false })).toHaveLength(2);
   });
 });
@@ -113,14 +124,17 @@ describe('server table', () => {
     expect(new Set(SERVERS.map((s) => s.name)).size).toBe(SERVERS.length);
     for (const group of ['single', 'multi'] as const) {
       for (const role of ['ours', 'go', 'node-peer'] as const) {
-        expect(SERVERS.filter((s) => s.role === role && serves(s, group, 'GenerateJwt')), `${role} ${group}`).toHaveLength(1);
+        expect(
+          SERVERS.filter((s) => s.role === role && serves(s, group, 'GenerateJwt')),
+          `${role} ${group}`,
+        ).toHaveLength(1);
       }
       const echoes = SERVERS.filter((s) => s.role === 'echo' && serves(s, group, 'GenerateJwt')).map((s) => s.stack);
       expect(echoes.sort(), group).toEqual(['grpc-go', 'grpc-js']);
     }
   });
 
-  it('launches every server on 127.0.0.1 port 0 with the run\'s keys and subjects, with its worker count', () => {
+  it("launches every server on 127.0.0.1 port 0 with the run's keys and subjects, with its worker count", () => {
     for (const server of SERVERS) {
       const launch = server.launch({ keysFile: '/k.json', subjectsFile: '/s.json', workers: 3, assets: ROW_ASSETS });
       expect(launch.args.join(' ')).toContain('--host 127.0.0.1 --port 0 --keys /k.json --subjects /s.json');
@@ -132,14 +146,18 @@ describe('server table', () => {
   });
 
   it('runs jwt-grpc on --transport http2 (its own) and jwt-grpc-grpc-js on --transport grpc-js', () => {
-    const args = (name: string): string => SERVERS.find((s) => s.name === name)?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1, assets: ROW_ASSETS }).args.join(' ') ?? '';
+    const args = (name: string): string =>
+      SERVERS.find((s) => s.name === name)
+        ?.launch({ keysFile: '/k', subjectsFile: '/s', workers: 1, assets: ROW_ASSETS })
+        .args.join(' ') ?? '';
     const stack = (name: string) => SERVERS.find((s) => s.name === name)?.stack;
     expect(args('jwt-grpc')).toContain('--transport http2');
     expect(stack('jwt-grpc')).toBe('own HTTP/2');
     expect(args('jwt-grpc-grpc-js')).toContain('--transport grpc-js');
     expect(stack('jwt-grpc-grpc-js')).toBe('grpc-js');
     // Every row of ours names its transport: none depends on the CLI's default.
-    for (const server of SERVERS.filter((s) => s.name.startsWith('jwt-grpc'))) expect(args(server.name), server.name).toMatch(/--transport (http2|grpc-js)/);
+    for (const server of SERVERS.filter((s) => s.name.startsWith('jwt-grpc')))
+      expect(args(server.name), server.name).toMatch(/--transport (http2|grpc-js)/);
   });
 
   it('runs each variant with what it varies, and nothing else', () => {
@@ -166,7 +184,11 @@ describe('server table', () => {
 
 describe('aggregateRounds and flags', () => {
   it('reports median (min-max) over rounds and sums the counts', () => {
-    const rounds = [round(1, { rps: 30_000 }), round(2, { rps: 28_000, nonOk: { Unavailable: 3 } }), round(3, { rps: 31_000, nonOk: { Unavailable: 1, ResourceExhausted: 2 } })];
+    const rounds = [
+      round(1, { rps: 30_000 }),
+      round(2, { rps: 28_000, nonOk: { Unavailable: 3 } }),
+      round(3, { rps: 31_000, nonOk: { Unavailable: 1, ResourceExhausted: 2 } }),
+    ];
     const a = aggregateRounds(rounds);
     expect(a?.rpsOk).toEqual({ median: 30_000, min: 28_000, max: 31_000, n: 3 });
     expect(a?.p99Ms.median).toBe(30);
@@ -182,7 +204,12 @@ describe('aggregateRounds and flags', () => {
   });
 
   it('flags other processes over 5 %, steal over 10 %, and a probe that moved, and counts the disturbed rounds', () => {
-    const rounds = [round(1, { rps: 1 }), round(2, { rps: 1, foreign: 0.2 }), round(3, { rps: 1, steal: 0.12 }), round(4, { rps: 1, steal: 0.08, probeDeviation: -0.2 })];
+    const rounds = [
+      round(1, { rps: 1 }),
+      round(2, { rps: 1, foreign: 0.2 }),
+      round(3, { rps: 1, steal: 0.12 }),
+      round(4, { rps: 1, steal: 0.08, probeDeviation: -0.2 }),
+    ];
     expect(rounds.map((r) => r.flags)).toEqual([[], ['contended'], ['stolen'], ['slowed']]);
     const a = aggregateRounds(rounds);
     expect(a?.maxForeignCpuShare).toBe(0.2);

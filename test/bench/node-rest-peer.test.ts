@@ -32,20 +32,23 @@ describe('the node-rest peer', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(['HS256', 'ES256'])('POST /token %s: {jwt, sub}, {sub, iat, exp = iat + 7200} signed with the run\'s key, jose verifies it', async (alg) => {
-    const res = await post(JSON.stringify({ algorithm: alg }));
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { jwt: string; sub: string };
-    expect(Object.keys(body).sort()).toEqual(['jwt', 'sub']);
-    const jwk = jwks.keys.find((k) => k.alg === alg) as jose.JWK & { kid: string };
-    const { d: _d, ...pub } = jwk;
-    const key = await jose.importJWK(alg === 'HS256' ? jwk : pub, alg);
-    const { payload, protectedHeader } = await jose.jwtVerify(body.jwt, key, { algorithms: [alg] });
-    expect(protectedHeader).toMatchObject({ alg, kid: jwk.kid });
-    expect(payload.sub).toBe(body.sub);
-    expect(subjects).toContain(body.sub);
-    expect((payload.exp as number) - (payload.iat as number)).toBe(7200);
-  });
+  it.each(['HS256', 'ES256'])(
+    "POST /token %s: {jwt, sub}, {sub, iat, exp = iat + 7200} signed with the run's key, jose verifies it",
+    async (alg) => {
+      const res = await post(JSON.stringify({ algorithm: alg }));
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { jwt: string; sub: string };
+      expect(Object.keys(body).sort()).toEqual(['jwt', 'sub']);
+      const jwk = jwks.keys.find((k) => k.alg === alg) as jose.JWK & { kid: string };
+      const { d: _d, ...pub } = jwk;
+      const key = await jose.importJWK(alg === 'HS256' ? jwk : pub, alg);
+      const { payload, protectedHeader } = await jose.jwtVerify(body.jwt, key, { algorithms: [alg] });
+      expect(protectedHeader).toMatchObject({ alg, kid: jwk.kid });
+      expect(payload.sub).toBe(body.sub);
+      expect(subjects).toContain(body.sub);
+      expect((payload.exp as number) - (payload.iat as number)).toBe(7200);
+    },
+  );
 
   it('answers 400 for an algorithm with no key or a body that is not JSON, 404 elsewhere, 405 for another method', async () => {
     const unknown = await post('{"algorithm":"RS256"}');
@@ -59,7 +62,9 @@ describe('the node-rest peer', () => {
   });
 
   it.each([['--count-calls'], ['--proto', 'x.proto']])('refuses %s at start: a gRPC option, not silently ignored', async (...flag) => {
-    const run = await runToExit(process.execPath, [PEER, '--port', '0', '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...flag], { timeoutMs: 10_000 });
+    const run = await runToExit(process.execPath, [PEER, '--port', '0', '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...flag], {
+      timeoutMs: 10_000,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/node-rest peer: --proto and --count-calls are gRPC options/);
   });

@@ -10,7 +10,14 @@ import { buildScenarios } from '../../bench/macro/scenarios.js';
 import { cell } from './round-fixture.js';
 
 /** `openssl speed -mr -seconds 1 ecdsap256` of OpenSSL 3.0.19, as it printed on the development VM. */
-const MACHINE_READABLE = ['+DTP:256:sign:ecdsa:1', '+R5:14079:256:0.29', '+DTP:256:verify:ecdsa:1', '+R6:5241:256:0.34', '+F4:3:256:48548.275862:15414.705882', ''].join('\n');
+const MACHINE_READABLE = [
+  '+DTP:256:sign:ecdsa:1',
+  '+R5:14079:256:0.29',
+  '+DTP:256:verify:ecdsa:1',
+  '+R6:5241:256:0.34',
+  '+F4:3:256:48548.275862:15414.705882',
+  '',
+].join('\n');
 /** The same without `-mr`: the human table. */
 const TABLE = [
   'version: 3.0.19',
@@ -70,7 +77,10 @@ describe('OpensslFloorProbe', () => {
   });
 
   it('an openssl that fails or prints no P-256 line skips, saying so, rather than giving a floor', () => {
-    for (const [name, out, status] of [['fails', '', 1], ['other', TABLE.replace('256 bits', '384 bits'), 0]] as const) {
+    for (const [name, out, status] of [
+      ['fails', '', 1],
+      ['other', TABLE.replace('256 bits', '384 bits'), 0],
+    ] as const) {
       const probe = new OpensslFloorProbe(plan, [0], performance.now(), 1, fakeOpenssl(name, out, status));
       probe.measure();
       expect(probe.result().skipped).toContain('gave no P-256 figures');
@@ -80,25 +90,56 @@ describe('OpensslFloorProbe', () => {
 
 describe('floorRatios and the summary section', () => {
   const status = (name: string, role: ServerStatus['role']): ServerStatus => ({
-    name, label: name, role, stack: role === 'go' ? 'grpc-go' : 'own HTTP/2', description: '', cluster: false, usesAllCores: false, skipped: null,
+    name,
+    label: name,
+    role,
+    stack: role === 'go' ? 'grpc-go' : 'own HTTP/2',
+    description: '',
+    cluster: false,
+    usesAllCores: false,
+    skipped: null,
   });
-  const scenarios = buildScenarios(['HS256', 'ES256'], [{ cores: 1, workers: 2 }]).filter((s) => s.group === 'single' && s.method === 'GenerateJwt');
-  const floor: OpensslFloor = { command: 'openssl speed', version: 'OpenSSL 3.0.19', readings: [{ signUs: 20, verifyUs: 60, atMs: 0 }], callUs: 80, skipped: null };
+  const scenarios = buildScenarios(['HS256', 'ES256'], [{ cores: 1, workers: 2 }]).filter(
+    (s) => s.group === 'single' && s.method === 'GenerateJwt',
+  );
+  const floor: OpensslFloor = {
+    command: 'openssl speed',
+    version: 'OpenSSL 3.0.19',
+    readings: [{ signUs: 20, verifyUs: 60, atMs: 0 }],
+    callUs: 80,
+    skipped: null,
+  };
   const results = {
     scenarios,
     servers: [status('jwt-grpc', 'ours'), status('go', 'go')],
     cells: [
-      cell('jwt-grpc', 'single-es256-1x50', [{ rps: 1, cpuUs: 100 }, { rps: 1, cpuUs: 104 }, { rps: 1, cpuUs: 96 }]),
+      cell('jwt-grpc', 'single-es256-1x50', [
+        { rps: 1, cpuUs: 100 },
+        { rps: 1, cpuUs: 104 },
+        { rps: 1, cpuUs: 96 },
+      ]),
       cell('go', 'single-es256-1x50', [{ rps: 1, cpuUs: 120 }]),
       cell('jwt-grpc', 'single-hs256-1x50', [{ rps: 1, cpuUs: 20 }]),
     ],
     opensslFloor: floor,
   } as unknown as MacroResults;
 
-  it('divides each ES256 cell\'s CPU per call by the floor; HS256 cells have none', () => {
+  it("divides each ES256 cell's CPU per call by the floor; HS256 cells have none", () => {
     expect(floorRatios(results, floor)).toEqual([
-      { scenario: 'single-es256-1x50', server: 'jwt-grpc', role: 'ours', cpuUs: { median: 100, min: 96, max: 104 }, ratio: { median: 1.25, min: 1.2, max: 1.3 } },
-      { scenario: 'single-es256-1x50', server: 'go', role: 'go', cpuUs: { median: 120, min: 120, max: 120 }, ratio: { median: 1.5, min: 1.5, max: 1.5 } },
+      {
+        scenario: 'single-es256-1x50',
+        server: 'jwt-grpc',
+        role: 'ours',
+        cpuUs: { median: 100, min: 96, max: 104 },
+        ratio: { median: 1.25, min: 1.2, max: 1.3 },
+      },
+      {
+        scenario: 'single-es256-1x50',
+        server: 'go',
+        role: 'go',
+        cpuUs: { median: 120, min: 120, max: 120 },
+        ratio: { median: 1.5, min: 1.5, max: 1.5 },
+      },
     ]);
   });
 

@@ -53,7 +53,7 @@ describe('parseCommandLine', () => {
     expect(o.rounds).toBeGreaterThanOrEqual(5);
   });
 
-  it('overrides a profile\'s numbers', () => {
+  it("overrides a profile's numbers", () => {
     expect(options('--full', '--duration', '3', '--rounds', '12', '--warmup', '0', '--no-html')).toMatchObject({
       durationS: 3,
       rounds: 12,
@@ -63,7 +63,19 @@ describe('parseCommandLine', () => {
   });
 
   it('parses the selections', () => {
-    const o = options('--ghz-only', '--servers', 'go,jwt-grpc', '--algorithms', 'ES256,HS256', '--cells', 'Single,verify', '--server-cores', '2', '--out', 'x/y');
+    const o = options(
+      '--ghz-only',
+      '--servers',
+      'go,jwt-grpc',
+      '--algorithms',
+      'ES256,HS256',
+      '--cells',
+      'Single,verify',
+      '--server-cores',
+      '2',
+      '--out',
+      'x/y',
+    );
     expect(o.micro).toBe(false);
     expect(o.servers).toEqual(['go', 'jwt-grpc']);
     expect(o.algorithms).toEqual(['ES256', 'HS256']);
@@ -77,7 +89,14 @@ describe('parseCommandLine', () => {
 
   it('selects the load sections: quick h2load and start-up, full all five, smoke none; flags add, --load-only and --no-load restrict', () => {
     const none = { h2load: false, openLoop: false, fixedLoad: false, warmupSweep: false, rest: false, startup: false };
-    expect(options('--full').load).toEqual({ h2load: true, openLoop: true, fixedLoad: false, warmupSweep: true, rest: true, startup: true });
+    expect(options('--full').load).toEqual({
+      h2load: true,
+      openLoop: true,
+      fixedLoad: false,
+      warmupSweep: true,
+      rest: true,
+      startup: true,
+    });
     expect(options('--smoke').load).toEqual(none);
     expect(options('--smoke', '--open-loop').load).toEqual({ ...none, openLoop: true });
     expect(options('--micro-only').load).toEqual(none);
@@ -87,7 +106,14 @@ describe('parseCommandLine', () => {
     expect(options('--load-only', '--startup').load).toEqual({ ...none, startup: true });
     const loadOnly = options('--full', '--load-only', '--open-loop');
     expect(loadOnly).toMatchObject({ micro: false, macro: false, load: { ...none, openLoop: true } });
-    expect(options('--full', '--load-only').load).toEqual({ h2load: true, openLoop: true, fixedLoad: false, warmupSweep: true, rest: true, startup: true });
+    expect(options('--full', '--load-only').load).toEqual({
+      h2load: true,
+      openLoop: true,
+      fixedLoad: false,
+      warmupSweep: true,
+      rest: true,
+      startup: true,
+    });
     // The REST rows: full only by default, --rest adds them anywhere, --no-load refuses them.
     expect(options('--quick').load.rest).toBe(false);
     expect(options('--smoke', '--rest').load).toEqual({ ...none, rest: true });
@@ -133,7 +159,31 @@ describe('parseCommandLine', () => {
 describe('helpText', () => {
   it('lists every option the parser accepts, and every server', () => {
     const text = helpText(SERVER_NAMES);
-    for (const flag of ['--quick', '--full', '--smoke', '--micro-only', '--ghz-only', '--load-only', '--h2load', '--open-loop', '--fixed-load', '--warmup-sweep', '--no-load', '--servers', '--algorithms', '--cells', '--duration', '--warmup', '--rounds', '--server-cores', '--html', '--no-html', '--label', '--out', '--help']) {
+    for (const flag of [
+      '--quick',
+      '--full',
+      '--smoke',
+      '--micro-only',
+      '--ghz-only',
+      '--load-only',
+      '--h2load',
+      '--open-loop',
+      '--fixed-load',
+      '--warmup-sweep',
+      '--no-load',
+      '--servers',
+      '--algorithms',
+      '--cells',
+      '--duration',
+      '--warmup',
+      '--rounds',
+      '--server-cores',
+      '--html',
+      '--no-html',
+      '--label',
+      '--out',
+      '--help',
+    ]) {
       expect(text).toContain(flag);
     }
     for (const name of SERVER_NAMES) expect(text).toContain(name);

@@ -13,8 +13,8 @@ import {
 } from '../../bench/harness/probe.js';
 import { roundFlags } from '../../bench/macro/aggregate.js';
 
-describe('the probe\'s disturbance rule', () => {
-  it('measures how far a probe moved from its CPU\'s median, either way', () => {
+describe("the probe's disturbance rule", () => {
+  it("measures how far a probe moved from its CPU's median, either way", () => {
     expect(probeDeviation(2.3, 2)).toBeCloseTo(0.15, 12);
     expect(probeDeviation(1.5, 2)).toBeCloseTo(-0.25, 12);
   });
@@ -35,9 +35,23 @@ describe('the probe\'s disturbance rule', () => {
       { cpu: 1, ms: 4, atMs: 30 },
     ];
     const baselines = probeBaselines(readings);
-    expect(baselines).toEqual(new Map([[0, 2], [1, 4]]));
+    expect(baselines).toEqual(
+      new Map([
+        [0, 2],
+        [1, 4],
+      ]),
+    );
     // Before and after a measurement on CPUs 0 and 1: the largest move wins, with its sign.
-    expect(largestDeviation([0, 1], [[2.1, 4], [2, 3]], baselines)).toBeCloseTo(-0.25, 12);
+    expect(
+      largestDeviation(
+        [0, 1],
+        [
+          [2.1, 4],
+          [2, 3],
+        ],
+        baselines,
+      ),
+    ).toBeCloseTo(-0.25, 12);
     expect(largestDeviation([0], [[], []], baselines)).toBeNull();
   });
 
@@ -45,7 +59,17 @@ describe('the probe\'s disturbance rule', () => {
     const round = {
       round: 1,
       startedAtMs: 0,
-      ghz: { count: 1, okCount: 1, nonOkByStatus: {}, errors: {}, totalSeconds: 1, rpsOk: 1, rpsAllResponses: 1, latencyMs: { mean: 1, p50: 1, p90: 1, p99: 1 }, endReason: '' },
+      ghz: {
+        count: 1,
+        okCount: 1,
+        nonOkByStatus: {},
+        errors: {},
+        totalSeconds: 1,
+        rpsOk: 1,
+        rpsAllResponses: 1,
+        latencyMs: { mean: 1, p50: 1, p90: 1, p99: 1 },
+        endReason: '',
+      },
       serverCpuSeconds: 1,
       serverCpuUsPerRequest: 1,
       serverCpuUtilization: 1,
@@ -64,7 +88,10 @@ describe('the probe\'s disturbance rule', () => {
 
   it('summarizes the spread per CPU', () => {
     const readings = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((ms, i) => ({ cpu: 0, ms, atMs: i }));
-    expect(summarizeProbes(readings)).toEqual({ threshold: PROBE_DISTURBANCE, cpus: [{ cpu: 0, n: 11, median: 6, p10: 2, p90: 10, min: 1, max: 11 }] });
+    expect(summarizeProbes(readings)).toEqual({
+      threshold: PROBE_DISTURBANCE,
+      cpus: [{ cpu: 0, n: 11, median: 6, p10: 2, p90: 10, min: 1, max: 11 }],
+    });
   });
 });
 

@@ -15,7 +15,7 @@ describe('parseProcStat', () => {
     expect(before.get(3)?.nice).toBe(5);
   });
 
-  it('reads this machine\'s /proc/stat: every allowed CPU is there', () => {
+  it("reads this machine's /proc/stat: every allowed CPU is there", () => {
     const stat = readProcStat();
     expect(stat.size).toBeGreaterThanOrEqual(1);
     expect(stat.get(0)?.idle).toBeGreaterThan(0);
@@ -23,7 +23,7 @@ describe('parseProcStat', () => {
 });
 
 describe('cpuTicksDelta', () => {
-  it('splits a CPU\'s ticks between busy, steal and the rest', () => {
+  it("splits a CPU's ticks between busy, steal and the rest", () => {
     // CPU 0: user +70, system +15, idle +5, steal +10.
     expect(cpuTicksDelta(before, after, [0])).toEqual({ busy: 85, steal: 10, total: 100 });
   });
@@ -53,7 +53,13 @@ describe('stealShare', () => {
 
 describe('runCpu', () => {
   const tick = 1 / clockTicksPerSecond();
-  const snapshot = (at: number, stat: typeof before, server: number, harness: number, harnessChildren: number) => ({ at, stat, server, harness, harnessChildren });
+  const snapshot = (at: number, stat: typeof before, server: number, harness: number, harnessChildren: number) => ({
+    at,
+    stat,
+    server,
+    harness,
+    harnessChildren,
+  });
 
   it('gives the rest of the busy time to other processes, and steal apart, per CPU set', () => {
     // 1 s on CPUs 0 and 1 (server on 0): busy 130 ticks; server 80, ghz 30, harness 10 ticks; others 10 ticks.

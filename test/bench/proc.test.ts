@@ -69,7 +69,7 @@ describe('/proc readings of this test process', () => {
     expect(isAlive(process.pid)).toBe(true);
   });
 
-  it('reads busy seconds of the CPUs that cover at least this process\'s own work', () => {
+  it("reads busy seconds of the CPUs that cover at least this process's own work", () => {
     const cpus = allowedCpus();
     const statBefore = readProcStat();
     const ownBefore = ownCpuSeconds().self;
@@ -82,7 +82,7 @@ describe('/proc readings of this test process', () => {
     expect(busy).toBeLessThan(cpus.length * 2);
   });
 
-  it('counts a waited-for child\'s CPU time in this process\'s children time', () => {
+  it("counts a waited-for child's CPU time in this process's children time", () => {
     const before = ownCpuSeconds().children;
     const script = 'const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system > 300000) break; }';
     runCommand(process.execPath, ['-e', script]);

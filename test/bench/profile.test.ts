@@ -51,7 +51,12 @@ describe('stageOf: the ES256 budget of a GenerateJwt', () => {
 
   it('formats the stages as shares of the busy samples and of the measured CPU per call, start-up and idle left out', () => {
     const profile: CpuProfile = {
-      nodes: [frame(1, '(idle)', ''), frame(2, 'signOneShot', 'node:internal/crypto/sig'), frame(3, 'verifyOneShot', 'node:internal/crypto/sig'), frame(4, 'ModuleWrap', '')],
+      nodes: [
+        frame(1, '(idle)', ''),
+        frame(2, 'signOneShot', 'node:internal/crypto/sig'),
+        frame(3, 'verifyOneShot', 'node:internal/crypto/sig'),
+        frame(4, 'ModuleWrap', ''),
+      ],
       samples: [1, 2, 3, 3, 3, 4],
       timeDeltas: [500, 100, 100, 100, 100, 900],
     };

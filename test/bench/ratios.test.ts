@@ -5,7 +5,13 @@ import { buildScenarios } from '../../bench/macro/scenarios.js';
 import { verdictSentence } from '../../bench/macro/verdict.js';
 import { cell, rpsRounds } from './round-fixture.js';
 
-const status = (name: string, role: ServerStatus['role'], stack: ServerStatus['stack'], usesAllCores = false, label = name): ServerStatus => ({
+const status = (
+  name: string,
+  role: ServerStatus['role'],
+  stack: ServerStatus['stack'],
+  usesAllCores = false,
+  label = name,
+): ServerStatus => ({
   name,
   label,
   role,
@@ -33,7 +39,7 @@ describe('pickPair', () => {
     expect(pickPair(comparison('ours-node-peer'), [go, ours], single!)).toBeNull();
   });
 
-  it('takes the echo of the subject\'s own stack as its ceiling', () => {
+  it("takes the echo of the subject's own stack as its ceiling", () => {
     expect(pickPair(comparison('ours-ceiling'), [ours, goEcho, grpcJsEcho], single!)?.baseline).toBe(grpcJsEcho);
     expect(pickPair(comparison('go-ceiling'), [go, grpcJsEcho, goEcho], single!)?.baseline).toBe(goEcho);
     // Ours on its own transport has no echo of that stack: no ceiling ratio rather than a wrong one.
@@ -49,13 +55,18 @@ describe('pickPair', () => {
 
   it('compares ours with ours on grpc-js once that row runs', () => {
     const onGrpcJs = status('jwt-grpc-grpc-js', 'variant', 'grpc-js');
-    expect(pickPair(comparison('ours-grpc-js-transport'), [status('jwt-grpc', 'ours', 'own HTTP/2'), onGrpcJs], single!)?.baseline).toBe(onGrpcJs);
+    expect(pickPair(comparison('ours-grpc-js-transport'), [status('jwt-grpc', 'ours', 'own HTTP/2'), onGrpcJs], single!)?.baseline).toBe(
+      onGrpcJs,
+    );
     expect(pickPair(comparison('grpc-js-transport-ceiling'), [onGrpcJs, grpcJsEcho], single!)?.baseline).toBe(grpcJsEcho);
   });
 
   it('sets ours on its own transport against the grpc-js echo on one core, not against one process on N', () => {
     const onHttp2 = status('jwt-grpc', 'ours', 'own HTTP/2');
-    expect(pickPair(comparison('ours-grpc-js-echo'), [onHttp2, go, grpcJsEcho], single!)).toEqual({ subject: onHttp2, baseline: grpcJsEcho });
+    expect(pickPair(comparison('ours-grpc-js-echo'), [onHttp2, go, grpcJsEcho], single!)).toEqual({
+      subject: onHttp2,
+      baseline: grpcJsEcho,
+    });
     expect(pickPair(comparison('ours-grpc-js-echo'), [cluster, grpcJsEcho], four!)).toBeNull();
     // Ours on grpc-js has that echo as its own ceiling already (`ours-ceiling`): no second column of the same ratio.
     expect(pickPair(comparison('ours-grpc-js-echo'), [ours, grpcJsEcho], single!)).toBeNull();
@@ -96,8 +107,18 @@ describe('headlineMetric', () => {
     expect(headlineMetric([cell('a', 's', rpsRounds(1, 1, 1)), cell('b', 's', rpsRounds(1, 1, 1))])).toBe('rps');
   });
   it('is CPU per call where ghz was ≥ 90 % busy in any round, or a server was not saturated', () => {
-    expect(headlineMetric([cell('a', 's', rpsRounds(1, 1)), cell('b', 's', [{ rps: 1 }, { rps: 1, load: 0.93 }])])).toBe('callsPerCpuSecond');
-    expect(headlineMetric([cell('a', 's', rpsRounds(1, 1)), cell('b', 's', [{ rps: 1, utilization: 0.7 }, { rps: 1, utilization: 0.75 }])])).toBe('callsPerCpuSecond');
+    expect(headlineMetric([cell('a', 's', rpsRounds(1, 1)), cell('b', 's', [{ rps: 1 }, { rps: 1, load: 0.93 }])])).toBe(
+      'callsPerCpuSecond',
+    );
+    expect(
+      headlineMetric([
+        cell('a', 's', rpsRounds(1, 1)),
+        cell('b', 's', [
+          { rps: 1, utilization: 0.7 },
+          { rps: 1, utilization: 0.75 },
+        ]),
+      ]),
+    ).toBe('callsPerCpuSecond');
   });
 });
 
@@ -106,7 +127,10 @@ describe('computeRatios', () => {
     const scenarios = [single!];
     const cells = [cell('jwt-grpc', single!.id, rpsRounds(10, 11, 9, 10, 10)), cell('go', single!.id, rpsRounds(16, 18, 17, 15, 16))];
     const results = computeRatios(scenarios, [ours, go, grpcJsEcho], cells, seeded);
-    expect(results.map((r) => `${r.comparison}/${r.metric}/${r.headline}`)).toEqual(['ours-go/rps/true', 'ours-go/callsPerCpuSecond/false']);
+    expect(results.map((r) => `${r.comparison}/${r.metric}/${r.headline}`)).toEqual([
+      'ours-go/rps/true',
+      'ours-go/callsPerCpuSecond/false',
+    ]);
     expect(results[0]?.perRound.map((r) => r.round)).toEqual([1, 2, 3, 4, 5]);
     expect(computeRatios(scenarios, [ours, go], cells, seeded)).toEqual(results);
   });
@@ -135,17 +159,21 @@ describe('verdictSentence', () => {
   });
 
   it('speaks of CPU per call when that is the headline', () => {
-    expect(verdictSentence(peer, result(0.5, 0.6, 'callsPerCpuSecond'), ours, go)).toBe('Go is cheaper per call than jwt-grpc by 1.67-2.00x (server CPU)');
+    expect(verdictSentence(peer, result(0.5, 0.6, 'callsPerCpuSecond'), ours, go)).toBe(
+      'Go is cheaper per call than jwt-grpc by 1.67-2.00x (server CPU)',
+    );
   });
 
-  it('turns a ceiling ratio of CPU into the stack\'s share of the call', () => {
+  it("turns a ceiling ratio of CPU into the stack's share of the call", () => {
     const ceiling = { ...result(0.7, 0.78, 'callsPerCpuSecond'), comparison: 'ours-ceiling', baseline: 'grpc-js-echo' };
     expect(verdictSentence(comparison('ours-ceiling'), ceiling, ours, grpcJsEcho)).toBe(
-      'the grpc-js stack (the grpc-js echo) is 70-78 % of jwt-grpc\'s CPU per call, its own work the rest',
+      "the grpc-js stack (the grpc-js echo) is 70-78 % of jwt-grpc's CPU per call, its own work the rest",
     );
   });
 
   it('claims nothing from too few rounds', () => {
-    expect(verdictSentence(peer, result(null, null, 'rps', 2), ours, go)).toBe('jwt-grpc / Go: 0.60x in requests/s over 2 rounds, too few for an interval');
+    expect(verdictSentence(peer, result(null, null, 'rps', 2), ours, go)).toBe(
+      'jwt-grpc / Go: 0.60x in requests/s over 2 rounds, too few for an interval',
+    );
   });
 });

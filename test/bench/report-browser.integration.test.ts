@@ -93,7 +93,16 @@ describe.skipIf(CHROMIUM === null)('report.html in headless chromium', () => {
 
     browser = spawn(
       CHROMIUM as string,
-      ['--headless', '--disable-gpu', '--no-sandbox', '--no-first-run', '--disable-extensions', `--user-data-dir=${profile}`, '--remote-debugging-pipe', 'about:blank'],
+      [
+        '--headless',
+        '--disable-gpu',
+        '--no-sandbox',
+        '--no-first-run',
+        '--disable-extensions',
+        `--user-data-dir=${profile}`,
+        '--remote-debugging-pipe',
+        'about:blank',
+      ],
       { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], detached: true },
     );
     const problems: string[] = [];
@@ -103,10 +112,12 @@ describe.skipIf(CHROMIUM === null)('report.html in headless chromium', () => {
       const p = event.params ?? {};
       if (event.method === 'Page.loadEventFired') loaded();
       if (event.method === 'Runtime.exceptionThrown') problems.push(`exception: ${JSON.stringify(p['exceptionDetails'])}`);
-      if (event.method === 'Runtime.consoleAPICalled' && (p['type'] === 'error' || p['type'] === 'warning')) problems.push(`console.${String(p['type'])}: ${JSON.stringify(p['args'])}`);
+      if (event.method === 'Runtime.consoleAPICalled' && (p['type'] === 'error' || p['type'] === 'warning'))
+        problems.push(`console.${String(p['type'])}: ${JSON.stringify(p['args'])}`);
       // Log.entryAdded carries what the browser itself reports: CSP violations, failed loads, bad markup.
       const entry = p['entry'] as { level?: string; text?: string } | undefined;
-      if (event.method === 'Log.entryAdded' && (entry?.level === 'error' || entry?.level === 'warning')) problems.push(`log ${entry.level}: ${entry.text}`);
+      if (event.method === 'Log.entryAdded' && (entry?.level === 'error' || entry?.level === 'warning'))
+        problems.push(`log ${entry.level}: ${entry.text}`);
     });
 
     const { result: target } = await cdp.send('Target.createTarget', { url: 'about:blank' });
@@ -128,7 +139,12 @@ describe.skipIf(CHROMIUM === null)('report.html in headless chromium', () => {
       return { id: figure.id, width: box.width, height: box.height, marks };
     }))`;
     const { result: evaluated } = await cdp.send('Runtime.evaluate', { expression, returnByValue: true }, session);
-    const figures = JSON.parse((evaluated!['result'] as { value: string }).value) as { id: string; width: number; height: number; marks: Record<string, number> }[];
+    const figures = JSON.parse((evaluated!['result'] as { value: string }).value) as {
+      id: string;
+      width: number;
+      height: number;
+      marks: Record<string, number>;
+    }[];
     await cdp.send('Browser.close').catch(() => undefined);
 
     expect(problems).toEqual([]);

@@ -18,10 +18,26 @@ import { cell } from './round-fixture.js';
 export function reportFixture(): BenchResults {
   const results = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'bench', 'fixtures', 'report-results.json'), 'utf8')) as BenchResults;
   const macro = results.macro as MacroResults;
-  const multi = buildScenarios(['HS256'], [{ cores: 1, workers: 2 }, { cores: 2, workers: 2 }, { cores: 4, workers: 4 }]).filter((s) => s.group === 'multi');
-  const cluster: ServerStatus = { ...(macro.servers.find((s) => s.name === 'jwt-grpc') as ServerStatus), name: 'jwt-grpc-cluster', label: 'jwt-grpc-cluster', cluster: true, usesAllCores: true };
+  const multi = buildScenarios(
+    ['HS256'],
+    [
+      { cores: 1, workers: 2 },
+      { cores: 2, workers: 2 },
+      { cores: 4, workers: 4 },
+    ],
+  ).filter((s) => s.group === 'multi');
+  const cluster: ServerStatus = {
+    ...(macro.servers.find((s) => s.name === 'jwt-grpc') as ServerStatus),
+    name: 'jwt-grpc-cluster',
+    label: 'jwt-grpc-cluster',
+    cluster: true,
+    usesAllCores: true,
+  };
   const rounds = (rps: number) => [0.97, 1.0, 1.02, 0.99, 1.03].map((f) => ({ rps: rps * f }));
-  const cells = multi.flatMap((s) => [cell('jwt-grpc-cluster', s.id, rounds(30_000 * s.serverCores)), cell('go', s.id, rounds(22_000 * s.serverCores ** 0.9))]);
+  const cells = multi.flatMap((s) => [
+    cell('jwt-grpc-cluster', s.id, rounds(30_000 * s.serverCores)),
+    cell('go', s.id, rounds(22_000 * s.serverCores ** 0.9)),
+  ]);
   const ratios: RatioResult[] = multi.map((s) => {
     const median = 30_000 / 22_000 / s.serverCores ** -0.1;
     return {
@@ -36,17 +52,31 @@ export function reportFixture(): BenchResults {
     };
   });
   // The 1-core ours / Go ratios again as ours / Rust (the rust row came after the run the fixture is from).
-  const rust: RatioResult[] = macro.ratios.filter((r) => r.comparison === 'ours-go').map((r) => ({ ...r, comparison: 'ours-rust', baseline: 'rust' }));
+  const rust: RatioResult[] = macro.ratios
+    .filter((r) => r.comparison === 'ours-go')
+    .map((r) => ({ ...r, comparison: 'ours-rust', baseline: 'rust' }));
   // The start-up section (it came after the run the fixture is from): a reference row, Go and ours.
   const ms = (median: number) => ({ median, low: median * 0.95, high: median * 1.05, n: 11 });
   const startupRows = [
     { id: 'bare-node-listener', what: 'bare Node TCP listener: exec to the port accepting', ms: ms(45), ratio: null, ratioTo: null },
     { id: 'go', what: 'Go peer: exec to the first OK GenerateJwt', ms: ms(20), ratio: ms(0.45), ratioTo: 'bare-node-listener' },
-    { id: 'keys-file', what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt', ms: ms(210), ratio: ms(4.6), ratioTo: 'bare-node-listener' },
+    {
+      id: 'keys-file',
+      what: 'jwt-grpc serve --keys FILE: exec to the first OK GenerateJwt',
+      ms: ms(210),
+      ratio: ms(4.6),
+      ratioTo: 'bare-node-listener',
+    },
   ] as const;
   // CPU per call at fixed load (it came after the run the fixture is from): ours / Go at 25, 50 and 80 % of Go's capacity.
   const openLoopRatios = [0.25, 0.5, 0.8].flatMap((f) =>
-    (['HS256', 'ES256'] as const).map((algorithm) => ({ algorithm, fractionOfGoCapacity: f, offeredRps: 10_000 * f, p99Ratio: null, cpuPerCallRatio: ms(algorithm === 'HS256' ? 0.6 + f / 10 : 0.95) })),
+    (['HS256', 'ES256'] as const).map((algorithm) => ({
+      algorithm,
+      fractionOfGoCapacity: f,
+      offeredRps: 10_000 * f,
+      p99Ratio: null,
+      cpuPerCallRatio: ms(algorithm === 'HS256' ? 0.6 + f / 10 : 0.95),
+    })),
   );
   return {
     ...results,
@@ -55,8 +85,20 @@ export function reportFixture(): BenchResults {
     macro: {
       ...macro,
       // As a 16-core machine would split its CPUs (the summary's tables name them).
-      corePlan: { ...macro.corePlan, multi: [1, 2, 4].map((n) => ({ cores: n, workers: Math.max(2, n), serverCpus: [...Array(n).keys()], loadCpus: [...Array(16 - n).keys()].map((i) => i + n) })) },
-      scenarios: [...macro.scenarios, ...multi], servers: [...macro.servers, cluster], cells: [...macro.cells, ...cells], ratios: [...macro.ratios, ...rust, ...ratios] },
+      corePlan: {
+        ...macro.corePlan,
+        multi: [1, 2, 4].map((n) => ({
+          cores: n,
+          workers: Math.max(2, n),
+          serverCpus: [...Array(n).keys()],
+          loadCpus: [...Array(16 - n).keys()].map((i) => i + n),
+        })),
+      },
+      scenarios: [...macro.scenarios, ...multi],
+      servers: [...macro.servers, cluster],
+      cells: [...macro.cells, ...cells],
+      ratios: [...macro.ratios, ...rust, ...ratios],
+    },
   };
 }
 

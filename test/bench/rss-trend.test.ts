@@ -35,7 +35,7 @@ describe('the RSS trend of a load cell', () => {
     expect(leastSquaresSlope(levels.slice(-4))).toBeGreaterThan(GROWTH_LIMIT_MIB);
   });
 
-  it('does not count V8\'s new space growing as RSS growth, nor a shrunk one as a fall', () => {
+  it("does not count V8's new space growing as RSS growth, nor a shrunk one as a fall", () => {
     expect(growth([150, 150, 150, 166, 182, 198], 4, [1.3, 1.3, 1.3, 17.3, 33.3, 49.3])).toBe(0);
     // Its pages stay resident once it shrinks: RSS that then grows is judged whole.
     expect(growth([150, 150, 153, 156, 159, 162], 4, [64, 64, 1.3, 1.3, 1.3, 1.3])).toBe(3);

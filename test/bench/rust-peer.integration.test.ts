@@ -39,7 +39,10 @@ describe('cargoBuild', () => {
       const started = Date.now();
       const outcome = cargoBuild(RUST_PEER_DIR, 'the Rust peer', 500);
       expect(Date.now() - started).toBeLessThan(10_000);
-      expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/^cargo build --release of the Rust peer .* did not finish within 1 s and was killed/) });
+      expect(outcome).toEqual({
+        ok: false,
+        reason: expect.stringMatching(/^cargo build --release of the Rust peer .* did not finish within 1 s and was killed/),
+      });
     } finally {
       process.env.PATH = savedPath;
       rmSync(dir, { recursive: true, force: true });
@@ -50,7 +53,10 @@ describe('cargoBuild', () => {
     const savedPath = process.env.PATH;
     try {
       process.env.PATH = '/nonexistent';
-      expect(cargoBuild(RUST_PEER_DIR, 'the Rust peer')).toEqual({ ok: false, reason: expect.stringMatching(/cargo not found on PATH: the Rust peer cannot be built \(install Rust/) });
+      expect(cargoBuild(RUST_PEER_DIR, 'the Rust peer')).toEqual({
+        ok: false,
+        reason: expect.stringMatching(/cargo not found on PATH: the Rust peer cannot be built \(install Rust/),
+      });
     } finally {
       process.env.PATH = savedPath;
     }
@@ -67,7 +73,12 @@ describe.skipIf(cargo === null)('the Rust peer (skipped without cargo on PATH: i
   let restPort = 0;
 
   const start = async (extra: string[], env: Record<string, string> = { TOKIO_WORKER_THREADS: '1' }): Promise<ServerProcess> => {
-    const server = await startServer('rust peer', RUST_PEER_BINARY, ['--port', '0', '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...extra], { env });
+    const server = await startServer(
+      'rust peer',
+      RUST_PEER_BINARY,
+      ['--port', '0', '--keys', keysFile, '--subjects', SUBJECTS_FILE, ...extra],
+      { env },
+    );
     servers.push(server);
     return server;
   };
@@ -125,12 +136,16 @@ describe.skipIf(cargo === null)('the Rust peer (skipped without cargo on PATH: i
     it('takes the subject asked for, and answers INVALID_ARGUMENT for an algorithm with no key', async () => {
       const res = await call('GenerateJwt', { algorithm: 'HS256', subject: subjects[0] });
       expect(res['sub']).toBe(subjects[0]);
-      await expect(call('GenerateJwt', { algorithm: 'ES384' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('ES384') });
+      await expect(call('GenerateJwt', { algorithm: 'ES384' })).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: expect.stringContaining('ES384'),
+      });
     });
   });
 
   describe('over REST (axum)', () => {
-    const post = (body: string) => fetch(`http://127.0.0.1:${restPort}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string) =>
+      fetch(`http://127.0.0.1:${restPort}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
     it.each(ALGORITHMS)('POST /token %s: {jwt, sub}, a token jose verifies', async (alg) => {
       const res = await post(JSON.stringify({ algorithm: alg }));

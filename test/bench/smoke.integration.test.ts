@@ -70,7 +70,11 @@ describe('npm run bench -- --smoke', () => {
     expect(macro).not.toBeNull();
     expect(onDisk.schema).toBe(2);
     const goMissing = findOnPath('go') === null;
-    const cannotRun = SERVERS.filter((s) => s.optIn !== true).filter((s) => (goMissing && s.build === 'go-peer') || (cargoMissing && s.build === 'rust-peer') || (s.unavailable?.() ?? null) !== null).map((s) => s.name);
+    const cannotRun = SERVERS.filter((s) => s.optIn !== true)
+      .filter(
+        (s) => (goMissing && s.build === 'go-peer') || (cargoMissing && s.build === 'rust-peer') || (s.unavailable?.() ?? null) !== null,
+      )
+      .map((s) => s.name);
     const skipped = (macro?.servers ?? []).filter((s) => s.skipped !== null);
     // What this machine could not run (nginx, Go or Bun missing), and why, in the test's output.
     for (const s of skipped) console.info(`bench smoke: row ${s.name} skipped: ${s.skipped}`);
@@ -86,7 +90,10 @@ describe('npm run bench -- --smoke', () => {
         expect(cell.error, `${server.name} ${cell.scenario}`).toBeNull();
         expect(cell.aggregate?.okCount, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
         expect(cell.peakRssBytes, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
-        expect(cell.rounds.map((r) => r.round), `${server.name} ${cell.scenario}`).toEqual([1, 2, 3, 4, 5]);
+        expect(
+          cell.rounds.map((r) => r.round),
+          `${server.name} ${cell.scenario}`,
+        ).toEqual([1, 2, 3, 4, 5]);
         expect(cell.rounds[0]?.serverCpuSeconds, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
         expect(cell.rounds[0]?.probeMs.before.length, `${server.name} ${cell.scenario}`).toBeGreaterThan(0);
       }
@@ -165,7 +172,9 @@ describe('npm run bench -- --smoke', () => {
       ...tokensAndPrivateKeys('bench log', log.join('\n')),
       ...written.flatMap((path) => tokensAndPrivateKeys(path.slice(out.length + 1), readFileSync(path, 'utf8'))),
     ];
-    expect(leaks, 'tokens or key material in the bench results (redact ghz reports\' options.data where the harness saves them)').toEqual([]);
+    expect(leaks, "tokens or key material in the bench results (redact ghz reports' options.data where the harness saves them)").toEqual(
+      [],
+    );
     // Node's compile cache (the bin's module.enableCompileCache) is kept on purpose: it is what
     // makes the next start faster, and it holds compiled code only (docs/cli.md).
     expect(readdirSync(runTmp).filter((name) => name !== 'node-compile-cache')).toEqual([]);

@@ -9,7 +9,13 @@ import { macroSummary } from '../../bench/macro/tables.js';
 import { cell, rpsRounds } from './round-fixture.js';
 
 const bootstrap = { seed: DEFAULT_SEED, resamples: BOOTSTRAP_RESAMPLES, confidence: CONFIDENCE };
-const status = (name: string, role: ServerStatus['role'], label: string, stack: ServerStatus['stack'], usesAllCores = false): ServerStatus => ({
+const status = (
+  name: string,
+  role: ServerStatus['role'],
+  label: string,
+  stack: ServerStatus['stack'],
+  usesAllCores = false,
+): ServerStatus => ({
   name,
   label,
   role,
@@ -64,7 +70,9 @@ describe('macroSummary', () => {
   it('gives every ratio with its interval, "no difference shown" where it spans 1.00, in both metrics', () => {
     // Per round ours/Go: 0.5, 0.5, 0.5, 0.5, 0.5 (round 1: 20,000 / 40,000, round 2: 19,000 / 38,000 ...).
     expect(text).toMatch(/\| scenario \| ours \/ Go \| ours \/ Node peer \| ours \/ its echo \| Go \/ its echo \|/);
-    expect(text).toContain('| HS256 1c 1x50 | **0.50x (0.50-0.50)** | **no difference shown (0.97-1.05)** | **0.80x (0.76-0.84)** | **0.80x (0.76-0.84)** |');
+    expect(text).toContain(
+      '| HS256 1c 1x50 | **0.50x (0.50-0.50)** | **no difference shown (0.97-1.05)** | **0.80x (0.76-0.84)** | **0.80x (0.76-0.84)** |',
+    );
     // Every server at 50 µs a call: no difference in CPU per call.
     expect(text).toContain('| HS256 1c 1x50 | no difference shown (1.00-1.00) | no difference shown (1.00-1.00) |');
   });
@@ -72,8 +80,8 @@ describe('macroSummary', () => {
   it('writes a verdict from the intervals', () => {
     expect(text).toContain(
       '**HS256 1c 1x50** (requests/s: the servers set the pace): Go is faster than jwt-grpc by 2.00-2.00x; ' +
-        'jwt-grpc and node-fast-jwt are not distinguishable in requests/s (0.97-1.05x); jwt-grpc reaches 0.76-0.84x of the grpc-js echo\'s requests/s; ' +
-        'Go reaches 0.76-0.84x of the Go echo\'s requests/s.',
+        "jwt-grpc and node-fast-jwt are not distinguishable in requests/s (0.97-1.05x); jwt-grpc reaches 0.76-0.84x of the grpc-js echo's requests/s; " +
+        "Go reaches 0.76-0.84x of the Go echo's requests/s.",
     );
   });
 

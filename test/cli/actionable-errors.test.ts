@@ -23,7 +23,10 @@ afterAll(() => certs?.remove());
 
 /** The message a call rejects with. */
 async function failure(promise: Promise<unknown>): Promise<JwtGrpcError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(JwtGrpcError);
   return err as JwtGrpcError;
 }
@@ -51,7 +54,9 @@ describe('flags and variables', () => {
 
   it('a bad value from the environment names the variable that set it', () => {
     expect(parseError(['serve'], { JWT_GRPC_PORT: 'abc' })).toBe('option JWT_GRPC_PORT: must be an integer from 0 to 65535, got "abc"');
-    expect(parseError(['serve', '--port', 'abc'], { JWT_GRPC_PORT: '1' })).toBe('option --port: must be an integer from 0 to 65535, got "abc"');
+    expect(parseError(['serve', '--port', 'abc'], { JWT_GRPC_PORT: '1' })).toBe(
+      'option --port: must be an integer from 0 to 65535, got "abc"',
+    );
   });
 });
 
@@ -80,12 +85,15 @@ describe('serve with TLS files that are not a PEM certificate and key', () => {
 });
 
 describe('the CLI client on the wrong kind of port', () => {
-  const ask = (target: string, tls: object) => runTokenCommand({ target, alg: 'ES256', sub: 'ada', ...tls }, { stdout: { write: () => true } });
+  const ask = (target: string, tls: object) =>
+    runTokenCommand({ target, alg: 'ES256', sub: 'ada', ...tls }, { stdout: { write: () => true } });
 
   it('without a client certificate on a mutual TLS port: names --tls-cert and --tls-key', async () => {
     const target = await issuer({ requireClientCertificate: true });
     const err = await failure(ask(target, { tlsCa: certs.files.caCert, tlsServerName: 'localhost' }));
-    expect(err.message).toBe(`cannot reach ${target}: the server asks for a client certificate (mutual TLS): give --tls-cert FILE and --tls-key FILE`);
+    expect(err.message).toBe(
+      `cannot reach ${target}: the server asks for a client certificate (mutual TLS): give --tls-cert FILE and --tls-key FILE`,
+    );
     expect((err as GrpcStatusError).status).toBe(GrpcStatus.UNAVAILABLE);
   });
 

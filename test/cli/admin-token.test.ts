@@ -31,12 +31,19 @@ describe('readAdminSecretText', () => {
   ])('refuses a file with %s, naming it but not its content', async (_what, text) => {
     const path = file(`bad-${_what.replace(/ /g, '-')}`, text);
     const err = await readAdminSecretText(path, quiet).catch((e: Error) => e);
-    expect(err).toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'admin-token-file', message: `--admin-token-file: ${path} must hold the secret on one line, without whitespace` });
+    expect(err).toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      field: 'admin-token-file',
+      message: `--admin-token-file: ${path} must hold the secret on one line, without whitespace`,
+    });
     expect((err as Error).message).not.toContain('s3');
   });
 
   it('refuses a file it cannot read as ERR_FILE with the errno', async () => {
     const missing = join(dir, 'missing');
-    await expect(readAdminSecretText(missing, quiet)).rejects.toMatchObject({ code: 'ERR_FILE', message: `--admin-token-file: cannot read ${missing}: ENOENT` });
+    await expect(readAdminSecretText(missing, quiet)).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      message: `--admin-token-file: cannot read ${missing}: ENOENT`,
+    });
   });
 });

@@ -68,7 +68,10 @@ describe('parseCommand: serve', () => {
   });
 
   it('takes a negative number as the value of its flag, refused by the flag’s own check', () => {
-    expect(refusal(['serve', '--port', '-1'])).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/^option --port: /) });
+    expect(refusal(['serve', '--port', '-1'])).toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      message: expect.stringMatching(/^option --port: /),
+    });
   });
 
   it('names the variable when the bad value came from the environment', () => {
@@ -78,7 +81,9 @@ describe('parseCommand: serve', () => {
 
   it('refuses an unknown flag by name, and an unknown JWT_GRPC_ variable with the nearest one', () => {
     expect(refusal(['serve', '--prot', '1'])).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining("'--prot'") });
-    expect(refusal(['serve'], { JWT_GRPC_PROT: '1' }).message).toBe('option JWT_GRPC_PROT: is not an environment variable of jwt-grpc serve; did you mean JWT_GRPC_PORT?');
+    expect(refusal(['serve'], { JWT_GRPC_PROT: '1' }).message).toBe(
+      'option JWT_GRPC_PROT: is not an environment variable of jwt-grpc serve; did you mean JWT_GRPC_PORT?',
+    );
     expect(refusal(['serve'], { JWT_GRPC_SOMETHING_ELSE: '1' }).message).toMatch(/jwt-grpc --help lists them$/);
     expect(() => serve([], { JWT_GRPC_WORKER: '1', OTHER_VARIABLE: 'x' }), 'the worker marker and other variables pass').not.toThrow();
   });

@@ -17,30 +17,74 @@ function refusal(command: 'token' | 'verify' | 'revoke', argv: string[]): string
 
 describe('parseClientArgs', () => {
   it('reads token flags, TLS flags and a ttl through the option table', () => {
-    expect(parseClientArgs('token', ['--target', 'h:1', '--alg', 'ES256', '--sub', 's', '--aud', 'a', '--ttl', '60', '--tls-ca', 'ca.pem', '--tls-server-name', 'issuer'])).toEqual({
+    expect(
+      parseClientArgs('token', [
+        '--target',
+        'h:1',
+        '--alg',
+        'ES256',
+        '--sub',
+        's',
+        '--aud',
+        'a',
+        '--ttl',
+        '60',
+        '--tls-ca',
+        'ca.pem',
+        '--tls-server-name',
+        'issuer',
+      ]),
+    ).toEqual({
       action: 'token',
-      args: { tls: false, tlsCa: 'ca.pem', tlsCert: undefined, tlsKey: undefined, tlsServerName: 'issuer', target: 'h:1', alg: 'ES256', sub: 's', aud: 'a', ttlSeconds: 60 },
+      args: {
+        tls: false,
+        tlsCa: 'ca.pem',
+        tlsCert: undefined,
+        tlsKey: undefined,
+        tlsServerName: 'issuer',
+        target: 'h:1',
+        alg: 'ES256',
+        sub: 's',
+        aud: 'a',
+        ttlSeconds: 60,
+      },
     });
-    expect(parseClientArgs('token', ['--target', 'h:1', '--tls'])).toMatchObject({ args: { tls: true, alg: '', sub: '', ttlSeconds: undefined } });
+    expect(parseClientArgs('token', ['--target', 'h:1', '--tls'])).toMatchObject({
+      args: { tls: true, alg: '', sub: '', ttlSeconds: undefined },
+    });
   });
 
   it('reads verify with exactly one token', () => {
-    expect(parseClientArgs('verify', ['--target', 'h:1', '--aud', 'api', 'a.b.c'])).toMatchObject({ action: 'verify', args: { target: 'h:1', token: 'a.b.c', aud: 'api', iss: undefined } });
+    expect(parseClientArgs('verify', ['--target', 'h:1', '--aud', 'api', 'a.b.c'])).toMatchObject({
+      action: 'verify',
+      args: { target: 'h:1', token: 'a.b.c', aud: 'api', iss: undefined },
+    });
     expect(refusal('verify', ['--target', 'h:1'])).toBe('option TOKEN: give exactly one token to verify, got 0');
     expect(refusal('verify', ['--target', 'h:1', 'a', 'b'])).toBe('option TOKEN: give exactly one token to verify, got 2');
   });
 
   it('reads revoke by token or by jti and exp, never both', () => {
-    expect(parseClientArgs('revoke', ['--target', 'h:1', '--reason', 'leaked', 'a.b.c'])).toMatchObject({ action: 'revoke', args: { token: 'a.b.c', jti: undefined, exp: undefined, reason: 'leaked' } });
-    expect(parseClientArgs('revoke', ['--target', 'h:1', '--jti', 'j1', '--exp', '1800000000', '--admin-token-file', 'admin'])).toMatchObject({
+    expect(parseClientArgs('revoke', ['--target', 'h:1', '--reason', 'leaked', 'a.b.c'])).toMatchObject({
+      action: 'revoke',
+      args: { token: 'a.b.c', jti: undefined, exp: undefined, reason: 'leaked' },
+    });
+    expect(
+      parseClientArgs('revoke', ['--target', 'h:1', '--jti', 'j1', '--exp', '1800000000', '--admin-token-file', 'admin']),
+    ).toMatchObject({
       args: { token: undefined, jti: 'j1', exp: 1_800_000_000, adminTokenFile: 'admin' },
     });
     expect(refusal('revoke', ['--target', 'h:1'])).toBe('option TOKEN/--jti: give a token, or --jti with --exp');
-    expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j', '--exp', '1', 'a.b.c'])).toBe('option TOKEN/--jti: give a token, or --jti with --exp');
+    expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j', '--exp', '1', 'a.b.c'])).toBe(
+      'option TOKEN/--jti: give a token, or --jti with --exp',
+    );
     expect(refusal('revoke', ['--target', 'h:1', 'a', 'b'])).toBe('option TOKEN: give at most one token to revoke, got 2');
     expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j'])).toBe('option --jti/--exp: give both or neither');
-    expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j', '--exp', '-5'])).toBe('option --exp: must be whole seconds since the Unix epoch, got "-5"');
-    expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j', '--exp', '1.5'])).toBe('option --exp: must be whole seconds since the Unix epoch, got "1.5"');
+    expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j', '--exp', '-5'])).toBe(
+      'option --exp: must be whole seconds since the Unix epoch, got "-5"',
+    );
+    expect(refusal('revoke', ['--target', 'h:1', '--jti', 'j', '--exp', '1.5'])).toBe(
+      'option --exp: must be whole seconds since the Unix epoch, got "1.5"',
+    );
   });
 
   it('requires --target, refuses unknown flags and a token positional, naming the command', () => {

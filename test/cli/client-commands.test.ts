@@ -68,7 +68,10 @@ describe('runTokenCommand and runVerifyCommand', () => {
 
   it('reject with UNAVAILABLE when the issuer refuses the connection (no client certificate)', async () => {
     const target = await startMutualTlsIssuer();
-    const err = await runTokenCommand({ target, alg: 'ES256', sub: 's', tlsCa: certs.files.caCert, tlsServerName: 'localhost' }, output()).then(
+    const err = await runTokenCommand(
+      { target, alg: 'ES256', sub: 's', tlsCa: certs.files.caCert, tlsServerName: 'localhost' },
+      output(),
+    ).then(
       () => undefined,
       (reason: unknown) => reason,
     );
@@ -100,7 +103,13 @@ describe('runRevokeCommand and the revoke flags', () => {
     server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), adminTokenFile: secretFile, logger: silentLogger });
     const tls = { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requireClientCertificate: true };
     const target = `127.0.0.1:${await server.listen('127.0.0.1:0', tls)}`;
-    const client = { target, tlsCa: certs.files.caCert, tlsCert: certs.files.clientCert, tlsKey: certs.files.clientKey, tlsServerName: 'localhost' };
+    const client = {
+      target,
+      tlsCa: certs.files.caCert,
+      tlsCert: certs.files.clientCert,
+      tlsKey: certs.files.clientKey,
+      tlsServerName: 'localhost',
+    };
     const token = output();
     await runTokenCommand({ ...client, alg: 'ES256', sub: 'ada' }, token);
     const jwt = token.text().trim();
@@ -126,7 +135,9 @@ describe('runRevokeCommand and the revoke flags', () => {
   });
 
   it('parses a revocation by jti', () => {
-    expect(parseClientArgs('revoke', ['--target', 'h:1', '--jti', 'abc', '--exp', '1767225600', '--reason', 'why', '--admin-token-file', 'f'])).toMatchObject({
+    expect(
+      parseClientArgs('revoke', ['--target', 'h:1', '--jti', 'abc', '--exp', '1767225600', '--reason', 'why', '--admin-token-file', 'f']),
+    ).toMatchObject({
       action: 'revoke',
       args: { target: 'h:1', jti: 'abc', exp: 1767225600, reason: 'why', adminTokenFile: 'f' },
     });

@@ -10,7 +10,8 @@ describe('helpText', () => {
 
   it('starts with the version and lists the commands', () => {
     expect(help.split('\n')[0]).toBe('jwt-grpc 9.9.9: sign and verify JSON Web Tokens as a gRPC service (jwt.services.JwtService)');
-    for (const command of ['serve', 'keys generate', 'token', 'verify', 'revoke', '--help', '--version']) expect(help).toContain(`  jwt-grpc ${command}`);
+    for (const command of ['serve', 'keys generate', 'token', 'verify', 'revoke', '--help', '--version'])
+      expect(help).toContain(`  jwt-grpc ${command}`);
   });
 
   it('documents every command-line option with its environment twin', () => {

@@ -17,7 +17,9 @@ function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
 
 describe('parseKeysArgs: generate', () => {
   it('reads one or several keys, with or without kids, and a handle', () => {
-    expect(parseKeysArgs(['generate', '--alg', 'ES256', '--alg', 'HS256', '--kid', 'a', '--kid', 'b', '--out', 'k.json', '--force'], {})).toEqual({
+    expect(
+      parseKeysArgs(['generate', '--alg', 'ES256', '--alg', 'HS256', '--kid', 'a', '--kid', 'b', '--out', 'k.json', '--force'], {}),
+    ).toEqual({
       action: 'generate',
       algorithms: ['ES256', 'HS256'],
       kids: ['a', 'b'],
@@ -25,19 +27,28 @@ describe('parseKeysArgs: generate', () => {
       force: true,
       handle: undefined,
     });
-    expect(parseKeysArgs(['generate', '--alg', 'ES256', '--kms', 'alias/jwt', '--out', 'k.json'], {})).toMatchObject({ handle: { member: 'kms', ref: 'alias/jwt' }, kids: [] });
+    expect(parseKeysArgs(['generate', '--alg', 'ES256', '--kms', 'alias/jwt', '--out', 'k.json'], {})).toMatchObject({
+      handle: { member: 'kms', ref: 'alias/jwt' },
+      kids: [],
+    });
   });
 
   it.each([
     [['generate', '--out', 'k'], 'option --alg: is required: the algorithm of each key to generate'],
-    [['generate', '--alg', 'es256', '--out', 'k'], 'option --alg: must be one of HS256, HS384, HS512, ES256, ES384, RS256, PS256, EdDSA, got "es256"'],
+    [
+      ['generate', '--alg', 'es256', '--out', 'k'],
+      'option --alg: must be one of HS256, HS384, HS512, ES256, ES384, RS256, PS256, EdDSA, got "es256"',
+    ],
     [['generate', '--alg', 'ES256', '--alg', 'ES256', '--out', 'k'], 'option --alg: names an algorithm twice'],
     [['generate', '--alg', 'ES256', '--alg', 'HS256', '--kid', 'a', '--out', 'k'], 'option --kid: give one per --alg (2), or none'],
     [['generate', '--alg', 'ES256', '--alg', 'HS256', '--kid', 'a', '--kid', 'a', '--out', 'k'], 'option --kid: names a kid twice'],
     [['generate', '--alg', 'ES256', '--kid', '', '--out', 'k'], 'option --kid: must be 1 to 256 characters'],
     [['generate', '--alg', 'ES256', '--kid', 'x'.repeat(257), '--out', 'k'], 'option --kid: must be 1 to 256 characters'],
     [['generate', '--alg', 'ES256'], 'option --out: is required'],
-    [['generate', '--alg', 'ES256', '--alg', 'HS256', '--pkcs11', 'pkcs11:object=a', '--out', 'k'], 'option --pkcs11: names one key: give one --alg'],
+    [
+      ['generate', '--alg', 'ES256', '--alg', 'HS256', '--pkcs11', 'pkcs11:object=a', '--out', 'k'],
+      'option --pkcs11: names one key: give one --alg',
+    ],
     [['generate', '--alg', 'ES256', '--pkcs11', 'p', '--kms', 'k', '--out', 'k'], 'option --pkcs11/--kms: give one'],
     [['generate', '--alg', 'ES256', '--kms', '', '--out', 'k'], 'option --kms: is required'],
   ])('refuses %j', (argv, message) => {
@@ -47,10 +58,28 @@ describe('parseKeysArgs: generate', () => {
 
 describe('parseKeysArgs: rotate', () => {
   it('reads each phase, the key file from --keys or its variable, and --max-ttl for retire', () => {
-    expect(parseKeysArgs(['rotate', '--keys', 'k.json', '--alg', 'ES256', '--kid', 'n'], {})).toMatchObject({ action: 'rotate', file: 'k.json', phase: 'rotate', alg: 'ES256', kid: 'n' });
-    expect(parseKeysArgs(['rotate', '--alg', 'ES256', '--stage'], { JWT_GRPC_KEYS: 'env.json' })).toMatchObject({ phase: 'stage', file: 'env.json' });
-    expect(parseKeysArgs(['rotate', '--keys', 'k', '--activate', 'n'], {})).toMatchObject({ phase: 'activate', target: 'n', alg: undefined });
-    expect(parseKeysArgs(['rotate', '--keys', 'k', '--retire', 'o', '--max-ttl', '600', '--force'], {})).toMatchObject({ phase: 'retire', target: 'o', maxTtlSeconds: 600, force: true });
+    expect(parseKeysArgs(['rotate', '--keys', 'k.json', '--alg', 'ES256', '--kid', 'n'], {})).toMatchObject({
+      action: 'rotate',
+      file: 'k.json',
+      phase: 'rotate',
+      alg: 'ES256',
+      kid: 'n',
+    });
+    expect(parseKeysArgs(['rotate', '--alg', 'ES256', '--stage'], { JWT_GRPC_KEYS: 'env.json' })).toMatchObject({
+      phase: 'stage',
+      file: 'env.json',
+    });
+    expect(parseKeysArgs(['rotate', '--keys', 'k', '--activate', 'n'], {})).toMatchObject({
+      phase: 'activate',
+      target: 'n',
+      alg: undefined,
+    });
+    expect(parseKeysArgs(['rotate', '--keys', 'k', '--retire', 'o', '--max-ttl', '600', '--force'], {})).toMatchObject({
+      phase: 'retire',
+      target: 'o',
+      maxTtlSeconds: 600,
+      force: true,
+    });
     expect(parseKeysArgs(['rotate', '--keys', 'k', '--retire', 'o'], { JWT_GRPC_MAX_TTL: '900' })).toMatchObject({ maxTtlSeconds: 900 });
     expect(parseKeysArgs(['rotate', '--keys', 'k', '--retire', 'o'], { JWT_GRPC_MAX_TTL: '' })).toMatchObject({ maxTtlSeconds: 86_400 });
   });
@@ -76,14 +105,27 @@ describe('parseKeysArgs: rotate', () => {
 describe('parseKeysArgs: commands and help', () => {
   it('reads public, answers help, and refuses an unknown command or a flag of another command', () => {
     expect(parseKeysArgs(['public', '--keys', 'k.json'], {})).toEqual({ action: 'public', file: 'k.json' });
-    for (const argv of [[], ['help'], ['-h'], ['--help'], ['rotate', '--help']]) expect(parseKeysArgs(argv, {})).toEqual({ action: 'help' });
+    for (const argv of [[], ['help'], ['-h'], ['--help'], ['rotate', '--help']])
+      expect(parseKeysArgs(argv, {})).toEqual({ action: 'help' });
     expect(refusal(['list'])).toBe('unknown keys command "list": generate, rotate or public');
     expect(refusal(['public', '--keys', 'k', '--alg', 'ES256'])).toMatch(/^keys public: .*'--alg'/);
   });
 
   it('documents every flag', () => {
     const help = keysHelpText();
-    for (const flag of ['--alg ALG', '--kid KID', '--out FILE', '--keys FILE', '--stage', '--activate KID', '--retire KID', '--max-ttl SECONDS', '--force', '--pkcs11 URI', '--kms alias/NAME']) {
+    for (const flag of [
+      '--alg ALG',
+      '--kid KID',
+      '--out FILE',
+      '--keys FILE',
+      '--stage',
+      '--activate KID',
+      '--retire KID',
+      '--max-ttl SECONDS',
+      '--force',
+      '--pkcs11 URI',
+      '--kms alias/NAME',
+    ]) {
       expect(help).toContain(`  ${flag}`);
     }
   });

@@ -30,8 +30,14 @@ describe('runKeysCommand', () => {
     expect(await keys('generate', '--alg', 'ES256', '--alg', 'HS256', '--kid', 'es', '--kid', 'hs', '--out', file)).toEqual([
       `wrote ${file} (mode 0600): es (ES256, signs), hs (HS256, signs)`,
     ]);
-    expect(entries(file).map((entry) => [entry['kid'], entry['alg']])).toEqual([['es', 'ES256'], ['hs', 'HS256']]);
-    await expect(keys('generate', '--alg', 'ES256', '--out', file)).rejects.toMatchObject({ code: 'ERR_FILE', message: `cannot create key file ${file}: it exists (--force replaces it)` });
+    expect(entries(file).map((entry) => [entry['kid'], entry['alg']])).toEqual([
+      ['es', 'ES256'],
+      ['hs', 'HS256'],
+    ]);
+    await expect(keys('generate', '--alg', 'ES256', '--out', file)).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      message: `cannot create key file ${file}: it exists (--force replaces it)`,
+    });
     const [line] = await keys('generate', '--alg', 'EdDSA', '--out', file, '--force');
     expect(line).toMatch(new RegExp(`^wrote ${file} \\(mode 0600\\): eddsa-\\d{8}-[0-9a-f]{8} \\(EdDSA, signs\\)$`));
   });
@@ -46,7 +52,10 @@ describe('runKeysCommand', () => {
     expect(activated[0]).toBe(`activated new (ES256, signs) in ${file}`);
     expect(activated[1]).toMatch(/^deactivated old \(ES256, verify-only since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/);
     expect(activated).toContain(`  npx jwt-grpc keys rotate --keys ${file} --retire old`);
-    await expect(keys('rotate', '--keys', file, '--retire', 'old')).rejects.toMatchObject({ code: 'ERR_INVALID_KEY', message: expect.stringMatching(/^key old stopped signing at /) });
+    await expect(keys('rotate', '--keys', file, '--retire', 'old')).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      message: expect.stringMatching(/^key old stopped signing at /),
+    });
     expect(await keys('rotate', '--keys', file, '--retire', 'old', '--force')).toEqual([
       expect.stringMatching(new RegExp(`^retired old \\(ES256, verify-only since .*\\) from ${file}$`)),
       'next: reload every server (SIGHUP, or --watch-keys notices)',
@@ -58,11 +67,18 @@ describe('runKeysCommand', () => {
     const file = join(dir, 'refused.json');
     await keys('generate', '--alg', 'HS256', '--kid', 'hs', '--out', file);
     const before = readFileSync(file, 'utf8');
-    await expect(keys('rotate', '--keys', file, '--retire', 'hs', '--force')).rejects.toThrow('key hs is the active HS256 signer: activate another HS256 key first');
+    await expect(keys('rotate', '--keys', file, '--retire', 'hs', '--force')).rejects.toThrow(
+      'key hs is the active HS256 signer: activate another HS256 key first',
+    );
     await keys('rotate', '--keys', file, '--alg', 'HS256', '--stage', '--kid', 'hs2');
     const staged = readFileSync(file, 'utf8');
-    await expect(keys('rotate', '--keys', file, '--alg', 'ES256', '--activate', 'hs2')).rejects.toMatchObject({ code: 'ERR_INVALID_KEY', message: 'key hs2 is an HS256 key, not ES256' });
-    await expect(keys('rotate', '--keys', file, '--alg', 'HS256', '--kid', 'hs')).rejects.toThrow('the key file already has a key with kid "hs"');
+    await expect(keys('rotate', '--keys', file, '--alg', 'ES256', '--activate', 'hs2')).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      message: 'key hs2 is an HS256 key, not ES256',
+    });
+    await expect(keys('rotate', '--keys', file, '--alg', 'HS256', '--kid', 'hs')).rejects.toThrow(
+      'the key file already has a key with kid "hs"',
+    );
     expect(readFileSync(file, 'utf8')).toBe(staged);
     expect(staged).not.toBe(before);
   });
@@ -74,7 +90,9 @@ describe('runKeysCommand', () => {
     const { d: _d, ...publicJwk } = jwk as Record<string, unknown>;
     writeFileSync(file, JSON.stringify({ keys: [jwk, { ...publicJwk, kid: 'pub' }] }), { mode: 0o600 });
     const before = readFileSync(file, 'utf8');
-    await expect(keys('rotate', '--keys', file, '--activate', 'pub')).rejects.toThrow('key pub cannot sign: it has no private key (or secret)');
+    await expect(keys('rotate', '--keys', file, '--activate', 'pub')).rejects.toThrow(
+      'key pub cannot sign: it has no private key (or secret)',
+    );
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
 

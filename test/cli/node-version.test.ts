@@ -30,14 +30,20 @@ describe('the Node version check of the bin', () => {
 
   it('refuses an older Node in one line, exit 1, before anything starts', async () => {
     const run = await runToExit(process.execPath, ['--import', PRETEND_20, CLI_ENTRY, 'serve', '--port', '0'], { timeoutMs: 15_000 });
-    expect([run.code, run.stdout, run.stderr]).toEqual([1, '', `jwt-grpc: needs Node.js >= ${MIN_MAJOR}; this is Node.js 20.0.0 (${process.execPath})\n`]);
+    expect([run.code, run.stdout, run.stderr]).toEqual([
+      1,
+      '',
+      `jwt-grpc: needs Node.js >= ${MIN_MAJOR}; this is Node.js 20.0.0 (${process.execPath})\n`,
+    ]);
   });
 
   const major = systemNodeMajor();
   it.runIf(major !== undefined && major < MIN_MAJOR)(`refuses the real ${SYSTEM_NODE} (Node ${major})`, async () => {
     const run = await runToExit(SYSTEM_NODE, [CLI_ENTRY, 'serve', '--port', '0'], { timeoutMs: 15_000 });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^jwt-grpc: needs Node.js >= ${MIN_MAJOR}; this is Node.js ${major}\\.\\d+\\.\\d+ \\(${SYSTEM_NODE}\\)\\n$`));
+    expect(run.stderr).toMatch(
+      new RegExp(`^jwt-grpc: needs Node.js >= ${MIN_MAJOR}; this is Node.js ${major}\\.\\d+\\.\\d+ \\(${SYSTEM_NODE}\\)\\n$`),
+    );
   });
 
   it('runs on this Node', async () => {

@@ -30,7 +30,10 @@ let runs = 0;
 async function optionalPackagesLoaded(extra: string[], env: Record<string, string> = {}): Promise<string[]> {
   const record = join(dir, `packages-${runs++}.txt`);
   // The young-generation flag given here keeps `serve` from restarting itself without the hook.
-  await startCli(serveArgs(...extra), { nodeArgs: ['--max-semi-space-size=4', '--import', HOOK], env: { ...env, RECORD_PACKAGES: record } });
+  await startCli(serveArgs(...extra), {
+    nodeArgs: ['--max-semi-space-size=4', '--import', HOOK],
+    env: { ...env, RECORD_PACKAGES: record },
+  });
   const resolved = new Set(readFileSync(record, 'utf8').split('\n'));
   return OPTIONAL.filter((name) => resolved.has(name));
 }

@@ -37,7 +37,11 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
   });
 
   it.each([
-    ['a file that breaks the schema', '{"callers":{"dns:a":{"subjects":["a"],"audience":["x"]}}}', '$.callers["dns:a"].audience: is not a field'],
+    [
+      'a file that breaks the schema',
+      '{"callers":{"dns:a":{"subjects":["a"],"audience":["x"]}}}',
+      '$.callers["dns:a"].audience: is not a field',
+    ],
     ['a file that is not JSON', '{"callers":', '$: not valid JSON'],
   ])('exits 2 on %s, with one line naming the file, the JSON path and the problem', async (_, content, problem) => {
     const policy = file('bad-policy.json', content);
@@ -53,7 +57,10 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
     expect(open.stdout).toContain('policy: none (open');
     await open.stop();
 
-    const policy = file('policy.json', JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'] } } }));
+    const policy = file(
+      'policy.json',
+      JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'] } } }),
+    );
     const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
     const cli = await startCli(serveArgs('--policy', policy, ...tls));
     expect(cli.stderr).not.toMatch(/OPEN MODE/);
@@ -65,7 +72,10 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
   });
 
   it.each(['http2', 'grpc-js'])('a cluster of 2 on %s: every worker enforces the policy', async (transport) => {
-    const policy = file('cluster-policy.json', JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], bind: true } } }));
+    const policy = file(
+      'cluster-policy.json',
+      JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], bind: true } } }),
+    );
     const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
     const cli = await startCli(serveArgs('--policy', policy, '--transport', transport, ...tls), { env: { NODEMAXPROCS: '2' } });
     expect(cli.workerPids).toHaveLength(2);
@@ -77,8 +87,13 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
         channelOptions: { 'grpc.primary_user_agent': `policy-cluster-${transport}-${i}` },
       });
       const token = await client.generateJwt({ algorithm: 'ES256' });
-      expect(decodeJwt(token.jwt).payload).toMatchObject({ sub: 'svc-orders', cnf: { 'x5t#S256': createHash('sha256').update(orders.der).digest('base64url') } });
-      expect(await callError(client.generateJwt({ algorithm: 'ES256', subject: 'root' }))).toMatchObject({ code: status.PERMISSION_DENIED });
+      expect(decodeJwt(token.jwt).payload).toMatchObject({
+        sub: 'svc-orders',
+        cnf: { 'x5t#S256': createHash('sha256').update(orders.der).digest('base64url') },
+      });
+      expect(await callError(client.generateJwt({ algorithm: 'ES256', subject: 'root' }))).toMatchObject({
+        code: status.PERMISSION_DENIED,
+      });
     }
     await cli.stop();
   });

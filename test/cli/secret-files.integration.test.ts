@@ -36,7 +36,8 @@ function secretFile(name: string, mode: number, text = `${SECRET}\n`): string {
   return file;
 }
 
-const warnings = (logger: ReturnType<typeof recordingLogger>): string[] => logger.lines.filter((line) => line.level === 'warn').map((line) => line.message);
+const warnings = (logger: ReturnType<typeof recordingLogger>): string[] =>
+  logger.lines.filter((line) => line.level === 'warn').map((line) => line.message);
 
 describe('secretFileProblem', () => {
   const me = 1000;
@@ -46,7 +47,11 @@ describe('secretFileProblem', () => {
     ['644', me, 'is readable by group or others (mode 644): chmod 600 it'],
     ['620', me, 'is writable by group or others (mode 620): chmod 600 it'],
     ['600', 1001, "is owned by uid 1001, not by this process's user (uid 1000) or root: chown it"],
-    ['640', 1001, "is readable by group or others (mode 640): chmod 600 it; it is owned by uid 1001, not by this process's user (uid 1000) or root: chown it"],
+    [
+      '640',
+      1001,
+      "is readable by group or others (mode 640): chmod 600 it; it is owned by uid 1001, not by this process's user (uid 1000) or root: chown it",
+    ],
   ])('mode 0o%s owned by uid %i: %s', (mode, uid, problem) => {
     expect(secretFileProblem({ mode: 0o100000 | Number.parseInt(mode, 8), uid }, me)).toBe(problem);
   });
@@ -78,13 +83,17 @@ describe('the admin token file', () => {
     chownSync(file, 65534, 65534);
     const logger = recordingLogger();
     await trackServer(createJwtServer({ keys: await sharedKeys(), adminTokenFile: file, logger })).listen('127.0.0.1:0');
-    expect(warnings(logger)).toContain(`admin token file ${file} is owned by uid 65534, not by this process's user (uid 0) or root: chown it`);
+    expect(warnings(logger)).toContain(
+      `admin token file ${file} is owned by uid 65534, not by this process's user (uid 0) or root: chown it`,
+    );
   });
 
   it('the client side (jwt-grpc revoke --admin-token-file) warns the same way', async () => {
     const logger = recordingLogger();
     expect(await readAdminSecretText(secretFile('client-admin', 0o640), logger)).toBe(SECRET);
-    expect(warnings(logger)).toEqual([expect.stringMatching(/^admin token file .*client-admin is readable by group or others \(mode 640\)/)]);
+    expect(warnings(logger)).toEqual([
+      expect.stringMatching(/^admin token file .*client-admin is readable by group or others \(mode 640\)/),
+    ]);
     const quiet = recordingLogger();
     await readAdminSecretText(secretFile('client-admin-600', 0o600), quiet);
     expect(warnings(quiet)).toEqual([]);
@@ -118,7 +127,10 @@ describe.skipIf(!hasOpenssl())('TLS private keys', () => {
       chmodSync(key, 0o644);
       const loose = await startCli(args(), { env: { NODEMAXPROCS: workers } });
       await loose.stop();
-      expect(loose.stderr.split(`TLS private key ${key} is readable by group or others (mode 644)`), `workers ${workers}: ${loose.stderr}`).toHaveLength(2);
+      expect(
+        loose.stderr.split(`TLS private key ${key} is readable by group or others (mode 644)`),
+        `workers ${workers}: ${loose.stderr}`,
+      ).toHaveLength(2);
     }
     chmodSync(key, 0o600);
     const tight = await startCli(args());

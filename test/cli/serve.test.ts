@@ -73,7 +73,9 @@ describe('serve', () => {
     expect(stdout.join('')).toContain(`  keys: ${file}, reloaded on SIGHUP and when it changes\n`);
     expect(stdout.join('')).toMatch(/; jti off \(--no-jti\)\n/);
     const before = handle.keys.keys.map((key) => key.kid);
-    writeFileSync(file, JSON.stringify(exportKeys(await generateKeys({ algorithms: ['ES256'] }), { includePrivate: true })), { mode: 0o600 });
+    writeFileSync(file, JSON.stringify(exportKeys(await generateKeys({ algorithms: ['ES256'] }), { includePrivate: true })), {
+      mode: 0o600,
+    });
     await vi.waitFor(() => expect(stderr.join('')).toContain(`key file ${file} changed: reloading it`), { timeout: 5000, interval: 50 });
     await vi.waitFor(() => expect(stderr.join('')).toContain('keys reloaded'), { timeout: 5000, interval: 50 });
     expect(handle.keys.keys.map((key) => key.kid)).not.toEqual(before);
@@ -81,7 +83,10 @@ describe('serve', () => {
 
   it('refuses files it cannot read, naming each, before binding anything', async () => {
     const missing = join(dir, 'missing.pem');
-    await expect(serve(args('--tls-cert', missing, '--tls-key', missing))).rejects.toMatchObject({ code: 'ERR_FILE', message: `cannot read ${missing}: ENOENT` });
+    await expect(serve(args('--tls-cert', missing, '--tls-key', missing))).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      message: `cannot read ${missing}: ENOENT`,
+    });
     const notPem = join(dir, 'not.pem');
     writeFileSync(notPem, 'hello', { mode: 0o600 });
     await expect(serve(args('--tls-cert', notPem, '--tls-key', notPem))).rejects.toMatchObject({

@@ -22,7 +22,10 @@ const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-modules-'));
 let runs = 0;
 
 const nextRecord = (): string => join(dir, `modules-${runs++}.txt`);
-const loaded = (record: string): string[] => readFileSync(record, 'utf8').split('\n').filter((url) => url !== '');
+const loaded = (record: string): string[] =>
+  readFileSync(record, 'utf8')
+    .split('\n')
+    .filter((url) => url !== '');
 /** Which of {@link HEAVY} the recorded modules include. */
 const heavyIn = (urls: readonly string[]): string[] => HEAVY.filter((name) => urls.some((url) => url.includes(`/node_modules/${name}/`)));
 /** jwt-grpc's own modules among them, as paths under dist/src/. */
@@ -36,35 +39,48 @@ describe('what a start loads', () => {
     const record = nextRecord();
     // The process must exit by itself: a timer, a socket or a worker left by the import would hold it open.
     // The `jwt-grpc` entry point; test/package/entry-points.integration.test.ts imports each of the others.
-    execFileSync(process.execPath, ['--import', HOOK, '--input-type=module', '-e', `await import(${JSON.stringify(repoPath('dist', 'src', 'lib', 'issuer.js'))})`], {
-      env: { ...process.env, RECORD_MODULES: record },
-      timeout: 20_000,
-    });
+    execFileSync(
+      process.execPath,
+      ['--import', HOOK, '--input-type=module', '-e', `await import(${JSON.stringify(repoPath('dist', 'src', 'lib', 'issuer.js'))})`],
+      {
+        env: { ...process.env, RECORD_MODULES: record },
+        timeout: 20_000,
+      },
+    );
     const urls = loaded(record);
     expect(ownIn(urls)).toContain('lib/issuer.js');
     expect(heavyIn(urls)).toEqual([]);
   });
 
-  it.each(['http2', 'grpc-js'])('serve --transport %s: the first OK GenerateJwt loads no proto-loader, protobufjs or undici', async (transport) => {
-    const record = nextRecord();
-    const server = await startCli(serveArgs('--transport', transport), { nodeArgs: ['--max-semi-space-size=4', '--import', HOOK], env: { RECORD_MODULES: record } });
-    const client = createJwtClient(`127.0.0.1:${server.port}`);
-    try {
-      expect((await client.generateJwt({ algorithm: 'HS256', subject: 'a' })).jwt).toMatch(/^ey/);
-    } finally {
-      client.close();
-    }
-    // The own transport loads grpc-js neither; the grpc-js transport is grpc-js.
-    expect(heavyIn(loaded(record))).toEqual(transport === 'http2' ? [] : ['@grpc/grpc-js']);
-    // Nor Node's bundled undici, which an ES import of node:http loads (src/optional-deps.ts, nodeHttp).
-    expect((await server.stop()).code).toBe(0);
-    expect(loaded(record).filter((line) => line.startsWith('internal:') && line.includes('undici'))).toEqual([]);
-    expect(loaded(record).some((line) => line.startsWith('internal:'))).toBe(true); // the list was written
-  });
+  it.each(['http2', 'grpc-js'])(
+    'serve --transport %s: the first OK GenerateJwt loads no proto-loader, protobufjs or undici',
+    async (transport) => {
+      const record = nextRecord();
+      const server = await startCli(serveArgs('--transport', transport), {
+        nodeArgs: ['--max-semi-space-size=4', '--import', HOOK],
+        env: { RECORD_MODULES: record },
+      });
+      const client = createJwtClient(`127.0.0.1:${server.port}`);
+      try {
+        expect((await client.generateJwt({ algorithm: 'HS256', subject: 'a' })).jwt).toMatch(/^ey/);
+      } finally {
+        client.close();
+      }
+      // The own transport loads grpc-js neither; the grpc-js transport is grpc-js.
+      expect(heavyIn(loaded(record))).toEqual(transport === 'http2' ? [] : ['@grpc/grpc-js']);
+      // Nor Node's bundled undici, which an ES import of node:http loads (src/optional-deps.ts, nodeHttp).
+      expect((await server.stop()).code).toBe(0);
+      expect(loaded(record).filter((line) => line.startsWith('internal:') && line.includes('undici'))).toEqual([]);
+      expect(loaded(record).some((line) => line.startsWith('internal:'))).toBe(true); // the list was written
+    },
+  );
 
   it('serve: a health Check loads the .proto parser then, and is answered', async () => {
     const record = nextRecord();
-    const server = await startCli(serveArgs(), { nodeArgs: ['--max-semi-space-size=4', '--import', HOOK], env: { RECORD_MODULES: record } });
+    const server = await startCli(serveArgs(), {
+      nodeArgs: ['--max-semi-space-size=4', '--import', HOOK],
+      env: { RECORD_MODULES: record },
+    });
     const health = healthClient(`127.0.0.1:${server.port}`);
     try {
       expect(await health.check('')).toEqual({ status: 'SERVING' });

@@ -34,14 +34,23 @@ describe('clientTransport', () => {
 
   it('refuses a certificate without its key and a key without its certificate', async () => {
     for (const options of [{ tlsCert: 'c.pem' }, { tlsKey: 'k.pem' }]) {
-      await expect(clientTransport(options, quiet)).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION', message: 'option --tls-cert/--tls-key: give both or neither' });
+      await expect(clientTransport(options, quiet)).rejects.toMatchObject({
+        code: 'ERR_INVALID_OPTION',
+        message: 'option --tls-cert/--tls-key: give both or neither',
+      });
     }
   });
 
   it('names a file it cannot read, and what it was for', async () => {
     const missing = join(dir, 'missing.pem');
-    await expect(clientTransport({ tlsCa: missing }, quiet)).rejects.toMatchObject({ code: 'ERR_FILE', field: missing, message: `cannot read CA bundle ${missing}: ENOENT` });
-    await expect(clientTransport({ tlsCert: missing, tlsKey: missing }, quiet)).rejects.toMatchObject({ message: expect.stringMatching(/^cannot read client (certificate|private key) /) });
+    await expect(clientTransport({ tlsCa: missing }, quiet)).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      field: missing,
+      message: `cannot read CA bundle ${missing}: ENOENT`,
+    });
+    await expect(clientTransport({ tlsCert: missing, tlsKey: missing }, quiet)).rejects.toMatchObject({
+      message: expect.stringMatching(/^cannot read client (certificate|private key) /),
+    });
   });
 
   it.skipIf(process.platform === 'win32')('warns about a client private key others can read, naming the file only', async () => {

@@ -50,7 +50,10 @@ describe('jwt-grpc token and verify', () => {
     [['token', '--target', '127.0.0.1:1', '--alg', 'ES256', '--sub', 'a', '--ttl', '-5'], /--ttl/],
     [['verify', '--target', '127.0.0.1:1'], /TOKEN: give exactly one token/],
     [['verify', '--target', '127.0.0.1:1', '--bogus', 'x'], /verify: Unknown option '--bogus'/],
-    [['token', '--target', '127.0.0.1:1', '--alg', 'ES256', '--sub', 'a', '--tls-cert', 'c.pem'], /--tls-cert\/--tls-key: give both or neither/],
+    [
+      ['token', '--target', '127.0.0.1:1', '--alg', 'ES256', '--sub', 'a', '--tls-cert', 'c.pem'],
+      /--tls-cert\/--tls-key: give both or neither/,
+    ],
   ])('%j exits 2 naming the problem', async (argv, message) => {
     const result = await runCli(argv);
     expect(result.code).toBe(2);
@@ -89,7 +92,17 @@ describe.skipIf(!hasOpenssl())('jwt-grpc token over TLS to an IP address', () =>
   afterAll(() => certs?.remove());
 
   it('prints no DEP0123 warning (SNI with an IP address) and checks the certificate against the IP', async () => {
-    const made = await runCli(['token', '--target', `127.0.0.1:${tlsServer.port}`, '--tls-ca', certs.files.caCert, '--alg', 'ES256', '--sub', 'a']);
+    const made = await runCli([
+      'token',
+      '--target',
+      `127.0.0.1:${tlsServer.port}`,
+      '--tls-ca',
+      certs.files.caCert,
+      '--alg',
+      'ES256',
+      '--sub',
+      'a',
+    ]);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stderr).toBe('');
     expect(made.stdout.split('.')).toHaveLength(3);

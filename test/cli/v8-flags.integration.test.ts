@@ -10,7 +10,10 @@ import { SERVE_V8_FLAGS } from '../../src/cli/v8-flags.js';
 
 function nodeFlags(pid: number): string[] {
   const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  return argv.slice(1, argv.findIndex((arg) => arg.endsWith('jwt-grpc.js')));
+  return argv.slice(
+    1,
+    argv.findIndex((arg) => arg.endsWith('jwt-grpc.js')),
+  );
 }
 
 afterEach(() => killAll());

@@ -48,7 +48,9 @@ describe.each(['http2', 'grpc-js'] as const)('jwtAuthInterceptor on createJwtSer
   it('refuses a call without a token and with an expired one UNAUTHENTICATED, and serves a valid one', async () => {
     const seen: unknown[] = [];
     const afterAuth: CallInterceptor = { onCallStart: (call: CallContext) => void seen.push(verifiedClaims(call)?.sub) };
-    const client = createJwtClient(await serve(transport, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE })), afterAuth]));
+    const client = createJwtClient(
+      await serve(transport, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE })), afterAuth]),
+    );
     try {
       await expect(client.getJwks()).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED, details: 'missing token' });
       await expect(client.getJwks({}, { metadata: bearer(token(now() - 60)) })).rejects.toMatchObject({
@@ -83,7 +85,11 @@ describe('interceptors of createJwtServer', () => {
   it('refuses a grpc-js interceptor without hooks, which would protect nothing (fails closed)', () => {
     const grpcJsOnly = (() => undefined) as unknown as CallInterceptor;
     expect(() => createJwtServer({ keys, interceptors: [grpcJsOnly] })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'interceptors', message: expect.stringContaining('grpc-js interceptor') }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'interceptors',
+        message: expect.stringContaining('grpc-js interceptor'),
+      }),
     );
   });
 });

@@ -1,5 +1,15 @@
 /** jwtAuthInterceptor's own contract over TLS: metadata key, public methods, verifiers that fail, options. */
-import { Server, type ServerErrorResponse, type ServerUnaryCall, type ServiceClientConstructor, type sendUnaryData, type ServiceError, credentials, loadPackageDefinition, status } from '@grpc/grpc-js';
+import {
+  Server,
+  type ServerErrorResponse,
+  type ServerUnaryCall,
+  type ServiceClientConstructor,
+  type sendUnaryData,
+  type ServiceError,
+  credentials,
+  loadPackageDefinition,
+  status,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import {
@@ -17,7 +27,19 @@ import {
 import { createHealthService } from '../../src/server/health.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import { HEALTH_PROTO } from '../../bench/kit/grpc-extras.js';
-import { AS_LOCALHOST, certs, clientTls, failure, greeterClient, greeterDefinition, HELLO, keys, serverTls, startGreeter, useTlsFixture } from './harness.js';
+import {
+  AS_LOCALHOST,
+  certs,
+  clientTls,
+  failure,
+  greeterClient,
+  greeterDefinition,
+  HELLO,
+  keys,
+  serverTls,
+  startGreeter,
+  useTlsFixture,
+} from './harness.js';
 
 useTlsFixture();
 
@@ -26,7 +48,9 @@ const goodToken = (): string => createSigner(keys).sign('ES256', { sub: 'ada', i
 
 describe('jwtAuthInterceptor', () => {
   it('reads the token from another metadata key when told, and refuses two of them', async () => {
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { metadataKey: 'x-token' })]);
+    const greeter = await startGreeter(certs, [
+      jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { metadataKey: 'x-token' }),
+    ]);
     const caller = greeterClient(greeter.target, clientTls(certs));
     expect((await caller.hello({ metadata: { 'x-token': `Bearer ${goodToken()}` } })).message).toBe('hello ada');
     const elsewhere = await failure(caller.hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
@@ -38,9 +62,13 @@ describe('jwtAuthInterceptor', () => {
 
   it('ends the call UNAVAILABLE, not UNAUTHENTICATED, when a remote verifier never reached its issuer', async () => {
     const issuer = createJwtClient('127.0.0.1:1', { deadlineMs: 2000 });
-    const greeter = await startGreeter(certs, [jwtAuthInterceptor(createRemoteVerifier(issuer, { audience: ANY_AUDIENCE, logger: silentLogger }))]);
+    const greeter = await startGreeter(certs, [
+      jwtAuthInterceptor(createRemoteVerifier(issuer, { audience: ANY_AUDIENCE, logger: silentLogger })),
+    ]);
     try {
-      const err = await failure(greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
+      const err = await failure(
+        greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }),
+      );
       expect(err.code).toBe(status.UNAVAILABLE);
       expect(err.details).toContain('no JWK Set from issuer 127.0.0.1:1');
       expect(greeter.handled.count).toBe(0);
@@ -58,7 +86,9 @@ describe('jwtAuthInterceptor', () => {
     const rejecting = { verify: () => Promise.reject(new Error('secret internals')) };
     for (const verifier of [broken, rejecting]) {
       const greeter = await startGreeter(certs, [jwtAuthInterceptor(verifier, { audience: ANY_AUDIENCE })]);
-      const err = await failure(greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }));
+      const err = await failure(
+        greeterClient(greeter.target, clientTls(certs)).hello({ metadata: { authorization: `Bearer ${goodToken()}` } }),
+      );
       expect([err.code, err.details]).toEqual([status.INTERNAL, 'token verification failed']);
     }
   });
@@ -70,13 +100,17 @@ describe('jwtAuthInterceptor', () => {
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync('127.0.0.1:0', serverTls(certs), (err, bound) => (err === null ? resolve(bound) : reject(err))),
     );
-    const Health = (loadPackageDefinition(loadSync(HEALTH_PROTO, { enums: String })) as unknown as { grpc: { health: { v1: { Health: ServiceClientConstructor } } } })
-      .grpc.health.v1.Health;
+    const Health = (
+      loadPackageDefinition(loadSync(HEALTH_PROTO, { enums: String })) as unknown as {
+        grpc: { health: { v1: { Health: ServiceClientConstructor } } };
+      }
+    ).grpc.health.v1.Health;
     const client = new Health(`127.0.0.1:${port}`, clientTls(certs), AS_LOCALHOST);
     try {
       const reply = await new Promise<{ status: string }>((resolve, reject) =>
-        (client as unknown as { Check: (...args: unknown[]) => unknown }).Check({ service: '' }, (err: ServiceError | null, res: { status: string }) =>
-          err === null ? resolve(res) : reject(err),
+        (client as unknown as { Check: (...args: unknown[]) => unknown }).Check(
+          { service: '' },
+          (err: ServiceError | null, res: { status: string }) => (err === null ? resolve(res) : reject(err)),
         ),
       );
       expect(reply.status).toBe('SERVING');
@@ -106,9 +140,11 @@ describe('jwtAuthInterceptor', () => {
     }
   });
 
-  it('checks an audience: its own, else the verifier\'s; with a verifier that has none, leaving it out throws', async () => {
+  it("checks an audience: its own, else the verifier's; with a verifier that has none, leaving it out throws", async () => {
     // A verifier of one's own, with no audience it would check.
-    const own = { verify: (jwt: string, expect?: unknown) => createVerifier(keys, { audience: ANY_AUDIENCE }).verify(jwt, expect as never) };
+    const own = {
+      verify: (jwt: string, expect?: unknown) => createVerifier(keys, { audience: ANY_AUDIENCE }).verify(jwt, expect as never),
+    };
     expect(() => jwtAuthInterceptor(own)).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }),
     );

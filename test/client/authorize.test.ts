@@ -42,7 +42,8 @@ describe('jwtAuthInterceptor authorization', () => {
   });
 
   const now = (): number => Math.floor(Date.now() / 1000);
-  const token = (claims: Record<string, unknown>): string => createSigner(keys).sign('ES256', { iat: now(), exp: now() + 600, ...claims }).token;
+  const token = (claims: Record<string, unknown>): string =>
+    createSigner(keys).sign('ES256', { iat: now(), exp: now() + 600, ...claims }).token;
   const bearer = (claims: Record<string, unknown>) => ({ metadata: new CallMetadata().set('authorization', `Bearer ${token(claims)}`) });
 
   const servers = {
@@ -58,7 +59,14 @@ describe('jwtAuthInterceptor authorization', () => {
     },
   };
   function onJwtServer(transport: 'http2' | 'grpc-js', options: JwtAuthInterceptorOptions): Promise<number> {
-    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), options)], logger: silentLogger }));
+    const server = trackServer(
+      createJwtServer({
+        keys,
+        transport,
+        interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), options)],
+        logger: silentLogger,
+      }),
+    );
     return server.listen('127.0.0.1:0');
   }
   const client = (port: number): JwtClient => {
@@ -87,7 +95,9 @@ describe('jwtAuthInterceptor authorization', () => {
         status: GrpcStatus.PERMISSION_DENIED,
         details: expect.stringContaining('client_id "dns:x" may not call it'),
       });
-      await expect(jwt.verifyJwt({ jwt: 'x' }, bearer({ sub: 'svc-other' }))).rejects.toMatchObject({ status: GrpcStatus.PERMISSION_DENIED });
+      await expect(jwt.verifyJwt({ jwt: 'x' }, bearer({ sub: 'svc-other' }))).rejects.toMatchObject({
+        status: GrpcStatus.PERMISSION_DENIED,
+      });
       expect(await jwt.verifyJwt({ jwt: 'x' }, bearer({ sub: 'svc-orders' }))).toMatchObject({ valid: false });
       await expect(jwt.getJwks()).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED });
     });
@@ -100,7 +110,9 @@ describe('jwtAuthInterceptor authorization', () => {
         details: `${VERIFY}: no rule in methods names it, and unlistedMethods is 'deny'`,
       });
       await expect(denying.verifyJwt({ jwt: 'x' })).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED });
-      const allowing = client(await servers[kind]({ methods: { [GET_JWKS]: { scopes: ['jwks:read'] } }, unlistedMethods: 'allow-any-valid-token' }));
+      const allowing = client(
+        await servers[kind]({ methods: { [GET_JWKS]: { scopes: ['jwks:read'] } }, unlistedMethods: 'allow-any-valid-token' }),
+      );
       expect(await allowing.verifyJwt({ jwt: 'x' }, bearer({ sub: 'ada' }))).toMatchObject({ valid: false });
       await expect(allowing.getJwks({}, bearer({ sub: 'ada' }))).rejects.toMatchObject({ status: GrpcStatus.PERMISSION_DENIED });
       // 'deny' without rules: only public methods are reachable.
@@ -118,7 +130,9 @@ describe('jwtAuthInterceptor authorization', () => {
         await expect(servers[kind](misspelt)).rejects.toMatchObject({
           code: 'ERR_INVALID_OPTION',
           field: 'methods["/jwt.services.JwtService/GetJwk"]',
-          message: expect.stringContaining('names no method this server serves (the nearest served method is "/jwt.services.JwtService/GetJwks")'),
+          message: expect.stringContaining(
+            'names no method this server serves (the nearest served method is "/jwt.services.JwtService/GetJwks")',
+          ),
         });
         await expect(servers[kind]({ publicMethods: ['/grpc.health.v1.Health/Chek'] })).rejects.toMatchObject({
           code: 'ERR_INVALID_OPTION',
@@ -139,13 +153,20 @@ describe('jwtAuthInterceptor authorization', () => {
         }),
       );
       expect((await jwt.getJwks({}, bearer({ sub: 'admin' }))).jwks_json).toContain('keys');
-      await expect(jwt.getJwks({}, bearer({ sub: 'ada' }))).rejects.toMatchObject({ status: GrpcStatus.PERMISSION_DENIED, details: `${GET_JWKS}: not authorized` });
+      await expect(jwt.getJwks({}, bearer({ sub: 'ada' }))).rejects.toMatchObject({
+        status: GrpcStatus.PERMISSION_DENIED,
+        details: `${GET_JWKS}: not authorized`,
+      });
       expect(seen).toEqual([GET_JWKS, GET_JWKS]);
     });
   });
 
   it('refuses rules that are not rules, naming them', () => {
-    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { GetJwks: {} } })).toThrow(/methods: "GetJwks" is not a full method path/);
-    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { [GET_JWKS]: { scope: ['a'] } as never } })).toThrow(/scope: is not an option of a method rule; did you mean methods\["[^"]+"\]\.scopes\?/);
+    expect(() => jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { GetJwks: {} } })).toThrow(
+      /methods: "GetJwks" is not a full method path/,
+    );
+    expect(() =>
+      jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { methods: { [GET_JWKS]: { scope: ['a'] } as never } }),
+    ).toThrow(/scope: is not an option of a method rule; did you mean methods\["[^"]+"\]\.scopes\?/);
   });
 });

@@ -73,8 +73,20 @@ describe.skipIf(!hasOpenssl())('bound tokens at the consumer', () => {
     },
   };
   async function serveJwtServer(transport: 'http2' | 'grpc-js', mutual: boolean): Promise<number> {
-    const server = trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))], logger: silentLogger }));
-    return server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: mutual });
+    const server = trackServer(
+      createJwtServer({
+        keys,
+        transport,
+        interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))],
+        logger: silentLogger,
+      }),
+    );
+    return server.listen('127.0.0.1:0', {
+      key: certs.serverKey,
+      cert: certs.serverCert,
+      ca: certs.caCert,
+      requireClientCertificate: mutual,
+    });
   }
 
   describe.each(Object.keys(consumers) as (keyof typeof consumers)[])('on %s', (consumer) => {
@@ -93,7 +105,9 @@ describe.skipIf(!hasOpenssl())('bound tokens at the consumer', () => {
       });
       // An unbound token needs no certificate; a cnf of another kind is refused (fail closed).
       expect((await client(tlsPort).getJwks({}, bearer(token()))).jwks_json).toContain('keys');
-      await expect(client(mutualPort, orders).getJwks({}, bearer(token({ jkt: 'abc' })))).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED });
+      await expect(client(mutualPort, orders).getJwks({}, bearer(token({ jkt: 'abc' })))).rejects.toMatchObject({
+        status: GrpcStatus.UNAUTHENTICATED,
+      });
     });
   });
 });

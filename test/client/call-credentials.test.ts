@@ -14,11 +14,25 @@ import {
   silentLogger,
 } from '../../src/lib.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
-import { AS_LOCALHOST, certs, clientTls, counted, failure, greeterClient, HELLO, issuerClient, issuerTls, keys, PUBLIC, startGreeter, startIssuer, useTlsFixture } from './harness.js';
+import {
+  AS_LOCALHOST,
+  certs,
+  clientTls,
+  counted,
+  failure,
+  greeterClient,
+  HELLO,
+  issuerClient,
+  issuerTls,
+  keys,
+  PUBLIC,
+  startGreeter,
+  startIssuer,
+  useTlsFixture,
+} from './harness.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 
 useTlsFixture();
-
 
 async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?: number; algorithm?: string }) {
   const issuer = await startIssuer(certs, { keys });
@@ -123,7 +137,10 @@ describe('jwtCallCredentials', () => {
     const caller = (claims?: Record<string, unknown>) =>
       greeterClient(
         greeter.target,
-        credentials.combineChannelCredentials(clientTls(certs), jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc', audience: 'greeter', claims, logger: silentLogger })),
+        credentials.combineChannelCredentials(
+          clientTls(certs),
+          jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc', audience: 'greeter', claims, logger: silentLogger }),
+        ),
       );
     const reply = await caller({ scope: 'greet', tenant: { id: 7, tags: ['a', null] } }).hello();
     expect(reply.message).toBe('hello svc');
@@ -133,18 +150,24 @@ describe('jwtCallCredentials', () => {
     expect((await caller().public()).message).toBe('hello svc');
   });
 
-  it('the issuer\'s policy decides which claims a caller may ask for: one it does not allow fails the call PERMISSION_DENIED', async () => {
+  it("the issuer's policy decides which claims a caller may ask for: one it does not allow fails the call PERMISSION_DENIED", async () => {
     const caller = makeClientCert(certs, 'orders', 'URI:spiffe://example.org/ns/shop/sa/orders');
     const policy = { callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], claims: ['scope'] } } };
     const server = createJwtServer({ keys, policy, logger: silentLogger });
     const port = await server.listen('127.0.0.1:0', { ...issuerTls(certs), ca: certs.caCert, requireClientCertificate: true });
-    const jwt = createJwtClient(`127.0.0.1:${port}`, { credentials: credentials.createSsl(certs.caCert, caller.key, caller.cert), channelOptions: AS_LOCALHOST });
+    const jwt = createJwtClient(`127.0.0.1:${port}`, {
+      credentials: credentials.createSsl(certs.caCert, caller.key, caller.cert),
+      channelOptions: AS_LOCALHOST,
+    });
     try {
       const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }))]);
       const call = (claims: Record<string, unknown>) =>
         greeterClient(
           greeter.target,
-          credentials.combineChannelCredentials(clientTls(certs), jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc-orders', claims, logger: silentLogger })),
+          credentials.combineChannelCredentials(
+            clientTls(certs),
+            jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc-orders', claims, logger: silentLogger }),
+          ),
         ).hello();
       expect((await call({ scope: 'greet' })).message).toBe('hello svc-orders');
       const refused = await failure(call({ scope: 'greet', role: 'admin' }));

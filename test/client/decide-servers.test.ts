@@ -44,16 +44,24 @@ type Serve = (verifier: TokenVerifier, options: JwtAuthInterceptorOptions) => Pr
 const onJwtServer =
   (transport: 'http2' | 'grpc-js'): Serve =>
   (verifier, options) =>
-    trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(verifier, options)], logger: silentLogger })).listen('127.0.0.1:0');
+    trackServer(createJwtServer({ keys, transport, interceptors: [jwtAuthInterceptor(verifier, options)], logger: silentLogger })).listen(
+      '127.0.0.1:0',
+    );
 
 const onGrpcJsServer: Serve = (verifier, options) => {
   const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, options)] });
   addJwtService(server, { keys, logger: silentLogger });
   shutdowns.push(() => server.forceShutdown());
-  return new Promise((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))));
+  return new Promise((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))),
+  );
 };
 
-const SERVERS: Record<string, Serve> = { 'createJwtServer http2': onJwtServer('http2'), 'createJwtServer grpc-js': onJwtServer('grpc-js'), 'a grpc-js Server': onGrpcJsServer };
+const SERVERS: Record<string, Serve> = {
+  'createJwtServer http2': onJwtServer('http2'),
+  'createJwtServer grpc-js': onJwtServer('grpc-js'),
+  'a grpc-js Server': onGrpcJsServer,
+};
 
 const now = (): number => Math.floor(Date.now() / 1000);
 const valid = (): TokenVerifier => createVerifier(keys, { audience: ANY_AUDIENCE });
@@ -74,25 +82,63 @@ async function call(port: number): Promise<{ status: number; details: string }> 
 
 const CASES: readonly { name: string; verifier: () => TokenVerifier; options?: JwtAuthInterceptorOptions; details: string }[] = [
   // createJwtServer once let the throw reach its transport: INTERNAL '<method>: internal error'.
-  { name: 'an authorize hook that throws', verifier: valid, options: { authorize: () => { throw new Error('hook bug'); } }, details: 'authorization failed' },
-  { name: 'an authorize hook that rejects', verifier: valid, options: { authorize: () => Promise.reject(new Error('hook down')) }, details: 'authorization failed' },
+  {
+    name: 'an authorize hook that throws',
+    verifier: valid,
+    options: {
+      authorize: () => {
+        throw new Error('hook bug');
+      },
+    },
+    details: 'authorization failed',
+  },
+  {
+    name: 'an authorize hook that rejects',
+    verifier: valid,
+    options: { authorize: () => Promise.reject(new Error('hook down')) },
+    details: 'authorization failed',
+  },
   // A grpc-js Server once ended the call OK, its handler skipped; createJwtServer UNKNOWN.
   {
     name: 'an authorize hook that throws a status error of status OK',
     verifier: valid,
-    options: { authorize: () => { throw new GrpcStatusError(GrpcStatus.OK, 'fine'); } },
+    options: {
+      authorize: () => {
+        throw new GrpcStatusError(GrpcStatus.OK, 'fine');
+      },
+    },
     details: 'authorization failed',
   },
-  { name: 'a verifier that rejects with a status error of status OK', verifier: () => ({ audience: ANY_AUDIENCE, verify: () => Promise.reject(new GrpcStatusError(GrpcStatus.OK, 'fine')) }), details: 'token verification failed' },
+  {
+    name: 'a verifier that rejects with a status error of status OK',
+    verifier: () => ({ audience: ANY_AUDIENCE, verify: () => Promise.reject(new GrpcStatusError(GrpcStatus.OK, 'fine')) }),
+    details: 'token verification failed',
+  },
   // A thenable whose then throws, and an answer that is no VerifyResult: once a throw out of the interceptor.
   {
     name: 'a verifier whose answer is a thenable that throws',
-    // biome-ignore lint/suspicious/noThenProperty: a broken thenable is the case under test
-    verifier: () => ({ audience: ANY_AUDIENCE, verify: () => ({ then: () => { throw new Error('broken thenable'); } }) as never }),
+    verifier: () => ({
+      audience: ANY_AUDIENCE,
+      verify: () =>
+        ({
+          // biome-ignore lint/suspicious/noThenProperty: a broken thenable is the case under test
+          then: () => {
+            throw new Error('broken thenable');
+          },
+        }) as never,
+    }),
     details: 'token verification failed',
   },
-  { name: 'a verifier that answers no VerifyResult', verifier: () => ({ audience: ANY_AUDIENCE, verify: () => undefined as never }), details: 'token verification failed' },
-  { name: 'a verifier that answers valid: "yes"', verifier: () => ({ audience: ANY_AUDIENCE, verify: () => ({ valid: 'yes' }) as never }), details: 'token verification failed' },
+  {
+    name: 'a verifier that answers no VerifyResult',
+    verifier: () => ({ audience: ANY_AUDIENCE, verify: () => undefined as never }),
+    details: 'token verification failed',
+  },
+  {
+    name: 'a verifier that answers valid: "yes"',
+    verifier: () => ({ audience: ANY_AUDIENCE, verify: () => ({ valid: 'yes' }) as never }),
+    details: 'token verification failed',
+  },
 ];
 
 describe.each(Object.keys(SERVERS))('jwtAuthInterceptor on %s decides as everywhere', (kind) => {
@@ -102,7 +148,13 @@ describe.each(Object.keys(SERVERS))('jwtAuthInterceptor on %s decides as everywh
   });
 
   it('a verifier that rejects with a status error keeps its status (an unreachable issuer: UNAVAILABLE)', async () => {
-    const down: TokenVerifier = { audience: ANY_AUDIENCE, verify: () => Promise.reject(new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'no JWK Set from issuer x')) };
-    expect(await call(await (SERVERS[kind] as Serve)(down, {}))).toEqual({ status: GrpcStatus.UNAVAILABLE, details: 'no JWK Set from issuer x' });
+    const down: TokenVerifier = {
+      audience: ANY_AUDIENCE,
+      verify: () => Promise.reject(new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'no JWK Set from issuer x')),
+    };
+    expect(await call(await (SERVERS[kind] as Serve)(down, {}))).toEqual({
+      status: GrpcStatus.UNAVAILABLE,
+      details: 'no JWK Set from issuer x',
+    });
   });
 });

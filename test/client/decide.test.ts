@@ -15,7 +15,8 @@ beforeAll(async () => {
 });
 
 const now = (): number => Math.floor(Date.now() / 1000);
-const token = (claims: Record<string, unknown> = {}): string => createSigner(keys).sign('ES256', { sub: 'ada', iat: now(), exp: now() + 600, ...claims }).token;
+const token = (claims: Record<string, unknown> = {}): string =>
+  createSigner(keys).sign('ES256', { sub: 'ada', iat: now(), exp: now() + 600, ...claims }).token;
 
 function policy(verifier: TokenVerifier, options: JwtAuthInterceptorOptions = {}): CallPolicy {
   return { authenticator: createAuthenticator(verifier, options), authorizer: createAuthorizer(options) };
@@ -58,17 +59,24 @@ describe('decide', () => {
     expect(decide(policy(local()), facts([`Bearer ${token()}`], { thumbprint }))).toHaveProperty('claims');
     expect(thumbprint).not.toHaveBeenCalled();
     const bound = `Bearer ${token({ cnf: { 'x5t#S256': 'thumb-b' } })}`;
-    expect(decide(policy(local()), facts([bound], { thumbprint }))).toEqual({ status: GrpcStatus.UNAUTHENTICATED, details: 'the token is bound to another client certificate' });
+    expect(decide(policy(local()), facts([bound], { thumbprint }))).toEqual({
+      status: GrpcStatus.UNAUTHENTICATED,
+      details: 'the token is bound to another client certificate',
+    });
     expect(thumbprint).toHaveBeenCalledTimes(1);
     const unreadable = () => {
       throw new Error('no auth context');
     };
-    expect(decide(policy(local()), facts([bound], { thumbprint: unreadable }))).toMatchObject({ status: GrpcStatus.UNAUTHENTICATED, details: expect.stringContaining('could not be read') });
+    expect(decide(policy(local()), facts([bound], { thumbprint: unreadable }))).toMatchObject({
+      status: GrpcStatus.UNAUTHENTICATED,
+      details: expect.stringContaining('could not be read'),
+    });
     expect(decide(policy(local()), facts([bound], { thumbprint: () => 'thumb-b' }))).toHaveProperty('claims');
   });
 
   it('authorizes after binding: false is PERMISSION_DENIED, a hook status error keeps its status, OK or a plain error is INTERNAL', () => {
-    const call = (authorize: JwtAuthInterceptorOptions['authorize']) => decide(policy(local(), { authorize }), facts([`Bearer ${token()}`]));
+    const call = (authorize: JwtAuthInterceptorOptions['authorize']) =>
+      decide(policy(local(), { authorize }), facts([`Bearer ${token()}`]));
     expect(call(() => false)).toEqual({ status: GrpcStatus.PERMISSION_DENIED, details: '/demo.Greeter/Hello: not authorized' });
     expect(
       call(() => {
@@ -86,10 +94,16 @@ describe('decide', () => {
 
   it('an async step answers with a promise that never rejects, whatever the verifier or hook does', async () => {
     const rejecting: TokenVerifier = { audience: ANY_AUDIENCE, verify: () => Promise.reject(new Error('down')) };
-    await expect(decide(policy(rejecting), facts([`Bearer ${token()}`]))).resolves.toEqual({ status: GrpcStatus.INTERNAL, details: 'token verification failed' });
+    await expect(decide(policy(rejecting), facts([`Bearer ${token()}`]))).resolves.toEqual({
+      status: GrpcStatus.INTERNAL,
+      details: 'token verification failed',
+    });
     const async: TokenVerifier = { audience: ANY_AUDIENCE, verify: (jwt, expect) => Promise.resolve(local().verify(jwt, expect)) };
     const hook = () => Promise.reject(new GrpcStatusError(GrpcStatus.OK, 'fine'));
-    await expect(decide(policy(async, { authorize: hook }), facts([`Bearer ${token()}`]))).resolves.toEqual({ status: GrpcStatus.INTERNAL, details: 'authorization failed' });
+    await expect(decide(policy(async, { authorize: hook }), facts([`Bearer ${token()}`]))).resolves.toEqual({
+      status: GrpcStatus.INTERNAL,
+      details: 'authorization failed',
+    });
   });
 
   it('runs the verifier inside the trace and ends it with the authentication outcome, not the authorization', () => {

@@ -19,7 +19,19 @@ import {
   silentLogger,
 } from '../../src/lib.js';
 import { jwtServiceDefinition } from '../../src/jwt-service/definition.js';
-import { certs, clientTls, failure, greeterClient, greeterDefinition, HELLO, issuerClient, keys, serverTls, startIssuer, useTlsFixture } from './harness.js';
+import {
+  certs,
+  clientTls,
+  failure,
+  greeterClient,
+  greeterDefinition,
+  HELLO,
+  issuerClient,
+  keys,
+  serverTls,
+  startIssuer,
+  useTlsFixture,
+} from './harness.js';
 
 useTlsFixture();
 
@@ -30,7 +42,8 @@ async function combined(options: JwtAuthInterceptorOptions): Promise<{ target: s
   const server = new Server({ interceptors: [jwtAuthInterceptor(createVerifier(keys, { audience: 'greeter' }), options)] });
   addJwtService(server, { keys, logger: silentLogger });
   server.addService(greeterDefinition().service, {
-    Hello: (_call: unknown, callback: (err: null, reply: { message: string; claims_json: string }) => void) => callback(null, { message: 'hello', claims_json: '' }),
+    Hello: (_call: unknown, callback: (err: null, reply: { message: string; claims_json: string }) => void) =>
+      callback(null, { message: 'hello', claims_json: '' }),
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', serverTls(certs), (err, bound) => (err === null ? resolve(bound) : reject(err))),
@@ -40,7 +53,11 @@ async function combined(options: JwtAuthInterceptorOptions): Promise<{ target: s
 
 describe('the issuer and a protected service on one server', () => {
   it('JWT_SERVICE_METHODS are the paths JwtService serves', () => {
-    expect([...JWT_SERVICE_METHODS].sort()).toEqual(Object.values(jwtServiceDefinition()).map((method) => method.path).sort());
+    expect([...JWT_SERVICE_METHODS].sort()).toEqual(
+      Object.values(jwtServiceDefinition())
+        .map((method) => method.path)
+        .sort(),
+    );
     expect(JWT_SERVICE_METHODS.every((path) => path.startsWith(`/${SERVICE_NAME}/`))).toBe(true);
     expect(Object.isFrozen(JWT_SERVICE_METHODS) && Object.isFrozen(HEALTH_METHODS)).toBe(true);
   });
@@ -50,7 +67,13 @@ describe('the issuer and a protected service on one server', () => {
     try {
       const jwt = issuerClient(certs, server.target);
       expect((await jwt.getJwks()).jwks_json).toContain('"keys"');
-      const auth = jwtCallCredentials(jwt, { algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter', claims: { scope: 'greet' }, logger: silentLogger });
+      const auth = jwtCallCredentials(jwt, {
+        algorithm: 'ES256',
+        subject: 'svc-orders',
+        audience: 'greeter',
+        claims: { scope: 'greet' },
+        logger: silentLogger,
+      });
       const caller = greeterClient(server.target, credentials.combineChannelCredentials(clientTls(certs), auth));
       expect((await caller.hello()).message).toBe('hello');
       const anonymous = await failure(greeterClient(server.target, clientTls(certs)).hello());
@@ -65,7 +88,9 @@ describe('the issuer and a protected service on one server', () => {
     try {
       const jwt = issuerClient(certs, server.target);
       await expect(jwt.getJwks()).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED, details: 'missing token' });
-      await expect(jwt.generateJwt({ algorithm: 'ES256', subject: 'svc', audience: 'greeter' })).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED });
+      await expect(jwt.generateJwt({ algorithm: 'ES256', subject: 'svc', audience: 'greeter' })).rejects.toMatchObject({
+        status: GrpcStatus.UNAUTHENTICATED,
+      });
     } finally {
       server.close();
     }

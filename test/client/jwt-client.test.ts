@@ -1,5 +1,12 @@
 /** createJwtClient against real servers on loopback: typed calls, typed errors, deadlines, closing, load balancing. */
-import { Metadata as GrpcMetadata, Server, ServerCredentials, type ServiceClientConstructor, loadPackageDefinition, status } from '@grpc/grpc-js';
+import {
+  Metadata as GrpcMetadata,
+  Server,
+  ServerCredentials,
+  type ServiceClientConstructor,
+  loadPackageDefinition,
+  status,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -143,7 +150,10 @@ describe('createJwtClient', () => {
       ['target', () => createJwtClient('')],
       ['deadlineMs', () => createJwtClient('127.0.0.1:1', { deadlineMs: 0 })],
       ['loadBalancing', () => createJwtClient('127.0.0.1:1', { loadBalancing: 'random' as 'round_robin' })],
-      ['loadBalancing', () => createJwtClient('127.0.0.1:1', { loadBalancing: 'round_robin', channelOptions: { 'grpc.service_config': '{}' } })],
+      [
+        'loadBalancing',
+        () => createJwtClient('127.0.0.1:1', { loadBalancing: 'round_robin', channelOptions: { 'grpc.service_config': '{}' } }),
+      ],
       ['credentials', () => createJwtClient('127.0.0.1:1', { credentials: {} as never })],
     ];
     for (const [field, make] of cases) {
@@ -164,7 +174,10 @@ describe('load balancing over a target with several addresses', () => {
     const a = await startIssuerOf('https://a.test');
     const b = await startIssuerOf('https://b.test');
     const jwt = client(`ipv4:127.0.0.1:${a.port},127.0.0.1:${b.port}`, loadBalancing === undefined ? {} : { loadBalancing });
-    const counts = new Map<string, number>([['https://a.test', 0], ['https://b.test', 0]]);
+    const counts = new Map<string, number>([
+      ['https://a.test', 0],
+      ['https://b.test', 0],
+    ]);
     for (let i = 0; i < calls; i++) {
       const { jwt: token } = await jwt.generateJwt({ algorithm: 'HS256', subject: 's' });
       const iss = (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { iss: string }).iss;

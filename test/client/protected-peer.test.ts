@@ -32,7 +32,17 @@ afterEach(() => killAll());
 afterAll(() => issuer?.close({ graceMs: 0 }));
 
 function startPeer(verify: string): Promise<ServerProcess> {
-  return startServer('protected peer', process.execPath, [PEER, '--port', '0', '--issuer', issuerTarget, '--verify', verify, '--audience', 'greeter']);
+  return startServer('protected peer', process.execPath, [
+    PEER,
+    '--port',
+    '0',
+    '--issuer',
+    issuerTarget,
+    '--verify',
+    verify,
+    '--audience',
+    'greeter',
+  ]);
 }
 
 function hello(port: number, authorization?: string): Promise<{ message: string }> {
@@ -41,11 +51,15 @@ function hello(port: number, authorization?: string): Promise<{ message: string 
   const metadata = new Metadata();
   if (authorization !== undefined) metadata.set('authorization', authorization);
   return new Promise<{ message: string }>((resolve, reject) => {
-    (client as unknown as { Hello: (...args: unknown[]) => unknown }).Hello({ name: 'x' }, metadata, (err: ServiceError | null, reply: { message: string }) => {
-      client.close();
-      if (err === null) resolve(reply);
-      else reject(err);
-    });
+    (client as unknown as { Hello: (...args: unknown[]) => unknown }).Hello(
+      { name: 'x' },
+      metadata,
+      (err: ServiceError | null, reply: { message: string }) => {
+        client.close();
+        if (err === null) resolve(reply);
+        else reject(err);
+      },
+    );
   });
 }
 

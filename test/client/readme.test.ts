@@ -45,7 +45,9 @@ describe('docs/protecting-services.md', () => {
     expect(blocks('ts')).toHaveLength(4);
   });
 
-  it('type-checks and runs: the caller meets the scope rule, on the protected service and on the one beside the issuer', { timeout: 90_000 }, async () => {
+  it('type-checks and runs: the caller meets the scope rule, on the protected service and on the one beside the issuer', {
+    timeout: 90_000,
+  }, async () => {
     writeFileSync(join(dir, 'greeter.proto'), blocks('proto')[0] as string);
     writeFileSync(join(dir, 'example.ts'), blocks('ts').join('\n'));
     copyFileSync(certs.files.caCert, join(dir, 'ca.pem'));
@@ -53,15 +55,27 @@ describe('docs/protecting-services.md', () => {
     copyFileSync(certs.files.serverKey, join(dir, 'server-key.pem'));
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: true, rootDir: '.' }, include: ['example.ts'], exclude: [] }),
+      JSON.stringify({
+        extends: '../../tsconfig.json',
+        compilerOptions: { noEmit: true, rootDir: '.' },
+        include: ['example.ts'],
+        exclude: [],
+      }),
     );
 
-    const typecheck = await runToExit(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(dir, 'tsconfig.json')], { cwd: dir, timeoutMs: 120_000 });
-    if (typecheck.code !== 0) throw new Error(`the example does not type-check:\n${typecheck.stdout}${typecheck.stderr}`);
-    const example = await runToExit(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', 'example.ts'], {
+    const typecheck = await runToExit(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(dir, 'tsconfig.json')], {
       cwd: dir,
-      timeoutMs: 60_000,
+      timeoutMs: 120_000,
     });
+    if (typecheck.code !== 0) throw new Error(`the example does not type-check:\n${typecheck.stdout}${typecheck.stderr}`);
+    const example = await runToExit(
+      process.execPath,
+      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', 'example.ts'],
+      {
+        cwd: dir,
+        timeoutMs: 60_000,
+      },
+    );
     expect([example.code, example.stdout, example.stderr]).toEqual([0, 'hello svc-orders\nhello again svc-orders\n', '']);
   });
 });

@@ -69,11 +69,18 @@ describe('a remote verifier fetching a JWK Set with degenerate keys', () => {
     const forged = forgedRs256Token('rs-e1', { sub: 'root', role: 'admin', iat: now(), exp: now() + 600 });
     expect(await verifier.verify(forged)).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
 
-    const lines = () => logger.warnings.filter((line) => line.message === 'JWK Set key left out').map(({ fields }) => [fields['kid'], fields['reason'], fields['problem']]);
+    const lines = () =>
+      logger.warnings
+        .filter((line) => line.message === 'JWK Set key left out')
+        .map(({ fields }) => [fields['kid'], fields['reason'], fields['problem']]);
     const expected = [
       ['rs-e1', 'weak', 'key (kid "rs-e1"): RS256 public exponent 1 is below 65537'],
       ['ed-identity', 'weak', 'key (kid "ed-identity"): EdDSA public key is a point of small order'],
-      ['es-padded', 'encoding', 'key (kid "es-padded"): "x" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)'],
+      [
+        'es-padded',
+        'encoding',
+        'key (kid "es-padded"): "x" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)',
+      ],
     ];
     // The forged token's unknown kid refetched the set: unchanged, so neither logged nor counted again.
     expect(served()).toBe(2);
@@ -94,8 +101,11 @@ describe('a remote verifier fetching a JWK Set with degenerate keys', () => {
     const { url } = await jwksServer(() => JSON.stringify({ keys: [{ ...rsaJwkWithExponent(n, 3n), kid: 'rs-e3', alg: 'RS256' }] }));
     const registry = new Registry();
     const quiet = recordingLogger();
-    for (let i = 0; i < 2; i++) await createRemoteVerifier({ jwksUrl: url }, { audience: ANY_AUDIENCE, logger: quiet, metricsRegistry: registry }).refresh();
+    for (let i = 0; i < 2; i++)
+      await createRemoteVerifier({ jwksUrl: url }, { audience: ANY_AUDIENCE, logger: quiet, metricsRegistry: registry }).refresh();
     expect(await rejected(registry)).toMatchObject({ weak: 2 });
-    expect(() => createRemoteVerifier({ jwksUrl: url }, { audience: ANY_AUDIENCE, metricsRegistry: {} as Registry })).toThrow(/option metricsRegistry: must be a prom-client Registry/);
+    expect(() => createRemoteVerifier({ jwksUrl: url }, { audience: ANY_AUDIENCE, metricsRegistry: {} as Registry })).toThrow(
+      /option metricsRegistry: must be a prom-client Registry/,
+    );
   });
 });

@@ -100,7 +100,10 @@ describe('createRemoteVerifier', () => {
     const { client, calls } = countingClient(target);
     const verifier = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(verifier.keys).toEqual([]);
-    const results = await Promise.all([...Array.from({ length: 20 }, () => verifier.verify(token(keys))), verifier.verify(token(keys, 'EdDSA'))]);
+    const results = await Promise.all([
+      ...Array.from({ length: 20 }, () => verifier.verify(token(keys))),
+      verifier.verify(token(keys, 'EdDSA')),
+    ]);
     expect(results.every((result) => result.valid)).toBe(true);
     expect(calls.getJwks).toBe(1);
     expect(verifier.keys.map((key) => key.alg).sort()).toEqual(['ES256', 'EdDSA']);
@@ -109,14 +112,21 @@ describe('createRemoteVerifier', () => {
 
   it('checks audience and issuer: its own defaults, or what a call asks', async () => {
     const { target } = await startIssuer({ keys: keys });
-    const verifier = createRemoteVerifier(countingClient(target).client, { audience: 'api', issuer: 'https://a.test', logger: silentLogger });
+    const verifier = createRemoteVerifier(countingClient(target).client, {
+      audience: 'api',
+      issuer: 'https://a.test',
+      logger: silentLogger,
+    });
     const good = token(keys, 'ES256', { aud: 'api', iss: 'https://a.test' });
     expect((await verifier.verify(good)).valid).toBe(true);
     expect(await verifier.verify(good, { audience: 'other' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
     expect(await verifier.verify(token(keys, 'ES256', { aud: 'api' }))).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
     // Empty strings are "not set" (as in VerifyJwt's request): the verifier's own stay checked.
     const elsewhere = token(keys, 'ES256', { aud: 'other', iss: 'https://b.test' });
-    expect(await verifier.verify(elsewhere, { audience: '', issuer: 'https://b.test' })).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
+    expect(await verifier.verify(elsewhere, { audience: '', issuer: 'https://b.test' })).toMatchObject({
+      valid: false,
+      reason: 'AUDIENCE_MISMATCH',
+    });
     expect(await verifier.verify(elsewhere, { audience: 'other', issuer: '' })).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
     expect((await verifier.verify(elsewhere, { audience: 'other', issuer: 'https://b.test' })).valid).toBe(true);
     expect((await verifier.verify(elsewhere, { audience: ANY_AUDIENCE, issuer: 'https://b.test' })).valid).toBe(true);
@@ -132,10 +142,16 @@ describe('createRemoteVerifier', () => {
       () => createRemoteVerifier(client, { audience: undefined } as never),
       () => createRemoteVerifier({ issuerUrl: 'https://auth.example' }, { issuer: 'https://auth.example' } as never),
     ]) {
-      expect(make).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }));
+      expect(make).toThrow(
+        expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringContaining('ANY_AUDIENCE') }),
+      );
     }
-    expect(() => createRemoteVerifier(client, { audience: '' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience' }));
-    expect(() => createRemoteVerifier(client, { audience: Symbol('ANY_AUDIENCE') as never })).toThrow(/audience: must be a non-empty string or ANY_AUDIENCE/);
+    expect(() => createRemoteVerifier(client, { audience: '' })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience' }),
+    );
+    expect(() => createRemoteVerifier(client, { audience: Symbol('ANY_AUDIENCE') as never })).toThrow(
+      /audience: must be a non-empty string or ANY_AUDIENCE/,
+    );
     const any = createRemoteVerifier(client, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect((await any.verify(token(keys, 'ES256', { aud: 'anything' }))).valid).toBe(true);
     expect((await any.verify(token(keys))).valid).toBe(true);
@@ -239,11 +255,16 @@ describe('createRemoteVerifier', () => {
       ],
     };
     const logger = recordingLogger();
-    const verifier = createRemoteVerifier(countingClient(await startSetServer(() => JSON.stringify(set))).client, { audience: ANY_AUDIENCE, logger });
+    const verifier = createRemoteVerifier(countingClient(await startSetServer(() => JSON.stringify(set))).client, {
+      audience: ANY_AUDIENCE,
+      logger,
+    });
     expect((await verifier.verify(token(keys))).valid).toBe(true);
     expect(verifier.keys).toEqual([{ kid: es?.kid, alg: 'ES256', active: false, canSign: false }]);
     expect(await verifier.verify(token(keys, 'HS256'))).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
-    const leftOut = logger.lines.filter((line) => line.message === 'JWK Set key left out').map((line) => [line.fields['kid'], line.fields['reason']]);
+    const leftOut = logger.lines
+      .filter((line) => line.message === 'JWK Set key left out')
+      .map((line) => [line.fields['kid'], line.fields['reason']]);
     expect(leftOut).toEqual([
       [hs?.kid, 'unsupported'],
       ['enc-key', 'unsupported'],
@@ -314,7 +335,10 @@ describe('createRemoteVerifier in process', () => {
   }
 
   it('returns plain functions: verify and refresh work unbound', async () => {
-    const { verify, refresh } = createRemoteVerifier(fakeIssuer(() => keys), { audience: ANY_AUDIENCE, logger: silentLogger });
+    const { verify, refresh } = createRemoteVerifier(
+      fakeIssuer(() => keys),
+      { audience: ANY_AUDIENCE, logger: silentLogger },
+    );
     await refresh();
     await expect(verify(token(keys))).resolves.toMatchObject({ valid: true, payload: { sub: 'ada' } });
   });
@@ -323,7 +347,10 @@ describe('createRemoteVerifier in process', () => {
     const issuer = fakeIssuer(() => undefined);
     const verifier = createRemoteVerifier(issuer, { audience: ANY_AUDIENCE, logger: silentLogger });
     const first = await verifier.verify(token(keys)).catch((err: unknown) => err);
-    expect(first).toMatchObject({ status: GrpcStatus.UNAVAILABLE, details: 'no JWK Set from issuer fake-issuer:1: UNAVAILABLE: connection refused' });
+    expect(first).toMatchObject({
+      status: GrpcStatus.UNAVAILABLE,
+      details: 'no JWK Set from issuer fake-issuer:1: UNAVAILABLE: connection refused',
+    });
     expect(await verifier.verify(token(keys)).catch((err: unknown) => err)).toBe(first);
     expect(issuer.fetches).toBe(1);
     expect(verifier.keys).toEqual([]);
@@ -337,13 +364,20 @@ describe('createRemoteVerifier in process', () => {
     served = keys;
     await expect(verifier.verify(token(keys))).resolves.toMatchObject({ valid: true });
     expect(issuer.fetches).toBe(2);
-    await expect(verifier.verify(token(keys, 'HS256'))).resolves.toMatchObject({ valid: false, reason: 'UNKNOWN_KEY', message: expect.stringContaining('HS256 tokens cannot be verified with a JWK Set') });
+    await expect(verifier.verify(token(keys, 'HS256'))).resolves.toMatchObject({
+      valid: false,
+      reason: 'UNKNOWN_KEY',
+      message: expect.stringContaining('HS256 tokens cannot be verified with a JWK Set'),
+    });
     expect(issuer.fetches).toBe(2);
   });
 
   it('a refetch of an unchanged set keeps its keys and logs nothing new', async () => {
     const logger = recordingLogger();
-    const verifier = createRemoteVerifier(fakeIssuer(() => stranger), { audience: ANY_AUDIENCE, logger });
+    const verifier = createRemoteVerifier(
+      fakeIssuer(() => stranger),
+      { audience: ANY_AUDIENCE, logger },
+    );
     await verifier.refresh();
     const kids = verifier.keys.map((key) => key.kid);
     await verifier.refresh();

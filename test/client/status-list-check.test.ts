@@ -45,7 +45,13 @@ function listToken(keys: KeySet, claims: { sub: string; ttl?: number; exp?: numb
   const list = new StatusList(64);
   for (const idx of claims.revoked ?? []) list.set(idx);
   const iat = claims.iat ?? now();
-  return signStatusListToken(keys, 'ES256', { sub: claims.sub, iat, exp: claims.exp ?? iat + 120, ttl: claims.ttl ?? 60, status_list: list.json() });
+  return signStatusListToken(keys, 'ES256', {
+    sub: claims.sub,
+    iat,
+    exp: claims.exp ?? iat + 120,
+    ttl: claims.ttl ?? 60,
+    status_list: list.json(),
+  });
 }
 
 function token(keys: KeySet, iss: string, uri: string, idx: number): string {
@@ -60,7 +66,13 @@ describe('the status list a remote verifier accepts', () => {
     const other = await generateKeys({ algorithms: ['ES256'] });
     const { url, uri, state } = await issuer(keys);
     const good = listToken(keys, { sub: uri });
-    const plainJwt = createSigner(keys).sign('ES256', { sub: uri, iat: now(), exp: now() + 60, ttl: 60, status_list: { bits: 1, lst: 'eNrbuRgAAhcBXQ' } }).token;
+    const plainJwt = createSigner(keys).sign('ES256', {
+      sub: uri,
+      iat: now(),
+      exp: now() + 60,
+      ttl: 60,
+      status_list: { bits: 1, lst: 'eNrbuRgAAhcBXQ' },
+    }).token;
     const cases: Array<[ListAnswer, RegExp]> = [
       [{ status: 200, type: JWT_TYPE, body: plainJwt }, /typ "JWT", not statuslist\+jwt/],
       [{ status: 200, type: JWT_TYPE, body: listToken(keys, { sub: `${url}/statuslists/2` }) }, /has sub/],
@@ -77,7 +89,9 @@ describe('the status list a remote verifier accepts', () => {
       if (answer.status === 200) await expect(refused).rejects.toMatchObject({ cause: { name: 'JwtGrpcError', code: 'ERR_FETCH' } });
     }
     state.answer = () => ({ status: 200, type: JWT_TYPE, body: good });
-    expect(await createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger }).verify(token(keys, url, uri, 1))).toMatchObject({ valid: true });
+    expect(
+      await createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger }).verify(token(keys, url, uri, 1)),
+    ).toMatchObject({ valid: true });
   });
 
   it('refuses an index outside the list and a malformed status claim (MALFORMED)', async () => {
@@ -86,7 +100,13 @@ describe('the status list a remote verifier accepts', () => {
     state.answer = () => ({ status: 200, type: JWT_TYPE, body: listToken(keys, { sub: uri }) });
     const verifier = createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger });
     expect(await verifier.verify(token(keys, url, uri, 64))).toMatchObject({ valid: false, reason: 'MALFORMED' });
-    const bad = createSigner(keys).sign('ES256', { sub: 'ada', iss: url, iat: now(), exp: now() + 600, status: { status_list: { idx: -1, uri } } }).token;
+    const bad = createSigner(keys).sign('ES256', {
+      sub: 'ada',
+      iss: url,
+      iat: now(),
+      exp: now() + 600,
+      status: { status_list: { idx: -1, uri } },
+    }).token;
     expect(await verifier.verify(bad)).toMatchObject({ valid: false, reason: 'MALFORMED' });
   });
 

@@ -15,10 +15,12 @@ import { FakeWorker } from './fake-worker.js';
 const POLICY: JwtPolicy = { callers: { billing: { subjects: ['svc-billing'] } } } as unknown as JwtPolicy;
 
 function kidsOf(message: unknown): string[] {
-  return ((message as { jwks: { keys: { kid: string }[] } }).jwks.keys.map((key) => key.kid)).sort();
+  return (message as { jwks: { keys: { kid: string }[] } }).jwks.keys.map((key) => key.kid).sort();
 }
 
-async function distributor(options: { loadKeys?: () => Promise<KeySet>; loadPolicy?: () => Promise<JwtPolicy>; workers?: FakeWorker[] } = {}) {
+async function distributor(
+  options: { loadKeys?: () => Promise<KeySet>; loadPolicy?: () => Promise<JwtPolicy>; workers?: FakeWorker[] } = {},
+) {
   const workers = options.workers ?? [new FakeWorker(), new FakeWorker(), new FakeWorker()];
   const logger = recordingLogger();
   const state = new StateDistributor({
@@ -99,7 +101,9 @@ describe('StateDistributor', () => {
     await new Promise((resolve) => setImmediate(resolve));
     state.keysApplied(workers[0]!.asWorker, { type: 'jwt-grpc:keys-applied', generation: 1, error: 'bad key' });
     await reload;
-    expect(logger.lines.find((l) => l.level === 'error')?.message).toBe(`worker ${workers[0]!.process.pid} did not put the reloaded keys in use: bad key`);
+    expect(logger.lines.find((l) => l.level === 'error')?.message).toBe(
+      `worker ${workers[0]!.process.pid} did not put the reloaded keys in use: bad key`,
+    );
   });
 
   it('sends nothing when the reload fails, and keeps the keys in use', async () => {

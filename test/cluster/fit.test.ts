@@ -41,8 +41,12 @@ describe('checkWorkersFit', () => {
 
   it('warns above the core count, and above the free memory the peak needs', () => {
     expect(warnings(2)).toEqual([]);
-    expect(warnings(4)).toEqual(['NODEMAXPROCS=4 is more than the 2 cores: the workers beyond one per core only compete for CPU; NODEMAXPROCS=max gives one per core']);
-    expect(warnings(200)[1]).toBe('NODEMAXPROCS=200: under load the workers may need 29.3 GiB (150 MiB each at peak), more than the 20.0 GiB free now');
+    expect(warnings(4)).toEqual([
+      'NODEMAXPROCS=4 is more than the 2 cores: the workers beyond one per core only compete for CPU; NODEMAXPROCS=max gives one per core',
+    ]);
+    expect(warnings(200)[1]).toBe(
+      'NODEMAXPROCS=200: under load the workers may need 29.3 GiB (150 MiB each at peak), more than the 20.0 GiB free now',
+    );
   });
 
   it('says nothing for one process', () => {

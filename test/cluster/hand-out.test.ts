@@ -10,7 +10,12 @@ import { FakeWorker } from './fake-worker.js';
 
 function logger(): { lines: string[]; info(m: string): void; warn(m: string): void; error(m: string): void } {
   const lines: string[] = [];
-  return { lines, info: (m) => void lines.push(`info ${m}`), warn: (m) => void lines.push(`warn ${m}`), error: (m) => void lines.push(`error ${m}`) };
+  return {
+    lines,
+    info: (m) => void lines.push(`info ${m}`),
+    warn: (m) => void lines.push(`warn ${m}`),
+    error: (m) => void lines.push(`error ${m}`),
+  };
 }
 
 const message = (generation: number): PrimaryMessage => ({ type: 'jwt-grpc:keys', generation, jwks: { keys: [] } });
@@ -61,7 +66,10 @@ describe('HandOut', () => {
     handOut.acknowledged(a.asWorker, 1, 'rule 2 names no method');
     handOut.exited(b.asWorker);
     await sent;
-    expect(log.lines).toEqual([`error worker ${a.process.pid} did not put the reloaded policy in use: rule 2 names no method`, 'info reloaded policy handed to 2 workers']);
+    expect(log.lines).toEqual([
+      `error worker ${a.process.pid} did not put the reloaded policy in use: rule 2 names no method`,
+      'info reloaded policy handed to 2 workers',
+    ]);
   });
 
   it('stops waiting on a silent worker after 10 s and says so', async () => {
@@ -74,6 +82,9 @@ describe('HandOut', () => {
     expect(await settled(sent)).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     await sent;
-    expect(log.lines).toEqual([`error worker ${silent.process.pid} did not put the reloaded keys in use: no answer`, 'info reloaded keys handed to 1 workers']);
+    expect(log.lines).toEqual([
+      `error worker ${silent.process.pid} did not put the reloaded keys in use: no answer`,
+      'info reloaded keys handed to 1 workers',
+    ]);
   });
 });

@@ -15,7 +15,12 @@ afterEach(() => {
 
 function logger(): { lines: string[]; info(m: string): void; warn(m: string): void; error(m: string): void } {
   const lines: string[] = [];
-  return { lines, info: (m) => void lines.push(`info ${m}`), warn: (m) => void lines.push(`warn ${m}`), error: (m) => void lines.push(`error ${m}`) };
+  return {
+    lines,
+    info: (m) => void lines.push(`info ${m}`),
+    warn: (m) => void lines.push(`warn ${m}`),
+    error: (m) => void lines.push(`error ${m}`),
+  };
 }
 
 type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
@@ -98,8 +103,14 @@ describe('onReloadSignal', () => {
 describe('noKeyLoader and noPolicyLoader', () => {
   it('are ERR_SERVER_STATE errors saying why there is nothing to reload', () => {
     expect(noKeyLoader()).toBeInstanceOf(JwtGrpcError);
-    expect([noKeyLoader().code, noKeyLoader().message]).toEqual(['ERR_SERVER_STATE', 'no key file to reload: the server runs on ephemeral keys (no keys option)']);
-    expect([noPolicyLoader().code, noPolicyLoader().message]).toEqual(['ERR_SERVER_STATE', 'no policy file to reload: the server was started without the policy option']);
+    expect([noKeyLoader().code, noKeyLoader().message]).toEqual([
+      'ERR_SERVER_STATE',
+      'no key file to reload: the server runs on ephemeral keys (no keys option)',
+    ]);
+    expect([noPolicyLoader().code, noPolicyLoader().message]).toEqual([
+      'ERR_SERVER_STATE',
+      'no policy file to reload: the server was started without the policy option',
+    ]);
   });
 });
 

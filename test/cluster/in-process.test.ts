@@ -29,7 +29,12 @@ describe('listenInProcess', () => {
   });
 
   it('takes server options from the cluster options, with overrides on top', async () => {
-    const options = resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger, handleSignals: false, server: { transport: 'grpc-js', metricsPort: 0 } });
+    const options = resolveClusterOptions({
+      address: '127.0.0.1:0',
+      logger: silentLogger,
+      handleSignals: false,
+      server: { transport: 'grpc-js', metricsPort: 0 },
+    });
     const started = await listenInProcess(options, undefined, { metricsPort: undefined });
     open.push(started);
     expect([started.server.transport, started.server.metricsPort]).toEqual(['grpc-js', undefined]);
@@ -39,7 +44,10 @@ describe('listenInProcess', () => {
   });
 
   it('rejects when the port cannot be bound, naming the address', async () => {
-    const first = await listenInProcess(resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger, handleSignals: false }), undefined);
+    const first = await listenInProcess(
+      resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger, handleSignals: false }),
+      undefined,
+    );
     open.push(first);
     const taken = resolveClusterOptions({ address: `127.0.0.1:${first.port}`, logger: silentLogger, handleSignals: false });
     await expect(listenInProcess(taken, undefined)).rejects.toThrow(String(first.port));

@@ -35,7 +35,9 @@ describe('IndexReservations', () => {
     const { reservations: r } = reservations();
     const pending = r.reserve(10);
     r.answered({ type: 'jwt-grpc:status-indexes', id: 1, error: 'the revocation store keeps no status list index counter' });
-    await expect(pending).rejects.toThrow('the primary reserved no status list indexes: the revocation store keeps no status list index counter');
+    await expect(pending).rejects.toThrow(
+      'the primary reserved no status list indexes: the revocation store keeps no status list index counter',
+    );
   });
 
   it('rejects when the primary does not answer within 10 s, and drops the late answer', async () => {

@@ -21,19 +21,36 @@ function refusal(options: unknown): JwtGrpcError {
 describe('resolveClusterOptions', () => {
   it('fills the defaults of the option table', () => {
     const resolved = resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger });
-    expect(resolved).toMatchObject({ address: '127.0.0.1:0', workers: 1, graceMs: 10_000, server: {}, keys: undefined, policy: undefined, tls: undefined, logger: silentLogger });
+    expect(resolved).toMatchObject({
+      address: '127.0.0.1:0',
+      workers: 1,
+      graceMs: 10_000,
+      server: {},
+      keys: undefined,
+      policy: undefined,
+      tls: undefined,
+      logger: silentLogger,
+    });
   });
 
   it('keeps the loaders and the server options given', () => {
     const keys = async () => {
       throw new Error('not called');
     };
-    const resolved = resolveClusterOptions({ address: '[::1]:50051', workers: 2, keys, server: { transport: 'grpc-js' }, logger: silentLogger });
+    const resolved = resolveClusterOptions({
+      address: '[::1]:50051',
+      workers: 2,
+      keys,
+      server: { transport: 'grpc-js' },
+      logger: silentLogger,
+    });
     expect(resolved).toMatchObject({ workers: 2, keys, server: { transport: 'grpc-js' } });
   });
 
   it('names every option it takes', () => {
-    expect(CLUSTER_OPTION_NAMES).toEqual(expect.arrayContaining(['workers', 'graceMs', 'address', 'server', 'keys', 'policy', 'tls', 'logger']));
+    expect(CLUSTER_OPTION_NAMES).toEqual(
+      expect.arrayContaining(['workers', 'graceMs', 'address', 'server', 'keys', 'policy', 'tls', 'logger']),
+    );
   });
 
   it('refuses options that are not an object', () => {
@@ -44,7 +61,11 @@ describe('resolveClusterOptions', () => {
   it('refuses an address that is not host:port', () => {
     for (const address of [undefined, 'localhost', 50051]) {
       const err = refusal({ address });
-      expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'address', `option address: must be host:port, got ${JSON.stringify(address)}`]);
+      expect([err.code, err.field, err.message]).toEqual([
+        'ERR_INVALID_OPTION',
+        'address',
+        `option address: must be host:port, got ${JSON.stringify(address)}`,
+      ]);
     }
   });
 
@@ -76,6 +97,10 @@ describe('resolveClusterOptions', () => {
 
   it('refuses a policy loader beside server.policy', () => {
     const err = refusal({ address: '127.0.0.1:0', policy: async () => ({ callers: {} }), server: { policy: { callers: {} } } });
-    expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'policy', 'option policy: give the policy loader or server.policy, not both']);
+    expect([err.code, err.field, err.message]).toEqual([
+      'ERR_INVALID_OPTION',
+      'policy',
+      'option policy: give the policy loader or server.policy, not both',
+    ]);
   });
 });

@@ -53,7 +53,10 @@ describe('PrimaryRelayStore', () => {
     vi.useFakeTimers();
     const { store } = relay();
     const pending = store.add({ jti: 'x', expiresAt: FUTURE });
-    const outcome = expect(pending).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: 'the cluster primary did not answer within 10000 ms' });
+    const outcome = expect(pending).rejects.toMatchObject({
+      code: 'ERR_REVOCATION_STORE_UNAVAILABLE',
+      message: 'the cluster primary did not answer within 10000 ms',
+    });
     vi.advanceTimersByTime(10_000);
     await outcome;
   });
@@ -86,11 +89,20 @@ describe('serveWorkerRevoke', () => {
   it('writes a revoke, broadcasts it to every worker, then answers the asker', async () => {
     const { revocations, asker, other } = primary();
     const revocation = { jti: 'x', expiresAt: FUTURE, statusIndex: 3 };
-    serveWorkerRevoke(revocations, () => [asker.asWorker, other.asWorker], asker.asWorker, { type: 'jwt-grpc:revoke', id: 5, revocation }, silentLogger);
+    serveWorkerRevoke(
+      revocations,
+      () => [asker.asWorker, other.asWorker],
+      asker.asWorker,
+      { type: 'jwt-grpc:revoke', id: 5, revocation },
+      silentLogger,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(revocations.has('x')).toBe(true);
     expect(other.sent).toEqual([{ type: 'jwt-grpc:revoked', revocations: [revocation] }]);
-    expect(asker.sent).toEqual([{ type: 'jwt-grpc:revoked', revocations: [revocation] }, { type: 'jwt-grpc:revoke-done', id: 5 }]);
+    expect(asker.sent).toEqual([
+      { type: 'jwt-grpc:revoked', revocations: [revocation] },
+      { type: 'jwt-grpc:revoke-done', id: 5 },
+    ]);
   });
 
   it('refuses a malformed revocation without writing it', async () => {
@@ -105,20 +117,40 @@ describe('serveWorkerRevoke', () => {
     ];
     for (const revocation of malformed) {
       const { revocations, asker } = primary();
-      serveWorkerRevoke(revocations, () => [asker.asWorker], asker.asWorker, { type: 'jwt-grpc:revoke', id: 1, revocation } as never, silentLogger);
-      expect(asker.sent, JSON.stringify(revocation)).toEqual([{ type: 'jwt-grpc:revoke-done', id: 1, error: 'the primary refused a malformed revocation' }]);
+      serveWorkerRevoke(
+        revocations,
+        () => [asker.asWorker],
+        asker.asWorker,
+        { type: 'jwt-grpc:revoke', id: 1, revocation } as never,
+        silentLogger,
+      );
+      expect(asker.sent, JSON.stringify(revocation)).toEqual([
+        { type: 'jwt-grpc:revoke-done', id: 1, error: 'the primary refused a malformed revocation' },
+      ]);
       expect(revocations.size).toBe(0);
     }
   });
 
   it("answers with the store's refusal and logs it with the jti, broadcasting nothing", async () => {
-    const failing: RevocationStore = { kind: 'file', up: true, start: async () => {}, add: () => Promise.reject(new Error('disk full')), close: async () => {} };
+    const failing: RevocationStore = {
+      kind: 'file',
+      up: true,
+      start: async () => {},
+      add: () => Promise.reject(new Error('disk full')),
+      close: async () => {},
+    };
     const { revocations, asker, other } = primary(failing);
     const errors: unknown[] = [];
-    serveWorkerRevoke(revocations, () => [asker.asWorker, other.asWorker], asker.asWorker, { type: 'jwt-grpc:revoke', id: 2, revocation: { jti: 'x', expiresAt: FUTURE } }, {
-      ...silentLogger,
-      error: (message, fields) => void errors.push([message, fields]),
-    });
+    serveWorkerRevoke(
+      revocations,
+      () => [asker.asWorker, other.asWorker],
+      asker.asWorker,
+      { type: 'jwt-grpc:revoke', id: 2, revocation: { jti: 'x', expiresAt: FUTURE } },
+      {
+        ...silentLogger,
+        error: (message, fields) => void errors.push([message, fields]),
+      },
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(asker.sent).toEqual([{ type: 'jwt-grpc:revoke-done', id: 2, error: 'disk full' }]);
     expect(other.sent).toEqual([]);
@@ -128,7 +160,13 @@ describe('serveWorkerRevoke', () => {
   it('sends nothing to an asker that is gone', async () => {
     const { revocations, asker } = primary();
     asker.connected = false;
-    serveWorkerRevoke(revocations, () => [], asker.asWorker, { type: 'jwt-grpc:revoke', id: 3, revocation: { jti: 'x', expiresAt: FUTURE } }, silentLogger);
+    serveWorkerRevoke(
+      revocations,
+      () => [],
+      asker.asWorker,
+      { type: 'jwt-grpc:revoke', id: 3, revocation: { jti: 'x', expiresAt: FUTURE } },
+      silentLogger,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(asker.sent).toEqual([]);
     expect(revocations.has('x')).toBe(true);

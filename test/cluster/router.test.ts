@@ -57,7 +57,9 @@ describe('MessageRouter', () => {
     const { seen, logger, router: r } = router();
     expect(r.route(message, 'w9')).toBe(false);
     expect(seen).toEqual([]);
-    expect(logger.lines).toEqual([{ level: 'warn', message: `refused an IPC message of unknown type ${shown}`, fields: { workerPid: 'w9' } }]);
+    expect(logger.lines).toEqual([
+      { level: 'warn', message: `refused an IPC message of unknown type ${shown}`, fields: { workerPid: 'w9' } },
+    ]);
   });
 
   it('cuts a long refused type short and never logs the message body', () => {

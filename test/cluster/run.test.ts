@@ -20,7 +20,11 @@ describe('runCluster', () => {
 
   it('refuses bad options before starting anything, naming the option', () => {
     expect(() => runCluster({ address: 'nowhere', logger: silentLogger })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'address', message: 'option address: must be host:port, got "nowhere"' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'address',
+        message: 'option address: must be host:port, got "nowhere"',
+      }),
     );
   });
 });

@@ -20,7 +20,12 @@ describe('runSingle', () => {
     const second = await generateKeys({ algorithms: ['ES256'] });
     const loads = [first, second];
     const handle = await runSingle(
-      resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger, handleSignals: false, keys: async () => loads.shift() ?? second }),
+      resolveClusterOptions({
+        address: '127.0.0.1:0',
+        logger: silentLogger,
+        handleSignals: false,
+        keys: async () => loads.shift() ?? second,
+      }),
     );
     open.push(handle);
     expect([handle.role, handle.keys]).toEqual(['single', first]);
@@ -46,7 +51,9 @@ describe('runSingle', () => {
 
   it('serves the policy its loader gives', async () => {
     const policy = { callers: {} };
-    const handle = await runSingle(resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger, handleSignals: false, policy: async () => policy }));
+    const handle = await runSingle(
+      resolveClusterOptions({ address: '127.0.0.1:0', logger: silentLogger, handleSignals: false, policy: async () => policy }),
+    );
     open.push(handle);
     expect(handle.policy).toEqual(policy);
     expect(await handle.reloadPolicy()).toEqual(policy);

@@ -35,7 +35,10 @@ function fakeServer(keys: KeySet, refuse?: string) {
       service.policy = next;
     },
   };
-  const server = { server: { service }, close: async (graceMs?: number) => void calls.push(`close ${graceMs}`) } as unknown as InProcessServer;
+  const server = {
+    server: { service },
+    close: async (graceMs?: number) => void calls.push(`close ${graceMs}`),
+  } as unknown as InProcessServer;
   return { server, calls, service };
 }
 

@@ -44,7 +44,9 @@ describe('deploy/kubernetes manifests, validated offline', () => {
   const validate = (files: readonly string[]) => runCommand(validator, files, { timeoutMs: 30_000 });
 
   it('accepts the shipped manifests', () => {
-    const files = readdirSync(MANIFESTS).filter((name) => name.endsWith('.yaml')).map((name) => join(MANIFESTS, name));
+    const files = readdirSync(MANIFESTS)
+      .filter((name) => name.endsWith('.yaml'))
+      .map((name) => join(MANIFESTS, name));
     const result = validate(files);
     expect(result.status, result.stderr).toBe(0);
     for (const kind of ['deployment.yaml: jwt-grpc', 'service.yaml: jwt-grpc-headless', 'pdb.yaml', 'hpa.yaml', 'kustomization.yaml']) {
@@ -60,7 +62,9 @@ describe('deploy/kubernetes manifests, validated offline', () => {
   });
 
   it('rejects an unknown field, naming it', () => {
-    const files = copyWith('deployment.yaml', (text) => text.replace('terminationGracePeriodSeconds: 30', 'terminationGracePeriodSecond: 30'));
+    const files = copyWith('deployment.yaml', (text) =>
+      text.replace('terminationGracePeriodSeconds: 30', 'terminationGracePeriodSecond: 30'),
+    );
     const result = validate(files);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/deployment\.yaml \(document 1\):.*unknown field "terminationGracePeriodSecond"/);

@@ -38,17 +38,27 @@ describe('the shipped nginx configuration, ports placed', () => {
   });
 
   it('refuses a shipped file whose shape it does not know', () => {
-    expect(() => nginxConfigFor(shipped.replace('# OpenID discovery and the JWK Set', '# discovery'), [7001], 7000)).toThrow(/discovery part/);
-    expect(() => nginxConfigFor(shipped.replace(/listen 127\.0\.0\.1:\d+;/, 'listen 8080;'), [7001], 7000, { upstreamPorts: [8001], listenPort: 8000 })).toThrow(/discovery upstream/);
+    expect(() => nginxConfigFor(shipped.replace('# OpenID discovery and the JWK Set', '# discovery'), [7001], 7000)).toThrow(
+      /discovery part/,
+    );
+    expect(() =>
+      nginxConfigFor(shipped.replace(/listen 127\.0\.0\.1:\d+;/, 'listen 8080;'), [7001], 7000, {
+        upstreamPorts: [8001],
+        listenPort: 8000,
+      }),
+    ).toThrow(/discovery upstream/);
   });
 
-  it.skipIf(findNginx() === null)(`nginx starts with the gRPC part alone (the benchmark's row)${findNginx() === null ? ` (skipped: nginx not found, \`${NGINX_INSTALL}\`)` : ''}`, async () => {
-    const proxy = await startNginx([1]);
-    try {
-      expect(proxy.config).not.toContain('jwt_grpc_http');
-    } finally {
-      await proxy.stop();
-      proxy.removeFiles();
-    }
-  });
+  it.skipIf(findNginx() === null)(
+    `nginx starts with the gRPC part alone (the benchmark's row)${findNginx() === null ? ` (skipped: nginx not found, \`${NGINX_INSTALL}\`)` : ''}`,
+    async () => {
+      const proxy = await startNginx([1]);
+      try {
+        expect(proxy.config).not.toContain('jwt_grpc_http');
+      } finally {
+        await proxy.stop();
+        proxy.removeFiles();
+      }
+    },
+  );
 });

@@ -103,7 +103,9 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
   /** GenerateJwt calls each replica has answered OK, from its /metrics. */
   async function served(): Promise<number[]> {
     return Promise.all(
-      metricsPorts.map(async (port) => valueOf(await scrape(port), 'grpc_server_handled_total', { grpc_method: 'GenerateJwt', grpc_code: 'OK' })),
+      metricsPorts.map(async (port) =>
+        valueOf(await scrape(port), 'grpc_server_handled_total', { grpc_method: 'GenerateJwt', grpc_code: 'OK' }),
+      ),
     );
   }
 
@@ -112,7 +114,9 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     for (const [i, signer] of direct.entries()) {
       const { jwt } = await signer.generateJwt({ algorithm, subject: `replica-${i}@example.com` });
       for (const [j, verifier] of direct.entries()) {
-        expect(await verifier.verifyJwt({ jwt }), `${step}: ${algorithm} token of replica ${i} on replica ${j}`).toMatchObject({ valid: true });
+        expect(await verifier.verifyJwt({ jwt }), `${step}: ${algorithm} token of replica ${i} on replica ${j}`).toMatchObject({
+          valid: true,
+        });
       }
     }
   }
@@ -133,7 +137,9 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     const after = await served();
     const counts = after.map((count, i) => count - (before[i] as number));
     const total = counts.reduce((a, b) => a + b, 0);
-    console.log(`nginx, 1 connection x ${CONCURRENCY}: ${okCount(report)} OK calls, per replica ${counts.join(' / ')}, errors ${JSON.stringify(errorsOf(report))}`);
+    console.log(
+      `nginx, 1 connection x ${CONCURRENCY}: ${okCount(report)} OK calls, per replica ${counts.join(' / ')}, errors ${JSON.stringify(errorsOf(report))}`,
+    );
     expect(errorsOf(report), 'non-OK responses through nginx').toEqual({});
     // More calls than nginx's default keepalive_requests (1,000) on the one connection.
     expect(okCount(report)).toBeGreaterThan(1000);
@@ -159,7 +165,8 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     const etag = jwks.headers.get('etag') ?? '';
     expect(etag).toMatch(/^"[^"]+"$/); // strong: nginx did not weaken it
     expect(await jwks.json()).toEqual(JSON.parse((await proxy.getJwks()).jwks_json));
-    for (const port of discovery.replicaPorts) expect((await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`)).headers.get('etag')).toBe(etag);
+    for (const port of discovery.replicaPorts)
+      expect((await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`)).headers.get('etag')).toBe(etag);
     // Conditional GETs, as many as replicas twice over: nginx's round robin asks each one.
     for (let i = 0; i < 2 * REPLICAS; i++) {
       const again = await fetch(metadata.jwks_uri, { headers: { 'if-none-match': etag } });
@@ -239,7 +246,9 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
     // Calls that started once the dead replica's connection was seen closed go elsewhere.
     const failedLater = failed.filter((detail) => detailStartMs(detail) > killedMs + 500);
     const okAfter = (report.details ?? []).filter((detail) => detail.status === 'OK' && detailStartMs(detail) > killedMs + 500).length;
-    console.log(`kill -9 of a replica through nginx: ${okCount(report)} OK, ${failed.length} failed ${JSON.stringify(errorsOf(report))}, ${okAfter} OK calls started after it`);
+    console.log(
+      `kill -9 of a replica through nginx: ${okCount(report)} OK, ${failed.length} failed ${JSON.stringify(errorsOf(report))}, ${okAfter} OK calls started after it`,
+    );
     expect(failed.length).toBeLessThanOrEqual(2 * CONCURRENCY);
     expect(failedLater).toEqual([]);
     expect(okAfter).toBeGreaterThan(0);

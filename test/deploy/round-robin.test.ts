@@ -30,7 +30,9 @@ describe('createJwtClient with loadBalancing round_robin over three replicas', (
     const keysFile = join(dir, 'keys.json');
     await keysCli('generate', '--alg', 'ES256', '--out', keysFile);
     replicas = await Promise.all(
-      Array.from({ length: REPLICAS }, () => startCli(serveArgs('--keys', keysFile, '--metrics-port', '0'), { env: { NODEMAXPROCS: '1' } })),
+      Array.from({ length: REPLICAS }, () =>
+        startCli(serveArgs('--keys', keysFile, '--metrics-port', '0'), { env: { NODEMAXPROCS: '1' } }),
+      ),
     );
   }, 60_000);
 
@@ -41,7 +43,11 @@ describe('createJwtClient with loadBalancing round_robin over three replicas', (
 
   it(`spreads ${CALLS} calls of one client over every replica, and its tokens verify on each`, async () => {
     const served = (): Promise<number[]> =>
-      Promise.all(replicas.map(async (r) => valueOf(await scrape(bannerMetricsPort(r.stdout)), 'grpc_server_handled_total', { grpc_method: 'GenerateJwt', grpc_code: 'OK' })));
+      Promise.all(
+        replicas.map(async (r) =>
+          valueOf(await scrape(bannerMetricsPort(r.stdout)), 'grpc_server_handled_total', { grpc_method: 'GenerateJwt', grpc_code: 'OK' }),
+        ),
+      );
     // grpc-js's ipv4: scheme takes a comma-separated address list: one subchannel per address.
     using client = createJwtClient(`ipv4:${replicas.map((r) => `127.0.0.1:${r.port}`).join(',')}`, { loadBalancing: 'round_robin' });
     const before = await served();

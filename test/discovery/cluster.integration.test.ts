@@ -88,14 +88,19 @@ describe('discovery in a cluster of two workers', () => {
 
     await rotate('--activate', 'es256-next');
     const signsWithNewKey = async (): Promise<boolean> =>
-      (await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `probe-${Math.random()}` } }).generateJwt({ algorithm: 'ES256', subject: 'bob' }))
-        .kid === 'es256-next';
+      (
+        await clients
+          .jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `probe-${Math.random()}` } })
+          .generateJwt({ algorithm: 'ES256', subject: 'bob' })
+      ).kid === 'es256-next';
     expect(await waitUntil(signsWithNewKey, 10_000), 'the activated key signing').toBe(true);
     // Activation changes which key signs, not the published set: the ETag stays, verifiers keep their cache.
     expect(await etags(8)).toEqual(staged);
     // Fresh connections reach both workers: each signs with the new key.
     for (let i = 0; i < 4; i += 1) {
-      const after = await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `discovery-${i}` } }).generateJwt({ algorithm: 'ES256', subject: 'bob' });
+      const after = await clients
+        .jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `discovery-${i}` } })
+        .generateJwt({ algorithm: 'ES256', subject: 'bob' });
       const verified = await jwtVerify(after.jwt, jwks, { issuer });
       expect(verified.protectedHeader.kid).toBe('es256-next');
     }

@@ -27,7 +27,9 @@ describe('issuerPath', () => {
     ['https://auth.example/#a', 'without query or fragment'],
     ['https://auth.example/?', 'without query or fragment'],
   ])('refuses %j', (issuer, message) => {
-    expect(() => issuerPath(issuer)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'issuer', message: expect.stringContaining(message) }));
+    expect(() => issuerPath(issuer)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'issuer', message: expect.stringContaining(message) }),
+    );
   });
 
   it('names the option as its caller wrote it', () => {

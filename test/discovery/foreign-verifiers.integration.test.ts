@@ -48,7 +48,10 @@ async function expectAllVerify(issuer: string, tokens: readonly string[], subjec
   for (const [name, verifier] of Object.entries(verifiers)) {
     if (typeof verifier === 'string') continue;
     const lines = await verifier.verify(issuer, tokens);
-    expect(lines.map((line) => line.split(' ').slice(0, 2).join(' ')), `${name}: ${lines.join(' | ')}`).toEqual(subjects.map((s) => `ok ${s}`));
+    expect(
+      lines.map((line) => line.split(' ').slice(0, 2).join(' ')),
+      `${name}: ${lines.join(' | ')}`,
+    ).toEqual(subjects.map((s) => `ok ${s}`));
   }
 }
 
@@ -90,15 +93,38 @@ describe('foreign verifiers', () => {
     const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-foreign-'));
     try {
       const keysFile = join(dir, 'keys.json');
-      expect((await runCli(['keys', 'generate', '--alg', 'ES256', '--alg', 'RS256', '--kid', 'es256-old', '--kid', 'rs256-old', '--out', keysFile])).code).toBe(0);
+      expect(
+        (
+          await runCli([
+            'keys',
+            'generate',
+            '--alg',
+            'ES256',
+            '--alg',
+            'RS256',
+            '--kid',
+            'es256-old',
+            '--kid',
+            'rs256-old',
+            '--out',
+            keysFile,
+          ])
+        ).code,
+      ).toBe(0);
       const httpPort = await freePort();
       const issuer = `http://127.0.0.1:${httpPort}`;
-      const cli = await startCli(serveArgs('--keys', keysFile, '--issuer', issuer, '--http-port', String(httpPort)), { env: { NODEMAXPROCS: '2' } });
+      const cli = await startCli(serveArgs('--keys', keysFile, '--issuer', issuer, '--http-port', String(httpPort)), {
+        env: { NODEMAXPROCS: '2' },
+      });
       let round = 0;
       // A connection of its own per token: node:cluster spreads them over both workers.
       const token = async (subject: string): Promise<string> => {
         round += 1;
-        return (await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `foreign-${round}` } }).generateJwt({ algorithm: 'ES256', subject })).jwt;
+        return (
+          await clients
+            .jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `foreign-${round}` } })
+            .generateJwt({ algorithm: 'ES256', subject })
+        ).jwt;
       };
       const phase = async (...args: string[]): Promise<void> => {
         expect((await runCli(['keys', 'rotate', '--keys', keysFile, ...args])).code).toBe(0);

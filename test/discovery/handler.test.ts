@@ -17,7 +17,11 @@ let base: string;
 
 beforeAll(async () => {
   keys = await generateKeys({ algorithms: ['ES256'] });
-  const handle = documentsHandler(() => keys, { issuer: 'https://auth.example/t', maxAgeSeconds: 60 }, { path: '/statuslists/1', token: () => listToken, maxAgeSeconds: 30 });
+  const handle = documentsHandler(
+    () => keys,
+    { issuer: 'https://auth.example/t', maxAgeSeconds: 60 },
+    { path: '/statuslists/1', token: () => listToken, maxAgeSeconds: 30 },
+  );
   server = createServer((request, response) => {
     if (!handle(request, response)) response.writeHead(404).end('not mine');
   });
@@ -101,9 +105,16 @@ describe('documentsHandler', () => {
 describe('jwksHandler', () => {
   it('refuses an unknown option and a bad issuer or max-age, naming them', () => {
     expect(() => jwksHandler({ keys }, { maxAgeSecond: 5 } as never)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: 'option maxAgeSecond: is not an option of jwksHandler; did you mean maxAgeSeconds?' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        message: 'option maxAgeSecond: is not an option of jwksHandler; did you mean maxAgeSeconds?',
+      }),
     );
-    expect(() => jwksHandler({ keys }, { issuer: 'auth.example' })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'issuer' }));
-    expect(() => jwksHandler({ keys }, { maxAgeSeconds: -1 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/^option maxAgeSeconds: /) }));
+    expect(() => jwksHandler({ keys }, { issuer: 'auth.example' })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'issuer' }),
+    );
+    expect(() => jwksHandler({ keys }, { maxAgeSeconds: -1 })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/^option maxAgeSeconds: /) }),
+    );
   });
 });

@@ -19,4 +19,3 @@ export async function stagedRotation(current: KeySet): Promise<{ staged: KeySet;
   const activated = importKeys({ keys: [signing, ...old.map((jwk) => (jwk.alg === 'ES256' ? { ...jwk, key_ops: ['verify'] } : jwk))] });
   return { staged, activated, newKid: next.kid };
 }
-

@@ -72,7 +72,9 @@ describe('the discovery port', () => {
     const head = await fetchRaw(httpPort, '/.well-known/openid-configuration', { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
-    expect(Number(head.headers['content-length'])).toBe(Buffer.byteLength((await fetchRaw(httpPort, '/.well-known/openid-configuration')).body));
+    expect(Number(head.headers['content-length'])).toBe(
+      Buffer.byteLength((await fetchRaw(httpPort, '/.well-known/openid-configuration')).body),
+    );
   });
 
   it('answers 405 to other methods without reading the body, 404 elsewhere', async () => {
@@ -81,7 +83,10 @@ describe('the discovery port', () => {
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET, HEAD');
     expect(post.headers.connection).toBe('close');
-    const getWithBody = await fetchRaw(httpPort, '/.well-known/jwks.json', { headers: { 'content-length': '1000000' }, body: 'x'.repeat(1_000_000) });
+    const getWithBody = await fetchRaw(httpPort, '/.well-known/jwks.json', {
+      headers: { 'content-length': '1000000' },
+      body: 'x'.repeat(1_000_000),
+    });
     expect(getWithBody.status).toBe(200);
     expect(getWithBody.headers.connection).toBe('close');
     expect((await fetchRaw(httpPort, '/.well-known/other')).status).toBe(404);
@@ -180,7 +185,14 @@ describe('jwksHandler in your own node:http server', () => {
     const keys = await sharedKeys();
     const { stagedRotation: rotate } = await import('./helpers.js');
     let current = keys;
-    const documents = jwksHandler({ get keys() { return current; } }, { issuer: 'https://auth.example' });
+    const documents = jwksHandler(
+      {
+        get keys() {
+          return current;
+        },
+      },
+      { issuer: 'https://auth.example' },
+    );
     const http = createServer((req, res) => {
       if (!documents(req, res)) res.writeHead(418).end();
     });

@@ -14,8 +14,19 @@ afterEach(async () => {
 
 async function start(documents: JwksRequestHandler, ready?: () => boolean) {
   const errors: string[] = [];
-  const logger = { info() {}, warn() {}, error: (message: string, fields?: Record<string, unknown>) => void errors.push(`${message} ${JSON.stringify(fields)}`) };
-  const endpoint = await serveDiscovery({ host: '127.0.0.1', port: 0, documents, logger, ports: { handshakeTimeoutMs: 5000 }, ...(ready && { ready }) });
+  const logger = {
+    info() {},
+    warn() {},
+    error: (message: string, fields?: Record<string, unknown>) => void errors.push(`${message} ${JSON.stringify(fields)}`),
+  };
+  const endpoint = await serveDiscovery({
+    host: '127.0.0.1',
+    port: 0,
+    documents,
+    logger,
+    ports: { handshakeTimeoutMs: 5000 },
+    ...(ready && { ready }),
+  });
   endpoints.push(endpoint);
   const get = async (path: string, method = 'GET') => {
     const response = await fetch(`http://127.0.0.1:${endpoint.port}${path}`, { method });
@@ -65,7 +76,17 @@ describe('serveDiscovery', () => {
   it('refuses a port in use, naming the option', async () => {
     const { endpoint } = await start(documents);
     await expect(
-      serveDiscovery({ host: '127.0.0.1', port: endpoint.port, documents, logger: { info() {}, warn() {}, error() {} }, ports: { handshakeTimeoutMs: 5000 } }),
-    ).rejects.toMatchObject({ code: 'ERR_LISTEN', field: 'httpPort', message: `cannot serve discovery on 127.0.0.1:${endpoint.port}: EADDRINUSE` });
+      serveDiscovery({
+        host: '127.0.0.1',
+        port: endpoint.port,
+        documents,
+        logger: { info() {}, warn() {}, error() {} },
+        ports: { handshakeTimeoutMs: 5000 },
+      }),
+    ).rejects.toMatchObject({
+      code: 'ERR_LISTEN',
+      field: 'httpPort',
+      message: `cannot serve discovery on 127.0.0.1:${endpoint.port}: EADDRINUSE`,
+    });
   });
 });

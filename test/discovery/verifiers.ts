@@ -17,8 +17,17 @@ const VENV = join(TOOLS, `python-pyjwt-${PYJWT.pyjwt}`);
 const GO_OIDC = join(TOOLS, 'bin', 'go-oidc-verify-v3.21.0');
 
 /** A command's stdout, or an error naming the step (`what`) that failed or hung, with its output. */
-function run(command: string, args: readonly string[], options: { input?: string; cwd?: string; timeoutMs?: number; what?: string } = {}): Promise<string> {
-  return runStep(command, args, { cwd: options.cwd, input: options.input ?? '', timeoutMs: options.timeoutMs ?? 120_000, what: options.what });
+function run(
+  command: string,
+  args: readonly string[],
+  options: { input?: string; cwd?: string; timeoutMs?: number; what?: string } = {},
+): Promise<string> {
+  return runStep(command, args, {
+    cwd: options.cwd,
+    input: options.input ?? '',
+    timeoutMs: options.timeoutMs ?? 120_000,
+    what: options.what,
+  });
 }
 
 /** A runnable verifier: `verify(issuer, tokens)` gives one line per token. */
@@ -29,7 +38,12 @@ export interface ForeignVerifier {
 /** PyJWT's PyJWKClient, or why it cannot run here. */
 export async function pyjwtVerifier(): Promise<ForeignVerifier | string> {
   const python = join(VENV, 'bin', 'python');
-  const ready = async (): Promise<boolean> => existsSync(python) && (await run(python, ['-c', 'import jwt, cryptography']).then(() => true, () => false));
+  const ready = async (): Promise<boolean> =>
+    existsSync(python) &&
+    (await run(python, ['-c', 'import jwt, cryptography']).then(
+      () => true,
+      () => false,
+    ));
   if (!(await ready())) {
     try {
       mkdirSync(TOOLS, { recursive: true });
@@ -43,14 +57,20 @@ export async function pyjwtVerifier(): Promise<ForeignVerifier | string> {
     }
   }
   const script = join(HERE, 'python', 'pyjwt_verify.py');
-  return { verify: async (issuer, tokens) => (await run(python, [script, issuer], { input: `${tokens.join('\n')}\n` })).trim().split('\n') };
+  return {
+    verify: async (issuer, tokens) => (await run(python, [script, issuer], { input: `${tokens.join('\n')}\n` })).trim().split('\n'),
+  };
 }
 
 /** coreos/go-oidc v3.21.0, or why it cannot be built here. */
 export async function goOidcVerifier(): Promise<ForeignVerifier | string> {
   if (!existsSync(GO_OIDC)) {
     try {
-      await run('go', ['build', '-o', GO_OIDC, '.'], { cwd: join(HERE, 'go-oidc'), timeoutMs: 300_000, what: 'go build of go-oidc v3.21.0 (modules from the Go module proxy)' });
+      await run('go', ['build', '-o', GO_OIDC, '.'], {
+        cwd: join(HERE, 'go-oidc'),
+        timeoutMs: 300_000,
+        what: 'go build of go-oidc v3.21.0 (modules from the Go module proxy)',
+      });
     } catch (err) {
       return `go-oidc v3.21.0 could not be built (Go or its module proxy unavailable): ${(err as Error).message.split('\n')[0]}`;
     }

@@ -58,7 +58,11 @@ function shBlocks(page: string): ShBlock[] {
       while (above >= 0 && (lines[above] as string).trim() === '') above--;
       const match = ANNOTATION.exec((lines[above] ?? '').trim());
       const annotation =
-        match === null ? undefined : match[3] !== undefined ? { notRun: match[3] } : { run: match[1] as Where, serves: match[2] !== undefined };
+        match === null
+          ? undefined
+          : match[3] !== undefined
+            ? { notRun: match[3] }
+            : { run: match[1] as Where, serves: match[2] !== undefined };
       blocks.push({ page, line: i + 1, body: lines.slice(i + 1, end).join('\n'), annotation });
     }
     i = end;
@@ -122,7 +126,12 @@ interface Run {
 }
 
 /** Runs a bash script in its own process group; resolves when it exits or `until` matches its output. */
-function runScript(script: string, cwd: string, env: NodeJS.ProcessEnv, markers: { until?: RegExp; deadlineMs: number }): Promise<{ output: string; reason: 'exit' | 'matched' | 'deadline'; code: number | null }> {
+function runScript(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  markers: { until?: RegExp; deadlineMs: number },
+): Promise<{ output: string; reason: 'exit' | 'matched' | 'deadline'; code: number | null }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -168,10 +177,14 @@ async function runSession(blocks: readonly ShBlock[], cwd: string, env: NodeJS.P
       const end = run.output.indexOf(`::end ${index}\n`);
       const output = begin < 0 ? '' : run.output.slice(begin, end < 0 ? undefined : end);
       const failures = [...output.matchAll(new RegExp(`^::fail ${index} (\\d+) (.*)$`, 'gm'))].map(
-        ([, line, why]) => `${block.page}:${block.line + Number(line)}: ${(block.body.split('\n')[Number(line) - 1] ?? '').trim()} -> ${why}`,
+        ([, line, why]) =>
+          `${block.page}:${block.line + Number(line)}: ${(block.body.split('\n')[Number(line) - 1] ?? '').trim()} -> ${why}`,
       );
       if (begin < 0) failures.push(`${where(block)}: never ran (${run.reason})`);
-      else if (end < 0) failures.push(`${where(block)}: did not finish (${run.reason === 'deadline' ? `ran past ${BLOCK_DEADLINE_MS * blocks.length} ms` : `bash exited ${run.code}`})`);
+      else if (end < 0)
+        failures.push(
+          `${where(block)}: did not finish (${run.reason === 'deadline' ? `ran past ${BLOCK_DEADLINE_MS * blocks.length} ms` : `bash exited ${run.code}`})`,
+        );
       results.set(block, { output, failures });
     });
   } finally {
@@ -188,7 +201,10 @@ let env: NodeJS.ProcessEnv;
 /** A folder as "Install the package" leaves it: the package and its bin under node_modules. */
 function makeInstallFolder(into: string): void {
   mkdirSync(join(into, 'node_modules', '.bin'), { recursive: true });
-  writeFileSync(join(into, 'package.json'), JSON.stringify({ name: 'my-app', private: true, type: 'module', dependencies: { 'jwt-grpc': '*' } }));
+  writeFileSync(
+    join(into, 'package.json'),
+    JSON.stringify({ name: 'my-app', private: true, type: 'module', dependencies: { 'jwt-grpc': '*' } }),
+  );
   symlinkSync(PACKAGE_ROOT, join(into, 'node_modules', 'jwt-grpc'), 'dir');
   symlinkSync(join('..', 'jwt-grpc', 'dist', 'src', 'bin', 'jwt-grpc.js'), join(into, 'node_modules', '.bin', 'jwt-grpc'));
 }
@@ -196,7 +212,10 @@ function makeInstallFolder(into: string): void {
 /** A copy of the repository (its sources, docs and manifest; its node_modules linked), so nothing here writes PACKAGE_ROOT's dist/. */
 function makeClone(into: string): void {
   for (const input of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'src', 'proto', 'bench', 'docs']) {
-    cpSync(join(PACKAGE_ROOT, input), join(into, input), { recursive: true, filter: (source) => !source.includes(`${join('docs', 'tools')}`) });
+    cpSync(join(PACKAGE_ROOT, input), join(into, input), {
+      recursive: true,
+      filter: (source) => !source.includes(`${join('docs', 'tools')}`),
+    });
   }
   symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(into, 'node_modules'), 'dir');
 }
@@ -204,7 +223,8 @@ function makeClone(into: string): void {
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'jwt-grpc-commands-'));
   env = { ...process.env, PATH: [join(PACKAGE_ROOT, '.tools', 'bin'), process.env['PATH']].join(delimiter), HOME: work };
-  for (const name of Object.keys(env)) if (name.startsWith('JWT_GRPC_') || name.startsWith('OTEL_') || name === 'NODEMAXPROCS') delete env[name];
+  for (const name of Object.keys(env))
+    if (name.startsWith('JWT_GRPC_') || name.startsWith('OTEL_') || name === 'NODEMAXPROCS') delete env[name];
 });
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
@@ -223,27 +243,39 @@ describe('the sh blocks of README.md and docs/*.md', () => {
   const pages = [...new Set(BLOCKS.map((block) => block.page))];
   for (const page of pages) {
     for (const kind of ['install', 'clone'] as const) {
-      const session = BLOCKS.filter((b) => b.page === page && b.annotation !== undefined && 'run' in b.annotation && b.annotation.run === kind && !b.annotation.serves);
+      const session = BLOCKS.filter(
+        (b) => b.page === page && b.annotation !== undefined && 'run' in b.annotation && b.annotation.run === kind && !b.annotation.serves,
+      );
       if (session.length === 0) continue;
-      it(`runs ${page}'s blocks in ${kind === 'install' ? 'an install folder' : 'a clone'}, in order: ${session.map((b) => b.line).join(', ')}`, async () => {
-        const folder = join(work, `${page.replaceAll('/', '-')}-${kind}`);
-        mkdirSync(folder);
-        if (kind === 'install') makeInstallFolder(folder);
-        else makeClone(folder);
-        folders[kind] = folder;
-        const results = await runSession(session, folder, env);
-        const failures = [...results.values()].flatMap((run) => run.failures);
-        expect(failures, [...results.values()].map((run) => run.output).join('\n')).toEqual([]);
-      }, BLOCK_DEADLINE_MS * session.length + 30_000);
+      it(
+        `runs ${page}'s blocks in ${kind === 'install' ? 'an install folder' : 'a clone'}, in order: ${session.map((b) => b.line).join(', ')}`,
+        async () => {
+          const folder = join(work, `${page.replaceAll('/', '-')}-${kind}`);
+          mkdirSync(folder);
+          if (kind === 'install') makeInstallFolder(folder);
+          else makeClone(folder);
+          folders[kind] = folder;
+          const results = await runSession(session, folder, env);
+          const failures = [...results.values()].flatMap((run) => run.failures);
+          expect(failures, [...results.values()].map((run) => run.output).join('\n')).toEqual([]);
+        },
+        BLOCK_DEADLINE_MS * session.length + 30_000,
+      );
     }
-    for (const block of BLOCKS.filter((b) => b.page === page && b.annotation !== undefined && 'serves' in b.annotation && b.annotation.serves)) {
-      it(`serves: ${where(block)} prints its banner, then stops`, async () => {
-        const folder = join(work, `${page.replaceAll('/', '-')}-${block.line}-serves`);
-        mkdirSync(folder);
-        makeInstallFolder(folder);
-        const run = await runScript(block.body, folder, env, { until: /listening on \S+:\d+/, deadlineMs: BLOCK_DEADLINE_MS });
-        expect(run.reason, run.output).toBe('matched');
-      }, BLOCK_DEADLINE_MS + 10_000);
+    for (const block of BLOCKS.filter(
+      (b) => b.page === page && b.annotation !== undefined && 'serves' in b.annotation && b.annotation.serves,
+    )) {
+      it(
+        `serves: ${where(block)} prints its banner, then stops`,
+        async () => {
+          const folder = join(work, `${page.replaceAll('/', '-')}-${block.line}-serves`);
+          mkdirSync(folder);
+          makeInstallFolder(folder);
+          const run = await runScript(block.body, folder, env, { until: /listening on \S+:\d+/, deadlineMs: BLOCK_DEADLINE_MS });
+          expect(run.reason, run.output).toBe('matched');
+        },
+        BLOCK_DEADLINE_MS + 10_000,
+      );
     }
   }
 });

@@ -30,7 +30,12 @@ function tableRows(text: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(first + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -60,7 +65,11 @@ describe('docs/library.md against the code', () => {
 
 describe('docs/cli.md against the code', () => {
   it('lists exactly the exit codes of src/cli/exit-codes.ts', () => {
-    const documented = tableRows(sectionOf('docs/cli.md', '## Exit codes')).map(([code = '', serve = '', commands = '']) => ({ code: Number(code), serve, commands }));
+    const documented = tableRows(sectionOf('docs/cli.md', '## Exit codes')).map(([code = '', serve = '', commands = '']) => ({
+      code: Number(code),
+      serve,
+      commands,
+    }));
     expect(documented).toEqual(EXIT_CODES.map(({ code, serve, commands }) => ({ code, serve, commands })));
   });
 });

@@ -30,7 +30,8 @@ describe('README.md', () => {
   it('runs its Quick start through the installed bin, the CLI client and grpcurl, with no repository file', () => {
     const quickStart = section('Quick start');
     // The server through its bin, so that `kill %1` reaches it (npx would exit 143 at once, leaving it draining).
-    for (const command of ['node_modules/.bin/jwt-grpc serve', 'npx jwt-grpc token', 'npx jwt-grpc verify', 'grpcurl ', 'kill %1; wait %1']) expect(quickStart).toContain(command);
+    for (const command of ['node_modules/.bin/jwt-grpc serve', 'npx jwt-grpc token', 'npx jwt-grpc verify', 'grpcurl ', 'kill %1; wait %1'])
+      expect(quickStart).toContain(command);
     expect(quickStart).not.toMatch(/bench\/fixtures|--proto proto\//);
   });
 });

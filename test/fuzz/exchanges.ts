@@ -8,7 +8,16 @@ import { METHODS, generateRequest, lengthPrefixed, randomBody } from './grpc.js'
 import { grpcRequestBlock, randomBlock } from './hpack.js';
 import type { Prng } from './prng.js';
 
-export const EXCHANGE_KINDS = ['unary', 'unary-continuation', 'unary-padded', 'server-streaming', 'bidi-streaming', 'many-streams', 'pings-settings', 'hpack-random'] as const;
+export const EXCHANGE_KINDS = [
+  'unary',
+  'unary-continuation',
+  'unary-padded',
+  'server-streaming',
+  'bidi-streaming',
+  'many-streams',
+  'pings-settings',
+  'hpack-random',
+] as const;
 export type ExchangeKind = (typeof EXCHANGE_KINDS)[number];
 
 function clientSettings(rng: Prng): Frame {
@@ -38,7 +47,12 @@ export function exchange(rng: Prng, kind: ExchangeKind, counts: Map<string, numb
       break;
     }
     case 'server-streaming':
-      frames.push(...headerFrames(1, grpcRequestBlock(METHODS.healthWatch), false, 1 << 14), data(1, lengthPrefixed(Buffer.alloc(0)), true), windowUpdate(0, 1 + rng.int(1 << 20)), rstStream(1, 8));
+      frames.push(
+        ...headerFrames(1, grpcRequestBlock(METHODS.healthWatch), false, 1 << 14),
+        data(1, lengthPrefixed(Buffer.alloc(0)), true),
+        windowUpdate(0, 1 + rng.int(1 << 20)),
+        rstStream(1, 8),
+      );
       break;
     case 'bidi-streaming': {
       frames.push(...headerFrames(1, grpcRequestBlock(METHODS.reflection), false, 1 << 14));
@@ -68,4 +82,3 @@ export function exchange(rng: Prng, kind: ExchangeKind, counts: Map<string, numb
   if (rng.chance(0.2)) frames.push({ type: FRAME_TYPE.GOAWAY, flags: 0, streamId: 0, payload: Buffer.alloc(8) });
   return frames;
 }
-

@@ -26,7 +26,17 @@ export function lengthPrefixed(message: Buffer, compressed = false, lengthOverri
   return Buffer.concat([prefix, message]);
 }
 
-export const GRPC_KINDS = ['valid', 'compressed-flag', 'flag-2..255', 'length-short', 'length-long', 'length-huge', 'prefix-only', 'garbage-protobuf', 'two-messages'] as const;
+export const GRPC_KINDS = [
+  'valid',
+  'compressed-flag',
+  'flag-2..255',
+  'length-short',
+  'length-long',
+  'length-huge',
+  'prefix-only',
+  'garbage-protobuf',
+  'two-messages',
+] as const;
 
 /** A request body: one of GRPC_KINDS, and its kind. */
 export function randomBody(rng: Prng): { kind: string; bytes: Buffer } {

@@ -58,11 +58,34 @@ export function grpcRequestBlock(path: string, extra: readonly (readonly [string
 }
 
 /** Representation kinds the generator draws from; counted by the runner's report. */
-export const HPACK_KINDS = ['indexed', 'literal-incremental', 'literal-plain', 'literal-never', 'size-update', 'huffman-valid', 'huffman-garbage', 'huffman-bad-padding', 'huge-int', 'bad-index'] as const;
+export const HPACK_KINDS = [
+  'indexed',
+  'literal-incremental',
+  'literal-plain',
+  'literal-never',
+  'size-update',
+  'huffman-valid',
+  'huffman-garbage',
+  'huffman-bad-padding',
+  'huge-int',
+  'bad-index',
+] as const;
 export type HpackKind = (typeof HPACK_KINDS)[number];
 
 function name(rng: Prng): string {
-  return rng.pick(['x-a', 'grpc-timeout', 'grpc-encoding', 'authorization', 'content-type', 'te', ':path', ':method', 'X-Upper', '', 'x'.repeat(rng.int(300))]);
+  return rng.pick([
+    'x-a',
+    'grpc-timeout',
+    'grpc-encoding',
+    'authorization',
+    'content-type',
+    'te',
+    ':path',
+    ':method',
+    'X-Upper',
+    '',
+    'x'.repeat(rng.int(300)),
+  ]);
 }
 
 /** One random representation, and its kind. */
@@ -75,7 +98,14 @@ export function randomField(rng: Prng): { kind: HpackKind; bytes: Buffer } {
     case 'literal-incremental':
       return { kind, bytes: Buffer.concat([Buffer.from([0x40]), hpackString(Buffer.from(name(rng))), hpackString(value())]) };
     case 'literal-plain':
-      return { kind, bytes: Buffer.concat([hpackInt(rng.int(62), 4, 0x00), ...(rng.chance(0.5) ? [] : [hpackString(Buffer.from(name(rng)))]), hpackString(value())]) };
+      return {
+        kind,
+        bytes: Buffer.concat([
+          hpackInt(rng.int(62), 4, 0x00),
+          ...(rng.chance(0.5) ? [] : [hpackString(Buffer.from(name(rng)))]),
+          hpackString(value()),
+        ]),
+      };
     case 'literal-never':
       return { kind, bytes: Buffer.concat([hpackInt(1 + rng.int(61), 4, 0x10), hpackString(value())]) };
     case 'size-update':

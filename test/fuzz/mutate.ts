@@ -52,7 +52,15 @@ const MUTATIONS: Record<string, Mutation> = {
   },
   'change-stream': (rng, frames) => {
     const frame = target(rng, frames);
-    if (frame !== undefined) frame.streamId = rng.pick([0, frame.streamId + 2, frame.streamId - 2, frame.streamId + 1, rng.edge(31), 0x8000_0000 | frame.streamId]);
+    if (frame !== undefined)
+      frame.streamId = rng.pick([
+        0,
+        frame.streamId + 2,
+        frame.streamId - 2,
+        frame.streamId + 1,
+        rng.edge(31),
+        0x8000_0000 | frame.streamId,
+      ]);
   },
   'drop-frame': (rng, frames) => {
     if (frames.length > 0) frames.splice(rng.int(frames.length), 1);
@@ -73,7 +81,14 @@ const MUTATIONS: Record<string, Mutation> = {
   },
   'interleave-header-block': (rng, frames) => {
     const i = frames.findIndex((frame) => frame.type === FRAME_TYPE.HEADERS);
-    if (i >= 0) frames.splice(i + 1, 0, rng.chance(0.5) ? randomFrame(rng) : { type: FRAME_TYPE.CONTINUATION, flags: rng.int(256), streamId: rng.int(8), payload: randomField(rng).bytes });
+    if (i >= 0)
+      frames.splice(
+        i + 1,
+        0,
+        rng.chance(0.5)
+          ? randomFrame(rng)
+          : { type: FRAME_TYPE.CONTINUATION, flags: rng.int(256), streamId: rng.int(8), payload: randomField(rng).bytes },
+      );
   },
   'hpack-field': (rng, frames) => {
     const frame = frames.find((candidate) => candidate.type === FRAME_TYPE.HEADERS || candidate.type === FRAME_TYPE.CONTINUATION);
@@ -94,7 +109,7 @@ const MUTATIONS: Record<string, Mutation> = {
   'initial-window': (rng, frames) => {
     frames.splice(rng.int(frames.length + 1), 0, settings([[4, rng.pick([0, 1, 0x7fff_ffff, 0x8000_0000])]]));
   },
-  'flood': (rng, frames) => {
+  flood: (rng, frames) => {
     const frame = target(rng, frames);
     if (frame !== undefined) for (let n = rng.int(200); n > 0; n--) frames.push({ ...frame });
   },

@@ -69,7 +69,9 @@ async function main(): Promise<number> {
     for (let n = 0; n < options.concurrency && index < options.from + options.count; n++, index++) {
       batch.push({ index, input: generate(new Prng(exchangeSeed(options.seed, index)), counts) });
     }
-    const results = await Promise.all(batch.map(({ index: i, input }) => drive(port, input.bytes, new Prng(exchangeSeed(options.seed, i) ^ 1), 150)));
+    const results = await Promise.all(
+      batch.map(({ index: i, input }) => drive(port, input.bytes, new Prng(exchangeSeed(options.seed, i) ^ 1), 150)),
+    );
     for (const result of results) {
       count(counts, result.serverClosed ? 'server:closed' : 'server:kept-open');
       for (const type of result.frameTypes) count(counts, `server-frame:${type}`);

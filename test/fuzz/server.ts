@@ -8,10 +8,12 @@ import { type Logger, createJwtServer, generateKeys } from '../../src/lib.js';
 
 /** Warnings and errors the server logged, by level and message: an exception the transport caught shows here. */
 const logged = new Map<string, number>();
-const count = (level: string) => (message: string): void => {
-  const key = `${level}:${message.slice(0, 80)}`;
-  logged.set(key, (logged.get(key) ?? 0) + 1);
-};
+const count =
+  (level: string) =>
+  (message: string): void => {
+    const key = `${level}:${message.slice(0, 80)}`;
+    logged.set(key, (logged.get(key) ?? 0) + 1);
+  };
 const logger: Logger = { info() {}, warn: count('warn'), error: count('error') };
 
 const keys = await generateKeys({ algorithms: ['HS256'] });

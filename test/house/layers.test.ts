@@ -24,7 +24,21 @@ const TEST = join(ROOT, 'test');
  */
 const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections.
-  { name: 'base', paths: ['errors.ts', 'assert.ts', 'log.ts', 'package-root.ts', 'optional-deps.ts', 'connection-guard.ts', 'http-listen.ts', 'secret-file.ts', 'nearest-name.ts', 'known-options.ts'] },
+  {
+    name: 'base',
+    paths: [
+      'errors.ts',
+      'assert.ts',
+      'log.ts',
+      'package-root.ts',
+      'optional-deps.ts',
+      'connection-guard.ts',
+      'http-listen.ts',
+      'secret-file.ts',
+      'nearest-name.ts',
+      'known-options.ts',
+    ],
+  },
   // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
   { name: 'revocation-contract', paths: ['revocation/types.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
@@ -73,7 +87,6 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'bin', paths: ['bin/'] },
 ];
 
-
 /** An import as written: the importing file (relative to src/), the specifier, the resolved file. */
 interface Import {
   readonly from: string;
@@ -108,7 +121,9 @@ function importsOf(file: string, source: string, root: string = SRC): Import[] {
     for (const match of code.matchAll(pattern)) {
       const specifier = match[1]!;
       if (!specifier.startsWith('.')) continue;
-      const target = relative(root, resolve(root, dirname(file), specifier.replace(/\.js$/, '.ts'))).split('\\').join('/');
+      const target = relative(root, resolve(root, dirname(file), specifier.replace(/\.js$/, '.ts')))
+        .split('\\')
+        .join('/');
       found.push({ from: file, specifier, to: target });
     }
   }
@@ -159,7 +174,10 @@ describe('the layers of src/', () => {
   });
 
   it('puts every file in a layer', () => {
-    expect(files.filter((file) => layerOf(file) === undefined), 'files in no layer of LAYERS').toEqual([]);
+    expect(
+      files.filter((file) => layerOf(file) === undefined),
+      'files in no layer of LAYERS',
+    ).toEqual([]);
   });
 
   it('has no import from a lower layer to a higher one', () => {
@@ -193,7 +211,11 @@ describe('the layers of src/', () => {
     expect(found.sort()).toEqual(['cli/main.ts', 'cluster/run.ts', 'errors.ts', 'keys/core.ts']);
     expect(layerOf('cluster/run.ts')!.index).toBeGreaterThan(layerOf('keys/reload.ts')!.index);
     expect(layerOf('transport/http2/wire/frames.ts')!.name).toBe('wire');
-    const circle = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']]]);
+    const circle = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+    ]);
     expect(cyclesOf(circle)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
   });
 });
@@ -211,7 +233,11 @@ function supportImports(): Import[] {
  * test/ may import anything in bench/ (the kit, and the bench modules its own tests cover).
  */
 const ONE_WAY: readonly { readonly files: string; readonly mayImport: (to: string) => boolean; readonly why: string }[] = [
-  { files: 'bench/kit/', mayImport: (to) => to.startsWith('bench/kit/') || !/^(bench|test)\//.test(to), why: 'the kit imports only itself and src/' },
+  {
+    files: 'bench/kit/',
+    mayImport: (to) => to.startsWith('bench/kit/') || !/^(bench|test)\//.test(to),
+    why: 'the kit imports only itself and src/',
+  },
   { files: 'bench/', mayImport: (to) => !to.startsWith('test/'), why: 'bench/ never imports test/' },
 ];
 

@@ -30,7 +30,9 @@ describe('the leftover-process check', () => {
     const left = await endLeftovers(mark, 100);
     expect(left.map((p) => p.pid)).toContain(pid);
     expect(left.map((p) => p.command).sort()).toEqual(['sh -c sleep 60 & wait', 'sleep 60']);
-    expect(leftoverMessage('a.test.ts', left)).toMatch(/^a\.test\.ts left 2 process\(es\) running after its last hook \(now killed\):\n {2}pid \d+: .*\n {2}pid \d+: /);
+    expect(leftoverMessage('a.test.ts', left)).toMatch(
+      /^a\.test\.ts left 2 process\(es\) running after its last hook \(now killed\):\n {2}pid \d+: .*\n {2}pid \d+: /,
+    );
     expect(await waitUntil(() => markedProcesses(mark).length === 0, 5000), 'killed').toBe(true);
   });
 
@@ -42,7 +44,7 @@ describe('the leftover-process check', () => {
     expect(await endLeftovers(mark)).toEqual([]);
   });
 
-  it('marks what the launcher starts: this file\'s own mark reaches its children', async () => {
+  it("marks what the launcher starts: this file's own mark reaches its children", async () => {
     const mark = process.env[MARK_VARIABLE] as string;
     expect(mark).toMatch(/^[0-9a-f-]{36}$/);
     const child = launch('sleep', ['60']);
@@ -55,7 +57,7 @@ describe('the leftover-process check', () => {
     expect(await endLeftovers(mark)).toEqual([]);
   });
 
-  it('does not see another mark\'s processes', async () => {
+  it("does not see another mark's processes", async () => {
     const pid = leakedSleep(newMark());
     expect(markedProcesses(newMark())).toEqual([]);
     process.kill(-pid, 'SIGKILL');

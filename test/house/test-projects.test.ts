@@ -68,7 +68,9 @@ describe('vitest projects by file name', () => {
     // `a.integration.ts` or `a.load.ts` (no `.test`) would be run by no project at all;
     // `a.integration.load.test.ts` would be read by its last suffix only.
     const stray = readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' }).filter(
-      (name) => !name.includes('node_modules') && (/\.(integration|load)\.ts$/.test(name) || /\.(integration|load)\.(integration|load)\.test\.ts$/.test(name)),
+      (name) =>
+        !name.includes('node_modules') &&
+        (/\.(integration|load)\.ts$/.test(name) || /\.(integration|load)\.(integration|load)\.test\.ts$/.test(name)),
     );
     expect(stray).toEqual([]);
   });

@@ -13,8 +13,27 @@ function survives(json: string): boolean {
 
 describe('numbers', () => {
   it.each([
-    '0', '-1', '1.5', '1.50', '0.1', '1.1', '-2.5e-7', '1e21', '1E21', '1e+21', '1.5e300', '5e-324', '1.7976931348623157e308',
-    '9007199254740991', '-9007199254740991', '18446744073709552000', '0.0', '0e999999999999999999', '100', '1e2', '123456789012345680000',
+    '0',
+    '-1',
+    '1.5',
+    '1.50',
+    '0.1',
+    '1.1',
+    '-2.5e-7',
+    '1e21',
+    '1E21',
+    '1e+21',
+    '1.5e300',
+    '5e-324',
+    '1.7976931348623157e308',
+    '9007199254740991',
+    '-9007199254740991',
+    '18446744073709552000',
+    '0.0',
+    '0e999999999999999999',
+    '100',
+    '1e2',
+    '123456789012345680000',
   ])('accepts %s: its re-serialization has the same value', (n) => {
     expect(claimsJsonProblem(`{"n":${n}}`)).toBeUndefined();
     // The same value: the decimal the signed token holds is the one asked for.
@@ -41,7 +60,9 @@ describe('numbers', () => {
 
   it('elides a long number in the message', () => {
     const n = `1.${'0'.repeat(100)}1`;
-    expect(claimsJsonProblem(`{"n":${n}}`)).toBe(`$.n: number ${n.slice(0, 40)}... does not survive a round trip (it would be signed as 1)`);
+    expect(claimsJsonProblem(`{"n":${n}}`)).toBe(
+      `$.n: number ${n.slice(0, 40)}... does not survive a round trip (it would be signed as 1)`,
+    );
   });
 });
 
@@ -61,7 +82,9 @@ describe('keys and strings', () => {
   });
 
   it('names the path through arrays and odd keys', () => {
-    expect(claimsJsonProblem('{"a":[0,{"odd key":[1,2,1e999]}]}')).toBe('$.a[1]["odd key"][2]: number 1e999 does not survive a round trip (it would be signed as null)');
+    expect(claimsJsonProblem('{"a":[0,{"odd key":[1,2,1e999]}]}')).toBe(
+      '$.a[1]["odd key"][2]: number 1e999 does not survive a round trip (it would be signed as null)',
+    );
     expect(claimsJsonProblem('{"":{"$x_1":-0}}')).toBe('$[""].$x_1: number -0 is negative zero, which would be signed as 0');
   });
 

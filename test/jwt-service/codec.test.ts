@@ -77,7 +77,23 @@ function randomString(next: () => number): string {
   return Array.from({ length: Math.floor(next() * 300) }, () => chars[Math.floor(next() * chars.length)]).join('');
 }
 
-const SAMPLE_INT64 = [0, 1, -1, 127, 128, 7200, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 1_800_000_000, 2 ** 53 - 1, -(2 ** 31), -(2 ** 32), -(2 ** 53 - 1)];
+const SAMPLE_INT64 = [
+  0,
+  1,
+  -1,
+  127,
+  128,
+  7200,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32 - 1,
+  2 ** 32,
+  1_800_000_000,
+  2 ** 53 - 1,
+  -(2 ** 31),
+  -(2 ** 32),
+  -(2 ** 53 - 1),
+];
 
 function randomInt64(next: () => number): number {
   return next() < 0.7 ? (SAMPLE_INT64[Math.floor(next() * SAMPLE_INT64.length)] as number) : Math.floor((next() - 0.5) * 2 ** 50);
@@ -310,14 +326,20 @@ describe('response encoders decode with proto-loader to what was meant', () => {
   it('GenerateJwtResponse: 2,000 random responses and the int64 edges of expires_at', () => {
     const next = rng(3);
     const cases = [
-      ...Array.from({ length: 2000 }, () => ({ jwt: randomString(next), sub: randomString(next), kid: randomString(next), expires_at: randomInt64(next) })),
+      ...Array.from({ length: 2000 }, () => ({
+        jwt: randomString(next),
+        sub: randomString(next),
+        kid: randomString(next),
+        expires_at: randomInt64(next),
+      })),
       ...SAMPLE_INT64.map((expires_at) => ({ jwt: 'a.b.c', sub: 's', kid: 'k', expires_at })),
     ];
     for (const response of cases) {
       const ours = encodeGenerateJwtResponse(response);
       expect(generateJwt.responseDeserialize(ours)).toEqual(response);
       // Same bytes as protobufjs wherever it, too, leaves the defaults out.
-      if (response.jwt && response.sub && response.kid && response.expires_at) expect(ours).toEqual(generateJwt.responseSerialize(response));
+      if (response.jwt && response.sub && response.kid && response.expires_at)
+        expect(ours).toEqual(generateJwt.responseSerialize(response));
     }
   });
 
@@ -329,10 +351,12 @@ describe('response encoders decode with proto-loader to what was meant', () => {
         expect(verifyJwt.responseDeserialize(encodeVerifyJwtResponse(response))).toEqual(response);
       }
     }
-    expect(() => encodeVerifyJwtResponse({ valid: false, sub: '', claims_json: '', reason: 'NOPE' as VerifyJwtReason })).toThrow(/reason: unknown value "NOPE"/);
+    expect(() => encodeVerifyJwtResponse({ valid: false, sub: '', claims_json: '', reason: 'NOPE' as VerifyJwtReason })).toThrow(
+      /reason: unknown value "NOPE"/,
+    );
   });
 
-  it('the Reason table is the proto\'s enum, name for name and number for number', () => {
+  it("the Reason table is the proto's enum, name for name and number for number", () => {
     const message = definition['jwt.services.VerifyJwtResponse'] as unknown as {
       type: { enumType: { name: string; value: { name: string; number: number }[] }[] };
     };
@@ -354,12 +378,17 @@ describe('response encoders decode with proto-loader to what was meant', () => {
 
   it('RevokeJwtResponse: the int64 edges of expires_at, revoked or not', () => {
     for (const expires_at of SAMPLE_INT64) {
-      for (const revoked of [true, false]) expect(revokeJwt.responseDeserialize(encodeRevokeJwtResponse({ revoked, expires_at }))).toEqual({ revoked, expires_at });
+      for (const revoked of [true, false])
+        expect(revokeJwt.responseDeserialize(encodeRevokeJwtResponse({ revoked, expires_at }))).toEqual({ revoked, expires_at });
     }
   });
 
   it('GetJwksResponse: empty and large JWK Sets', () => {
-    for (const jwks_json of ['', '{"keys":[]}', JSON.stringify({ keys: Array.from({ length: 50 }, (_, i) => ({ kid: `k${i}`, x: 'a'.repeat(43) })) })]) {
+    for (const jwks_json of [
+      '',
+      '{"keys":[]}',
+      JSON.stringify({ keys: Array.from({ length: 50 }, (_, i) => ({ kid: `k${i}`, x: 'a'.repeat(43) })) }),
+    ]) {
       expect(getJwks.responseDeserialize(encodeGetJwksResponse({ jwks_json }))).toEqual({ jwks_json });
     }
   });
@@ -383,8 +412,14 @@ describe.each(TRANSPORTS)('over a real connection, on transport %s', (transport)
   const send = (buf: Buffer): Promise<{ err: ServiceError | null; res?: Buffer }> =>
     new Promise((resolve) => {
       const identity = (b: Buffer): Buffer => b;
-      raw.makeUnaryRequest(`/${SERVICE_NAME}/GenerateJwt`, identity, identity, buf, new Metadata(), { deadline: Date.now() + 10_000 }, (err, res) =>
-        resolve({ err, res }),
+      raw.makeUnaryRequest(
+        `/${SERVICE_NAME}/GenerateJwt`,
+        identity,
+        identity,
+        buf,
+        new Metadata(),
+        { deadline: Date.now() + 10_000 },
+        (err, res) => resolve({ err, res }),
       );
     });
 

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/lib.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 
 describe('JwtServiceCore', () => {
-  it('tells its observer what it signed and what it verified, with the call\'s scope, and of a refusal', async () => {
+  it("tells its observer what it signed and what it verified, with the call's scope, and of a refusal", async () => {
     const events: unknown[] = [];
     const observer: CoreObserver<string> = {
       onIssued: ({ alg, kid, sub, granted }, scope) => events.push(['issued', alg, kid, sub, granted, scope]),
@@ -26,7 +26,9 @@ describe('JwtServiceCore', () => {
     const request = { subject: 'ada', audience: '', ttl_seconds: 0, claims_json: '', algorithm: 'ES256' };
     const issued = await core.generate(request, undefined, 'sign-span');
     core.verify({ jwt: issued.jwt, audience: '', issuer: '' }, 'verify-span');
-    expect(() => core.generate({ ...request, algorithm: 'none' }, undefined, 'bad-span')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_REQUEST' }));
+    expect(() => core.generate({ ...request, algorithm: 'none' }, undefined, 'bad-span')).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_REQUEST' }),
+    );
     const kid = keys.activeEntry('ES256')?.kid;
     expect(events).toEqual([
       ['issued', 'ES256', kid, 'ada', undefined, 'sign-span'],

@@ -38,13 +38,16 @@ describe('the status of each error of the core', () => {
     expect(Object.keys(SERVICE_ERROR_STATUS).sort()).toEqual(Object.keys(INTENDED).sort());
   });
 
-  it.each(Object.entries(INTENDED).filter(([, status]) => status !== 'INTERNAL'))('%s is answered %s with its own message', (code, status) => {
-    const err = new JwtGrpcError(code as JwtGrpcErrorCode, `the reason of ${code}`, { field: 'subject' });
-    const thrown = answered(err);
-    expect(thrown).toBeInstanceOf(GrpcStatusError);
-    expect(thrown).toMatchObject({ status: GrpcStatus[status], details: `the reason of ${code}` });
-    expect(callerMessage(err)).toBe(`the reason of ${code}`);
-  });
+  it.each(Object.entries(INTENDED).filter(([, status]) => status !== 'INTERNAL'))(
+    '%s is answered %s with its own message',
+    (code, status) => {
+      const err = new JwtGrpcError(code as JwtGrpcErrorCode, `the reason of ${code}`, { field: 'subject' });
+      const thrown = answered(err);
+      expect(thrown).toBeInstanceOf(GrpcStatusError);
+      expect(thrown).toMatchObject({ status: GrpcStatus[status], details: `the reason of ${code}` });
+      expect(callerMessage(err)).toBe(`the reason of ${code}`);
+    },
+  );
 
   it('INTERNAL ones reach the transport as they are: it answers INTERNAL without their message, and logs it', () => {
     const err = new JwtGrpcError('ERR_SELF_CHECK_FAILED', 'self-check of a token signed with kid k failed: BAD_SIGNATURE');

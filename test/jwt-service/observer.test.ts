@@ -8,7 +8,10 @@ import { type CoreObserver, type IssuedEvent, composeObservers } from '../../src
 describe('composeObservers', () => {
   it('calls every observer that has a hook, in order, and leaves out a hook none has', () => {
     const heard: string[] = [];
-    const first: CoreObserver<string> = { onIssued: (event, scope) => heard.push(`first ${event.kid} ${scope}`), onRevoke: () => heard.push('first revoke') };
+    const first: CoreObserver<string> = {
+      onIssued: (event, scope) => heard.push(`first ${event.kid} ${scope}`),
+      onRevoke: () => heard.push('first revoke'),
+    };
     const second: CoreObserver<string> = { onIssued: (event) => heard.push(`second ${event.kid}`) };
     const composed = composeObservers([first, undefined, second]);
     composed.onIssued?.({ kid: 'k' } as IssuedEvent, 'span');

@@ -17,11 +17,17 @@ const REQUEST = { subject: 'ada', audience: 'api', ttl_seconds: 0, claims_json: 
 describe('refusalOf', () => {
   it('a policy rule is denied by its rule; a bad request field by request.<field>, an unknown field by request', () => {
     expect(refusalOf(new PolicyDenied('audiences', 'spiffe://a', 'no'))).toEqual({ decision: 'deny', rule: 'audiences' });
-    expect(refusalOf(new JwtGrpcError('ERR_INVALID_REQUEST', 'subject: empty', { field: 'subject' }))).toEqual({ decision: 'deny', rule: 'request.subject' });
-    expect(refusalOf(new JwtGrpcError('ERR_INVALID_REQUEST', 'x', { field: 'anything the caller sent' }))).toEqual({ decision: 'deny', rule: 'request' });
+    expect(refusalOf(new JwtGrpcError('ERR_INVALID_REQUEST', 'subject: empty', { field: 'subject' }))).toEqual({
+      decision: 'deny',
+      rule: 'request.subject',
+    });
+    expect(refusalOf(new JwtGrpcError('ERR_INVALID_REQUEST', 'x', { field: 'anything the caller sent' }))).toEqual({
+      decision: 'deny',
+      rule: 'request',
+    });
   });
 
-  it('every error answered UNAVAILABLE is the server\'s `unavailable`; anything else `internal`', () => {
+  it("every error answered UNAVAILABLE is the server's `unavailable`; anything else `internal`", () => {
     for (const code of ['ERR_STATUS_LIST_FULL', 'ERR_KEY_BACKEND_UNAVAILABLE'] as const) {
       expect(refusalOf(new JwtGrpcError(code, 'down')), code).toEqual({ decision: 'error', rule: 'unavailable' });
     }
@@ -36,9 +42,14 @@ describe('a refused GenerateJwt', () => {
   it('is audited and counted under a policy only; the audit line gives what the caller was told, never an internal message', () => {
     const logger = recordingLogger();
     const decisions: string[] = [];
-    const metrics = { policyDecision: (decision: string, rule: string) => decisions.push(`${decision}/${rule}`) } as unknown as ServiceObserver;
+    const metrics = {
+      policyDecision: (decision: string, rule: string) => decisions.push(`${decision}/${rule}`),
+    } as unknown as ServiceObserver;
     for (const observer of [auditObserver(logger, 1024), metricsObserver(metrics)]) {
-      observer.onRefused?.(refused(new PolicyDenied('subjects', 'spiffe://a', 'caller spiffe://a may not get subject "ada"'), true), undefined);
+      observer.onRefused?.(
+        refused(new PolicyDenied('subjects', 'spiffe://a', 'caller spiffe://a may not get subject "ada"'), true),
+        undefined,
+      );
       observer.onRefused?.(refused(new JwtGrpcError('ERR_SELF_CHECK_FAILED', 'self-check of kid k failed'), true), undefined);
       observer.onRefused?.(refused(new JwtGrpcError('ERR_INVALID_REQUEST', 'subject: empty', { field: 'subject' }), false), undefined);
     }

@@ -66,7 +66,13 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
 
     it('signs what the caller entry allows; no subject gets its first subject without "*"; no ttl the lower maximum', async () => {
       const now = Math.floor(Date.now() / 1000);
-      const named = await as(orders).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'billing', ttl_seconds: 300, claims_json: '{"role":"reader"}' });
+      const named = await as(orders).generateJwt({
+        algorithm: 'ES256',
+        subject: 'svc-orders',
+        audience: 'billing',
+        ttl_seconds: 300,
+        claims_json: '{"role":"reader"}',
+      });
       expect(decodeJwt(named.jwt).payload).toMatchObject({ sub: 'svc-orders', aud: 'billing', role: 'reader' });
       const unnamed = await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' });
       expect(unnamed.sub).toBe('svc-orders');
@@ -90,16 +96,26 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     });
 
     it('refuses a prefix pattern to a subject without the prefix, and a caller with no subject without "*" that names none', async () => {
-      expect(await callError(as(reports).generateJwt({ algorithm: 'HS256', subject: 'svc-orders' }))).toMatchObject({ code: status.PERMISSION_DENIED });
+      expect(await callError(as(reports).generateJwt({ algorithm: 'HS256', subject: 'svc-orders' }))).toMatchObject({
+        code: status.PERMISSION_DENIED,
+      });
       const none = await callError(as(reports).generateJwt({ algorithm: 'HS256' }));
       expect(none).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('policy rule "subjects"') });
     });
 
     it('refuses an unknown caller, and a call without a client certificate; VerifyJwt and GetJwks stay open to them', async () => {
       const unknown = await callError(as(stranger).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }));
-      expect(unknown).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('spiffe://example.org/ns/shop/sa/stranger is not in the policy') });
-      const anonymous = await callError(as(undefined, openPort).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }));
-      expect(anonymous).toMatchObject({ code: status.PERMISSION_DENIED, details: expect.stringContaining('no verified client certificate') });
+      expect(unknown).toMatchObject({
+        code: status.PERMISSION_DENIED,
+        details: expect.stringContaining('spiffe://example.org/ns/shop/sa/stranger is not in the policy'),
+      });
+      const anonymous = await callError(
+        as(undefined, openPort).generateJwt({ algorithm: 'ES256', subject: 'svc-orders', audience: 'greeter' }),
+      );
+      expect(anonymous).toMatchObject({
+        code: status.PERMISSION_DENIED,
+        details: expect.stringContaining('no verified client certificate'),
+      });
       const token = (await as(orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt;
       expect(await as(stranger).verifyJwt({ jwt: token })).toMatchObject({ valid: true, sub: 'svc-orders' });
       expect((await as(undefined, openPort).getJwks()).jwks_json).toContain('"keys"');
@@ -116,13 +132,18 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     const thumbprint = (cert: ClientCert) => createHash('sha256').update(cert.der).digest('base64url');
 
     it('client_id names the caller; a caller with bind gets cnf x5t#S256 of its certificate, the others none', async () => {
-      const port = await trackServer(createJwtServer({ keys, transport, policy: POLICY })).listen('127.0.0.1:0', { ...tls(), requireClientCertificate: true });
+      const port = await trackServer(createJwtServer({ keys, transport, policy: POLICY })).listen('127.0.0.1:0', {
+        ...tls(),
+        requireClientCertificate: true,
+      });
       const unbound = decodeJwt((await as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter' })).jwt).payload;
       expect(unbound).toMatchObject({ client_id: ORDERS });
       expect(unbound).not.toHaveProperty('cnf');
       const bound = decodeJwt((await as(port, reports).generateJwt({ algorithm: 'ES256', subject: 'report-1' })).jwt).payload;
       expect(bound).toMatchObject({ client_id: 'dns:reports.example.org', cnf: { 'x5t#S256': thumbprint(reports) } });
-      const forged = await callError(as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter', claims_json: '{"client_id":"x"}' }));
+      const forged = await callError(
+        as(port, orders).generateJwt({ algorithm: 'ES256', audience: 'greeter', claims_json: '{"client_id":"x"}' }),
+      );
       expect(forged).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringContaining('client_id') });
     });
 
@@ -141,7 +162,12 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     const logger = recordingLogger();
     const registry = new Registry();
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
-    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const port = await server.listen('127.0.0.1:0', {
+      key: certs.serverKey,
+      cert: certs.serverCert,
+      ca: certs.caCert,
+      requireClientCertificate: true,
+    });
     const client = clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, orders.key, orders.cert) });
     const issued = await client.generateJwt({ algorithm: 'ES256', audience: 'greeter', ttl_seconds: 300 });
     await callError(client.generateJwt({ algorithm: 'ES256', audience: 'payroll' }));
@@ -149,13 +175,27 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     const audit = logger.lines.filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
     expect(audit).toEqual([
       {
-        level: 'info', message: 'policy: token issued',
+        level: 'info',
+        message: 'policy: token issued',
         fields: {
-          audit: 'issue', decision: 'allow', rule: 'none', caller: ORDERS, sub: 'svc-orders', aud: 'greeter', alg: 'ES256',
-          kid: issued.kid, jti: decodeJwt(issued.jwt).payload['jti'], ttl: 300, bound: false,
+          audit: 'issue',
+          decision: 'allow',
+          rule: 'none',
+          caller: ORDERS,
+          sub: 'svc-orders',
+          aud: 'greeter',
+          alg: 'ES256',
+          kid: issued.kid,
+          jti: decodeJwt(issued.jwt).payload['jti'],
+          ttl: 300,
+          bound: false,
         },
       },
-      expect.objectContaining({ level: 'warn', message: 'policy: token refused', fields: expect.objectContaining({ decision: 'deny', rule: 'audiences', caller: ORDERS, aud: 'payroll' }) }),
+      expect.objectContaining({
+        level: 'warn',
+        message: 'policy: token refused',
+        fields: expect.objectContaining({ decision: 'deny', rule: 'audiences', caller: ORDERS, aud: 'payroll' }),
+      }),
       expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ decision: 'deny', rule: 'algorithms', alg: 'HS256' }) }),
     ]);
     expect(decodeJwt(issued.jwt).payload['jti']).toMatch(/^[A-Za-z0-9_-]{22}$/);
@@ -166,65 +206,131 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     expect(text).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="algorithms"\} 1/);
   });
 
-  it.each(TRANSPORTS)('on %s, every refused GenerateJwt, a bad request field too, gets exactly one audit line and one count', async (transport) => {
-    const logger = recordingLogger();
-    const registry = new Registry();
-    const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
-    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
-    const as = (cert: ClientCert) => clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
-    const base = { algorithm: 'ES256', audience: 'greeter' };
-    // Each kind of refusal, with the status and the rule it is counted under; reports has no algorithms rule, so the signer refuses its algorithm.
-    const refusals = [
-      { by: orders, request: { ...base, claims_json: '{"iss":"forged"}' }, code: status.INVALID_ARGUMENT, rule: 'request.claims_json', field: 'claims_json' },
-      { by: orders, request: { ...base, claims_json: '{"role":' }, code: status.INVALID_ARGUMENT, rule: 'request.claims_json', field: 'claims_json' },
-      { by: orders, request: { ...base, ttl_seconds: -5 }, code: status.INVALID_ARGUMENT, rule: 'request.ttl_seconds', field: 'ttl_seconds' },
-      { by: reports, request: { algorithm: 'XX256', subject: 'report-1' }, code: status.INVALID_ARGUMENT, rule: 'request.algorithm', field: 'algorithm' },
-      { by: reports, request: { algorithm: 'ES256', subject: `report-${'x'.repeat(2000)}` }, code: status.INVALID_ARGUMENT, rule: 'request.subject', field: 'subject' },
-      { by: reports, request: { algorithm: 'ES256', subject: 'report-1', audience: 'a'.repeat(2000) }, code: status.INVALID_ARGUMENT, rule: 'request.audience', field: 'audience' },
-      { by: orders, request: { ...base, claims_json: '{"team":"x"}' }, code: status.PERMISSION_DENIED, rule: 'claims', field: 'claims' },
-      { by: orders, request: { ...base, ttl_seconds: 700 }, code: status.PERMISSION_DENIED, rule: 'maxTtlSeconds', field: 'maxTtlSeconds' },
-      { by: orders, request: { ...base, subject: 'svc-billing' }, code: status.PERMISSION_DENIED, rule: 'subjects', field: 'subjects' },
-      { by: stranger, request: base, code: status.PERMISSION_DENIED, rule: 'caller', field: 'caller' },
-    ];
-    for (const { by, request, code, rule, field } of refusals) {
-      const before = logger.lines.length;
-      const err = await callError(as(by).generateJwt(request));
-      expect(err, rule).toMatchObject({ code, details: expect.stringContaining(field) });
-      const added = logger.lines.slice(before).filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
-      expect(added, rule).toEqual([
-        { level: 'warn', message: 'policy: token refused', fields: expect.objectContaining({ audit: 'refuse', decision: 'deny', rule, reason: err.details }) },
-      ]);
-      // An oversized subject or audience is quoted clipped, never whole.
-      expect(JSON.stringify(added).length, rule).toBeLessThan(2000);
-    }
-    await as(orders).generateJwt(base);
-    const text = await registry.metrics();
-    const counts = [...text.matchAll(/^jwt_grpc_policy_decisions_total\{decision="(\w+)",rule="([\w.]+)"\} (\d+)$/gm)].map(([, decision, rule, n]) => [`${decision}/${rule}`, Number(n)] as const);
-    expect(Object.fromEntries(counts)).toEqual({
-      'allow/none': 1,
-      'deny/request.claims_json': 2,
-      'deny/request.ttl_seconds': 1,
-      'deny/request.algorithm': 1,
-      'deny/request.subject': 1,
-      'deny/request.audience': 1,
-      'deny/claims': 1,
-      'deny/maxTtlSeconds': 1,
-      'deny/subjects': 1,
-      'deny/caller': 1,
-    });
-    expect(counts.reduce((sum, [, n]) => sum + n, 0)).toBe(refusals.length + 1);
-  });
+  it.each(TRANSPORTS)(
+    'on %s, every refused GenerateJwt, a bad request field too, gets exactly one audit line and one count',
+    async (transport) => {
+      const logger = recordingLogger();
+      const registry = new Registry();
+      const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger, metricsRegistry: registry }));
+      const port = await server.listen('127.0.0.1:0', {
+        key: certs.serverKey,
+        cert: certs.serverCert,
+        ca: certs.caCert,
+        requireClientCertificate: true,
+      });
+      const as = (cert: ClientCert) =>
+        clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+      const base = { algorithm: 'ES256', audience: 'greeter' };
+      // Each kind of refusal, with the status and the rule it is counted under; reports has no algorithms rule, so the signer refuses its algorithm.
+      const refusals = [
+        {
+          by: orders,
+          request: { ...base, claims_json: '{"iss":"forged"}' },
+          code: status.INVALID_ARGUMENT,
+          rule: 'request.claims_json',
+          field: 'claims_json',
+        },
+        {
+          by: orders,
+          request: { ...base, claims_json: '{"role":' },
+          code: status.INVALID_ARGUMENT,
+          rule: 'request.claims_json',
+          field: 'claims_json',
+        },
+        {
+          by: orders,
+          request: { ...base, ttl_seconds: -5 },
+          code: status.INVALID_ARGUMENT,
+          rule: 'request.ttl_seconds',
+          field: 'ttl_seconds',
+        },
+        {
+          by: reports,
+          request: { algorithm: 'XX256', subject: 'report-1' },
+          code: status.INVALID_ARGUMENT,
+          rule: 'request.algorithm',
+          field: 'algorithm',
+        },
+        {
+          by: reports,
+          request: { algorithm: 'ES256', subject: `report-${'x'.repeat(2000)}` },
+          code: status.INVALID_ARGUMENT,
+          rule: 'request.subject',
+          field: 'subject',
+        },
+        {
+          by: reports,
+          request: { algorithm: 'ES256', subject: 'report-1', audience: 'a'.repeat(2000) },
+          code: status.INVALID_ARGUMENT,
+          rule: 'request.audience',
+          field: 'audience',
+        },
+        { by: orders, request: { ...base, claims_json: '{"team":"x"}' }, code: status.PERMISSION_DENIED, rule: 'claims', field: 'claims' },
+        {
+          by: orders,
+          request: { ...base, ttl_seconds: 700 },
+          code: status.PERMISSION_DENIED,
+          rule: 'maxTtlSeconds',
+          field: 'maxTtlSeconds',
+        },
+        { by: orders, request: { ...base, subject: 'svc-billing' }, code: status.PERMISSION_DENIED, rule: 'subjects', field: 'subjects' },
+        { by: stranger, request: base, code: status.PERMISSION_DENIED, rule: 'caller', field: 'caller' },
+      ];
+      for (const { by, request, code, rule, field } of refusals) {
+        const before = logger.lines.length;
+        const err = await callError(as(by).generateJwt(request));
+        expect(err, rule).toMatchObject({ code, details: expect.stringContaining(field) });
+        const added = logger.lines
+          .slice(before)
+          .filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
+        expect(added, rule).toEqual([
+          {
+            level: 'warn',
+            message: 'policy: token refused',
+            fields: expect.objectContaining({ audit: 'refuse', decision: 'deny', rule, reason: err.details }),
+          },
+        ]);
+        // An oversized subject or audience is quoted clipped, never whole.
+        expect(JSON.stringify(added).length, rule).toBeLessThan(2000);
+      }
+      await as(orders).generateJwt(base);
+      const text = await registry.metrics();
+      const counts = [...text.matchAll(/^jwt_grpc_policy_decisions_total\{decision="(\w+)",rule="([\w.]+)"\} (\d+)$/gm)].map(
+        ([, decision, rule, n]) => [`${decision}/${rule}`, Number(n)] as const,
+      );
+      expect(Object.fromEntries(counts)).toEqual({
+        'allow/none': 1,
+        'deny/request.claims_json': 2,
+        'deny/request.ttl_seconds': 1,
+        'deny/request.algorithm': 1,
+        'deny/request.subject': 1,
+        'deny/request.audience': 1,
+        'deny/claims': 1,
+        'deny/maxTtlSeconds': 1,
+        'deny/subjects': 1,
+        'deny/caller': 1,
+      });
+      expect(counts.reduce((sum, [, n]) => sum + n, 0)).toBe(refusals.length + 1);
+    },
+  );
 
   it.each(TRANSPORTS)('on %s, setPolicy puts a new policy in use; a broken one is refused and the one in use stays', async (transport) => {
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
-    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
+    const port = await server.listen('127.0.0.1:0', {
+      key: certs.serverKey,
+      cert: certs.serverCert,
+      ca: certs.caCert,
+      requireClientCertificate: true,
+    });
     const client = clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, stranger.key, stranger.cert) });
     const ask = () => client.generateJwt({ algorithm: 'HS256', subject: 'svc-stranger' });
     expect(await callError(ask())).toMatchObject({ code: status.PERMISSION_DENIED });
     const next: JwtPolicy = { callers: { ...POLICY.callers, 'spiffe://example.org/ns/shop/sa/stranger': { subjects: ['svc-stranger'] } } };
     server.service.setPolicy(next);
     expect((await ask()).sub).toBe('svc-stranger');
-    expect(() => server.service.setPolicy({ callers: { 'dns:a': { subjects: [] } } })).toThrow('$.callers["dns:a"].subjects: must hold at least 1 entry');
+    expect(() => server.service.setPolicy({ callers: { 'dns:a': { subjects: [] } } })).toThrow(
+      '$.callers["dns:a"].subjects: must hold at least 1 entry',
+    );
     expect(server.service.policy).toEqual(next);
     expect((await ask()).sub).toBe('svc-stranger');
   });
@@ -233,7 +339,9 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     const bad = (policy: unknown) => () => createJwtServer({ keys, policy: policy as JwtPolicy });
     expect(bad({ callers: { [ORDERS]: { audiences: ['x'] } } })).toThrow(`$.callers["${ORDERS}"].subjects: is required`);
     expect(bad({ callers: { 'dns:a': { subjects: ['a'], audience: ['x'] } } })).toThrow('$.callers["dns:a"].audience: is not a field');
-    expect(bad({ callers: { 'dns:a': { subjects: ['a*b'] } } })).toThrow('$.callers["dns:a"].subjects[0]: "a*b": "*" may only end a pattern');
+    expect(bad({ callers: { 'dns:a': { subjects: ['a*b'] } } })).toThrow(
+      '$.callers["dns:a"].subjects[0]: "a*b": "*" may only end a pattern',
+    );
     expect(bad({ callers: { 'dns:a': { subjects: ['a'], maxTtlSeconds: 0 } } })).toThrow('maxTtlSeconds: must be an integer of at least 1');
     expect(bad({})).toThrow('$.callers: is required');
     expect(checkPolicy(POLICY)).toEqual(POLICY);

@@ -87,7 +87,9 @@ describe.each(TRANSPORTS)('GenerateJwt on %s', (transport) => {
 
 describe('verifyIssued as an option', () => {
   it('is a boolean, refused otherwise naming it', async () => {
-    await expect(startServer({ transport: 'http2', keys: brokenKeys(), verifyIssued: 'yes' as never })).rejects.toThrow(/option verifyIssued: must be true or false/);
+    await expect(startServer({ transport: 'http2', keys: brokenKeys(), verifyIssued: 'yes' as never })).rejects.toThrow(
+      /option verifyIssued: must be true or false/,
+    );
   });
 });
 

@@ -33,7 +33,17 @@ function signs(data: string, signature: Buffer): boolean {
 
 /** A backend whose behaviour each test sets. */
 function fakeBackend(member: string) {
-  const state = { opens: 0, closes: 0, failOpen: false, fail: false, hang: false, inFlight: 0, maxInFlight: 0, publicJwk: PUBLIC as Record<string, unknown>, signingKey: PAIR.privateKey };
+  const state = {
+    opens: 0,
+    closes: 0,
+    failOpen: false,
+    fail: false,
+    hang: false,
+    inFlight: 0,
+    maxInFlight: 0,
+    publicJwk: PUBLIC as Record<string, unknown>,
+    signingKey: PAIR.privateKey,
+  };
   const backend: KeyBackend = {
     member,
     packageName: 'none',
@@ -94,12 +104,24 @@ describe('the registry', () => {
     expect(keyBackend('fake-registry')).toBe(backend);
     expect(keyBackendMembers()).toContain('fake-registry');
     await expect(backendPublicJwk('fake-registry', 'r', 'ES256')).resolves.toEqual(PUBLIC);
-    await expect(generateHandleEntry('fake-registry', 'r', 'ES256', 'k')).resolves.toEqual({ kid: 'k', alg: 'ES256', 'fake-registry': 'r#created', ...PUBLIC });
+    await expect(generateHandleEntry('fake-registry', 'r', 'ES256', 'k')).resolves.toEqual({
+      kid: 'k',
+      alg: 'ES256',
+      'fake-registry': 'r#created',
+      ...PUBLIC,
+    });
   });
 
   it('refuses a member no backend registered, naming it', async () => {
-    await expect(backendPublicJwk('vault', 'r', 'ES256')).rejects.toMatchObject({ code: 'ERR_INVALID_KEY', field: 'vault', message: 'no key backend "vault"' });
-    await expect(generateHandleEntry('vault', 'r', 'ES256', 'k')).rejects.toMatchObject({ code: 'ERR_INVALID_KEY', message: 'no key backend "vault" that creates keys' });
+    await expect(backendPublicJwk('vault', 'r', 'ES256')).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      field: 'vault',
+      message: 'no key backend "vault"',
+    });
+    await expect(generateHandleEntry('vault', 'r', 'ES256', 'k')).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      message: 'no key backend "vault" that creates keys',
+    });
   });
 });
 
@@ -124,7 +146,10 @@ describe('KeyHandle', () => {
     expect(state.closes, 'the wrong key is closed').toBe(1);
     const err = await handle.sign(Buffer.from('x'), 1000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KeyBackendUnavailable);
-    expect(err).toMatchObject({ code: 'ERR_KEY_BACKEND_UNAVAILABLE', message: expect.stringMatching(/^key kid-1 \(fake-b\) cannot sign: key kid-1: the fake-b key ref-1 is not/) });
+    expect(err).toMatchObject({
+      code: 'ERR_KEY_BACKEND_UNAVAILABLE',
+      message: expect.stringMatching(/^key kid-1 \(fake-b\) cannot sign: key kid-1: the fake-b key ref-1 is not/),
+    });
   });
 
   it('refuses a backend that reports the key file’s public key but signs with another, as it opens', async () => {
@@ -133,16 +158,22 @@ describe('KeyHandle', () => {
     await expect(handle.open()).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'kid-1',
-      message: 'key kid-1: the fake-h key ref-1 signs with a key other than the public key it reports (the signature made as it opens does not verify)',
+      message:
+        'key kid-1: the fake-h key ref-1 signs with a key other than the public key it reports (the signature made as it opens does not verify)',
     });
     expect(state.closes, 'the session is closed').toBe(1);
-    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({ code: 'ERR_KEY_BACKEND_UNAVAILABLE', message: expect.stringContaining('signs with a key other than') });
+    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({
+      code: 'ERR_KEY_BACKEND_UNAVAILABLE',
+      message: expect.stringContaining('signs with a key other than'),
+    });
   });
 
   it('opens again after a failed open', async () => {
     const { handle, state } = handleOver('fake-c');
     state.failOpen = true;
-    await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({ message: 'key kid-1 (fake-c) cannot sign: cannot open ref-1?pin-source=file:pin' });
+    await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({
+      message: 'key kid-1 (fake-c) cannot sign: cannot open ref-1?pin-source=file:pin',
+    });
     state.failOpen = false;
     expect(signs('x', await handle.sign(Buffer.from('x'), 1000))).toBe(true);
     expect(state.opens).toBe(2);
@@ -171,14 +202,20 @@ describe('KeyHandle', () => {
     try {
       state.fail = true;
       for (let i = 0; i < KEY_BACKEND_BREAKER_FAILURES; i++) {
-        await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({ message: 'key kid-1 (fake-f) cannot sign: device unreachable' });
+        await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({
+          message: 'key kid-1 (fake-f) cannot sign: device unreachable',
+        });
       }
       expect(handle.canSign).toBe(false);
       expect(changes).toBe(1);
       const opensBefore = state.opens;
       state.fail = false;
       await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({
-        message: expect.stringMatching(new RegExp(`^key kid-1 \\(fake-f\\) cannot sign: ${KEY_BACKEND_BREAKER_FAILURES} failures in a row; not retried for \\d s \\(circuit breaker\\)$`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `^key kid-1 \\(fake-f\\) cannot sign: ${KEY_BACKEND_BREAKER_FAILURES} failures in a row; not retried for \\d s \\(circuit breaker\\)$`,
+          ),
+        ),
       });
       expect(state.opens, 'the breaker refuses without calling the backend').toBe(opensBefore);
     } finally {
@@ -191,6 +228,8 @@ describe('KeyHandle', () => {
     await handle.open();
     await handle.close();
     expect(state.closes).toBe(1);
-    await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({ message: 'key kid-1 (fake-g) cannot sign: the key set was replaced' });
+    await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({
+      message: 'key kid-1 (fake-g) cannot sign: the key set was replaced',
+    });
   });
 });

@@ -141,18 +141,29 @@ describe('Ed25519 points', () => {
   });
 
   it('accepts real keys, public and private', () => {
-    expect(importKeys({ keys: [{ ...ed, kid: 'a', alg: 'EdDSA' }, { ...publicOf(edOther), kid: 'b', alg: 'EdDSA' }] }).keys).toHaveLength(2);
+    expect(
+      importKeys({
+        keys: [
+          { ...ed, kid: 'a', alg: 'EdDSA' },
+          { ...publicOf(edOther), kid: 'b', alg: 'EdDSA' },
+        ],
+      }).keys,
+    ).toHaveLength(2);
   });
 });
 
 describe('halves that do not belong together', () => {
   it.each<[string, () => Jwk, RegExp]>([
-    ['RSA: another key\'s d', () => ({ ...rsa, d: rsaOther['d'] }), /d does not invert e/],
-    ['RSA: another key\'s p, q and CRT values', () => ({ ...rsa, p: rsaOther['p'], q: rsaOther['q'], dp: rsaOther['dp'], dq: rsaOther['dq'], qi: rsaOther['qi'] }), /n is not p\*q/],
-    ['RSA: another key\'s n', () => ({ ...rsa, n: rsaOther['n'] }), /n is not p\*q/],
+    ["RSA: another key's d", () => ({ ...rsa, d: rsaOther['d'] }), /d does not invert e/],
+    [
+      "RSA: another key's p, q and CRT values",
+      () => ({ ...rsa, p: rsaOther['p'], q: rsaOther['q'], dp: rsaOther['dp'], dq: rsaOther['dq'], qi: rsaOther['qi'] }),
+      /n is not p\*q/,
+    ],
+    ["RSA: another key's n", () => ({ ...rsa, n: rsaOther['n'] }), /n is not p\*q/],
     ['RSA: a wrong qi', () => ({ ...rsa, qi: rsa['dp'] }), /CRT values/],
-    ['EC: another key\'s x and y', () => ({ ...ec, x: ecOther['x'], y: ecOther['y'] }), /a probe it signed does not verify/],
-    ['Ed25519: another key\'s x', () => ({ ...ed, x: edOther['x'] }), /"x" differs/],
+    ["EC: another key's x and y", () => ({ ...ec, x: ecOther['x'], y: ecOther['y'] }), /a probe it signed does not verify/],
+    ["Ed25519: another key's x", () => ({ ...ed, x: edOther['x'] }), /"x" differs/],
   ])('refuses %s', (_, entry, reason) => {
     const alg = entry()['kty'] === 'RSA' ? 'RS256' : entry()['kty'] === 'EC' ? 'ES256' : 'EdDSA';
     const message = refusal({ ...entry(), kid: 'mixed', alg });
@@ -160,19 +171,18 @@ describe('halves that do not belong together', () => {
     expect(message).toMatch(reason);
   });
 
-  it('refuses a mismatched key that only verifies (key_ops) too: it is still the file\'s key', () => {
-    expect(refusal({ ...ec, x: ecOther['x'], y: ecOther['y'], kid: 'mixed-verify', alg: 'ES256', key_ops: ['verify'] })).toMatch(/does not match/);
+  it("refuses a mismatched key that only verifies (key_ops) too: it is still the file's key", () => {
+    expect(refusal({ ...ec, x: ecOther['x'], y: ecOther['y'], kid: 'mixed-verify', alg: 'ES256', key_ops: ['verify'] })).toMatch(
+      /does not match/,
+    );
   });
 
-  it('refuses an EC PEM whose embedded public key is another key\'s', () => {
+  it("refuses an EC PEM whose embedded public key is another key's", () => {
     // SEC1 ECPrivateKey: the private scalar of one key, the public point [1] of another.
     const der = (jwk: Jwk) => createPublicKey({ key: jwk as never, format: 'jwk' }).export({ format: 'der', type: 'spki' });
     const point = der(publicOf(ecOther)).subarray(-65);
     const d = Buffer.from(String(ec['d']), 'base64url');
-    const sec1 = Buffer.concat([
-      Buffer.from('30770201010420', 'hex'), d,
-      Buffer.from('a00a06082a8648ce3d030107a144034200', 'hex'), point,
-    ]);
+    const sec1 = Buffer.concat([Buffer.from('30770201010420', 'hex'), d, Buffer.from('a00a06082a8648ce3d030107a144034200', 'hex'), point]);
     const pem = `-----BEGIN EC PRIVATE KEY-----\n${sec1.toString('base64')}\n-----END EC PRIVATE KEY-----\n`;
     expect(refusal({ kid: 'ec-pem-mixed', alg: 'ES256', pem })).toMatch(/ES256 private key does not match its public key/);
   });
@@ -204,7 +214,9 @@ describe('base64url that is not canonical', () => {
     ['a newline', () => `${secret}\n`],
     ['non-zero trailing bits', () => withTrailingBits(secret)],
   ])('refuses an HS256 k with %s', (_, k) => {
-    expect(refusal(hs(k()))).toBe('keys[0] (kid "hs"): "k" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)');
+    expect(refusal(hs(k()))).toBe(
+      'keys[0] (kid "hs"): "k" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)',
+    );
   });
 
   it.each<[string, () => Jwk, string]>([
@@ -219,7 +231,9 @@ describe('base64url that is not canonical', () => {
     const jwk: Jwk = { ...entry(), kid: 'bad-encoding' };
     // Guard against a case that is canonical after all.
     expect(Buffer.from(String(jwk[member]), 'base64url').toString('base64url')).not.toBe(jwk[member]);
-    expect(refusal(jwk)).toBe(`keys[0] (kid "bad-encoding"): "${member}" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)`);
+    expect(refusal(jwk)).toBe(
+      `keys[0] (kid "bad-encoding"): "${member}" is not canonical base64url (no padding, "+", "/", whitespace or stray trailing bits)`,
+    );
   });
 
   it('refuses an RSA integer with a leading zero octet, and a member that is not a string', () => {
@@ -242,7 +256,9 @@ describe('loadKeys', () => {
   it('refuses a key file holding one degenerate key among good ones, naming its kid', async () => {
     const file = join(dir, 'keys.json');
     const good = { ...ec, kid: 'es-good', alg: 'ES256' };
-    writeFileSync(file, JSON.stringify({ keys: [good, { ...rsaJwkWithExponent(String(rsa['n']), 1n), kid: 'rs-e1', alg: 'RS256' }] }), { mode: 0o600 });
+    writeFileSync(file, JSON.stringify({ keys: [good, { ...rsaJwkWithExponent(String(rsa['n']), 1n), kid: 'rs-e1', alg: 'RS256' }] }), {
+      mode: 0o600,
+    });
     await expect(loadKeys(file, { logger: silentLogger })).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       message: 'keys[1] (kid "rs-e1"): RS256 public exponent 1 is below 65537',

@@ -109,7 +109,9 @@ describe('exportKeys(keys, { includePrivate: true })', () => {
     expect(full[0]).toMatchObject({ kid: 'hs-verify', key_ops: ['verify'] });
     const again = importKeys({ keys: full });
     expect(again.signingAlgorithms).toEqual([]);
-    expectValid(createVerifier(again, { audience: ANY_AUDIENCE }).verify(makeToken({ alg: 'HS256', kid: 'hs-verify' }, claims(), 'HS256', secret)));
+    expectValid(
+      createVerifier(again, { audience: ANY_AUDIENCE }).verify(makeToken({ alg: 'HS256', kid: 'hs-verify' }, claims(), 'HS256', secret)),
+    );
     // The HMAC key is never in the public export, verify-only or not.
     expect(exportKeys(set).keys).toEqual([]);
   });

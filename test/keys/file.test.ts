@@ -50,7 +50,10 @@ describe('readKeyFileEntries', () => {
     expect(err).toMatchObject({ code: 'ERR_FILE', message: `key file ${path} is not valid JSON (line 2 column 19)` });
     expect((err as Error).message).not.toContain('s3cret');
     const missing = join(dir, 'missing.json');
-    await expect(readKeyFileEntries(missing, silentLogger)).rejects.toMatchObject({ code: 'ERR_FILE', message: `cannot read key file ${missing}: ENOENT` });
+    await expect(readKeyFileEntries(missing, silentLogger)).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      message: `cannot read key file ${missing}: ENOENT`,
+    });
   });
 });
 
@@ -83,6 +86,9 @@ describe('writeKeyFile', () => {
 
   it('names the file when its directory does not exist', async () => {
     const path = join(dir, 'no-such-dir', 'keys.json');
-    await expect(writeKeyFile(path, ENTRIES, { exclusive: false })).rejects.toMatchObject({ code: 'ERR_FILE', message: `cannot write key file ${path}: ENOENT` });
+    await expect(writeKeyFile(path, ENTRIES, { exclusive: false })).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      message: `cannot write key file ${path}: ENOENT`,
+    });
   });
 });

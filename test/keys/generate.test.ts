@@ -36,10 +36,7 @@ describe('generateKeys', () => {
   });
 
   it('two calls make different keys and kids', async () => {
-    const [a, b] = await Promise.all([
-      generateKeys({ algorithms: ['HS256', 'EdDSA'] }),
-      generateKeys({ algorithms: ['HS256', 'EdDSA'] }),
-    ]);
+    const [a, b] = await Promise.all([generateKeys({ algorithms: ['HS256', 'EdDSA'] }), generateKeys({ algorithms: ['HS256', 'EdDSA'] })]);
     expect(a.keys.map((k) => k.kid)).not.toEqual(b.keys.map((k) => k.kid));
     const material = (set: KeySet) => exportKeys(set, { includePrivate: true }).keys.map((k) => k.k ?? k.d);
     const [ma, mb] = [material(a), material(b)];

@@ -1,15 +1,7 @@
 import { type KeyObject, generateKeyPairSync, randomBytes } from 'node:crypto';
 import * as jose from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  ANY_AUDIENCE,
-  type Algorithm,
-  JwtGrpcError,
-  type KeySet,
-  createSigner,
-  createVerifier,
-  importKeys,
-} from '../../src/lib.js';
+import { ANY_AUDIENCE, type Algorithm, JwtGrpcError, type KeySet, createSigner, createVerifier, importKeys } from '../../src/lib.js';
 import { expectValid, makeToken, nowSeconds } from '../tokens/helpers.js';
 
 type Pair = { privateKey: KeyObject; publicKey: KeyObject };
@@ -157,7 +149,9 @@ describe('verify-only keys', () => {
       ],
     });
     expect(keys.signingAlgorithms).toEqual(['HS256']);
-    expectValid(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(makeToken({ alg: 'ES256', kid: 'es' }, claims(), 'ES256', ec256.privateKey)));
+    expectValid(
+      createVerifier(keys, { audience: ANY_AUDIENCE }).verify(makeToken({ alg: 'ES256', kid: 'es' }, claims(), 'ES256', ec256.privateKey)),
+    );
   });
 });
 
@@ -285,13 +279,16 @@ describe('refusals', () => {
     expectValid(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(token));
   });
 
-  it.each([['none'], ['RS512'], ['es256'], ['HS256 '], [undefined], [256]])('alg %j is ERR_INVALID_KEY naming keys[0].alg, not its value', (alg) => {
-    const err = importError({ keys: [{ kty: 'oct', k: secret32.toString('base64url'), kid: 'which-alg', alg }] });
-    expect(err.code).toBe('ERR_INVALID_KEY');
-    expect(err.message).toMatch(/^keys\[0\]\.alg: is not one of /);
-    expect(err.field).toBe('keys[0].alg');
-    expect(err.message).not.toContain('which-alg');
-  });
+  it.each([['none'], ['RS512'], ['es256'], ['HS256 '], [undefined], [256]])(
+    'alg %j is ERR_INVALID_KEY naming keys[0].alg, not its value',
+    (alg) => {
+      const err = importError({ keys: [{ kty: 'oct', k: secret32.toString('base64url'), kid: 'which-alg', alg }] });
+      expect(err.code).toBe('ERR_INVALID_KEY');
+      expect(err.message).toMatch(/^keys\[0\]\.alg: is not one of /);
+      expect(err.field).toBe('keys[0].alg');
+      expect(err.message).not.toContain('which-alg');
+    },
+  );
 
   it.each([
     ['null', null],
@@ -340,6 +337,10 @@ describe('PEM entries', () => {
     expect(await joseAccepts(signer.sign('ES256', claims()).token, 'ES256', ec256.publicKey)).toBe('ec-pkcs8');
     expect(await joseAccepts(signer.sign('ES384', claims()).token, 'ES384', ec384.publicKey)).toBe('ec-sec1');
     expect(await joseAccepts(signer.sign('RS256', claims()).token, 'RS256', rsa.publicKey)).toBe('rsa-pkcs1');
-    expectValid(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(makeToken({ alg: 'EdDSA', kid: 'ed-spki' }, claims(), 'EdDSA', ed.privateKey)));
+    expectValid(
+      createVerifier(keys, { audience: ANY_AUDIENCE }).verify(
+        makeToken({ alg: 'EdDSA', kid: 'ed-spki' }, claims(), 'EdDSA', ed.privateKey),
+      ),
+    );
   });
 });

@@ -9,7 +9,12 @@ import { type KeyObject, generateKeyPairSync, sign as cryptoSign } from 'node:cr
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Algorithm, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
-import { KEY_BACKEND_BREAKER_COOLDOWN_MS, KEY_BACKEND_BREAKER_FAILURES, KEY_BACKEND_CONCURRENCY, registerKeyBackend } from '../../src/keys/backend.js';
+import {
+  KEY_BACKEND_BREAKER_COOLDOWN_MS,
+  KEY_BACKEND_BREAKER_FAILURES,
+  KEY_BACKEND_CONCURRENCY,
+  registerKeyBackend,
+} from '../../src/keys/backend.js';
 import { statusListAlgorithm } from '../../src/revocation/status-list/token.js';
 import { callError, ClientPool } from '../../bench/kit/grpc-clients.js';
 import { healthCheck } from '../../bench/kit/grpc-extras.js';
@@ -65,7 +70,9 @@ describe('key file entries that are handles', () => {
     const entry = handleEntry('h1');
     expect(() => importKeys({ keys: [{ ...entry, d: 'AAAA' }] })).toThrow(/keys\[0\]\.d: a key held by test-hsm has no private member/);
     expect(() => importKeys({ keys: [{ ...entry, pkcs11: 'pkcs11:object=x' }] })).toThrow(/names a handle in both/);
-    expect(() => importKeys({ keys: [{ ...entry, alg: 'EdDSA' }] })).toThrow(/keys\[0\]\.alg: a test-hsm key signs ES256, ES384, RS256, PS256/);
+    expect(() => importKeys({ keys: [{ ...entry, alg: 'EdDSA' }] })).toThrow(
+      /keys\[0\]\.alg: a test-hsm key signs ES256, ES384, RS256, PS256/,
+    );
     expect(() => importKeys({ keys: [{ ...entry, pkcs12: 'x' }] })).toThrow(/pkcs12/);
   });
 

@@ -63,20 +63,31 @@ describe('checkKeyMaterial', () => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
     const record = { ...(privateKey.export({ format: 'jwk' }) as Record<string, unknown>), x: other.x };
-    const err = thrown(() => checkKeyMaterial('a', 'ES256', ES256, { signingKey: privateKey, verificationKey: publicKey }, record, 'keys[0]'));
-    expect(err).toMatchObject({ reason: 'mismatch', field: 'a', message: 'keys[0] (kid "a"): ES256 private key does not match its public key: "x" differs' });
+    const err = thrown(() =>
+      checkKeyMaterial('a', 'ES256', ES256, { signingKey: privateKey, verificationKey: publicKey }, record, 'keys[0]'),
+    );
+    expect(err).toMatchObject({
+      reason: 'mismatch',
+      field: 'a',
+      message: 'keys[0] (kid "a"): ES256 private key does not match its public key: "x" differs',
+    });
   });
 
   it('refuses a private key whose probe does not verify with the public key (a PEM, no record)', () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const otherPublic = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
     const err = thrown(() => checkKeyMaterial('a', 'ES256', ES256, { signingKey: privateKey, verificationKey: otherPublic }, undefined));
-    expect(err).toMatchObject({ reason: 'mismatch', message: 'key "a": ES256 private key does not match its public key: a probe it signed does not verify' });
+    expect(err).toMatchObject({
+      reason: 'mismatch',
+      message: 'key "a": ES256 private key does not match its public key: a probe it signed does not verify',
+    });
   });
 
   it('refuses weak material before anything else, reason weak', () => {
     const weak = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.alloc(32).toString('base64url') }, format: 'jwk' });
-    const err = thrown(() => checkKeyMaterial('w', 'EdDSA', ALGORITHM_SPECS.EdDSA, { signingKey: undefined, verificationKey: weak }, undefined));
+    const err = thrown(() =>
+      checkKeyMaterial('w', 'EdDSA', ALGORITHM_SPECS.EdDSA, { signingKey: undefined, verificationKey: weak }, undefined),
+    );
     expect(err).toMatchObject({ reason: 'weak', code: 'ERR_INVALID_KEY', message: 'key "w": EdDSA public key is a point of small order' });
   });
 });

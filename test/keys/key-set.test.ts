@@ -42,7 +42,13 @@ describe('KeySet', () => {
     const kid = 'looks-like-a-secret-0123456789';
     let caught: unknown;
     try {
-      importKeys({ keys: [{ ...hs, kid }, { ...hs, kid: 'b' }, { ...hs, kid }] });
+      importKeys({
+        keys: [
+          { ...hs, kid },
+          { ...hs, kid: 'b' },
+          { ...hs, kid },
+        ],
+      });
     } catch (err) {
       caught = err;
     }
@@ -52,7 +58,12 @@ describe('KeySet', () => {
 
   it('shows kids and roles, never material, in JSON and inspect', async () => {
     const hs = await hsJwk();
-    const set = importKeys({ keys: [{ ...hs, kid: 'a' }, { ...hs, kid: 'b' }] });
+    const set = importKeys({
+      keys: [
+        { ...hs, kid: 'a' },
+        { ...hs, kid: 'b' },
+      ],
+    });
     expect(inspect(set)).toBe('KeySet(HS256:a*, HS256:b)');
     const json = JSON.stringify(set);
     expect(JSON.parse(json)).toEqual({ keys: set.keys });

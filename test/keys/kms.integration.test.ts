@@ -41,7 +41,10 @@ beforeAll(async () => {
   const entries = [];
   for (const [index, alg] of ALGORITHMS.entries()) {
     const one = join(dir, `one-${alg}.json`);
-    const made = await runCli(['keys', 'generate', ...kids.slice(index * 4, index * 4 + 4), '--kms', `alias/jwt-${alg.toLowerCase()}`, '--out', one], { env: kmsEnv(port) });
+    const made = await runCli(
+      ['keys', 'generate', ...kids.slice(index * 4, index * 4 + 4), '--kms', `alias/jwt-${alg.toLowerCase()}`, '--out', one],
+      { env: kmsEnv(port) },
+    );
     expect(made.code, made.stderr).toBe(0);
     entries.push(...(JSON.parse(readFileSync(one, 'utf8')) as { keys: unknown[] }).keys);
   }
@@ -104,7 +107,12 @@ describe.skipIf(skip !== undefined)(`AWS KMS keys on local-kms${skip === undefin
  */
 describe.skipIf(skip !== undefined)('PS256 through local-kms', () => {
   /** A fresh RSA_2048 SIGN_VERIFY key in local-kms, made with the SDK; its id and public key. */
-  async function rsaKey(): Promise<{ keyId: string; spki: Buffer; client: import('@aws-sdk/client-kms').KMSClient; sdk: typeof import('@aws-sdk/client-kms') }> {
+  async function rsaKey(): Promise<{
+    keyId: string;
+    spki: Buffer;
+    client: import('@aws-sdk/client-kms').KMSClient;
+    sdk: typeof import('@aws-sdk/client-kms');
+  }> {
     const sdk = await import('@aws-sdk/client-kms');
     const client = new sdk.KMSClient({});
     const created = await client.send(new sdk.CreateKeyCommand({ KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' }));
@@ -119,22 +127,35 @@ describe.skipIf(skip !== undefined)('PS256 through local-kms', () => {
     const jwk = publicKey.export({ format: 'jwk' });
     const input = `${Buffer.from(JSON.stringify({ alg: 'PS256', typ: 'JWT', kid: 'pss' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'ada@example.com', exp: 4102444800 })).toString('base64url')}`;
     const signed = await client.send(
-      new sdk.SignCommand({ KeyId: keyId, Message: createHash('sha256').update(input).digest(), MessageType: 'DIGEST', SigningAlgorithm: 'RSASSA_PSS_SHA_256' }),
+      new sdk.SignCommand({
+        KeyId: keyId,
+        Message: createHash('sha256').update(input).digest(),
+        MessageType: 'DIGEST',
+        SigningAlgorithm: 'RSASSA_PSS_SHA_256',
+      }),
     );
     const signature = Buffer.from(signed.Signature as Uint8Array);
-    const pss = (saltLength: number): boolean => cryptoVerify('sha256', Buffer.from(input), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength }, signature);
+    const pss = (saltLength: number): boolean =>
+      cryptoVerify('sha256', Buffer.from(input), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength }, signature);
     // The evidence: valid PSS, with a 222-byte salt (256 - 32 - 2), not PS256's 32.
     expect(pss(222)).toBe(true);
     expect(pss(32)).toBe(false);
     const token = `${input}.${signature.toString('base64url')}`;
-    await expect(jose.compactVerify(token, await jose.importJWK({ ...jwk, alg: 'PS256' }, 'PS256'))).rejects.toThrow(/signature verification failed/);
+    await expect(jose.compactVerify(token, await jose.importJWK({ ...jwk, alg: 'PS256' }, 'PS256'))).rejects.toThrow(
+      /signature verification failed/,
+    );
     const verifier = createVerifier(importKeys({ keys: [{ kid: 'pss', alg: 'PS256', ...jwk }] }), { audience: ANY_AUDIENCE });
     expect(verifier.verify(token)).toMatchObject({ valid: false, reason: 'BAD_SIGNATURE' });
   });
 
   it('a PS256 kms key whose service signs with another salt is refused at load, naming the salt', async () => {
     const { keyId, spki } = await rsaKey();
-    const entry = { kid: 'kms-ps256', alg: 'PS256', kms: keyId, ...createPublicKey({ key: spki, format: 'der', type: 'spki' }).export({ format: 'jwk' }) };
+    const entry = {
+      kid: 'kms-ps256',
+      alg: 'PS256',
+      kms: keyId,
+      ...createPublicKey({ key: spki, format: 'der', type: 'spki' }).export({ format: 'jwk' }),
+    };
     const one = join(dir, 'ps256.json');
     writeFileSync(one, JSON.stringify({ keys: [entry] }), { mode: 0o600 });
     const loaded = loadKeys(one, { logger: silentLogger });

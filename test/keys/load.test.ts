@@ -183,7 +183,10 @@ describe('loadKeys', () => {
 
   it('a valid file with a bad key is ERR_INVALID_KEY (short HMAC secret)', async () => {
     const file = join(dir, 'short.json');
-    await writePrivate(file, JSON.stringify({ keys: [{ kty: 'oct', k: randomBytes(16).toString('base64url'), kid: 'short', alg: 'HS256' }] }));
+    await writePrivate(
+      file,
+      JSON.stringify({ keys: [{ kty: 'oct', k: randomBytes(16).toString('base64url'), kid: 'short', alg: 'HS256' }] }),
+    );
     const err = await loadError(file);
     expect(err.code).toBe('ERR_INVALID_KEY');
     expect(err.message).toMatch(/^keys\[0\]: HS256 /);

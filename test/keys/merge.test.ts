@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, JwtGrpcError, createSigner, createVerifier, generateKeys, importKeys, exportKeys, mergeKeySets } from '../../src/lib.js';
+import {
+  ANY_AUDIENCE,
+  JwtGrpcError,
+  createSigner,
+  createVerifier,
+  generateKeys,
+  importKeys,
+  exportKeys,
+  mergeKeySets,
+} from '../../src/lib.js';
 
 const now = (): number => Math.floor(Date.now() / 1000);
 

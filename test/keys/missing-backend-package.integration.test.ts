@@ -28,13 +28,20 @@ const CASES = [
 function keyFile(member: string, ref: string): string {
   const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const file = join(dir, `${member}.json`);
-  writeFileSync(file, JSON.stringify({ keys: [{ kid: `${member}-key`, alg: 'ES256', [member]: ref, ...publicKey.export({ format: 'jwk' }) }] }), { mode: 0o600 });
+  writeFileSync(
+    file,
+    JSON.stringify({ keys: [{ kid: `${member}-key`, alg: 'ES256', [member]: ref, ...publicKey.export({ format: 'jwk' }) }] }),
+    { mode: 0o600 },
+  );
   return file;
 }
 
 describe.each(CASES)('a $member key while $packageName cannot be resolved', ({ member, packageName, ref }) => {
   it('serve --keys stops with one line naming the package to install', async () => {
-    const served = await runCli(serveArgs('--keys', keyFile(member, ref)), { nodeArgs: ['--import', HOOK], env: { HIDE_PACKAGES: packageName } });
+    const served = await runCli(serveArgs('--keys', keyFile(member, ref)), {
+      nodeArgs: ['--import', HOOK],
+      env: { HIDE_PACKAGES: packageName },
+    });
     expect(served.code).not.toBe(0);
     const lines = served.stderr.trim().split('\n');
     expect(lines, served.stderr).toHaveLength(1);

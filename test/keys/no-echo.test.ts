@@ -18,7 +18,15 @@ const SECRET = ec.export({ format: 'jwk' }).d as string;
 
 const signer = { ...ec.export({ format: 'jwk' }), kid: 'signer', alg: 'ES256' };
 const ENTRIES: Record<string, Record<string, unknown>> = {
-  oct: { kty: 'oct', k: randomBytes(32).toString('base64url'), kid: 'mac', alg: 'HS256', use: 'sig', key_ops: ['sign', 'verify'], deactivated_at: '2026-11-23T10:15:00Z' },
+  oct: {
+    kty: 'oct',
+    k: randomBytes(32).toString('base64url'),
+    kid: 'mac',
+    alg: 'HS256',
+    use: 'sig',
+    key_ops: ['sign', 'verify'],
+    deactivated_at: '2026-11-23T10:15:00Z',
+  },
   ec: { ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid: 'ec', alg: 'ES256', use: 'sig' },
   rsa: { ...rsa.export({ format: 'jwk' }), kid: 'rsa', alg: 'RS256' },
   pem: { kid: 'pem', alg: 'RS256', pem: rsa.export({ type: 'pkcs8', format: 'pem' }) as string },
@@ -41,7 +49,11 @@ function recording(): Logger & { text(): string } {
 }
 
 /** Every case: an entry kind, and the member (present or not, `note` unknown to the loader) given the secret. */
-const CASES = Object.entries(ENTRIES).flatMap(([kind, entry]) => [...new Set([...Object.keys(entry), 'kid', 'alg', 'kty', 'deactivated_at', 'pemFile', 'pem', 'note'])].map((member) => [kind, member] as const));
+const CASES = Object.entries(ENTRIES).flatMap(([kind, entry]) =>
+  [...new Set([...Object.keys(entry), 'kid', 'alg', 'kty', 'deactivated_at', 'pemFile', 'pem', 'note'])].map(
+    (member) => [kind, member] as const,
+  ),
+);
 
 describe('a secret in the wrong member of a key file entry', () => {
   it.each(CASES)('%s entry, secret in %s: named by place, never repeated', async (kind, member) => {

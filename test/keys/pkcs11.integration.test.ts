@@ -49,7 +49,18 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
     const printed = await cli('public', '--keys', file);
     expect(JSON.parse(printed.stdout).keys[0]).toMatchObject({ kid: 'hsm-es256', x: entry?.['x'], y: entry?.['y'] });
     // Staged, then activated, as keys in memory are.
-    const staged = await cli('rotate', '--keys', file, '--alg', 'ES256', '--kid', 'hsm-es256-2', '--stage', '--pkcs11', hsm.uri('cli-es256-2'));
+    const staged = await cli(
+      'rotate',
+      '--keys',
+      file,
+      '--alg',
+      'ES256',
+      '--kid',
+      'hsm-es256-2',
+      '--stage',
+      '--pkcs11',
+      hsm.uri('cli-es256-2'),
+    );
     expect(staged.code, staged.stderr).toBe(0);
     const activated = await cli('rotate', '--keys', file, '--activate', 'hsm-es256-2');
     expect(activated.code, activated.stderr).toBe(0);
@@ -78,7 +89,10 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
     writeFileSync(file, JSON.stringify(entries), { mode: 0o600 });
     const served = await runCli(serveArgs('--keys', file), { env: { ...hsm.env } });
     expect(served.code).not.toBe(0);
-    const lines = served.stderr.trim().split('\n').filter((line) => line.includes('pin-key'));
+    const lines = served.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => line.includes('pin-key'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/key pin-key: pkcs11 key pkcs11:token=jwt;object=pin-key: the token refused the PIN \(CKR_PIN_INCORRECT\)/);
     expect(served.stderr).not.toContain('999999');
@@ -92,7 +106,8 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
       if (file !== undefined) return file;
       registerBuiltinBackends();
       const entries = [];
-      for (const alg of algorithms) entries.push(await generateHandleEntry('pkcs11', hsm.uri(`lib-${alg}-${transport}`), alg, `lib-${alg}`));
+      for (const alg of algorithms)
+        entries.push(await generateHandleEntry('pkcs11', hsm.uri(`lib-${alg}-${transport}`), alg, `lib-${alg}`));
       file = join(dir, `lib-${transport}.json`);
       await writeKeyFile(file, entries, { exclusive: true });
       return file;
@@ -116,7 +131,9 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
   it('recovers from a lost session without a restart: one call answers UNAVAILABLE, the next signs', async () => {
     registerBuiltinBackends();
     const recoverFile = join(dir, 'recover.json');
-    await writeKeyFile(recoverFile, [await generateHandleEntry('pkcs11', hsm.uri('recover-es256'), 'ES256', 'recover')], { exclusive: true });
+    await writeKeyFile(recoverFile, [await generateHandleEntry('pkcs11', hsm.uri('recover-es256'), 'ES256', 'recover')], {
+      exclusive: true,
+    });
     const keys = await loadKeys(recoverFile, { logger: silentLogger });
     const { port } = await startServer({ transport: 'http2', keys });
     const client = clients.jwt(port);
@@ -198,8 +215,18 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
       const { privateKey } = module.C_GenerateKeyPair(
         session,
         { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN },
-        [...common, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06082a8648ce3d030107', 'hex') }, { type: pkcs11js.CKA_VERIFY, value: true }],
-        [...common, { type: pkcs11js.CKA_SIGN, value: true }, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: false }, { type: pkcs11js.CKA_EXTRACTABLE, value: true }],
+        [
+          ...common,
+          { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06082a8648ce3d030107', 'hex') },
+          { type: pkcs11js.CKA_VERIFY, value: true },
+        ],
+        [
+          ...common,
+          { type: pkcs11js.CKA_SIGN, value: true },
+          { type: pkcs11js.CKA_PRIVATE, value: true },
+          { type: pkcs11js.CKA_SENSITIVE, value: false },
+          { type: pkcs11js.CKA_EXTRACTABLE, value: true },
+        ],
       );
       const [value] = module.C_GetAttributeValue(session, privateKey, [{ type: pkcs11js.CKA_VALUE }]);
       const d = Buffer.from(value?.value as Buffer);
@@ -234,6 +261,7 @@ async function waitForFile(root: string, pattern: RegExp, timeoutMs: number): Pr
     await sleep(300);
     return size > 0 && statSync(path).size === size;
   };
-  if (!(await waitUntil(written, timeoutMs, 100)) || path === undefined) throw new Error(`no file matching ${pattern} in ${root} within ${timeoutMs} ms`);
+  if (!(await waitUntil(written, timeoutMs, 100)) || path === undefined)
+    throw new Error(`no file matching ${pattern} in ${root} within ${timeoutMs} ms`);
   return path;
 }

@@ -10,7 +10,8 @@ import { type KeySet, type Logger, exportKeys, generateKeys, importKeys } from '
 /** A logger that keeps its lines. */
 function recordingLogger(): Logger & { lines: { level: string; message: string; fields?: Record<string, unknown> }[] } {
   const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, ...(fields && { fields }) });
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    void lines.push({ level, message, ...(fields && { fields }) });
   return { lines, info: at('info'), warn: at('warn'), error: at('error') };
 }
 
@@ -60,7 +61,9 @@ describe('KeyReloader', () => {
   it('keeps the keys in use when a load fails or would lose an algorithm, one error line each', async () => {
     const initial = await generateKeys({ algorithms: ['HS256'] });
     const { reloader, logger, metrics, applied, current } = reloaderOver(initial);
-    await expect(reloader.reload(async () => Promise.reject(new Error('key file keys.json is not valid JSON')))).rejects.toThrow(/not valid JSON/);
+    await expect(reloader.reload(async () => Promise.reject(new Error('key file keys.json is not valid JSON')))).rejects.toThrow(
+      /not valid JSON/,
+    );
     const lost = await generateKeys({ algorithms: ['ES256'] });
     await expect(reloader.reload(async () => lost)).rejects.toMatchObject({ code: 'ERR_INVALID_KEY' });
     expect(applied).toEqual([]);

@@ -27,7 +27,10 @@ describe('stage, activate, retire', () => {
     const [old, next] = await entries('old', 'next');
     const before = [old as KeyFileEntry];
     const staged = stageKey(before, next as KeyFileEntry);
-    expect(staged.map((e) => [e.kid, e['key_ops']])).toEqual([['next', ['verify']], ['old', undefined]]);
+    expect(staged.map((e) => [e.kid, e['key_ops']])).toEqual([
+      ['next', ['verify']],
+      ['old', undefined],
+    ]);
     expect(before).toEqual([old]);
     expect(next).not.toHaveProperty('key_ops');
   });
@@ -40,7 +43,10 @@ describe('stage, activate, retire', () => {
       ['next', undefined, undefined],
       ['old', ['verify'], '2026-01-02T03:04:05Z'],
     ]);
-    expect(importKeys({ keys: activated }).keys.map((k) => [k.kid, k.active])).toEqual([['next', true], ['old', false]]);
+    expect(importKeys({ keys: activated }).keys.map((k) => [k.kid, k.active])).toEqual([
+      ['next', true],
+      ['old', false],
+    ]);
     expect(file[0]?.['key_ops'], 'input unchanged').toEqual(['verify']);
   });
 
@@ -62,8 +68,12 @@ describe('stage, activate, retire', () => {
   it('refuses to activate or retire a kid the file does not hold, naming it', async () => {
     const file = await entries('a');
     const current = importKeys({ keys: file });
-    expect(() => activateKey(file, 'b', current, NOW)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_KEY', field: 'b', message: 'no key with kid "b" in the key file' }));
-    expect(() => retireKey(file, 'b', current, { nowSeconds: NOW, waitSeconds: 0, force: true })).toThrow('no key with kid "b" in the key file');
+    expect(() => activateKey(file, 'b', current, NOW)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_KEY', field: 'b', message: 'no key with kid "b" in the key file' }),
+    );
+    expect(() => retireKey(file, 'b', current, { nowSeconds: NOW, waitSeconds: 0, force: true })).toThrow(
+      'no key with kid "b" in the key file',
+    );
   });
 
   it('refuses to retire the active signer, even with force', async () => {

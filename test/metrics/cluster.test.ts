@@ -18,7 +18,10 @@ function registryOf(value: number): Registry {
 }
 
 /** A worker that answers each request through `metrics.receive`, or stays silent, or exits. */
-function fakeWorker(behaviour: { answer?: number; exit?: boolean; connected?: boolean }, metrics: () => ClusterMetrics): Worker & { asked: number } {
+function fakeWorker(
+  behaviour: { answer?: number; exit?: boolean; connected?: boolean },
+  metrics: () => ClusterMetrics,
+): Worker & { asked: number } {
   const worker = Object.assign(new EventEmitter(), {
     asked: 0,
     isConnected: () => behaviour.connected ?? true,
@@ -26,7 +29,9 @@ function fakeWorker(behaviour: { answer?: number; exit?: boolean; connected?: bo
       worker.asked += 1;
       if (behaviour.answer !== undefined) {
         const value = behaviour.answer;
-        void registryOf(value).getMetricsAsJSON().then((json) => metrics().receive(message.id, json));
+        void registryOf(value)
+          .getMetricsAsJSON()
+          .then((json) => metrics().receive(message.id, json));
       }
       if (behaviour.exit === true) setImmediate(() => worker.emit('exit', 1));
       return true;
@@ -40,7 +45,11 @@ afterEach(() => vi.useRealTimers());
 describe('ClusterMetrics', () => {
   it('sums the workers’ answers with the primary’s own; a disconnected worker is not asked', async () => {
     const metrics = new ClusterMetrics(registryOf(1));
-    const workers = [fakeWorker({ answer: 10 }, () => metrics), fakeWorker({ answer: 100 }, () => metrics), fakeWorker({ connected: false }, () => metrics)];
+    const workers = [
+      fakeWorker({ answer: 10 }, () => metrics),
+      fakeWorker({ answer: 100 }, () => metrics),
+      fakeWorker({ connected: false }, () => metrics),
+    ];
     const text = await metrics.text(workers);
     expect(text).toMatch(/^calls_total 111$/m);
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);

@@ -20,6 +20,8 @@ describe('registerComputed', () => {
     const registry = new Registry();
     registerComputed(registry, { name: 'up', help: 'Up.', type: 'gauge', aggregator: 'min', samples: () => [] });
     expect((registry.getSingleMetric('up') as unknown as { aggregator: string }).aggregator).toBe('min');
-    expect(() => registerComputed(registry, { name: 'up', help: 'Up.', type: 'gauge', samples: () => [] })).toThrow(/already been registered/);
+    expect(() => registerComputed(registry, { name: 'up', help: 'Up.', type: 'gauge', samples: () => [] })).toThrow(
+      /already been registered/,
+    );
   });
 });

@@ -20,7 +20,11 @@ describe('hostOf', () => {
 describe('serveMetrics', () => {
   async function start(render: () => Promise<string>) {
     const errors: string[] = [];
-    const logger = { info() {}, warn() {}, error: (message: string, fields?: unknown) => void errors.push(`${message} ${JSON.stringify(fields)}`) };
+    const logger = {
+      info() {},
+      warn() {},
+      error: (message: string, fields?: unknown) => void errors.push(`${message} ${JSON.stringify(fields)}`),
+    };
     const endpoint = await serveMetrics('127.0.0.1', 0, render, logger, { handshakeTimeoutMs: 5000 });
     endpoints.push(endpoint);
     const get = async (path: string, method = 'GET') => {
@@ -33,9 +37,17 @@ describe('serveMetrics', () => {
   it('renders on GET and HEAD /metrics, and refuses anything else with 404', async () => {
     let scrapes = 0;
     const { get } = await start(async () => `up ${++scrapes}\n`);
-    expect(await get('/metrics')).toMatchObject({ status: 200, type: expect.stringMatching(/^text\/plain; version=0\.0\.4/), body: 'up 1\n' });
+    expect(await get('/metrics')).toMatchObject({
+      status: 200,
+      type: expect.stringMatching(/^text\/plain; version=0\.0\.4/),
+      body: 'up 1\n',
+    });
     expect(await get('/metrics?x=1', 'HEAD')).toMatchObject({ status: 200, body: '' });
-    for (const [path, method] of [['/', 'GET'], ['/metrics/', 'GET'], ['/metrics', 'POST']] as const) {
+    for (const [path, method] of [
+      ['/', 'GET'],
+      ['/metrics/', 'GET'],
+      ['/metrics', 'POST'],
+    ] as const) {
       expect(await get(path, method), `${method} ${path}`).toMatchObject({ status: 404, body: 'not found: metrics are at GET /metrics\n' });
     }
   });
@@ -55,7 +67,9 @@ describe('serveMetrics', () => {
   it('refuses a port in use, naming the option', async () => {
     await start(async () => '');
     const taken = endpoints[0]?.port as number;
-    await expect(serveMetrics('127.0.0.1', taken, async () => '', { info() {}, warn() {}, error() {} }, { handshakeTimeoutMs: 5000 })).rejects.toMatchObject({
+    await expect(
+      serveMetrics('127.0.0.1', taken, async () => '', { info() {}, warn() {}, error() {} }, { handshakeTimeoutMs: 5000 }),
+    ).rejects.toMatchObject({
       code: 'ERR_LISTEN',
       field: 'metricsPort',
     });

@@ -70,7 +70,10 @@ describe('ServiceMetrics', () => {
     });
     const state = { keys, cacheStats: { hits: 4, misses: 1 }, revocations: { storeKind: 'redis', storeUp: false } };
     metrics.attach(state);
-    expect(await lines(registry, 'jwt_grpc_verify_cache_')).toEqual(['jwt_grpc_verify_cache_hits_total 4', 'jwt_grpc_verify_cache_misses_total 1']);
+    expect(await lines(registry, 'jwt_grpc_verify_cache_')).toEqual([
+      'jwt_grpc_verify_cache_hits_total 4',
+      'jwt_grpc_verify_cache_misses_total 1',
+    ]);
     expect(await lines(registry, 'jwt_grpc_revocation_store_up')).toEqual(['jwt_grpc_revocation_store_up{store="redis"} 0']);
     expect(await lines(registry, 'jwt_grpc_keys')).toEqual([
       'jwt_grpc_keys{alg="HS256",kid="new",role="active"} 1',

@@ -42,7 +42,9 @@ export async function scrape(port: number): Promise<MetricSample[]> {
 
 /** The value of the sample of `name` whose labels include `labels`; 0 when there is none (a counter not yet counted). */
 export function valueOf(samples: readonly MetricSample[], name: string, labels: Readonly<Record<string, string>> = {}): number {
-  const found = samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+  const found = samples.filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value ?? 0;
 }

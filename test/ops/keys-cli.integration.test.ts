@@ -124,7 +124,9 @@ describe('keys rotate', () => {
     expect(keyEntries(file)).toHaveLength(3);
 
     // Once deactivated_at + --max-ttl + 5 s tolerance has passed, it goes.
-    const entries = keyEntries(file).map((entry) => (entry['kid'] === oldEs ? { ...entry, deactivated_at: '2020-01-01T00:00:00Z' } : entry));
+    const entries = keyEntries(file).map((entry) =>
+      entry['kid'] === oldEs ? { ...entry, deactivated_at: '2020-01-01T00:00:00Z' } : entry,
+    );
     writeFileSync(file, JSON.stringify({ keys: entries }), { mode: 0o600 });
     const notYet = await keys('rotate', '--keys', file, '--retire', oldEs, '--max-ttl', String(10 * 365 * 86_400));
     expect(notYet.code, 'a ten-year lifetime is not over').toBe(1);
@@ -181,7 +183,9 @@ describe('keys public', () => {
     await ok('generate', '--alg', 'ES256', '--alg', 'HS256', '--alg', 'RS256', '--out', file);
     await ok('rotate', '--keys', file, '--alg', 'ES256', '--stage');
     const printed = JSON.parse(await ok('public', '--keys', file)) as { keys: Record<string, unknown>[] };
-    const expected = keyEntries(file).filter((entry) => entry['alg'] !== 'HS256').map((entry) => entry['kid']);
+    const expected = keyEntries(file)
+      .filter((entry) => entry['alg'] !== 'HS256')
+      .map((entry) => entry['kid']);
     expect(printed.keys.map((key) => key['kid'])).toEqual(expected);
     for (const key of printed.keys) {
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'key_ops', 'deactivated_at']) expect(key[member], member).toBeUndefined();

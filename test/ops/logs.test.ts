@@ -18,7 +18,9 @@ describe.skipIf(process.platform !== 'linux')('logs', () => {
     await keysCli('generate', '--alg', 'HS256', '--out', file, '--force');
     const server = await fixture.serve({ workers: 2, graceMs: 2000, keysFile: file, args: ['--log-format', 'json'] });
     server.signal('SIGHUP');
-    expect(await waitUntil(() => jsonLines(server).filter((line) => String(line['message']).endsWith('reloaded keys')).length === 2, 15_000)).toBe(true);
+    expect(
+      await waitUntil(() => jsonLines(server).filter((line) => String(line['message']).endsWith('reloaded keys')).length === 2, 15_000),
+    ).toBe(true);
     server.signal('SIGTERM');
     expect((await server.closed).code).toBe(0);
 
@@ -33,11 +35,16 @@ describe.skipIf(process.platform !== 'linux')('logs', () => {
     }
     const started = objects.filter((object) => /^worker \d+ started$/.test(object['message'] as string));
     expect(started).toHaveLength(2);
-    for (const line of started) expect(line).toMatchObject({ worker: 'primary', pid: server.pid, slot: expect.any(Number), workerPid: expect.any(Number) });
+    for (const line of started)
+      expect(line).toMatchObject({ worker: 'primary', pid: server.pid, slot: expect.any(Number), workerPid: expect.any(Number) });
     const reloaded = objects.filter((object) => String(object['message']).endsWith('reloaded keys'));
     expect(reloaded.map((line) => line['worker']).sort()).toEqual([0, 1]);
     expect(reloaded.map((line) => line['pid']).sort()).toEqual([...server.workerPids].sort());
-    expect(objects.some((object) => object['message'] === 'draining all workers: no new calls; calls in flight may finish' && object['graceMs'] === 2000)).toBe(true);
+    expect(
+      objects.some(
+        (object) => object['message'] === 'draining all workers: no new calls; calls in flight may finish' && object['graceMs'] === 2000,
+      ),
+    ).toBe(true);
   }, 60_000);
 
   it('--log-level warn leaves info lines out; error leaves warnings out; text is the default', async () => {

@@ -31,7 +31,8 @@ const method = (name: string): Record<string, string> => ({ grpc_type: 'unary', 
 async function traffic(pool: readonly JwtClient[], counts: { ok: number; invalid: number; verify: number; jwks: number }) {
   const at = (i: number): JwtClient => pool[i % pool.length] as JwtClient;
   const tokens: { kid: string; jwt: string }[] = [];
-  for (let i = 0; i < counts.ok; i++) tokens.push(await at(i).generateJwt({ algorithm: i % 2 === 0 ? 'HS256' : 'ES256', subject: `m${i}@example.com` }));
+  for (let i = 0; i < counts.ok; i++)
+    tokens.push(await at(i).generateJwt({ algorithm: i % 2 === 0 ? 'HS256' : 'ES256', subject: `m${i}@example.com` }));
   for (let i = 0; i < counts.invalid; i++) {
     expect((await callError(at(i).generateJwt({ algorithm: 'XX999', subject: 's' }))).code).toBe(3);
   }
@@ -61,9 +62,12 @@ for (const [transport, workers] of TRANSPORTS.flatMap((t) => [1, 2].map((n) => [
     expect(valueOf(samples, 'grpc_server_handled_total', { ...method('GenerateJwt'), grpc_code: 'INVALID_ARGUMENT' })).toBe(counts.invalid);
     expect(valueOf(samples, 'grpc_server_handled_total', { ...method('VerifyJwt'), grpc_code: 'OK' })).toBe(counts.verify);
     expect(valueOf(samples, 'grpc_server_handled_total', { ...method('GetJwks'), grpc_code: 'OK' })).toBe(counts.jwks);
-    expect(samples.filter((s) => s.name === 'grpc_server_handled_total').map((s) => `${s.labels['grpc_method']} ${s.labels['grpc_code']}`).sort()).toEqual(
-      ['GenerateJwt INVALID_ARGUMENT', 'GenerateJwt OK', 'GetJwks OK', 'VerifyJwt OK'],
-    );
+    expect(
+      samples
+        .filter((s) => s.name === 'grpc_server_handled_total')
+        .map((s) => `${s.labels['grpc_method']} ${s.labels['grpc_code']}`)
+        .sort(),
+    ).toEqual(['GenerateJwt INVALID_ARGUMENT', 'GenerateJwt OK', 'GetJwks OK', 'VerifyJwt OK']);
     // The histogram counts the same calls; its +Inf bucket equals its count.
     const okGenerate = { ...method('GenerateJwt'), grpc_code: 'OK' };
     expect(valueOf(samples, 'grpc_server_handling_seconds_count', okGenerate)).toBe(counts.ok);
@@ -81,14 +85,24 @@ for (const [transport, workers] of TRANSPORTS.flatMap((t) => [1, 2].map((n) => [
     expect(valueOf(samples, 'jwt_grpc_key_reloads_total')).toBe(0);
     expect(valueOf(samples, 'jwt_grpc_key_reload_failures_total')).toBe(0);
     // prom-client's process and Node.js metrics.
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
-      expect(samples.some((s) => s.name === name), name).toBe(true);
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
+      expect(
+        samples.some((s) => s.name === name),
+        name,
+      ).toBe(true);
     }
     // A second scrape after more calls counts them on top.
     await traffic(clientsOnOwnConnections(clients, cli.port, 2), { ok: 2, invalid: 1, verify: 0, jwks: 0 });
     const after = await scrape(port);
     expect(valueOf(after, 'grpc_server_handled_total', okGenerate)).toBe(counts.ok + 2);
-    expect(valueOf(after, 'grpc_server_handled_total', { ...method('GenerateJwt'), grpc_code: 'INVALID_ARGUMENT' })).toBe(counts.invalid + 1);
+    expect(valueOf(after, 'grpc_server_handled_total', { ...method('GenerateJwt'), grpc_code: 'INVALID_ARGUMENT' })).toBe(
+      counts.invalid + 1,
+    );
   }, 60_000);
 }
 
@@ -111,7 +125,9 @@ describe.each(TRANSPORTS)('the library, transport %s', (transport) => {
     const grpcPort = await served.listen('127.0.0.1:0');
     expect(served.metricsPort).toBeGreaterThan(0);
     await clients.jwt(grpcPort).generateJwt({ algorithm: 'HS256', subject: 'lib@example.com' });
-    expect(valueOf(await scrape(served.metricsPort as number), 'grpc_server_handled_total', { grpc_method: 'GenerateJwt', grpc_code: 'OK' })).toBe(1);
+    expect(
+      valueOf(await scrape(served.metricsPort as number), 'grpc_server_handled_total', { grpc_method: 'GenerateJwt', grpc_code: 'OK' }),
+    ).toBe(1);
 
     const registry = new Registry();
     await using own = createJwtServer({ transport, keys, metricsRegistry: registry, health: false, reflection: false });

@@ -25,9 +25,12 @@ export function jsonLines(server: CliServer, from = 0): Record<string, unknown>[
  */
 export async function waitForReload(server: CliServer, from: number, kid: string, role: string, timeoutMs = 20_000): Promise<void> {
   const cluster = server.workerPids.length > 1 || server.workerPids[0] !== server.pid;
-  const has = (line: Record<string, unknown>): boolean => Array.isArray(line['keys']) && (line['keys'] as string[]).some((key) => key.startsWith(`${kid} (`) && key.includes(role));
+  const has = (line: Record<string, unknown>): boolean =>
+    Array.isArray(line['keys']) && (line['keys'] as string[]).some((key) => key.startsWith(`${kid} (`) && key.includes(role));
   const reloadedBy = (pid: number): boolean =>
-    jsonLines(server, from).some((line) => has(line) && (cluster ? line['message'] === `worker ${pid} reloaded keys` : line['message'] === 'keys reloaded'));
+    jsonLines(server, from).some(
+      (line) => has(line) && (cluster ? line['message'] === `worker ${pid} reloaded keys` : line['message'] === 'keys reloaded'),
+    );
   const done = await waitUntil(() => server.workerPids.every(reloadedBy), timeoutMs);
   expect(done, `every process reloaded ${kid} (${role}) within ${timeoutMs} ms; log since:\n${server.stderr.slice(from)}`).toBe(true);
 }
@@ -36,7 +39,9 @@ export async function waitForReload(server: CliServer, from: number, kid: string
 export async function waitForReloadFailure(server: CliServer, from: number, timeoutMs = 20_000): Promise<string> {
   const failure = (): Record<string, unknown> | undefined =>
     jsonLines(server, from).find((line) => line['level'] === 'error' && String(line['message']).startsWith('key reload failed'));
-  expect(await waitUntil(() => failure() !== undefined, timeoutMs), `a reload failure line; log since:\n${server.stderr.slice(from)}`).toBe(true);
+  expect(await waitUntil(() => failure() !== undefined, timeoutMs), `a reload failure line; log since:\n${server.stderr.slice(from)}`).toBe(
+    true,
+  );
   return String(failure()?.['message']);
 }
 

@@ -63,10 +63,18 @@ describe.skipIf(process.platform !== 'linux')('key reload on SIGHUP, under load'
         const broken: [string, string | null, RegExp][] = [
           ['a missing file', null, /cannot read key file .*ENOENT/],
           ['bad JSON', good.slice(0, good.length / 2), /not valid JSON/],
-          ['no HS256 signer', JSON.stringify({ keys: keyEntries(file).filter((entry) => entry['alg'] !== 'HS256') }), /no key could sign HS256/],
+          [
+            'no HS256 signer',
+            JSON.stringify({ keys: keyEntries(file).filter((entry) => entry['alg'] !== 'HS256') }),
+            /no key could sign HS256/,
+          ],
           ['a short secret', good.replace(/"k":\s*"[^"]+"/, '"k":"c2hvcnQ"'), /HMAC secret of at least 32 bytes/],
           ['a secret that is not canonical base64url', good.replace(/"k":\s*"([^"]+)"/, '"k":"$1="'), /"k" is not canonical base64url/],
-          ['an Ed25519 key at the identity point', JSON.stringify({ keys: [...keyEntries(file), IDENTITY_KEY] }), /keys\[\d+\] \(kid "ed-identity"\): EdDSA public key is a point of small order/],
+          [
+            'an Ed25519 key at the identity point',
+            JSON.stringify({ keys: [...keyEntries(file), IDENTITY_KEY] }),
+            /keys\[\d+\] \(kid "ed-identity"\): EdDSA public key is a point of small order/,
+          ],
         ];
         for (const [what, text, message] of broken) {
           from = server.stderr.length;

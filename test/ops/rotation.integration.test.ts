@@ -70,7 +70,8 @@ describe.skipIf(process.platform !== 'linux')('rotation with the CLI alone, NODE
       await waitForReload(server, from, newHs, 'signs');
       const after = await askEveryConnection(pool, server.port, 6, 'HS256');
       expect(after.kids).toEqual([newHs]);
-      for (const client of after.clients) expect(await client.verifyJwt({ jwt: oldToken })).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
+      for (const client of after.clients)
+        expect(await client.verifyJwt({ jwt: oldToken })).toMatchObject({ valid: false, reason: 'UNKNOWN_KEY' });
       expect(Date.now() - started, 'every step ran while ghz was loading the server').toBeLessThan(28_000);
     } finally {
       const report = await load;

@@ -31,7 +31,9 @@ describe.skipIf(process.platform !== 'linux')('--watch-keys', () => {
 
         // An in-place rewrite: same inode, new content.
         from = server.stderr.length;
-        const rewritten = JSON.stringify({ keys: keyEntries(file).map((entry) => (entry['kid'] === 'hs-renamed' ? { ...entry, kid: 'hs-rewritten' } : entry)) });
+        const rewritten = JSON.stringify({
+          keys: keyEntries(file).map((entry) => (entry['kid'] === 'hs-renamed' ? { ...entry, kid: 'hs-rewritten' } : entry)),
+        });
         writeFileSync(file, rewritten);
         await waitForReload(server, from, 'hs-rewritten', 'signs');
         expect((await askEveryConnection(pool, server.port, 4, 'HS256')).kids).toEqual(['hs-rewritten']);
@@ -56,7 +58,12 @@ describe.skipIf(process.platform !== 'linux')('--watch-keys', () => {
     await keysCli('generate', '--alg', 'HS256', '--alg', 'ES256', '--kid', 'hs-v1', '--kid', 'es-v1', '--out', first);
     symlinkSync('..2026_11_23_10_00_00.1', join(mount, '..data'));
     symlinkSync(join('..data', 'keys.json'), join(mount, 'keys.json'));
-    const server = await fixture.serve({ workers: 2, graceMs: 2000, keysFile: join(mount, 'keys.json'), args: ['--watch-keys', '--log-format', 'json'] });
+    const server = await fixture.serve({
+      workers: 2,
+      graceMs: 2000,
+      keysFile: join(mount, 'keys.json'),
+      args: ['--watch-keys', '--log-format', 'json'],
+    });
     try {
       // The update: a new directory with the new content, a new symlink renamed over ..data, the old directory removed.
       const next = join(mount, '..2026_11_23_10_05_00.2');

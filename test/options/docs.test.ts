@@ -30,7 +30,10 @@ function documentedTable(file: string, heading: string): Map<string, DocumentedO
   // Header and separator rows first; a blank line ends the table.
   for (const line of lines.slice(first + 2)) {
     if (!line.startsWith('|')) break;
-    const [names = '', documented = '', range = ''] = line.split('|').slice(1, -1).map((cell) => cell.trim());
+    const [names = '', documented = '', range = ''] = line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
     for (const [, name] of names.matchAll(/`(\w+)`/g)) {
       table.set(name as string, { default: documented.replaceAll('`', ''), range });
     }
@@ -48,11 +51,11 @@ function expectTableMatches(file: string, heading: string, groups: readonly Opti
 }
 
 describe('the documentation', () => {
-  it('lists exactly the options of createJwtServer, with the table\'s defaults and ranges', () => {
+  it("lists exactly the options of createJwtServer, with the table's defaults and ranges", () => {
     expectTableMatches('library.md', '## Options of `createJwtServer`', ['keys', 'service', 'transport', 'server']);
   });
 
-  it('lists exactly the value options of runCluster, with the table\'s defaults and ranges', () => {
+  it("lists exactly the value options of runCluster, with the table's defaults and ranges", () => {
     expectTableMatches('cluster.md', '# Cluster mode', ['cluster']);
   });
 
@@ -88,7 +91,7 @@ describe('the TSDoc of the public options interfaces', () => {
     ['src/server/options.ts', 'TransportOptions', 'transport'],
     ['src/server/options.ts', 'JwtServerOptions', 'server'],
     ['src/cluster/options.ts', 'ClusterOptions', 'cluster'],
-  ] as const)('%s %s states the table\'s default of each option', (file, interfaceName, group) => {
+  ] as const)("%s %s states the table's default of each option", (file, interfaceName, group) => {
     const docs = memberDocs(file, interfaceName);
     for (const name of namesIn(group)) {
       expect(docs.get(name), `${interfaceName}.${name} has TSDoc`).toBeDefined();
@@ -98,7 +101,11 @@ describe('the TSDoc of the public options interfaces', () => {
 
   it('VerifierOptions states the defaults of the service options it shares', () => {
     const docs = memberDocs('src/tokens/verify.ts', 'VerifierOptions');
-    for (const [member, name] of [['clockToleranceSeconds', 'clockToleranceSeconds'], ['maxTokenLength', 'maxTokenLength'], ['cache', 'verifyCache']] as const) {
+    for (const [member, name] of [
+      ['clockToleranceSeconds', 'clockToleranceSeconds'],
+      ['maxTokenLength', 'maxTokenLength'],
+      ['cache', 'verifyCache'],
+    ] as const) {
       expect(docs.get(member), `VerifierOptions.${member}`).toContain(`Default ${defaultText(name)}`);
     }
   });

@@ -26,12 +26,17 @@ describe('integer', () => {
 });
 
 describe('flag', () => {
-  it.each([['1', true], ['TRUE', true], ['yes', true], ['0', false], ['false', false], ['No', false], ['', false]])(
-    'reads %j as %s',
-    (text, value) => {
-      expect(flag.parse(text, '--f')).toBe(value);
-    },
-  );
+  it.each([
+    ['1', true],
+    ['TRUE', true],
+    ['yes', true],
+    ['0', false],
+    ['false', false],
+    ['No', false],
+    ['', false],
+  ])('reads %j as %s', (text, value) => {
+    expect(flag.parse(text, '--f')).toBe(value);
+  });
 
   it('refuses anything else, in text and in code', () => {
     expect(() => flag.parse('maybe', '--f')).toThrow(refusal('--f'));

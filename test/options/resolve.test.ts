@@ -34,8 +34,12 @@ describe('optionValue', () => {
   });
 
   it('refuses a bad value, naming the option as labelled', () => {
-    expect(() => optionValue('maxTtlSeconds', 0)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/^option maxTtlSeconds: /) }));
-    expect(() => optionValue('maxTtlSeconds', '60', '--max-ttl')).toThrow(expect.objectContaining({ message: expect.stringMatching(/^option --max-ttl: /) }));
+    expect(() => optionValue('maxTtlSeconds', 0)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringMatching(/^option maxTtlSeconds: /) }),
+    );
+    expect(() => optionValue('maxTtlSeconds', '60', '--max-ttl')).toThrow(
+      expect.objectContaining({ message: expect.stringMatching(/^option --max-ttl: /) }),
+    );
   });
 });
 

@@ -55,13 +55,19 @@ describe('the verification cache', () => {
     },
   );
 
-  it.each([[{ maxEntries: -1 }], [{ maxEntries: 1.5 }], [{ maxEntries: 10_000_001 }], [true], [100]])('%j is refused by all three', (cache) => {
-    const bad = cache as unknown as false;
-    optionError(() => createVerifier(keys, { audience: ANY_AUDIENCE, cache: bad }), typeof cache === 'object' ? 'cache.maxEntries' : 'cache');
-    const field = typeof cache === 'object' ? 'verifyCache.maxEntries' : 'verifyCache';
-    optionError(() => addJwtService(new Server(), { keys, verifyCache: bad }), field);
-    optionError(() => createJwtServer({ keys, verifyCache: bad, logger: silentLogger }), field);
-  });
+  it.each([[{ maxEntries: -1 }], [{ maxEntries: 1.5 }], [{ maxEntries: 10_000_001 }], [true], [100]])(
+    '%j is refused by all three',
+    (cache) => {
+      const bad = cache as unknown as false;
+      optionError(
+        () => createVerifier(keys, { audience: ANY_AUDIENCE, cache: bad }),
+        typeof cache === 'object' ? 'cache.maxEntries' : 'cache',
+      );
+      const field = typeof cache === 'object' ? 'verifyCache.maxEntries' : 'verifyCache';
+      optionError(() => addJwtService(new Server(), { keys, verifyCache: bad }), field);
+      optionError(() => createJwtServer({ keys, verifyCache: bad, logger: silentLogger }), field);
+    },
+  );
 
   it('{ maxEntries: 0 } serves VerifyJwt without a cache: a token verifies every time', async () => {
     const { port } = await startServer({ transport: 'http2', keys, verifyCache: { maxEntries: 0 } });
@@ -83,12 +89,15 @@ describe('integers, never fractions', () => {
     optionError(() => createJwtServer({ keys, [field]: value, logger: silentLogger }), field);
   });
 
-  it.each([['workers', 1.5], ['workers', 1025], ['graceMs', 600_001], ['graceMs', 2.5], ['maxQuickRestarts', 0]] as const)(
-    'runCluster refuses %s %j before starting anything',
-    (field, value) => {
-      optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, [field]: value, handleSignals: false }), field);
-    },
-  );
+  it.each([
+    ['workers', 1.5],
+    ['workers', 1025],
+    ['graceMs', 600_001],
+    ['graceMs', 2.5],
+    ['maxQuickRestarts', 0],
+  ] as const)('runCluster refuses %s %j before starting anything', (field, value) => {
+    optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, [field]: value, handleSignals: false }), field);
+  });
 
   it('parseNodeMaxProcs takes the same worker bounds, and "max"', () => {
     expect(parseNodeMaxProcs('1024')).toBe(1024);
@@ -101,7 +110,10 @@ describe('integers, never fractions', () => {
 
 describe('options across options', () => {
   it('a defaultTtlSeconds above maxTtlSeconds is refused, naming both', () => {
-    const err = optionError(() => createJwtServer({ keys, defaultTtlSeconds: 600, maxTtlSeconds: 60, logger: silentLogger }), 'defaultTtlSeconds');
+    const err = optionError(
+      () => createJwtServer({ keys, defaultTtlSeconds: 600, maxTtlSeconds: 60, logger: silentLogger }),
+      'defaultTtlSeconds',
+    );
     expect(err.message).toContain('maxTtlSeconds');
   });
 
@@ -112,13 +124,19 @@ describe('options across options', () => {
     expect((payload['exp'] as number) - (payload['iat'] as number)).toBe(60);
   });
 
-  it('runCluster checks the servers\' options in the primary, so a bad one fails the start once, named by its path', () => {
-    optionError(() => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }), 'server.maxTtlSeconds');
+  it("runCluster checks the servers' options in the primary, so a bad one fails the start once, named by its path", () => {
+    optionError(
+      () => runCluster({ address: '127.0.0.1:0', workers: 2, server: { maxTtlSeconds: 0 }, handleSignals: false }),
+      'server.maxTtlSeconds',
+    );
   });
 
   it('runCluster takes a policy loader (reloadable) or a fixed server.policy, never both: two sources would disagree after a reload', () => {
     const policy = { callers: { 'dns:a.example': { subjects: ['a'] } } };
-    const error = optionError(() => runCluster({ address: '127.0.0.1:0', policy: async () => policy, server: { policy }, handleSignals: false }), 'policy');
+    const error = optionError(
+      () => runCluster({ address: '127.0.0.1:0', policy: async () => policy, server: { policy }, handleSignals: false }),
+      'policy',
+    );
     expect(error.message).toContain('not both');
     optionError(() => runCluster({ address: '127.0.0.1:0', policy: policy as never, handleSignals: false }), 'policy');
   });

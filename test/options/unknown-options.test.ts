@@ -73,45 +73,107 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
   ],
   loadKeys: [
     { field: 'loger', hint: 'logger', call: () => lib.loadKeys(keyFile({ keys: [jwk()] }), any({ loger: silentLogger })) },
-    { field: 'keys[0].pemfile', hint: 'keys[0].pemFile', code: 'ERR_INVALID_KEY', call: () => lib.loadKeys(keyFile({ keys: [{ kid: 'a', alg: 'ES256', pemfile: 'a.pem' }] }), { logger: silentLogger }) },
+    {
+      field: 'keys[0].pemfile',
+      hint: 'keys[0].pemFile',
+      code: 'ERR_INVALID_KEY',
+      call: () => lib.loadKeys(keyFile({ keys: [{ kid: 'a', alg: 'ES256', pemfile: 'a.pem' }] }), { logger: silentLogger }),
+    },
   ],
   exportKeys: [{ field: 'includePrivat', hint: 'includePrivate', call: () => lib.exportKeys(keys, any({ includePrivat: true })) }],
-  createSigner: [{ field: 'keyBackendTimeout', hint: 'keyBackendTimeoutMs', call: () => lib.createSigner(keys, any({ keyBackendTimeout: 500 })) }],
+  createSigner: [
+    { field: 'keyBackendTimeout', hint: 'keyBackendTimeoutMs', call: () => lib.createSigner(keys, any({ keyBackendTimeout: 500 })) },
+  ],
   createVerifier: [
-    { field: 'maxTokenLenght', hint: 'maxTokenLength', call: () => lib.createVerifier(keys, any({ audience: 'api', maxTokenLenght: 100 })) },
-    { field: 'cache.maxEntrys', hint: 'cache.maxEntries', call: () => lib.createVerifier(keys, any({ audience: 'api', cache: { maxEntrys: 10 } })) },
+    {
+      field: 'maxTokenLenght',
+      hint: 'maxTokenLength',
+      call: () => lib.createVerifier(keys, any({ audience: 'api', maxTokenLenght: 100 })),
+    },
+    {
+      field: 'cache.maxEntrys',
+      hint: 'cache.maxEntries',
+      call: () => lib.createVerifier(keys, any({ audience: 'api', cache: { maxEntrys: 10 } })),
+    },
   ],
   addJwtService: [
-    { field: 'isuer', hint: 'issuer', call: () => lib.addJwtService(new Server(), any({ keys, logger: silentLogger, isuer: 'https://a.example' })) },
-    { field: 'verifyCache.maxEntrys', hint: 'verifyCache.maxEntries', call: () => lib.addJwtService(new Server(), any({ keys, logger: silentLogger, verifyCache: { maxEntrys: 1 } })) },
+    {
+      field: 'isuer',
+      hint: 'issuer',
+      call: () => lib.addJwtService(new Server(), any({ keys, logger: silentLogger, isuer: 'https://a.example' })),
+    },
+    {
+      field: 'verifyCache.maxEntrys',
+      hint: 'verifyCache.maxEntries',
+      call: () => lib.addJwtService(new Server(), any({ keys, logger: silentLogger, verifyCache: { maxEntrys: 1 } })),
+    },
   ],
   createJwtServer: [
     { field: 'isuer', hint: 'issuer', call: () => lib.createJwtServer(any({ keys, isuer: 'https://a.example' })) },
-    { field: 'verifyCache.maxEntrys', hint: 'verifyCache.maxEntries', call: () => lib.createJwtServer(any({ keys, verifyCache: { maxEntrys: 1 } })) },
-    { field: 'tls.requireClientCertificat', hint: 'tls.requireClientCertificate', call: () => newServer().listen('127.0.0.1:0', any({ key: 'k', cert: 'c', requireClientCertificat: true })) },
+    {
+      field: 'verifyCache.maxEntrys',
+      hint: 'verifyCache.maxEntries',
+      call: () => lib.createJwtServer(any({ keys, verifyCache: { maxEntrys: 1 } })),
+    },
+    {
+      field: 'tls.requireClientCertificat',
+      hint: 'tls.requireClientCertificate',
+      call: () => newServer().listen('127.0.0.1:0', any({ key: 'k', cert: 'c', requireClientCertificat: true })),
+    },
     { field: 'graceMS', hint: 'graceMs', call: () => newServer().close(any({ graceMS: 0 })) },
   ],
   jwksHandler: [{ field: 'maxAge', call: () => lib.jwksHandler({ keys }, any({ maxAge: 60 })) }],
-  GrpcStatusError: [{ field: 'casue', hint: 'cause', call: () => new lib.GrpcStatusError(lib.GrpcStatus.INTERNAL, 'x', any({ casue: new Error('y') })) }],
+  GrpcStatusError: [
+    { field: 'casue', hint: 'cause', call: () => new lib.GrpcStatusError(lib.GrpcStatus.INTERNAL, 'x', any({ casue: new Error('y') })) },
+  ],
   JwtGrpcError: [{ field: 'feild', hint: 'field', call: () => new lib.JwtGrpcError('ERR_FILE', 'x', any({ feild: 'f' })) }],
-  checkPolicy: [{ field: 'policy', hint: '$.callers["dns:a"].subjects', call: () => lib.checkPolicy({ callers: { 'dns:a': any({ subject: ['x'] }) } }) }],
+  checkPolicy: [
+    {
+      field: 'policy',
+      hint: '$.callers["dns:a"].subjects',
+      call: () => lib.checkPolicy({ callers: { 'dns:a': any({ subject: ['x'] }) } }),
+    },
+  ],
   runCluster: [
     { field: 'workrs', hint: 'workers', call: () => lib.runCluster(any({ address: '127.0.0.1:0', workrs: 1 })) },
-    { field: 'server.isuer', hint: 'server.issuer', call: () => lib.runCluster(any({ address: '127.0.0.1:0', server: { isuer: 'https://a.example' } })) },
-    { field: 'server.verifyCache.maxEntrys', hint: 'server.verifyCache.maxEntries', call: () => lib.runCluster(any({ address: '127.0.0.1:0', server: { verifyCache: { maxEntrys: 1 } } })) },
+    {
+      field: 'server.isuer',
+      hint: 'server.issuer',
+      call: () => lib.runCluster(any({ address: '127.0.0.1:0', server: { isuer: 'https://a.example' } })),
+    },
+    {
+      field: 'server.verifyCache.maxEntrys',
+      hint: 'server.verifyCache.maxEntries',
+      call: () => lib.runCluster(any({ address: '127.0.0.1:0', server: { verifyCache: { maxEntrys: 1 } } })),
+    },
   ],
   createJwtClient: [{ field: 'deadlineMS', hint: 'deadlineMs', call: () => lib.createJwtClient('127.0.0.1:1', any({ deadlineMS: 5 })) }],
-  jwtCallCredentials: [{ field: 'audiance', hint: 'audience', call: () => lib.jwtCallCredentials(issuer, any({ algorithm: 'ES256', audiance: 'greeter' })) }],
+  jwtCallCredentials: [
+    { field: 'audiance', hint: 'audience', call: () => lib.jwtCallCredentials(issuer, any({ algorithm: 'ES256', audiance: 'greeter' })) },
+  ],
   createRemoteVerifier: [
-    { field: 'isuer', hint: 'issuer', call: () => lib.createRemoteVerifier(issuer, any({ isuer: 'https://a.example', logger: silentLogger })) },
-    { field: 'source.issuerURL', hint: 'source.issuerUrl', call: () => lib.createRemoteVerifier(any({ issuerURL: 'https://a.example' }), { audience: lib.ANY_AUDIENCE }) },
+    {
+      field: 'isuer',
+      hint: 'issuer',
+      call: () => lib.createRemoteVerifier(issuer, any({ isuer: 'https://a.example', logger: silentLogger })),
+    },
+    {
+      field: 'source.issuerURL',
+      hint: 'source.issuerUrl',
+      call: () => lib.createRemoteVerifier(any({ issuerURL: 'https://a.example' }), { audience: lib.ANY_AUDIENCE }),
+    },
   ],
   jwtAuthInterceptor: [
-    { field: 'audiance', hint: 'audience', call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), any({ audiance: 'greeter' })) },
+    {
+      field: 'audiance',
+      hint: 'audience',
+      call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), any({ audiance: 'greeter' })),
+    },
     {
       field: 'methods["/a.B/C"].scope',
       hint: 'methods["/a.B/C"].scopes',
-      call: () => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), any({ methods: { '/a.B/C': { scope: ['x'] } } })),
+      call: () =>
+        lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), any({ methods: { '/a.B/C': { scope: ['x'] } } })),
     },
   ],
 };
@@ -126,8 +188,8 @@ const NO_OPTIONS: Readonly<Record<string, string>> = {
   CallKey: 'takes a description string',
   loadPolicy: 'takes a file name; its content is checked as checkPolicy checks it (listed above)',
   parseNodeMaxProcs: 'takes a text',
-  verifiedClaims: "takes a call, read for its metadata only",
-  optionalVerifiedClaims: "takes a call, read for its metadata only",
+  verifiedClaims: 'takes a call, read for its metadata only',
+  optionalVerifiedClaims: 'takes a call, read for its metadata only',
 };
 
 /** The error a call throws or rejects with. */
@@ -144,7 +206,11 @@ async function failureOf(call: () => unknown): Promise<unknown> {
 const exported: string[] = [];
 for (const entry of ENTRY_POINTS) {
   const module = (await import(join(PACKAGE_ROOT, entry.source))) as Record<string, unknown>;
-  exported.push(...Object.entries(module).filter(([, value]) => typeof value === 'function').map(([name]) => name));
+  exported.push(
+    ...Object.entries(module)
+      .filter(([, value]) => typeof value === 'function')
+      .map(([name]) => name),
+  );
 }
 
 describe('every export of the public API', () => {
@@ -157,8 +223,14 @@ describe('every export of the public API', () => {
   it('that is a function or class is listed: as taking options (with misspelt calls) or as taking none, with why', () => {
     const unlisted = exported.filter((name) => !(name in CALLS) && !(name in NO_OPTIONS));
     expect(unlisted, 'list each new export in CALLS (misspelt calls, every nesting level) or in NO_OPTIONS (why)').toEqual([]);
-    expect(Object.keys(CALLS).filter((name) => !exported.includes(name)), 'CALLS names an export that is gone').toEqual([]);
-    expect(Object.keys(NO_OPTIONS).filter((name) => !exported.includes(name)), 'NO_OPTIONS names an export that is gone').toEqual([]);
+    expect(
+      Object.keys(CALLS).filter((name) => !exported.includes(name)),
+      'CALLS names an export that is gone',
+    ).toEqual([]);
+    expect(
+      Object.keys(NO_OPTIONS).filter((name) => !exported.includes(name)),
+      'NO_OPTIONS names an export that is gone',
+    ).toEqual([]);
   });
 
   const cases = Object.entries(CALLS).flatMap(([name, calls]) => calls.map((misspelt) => [name, misspelt.field, misspelt] as const));
@@ -175,11 +247,20 @@ describe('every export of the public API', () => {
   it('without the misspelling, each call goes past the check (the refusal is of the name, not of the call)', async () => {
     // Spot checks that the names refused above are the only fault: the corrected options are taken.
     expect(() => lib.createVerifier(keys, { audience: 'greeter', maxTokenLength: 100, cache: { maxEntries: 10 } })).not.toThrow();
-    expect(() => lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), { audience: 'greeter', methods: { '/a.B/C': { scopes: ['x'] } } })).not.toThrow();
-    expect(() => lib.createRemoteVerifier(issuer, { audience: 'greeter', issuer: 'https://a.example', logger: silentLogger })).not.toThrow();
+    expect(() =>
+      lib.jwtAuthInterceptor(lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }), {
+        audience: 'greeter',
+        methods: { '/a.B/C': { scopes: ['x'] } },
+      }),
+    ).not.toThrow();
+    expect(() =>
+      lib.createRemoteVerifier(issuer, { audience: 'greeter', issuer: 'https://a.example', logger: silentLogger }),
+    ).not.toThrow();
     expect(() => lib.jwtCallCredentials(issuer, { algorithm: 'ES256', audience: 'greeter' })).not.toThrow();
     expect(() => lib.createJwtClient('127.0.0.1:1', { deadlineMs: 5 }).close()).not.toThrow();
-    expect(() => lib.importKeys({ keys: [{ ...jwk(), deactivated_at: '2026-01-01T00:00:00Z', use: 'sig', key_ops: ['sign', 'verify'] }] })).not.toThrow();
+    expect(() =>
+      lib.importKeys({ keys: [{ ...jwk(), deactivated_at: '2026-01-01T00:00:00Z', use: 'sig', key_ops: ['sign', 'verify'] }] }),
+    ).not.toThrow();
     await expect(lib.loadKeys(keyFile({ keys: [jwk()] }), { logger: silentLogger })).resolves.toBeDefined();
   });
 });
@@ -209,10 +290,14 @@ describe('jwt-grpc serve', () => {
     })();
     expect(err).toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'JWT_GRPC_ISUER' });
     expect((err as Error).message).toContain('did you mean JWT_GRPC_ISSUER?');
-    expect(() => parseCommand(['serve'], { JWT_GRPC_FROBNICATE: '1' })).toThrow(/JWT_GRPC_FROBNICATE: is not an environment variable of jwt-grpc serve; jwt-grpc --help lists them/);
+    expect(() => parseCommand(['serve'], { JWT_GRPC_FROBNICATE: '1' })).toThrow(
+      /JWT_GRPC_FROBNICATE: is not an environment variable of jwt-grpc serve; jwt-grpc --help lists them/,
+    );
   });
 
   it('takes the variables it reads, the worker number the primary sets, and any without the prefix', () => {
-    expect(parseCommand(['serve'], { JWT_GRPC_ISSUER: 'https://a.example', JWT_GRPC_WORKER: '1', HOME: '/root' })).toMatchObject({ kind: 'serve' });
+    expect(parseCommand(['serve'], { JWT_GRPC_ISSUER: 'https://a.example', JWT_GRPC_WORKER: '1', HOME: '/root' })).toMatchObject({
+      kind: 'serve',
+    });
   });
 });

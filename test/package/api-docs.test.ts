@@ -24,11 +24,14 @@ describe('the public API', () => {
     expect(doc, `@example in the TSDoc of ${name}`).toContain('@example');
   });
 
-  it.each(ENTRY_POINTS.map((entry) => [entry.specifier, entry.source]))('the entry point %s opens with a comment naming it, with an @example', (specifier, source) => {
-    const doc = /^\/\*\*[\s\S]*?\*\//.exec(readFileSync(join(PACKAGE_ROOT, source), 'utf8'))?.[0];
-    expect(doc, `the comment opening ${source}`).toBeDefined();
-    expect(doc).toContain('@example');
-    // TypeDoc names the module of docs/api by this tag; without it, by the file's path.
-    expect(doc).toContain(`@module ${specifier}\n`);
-  });
+  it.each(ENTRY_POINTS.map((entry) => [entry.specifier, entry.source]))(
+    'the entry point %s opens with a comment naming it, with an @example',
+    (specifier, source) => {
+      const doc = /^\/\*\*[\s\S]*?\*\//.exec(readFileSync(join(PACKAGE_ROOT, source), 'utf8'))?.[0];
+      expect(doc, `the comment opening ${source}`).toBeDefined();
+      expect(doc).toContain('@example');
+      // TypeDoc names the module of docs/api by this tag; without it, by the file's path.
+      expect(doc).toContain(`@module ${specifier}\n`);
+    },
+  );
 });

@@ -43,7 +43,8 @@ const LAZY_PACKAGES = ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs'];
 /** The entry points whose API takes or gives a grpc-js object, and which. */
 const NAMES_GRPC_JS: Readonly<Record<string, string>> = {
   'jwt-grpc': 'addJwtService takes a grpc-js Server; createJwtServer takes grpc-js server options (transport grpc-js)',
-  'jwt-grpc/client': 'createJwtClient takes channel credentials, jwtCallCredentials gives CallCredentials, jwtAuthInterceptor is a ServerInterceptor',
+  'jwt-grpc/client':
+    'createJwtClient takes channel credentials, jwtCallCredentials gives CallCredentials, jwtAuthInterceptor is a ServerInterceptor',
   'jwt-grpc/cluster': "each worker's server options are createJwtServer's",
 };
 
@@ -51,7 +52,10 @@ describe('the entry points', () => {
   it('are listed here, each with what it must not load', () => {
     expect(SPECIFIERS[0]).toBe('jwt-grpc');
     expect(SPECIFIERS, 'a new entry point: say in MUST_NOT_LOAD what it must not load').toEqual(Object.keys(MUST_NOT_LOAD));
-    expect(Object.keys(NAMES_GRPC_JS).filter((name) => !SPECIFIERS.includes(name)), 'NAMES_GRPC_JS names an entry point that is gone').toEqual([]);
+    expect(
+      Object.keys(NAMES_GRPC_JS).filter((name) => !SPECIFIERS.includes(name)),
+      'NAMES_GRPC_JS names an entry point that is gone',
+    ).toEqual([]);
   });
 
   it('export each name from exactly one of them', async () => {
@@ -67,7 +71,10 @@ describe('the entry points', () => {
       }
       // What the module gives at run time is what its export lists say (no `export *` beside them).
       const runtime = Object.keys((await import(join(PACKAGE_ROOT, entry.source))) as object);
-      expect(runtime.filter((name) => !declared.includes(name)), entry.specifier).toEqual([]);
+      expect(
+        runtime.filter((name) => !declared.includes(name)),
+        entry.specifier,
+      ).toEqual([]);
     }
     expect(clashes).toEqual([]);
   });
@@ -76,7 +83,10 @@ describe('the entry points', () => {
     const source = readFileSync(join(PACKAGE_ROOT, 'src', 'lib.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
     const statements = source.split('\n').filter((line) => line.trim() !== '');
     const reexported = statements.map((line) => /^export \* from '\.\/(.+)\.js';$/.exec(line)?.[1]);
-    expect(reexported.filter((path) => path === undefined), `statements of src/lib.ts other than \`export * from\`:\n${statements.join('\n')}`).toEqual([]);
+    expect(
+      reexported.filter((path) => path === undefined),
+      `statements of src/lib.ts other than \`export * from\`:\n${statements.join('\n')}`,
+    ).toEqual([]);
     expect(reexported.map((path) => `src/${path}.ts`).sort()).toEqual(ENTRY_POINTS.map((entry) => entry.source).sort());
   });
 });
@@ -86,19 +96,29 @@ describe('importing an entry point by name, from the build', () => {
   let dir: string;
 
   beforeAll(async () => {
-    if (!existsSync(join(PACKAGE_ROOT, entryPoint('jwt-grpc/client').module))) throw new Error('this test imports the build: run `npm run build` first');
+    if (!existsSync(join(PACKAGE_ROOT, entryPoint('jwt-grpc/client').module)))
+      throw new Error('this test imports the build: run `npm run build` first');
     dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-entry-'));
     // Each in a process of its own, all at once. The process must exit by itself: a timer, a
     // socket or a worker left by the import would hold it open past the timeout.
     await Promise.all(
       ENTRY_POINTS.map(async (entry, index) => {
         const record = join(dir, `modules-${index}.txt`);
-        await promisify(execFile)(process.execPath, ['--import', HOOK, '--input-type=module', '-e', `await import(${JSON.stringify(entry.specifier)})`], {
-          cwd: PACKAGE_ROOT,
-          env: { ...process.env, RECORD_MODULES: record },
-          timeout: 20_000,
-        });
-        loads.set(entry.specifier, readFileSync(record, 'utf8').split('\n').filter((url) => url !== ''));
+        await promisify(execFile)(
+          process.execPath,
+          ['--import', HOOK, '--input-type=module', '-e', `await import(${JSON.stringify(entry.specifier)})`],
+          {
+            cwd: PACKAGE_ROOT,
+            env: { ...process.env, RECORD_MODULES: record },
+            timeout: 20_000,
+          },
+        );
+        loads.set(
+          entry.specifier,
+          readFileSync(record, 'utf8')
+            .split('\n')
+            .filter((url) => url !== ''),
+        );
       }),
     );
   }, 60_000);
@@ -108,10 +128,15 @@ describe('importing an entry point by name, from the build', () => {
   });
 
   /** jwt-grpc's own modules among those loaded, as paths under src/. */
-  const own = (specifier: string): string[] => (loads.get(specifier) ?? []).flatMap((url) => url.match(/\/dist\/src\/(.*)\.js$/)?.[1] ?? []);
+  const own = (specifier: string): string[] =>
+    (loads.get(specifier) ?? []).flatMap((url) => url.match(/\/dist\/src\/(.*)\.js$/)?.[1] ?? []);
 
   it.each(SPECIFIERS)('%s loads itself through `exports`, and none of the packages that load on first use', (specifier) => {
-    expect(own(specifier)).toContain(entryPoint(specifier).source.replace(/^src\//, '').replace(/\.ts$/, ''));
+    expect(own(specifier)).toContain(
+      entryPoint(specifier)
+        .source.replace(/^src\//, '')
+        .replace(/\.ts$/, ''),
+    );
     const urls = loads.get(specifier) ?? [];
     expect(LAZY_PACKAGES.filter((name) => urls.some((url) => url.includes(`/node_modules/${name}/`)))).toEqual([]);
   });
@@ -127,7 +152,11 @@ describe('importing an entry point by name, from the build', () => {
     expect(client).toContain('client/remote-verifier');
     // The check reads what the recording holds: the issuer's import holds what the client's must not.
     const issuer = own('jwt-grpc');
-    for (const folder of ['transport/http2/', 'server/', 'policy/']) expect(issuer.some((path) => path.startsWith(folder)), folder).toBe(true);
+    for (const folder of ['transport/http2/', 'server/', 'policy/'])
+      expect(
+        issuer.some((path) => path.startsWith(folder)),
+        folder,
+      ).toBe(true);
   });
 });
 
@@ -139,9 +168,14 @@ function declarationGraph(types: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   const visit = (file: string): void => {
     if (graph.has(file)) return;
-    const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const code = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     const specifiers = [...code.matchAll(SPECIFIER)].map((match) => match[1] as string);
-    graph.set(file, specifiers.filter((specifier) => !specifier.startsWith('.')));
+    graph.set(
+      file,
+      specifiers.filter((specifier) => !specifier.startsWith('.')),
+    );
     for (const specifier of specifiers) if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier.replace(/\.js$/, '.d.ts')));
   };
   visit(join(PACKAGE_ROOT, types));

@@ -22,7 +22,10 @@ interface Conditions {
   readonly default: string;
 }
 
-const MANIFEST = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string | Conditions> };
+const MANIFEST = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  exports: Record<string, string | Conditions>;
+};
 
 /** Every module entry point (the .proto and package.json exports are files, not modules), `jwt-grpc` first. */
 export const ENTRY_POINTS: readonly EntryPoint[] = Object.entries(MANIFEST.exports).flatMap(([subpath, target]) => {

@@ -64,7 +64,10 @@ export function tsBlocks(markdown: string): Fenced[] {
     let end = i + 1;
     while (end < lines.length && !(lines[end] as string).startsWith(`${indent}\`\`\``)) end++;
     if (language === 'ts' || language === 'typescript') {
-      const body = lines.slice(i + 1, end).map((line) => line.slice(indent.length)).join('\n');
+      const body = lines
+        .slice(i + 1, end)
+        .map((line) => line.slice(indent.length))
+        .join('\n');
       blocks.push({ line: i + 1, body, run: info.trim().split(/\s+/).includes('run') });
     }
     i = end;
@@ -75,7 +78,9 @@ export function tsBlocks(markdown: string): Fenced[] {
 /** The Markdown pages whose examples are tests: README.md and docs/*.md (docs/api/ is generated from the TSDoc). */
 export function markdownPages(): string[] {
   const docs = join(PACKAGE_ROOT, 'docs');
-  const pages = readdirSync(docs).filter((name) => name.endsWith('.md')).map((name) => join('docs', name));
+  const pages = readdirSync(docs)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join('docs', name));
   return ['README.md', ...pages.sort()];
 }
 
@@ -131,7 +136,9 @@ export type PublicExport = [name: string, file: string, specifier: string];
 
 /** Every export of every entry point, in the order of package.json's `exports`. */
 export function publicExports(): PublicExport[] {
-  return ENTRY_POINTS.flatMap((entry) => [...reExports(join(PACKAGE_ROOT, entry.source))].map(([name, file]): PublicExport => [name, file, entry.specifier]));
+  return ENTRY_POINTS.flatMap((entry) =>
+    [...reExports(join(PACKAGE_ROOT, entry.source))].map(([name, file]): PublicExport => [name, file, entry.specifier]),
+  );
 }
 
 /** An import of jwt-grpc or of one of its entry points. */
@@ -140,7 +147,10 @@ const IMPORTS_JWT_GRPC = /from 'jwt-grpc(\/[\w-]+)?'/;
 /** A TSDoc comment's ```ts blocks, as examples found at `where` (1-based line of the comment in `file`). */
 function commentExamples(doc: string, file: string, line: number, label: string): Example[] {
   // The comment's text: each line without its leading ` * `.
-  const text = doc.split('\n').map((entry) => entry.replace(/^\s*\/?\*+\/?\s?/, '')).join('\n');
+  const text = doc
+    .split('\n')
+    .map((entry) => entry.replace(/^\s*\/?\*+\/?\s?/, ''))
+    .join('\n');
   const path = relative(PACKAGE_ROOT, file);
   return tsBlocks(text).map((block) => {
     const program = programOf(block.body);
@@ -170,7 +180,9 @@ export function tsdocExamples(): Example[] {
 /** What a TSDoc example that imports nothing from jwt-grpc has in scope: every public name, each from its entry point. */
 export function implicitImport(): string {
   return ENTRY_POINTS.map((entry) => {
-    const names = publicExports().filter(([, , specifier]) => specifier === entry.specifier).map(([name]) => name);
+    const names = publicExports()
+      .filter(([, , specifier]) => specifier === entry.specifier)
+      .map(([name]) => name);
     return `import { ${names.join(', ')} } from '${entry.specifier}';`;
   }).join('\n');
 }

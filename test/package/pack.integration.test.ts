@@ -22,7 +22,6 @@ import { ENTRY_POINTS } from './entry-points.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-
 const TSCONFIG = {
   compilerOptions: {
     target: 'esnext',
@@ -66,7 +65,6 @@ const options: JwtServerOptions = { keys, subjects: ['ada@example.com'], issuer:
 console.log('closed');
 `;
 
-
 let work: string;
 let app: string;
 let tarballPath: string;
@@ -105,26 +103,31 @@ afterAll(() => {
 });
 
 describe('the packed package in a fresh TypeScript project', () => {
-  it('type-checks with the newest typescript and @types/node, skipLibCheck false', async () => {
-    const versions = ['typescript', '@types/node'].map(
-      (name) => (JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version,
-    );
-    // tsc prints its diagnostics (ours included, as node_modules/jwt-grpc/dist/...) on stdout;
-    // an example's as examples/NAME.ts, and the message says where each NAME comes from.
-    const where = EXAMPLES.map((example) => `examples/${example.name}.ts: ${example.where}`).join('\n');
-    await expect(sh('npx', ['tsc', '-p', '.'], app), `typescript ${versions[0]}, @types/node ${versions[1]}; the examples:\n${where}`).resolves.toBe('');
-  }, TIMEOUT_MS);
+  it(
+    'type-checks with the newest typescript and @types/node, skipLibCheck false',
+    async () => {
+      const versions = ['typescript', '@types/node'].map(
+        (name) => (JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version,
+      );
+      // tsc prints its diagnostics (ours included, as node_modules/jwt-grpc/dist/...) on stdout;
+      // an example's as examples/NAME.ts, and the message says where each NAME comes from.
+      const where = EXAMPLES.map((example) => `examples/${example.name}.ts: ${example.where}`).join('\n');
+      await expect(
+        sh('npx', ['tsc', '-p', '.'], app),
+        `typescript ${versions[0]}, @types/node ${versions[1]}; the examples:\n${where}`,
+      ).resolves.toBe('');
+    },
+    TIMEOUT_MS,
+  );
 
-  it('runs a user\'s program: sign, verify, export, listen on 127.0.0.1:0 and close', async () => {
-    const output = await sh('node', [join('out', 'main.js')], app);
-    expect(output.split('\n')).toEqual([
-      'verified ada@example.com',
-      'public keys EC',
-      'listening true HS256,ES256',
-      'closed',
-      '',
-    ]);
-  }, TIMEOUT_MS);
+  it(
+    "runs a user's program: sign, verify, export, listen on 127.0.0.1:0 and close",
+    async () => {
+      const output = await sh('node', [join('out', 'main.js')], app);
+      expect(output.split('\n')).toEqual(['verified ada@example.com', 'public keys EC', 'listening true HS256,ES256', 'closed', '']);
+    },
+    TIMEOUT_MS,
+  );
 
   it('has examples to check: every block of README.md, docs/ and the TSDoc of every entry point', () => {
     expect(EXAMPLES.filter((example) => example.where.startsWith('README.md')).length).toBeGreaterThanOrEqual(2);
@@ -147,51 +150,91 @@ describe('the packed package in a fresh TypeScript project', () => {
     expect(existsSync(join(installed, 'docs', 'img', 'headline-ratios.svg'))).toBe(true);
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 jwt-grpc contributors/);
     expect(existsSync(join(installed, 'src'))).toBe(false);
-    const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib', 'issuer.js.map'), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+    const map = JSON.parse(readFileSync(join(installed, 'dist', 'src', 'lib', 'issuer.js.map'), 'utf8')) as {
+      sources: string[];
+      sourcesContent?: string[];
+    };
     expect(map.sourcesContent?.length).toBe(map.sources.length);
     expect(map.sourcesContent?.[0]).toContain('export');
   });
 
-  it('imports each entry point by name, and nothing below them (exports closes the rest)', async () => {
-    const specifiers = ENTRY_POINTS.map((entry) => entry.specifier);
-    const imported = await sh('node', ['--input-type=module', '-e', `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log('${specifiers.length} imported')`], app);
-    expect(imported).toBe(`${specifiers.length} imported\n`);
-    const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib.js')"], { cwd: app, timeoutMs: TIMEOUT_MS });
-    expect(deep.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
-  }, TIMEOUT_MS);
+  it(
+    'imports each entry point by name, and nothing below them (exports closes the rest)',
+    async () => {
+      const specifiers = ENTRY_POINTS.map((entry) => entry.specifier);
+      const imported = await sh(
+        'node',
+        [
+          '--input-type=module',
+          '-e',
+          `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log('${specifiers.length} imported')`,
+        ],
+        app,
+      );
+      expect(imported).toBe(`${specifiers.length} imported\n`);
+      const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib.js')"], {
+        cwd: app,
+        timeoutMs: TIMEOUT_MS,
+      });
+      expect(deep.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
+    },
+    TIMEOUT_MS,
+  );
 
-  it('passes publint and arethetypeswrong (ESM only; the .proto entry is no module)', async () => {
-    // `npm run lint:package` runs the same two on the working tree.
-    const bin = (name: string): string => join(PACKAGE_ROOT, 'node_modules', '.bin', name);
-    await sh(bin('publint'), [], join(work, 'package'));
-    await sh(bin('attw'), [tarballPath, '--profile', 'esm-only', '--exclude-entrypoints', './proto/jwt.proto'], work);
-  }, TIMEOUT_MS);
+  it(
+    'passes publint and arethetypeswrong (ESM only; the .proto entry is no module)',
+    async () => {
+      // `npm run lint:package` runs the same two on the working tree.
+      const bin = (name: string): string => join(PACKAGE_ROOT, 'node_modules', '.bin', name);
+      await sh(bin('publint'), [], join(work, 'package'));
+      await sh(bin('attw'), [tarballPath, '--profile', 'esm-only', '--exclude-entrypoints', './proto/jwt.proto'], work);
+    },
+    TIMEOUT_MS,
+  );
 
   it('builds the bin with its run bit, so `npx jwt-grpc` in a clone works after a rebuild', () => {
     // The build in the copy the pack was made from: the same `npm run build` a clone runs.
     expect(statSync(join(work, 'package', 'dist', 'src', 'bin', 'jwt-grpc.js')).mode & 0o111).toBe(0o111);
   });
 
-  it('runs the CLI through npx', async () => {
-    expect(await sh('npx', ['jwt-grpc', '--version'], app)).toBe(`${VERSION}\n`);
-  }, TIMEOUT_MS);
+  it(
+    'runs the CLI through npx',
+    async () => {
+      expect(await sh('npx', ['jwt-grpc', '--version'], app)).toBe(`${VERSION}\n`);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("walks README.md's Quick start with the install alone: serve, then token and verify through npx", async () => {
-    writeFileSync(join(app, 'subjects.json'), '["ada@example.com", "grace@example.com"]');
-    // The bin npx runs, started directly so that stopping it stops the server (npx does not pass SIGTERM on); port 0, not 50051.
-    const bin = join(app, 'node_modules', '.bin', 'jwt-grpc');
-    const server = await startServer('jwt-grpc serve', bin, ['serve', '--subjects', 'subjects.json', '--host', '127.0.0.1', '--port', '0'], { cwd: app });
-    try {
-      const target = `127.0.0.1:${server.port}`;
-      const token = (await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], app)).trim();
-      const verdict = JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], app)) as unknown;
-      expect(verdict).toMatchObject({ valid: true, sub: 'ada@example.com' });
-      const refused = await runToExit('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'other', token], { cwd: app, timeoutMs: TIMEOUT_MS });
-      expect([refused.code, JSON.parse(refused.stdout)]).toEqual([1, { valid: false, reason: 'AUDIENCE_MISMATCH' }]);
-    } finally {
-      expect(await server.stop()).toEqual({ code: 0, signal: null });
-    }
-  }, TIMEOUT_MS);
+  it(
+    "walks README.md's Quick start with the install alone: serve, then token and verify through npx",
+    async () => {
+      writeFileSync(join(app, 'subjects.json'), '["ada@example.com", "grace@example.com"]');
+      // The bin npx runs, started directly so that stopping it stops the server (npx does not pass SIGTERM on); port 0, not 50051.
+      const bin = join(app, 'node_modules', '.bin', 'jwt-grpc');
+      const server = await startServer(
+        'jwt-grpc serve',
+        bin,
+        ['serve', '--subjects', 'subjects.json', '--host', '127.0.0.1', '--port', '0'],
+        { cwd: app },
+      );
+      try {
+        const target = `127.0.0.1:${server.port}`;
+        const token = (
+          await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], app)
+        ).trim();
+        const verdict = JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], app)) as unknown;
+        expect(verdict).toMatchObject({ valid: true, sub: 'ada@example.com' });
+        const refused = await runToExit('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'other', token], {
+          cwd: app,
+          timeoutMs: TIMEOUT_MS,
+        });
+        expect([refused.code, JSON.parse(refused.stdout)]).toEqual([1, { valid: false, reason: 'AUDIENCE_MISMATCH' }]);
+      } finally {
+        expect(await server.stop()).toEqual({ code: 0, signal: null });
+      }
+    },
+    TIMEOUT_MS,
+  );
 });
 
 /**
@@ -229,35 +272,55 @@ describe('a fresh app with only jwt-grpc and @grpc/grpc-js', () => {
     const report = `${packages.length} packages, ${(bytes / 1024 / 1024).toFixed(1)} MB`;
     expect(packages.length, report).toBeLessThanOrEqual(LIGHT_INSTALL.maxPackages);
     expect(bytes, report).toBeLessThanOrEqual(LIGHT_INSTALL.maxBytes);
-    for (const heavy of ['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-proto', '@opentelemetry/exporter-trace-otlp-grpc', 'redis']) {
+    for (const heavy of [
+      '@opentelemetry/sdk-trace',
+      '@opentelemetry/exporter-trace-otlp-proto',
+      '@opentelemetry/exporter-trace-otlp-grpc',
+      'redis',
+    ]) {
       expect(packages, heavy).not.toContain(`node_modules/${heavy}`);
     }
     // The API is a peer: one copy, at the top, shared with whatever SDK the app adds.
     expect(packages.filter((path) => path.endsWith('node_modules/@opentelemetry/api'))).toEqual(['node_modules/@opentelemetry/api']);
   });
 
-  it('works: serve, token and verify through npx', async () => {
-    const bin = join(light, 'node_modules', '.bin', 'jwt-grpc');
-    const server = await startServer('jwt-grpc serve', bin, ['serve', '--host', '127.0.0.1', '--port', '0'], { cwd: light });
-    try {
-      const target = `127.0.0.1:${server.port}`;
-      const token = (await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], light)).trim();
-      expect(JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], light))).toMatchObject({ valid: true });
-    } finally {
-      expect(await server.stop()).toEqual({ code: 0, signal: null });
-    }
-  }, TIMEOUT_MS);
+  it(
+    'works: serve, token and verify through npx',
+    async () => {
+      const bin = join(light, 'node_modules', '.bin', 'jwt-grpc');
+      const server = await startServer('jwt-grpc serve', bin, ['serve', '--host', '127.0.0.1', '--port', '0'], { cwd: light });
+      try {
+        const target = `127.0.0.1:${server.port}`;
+        const token = (
+          await sh('npx', ['jwt-grpc', 'token', '--target', target, '--alg', 'ES256', '--sub', 'ada@example.com', '--aud', 'api'], light)
+        ).trim();
+        expect(JSON.parse(await sh('npx', ['jwt-grpc', 'verify', '--target', target, '--aud', 'api', token], light))).toMatchObject({
+          valid: true,
+        });
+      } finally {
+        expect(await server.stop()).toEqual({ code: 0, signal: null });
+      }
+    },
+    TIMEOUT_MS,
+  );
 
-  it('--otel and redis:// name the packages to install, in one line each, exit 2', async () => {
-    const bin = join(light, 'node_modules', '.bin', 'jwt-grpc');
-    const otel = await runToExit(bin, ['serve', '--otel', '--port', '0'], { cwd: light, timeoutMs: TIMEOUT_MS });
-    expect(otel.code).toBe(2);
-    expect(otel.stderr).toContain(
-      'jwt-grpc: option --otel: true needs the OpenTelemetry SDK and its http/protobuf exporter, optional peer dependencies not installed here: ' +
-        'npm install @opentelemetry/sdk-trace @opentelemetry/resources @opentelemetry/context-async-hooks @opentelemetry/exporter-trace-otlp-proto\n',
-    );
-    const redis = await runToExit(bin, ['serve', '--revocation-store', 'redis://127.0.0.1:6379/0', '--port', '0'], { cwd: light, timeoutMs: TIMEOUT_MS });
-    expect(redis.code).toBe(2);
-    expect(redis.stderr).toContain('needs node-redis 5, an optional peer dependency not installed here: npm install redis@^5\n');
-  }, TIMEOUT_MS);
+  it(
+    '--otel and redis:// name the packages to install, in one line each, exit 2',
+    async () => {
+      const bin = join(light, 'node_modules', '.bin', 'jwt-grpc');
+      const otel = await runToExit(bin, ['serve', '--otel', '--port', '0'], { cwd: light, timeoutMs: TIMEOUT_MS });
+      expect(otel.code).toBe(2);
+      expect(otel.stderr).toContain(
+        'jwt-grpc: option --otel: true needs the OpenTelemetry SDK and its http/protobuf exporter, optional peer dependencies not installed here: ' +
+          'npm install @opentelemetry/sdk-trace @opentelemetry/resources @opentelemetry/context-async-hooks @opentelemetry/exporter-trace-otlp-proto\n',
+      );
+      const redis = await runToExit(bin, ['serve', '--revocation-store', 'redis://127.0.0.1:6379/0', '--port', '0'], {
+        cwd: light,
+        timeoutMs: TIMEOUT_MS,
+      });
+      expect(redis.code).toBe(2);
+      expect(redis.stderr).toContain('needs node-redis 5, an optional peer dependency not installed here: npm install redis@^5\n');
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -20,7 +20,15 @@ const LOWEST = '1.10.0';
 const OFFLINE = /ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|FetchError/;
 
 const TSCONFIG = {
-  compilerOptions: { target: 'esnext', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+  compilerOptions: {
+    target: 'esnext',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    skipLibCheck: false,
+    types: ['node'],
+    outDir: 'out',
+  },
   include: ['main.ts'],
 };
 
@@ -82,7 +90,6 @@ try {
 }
 `;
 
-
 let work: string;
 let tarball: string;
 
@@ -102,12 +109,23 @@ async function appWith(grpcJs: string, extraFlags: readonly string[] = []): Prom
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'grpc-js-user', private: true, type: 'module' }));
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG));
   writeFileSync(join(app, 'main.ts'), PROGRAM);
-  const args = ['install', '--no-audit', '--no-fund', ...extraFlags, 'typescript@latest', '@types/node@latest', `@grpc/grpc-js@${grpcJs}`, tarball];
+  const args = [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    ...extraFlags,
+    'typescript@latest',
+    '@types/node@latest',
+    `@grpc/grpc-js@${grpcJs}`,
+    tarball,
+  ];
   try {
     await sh('npm', args, app, { what: `npm install of the packed tarball with @grpc/grpc-js@${grpcJs}`, timeoutMs: INSTALL_TIMEOUT_MS });
   } catch (err) {
     if (OFFLINE.test((err as Error).message)) {
-      throw new Error(`this test installs @grpc/grpc-js@${grpcJs} from the npm registry, which cannot be reached from here`, { cause: err });
+      throw new Error(`this test installs @grpc/grpc-js@${grpcJs} from the npm registry, which cannot be reached from here`, {
+        cause: err,
+      });
     }
     throw err;
   }
@@ -149,37 +167,45 @@ describe.concurrent(`@grpc/grpc-js as a peer (${PEER_RANGE})`, () => {
   it.each([
     ['lowest', LOWEST],
     ['newest', '<2'],
-  ])('the %s grpc-js of the range: one copy, types check, a call without a token is refused', async (_which, version) => {
-    const app = await appWith(version);
-    const copies = grpcJsCopies(app);
-    expect(copies).toHaveLength(1);
-    if (version === LOWEST) expect(copies[0]).toBe(LOWEST);
-    await expect(sh('npx', ['tsc', '-p', '.'], app)).resolves.toBe('');
-    expect((await sh('node', [join('out', 'main.js')], app)).split('\n')).toEqual([
-      'without a token: status UNAUTHENTICATED',
-      'with a token: OK ada',
-      'grpc-js transport: served and closed',
-      '',
-    ]);
-  }, TIMEOUT_MS);
+  ])(
+    'the %s grpc-js of the range: one copy, types check, a call without a token is refused',
+    async (_which, version) => {
+      const app = await appWith(version);
+      const copies = grpcJsCopies(app);
+      expect(copies).toHaveLength(1);
+      if (version === LOWEST) expect(copies[0]).toBe(LOWEST);
+      await expect(sh('npx', ['tsc', '-p', '.'], app)).resolves.toBe('');
+      expect((await sh('node', [join('out', 'main.js')], app)).split('\n')).toEqual([
+        'without a token: status UNAUTHENTICATED',
+        'with a token: OK ada',
+        'grpc-js transport: served and closed',
+        '',
+      ]);
+    },
+    TIMEOUT_MS,
+  );
 
-  it('grpc-js 1.9 forced in: jwtAuthInterceptor and the grpc-js transport refuse it by version, and a call without a token is still not OK', async () => {
-    const app = await appWith('1.9.16', ['--legacy-peer-deps']);
-    // Built against the newest grpc-js's types (1.9 has no ServerInterceptor type): the same program as above.
-    await sh('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--legacy-peer-deps', '@grpc/grpc-js@<2'], app);
-    await sh('npx', ['tsc', '-p', '.'], app);
-    await sh('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--legacy-peer-deps', '@grpc/grpc-js@1.9.16'], app);
-    expect(grpcJsCopies(app)).toEqual(['1.9.16']);
-    const output = (await sh('node', [join('out', 'main.js')], app)).split('\n');
-    expect(output[0]).toBe(
-      'interceptor refused: ERR_GRPC_JS_VERSION jwtAuthInterceptor needs @grpc/grpc-js >= 1.10 (server interceptors); ' +
-        'the installed @grpc/grpc-js 1.9.16 would ignore it and let every call in unauthenticated',
-    );
-    expect(output[1]).toBe('without a token: status UNAUTHENTICATED');
-    // createJwtServer refuses the transport at creation, rather than refusing every call and throwing in close().
-    expect(output[3]).toBe(
-      "grpc-js transport refused: ERR_GRPC_JS_VERSION transport 'grpc-js' needs @grpc/grpc-js >= 1.10 (server drain and interceptors); " +
-        "the installed @grpc/grpc-js 1.9.16 would refuse every call: install @grpc/grpc-js@'>=1.10 <2', or use transport 'http2'",
-    );
-  }, TIMEOUT_MS);
+  it(
+    'grpc-js 1.9 forced in: jwtAuthInterceptor and the grpc-js transport refuse it by version, and a call without a token is still not OK',
+    async () => {
+      const app = await appWith('1.9.16', ['--legacy-peer-deps']);
+      // Built against the newest grpc-js's types (1.9 has no ServerInterceptor type): the same program as above.
+      await sh('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--legacy-peer-deps', '@grpc/grpc-js@<2'], app);
+      await sh('npx', ['tsc', '-p', '.'], app);
+      await sh('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--legacy-peer-deps', '@grpc/grpc-js@1.9.16'], app);
+      expect(grpcJsCopies(app)).toEqual(['1.9.16']);
+      const output = (await sh('node', [join('out', 'main.js')], app)).split('\n');
+      expect(output[0]).toBe(
+        'interceptor refused: ERR_GRPC_JS_VERSION jwtAuthInterceptor needs @grpc/grpc-js >= 1.10 (server interceptors); ' +
+          'the installed @grpc/grpc-js 1.9.16 would ignore it and let every call in unauthenticated',
+      );
+      expect(output[1]).toBe('without a token: status UNAUTHENTICATED');
+      // createJwtServer refuses the transport at creation, rather than refusing every call and throwing in close().
+      expect(output[3]).toBe(
+        "grpc-js transport refused: ERR_GRPC_JS_VERSION transport 'grpc-js' needs @grpc/grpc-js >= 1.10 (server drain and interceptors); " +
+          "the installed @grpc/grpc-js 1.9.16 would refuse every call: install @grpc/grpc-js@'>=1.10 <2', or use transport 'http2'",
+      );
+    },
+    TIMEOUT_MS,
+  );
 });

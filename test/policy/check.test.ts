@@ -39,7 +39,10 @@ describe('checkPolicy', () => {
     [{ callers: [] }, '$.callers: must be an object'],
     [{ callers: {}, revoker: [] }, '$.revoker: is not a field (expected one of $schema, callers, revokers); did you mean $.revokers?'],
     [{ callers: { '': { subjects: ['a'] } } }, '$.callers[""]: a caller id may not be empty'],
-    [{ callers: { a: { subjects: ['x'], audience: ['y'] } } }, '$.callers.a.audience: is not a field (expected one of subjects, audiences, algorithms, maxTtlSeconds, claims, bind); did you mean $.callers.a.audiences?'],
+    [
+      { callers: { a: { subjects: ['x'], audience: ['y'] } } },
+      '$.callers.a.audience: is not a field (expected one of subjects, audiences, algorithms, maxTtlSeconds, claims, bind); did you mean $.callers.a.audiences?',
+    ],
     [{ callers: { [ORDERS]: {} } }, `$.callers["${ORDERS}"].subjects: is required`],
     [{ callers: { a: { subjects: [] } } }, '$.callers.a.subjects: must hold at least 1 entry'],
     [{ callers: { a: { subjects: 'x' } } }, '$.callers.a.subjects: must be an array of strings'],

@@ -35,12 +35,20 @@ describe('IssuancePolicy.authorize', () => {
       entry: policy.policy.callers['orders'],
       request: { ...request, ttl_seconds: 600 },
     });
-    expect(policy.authorize(caller('orders'), { ...request, subject: 'user:42', audience: 'svc-billing', ttl_seconds: 60 }, 3600).request).toMatchObject({
+    expect(
+      policy.authorize(caller('orders'), { ...request, subject: 'user:42', audience: 'svc-billing', ttl_seconds: 60 }, 3600).request,
+    ).toMatchObject({
       subject: 'user:42',
       ttl_seconds: 60,
     });
-    expect(policy.authorize(caller('orders'), { ...request, subject: '' }, 300).request).toMatchObject({ subject: 'orders', ttl_seconds: 300 });
-    expect(policy.authorize(caller('wild'), { ...request, subject: 'anyone', audience: '', algorithm: 'HS256', ttl_seconds: 99999 }, 300).request.ttl_seconds).toBe(99999);
+    expect(policy.authorize(caller('orders'), { ...request, subject: '' }, 300).request).toMatchObject({
+      subject: 'orders',
+      ttl_seconds: 300,
+    });
+    expect(
+      policy.authorize(caller('wild'), { ...request, subject: 'anyone', audience: '', algorithm: 'HS256', ttl_seconds: 99999 }, 300).request
+        .ttl_seconds,
+    ).toBe(99999);
   });
 
   it.each([
@@ -48,11 +56,21 @@ describe('IssuancePolicy.authorize', () => {
     ['-', request, 'caller', 'policy rule "caller": the client certificate names no URI or DNS SAN'],
     ['stranger', request, 'caller', 'policy rule "caller": caller stranger is not in the policy'],
     ['orders', { ...request, subject: 'admin' }, 'subjects', 'policy rule "subjects": caller orders may not get subject "admin"'],
-    ['open', { ...request, subject: '' }, 'subjects', 'policy rule "subjects": the request names no subject and caller open has none without "*"'],
+    [
+      'open',
+      { ...request, subject: '' },
+      'subjects',
+      'policy rule "subjects": the request names no subject and caller open has none without "*"',
+    ],
     ['orders', { ...request, audience: 'apix' }, 'audiences', 'policy rule "audiences": caller orders may not get audience "apix"'],
     ['orders', { ...request, audience: '' }, 'audiences', 'policy rule "audiences": caller orders may not get a token without an audience'],
     ['orders', { ...request, algorithm: 'HS256' }, 'algorithms', 'policy rule "algorithms": caller orders may not get algorithm "HS256"'],
-    ['orders', { ...request, ttl_seconds: 601 }, 'maxTtlSeconds', 'policy rule "maxTtlSeconds": caller orders may get tokens of at most 600 s, asked for 601 s'],
+    [
+      'orders',
+      { ...request, ttl_seconds: 601 },
+      'maxTtlSeconds',
+      'policy rule "maxTtlSeconds": caller orders may get tokens of at most 600 s, asked for 601 s',
+    ],
   ])('denies caller %s %j: %s', (id, asked, rule, message) => {
     const who = id === undefined ? undefined : caller(id === '-' ? undefined : id);
     const err = denial(() => policy.authorize(who, asked, 3600));

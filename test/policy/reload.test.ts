@@ -36,7 +36,10 @@ describe('PolicyReloader', () => {
     const { reloader: r, lines, metrics } = reloader((policy, generation) => void applied.push([policy, generation]));
     await expect(r.reload(async () => A)).resolves.toBe(A);
     await r.reload(async () => B);
-    expect(applied).toEqual([[A, 1], [B, 2]]);
+    expect(applied).toEqual([
+      [A, 1],
+      [B, 2],
+    ]);
     expect(metrics).toEqual({ reloads: 2, failures: 0 });
     expect(lines).toEqual([
       ['info', 'policy reloaded', describePolicy(A, 1)],
@@ -47,11 +50,17 @@ describe('PolicyReloader', () => {
   it('keeps the generation when a load or an apply fails, with one error line each', async () => {
     let failApply = true;
     const applied: number[] = [];
-    const { reloader: r, lines, metrics } = reloader((_policy, generation) => {
+    const {
+      reloader: r,
+      lines,
+      metrics,
+    } = reloader((_policy, generation) => {
       if (failApply) throw new Error('a worker refused it');
       applied.push(generation);
     });
-    await expect(r.reload(async () => Promise.reject(new Error('policy file p.json: $.callers: is required')))).rejects.toThrow('$.callers');
+    await expect(r.reload(async () => Promise.reject(new Error('policy file p.json: $.callers: is required')))).rejects.toThrow(
+      '$.callers',
+    );
     await expect(r.reload(async () => A)).rejects.toThrow('a worker refused it');
     failApply = false;
     await r.reload(async () => A);

@@ -12,7 +12,13 @@ import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureOutput, runChecked } from '../../bench/kit/exec.js';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { DESCRIPTOR_SET_PATH, type DescriptorIndex, fileWithImports, indexDescriptorSet, loadDescriptorSet } from '../../src/server/descriptor-set.js';
+import {
+  DESCRIPTOR_SET_PATH,
+  type DescriptorIndex,
+  fileWithImports,
+  indexDescriptorSet,
+  loadDescriptorSet,
+} from '../../src/server/descriptor-set.js';
 
 const work = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptors-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -84,7 +90,12 @@ describe('the built descriptor set', () => {
     const health = decodeSet(built).find((file) => file.name === 'grpc/health/v1/health.proto');
     const list = health?.messageType?.find((message) => message.name === 'HealthListResponse');
     expect(list?.field).toEqual([
-      expect.objectContaining({ name: 'statuses', label: 'LABEL_REPEATED', typeName: '.grpc.health.v1.HealthListResponse.StatusesEntry', jsonName: 'statuses' }),
+      expect.objectContaining({
+        name: 'statuses',
+        label: 'LABEL_REPEATED',
+        typeName: '.grpc.health.v1.HealthListResponse.StatusesEntry',
+        jsonName: 'statuses',
+      }),
     ]);
     expect(list?.nestedType).toEqual([
       {
@@ -104,7 +115,8 @@ describe('the built descriptor set', () => {
     const files = decodeSet(built).map((file) => file.name);
     runChecked('protoc', ['-Iproto', '--include_imports', `--descriptor_set_out=${out}`, ...files], { cwd: PACKAGE_ROOT });
     const fromProtoc = indexDescriptorSet(readFileSync(out)).files;
-    for (const [name, file] of indexDescriptorSet(built).files) expect(file.bytes.equals(fromProtoc.get(name)?.bytes ?? Buffer.alloc(0)), name).toBe(true);
+    for (const [name, file] of indexDescriptorSet(built).files)
+      expect(file.bytes.equals(fromProtoc.get(name)?.bytes ?? Buffer.alloc(0)), name).toBe(true);
   });
 });
 
@@ -156,7 +168,8 @@ describe('the descriptor index', () => {
     const top = index.files.get('top.proto')?.bytes ?? Buffer.alloc(0);
     expect(top.length).toBeLessThan(128); // its length fits the one-byte varint below
     const onlyTop = Buffer.concat([Buffer.from([0x0a, top.length]), top]); // FileDescriptorSet { file: [top] }
-    const malformed = (message: RegExp): unknown => expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_FILE', field: 'descriptorSet', message: expect.stringMatching(message) });
+    const malformed = (message: RegExp): unknown =>
+      expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_FILE', field: 'descriptorSet', message: expect.stringMatching(message) });
     expect(() => indexDescriptorSet(onlyTop)).toThrow(malformed(/imports base\.proto/));
     expect(() => indexDescriptorSet(Buffer.from([0x0a, 0x05, 0x01]))).toThrow(malformed(/truncated/));
   });

@@ -25,7 +25,10 @@ const FROM_PROTO: Record<string, string[]> = {
 /** Every symbol of the served protos that grpcurl can describe, with what it says it is. */
 const SYMBOLS: [symbol: string, kind: string][] = [
   ...SERVED.map((service): [string, string] => [service, 'a service']),
-  ...['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method): [string, string] => [`${SERVICE_NAME}.${method}`, 'a method']),
+  ...['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method): [string, string] => [
+    `${SERVICE_NAME}.${method}`,
+    'a method',
+  ]),
   ...['Check', 'List', 'Watch'].map((method): [string, string] => [`${HEALTH}.${method}`, 'a method']),
   ['grpc.reflection.v1.ServerReflection.ServerReflectionInfo', 'a method'],
   ['grpc.reflection.v1alpha.ServerReflection.ServerReflectionInfo', 'a method'],
@@ -40,7 +43,18 @@ const SYMBOLS: [symbol: string, kind: string][] = [
 ];
 
 function messages(): string[] {
-  const jwt = ['GenerateJwtRequest', 'GenerateJwtResponse', 'VerifyJwtRequest', 'VerifyJwtResponse', 'GetJwksRequest', 'GetJwksResponse', 'GetStatusListRequest', 'GetStatusListResponse', 'RevokeJwtRequest', 'RevokeJwtResponse'];
+  const jwt = [
+    'GenerateJwtRequest',
+    'GenerateJwtResponse',
+    'VerifyJwtRequest',
+    'VerifyJwtResponse',
+    'GetJwksRequest',
+    'GetJwksResponse',
+    'GetStatusListRequest',
+    'GetStatusListResponse',
+    'RevokeJwtRequest',
+    'RevokeJwtResponse',
+  ];
   const health = ['HealthCheckRequest', 'HealthCheckResponse', 'HealthListRequest', 'HealthListResponse'];
   const reflection = [
     'ServerReflectionRequest',
@@ -100,12 +114,16 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     });
 
     it('shows the methods of each service', async () => {
-      expect(expectOk(await run(server.address, [], 'list', SERVICE_NAME)).stdout.trim().split('\n')).toEqual(
-        ['GenerateJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'VerifyJwt'].map((method) => `${SERVICE_NAME}.${method}`),
-      );
-      expect(expectOk(await run(server.address, [], 'list', HEALTH)).stdout.trim().split('\n')).toEqual(
-        ['Check', 'List', 'Watch'].map((method) => `${HEALTH}.${method}`),
-      );
+      expect(
+        expectOk(await run(server.address, [], 'list', SERVICE_NAME))
+          .stdout.trim()
+          .split('\n'),
+      ).toEqual(['GenerateJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'VerifyJwt'].map((method) => `${SERVICE_NAME}.${method}`));
+      expect(
+        expectOk(await run(server.address, [], 'list', HEALTH))
+          .stdout.trim()
+          .split('\n'),
+      ).toEqual(['Check', 'List', 'Watch'].map((method) => `${HEALTH}.${method}`));
     });
 
     it('does not show Health when it is not served', async () => {
@@ -137,7 +155,8 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     });
 
     it('uses protoc JSON names', async () => {
-      const template = (message: string) => run(server.address, ['-msg-template'], 'describe', message).then((result) => expectOk(result).stdout);
+      const template = (message: string) =>
+        run(server.address, ['-msg-template'], 'describe', message).then((result) => expectOk(result).stdout);
       expect(await template('jwt.services.GetJwksResponse')).toContain('"jwksJson"');
       expect(await template('jwt.services.GenerateJwtResponse')).toContain('"expiresAt"');
       expect(await template('jwt.services.GenerateJwtRequest')).toContain('"ttlSeconds"');
@@ -184,7 +203,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     });
 
     it('JwtService/VerifyJwt', async () => {
-      const made = JSON.parse(expectOk(await run(server.address, ['-d', '{"algorithm": "EdDSA", "subject": "bob"}'], `${SERVICE_NAME}/GenerateJwt`)).stdout) as {
+      const made = JSON.parse(
+        expectOk(await run(server.address, ['-d', '{"algorithm": "EdDSA", "subject": "bob"}'], `${SERVICE_NAME}/GenerateJwt`)).stdout,
+      ) as {
         jwt: string;
       };
       const { stdout } = await callBothWays(SERVICE_NAME, 'VerifyJwt', JSON.stringify({ jwt: made.jwt }));

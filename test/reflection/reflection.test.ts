@@ -15,7 +15,12 @@ import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { ReflectionStream } from './clients.js';
 import { type TestServer, closeTestServers, startTestServer } from './server.js';
 
-const ALL_SERVICES = ['grpc.health.v1.Health', 'grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection', SERVICE_NAME];
+const ALL_SERVICES = [
+  'grpc.health.v1.Health',
+  'grpc.reflection.v1.ServerReflection',
+  'grpc.reflection.v1alpha.ServerReflection',
+  SERVICE_NAME,
+];
 const VERSIONS = ['v1', 'v1alpha'] as const;
 
 /** The FileDescriptorProto bytes of each file, split out of the built set. */
@@ -148,7 +153,11 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   });
 
   it('answers v1 and v1alpha with the same bytes', async () => {
-    for (const symbol of ['grpc.health.v1.HealthListResponse', 'jwt.services.VerifyJwtResponse', 'grpc.reflection.v1alpha.ServerReflection']) {
+    for (const symbol of [
+      'grpc.health.v1.HealthListResponse',
+      'jwt.services.VerifyJwtResponse',
+      'grpc.reflection.v1alpha.ServerReflection',
+    ]) {
       const [v1, v1alpha] = await Promise.all(VERSIONS.map((version) => open(version).ask({ file_containing_symbol: symbol })));
       expect(v1alpha?.file_descriptor_response?.file_descriptor_proto).toEqual(v1?.file_descriptor_response?.file_descriptor_proto);
     }
@@ -157,7 +166,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   it('does not list Health when it is not served', async () => {
     const bare = await startTestServer({ transport, health: false });
     const answer = await open('v1', bare.address).ask({ list_services: '' });
-    expect(answer.list_services_response?.service.map((service) => service.name)).toEqual(ALL_SERVICES.filter((name) => !name.includes('health')));
+    expect(answer.list_services_response?.service.map((service) => service.name)).toEqual(
+      ALL_SERVICES.filter((name) => !name.includes('health')),
+    );
   });
 });
 

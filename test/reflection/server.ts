@@ -40,7 +40,13 @@ const running = new Set<TestServer>();
 
 /** Starts the server under test; {@link closeTestServers} closes every one still running. */
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
-  const server = createJwtServer({ transport: options.transport, keys: await sharedKeys(), logger: silentLogger, health: false, reflection: false });
+  const server = createJwtServer({
+    transport: options.transport,
+    keys: await sharedKeys(),
+    logger: silentLogger,
+    health: false,
+    reflection: false,
+  });
   const health = createHealthService({ '': 'NOT_SERVING', [SERVICE_NAME]: 'NOT_SERVING' });
   const served: ServedService[] = [];
   if (options.health !== false) served.push(health);

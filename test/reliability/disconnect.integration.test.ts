@@ -35,100 +35,109 @@ const HEAP_SLACK_BYTES = 8 * 1024 * 1024;
 
 const REQUEST = { algorithm: 'RS256', subject: 'gone@example.com' };
 
-describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: clients that vanish and deadlines that expire leave nothing behind', (transport) => {
-  let server: JwtServer;
-  let port: number;
-  const gc = exposeGc();
+describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)(
+  'transport %s: clients that vanish and deadlines that expire leave nothing behind',
+  (transport) => {
+    let server: JwtServer;
+    let port: number;
+    const gc = exposeGc();
 
-  beforeAll(async () => {
-    server = createJwtServer({ transport, keys: await generateKeys({ algorithms: ['RS256', 'HS256'] }), logger: silentLogger, reflection: false, health: false });
-    port = await server.listen('127.0.0.1:0');
-  });
-
-  afterAll(async () => {
-    await server?.close({ graceMs: 1000 });
-  });
-
-  /** How every call of a round ended, by gRPC status code (or 'raw' for the raw HTTP/2 streams). */
-  type Outcomes = Map<string, number>;
-  const count = (outcomes: Outcomes, key: string): void => void outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
-
-  async function deadlineClient(outcomes: Outcomes): Promise<void> {
-    const client = grpcJsJwtClient(port);
-    await ready(client);
-    const calls = Array.from({ length: CALLS_PER_CLIENT }, () => generate(client, REQUEST, 1));
-    for (const { error } of await Promise.all(calls)) count(outcomes, `deadline:${error?.code ?? 0}`);
-    client.close();
-  }
-
-  async function cancellingClient(outcomes: Outcomes): Promise<void> {
-    const client = grpcJsJwtClient(port);
-    await ready(client);
-    const results = Array.from({ length: CALLS_PER_CLIENT }, () => {
-      let handle: { cancel(): void } | undefined;
-      const result = new Promise<number>((resolve) => {
-        handle = client.GenerateJwt(REQUEST, { deadline: Date.now() + 10_000 }, (error) => resolve(error?.code ?? 0));
+    beforeAll(async () => {
+      server = createJwtServer({
+        transport,
+        keys: await generateKeys({ algorithms: ['RS256', 'HS256'] }),
+        logger: silentLogger,
+        reflection: false,
+        health: false,
       });
-      return { handle, result };
+      port = await server.listen('127.0.0.1:0');
     });
-    await sleep(Math.random() * 5);
-    for (const { handle } of results) handle?.cancel();
-    for (const code of await Promise.all(results.map((r) => r.result))) count(outcomes, `cancel:${code}`);
-    client.close();
-  }
 
-  async function closingClient(outcomes: Outcomes): Promise<void> {
-    const client = grpcJsJwtClient(port);
-    await ready(client);
-    const calls = Array.from({ length: CALLS_PER_CLIENT }, () => generate(client, REQUEST, 10_000));
-    await sleep(Math.random() * 5);
-    client.close(); // calls in flight: grpc-js lets them end, but the client is gone for good
-    for (const { error } of await Promise.all(calls)) count(outcomes, `close:${error?.code ?? 0}`);
-  }
+    afterAll(async () => {
+      await server?.close({ graceMs: 1000 });
+    });
 
-  /** Raw HTTP/2: send the calls, wait for the server to have them, then cut the TCP connection. */
-  async function droppingClient(outcomes: Outcomes): Promise<void> {
-    const session = await rawSession(port);
-    const body = grpcFrame(encodeGenerateJwtRequest(REQUEST.algorithm, REQUEST.subject));
-    for (let i = 0; i < CALLS_PER_CLIENT; i++) {
-      const stream = openRawCall(session, 'GenerateJwt');
-      stream.on('error', () => {});
-      stream.end(body);
+    /** How every call of a round ended, by gRPC status code (or 'raw' for the raw HTTP/2 streams). */
+    type Outcomes = Map<string, number>;
+    const count = (outcomes: Outcomes, key: string): void => void outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+
+    async function deadlineClient(outcomes: Outcomes): Promise<void> {
+      const client = grpcJsJwtClient(port);
+      await ready(client);
+      const calls = Array.from({ length: CALLS_PER_CLIENT }, () => generate(client, REQUEST, 1));
+      for (const { error } of await Promise.all(calls)) count(outcomes, `deadline:${error?.code ?? 0}`);
+      client.close();
     }
-    // A PING answered means the server has read every frame sent before it.
-    await new Promise<void>((resolve) => session.ping(() => resolve()));
-    session.socket.destroy();
-    session.destroy();
-    count(outcomes, 'dropped');
-  }
 
-  async function round(): Promise<Outcomes> {
-    const outcomes: Outcomes = new Map();
-    const clients: Promise<void>[] = [];
-    for (let i = 0; i < CLIENTS_PER_KIND; i++) {
-      clients.push(deadlineClient(outcomes), cancellingClient(outcomes), closingClient(outcomes), droppingClient(outcomes));
+    async function cancellingClient(outcomes: Outcomes): Promise<void> {
+      const client = grpcJsJwtClient(port);
+      await ready(client);
+      const results = Array.from({ length: CALLS_PER_CLIENT }, () => {
+        let handle: { cancel(): void } | undefined;
+        const result = new Promise<number>((resolve) => {
+          handle = client.GenerateJwt(REQUEST, { deadline: Date.now() + 10_000 }, (error) => resolve(error?.code ?? 0));
+        });
+        return { handle, result };
+      });
+      await sleep(Math.random() * 5);
+      for (const { handle } of results) handle?.cancel();
+      for (const code of await Promise.all(results.map((r) => r.result))) count(outcomes, `cancel:${code}`);
+      client.close();
     }
-    await Promise.all(clients);
-    return outcomes;
-  }
 
-  async function settledHeap(): Promise<number> {
-    // Finalizers of the first collection (native http2 objects) free more for the next ones.
-    for (let i = 0; i < 4; i++) {
-      gc();
-      await sleep(20);
+    async function closingClient(outcomes: Outcomes): Promise<void> {
+      const client = grpcJsJwtClient(port);
+      await ready(client);
+      const calls = Array.from({ length: CALLS_PER_CLIENT }, () => generate(client, REQUEST, 10_000));
+      await sleep(Math.random() * 5);
+      client.close(); // calls in flight: grpc-js lets them end, but the client is gone for good
+      for (const { error } of await Promise.all(calls)) count(outcomes, `close:${error?.code ?? 0}`);
     }
-    return process.memoryUsage().heapUsed;
-  }
 
-  const connectionsLeft = (): number => serverConnections(port).length;
+    /** Raw HTTP/2: send the calls, wait for the server to have them, then cut the TCP connection. */
+    async function droppingClient(outcomes: Outcomes): Promise<void> {
+      const session = await rawSession(port);
+      const body = grpcFrame(encodeGenerateJwtRequest(REQUEST.algorithm, REQUEST.subject));
+      for (let i = 0; i < CALLS_PER_CLIENT; i++) {
+        const stream = openRawCall(session, 'GenerateJwt');
+        stream.on('error', () => {});
+        stream.end(body);
+      }
+      // A PING answered means the server has read every frame sent before it.
+      await new Promise<void>((resolve) => session.ping(() => resolve()));
+      session.socket.destroy();
+      session.destroy();
+      count(outcomes, 'dropped');
+    }
 
-  it(
-    `${ROUNDS} rounds of 1 ms deadlines, cancels, closes and dropped connections: no connection left, heap near baseline`,
-    async () => {
+    async function round(): Promise<Outcomes> {
+      const outcomes: Outcomes = new Map();
+      const clients: Promise<void>[] = [];
+      for (let i = 0; i < CLIENTS_PER_KIND; i++) {
+        clients.push(deadlineClient(outcomes), cancellingClient(outcomes), closingClient(outcomes), droppingClient(outcomes));
+      }
+      await Promise.all(clients);
+      return outcomes;
+    }
+
+    async function settledHeap(): Promise<number> {
+      // Finalizers of the first collection (native http2 objects) free more for the next ones.
+      for (let i = 0; i < 4; i++) {
+        gc();
+        await sleep(20);
+      }
+      return process.memoryUsage().heapUsed;
+    }
+
+    const connectionsLeft = (): number => serverConnections(port).length;
+
+    it(`${ROUNDS} rounds of 1 ms deadlines, cancels, closes and dropped connections: no connection left, heap near baseline`, async () => {
       // Round 1 is the warm-up: code paths compiled, pools and caches at their size.
       await round();
-      expect(await waitUntil(() => connectionsLeft() === 0, 10_000), `connections left after warm-up: ${JSON.stringify(serverConnections(port))}`).toBe(true);
+      expect(
+        await waitUntil(() => connectionsLeft() === 0, 10_000),
+        `connections left after warm-up: ${JSON.stringify(serverConnections(port))}`,
+      ).toBe(true);
       const baseline = await settledHeap();
 
       const totals: Outcomes = new Map();
@@ -160,13 +169,9 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
       } finally {
         client.close();
       }
-    },
-    120_000,
-  );
+    }, 120_000);
 
-  it(
-    'one connection, 8,000 calls with a 1 ms deadline among 8,000 without: the connection survives and every call without a deadline is OK',
-    async () => {
+    it('one connection, 8,000 calls with a 1 ms deadline among 8,000 without: the connection survives and every call without a deadline is OK', async () => {
       const client = grpcJsJwtClient(port);
       await ready(client);
       const outcomes: Outcomes = new Map();
@@ -184,12 +189,15 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('transport %s: cl
         client.close();
       }
       const normal = [...outcomes].filter(([key]) => key.startsWith('normal:'));
-      const expiredAll = [...outcomes].filter(([key]) => key.startsWith(`deadline:${status.DEADLINE_EXCEEDED}`)).reduce((sum, [, n]) => sum + n, 0);
-      console.log(`deadline storm (${transport}): ${expiredAll} calls expired (RST_STREAM each); calls without a deadline: ${JSON.stringify(Object.fromEntries(normal))}`);
+      const expiredAll = [...outcomes]
+        .filter(([key]) => key.startsWith(`deadline:${status.DEADLINE_EXCEEDED}`))
+        .reduce((sum, [, n]) => sum + n, 0);
+      console.log(
+        `deadline storm (${transport}): ${expiredAll} calls expired (RST_STREAM each); calls without a deadline: ${JSON.stringify(Object.fromEntries(normal))}`,
+      );
       // Past nghttp2's default burst of 1,000 resets, and then some.
       expect(expiredAll).toBeGreaterThan(2000);
       expect(normal).toEqual([['normal:OK', 8000]]);
-    },
-    120_000,
-  );
-});
+    }, 120_000);
+  },
+);

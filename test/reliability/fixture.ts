@@ -97,7 +97,14 @@ export function reliabilityFixture(name: string, options: FixtureOptions = {}): 
     },
     serve: ({ workers, graceMs, keysFile = fixture.keysFile, args = [] }) =>
       startCli(
-        serveArgs(...(options.transport === undefined ? [] : transportArgs(options.transport)), '--keys', keysFile, '--grace-ms', String(graceMs), ...args),
+        serveArgs(
+          ...(options.transport === undefined ? [] : transportArgs(options.transport)),
+          '--keys',
+          keysFile,
+          '--grace-ms',
+          String(graceMs),
+          ...args,
+        ),
         { env: { NODEMAXPROCS: String(workers) } },
       ),
     async load({ port, connections, concurrency, durationS, name: runName }) {

@@ -27,11 +27,19 @@ type Callback<T> = (error: grpc.ServiceError | null, response?: T) => void;
 
 export interface GrpcJsJwtClient extends grpc.Client {
   GenerateJwt(request: GenerateRequest, options: grpc.CallOptions, callback: Callback<GenerateJwtResponse>): grpc.ClientUnaryCall;
-  VerifyJwt(request: Pick<VerifyJwtRequest, 'jwt'> & Partial<VerifyJwtRequest>, options: grpc.CallOptions, callback: Callback<VerifyJwtResponse>): grpc.ClientUnaryCall;
+  VerifyJwt(
+    request: Pick<VerifyJwtRequest, 'jwt'> & Partial<VerifyJwtRequest>,
+    options: grpc.CallOptions,
+    callback: Callback<VerifyJwtResponse>,
+  ): grpc.ClientUnaryCall;
   GetJwks(request: GetJwksRequest, options: grpc.CallOptions, callback: Callback<GetJwksResponse>): grpc.ClientUnaryCall;
 }
 
-type GrpcJsJwtClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => GrpcJsJwtClient;
+type GrpcJsJwtClientConstructor = new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ChannelOptions,
+) => GrpcJsJwtClient;
 
 /**
  * A plain grpc-js JwtService client (from the proto, not the package's createJwtClient:
@@ -41,7 +49,11 @@ type GrpcJsJwtClientConstructor = new (address: string, credentials: grpc.Channe
  */
 export function grpcJsJwtClient(port: number, { ownConnection = true }: { ownConnection?: boolean } = {}): GrpcJsJwtClient {
   const JwtService = clientConstructor(PROTO_PATH, 'jwt.services.JwtService') as unknown as GrpcJsJwtClientConstructor;
-  return new JwtService(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {});
+  return new JwtService(
+    `127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(),
+    ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {},
+  );
 }
 
 /**

@@ -104,7 +104,9 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
         if (result.response !== undefined) seen.push(JSON.stringify(result.response));
       };
       const verify = async (jwt: string, extra: { audience?: string; issuer?: string } = {}) => {
-        const result = await call<{ valid: boolean; reason: string }>((cb) => next().VerifyJwt({ jwt, ...extra }, { deadline: Date.now() + 10_000 }, cb));
+        const result = await call<{ valid: boolean; reason: string }>((cb) =>
+          next().VerifyJwt({ jwt, ...extra }, { deadline: Date.now() + 10_000 }, cb),
+        );
         record(result);
         return result;
       };
@@ -218,151 +220,141 @@ describe.skipIf(process.platform !== 'linux')('secrets never leave the key file'
   ] as const;
   for (const [transport, [workers, format]] of TRANSPORTS.flatMap((t) => cells.map((cell) => [t, cell] as const))) {
     const mode = `${transport}, ${workers === 1 ? 'single process' : `cluster of ${workers}`}, ${format} logs`;
-    it(
-      `${mode}: every RPC, bad input, a reload, /metrics and a SIGTERM shutdown leak no key material and no token`,
-      async () => {
-        const args = [...transportArgs(transport), '--log-format', format, '--metrics-port', '0'];
-        const server = await fixture.serve({ workers, graceMs: 2000, keysFile, args });
-        const { seen, errors } = await exercise(server.port);
-        const from = server.stderr.length;
-        server.signal('SIGHUP');
-        await server.waitFor('stderr', /keys reloaded/, 15_000, from);
-        const metrics = await httpGet(bannerMetricsPort(server.stdout));
-        expect(metrics.status).toBe(200);
-        server.signal('SIGTERM');
-        const exit = await server.closed;
-        expect(exit.code).toBe(0);
+    it(`${mode}: every RPC, bad input, a reload, /metrics and a SIGTERM shutdown leak no key material and no token`, async () => {
+      const args = [...transportArgs(transport), '--log-format', format, '--metrics-port', '0'];
+      const server = await fixture.serve({ workers, graceMs: 2000, keysFile, args });
+      const { seen, errors } = await exercise(server.port);
+      const from = server.stderr.length;
+      server.signal('SIGHUP');
+      await server.waitFor('stderr', /keys reloaded/, 15_000, from);
+      const metrics = await httpGet(bannerMetricsPort(server.stdout));
+      expect(metrics.status).toBe(200);
+      server.signal('SIGTERM');
+      const exit = await server.closed;
+      expect(exit.code).toBe(0);
 
-        const logs = `${server.stdout}\n${server.stderr}\n${metrics.body}`;
-        const clientSide = [...seen, ...errors].join('\n');
-        console.log(
-          `secrets, ${mode}: ${logs.length} bytes of stdout+stderr+metrics, ${seen.length} answers and ${errors.length} errors seen by clients, ` +
-            `${secrets.length} secret forms and ${issued.size} issued tokens searched`,
-        );
-        expect(findLeaks(logs, secrets), 'key material in stdout/stderr').toEqual([]);
-        expect(findLeaks(clientSide, secrets), 'key material in answers or errors').toEqual([]);
-        const tokenNeedles = [...issued].map((value, i) => ({ what: `issued token ${i + 1}`, value }));
-        expect(findLeaks(logs, tokenNeedles), 'issued tokens in stdout/stderr').toEqual([]);
-        expect(findLeaks(errors.join('\n'), tokenNeedles), 'issued tokens in error messages').toEqual([]);
-        expect(logs.match(JWT_PATTERN) ?? [], 'JWT-shaped strings in stdout/stderr').toEqual([]);
-        expect(PRIVATE_PATTERNS.filter((re) => re.test(logs)).map(String), 'private JWK members or PEM in stdout/stderr').toEqual([]);
-      },
-      60_000,
-    );
+      const logs = `${server.stdout}\n${server.stderr}\n${metrics.body}`;
+      const clientSide = [...seen, ...errors].join('\n');
+      console.log(
+        `secrets, ${mode}: ${logs.length} bytes of stdout+stderr+metrics, ${seen.length} answers and ${errors.length} errors seen by clients, ` +
+          `${secrets.length} secret forms and ${issued.size} issued tokens searched`,
+      );
+      expect(findLeaks(logs, secrets), 'key material in stdout/stderr').toEqual([]);
+      expect(findLeaks(clientSide, secrets), 'key material in answers or errors').toEqual([]);
+      const tokenNeedles = [...issued].map((value, i) => ({ what: `issued token ${i + 1}`, value }));
+      expect(findLeaks(logs, tokenNeedles), 'issued tokens in stdout/stderr').toEqual([]);
+      expect(findLeaks(errors.join('\n'), tokenNeedles), 'issued tokens in error messages').toEqual([]);
+      expect(logs.match(JWT_PATTERN) ?? [], 'JWT-shaped strings in stdout/stderr').toEqual([]);
+      expect(PRIVATE_PATTERNS.filter((re) => re.test(logs)).map(String), 'private JWK members or PEM in stdout/stderr').toEqual([]);
+    }, 60_000);
   }
 
-  it(
-    'a broken key file holding secrets fails without quoting them',
-    async () => {
-      const full = readFileSync(keysFile, 'utf8');
-      const broken: [string, string][] = [
-        ['truncated JSON', full.slice(0, Math.floor(full.length / 2))],
-        ['oct key under an EC algorithm', full.replace('"alg":"HS256"', '"alg":"ES256"')],
-        ['EC key under HS256', full.replace('"alg":"ES256"', '"alg":"HS256"')],
-        ['unknown member type', full.replace('"kty":"oct"', '"kty":7')],
-      ];
-      for (const [what, text] of broken) {
-        const file = join(fixture.dir, 'broken.json');
-        writeFileSync(file, text, { mode: 0o600 });
-        for (const workers of [1, 2]) {
-          const cli = launchCli(serveArgs('--keys', file), { env: { NODEMAXPROCS: String(workers) } });
-          const exit = await within(cli.closed, 15_000);
-          const output = `${cli.stdout}\n${cli.stderr}`;
-          cli.kill();
-          expect(exit?.code, `${what} (workers ${workers}) did not fail: ${output}`).not.toBe(0);
-          expect(findLeaks(output, secrets), `${what} (workers ${workers}): ${output}`).toEqual([]);
-        }
-      }
-    },
-    90_000,
-  );
-
-  it(
-    'a secret pasted into any member of a key file entry never reaches stderr: errors name the member by its place',
-    async () => {
-      const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
-      const pasted = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }).d as string;
-      const signer = { ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }), kid: 'signer', alg: 'ES256' };
-      const entry = { ...ec, kid: 'second', alg: 'ES256', use: 'sig', key_ops: ['sign'] };
-      for (const member of [...Object.keys(entry), 'deactivated_at', 'pemFile', 'pem', 'note']) {
-        const broken = { ...entry, [member]: pasted };
-        // A kid that loads is public (GetJwks lists it): the failure that would quote it is a kid given twice.
-        const file = join(fixture.dir, 'pasted.json');
-        writeFileSync(file, JSON.stringify({ keys: member === 'kid' ? [signer, broken, broken] : [signer, broken] }), { mode: 0o600 });
-        const cli = launchCli(serveArgs('--keys', file));
-        await Promise.race([cli.closed, cli.waitFor('stdout', /subjects: /, 15_000).catch(() => undefined)]);
+  it('a broken key file holding secrets fails without quoting them', async () => {
+    const full = readFileSync(keysFile, 'utf8');
+    const broken: [string, string][] = [
+      ['truncated JSON', full.slice(0, Math.floor(full.length / 2))],
+      ['oct key under an EC algorithm', full.replace('"alg":"HS256"', '"alg":"ES256"')],
+      ['EC key under HS256', full.replace('"alg":"ES256"', '"alg":"HS256"')],
+      ['unknown member type', full.replace('"kty":"oct"', '"kty":7')],
+    ];
+    for (const [what, text] of broken) {
+      const file = join(fixture.dir, 'broken.json');
+      writeFileSync(file, text, { mode: 0o600 });
+      for (const workers of [1, 2]) {
+        const cli = launchCli(serveArgs('--keys', file), { env: { NODEMAXPROCS: String(workers) } });
+        const exit = await within(cli.closed, 15_000);
+        const output = `${cli.stdout}\n${cli.stderr}`;
         cli.kill();
-        await cli.closed;
-        expect(cli.stderr, member).not.toContain(pasted);
-        if (cli.exit?.code !== 0 && cli.exit?.signal === null) expect(cli.stderr, member).toMatch(/keys\[[12]\]/);
+        expect(exit?.code, `${what} (workers ${workers}) did not fail: ${output}`).not.toBe(0);
+        expect(findLeaks(output, secrets), `${what} (workers ${workers}): ${output}`).toEqual([]);
       }
-    },
-    120_000,
-  );
+    }
+  }, 90_000);
 
-  it(
-    'a broken key file on reload fails without quoting its secrets',
-    async () => {
-      const file = join(fixture.dir, 'reloaded.json');
-      const full = readFileSync(keysFile, 'utf8');
-      writeFileSync(file, full, { mode: 0o600 });
-      const server = await fixture.serve({ workers: 2, graceMs: 2000, keysFile: file, args: ['--log-format', 'json'] });
-      for (const text of [full.slice(0, Math.floor(full.length / 2)), full.replace('"alg":"ES256"', '"alg":"HS256"'), full.replace('"kty":"oct"', '"kty":7')]) {
-        const from = server.stderr.length;
-        writeFileSync(file, text, { mode: 0o600 });
-        server.signal('SIGHUP');
-        await server.waitFor('stderr', /key reload failed/, 15_000, from);
-      }
-      server.signal('SIGTERM');
-      expect((await server.closed).code).toBe(0);
-      expect(findLeaks(`${server.stdout}\n${server.stderr}`, secrets), server.stderr).toEqual([]);
-    },
-    60_000,
-  );
+  it('a secret pasted into any member of a key file entry never reaches stderr: errors name the member by its place', async () => {
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+    const pasted = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }).d as string;
+    const signer = {
+      ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
+      kid: 'signer',
+      alg: 'ES256',
+    };
+    const entry = { ...ec, kid: 'second', alg: 'ES256', use: 'sig', key_ops: ['sign'] };
+    for (const member of [...Object.keys(entry), 'deactivated_at', 'pemFile', 'pem', 'note']) {
+      const broken = { ...entry, [member]: pasted };
+      // A kid that loads is public (GetJwks lists it): the failure that would quote it is a kid given twice.
+      const file = join(fixture.dir, 'pasted.json');
+      writeFileSync(file, JSON.stringify({ keys: member === 'kid' ? [signer, broken, broken] : [signer, broken] }), { mode: 0o600 });
+      const cli = launchCli(serveArgs('--keys', file));
+      await Promise.race([cli.closed, cli.waitFor('stdout', /subjects: /, 15_000).catch(() => undefined)]);
+      cli.kill();
+      await cli.closed;
+      expect(cli.stderr, member).not.toContain(pasted);
+      if (cli.exit?.code !== 0 && cli.exit?.signal === null) expect(cli.stderr, member).toMatch(/keys\[[12]\]/);
+    }
+  }, 120_000);
 
-  it(
-    'jwt-grpc keys generate, rotate and public print kids and public keys, never key material',
-    async () => {
-      const file = join(fixture.dir, 'cli-keys.json');
-      const outputs: string[] = [];
-      const run = async (args: string[], code = 0): Promise<string> => {
-        const result = await runCli(['keys', ...args]);
-        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(code);
-        outputs.push(result.stdout, result.stderr);
-        return result.stdout;
-      };
-      /** Every private member of every key the file has held. */
-      const held: Needle[] = [];
-      const remember = (): void => {
-        const entries = (JSON.parse(readFileSync(file, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
-        for (const entry of entries) {
-          for (const member of ['d', 'k', 'p', 'q', 'dp', 'dq', 'qi']) {
-            if (typeof entry[member] === 'string') held.push(...forms(`${entry['kid']} ${member}`, entry[member] as string));
-          }
+  it('a broken key file on reload fails without quoting its secrets', async () => {
+    const file = join(fixture.dir, 'reloaded.json');
+    const full = readFileSync(keysFile, 'utf8');
+    writeFileSync(file, full, { mode: 0o600 });
+    const server = await fixture.serve({ workers: 2, graceMs: 2000, keysFile: file, args: ['--log-format', 'json'] });
+    for (const text of [
+      full.slice(0, Math.floor(full.length / 2)),
+      full.replace('"alg":"ES256"', '"alg":"HS256"'),
+      full.replace('"kty":"oct"', '"kty":7'),
+    ]) {
+      const from = server.stderr.length;
+      writeFileSync(file, text, { mode: 0o600 });
+      server.signal('SIGHUP');
+      await server.waitFor('stderr', /key reload failed/, 15_000, from);
+    }
+    server.signal('SIGTERM');
+    expect((await server.closed).code).toBe(0);
+    expect(findLeaks(`${server.stdout}\n${server.stderr}`, secrets), server.stderr).toEqual([]);
+  }, 60_000);
+
+  it('jwt-grpc keys generate, rotate and public print kids and public keys, never key material', async () => {
+    const file = join(fixture.dir, 'cli-keys.json');
+    const outputs: string[] = [];
+    const run = async (args: string[], code = 0): Promise<string> => {
+      const result = await runCli(['keys', ...args]);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(code);
+      outputs.push(result.stdout, result.stderr);
+      return result.stdout;
+    };
+    /** Every private member of every key the file has held. */
+    const held: Needle[] = [];
+    const remember = (): void => {
+      const entries = (JSON.parse(readFileSync(file, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
+      for (const entry of entries) {
+        for (const member of ['d', 'k', 'p', 'q', 'dp', 'dq', 'qi']) {
+          if (typeof entry[member] === 'string') held.push(...forms(`${entry['kid']} ${member}`, entry[member] as string));
         }
-      };
-      await run(['generate', '--alg', 'HS256', '--alg', 'ES256', '--alg', 'RS256', '--alg', 'EdDSA', '--out', file]);
-      remember();
-      await run(['rotate', '--keys', file, '--alg', 'ES256', '--stage']);
-      remember();
-      const staged = (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string }[] }).keys[0]?.kid as string;
-      await run(['rotate', '--keys', file, '--activate', staged]);
-      await run(['rotate', '--keys', file, '--alg', 'HS256']);
-      remember();
-      const deactivated = (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string; deactivated_at?: string }[] }).keys.filter((key) => key.deactivated_at !== undefined);
-      await run(['rotate', '--keys', file, '--retire', deactivated[0]?.kid as string], 1);
-      await run(['rotate', '--keys', file, '--retire', deactivated[0]?.kid as string, '--force']);
-      await run(['generate', '--alg', 'HS256', '--out', file], 1);
-      const printed = await run(['public', '--keys', file]);
-      const all = outputs.join('\n');
-      console.log(`secrets, keys commands: ${all.length} bytes of output, ${held.length} secret forms searched`);
-      expect(held.length).toBeGreaterThan(0);
-      expect(findLeaks(all, held), 'key material in the output of jwt-grpc keys').toEqual([]);
-      expect(PRIVATE_PATTERNS.filter((re) => re.test(all)).map(String), 'private JWK members in the output of jwt-grpc keys').toEqual([]);
-      const published = JSON.parse(printed) as { keys: Record<string, unknown>[] };
-      expect(published.keys.length).toBeGreaterThan(0);
-      for (const key of published.keys) expect(key['alg']).not.toMatch(/^HS/);
-    },
-    90_000,
-  );
+      }
+    };
+    await run(['generate', '--alg', 'HS256', '--alg', 'ES256', '--alg', 'RS256', '--alg', 'EdDSA', '--out', file]);
+    remember();
+    await run(['rotate', '--keys', file, '--alg', 'ES256', '--stage']);
+    remember();
+    const staged = (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string }[] }).keys[0]?.kid as string;
+    await run(['rotate', '--keys', file, '--activate', staged]);
+    await run(['rotate', '--keys', file, '--alg', 'HS256']);
+    remember();
+    const deactivated = (JSON.parse(readFileSync(file, 'utf8')) as { keys: { kid: string; deactivated_at?: string }[] }).keys.filter(
+      (key) => key.deactivated_at !== undefined,
+    );
+    await run(['rotate', '--keys', file, '--retire', deactivated[0]?.kid as string], 1);
+    await run(['rotate', '--keys', file, '--retire', deactivated[0]?.kid as string, '--force']);
+    await run(['generate', '--alg', 'HS256', '--out', file], 1);
+    const printed = await run(['public', '--keys', file]);
+    const all = outputs.join('\n');
+    console.log(`secrets, keys commands: ${all.length} bytes of output, ${held.length} secret forms searched`);
+    expect(held.length).toBeGreaterThan(0);
+    expect(findLeaks(all, held), 'key material in the output of jwt-grpc keys').toEqual([]);
+    expect(PRIVATE_PATTERNS.filter((re) => re.test(all)).map(String), 'private JWK members in the output of jwt-grpc keys').toEqual([]);
+    const published = JSON.parse(printed) as { keys: Record<string, unknown>[] };
+    expect(published.keys.length).toBeGreaterThan(0);
+    for (const key of published.keys) expect(key['alg']).not.toMatch(/^HS/);
+  }, 90_000);
 });

@@ -48,29 +48,25 @@ describe.skipIf(process.platform !== 'linux').each(TRANSPORTS)('load on loopback
   const fixture = reliabilityFixture('load', { algorithms: ['HS256'], ghz: true });
 
   for (const scenario of LOAD_SCENARIOS) {
-    it(
-      `${scenario.name}: ${scenario.connections} connection(s) x ${scenario.concurrency} in flight, ${ROUNDS} rounds of ${ROUND_S} s`,
-      async () => {
-        const plan = planCores(1);
-        const result = await runLoadCell({
-          scenario,
-          transport,
-          ghz: fixture.ghz,
-          plan,
-          keysFile: fixture.keysFile,
-          roundS: ROUND_S,
-          rounds: ROUNDS,
-          judgedRounds: JUDGED_ROUNDS,
-          growthLimitMiB: GROWTH_LIMIT_MIB,
-          workDir: fixture.dir,
-          log: (line) => console.log(line),
-        });
-        console.log(`${formatLoadCell(result)}${plan.pinned ? '' : `\n  (not pinned: ${plan.notes.join('; ')})`}`);
-        expect(result.rounds).toHaveLength(ROUNDS);
-        for (const round of result.rounds) expect(round.count - round.okCount, JSON.stringify(round.errors)).toBe(0);
-        expect(result.failures).toEqual([]);
-      },
-      150_000,
-    );
+    it(`${scenario.name}: ${scenario.connections} connection(s) x ${scenario.concurrency} in flight, ${ROUNDS} rounds of ${ROUND_S} s`, async () => {
+      const plan = planCores(1);
+      const result = await runLoadCell({
+        scenario,
+        transport,
+        ghz: fixture.ghz,
+        plan,
+        keysFile: fixture.keysFile,
+        roundS: ROUND_S,
+        rounds: ROUNDS,
+        judgedRounds: JUDGED_ROUNDS,
+        growthLimitMiB: GROWTH_LIMIT_MIB,
+        workDir: fixture.dir,
+        log: (line) => console.log(line),
+      });
+      console.log(`${formatLoadCell(result)}${plan.pinned ? '' : `\n  (not pinned: ${plan.notes.join('; ')})`}`);
+      expect(result.rounds).toHaveLength(ROUNDS);
+      for (const round of result.rounds) expect(round.count - round.okCount, JSON.stringify(round.errors)).toBe(0);
+      expect(result.failures).toEqual([]);
+    }, 150_000);
   }
 });

@@ -59,13 +59,20 @@ describe('readAdminSecret', () => {
   it(`refuses a secret shorter than ${MIN_ADMIN_SECRET_LENGTH} characters, naming the file and never the secret`, async () => {
     const path = secretFile('short', 'fifteen-chars!!');
     const err = await rejection(readAdminSecret(path, 'adminTokenFile', quiet));
-    expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'adminTokenFile', `adminTokenFile: ${path} must hold a secret of at least 16 characters`]);
+    expect([err.code, err.field, err.message]).toEqual([
+      'ERR_INVALID_OPTION',
+      'adminTokenFile',
+      `adminTokenFile: ${path} must hold a secret of at least 16 characters`,
+    ]);
     expect(err.message).not.toContain('fifteen');
     await expect(readAdminSecret(secretFile('sixteen', 'sixteen-chars!!!'), 'adminTokenFile', quiet)).resolves.toBeDefined();
   });
 
   it('refuses a secret with whitespace inside, or two lines', async () => {
-    for (const [name, text] of [['space', 'a secret with spaces'], ['lines', `${SECRET}\n${SECRET}\n`]]) {
+    for (const [name, text] of [
+      ['space', 'a secret with spaces'],
+      ['lines', `${SECRET}\n${SECRET}\n`],
+    ]) {
       const path = secretFile(name as string, text as string);
       const err = await rejection(readAdminSecret(path, '--admin-token-file', quiet));
       expect([err.code, err.message]).toEqual(['ERR_INVALID_OPTION', `--admin-token-file: ${path}: the secret may not contain whitespace`]);
@@ -118,7 +125,9 @@ describe('authorizeRevoke', () => {
   });
 
   it('refuses a wrong secret with ERR_UNAUTHENTICATED, never echoing what was sent', () => {
-    const err = refusal(() => authorizeRevoke(call('dns:other.example', 'Bearer guessed-secret-value'), secret, ['spiffe://example.org/ops']));
+    const err = refusal(() =>
+      authorizeRevoke(call('dns:other.example', 'Bearer guessed-secret-value'), secret, ['spiffe://example.org/ops']),
+    );
     expect([err.code, err.message]).toEqual(['ERR_UNAUTHENTICATED', 'the admin secret does not match']);
   });
 });

@@ -47,12 +47,33 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   it('a revocation on one connection is REVOKED on new connections to both workers at once, and after a restart', async () => {
     writeFileSync(keysFile, JSON.stringify(exportKeys(await generateKeys({ algorithms: ['HS256'] }), { includePrivate: true })));
     const revocations = join(dir, `revocations-${transport}.jsonl`);
-    const args = serveArgs(...transportArgs(transport), '--keys', keysFile, '--subjects', SUBJECTS_FILE, '--revocations', revocations, '--admin-token-file', adminFile, '--metrics-port', '0');
+    const args = serveArgs(
+      ...transportArgs(transport),
+      '--keys',
+      keysFile,
+      '--subjects',
+      SUBJECTS_FILE,
+      '--revocations',
+      revocations,
+      '--admin-token-file',
+      adminFile,
+      '--metrics-port',
+      '0',
+    );
     const cli = await startCli(args, { env: { NODEMAXPROCS: '2' } });
     expect(cli.stdout).toContain(`  revocations: file ${revocations}; RevokeJwt for admin secret; jti on\n`);
     const made = await freshClient(cli.port).generateJwt({ algorithm: 'HS256', subject: 'ada' });
 
-    const revoked = await runCli(['revoke', '--target', `127.0.0.1:${cli.port}`, '--admin-token-file', adminFile, '--reason', 'test', made.jwt]);
+    const revoked = await runCli([
+      'revoke',
+      '--target',
+      `127.0.0.1:${cli.port}`,
+      '--admin-token-file',
+      adminFile,
+      '--reason',
+      'test',
+      made.jwt,
+    ]);
     expect(revoked.stderr).toBe('');
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toEqual({ revoked: true, expires_at: made.expires_at + 5 });
@@ -79,7 +100,17 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/UNAUTHENTICATED|admin secret/);
     expect(refused.stderr + refused.stdout).not.toContain(SECRET);
-    const byJti = await runCli(['revoke', '--target', `127.0.0.1:${cli.port}`, '--admin-token-file', adminFile, '--jti', jti, '--exp', String(other.expires_at)]);
+    const byJti = await runCli([
+      'revoke',
+      '--target',
+      `127.0.0.1:${cli.port}`,
+      '--admin-token-file',
+      adminFile,
+      '--jti',
+      jti,
+      '--exp',
+      String(other.expires_at),
+    ]);
     expect(byJti.code).toBe(0);
 
     // The primary serves the store's gauge and the workers' counts, summed.

@@ -43,7 +43,9 @@ describe('createFileRevocationStore reading its file', () => {
   });
 
   it('names the field of any other bad entry, and keeps a good file', async () => {
-    expect(await startOn('reason.jsonl', '{"jti":"x","expiresAt":2000000000,"reason":5}\n')).toMatchObject({ message: expect.stringContaining('field reason must be a string') });
+    expect(await startOn('reason.jsonl', '{"jti":"x","expiresAt":2000000000,"reason":5}\n')).toMatchObject({
+      message: expect.stringContaining('field reason must be a string'),
+    });
     expect(await startOn('good.jsonl', '{"jti":"x","expiresAt":2000000000,"statusIndex":0}\n')).toBeUndefined();
   });
 });

@@ -27,7 +27,10 @@ describe('checkStoreOptions', () => {
   it('refuses both, naming them as the caller labels them', () => {
     let refused: unknown;
     try {
-      checkStoreOptions({ revocations: 'r.jsonl', revocationStore: 'redis://localhost' }, (name) => `--${name === 'revocations' ? 'revocations' : 'revocation-store'}`);
+      checkStoreOptions(
+        { revocations: 'r.jsonl', revocationStore: 'redis://localhost' },
+        (name) => `--${name === 'revocations' ? 'revocations' : 'revocation-store'}`,
+      );
     } catch (err) {
       refused = err;
     }
@@ -59,6 +62,9 @@ describe('openRevocationStore', () => {
   });
 
   it('refuses a revocationStore string that is not a redis URL', async () => {
-    await expect(openRevocationStore({ revocationStore: 'http://localhost' }, silentLogger)).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'revocationStore' });
+    await expect(openRevocationStore({ revocationStore: 'http://localhost' }, silentLogger)).rejects.toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      field: 'revocationStore',
+    });
   });
 });

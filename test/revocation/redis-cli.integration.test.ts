@@ -65,8 +65,18 @@ async function revokedWithin(port: number, token: string, ms: number): Promise<n
 
 function replicaArgs(keysFile: string, adminFile: string, url: string, ...extra: string[]): string[] {
   return serveArgs(
-    '--keys', keysFile, '--revocation-store', url, '--admin-token-file', adminFile,
-    '--status-list', '--issuer', 'https://auth.example', '--http-port', '0', ...extra,
+    '--keys',
+    keysFile,
+    '--revocation-store',
+    url,
+    '--admin-token-file',
+    adminFile,
+    '--status-list',
+    '--issuer',
+    'https://auth.example',
+    '--http-port',
+    '0',
+    ...extra,
   );
 }
 
@@ -153,7 +163,10 @@ describe.skipIf(!HAVE_REDIS)('jwt-grpc serve --revocation-store redis://, two re
     await fresh(a.port).revokeJwt({ jwt: revoked }, admin);
     const kept = await issue(a.port);
     await redis.stop();
-    await expect(fresh(a.port).revokeJwt({ jwt: kept }, admin)).rejects.toMatchObject({ status: 14, message: expect.stringMatching(/nothing was revoked/) });
+    await expect(fresh(a.port).revokeJwt({ jwt: kept }, admin)).rejects.toMatchObject({
+      status: 14,
+      message: expect.stringMatching(/nothing was revoked/),
+    });
     expect((await fresh(a.port).verifyJwt({ jwt: kept })).valid).toBe(true);
     expect((await fresh(a.port).verifyJwt({ jwt: revoked })).reason).toBe('REVOKED');
     expect(await listMarks(a.port, statusIndex(kept))).toBe(false);

@@ -25,6 +25,8 @@ describe('the Redis store without the redis package', () => {
     expect(err).toBeInstanceOf(JwtGrpcError);
     expect((err as JwtGrpcError).code).toBe('ERR_INVALID_OPTION');
     expect((err as JwtGrpcError).field).toBe('revocationStore');
-    expect((err as JwtGrpcError).message).toMatch(/needs node-redis 5, an optional peer dependency not installed here: npm install redis@\^5$/);
+    expect((err as JwtGrpcError).message).toMatch(
+      /needs node-redis 5, an optional peer dependency not installed here: npm install redis@\^5$/,
+    );
   });
 });

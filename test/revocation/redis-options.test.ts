@@ -34,7 +34,15 @@ describe('parseRedisUrl', () => {
 
   it('reads TLS, a port, a database, a bare IPv6 host, and decoded credentials kept out of the target', () => {
     const parsed = parseRedisUrl('rediss://app%40x:p%3Ass@[::1]:6380/3');
-    expect(parsed).toEqual({ host: '::1', port: 6380, tls: true, database: 3, username: 'app@x', password: 'p:ss', target: 'rediss://app%40x@[::1]:6380/3' });
+    expect(parsed).toEqual({
+      host: '::1',
+      port: 6380,
+      tls: true,
+      database: 3,
+      username: 'app@x',
+      password: 'p:ss',
+      target: 'rediss://app%40x@[::1]:6380/3',
+    });
     expect(parsed.target).not.toContain('p:ss');
     expect(parseRedisUrl('redis://:only-password@h').target).toBe('redis://h/0');
   });
@@ -48,8 +56,16 @@ describe('parseRedisUrl', () => {
     ['no host', 'redis://', `no host; expected ${SHAPE}`],
     ['a path that is not a database', 'redis://cache/db1', `the path must be a database number (/0, /1, ...); expected ${SHAPE}`],
     ['a database of too many digits', 'redis://cache/123456', `the path must be a database number (/0, /1, ...); expected ${SHAPE}`],
-    ['query parameters', 'redis://cache?password=x', 'query parameters and fragments are not read; put the user and password before the host and the database after it'],
-    ['a fragment', 'redis://cache#x', 'query parameters and fragments are not read; put the user and password before the host and the database after it'],
+    [
+      'query parameters',
+      'redis://cache?password=x',
+      'query parameters and fragments are not read; put the user and password before the host and the database after it',
+    ],
+    [
+      'a fragment',
+      'redis://cache#x',
+      'query parameters and fragments are not read; put the user and password before the host and the database after it',
+    ],
   ];
   for (const [what, url, message] of refused) {
     it(`refuses ${what} with ERR_INVALID_OPTION on revocationStore`, () => {
@@ -71,7 +87,9 @@ describe('resolveRedisStoreOptions', () => {
   });
 
   it('takes values at the bounds', () => {
-    expect(resolveRedisStoreOptions('redis://h', { keyPrefix: 'x'.repeat(128), resyncIntervalMs: 100, commandTimeoutMs: 60_000 })).toMatchObject({
+    expect(
+      resolveRedisStoreOptions('redis://h', { keyPrefix: 'x'.repeat(128), resyncIntervalMs: 100, commandTimeoutMs: 60_000 }),
+    ).toMatchObject({
       resyncIntervalMs: 100,
       commandTimeoutMs: 60_000,
     });
@@ -80,7 +98,10 @@ describe('resolveRedisStoreOptions', () => {
   it('refuses a key prefix empty, longer than 128 or with whitespace', () => {
     for (const keyPrefix of ['', 'x'.repeat(129), 'a b', 5]) {
       const err = refusal(() => resolveRedisStoreOptions('redis://h', { keyPrefix: keyPrefix as string }));
-      expect([err.field, err.message], String(keyPrefix)).toEqual(['keyPrefix', 'option keyPrefix: expected 1 to 128 characters without whitespace']);
+      expect([err.field, err.message], String(keyPrefix)).toEqual([
+        'keyPrefix',
+        'option keyPrefix: expected 1 to 128 characters without whitespace',
+      ]);
     }
   });
 

@@ -42,8 +42,17 @@ interface Replica {
   readonly seen: Map<string, Revocation>;
 }
 
-async function replica(url: string, keyPrefix: string, options: { resyncIntervalMs?: number; commandTimeoutMs?: number } = {}): Promise<Replica> {
-  const store = await createRedisRevocationStore(url, { logger, keyPrefix, resyncIntervalMs: options.resyncIntervalMs ?? 60_000, ...options });
+async function replica(
+  url: string,
+  keyPrefix: string,
+  options: { resyncIntervalMs?: number; commandTimeoutMs?: number } = {},
+): Promise<Replica> {
+  const store = await createRedisRevocationStore(url, {
+    logger,
+    keyPrefix,
+    resyncIntervalMs: options.resyncIntervalMs ?? 60_000,
+    ...options,
+  });
   const seen = new Map<string, Revocation>();
   await store.start((revocations) => {
     for (const revocation of revocations) seen.set(revocation.jti, revocation);
@@ -99,7 +108,10 @@ describe('createRedisRevocationStore: options', () => {
 });
 
 const redisServer = findRedisServer();
-if (redisServer === null) console.log(`test/revocation/redis-store.integration.test.ts: the Redis tests skipped: redis-server not found on PATH or in /usr/bin (\`${REDIS_INSTALL}\`)`);
+if (redisServer === null)
+  console.log(
+    `test/revocation/redis-store.integration.test.ts: the Redis tests skipped: redis-server not found on PATH or in /usr/bin (\`${REDIS_INSTALL}\`)`,
+  );
 
 describe.skipIf(redisServer === null)('the Redis revocation store on a real redis-server', () => {
   let redis: RedisServer;
@@ -111,7 +123,11 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
   /** A key prefix of its own per test, so tests share one Redis without seeing each other. */
   const freshPrefix = (): string => `t${++prefixes}:`;
 
-  async function started(url: string, keyPrefix: string, options?: { resyncIntervalMs?: number; commandTimeoutMs?: number }): Promise<Replica> {
+  async function started(
+    url: string,
+    keyPrefix: string,
+    options?: { resyncIntervalMs?: number; commandTimeoutMs?: number },
+  ): Promise<Replica> {
     const r = await replica(url, keyPrefix, options);
     stores.push(r.store);
     return r;
@@ -205,7 +221,11 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     const n = 500;
     const b = await started(redis.url(), prefix, { resyncIntervalMs: n });
     // Another writer's SET and INCR whose PUBLISH never arrived.
-    await inspect.multi().set(`${prefix}revoked:jti-lost`, JSON.stringify({ expiresAt: now() + 300 }), { EX: 300 }).incr(`${prefix}version`).exec();
+    await inspect
+      .multi()
+      .set(`${prefix}revoked:jti-lost`, JSON.stringify({ expiresAt: now() + 300 }), { EX: 300 })
+      .incr(`${prefix}version`)
+      .exec();
     const t0 = performance.now();
     expect(await waitUntil(() => b.seen.has('jti-lost'), n + 1_000), `B finds it within N = ${n} ms (+ slack)`).toBe(true);
     logger.info(`catch-up by version check took ${Math.round(performance.now() - t0)} ms`);

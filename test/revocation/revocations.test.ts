@@ -49,7 +49,10 @@ describe('Revocations', () => {
     await revocations.start(log, (list) => relayed.push(list.map((r) => r.jti)));
     expect(revocations.has('a')).toBe(true);
     expect(log.lines).toEqual(['revocations: 1 loaded from the memory store']);
-    store.onRevoked?.([{ jti: 'a', expiresAt: FUTURE }, { jti: 'b', expiresAt: FUTURE }]);
+    store.onRevoked?.([
+      { jti: 'a', expiresAt: FUTURE },
+      { jti: 'b', expiresAt: FUTURE },
+    ]);
     expect(told).toEqual([['a'], ['b']]);
     expect(relayed).toEqual([['a'], ['a', 'b']]);
     expect(revocations.size).toBe(2);
@@ -121,7 +124,7 @@ describe('Revocations', () => {
     await none.close();
   });
 
-  it("passes status-list reservations to the store that makes them, bound to it", async () => {
+  it('passes status-list reservations to the store that makes them, bound to it', async () => {
     const store = Object.assign(new MemoryStore(), {
       next: 100,
       async reserveStatusIndexes(this: { next: number }, count: number): Promise<number> {
@@ -138,7 +141,10 @@ describe('Revocations', () => {
   it('drops expired entries on sweep', async () => {
     let now = 1000;
     const revocations = new Revocations(undefined, () => now);
-    revocations.receive([{ jti: 'a', expiresAt: 1500 }, { jti: 'b', expiresAt: 2500 }]);
+    revocations.receive([
+      { jti: 'a', expiresAt: 1500 },
+      { jti: 'b', expiresAt: 2500 },
+    ]);
     now = 2000;
     expect(revocations.sweep()).toBe(1);
     expect([revocations.has('a'), revocations.has('b')]).toEqual([false, true]);

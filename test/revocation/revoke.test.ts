@@ -16,7 +16,15 @@ import type { RevocationStore } from '../../src/revocation/types.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
-import { TRANSPORTS, closeAllServers, nowSeconds, recordingLogger, sharedKeys, signHs256, startServer } from '../../bench/kit/jwt-servers.js';
+import {
+  TRANSPORTS,
+  closeAllServers,
+  nowSeconds,
+  recordingLogger,
+  sharedKeys,
+  signHs256,
+  startServer,
+} from '../../bench/kit/jwt-servers.js';
 
 const SECRET = 'test-admin-secret-0123456789';
 const clients = new ClientPool();
@@ -50,7 +58,9 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
   it('puts a fresh 128-bit base64url jti in every token by default, and none with jti off', async () => {
     const { port } = await startServer({ keys, transport, subjects: ['ada'] });
     const client = clients.jwt(port);
-    const jtis = await Promise.all([1, 2, 3].map(async () => decodeJwt((await client.generateJwt({ algorithm: 'ES256' })).jwt).payload['jti']));
+    const jtis = await Promise.all(
+      [1, 2, 3].map(async () => decodeJwt((await client.generateJwt({ algorithm: 'ES256' })).jwt).payload['jti']),
+    );
     for (const jti of jtis) expect(jti).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(new Set(jtis).size).toBe(3);
     expect(Buffer.from(jtis[0] as string, 'base64url')).toHaveLength(16);
@@ -63,7 +73,15 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
   it('revokes by token: VerifyJwt then answers REVOKED, until exp plus the clock tolerance; twice is fine', async () => {
     const registry = new Registry();
     const logger = recordingLogger();
-    const { port } = await startServer({ keys, transport, subjects: ['ada'], adminTokenFile: adminFile, clockToleranceSeconds: 7, metricsRegistry: registry, logger });
+    const { port } = await startServer({
+      keys,
+      transport,
+      subjects: ['ada'],
+      adminTokenFile: adminFile,
+      clockToleranceSeconds: 7,
+      metricsRegistry: registry,
+      logger,
+    });
     const client = clients.jwt(port);
     const made = await client.generateJwt({ algorithm: 'HS256', ttl_seconds: 600 });
     expect((await client.verifyJwt({ jwt: made.jwt })).valid).toBe(true);
@@ -82,7 +100,12 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
     // In memory only: no store, so no store gauge.
     expect(await registry.metrics()).not.toMatch(/^jwt_grpc_revocation_store_up\{/m);
     const audit = logger.lines.find((line) => line.message === 'revocation: token revoked');
-    expect(audit?.fields).toMatchObject({ audit: 'revoke', by: 'admin-token', jti: decodeJwt(made.jwt).payload['jti'], reason: 'laptop stolen' });
+    expect(audit?.fields).toMatchObject({
+      audit: 'revoke',
+      by: 'admin-token',
+      jti: decodeJwt(made.jwt).payload['jti'],
+      reason: 'laptop stolen',
+    });
     expect(JSON.stringify(logger.lines)).not.toContain(SECRET);
     expect(JSON.stringify(logger.lines)).not.toContain(made.jwt);
   });
@@ -161,7 +184,14 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
       },
       async close() {},
     };
-    const { port } = await startServer({ keys, transport, subjects: ['ada'], adminTokenFile: adminFile, revocationStore: store, metricsRegistry: registry });
+    const { port } = await startServer({
+      keys,
+      transport,
+      subjects: ['ada'],
+      adminTokenFile: adminFile,
+      revocationStore: store,
+      metricsRegistry: registry,
+    });
     const client = clients.jwt(port);
     expect((await client.verifyJwt({ jwt: first.jwt })).reason).toBe('REVOKED');
     expect(await sample(registry, 'jwt_grpc_revocation_store_up', 'store="test"')).toBe(1);
@@ -177,13 +207,22 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
   it('keeps revocations in the file across a restart', async () => {
     const file = join(dir, `restart-${transport}.jsonl`);
     const registry = new Registry();
-    const first = await startServer({ keys, transport, subjects: ['ada'], adminTokenFile: adminFile, revocations: file, metricsRegistry: registry });
+    const first = await startServer({
+      keys,
+      transport,
+      subjects: ['ada'],
+      adminTokenFile: adminFile,
+      revocations: file,
+      metricsRegistry: registry,
+    });
     const made = await clients.jwt(first.port).generateJwt({ algorithm: 'HS256' });
     await clients.jwt(first.port).revokeJwt({ jwt: made.jwt, reason: 'restart' }, admin());
     expect(await sample(registry, 'jwt_grpc_revocation_store_up', 'store="file"')).toBe(1);
     await first.server.close();
     const lines = readFileSync(file, 'utf8').trim().split('\n');
-    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([{ jti: decodeJwt(made.jwt).payload['jti'], expiresAt: made.expires_at + 5, reason: 'restart' }]);
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { jti: decodeJwt(made.jwt).payload['jti'], expiresAt: made.expires_at + 5, reason: 'restart' },
+    ]);
 
     const second = await startServer({ keys, transport, subjects: ['ada'], revocations: file, adminTokenFile: adminFile });
     expect((await clients.jwt(second.port).verifyJwt({ jwt: made.jwt })).reason).toBe('REVOKED');
@@ -203,11 +242,11 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
     const other = await clients.jwt(second.port).generateJwt({ algorithm: 'HS256' });
     await clients.jwt(second.port).revokeJwt({ jwt: other.jwt }, admin());
     await second.server.close();
-    expect(readFileSync(file, 'utf8').split('\n').map((line) => (line === '' ? '' : (JSON.parse(line) as { jti: string }).jti))).toEqual([
-      decodeJwt(made.jwt).payload['jti'],
-      decodeJwt(other.jwt).payload['jti'],
-      '',
-    ]);
+    expect(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line) => (line === '' ? '' : (JSON.parse(line) as { jti: string }).jti)),
+    ).toEqual([decodeJwt(made.jwt).payload['jti'], decodeJwt(other.jwt).payload['jti'], '']);
 
     const third = await startServer({ keys, transport, subjects: ['ada'], revocations: file, adminTokenFile: adminFile });
     for (const token of [made, other]) expect((await clients.jwt(third.port).verifyJwt({ jwt: token.jwt })).reason).toBe('REVOKED');
@@ -217,8 +256,12 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
 describe('the options', () => {
   it('refuses two stores, a store URL that is not Redis, and a short admin secret', async () => {
     const { createJwtServer } = await import('../../src/lib.js');
-    expect(() => createJwtServer({ revocations: join(dir, 'a'), revocationStore: 'redis://localhost:6379' })).toThrow(/give one store, not both/);
-    expect(() => createJwtServer({ revocationStore: 'http://user:pw@example.org' })).toThrow(/must be a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/\*\*\*@example.org"/);
+    expect(() => createJwtServer({ revocations: join(dir, 'a'), revocationStore: 'redis://localhost:6379' })).toThrow(
+      /give one store, not both/,
+    );
+    expect(() => createJwtServer({ revocationStore: 'http://user:pw@example.org' })).toThrow(
+      /must be a redis:\/\/ or rediss:\/\/ URL, got "http:\/\/\*\*\*@example.org"/,
+    );
     const short = join(dir, 'short');
     writeFileSync(short, 'tooshort\n');
     await expect(startServer({ keys, transport: 'http2', adminTokenFile: short })).rejects.toThrow(/at least 16 characters/);
@@ -245,8 +288,14 @@ describe.skipIf(!hasOpenssl())('revokers of the policy, over mutual TLS', () => 
     const { createJwtServer } = await import('../../src/lib.js');
     const { trackServer } = await import('../../bench/kit/jwt-servers.js');
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger: recordingLogger() }));
-    const port = await server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true });
-    const as = (cert: ClientCert) => clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+    const port = await server.listen('127.0.0.1:0', {
+      key: certs.serverKey,
+      cert: certs.serverCert,
+      ca: certs.caCert,
+      requireClientCertificate: true,
+    });
+    const as = (cert: ClientCert) =>
+      clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
     const made = await as(other).generateJwt({ algorithm: 'ES256', subject: 'svc-orders' });
 
     const denied = await callError(as(other).revokeJwt({ jwt: made.jwt }, admin()));

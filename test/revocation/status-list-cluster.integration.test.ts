@@ -34,8 +34,20 @@ beforeAll(async () => {
   issuer = `http://127.0.0.1:${httpPort}`;
   const adminFile = join(dir, 'admin-token');
   writeFileSync(adminFile, `${SECRET}\n`, { mode: 0o600 });
-  const serve = serveArgs('--keys', keysFile, '--issuer', issuer, '--http-port', String(httpPort), '--status-list', '--status-list-ttl', '1');
-  cli = await startCli([...serve, '--revocations', join(dir, 'revocations.jsonl'), '--admin-token-file', adminFile], { env: { NODEMAXPROCS: '2' } });
+  const serve = serveArgs(
+    '--keys',
+    keysFile,
+    '--issuer',
+    issuer,
+    '--http-port',
+    String(httpPort),
+    '--status-list',
+    '--status-list-ttl',
+    '1',
+  );
+  cli = await startCli([...serve, '--revocations', join(dir, 'revocations.jsonl'), '--admin-token-file', adminFile], {
+    env: { NODEMAXPROCS: '2' },
+  });
 });
 
 afterAll(async () => {
@@ -53,7 +65,9 @@ describe('jwt-grpc serve --status-list with two workers', () => {
       }),
     );
     const indexes = tokens.map((token) => {
-      const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { status: { status_list: { idx: number; uri: string } } };
+      const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as {
+        status: { status_list: { idx: number; uri: string } };
+      };
       expect(payload.status.status_list.uri).toBe(`${issuer}/statuslists/1`);
       return payload.status.status_list.idx;
     });
@@ -68,26 +82,45 @@ describe('jwt-grpc serve --status-list with two workers', () => {
 
   it('revoke on one worker, then within the ttl the remote verifier refuses the token, with no call to VerifyJwt', async () => {
     const tokens = await Promise.all(
-      Array.from({ length: 4 }, async (_, i) => (await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `revoke-${i}` } }).generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt),
+      Array.from(
+        { length: 4 },
+        async (_, i) =>
+          (
+            await clients
+              .jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `revoke-${i}` } })
+              .generateJwt({ algorithm: 'ES256', subject: 'ada' })
+          ).jwt,
+      ),
     );
     const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     for (const token of tokens) expect(await verifier.verify(token)).toMatchObject({ valid: true });
     // The verifier only fetches over HTTP (the list and the JWK Set): it has no gRPC channel to call VerifyJwt on.
     for (const [i, token] of tokens.entries()) {
-      if (i % 2 === 0) await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `revoker-${i}` } }).revokeJwt({ jwt: token }, admin);
+      if (i % 2 === 0)
+        await clients.jwt(cli.port, { channelOptions: { 'grpc.primary_user_agent': `revoker-${i}` } }).revokeJwt({ jwt: token }, admin);
     }
     const revokedAt = Date.now();
     let results: Awaited<ReturnType<typeof verifier.verify>>[] = [];
-    await waitUntil(async () => {
-      results = await Promise.all(tokens.map((token) => verifier.verify(token)));
-      return !results.some((result, i) => result.valid === (i % 2 === 0));
-    }, 3_000, 50);
+    await waitUntil(
+      async () => {
+        results = await Promise.all(tokens.map((token) => verifier.verify(token)));
+        return !results.some((result, i) => result.valid === (i % 2 === 0));
+      },
+      3_000,
+      50,
+    );
     expect(results.map((result) => (result.valid ? 'valid' : result.reason))).toEqual(['REVOKED', 'valid', 'REVOKED', 'valid']);
     expect(Date.now() - revokedAt).toBeLessThan(1_000 + 500);
     // Every worker's list has them (fetches land on the workers in turn): one bit per token, least significant first.
-    const indexes = tokens.map((token) => (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { status: { status_list: { idx: number } } }).status.status_list.idx);
+    const indexes = tokens.map(
+      (token) =>
+        (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { status: { status_list: { idx: number } } })
+          .status.status_list.idx,
+    );
     for (const answer of await Promise.all(Array.from({ length: 6 }, () => fetchRaw(httpPort, '/statuslists/1')))) {
-      const { status_list } = JSON.parse(Buffer.from(answer.body.split('.')[1] as string, 'base64url').toString()) as { status_list: { lst: string } };
+      const { status_list } = JSON.parse(Buffer.from(answer.body.split('.')[1] as string, 'base64url').toString()) as {
+        status_list: { lst: string };
+      };
       const bits = inflateSync(Buffer.from(status_list.lst, 'base64url'));
       expect(indexes.map((idx) => ((bits[idx >> 3] as number) >> (idx & 7)) & 1)).toEqual([1, 0, 1, 0]);
     }

@@ -13,7 +13,15 @@ import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
-import { ANY_AUDIENCE, CallMetadata, type JwtServer, createJwtServer, createRemoteVerifier, generateKeys, silentLogger } from '../../src/lib.js';
+import {
+  ANY_AUDIENCE,
+  CallMetadata,
+  type JwtServer,
+  createJwtServer,
+  createRemoteVerifier,
+  generateKeys,
+  silentLogger,
+} from '../../src/lib.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import { fetchRaw } from '../../bench/kit/http.js';
@@ -104,7 +112,9 @@ describe('statusList on the server', () => {
 
   it('refuses a status claim in claims_json: only the server names its list', async () => {
     const { port } = await start();
-    await expect(clients.jwt(port).generateJwt({ algorithm: 'ES256', subject: 'ada', claims_json: '{"status":{}}' })).rejects.toThrow(/reserved claim "status"/);
+    await expect(clients.jwt(port).generateJwt({ algorithm: 'ES256', subject: 'ada', claims_json: '{"status":{}}' })).rejects.toThrow(
+      /reserved claim "status"/,
+    );
   });
 
   it('serves a statuslist+jwt that jose verifies with the JWK Set, with ETag, Cache-Control and 304, and the same token over GetStatusList', async () => {
@@ -140,7 +150,11 @@ describe('statusList on the server', () => {
     const keys = await sharedKeys();
     const options = { keys, issuer: 'https://auth.example', httpPort: 0, statusList: true };
     expect(() => createJwtServer(options)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'statusList', message: expect.stringMatching(/statusList: needs revocations or revocationStore/) }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'statusList',
+        message: expect.stringMatching(/statusList: needs revocations or revocationStore/),
+      }),
     );
     // A store of one's own without reserveStatusIndexes keeps no counter either.
     const store = { kind: 'mine', up: true, start: async () => undefined, add: async () => undefined, close: async () => undefined };
@@ -176,17 +190,23 @@ describe('createRemoteVerifier and the status list', () => {
     expect(calls.get('/jwt.services.JwtService/VerifyJwt')).toBeUndefined();
   });
 
-  it('never fetches a list from an origin that is not the issuer\'s, unless allowed', async () => {
+  it("never fetches a list from an origin that is not the issuer's, unless allowed", async () => {
     const { issuer, counts, issue } = await start();
     const foreign = await countingProxy();
     const token = await issue();
     // The same token, seen by a verifier whose issuer is another origin: its list is foreign.
-    const verifier = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { audience: ANY_AUDIENCE, logger: silentLogger });
+    const verifier = createRemoteVerifier(
+      { jwksUrl: `${foreign.issuer}/.well-known/jwks.json` },
+      { audience: ANY_AUDIENCE, logger: silentLogger },
+    );
     foreign.target.port = Number(new URL(issuer).port); // the foreign origin proxies to the issuer's proxy
     const result = await verifier.verify(token);
     expect(result).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
     expect(counts.get(LIST_PATH)).toBeUndefined();
-    const allowed = createRemoteVerifier({ jwksUrl: `${foreign.issuer}/.well-known/jwks.json` }, { audience: ANY_AUDIENCE, logger: silentLogger, statusListOrigins: [issuer] });
+    const allowed = createRemoteVerifier(
+      { jwksUrl: `${foreign.issuer}/.well-known/jwks.json` },
+      { audience: ANY_AUDIENCE, logger: silentLogger, statusListOrigins: [issuer] },
+    );
     expect(await allowed.verify(token)).toMatchObject({ valid: true });
   });
 
@@ -196,7 +216,11 @@ describe('createRemoteVerifier and the status list', () => {
     const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
     await verifier.refresh();
     await server.close({ graceMs: 0 });
-    await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'ERR_GRPC_STATUS', status: 14, message: expect.stringContaining('status list') });
+    await expect(verifier.verify(token)).rejects.toMatchObject({
+      code: 'ERR_GRPC_STATUS',
+      status: 14,
+      message: expect.stringContaining('status list'),
+    });
   });
 });
 
@@ -214,7 +238,7 @@ describe('statusList and key rotation', () => {
 });
 
 describe('RevokeJwt and the status list', () => {
-  it('revoke, then within the list\'s ttl the remote verifier refuses the token, with no call to VerifyJwt', async () => {
+  it("revoke, then within the list's ttl the remote verifier refuses the token, with no call to VerifyJwt", async () => {
     const { jwt, file, issuer, calls, issue } = await start(1);
     const [kept, token] = [await issue(), await issue()];
     const verifier = createRemoteVerifier({ issuerUrl: issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
@@ -222,7 +246,10 @@ describe('RevokeJwt and the status list', () => {
     await jwt.revokeJwt({ jwt: token, reason: 'laptop stolen' }, admin);
     const revokedAt = Date.now();
     // The file keeps the token's index, so a restart marks it again.
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toContainEqual(expect.objectContaining({ jti: payloadOf(token)['jti'], statusIndex: indexOf(token) }));
     let result = await verifier.verify(token);
     await waitUntil(async () => !(result = await verifier.verify(token)).valid, 3_000, 50);

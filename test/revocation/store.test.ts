@@ -66,13 +66,22 @@ describe('RevocationSet', () => {
 describe('Revocations', () => {
   it('tells its listeners of each revocation it starts to hold, once, from the store or a revoke', async () => {
     const heard: string[] = [];
-    const store = { kind: 'test', up: true, start: async (on: (r: readonly Revocation[]) => void) => on([{ jti: 'loaded', expiresAt: 2e9 }]), add: async () => {}, close: async () => {} };
+    const store = {
+      kind: 'test',
+      up: true,
+      start: async (on: (r: readonly Revocation[]) => void) => on([{ jti: 'loaded', expiresAt: 2e9 }]),
+      add: async () => {},
+      close: async () => {},
+    };
     const revocations = new Revocations(store);
     revocations.subscribe((added) => heard.push(...added.map((r) => r.jti)));
     await revocations.start(recordingLogger());
     expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(true);
     expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(false);
-    revocations.receive([{ jti: 'loaded', expiresAt: 2e9 }, { jti: 'relayed', expiresAt: 2e9 }]);
+    revocations.receive([
+      { jti: 'loaded', expiresAt: 2e9 },
+      { jti: 'relayed', expiresAt: 2e9 },
+    ]);
     expect(heard).toEqual(['loaded', 'new', 'relayed']);
     await revocations.close();
   });
@@ -132,7 +141,10 @@ describe('the file store', () => {
       await write.call(this, String(text).slice(0, 12)); // the disk fills up mid-line
       throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
     } as FileHandle['write']);
-    await expect(store.add({ jti: 'lost', expiresAt: 2e9 })).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringContaining('ENOSPC') });
+    await expect(store.add({ jti: 'lost', expiresAt: 2e9 })).rejects.toMatchObject({
+      code: 'ERR_REVOCATION_STORE_UNAVAILABLE',
+      message: expect.stringContaining('ENOSPC'),
+    });
     expect(store.up).toBe(false);
     expect(readFileSync(file, 'utf8')).toBe(`${JSON.stringify({ jti: 'before', expiresAt: 2e9 })}\n`);
     await store.add({ jti: 'after', expiresAt: 2e9 });
@@ -154,7 +166,11 @@ describe('the file store', () => {
     expect(loaded.map((r) => r.jti)).toEqual(['kept-é']);
     const offset = Buffer.byteLength(kept);
     expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
-      { level: 'warn', message: expect.stringContaining(`torn last line of ${torn.length} bytes at byte offset ${offset}`), fields: { line: 2, offset, bytes: torn.length } },
+      {
+        level: 'warn',
+        message: expect.stringContaining(`torn last line of ${torn.length} bytes at byte offset ${offset}`),
+        fields: { line: 2, offset, bytes: torn.length },
+      },
     ]);
     expect(JSON.stringify(logger.lines)).not.toContain('torn-secretish');
     expect(readFileSync(file).length).toBe(offset);
@@ -173,11 +189,17 @@ describe('the file store', () => {
     writeFileSync(file, `${first}\n${last}`);
     const { store, loaded, logger } = await started(file);
     expect(loaded.map((r) => r.jti).sort()).toEqual(['first', 'no-newline']);
-    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([expect.objectContaining({ message: expect.stringContaining('lacked its newline; kept it') })]);
+    expect(logger.lines.filter((line) => line.level === 'warn')).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('lacked its newline; kept it') }),
+    ]);
     expect(readFileSync(file, 'utf8')).toBe(`${first}\n${last}\n`);
     await store.add({ jti: 'next', expiresAt: later });
     await store.close();
-    expect(readFileSync(file, 'utf8').split('\n').map((line) => (line === '' ? '' : (JSON.parse(line) as Revocation).jti))).toEqual(['first', 'no-newline', 'next', '']);
+    expect(
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line) => (line === '' ? '' : (JSON.parse(line) as Revocation).jti)),
+    ).toEqual(['first', 'no-newline', 'next', '']);
     const again = await started(file);
     expect(again.loaded.map((r) => r.jti).sort()).toEqual(['first', 'next', 'no-newline']);
     expect(again.logger.lines.filter((line) => line.level === 'warn')).toEqual([]);
@@ -187,8 +209,13 @@ describe('the file store', () => {
   it('refuses to start on a last line without newline that is JSON but no entry: damage, not a write cut short', async () => {
     const file = freshFile();
     writeFileSync(file, `${JSON.stringify({ jti: 'x', expiresAt: 2e9 })}\n{"jti":"y"}`);
-    const failure = await createFileRevocationStore(file, { logger: recordingLogger() }).start(() => undefined).catch((err: unknown) => err);
-    expect(failure).toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringMatching(/line 2: not a revocation entry/) });
+    const failure = await createFileRevocationStore(file, { logger: recordingLogger() })
+      .start(() => undefined)
+      .catch((err: unknown) => err);
+    expect(failure).toMatchObject({
+      code: 'ERR_REVOCATION_STORE_UNAVAILABLE',
+      message: expect.stringMatching(/line 2: not a revocation entry/),
+    });
   });
 
   it('refuses to start on a damaged line that is not the last', async () => {
@@ -197,7 +224,10 @@ describe('the file store', () => {
     const store = createFileRevocationStore(file, { logger: recordingLogger() });
     const failure = await store.start(() => undefined).catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(JwtGrpcError);
-    expect(failure).toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringMatching(/line 1: not a revocation entry/) });
+    expect(failure).toMatchObject({
+      code: 'ERR_REVOCATION_STORE_UNAVAILABLE',
+      message: expect.stringMatching(/line 1: not a revocation entry/),
+    });
   });
 
   it('skips expired entries when read, and compaction rewrites the file with the live ones only', async () => {
@@ -213,7 +243,12 @@ describe('the file store', () => {
     // Appends after a compaction go to the new file.
     await store.add({ jti: 'after', expiresAt: now + 100 });
     await store.close();
-    expect(readFileSync(file, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as Revocation).jti)).toEqual(['long', 'after']);
+    expect(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as Revocation).jti),
+    ).toEqual(['long', 'after']);
     const reread = await started(file, () => now);
     expect(reread.loaded.map((r) => r.jti).sort()).toEqual(['after', 'long']);
     await reread.store.close();
@@ -245,7 +280,9 @@ describe('the file store', () => {
     expect(await again.store.reserveStatusIndexes?.(4096)).toBe(8202);
     await again.store.compact();
     // The compacted file keeps one mark, the highest, and the live entries.
-    expect(readFileSync(file, 'utf8')).toBe(`{"statusIndexes":12298}\n${JSON.stringify({ jti: 'kept', expiresAt: 2e9, statusIndex: 5 })}\n`);
+    expect(readFileSync(file, 'utf8')).toBe(
+      `{"statusIndexes":12298}\n${JSON.stringify({ jti: 'kept', expiresAt: 2e9, statusIndex: 5 })}\n`,
+    );
     await again.store.close();
     const compacted = await started(file);
     expect(await compacted.store.reserveStatusIndexes?.(1)).toBe(12298);
@@ -256,6 +293,9 @@ describe('the file store', () => {
   it('refuses a damaged reservation mark', async () => {
     const file = freshFile();
     writeFileSync(file, '{"statusIndexes":-1}\n');
-    await expect(started(file)).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE', message: expect.stringContaining('line 1') });
+    await expect(started(file)).rejects.toMatchObject({
+      code: 'ERR_REVOCATION_STORE_UNAVAILABLE',
+      message: expect.stringContaining('line 1'),
+    });
   });
 });

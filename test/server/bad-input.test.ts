@@ -146,9 +146,17 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     // Each would be signed as something else: JSON.parse then JSON.stringify changes it.
     it.each([
       ['a number past the double range', '{"n":1e400}', '$.n: number 1e400 does not survive a round trip (it would be signed as null)'],
-      ['2^64 + 1', '{"n":18446744073709551617}', '$.n: number 18446744073709551617 does not survive a round trip (it would be signed as 18446744073709552000)'],
+      [
+        '2^64 + 1',
+        '{"n":18446744073709551617}',
+        '$.n: number 18446744073709551617 does not survive a round trip (it would be signed as 18446744073709552000)',
+      ],
       ['negative zero', '{"a":{"z":-0}}', '$.a.z: number -0 is negative zero, which would be signed as 0'],
-      ['more digits than a double holds', '{"n":[1.0000000000000000001]}', '$.n[0]: number 1.0000000000000000001 does not survive a round trip (it would be signed as 1)'],
+      [
+        'more digits than a double holds',
+        '{"n":[1.0000000000000000001]}',
+        '$.n[0]: number 1.0000000000000000001 does not survive a round trip (it would be signed as 1)',
+      ],
       ['a number that underflows to 0', '{"n":1e-400}', '$.n: number 1e-400 does not survive a round trip (it would be signed as 0)'],
       ['a duplicate key', '{"role":"admin","role":"user"}', '$.role: duplicate key "role"'],
       ['a lone surrogate', '{"s":"\\ud800"}', '$.s: string has a lone surrogate, which UTF-8 cannot carry'],
@@ -161,7 +169,8 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     });
 
     it('signs claims that survive the round trip exactly as given: decimals, 1e21, 2^53 - 1, nesting, emoji and CJK', async () => {
-      const claims_json = '{"f":1.5,"big":1e21,"safe":9007199254740991,"neg":-2.5e-7,"zero":0,"o":{"a":[1,{"b":"日本語 😀"}],"t":true,"n":null},"e":"\\ud83d\\ude00"}';
+      const claims_json =
+        '{"f":1.5,"big":1e21,"safe":9007199254740991,"neg":-2.5e-7,"zero":0,"o":{"a":[1,{"b":"日本語 😀"}],"t":true,"n":null},"e":"\\ud83d\\ude00"}';
       const res = await client.generateJwt({ algorithm: 'HS256', subject: 's', claims_json });
       const { payload } = decodeJwt(res.jwt);
       expect(payload).toMatchObject(JSON.parse(claims_json) as Record<string, unknown>);
@@ -188,7 +197,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     const send = (method: string, bytes: Buffer): Promise<unknown> =>
       new Promise((resolve, reject) => {
         const identity = (b: Buffer): Buffer => b;
-        raw.makeUnaryRequest(method, identity, identity, bytes, new Metadata(), { deadline: Date.now() + 20_000 }, (err, res) => (err ? reject(err) : resolve(res)));
+        raw.makeUnaryRequest(method, identity, identity, bytes, new Metadata(), { deadline: Date.now() + 20_000 }, (err, res) =>
+          err ? reject(err) : resolve(res),
+        );
       });
     /** A length-delimited field holding `bytes` as they are (each field here is shorter than 128 bytes). */
     const field = (number: number, bytes: Buffer): Buffer => Buffer.concat([Buffer.from([(number << 3) | 2, bytes.length]), bytes]);
@@ -201,7 +212,10 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       ['audience', [text(1, 'HS256'), text(2, 's'), field(3, notUtf8)]],
       ['claims_json', [text(1, 'HS256'), text(2, 's'), field(5, Buffer.concat([Buffer.from('{"a":"'), notUtf8, Buffer.from('"}')]))]],
     ])('refuses a %s that is not UTF-8 with INVALID_ARGUMENT naming it', async (name, parts) => {
-      await expectRefused(send(GENERATE_JWT, Buffer.concat(parts as Buffer[])), new RegExp(`^GenerateJwtRequest: ${name} is not valid UTF-8$`));
+      await expectRefused(
+        send(GENERATE_JWT, Buffer.concat(parts as Buffer[])),
+        new RegExp(`^GenerateJwtRequest: ${name} is not valid UTF-8$`),
+      );
     });
 
     it('refuses 20,000 nested groups with INVALID_ARGUMENT naming the depth, not a stack overflow', async () => {
@@ -234,10 +248,14 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       ['four segments', () => `${signHs256(keys, {}, claims)}.xyz`, 'MALFORMED'],
       ['an empty header segment', () => `.${b64(claims)}.sig`, 'MALFORMED'],
       ['non-base64url characters', () => signHs256(keys, {}, claims).replace('.', '+.'), 'MALFORMED'],
-      ['standard base64 with padding', () => {
-        const [h, p, s] = signHs256(keys, {}, claims).split('.');
-        return `${h}==.${p}.${s}`;
-      }, 'MALFORMED'],
+      [
+        'standard base64 with padding',
+        () => {
+          const [h, p, s] = signHs256(keys, {}, claims).split('.');
+          return `${h}==.${p}.${s}`;
+        },
+        'MALFORMED',
+      ],
       ['a header that is not JSON', () => signHs256(keys, 'not json', claims), 'MALFORMED'],
       ['a header that is an array', () => signHs256(keys, '["HS256"]', claims), 'MALFORMED'],
       ['a header that is a string', () => signHs256(keys, '"HS256"', claims), 'MALFORMED'],
@@ -247,7 +265,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       ['a signed token without exp', () => signHs256(keys, {}, JSON.stringify({ sub: 's', iat: now })), 'MALFORMED'],
       ['a signed sub that is a number', () => signHs256(keys, {}, JSON.stringify({ sub: 42, exp: now + 3600 })), 'MALFORMED'],
       ['alg none', () => `${b64('{"alg":"none","typ":"JWT"}')}.${b64(claims)}.`, 'ALGORITHM_NOT_ALLOWED'],
-      ['alg not the key\'s', () => signHs256(keys, { alg: 'HS512' }, claims), 'ALGORITHM_NOT_ALLOWED'],
+      ["alg not the key's", () => signHs256(keys, { alg: 'HS512' }, claims), 'ALGORITHM_NOT_ALLOWED'],
       ['a header without kid', () => signHs256(keys, '{"alg":"HS256","typ":"JWT"}', claims), 'UNKNOWN_KEY'],
       ['a jku header', () => signHs256(keys, { jku: 'https://evil.test/jwks' }, claims), 'UNSUPPORTED_HEADER'],
       ['a crit header', () => signHs256(keys, { crit: ['exp'] }, claims), 'UNSUPPORTED_HEADER'],

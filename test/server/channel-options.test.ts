@@ -4,12 +4,18 @@
  * options last), the HTTP/2 reset limits applied to grpc-js's server options, and its memory limits.
  */
 import { describe, expect, it } from 'vitest';
-import { HTTP2_SERVER_OPTIONS, applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from '../../src/server/channel-options.js';
+import {
+  HTTP2_SERVER_OPTIONS,
+  applyHttp2ServerOptions,
+  grpcJsMemoryLimits,
+  serverChannelOptions,
+} from '../../src/server/channel-options.js';
 import { resolveServerOptions } from '../../src/server/options.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from '../../src/transport/http2/defaults.js';
 import type { Server } from '@grpc/grpc-js';
 
-const transport = (options: Parameters<typeof resolveServerOptions>[0] = {}) => resolveServerOptions({ transport: 'grpc-js', ...options }).transport;
+const transport = (options: Parameters<typeof resolveServerOptions>[0] = {}) =>
+  resolveServerOptions({ transport: 'grpc-js', ...options }).transport;
 
 describe('serverChannelOptions', () => {
   it('sets the receive limit, turns channelz off and bounds session memory, with no connection age by default', () => {
@@ -29,7 +35,9 @@ describe('serverChannelOptions', () => {
   });
 
   it("lets the user's channel options have the last word", () => {
-    expect(serverChannelOptions(transport({ channelOptions: { 'grpc.enable_channelz': 1, 'grpc.keepalive_time_ms': 5000 } }))).toMatchObject({
+    expect(
+      serverChannelOptions(transport({ channelOptions: { 'grpc.enable_channelz': 1, 'grpc.keepalive_time_ms': 5000 } })),
+    ).toMatchObject({
       'grpc.enable_channelz': 1,
       'grpc.keepalive_time_ms': 5000,
     });

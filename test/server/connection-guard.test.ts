@@ -41,6 +41,8 @@ describe('the default connection cap', () => {
   it('is what this process gets on Linux', () => {
     const limit = openFilesLimit();
     if (process.platform === 'linux') expect(limit).toBeGreaterThan(0);
-    expect(defaultMaxConnections(limit)).toBe(limit === undefined ? FALLBACK_MAX_CONNECTIONS : Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS));
+    expect(defaultMaxConnections(limit)).toBe(
+      limit === undefined ? FALLBACK_MAX_CONNECTIONS : Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS),
+    );
   });
 });

@@ -179,7 +179,15 @@ beforeAll(async () => {
   vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', 'http://127.0.0.1:9');
   // Loads what a first server loads lazily (protos, transports, the SDK), so that the baselines see only the servers' own handles.
   for (const transport of TRANSPORTS) {
-    const warm = createJwtServer({ transport, keys, tracing: true, logger: silentLogger, metricsPort: 0, httpPort: 0, issuer: 'https://issuer.example' });
+    const warm = createJwtServer({
+      transport,
+      keys,
+      tracing: true,
+      logger: silentLogger,
+      metricsPort: 0,
+      httpPort: 0,
+      issuer: 'https://issuer.example',
+    });
     await warm.listen('127.0.0.1:0');
     await warm.close();
   }
@@ -216,7 +224,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport: Transport) => {
 
     it('a revocation store that cannot start', async () => {
       const before = baseline();
-      const store = watchedStore({ start: () => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'the test store is down')) });
+      const store = watchedStore({
+        start: () => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'the test store is down')),
+      });
       const port = await freePort();
       const err = await rejection(serverWith(store).listen(`127.0.0.1:${port}`));
       expect(err).toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE' });
@@ -226,7 +236,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport: Transport) => {
 
     it('a status list whose first block of indexes cannot be reserved', async () => {
       const before = baseline();
-      const store = watchedStore({ reserve: () => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'no index counter')) });
+      const store = watchedStore({
+        reserve: () => Promise.reject(new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', 'no index counter')),
+      });
       const [port, httpPort] = [await freePort(), await freePort()];
       const server = serverWith(store, { statusList: true, httpPort, issuer: 'https://issuer.example' });
       const err = await rejection(server.listen(`127.0.0.1:${port}`));
@@ -343,7 +355,12 @@ describe.each(TRANSPORTS)('on transport %s', (transport: Transport) => {
   it('creation fails after its tracing pipeline started: the pipeline is shut down', async () => {
     const registry = new Registry();
     // The name the server's own pipeline registers its dropped spans under: taken, so creating fails after the pipeline exists.
-    registry.registerMetric({ name: 'jwt_grpc_tracing_spans_dropped_total', help: 'taken', type: 'counter', get: async () => ({}) } as never);
+    registry.registerMetric({
+      name: 'jwt_grpc_tracing_spans_dropped_total',
+      help: 'taken',
+      type: 'counter',
+      get: async () => ({}),
+    } as never);
     const before = baseline();
     const create = (): unknown => createJwtServer({ transport, keys, logger: silentLogger, tracing: true, metricsRegistry: registry });
     expect(create).toThrow(/jwt_grpc_tracing_spans_dropped_total/);

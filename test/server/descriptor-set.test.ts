@@ -21,7 +21,9 @@ const OPTIONAL = 1;
 const BASE = {
   name: 'base.proto',
   package: 'fx',
-  messageType: [{ name: 'Base', field: [{ name: 'id', number: 1, type: STRING, label: OPTIONAL }], extensionRange: [{ start: 100, end: 200 }] }],
+  messageType: [
+    { name: 'Base', field: [{ name: 'id', number: 1, type: STRING, label: OPTIONAL }], extensionRange: [{ start: 100, end: 200 }] },
+  ],
   enumType: [{ name: 'Color', value: [{ name: 'RED', number: 0 }] }],
 };
 const MIDDLE = {
@@ -84,7 +86,11 @@ describe('indexDescriptorSet', () => {
   });
 
   const refused: [string, () => Buffer, RegExp | string][] = [
-    ['a set that lacks an import', () => encodeSet(BASE, TOP), 'top.proto imports middle.proto, which the set lacks (compile with imports)'],
+    [
+      'a set that lacks an import',
+      () => encodeSet(BASE, TOP),
+      'top.proto imports middle.proto, which the set lacks (compile with imports)',
+    ],
     ['a file twice', () => encodeSet(BASE, BASE), 'file base.proto appears twice'],
     ['a symbol declared twice', () => encodeSet(BASE, { ...BASE, name: 'copy.proto' }), 'symbol fx.Base is declared twice'],
     ['a file without a name', () => encodeSet({ package: 'x' }), /no name/],
@@ -125,12 +131,18 @@ describe('loadDescriptorSet', () => {
       }
       throw new Error('not refused');
     })();
-    expect([err.code, err.field, err.message]).toEqual(['ERR_FILE', 'descriptorSet', `cannot read the compiled descriptor set ${path}: build the package (npm run build)`]);
+    expect([err.code, err.field, err.message]).toEqual([
+      'ERR_FILE',
+      'descriptorSet',
+      `cannot read the compiled descriptor set ${path}: build the package (npm run build)`,
+    ]);
   });
 
   it('refuses a file that is not a descriptor set with ERR_FILE naming it and why', () => {
     const path = join(dir, 'garbage.binpb');
     writeFileSync(path, Buffer.from([0x0a, 0x05, 0x01]));
-    expect(() => loadDescriptorSet(path)).toThrow(expect.objectContaining({ code: 'ERR_FILE', message: `${path} is not a FileDescriptorSet: truncated length-delimited field` }));
+    expect(() => loadDescriptorSet(path)).toThrow(
+      expect.objectContaining({ code: 'ERR_FILE', message: `${path} is not a FileDescriptorSet: truncated length-delimited field` }),
+    );
   });
 });

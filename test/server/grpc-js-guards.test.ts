@@ -25,7 +25,11 @@ describe('the grpc-js transport without the members its guards wrap', () => {
     const keys = await sharedKeys();
     await without('createHttp2Server', () => {
       expect(() => createJwtServer({ keys, transport: 'grpc-js', logger: silentLogger })).toThrow(
-        expect.objectContaining({ code: 'ERR_GRPC_JS_VERSION', field: 'transport', message: expect.stringContaining("use transport 'http2'") }),
+        expect.objectContaining({
+          code: 'ERR_GRPC_JS_VERSION',
+          field: 'transport',
+          message: expect.stringContaining("use transport 'http2'"),
+        }),
       );
     });
   });

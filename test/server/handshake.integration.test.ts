@@ -50,7 +50,12 @@ const AS_LOCALHOST = { channelOptions: { 'grpc.ssl_target_name_override': 'local
 /** A logger that keeps the warnings. */
 function recordingLogger(): Logger & { warnings: { message: string; fields: Record<string, unknown> }[] } {
   const warnings: { message: string; fields: Record<string, unknown> }[] = [];
-  return { info: () => undefined, error: () => undefined, warn: (message, fields) => warnings.push({ message, fields: { ...fields } }), warnings };
+  return {
+    info: () => undefined,
+    error: () => undefined,
+    warn: (message, fields) => warnings.push({ message, fields: { ...fields } }),
+    warnings,
+  };
 }
 
 interface Started {
@@ -79,7 +84,9 @@ function tcp(port: number): Promise<Socket> {
 /** A finished TLS handshake (ALPN h2) that then sends nothing, over `socket` when given. */
 function tlsSilent(port: number, socket?: Socket): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const tls = connectTls({ port, host: '127.0.0.1', socket, ca: certs.caCert, servername: 'localhost', ALPNProtocols: ['h2'] }, () => resolve(tls));
+    const tls = connectTls({ port, host: '127.0.0.1', socket, ca: certs.caCert, servername: 'localhost', ALPNProtocols: ['h2'] }, () =>
+      resolve(tls),
+    );
     sockets.add(tls);
     tls.on('error', reject);
     tls.resume();
@@ -205,7 +212,11 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       if (refused !== undefined) expect(await closedWithin(refused, since, 2000)).toBeLessThan(2000);
       expect((await client.generateJwt({ algorithm: 'ES256', subject: 'b@example.com' })).sub).toBe('b@example.com');
       await expect.poll(() => logger.warnings.filter((line) => line.message.startsWith('connections refused'))).toHaveLength(1);
-      expect(logger.warnings.find((line) => line.message.startsWith('connections refused'))?.fields).toMatchObject({ port: 'grpc', maxConnections: 3, refused: 1 });
+      expect(logger.warnings.find((line) => line.message.startsWith('connections refused'))?.fields).toMatchObject({
+        port: 'grpc',
+        maxConnections: 3,
+        refused: 1,
+      });
       expect(await sample(server.metricsPort as number, 'jwt_grpc_connections_refused_total', 'port="grpc"')).toBe(1);
     });
   });
@@ -247,12 +258,16 @@ describe('the metrics and discovery ports', () => {
     const held = await Promise.all(Array.from({ length: 16 }, () => tcp(metricsPort)));
     const refused = await tcp(metricsPort).catch(() => undefined);
     if (refused !== undefined) await closedWithin(refused, Date.now(), 2000);
-    await expect.poll(() => logger.warnings.filter((line) => line.message.startsWith('connections refused') && line.fields.port === 'metrics')).toHaveLength(1);
+    await expect
+      .poll(() => logger.warnings.filter((line) => line.message.startsWith('connections refused') && line.fields.port === 'metrics'))
+      .toHaveLength(1);
     const client = clients.jwt(port);
     expect((await client.generateJwt({ algorithm: 'ES256', subject: 'a@example.com' })).sub).toBe('a@example.com');
     for (const socket of held) socket.destroy();
     // At least 1: a scrape that arrives before the server has seen the held sockets close is refused too.
-    await expect.poll(() => sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="metrics"').catch(() => 0)).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(() => sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="metrics"').catch(() => 0))
+      .toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -286,46 +301,55 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
     ['http2', 1],
     ['grpc-js', 1],
     ['http2', 2],
-  ] as const)('on transport %s with %i process(es): calls on open connections go on, the flood is refused, logged and counted, and new clients get in after the deadline', async (transport, workers) => {
-    const { files } = certs;
-    const cli = await startCli(
-      serveArgs(
-        ...transportArgs(transport),
-        '--tls-cert',
-        files.serverCert,
-        '--tls-key',
-        files.serverKey,
-        '--tls-client-ca',
-        files.caCert,
-        '--handshake-timeout-ms',
-        '3000',
-        '--metrics-port',
-        '0',
-        // Two workers: a cap each (the default, from 600 files, would be 344 each and hold the whole flood).
-        ...(workers > 1 ? ['--max-connections', '100'] : []),
-      ),
-      { openFiles: 600, env: workers > 1 ? { NODEMAXPROCS: String(workers) } : {} },
-    );
-    const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(cli.stdout)?.[1]);
-    const mtls = credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert);
-    const client = clients.jwt(cli.port, { credentials: mtls, ...AS_LOCALHOST });
-    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'before@example.com' })).sub).toBe('before@example.com');
+  ] as const)(
+    'on transport %s with %i process(es): calls on open connections go on, the flood is refused, logged and counted, and new clients get in after the deadline',
+    async (transport, workers) => {
+      const { files } = certs;
+      const cli = await startCli(
+        serveArgs(
+          ...transportArgs(transport),
+          '--tls-cert',
+          files.serverCert,
+          '--tls-key',
+          files.serverKey,
+          '--tls-client-ca',
+          files.caCert,
+          '--handshake-timeout-ms',
+          '3000',
+          '--metrics-port',
+          '0',
+          // Two workers: a cap each (the default, from 600 files, would be 344 each and hold the whole flood).
+          ...(workers > 1 ? ['--max-connections', '100'] : []),
+        ),
+        { openFiles: 600, env: workers > 1 ? { NODEMAXPROCS: String(workers) } : {} },
+      );
+      const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(cli.stdout)?.[1]);
+      const mtls = credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert);
+      const client = clients.jwt(cli.port, { credentials: mtls, ...AS_LOCALHOST });
+      expect((await client.generateJwt({ algorithm: 'ES256', subject: 'before@example.com' })).sub).toBe('before@example.com');
 
-    // In a cluster the primary accepts every connection before a worker takes it over: a
-    // burst past its own 600 descriptors is dropped by libuv uncounted, so the flood is smaller.
-    const count = workers > 1 ? 400 : 650;
-    const silent = await flood(cli.port, count);
-    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'during@example.com' })).sub).toBe('during@example.com');
-    await cli.waitFor('stderr', /connections refused: the open connection cap is reached/, 5000);
+      // In a cluster the primary accepts every connection before a worker takes it over: a
+      // burst past its own 600 descriptors is dropped by libuv uncounted, so the flood is smaller.
+      const count = workers > 1 ? 400 : 650;
+      const silent = await flood(cli.port, count);
+      expect((await client.generateJwt({ algorithm: 'ES256', subject: 'during@example.com' })).sub).toBe('during@example.com');
+      await cli.waitFor('stderr', /connections refused: the open connection cap is reached/, 5000);
 
-    // After the deadline every silent socket is closed, refused at once or timed out, and counted.
-    await Promise.all(silent.map((socket) => closedWithin(socket, Date.now(), 3000 + SLACK_MS + 2000)));
-    await expect
-      .poll(async () => (await total(metricsPort, 'jwt_grpc_connections_refused_total')) + (await total(metricsPort, failures)), { timeout: 5000 })
-      .toBe(count);
-    const fresh = clients.jwt(cli.port, { credentials: mtls, channelOptions: { ...AS_LOCALHOST.channelOptions, 'grpc.primary_user_agent': 'fresh' } });
-    expect((await fresh.generateJwt({ algorithm: 'ES256', subject: 'after@example.com' })).sub).toBe('after@example.com');
-    expect(cli.stderr).toMatch(/connections closed before their handshake completed/);
-    expect(cli.stderr).not.toMatch(/EMFILE/);
-  }, 60_000);
+      // After the deadline every silent socket is closed, refused at once or timed out, and counted.
+      await Promise.all(silent.map((socket) => closedWithin(socket, Date.now(), 3000 + SLACK_MS + 2000)));
+      await expect
+        .poll(async () => (await total(metricsPort, 'jwt_grpc_connections_refused_total')) + (await total(metricsPort, failures)), {
+          timeout: 5000,
+        })
+        .toBe(count);
+      const fresh = clients.jwt(cli.port, {
+        credentials: mtls,
+        channelOptions: { ...AS_LOCALHOST.channelOptions, 'grpc.primary_user_agent': 'fresh' },
+      });
+      expect((await fresh.generateJwt({ algorithm: 'ES256', subject: 'after@example.com' })).sub).toBe('after@example.com');
+      expect(cli.stderr).toMatch(/connections closed before their handshake completed/);
+      expect(cli.stderr).not.toMatch(/EMFILE/);
+    },
+    60_000,
+  );
 });

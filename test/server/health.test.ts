@@ -57,15 +57,24 @@ describe('createHealthService', () => {
     expect(Object.keys((handler(health, 'List')({}) as { statuses: object }).statuses)).toHaveLength(HEALTH_LIST_LIMIT);
     health.setStatus('one-more', 'SERVING');
     const err = refusal(() => handler(health, 'List')({}));
-    expect([err.status, err.message]).toEqual([GrpcStatus.RESOURCE_EXHAUSTED, `${HEALTH_LIST_LIMIT + 1} services, more than List answers (${HEALTH_LIST_LIMIT})`]);
+    expect([err.status, err.message]).toEqual([
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      `${HEALTH_LIST_LIMIT + 1} services, more than List answers (${HEALTH_LIST_LIMIT})`,
+    ]);
   });
 
   it('refuses a status that is not a ServingStatus, naming where it was given', () => {
     const health = createHealthService();
     expect(() => health.setStatus('a', 'UP' as never)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'status', message: 'option status: must be one of UNKNOWN, SERVING, NOT_SERVING, got "UP"' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'status',
+        message: 'option status: must be one of UNKNOWN, SERVING, NOT_SERVING, got "UP"',
+      }),
     );
-    expect(() => health.setStatus(5 as never, 'SERVING')).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: 'setStatus: service must be a string' }));
+    expect(() => health.setStatus(5 as never, 'SERVING')).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: 'setStatus: service must be a string' }),
+    );
     expect(() => createHealthService({ x: 'SERVICE_UNKNOWN' as never })).toThrow(expect.objectContaining({ field: 'statuses["x"]' }));
     expect(health.getStatus('a')).toBeUndefined();
   });

@@ -351,13 +351,15 @@ describe('what only the grpc-js transport has', () => {
     expect(trackServer(createJwtServer({ keys, logger: silentLogger })).transport, 'the default').toBe('http2');
   });
 
-  it('channelOptions reach grpc-js and override jwt-grpc\'s own; on http2 they are refused, naming the option', async () => {
+  it("channelOptions reach grpc-js and override jwt-grpc's own; on http2 they are refused, naming the option", async () => {
     const { port } = await startServer({ transport: 'grpc-js', keys, channelOptions: { 'grpc.max_receive_message_length': 2048 } });
     const client = clients.jwt(port);
     const err = (await callError(client.generateJwt({ algorithm: 'HS256', subject: 's'.repeat(4096) }))) as ServiceError;
     expect(statusName(err.code), err.details).toBe('RESOURCE_EXHAUSTED');
     expect((await client.generateJwt({ algorithm: 'HS256', subject: 's' })).sub).toBe('s');
-    const refused = await thrown(() => createJwtServer({ keys, logger: silentLogger, channelOptions: { 'grpc.max_receive_message_length': 2048 } }));
+    const refused = await thrown(() =>
+      createJwtServer({ keys, logger: silentLogger, channelOptions: { 'grpc.max_receive_message_length': 2048 } }),
+    );
     expect(refused).toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'channelOptions' });
     expect((refused as Error).message).toMatch(/transport 'grpc-js' only/);
   });

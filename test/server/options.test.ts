@@ -50,7 +50,11 @@ describe('resolveServerOptions', () => {
 
   it('refuses channelOptions on the own transport', () => {
     const err = refusal({ channelOptions: { 'grpc.keepalive_time_ms': 1 } });
-    expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'channelOptions', "option channelOptions: applies to transport 'grpc-js' only; this server runs on 'http2'"]);
+    expect([err.code, err.field, err.message]).toEqual([
+      'ERR_INVALID_OPTION',
+      'channelOptions',
+      "option channelOptions: applies to transport 'grpc-js' only; this server runs on 'http2'",
+    ]);
   });
 
   it('refuses discovery without an http(s) issuer', () => {
@@ -60,23 +64,32 @@ describe('resolveServerOptions', () => {
 
   it('refuses a status list without the discovery port', () => {
     const err = refusal({ statusList: true, revocations: 'r.jsonl' });
-    expect([err.field, err.message]).toEqual(['statusList', 'option statusList: needs httpPort: verifiers fetch the status list over HTTP at ISSUER/statuslists/1']);
+    expect([err.field, err.message]).toEqual([
+      'statusList',
+      'option statusList: needs httpPort: verifiers fetch the status list over HTTP at ISSUER/statuslists/1',
+    ]);
   });
 
   it('refuses a status list without a store that keeps its index counter', () => {
     for (const options of [{}, { revocationStore: store(false) }]) {
       const err = refusal({ issuer: 'https://auth.example', httpPort: 0, statusList: true, ...options });
       expect(err.field).toBe('statusList');
-      expect(err.message).toMatch(/^option statusList: needs revocations or revocationStore: a store that keeps the status list's index counter/);
+      expect(err.message).toMatch(
+        /^option statusList: needs revocations or revocationStore: a store that keeps the status list's index counter/,
+      );
     }
   });
 
   it('refuses two stores', () => {
-    expect(refusal({ revocations: 'r.jsonl', revocationStore: 'redis://h' }).message).toBe('option revocations/revocationStore: give one store, not both');
+    expect(refusal({ revocations: 'r.jsonl', revocationStore: 'redis://h' }).message).toBe(
+      'option revocations/revocationStore: give one store, not both',
+    );
   });
 
   it('names options as the caller labels them', () => {
     const err = refusal({ statusList: true }, (name) => `server.${name}`);
-    expect(err.message).toBe('option server.statusList: needs server.httpPort: verifiers fetch the status list over HTTP at ISSUER/statuslists/1');
+    expect(err.message).toBe(
+      'option server.statusList: needs server.httpPort: verifiers fetch the status list over HTTP at ISSUER/statuslists/1',
+    );
   });
 });

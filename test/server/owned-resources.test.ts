@@ -76,7 +76,7 @@ describe('OwnedResources', () => {
 });
 
 describe('releaseOnce', () => {
-  it('calls the release at once, once: later calls get the first call\'s promise, whatever their arguments', async () => {
+  it("calls the release at once, once: later calls get the first call's promise, whatever their arguments", async () => {
     const calls: number[] = [];
     const close = releaseOnce((graceMs: number) => {
       calls.push(graceMs);

@@ -13,7 +13,17 @@ function warnings(host: string, port = 50051): string[] {
 
 describe('isLoopbackHost', () => {
   it('knows loopback in every spelling', () => {
-    for (const host of ['localhost', 'LOCALHOST', '127.0.0.1', '127.1.2.3', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '[::ffff:127.0.0.2]']) {
+    for (const host of [
+      'localhost',
+      'LOCALHOST',
+      '127.0.0.1',
+      '127.1.2.3',
+      '::1',
+      '[::1]',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+      '[::ffff:127.0.0.2]',
+    ]) {
       expect(isLoopbackHost(host), host).toBe(true);
     }
   });

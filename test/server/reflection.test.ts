@@ -25,7 +25,10 @@ async function ask(service: ServedService, ...requests: unknown[]): Promise<Resp
   async function* stream(): AsyncIterable<unknown> {
     yield* requests;
   }
-  const info = service.implementation['ServerReflectionInfo'] as (requests: AsyncIterable<unknown>, responses: { write(r: Response): Promise<void> }) => Promise<void>;
+  const info = service.implementation['ServerReflectionInfo'] as (
+    requests: AsyncIterable<unknown>,
+    responses: { write(r: Response): Promise<void> },
+  ) => Promise<void>;
   await info(stream(), { write: async (response) => void answers.push(response) });
   return answers;
 }
@@ -40,7 +43,12 @@ describe('createReflectionServices', () => {
   it('lists the services served and itself, sorted', async () => {
     const [answer] = await ask(v1, { host: 'h', message_request: 'list_services', list_services: '' });
     expect(answer?.valid_host).toBe('h');
-    expect(answer?.list_services_response?.service.map((s) => s.name)).toEqual([HEALTH_SERVICE_NAME, REFLECTION_V1_SERVICE_NAME, REFLECTION_V1ALPHA_SERVICE_NAME, JWT]);
+    expect(answer?.list_services_response?.service.map((s) => s.name)).toEqual([
+      HEALTH_SERVICE_NAME,
+      REFLECTION_V1_SERVICE_NAME,
+      REFLECTION_V1ALPHA_SERVICE_NAME,
+      JWT,
+    ]);
   });
 
   it('answers a file by name and by symbol, each file once per stream', async () => {
@@ -57,7 +65,11 @@ describe('createReflectionServices', () => {
   });
 
   it('answers the extension numbers of a message type: none here', async () => {
-    const [answer] = await ask(v1, { host: '', message_request: 'all_extension_numbers_of_type', all_extension_numbers_of_type: 'grpc.health.v1.HealthCheckRequest' });
+    const [answer] = await ask(v1, {
+      host: '',
+      message_request: 'all_extension_numbers_of_type',
+      all_extension_numbers_of_type: 'grpc.health.v1.HealthCheckRequest',
+    });
     expect(answer?.all_extension_numbers_response).toEqual({ base_type_name: 'grpc.health.v1.HealthCheckRequest', extension_number: [] });
   });
 
@@ -66,7 +78,11 @@ describe('createReflectionServices', () => {
       v1,
       { host: '', message_request: 'file_by_filename', file_by_filename: 'nope.proto' },
       { host: '', message_request: 'file_containing_symbol', file_containing_symbol: 'no.Such' },
-      { host: '', message_request: 'file_containing_extension', file_containing_extension: { containing_type: 'no.Such', extension_number: 5 } },
+      {
+        host: '',
+        message_request: 'file_containing_extension',
+        file_containing_extension: { containing_type: 'no.Such', extension_number: 5 },
+      },
       { host: '', message_request: 'all_extension_numbers_of_type', all_extension_numbers_of_type: 'no.Such' },
       { host: '', message_request: 'list_services', list_services: '' },
     );
@@ -84,14 +100,19 @@ describe('createReflectionServices', () => {
     const [empty, bad] = await ask(v1, { host: '' }, malformed);
     expect(empty?.error_response).toEqual({
       error_code: GrpcStatus.INVALID_ARGUMENT,
-      error_message: 'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services',
+      error_message:
+        'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services',
     });
     expect(bad?.error_response?.error_code).toBe(GrpcStatus.INVALID_ARGUMENT);
   });
 
   it('refuses a service list that is not a list of services declared in proto/', () => {
     expect(() => createReflectionServices({ services: 'x' as never })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'services', message: 'option services: must be an array of fully qualified service names' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'services',
+        message: 'option services: must be an array of fully qualified service names',
+      }),
     );
     let refused: unknown;
     try {

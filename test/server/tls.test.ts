@@ -95,7 +95,15 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     it('serves mutual TLS with --tls-cert, --tls-key and --tls-client-ca', async () => {
       const { files } = certs;
       const cli = await startCli(
-        serveArgs(...transportArgs(transport), '--tls-cert', files.serverCert, '--tls-key', files.serverKey, '--tls-client-ca', files.caCert),
+        serveArgs(
+          ...transportArgs(transport),
+          '--tls-cert',
+          files.serverCert,
+          '--tls-key',
+          files.serverKey,
+          '--tls-client-ca',
+          files.caCert,
+        ),
       );
       expect(cli.stdout).toContain(`transport: mutual TLS, ${transport} server`);
       await expectWorks(cli.port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
@@ -105,7 +113,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
 
     it('serves TLS with --tls-cert and --tls-key (environment twins)', async () => {
       const { files } = certs;
-      const cli = await startCli(serveArgs(...transportArgs(transport)), { env: { JWT_GRPC_TLS_CERT: files.serverCert, JWT_GRPC_TLS_KEY: files.serverKey } });
+      const cli = await startCli(serveArgs(...transportArgs(transport)), {
+        env: { JWT_GRPC_TLS_CERT: files.serverCert, JWT_GRPC_TLS_KEY: files.serverKey },
+      });
       expect(cli.stdout).toContain(`transport: TLS, ${transport} server`);
       await expectWorks(cli.port, credentials.createSsl(certs.caCert));
       await expectFails(cli.port, credentials.createInsecure());

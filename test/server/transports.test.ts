@@ -14,7 +14,12 @@ afterEach(async () => {
 });
 
 function transport(name: 'http2' | 'grpc-js'): TransportServer {
-  const server = createTransport({ options: resolveServerOptions({ transport: name }).transport, interceptors: [], logger: silentLogger, counters: undefined });
+  const server = createTransport({
+    options: resolveServerOptions({ transport: name }).transport,
+    interceptors: [],
+    logger: silentLogger,
+    counters: undefined,
+  });
   open.push(server);
   return server;
 }

@@ -95,7 +95,9 @@ describe('signatures', () => {
     const token = makeToken({ alg, typ: 'JWT', kid }, claims(), alg, foreign);
     // Positive control: the same token is genuine for the stranger's own verifier once the kid matches.
     const ownKid = activeKid(strangers, alg);
-    expectValid(createVerifier(strangers, { audience: ANY_AUDIENCE }).verify(makeToken({ alg, typ: 'JWT', kid: ownKid }, claims(), alg, foreign)));
+    expectValid(
+      createVerifier(strangers, { audience: ANY_AUDIENCE }).verify(makeToken({ alg, typ: 'JWT', kid: ownKid }, claims(), alg, foreign)),
+    );
     expectRejected(token, 'BAD_SIGNATURE');
   });
 
@@ -202,7 +204,12 @@ describe('algorithm confusion', () => {
   });
 
   it('ES384 under the ES256 kid is ALGORITHM_NOT_ALLOWED', () => {
-    const token = makeToken({ alg: 'ES384', kid: activeKid(keys, 'ES256') }, claims(), 'ES384', signingMaterial(keys, activeKid(keys, 'ES384')));
+    const token = makeToken(
+      { alg: 'ES384', kid: activeKid(keys, 'ES256') },
+      claims(),
+      'ES384',
+      signingMaterial(keys, activeKid(keys, 'ES384')),
+    );
     expectRejected(token, 'ALGORITHM_NOT_ALLOWED');
   });
 });

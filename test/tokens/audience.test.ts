@@ -38,7 +38,11 @@ describe('createVerifier audience', () => {
     expect(verifier.verify(token({ aud: 'api' })).valid).toBe(true);
     expect(verifier.verify(token({ aud: ['other', 'api'] })).valid).toBe(true);
     expect(verifier.verify(token({ aud: 'other' }))).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH' });
-    expect(verifier.verify(token({}))).toMatchObject({ valid: false, reason: 'AUDIENCE_MISMATCH', message: expect.stringContaining('no aud') });
+    expect(verifier.verify(token({}))).toMatchObject({
+      valid: false,
+      reason: 'AUDIENCE_MISMATCH',
+      message: expect.stringContaining('no aud'),
+    });
     // The cache remembers a token's signature, never the answer for another audience.
     const forOther = token({ aud: 'other' });
     expect(verifier.verify(forOther, { audience: 'other' }).valid).toBe(true);
@@ -54,7 +58,11 @@ describe('createVerifier audience', () => {
     const forOther = token({ aud: 'other' });
     const misspelt = { audiance: 'api' } as never;
     expect(() => verifier.verify(forOther, misspelt)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'expect.audiance', message: expect.stringContaining('did you mean expect.audience?') }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'expect.audiance',
+        message: expect.stringContaining('did you mean expect.audience?'),
+      }),
     );
     expect(() => verifier.verifyUncached(forOther, misspelt)).toThrow(expect.objectContaining({ field: 'expect.audiance' }));
   });
@@ -71,6 +79,9 @@ describe('createVerifier audience', () => {
     const verifier = createVerifier(keys, { audience: ANY_AUDIENCE, issuer: 'https://auth.example' });
     expect(verifier.verify(token({ iss: 'https://auth.example' })).valid).toBe(true);
     expect(verifier.verify(token({ iss: 'https://other.example' }))).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
-    expect(verifier.verify(token({ iss: 'https://other.example' }), { issuer: '' })).toMatchObject({ valid: false, reason: 'ISSUER_MISMATCH' });
+    expect(verifier.verify(token({ iss: 'https://other.example' }), { issuer: '' })).toMatchObject({
+      valid: false,
+      reason: 'ISSUER_MISMATCH',
+    });
   });
 });

@@ -157,7 +157,12 @@ describe('failed tokens are never cached', () => {
     const a = sign('a');
     const firstA = expectValid(verifier.verify(a));
     const [h, p, s] = sign('b').split('.') as [string, string, string];
-    const bad = [`${h}.${p}.${flipChar(s, 0)}`, `${h}.${p}.`, `${h}.${p}`, tokenFor(keys, activeKid(keys, 'ES256'), { exp: T0 + 60 }, { kid: 'no-such-kid' })];
+    const bad = [
+      `${h}.${p}.${flipChar(s, 0)}`,
+      `${h}.${p}.`,
+      `${h}.${p}`,
+      tokenFor(keys, activeKid(keys, 'ES256'), { exp: T0 + 60 }, { kid: 'no-such-kid' }),
+    ];
     for (const token of bad) {
       expect(verifier.verify(token).valid).toBe(false);
       expect(verifier.verify(token).valid).toBe(false);
@@ -242,7 +247,9 @@ describe('cache options', () => {
   it.each([{ maxEntries: -1 }, { maxEntries: 1.5 }, { maxEntries: Number.NaN }, { maxEntries: 10_000_001 }])(
     'cache %j is ERR_INVALID_OPTION',
     (cache) => {
-      expect(() => createVerifier(keys, { audience: ANY_AUDIENCE, cache })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION' }));
+      expect(() => createVerifier(keys, { audience: ANY_AUDIENCE, cache })).toThrow(
+        expect.objectContaining({ code: 'ERR_INVALID_OPTION' }),
+      );
     },
   );
 

@@ -3,7 +3,15 @@
  * a call's expectations over the verifier's own; the audience option refused by name.
  */
 import { describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, NO_EXPECTATIONS, audienceOption, checkClaimTypes, checkClaims, checkedAudience, expectationsFor } from '../../src/tokens/claims.js';
+import {
+  ANY_AUDIENCE,
+  NO_EXPECTATIONS,
+  audienceOption,
+  checkClaimTypes,
+  checkClaims,
+  checkedAudience,
+  expectationsFor,
+} from '../../src/tokens/claims.js';
 
 const NOW = 1_800_000_000;
 
@@ -39,8 +47,16 @@ describe('checkClaims', () => {
 
   it('refuses nbf and iat in the future beyond the tolerance', () => {
     expect(checkClaims({ exp: NOW + 60, nbf: NOW + 5 }, NOW, 5, none)).toBeUndefined();
-    expect(checkClaims({ exp: NOW + 60, nbf: NOW + 6 }, NOW, 5, none)).toEqual({ valid: false, reason: 'NOT_YET_VALID', message: 'token is not valid yet (nbf)' });
-    expect(checkClaims({ exp: NOW + 60, iat: NOW + 6 }, NOW, 5, none)).toEqual({ valid: false, reason: 'NOT_YET_VALID', message: 'token was issued in the future (iat)' });
+    expect(checkClaims({ exp: NOW + 60, nbf: NOW + 6 }, NOW, 5, none)).toEqual({
+      valid: false,
+      reason: 'NOT_YET_VALID',
+      message: 'token is not valid yet (nbf)',
+    });
+    expect(checkClaims({ exp: NOW + 60, iat: NOW + 6 }, NOW, 5, none)).toEqual({
+      valid: false,
+      reason: 'NOT_YET_VALID',
+      message: 'token was issued in the future (iat)',
+    });
   });
 
   it('checks the audience in a string or an array, and the issuer exactly', () => {
@@ -54,7 +70,10 @@ describe('checkClaims', () => {
       message: 'token aud does not contain the expected audience',
     });
     expect(checkClaims({ ...base, aud: ['apix'] }, NOW, 0, expectations)).toMatchObject({ reason: 'AUDIENCE_MISMATCH' });
-    expect(checkClaims(base, NOW, 0, expectations)).toMatchObject({ reason: 'AUDIENCE_MISMATCH', message: 'token has no aud claim, and an audience is expected' });
+    expect(checkClaims(base, NOW, 0, expectations)).toMatchObject({
+      reason: 'AUDIENCE_MISMATCH',
+      message: 'token has no aud claim, and an audience is expected',
+    });
     expect(checkClaims({ ...base, aud: 'api', iss: 'https://auth/' }, NOW, 0, expectations)).toEqual({
       valid: false,
       reason: 'ISSUER_MISMATCH',
@@ -82,9 +101,15 @@ describe('expectationsFor', () => {
 
   it('refuses a misspelt expectation, suggesting the nearest', () => {
     expect(() => expectationsFor({ audiance: 'x' } as never, own)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'expect.audiance', message: 'option expect.audiance: is not an expectation; did you mean expect.audience?' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'expect.audiance',
+        message: 'option expect.audiance: is not an expectation; did you mean expect.audience?',
+      }),
     );
-    expect(() => expectationsFor({ subject: 'x' } as never, own)).toThrow('option expect.subject: is not an expectation; a call names only audience and issuer');
+    expect(() => expectationsFor({ subject: 'x' } as never, own)).toThrow(
+      'option expect.subject: is not an expectation; a call names only audience and issuer',
+    );
   });
 });
 
@@ -98,7 +123,9 @@ describe('audienceOption', () => {
   });
 
   it('refuses a missing required audience naming both choices, and a bad value naming it', () => {
-    expect(() => audienceOption(undefined, true)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringMatching(/audience: ANY_AUDIENCE/) }));
+    expect(() => audienceOption(undefined, true)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringMatching(/audience: ANY_AUDIENCE/) }),
+    );
     expect(() => audienceOption('', true)).toThrow('must be a non-empty string or ANY_AUDIENCE, got ""');
     expect(() => audienceOption(['a'], false)).toThrow('got ["a"]');
     expect(() => audienceOption(Symbol('other'), false)).toThrow('got Symbol(other)');

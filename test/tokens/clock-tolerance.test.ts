@@ -63,9 +63,12 @@ function client(port: number): JwtClient {
 
 /** A remote verifier reading the set from an issuer stand-in (the fetch is not what is tested here). */
 const remoteVerifier = () =>
-  createRemoteVerifier({ target: 'issuer.test:1', getJwks: async () => ({ jwks_json: JSON.stringify(exportKeys(keys)) }) }, { audience: ANY_AUDIENCE, logger: silentLogger });
+  createRemoteVerifier(
+    { target: 'issuer.test:1', getJwks: async () => ({ jwks_json: JSON.stringify(exportKeys(keys)) }) },
+    { audience: ANY_AUDIENCE, logger: silentLogger },
+  );
 
-it('is one small number, within every verifier\'s bounds', () => {
+it("is one small number, within every verifier's bounds", () => {
   expect(TOLERANCE).toBe(5);
 });
 
@@ -78,7 +81,8 @@ describe('createVerifier, by default', () => {
   });
 
   it('accepts iat and nbf up to the tolerance ahead, not beyond', () => {
-    const ahead = (seconds: number): string => createSigner(keys).sign('ES256', { sub: 'a', iat: NOW + seconds, nbf: NOW + seconds, exp: NOW + 600 }).token;
+    const ahead = (seconds: number): string =>
+      createSigner(keys).sign('ES256', { sub: 'a', iat: NOW + seconds, nbf: NOW + seconds, exp: NOW + 600 }).token;
     expect(verifier().verify(ahead(TOLERANCE))).toMatchObject({ valid: true });
     expect(verifier().verify(ahead(TOLERANCE + 1))).toMatchObject({ valid: false, reason: 'NOT_YET_VALID' });
   });
@@ -102,11 +106,14 @@ describe.each(TRANSPORTS)('over gRPC on %s', (transport) => {
     const jwt = client(port);
     const bearer = (token: string) => ({ metadata: new CallMetadata().set('authorization', `Bearer ${token}`) });
     const now = wholeSeconds();
-    await expect(jwt.getJwks({}, bearer(justPast(now)))).rejects.toMatchObject({ status: GrpcStatus.UNAUTHENTICATED, details: expect.stringContaining('EXPIRED') });
+    await expect(jwt.getJwks({}, bearer(justPast(now)))).rejects.toMatchObject({
+      status: GrpcStatus.UNAUTHENTICATED,
+      details: expect.stringContaining('EXPIRED'),
+    });
     await expect(jwt.getJwks({}, bearer(justWithin(now)))).resolves.toMatchObject({ jwks_json: expect.any(String) });
   });
 
-  it("VerifyJwt: EXPIRED once exp + tolerance has passed, valid within it", async () => {
+  it('VerifyJwt: EXPIRED once exp + tolerance has passed, valid within it', async () => {
     const { port } = await startServer({ keys, transport });
     const jwt = client(port);
     const now = wholeSeconds();
@@ -120,7 +127,10 @@ describe.each(TRANSPORTS)('over gRPC on %s', (transport) => {
     const admin = { metadata: new CallMetadata().set('authorization', `Bearer ${SECRET}`) };
     const now = wholeSeconds();
     const within = now - TOLERANCE + 2;
-    expect(await jwt.revokeJwt({ jti: 'within-tolerance', expires_at: within }, admin)).toEqual({ revoked: true, expires_at: within + TOLERANCE });
+    expect(await jwt.revokeJwt({ jti: 'within-tolerance', expires_at: within }, admin)).toEqual({
+      revoked: true,
+      expires_at: within + TOLERANCE,
+    });
     await expect(jwt.revokeJwt({ jti: 'past-tolerance', expires_at: now - TOLERANCE }, admin)).rejects.toMatchObject({
       status: GrpcStatus.INVALID_ARGUMENT,
       details: expect.stringContaining('has passed'),

@@ -71,7 +71,9 @@ export function rawSignature(alg: Algorithm, key: Buffer | KeyObject, input: str
     case 'HS256':
     case 'HS384':
     case 'HS512':
-      return createHmac(hash as string, key).update(data).digest();
+      return createHmac(hash as string, key)
+        .update(data)
+        .digest();
     case 'ES256':
     case 'ES384':
       return sign(hash, data, { key: key as KeyObject, dsaEncoding: 'ieee-p1363' });
@@ -85,24 +87,14 @@ export function rawSignature(alg: Algorithm, key: Buffer | KeyObject, input: str
 }
 
 /** A compact JWS of the given header and payload (objects are JSON-encoded, strings taken as the raw text). */
-export function makeToken(
-  header: unknown,
-  payload: unknown,
-  alg: Algorithm,
-  key: Buffer | KeyObject,
-): string {
+export function makeToken(header: unknown, payload: unknown, alg: Algorithm, key: Buffer | KeyObject): string {
   const encode = (part: unknown): string => (typeof part === 'string' ? b64u(part) : b64json(part));
   const input = `${encode(header)}.${encode(payload)}`;
   return `${input}.${rawSignature(alg, key, input).toString('base64url')}`;
 }
 
 /** A token signed by the set's key `kid` (its alg), with the standard header unless overridden. */
-export function tokenFor(
-  keys: KeySet,
-  kid: string,
-  payload: unknown,
-  headerExtra: Record<string, unknown> = {},
-): string {
+export function tokenFor(keys: KeySet, kid: string, payload: unknown, headerExtra: Record<string, unknown> = {}): string {
   const alg = privateJwk(keys, kid).alg;
   return makeToken({ alg, typ: 'JWT', kid, ...headerExtra }, payload, alg, signingMaterial(keys, kid));
 }

@@ -86,11 +86,7 @@ describe('(b) jose tokens pass our verifier', () => {
     const kid = activeKid(keys, alg);
     const privateKey = await jose.importJWK(privateJwk(keys, kid) as jose.JWK, alg);
     const claims = { sub: 'linus@example.com', scope: 'read write', aud: ['api', 'web'] };
-    const token = await new jose.SignJWT(claims)
-      .setProtectedHeader({ alg, kid })
-      .setIssuedAt()
-      .setExpirationTime('2h')
-      .sign(privateKey);
+    const token = await new jose.SignJWT(claims).setProtectedHeader({ alg, kid }).setIssuedAt().setExpirationTime('2h').sign(privateKey);
 
     const result = expectValid(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(token, { audience: 'web' }));
     expect(result.alg).toBe(alg);
@@ -124,24 +120,86 @@ describe('(c) bad tokens: whatever jose rejects, we reject, for the expected rea
       const [h, p, s] = good.split('.') as [string, string, string];
       list.push(
         { name: `${alg}: empty signature`, token: `${h}.${p}.`, ours: 'BAD_SIGNATURE', jose: 'rejects' },
-        { name: `${alg}: tampered payload`, token: `${h}.${b64json({ ...claims, sub: 'admin' })}.${s}`, ours: 'BAD_SIGNATURE', jose: 'rejects' },
+        {
+          name: `${alg}: tampered payload`,
+          token: `${h}.${b64json({ ...claims, sub: 'admin' })}.${s}`,
+          ours: 'BAD_SIGNATURE',
+          jose: 'rejects',
+        },
         { name: `${alg}: tampered signature`, token: `${h}.${p}.${flipChar(s, 0)}`, ours: 'BAD_SIGNATURE', jose: 'rejects' },
-        { name: `${alg}: exp beyond tolerance`, token: tokenFor(keys, kid, { ...claims, exp: NOW - TOLERANCE - 1 }), ours: 'EXPIRED', jose: 'rejects' },
-        { name: `${alg}: exp exactly at the tolerance edge`, token: tokenFor(keys, kid, { ...claims, exp: NOW - TOLERANCE }), ours: 'EXPIRED', jose: 'rejects' },
-        { name: `${alg}: exp one second inside tolerance`, token: tokenFor(keys, kid, { ...claims, exp: NOW - TOLERANCE + 1 }), ours: 'valid', jose: 'accepts' },
-        { name: `${alg}: nbf beyond tolerance`, token: tokenFor(keys, kid, { ...claims, nbf: NOW + TOLERANCE + 1 }), ours: 'NOT_YET_VALID', jose: 'rejects' },
-        { name: `${alg}: nbf at the tolerance edge`, token: tokenFor(keys, kid, { ...claims, nbf: NOW + TOLERANCE }), ours: 'valid', jose: 'accepts' },
-        { name: `${alg}: exp as a string`, token: tokenFor(keys, kid, { ...claims, exp: String(NOW + 600) }), ours: 'MALFORMED', jose: 'rejects' },
+        {
+          name: `${alg}: exp beyond tolerance`,
+          token: tokenFor(keys, kid, { ...claims, exp: NOW - TOLERANCE - 1 }),
+          ours: 'EXPIRED',
+          jose: 'rejects',
+        },
+        {
+          name: `${alg}: exp exactly at the tolerance edge`,
+          token: tokenFor(keys, kid, { ...claims, exp: NOW - TOLERANCE }),
+          ours: 'EXPIRED',
+          jose: 'rejects',
+        },
+        {
+          name: `${alg}: exp one second inside tolerance`,
+          token: tokenFor(keys, kid, { ...claims, exp: NOW - TOLERANCE + 1 }),
+          ours: 'valid',
+          jose: 'accepts',
+        },
+        {
+          name: `${alg}: nbf beyond tolerance`,
+          token: tokenFor(keys, kid, { ...claims, nbf: NOW + TOLERANCE + 1 }),
+          ours: 'NOT_YET_VALID',
+          jose: 'rejects',
+        },
+        {
+          name: `${alg}: nbf at the tolerance edge`,
+          token: tokenFor(keys, kid, { ...claims, nbf: NOW + TOLERANCE }),
+          ours: 'valid',
+          jose: 'accepts',
+        },
+        {
+          name: `${alg}: exp as a string`,
+          token: tokenFor(keys, kid, { ...claims, exp: String(NOW + 600) }),
+          ours: 'MALFORMED',
+          jose: 'rejects',
+        },
         { name: `${alg}: payload a JSON array`, token: tokenFor(keys, kid, [claims]), ours: 'MALFORMED', jose: 'rejects' },
-        { name: `${alg}: aud mismatch`, token: tokenFor(keys, kid, { ...claims, aud: 'web' }), audience: 'api', ours: 'AUDIENCE_MISMATCH', jose: 'rejects' },
-        { name: `${alg}: iss mismatch`, token: tokenFor(keys, kid, { ...claims, iss: 'evil' }), issuer: 'jwt-grpc', ours: 'ISSUER_MISMATCH', jose: 'rejects' },
-        { name: `${alg}: unknown crit`, token: tokenFor(keys, kid, claims, { crit: ['x-policy'], 'x-policy': 1 }), ours: 'UNSUPPORTED_HEADER', jose: 'rejects' },
-        { name: `${alg}: unknown kid`, token: tokenFor(keys, kid, claims, { kid: `${kid}-retired` }), ours: 'UNKNOWN_KEY', jose: 'rejects' },
+        {
+          name: `${alg}: aud mismatch`,
+          token: tokenFor(keys, kid, { ...claims, aud: 'web' }),
+          audience: 'api',
+          ours: 'AUDIENCE_MISMATCH',
+          jose: 'rejects',
+        },
+        {
+          name: `${alg}: iss mismatch`,
+          token: tokenFor(keys, kid, { ...claims, iss: 'evil' }),
+          issuer: 'jwt-grpc',
+          ours: 'ISSUER_MISMATCH',
+          jose: 'rejects',
+        },
+        {
+          name: `${alg}: unknown crit`,
+          token: tokenFor(keys, kid, claims, { crit: ['x-policy'], 'x-policy': 1 }),
+          ours: 'UNSUPPORTED_HEADER',
+          jose: 'rejects',
+        },
+        {
+          name: `${alg}: unknown kid`,
+          token: tokenFor(keys, kid, claims, { kid: `${kid}-retired` }),
+          ours: 'UNKNOWN_KEY',
+          jose: 'rejects',
+        },
       );
     }
 
     for (const alg of ['none', 'None', 'NONE']) {
-      list.push({ name: `alg ${alg}`, token: `${b64json({ alg, typ: 'JWT' })}.${b64json(claims)}.`, ours: 'ALGORITHM_NOT_ALLOWED', jose: 'rejects' });
+      list.push({
+        name: `alg ${alg}`,
+        token: `${b64json({ alg, typ: 'JWT' })}.${b64json(claims)}.`,
+        ours: 'ALGORITHM_NOT_ALLOWED',
+        jose: 'rejects',
+      });
     }
 
     const rsKid = activeKid(keys, 'RS256');
@@ -179,7 +237,10 @@ describe('(c) bad tokens: whatever jose rejects, we reject, for the expected rea
       });
     }
 
-    for (const [alg, size, hash] of [['ES256', 32, 'sha256'], ['ES384', 48, 'sha384']] as const) {
+    for (const [alg, size, hash] of [
+      ['ES256', 32, 'sha256'],
+      ['ES384', 48, 'sha384'],
+    ] as const) {
       const kid = activeKid(keys, alg);
       const input = `${b64json({ alg, typ: 'JWT', kid })}.${b64json(claims)}`;
       const der = cryptoSign(hash, Buffer.from(input), signingMaterial(keys, kid) as KeyObject);
@@ -207,8 +268,18 @@ describe('(c) bad tokens: whatever jose rejects, we reject, for the expected rea
       { name: "'=' padding on the signature", token: `${es}==`, ours: 'MALFORMED', jose: 'accepts' },
       { name: 'no exp', token: tokenFor(keys, edKid, { sub: 'x' }), ours: 'MALFORMED', jose: 'accepts' },
       { name: 'iat in the future', token: tokenFor(keys, edKid, { ...claims, iat: NOW + 60 }), ours: 'NOT_YET_VALID', jose: 'accepts' },
-      { name: 'jku header', token: tokenFor(keys, edKid, claims, { jku: 'https://attacker.invalid/jwks.json' }), ours: 'UNSUPPORTED_HEADER', jose: 'accepts' },
-      { name: 'b64: false without crit', token: tokenFor(keys, edKid, claims, { b64: false }), ours: 'UNSUPPORTED_HEADER', jose: 'accepts' },
+      {
+        name: 'jku header',
+        token: tokenFor(keys, edKid, claims, { jku: 'https://attacker.invalid/jwks.json' }),
+        ours: 'UNSUPPORTED_HEADER',
+        jose: 'accepts',
+      },
+      {
+        name: 'b64: false without crit',
+        token: tokenFor(keys, edKid, claims, { b64: false }),
+        ours: 'UNSUPPORTED_HEADER',
+        jose: 'accepts',
+      },
     );
     return list;
   }
@@ -246,7 +317,17 @@ describe('(c) bad tokens: whatever jose rejects, we reject, for the expected rea
 
   it('the case list covers every algorithm and most reasons', () => {
     const reasons = new Set(all.map((c) => c.ours));
-    for (const reason of ['MALFORMED', 'BAD_SIGNATURE', 'ALGORITHM_NOT_ALLOWED', 'UNKNOWN_KEY', 'EXPIRED', 'NOT_YET_VALID', 'AUDIENCE_MISMATCH', 'ISSUER_MISMATCH', 'UNSUPPORTED_HEADER']) {
+    for (const reason of [
+      'MALFORMED',
+      'BAD_SIGNATURE',
+      'ALGORITHM_NOT_ALLOWED',
+      'UNKNOWN_KEY',
+      'EXPIRED',
+      'NOT_YET_VALID',
+      'AUDIENCE_MISMATCH',
+      'ISSUER_MISMATCH',
+      'UNSUPPORTED_HEADER',
+    ]) {
       expect(reasons).toContain(reason);
     }
     expect(all.filter((c) => c.jose === 'rejects').length).toBeGreaterThan(100);

@@ -41,7 +41,9 @@ describe('sign then verify', () => {
     expect(Object.isFrozen(result.payload)).toBe(true);
 
     // The uncached path agrees.
-    expect(expectValid(createVerifier(keys, { audience: ANY_AUDIENCE, cache: false }).verifyUncached(signed.token)).payload).toEqual(claims);
+    expect(expectValid(createVerifier(keys, { audience: ANY_AUDIENCE, cache: false }).verifyUncached(signed.token)).payload).toEqual(
+      claims,
+    );
   });
 
   // No second RSA generation here (slow); attacks.test.ts covers a foreign RSA key.
@@ -67,14 +69,17 @@ describe('signing with an algorithm that is not configured', () => {
     throw new Error(`sign(${alg}) did not throw`);
   }
 
-  it.each(['RS256', 'EdDSA', 'HS512'])('a known algorithm without a key (%s) is ERR_INVALID_REQUEST listing the configured ones', async (alg) => {
-    const small = await generateKeys({ algorithms: ['HS256', 'ES256'] });
-    const err = signError(small, alg);
-    expect(err.code).toBe('ERR_INVALID_REQUEST');
-    expect(err.message).toContain(alg);
-    expect(err.message).toContain('HS256');
-    expect(err.message).toContain('ES256');
-  });
+  it.each(['RS256', 'EdDSA', 'HS512'])(
+    'a known algorithm without a key (%s) is ERR_INVALID_REQUEST listing the configured ones',
+    async (alg) => {
+      const small = await generateKeys({ algorithms: ['HS256', 'ES256'] });
+      const err = signError(small, alg);
+      expect(err.code).toBe('ERR_INVALID_REQUEST');
+      expect(err.message).toContain(alg);
+      expect(err.message).toContain('HS256');
+      expect(err.message).toContain('ES256');
+    },
+  );
 
   it.each(['none', 'HS999', 'hs256', 'es256', '', 'RS512', '__proto__'])('an unknown algorithm %j is ERR_INVALID_REQUEST', (alg) => {
     const err = signError(keys, alg);
@@ -112,6 +117,8 @@ describe('AUDIENCE_MISMATCH', () => {
       message: 'token has no aud claim, and an audience is expected',
     });
     const other = createSigner(keys).sign('HS256', { aud: 'billing', exp: nowSeconds() + 60 }).token;
-    expect(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(other, { audience: 'api' })).toMatchObject({ message: 'token aud does not contain the expected audience' });
+    expect(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(other, { audience: 'api' })).toMatchObject({
+      message: 'token aud does not contain the expected audience',
+    });
   });
 });

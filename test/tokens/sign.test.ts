@@ -36,24 +36,38 @@ describe('createSigner', () => {
   it('refuses an algorithm without an active key, and one that does not exist, listing those configured', async () => {
     const signer = createSigner(await generateKeys({ algorithms: ['ES256'] }));
     expect(() => signer.sign('HS256', { exp: exp() })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_REQUEST', field: 'algorithm', message: 'algorithm "HS256" is not configured for signing; configured: ES256' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_REQUEST',
+        field: 'algorithm',
+        message: 'algorithm "HS256" is not configured for signing; configured: ES256',
+      }),
     );
-    expect(() => signer.sign('none', { exp: exp() })).toThrow(/^algorithm "none" is not a supported algorithm \(HS256, .*EdDSA\); configured: ES256$/);
+    expect(() => signer.sign('none', { exp: exp() })).toThrow(
+      /^algorithm "none" is not a supported algorithm \(HS256, .*EdDSA\); configured: ES256$/,
+    );
     await expect(signer.signAsync('es256', { exp: exp() })).rejects.toMatchObject({ code: 'ERR_INVALID_REQUEST' });
   });
 
   it('never makes a token nobody can verify', async () => {
     const signer = createSigner(await generateKeys({ algorithms: ['HS256'] }));
     expect(() => signer.sign('HS256', { sub: 'x' })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_REQUEST', field: 'claims', message: 'cannot sign: claim exp is missing: tokens without expiry are refused' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_REQUEST',
+        field: 'claims',
+        message: 'cannot sign: claim exp is missing: tokens without expiry are refused',
+      }),
     );
     expect(() => signer.sign('HS256', { exp: '1' })).toThrow('cannot sign: claim exp must be a number of seconds');
   });
 
   it('refuses an unknown option and a timeout out of bounds, naming them', async () => {
     const keys = await generateKeys({ algorithms: ['HS256'] });
-    expect(() => createSigner(keys, { keyBackendTimeout: 5 } as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining('keyBackendTimeout') }));
-    expect(() => createSigner(keys, { keyBackendTimeoutMs: 0 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'keyBackendTimeoutMs' }));
+    expect(() => createSigner(keys, { keyBackendTimeout: 5 } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining('keyBackendTimeout') }),
+    );
+    expect(() => createSigner(keys, { keyBackendTimeoutMs: 0 })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'keyBackendTimeoutMs' }),
+    );
   });
 
   it('signs with a handle only through signAsync', async () => {
@@ -79,7 +93,11 @@ describe('createSigner', () => {
     const signer = createSigner(keys);
     expect(signer.isAsync('ES256')).toBe(true);
     expect(() => signer.sign('ES256', { exp: exp() })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_KEY', field: 'hsm-1', message: 'key hsm-1 is held by fake-hsm: it signs only through signAsync' }),
+      expect.objectContaining({
+        code: 'ERR_INVALID_KEY',
+        field: 'hsm-1',
+        message: 'key hsm-1 is held by fake-hsm: it signs only through signAsync',
+      }),
     );
     const signed = await signer.signAsync('ES256', { exp: exp() });
     expect(createVerifier(keys, { audience: ANY_AUDIENCE }).verify(signed.token)).toMatchObject({ valid: true, kid: 'hsm-1' });
@@ -123,15 +141,18 @@ describe('Signer.checkIssued: the self-check of GenerateJwt', () => {
     expect(createSigner(keys).checkIssued(issued)).toBe(false);
   });
 
-  it.each(['HS256', 'ES256'] as const)('%s: a token of the same key whose header is not the one this signer writes fails, its signature valid', (alg) => {
-    const signer = createSigner(keys);
-    const kid = activeKid(keys, alg);
-    const forged = tokenFor(keys, kid, claims('ada@example.com'), { crit: ['x'] });
-    expect(signer.checkIssued({ token: tokenFor(keys, kid, claims('ada@example.com')), kid, alg })).toBe(true);
-    expect(signer.checkIssued({ token: forged, kid, alg })).toBe(false);
-  });
+  it.each(['HS256', 'ES256'] as const)(
+    '%s: a token of the same key whose header is not the one this signer writes fails, its signature valid',
+    (alg) => {
+      const signer = createSigner(keys);
+      const kid = activeKid(keys, alg);
+      const forged = tokenFor(keys, kid, claims('ada@example.com'), { crit: ['x'] });
+      expect(signer.checkIssued({ token: tokenFor(keys, kid, claims('ada@example.com')), kid, alg })).toBe(true);
+      expect(signer.checkIssued({ token: forged, kid, alg })).toBe(false);
+    },
+  );
 
-  it('a token whose header is not this signer\'s fails, even with a signature of its key over it', () => {
+  it("a token whose header is not this signer's fails, even with a signature of its key over it", () => {
     const signer = createSigner(keys);
     const issued = signer.sign('ES256', claims('ada@example.com'));
     expect(signer.checkIssued({ ...issued, alg: 'HS256' })).toBe(false);

@@ -75,7 +75,7 @@ describe.each(TRANSPORTS)('a protected service on transport %s, its verifier rem
     await closeAllServers();
   });
 
-  it('caller -> greeter (jwtAuthInterceptor\'s jwt.verify) -> issuer GetJwks, one trace', async () => {
+  it("caller -> greeter (jwtAuthInterceptor's jwt.verify) -> issuer GetJwks, one trace", async () => {
     const keys = await sharedKeys();
     const issuerPort = (await startServer({ transport, keys, subjects: ['ada@example.com'], tracing: provider })).port;
     const issuer = clients.track(createJwtClient(`127.0.0.1:${issuerPort}`));
@@ -94,7 +94,9 @@ describe.each(TRANSPORTS)('a protected service on transport %s, its verifier rem
     // Two GetJwks server spans: the greeter's (the caller's call) and the issuer's (the verifier's fetch).
     await waitUntil(() => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER).length >= 2, 1000, 10);
     const servers = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER && s.name === 'jwt.services.JwtService/GetJwks');
-    const clientsSpans = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && s.name === 'jwt.services.JwtService/GetJwks');
+    const clientsSpans = exporter
+      .getFinishedSpans()
+      .filter((s) => s.kind === SpanKind.CLIENT && s.name === 'jwt.services.JwtService/GetJwks');
     const verify = await spanOf('jwt.verify', SpanKind.INTERNAL);
     const callerClient = clientsSpans.find((s) => s.parentSpanContext?.spanId === callerSpan.spanContext().spanId);
     const greeterServer = servers.find((s) => s.parentSpanContext?.spanId === callerClient?.spanContext().spanId);
@@ -103,6 +105,7 @@ describe.each(TRANSPORTS)('a protected service on transport %s, its verifier rem
     const fetch = clientsSpans.find((s) => s.parentSpanContext?.spanId === verify.spanContext().spanId);
     const issuerServer = servers.find((s) => s.parentSpanContext?.spanId === fetch?.spanContext().spanId);
     expect(issuerServer).toBeDefined();
-    for (const span of [callerClient, greeterServer, verify, fetch, issuerServer]) expect(span?.spanContext().traceId).toBe(callerSpan.spanContext().traceId);
+    for (const span of [callerClient, greeterServer, verify, fetch, issuerServer])
+      expect(span?.spanContext().traceId).toBe(callerSpan.spanContext().traceId);
   });
 });

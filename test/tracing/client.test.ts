@@ -21,7 +21,12 @@ describe('client spans', () => {
     const [client] = exporter.getFinishedSpans();
     expect(client?.name).toBe('jwt.v1.JwtService/VerifyJwt');
     expect(client?.kind).toBe(SpanKind.CLIENT);
-    expect(client?.attributes).toEqual({ 'rpc.system': 'grpc', 'rpc.service': 'jwt.v1.JwtService', 'rpc.method': 'VerifyJwt', 'rpc.grpc.status_code': 0 });
+    expect(client?.attributes).toEqual({
+      'rpc.system': 'grpc',
+      'rpc.service': 'jwt.v1.JwtService',
+      'rpc.method': 'VerifyJwt',
+      'rpc.grpc.status_code': 0,
+    });
     expect(client?.status.code).toBe(SpanStatusCode.UNSET);
     expect(client?.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
     expect(metadata.get('traceparent')).toEqual([`00-${client?.spanContext().traceId}-${client?.spanContext().spanId}-01`]);

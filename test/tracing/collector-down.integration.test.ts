@@ -12,7 +12,7 @@ import { freePort } from '../../bench/kit/ports.js';
 afterEach(() => killAll());
 
 describe('--otel with the collector down', () => {
-  it('serves every call, and SIGTERM stops the server without waiting out the exporter\'s retries', async () => {
+  it("serves every call, and SIGTERM stops the server without waiting out the exporter's retries", async () => {
     const endpoint = `http://127.0.0.1:${await freePort()}`;
     const server = await startCli(serveArgs('--otel', '--grace-ms', '2000'), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
     const clients = new ClientPool();

@@ -6,10 +6,30 @@
  * processes' worth of spans, on either transport.
  */
 import { credentials, Client, Metadata } from '@grpc/grpc-js';
-import { ROOT_CONTEXT, type Span, SpanKind, TraceFlags, type Tracer, type TracerProvider as TracerProviderApi, context, propagation, trace } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  TraceFlags,
+  type Tracer,
+  type TracerProvider as TracerProviderApi,
+  context,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type CallInterceptor, CallMetadata, type JwtClient, createJwtClient, createJwtServer, createRemoteVerifier, jwtAuthInterceptor, silentLogger } from '../../src/lib.js';
+import {
+  ANY_AUDIENCE,
+  type CallInterceptor,
+  CallMetadata,
+  type JwtClient,
+  createJwtClient,
+  createJwtServer,
+  createRemoteVerifier,
+  jwtAuthInterceptor,
+  silentLogger,
+} from '../../src/lib.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';
 import { useGlobalTracing } from './global-sdk.js';
@@ -82,7 +102,10 @@ describe.each(TRANSPORTS)('handlers in the server span context, transport %s', (
     });
     await new Promise<void>((resolve, reject) => {
       const download = raw.makeServerStreamRequest('/demo.Streams/Download', bytes, bytes, Buffer.alloc(0));
-      download.on('data', () => undefined).on('error', reject).on('end', resolve);
+      download
+        .on('data', () => undefined)
+        .on('error', reject)
+        .on('end', resolve);
     });
     raw.close();
     for (const name of ['Upload', 'Download']) {
@@ -134,7 +157,9 @@ describe.each(TRANSPORTS)('handlers in the server span context, transport %s', (
       metadata.set('authorization', `Bearer ${token}`);
       propagation.inject(context.active(), metadata, { set: (carrier, key, value) => carrier.set(key, value) });
       const answer = await new Promise<Buffer>((resolve, reject) =>
-        raw.makeUnaryRequest(GREETER.SayHello.path, bytes, bytes, Buffer.from('ada'), metadata, (err, res) => (err ? reject(err) : resolve(res as Buffer))),
+        raw.makeUnaryRequest(GREETER.SayHello.path, bytes, bytes, Buffer.from('ada'), metadata, (err, res) =>
+          err ? reject(err) : resolve(res as Buffer),
+        ),
       );
       expect(answer.toString()).toBe('hello ada');
       span.end();
@@ -157,7 +182,8 @@ describe.each(TRANSPORTS)('handlers in the server span context, transport %s', (
     const [fetch] = await spansWhere((s) => named('jwt.services.JwtService/GetJwks', SpanKind.CLIENT)(s) && childOf(verify)(s));
     const [issuerJwks] = await spansWhere((s) => named('jwt.services.JwtService/GetJwks', SpanKind.SERVER)(s) && childOf(fetch)(s));
     const chain = { greeterSpan, work, sign, issuerSign, jwtSign, verify, fetch, issuerJwks };
-    for (const [name, span] of Object.entries(chain)) expect({ name, traceId: span?.spanContext().traceId }).toEqual({ name, traceId: caller?.spanContext().traceId });
+    for (const [name, span] of Object.entries(chain))
+      expect({ name, traceId: span?.spanContext().traceId }).toEqual({ name, traceId: caller?.spanContext().traceId });
   });
 });
 
@@ -184,7 +210,7 @@ describe.each(TRANSPORTS)('a call the sampler drops, transport %s', (transport) 
     await closeAllServers();
   });
 
-  it('starts no jwt.sign or jwt.verify, and the handler\'s span still carries the trace to the calls it makes', async () => {
+  it("starts no jwt.sign or jwt.verify, and the handler's span still carries the trace to the calls it makes", async () => {
     const keys = await sharedKeys();
     // The issuer writes down the traceparent of every call it gets (the greeter's JWK Set fetch and GenerateJwt).
     const received: string[] = [];
@@ -228,10 +254,17 @@ describe.each(TRANSPORTS)('a call the sampler drops, transport %s', (transport) 
     metadata.set('authorization', `Bearer ${token}`);
     metadata.set('traceparent', `00-${TRACE_ID}-00f067aa0ba902b7-00`);
     const raw = new Client(`127.0.0.1:${greeterPort}`, credentials.createInsecure());
-    await new Promise((resolve, reject) => raw.makeUnaryRequest(GREETER.SayHello.path, bytes, bytes, Buffer.alloc(0), metadata, (e, r) => (e ? reject(e) : resolve(r))));
+    await new Promise((resolve, reject) =>
+      raw.makeUnaryRequest(GREETER.SayHello.path, bytes, bytes, Buffer.alloc(0), metadata, (e, r) => (e ? reject(e) : resolve(r))),
+    );
     raw.close();
     // GenerateJwt from the package client, whose CLIENT span is the child of an unsampled caller's span.
-    const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.NONE, isRemote: true });
+    const caller = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: TRACE_ID,
+      spanId: '00f067aa0ba902b7',
+      traceFlags: TraceFlags.NONE,
+      isRemote: true,
+    });
     const authorization = new CallMetadata().set('authorization', `Bearer ${token}`);
     await context.with(caller, () => clients.jwt(greeterPort).generateJwt({ algorithm: 'HS256' }, { metadata: authorization }));
 
@@ -242,7 +275,10 @@ describe.each(TRANSPORTS)('a call the sampler drops, transport %s', (transport) 
     expect(active).toEqual({ traceId: TRACE_ID, recording: false });
     // The JWK Set fetch (jwtAuthInterceptor's verifier) and the handler's call carried the trace, unsampled.
     const carried = new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`);
-    expect(received.map((line) => line.split(' ')[0])).toEqual(['/jwt.services.JwtService/GetJwks', '/jwt.services.JwtService/GenerateJwt']);
+    expect(received.map((line) => line.split(' ')[0])).toEqual([
+      '/jwt.services.JwtService/GetJwks',
+      '/jwt.services.JwtService/GenerateJwt',
+    ]);
     for (const line of received) expect(line.split(' ')[1]).toMatch(carried);
     expect(exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === TRACE_ID)).toEqual([]);
   });

@@ -8,7 +8,13 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { SERVER_SPAN_CONTEXT, SERVER_TRACER, recordingServerContext, rpcConventions, tracingInterceptor } from '../../src/tracing/interceptor.js';
+import {
+  SERVER_SPAN_CONTEXT,
+  SERVER_TRACER,
+  recordingServerContext,
+  rpcConventions,
+  tracingInterceptor,
+} from '../../src/tracing/interceptor.js';
 import { CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
 
 const exporter = new InMemorySpanExporter();
@@ -83,7 +89,13 @@ describe('tracingInterceptor', () => {
 
   it('marks only the server’s own failures as errors', () => {
     const interceptor = tracingInterceptor(tracer, undefined, undefined);
-    for (const status of [GrpcStatus.UNAUTHENTICATED, GrpcStatus.INVALID_ARGUMENT, GrpcStatus.PERMISSION_DENIED, GrpcStatus.INTERNAL, GrpcStatus.DEADLINE_EXCEEDED]) {
+    for (const status of [
+      GrpcStatus.UNAUTHENTICATED,
+      GrpcStatus.INVALID_ARGUMENT,
+      GrpcStatus.PERMISSION_DENIED,
+      GrpcStatus.INTERNAL,
+      GrpcStatus.DEADLINE_EXCEEDED,
+    ]) {
       run(interceptor, fakeCall('/pkg.Svc/M'), status);
     }
     expect(exporter.getFinishedSpans().map((span) => span.status.code)).toEqual([
@@ -126,9 +138,16 @@ describe('tracingInterceptor', () => {
     run(interceptor, fakeCall('/pkg.Svc/M'), GrpcStatus.NOT_FOUND);
     await reader.forceFlush();
     const metrics = metricExporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
-    const point = (name: string) => metrics.find((m) => m.descriptor.name === name)?.dataPoints[0] as { attributes: unknown; value: { sum: number } } | undefined;
-    expect(point('rpc.server.duration')).toMatchObject({ attributes: expect.objectContaining({ 'rpc.grpc.status_code': 5 }), value: { sum: 12 } });
-    expect(point('rpc.server.call.duration')).toMatchObject({ attributes: expect.objectContaining({ 'rpc.status_code': 'NOT_FOUND' }), value: { sum: 0.012 } });
+    const point = (name: string) =>
+      metrics.find((m) => m.descriptor.name === name)?.dataPoints[0] as { attributes: unknown; value: { sum: number } } | undefined;
+    expect(point('rpc.server.duration')).toMatchObject({
+      attributes: expect.objectContaining({ 'rpc.grpc.status_code': 5 }),
+      value: { sum: 12 },
+    });
+    expect(point('rpc.server.call.duration')).toMatchObject({
+      attributes: expect.objectContaining({ 'rpc.status_code': 'NOT_FOUND' }),
+      value: { sum: 0.012 },
+    });
     await meterProvider.shutdown();
   });
 });

@@ -25,7 +25,9 @@ const tracerProvider = new TracerProvider();
 /** The histogram named `name` as collected now, or undefined. */
 async function histogram(name: string): Promise<HistogramMetricData | undefined> {
   const { resourceMetrics } = await reader.collect();
-  return resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).find((metric) => metric.descriptor.name === name) as HistogramMetricData | undefined;
+  return resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).find((metric) => metric.descriptor.name === name) as
+    | HistogramMetricData
+    | undefined;
 }
 
 beforeAll(() => metrics.setGlobalMeterProvider(meterProvider));
@@ -48,8 +50,15 @@ describe.each(TRANSPORTS)('call durations on transport %s', (transport) => {
     clients.closeAll();
     const metric = await histogram('rpc.server.duration');
     expect(metric?.descriptor.unit).toBe('ms');
-    const point = metric?.dataPoints.find((p) => p.attributes['rpc.method'] === 'GenerateJwt' && p.attributes['rpc.service'] === 'jwt.services.JwtService');
-    expect(point?.attributes).toEqual({ 'rpc.system': 'grpc', 'rpc.service': 'jwt.services.JwtService', 'rpc.method': 'GenerateJwt', 'rpc.grpc.status_code': GrpcStatus.OK });
+    const point = metric?.dataPoints.find(
+      (p) => p.attributes['rpc.method'] === 'GenerateJwt' && p.attributes['rpc.service'] === 'jwt.services.JwtService',
+    );
+    expect(point?.attributes).toEqual({
+      'rpc.system': 'grpc',
+      'rpc.service': 'jwt.services.JwtService',
+      'rpc.method': 'GenerateJwt',
+      'rpc.grpc.status_code': GrpcStatus.OK,
+    });
     expect(point?.value.count).toBeGreaterThanOrEqual(2);
   });
 
@@ -62,7 +71,11 @@ describe.each(TRANSPORTS)('call durations on transport %s', (transport) => {
     const metric = await histogram('rpc.server.call.duration');
     expect(metric?.descriptor.unit).toBe('s');
     const point = metric?.dataPoints.find((p) => p.attributes['rpc.method'] === 'jwt.services.JwtService/VerifyJwt');
-    expect(point?.attributes).toEqual({ 'rpc.system.name': 'grpc', 'rpc.method': 'jwt.services.JwtService/VerifyJwt', 'rpc.status_code': 'OK' });
+    expect(point?.attributes).toEqual({
+      'rpc.system.name': 'grpc',
+      'rpc.method': 'jwt.services.JwtService/VerifyJwt',
+      'rpc.status_code': 'OK',
+    });
     expect(point?.value.max).toBeLessThan(10);
   });
 });

@@ -58,7 +58,8 @@ class OtlpSink {
           resourceSpans: { resource: { attributes: { key: string; value: AnyValue }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
         };
         for (const { resource, scopeSpans } of body.resourceSpans) {
-          for (const { spans } of scopeSpans) for (const span of spans) this.spans.push({ ...span, resource: attributesOf(resource.attributes) });
+          for (const { spans } of scopeSpans)
+            for (const span of spans) this.spans.push({ ...span, resource: attributesOf(resource.attributes) });
         }
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       } else if (request.url === '/v1/traces' && request.headers['content-type'] === 'application/x-protobuf') {
@@ -108,7 +109,7 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
     for (const span of serverSpans) expect(span.resource['service.name']).toBe('jwt-grpc');
   });
 
-  it('by default speaks OTLP\'s default protocol, http/protobuf', async () => {
+  it("by default speaks OTLP's default protocol, http/protobuf", async () => {
     const server = await startCli(serveArgs('--otel'), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } });
     const clients = new ClientPool();
     await clients.jwt(server.port).generateJwt({ algorithm: 'HS256', subject: 'ada@example.com' });
@@ -129,7 +130,7 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
     expect(sink.spans.map((span) => span.kind)).toEqual([KIND.CLIENT]); // the caller's own span only
   });
 
-  it('the server span is the child of the instrumented grpc-js client\'s span, with jwt.sign under it', async () => {
+  it("the server span is the child of the instrumented grpc-js client's span, with jwt.sign under it", async () => {
     const server = await startCli(serveArgs('--otel'), {
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
@@ -158,7 +159,11 @@ describe('--otel end to end, OTLP/HTTP to a receiver on loopback', () => {
       'network.peer.address': '127.0.0.1',
     });
     expect(serverSpan?.status?.code ?? 0).toBe(0); // UNSET
-    expect(serverSpan?.resource).toMatchObject({ 'service.name': 'jwt-grpc-e2e', 'deployment.environment.name': 'e2e', 'process.pid': server.pid });
+    expect(serverSpan?.resource).toMatchObject({
+      'service.name': 'jwt-grpc-e2e',
+      'deployment.environment.name': 'e2e',
+      'process.pid': server.pid,
+    });
 
     const sign = sink.spans.find((span) => span.name === 'jwt.sign');
     expect(sign?.traceId).toBe(client?.traceId);
@@ -198,7 +203,9 @@ class OtlpGrpcReceiver {
     this.#server.addService(collector.opentelemetry.proto.collector.trace.v1.TraceService.service, {
       Export: (call: ServerUnaryCall<Request, unknown>, callback: sendUnaryData<unknown>) => {
         for (const { resource, scopeSpans } of call.request.resourceSpans) {
-          const resourceAttributes = Object.fromEntries(resource.attributes.map(({ key, value }) => [key, value.stringValue ?? value.intValue]));
+          const resourceAttributes = Object.fromEntries(
+            resource.attributes.map(({ key, value }) => [key, value.stringValue ?? value.intValue]),
+          );
           for (const { spans } of scopeSpans) for (const span of spans) this.spans.push({ ...span, resource: resourceAttributes });
         }
         callback(null, {});
@@ -225,7 +232,7 @@ describe('--otel end to end, OTEL_EXPORTER_OTLP_PROTOCOL=grpc to an OTLP/gRPC re
   afterEach(() => killAll());
   afterAll(() => receiver.close());
 
-  it('the server span arrives with the caller\'s trace id, its name, kind and attributes, and jwt.sign under it', async () => {
+  it("the server span arrives with the caller's trace id, its name, kind and attributes, and jwt.sign under it", async () => {
     const server = await startCli(serveArgs('--otel'), {
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_SERVICE_NAME: 'jwt-grpc-over-grpc' },
     });
@@ -242,7 +249,9 @@ describe('--otel end to end, OTEL_EXPORTER_OTLP_PROTOCOL=grpc to an OTLP/gRPC re
     expect(serverSpan?.traceId.toString('hex')).toBe(traceId);
     expect(serverSpan?.parentSpanId.toString('hex')).toBe(parentSpanId);
     expect(serverSpan?.kind).toBe(KIND.SERVER);
-    const attributes = Object.fromEntries((serverSpan?.attributes ?? []).map(({ key, value }) => [key, value.stringValue ?? value.intValue]));
+    const attributes = Object.fromEntries(
+      (serverSpan?.attributes ?? []).map(({ key, value }) => [key, value.stringValue ?? value.intValue]),
+    );
     expect(attributes).toMatchObject({
       'rpc.system': 'grpc',
       'rpc.service': 'jwt.services.JwtService',

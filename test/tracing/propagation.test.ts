@@ -52,7 +52,14 @@ describe('parseGrpcTraceBin', () => {
   it.each([
     ['too short', traceBin().subarray(0, 26)],
     ['another version', Buffer.concat([Buffer.from([1]), traceBin().subarray(1)])],
-    ['fields out of place', (() => { const b = Buffer.from(traceBin()); b[18] = 2; return b; })()],
+    [
+      'fields out of place',
+      (() => {
+        const b = Buffer.from(traceBin());
+        b[18] = 2;
+        return b;
+      })(),
+    ],
     ['an all-zero trace id', traceBin('0'.repeat(32))],
   ])('refuses %s', (_what, bytes) => {
     expect(parseGrpcTraceBin(bytes)).toBeUndefined();
@@ -61,7 +68,11 @@ describe('parseGrpcTraceBin', () => {
 
 describe('parentContext', () => {
   it('prefers traceparent, joins every tracestate, falls back to grpc-trace-bin, else the root', () => {
-    const both = new CallMetadata().set('traceparent', `00-${TRACE}-${SPAN}-01`).add('tracestate', 'a=1').add('tracestate', 'b=2').set('grpc-trace-bin', traceBin('1'.repeat(32)));
+    const both = new CallMetadata()
+      .set('traceparent', `00-${TRACE}-${SPAN}-01`)
+      .add('tracestate', 'a=1')
+      .add('tracestate', 'b=2')
+      .set('grpc-trace-bin', traceBin('1'.repeat(32)));
     const parent = trace.getSpanContext(parentContext(both));
     expect(parent?.traceId).toBe(TRACE);
     expect(parent?.traceState?.serialize()).toBe('a=1,b=2');

@@ -8,7 +8,8 @@ import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/s
 import { describe, expect, it } from 'vitest';
 import { AdmittingProcessor, LeavingExporter, SpanQueue } from '../../src/tracing/queue.js';
 
-const span = (sampled = true) => ({ spanContext: () => ({ traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE }) }) as unknown as ReadableSpan;
+const span = (sampled = true) =>
+  ({ spanContext: () => ({ traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE }) }) as unknown as ReadableSpan;
 
 function innerProcessor() {
   const ended: ReadableSpan[] = [];

@@ -12,7 +12,12 @@ describe('describeTracingFromEnv', () => {
     [{}, 'OTLP http/protobuf to http://localhost:4318/v1/traces, sampler parentbased_always_on, service jwt-grpc'],
     [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'OTLP grpc to http://localhost:4317, sampler parentbased_always_on, service jwt-grpc'],
     [
-      { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:secret@collector:4318/', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25', OTEL_SERVICE_NAME: 'issuer' },
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:secret@collector:4318/',
+        OTEL_TRACES_SAMPLER: 'traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+        OTEL_SERVICE_NAME: 'issuer',
+      },
       'OTLP http/protobuf to https://***@collector:4318/v1/traces, sampler traceidratio 0.25, service issuer',
     ],
     [
@@ -27,7 +32,14 @@ describe('describeTracingFromEnv', () => {
 describe('batchSettingsFromEnv', () => {
   it('takes the defaults, and positive integers from OTEL_BSP_*', () => {
     expect(batchSettingsFromEnv({})).toEqual(BATCH_DEFAULTS);
-    expect(batchSettingsFromEnv({ OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10', OTEL_BSP_SCHEDULE_DELAY: ' ', OTEL_BSP_EXPORT_TIMEOUT: '500' })).toEqual({
+    expect(
+      batchSettingsFromEnv({
+        OTEL_BSP_MAX_QUEUE_SIZE: '100',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10',
+        OTEL_BSP_SCHEDULE_DELAY: ' ',
+        OTEL_BSP_EXPORT_TIMEOUT: '500',
+      }),
+    ).toEqual({
       maxQueueSize: 100,
       maxExportBatchSize: 10,
       scheduledDelayMillis: BATCH_DEFAULTS.scheduledDelayMillis,
@@ -39,7 +51,10 @@ describe('batchSettingsFromEnv', () => {
     [{ OTEL_BSP_MAX_QUEUE_SIZE: '0' }, 'option OTEL_BSP_MAX_QUEUE_SIZE: must be a positive integer, got "0"'],
     [{ OTEL_BSP_SCHEDULE_DELAY: '1.5' }, 'option OTEL_BSP_SCHEDULE_DELAY: must be a positive integer, got "1.5"'],
     [{ OTEL_BSP_EXPORT_TIMEOUT: 'soon' }, 'option OTEL_BSP_EXPORT_TIMEOUT: must be a positive integer, got "soon"'],
-    [{ OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '11' }, 'option OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must not exceed OTEL_BSP_MAX_QUEUE_SIZE (10), got 11'],
+    [
+      { OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '11' },
+      'option OTEL_BSP_MAX_EXPORT_BATCH_SIZE: must not exceed OTEL_BSP_MAX_QUEUE_SIZE (10), got 11',
+    ],
   ])('refuses %j', (env, message) => {
     expect(() => batchSettingsFromEnv(env)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message }));
   });
@@ -47,13 +62,21 @@ describe('batchSettingsFromEnv', () => {
 
 describe('tracingPipelineFromEnv', () => {
   it.each([
-    [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'zipkin' }, 'option OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http/protobuf, http/json, grpc; got "zipkin"'],
+    [
+      { OTEL_EXPORTER_OTLP_PROTOCOL: 'zipkin' },
+      'option OTEL_EXPORTER_OTLP_PROTOCOL: must be one of http/protobuf, http/json, grpc; got "zipkin"',
+    ],
     [{ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http' }, 'option OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: must be one of'],
     [{ OTEL_TRACES_SAMPLER: 'sometimes' }, 'option OTEL_TRACES_SAMPLER: must be one of always_on, always_off, traceidratio,'],
-    [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' }, 'option OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1, got "2"'],
+    [
+      { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' },
+      'option OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1, got "2"',
+    ],
     [{ OTEL_BSP_MAX_QUEUE_SIZE: '-1' }, 'option OTEL_BSP_MAX_QUEUE_SIZE:'],
   ])('refuses %j at start', (env, message) => {
-    expect(() => tracingPipelineFromEnv(env)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining(message) }));
+    expect(() => tracingPipelineFromEnv(env)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining(message) }),
+    );
   });
 
   it('shuts down within its limit when the collector is down (test/tracing/span-queue.test.ts counts the queue exactly)', async () => {

@@ -72,7 +72,7 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
     await closeAllServers();
   });
 
-  it('GenerateJwt from the package client: a SERVER span under the caller\'s traceparent, with a jwt.sign child', async () => {
+  it("GenerateJwt from the package client: a SERVER span under the caller's traceparent, with a jwt.sign child", async () => {
     const metadata = new CallMetadata().set('traceparent', `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`).set('tracestate', 'vendor=opaque');
     const response = await clients.jwt(port).generateJwt({ algorithm: 'ES256' }, { metadata });
     const server = await waitForSpan('jwt.services.JwtService/GenerateJwt');
@@ -103,7 +103,13 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
     const { jwt: token, kid } = await clients.jwt(port).generateJwt({ algorithm: 'HS256' });
     exporter.reset();
     // OpenCensus binary format: version 0, field 0 trace id, field 1 span id, field 2 options (sampled).
-    const traceBin = Buffer.concat([Buffer.from([0, 0]), Buffer.from(TRACE_ID, 'hex'), Buffer.from([1]), Buffer.from(CALLER_SPAN_ID, 'hex'), Buffer.from([2, 1])]);
+    const traceBin = Buffer.concat([
+      Buffer.from([0, 0]),
+      Buffer.from(TRACE_ID, 'hex'),
+      Buffer.from([1]),
+      Buffer.from(CALLER_SPAN_ID, 'hex'),
+      Buffer.from([2, 1]),
+    ]);
     const metadata = new Metadata();
     metadata.set('grpc-trace-bin', traceBin);
     const response = await grpcJsCall<{ valid: boolean }>(port, 'VerifyJwt', { jwt: token }, metadata);
@@ -141,11 +147,16 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
 
   it('health checks are traced like any other call', async () => {
     expect(await healthCheck(port, '')).toBe('SERVING');
-    expect((await waitForSpan('grpc.health.v1.Health/Check')).attributes).toMatchObject({ 'rpc.service': 'grpc.health.v1.Health', 'rpc.method': 'Check' });
+    expect((await waitForSpan('grpc.health.v1.Health/Check')).attributes).toMatchObject({
+      'rpc.service': 'grpc.health.v1.Health',
+      'rpc.method': 'Check',
+    });
   });
 
   it('a handler that fails with INTERNAL makes the server span ERROR', async () => {
-    const server = trackServer(createJwtServer({ transport, keys, logger: silentLogger, tracing: provider, health: false, reflection: false }));
+    const server = trackServer(
+      createJwtServer({ transport, keys, logger: silentLogger, tracing: provider, health: false, reflection: false }),
+    );
     server.addService(
       {
         Fail: {
@@ -169,7 +180,13 @@ describe.each(TRANSPORTS)('tracing on transport %s', (transport) => {
     const client = new Client(`127.0.0.1:${failingPort}`, credentials.createInsecure());
     const err = await callError(
       new Promise((resolve, reject) =>
-        client.makeUnaryRequest('/demo.Failing/Fail', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), (e, r) => (e ? reject(e) : resolve(r))),
+        client.makeUnaryRequest(
+          '/demo.Failing/Fail',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.alloc(0),
+          (e, r) => (e ? reject(e) : resolve(r)),
+        ),
       ),
     );
     client.close();
@@ -232,7 +249,9 @@ describe('tracing: true, configured by OTEL_* variables', () => {
 
   it('refuses an OTLP protocol the specification does not name rather than sending nothing', () => {
     vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', 'http/thrift');
-    expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*one of http\/protobuf, http\/json, grpc; got "http\/thrift"/);
+    expect(() => createJwtServer({ tracing: true })).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL.*one of http\/protobuf, http\/json, grpc; got "http\/thrift"/,
+    );
     vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'grpc-web');
     expect(() => createJwtServer({ tracing: true })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_PROTOCOL.*got "grpc-web"/);
   });
@@ -254,6 +273,8 @@ describe('the tracing option', () => {
     clients.closeAll();
     await closeAllServers();
     trace.disable();
-    expect(exporter.getFinishedSpans().map((span) => `${span.kind} ${span.name}`)).toEqual([`${SpanKind.CLIENT} jwt.services.JwtService/GenerateJwt`]);
+    expect(exporter.getFinishedSpans().map((span) => `${span.kind} ${span.name}`)).toEqual([
+      `${SpanKind.CLIENT} jwt.services.JwtService/GenerateJwt`,
+    ]);
   });
 });

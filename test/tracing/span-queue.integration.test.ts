@@ -86,7 +86,7 @@ afterAll(async () => {
 });
 
 describe('tracing: true in a process with no context manager', () => {
-  it('registers one, so that handlers run with their call\'s span active, on every transport', async () => {
+  it("registers one, so that handlers run with their call's span active, on every transport", async () => {
     const key = createContextKey('probe');
     expect(context.with(ROOT_CONTEXT.setValue(key, 1), () => context.active().getValue(key))).toBeUndefined();
     vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', silentEndpoint);
@@ -95,7 +95,15 @@ describe('tracing: true in a process with no context manager', () => {
       let active: { recording: boolean; name: unknown } | undefined;
       const bytes = (b: Buffer): Buffer => b;
       server.addService(
-        { Hello: { path: '/demo.Greeter/Hello', requestStream: false, responseStream: false, requestDeserialize: bytes, responseSerialize: bytes } },
+        {
+          Hello: {
+            path: '/demo.Greeter/Hello',
+            requestStream: false,
+            responseStream: false,
+            requestDeserialize: bytes,
+            responseSerialize: bytes,
+          },
+        },
         {
           Hello: () => {
             const span = trace.getActiveSpan();
@@ -106,7 +114,9 @@ describe('tracing: true in a process with no context manager', () => {
       );
       const port = await server.listen('127.0.0.1:0');
       const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
-      await new Promise((resolve, reject) => client.makeUnaryRequest('/demo.Greeter/Hello', bytes, bytes, Buffer.alloc(0), (e, r) => (e ? reject(e) : resolve(r))));
+      await new Promise((resolve, reject) =>
+        client.makeUnaryRequest('/demo.Greeter/Hello', bytes, bytes, Buffer.alloc(0), (e, r) => (e ? reject(e) : resolve(r))),
+      );
       client.close();
       expect({ transport, active }).toEqual({ transport, active: { recording: true, name: 'demo.Greeter/Hello' } });
     }
@@ -185,7 +195,14 @@ describe.each(TRANSPORTS)('a server with tracing: true on transport %s', (transp
     }
     const registry = new Registry();
     const server = trackServer(
-      createJwtServer({ transport, keys: await sharedKeys(), subjects: ['ada@example.com'], logger: silentLogger, tracing: true, metricsRegistry: registry }),
+      createJwtServer({
+        transport,
+        keys: await sharedKeys(),
+        subjects: ['ada@example.com'],
+        logger: silentLogger,
+        tracing: true,
+        metricsRegistry: registry,
+      }),
     );
     const port = await server.listen('127.0.0.1:0');
     const clients = new ClientPool();
@@ -194,7 +211,7 @@ describe.each(TRANSPORTS)('a server with tracing: true on transport %s', (transp
     clients.closeAll();
     // Two spans a call (the server span, jwt.sign): 2 left as the batch in flight, 4 wait, the rest dropped.
     const expected = 2 * calls - 2 - 4;
-    const dropped = async () => (await registry.getSingleMetricAsString('jwt_grpc_tracing_spans_dropped_total'));
+    const dropped = async () => await registry.getSingleMetricAsString('jwt_grpc_tracing_spans_dropped_total');
     await expect.poll(dropped).toContain(`jwt_grpc_tracing_spans_dropped_total{reason="queue_full"} ${expected}`);
     expect(await dropped()).toContain('jwt_grpc_tracing_spans_dropped_total{reason="export_failed"} 0');
     expect(await registry.getSingleMetricAsString('jwt_grpc_tracing_queue_spans')).toContain('jwt_grpc_tracing_queue_spans 4');

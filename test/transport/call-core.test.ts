@@ -89,7 +89,10 @@ describe('isThenable and deserializeError', () => {
     const own = new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, 'bad field');
     expect(deserializeError(own, '/p.S/M')).toBe(own);
     const other = deserializeError(new RangeError('index out of range'), '/p.S/M');
-    expect([other.status, other.message]).toEqual([GrpcStatus.INTERNAL, 'could not parse the request message of /p.S/M: index out of range']);
+    expect([other.status, other.message]).toEqual([
+      GrpcStatus.INTERNAL,
+      'could not parse the request message of /p.S/M: index out of range',
+    ]);
     expect(deserializeError('text', '/p.S/M').message).toBe('could not parse the request message of /p.S/M: text');
   });
 });

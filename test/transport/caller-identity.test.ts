@@ -16,7 +16,9 @@ import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const probe: ServiceImplementation = {
   Unary: (_request: unknown, call: CallContext) =>
-    call.caller === undefined ? { caller: null } : { id: call.caller.id ?? null, thumbprint: call.caller.thumbprint, der: call.caller.certificate.toString('base64') },
+    call.caller === undefined
+      ? { caller: null }
+      : { id: call.caller.id ?? null, thumbprint: call.caller.thumbprint, der: call.caller.certificate.toString('base64') },
   ServerStream: () => {},
   ClientStream: () => ({}),
   Bidi: () => {},
@@ -37,7 +39,12 @@ describe.skipIf(!hasOpenssl())('caller identity from mutual TLS', () => {
       const server = createHttp2GrpcServer({ logger: recordingLogger() });
       server.addService(PROBE, probe);
       closers.push(() => server.close({ graceMs: 0 }));
-      return server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: mutual });
+      return server.listen('127.0.0.1:0', {
+        key: certs.serverKey,
+        cert: certs.serverCert,
+        ca: certs.caCert,
+        requireClientCertificate: mutual,
+      });
     },
     async 'grpc-js'(mutual: boolean): Promise<number> {
       const server = new Server();
@@ -61,7 +68,10 @@ describe.skipIf(!hasOpenssl())('caller identity from mutual TLS', () => {
   });
 
   const client = (port: number, cert?: ClientCert) =>
-    probeClient(port, { host: 'localhost', credentials: cert === undefined ? credentials.createSsl(certs.caCert) : credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+    probeClient(port, {
+      host: 'localhost',
+      credentials: cert === undefined ? credentials.createSsl(certs.caCert) : credentials.createSsl(certs.caCert, cert.key, cert.cert),
+    });
 
   for (const transport of ['http2', 'grpc-js'] as const) {
     describe(transport, () => {

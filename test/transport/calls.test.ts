@@ -34,9 +34,10 @@ import { DEFAULT_DEADLINE_MS, unary } from '../../bench/kit/grpc-clients.js';
 type TestClient = Client & Record<string, (...args: unknown[]) => unknown>;
 
 const testPackage = loadPackageDefinition(loadSync(TEST_PROTO, TEST_LOADER_OPTIONS)) as unknown as {
-  grpc: { testing: { TestService: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: object) => TestClient } };
+  grpc: {
+    testing: { TestService: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: object) => TestClient };
+  };
 };
-
 
 async function failure(promise: Promise<unknown>): Promise<ServiceError> {
   try {
@@ -143,7 +144,9 @@ describe.each([
   });
 
   it('serves server-streaming, client-streaming and bidi calls', async () => {
-    const stream = client.StreamingOutputCall?.({ response_parameters: [{ size: 31_415 }, { size: 9 }, { size: 2653 }, { size: 58_979 }] }) as ClientReadableStream<{
+    const stream = client.StreamingOutputCall?.({
+      response_parameters: [{ size: 31_415 }, { size: 9 }, { size: 2653 }, { size: 58_979 }],
+    }) as ClientReadableStream<{
       payload: { body: Buffer };
     }>;
     const sizes: number[] = [];
@@ -151,7 +154,9 @@ describe.each([
     expect(sizes).toEqual([31_415, 9, 2653, 58_979]);
 
     const aggregate = await new Promise<{ aggregated_payload_size: number }>((resolve, reject) => {
-      const upload = client.StreamingInputCall?.((err: ServiceError | null, res: { aggregated_payload_size: number }) => (err ? reject(err) : resolve(res))) as {
+      const upload = client.StreamingInputCall?.((err: ServiceError | null, res: { aggregated_payload_size: number }) =>
+        err ? reject(err) : resolve(res),
+      ) as {
         write(m: unknown): void;
         end(): void;
       };
@@ -198,7 +203,7 @@ describe.each([
     expect(trailers.get('x-grpc-test-echo-trailing-bin')).toEqual([Buffer.from([0x0a, 0x0b, 0x0a, 0x0b, 0x0a, 0x0b])]);
   });
 
-  it('answers a request that does not deserialize with the deserializer\'s INVALID_ARGUMENT', async () => {
+  it("answers a request that does not deserialize with the deserializer's INVALID_ARGUMENT", async () => {
     const broken = new BrokenProbeClient(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as TestClient;
     try {
       const err = await failure(unary(broken, 'Unary', { op: 'echo' }));
@@ -209,14 +214,17 @@ describe.each([
     }
   });
 
-  it('answers a handler\'s plain Error with INTERNAL and a generic message; other calls are unaffected', async () => {
-    const [bad, good] = await Promise.allSettled([unary(probeClient, 'Unary', { op: 'throw' }), unary(probeClient, 'Unary', { op: 'echo', n: 1 })]);
+  it("answers a handler's plain Error with INTERNAL and a generic message; other calls are unaffected", async () => {
+    const [bad, good] = await Promise.allSettled([
+      unary(probeClient, 'Unary', { op: 'throw' }),
+      unary(probeClient, 'Unary', { op: 'echo', n: 1 }),
+    ]);
     expect(bad.status === 'rejected' && (bad.reason as ServiceError).code).toBe(grpcStatus.INTERNAL);
     expect(bad.status === 'rejected' && (bad.reason as ServiceError).details).toBe('/test.Probe/Unary: internal error');
     expect(good).toEqual({ status: 'fulfilled', value: { op: 'echo', n: 1 } });
   });
 
-  it('ends a call past its deadline with DEADLINE_EXCEEDED and aborts the handler\'s signal', async () => {
+  it("ends a call past its deadline with DEADLINE_EXCEEDED and aborts the handler's signal", async () => {
     const err = await failure(unary(probeClient, 'Unary', { op: 'wait' }, 200));
     expect(err.code).toBe(grpcStatus.DEADLINE_EXCEEDED);
     await sleep(50);
@@ -239,7 +247,7 @@ describe.each([
     expect(await unary(probeClient, 'Unary', { op: 'echo' })).toEqual({ op: 'echo' });
   });
 
-  it('cancels a server stream the client abandons: the handler\'s writes stop', async () => {
+  it("cancels a server stream the client abandons: the handler's writes stop", async () => {
     const stream = probeClient.ServerStream?.({ count: 100_000 }) as ClientReadableStream<unknown> & { cancel(): void };
     await new Promise((resolve) => stream.once('data', resolve));
     stream.on('error', () => {});
@@ -253,7 +261,10 @@ describe.each([
       'grpc.default_compression_algorithm': 2,
     });
     try {
-      const res = await unary<{ payload: { body: Buffer } }>(gzipClient, 'UnaryCall', { response_size: 10, payload: { body: Buffer.alloc(100_000) } });
+      const res = await unary<{ payload: { body: Buffer } }>(gzipClient, 'UnaryCall', {
+        response_size: 10,
+        payload: { body: Buffer.alloc(100_000) },
+      });
       expect(res.payload.body.length).toBe(10);
     } finally {
       gzipClient.close();
@@ -278,7 +289,6 @@ describe.each([
     ]);
     for (const { outcome } of outcomes) expect(outcome.durationMs).toBeGreaterThan(0);
   });
-
 });
 
 describe('the own transport only', () => {
@@ -303,7 +313,10 @@ describe('the own transport only', () => {
   });
 
   it('sends gzip-compressed responses the grpc-js client decompresses', async () => {
-    const res = await unary<{ payload: { body: Buffer } }>(client, 'UnaryCall', { response_size: 50_000, response_compressed: { value: true } });
+    const res = await unary<{ payload: { body: Buffer } }>(client, 'UnaryCall', {
+      response_size: 50_000,
+      response_compressed: { value: true },
+    });
     expect(res.payload.body).toEqual(Buffer.alloc(50_000));
   });
 

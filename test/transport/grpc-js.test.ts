@@ -38,9 +38,14 @@ describe('addServiceToGrpcJs', () => {
   });
 
   it('refuses interceptors that are not a list of hooks', () => {
-    expect(() => addServiceToGrpcJs(new Server(), PROBE, { Unary: unused, ServerStream: unused, ClientStream: unused, Bidi: unused }, { interceptors: [() => {}] as never })).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'interceptors' }),
-    );
+    expect(() =>
+      addServiceToGrpcJs(
+        new Server(),
+        PROBE,
+        { Unary: unused, ServerStream: unused, ClientStream: unused, Bidi: unused },
+        { interceptors: [() => {}] as never },
+      ),
+    ).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'interceptors' }));
   });
 
   it("serves a call: the handler's answer, its status and trailers, metadata without gRPC's reserved headers", async () => {
@@ -53,7 +58,10 @@ describe('addServiceToGrpcJs', () => {
           {
             Unary: (request: { fail?: boolean }, call: CallContext) => {
               seen = [...call.metadata.entries()].map(([key]) => key);
-              if (request.fail) throw new GrpcStatusError(GrpcStatus.PERMISSION_DENIED, 'not yours', { metadata: new CallMetadata().set('x-why', 'policy') });
+              if (request.fail)
+                throw new GrpcStatusError(GrpcStatus.PERMISSION_DENIED, 'not yours', {
+                  metadata: new CallMetadata().set('x-why', 'policy'),
+                });
               call.setTrailers(new CallMetadata().set('x-served-by', 'test'));
               return { ok: true };
             },
@@ -82,7 +90,10 @@ describe('addServiceToGrpcJs', () => {
 
   it("answers a request that does not deserialize with the deserializer's INVALID_ARGUMENT, never running the handler", async () => {
     let ran = false;
-    const { port } = await startGrpcJs([[PROBE, { Unary: () => ((ran = true), {}), ServerStream: unused, ClientStream: unused, Bidi: unused }]], { logger: silentLogger });
+    const { port } = await startGrpcJs(
+      [[PROBE, { Unary: () => ((ran = true), {}), ServerStream: unused, ClientStream: unused, Bidi: unused }]],
+      { logger: silentLogger },
+    );
     const client = probeClient(port);
     try {
       // A string the client serializes without JSON: not JSON on the server.

@@ -46,7 +46,10 @@ describe.skipIf('skip' in python)(`grpcio ${GRPCIO.grpcio} client`, () => {
   });
 
   it('an unknown method: UNIMPLEMENTED naming it', () => {
-    expect(results.unknown_method).toEqual({ code: 'UNIMPLEMENTED', details: 'unknown method NoSuchMethod of service grpc.testing.TestService' });
+    expect(results.unknown_method).toEqual({
+      code: 'UNIMPLEMENTED',
+      details: 'unknown method NoSuchMethod of service grpc.testing.TestService',
+    });
   });
 
   it('a malformed request: INTERNAL (the status code document\'s "error parsing request proto")', () => {

@@ -53,7 +53,9 @@ async function failedCases(
 ): Promise<{ failed: string[]; passed: number; summary: string; errors: ReadonlyMap<string, string> }> {
   const report = join(dir, `${name}.xml`);
   // A bounded stream limit: h2spec's 5.1.2 opens one stream more than the server allows.
-  const run = await runToExit(requireGoTool(GO_TOOLS.h2spec), ['-h', '127.0.0.1', '-p', String(port), '-o', String(waitS), '-j', report], { timeoutMs: 120_000 });
+  const run = await runToExit(requireGoTool(GO_TOOLS.h2spec), ['-h', '127.0.0.1', '-p', String(port), '-o', String(waitS), '-j', report], {
+    timeoutMs: 120_000,
+  });
   const summary = /\d+ tests, \d+ passed, \d+ skipped, \d+ failed/.exec(run.stdout)?.[0];
   expect(summary, `h2spec did not finish (exit ${run.code ?? run.signal}):\n${run.stdout.slice(-2000)}\n${run.stderr}`).toBeDefined();
   // <testcase package="http2/6.5" classname="Sends a SETTINGS frame ..."> with an <error> (or <failure>) inside when it failed.
@@ -61,10 +63,18 @@ async function failedCases(
   for (const testCase of readFileSync(report, 'latin1').split('<testcase ').slice(1)) {
     if (!/^[^>]*>\s*<(error|failure)/.test(testCase)) continue;
     const error = /<(?:error|failure)[^>]*>([\s\S]*?)<\/(?:error|failure)>/.exec(testCase)?.[1] ?? '';
-    errors.set(`${/package="([^"]*)"/.exec(testCase)?.[1]}: ${/classname="([^"]*)"/.exec(testCase)?.[1]}`, error.replace(/\s+/g, ' ').trim());
+    errors.set(
+      `${/package="([^"]*)"/.exec(testCase)?.[1]}: ${/classname="([^"]*)"/.exec(testCase)?.[1]}`,
+      error.replace(/\s+/g, ' ').trim(),
+    );
   }
   console.info(`h2spec against ${name}: ${summary}`);
-  return { failed: [...errors.keys()].sort(), passed: Number(/(\d+) passed/.exec(summary as string)?.[1]), summary: summary as string, errors };
+  return {
+    failed: [...errors.keys()].sort(),
+    passed: Number(/(\d+) passed/.exec(summary as string)?.[1]),
+    summary: summary as string,
+    errors,
+  };
 }
 
 /**
@@ -87,7 +97,10 @@ async function stillServes(port: number): Promise<void> {
  */
 let ownRun: Promise<{ port: number; cases: Awaited<ReturnType<typeof failedCases>> }> | undefined;
 function ownTransportRun() {
-  ownRun ??= startHttp2(services(), { maxConcurrentStreams: 100 }).then(async ({ port }) => ({ port, cases: await failedCases(port, 'http2') }));
+  ownRun ??= startHttp2(services(), { maxConcurrentStreams: 100 }).then(async ({ port }) => ({
+    port,
+    cases: await failedCases(port, 'http2'),
+  }));
   return ownRun;
 }
 
@@ -122,14 +135,19 @@ describe.concurrent('h2spec v2.2.1', () => {
 
   // grpc-go is not ours: no case of its is held to an explanation. Its count is printed beside
   // ours (bench/README.md lists the three), and a case ours fails that it passes shows here.
-  it('against grpc-go (the Go peer): reports its count, and which cases the own transport fails that grpc-go passes', { timeout: 240_000 }, async (context) => {
+  it('against grpc-go (the Go peer): reports its count, and which cases the own transport fails that grpc-go passes', {
+    timeout: 240_000,
+  }, async (context) => {
     if (!peerBuild.ok) {
       context.skip(peerBuild.reason);
       return;
     }
     // --echo: the peer's transport alone (grpc-go defaults), no keys needed.
     const peer = await startServer('the Go peer', peerBinary, ['--echo', '--port', '0']);
-    const [go, { cases: ours }] = await Promise.all([failedCases(peer.port, 'grpc-go', GRPC_GO_WAIT_S).finally(() => peer.stop()), ownTransportRun()]);
+    const [go, { cases: ours }] = await Promise.all([
+      failedCases(peer.port, 'grpc-go', GRPC_GO_WAIT_S).finally(() => peer.stop()),
+      ownTransportRun(),
+    ]);
     const oursOnly = ours.failed.filter((testCase) => !go.failed.includes(testCase));
     console.info(
       `failed by the own transport only (its run beside grpc-go's):\n${oursOnly.map((testCase) => `  ${testCase}: ${ours.errors.get(testCase)}`).join('\n') || '  none'}`,
@@ -168,7 +186,10 @@ const EXPLAINED: readonly { readonly cases: readonly RegExp[]; readonly on: read
     why: 'h2spec opens one stream more than the limit, each a `GET /` with END_STREAM; the server answers and closes each at once, so they are never concurrent and the last one is answered too',
   },
   {
-    cases: [/^http2\/5\.3\.1: Sends PRIORITY frame that depend on itself$/, /^http2\/6\.3: Sends a PRIORITY frame with 0x0 stream identifier$/],
+    cases: [
+      /^http2\/5\.3\.1: Sends PRIORITY frame that depend on itself$/,
+      /^http2\/6\.3: Sends a PRIORITY frame with 0x0 stream identifier$/,
+    ],
     on: ['grpc-js'],
     why: 'nghttp2 ignores PRIORITY frames (RFC 9113 §5.3.2 deprecates the RFC 7540 priority scheme) where h2spec wants a PROTOCOL_ERROR',
   },

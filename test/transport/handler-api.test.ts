@@ -5,11 +5,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../src/errors.js';
-import { CallKey, CallMetadata, GrpcStatus, GrpcStatusError, interceptorsProblem, isReservedMetadataKey } from '../../src/transport/handler-api.js';
+import {
+  CallKey,
+  CallMetadata,
+  GrpcStatus,
+  GrpcStatusError,
+  interceptorsProblem,
+  isReservedMetadataKey,
+} from '../../src/transport/handler-api.js';
 
 describe('CallMetadata', () => {
   it('keeps every value of a key in order, under its lower-case name', () => {
-    const metadata = new CallMetadata().add('X-Tag', 'a').add('x-tag', 'b').set('x-one', Buffer.from([1]));
+    const metadata = new CallMetadata()
+      .add('X-Tag', 'a')
+      .add('x-tag', 'b')
+      .set('x-one', Buffer.from([1]));
     expect(metadata.get('X-TAG')).toBe('a');
     expect(metadata.getAll('x-tag')).toEqual(['a', 'b']);
     expect(metadata.get('x-one')).toEqual(Buffer.from([1]));
@@ -63,7 +73,18 @@ describe('CallKey', () => {
 
 describe('isReservedMetadataKey', () => {
   it('reserves pseudo-headers and the headers gRPC and HTTP/2 own', () => {
-    for (const name of [':path', ':authority', 'content-type', 'te', 'grpc-timeout', 'grpc-status', 'grpc-status-details-bin', 'content-length', 'connection', 'host']) {
+    for (const name of [
+      ':path',
+      ':authority',
+      'content-type',
+      'te',
+      'grpc-timeout',
+      'grpc-status',
+      'grpc-status-details-bin',
+      'content-length',
+      'connection',
+      'host',
+    ]) {
       expect(isReservedMetadataKey(name), name).toBe(true);
     }
   });
@@ -90,6 +111,8 @@ describe('interceptorsProblem', () => {
   });
 
   it('refuses a grpc-js interceptor (a bare function), which would protect nothing here', () => {
-    expect(interceptorsProblem([() => {}])).toBe('entry 0 is a grpc-js interceptor (a function); this server takes { onCallStart, onCallEnd } hooks');
+    expect(interceptorsProblem([() => {}])).toBe(
+      'entry 0 is a grpc-js interceptor (a function); this server takes { onCallStart, onCallEnd } hooks',
+    );
   });
 });

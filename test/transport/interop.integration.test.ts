@@ -25,7 +25,10 @@ const run = (command: string, args: readonly string[], timeoutMs = 30_000): Prom
 
 /** Asserts that the client exited 0, showing its output otherwise. */
 function ok(result: CommandRun): CommandRun {
-  expect(result.code, `exit ${result.code ?? result.signal}${result.timedOut ? ' (timed out)' : ''}\n${result.stdout}\n${result.stderr}`).toBe(0);
+  expect(
+    result.code,
+    `exit ${result.code ?? result.signal}${result.timedOut ? ' (timed out)' : ''}\n${result.stdout}\n${result.stderr}`,
+  ).toBe(0);
   return result;
 }
 
@@ -52,7 +55,7 @@ const CASES = [
 
 const services = () => [[servedTestService(), testServiceImplementation()]] as const;
 
-describe('the gRPC project\'s Go interop client (grpc-go v1.77.0)', () => {
+describe("the gRPC project's Go interop client (grpc-go v1.77.0)", () => {
   let client: string;
   let port: number;
 
@@ -63,7 +66,13 @@ describe('the gRPC project\'s Go interop client (grpc-go v1.77.0)', () => {
 
   it.each(CASES)('%s', async (testCase) => {
     const { stdout, stderr } = ok(
-      await run(client, ['--server_host=127.0.0.1', `--server_port=${port}`, `--test_case=${testCase}`, '--soak_iterations=5', '--soak_overall_timeout_seconds=20']),
+      await run(client, [
+        '--server_host=127.0.0.1',
+        `--server_port=${port}`,
+        `--test_case=${testCase}`,
+        '--soak_iterations=5',
+        '--soak_overall_timeout_seconds=20',
+      ]),
     );
     expect(`${stdout}${stderr}`).not.toMatch(/FATAL|panic/);
   });
@@ -87,7 +96,13 @@ describe('the gRPC project\'s Go interop client (grpc-go v1.77.0)', () => {
     it.each(['large_unary', 'ping_pong', 'custom_metadata'])('%s', async (testCase) => {
       ok(
         await run(client, [
-          '--server_host=127.0.0.1', `--server_port=${tlsPort}`, '--use_tls', '--use_test_ca', `--ca_file=${certs.files.caCert}`, '--server_host_override=localhost', `--test_case=${testCase}`,
+          '--server_host=127.0.0.1',
+          `--server_port=${tlsPort}`,
+          '--use_tls',
+          '--use_test_ca',
+          `--ca_file=${certs.files.caCert}`,
+          '--server_host_override=localhost',
+          `--test_case=${testCase}`,
         ]),
       );
     });
@@ -112,7 +127,15 @@ describe.skipIf('skip' in bun)(`on Bun${'skip' in bun ? ` (skipped: ${bun.skip})
     });
 
     it.each(CASES)('%s', async (testCase) => {
-      ok(await run(client, ['--server_host=127.0.0.1', `--server_port=${server.port}`, `--test_case=${testCase}`, '--soak_iterations=5', '--soak_overall_timeout_seconds=20']));
+      ok(
+        await run(client, [
+          '--server_host=127.0.0.1',
+          `--server_port=${server.port}`,
+          `--test_case=${testCase}`,
+          '--soak_iterations=5',
+          '--soak_overall_timeout_seconds=20',
+        ]),
+      );
     });
 
     describe.skipIf(!hasOpenssl())('over TLS', () => {
@@ -120,14 +143,25 @@ describe.skipIf('skip' in bun)(`on Bun${'skip' in bun ? ` (skipped: ${bun.skip})
       let tlsServer: ServerProcess;
       beforeAll(async () => {
         certs = makeTestCerts();
-        tlsServer = await startServer('TestService on Bun, TLS', runtime(), [TEST_SERVICE_PROGRAM, '--tls', certs.files.serverKey, certs.files.serverCert]);
+        tlsServer = await startServer('TestService on Bun, TLS', runtime(), [
+          TEST_SERVICE_PROGRAM,
+          '--tls',
+          certs.files.serverKey,
+          certs.files.serverCert,
+        ]);
       });
       afterAll(() => certs.remove());
 
       it.each(['large_unary', 'ping_pong', 'custom_metadata'])('%s', async (testCase) => {
         ok(
           await run(client, [
-            '--server_host=127.0.0.1', `--server_port=${tlsServer.port}`, '--use_tls', '--use_test_ca', `--ca_file=${certs.files.caCert}`, '--server_host_override=localhost', `--test_case=${testCase}`,
+            '--server_host=127.0.0.1',
+            `--server_port=${tlsServer.port}`,
+            '--use_tls',
+            '--use_test_ca',
+            `--ca_file=${certs.files.caCert}`,
+            '--server_host_override=localhost',
+            `--test_case=${testCase}`,
           ]),
         );
       });
@@ -182,7 +216,16 @@ describe('compression cases (interop descriptions), on the wire', () => {
   it('server_compressed_streaming: the first response compressed, the second not', async () => {
     const res = await rawCall(port, {
       headers: grpcHeaders('/grpc.testing.TestService/StreamingOutputCall', accept),
-      chunks: [frame(encode('StreamingOutputCall', { response_parameters: [{ size: 31_415, compressed: { value: true } }, { size: 92_653, compressed: { value: false } }] }))],
+      chunks: [
+        frame(
+          encode('StreamingOutputCall', {
+            response_parameters: [
+              { size: 31_415, compressed: { value: true } },
+              { size: 92_653, compressed: { value: false } },
+            ],
+          }),
+        ),
+      ],
     });
     expect(res.headers['grpc-encoding']).toBe('gzip');
     const messages = unframe(res.body);
@@ -205,7 +248,9 @@ describe('compression cases (interop descriptions), on the wire', () => {
       ],
     });
     expect(stream.status).toBe(0);
-    expect((service.StreamingInputCall!.responseDeserialize as (b: Buffer) => unknown)(unframe(stream.body)[0]?.bytes ?? Buffer.alloc(0))).toEqual({
+    expect(
+      (service.StreamingInputCall!.responseDeserialize as (b: Buffer) => unknown)(unframe(stream.body)[0]?.bytes ?? Buffer.alloc(0)),
+    ).toEqual({
       aggregated_payload_size: 73_086,
     });
   });
@@ -222,16 +267,30 @@ describe('ghz and grpcurl', () => {
 
   it('ghz: 2,000 unary calls over 2 connections x 50, all OK', async () => {
     const { stdout } = ok(
-      await run(ghz, [
-        '--insecure',
-        '--import-paths', FIXTURES_DIR,
-        '--proto', 'grpc/testing/test.proto',
-        '--call', 'grpc.testing.TestService.UnaryCall',
-        '-d', JSON.stringify({ response_size: 100, payload: { body: Buffer.alloc(100).toString('base64') } }),
-        '-n', '2000', '-c', '50', '--connections', '2',
-        '-O', 'json',
-        `127.0.0.1:${port}`,
-      ], 60_000),
+      await run(
+        ghz,
+        [
+          '--insecure',
+          '--import-paths',
+          FIXTURES_DIR,
+          '--proto',
+          'grpc/testing/test.proto',
+          '--call',
+          'grpc.testing.TestService.UnaryCall',
+          '-d',
+          JSON.stringify({ response_size: 100, payload: { body: Buffer.alloc(100).toString('base64') } }),
+          '-n',
+          '2000',
+          '-c',
+          '50',
+          '--connections',
+          '2',
+          '-O',
+          'json',
+          `127.0.0.1:${port}`,
+        ],
+        60_000,
+      ),
     );
     const report = JSON.parse(stdout) as { count: number; statusCodeDistribution: Record<string, number> };
     expect(report.statusCodeDistribution).toEqual({ OK: 2000 });
@@ -246,25 +305,42 @@ describe('ghz and grpcurl', () => {
     });
 
     it('unary with metadata: response headers, message and trailers', async () => {
-      const { stdout } = ok(await run(grpcurl, [
-        ...base(), '-v',
-        '-H', 'x-grpc-test-echo-initial: from-grpcurl',
-        '-H', `x-grpc-test-echo-trailing-bin: ${Buffer.from([1, 2, 3]).toString('base64')}`,
-        '-d', JSON.stringify({ response_size: 4 }),
-        `127.0.0.1:${port}`, 'grpc.testing.TestService/UnaryCall',
-      ]));
+      const { stdout } = ok(
+        await run(grpcurl, [
+          ...base(),
+          '-v',
+          '-H',
+          'x-grpc-test-echo-initial: from-grpcurl',
+          '-H',
+          `x-grpc-test-echo-trailing-bin: ${Buffer.from([1, 2, 3]).toString('base64')}`,
+          '-d',
+          JSON.stringify({ response_size: 4 }),
+          `127.0.0.1:${port}`,
+          'grpc.testing.TestService/UnaryCall',
+        ]),
+      );
       expect(stdout).toMatch(/x-grpc-test-echo-initial: from-grpcurl/);
       expect(stdout).toMatch(/"body": "AAAAAA=="/);
       expect(stdout).toMatch(/x-grpc-test-echo-trailing-bin: AQID/);
     });
 
     it('server streaming, and an error status grpcurl reports with its code and message', async () => {
-      const { stdout } = ok(await run(grpcurl, [
-        ...base(), '-d', JSON.stringify({ response_parameters: [{ size: 1 }, { size: 2 }, { size: 3 }] }), `127.0.0.1:${port}`, 'grpc.testing.TestService/StreamingOutputCall',
-      ]));
+      const { stdout } = ok(
+        await run(grpcurl, [
+          ...base(),
+          '-d',
+          JSON.stringify({ response_parameters: [{ size: 1 }, { size: 2 }, { size: 3 }] }),
+          `127.0.0.1:${port}`,
+          'grpc.testing.TestService/StreamingOutputCall',
+        ]),
+      );
       expect(stdout.match(/"body"/g)).toHaveLength(3);
       const failed = await run(grpcurl, [
-        ...base(), '-d', JSON.stringify({ response_status: { code: 5, message: 'no such thing' } }), `127.0.0.1:${port}`, 'grpc.testing.TestService/UnaryCall',
+        ...base(),
+        '-d',
+        JSON.stringify({ response_status: { code: 5, message: 'no such thing' } }),
+        `127.0.0.1:${port}`,
+        'grpc.testing.TestService/UnaryCall',
       ]);
       expect(failed.code).not.toBe(0);
       expect(failed.stderr).toMatch(/Code: NotFound/);
@@ -273,7 +349,12 @@ describe('ghz and grpcurl', () => {
 
     it('a deadline (-max-time) the server cannot meet ends in DeadlineExceeded', async () => {
       const failed = await run(grpcurl, [
-        ...base(), '-max-time', '0.3', '-d', JSON.stringify({ response_parameters: [{ size: 1, interval_us: 2_000_000 }] }), `127.0.0.1:${port}`,
+        ...base(),
+        '-max-time',
+        '0.3',
+        '-d',
+        JSON.stringify({ response_parameters: [{ size: 1, interval_us: 2_000_000 }] }),
+        `127.0.0.1:${port}`,
         'grpc.testing.TestService/StreamingOutputCall',
       ]);
       expect(failed.code).not.toBe(0);

@@ -62,7 +62,9 @@ describe('options', () => {
 
   it('refuses a service whose implementation lacks a method, naming it', () => {
     const server = createHttp2GrpcServer();
-    expect(() => server.addService(PROBE, { Unary: () => ({}) })).toThrow(/no handler for \/test\.Probe\/ServerStream \(implementation\.ServerStream\)/);
+    expect(() => server.addService(PROBE, { Unary: () => ({}) })).toThrow(
+      /no handler for \/test\.Probe\/ServerStream \(implementation\.ServerStream\)/,
+    );
     server.addService(PROBE, probe());
     expect(() => server.addService(PROBE, probe())).toThrow(/\/test\.Probe\/Unary is already served/);
   });
@@ -278,7 +280,9 @@ describe('keepalive', () => {
     const { port } = await startHttp2([[PROBE, probe()]], { logger });
     const session = await rawSession(port);
     session.on('error', () => {});
-    const goaway = new Promise<[number, string]>((resolve) => session.on('goaway', (code, _last, data) => resolve([code, data?.toString() ?? ''])));
+    const goaway = new Promise<[number, string]>((resolve) =>
+      session.on('goaway', (code, _last, data) => resolve([code, data?.toString() ?? ''])),
+    );
     // No call in flight: more than one ping per 2 hours is early; the 4th exceeds 2 strikes.
     for (let i = 0; i < 4; i++) session.ping(() => {});
     expect(await goaway).toEqual([http2Constants.NGHTTP2_ENHANCE_YOUR_CALM, 'too_many_pings']);

@@ -46,12 +46,19 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
     case 'throw':
       throw new Error('database password is hunter2');
     case 'status':
-      throw new GrpcStatusError(GrpcStatus.FAILED_PRECONDITION, '\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈 and 100% \t\n', {
-        metadata: new CallMetadata().set('why-bin', Buffer.from([0, 1, 2, 255])),
-      });
+      throw new GrpcStatusError(
+        GrpcStatus.FAILED_PRECONDITION,
+        '\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈 and 100% \t\n',
+        {
+          metadata: new CallMetadata().set('why-bin', Buffer.from([0, 1, 2, 255])),
+        },
+      );
     case 'metadata': {
       const entries = Object.fromEntries(
-        [...call.metadata.entries()].map(([key, values]) => [key, values.map((v) => (typeof v === 'string' ? v : `bin:${v.toString('hex')}`))]),
+        [...call.metadata.entries()].map(([key, values]) => [
+          key,
+          values.map((v) => (typeof v === 'string' ? v : `bin:${v.toString('hex')}`)),
+        ]),
       );
       call.sendMetadata(new CallMetadata().set('x-initial', 'hello').set('x-initial-bin', Buffer.from([1, 2, 3, 4])));
       call.setTrailers(new CallMetadata().add('x-trailing', 'a').add('x-trailing', 'b'));
@@ -73,7 +80,9 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
 }
 
 beforeAll(async () => {
-  ({ port } = await startHttp2([[PROBE, { Unary: unaryHandler, ServerStream: () => {}, ClientStream: () => ({}), Bidi: () => {} }]], { logger }));
+  ({ port } = await startHttp2([[PROBE, { Unary: unaryHandler, ServerStream: () => {}, ClientStream: () => ({}), Bidi: () => {} }]], {
+    logger,
+  }));
 });
 
 afterAll(closeAllServers);
@@ -87,14 +96,17 @@ describe('request headers', () => {
     }
   });
 
-  it.each(['application/json', 'application/grpc-web', 'text/plain', undefined])('answers HTTP 415 to content-type %s', async (contentType) => {
-    const headers = grpcHeaders(UNARY);
-    if (contentType === undefined) delete headers['content-type'];
-    else headers['content-type'] = contentType;
-    const res = await rawCall(port, { headers, chunks: [frame(json({}))] });
-    expect(res.headers[':status']).toBe(415);
-    expect(res.status).toBeUndefined();
-  });
+  it.each(['application/json', 'application/grpc-web', 'text/plain', undefined])(
+    'answers HTTP 415 to content-type %s',
+    async (contentType) => {
+      const headers = grpcHeaders(UNARY);
+      if (contentType === undefined) delete headers['content-type'];
+      else headers['content-type'] = contentType;
+      const res = await rawCall(port, { headers, chunks: [frame(json({}))] });
+      expect(res.headers[':status']).toBe(415);
+      expect(res.status).toBeUndefined();
+    },
+  );
 
   it('answers HTTP 405 to a method other than POST', async () => {
     const res = await rawCall(port, { headers: { ...grpcHeaders(UNARY), ':method': 'GET' } });
@@ -175,7 +187,10 @@ describe('grpc-timeout', () => {
     ['6000000u', 6000],
     ['99999999n', 100],
   ])('reads %s as a deadline %d ms away', async (timeout, ms) => {
-    const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({ op: 'deadline' }))] });
+    const res = await rawCall(port, {
+      headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }),
+      chunks: [frame(json({ op: 'deadline' }))],
+    });
     expect(res.status).toBe(GrpcStatus.OK);
     const { remainingMs } = JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '') as { remainingMs: number };
     expect(remainingMs).toBeLessThanOrEqual(ms);
@@ -188,14 +203,17 @@ describe('grpc-timeout', () => {
     expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual({ remainingMs: null });
   });
 
-  it.each(['150m', '150000u', '99999999n'])('ends a call still running after %s with DEADLINE_EXCEEDED and aborts its signal', async (timeout) => {
-    const started = Date.now();
-    const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({ op: 'wait' }))] });
-    expect(res).toMatchObject({ status: GrpcStatus.DEADLINE_EXCEEDED, trailersOnly: true });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
-    expect(seen?.signal.aborted).toBe(true);
-    expect((seen!.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
-  });
+  it.each(['150m', '150000u', '99999999n'])(
+    'ends a call still running after %s with DEADLINE_EXCEEDED and aborts its signal',
+    async (timeout) => {
+      const started = Date.now();
+      const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({ op: 'wait' }))] });
+      expect(res).toMatchObject({ status: GrpcStatus.DEADLINE_EXCEEDED, trailersOnly: true });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+      expect(seen?.signal.aborted).toBe(true);
+      expect((seen!.signal.reason as GrpcStatusError).status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    },
+  );
 
   it.each(['1x', 'S', '123456789S', '-1S', '1.5S', '1 S', '0x1S'])('refuses a malformed grpc-timeout %j with INTERNAL', async (timeout) => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-timeout': timeout }), chunks: [frame(json({}))] });
@@ -238,7 +256,7 @@ describe('Length-Prefixed-Message', () => {
     expect(res.message).toBe('request message of 10485760 bytes exceeds the limit of 65536 bytes (maxReceiveMessageBytes)');
   });
 
-  it('refuses a message that does not deserialize with the deserializer\'s status', async () => {
+  it("refuses a message that does not deserialize with the deserializer's status", async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(Buffer.from('{not json'))] });
     expect(res).toMatchObject({ status: GrpcStatus.INVALID_ARGUMENT, message: 'request is not JSON (9 bytes)', trailersOnly: true });
   });
@@ -251,7 +269,10 @@ describe('compression', () => {
     ['gzip', gzipSync],
     ['deflate', deflateSync],
   ] as const)('decompresses a %s request message', async (encoding, compress) => {
-    const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': encoding }), chunks: [frame(compress(json(body)), true)] });
+    const res = await rawCall(port, {
+      headers: grpcHeaders(UNARY, { 'grpc-encoding': encoding }),
+      chunks: [frame(compress(json(body)), true)],
+    });
     expect(res.status).toBe(GrpcStatus.OK);
     expect(JSON.parse(unframe(res.body)[0]?.bytes.toString() ?? '')).toEqual(body);
   });
@@ -270,7 +291,10 @@ describe('compression', () => {
   });
 
   it('answers INTERNAL to a message that does not decompress', async () => {
-    const res = await rawCall(port, { headers: grpcHeaders(UNARY, { 'grpc-encoding': 'gzip' }), chunks: [frame(Buffer.from('not gzip at all'), true)] });
+    const res = await rawCall(port, {
+      headers: grpcHeaders(UNARY, { 'grpc-encoding': 'gzip' }),
+      chunks: [frame(Buffer.from('not gzip at all'), true)],
+    });
     expect(res.status).toBe(GrpcStatus.INTERNAL);
     expect(res.message).toMatch(/could not decompress the gzip request message/);
   });
@@ -312,7 +336,7 @@ describe('compression', () => {
 });
 
 describe('errors and status messages', () => {
-  it('sends an error as Trailers-Only with a percent-encoded grpc-message and the error\'s metadata', async () => {
+  it("sends an error as Trailers-Only with a percent-encoded grpc-message and the error's metadata", async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'status' }))] });
     expect(res.trailersOnly).toBe(true);
     expect(res.headers['content-type']).toBe('application/grpc');
@@ -325,7 +349,7 @@ describe('errors and status messages', () => {
     expect(Buffer.from(String(res.headers['why-bin']), 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
   });
 
-  it('answers a handler\'s plain Error with INTERNAL and a generic message, and logs it', async () => {
+  it("answers a handler's plain Error with INTERNAL and a generic message, and logs it", async () => {
     const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'throw' }))] });
     expect(res).toMatchObject({ status: GrpcStatus.INTERNAL, message: '/test.Probe/Unary: internal error' });
     expect(logger.lines.some((line) => line.level === 'error' && JSON.stringify(line.fields).includes('hunter2'))).toBe(true);
@@ -333,7 +357,7 @@ describe('errors and status messages', () => {
 });
 
 describe('metadata', () => {
-  it('exposes custom and -bin request metadata (padded or not, repeated, comma-joined) without gRPC\'s own headers', async () => {
+  it("exposes custom and -bin request metadata (padded or not, repeated, comma-joined) without gRPC's own headers", async () => {
     const session = await rawSession(port);
     try {
       const res = await rawRequest(session, {

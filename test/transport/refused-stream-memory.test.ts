@@ -19,7 +19,11 @@ describe('memory charge of streams refused for a malformed content-length (maxCo
     await withFrames(port, async (conn) => {
       const bad = requestBlock(UNARY, [['content-length', 'x']]);
       // 600 refused streams of ~2.2 KB each: past 1 MiB if their charge is never returned.
-      conn.send(...Array.from({ length: 600 }, (_, i) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS | FRAME_FLAG.END_STREAM, 2 * i + 1, bad)));
+      conn.send(
+        ...Array.from({ length: 600 }, (_, i) =>
+          h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS | FRAME_FLAG.END_STREAM, 2 * i + 1, bad),
+        ),
+      );
       // Each is refused PROTOCOL_ERROR while the ceiling is not reached; kept charges would make the later ones REFUSED_STREAM.
       await endOrReset(conn, 1199);
       // Nothing is open on the connection now: a well-formed call must be served, not REFUSED_STREAM.

@@ -28,7 +28,12 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
     const server = createHttp2GrpcServer({ logger: recordingLogger() });
     server.addService(PROBE, probe);
     closers.push(() => server.close({ graceMs: 0 }));
-    return server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: mutual });
+    return server.listen('127.0.0.1:0', {
+      key: certs.serverKey,
+      cert: certs.serverCert,
+      ca: certs.caCert,
+      requireClientCertificate: mutual,
+    });
   }
 
   beforeAll(() => {
@@ -45,7 +50,10 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
     const port = await serve(false);
     const client = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert) });
     try {
-      expect(await probeCall(client, { hello: 'tls' })).toMatchObject({ request: { hello: 'tls' }, peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
+      expect(await probeCall(client, { hello: 'tls' })).toMatchObject({
+        request: { hello: 'tls' },
+        peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      });
     } finally {
       client.close();
     }
@@ -53,9 +61,15 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
 
   it('mutual TLS: serves a client with a certificate from the CA, refuses one without or from another CA', async () => {
     const port = await serve(true);
-    const good = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert) });
+    const good = probeClient(port, {
+      host: 'localhost',
+      credentials: credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert),
+    });
     const none = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert) });
-    const untrusted = probeClient(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, certs.rogueKey, certs.rogueCert) });
+    const untrusted = probeClient(port, {
+      host: 'localhost',
+      credentials: credentials.createSsl(certs.caCert, certs.rogueKey, certs.rogueCert),
+    });
     try {
       expect(await probeCall(good, { hello: 'mtls' })).toMatchObject({ request: { hello: 'mtls' } });
       await expect(probeCall(none, {})).rejects.toMatchObject({ code: grpcStatus.UNAVAILABLE });
@@ -81,8 +95,13 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
 
   it('refuses TLS options without key or cert, naming them', async () => {
     const server = createHttp2GrpcServer({ logger: recordingLogger() });
-    await expect(server.listen('127.0.0.1:0', { key: certs.serverKey } as never)).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'tls' });
-    await expect(server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, requireClientCertificate: true })).rejects.toMatchObject({
+    await expect(server.listen('127.0.0.1:0', { key: certs.serverKey } as never)).rejects.toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      field: 'tls',
+    });
+    await expect(
+      server.listen('127.0.0.1:0', { key: certs.serverKey, cert: certs.serverCert, requireClientCertificate: true }),
+    ).rejects.toMatchObject({
       field: 'tls.ca',
     });
   });

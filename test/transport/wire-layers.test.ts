@@ -6,11 +6,28 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 const WIRE = new URL('../../src/transport/http2/wire/', import.meta.url);
-const ORDER = ['frames', 'limits', 'parse', 'header-block', 'flow', 'budget', 'process-memory', 'pings', 'huffman', 'request-fields', 'hpack', 'writer', 'stream', 'connection'];
+const ORDER = [
+  'frames',
+  'limits',
+  'parse',
+  'header-block',
+  'flow',
+  'budget',
+  'process-memory',
+  'pings',
+  'huffman',
+  'request-fields',
+  'hpack',
+  'writer',
+  'stream',
+  'connection',
+];
 
 describe('wire layers', () => {
   it('names every file of the folder in the layer order', () => {
-    const files = readdirSync(WIRE).filter((name) => name.endsWith('.ts')).map((name) => name.slice(0, -3));
+    const files = readdirSync(WIRE)
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => name.slice(0, -3));
     expect(files.sort()).toEqual([...ORDER].sort());
   });
 

@@ -6,10 +6,27 @@
 import { type Server, type Socket, connect as connectTcp, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H2Connection } from '../../src/transport/http2/wire/connection.js';
-import { GLITCH_BURST, MAX_CONTINUATION_FRAMES, MAX_QUEUED_CONTROL_ANSWERS, MAX_SETTINGS_ENTRIES, REFUSED_STREAM_BURST } from '../../src/transport/http2/wire/limits.js';
+import {
+  GLITCH_BURST,
+  MAX_CONTINUATION_FRAMES,
+  MAX_QUEUED_CONTROL_ANSWERS,
+  MAX_SETTINGS_ENTRIES,
+  REFUSED_STREAM_BURST,
+} from '../../src/transport/http2/wire/limits.js';
 import { type CallContext, GrpcStatus as Status } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
-import { CLIENT_PREFACE, FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
+import {
+  CLIENT_PREFACE,
+  FRAME_FLAG,
+  FRAME_TYPE,
+  FrameConnection,
+  type ServerFrame,
+  frame,
+  grpcHeaders,
+  h2Frame,
+  rawCall,
+  requestBlock,
+} from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { sleep } from '../../bench/kit/wait.js';
 
@@ -32,7 +49,8 @@ const services = [
     PROBE,
     {
       Unary: async (request: unknown, call: CallContext) => {
-        if ((request as { wait?: boolean })?.wait) await new Promise((resolve) => call.signal.addEventListener('abort', resolve, { once: true }));
+        if ((request as { wait?: boolean })?.wait)
+          await new Promise((resolve) => call.signal.addEventListener('abort', resolve, { once: true }));
         return request;
       },
       ServerStream: async () => {},
@@ -52,7 +70,14 @@ let wirePort: number;
 beforeAll(async () => {
   ({ port } = await startHttp2(services as never));
   const events = { stream() {}, ping() {}, goaway() {}, closed() {}, internalError() {} };
-  const limits = { maxConcurrentStreams: 100, maxHeaderListBytes: 16_384, maxHeldBytes: 1 << 20, resetBurst: 100, resetRate: 100, handshakeTimeoutMs: 200 };
+  const limits = {
+    maxConcurrentStreams: 100,
+    maxHeaderListBytes: 16_384,
+    maxHeldBytes: 1 << 20,
+    resetBurst: 100,
+    resetRate: 100,
+    handshakeTimeoutMs: 200,
+  };
   wire = createServer((socket) => new H2Connection(socket, limits, events));
   await new Promise<void>((resolve) => wire.listen(0, '127.0.0.1', resolve));
   wirePort = (wire.address() as { port: number }).port;
@@ -112,7 +137,9 @@ describe('header blocks', () => {
     const cut = block.length - continuations;
     return [
       h2Frame(FRAME_TYPE.HEADERS, 0, 1, block.subarray(0, cut)),
-      ...repeat(continuations, (i) => h2Frame(FRAME_TYPE.CONTINUATION, i === continuations - 1 ? FRAME_FLAG.END_HEADERS : 0, 1, block.subarray(cut + i, cut + i + 1))),
+      ...repeat(continuations, (i) =>
+        h2Frame(FRAME_TYPE.CONTINUATION, i === continuations - 1 ? FRAME_FLAG.END_HEADERS : 0, 1, block.subarray(cut + i, cut + i + 1)),
+      ),
     ];
   };
 
@@ -150,7 +177,13 @@ describe('the glitch budget', () => {
     const conn = await FrameConnection.open(port);
     try {
       const late = repeat(2 * GLITCH_BURST, () => h2Frame(FRAME_TYPE.WINDOW_UPDATE, 0, 1, u32(1)));
-      conn.send(openStream(1), h2Frame(FRAME_TYPE.RST_STREAM, 0, 1, u32(8)), ...late, openStream(3), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 3, frame(Buffer.from('{}'))));
+      conn.send(
+        openStream(1),
+        h2Frame(FRAME_TYPE.RST_STREAM, 0, 1, u32(8)),
+        ...late,
+        openStream(3),
+        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 3, frame(Buffer.from('{}'))),
+      );
       await conn.waitFor((f) => f.type === FRAME_TYPE.HEADERS && f.streamId === 3 && (f.flags & FRAME_FLAG.END_STREAM) !== 0);
       expect(conn.frames.some(isGoaway)).toBe(false);
     } finally {
@@ -196,7 +229,9 @@ describe('streams', () => {
       conn.send(...repeat(450, (i) => Buffer.concat([openStream(2 * i + 1), h2Frame(FRAME_TYPE.DATA, 0, 2 * i + 1, partial)])));
       await conn.waitFor((f) => f.type === FRAME_TYPE.RST_STREAM && f.streamId === 899, 10_000);
       // A stream costs ~5.4 KB here (4 KiB, its headers, 1,000 bytes): 2 MiB holds ~390 of them, and no more.
-      const dropped = conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && [7, ENHANCE_YOUR_CALM].includes(f.payload.readUInt32BE(0)));
+      const dropped = conn.frames.filter(
+        (f) => f.type === FRAME_TYPE.RST_STREAM && [7, ENHANCE_YOUR_CALM].includes(f.payload.readUInt32BE(0)),
+      );
       expect(dropped.length).toBeGreaterThan(450 - (2 << 20) / 5300);
     } finally {
       conn.close();
@@ -206,7 +241,7 @@ describe('streams', () => {
 });
 
 describe('ending a connection', () => {
-  it('after its GOAWAY the server reads nothing more: a flood behind the error stays in the client\'s buffers', async () => {
+  it("after its GOAWAY the server reads nothing more: a flood behind the error stays in the client's buffers", async () => {
     const socket = await new Promise<Socket>((resolve, reject) => {
       const connecting = connectTcp(port, '127.0.0.1', () => resolve(connecting));
       connecting.once('error', reject);

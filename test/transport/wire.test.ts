@@ -9,7 +9,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
 import { type CallContext, type ResponseStream, GrpcStatus } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
-import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawRequest, requestBlock, unframe } from './helpers/raw.js';
+import {
+  FRAME_FLAG,
+  FRAME_TYPE,
+  FrameConnection,
+  type ServerFrame,
+  frame,
+  grpcHeaders,
+  h2Frame,
+  rawRequest,
+  requestBlock,
+  unframe,
+} from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { sleep } from '../../bench/kit/wait.js';
 
@@ -22,7 +33,8 @@ const u32 = (value: number): Buffer => {
 };
 const windowUpdate = (streamId: number, increment: number): Buffer => h2Frame(FRAME_TYPE.WINDOW_UPDATE, 0, streamId, u32(increment));
 const settings = (id: number, value: number): Buffer => Buffer.concat([Buffer.from([0, id]), u32(value)]);
-const isType = (type: number, streamId?: number) => (f: ServerFrame) => f.type === type && (streamId === undefined || f.streamId === streamId);
+const isType = (type: number, streamId?: number) => (f: ServerFrame) =>
+  f.type === type && (streamId === undefined || f.streamId === streamId);
 const errorCode = (f: ServerFrame): number => f.payload.readUInt32BE(f.type === FRAME_TYPE.GOAWAY ? 4 : 0);
 
 /** The header fields of a HEADERS frame the server sent (its own blocks use no dynamic table). */
@@ -108,29 +120,44 @@ function openAndReset(conn: FrameConnection, after: (streamId: number) => Buffer
 
 describe('flow control', () => {
   it('holds the response headers while the client grants no window, then sends them with the first DATA, never past the window', async () => {
-    await withFrames(port, async (conn) => {
-      const message = json({ text: 'a'.repeat(100) });
-      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(message)));
-      await sleep(200);
-      expect(conn.onStream(1)).toEqual([]);
-      conn.send(windowUpdate(1, 10));
-      await conn.waitFor(isType(FRAME_TYPE.DATA, 1));
-      expect(conn.onStream(1).map((f) => [f.type, f.payload.length])).toEqual([
-        [FRAME_TYPE.HEADERS, conn.onStream(1)[0]?.payload.length],
-        [FRAME_TYPE.DATA, 10],
-      ]);
-      expect(fields(conn.onStream(1)[0] as ServerFrame)).toMatchObject({ ':status': '200', 'content-type': 'application/grpc' });
-      conn.send(windowUpdate(1, 1000));
-      const trailers = await endOf(conn, 1);
-      expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
-      const body = Buffer.concat(conn.onStream(1).filter(isType(FRAME_TYPE.DATA)).map((f) => f.payload));
-      expect(unframe(body)[0]?.bytes).toEqual(message);
-    }, settings(4, 0));
+    await withFrames(
+      port,
+      async (conn) => {
+        const message = json({ text: 'a'.repeat(100) });
+        conn.send(
+          h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock(UNARY)),
+          h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(message)),
+        );
+        await sleep(200);
+        expect(conn.onStream(1)).toEqual([]);
+        conn.send(windowUpdate(1, 10));
+        await conn.waitFor(isType(FRAME_TYPE.DATA, 1));
+        expect(conn.onStream(1).map((f) => [f.type, f.payload.length])).toEqual([
+          [FRAME_TYPE.HEADERS, conn.onStream(1)[0]?.payload.length],
+          [FRAME_TYPE.DATA, 10],
+        ]);
+        expect(fields(conn.onStream(1)[0] as ServerFrame)).toMatchObject({ ':status': '200', 'content-type': 'application/grpc' });
+        conn.send(windowUpdate(1, 1000));
+        const trailers = await endOf(conn, 1);
+        expect(fields(trailers)).toEqual({ 'grpc-status': '0' });
+        const body = Buffer.concat(
+          conn
+            .onStream(1)
+            .filter(isType(FRAME_TYPE.DATA))
+            .map((f) => f.payload),
+        );
+        expect(unframe(body)[0]?.bytes).toEqual(message);
+      },
+      settings(4, 0),
+    );
   });
 
   it('streams 2 MB of responses to a client whose stream window is 1 KiB', async () => {
     await withSession({ initialWindowSize: 1024 }, async (client) => {
-      const res = await rawRequest(client, { headers: grpcHeaders('/test.Probe/ServerStream'), chunks: [frame(json({ count: 20, bytes: 100_000 }))] });
+      const res = await rawRequest(client, {
+        headers: grpcHeaders('/test.Probe/ServerStream'),
+        chunks: [frame(json({ count: 20, bytes: 100_000 }))],
+      });
       expect(res.status).toBe(GrpcStatus.OK);
       const messages = unframe(res.body).map((m) => JSON.parse(m.bytes.toString()) as { i: number; fill: string });
       expect(messages.map((m) => [m.i, m.fill.length])).toEqual(Array.from({ length: 20 }, (_, i) => [i, 100_000]));
@@ -187,7 +214,10 @@ describe('header blocks and stream limits', () => {
 describe('stream endings', () => {
   it('after the status, a client still sending gets RST_STREAM NO_ERROR, and its late DATA is dropped without more resets', async () => {
     await withFrames(port, async (conn) => {
-      conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock('/test.Probe/Bidi')), h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({}))));
+      conn.send(
+        h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, requestBlock('/test.Probe/Bidi')),
+        h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({}))),
+      );
       await conn.waitFor(isType(FRAME_TYPE.RST_STREAM, 1));
       expect(conn.onStream(1).map((f) => [f.type, f.flags & FRAME_FLAG.END_STREAM])).toEqual([
         [FRAME_TYPE.HEADERS, 0],
@@ -196,7 +226,10 @@ describe('stream endings', () => {
         [FRAME_TYPE.RST_STREAM, 0],
       ]);
       expect(errorCode(conn.onStream(1)[3] as ServerFrame)).toBe(0);
-      conn.send(h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({ late: 1 }))), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ late: 2 }))));
+      conn.send(
+        h2Frame(FRAME_TYPE.DATA, 0, 1, frame(json({ late: 1 }))),
+        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(json({ late: 2 }))),
+      );
       conn.send(h2Frame(FRAME_TYPE.PING, 0, 0, Buffer.alloc(8, 7)));
       await conn.waitFor((f) => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0);
       expect(conn.onStream(1).filter(isType(FRAME_TYPE.RST_STREAM))).toHaveLength(1);
@@ -268,7 +301,10 @@ describe('guards', () => {
 
   it('CONTINUATION flood of empty frames: a header block in too many frames ends the connection', async () => {
     await withFrames(port, async (conn) => {
-      conn.send(h2Frame(FRAME_TYPE.HEADERS, 0, 1, requestBlock(UNARY)), ...Array.from({ length: 10_000 }, () => h2Frame(FRAME_TYPE.CONTINUATION, 0, 1)));
+      conn.send(
+        h2Frame(FRAME_TYPE.HEADERS, 0, 1, requestBlock(UNARY)),
+        ...Array.from({ length: 10_000 }, () => h2Frame(FRAME_TYPE.CONTINUATION, 0, 1)),
+      );
       expect(errorCode(await conn.waitFor(isType(FRAME_TYPE.GOAWAY)))).toBe(11);
       await conn.closed;
     });
@@ -317,12 +353,15 @@ describe('guards', () => {
         stream.write(Buffer.concat([prefix, body.subarray(0, 150_000)]));
         return stream;
       });
-      const ends = streams.map((stream) => new Promise<{ code: number; status: string | undefined }>((resolve) => {
-        let status: string | undefined;
-        stream.on('trailers', (trailers) => (status = trailers['grpc-status'] as string | undefined));
-        stream.on('data', () => {});
-        stream.on('close', () => resolve({ code: stream.rstCode ?? 0, status }));
-      }));
+      const ends = streams.map(
+        (stream) =>
+          new Promise<{ code: number; status: string | undefined }>((resolve) => {
+            let status: string | undefined;
+            stream.on('trailers', (trailers) => (status = trailers['grpc-status'] as string | undefined));
+            stream.on('data', () => {});
+            stream.on('close', () => resolve({ code: stream.rstCode ?? 0, status }));
+          }),
+      );
       await sleep(300);
       for (const stream of streams) if (!stream.closed) stream.end(body.subarray(150_000));
       const outcomes = await Promise.all(ends);

@@ -11,7 +11,17 @@ import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grp
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import type { CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
-import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
+import {
+  FRAME_FLAG,
+  FRAME_TYPE,
+  FrameConnection,
+  type ServerFrame,
+  frame,
+  grpcHeaders,
+  h2Frame,
+  rawCall,
+  requestBlock,
+} from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { TRANSPORTS, closeAllServers as closeJwtServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { sleep } from '../../bench/kit/wait.js';
@@ -55,7 +65,10 @@ async function zeroWindowClient(port: number, count: number, batch = 20): Promis
   for (let first = 0; first < count; first += batch) {
     const frames: Buffer[] = [];
     for (let i = first; i < Math.min(count, first + batch); i++) {
-      frames.push(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 2 * i + 1, REQUEST));
+      frames.push(
+        h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * i + 1, block),
+        h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 2 * i + 1, REQUEST),
+      );
     }
     conn.send(...frames);
     await sleep(25);
@@ -65,7 +78,8 @@ async function zeroWindowClient(port: number, count: number, batch = 20): Promis
 }
 
 const refusedOn = (conn: FrameConnection): number =>
-  conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && [REFUSED_STREAM, ENHANCE_YOUR_CALM].includes(f.payload.readUInt32BE(0))).length;
+  conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && [REFUSED_STREAM, ENHANCE_YOUR_CALM].includes(f.payload.readUInt32BE(0)))
+    .length;
 const isGoaway = (f: ServerFrame): boolean => f.type === FRAME_TYPE.GOAWAY;
 const goawayCode = (f: ServerFrame): number => f.payload.readUInt32BE(4);
 const wellBehavedCall = (port: number) => rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(Buffer.from('{"hello":1}'))] });
@@ -131,7 +145,9 @@ describe('grpc-js transport', () => {
   const DEFAULTS: GrpcJsMemoryLimits = { maxConnectionBytes: 64 * MIB, maxProcessBytes: 256 * MIB, maxStallMs: 30_000 };
   const startGuarded = async (limits: Partial<GrpcJsMemoryLimits>) => {
     let guarded = false;
-    const started = await startGrpcJs(services as never, { prepare: (server) => (guarded = guardGrpcJsMemory(server, { ...DEFAULTS, ...limits })) });
+    const started = await startGrpcJs(services as never, {
+      prepare: (server) => (guarded = guardGrpcJsMemory(server, { ...DEFAULTS, ...limits })),
+    });
     expect(guarded).toBe(true);
     return started;
   };
@@ -193,7 +209,10 @@ describe.each(TRANSPORTS)('createJwtServer, transport %s', (transport) => {
     const conn = await FrameConnection.open(port, ZERO_WINDOW);
     open.add(conn);
     const check = requestBlock('/grpc.health.v1.Health/Check');
-    conn.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, check), h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(Buffer.alloc(0))));
+    conn.send(
+      h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, check),
+      h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(Buffer.alloc(0))),
+    );
     expect(goawayCode(await conn.waitFor(isGoaway, 2000))).toBe(ENHANCE_YOUR_CALM);
     await conn.closed;
     expect(logger.lines.filter((line) => line.level === 'warn').map((line) => line.message)).not.toContain(

@@ -29,7 +29,8 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const replicas = Number(process.env.NODEMAXPROCS ?? '1');
-if (!Number.isInteger(replicas) || replicas < 1) fail(`NODEMAXPROCS must be a positive integer (the replica count), got ${JSON.stringify(process.env.NODEMAXPROCS)}`);
+if (!Number.isInteger(replicas) || replicas < 1)
+  fail(`NODEMAXPROCS must be a positive integer (the replica count), got ${JSON.stringify(process.env.NODEMAXPROCS)}`);
 if (values.host !== '127.0.0.1' || values.port !== '0') fail('only --host 127.0.0.1 --port 0 is supported');
 if (values.keys === undefined) fail('--keys FILE is required');
 

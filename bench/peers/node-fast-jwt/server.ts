@@ -14,10 +14,24 @@ import * as grpc from '@grpc/grpc-js';
 import { TTL_SECONDS, loadKeys, loadSubjects } from '../fast-jwt-keys.js';
 import { failure, parsePeerCommandLine, serveJwtService } from '../node-peer.js';
 
-interface GenerateJwtRequest { algorithm: string; subject: string }
-interface GenerateJwtResponse { jwt: string; sub: string; kid: string; expires_at: number }
-interface VerifyJwtRequest { jwt: string }
-interface VerifyJwtResponse { valid: boolean; sub?: string; reason?: string }
+interface GenerateJwtRequest {
+  algorithm: string;
+  subject: string;
+}
+interface GenerateJwtResponse {
+  jwt: string;
+  sub: string;
+  kid: string;
+  expires_at: number;
+}
+interface VerifyJwtRequest {
+  jwt: string;
+}
+interface VerifyJwtResponse {
+  valid: boolean;
+  sub?: string;
+  reason?: string;
+}
 
 const fail: (message: string) => never = failure('node-fast-jwt peer');
 

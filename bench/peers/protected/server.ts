@@ -79,8 +79,17 @@ function rpcVerifier(issuer: JwtClient): TokenVerifier {
       const audience = typeof expect?.audience === 'string' ? expect.audience : '';
       const answer = await issuer.verifyJwt({ jwt: token, audience, issuer: expect?.issuer ?? '' });
       if (!answer.valid) return { valid: false, reason: answer.reason as VerifyFailureReason, message: 'refused by VerifyJwt' };
-      const header = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as { alg: Algorithm; kid: string };
-      return { valid: true, alg: header.alg, kid: header.kid, payload: JSON.parse(answer.claims_json) as JwtPayload, payloadJson: answer.claims_json };
+      const header = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as {
+        alg: Algorithm;
+        kid: string;
+      };
+      return {
+        valid: true,
+        alg: header.alg,
+        kid: header.kid,
+        payload: JSON.parse(answer.claims_json) as JwtPayload,
+        payloadJson: answer.claims_json,
+      };
     },
   };
 }

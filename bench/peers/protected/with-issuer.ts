@@ -37,10 +37,26 @@ try {
   // Greeter's local verifier has its own: both sides see one client's token again and
   // again, and the ratio is the price of the round trip, not of a cache miss.
   const issuer = await startServer('issuer', process.execPath, [
-    CLI_ENTRY, 'serve', '--host', '127.0.0.1', '--port', '0', '--keys', values.keys, ...(values.subjects === undefined ? [] : ['--subjects', values.subjects]),
+    CLI_ENTRY,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--keys',
+    values.keys,
+    ...(values.subjects === undefined ? [] : ['--subjects', values.subjects]),
   ]);
   started.push(issuer);
-  const greeter = await startServer('protected Greeter', process.execPath, [GREETER, '--port', '0', '--issuer', `127.0.0.1:${issuer.port}`, '--verify', values.verify]);
+  const greeter = await startServer('protected Greeter', process.execPath, [
+    GREETER,
+    '--port',
+    '0',
+    '--issuer',
+    `127.0.0.1:${issuer.port}`,
+    '--verify',
+    values.verify,
+  ]);
   started.push(greeter);
   const stop = (): void => {
     void Promise.all(started.map((server) => server.stop())).then(() => process.exit(0));

@@ -73,4 +73,3 @@ export function startupChartSpec(rows: readonly DotRow[]): TopLevelSpec {
     labelFormat: '{} ms',
   });
 }
-

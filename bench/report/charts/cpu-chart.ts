@@ -37,7 +37,15 @@ export function cpuChartSpec(rows: readonly CpuRow[]): TopLevelSpec {
     title: 'CPU per call, µs: server and load generator (median over the rounds)',
     config: CHART_CONFIG,
     data: { values: rows },
-    facet: { row: { field: 'scenario', type: 'nominal', title: null, sort: [...new Set(rows.map((r) => r.scenario))], header: { labelAngle: 0, labelAlign: 'left' } } },
+    facet: {
+      row: {
+        field: 'scenario',
+        type: 'nominal',
+        title: null,
+        sort: [...new Set(rows.map((r) => r.scenario))],
+        header: { labelAngle: 0, labelAlign: 'left' },
+      },
+    },
     resolve: { scale: { y: 'independent' } },
     spec: {
       width: 360,
@@ -46,7 +54,13 @@ export function cpuChartSpec(rows: readonly CpuRow[]): TopLevelSpec {
       encoding: {
         y: { field: 'server', type: 'nominal', sort: null, title: null, axis: { labelLimit: 200 } },
         x: { field: 'us', type: 'quantitative', stack: 'zero', title: 'CPU µs per call' },
-        color: { field: 'part', type: 'nominal', title: null, sort: ['server', 'load generator (ghz)'], scale: { range: ['#2166ac', '#b8b8b8'] } },
+        color: {
+          field: 'part',
+          type: 'nominal',
+          title: null,
+          sort: ['server', 'load generator (ghz)'],
+          scale: { range: ['#2166ac', '#b8b8b8'] },
+        },
         order: { field: 'part', sort: 'descending' },
       },
     },

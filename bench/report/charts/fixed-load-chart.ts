@@ -26,25 +26,48 @@ export function fixedLoadChartRows(results: ChartedResults): FixedLoadChartRow[]
     const offeredRps = entry['offeredRps'];
     const ratio = intervalOf(entry['cpuPerCallRatio']);
     if (!isNumber(fraction) || !isNumber(offeredRps) || ratio === null) continue;
-    rows.push({ algorithm: String(entry['algorithm']), percentOfGo: Math.round(fraction * 100), offeredRps, median: ratio.median, low: ratio.low ?? ratio.median, high: ratio.high ?? ratio.median });
+    rows.push({
+      algorithm: String(entry['algorithm']),
+      percentOfGo: Math.round(fraction * 100),
+      offeredRps,
+      median: ratio.median,
+      low: ratio.low ?? ratio.median,
+      high: ratio.high ?? ratio.median,
+    });
   }
   return rows;
 }
 
 export function fixedLoadChartSpec(rows: readonly FixedLoadChartRow[]): TopLevelSpec {
   const extent = rows.flatMap((r) => [r.low, r.high, 1]).filter((v) => v > 0);
-  const y = { type: 'quantitative', scale: { type: 'log', domain: [Math.min(...extent) / 1.15, Math.max(...extent) * 1.15], nice: false }, title: 'CPU per call, ours / Go (log; < 1: ours spends less)' } as const;
-  const x = { field: 'percentOfGo', type: 'quantitative', scale: { domain: [0, 100] }, title: "offered load, % of Go's saturated requests/s" } as const;
+  const y = {
+    type: 'quantitative',
+    scale: { type: 'log', domain: [Math.min(...extent) / 1.15, Math.max(...extent) * 1.15], nice: false },
+    title: 'CPU per call, ours / Go (log; < 1: ours spends less)',
+  } as const;
+  const x = {
+    field: 'percentOfGo',
+    type: 'quantitative',
+    scale: { domain: [0, 100] },
+    title: "offered load, % of Go's saturated requests/s",
+  } as const;
   const color = { field: 'algorithm', type: 'nominal', title: null } as const;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: 'Server CPU per call at fixed offered load, jwt-grpc / Go', subtitle: 'Per-round ratios: median and 95 % interval. Dashed line: 1.00.' },
+    title: {
+      text: 'Server CPU per call at fixed offered load, jwt-grpc / Go',
+      subtitle: 'Per-round ratios: median and 95 % interval. Dashed line: 1.00.',
+    },
     config: CHART_CONFIG,
     width: 360,
     height: 200,
     data: { values: rows },
     layer: [
-      { data: { values: [{ one: 1 }] }, mark: { type: 'rule', color: '#333', strokeDash: [4, 3] }, encoding: { y: { field: 'one', ...y } } },
+      {
+        data: { values: [{ one: 1 }] },
+        mark: { type: 'rule', color: '#333', strokeDash: [4, 3] },
+        encoding: { y: { field: 'one', ...y } },
+      },
       { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x, y: { field: 'low', ...y }, y2: { field: 'high' }, color } },
       { mark: { type: 'line', point: { filled: true, size: 50 } }, encoding: { x, y: { field: 'median', ...y }, color } },
     ],

@@ -4,7 +4,14 @@
  * gives null when the run lacks its data.
  */
 import type { TopLevelSpec } from 'vega-lite';
-import { h2loadChartSpec, h2loadRows, startupChartSpec, startupRows, startupSectionChartSpec, startupSectionRows } from './absolute-charts.js';
+import {
+  h2loadChartSpec,
+  h2loadRows,
+  startupChartSpec,
+  startupRows,
+  startupSectionChartSpec,
+  startupSectionRows,
+} from './absolute-charts.js';
 import { cpuChartSpec, cpuRows } from './cpu-chart.js';
 import { fixedLoadChartRows, fixedLoadChartSpec } from './fixed-load-chart.js';
 import type { ChartedResults } from './inputs.js';
@@ -24,18 +31,21 @@ export interface ChartDefinition {
 /** The chart README.md shows, regenerated from a published run by `npm run bench:charts -- DIR --headline FILE`. */
 export const HEADLINE_CHART = 'ratios-ours-go';
 
-const unlessEmpty = <T>(rows: readonly T[], spec: (rows: readonly T[]) => TopLevelSpec): TopLevelSpec | null => (rows.length === 0 ? null : spec(rows));
+const unlessEmpty = <T>(rows: readonly T[], spec: (rows: readonly T[]) => TopLevelSpec): TopLevelSpec | null =>
+  rows.length === 0 ? null : spec(rows);
 
 export const CHARTS: readonly ChartDefinition[] = [
   {
     name: HEADLINE_CHART,
     caption: 'ours / Go per scenario, in requests/s and in calls per server CPU-second (the inverse of CPU per call)',
-    spec: (r) => unlessEmpty(oursGoRatioRows(r), (rows) => ratioChartSpec(rows, 'jwt-grpc / Go: per-round ratios, median and 95 % interval')),
+    spec: (r) =>
+      unlessEmpty(oursGoRatioRows(r), (rows) => ratioChartSpec(rows, 'jwt-grpc / Go: per-round ratios, median and 95 % interval')),
   },
   {
     name: 'ratios-ours-rust',
     caption: 'ours / Rust (tonic + jsonwebtoken) per scenario, in requests/s and in calls per server CPU-second',
-    spec: (r) => unlessEmpty(oursRustRatioRows(r), (rows) => ratioChartSpec(rows, 'jwt-grpc / Rust: per-round ratios, median and 95 % interval')),
+    spec: (r) =>
+      unlessEmpty(oursRustRatioRows(r), (rows) => ratioChartSpec(rows, 'jwt-grpc / Rust: per-round ratios, median and 95 % interval')),
   },
   {
     name: 'ratios',
@@ -43,7 +53,11 @@ export const CHARTS: readonly ChartDefinition[] = [
     spec: (r) => unlessEmpty(verdictRatioRows(r), (rows) => ratioChartSpec(rows, 'The verdicts’ ratios: median and 95 % interval')),
   },
   { name: 'h2load', caption: 'requests/s under h2load', spec: (r) => unlessEmpty(h2loadRows(r), h2loadChartSpec) },
-  { name: 'cpu-fixed-load', caption: 'CPU per call ours / Go against offered load (25/50/80 % of Go’s capacity)', spec: (r) => unlessEmpty(fixedLoadChartRows(r), fixedLoadChartSpec) },
+  {
+    name: 'cpu-fixed-load',
+    caption: 'CPU per call ours / Go against offered load (25/50/80 % of Go’s capacity)',
+    spec: (r) => unlessEmpty(fixedLoadChartRows(r), fixedLoadChartSpec),
+  },
   { name: 'latency', caption: 'latency against offered load, per server', spec: (r) => unlessEmpty(latencyRows(r), latencyChartSpec) },
   {
     name: 'scaling',
@@ -53,7 +67,11 @@ export const CHARTS: readonly ChartDefinition[] = [
   { name: 'cpu-per-call', caption: 'CPU per call, server and load generator', spec: (r) => unlessEmpty(cpuRows(r.macro), cpuChartSpec) },
   { name: 'warmup', caption: 'the warm-up curve', spec: (r) => unlessEmpty(warmupRows(r), warmupChartSpec) },
   { name: 'startup', caption: 'time to the first OK call', spec: (r) => unlessEmpty(startupRows(r), startupChartSpec) },
-  { name: 'startup-section', caption: 'start-up beside a bare Node listener and Go (--startup)', spec: (r) => unlessEmpty(startupSectionRows(r), startupSectionChartSpec) },
+  {
+    name: 'startup-section',
+    caption: 'start-up beside a bare Node listener and Go (--startup)',
+    spec: (r) => unlessEmpty(startupSectionRows(r), startupSectionChartSpec),
+  },
 ];
 
 export interface RenderedChart {

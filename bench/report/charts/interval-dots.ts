@@ -47,7 +47,12 @@ export function readingOf(low: number | null, high: number | null): IntervalRead
 
 export function dotChartSpec(rows: readonly DotRow[], options: DotChartOptions): TopLevelSpec {
   // Rows without an interval get a zero-length whisker at their median, so every row draws one.
-  const values = rows.map((r) => ({ ...r, low: r.low ?? r.median, high: r.high ?? r.median, label: options.labelFormat.replace('{}', format(r.median)) }));
+  const values = rows.map((r) => ({
+    ...r,
+    low: r.low ?? r.median,
+    high: r.high ?? r.median,
+    label: options.labelFormat.replace('{}', format(r.median)),
+  }));
   const extent = values.flatMap((v) => [v.low, v.high, v.median]);
   const domain = options.ratio ? logDomain([...extent, 1]) : [0, Math.max(...extent) * 1.12];
   const readings = Object.keys(options.colours).filter((k) => values.some((v) => v.reading === k));
@@ -62,12 +67,25 @@ export function dotChartSpec(rows: readonly DotRow[], options: DotChartOptions):
   const layers: unknown[] = [];
   if (options.ratio) {
     // The verdicts' "no difference" is an interval that includes 1.00: no margin around it, so the region is this line.
-    layers.push({ data: { values: [{ one: 1 }] }, mark: { type: 'rule', color: '#333', strokeDash: [4, 3] }, encoding: { x: { field: 'one', type: 'quantitative', ...x } } });
+    layers.push({
+      data: { values: [{ one: 1 }] },
+      mark: { type: 'rule', color: '#333', strokeDash: [4, 3] },
+      encoding: { x: { field: 'one', type: 'quantitative', ...x } },
+    });
   }
   layers.push(
-    { mark: { type: 'rule', strokeWidth: 2 }, encoding: { y, x: { field: 'low', type: 'quantitative', ...x }, x2: { field: 'high' }, color } },
-    { mark: { type: 'point', filled: true, size: 60, opacity: 1 }, encoding: { y, x: { field: 'median', type: 'quantitative', ...x }, color } },
-    { mark: { type: 'text', align: 'left', dx: 6, fontSize: 10 }, encoding: { y, x: { field: 'high', type: 'quantitative', ...x }, text: { field: 'label' } } },
+    {
+      mark: { type: 'rule', strokeWidth: 2 },
+      encoding: { y, x: { field: 'low', type: 'quantitative', ...x }, x2: { field: 'high' }, color },
+    },
+    {
+      mark: { type: 'point', filled: true, size: 60, opacity: 1 },
+      encoding: { y, x: { field: 'median', type: 'quantitative', ...x }, color },
+    },
+    {
+      mark: { type: 'text', align: 'left', dx: 6, fontSize: 10 },
+      encoding: { y, x: { field: 'high', type: 'quantitative', ...x }, text: { field: 'label' } },
+    },
   );
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',

@@ -32,7 +32,15 @@ export function latencyRows(results: ChartedResults): LatencyRow[] {
       const figure = intervalOf(point[key]);
       if (figure === null) continue;
       const { median } = figure;
-      rows.push({ server: String(point['server']), algorithm: String(point['algorithm']), offeredRps, percentile, median, low: figure.low ?? median, high: figure.high ?? median });
+      rows.push({
+        server: String(point['server']),
+        algorithm: String(point['algorithm']),
+        offeredRps,
+        percentile,
+        median,
+        low: figure.low ?? median,
+        high: figure.high ?? median,
+      });
     }
   }
   return rows;

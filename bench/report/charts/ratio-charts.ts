@@ -31,7 +31,11 @@ export function h2loadRatioRows(results: ChartedResults): DotRow[] {
     for (const [key, label] of metrics) {
       const ratio = intervalOf(entry[key]);
       if (ratio === null) continue;
-      rows.push({ row: `h2load ${String(entry['algorithm'])} · jwt-grpc / Go · ${label}`, ...ratio, reading: readingOf(ratio.low, ratio.high) });
+      rows.push({
+        row: `h2load ${String(entry['algorithm'])} · jwt-grpc / Go · ${label}`,
+        ...ratio,
+        reading: readingOf(ratio.low, ratio.high),
+      });
     }
   }
   return rows;

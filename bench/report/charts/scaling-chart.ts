@@ -28,7 +28,8 @@ export interface ScalingRatioRow {
 }
 
 function shapeOf(scenario: Scenario): string {
-  const connections = scenario.connections === 1 ? '1 connection' : scenario.connections === scenario.workers ? 'N connections' : '5N connections';
+  const connections =
+    scenario.connections === 1 ? '1 connection' : scenario.connections === scenario.workers ? 'N connections' : '5N connections';
   return `${scenario.method === 'GenerateJwt' ? '' : `${scenario.method} `}${scenario.algorithm}, ${connections}`;
 }
 
@@ -57,21 +58,36 @@ export function scalingRatioRows(macro: MacroResults | null): ScalingRatioRow[] 
     const ratio = macro.ratios.find((r) => r.scenario === scenario.id && r.comparison === 'ours-go' && r.metric === 'rps');
     const interval = ratio?.interval;
     if (interval === null || interval === undefined) continue;
-    rows.push({ shape: shapeOf(scenario), cores: scenario.serverCores, ratio: interval.median, low: interval.low ?? interval.median, high: interval.high ?? interval.median });
+    rows.push({
+      shape: shapeOf(scenario),
+      cores: scenario.serverCores,
+      ratio: interval.median,
+      low: interval.low ?? interval.median,
+      high: interval.high ?? interval.median,
+    });
   }
   return rows;
 }
 
 export function scalingChartSpec(rows: readonly ScalingRow[], ratios: readonly ScalingRatioRow[]): TopLevelSpec {
   const cores = [...new Set(rows.map((r) => r.cores))].sort((a, b) => a - b);
-  const x = { field: 'cores', type: 'quantitative', scale: { type: 'log', base: 2, domain: [cores[0], cores[cores.length - 1]] }, axis: { values: cores, format: 'd' }, title: 'N: server cores (workers, GOMAXPROCS)' } as const;
+  const x = {
+    field: 'cores',
+    type: 'quantitative',
+    scale: { type: 'log', base: 2, domain: [cores[0], cores[cores.length - 1]] },
+    axis: { values: cores, format: 'd' },
+    title: 'N: server cores (workers, GOMAXPROCS)',
+  } as const;
   const color = { field: 'server', type: 'nominal', title: null } as const;
   const rps = {
     title: 'Requests/s against N (median, min-max of the rounds)',
     width: 260,
     height: 170,
     layer: [
-      { mark: { type: 'area', opacity: 0.15 }, encoding: { x, y: { field: 'low', type: 'quantitative', title: 'OK calls/s' }, y2: { field: 'high' }, color } },
+      {
+        mark: { type: 'area', opacity: 0.15 },
+        encoding: { x, y: { field: 'low', type: 'quantitative', title: 'OK calls/s' }, y2: { field: 'high' }, color },
+      },
       { mark: { type: 'line', point: true }, encoding: { x, y: { field: 'rps', type: 'quantitative', title: 'OK calls/s' }, color } },
     ],
   };
@@ -82,7 +98,11 @@ export function scalingChartSpec(rows: readonly ScalingRow[], ratios: readonly S
     height: 170,
     data: { values: ratios },
     layer: [
-      { data: { values: [{ one: 1 }] }, mark: { type: 'rule', color: '#333', strokeDash: [4, 3] }, encoding: { y: { field: 'one', ...ratioY } } },
+      {
+        data: { values: [{ one: 1 }] },
+        mark: { type: 'rule', color: '#333', strokeDash: [4, 3] },
+        encoding: { y: { field: 'one', ...ratioY } },
+      },
       { mark: { type: 'area', opacity: 0.2, color: '#1b7837' }, encoding: { x, y: { field: 'low', ...ratioY }, y2: { field: 'high' } } },
       { mark: { type: 'line', point: { color: '#1b7837' }, color: '#1b7837' }, encoding: { x, y: { field: 'ratio', ...ratioY } } },
     ],

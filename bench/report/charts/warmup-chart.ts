@@ -39,7 +39,13 @@ export function warmupRows(results: ChartedResults): WarmupRow[] {
 
 export function warmupChartSpec(rows: readonly WarmupRow[]): TopLevelSpec {
   // Ordinal: the sweep's steps spaced evenly (they span 0 to 10^5 and more, which no linear axis shows and a log one cannot place at 0).
-  const x = { field: 'warmupCalls', type: 'ordinal', sort: 'ascending', title: 'warm-up calls before the measurement', axis: { labelAngle: 0 } } as const;
+  const x = {
+    field: 'warmupCalls',
+    type: 'ordinal',
+    sort: 'ascending',
+    title: 'warm-up calls before the measurement',
+    axis: { labelAngle: 0 },
+  } as const;
   const color = { field: 'server', type: 'nominal', title: null } as const;
   const cpu = {
     title: 'Server CPU per call after warm-up, µs',
@@ -56,7 +62,11 @@ export function warmupChartSpec(rows: readonly WarmupRow[]): TopLevelSpec {
     height: 160,
     data: { values: withRatio },
     layer: [
-      { data: { values: [{ one: 1 }] }, mark: { type: 'rule', color: '#333', strokeDash: [4, 3] }, encoding: { y: { field: 'one', ...ratioY } } },
+      {
+        data: { values: [{ one: 1 }] },
+        mark: { type: 'rule', color: '#333', strokeDash: [4, 3] },
+        encoding: { y: { field: 'one', ...ratioY } },
+      },
       { mark: { type: 'area', opacity: 0.2 }, encoding: { x, y: { field: 'ratioLow', ...ratioY }, y2: { field: 'ratioHigh' }, color } },
       { mark: { type: 'line', point: true }, encoding: { x, y: { field: 'ratio', ...ratioY }, color } },
     ],

@@ -8,7 +8,14 @@
  * encoding guide's canonical form does (https://protobuf.dev/programming-guides/encoding/); test/jwt-service/codec.test.ts decodes every output with
  * proto-loader's own deserializer.
  */
-import type { GenerateJwtResponse, GetJwksResponse, GetStatusListResponse, RevokeJwtResponse, VerifyJwtReason, VerifyJwtResponse } from '../messages.js';
+import type {
+  GenerateJwtResponse,
+  GetJwksResponse,
+  GetStatusListResponse,
+  RevokeJwtResponse,
+  VerifyJwtReason,
+  VerifyJwtResponse,
+} from '../messages.js';
 import { internalError } from '../../assert.js';
 
 /**

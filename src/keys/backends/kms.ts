@@ -34,7 +34,8 @@ function kmsClient(): Kms.KMSClient {
 
 function spec(alg: Algorithm): NonNullable<(typeof KMS_ALGORITHMS)[Algorithm]> {
   const found = KMS_ALGORITHMS[alg];
-  if (found === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `kms keys sign ES256, ES384, RS256 and PS256, not ${alg}`, { field: 'alg' });
+  if (found === undefined)
+    throw new JwtGrpcError('ERR_INVALID_KEY', `kms keys sign ES256, ES384, RS256 and PS256, not ${alg}`, { field: 'alg' });
   return found;
 }
 
@@ -88,16 +89,31 @@ const PSS_PROBE = Buffer.from('jwt-grpc PS256 salt length probe');
  */
 async function checkPssSalt(kmsApi: Kms.KMSClient, sdk: typeof Kms, ref: string, publicKey: KeyObject): Promise<void> {
   const answer = await kmsApi
-    .send(new sdk.SignCommand({ KeyId: ref, Message: createHash('sha256').update(PSS_PROBE).digest(), MessageType: 'DIGEST', SigningAlgorithm: 'RSASSA_PSS_SHA_256' }))
+    .send(
+      new sdk.SignCommand({
+        KeyId: ref,
+        Message: createHash('sha256').update(PSS_PROBE).digest(),
+        MessageType: 'DIGEST',
+        SigningAlgorithm: 'RSASSA_PSS_SHA_256',
+      }),
+    )
     .catch((err: unknown) => {
       throw backendError(ref, `the PS256 probe Sign failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
     });
   const signature = Buffer.from(answer.Signature as Uint8Array);
-  const verifies = (saltLength: number): boolean => verify('sha256', PSS_PROBE, { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength }, signature);
+  const verifies = (saltLength: number): boolean =>
+    verify('sha256', PSS_PROBE, { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength }, signature);
   if (verifies(32)) return;
   const longest = Math.ceil(((publicKey.asymmetricKeyDetails?.modulusLength ?? 2048) - 1) / 8) - 32 - 2;
-  const used = verifies(longest) ? `the longest salt (${longest} bytes)` : verifies(constants.RSA_PSS_SALTLEN_AUTO) ? 'a salt other than 32 bytes' : 'a signature that does not verify';
-  throw backendError(ref, `signs RSASSA_PSS_SHA_256 with ${used}; PS256 needs a 32-byte salt (RFC 7518 section 3.5), as AWS KMS uses (local-kms does not)`);
+  const used = verifies(longest)
+    ? `the longest salt (${longest} bytes)`
+    : verifies(constants.RSA_PSS_SALTLEN_AUTO)
+      ? 'a salt other than 32 bytes'
+      : 'a signature that does not verify';
+  throw backendError(
+    ref,
+    `signs RSASSA_PSS_SHA_256 with ${used}; PS256 needs a 32-byte salt (RFC 7518 section 3.5), as AWS KMS uses (local-kms does not)`,
+  );
 }
 
 async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
@@ -108,7 +124,8 @@ async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
   try {
     const answer = await kmsApi.send(new sdk.GetPublicKeyCommand({ KeyId: ref }));
     if (answer.KeyUsage !== 'SIGN_VERIFY') throw backendError(ref, `is a ${answer.KeyUsage ?? 'non-signing'} key, not SIGN_VERIFY`);
-    if (!(answer.SigningAlgorithms ?? []).includes(signing as Kms.SigningAlgorithmSpec)) throw backendError(ref, `does not sign with ${signing} (${alg})`);
+    if (!(answer.SigningAlgorithms ?? []).includes(signing as Kms.SigningAlgorithmSpec))
+      throw backendError(ref, `does not sign with ${signing} (${alg})`);
     const publicKey = createPublicKey({ key: Buffer.from(answer.PublicKey as Uint8Array), format: 'der', type: 'spki' });
     publicJwk = publicKey.export({ format: 'jwk' });
     if (alg === 'PS256') await checkPssSalt(kmsApi, sdk, ref, publicKey);
@@ -137,7 +154,11 @@ async function generate(ref: string, alg: Algorithm): Promise<string> {
   if (!ref.startsWith('alias/')) throw backendError(ref, 'keys generate --kms takes alias/NAME, the alias the new key gets');
   const sdk = kms();
   const created = await kmsClient().send(
-    new sdk.CreateKeyCommand({ KeySpec: spec(alg).keySpec as Kms.KeySpec, KeyUsage: 'SIGN_VERIFY', Description: `jwt-grpc ${alg} signing key` }),
+    new sdk.CreateKeyCommand({
+      KeySpec: spec(alg).keySpec as Kms.KeySpec,
+      KeyUsage: 'SIGN_VERIFY',
+      Description: `jwt-grpc ${alg} signing key`,
+    }),
   );
   await kmsClient().send(new sdk.CreateAliasCommand({ AliasName: ref, TargetKeyId: created.KeyMetadata?.KeyId }));
   return ref;

@@ -50,7 +50,8 @@ function attributes(part: string, separator: string, known: readonly string[], w
     const equals = pair.indexOf('=');
     const name = equals < 0 ? pair : pair.slice(0, equals);
     if (name === 'pin-value') throw uriError('pin-value is refused: give the PIN with pin-source=file:PATH or JWT_GRPC_PKCS11_PIN');
-    if (!known.includes(name)) throw uriError(`unknown ${where} attribute ${JSON.stringify(name.slice(0, 64))} (known: ${known.join(', ')})`);
+    if (!known.includes(name))
+      throw uriError(`unknown ${where} attribute ${JSON.stringify(name.slice(0, 64))} (known: ${known.join(', ')})`);
     if (equals < 0) throw uriError(`${name} has no value`);
     if (found.has(name)) throw uriError(`${name} is given twice`);
     found.set(name, pair.slice(equals + 1));

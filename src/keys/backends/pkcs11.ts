@@ -114,7 +114,8 @@ function ecPoint(value: Buffer, size: number): { x: string; y: string } {
     const lengthBytes = point[1]! & 0x80 ? point[1]! & 0x7f : 0;
     point = point.subarray(2 + lengthBytes);
   }
-  if (point.length !== 2 * size + 1 || point[0] !== 0x04) throw new JwtGrpcError('ERR_INVALID_KEY', 'CKA_EC_POINT is not an uncompressed point', { field: 'pkcs11' });
+  if (point.length !== 2 * size + 1 || point[0] !== 0x04)
+    throw new JwtGrpcError('ERR_INVALID_KEY', 'CKA_EC_POINT is not an uncompressed point', { field: 'pkcs11' });
   return { x: point.subarray(1, 1 + size).toString('base64url'), y: point.subarray(1 + size).toString('base64url') };
 }
 
@@ -122,7 +123,8 @@ function ecPoint(value: Buffer, size: number): { x: string; y: string } {
 function publicJwk(module: Pkcs11.PKCS11, session: Pkcs11.Handle, uri: Pkcs11Uri, alg: Algorithm, ref: string): JsonWebKey {
   const lib = pkcs11();
   const object = findObject(module, session, uri, lib.CKO_PUBLIC_KEY);
-  if (object === undefined || object.length === 0) throw backendError(ref, 'no single public key object matches (needed for the public key)');
+  if (object === undefined || object.length === 0)
+    throw backendError(ref, 'no single public key object matches (needed for the public key)');
   const curve = CURVES[alg];
   if (curve !== undefined) {
     const [params, point] = module.C_GetAttributeValue(session, object, [{ type: lib.CKA_EC_PARAMS }, { type: lib.CKA_EC_POINT }]);
@@ -130,7 +132,11 @@ function publicJwk(module: Pkcs11.PKCS11, session: Pkcs11.Handle, uri: Pkcs11Uri
     return { kty: 'EC', crv: curve.crv, ...ecPoint(point?.value as Buffer, curve.size) };
   }
   const [modulus, exponent] = module.C_GetAttributeValue(session, object, [{ type: lib.CKA_MODULUS }, { type: lib.CKA_PUBLIC_EXPONENT }]);
-  const jwk = { kty: 'RSA', n: stripZeros(modulus?.value as Buffer).toString('base64url'), e: stripZeros(exponent?.value as Buffer).toString('base64url') };
+  const jwk = {
+    kty: 'RSA',
+    n: stripZeros(modulus?.value as Buffer).toString('base64url'),
+    e: stripZeros(exponent?.value as Buffer).toString('base64url'),
+  };
   // Through node:crypto, so the members are canonical as the key file's are.
   return createPublicKey({ key: jwk, format: 'jwk' }).export({ format: 'jwk' });
 }
@@ -246,7 +252,8 @@ async function generate(ref: string, alg: Algorithm): Promise<string> {
   const session = openSession(module, slot, true);
   try {
     login(module, session, pin, ref);
-    if (findObject(module, session, uri, lib.CKO_PRIVATE_KEY) !== undefined) throw backendError(ref, 'a private key with that label already exists');
+    if (findObject(module, session, uri, lib.CKO_PRIVATE_KEY) !== undefined)
+      throw backendError(ref, 'a private key with that label already exists');
     const id = uri.id ?? createHash('sha256').update(uri.object).digest().subarray(0, 8);
     const common = [
       { type: lib.CKA_TOKEN, value: true },

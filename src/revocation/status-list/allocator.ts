@@ -96,7 +96,8 @@ export class IndexAllocator {
 
   async #block(): Promise<Block> {
     const first = await this.#reserve(this.#blockSize);
-    if (!Number.isSafeInteger(first) || first < 0) throw new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', `status list: reserve answered ${String(first)}, not an index`);
+    if (!Number.isSafeInteger(first) || first < 0)
+      throw new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', `status list: reserve answered ${String(first)}, not an index`);
     // A block past the end of the list is empty: the list is full.
     return { next: Math.min(first, this.#size), end: Math.min(first + this.#blockSize, this.#size) };
   }

@@ -132,7 +132,8 @@ export async function createStatusListIssuer(options: StatusListIssuerOptions): 
     ttlSeconds,
     claimFor() {
       const idx = allocator.next();
-      if (idx === undefined) throw new JwtGrpcError('ERR_STATUS_LIST_FULL', 'no status list index is free: the list is full or its index store is unreachable');
+      if (idx === undefined)
+        throw new JwtGrpcError('ERR_STATUS_LIST_FULL', 'no status list index is free: the list is full or its index store is unreachable');
       return { status_list: { idx, uri } };
     },
     revoke: (idx) => list.set(idx),
@@ -146,7 +147,8 @@ export async function createStatusListIssuer(options: StatusListIssuerOptions): 
     token() {
       const now = Math.floor(Date.now() / 1000);
       const current = keys();
-      if (signed !== undefined && signed.version === list.version && signed.keys === current && now - signed.iat < resignAfter) return signed.token;
+      if (signed !== undefined && signed.version === list.version && signed.keys === current && now - signed.iat < resignAfter)
+        return signed.token;
       const token = signStatusListToken(current, statusListAlgorithm(current), {
         sub: uri,
         iat: now,

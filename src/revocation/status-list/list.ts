@@ -30,14 +30,16 @@ export class StatusList {
 
   /** `size` entries, a positive multiple of 8 (section 13.4 recommends whole bytes). */
   constructor(size: number) {
-    if (!Number.isSafeInteger(size) || size <= 0 || size % 8 !== 0) throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `status list size must be a positive multiple of 8, got ${size}`);
+    if (!Number.isSafeInteger(size) || size <= 0 || size % 8 !== 0)
+      throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `status list size must be a positive multiple of 8, got ${size}`);
     this.size = size;
     this.#bytes = new Uint8Array(size / 8);
   }
 
   /** Marks entry `idx` INVALID; false when it already was. @throws JwtGrpcError `ERR_INVALID_ARGUMENT` when out of bounds. */
   set(idx: number): boolean {
-    if (!Number.isSafeInteger(idx) || idx < 0 || idx >= this.size) throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `status list index ${idx} is outside 0..${this.size - 1}`);
+    if (!Number.isSafeInteger(idx) || idx < 0 || idx >= this.size)
+      throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `status list index ${idx} is outside 0..${this.size - 1}`);
     if (statusAt(this.#bytes, 1, idx) === STATUS_INVALID) return false;
     setStatusAt(this.#bytes, 1, idx, STATUS_INVALID);
     this.#encoded = undefined;

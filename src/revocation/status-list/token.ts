@@ -28,11 +28,17 @@ export interface StatusListClaims {
  */
 export function statusListAlgorithm(keys: KeySet): Algorithm {
   // In memory: the list is re-signed synchronously on every change; an HSM or KMS key (a handle) does not sign it.
-  const alg = keys.signingAlgorithms.find((candidate) => !ALGORITHM_SPECS[candidate].symmetric && keys.activeEntry(candidate)?.signingKey !== undefined);
+  const alg = keys.signingAlgorithms.find(
+    (candidate) => !ALGORITHM_SPECS[candidate].symmetric && keys.activeEntry(candidate)?.signingKey !== undefined,
+  );
   if (alg === undefined) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', 'option statusList: needs an asymmetric signing key held in memory (RS*, PS*, ES*, EdDSA; not an HSM or KMS key): verifiers cannot check an HMAC-signed status list', {
-      field: 'statusList',
-    });
+    throw new JwtGrpcError(
+      'ERR_INVALID_OPTION',
+      'option statusList: needs an asymmetric signing key held in memory (RS*, PS*, ES*, EdDSA; not an HSM or KMS key): verifiers cannot check an HMAC-signed status list',
+      {
+        field: 'statusList',
+      },
+    );
   }
   return alg;
 }
@@ -40,7 +46,8 @@ export function statusListAlgorithm(keys: KeySet): Algorithm {
 /** Signs `claims` as a Status List Token with the active key of `alg` in `keys`. @internal */
 export function signStatusListToken(keys: KeySet, alg: Algorithm, claims: StatusListClaims): string {
   const entry = keys.activeEntry(alg);
-  if (entry?.signingKey === undefined) throw new JwtGrpcError('ERR_INVALID_OPTION', `option statusList: no active ${alg} key in memory`, { field: 'statusList' });
+  if (entry?.signingKey === undefined)
+    throw new JwtGrpcError('ERR_INVALID_OPTION', `option statusList: no active ${alg} key in memory`, { field: 'statusList' });
   const header = Buffer.from(JSON.stringify({ alg, typ: STATUS_LIST_TYP, kid: entry.kid })).toString('base64url');
   const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   return `${input}.${entry.spec.prepareSign(entry.signingKey)(input)}`;

@@ -145,7 +145,8 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   }
 
   sendMetadata(metadata: CallMetadata): void {
-    if (this.#headersSent || this.#done) throw new JwtGrpcError('ERR_SERVER_STATE', `sendMetadata: the response headers of ${this.method} were already sent`);
+    if (this.#headersSent || this.#done)
+      throw new JwtGrpcError('ERR_SERVER_STATE', `sendMetadata: the response headers of ${this.method} were already sent`);
     const headers: HeaderFields = { ...this.#responseHeaders() };
     addMetadataHeaders(headers, metadata);
     this.#respondHeaders(headers);
@@ -429,7 +430,10 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   /** The deadline passed (Deadlines' callback). */
   deadlinePassed(): void {
     if (this.#done || this.#streamGone()) return;
-    const reason = new GrpcStatusError(GrpcStatus.DEADLINE_EXCEEDED, `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`);
+    const reason = new GrpcStatusError(
+      GrpcStatus.DEADLINE_EXCEEDED,
+      `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`,
+    );
     this.#abort(reason);
     this.endWithStatus(reason.status, reason.details, undefined);
   }

@@ -17,7 +17,6 @@ export interface DeadlineEntry {
   deadlinePassed(): void;
 }
 
-
 export class Deadlines {
   readonly #heap: DeadlineEntry[] = [];
   #timer: NodeJS.Timeout | undefined = undefined;

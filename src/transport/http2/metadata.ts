@@ -40,7 +40,9 @@ function headerValue(name: string, value: CallMetadataValue): string {
     return bytes.toString('base64').replace(/=+$/, '');
   }
   if (typeof value !== 'string' || !ASCII_VALUE.test(value)) {
-    throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata ${name}: a value of a key without "-bin" must be a printable ASCII string`, { field: name });
+    throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata ${name}: a value of a key without "-bin" must be a printable ASCII string`, {
+      field: name,
+    });
   }
   return value;
 }
@@ -52,7 +54,9 @@ function headerValue(name: string, value: CallMetadataValue): string {
 export function addMetadataHeaders(target: HeaderFields, metadata: CallMetadata): void {
   for (const [name, values] of metadata.entries()) {
     if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || isReservedMetadataKey(name)) {
-      throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`, { field: name });
+      throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`, {
+        field: name,
+      });
     }
     if (values.length === 0) continue;
     const encoded = values.map((value) => headerValue(name, value));

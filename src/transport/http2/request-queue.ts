@@ -71,7 +71,8 @@ export class RequestQueue<T> implements AsyncIterableIterator<T> {
       return Promise.resolve({ value, done: false });
     }
     if (this.#ended || this.#returned) return Promise.resolve({ value: undefined, done: true });
-    if (this.#waiter !== undefined) return Promise.reject(internalError('RequestQueue: next() called again before the previous one settled'));
+    if (this.#waiter !== undefined)
+      return Promise.reject(internalError('RequestQueue: next() called again before the previous one settled'));
     return new Promise((resolve, reject) => {
       this.#waiter = { resolve, reject };
     });

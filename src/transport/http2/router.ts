@@ -33,7 +33,8 @@ export class Router {
     const routes: Route[] = [];
     for (const [name, method] of Object.entries(definition)) {
       const path = method?.path;
-      if (typeof path !== 'string' || !/^\/[^/]+\/[^/]+$/.test(path)) throw invalidService(`method ${name} has no valid path ("/package.Service/Method")`);
+      if (typeof path !== 'string' || !/^\/[^/]+\/[^/]+$/.test(path))
+        throw invalidService(`method ${name} has no valid path ("/package.Service/Method")`);
       if (typeof method.requestDeserialize !== 'function' || typeof method.responseSerialize !== 'function') {
         throw invalidService(`method ${path} lacks requestDeserialize or responseSerialize`);
       }

@@ -206,7 +206,14 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   }
 
   readonly #onConnection = (socket: Socket): void => {
-    const session = new SessionState(socket, this.#limits, this.#options, this.#onStream, (closed) => this.#sessions.delete(closed), this.#guard);
+    const session = new SessionState(
+      socket,
+      this.#limits,
+      this.#options,
+      this.#onStream,
+      (closed) => this.#sessions.delete(closed),
+      this.#guard,
+    );
     this.#sessions.add(session);
     // A connection accepted while closing is told to go away at once.
     if (this.#state === 'closed') void session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);

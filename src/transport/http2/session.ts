@@ -98,7 +98,10 @@ export class SessionState implements CallSession, ConnectionEvents {
   }
 
   internalError(err: unknown): void {
-    this.#options.logger.error('closing a connection after an internal error', { peer: this.peer, error: err instanceof Error ? err.message : String(err) });
+    this.#options.logger.error('closing a connection after an internal error', {
+      peer: this.peer,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 
   get peer(): string {
@@ -144,7 +147,9 @@ export class SessionState implements CallSession, ConnectionEvents {
     const options = this.#options;
     const now = performance.now();
     const interval =
-      this.calls.size === 0 && !options.keepalivePermitWithoutCalls ? KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS : options.keepalivePermitTimeMs;
+      this.calls.size === 0 && !options.keepalivePermitWithoutCalls
+        ? KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS
+        : options.keepalivePermitTimeMs;
     if (now - this.#lastValidPing >= interval) {
       this.#lastValidPing = now;
       return;

@@ -13,13 +13,24 @@ function row(source: string, concurrency: number, callsPerSecond: number): KeyBa
 describe('key backend rows', () => {
   it("takes each round's ratio against in memory's same round, then the median", () => {
     // Round 2 ran while the machine was busy: both sources slowed; the per-round ratio stays 0.5.
-    const rows = [row(MEMORY, 8, 1000), row('hsm', 8, 500), row(MEMORY, 8, 200), row('hsm', 8, 100), row(MEMORY, 8, 1000), row('hsm', 8, 500)];
+    const rows = [
+      row(MEMORY, 8, 1000),
+      row('hsm', 8, 500),
+      row(MEMORY, 8, 200),
+      row('hsm', 8, 100),
+      row(MEMORY, 8, 1000),
+      row('hsm', 8, 500),
+    ];
     const [memory, hsm] = keyBackendCells(rows, [MEMORY, 'hsm'], [8]);
     expect(memory).toMatchObject({ source: MEMORY, callsPerSecond: 1000, ratioToMemory: 1 });
     // Medians of the calls/s would give 500 / 1000 here too, but round by round is what holds when rounds differ.
     expect(hsm).toMatchObject({ source: 'hsm', concurrency: 8, callsPerSecond: 500, ratioToMemory: 0.5 });
     expect(hsm?.rounds).toHaveLength(3);
-    const skewed = keyBackendCells([row(MEMORY, 1, 1000), row('hsm', 1, 900), row(MEMORY, 1, 100), row('hsm', 1, 80)], [MEMORY, 'hsm'], [1]);
+    const skewed = keyBackendCells(
+      [row(MEMORY, 1, 1000), row('hsm', 1, 900), row(MEMORY, 1, 100), row('hsm', 1, 80)],
+      [MEMORY, 'hsm'],
+      [1],
+    );
     // Ratios 0.9 and 0.8: the median of two is their mean; pooled medians would say 490 / 550.
     expect(skewed[1]?.ratioToMemory).toBeCloseTo(0.85, 5);
   });

@@ -34,8 +34,14 @@ describe('derToJose', () => {
   it.each([
     ['not a SEQUENCE', Buffer.from([0x31, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]), 'ECDSA signature is not a DER SEQUENCE'],
     ['not INTEGERs', Buffer.from([0x30, 0x06, 0x04, 0x01, 0x01, 0x02, 0x01, 0x01]), 'ECDSA signature is not two DER INTEGERs'],
-    ['an integer too long', Buffer.concat([Buffer.from([0x30, 0x25, 0x02, 0x21]), Buffer.alloc(33, 0x7f), Buffer.from([0x02, 0x01, 0x01])]), 'ECDSA signature integer is too long'],
+    [
+      'an integer too long',
+      Buffer.concat([Buffer.from([0x30, 0x25, 0x02, 0x21]), Buffer.alloc(33, 0x7f), Buffer.from([0x02, 0x01, 0x01])]),
+      'ECDSA signature integer is too long',
+    ],
   ])('refuses %s with ERR_INVALID_KEY', (_what, der, message) => {
-    expect(() => derToJose(der, 32)).toThrow(expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_INVALID_KEY', field: 'kms', message }));
+    expect(() => derToJose(der, 32)).toThrow(
+      expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_INVALID_KEY', field: 'kms', message }),
+    );
   });
 });

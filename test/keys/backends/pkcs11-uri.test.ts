@@ -8,7 +8,11 @@ import { parsePkcs11Uri } from '../../../src/keys/backends/pkcs11-uri.js';
 
 describe('parsePkcs11Uri', () => {
   it('reads the token, the key and how to reach them, percent-decoded', () => {
-    expect(parsePkcs11Uri('pkcs11:token=my%20token;object=es256-1;id=%01%ff;type=private?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:hsm-pin.txt')).toEqual({
+    expect(
+      parsePkcs11Uri(
+        'pkcs11:token=my%20token;object=es256-1;id=%01%ff;type=private?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:hsm-pin.txt',
+      ),
+    ).toEqual({
       token: 'my token',
       serial: undefined,
       slotId: undefined,

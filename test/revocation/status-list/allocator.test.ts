@@ -9,7 +9,12 @@ import { IndexAllocator, localReserve } from '../../../src/revocation/status-lis
 const MAX = 1 << 20;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function recordingLogger(): { lines: string[]; info(m: string): void; warn(m: string, f?: object): void; error(m: string, f?: object): void } {
+function recordingLogger(): {
+  lines: string[];
+  info(m: string): void;
+  warn(m: string, f?: object): void;
+  error(m: string, f?: object): void;
+} {
   const lines: string[] = [];
   return {
     lines,

@@ -14,7 +14,17 @@ const LONG_1 = [0, 1993, 25460, 159495, 495669, 554353, 645645, 723232, 854545, 
 const LONG_1_LST =
   'eNrt3AENwCAMAEGogklACtKQPg9LugC9k_ACvreiogEAAKkeCQAAAAAAAAAAAAAAAAAAAIBylgQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAXG9IAAAAAAAAAPwsJAAAAAAAAAAAAAAAvhsSAAAAAAAAAAAA7KpLAAAAAAAAAAAAAAAAAAAAAJsLCQAAAAAAAAAAADjelAAAAAAAAAAAKjDMAQAAAACAZC8L2AEb';
 const LONG_2: ReadonlyArray<[number, number]> = [
-  [0, 1], [1993, 2], [25460, 1], [159495, 3], [495669, 1], [554353, 1], [645645, 2], [723232, 1], [854545, 1], [934534, 2], [1000345, 3],
+  [0, 1],
+  [1993, 2],
+  [25460, 1],
+  [159495, 3],
+  [495669, 1],
+  [554353, 1],
+  [645645, 2],
+  [723232, 1],
+  [854545, 1],
+  [934534, 2],
+  [1000345, 3],
 ];
 const LONG_2_LST =
   'eNrt2zENACEQAEEuoaBABP5VIO01fCjIHTMStt9ovGVIAAAAAABAbiEBAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAEB5WwIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAID0ugQAAAAAAAAAAAAAAAAAQG12SgAAAAAAAAAAAAAAAAAAAAAAAAAAAOCSIQEAAAAAAAAAAAAAAAAAAAAAAAD8ExIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAwJEuAQAAAAAAAAAAAAAAAAAAAAAAAMB9SwIAAAAAAAAAAAAAAAAAAACoYUoAAAAAAAAAAAAAAEBqH81gAQw';
@@ -57,7 +67,9 @@ describe('status list codec (draft 20 section 4.1, Appendix C)', () => {
   it('refuses an lst that inflates past the bound (a ZLIB bomb) or is not base64url', () => {
     const bomb = encodeLst(new Uint8Array(1 << 22));
     expect(() => decodeLst(bomb, MAX / 8)).toThrow(expect.objectContaining({ code: 'ERR_BUFFER_TOO_LARGE' }));
-    expect(() => decodeLst('not base64url!', 16)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', message: 'lst is not base64url' }));
+    expect(() => decodeLst('not base64url!', 16)).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', message: 'lst is not base64url' }),
+    );
     expect(() => decodeLst('eNrbuRgAAhcBXQ==', 16)).toThrow('lst is not base64url');
     expect(() => decodeLst(42 as unknown as string, 16)).toThrow('lst is not base64url');
   });
@@ -77,7 +89,10 @@ describe('status values in place', () => {
       expect(statusAt(bytes, bits, 3), `bits ${bits}`).toBe(0);
       expect([statusAt(bytes, bits, 2), statusAt(bytes, bits, 4)], `bits ${bits}`).toEqual([max, max]);
       setStatusAt(bytes, bits, 3, max);
-      expect(bytes.every((b) => b === 0xff), `bits ${bits}`).toBe(true);
+      expect(
+        bytes.every((b) => b === 0xff),
+        `bits ${bits}`,
+      ).toBe(true);
     }
     const two = new Uint8Array(1);
     setStatusAt(two, 2, 1, 3);

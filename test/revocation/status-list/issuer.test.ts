@@ -49,7 +49,8 @@ describe('createStatusListIssuer', () => {
     expect(issuer.indexOf({ status: { status_list: { idx: 5, uri: URI } } })).toBe(5);
     expect(issuer.indexOf({ sub: 'ada' })).toBeUndefined();
     expect(issuer.indexOf({ status: { status_list: { idx: 0, uri: 'https://elsewhere.example/statuslists/1' } } })).toBeUndefined();
-    for (const idx of [64, -1, 1.5, '3']) expect(issuer.indexOf({ status: { status_list: { idx, uri: URI } } }), String(idx)).toBeUndefined();
+    for (const idx of [64, -1, 1.5, '3'])
+      expect(issuer.indexOf({ status: { status_list: { idx, uri: URI } } }), String(idx)).toBeUndefined();
   });
 
   it('signs again when the keys change, and after a quarter of the ttl, not before', async () => {
@@ -72,7 +73,11 @@ describe('createStatusListIssuer', () => {
     const issuer = await createStatusListIssuer({ uri: URI, keys: () => keys, ttlSeconds: 60, size: 8, blockSize: 8 });
     for (let i = 0; i < 8; i++) issuer.claimFor();
     expect(() => issuer.claimFor()).toThrow(
-      expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_STATUS_LIST_FULL', message: 'no status list index is free: the list is full or its index store is unreachable' }),
+      expect.objectContaining({
+        name: 'JwtGrpcError',
+        code: 'ERR_STATUS_LIST_FULL',
+        message: 'no status list index is free: the list is full or its index store is unreachable',
+      }),
     );
   });
 

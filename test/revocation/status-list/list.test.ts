@@ -35,7 +35,9 @@ describe('StatusList', () => {
   it('refuses an index outside the list, naming it and the range', () => {
     const list = new StatusList(64);
     for (const idx of [64, -1, 1.5, Number.NaN]) {
-      expect(() => list.set(idx), String(idx)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', message: `status list index ${idx} is outside 0..63` }));
+      expect(() => list.set(idx), String(idx)).toThrow(
+        expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', message: `status list index ${idx} is outside 0..63` }),
+      );
     }
     expect(list.version).toBe(0);
     expect(list.isSet(64)).toBe(false);
@@ -43,7 +45,12 @@ describe('StatusList', () => {
 
   it('refuses a size that is not a positive multiple of 8', () => {
     for (const size of [0, -8, 12, 8.5]) {
-      expect(() => new StatusList(size), String(size)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', message: `status list size must be a positive multiple of 8, got ${size}` }));
+      expect(() => new StatusList(size), String(size)).toThrow(
+        expect.objectContaining({
+          code: 'ERR_INVALID_ARGUMENT',
+          message: `status list size must be a positive multiple of 8, got ${size}`,
+        }),
+      );
     }
   });
 });

@@ -6,7 +6,12 @@ import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../../src/errors.js';
 import { exportKeys, generateKeys } from '../../../src/lib.js';
-import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP, signStatusListToken, statusListAlgorithm } from '../../../src/revocation/status-list/token.js';
+import {
+  STATUS_LIST_MEDIA_TYPE,
+  STATUS_LIST_TYP,
+  signStatusListToken,
+  statusListAlgorithm,
+} from '../../../src/revocation/status-list/token.js';
 
 function refusal(action: () => unknown): JwtGrpcError {
   try {
@@ -36,7 +41,13 @@ describe('statusListAlgorithm', () => {
 describe('signStatusListToken', () => {
   it('signs a statuslist+jwt with the kid of the active key, which jose verifies', async () => {
     const keys = await generateKeys({ algorithms: ['ES256'] });
-    const claims = { sub: 'https://auth.example/statuslists/1', iat: 1_700_000_000, exp: 4_000_000_000, ttl: 60, status_list: { bits: 1 as const, lst: 'eNoDAAAAAAE' } };
+    const claims = {
+      sub: 'https://auth.example/statuslists/1',
+      iat: 1_700_000_000,
+      exp: 4_000_000_000,
+      ttl: 60,
+      status_list: { bits: 1 as const, lst: 'eNoDAAAAAAE' },
+    };
     const token = signStatusListToken(keys, 'ES256', claims);
     const header = decodeProtectedHeader(token);
     expect(header).toEqual({ alg: 'ES256', typ: STATUS_LIST_TYP, kid: keys.activeEntry('ES256')?.kid });
@@ -49,6 +60,10 @@ describe('signStatusListToken', () => {
   it('refuses an algorithm the set has no active key of, naming it', async () => {
     const keys = await generateKeys({ algorithms: ['ES256'] });
     const err = refusal(() => signStatusListToken(keys, 'RS256', { sub: 'x', iat: 0, exp: 1, ttl: 1, status_list: { bits: 1, lst: '' } }));
-    expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'statusList', 'option statusList: no active RS256 key in memory']);
+    expect([err.code, err.field, err.message]).toEqual([
+      'ERR_INVALID_OPTION',
+      'statusList',
+      'option statusList: no active RS256 key in memory',
+    ]);
   });
 });

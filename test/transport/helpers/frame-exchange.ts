@@ -71,7 +71,11 @@ export async function withFrames(port: number, use: (conn: FrameConnection) => P
 
 /** The HEADERS frame that ends stream `streamId`, or its RST_STREAM, whichever comes first. */
 export const endOrReset = (conn: FrameConnection, streamId: number): Promise<ServerFrame> =>
-  conn.waitFor((f) => f.streamId === streamId && (f.type === FRAME_TYPE.RST_STREAM || (f.type === FRAME_TYPE.HEADERS && (f.flags & FRAME_FLAG.END_STREAM) !== 0)));
+  conn.waitFor(
+    (f) =>
+      f.streamId === streamId &&
+      (f.type === FRAME_TYPE.RST_STREAM || (f.type === FRAME_TYPE.HEADERS && (f.flags & FRAME_FLAG.END_STREAM) !== 0)),
+  );
 
 /** One unary call's frames: HEADERS, then its message in DATA with END_STREAM. */
 export const unaryCall = (streamId: number): Buffer[] => [

@@ -42,7 +42,13 @@ const ProbeClient = makeGenericClientConstructor(
 );
 
 /** A grpc-js client of test.Probe; `Unary`, `ServerStream`, `ClientStream`, `Bidi` as grpc-js methods. */
-export function probeClient(port: number, options: { credentials?: ChannelCredentials; channelOptions?: Record<string, unknown>; host?: string } = {}): Client &
-  Record<string, (...args: unknown[]) => unknown> {
-  return new ProbeClient(`${options.host ?? '127.0.0.1'}:${port}`, options.credentials ?? credentials.createInsecure(), options.channelOptions ?? {}) as never;
+export function probeClient(
+  port: number,
+  options: { credentials?: ChannelCredentials; channelOptions?: Record<string, unknown>; host?: string } = {},
+): Client & Record<string, (...args: unknown[]) => unknown> {
+  return new ProbeClient(
+    `${options.host ?? '127.0.0.1'}:${port}`,
+    options.credentials ?? credentials.createInsecure(),
+    options.channelOptions ?? {},
+  ) as never;
 }

@@ -169,7 +169,16 @@ export interface ServerFrame {
 }
 
 /** HTTP/2 frame types and flags the raw tests use (RFC 9113 §6). */
-export const FRAME_TYPE = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
+export const FRAME_TYPE = {
+  DATA: 0,
+  HEADERS: 1,
+  RST_STREAM: 3,
+  SETTINGS: 4,
+  PING: 6,
+  GOAWAY: 7,
+  WINDOW_UPDATE: 8,
+  CONTINUATION: 9,
+} as const;
 export const FRAME_FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
 
 /**
@@ -247,7 +256,12 @@ export class FrameConnection {
     while (buffer.length >= 9) {
       const length = buffer.readUIntBE(0, 3);
       if (buffer.length < 9 + length) break;
-      const frame = { type: buffer[3] as number, flags: buffer[4] as number, streamId: buffer.readUInt32BE(5) & 0x7fffffff, payload: buffer.subarray(9, 9 + length) };
+      const frame = {
+        type: buffer[3] as number,
+        flags: buffer[4] as number,
+        streamId: buffer.readUInt32BE(5) & 0x7fffffff,
+        payload: buffer.subarray(9, 9 + length),
+      };
       this.frames.push(frame);
       const ack = frame.type === FRAME_TYPE.SETTINGS && (frame.flags & FRAME_FLAG.ACK) === 0;
       if (ack && this.#socket.writable) this.send(h2Frame(FRAME_TYPE.SETTINGS, FRAME_FLAG.ACK, 0));

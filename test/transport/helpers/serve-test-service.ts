@@ -13,7 +13,9 @@ import { servedTestService, testServiceImplementation } from './test-service.js'
 
 const tlsAt = process.argv.indexOf('--tls');
 const tls =
-  tlsAt === -1 ? undefined : { key: readFileSync(process.argv[tlsAt + 1] as string), cert: readFileSync(process.argv[tlsAt + 2] as string) };
+  tlsAt === -1
+    ? undefined
+    : { key: readFileSync(process.argv[tlsAt + 1] as string), cert: readFileSync(process.argv[tlsAt + 2] as string) };
 
 const server = createHttp2GrpcServer({ maxReceiveMessageBytes: 4 << 20, logger: silentLogger });
 server.addService(servedTestService(), testServiceImplementation());

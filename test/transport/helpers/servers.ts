@@ -12,7 +12,10 @@ const open = new Set<{ close(): Promise<void> }>();
 export type Services = readonly (readonly [ServiceDescriptor, ServiceImplementation])[];
 
 /** jwt-grpc's own gRPC server on 127.0.0.1:0 with `services`. */
-export async function startHttp2(services: Services, options: Http2GrpcServerOptions = {}): Promise<{ server: Http2GrpcServer; port: number }> {
+export async function startHttp2(
+  services: Services,
+  options: Http2GrpcServerOptions = {},
+): Promise<{ server: Http2GrpcServer; port: number }> {
   const server = createHttp2GrpcServer({ logger: recordingLogger(), ...options });
   for (const [definition, implementation] of services) server.addService(definition, implementation);
   const port = await server.listen('127.0.0.1:0');
@@ -24,12 +27,20 @@ export async function startHttp2(services: Services, options: Http2GrpcServerOpt
 /** The same services on a grpc-js Server through the adapter. */
 export async function startGrpcJs(
   services: Services,
-  options: { interceptors?: readonly CallInterceptor[]; logger?: Logger; channelOptions?: Record<string, unknown>; prepare?: (server: Server) => void } = {},
+  options: {
+    interceptors?: readonly CallInterceptor[];
+    logger?: Logger;
+    channelOptions?: Record<string, unknown>;
+    prepare?: (server: Server) => void;
+  } = {},
 ): Promise<{ server: Server; port: number }> {
   const server = new Server(options.channelOptions ?? {});
   options.prepare?.(server);
   for (const [definition, implementation] of services) {
-    addServiceToGrpcJs(server, definition, implementation, { interceptors: options.interceptors ?? [], logger: options.logger ?? recordingLogger() });
+    addServiceToGrpcJs(server, definition, implementation, {
+      interceptors: options.interceptors ?? [],
+      logger: options.logger ?? recordingLogger(),
+    });
   }
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err === null ? resolve(bound) : reject(err))),

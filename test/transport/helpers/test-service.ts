@@ -23,7 +23,14 @@ import {
 
 export const FIXTURES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 export const TEST_PROTO = join(FIXTURES_DIR, 'grpc', 'testing', 'test.proto');
-export const TEST_LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [FIXTURES_DIR] };
+export const TEST_LOADER_OPTIONS = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [FIXTURES_DIR],
+};
 
 const ECHO_INITIAL = 'x-grpc-test-echo-initial';
 const ECHO_TRAILING = 'x-grpc-test-echo-trailing-bin';
@@ -63,7 +70,9 @@ let loaded: ServiceDescriptor | undefined;
 /** TestService as served (proto-loader's codecs): every method but UnimplementedCall. */
 export function servedTestService(): ServiceDescriptor {
   if (loaded === undefined) {
-    const { UnimplementedCall: _, ...served } = loadSync(TEST_PROTO, TEST_LOADER_OPTIONS)['grpc.testing.TestService'] as unknown as ServiceDescriptor;
+    const { UnimplementedCall: _, ...served } = loadSync(TEST_PROTO, TEST_LOADER_OPTIONS)[
+      'grpc.testing.TestService'
+    ] as unknown as ServiceDescriptor;
     loaded = served;
   }
   return loaded;
@@ -85,7 +94,11 @@ function payload(size: number): { payload: { body: Buffer } } {
   return { payload: { body: Buffer.alloc(size) } };
 }
 
-async function writeResponses(parameters: readonly ResponseParameters[], responses: ResponseStream<unknown>, call: CallContext): Promise<void> {
+async function writeResponses(
+  parameters: readonly ResponseParameters[],
+  responses: ResponseStream<unknown>,
+  call: CallContext,
+): Promise<void> {
   const anyCompressed = parameters.some((p) => p.compressed?.value === true);
   if (anyCompressed) call.setResponseCompression('gzip');
   for (const parameter of parameters) {

@@ -20,7 +20,14 @@ describe('Deadlines', () => {
   it('tells each call when its deadline passes, in deadline order whatever the order added', () => {
     const deadlines = new Deadlines();
     const passed: string[] = [];
-    for (const [name, ms] of [['c', 300], ['a', 100], ['d', 400], ['b', 200], ['e', 250]] as const) deadlines.add(entry(name, passed), ms);
+    for (const [name, ms] of [
+      ['c', 300],
+      ['a', 100],
+      ['d', 400],
+      ['b', 200],
+      ['e', 250],
+    ] as const)
+      deadlines.add(entry(name, passed), ms);
     vi.advanceTimersByTime(99);
     expect(passed).toEqual([]);
     vi.advanceTimersByTime(1);

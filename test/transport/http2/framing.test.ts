@@ -31,7 +31,11 @@ describe('messagePrefix and framedMessage', () => {
 
 describe('MessageReader', () => {
   it('reads several messages in one chunk, the compressed flag with each, and an empty one', () => {
-    const chunk = Buffer.concat([framedMessage(false, Buffer.from('one')), framedMessage(true, Buffer.from('two')), framedMessage(false, Buffer.alloc(0))]);
+    const chunk = Buffer.concat([
+      framedMessage(false, Buffer.from('one')),
+      framedMessage(true, Buffer.from('two')),
+      framedMessage(false, Buffer.alloc(0)),
+    ]);
     expect(collect(new MessageReader(100), [chunk])).toEqual([
       [false, 'one'],
       [true, 'two'],

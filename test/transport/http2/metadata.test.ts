@@ -8,7 +8,22 @@ import { type HeaderFields, addMetadataHeaders, metadataFromRawHeaders } from '.
 
 describe('metadataFromRawHeaders', () => {
   it('keeps custom headers in order, repeated ones as several values, and drops pseudo- and reserved headers', () => {
-    const metadata = metadataFromRawHeaders([':path', '/a/b', 'content-type', 'application/grpc', 'te', 'trailers', 'grpc-timeout', '1S', 'x-a', '1', 'x-a', '2', 'authorization', 'Bearer t']);
+    const metadata = metadataFromRawHeaders([
+      ':path',
+      '/a/b',
+      'content-type',
+      'application/grpc',
+      'te',
+      'trailers',
+      'grpc-timeout',
+      '1S',
+      'x-a',
+      '1',
+      'x-a',
+      '2',
+      'authorization',
+      'Bearer t',
+    ]);
     expect([...metadata.entries()]).toEqual([
       ['x-a', ['1', '2']],
       ['authorization', ['Bearer t']],
@@ -25,14 +40,27 @@ describe('metadataFromRawHeaders', () => {
 describe('addMetadataHeaders', () => {
   it('writes one value as a string, several as a list, -bin values as unpadded base64, and adds to a field already there', () => {
     const target: HeaderFields = { 'x-a': 'first' };
-    addMetadataHeaders(target, new CallMetadata().add('x-a', 'second').add('x-b', '1').add('x-b', '2').set('x-c-bin', Buffer.from([1])).set('x-d-bin', 'hi'));
+    addMetadataHeaders(
+      target,
+      new CallMetadata()
+        .add('x-a', 'second')
+        .add('x-b', '1')
+        .add('x-b', '2')
+        .set('x-c-bin', Buffer.from([1]))
+        .set('x-d-bin', 'hi'),
+    );
     expect(target).toEqual({ 'x-a': ['first', 'second'], 'x-b': ['1', '2'], 'x-c-bin': 'AQ', 'x-d-bin': 'aGk' });
   });
 
   it('refuses a reserved key or one that is not a gRPC header name, naming it', () => {
     for (const key of ['grpc-status', 'content-type', 'te', 'x a', 'x:y']) {
       expect(() => addMetadataHeaders({}, new CallMetadata().set(key, 'v')), key).toThrow(
-        expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_INVALID_ARGUMENT', field: key, message: `metadata key ${JSON.stringify(key)} is reserved or not a valid gRPC header name` }),
+        expect.objectContaining({
+          name: 'JwtGrpcError',
+          code: 'ERR_INVALID_ARGUMENT',
+          field: key,
+          message: `metadata key ${JSON.stringify(key)} is reserved or not a valid gRPC header name`,
+        }),
       );
     }
   });
@@ -40,7 +68,11 @@ describe('addMetadataHeaders', () => {
   it('refuses a non-ASCII or control-character value, or a Buffer, on a key without -bin', () => {
     for (const value of ['é', 'a\nb', Buffer.from('x')]) {
       expect(() => addMetadataHeaders({}, new CallMetadata().set('x-a', value))).toThrow(
-        expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT', field: 'x-a', message: 'metadata x-a: a value of a key without "-bin" must be a printable ASCII string' }),
+        expect.objectContaining({
+          code: 'ERR_INVALID_ARGUMENT',
+          field: 'x-a',
+          message: 'metadata x-a: a value of a key without "-bin" must be a printable ASCII string',
+        }),
       );
     }
   });

@@ -35,8 +35,20 @@ describe('resolveHttp2Options', () => {
 
   it('keeps the values given', () => {
     const interceptors = [{ onCallStart: () => undefined, onCallEnd: () => {} }];
-    const resolved = resolveHttp2Options({ maxReceiveMessageBytes: 2048, handshakeTimeoutMs: 500, maxConnectionAgeMs: 60_000, interceptors, logger: silentLogger });
-    expect(resolved).toMatchObject({ maxReceiveMessageBytes: 2048, handshakeTimeoutMs: 500, maxConnectionAgeMs: 60_000, interceptors, logger: silentLogger });
+    const resolved = resolveHttp2Options({
+      maxReceiveMessageBytes: 2048,
+      handshakeTimeoutMs: 500,
+      maxConnectionAgeMs: 60_000,
+      interceptors,
+      logger: silentLogger,
+    });
+    expect(resolved).toMatchObject({
+      maxReceiveMessageBytes: 2048,
+      handshakeTimeoutMs: 500,
+      maxConnectionAgeMs: 60_000,
+      interceptors,
+      logger: silentLogger,
+    });
   });
 
   it('refuses options that are not an object', () => {

@@ -43,7 +43,12 @@ describe('Router', () => {
   it('routes each path to its handler with the kind of call its descriptor says', () => {
     const router = new Router();
     router.add(SERVICE, IMPLEMENTATION);
-    expect(['Unary', 'Server', 'Client', 'Bidi'].map((name) => router.get(`/pkg.Svc/${name}`)?.kind)).toEqual(['unary', 'server-stream', 'client-stream', 'bidi']);
+    expect(['Unary', 'Server', 'Client', 'Bidi'].map((name) => router.get(`/pkg.Svc/${name}`)?.kind)).toEqual([
+      'unary',
+      'server-stream',
+      'client-stream',
+      'bidi',
+    ]);
     expect(router.get('/pkg.Svc/Unary')?.handler).toBe(handler);
     expect(router.get('/pkg.Svc/Other')).toBeUndefined();
     expect(router.get(undefined)).toBeUndefined();
@@ -52,13 +57,21 @@ describe('Router', () => {
   const refused: [string, () => [unknown, unknown], string][] = [
     ['a definition that is not an object', () => [null, IMPLEMENTATION], 'addService: definition must be a service definition object'],
     ['an implementation that is not an object', () => [SERVICE, 'x'], 'addService: implementation must be an object of handlers'],
-    ['a method without a valid path', () => [{ M: method('/no-method') }, { M: handler }], 'addService: method M has no valid path ("/package.Service/Method")'],
+    [
+      'a method without a valid path',
+      () => [{ M: method('/no-method') }, { M: handler }],
+      'addService: method M has no valid path ("/package.Service/Method")',
+    ],
     [
       'a method without serializers',
       () => [{ M: { ...method('/p.S/M'), responseSerialize: undefined } }, { M: handler }],
       'addService: method /p.S/M lacks requestDeserialize or responseSerialize',
     ],
-    ['a method without a handler', () => [{ M: method('/p.S/M') }, { M: 'not a function' }], 'addService: no handler for /p.S/M (implementation.M)'],
+    [
+      'a method without a handler',
+      () => [{ M: method('/p.S/M') }, { M: 'not a function' }],
+      'addService: no handler for /p.S/M (implementation.M)',
+    ],
   ];
   for (const [what, args, message] of refused) {
     it(`refuses ${what} with ERR_INVALID_OPTION`, () => {

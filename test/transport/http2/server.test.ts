@@ -30,7 +30,11 @@ describe('createHttp2GrpcServer', () => {
     for (const address of ['localhost', '127.0.0.1:', ':50051', '127.0.0.1:65536', '::1:0', '127.0.0.1:123456']) {
       const s = server();
       const err = await rejection(s.listen(address));
-      expect([err.code, err.field, err.message], address).toEqual(['ERR_LISTEN', 'address', `listen: address must be "host:port" or "[v6]:port", got ${JSON.stringify(address)}`]);
+      expect([err.code, err.field, err.message], address).toEqual([
+        'ERR_LISTEN',
+        'address',
+        `listen: address must be "host:port" or "[v6]:port", got ${JSON.stringify(address)}`,
+      ]);
       await s.close();
     }
   });
@@ -38,8 +42,18 @@ describe('createHttp2GrpcServer', () => {
   const tlsRefusals: [string, unknown, string, string][] = [
     ['not an object', 'pem', 'tls', 'must be an object with key and cert'],
     ['without a cert', { key: 'k' }, 'tls', 'key and cert are required'],
-    ['with requireClientCertificate not a boolean', { key: 'k', cert: 'c', requireClientCertificate: 'yes' }, 'tls.requireClientCertificate', 'must be a boolean'],
-    ['mutual without a ca', { key: 'k', cert: 'c', requireClientCertificate: true }, 'tls.ca', 'is required to verify client certificates (requireClientCertificate)'],
+    [
+      'with requireClientCertificate not a boolean',
+      { key: 'k', cert: 'c', requireClientCertificate: 'yes' },
+      'tls.requireClientCertificate',
+      'must be a boolean',
+    ],
+    [
+      'mutual without a ca',
+      { key: 'k', cert: 'c', requireClientCertificate: true },
+      'tls.ca',
+      'is required to verify client certificates (requireClientCertificate)',
+    ],
   ];
   for (const [what, tls, field, message] of tlsRefusals) {
     it(`refuses TLS options ${what}, naming ${field}, and can still listen`, async () => {
@@ -57,7 +71,9 @@ describe('createHttp2GrpcServer', () => {
     await s.listen('127.0.0.1:0');
     expect((await rejection(s.listen('127.0.0.1:0'))).message).toBe('listen: server is already listened');
     await s.close();
-    expect(() => s.addService(PROBE, handlers)).toThrow(expect.objectContaining({ code: 'ERR_SERVER_STATE', message: 'addService: server is closed' }));
+    expect(() => s.addService(PROBE, handlers)).toThrow(
+      expect.objectContaining({ code: 'ERR_SERVER_STATE', message: 'addService: server is closed' }),
+    );
     const err = await rejection(s.listen('127.0.0.1:0'));
     expect([err.code, err.message]).toEqual(['ERR_SERVER_STATE', 'listen: server is already closed']);
   });

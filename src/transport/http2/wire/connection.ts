@@ -200,7 +200,12 @@ export class H2Connection implements StreamOwner {
   #destroyed = false;
 
   /** `handshakeTimeoutMs`: this connection's time for its preface and first SETTINGS, when less than the limits' (what TLS left of the deadline). */
-  constructor(socket: Socket, limits: ConnectionLimits, events: ConnectionEvents, handshakeTimeoutMs = limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS) {
+  constructor(
+    socket: Socket,
+    limits: ConnectionLimits,
+    events: ConnectionEvents,
+    handshakeTimeoutMs = limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS,
+  ) {
     this.socket = socket;
     this.#limits = limits;
     this.#events = events;
@@ -636,7 +641,8 @@ export class H2Connection implements StreamOwner {
       this.#pending = Buffer.from(buffer);
     }
     if (this.#flow.unacknowledged >= CONNECTION_WINDOW / 2 && !this.#ended) this.#queue(windowUpdateFrame(0, this.#flow.acknowledge()));
-    if (!this.#ended && this.#writer.overAnswered) this.#connectionError(new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many PING or SETTINGS acks unread'));
+    if (!this.#ended && this.#writer.overAnswered)
+      this.#connectionError(new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many PING or SETTINGS acks unread'));
     this.#writer.endBatch();
   }
 
@@ -654,7 +660,8 @@ export class H2Connection implements StreamOwner {
       throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'a header block was interrupted by another frame');
     }
     if (!this.#settingsSeen) {
-      if (type !== FRAME.SETTINGS || (f.flags & FLAG.ACK) !== 0) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'the first frame must be SETTINGS');
+      if (type !== FRAME.SETTINGS || (f.flags & FLAG.ACK) !== 0)
+        throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'the first frame must be SETTINGS');
       this.#settingsSeen = true;
       clearTimeout(this.#handshakeTimer);
     }
@@ -828,7 +835,8 @@ export class H2Connection implements StreamOwner {
   /** A stream refused before it opened: RST_STREAM and nothing else (§5.4.2), counted as #streamError's are. */
   #refuse(streamId: number, code: number): void {
     this.#countReset(code);
-    if (code === H2_ERROR.REFUSED_STREAM && !this.#refusals.take()) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many refused streams');
+    if (code === H2_ERROR.REFUSED_STREAM && !this.#refusals.take())
+      throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many refused streams');
     this.#queue(rstStreamFrame(streamId, code));
     this.#rememberClosed(streamId, 'reset-sent');
   }

@@ -4,7 +4,16 @@
  * hyperium/h2's `frame/` or x/net/http2's `frameParsers`). Nothing here allocates: every
  * frame of a connection is read into the one `FrameFields` the connection owns.
  */
-import { ConnectionError, FLAG, FRAME_HEADER_BYTES, H2_ERROR, MAX_MAX_FRAME_SIZE, MAX_WINDOW_SIZE, MIN_MAX_FRAME_SIZE, SETTING } from './frames.js';
+import {
+  ConnectionError,
+  FLAG,
+  FRAME_HEADER_BYTES,
+  H2_ERROR,
+  MAX_MAX_FRAME_SIZE,
+  MAX_WINDOW_SIZE,
+  MIN_MAX_FRAME_SIZE,
+  SETTING,
+} from './frames.js';
 import { MAX_SETTINGS_ENTRIES } from './limits.js';
 
 /** One frame as read; `start` and `end` bound its payload (without padding or priority, once read). */
@@ -30,7 +39,8 @@ export class SettingsFields {
 export function readFrame(buffer: Buffer, offset: number, into: FrameFields): boolean {
   if (buffer.length - offset < FRAME_HEADER_BYTES) return false;
   const length = (buffer[offset] as number) * 65536 + (buffer[offset + 1] as number) * 256 + (buffer[offset + 2] as number);
-  if (length > MIN_MAX_FRAME_SIZE) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds SETTINGS_MAX_FRAME_SIZE`);
+  if (length > MIN_MAX_FRAME_SIZE)
+    throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, `frame of ${length} bytes exceeds SETTINGS_MAX_FRAME_SIZE`);
   const end = offset + FRAME_HEADER_BYTES + length;
   if (buffer.length < end) return false;
   into.type = buffer[offset + 3] as number;
@@ -92,7 +102,8 @@ export function readSettings(buffer: Buffer, f: FrameFields, into: SettingsField
     return false;
   }
   if (length % 6 !== 0) throw new ConnectionError(H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS payload not a multiple of 6');
-  if (length / 6 > MAX_SETTINGS_ENTRIES) throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, `SETTINGS of more than ${MAX_SETTINGS_ENTRIES} entries`);
+  if (length / 6 > MAX_SETTINGS_ENTRIES)
+    throw new ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, `SETTINGS of more than ${MAX_SETTINGS_ENTRIES} entries`);
   into.headerTableSize = -1;
   into.initialWindowSize = -1;
   into.maxFrameSize = -1;
@@ -111,7 +122,8 @@ export function readSettings(buffer: Buffer, f: FrameFields, into: SettingsField
         into.initialWindowSize = value;
         break;
       case SETTING.MAX_FRAME_SIZE:
-        if (value < MIN_MAX_FRAME_SIZE || value > MAX_MAX_FRAME_SIZE) throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+        if (value < MIN_MAX_FRAME_SIZE || value > MAX_MAX_FRAME_SIZE)
+          throw new ConnectionError(H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
         into.maxFrameSize = value;
         break;
       default:

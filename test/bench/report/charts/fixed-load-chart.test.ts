@@ -9,14 +9,27 @@ import { renderSvg } from '../../../../bench/report/charts/render.js';
 import { macroOnlyFixture, reportFixture } from '../../report-fixture.js';
 
 describe('the fixed-load chart', () => {
-  it('has one row per ratio with a CPU figure, at its percentage of Go\'s capacity, with its interval', () => {
+  it("has one row per ratio with a CPU figure, at its percentage of Go's capacity, with its interval", () => {
     const rows = fixedLoadChartRows(reportFixture());
     expect(rows).toHaveLength(6);
-    expect(rows.find((r) => r.algorithm === 'HS256' && r.percentOfGo === 25)).toEqual({ algorithm: 'HS256', percentOfGo: 25, offeredRps: 2500, median: 0.625, low: 0.625 * 0.95, high: 0.625 * 1.05 });
+    expect(rows.find((r) => r.algorithm === 'HS256' && r.percentOfGo === 25)).toEqual({
+      algorithm: 'HS256',
+      percentOfGo: 25,
+      offeredRps: 2500,
+      median: 0.625,
+      low: 0.625 * 0.95,
+      high: 0.625 * 1.05,
+    });
   });
 
   it('leaves out ratios without a CPU figure (runs before it was measured) and draws a point where no interval could be given', () => {
-    const results = { ...macroOnlyFixture(), openLoopRatios: [{ algorithm: 'HS256', fractionOfGoCapacity: 0.5, offeredRps: 5, p99Ratio: null }, { algorithm: 'ES256', fractionOfGoCapacity: 0.5, offeredRps: 5, cpuPerCallRatio: { median: 0.9, low: null, high: null, n: 3 } }] };
+    const results = {
+      ...macroOnlyFixture(),
+      openLoopRatios: [
+        { algorithm: 'HS256', fractionOfGoCapacity: 0.5, offeredRps: 5, p99Ratio: null },
+        { algorithm: 'ES256', fractionOfGoCapacity: 0.5, offeredRps: 5, cpuPerCallRatio: { median: 0.9, low: null, high: null, n: 3 } },
+      ],
+    };
     expect(fixedLoadChartRows(results)).toEqual([{ algorithm: 'ES256', percentOfGo: 50, offeredRps: 5, median: 0.9, low: 0.9, high: 0.9 }]);
     expect(fixedLoadChartRows(macroOnlyFixture())).toEqual([]);
     expect(CHARTS.find((c) => c.name === 'cpu-fixed-load')?.spec(macroOnlyFixture())).toBeNull();

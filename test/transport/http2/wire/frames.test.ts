@@ -30,9 +30,14 @@ describe('frame builders', () => {
   });
 
   it('builds SETTINGS of 6-byte entries on stream 0, and the empty ack', () => {
-    expect(hex(settingsFrame([[SETTING.MAX_CONCURRENT_STREAMS, 100], [SETTING.INITIAL_WINDOW_SIZE, 0x10000]]))).toBe(
-      '00000c040000000000' + '000300000064' + '000400010000',
-    );
+    expect(
+      hex(
+        settingsFrame([
+          [SETTING.MAX_CONCURRENT_STREAMS, 100],
+          [SETTING.INITIAL_WINDOW_SIZE, 0x10000],
+        ]),
+      ),
+    ).toBe('00000c040000000000' + '000300000064' + '000400010000');
     expect(hex(settingsFrame([]))).toBe('000000040000000000');
     expect(hex(SETTINGS_ACK)).toBe('000000040100000000');
   });

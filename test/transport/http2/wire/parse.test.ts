@@ -3,7 +3,16 @@
  * taken off, and every malformed frame refused with the connection error code §6 names.
  */
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, FLAG, FRAME, H2_ERROR, SETTING, frame, frameHeader, settingsFrame } from '../../../../src/transport/http2/wire/frames.js';
+import {
+  ConnectionError,
+  FLAG,
+  FRAME,
+  H2_ERROR,
+  SETTING,
+  frame,
+  frameHeader,
+  settingsFrame,
+} from '../../../../src/transport/http2/wire/frames.js';
 import { MAX_SETTINGS_ENTRIES } from '../../../../src/transport/http2/wire/limits.js';
 import {
   FrameFields,
@@ -36,7 +45,8 @@ function refusal(action: () => unknown): [number, string] {
   throw new Error('not refused');
 }
 
-const u32 = (...values: number[]): Buffer => Buffer.concat(values.map((v) => Buffer.from([v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255])));
+const u32 = (...values: number[]): Buffer =>
+  Buffer.concat(values.map((v) => Buffer.from([v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255])));
 
 describe('readFrame', () => {
   it('reads the header at an offset and masks the reserved bit of the stream id', () => {
@@ -79,7 +89,10 @@ describe('readData and readHeaders', () => {
     const allPad = frame(FRAME.DATA, FLAG.PADDED, 1, Buffer.from([3, 0, 0]));
     expect(refusal(() => readData(allPad, fields(allPad)))).toEqual([H2_ERROR.PROTOCOL_ERROR, 'padding as long as the frame']);
     const noPadLength = frame(FRAME.DATA, FLAG.PADDED, 1, Buffer.alloc(0));
-    expect(refusal(() => readData(noPadLength, fields(noPadLength)))).toEqual([H2_ERROR.FRAME_SIZE_ERROR, 'padded frame without a pad length']);
+    expect(refusal(() => readData(noPadLength, fields(noPadLength)))).toEqual([
+      H2_ERROR.FRAME_SIZE_ERROR,
+      'padded frame without a pad length',
+    ]);
   });
 
   it('skips the priority fields of HEADERS and says whether the stream depends on itself', () => {
@@ -161,8 +174,18 @@ describe('readSettings', () => {
 
   const refused: [string, Buffer, number, string][] = [
     ['on a stream', frame(FRAME.SETTINGS, 0, 1, Buffer.alloc(0)), H2_ERROR.PROTOCOL_ERROR, 'SETTINGS on a stream'],
-    ['an ack with a payload', frame(FRAME.SETTINGS, FLAG.ACK, 0, Buffer.alloc(6)), H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS ack with a payload'],
-    ['a payload not of 6-byte entries', frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(7)), H2_ERROR.FRAME_SIZE_ERROR, 'SETTINGS payload not a multiple of 6'],
+    [
+      'an ack with a payload',
+      frame(FRAME.SETTINGS, FLAG.ACK, 0, Buffer.alloc(6)),
+      H2_ERROR.FRAME_SIZE_ERROR,
+      'SETTINGS ack with a payload',
+    ],
+    [
+      'a payload not of 6-byte entries',
+      frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(7)),
+      H2_ERROR.FRAME_SIZE_ERROR,
+      'SETTINGS payload not a multiple of 6',
+    ],
     [
       'too many entries',
       settingsFrame(Array.from({ length: MAX_SETTINGS_ENTRIES + 1 }, () => [0xff, 0] as const)),
@@ -170,9 +193,24 @@ describe('readSettings', () => {
       `SETTINGS of more than ${MAX_SETTINGS_ENTRIES} entries`,
     ],
     ['ENABLE_PUSH of 2', settingsFrame([[SETTING.ENABLE_PUSH, 2]]), H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH other than 0 or 1'],
-    ['a window above 2^31 - 1', settingsFrame([[SETTING.INITIAL_WINDOW_SIZE, 2 ** 31]]), H2_ERROR.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31 - 1'],
-    ['MAX_FRAME_SIZE below 16384', settingsFrame([[SETTING.MAX_FRAME_SIZE, 16_383]]), H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range'],
-    ['MAX_FRAME_SIZE above 2^24 - 1', settingsFrame([[SETTING.MAX_FRAME_SIZE, 2 ** 24]]), H2_ERROR.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range'],
+    [
+      'a window above 2^31 - 1',
+      settingsFrame([[SETTING.INITIAL_WINDOW_SIZE, 2 ** 31]]),
+      H2_ERROR.FLOW_CONTROL_ERROR,
+      'SETTINGS_INITIAL_WINDOW_SIZE above 2^31 - 1',
+    ],
+    [
+      'MAX_FRAME_SIZE below 16384',
+      settingsFrame([[SETTING.MAX_FRAME_SIZE, 16_383]]),
+      H2_ERROR.PROTOCOL_ERROR,
+      'SETTINGS_MAX_FRAME_SIZE out of range',
+    ],
+    [
+      'MAX_FRAME_SIZE above 2^24 - 1',
+      settingsFrame([[SETTING.MAX_FRAME_SIZE, 2 ** 24]]),
+      H2_ERROR.PROTOCOL_ERROR,
+      'SETTINGS_MAX_FRAME_SIZE out of range',
+    ],
   ];
   for (const [what, bytes, code, message] of refused) {
     it(`refuses SETTINGS ${what}`, () => {
@@ -182,7 +220,13 @@ describe('readSettings', () => {
 
   it('takes exactly the most entries allowed, and the bounds of each range', () => {
     read(settingsFrame(Array.from({ length: MAX_SETTINGS_ENTRIES }, () => [0xff, 0] as const)));
-    read(settingsFrame([[SETTING.ENABLE_PUSH, 1], [SETTING.INITIAL_WINDOW_SIZE, 2 ** 31 - 1], [SETTING.MAX_FRAME_SIZE, 2 ** 24 - 1]]));
+    read(
+      settingsFrame([
+        [SETTING.ENABLE_PUSH, 1],
+        [SETTING.INITIAL_WINDOW_SIZE, 2 ** 31 - 1],
+        [SETTING.MAX_FRAME_SIZE, 2 ** 24 - 1],
+      ]),
+    );
   });
 });
 
@@ -190,8 +234,14 @@ describe('readPing, readGoaway and readWindowUpdate', () => {
   it('takes an 8-byte PING on stream 0 only', () => {
     const ok = frame(FRAME.PING, 0, 0, Buffer.alloc(8));
     expect(() => readPing(fields(ok))).not.toThrow();
-    expect(refusal(() => readPing(fields(frame(FRAME.PING, 0, 0, Buffer.alloc(7)))))).toEqual([H2_ERROR.FRAME_SIZE_ERROR, 'PING of the wrong length']);
-    expect(refusal(() => readPing(fields(frame(FRAME.PING, 0, 1, Buffer.alloc(8)))))).toEqual([H2_ERROR.PROTOCOL_ERROR, 'PING on a stream']);
+    expect(refusal(() => readPing(fields(frame(FRAME.PING, 0, 0, Buffer.alloc(7)))))).toEqual([
+      H2_ERROR.FRAME_SIZE_ERROR,
+      'PING of the wrong length',
+    ]);
+    expect(refusal(() => readPing(fields(frame(FRAME.PING, 0, 1, Buffer.alloc(8)))))).toEqual([
+      H2_ERROR.PROTOCOL_ERROR,
+      'PING on a stream',
+    ]);
   });
 
   it('reads the error code of GOAWAY, refusing one on a stream or too short', () => {

@@ -20,11 +20,21 @@ describe('isFieldName', () => {
 describe('validateRequestFields', () => {
   it('returns the headers by name, a repeated regular name joined with ", "', () => {
     const headers = validateRequestFields([...REQUEST, 'x-tag', 'a', 'te', 'trailers', 'x-tag', 'b']);
-    expect(headers).toEqual({ ':method': 'POST', ':scheme': 'http', ':path': '/svc/Method', ':authority': 'localhost', 'x-tag': 'a, b', te: 'trailers' });
+    expect(headers).toEqual({
+      ':method': 'POST',
+      ':scheme': 'http',
+      ':path': '/svc/Method',
+      ':authority': 'localhost',
+      'x-tag': 'a, b',
+      te: 'trailers',
+    });
   });
 
   it('takes a CONNECT without :scheme and :path', () => {
-    expect(validateRequestFields([':method', 'CONNECT', ':authority', 'host:443'])).toEqual({ ':method': 'CONNECT', ':authority': 'host:443' });
+    expect(validateRequestFields([':method', 'CONNECT', ':authority', 'host:443'])).toEqual({
+      ':method': 'CONNECT',
+      ':authority': 'host:443',
+    });
   });
 
   const malformed: Record<string, string[]> = {

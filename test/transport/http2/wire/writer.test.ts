@@ -102,7 +102,12 @@ describe('FrameWriter', () => {
     const frames: [number, number, number, string][] = [];
     for (let at = 0; at < bytes.length; ) {
       const length = bytes.readUIntBE(at, 3);
-      frames.push([bytes[at + 3] as number, bytes[at + 4] as number, bytes.readUInt32BE(at + 5), bytes.subarray(at + 9, at + 9 + length).toString()]);
+      frames.push([
+        bytes[at + 3] as number,
+        bytes[at + 4] as number,
+        bytes.readUInt32BE(at + 5),
+        bytes.subarray(at + 9, at + 9 + length).toString(),
+      ]);
       at += 9 + length;
     }
     expect(frames).toEqual([
