@@ -71,9 +71,10 @@ export interface ServerSpec {
  * reference work, is not `serve`'s default, so a reader must not take these figures for it.
  */
 export const VERIFY_ISSUED_NOTE =
-  'every row of jwt-grpc (but jwt-grpc-default, which measures the difference) runs `serve --verify-issued`: GenerateJwt verifies the token it signed ' +
-  '(and checks its sub) before answering, as the Go, Rust and Node peers do, so every server does the same work; `serve` without the flag ' +
-  'skips that verify (docs/benchmarks.md, "Without the reference\'s verify")';
+  'every row of jwt-grpc (but jwt-grpc-default, which measures the difference) runs `serve --verify-issued`: GenerateJwt verifies the signature ' +
+  'of the token it signed with the public key before answering, as the Go, Rust and Node peers verify theirs (they also parse it again, which ' +
+  'ours skips: it built that header and payload itself; bench/PERFORMANCE.md, "ES256 budget"), so every server does the same cryptography; ' +
+  '`serve` without the flag skips that verify (docs/benchmarks.md, "Without the reference\'s verify")';
 
 /** The flags every server takes (the peers' contract). */
 function commonArgs(ctx: LaunchContext): string[] {
