@@ -1,0 +1,131 @@
+/**
+ * httpJwksSource: a JWK Set over HTTP(S), found by OpenID discovery from an issuer URL or at a
+ * given jwksUrl, cached by ETag; every failure (a status, an oversized body, a discovery naming
+ * another issuer, a redirect) is ERR_FETCH naming the URL. A loopback server in this process.
+ */
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTTP_JWKS_DEFAULTS, httpJwksSource, isHttpJwksLocation } from '../../src/client/remote-jwks-http.js';
+
+type Route = (req: IncomingMessage, res: ServerResponse) => void;
+const routes = new Map<string, Route>();
+const seen: { path: string; ifNoneMatch: string | undefined }[] = [];
+const server = createServer((req, res) => {
+  seen.push({ path: req.url ?? '', ifNoneMatch: req.headers['if-none-match'] });
+  const route = routes.get(req.url ?? '');
+  if (route === undefined) res.writeHead(404).end();
+  else route(req, res);
+});
+let base = '';
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+const json =
+  (body: unknown, headers: Record<string, string> = {}): Route =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+
+describe('options', () => {
+  it('recognises a location by issuerUrl or jwksUrl', () => {
+    expect(isHttpJwksLocation({ issuerUrl: 'https://a' })).toBe(true);
+    expect(isHttpJwksLocation({ jwksUrl: 'https://a' })).toBe(true);
+    expect(isHttpJwksLocation({ target: 'a:443' })).toBe(false);
+    expect(isHttpJwksLocation(null)).toBe(false);
+  });
+
+  it.each([
+    [{ jwksUrl: 'not a url' }, 'jwksUrl', 'option jwksUrl: must be an http(s) URL, got "not a url"'],
+    [{ jwksUrl: 'ftp://host/jwks' }, 'jwksUrl', 'option jwksUrl: must be an http(s) URL, got "ftp://host/jwks"'],
+    [{ issuerUrl: 'file:///etc/passwd' }, 'issuerUrl', 'option issuerUrl: must be an http(s) URL, got "file:///etc/passwd"'],
+  ])('refuses %j at creation', (location, field, message) => {
+    expect(() => httpJwksSource(location)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field, message }));
+  });
+
+  it('keeps the issuer as given, byte for byte, and targets it', () => {
+    const source = httpJwksSource({ issuerUrl: 'https://Issuer.example/tenant/' });
+    expect(source.issuer).toBe('https://Issuer.example/tenant/');
+    expect(source.target).toBe('https://Issuer.example/tenant/');
+    expect(httpJwksSource({ jwksUrl: 'https://a.example/k' })).toMatchObject({ target: 'https://a.example/k', issuer: undefined });
+  });
+});
+
+describe('getJwks', () => {
+  it('fetches a jwksUrl and revalidates with its ETag, serving the cached body on 304', async () => {
+    let version = 1;
+    routes.set('/etag/jwks', (req, res) => {
+      if (req.headers['if-none-match'] === '"v1"' && version === 1) return void res.writeHead(304, { etag: '"v1"' }).end();
+      json({ keys: [], v: version }, { etag: `"v${version}"` })(req, res);
+    });
+    const source = httpJwksSource({ jwksUrl: `${base}/etag/jwks` });
+    expect(await source.getJwks()).toEqual({ jwks_json: '{"keys":[],"v":1}' });
+    expect(await source.getJwks()).toEqual({ jwks_json: '{"keys":[],"v":1}' });
+    version = 2;
+    expect(await source.getJwks()).toEqual({ jwks_json: '{"keys":[],"v":2}' });
+    expect(seen.filter((s) => s.path === '/etag/jwks').map((s) => s.ifNoneMatch)).toEqual([undefined, '"v1"', '"v1"']);
+  });
+
+  it('finds jwks_uri by discovery once, from the issuer with its trailing slashes trimmed', async () => {
+    const issuer = `${base}/tenant//`;
+    routes.set('/tenant/.well-known/openid-configuration', json({ issuer, jwks_uri: `${base}/tenant/keys` }));
+    routes.set('/tenant/keys', json({ keys: [] }));
+    const source = httpJwksSource({ issuerUrl: issuer });
+    await source.getJwks();
+    await source.getJwks();
+    expect(seen.filter((s) => s.path.startsWith('/tenant/')).map((s) => s.path)).toEqual([
+      '/tenant/.well-known/openid-configuration',
+      '/tenant/keys',
+      '/tenant/keys',
+    ]);
+  });
+
+  it.each([
+    ['another issuer', { issuer: 'https://evil', jwks_uri: 'https://evil/keys' }, /names issuer "https:\/\/evil", not "http:\/\/127/],
+    ['no jwks_uri', 'ISSUER', /has no jwks_uri$/],
+    ['not JSON', '{', /: not JSON$/],
+  ])('refuses a discovery document with %s', async (name, body, message) => {
+    const path = `/disc-${name.replaceAll(' ', '-')}`;
+    const issuer = `${base}${path}`;
+    routes.set(`${path}/.well-known/openid-configuration`, json(body === 'ISSUER' ? { issuer } : body));
+    await expect(httpJwksSource({ issuerUrl: issuer }).getJwks()).rejects.toMatchObject({
+      code: 'ERR_FETCH',
+      message: expect.stringMatching(message),
+    });
+  });
+
+  it('refuses a status other than 200 or 304, naming the URL', async () => {
+    await expect(httpJwksSource({ jwksUrl: `${base}/missing` }).getJwks()).rejects.toMatchObject({
+      code: 'ERR_FETCH',
+      message: `GET ${base}/missing: HTTP 404`,
+    });
+  });
+
+  it('refuses a redirect rather than following it', async () => {
+    routes.set('/moved', (_req, res) => res.writeHead(302, { location: `${base}/etag/jwks` }).end());
+    await expect(httpJwksSource({ jwksUrl: `${base}/moved` }).getJwks()).rejects.toThrow();
+    expect(seen.at(-1)?.path).toBe('/moved');
+  });
+
+  it('refuses a body over maxBytes, declared or not', async () => {
+    const big = 'x'.repeat(HTTP_JWKS_DEFAULTS.maxBytes + 1);
+    routes.set('/big-declared', (_req, res) => res.writeHead(200, { 'content-length': String(big.length) }).end(big));
+    routes.set('/big-chunked', (_req, res) => {
+      res.writeHead(200);
+      res.write(big.slice(0, 1000));
+      res.end(big.slice(1000));
+    });
+    await expect(httpJwksSource({ jwksUrl: `${base}/big-declared` }).getJwks()).rejects.toMatchObject({
+      code: 'ERR_FETCH',
+      message: `GET ${base}/big-declared: ${big.length} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`,
+    });
+    await expect(httpJwksSource({ jwksUrl: `${base}/big-chunked` }).getJwks()).rejects.toMatchObject({
+      code: 'ERR_FETCH',
+      message: `GET ${base}/big-chunked: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`,
+    });
+  });
+});
