@@ -1,8 +1,11 @@
 import { invalidOption } from '../errors.js';
 
-/** An integer option within bounds, or its default; throws `ERR_INVALID_OPTION` naming it. */
+/**
+ * An integer option within bounds, or its default when not given (`undefined` only: a `null`
+ * is refused, not read as "not given"); throws `ERR_INVALID_OPTION` naming it.
+ */
 export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  const resolved = value ?? fallback;
+  const resolved = value === undefined ? fallback : value;
   if (typeof resolved !== 'number' || !Number.isInteger(resolved) || resolved < min || resolved > max) {
     throw invalidOption(name, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }

@@ -10,8 +10,6 @@ describe('integerOption', () => {
     expect(integerOption('n', undefined, 7, 0, 10)).toBe(7);
     expect(integerOption('n', 0, 7, 0, 10)).toBe(0);
     expect(integerOption('n', 10, 7, 0, 10)).toBe(10);
-    // `??`: null reads as not given, as undefined does.
-    expect(integerOption('n', null, 7, 0, 10)).toBe(7);
   });
 
   it.each([
@@ -20,6 +18,8 @@ describe('integerOption', () => {
     [1.5, '1.5'],
     ['3', '"3"'],
     [Number.NaN, 'null'],
+    // Not "not given": a null is refused rather than rewritten to the default.
+    [null, 'null'],
   ])('refuses %s naming the option, its range and the value', (value, shown) => {
     expect(() => integerOption('retryMs', value, 7, 0, 10)).toThrow(
       expect.objectContaining({
