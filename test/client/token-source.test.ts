@@ -139,6 +139,8 @@ describe('token()', () => {
 
   it('logs a failed background refresh and keeps sending the held token, retrying no sooner than retryMs', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
+    // On a whole second: expires_at is in whole seconds, so the logged expiresInSeconds is exact.
+    vi.setSystemTime(Math.ceil(Date.now() / 1000) * 1000);
     const warn = vi.fn();
     const client = issuer(async (n) => {
       if (n > 1) throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'down');

@@ -41,7 +41,7 @@ const goawayCode = (f: ServerFrame): number => f.payload.readUInt32BE(4);
 
 let port: number;
 beforeAll(async () => {
-  ({ port } = await startHttp2([[PROBE, { Unary: async (request: unknown, _call: CallContext) => request }]] as never));
+  ({ port } = await startHttp2([[{ Unary: PROBE.Unary }, { Unary: async (request: unknown, _call: CallContext) => request }]] as never));
 });
 afterAll(closeAllServers);
 
