@@ -183,8 +183,12 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
       let from = server.stderr.length;
       server.signal('SIGHUP');
       const lines = await waitForLines(server, from, worker);
-      // Both workers applied generation 1 with the digest the primary logged.
-      const primary = jsonLines(server, from).find((line) => line['message'] === 'policy reloaded');
+      // Both workers applied generation 1 with the digest the primary logged. The primary logs
+      // once every live process (the spare worker too) has acknowledged, which can come after
+      // the serving workers' lines.
+      const reloadedLine = (): Record<string, unknown> | undefined => jsonLines(server, from).find((line) => line['message'] === 'policy reloaded');
+      await waitUntil(() => reloadedLine() !== undefined, 20_000);
+      const primary = reloadedLine();
       expect(primary).toMatchObject({ worker: 'primary', policyGeneration: 1 });
       for (const line of lines) expect(line).toMatchObject({ policyGeneration: 1, policyDigest: primary?.['policyDigest'] });
 
