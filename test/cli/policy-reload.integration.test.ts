@@ -186,7 +186,8 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
       // Both workers applied generation 1 with the digest the primary logged. The primary logs
       // once every live process (the spare worker too) has acknowledged, which can come after
       // the serving workers' lines.
-      const reloadedLine = (): Record<string, unknown> | undefined => jsonLines(server, from).find((line) => line['message'] === 'policy reloaded');
+      const reloadedLine = (): Record<string, unknown> | undefined =>
+        jsonLines(server, from).find((line) => line['message'] === 'policy reloaded');
       await waitUntil(() => reloadedLine() !== undefined, 20_000);
       const primary = reloadedLine();
       expect(primary).toMatchObject({ worker: 'primary', policyGeneration: 1 });
