@@ -20,26 +20,18 @@ import {
   FRAME_FLAG,
   FRAME_TYPE,
   FrameConnection,
-  type ServerFrame,
   frame,
   grpcHeaders,
   h2Frame,
   rawCall,
   requestBlock,
 } from './helpers/raw.js';
+import { UNARY, errorCode, isGoaway, u32 } from './helpers/frame-exchange.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { sleep } from '../../bench/kit/wait.js';
 
-const UNARY = '/test.Probe/Unary';
 const PRIORITY = 2;
 const ENHANCE_YOUR_CALM = 11;
-const u32 = (value: number): Buffer => {
-  const bytes = Buffer.alloc(4);
-  bytes.writeUInt32BE(value);
-  return bytes;
-};
-const isGoaway = (f: ServerFrame): boolean => f.type === FRAME_TYPE.GOAWAY;
-const goawayCode = (f: ServerFrame): number => f.payload.readUInt32BE(4);
 const repeat = (count: number, make: (i: number) => Buffer): Buffer[] => Array.from({ length: count }, (_, i) => make(i));
 /** A request's HEADERS, its stream left open. */
 const openStream = (streamId: number): Buffer => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, streamId, requestBlock(UNARY));
@@ -92,7 +84,7 @@ async function goawayAfter(target: number, frames: Buffer[], settingsPayload?: B
   const conn = await FrameConnection.open(target, settingsPayload);
   try {
     conn.send(...frames);
-    const code = goawayCode(await conn.waitFor(isGoaway, 10_000));
+    const code = errorCode(await conn.waitFor(isGoaway, 10_000));
     await conn.closed;
     return code;
   } finally {
@@ -211,7 +203,7 @@ describe('streams', () => {
     const conn = await FrameConnection.open(ceiling);
     try {
       conn.send(...opened);
-      expect(goawayCode(await conn.waitFor(isGoaway, 10_000))).toBe(ENHANCE_YOUR_CALM);
+      expect(errorCode(await conn.waitFor(isGoaway, 10_000))).toBe(ENHANCE_YOUR_CALM);
       const refused = conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && f.payload.readUInt32BE(0) === 7);
       expect(refused.length).toBe(REFUSED_STREAM_BURST);
     } finally {

@@ -6,7 +6,6 @@
  */
 import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HpackDecoder } from '../../src/transport/http2/wire/hpack.js';
 import { type CallContext, type ResponseStream, GrpcStatus } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
@@ -21,28 +20,12 @@ import {
   requestBlock,
   unframe,
 } from './helpers/raw.js';
+import { UNARY, errorCode, fields, isType, json, u32 } from './helpers/frame-exchange.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';
 import { sleep } from '../../bench/kit/wait.js';
 
-const UNARY = '/test.Probe/Unary';
-const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
-const u32 = (value: number): Buffer => {
-  const bytes = Buffer.alloc(4);
-  bytes.writeUInt32BE(value);
-  return bytes;
-};
 const windowUpdate = (streamId: number, increment: number): Buffer => h2Frame(FRAME_TYPE.WINDOW_UPDATE, 0, streamId, u32(increment));
 const settings = (id: number, value: number): Buffer => Buffer.concat([Buffer.from([0, id]), u32(value)]);
-const isType = (type: number, streamId?: number) => (f: ServerFrame) =>
-  f.type === type && (streamId === undefined || f.streamId === streamId);
-const errorCode = (f: ServerFrame): number => f.payload.readUInt32BE(f.type === FRAME_TYPE.GOAWAY ? 4 : 0);
-
-/** The header fields of a HEADERS frame the server sent (its own blocks use no dynamic table). */
-function fields(f: ServerFrame): Record<string, string> {
-  const list: string[] = [];
-  new HpackDecoder().decode(f.payload, 0, f.payload.length, list, 1 << 16);
-  return Object.fromEntries(Array.from({ length: list.length / 2 }, (_, i) => [list[2 * i], list[2 * i + 1]]));
-}
 
 const services = (extra: Partial<Record<string, unknown>> = {}) =>
   [

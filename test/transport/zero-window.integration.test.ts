@@ -11,17 +11,8 @@ import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grp
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import type { CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
-import {
-  FRAME_FLAG,
-  FRAME_TYPE,
-  FrameConnection,
-  type ServerFrame,
-  frame,
-  grpcHeaders,
-  h2Frame,
-  rawCall,
-  requestBlock,
-} from './helpers/raw.js';
+import { FRAME_FLAG, FRAME_TYPE, FrameConnection, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
+import { errorCode, isGoaway } from './helpers/frame-exchange.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { TRANSPORTS, closeAllServers as closeJwtServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { sleep } from '../../bench/kit/wait.js';
@@ -80,8 +71,6 @@ async function zeroWindowClient(port: number, count: number, batch = 20): Promis
 const refusedOn = (conn: FrameConnection): number =>
   conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && [REFUSED_STREAM, ENHANCE_YOUR_CALM].includes(f.payload.readUInt32BE(0)))
     .length;
-const isGoaway = (f: ServerFrame): boolean => f.type === FRAME_TYPE.GOAWAY;
-const goawayCode = (f: ServerFrame): number => f.payload.readUInt32BE(4);
 const wellBehavedCall = (port: number) => rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(Buffer.from('{"hello":1}'))] });
 
 describe('own transport (http2)', () => {
@@ -122,7 +111,7 @@ describe('own transport (http2)', () => {
     const { port } = await startHttp2(services as never, { maxFlowControlStallMs: 200 });
     const conn = await zeroWindowClient(port, 1);
     const goaway = await conn.waitFor(isGoaway, 2000);
-    expect(goawayCode(goaway)).toBe(ENHANCE_YOUR_CALM);
+    expect(errorCode(goaway)).toBe(ENHANCE_YOUR_CALM);
     await conn.closed;
     expect(PROCESS_MEMORY.held).toBe(0);
     // A client that reads is not touched by it.
@@ -181,7 +170,7 @@ describe('grpc-js transport', () => {
     const { port } = await startGuarded({ maxStallMs: 200 });
     const conn = await zeroWindowClient(port, 1);
     const goaway = await conn.waitFor(isGoaway, 2000);
-    expect(goawayCode(goaway)).toBe(ENHANCE_YOUR_CALM);
+    expect(errorCode(goaway)).toBe(ENHANCE_YOUR_CALM);
     await conn.closed;
     await sleep(50);
     expect(PROCESS_MEMORY.held).toBe(0);
@@ -213,7 +202,7 @@ describe.each(TRANSPORTS)('createJwtServer, transport %s', (transport) => {
       h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, check),
       h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 1, frame(Buffer.alloc(0))),
     );
-    expect(goawayCode(await conn.waitFor(isGoaway, 2000))).toBe(ENHANCE_YOUR_CALM);
+    expect(errorCode(await conn.waitFor(isGoaway, 2000))).toBe(ENHANCE_YOUR_CALM);
     await conn.closed;
     expect(logger.lines.filter((line) => line.level === 'warn').map((line) => line.message)).not.toContain(
       'cannot bound the memory of calls on this @grpc/grpc-js: maxProcessStreamMemoryMb and maxFlowControlStallMs do not apply',

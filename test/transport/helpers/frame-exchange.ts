@@ -30,6 +30,9 @@ export const isType =
   (f: ServerFrame): boolean =>
     f.type === type && (streamId === undefined || f.streamId === streamId);
 
+/** Matches a GOAWAY frame. */
+export const isGoaway = isType(FRAME_TYPE.GOAWAY);
+
 /** The error code of a RST_STREAM or GOAWAY frame. */
 export const errorCode = (f: ServerFrame): number => f.payload.readUInt32BE(f.type === FRAME_TYPE.GOAWAY ? 4 : 0);
 
