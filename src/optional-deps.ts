@@ -88,6 +88,41 @@ export const nodeHttp = onFirstUse<typeof import('node:http')>('node:http');
 export const nodeHttps = onFirstUse<typeof import('node:https')>('node:https');
 
 /**
+ * node:tls, through `require` on first use: a plaintext server never needs it, and loading
+ * it costs about 18 ms of a start on one core (`node -e "require('node:tls')"` against
+ * `node -e 0`, 7 runs pinned: 46.6 against 28.4 ms; bench/PERFORMANCE.md, "Start-up"). @internal
+ *
+ * @example
+ * ```ts
+ * const server = nodeTls().createServer({ key, cert, ALPNProtocols: ['h2'] });
+ * ```
+ */
+export const nodeTls = onFirstUse<typeof import('node:tls')>('node:tls');
+
+/**
+ * node:http2, through `require` on first use: only the grpc-js transport's memory guards
+ * use it (its constants), and it loads node:tls and node:http with it (about 27 ms of a start
+ * on one core, measured as {@link nodeTls}). @internal
+ *
+ * @example
+ * ```ts
+ * session.goaway(nodeHttp2().constants.NGHTTP2_ENHANCE_YOUR_CALM);
+ * ```
+ */
+export const nodeHttp2 = onFirstUse<typeof import('node:http2')>('node:http2');
+
+/**
+ * node:zlib, through `require` on first use: per-message compression and status lists,
+ * which most calls and most servers never use. @internal
+ *
+ * @example
+ * ```ts
+ * const packed = nodeZlib().deflateSync(bytes);
+ * ```
+ */
+export const nodeZlib = onFirstUse<typeof import('node:zlib')>('node:zlib');
+
+/**
  * prom-client, loaded on first use. @internal
  *
  * @example

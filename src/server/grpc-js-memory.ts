@@ -24,7 +24,7 @@
  *
  * A call costs this guard an integer add and a Set entry; the stall check runs on a timer.
  */
-import { type Http2Server, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, constants } from 'node:http2';
+import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
 import { Budget, type MemoryLedger } from '../transport/http2/wire/budget.js';
 import {
@@ -35,6 +35,7 @@ import {
   STALL_CHECKS_PER_BOUND,
 } from '../transport/http2/wire/limits.js';
 import { PROCESS_MEMORY } from '../transport/http2/wire/process-memory.js';
+import { nodeHttp2 } from '../optional-deps.js';
 
 /**
  * What an open grpc-js call is charged: its objects on both sides of node:http2 (the
@@ -82,13 +83,13 @@ class SessionGuard {
   admit(stream: GuardedStream): boolean {
     if (this.#overCeiling(GRPC_JS_STREAM_COST_BYTES)) {
       if (!this.#refusals.take()) {
-        this.#session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+        this.#session.goaway(nodeHttp2().constants.NGHTTP2_ENHANCE_YOUR_CALM);
         this.#session.destroy();
         return false;
       }
       // A stream closed with an error code emits 'error': nobody else listens to this one.
       stream.on('error', ignore);
-      stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      stream.close(nodeHttp2().constants.NGHTTP2_REFUSED_STREAM);
       return false;
     }
     this.#charge(GRPC_JS_STREAM_COST_BYTES);
@@ -131,7 +132,7 @@ class SessionGuard {
     const lastSeen = this.#lastSeen;
     let moved = false;
     for (const [stream, before] of lastSeen) {
-      if (stream.bufferSize < before && (!stream.closed || stream.rstCode === constants.NGHTTP2_NO_ERROR)) moved = true;
+      if (stream.bufferSize < before && (!stream.closed || stream.rstCode === nodeHttp2().constants.NGHTTP2_NO_ERROR)) moved = true;
     }
     lastSeen.clear();
     let waiting = 0;
@@ -149,7 +150,11 @@ class SessionGuard {
       return;
     }
     if (++this.#stalledChecks < STALL_CHECKS_PER_BOUND) return;
-    this.#session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from('answers waited for flow-control window too long'));
+    this.#session.goaway(
+      nodeHttp2().constants.NGHTTP2_ENHANCE_YOUR_CALM,
+      0,
+      Buffer.from('answers waited for flow-control window too long'),
+    );
     this.#session.destroy();
   }
 

@@ -4,8 +4,8 @@
  * a byte array of `bits`-wide entries packed from the least significant bit of each byte,
  * compressed with DEFLATE (RFC 1951) in the ZLIB format (RFC 1950), base64url in `lst`.
  */
-import { constants, deflateSync, inflateSync } from 'node:zlib';
 import { JwtGrpcError } from '../../errors.js';
+import { nodeZlib } from '../../optional-deps.js';
 
 /** The widths section 4.1 allows per Referenced Token. */
 export type StatusBits = 1 | 2 | 4 | 8;
@@ -26,7 +26,7 @@ export function isStatusBits(value: unknown): value is StatusBits {
  * (its test vectors are made at that level: they start 78 da). @internal
  */
 export function encodeLst(bytes: Uint8Array): string {
-  return deflateSync(bytes, { level: constants.Z_BEST_COMPRESSION }).toString('base64url');
+  return nodeZlib().deflateSync(bytes, { level: nodeZlib().constants.Z_BEST_COMPRESSION }).toString('base64url');
 }
 
 /**
@@ -37,7 +37,7 @@ export function encodeLst(bytes: Uint8Array): string {
  */
 export function decodeLst(lst: string, maxBytes: number): Buffer {
   if (typeof lst !== 'string' || !/^[A-Za-z0-9_-]*$/.test(lst)) throw new JwtGrpcError('ERR_INVALID_ARGUMENT', 'lst is not base64url');
-  return inflateSync(Buffer.from(lst, 'base64url'), { maxOutputLength: maxBytes });
+  return nodeZlib().inflateSync(Buffer.from(lst, 'base64url'), { maxOutputLength: maxBytes });
 }
 
 /**

@@ -2,8 +2,8 @@
  * Per-message compression (the gRPC project's `doc/compression.md` (https://github.com/grpc/grpc/blob/master/doc/compression.md)): gzip and deflate,
  * each message on its own (no context across messages), decompression bounded.
  */
-import { constants as zlibConstants, deflateSync, gzipSync, inflateSync, gunzipSync } from 'node:zlib';
 import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
+import { nodeZlib } from '../../optional-deps.js';
 
 /** Encodings this server decompresses, for `grpc-accept-encoding`. */
 export const ACCEPT_ENCODING = 'identity,deflate,gzip';
@@ -25,7 +25,8 @@ export function requestEncoding(header: string | undefined): MessageEncoding | u
 export function decompress(encoding: 'gzip' | 'deflate', bytes: Buffer, maxBytes: number): Buffer {
   try {
     const options = { maxOutputLength: maxBytes };
-    return encoding === 'gzip' ? gunzipSync(bytes, options) : inflateSync(bytes, options);
+    const zlib = nodeZlib();
+    return encoding === 'gzip' ? zlib.gunzipSync(bytes, options) : zlib.inflateSync(bytes, options);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
       throw new GrpcStatusError(
@@ -39,8 +40,9 @@ export function decompress(encoding: 'gzip' | 'deflate', bytes: Buffer, maxBytes
 
 /** Compresses one response message; level 6 is zlib's default trade-off. */
 export function compress(encoding: 'gzip' | 'deflate', bytes: Buffer): Buffer {
-  const options = { level: zlibConstants.Z_DEFAULT_COMPRESSION };
-  return encoding === 'gzip' ? gzipSync(bytes, options) : deflateSync(bytes, options);
+  const zlib = nodeZlib();
+  const options = { level: zlib.constants.Z_DEFAULT_COMPRESSION };
+  return encoding === 'gzip' ? zlib.gzipSync(bytes, options) : zlib.deflateSync(bytes, options);
 }
 
 /** True when the request's `grpc-accept-encoding` lists `encoding` (absent: only identity). */

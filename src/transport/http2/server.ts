@@ -1,9 +1,10 @@
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
-import { type TLSSocket, type TlsOptions, createServer as createTlsServer } from 'node:tls';
+import type { TLSSocket, TlsOptions } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
 import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { optionValue } from '../../options/resolve.js';
+import { nodeTls } from '../../optional-deps.js';
 import { PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
@@ -183,7 +184,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     if (tls === undefined) return createServer({ allowHalfOpen: true }, this.#onConnection);
     const secure = secureOptions(tls, this.#guard.handshakeTimeoutMs);
     try {
-      return createTlsServer(secure, this.#onSecureConnection);
+      return nodeTls().createServer(secure, this.#onSecureConnection);
     } catch (err) {
       throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: tls: ${(err as Error).message}`, { field: 'tls', cause: err });
     }
