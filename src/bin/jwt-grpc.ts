@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 // This entry imports nothing before it has checked the Node version: the library and its
 // examples use syntax an older Node cannot parse (`await using`), and a module that fails to
-// parse would print a SyntaxError instead of saying what to install. Then only the V8 flag
-// check loads before the command: when `serve` restarts itself with its V8 flags
-// (src/cli/v8-flags.ts), nothing else has been loaded in vain.
+// parse would print a SyntaxError instead of saying what to install. The build bundles this
+// file and what it loads (src/bin/bundle.mjs): a command loads only its own chunks.
 
 /** The oldest Node major the package runs on: package.json's `engines.node` (a test holds the two together). */
 const MIN_NODE_MAJOR = 22;
@@ -13,12 +12,9 @@ if (!(major >= MIN_NODE_MAJOR)) {
   process.stderr.write(`jwt-grpc: needs Node.js >= ${MIN_NODE_MAJOR}; this is Node.js ${process.versions.node} (${process.execPath})\n`);
   process.exit(1);
 }
-// V8's compiled code for the package's modules, kept on disk between runs (Node >= 22.1):
-// a start then skips most of the parsing and compiling of ~150 modules (bench/PERFORMANCE.md,
-// "Start-up"). Node's default place (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE);
+// V8's compiled code for the bundle's chunks, kept on disk between runs (Node >= 22.1): a
+// start then skips most of their parsing and compiling (bench/PERFORMANCE.md, "Start-up"). Node's default place (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE);
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off. A cache that cannot be written costs nothing.
 const nodeModule = await import('node:module');
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-const { execWithServeV8Flags } = await import('../cli/v8-flags.js');
-execWithServeV8Flags();
 await import('../cli/main.js');

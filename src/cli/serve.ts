@@ -1,7 +1,6 @@
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
-import { createSecureContext } from 'node:tls';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
 import { watchKeyFile } from '../keys/watch.js';
@@ -16,6 +15,8 @@ import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent } from './parent-watch.js';
+import { nodeTls } from '../optional-deps.js';
+import { giveWorkersServeV8Flags } from './v8-flags.js';
 
 function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -73,7 +74,7 @@ async function checkTlsFiles(cli: ServeArgs['cli']): Promise<void> {
     pem[flag] = text;
   }
   try {
-    createSecureContext({
+    nodeTls().createSecureContext({
       cert: pem['--tls-cert'],
       key: pem['--tls-key'],
       ...(pem['--tls-client-ca'] === undefined ? {} : { ca: pem['--tls-client-ca'] }),
@@ -131,6 +132,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const keysFile = files.keys;
   const policyFile = files.policy;
+  if (nodeCluster.isPrimary) giveWorkersServeV8Flags();
   const handle = await runCluster({
     ...cluster,
     address: hostPort(cli.host, cli.port),

@@ -1,7 +1,8 @@
 /**
- * The image and the Kubernetes Deployment give `serve` its V8 flags through NODE_OPTIONS, so
- * that a container start is one Node start: without them `serve` restarts itself once
- * (src/cli/v8-flags.ts), a second boot on every scale-up and every restarted pod.
+ * The image and the Kubernetes Deployment give `serve` its V8 flags through NODE_OPTIONS:
+ * `serve` adds them only to cluster workers it forks (src/cli/v8-flags.ts), and a single
+ * process is not restarted for them, so without NODE_OPTIONS a container's one process
+ * would run with V8's default young generation (more peak memory).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -28,8 +29,8 @@ function deploymentNodeOptions(): string[] {
   );
 }
 
-describe('deploy: serve starts once', () => {
-  it('the image sets every flag serve would restart itself for', () => {
+describe('deploy: serve runs with its V8 flags in a container', () => {
+  it('the image sets every flag serve gives its workers', () => {
     expect(dockerfileNodeOptions()).toEqual(expect.arrayContaining([...SERVE_V8_FLAGS]));
   });
 

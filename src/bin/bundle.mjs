@@ -1,0 +1,133 @@
+// Bundles the `jwt-grpc` executable (dist/src/bin/jwt-grpc.js, built by tsc) into a few
+// files, so that a command starts without resolving, reading and linking the ~200 ES modules
+// of the library one by one: `serve` loaded 165 of jwt-grpc's own modules and 51 of
+// @opentelemetry/api's, about 0.5 ms each on one core even from Node's compile cache
+// (bench/PERFORMANCE.md, "Start-up", has the profile and the figures before and after).
+// The library's entry points are not bundled: an app imports dist/src/lib/*.js as tsc wrote
+// them, and shares its dependencies with them.
+//
+// - In the bundle: jwt-grpc's code and @opentelemetry/api (a required peer, imported by the
+//   call path; OpenTelemetry's API keeps its state on globalThis under a versioned key, so an
+//   SDK loaded from node_modules with `--otel` and this copy see the same providers).
+// - Left in node_modules, loaded on first use: @grpc/grpc-js and what parses .proto files
+//   (a peer an app shares with the CLI's client commands: one copy, one class of channel
+//   credentials), pino, prom-client and every optional peer (src/optional-deps.ts).
+// - Node's builtins by `require` instead of `import`: an ES import of a builtin builds a
+//   facade that reads every export, and some exports are getters that load more of Node
+//   (node:fs's `promises`, node:crypto's `webcrypto`): ~7 ms of a start on one core.
+// - Chunks: a command loads only the code it runs (`token` none of the server's).
+// - Licences: the bundled packages' licence texts go to third-party-licenses.txt beside it.
+// Plain JavaScript, because it runs after the TypeScript build, on its output.
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN_DIR = join(ROOT, 'dist', 'src', 'bin');
+const ENTRY = join(BIN_DIR, 'jwt-grpc.js');
+const CHUNKS = 'chunks';
+const LICENSES = 'third-party-licenses.txt';
+
+/** Packages that stay out of the bundle (a pattern per package; `*` matches a scope's packages). */
+const EXTERNAL = [
+  '@grpc/grpc-js',
+  '@grpc/proto-loader',
+  'protobufjs',
+  'pino',
+  'prom-client',
+  'redis',
+  'pkcs11js',
+  '@aws-sdk/*',
+  '@opentelemetry/sdk-*',
+  '@opentelemetry/exporter-*',
+  '@opentelemetry/resources',
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/core',
+];
+
+/** `import ... from 'node:x'` becomes `require('node:x')`, read property by property where used. */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(build) {
+    // Static imports only: a dynamic import() of a builtin stays one (its namespace has the named exports).
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      args.kind === 'import-statement' ? { path: args.path, namespace: 'node-builtin' } : { path: args.path, external: true },
+    );
+    // process.getBuiltinModule (Node >= 22.3) needs no `require`; older 22.x use the banner's.
+    build.onLoad({ filter: /.*/, namespace: 'node-builtin' }, (args) => {
+      const id = JSON.stringify(args.path);
+      return { contents: `module.exports = process.getBuiltinModule?.(${id}) ?? require(${id});`, loader: 'js' };
+    });
+  },
+};
+
+/**
+ * A `require` for the bundle's CommonJS parts and its builtins (an ES module has none of its
+ * own), made on its first call: a chunk that requires nothing does not pay for createRequire.
+ */
+const BANNER = [
+  "import { createRequire as __jwtGrpcCreateRequire } from 'node:module';",
+  'let __jwtGrpcRequire;',
+  'const require = (id) => (__jwtGrpcRequire ??= __jwtGrpcCreateRequire(import.meta.url))(id);',
+].join('\n');
+
+function fail(message) {
+  console.error(`bundle: ${message}`);
+  process.exit(1);
+}
+
+/** The bundled packages (from esbuild's metafile), each with its licence text. */
+function licenseText(metafile) {
+  const packages = new Map();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = input.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\//);
+    if (match !== null) packages.set(match[1], join(ROOT, input.slice(0, match.index + match[0].length)));
+  }
+  return [...packages]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, dir]) => {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      let text;
+      try {
+        text = readFileSync(join(dir, 'LICENSE'), 'utf8');
+      } catch {
+        fail(`${name} is bundled but has no LICENSE file to ship with it`);
+      }
+      return `${name}@${manifest.version} (${manifest.license})\n\n${text.trim()}\n`;
+    })
+    .join(`\n${'-'.repeat(72)}\n\n`);
+}
+
+async function main() {
+  let esbuild;
+  try {
+    esbuild = createRequire(import.meta.url)('esbuild');
+  } catch {
+    fail('the build bundles the executable with esbuild, a dev dependency: run `npm ci` (without --omit=dev)');
+  }
+  // The bundle replaces tsc's output of the entry, which is its input: build both again.
+  if (readFileSync(ENTRY, 'utf8').includes(BANNER)) fail(`${ENTRY} is bundled already: run \`npm run build\` (tsc, then this)`);
+  rmSync(join(BIN_DIR, CHUNKS), { recursive: true, force: true });
+  const result = await esbuild.build({
+    entryPoints: [ENTRY],
+    outdir: BIN_DIR,
+    allowOverwrite: true,
+    chunkNames: `${CHUNKS}/[name]-[hash]`,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    external: EXTERNAL,
+    plugins: [builtinsByRequire],
+    banner: { js: BANNER },
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  writeFileSync(join(BIN_DIR, LICENSES), licenseText(result.metafile));
+  chmodSync(ENTRY, 0o755);
+}
+
+await main();
