@@ -363,12 +363,12 @@ export const SERVERS: readonly ServerSpec[] = [
     methods: ['GenerateJwt'],
     cluster: false,
     transport: 'http2',
-    // V8's own default, passed so that `serve` sees a young-generation setting of the user's
-    // and keeps it instead of restarting itself with the 4 MiB semi-space (cli/v8-flags.ts).
+    // V8's own default, given explicitly: a young-generation setting of the user's, which
+    // `serve` keeps as it is (cli/v8-flags.ts), so the row stays V8's default in cluster mode too.
     v8Flags: ['--semi-space-growth-factor=2'],
     verifyCache: false,
     description:
-      "this package, one process, with V8's default young generation (`--semi-space-growth-factor=2`, its default, stops `serve` adding its own): what --max-semi-space-size=4 changes",
+      "this package, one process, with V8's default young generation (`--semi-space-growth-factor=2`, its default, given explicitly): what --max-semi-space-size=4 changes",
   }),
   oursServer({
     name: 'jwt-grpc-cached',
