@@ -155,7 +155,6 @@ export function expectWireType(tag: number, wireType: number, name: string): voi
   if ((tag & 7) !== wireType) throw new WireError(`field ${tag >>> 3} (${name}) has wire type ${tag & 7}, expected ${wireType}`);
 }
 
-
 /** Bytes of a varint holding a non-negative 32-bit value (tags, lengths). */
 export function uint32Size(value: number): number {
   return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x20_0000 ? 3 : value < 0x1000_0000 ? 4 : 5;
@@ -240,4 +239,3 @@ export class Writer {
 
 /** Tag byte of field `field` with wire type `wireType`. */
 export const tag = (field: number, wireType: number): number => (field << 3) | wireType;
-
