@@ -1,9 +1,9 @@
 /**
  * What a start loads: importing the package starts nothing and loads none of
  * @grpc/grpc-js, @grpc/proto-loader or protobufjs; `serve` on its own transport answers
- * its first GenerateJwt without them (src/protos/load.ts, lazyProtoService), loading the
- * .proto parser only when a health call needs it; `token` loads none of the server, and
- * of the heavy packages only grpc-js.
+ * its first GenerateJwt without them (JwtService's codecs are src/jwt-service/codec/'s),
+ * loading the .proto parser only when a health call needs it; `token` loads none of the
+ * server, and of the heavy packages only grpc-js.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
