@@ -1,6 +1,6 @@
 /**
  * Dependencies that only some servers use, loaded on their first use: @grpc/grpc-js (the
- * `grpc-js` transport and the client side), @grpc/proto-loader (client codecs, health, reflection), prom-client (`--metrics-port`, a user's
+ * `grpc-js` transport and the client side), @grpc/proto-loader (health, reflection), prom-client (`--metrics-port`, a user's
  * registry) and pino (`--log-format json`). A `jwt-grpc serve` on its own transport with
  * text logs loads none of them: each adds tens of megabytes of resident memory once
  * required, which a server that never calls it should not carry (bench/PERFORMANCE.md has
@@ -52,9 +52,10 @@ function onFirstUse<T>(specifier: string): () => T {
 export const grpcJs = onFirstUse<typeof import('@grpc/grpc-js')>('@grpc/grpc-js');
 
 /**
- * @grpc/proto-loader (and protobufjs under it), loaded on first use: by a client's codecs,
- * and by a health or reflection call's. A server's own JwtService codecs do not need it, so
- * a server starts, and answers GenerateJwt, without parsing a .proto file. @internal
+ * @grpc/proto-loader (and protobufjs under it), loaded on first use: by a health or
+ * reflection call's codecs. JwtService's codecs are this package's own on both sides
+ * (src/jwt-service/codec/), so a server starts and answers GenerateJwt, and a client (the
+ * `token` command's included) makes its calls, without parsing a .proto file. @internal
  *
  * @example
  * ```ts

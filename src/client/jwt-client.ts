@@ -83,7 +83,8 @@ export interface JwtCallOptions {
 /**
  * A typed client of `jwt.services.JwtService`. Each method resolves to the response or
  * rejects with a {@link GrpcStatusError} carrying the gRPC status, details and trailers.
- * Request fields left out take their proto3 defaults (`''`, `0`).
+ * Request fields left out take their proto3 defaults (`''`, `0`); a field of the wrong type
+ * (`ttl_seconds: '60'`) rejects with INVALID_ARGUMENT naming it, before anything is sent.
  *
  * @example
  * ```ts
@@ -146,6 +147,9 @@ function makeClient(target: unknown, options: JwtClientOptions): Client {
   }
 }
 
+/** The serializer of a request {@link createJwtClient} has encoded already. */
+const asEncoded = (bytes: Buffer): Buffer => bytes;
+
 /**
  * Creates a client of JwtService on @grpc/grpc-js. `target` takes every grpc-js target
  * form: `host:port`, `dns:///name:port` (every address the name resolves to), `ipv4:a:p,b:q`,
@@ -183,15 +187,23 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
       callOptions?.deadlineMs === undefined
         ? defaultDeadlineMs
         : integerOption('deadlineMs', callOptions.deadlineMs, 0, 1, MAX_DEADLINE_MS);
+    let bytes: Buffer;
+    try {
+      // Encoded here rather than by grpc-js, which would end the call INTERNAL ("Request message
+      // serialization failure"): a field of the wrong type is the caller's INVALID_ARGUMENT.
+      bytes = method.serialize(request);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return new Promise<Res>((resolve, reject) => {
       const onAbort = (): void => call.cancel();
       const metadata = toGrpcMetadata(callOptions?.metadata);
       const span = startClientSpan(method.path, metadata);
       const call = client.makeUnaryRequest(
         method.path,
-        method.serialize,
+        asEncoded,
         method.deserialize,
-        request,
+        bytes,
         metadata,
         { deadline: Date.now() + deadlineMs, ...(callOptions?.credentials !== undefined && { credentials: callOptions.credentials }) },
         (err: ServiceError | null, response?: Res) => {

@@ -40,10 +40,11 @@ function clientMethod<Req, Res>(service: ServiceDescriptor, name: string): Clien
 }
 
 /**
- * JwtService's methods with proto-loader's client-side codecs: the service's one
- * definition (src/jwt-service/definition.ts, loaded once per process), whose server side the
- * server's codecs replace and whose client side is proto-loader's, under the same loader
- * options, so client and server see the same message shapes.
+ * JwtService's methods as a client calls them: the service's one definition
+ * (src/jwt-service/definition.ts), whose codecs on both sides are this package's own
+ * (src/jwt-service/codec/: encode-request.ts and decode-response.ts on this side), giving
+ * the message shapes proto-loader gives under the service's loader options. So a client
+ * loads neither @grpc/proto-loader nor protobufjs and parses no .proto.
  */
 export function jwtServiceMethods(): JwtServiceMethods {
   if (methods === undefined) {

@@ -1,6 +1,3 @@
-import { PROTO_PATH } from '../package-root.js';
-import { protoLoader } from '../optional-deps.js';
-import { PROTO_LOADER_OPTIONS, lazyProtoService } from '../protos/load.js';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
 import {
   decodeGenerateJwtRequest,
@@ -10,13 +7,26 @@ import {
   decodeVerifyJwtRequest,
 } from './codec/decode.js';
 import {
+  decodeGenerateJwtResponse,
+  decodeGetJwksResponse,
+  decodeGetStatusListResponse,
+  decodeRevokeJwtResponse,
+  decodeVerifyJwtResponse,
+} from './codec/decode-response.js';
+import {
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
   encodeGetStatusListResponse,
   encodeRevokeJwtResponse,
   encodeVerifyJwtResponse,
 } from './codec/encode.js';
-import { internalError } from '../assert.js';
+import {
+  encodeGenerateJwtRequest,
+  encodeGetJwksRequest,
+  encodeGetStatusListRequest,
+  encodeRevokeJwtRequest,
+  encodeVerifyJwtRequest,
+} from './codec/encode-request.js';
 
 /**
  * Fully qualified name of the service, as clients, health checks and ghz's --call name it.
@@ -47,46 +57,65 @@ export const JWT_SERVICE_METHODS: readonly string[] = Object.freeze(
   ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method) => `/${SERVICE_NAME}/${method}`),
 );
 
-/**
- * The server's side of each method's codecs: requests in, responses out (src/jwt-service/codec/).
- * A client's side (request out, response in) stays proto-loader's.
- */
-const SERVER_CODECS: Record<string, { requestDeserialize: (buf: Buffer) => unknown; responseSerialize: (value: never) => Buffer }> = {
-  GenerateJwt: { requestDeserialize: decodeGenerateJwtRequest, responseSerialize: encodeGenerateJwtResponse },
-  VerifyJwt: { requestDeserialize: decodeVerifyJwtRequest, responseSerialize: encodeVerifyJwtResponse },
-  GetJwks: { requestDeserialize: decodeGetJwksRequest, responseSerialize: encodeGetJwksResponse },
-  GetStatusList: { requestDeserialize: decodeGetStatusListRequest, responseSerialize: encodeGetStatusListResponse },
-  RevokeJwt: { requestDeserialize: decodeRevokeJwtRequest, responseSerialize: encodeRevokeJwtResponse },
+/** Each method's codecs, both sides (src/jwt-service/codec/): a server's (requests in, responses out) and a client's (requests out, responses in). */
+interface Codecs {
+  readonly requestDeserialize: (buf: Buffer) => unknown;
+  readonly responseSerialize: (value: never) => Buffer;
+  readonly requestSerialize: (value: never) => Buffer;
+  readonly responseDeserialize: (buf: Buffer) => unknown;
+}
+
+const CODECS: Readonly<Record<string, Codecs>> = {
+  GenerateJwt: {
+    requestDeserialize: decodeGenerateJwtRequest,
+    responseSerialize: encodeGenerateJwtResponse,
+    requestSerialize: encodeGenerateJwtRequest,
+    responseDeserialize: decodeGenerateJwtResponse,
+  },
+  VerifyJwt: {
+    requestDeserialize: decodeVerifyJwtRequest,
+    responseSerialize: encodeVerifyJwtResponse,
+    requestSerialize: encodeVerifyJwtRequest,
+    responseDeserialize: decodeVerifyJwtResponse,
+  },
+  GetJwks: {
+    requestDeserialize: decodeGetJwksRequest,
+    responseSerialize: encodeGetJwksResponse,
+    requestSerialize: encodeGetJwksRequest,
+    responseDeserialize: decodeGetJwksResponse,
+  },
+  GetStatusList: {
+    requestDeserialize: decodeGetStatusListRequest,
+    responseSerialize: encodeGetStatusListResponse,
+    requestSerialize: encodeGetStatusListRequest,
+    responseDeserialize: decodeGetStatusListResponse,
+  },
+  RevokeJwt: {
+    requestDeserialize: decodeRevokeJwtRequest,
+    responseSerialize: encodeRevokeJwtResponse,
+    requestSerialize: encodeRevokeJwtRequest,
+    responseDeserialize: decodeRevokeJwtResponse,
+  },
 };
 
 /** Every JwtService method is unary (proto/jwt.proto; a test holds the two together). @internal */
 export const JWT_SERVICE_METHOD_SHAPES = Object.fromEntries(
-  Object.keys(SERVER_CODECS).map((name) => [name, { requestStream: false, responseStream: false }]),
+  Object.keys(CODECS).map((name) => [name, { requestStream: false, responseStream: false }]),
 );
 
-/** proto-loader's definition of JwtService: the client-side codecs. */
-function loadJwtProto(): ServiceDescriptor {
-  const generic = protoLoader().loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS)[SERVICE_NAME] as
-    | Record<string, MethodDescriptor<unknown, unknown>>
-    | undefined;
-  if (generic === undefined) throw internalError(`${PROTO_PATH} does not define ${SERVICE_NAME}`);
-  return generic;
-}
-
-let loaded: ServiceDescriptor | undefined;
+let defined: ServiceDescriptor | undefined;
 
 /**
- * JwtService's methods, once per process: the server side is our codecs
- * (src/jwt-service/codec/), the client side proto-loader's, which loads (with protobufjs)
- * on the first client call. A server therefore starts and serves without parsing the .proto.
+ * JwtService's methods, built once per process, with this package's codecs on both sides
+ * (src/jwt-service/codec/): neither a server nor a client of it loads proto-loader or
+ * parses the .proto. test/server/lazy-protos.test.ts holds the table to proto/jwt.proto.
  */
 export function jwtServiceDefinition(): ServiceDescriptor {
-  if (loaded === undefined) {
-    const lazy = lazyProtoService(SERVICE_NAME, JWT_SERVICE_METHOD_SHAPES, loadJwtProto);
-    const service: Record<string, MethodDescriptor<unknown, unknown>> = {};
-    for (const [name, method] of Object.entries(lazy))
-      service[name] = { ...method, ...SERVER_CODECS[name] } as MethodDescriptor<unknown, unknown>;
-    loaded = service;
-  }
-  return loaded;
+  defined ??= Object.fromEntries(
+    Object.entries(CODECS).map(([name, codecs]) => [
+      name,
+      { path: `/${SERVICE_NAME}/${name}`, ...JWT_SERVICE_METHOD_SHAPES[name], ...codecs } as MethodDescriptor<unknown, unknown>,
+    ]),
+  );
+  return defined;
 }

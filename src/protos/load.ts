@@ -1,8 +1,8 @@
 /**
- * The shipped protos in proto/ (jwt, health, reflection), loaded with
- * @grpc/proto-loader into the handler API of src/transport/handler-api.ts. The loader (and
- * protobufjs) load on the first codec call, not at import or at start: see
- * {@link lazyProtoService}.
+ * The shipped protos in proto/ that src/ loads (health, reflection; JwtService's codecs
+ * are its own, src/jwt-service/codec/), loaded with @grpc/proto-loader into the handler
+ * API of src/transport/handler-api.ts. The loader (and protobufjs) load on the first
+ * codec call, not at import or at start: see {@link lazyProtoService}.
  */
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.js';

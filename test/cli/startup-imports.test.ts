@@ -1,8 +1,9 @@
 /**
  * What a start loads: importing the package starts nothing and loads none of
  * @grpc/grpc-js, @grpc/proto-loader or protobufjs; `serve` on its own transport answers
- * its first GenerateJwt without them (src/protos/load.ts, lazyProtoService), loading the
- * .proto parser only when a health call needs it; `token` loads none of the server.
+ * its first GenerateJwt without them (JwtService's codecs are src/jwt-service/codec/'s),
+ * loading the .proto parser only when a health call needs it; `token` loads none of the
+ * server, and of the heavy packages only grpc-js.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -103,7 +104,7 @@ describe('what a start loads', () => {
     expect(heavyIn(loaded(record))).toEqual(['@grpc/proto-loader', 'protobufjs']);
   });
 
-  it('token loads none of the server: no transport, cluster or server module', async () => {
+  it('token loads none of the server (no transport, cluster or server module), nor proto-loader or protobufjs', async () => {
     const server = await startCli(serveArgs());
     const record = nextRecord();
     const run = await runCli(['token', '--target', `127.0.0.1:${server.port}`, '--alg', 'HS256', '--sub', 'a'], {
@@ -113,6 +114,8 @@ describe('what a start loads', () => {
     expect(run.code).toBe(0);
     const own = bundledIn(loaded(record));
     expect(own).toContain('cli/client-commands.js');
+    // The client's codecs are its own (src/jwt-service/codec/): no .proto parser on this path.
+    expect(heavyIn(loaded(record))).toEqual(['@grpc/grpc-js']);
     expect(own.filter((path) => /^(transport\/http2|cluster|server\/(create|transports|health|reflection))/.test(path))).toEqual([]);
   });
 

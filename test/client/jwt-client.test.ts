@@ -56,6 +56,33 @@ async function startOddServer(): Promise<number> {
   );
 }
 
+/** A JwtService of raw bytes: each method answers `answers[method]` as it is, well-formed or not, and counts its calls in `calls`. */
+async function startRawServer(answers: Readonly<Record<string, Buffer>>, calls: string[] = []): Promise<number> {
+  const same = (bytes: Buffer): Buffer => bytes;
+  const codecs = { requestSerialize: same, requestDeserialize: same, responseSerialize: same, responseDeserialize: same };
+  const methods = Object.keys(answers).map((name) => [
+    name,
+    { path: `/jwt.services.JwtService/${name}`, requestStream: false, responseStream: false, ...codecs },
+  ]);
+  const server = new Server();
+  server.addService(
+    Object.fromEntries(methods),
+    Object.fromEntries(
+      Object.entries(answers).map(([name, bytes]) => [
+        name,
+        (_call: unknown, callback: (err: null, reply: Buffer) => void) => {
+          calls.push(name);
+          callback(null, bytes);
+        },
+      ]),
+    ),
+  );
+  closers.push(() => server.forceShutdown());
+  return new Promise((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) => (err === null ? resolve(port) : reject(err))),
+  );
+}
+
 function client(target: string, options?: Parameters<typeof createJwtClient>[1]) {
   const made = createJwtClient(target, options);
   closers.push(() => made.close());
@@ -102,6 +129,37 @@ describe('createJwtClient', () => {
     expect(err.status).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
     expect(err.details).toBe('slow down');
     expect(err.metadata.get('retry-after-ms')).toBe('250');
+  });
+
+  it('rejects a malformed response with INTERNAL naming the message and the field, and reads a well-formed one with unknown fields', async () => {
+    const unknownThenKnown = Buffer.from([0x2a, 0x01, 0x78, 0x08, 0x01, 0x10, 0x80, 0x01]); // 5: 'x' (unknown), revoked, expires_at 128
+    const port = await startRawServer({
+      GenerateJwt: Buffer.from([0x20, 0x80]),
+      VerifyJwt: Buffer.from([0x20, 0x0b]),
+      RevokeJwt: unknownThenKnown,
+    });
+    const jwt = client(`127.0.0.1:${port}`);
+    const cut = await rejection(jwt.generateJwt({ algorithm: 'ES256' }));
+    expect(cut.status).toBe(GrpcStatus.INTERNAL);
+    expect(cut.details).toContain('GenerateJwtResponse: field 4 (expires_at): truncated varint');
+    expect((await rejection(jwt.verifyJwt({ jwt: 'a.b.c' }))).details).toContain('VerifyJwtResponse: field 4 (reason): unknown value 11');
+    expect(await jwt.revokeJwt({ jti: 'id', expires_at: 1 })).toStrictEqual({ revoked: true, expires_at: 128 });
+  });
+
+  it('refuses a request field of the wrong type with INVALID_ARGUMENT naming it, sending nothing', async () => {
+    const calls: string[] = [];
+    const port = await startRawServer({ GenerateJwt: Buffer.alloc(0), VerifyJwt: Buffer.alloc(0) }, calls);
+    const jwt = client(`127.0.0.1:${port}`);
+    const err = await rejection(jwt.generateJwt({ algorithm: 'ES256', ttl_seconds: '60' as never }));
+    expect(err.status).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(err.details).toBe('GenerateJwtRequest.ttl_seconds: must be an integer of the int64 range, got string');
+    expect(await rejection(jwt.verifyJwt(undefined as never))).toMatchObject({
+      status: GrpcStatus.INVALID_ARGUMENT,
+      details: 'VerifyJwtRequest: must be an object, got undefined',
+    });
+    expect(calls).toEqual([]);
+    expect(await jwt.generateJwt({ algorithm: 'ES256', ttl_seconds: 60 })).toStrictEqual({ jwt: '', sub: '', kid: '', expires_at: 0 });
+    expect(calls).toEqual(['GenerateJwt']);
   });
 
   it('sends call metadata', async () => {

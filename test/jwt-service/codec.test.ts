@@ -7,11 +7,8 @@
  * transport.
  */
 import { isUtf8 } from 'node:buffer';
-import { randomBytes } from 'node:crypto';
 import { Client, type ServiceError, Metadata, credentials, status } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTO_PATH } from '../../src/lib.js';
 import {
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
@@ -28,108 +25,23 @@ import {
   encodeVerifyJwtResponse,
 } from '../../src/jwt-service/codec/encode.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
-import { PROTO_LOADER_OPTIONS } from '../../src/protos/load.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { GrpcStatusError, GrpcStatus } from '../../src/transport/handler-api.js';
-
-const definition = loadSync(PROTO_PATH, PROTO_LOADER_OPTIONS);
-const methods = definition[SERVICE_NAME] as unknown as Record<
-  string,
-  {
-    requestSerialize: (value: unknown) => Buffer;
-    requestDeserialize: (buf: Buffer) => unknown;
-    responseSerialize: (value: unknown) => Buffer;
-    responseDeserialize: (buf: Buffer) => unknown;
-  }
->;
-const generateJwt = methods['GenerateJwt']!;
-const verifyJwt = methods['VerifyJwt']!;
-const getJwks = methods['GetJwks']!;
-const getStatusList = methods['GetStatusList']!;
-const revokeJwt = methods['RevokeJwt']!;
-
-/** A small deterministic generator, so a failure reproduces. */
-function rng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    return state / 0x1_0000_0000;
-  };
-}
-
-const SAMPLE_STRINGS = [
-  '',
-  'HS256',
-  'ada@example.com',
-  'ünïcödé ✓ 漢字 🙂',
-  '\u0000nul inside',
-  'x'.repeat(127),
-  'y'.repeat(128),
-  'z'.repeat(16_384),
-  '🙂'.repeat(5000),
-];
-
-function randomString(next: () => number): string {
-  if (next() < 0.5) return SAMPLE_STRINGS[Math.floor(next() * SAMPLE_STRINGS.length)] as string;
-  // Whole code points: a lone surrogate has no UTF-8 form (see the test of it below).
-  const chars = Array.from('abcXYZ019-_.@ éß€😀');
-  return Array.from({ length: Math.floor(next() * 300) }, () => chars[Math.floor(next() * chars.length)]).join('');
-}
-
-const SAMPLE_INT64 = [
-  0,
-  1,
-  -1,
-  127,
-  128,
-  7200,
-  2 ** 31 - 1,
-  2 ** 31,
-  2 ** 32 - 1,
-  2 ** 32,
-  1_800_000_000,
-  2 ** 53 - 1,
-  -(2 ** 31),
-  -(2 ** 32),
-  -(2 ** 53 - 1),
-];
-
-function randomInt64(next: () => number): number {
-  return next() < 0.7 ? (SAMPLE_INT64[Math.floor(next() * SAMPLE_INT64.length)] as number) : Math.floor((next() - 0.5) * 2 ** 50);
-}
-
-/** A field proto/jwt.proto does not have, of every wire type, as raw bytes. */
-function unknownField(next: () => number): Buffer {
-  const field = 6 + Math.floor(next() * 2000);
-  const tag = (wireType: number): Buffer => varint(BigInt(field * 8 + wireType));
-  switch (Math.floor(next() * 5)) {
-    case 0:
-      return Buffer.concat([tag(0), varint(BigInt(Math.floor(next() * 2 ** 40)))]);
-    case 1:
-      return Buffer.concat([tag(1), randomBytes(8)]);
-    case 2: {
-      const body = randomBytes(Math.floor(next() * 200));
-      return Buffer.concat([tag(2), varint(BigInt(body.length)), body]);
-    }
-    case 3:
-      // A group holding a varint field, closed by the matching end tag.
-      return Buffer.concat([tag(3), varint(8n), varint(5n), tag(4)]);
-    default:
-      return Buffer.concat([tag(5), randomBytes(4)]);
-  }
-}
-
-function varint(value: bigint): Buffer {
-  const bytes: number[] = [];
-  let v = BigInt.asUintN(64, value);
-  while (v >= 0x80n) {
-    bytes.push(Number(v & 0x7fn) | 0x80);
-    v >>= 7n;
-  }
-  bytes.push(Number(v));
-  return Buffer.from(bytes);
-}
+import {
+  SAMPLE_INT64,
+  definition,
+  generateJwt,
+  getJwks,
+  getStatusList,
+  randomInt64,
+  randomString,
+  revokeJwt,
+  rng,
+  unknownField,
+  varint,
+  verifyJwt,
+} from './codec/proto-loader.js';
 
 function randomGenerateRequest(next: () => number): Record<string, unknown> {
   return {

@@ -1,11 +1,13 @@
 /**
- * JwtService's definition: the five method paths, and a descriptor whose server side is this
- * package's own codecs (not proto-loader's), built once. test/server/lazy-protos.test.ts holds
- * the method table against the .proto.
+ * JwtService's definition: the five method paths, and a descriptor whose codecs on both sides
+ * are this package's own (not proto-loader's), built once. test/server/lazy-protos.test.ts
+ * holds the method table against the .proto.
  */
 import { describe, expect, it } from 'vitest';
 import { decodeGenerateJwtRequest, decodeRevokeJwtRequest } from '../../src/jwt-service/codec/decode.js';
+import { decodeGenerateJwtResponse, decodeVerifyJwtResponse } from '../../src/jwt-service/codec/decode-response.js';
 import { encodeGenerateJwtResponse, encodeVerifyJwtResponse } from '../../src/jwt-service/codec/encode.js';
+import { encodeGenerateJwtRequest, encodeRevokeJwtRequest } from '../../src/jwt-service/codec/encode-request.js';
 import { JWT_SERVICE_METHODS, JWT_SERVICE_METHOD_SHAPES, SERVICE_NAME, jwtServiceDefinition } from '../../src/jwt-service/definition.js';
 
 describe('JwtService definition', () => {
@@ -31,8 +33,13 @@ describe('JwtService definition', () => {
     expect(jwtServiceDefinition()).toBe(service);
   });
 
-  it("keeps the .proto's client-side codecs, which round-trip with the server's", () => {
-    const generate = jwtServiceDefinition()['GenerateJwt'];
+  it("serves a client with this package's codecs too, which round-trip with the server's", () => {
+    const service = jwtServiceDefinition();
+    const generate = service['GenerateJwt'];
+    expect(generate?.requestSerialize).toBe(encodeGenerateJwtRequest);
+    expect(generate?.responseDeserialize).toBe(decodeGenerateJwtResponse);
+    expect(service['VerifyJwt']?.responseDeserialize).toBe(decodeVerifyJwtResponse);
+    expect(service['RevokeJwt']?.requestSerialize).toBe(encodeRevokeJwtRequest);
     const bytes = generate?.requestSerialize?.({ algorithm: 'ES256', subject: 'ada', ttl_seconds: 60 }) as Buffer;
     expect(decodeGenerateJwtRequest(bytes)).toEqual({ algorithm: 'ES256', subject: 'ada', audience: '', ttl_seconds: 60, claims_json: '' });
     const response = { jwt: 'a.b.c', sub: 'ada', kid: 'k', expires_at: 99 };

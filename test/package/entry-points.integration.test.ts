@@ -5,7 +5,9 @@
  * - importing an entry point loads its concern and no other: a node process records every
  *   module it loads (test/cli/fixtures/record-modules.mjs) while it imports the entry point
  *   by name, through `exports`, from the build (`npm run build` first). `jwt-grpc/client`
- *   loads no file of the HTTP/2 server, the cluster or the policy engine;
+ *   loads no file of the HTTP/2 server, the cluster or the policy engine; and a GenerateJwt
+ *   call through it, to a server on loopback, loads grpc-js but neither @grpc/proto-loader nor
+ *   protobufjs (the client's codecs are src/jwt-service/codec/'s);
  * - an entry point's declarations name `@grpc/grpc-js` only where its API takes or gives a
  *   grpc-js object, and reach no other entry point's declarations.
  */
@@ -16,6 +18,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { generateKeys } from '../../src/lib.js';
+import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { ENTRY_POINTS, entryPoint } from './entry-points.js';
 import { reExports } from './examples.js';
 
@@ -158,6 +162,36 @@ describe('importing an entry point by name, from the build', () => {
         folder,
       ).toBe(true);
   });
+});
+
+describe('a call through jwt-grpc/client, from the build', () => {
+  afterAll(() => closeAllServers());
+
+  it('GenerateJwt to a server on loopback loads grpc-js, and neither @grpc/proto-loader nor protobufjs', async () => {
+    const { port } = await startServer({ transport: 'http2', keys: await generateKeys({ algorithms: ['HS256'] }) });
+    const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-client-call-'));
+    const record = join(dir, 'modules.txt');
+    const script = [
+      "const { createJwtClient } = await import('jwt-grpc/client');",
+      'const jwt = createJwtClient(process.env.JWT_TARGET);',
+      "const made = await jwt.generateJwt({ algorithm: 'HS256', subject: 'entry@example.com' });",
+      'jwt.close();',
+      'process.stdout.write(JSON.stringify(made));',
+    ].join('\n');
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', HOOK, '--input-type=module', '-e', script], {
+        cwd: PACKAGE_ROOT,
+        env: { ...process.env, RECORD_MODULES: record, JWT_TARGET: `127.0.0.1:${port}` },
+        timeout: 20_000,
+      });
+      expect(JSON.parse(stdout)).toMatchObject({ jwt: expect.stringMatching(/^ey/), sub: 'entry@example.com', kid: expect.any(String) });
+      const urls = readFileSync(record, 'utf8').split('\n');
+      expect(LAZY_PACKAGES.filter((name) => urls.some((url) => url.includes(`/node_modules/${name}/`)))).toEqual(['@grpc/grpc-js']);
+      expect(urls.some((url) => url.endsWith('/dist/src/jwt-service/codec/decode-response.js'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
 
 /** `from './x.js'`, `import('./x.js')`, `import './x.js'`: the modules a declaration file names. */

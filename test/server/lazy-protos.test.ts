@@ -1,8 +1,9 @@
 /**
  * A server registers JwtService, health and reflection from method tables written in the
- * code, and parses their .proto files (proto-loader, protobufjs) only on the first call that
- * needs a codec from them (src/protos/load.ts, lazyProtoService): each table must say
- * exactly what its .proto says, or a client would find a method missing or mis-shaped.
+ * code. JwtService's codecs are its own and never parse a .proto; health and reflection
+ * parse theirs (proto-loader, protobufjs) only on the first call that needs a codec from
+ * them (src/protos/load.ts, lazyProtoService). Each table must say exactly what its .proto
+ * says, or a client would find a method missing or mis-shaped.
  */
 import { describe, expect, it } from 'vitest';
 import { JWT_SERVICE_METHOD_SHAPES, jwtServiceDefinition } from '../../src/jwt-service/definition.js';

@@ -17,6 +17,7 @@ import type {
   VerifyJwtResponse,
 } from '../messages.js';
 import { internalError } from '../../assert.js';
+import { Writer, int64Size, stringFieldSize, tag, uint32Size } from './wire.js';
 
 /**
  * VerifyJwtResponse.Reason, name to number, as in proto/jwt.proto (checked against it in
@@ -35,91 +36,6 @@ export const REASON_NUMBERS = {
   UNSUPPORTED_HEADER: 9,
   REVOKED: 10,
 } as const satisfies Readonly<Record<VerifyJwtReason, number>>;
-
-/** Bytes of a varint holding a non-negative 32-bit value (tags, lengths). */
-function uint32Size(value: number): number {
-  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x20_0000 ? 3 : value < 0x1000_0000 ? 4 : 5;
-}
-
-/** Bytes of an int64 varint: 10 for any negative value (two's complement), else 1 per 7 bits. */
-function int64Size(value: number): number {
-  if (value < 0) return 10;
-  let size = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 128);
-    size++;
-  }
-  return size;
-}
-
-/** A length-delimited field of one-byte tag: tag, length varint, UTF-8 bytes. */
-function stringFieldSize(byteLength: number): number {
-  return byteLength === 0 ? 0 : 1 + uint32Size(byteLength) + byteLength;
-}
-
-/**
- * Buffer's own UTF-8 writer without `write()`'s argument juggling (about a third of the
- * encoder's time). Present on every Node Buffer, though not in @types/node.
- */
-type Utf8Writable = Buffer & { utf8Write(value: string, offset: number, length: number): number };
-
-/** Writes the message's fields in order into one buffer of exactly `size` bytes. */
-class Writer {
-  readonly buf: Utf8Writable;
-  pos = 0;
-  constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(size) as Utf8Writable;
-  }
-
-  private uint32(value: number): void {
-    while (value >= 0x80) {
-      this.buf[this.pos++] = (value & 0x7f) | 0x80;
-      value >>>= 7;
-    }
-    this.buf[this.pos++] = value;
-  }
-
-  /** Field `tag` (one byte: field < 16) holding `value` of `byteLength` UTF-8 bytes; skipped when empty. */
-  string(tag: number, value: string, byteLength: number): void {
-    if (byteLength === 0) return;
-    this.buf[this.pos++] = tag;
-    this.uint32(byteLength);
-    this.pos += this.buf.utf8Write(value, this.pos, byteLength);
-  }
-
-  /** Varint field `tag` holding an int64 `value`; skipped when 0. */
-  int64(tag: number, value: number): void {
-    if (value === 0) return;
-    this.buf[this.pos++] = tag;
-    if (value >= 0 && value <= 0xffffffff) {
-      this.uint32(value);
-      return;
-    }
-    // Two's complement in 64 bits, 7 bits at a time, from (lo, hi).
-    let lo = value >>> 0;
-    let hi = Math.floor(value / 0x1_0000_0000) >>> 0;
-    if (value < 0) {
-      lo = (~(-value >>> 0) + 1) >>> 0;
-      hi = (~Math.floor(-value / 0x1_0000_0000) + (lo === 0 ? 1 : 0)) >>> 0;
-    }
-    while (hi !== 0 || lo >= 0x80) {
-      this.buf[this.pos++] = (lo & 0x7f) | 0x80;
-      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
-      hi >>>= 7;
-    }
-    this.buf[this.pos++] = lo;
-  }
-
-  /** Varint field `tag` holding a small non-negative value (bool, enum); skipped when 0. */
-  small(tag: number, value: number): void {
-    if (value === 0) return;
-    this.buf[this.pos++] = tag;
-    this.uint32(value);
-  }
-}
-
-/** Tag byte of field `field` with wire type `wireType`. */
-const tag = (field: number, wireType: number): number => (field << 3) | wireType;
 
 /** GenerateJwtResponse { string jwt = 1; string sub = 2; string kid = 3; int64 expires_at = 4; } */
 export function encodeGenerateJwtResponse(response: GenerateJwtResponse): Buffer {
