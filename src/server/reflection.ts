@@ -7,7 +7,14 @@
  */
 import { invalidOption } from '../errors.js';
 import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
-import { type DescriptorFile, type DescriptorIndex, fileWithImports, loadDescriptorSet } from './descriptor-set.js';
+import {
+  type DescriptorFile,
+  type DescriptorIndex,
+  declaredServices,
+  fileWithImports,
+  indexOrRefuse,
+  readDescriptorSet,
+} from './descriptor-set.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
@@ -76,15 +83,19 @@ interface ReflectionResponse {
  * ```
  */
 export function createReflectionServices(options: ReflectionOptions): readonly ServedService[] {
-  const index = loadDescriptorSet();
+  const set = readDescriptorSet();
+  const declared = declaredServices(set);
   if (!Array.isArray(options?.services)) throw invalidOption('services', 'must be an array of fully qualified service names');
   for (const service of options.services) {
-    if (typeof service !== 'string' || !index.services.has(service)) {
+    if (typeof service !== 'string' || !declared.has(service)) {
       throw invalidOption('services', `${JSON.stringify(service)} is not a service declared in proto/`);
     }
   }
   const names = [...new Set([...options.services, REFLECTION_V1_SERVICE_NAME, REFLECTION_V1ALPHA_SERVICE_NAME])].sort();
   const listed = names.map((name) => ({ name }));
+  // The whole index (every file's symbols and imports) is built on the first reflection call.
+  let index: DescriptorIndex | undefined;
+  const indexed = (): DescriptorIndex => (index ??= indexOrRefuse(set));
 
   async function serverReflectionInfo(
     requests: AsyncIterable<ReflectionRequest | MalformedRequest>,
@@ -92,7 +103,7 @@ export function createReflectionServices(options: ReflectionOptions): readonly S
   ): Promise<void> {
     // Files sent on this stream: later answers leave them out of the imports.
     const sent = new Set<string>();
-    for await (const request of requests) await responses.write(answer(index, listed, request, sent));
+    for await (const request of requests) await responses.write(answer(indexed(), listed, request, sent));
   }
 
   return [REFLECTION_V1_SERVICE_NAME, REFLECTION_V1ALPHA_SERVICE_NAME].map((name) => ({

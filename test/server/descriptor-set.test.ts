@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JwtGrpcError } from '../../src/errors.js';
-import { fileWithImports, indexDescriptorSet, loadDescriptorSet } from '../../src/server/descriptor-set.js';
+import {
+  declaredServices,
+  fileWithImports,
+  indexDescriptorSet,
+  loadDescriptorSet,
+  readDescriptorSet,
+} from '../../src/server/descriptor-set.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptor-set-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -144,5 +150,24 @@ describe('loadDescriptorSet', () => {
     expect(() => loadDescriptorSet(path)).toThrow(
       expect.objectContaining({ code: 'ERR_FILE', message: `${path} is not a FileDescriptorSet: truncated length-delimited field` }),
     );
+  });
+});
+
+describe('declaredServices', () => {
+  it('names the same services as the whole index, for the built set and one with a nested package', () => {
+    expect(declaredServices(readDescriptorSet())).toEqual(loadDescriptorSet().services);
+    const set = encodeSet(BASE, MIDDLE, TOP, { name: 'more.proto', package: 'fx.more', service: [{ name: 'A' }, { name: 'B' }] });
+    expect(declaredServices(set)).toEqual(indexDescriptorSet(set).services);
+    expect([...declaredServices(set)].sort()).toEqual(['fx.more.A', 'fx.more.B', 'fx.top.Api']);
+  });
+
+  it('refuses bytes that are not a descriptor set with ERR_FILE and why', () => {
+    expect(() => declaredServices(Buffer.from([0x0a, 0x05, 0x01]))).toThrow(
+      expect.objectContaining({
+        code: 'ERR_FILE',
+        message: 'the descriptor set is not a FileDescriptorSet: truncated length-delimited field',
+      }),
+    );
+    expect(() => declaredServices(encodeSet({ name: 'x.proto', service: [{ method: [] }] }))).toThrow(/a descriptor has no name/);
   });
 });
