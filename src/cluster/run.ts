@@ -2,7 +2,9 @@ import cluster from 'node:cluster';
 import { checkWorkersFit } from './fit.js';
 import type { ClusterHandle } from './handle.js';
 import { type ClusterOptions, resolveClusterOptions } from './options.js';
+import { runPrimary } from './primary.js';
 import { runSingle } from './single.js';
+import { runWorker } from './worker.js';
 import { hostOf } from '../metrics/http.js';
 import { warnAdminSecretOnPlaintext } from '../server/plaintext-admin.js';
 
@@ -36,17 +38,13 @@ export type { ClusterOptions } from './options.js';
  */
 export function runCluster(options: ClusterOptions): Promise<ClusterHandle> {
   const resolved = resolveClusterOptions(options);
-  // The primary's and the worker's modules load only in those roles: a single process, the
-  // common start, does not evaluate them (bench/PERFORMANCE.md, "Start-up").
-  if (cluster.isWorker) return import('./worker.js').then(({ runWorker }) => runWorker(resolved));
+  if (cluster.isWorker) return runWorker(resolved);
   checkWorkersFit(resolved.workers, resolved.logger);
   if (resolved.workers === 1) return runSingle(resolved);
-  return import('./primary.js')
-    .then(({ runPrimary }) => runPrimary(resolved))
-    .then((handle) => {
-      // The workers' createJwtServer leaves this line to the primary, which says it once.
-      if (resolved.server.adminTokenFile !== undefined && resolved.tls === undefined)
-        warnAdminSecretOnPlaintext(resolved.logger, hostOf(resolved.address), handle.port);
-      return handle;
-    });
+  return runPrimary(resolved).then((handle) => {
+    // The workers' createJwtServer leaves this line to the primary, which says it once.
+    if (resolved.server.adminTokenFile !== undefined && resolved.tls === undefined)
+      warnAdminSecretOnPlaintext(resolved.logger, hostOf(resolved.address), handle.port);
+    return handle;
+  });
 }
