@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JwtGrpcError } from './errors.js';
@@ -11,11 +11,13 @@ import { JwtGrpcError } from './errors.js';
 function findPackageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
+    // existsSync first: a read that fails throws an error with a stack, at every level of a
+    // start that walks up from dist/src/bin/chunks/ (the bundled executable).
+    const file = join(dir, 'package.json');
     try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string };
-      if (manifest.name === 'jwt-grpc') return dir;
+      if (existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: string }).name === 'jwt-grpc') return dir;
     } catch {
-      // no package.json here: keep walking up
+      // not a readable package.json: keep walking up
     }
     const parent = dirname(dir);
     if (parent === dir)
