@@ -14,12 +14,13 @@
  * `String(value)`) or holds a lone surrogate (it has no UTF-8 form: protobufjs writes bytes
  * the server refuses, or U+FFFD, depending on the string's length), an int64 field that is
  * not an integer of the int64 range (it would truncate 1.5 to 1, and send NaN as 0: the
- * server's default), a request that is not an object. Properties the message does not have
- * are not read, as protobufjs does not read them.
+ * server's default), a request that is not an object, and a property the message does not have
+ * (protobufjs would not read it, and the call would go out with that field's default).
  */
 import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, Writer, int64Size, stringFieldSize, tag } from './wire.js';
+import { nearestName } from '../../nearest-name.js';
 
 /** One field of a request: its number (all below 16: a one-byte tag), its name in the .proto, its type. */
 export type RequestField<T> = readonly [number: number, name: keyof T & string, type: 'string' | 'int64'];
@@ -94,11 +95,27 @@ function checked<T>(message: string, [, name, type]: RequestField<T>, value: unk
 }
 
 /**
+ * Refuses a property the message does not have: a misspelt `ttlSeconds` or `sub` would
+ * otherwise be dropped and the call made with the field's default (any subject, the
+ * default lifetime), which a caller cannot see.
+ */
+function refuseUnknownFields<T>(spec: RequestMessage<T>, request: object): void {
+  const names = spec.fields.map(([, name]) => name as string);
+  for (const key of Object.keys(request)) {
+    if (names.includes(key)) continue;
+    const near = nearestName(key, names);
+    const fields = names.length === 0 ? 'it has none' : `its fields: ${names.join(', ')}`;
+    throw refused(spec.name, `has no field ${JSON.stringify(key)}${near === undefined ? '' : ` (did you mean ${near}?)`}; ${fields}`);
+  }
+}
+
+/**
  * Encodes `request` as `spec` says: every field checked first, and the bytes sized, then one
  * buffer written in field order.
  */
 function encodeRequest<T>(spec: RequestMessage<T>, request: unknown): Buffer {
   if (typeof request !== 'object' || request === null) throw refused(spec.name, `must be an object, got ${shown(request)}`);
+  refuseUnknownFields(spec, request);
   const values = spec.fields.map((field) => checked(spec.name, field, (request as Record<string, unknown>)[field[1]]));
   const byteLengths = values.map((value) => (typeof value === 'string' ? Buffer.byteLength(value) : 0));
   let size = 0;

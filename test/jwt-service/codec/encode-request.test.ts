@@ -96,9 +96,13 @@ describe('requests decode with proto-loader, and with the server, to what was me
     expect(getJwks.requestDeserialize(encodeGetJwksRequest({}))).toEqual({});
   });
 
-  it('does not read properties the message does not have, as protobufjs does not', () => {
-    const request = { subject: 'ada', sub: 'typo', toString: 'x' } as never;
-    expect(encodeGenerateJwtRequest(request)).toEqual(encodeGenerateJwtRequest({ subject: 'ada' }));
+  it('refuses a property the message does not have, naming it, its nearest field and the fields (protobufjs would drop it)', () => {
+    expect(() => encodeGenerateJwtRequest({ subject: 'ada', sub: 'typo' } as never)).toThrow(
+      refused('GenerateJwtRequest: has no field "sub"; its fields: algorithm, subject, audience, ttl_seconds, claims_json'),
+    );
+    expect(() => encodeGenerateJwtRequest({ subjet: 'ada' } as never)).toThrow(/has no field "subjet" \(did you mean subject\?\)/);
+    expect(() => encodeGenerateJwtRequest({ ttlSeconds: 60 } as never)).toThrow(/has no field "ttlSeconds" \(did you mean ttl_seconds\?\)/);
+    expect(() => encodeGetJwksRequest({ all: true } as never)).toThrow(refused('GetJwksRequest: has no field "all"; it has none'));
   });
 });
 
