@@ -202,7 +202,10 @@ export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellRes
   const { scenario, plan, log = () => {} } = options;
   const server = await startCli(serveArgs('--transport', options.transport, '--keys', options.keysFile), {
     cpus: plan.pinned ? plan.single.serverCpus : [],
-    nodeArgs: ['--expose-gc', '--import', pathToFileURL(GC_PRELOAD).href],
+    // The 4 MiB young generation the image and the Deployment give `serve` (NODE_OPTIONS):
+    // with V8's default its semi-spaces grow to 64 MiB under this load, pages a full GC keeps,
+    // which the trend would read as growth round after round (src/cli/v8-flags.ts).
+    nodeArgs: ['--max-semi-space-size=4', '--expose-gc', '--import', pathToFileURL(GC_PRELOAD).href],
     timeoutMs: 30_000,
   });
   const loadCpus = plan.single.loadCpus;

@@ -29,9 +29,8 @@ let runs = 0;
 /** The optional packages a `serve` with `extra` options (and `env`) loaded by the time it listened. */
 async function optionalPackagesLoaded(extra: string[], env: Record<string, string> = {}): Promise<string[]> {
   const record = join(dir, `packages-${runs++}.txt`);
-  // The young-generation flag given here keeps `serve` from restarting itself without the hook.
   await startCli(serveArgs(...extra), {
-    nodeArgs: ['--max-semi-space-size=4', '--import', HOOK],
+    nodeArgs: ['--import', HOOK],
     env: { ...env, RECORD_PACKAGES: record },
   });
   const resolved = new Set(readFileSync(record, 'utf8').split('\n'));

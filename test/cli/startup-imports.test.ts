@@ -71,7 +71,7 @@ describe('what a start loads', () => {
     async (transport) => {
       const record = nextRecord();
       const server = await startCli(serveArgs('--transport', transport), {
-        nodeArgs: ['--max-semi-space-size=4', '--import', HOOK],
+        nodeArgs: ['--import', HOOK],
         env: { RECORD_MODULES: record },
       });
       const client = createJwtClient(`127.0.0.1:${server.port}`);
@@ -92,7 +92,7 @@ describe('what a start loads', () => {
   it('serve: a health Check loads the .proto parser then, and is answered', async () => {
     const record = nextRecord();
     const server = await startCli(serveArgs(), {
-      nodeArgs: ['--max-semi-space-size=4', '--import', HOOK],
+      nodeArgs: ['--import', HOOK],
       env: { RECORD_MODULES: record },
     });
     const health = healthClient(`127.0.0.1:${server.port}`);
