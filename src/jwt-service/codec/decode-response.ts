@@ -22,7 +22,7 @@
  * message); grpc-js ends the call with it, `Response message parsing error: ...`, and the
  * client rejects with that status.
  */
-import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatus } from '../../transport/handler-api.js';
 import type {
   GenerateJwtResponse,
   GetJwksResponse,
@@ -32,7 +32,7 @@ import type {
   VerifyJwtResponse,
 } from '../messages.js';
 import { REASON_NUMBERS } from './encode.js';
-import { Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, WireError, expectWireType, readTag } from './wire.js';
+import { type Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, WireError, decodeMessage, expectWireType, readTag } from './wire.js';
 
 /** The types a response field has in proto/jwt.proto; `reason` is VerifyJwtResponse.Reason. */
 type ResponseType = 'string' | 'int64' | 'bool' | 'reason';
@@ -132,21 +132,17 @@ function readField<T>(reader: Reader, tag: number, [number, name, type]: Respons
  * field repeated on the wire wins (proto3 merging), unknown fields are skipped.
  */
 function decodeResponse<T>(spec: ResponseMessage<T>, buf: Buffer): T {
-  const response: Record<string, unknown> = {};
-  for (const [, name, type] of spec.fields) response[name] = DEFAULTS[type];
-  const reader = new Reader(buf);
-  try {
+  return decodeMessage(spec.name, GrpcStatus.INTERNAL, buf, (reader) => {
+    const response: Record<string, unknown> = {};
+    for (const [, name, type] of spec.fields) response[name] = DEFAULTS[type];
     while (!reader.done) {
       const tag = readTag(reader);
       const field = spec.fields.find(([number]) => number === tag >>> 3);
       if (field === undefined) reader.skip(tag & 7, tag >>> 3);
       else response[field[1]] = readField(reader, tag, field);
     }
-  } catch (err) {
-    if (err instanceof WireError) throw new GrpcStatusError(GrpcStatus.INTERNAL, `${spec.name}: ${err.message}`);
-    throw err;
-  }
-  return response as T;
+    return response as T;
+  });
 }
 
 /**

@@ -15,21 +15,13 @@
  * bad bytes with U+FFFD and the service would sign the result) and unknown groups nested
  * deeper than 100 (wire.ts, `MAX_GROUP_DEPTH`).
  */
-import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatus } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
-import { Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, WireError, expectWireType, readTag } from './wire.js';
+import { type Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, decodeMessage, expectWireType, readTag } from './wire.js';
 
-/**
- * Runs a decoder, turning a wire error into INVALID_ARGUMENT naming the message and the
- * problem: both transports answer a deserializer's GrpcStatusError with its status.
- */
+/** A request decoder: a wire error is the caller's INVALID_ARGUMENT, naming the message. */
 function guarded<T>(message: string, buf: Buffer, decode: (reader: Reader) => T): T {
-  try {
-    return decode(new Reader(buf));
-  } catch (err) {
-    if (err instanceof WireError) throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `${message}: ${err.message}`);
-    throw err;
-  }
+  return decodeMessage(message, GrpcStatus.INVALID_ARGUMENT, buf, decode);
 }
 
 /** GenerateJwtRequest { string algorithm = 1; string subject = 2; string audience = 3; int64 ttl_seconds = 4; string claims_json = 5; } */

@@ -5,6 +5,7 @@
  * encode-request.ts) share them; what each side makes of a {@link WireError} is its own.
  */
 import { isUtf8 } from 'node:buffer';
+import { GrpcStatusError, type StatusCode } from '../../transport/handler-api.js';
 
 export const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -141,6 +142,26 @@ export class Reader {
   private advance(bytes: number): void {
     if (this.pos + bytes > this.buf.length) throw new WireError('truncated field');
     this.pos += bytes;
+  }
+}
+
+/**
+ * Runs a decoder over `buf`, turning a wire error into a GrpcStatusError of `status`
+ * naming `message` and the problem: INVALID_ARGUMENT for a request a server reads, INTERNAL
+ * for a response a client reads (both transports and grpc-js answer a deserializer's
+ * GrpcStatusError with its status).
+ *
+ * @example
+ * ```ts
+ * decodeMessage('GetJwksRequest', GrpcStatus.INVALID_ARGUMENT, Buffer.from([0x0a]), (reader) => reader.uint32()); // throws: GetJwksRequest: truncated varint
+ * ```
+ */
+export function decodeMessage<T>(message: string, status: StatusCode, buf: Buffer, decode: (reader: Reader) => T): T {
+  try {
+    return decode(new Reader(buf));
+  } catch (err) {
+    if (err instanceof WireError) throw new GrpcStatusError(status, `${message}: ${err.message}`);
+    throw err;
   }
 }
 
