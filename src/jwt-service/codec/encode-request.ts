@@ -100,9 +100,9 @@ function checked<T>(message: string, [, name, type]: RequestField<T>, value: unk
  * default lifetime), which a caller cannot see.
  */
 function refuseUnknownFields<T>(spec: RequestMessage<T>, request: object): void {
-  const names = spec.fields.map(([, name]) => name as string);
   for (const key of Object.keys(request)) {
-    if (names.includes(key)) continue;
+    if (spec.fields.some(([, name]) => name === key)) continue;
+    const names = spec.fields.map(([, name]) => name as string);
     const near = nearestName(key, names);
     const fields = names.length === 0 ? 'it has none' : `its fields: ${names.join(', ')}`;
     throw refused(spec.name, `has no field ${JSON.stringify(key)}${near === undefined ? '' : ` (did you mean ${near}?)`}; ${fields}`);
