@@ -39,24 +39,6 @@ import {
  */
 export const SERVICE_NAME = 'jwt.services.JwtService';
 
-/**
- * The full path of every JwtService method. On a server that is both the issuer and a
- * service protected by {@link jwtAuthInterceptor}, make them public: a caller needs no
- * token to get one (GenerateJwt), nor to fetch the keys (GetJwks); the issuer guards its
- * methods itself (the policy, RevokeJwt's admin secret).
- *
- * @example
- * ```ts
- * // hidden: import { Server } from '@grpc/grpc-js';
- * // hidden: declare const keys: KeySet, verifier: Verifier;
- * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { publicMethods: [...HEALTH_METHODS, ...JWT_SERVICE_METHODS] })] });
- * addJwtService(server, { keys });
- * ```
- */
-export const JWT_SERVICE_METHODS: readonly string[] = Object.freeze(
-  ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method) => `/${SERVICE_NAME}/${method}`),
-);
-
 /** Each method's codecs, both sides (src/jwt-service/codec/): a server's (requests in, responses out) and a client's (requests out, responses in). */
 interface Codecs {
   readonly requestDeserialize: (buf: Buffer) => unknown;
@@ -98,6 +80,27 @@ const CODECS: Readonly<Record<string, Codecs>> = {
   },
 };
 
+/** The path of JwtService's method `name`: `/jwt.services.JwtService/GenerateJwt`. */
+function methodPath(name: string): string {
+  return `/${SERVICE_NAME}/${name}`;
+}
+
+/**
+ * The full path of every JwtService method. On a server that is both the issuer and a
+ * service protected by {@link jwtAuthInterceptor}, make them public: a caller needs no
+ * token to get one (GenerateJwt), nor to fetch the keys (GetJwks); the issuer guards its
+ * methods itself (the policy, RevokeJwt's admin secret).
+ *
+ * @example
+ * ```ts
+ * // hidden: import { Server } from '@grpc/grpc-js';
+ * // hidden: declare const keys: KeySet, verifier: Verifier;
+ * const server = new Server({ interceptors: [jwtAuthInterceptor(verifier, { publicMethods: [...HEALTH_METHODS, ...JWT_SERVICE_METHODS] })] });
+ * addJwtService(server, { keys });
+ * ```
+ */
+export const JWT_SERVICE_METHODS: readonly string[] = Object.freeze(Object.keys(CODECS).map(methodPath));
+
 /** Every JwtService method is unary (proto/jwt.proto; a test holds the two together). @internal */
 export const JWT_SERVICE_METHOD_SHAPES = Object.fromEntries(
   Object.keys(CODECS).map((name) => [name, { requestStream: false, responseStream: false }]),
@@ -114,7 +117,7 @@ export function jwtServiceDefinition(): ServiceDescriptor {
   defined ??= Object.fromEntries(
     Object.entries(CODECS).map(([name, codecs]) => [
       name,
-      { path: `/${SERVICE_NAME}/${name}`, ...JWT_SERVICE_METHOD_SHAPES[name], ...codecs } as MethodDescriptor<unknown, unknown>,
+      { path: methodPath(name), ...JWT_SERVICE_METHOD_SHAPES[name], ...codecs } as MethodDescriptor<unknown, unknown>,
     ]),
   );
   return defined;
