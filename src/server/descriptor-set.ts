@@ -79,10 +79,15 @@ export function loadDescriptorSet(path: string = DESCRIPTOR_SET_PATH): Descripto
 
 /** {@link indexDescriptorSet}, its errors naming the file the bytes came from. @internal */
 export function indexOrRefuse(set: Buffer, path: string = DESCRIPTOR_SET_PATH): DescriptorIndex {
+  return readingSet(path, () => indexDescriptorSet(set));
+}
+
+/** Runs `read` over a descriptor set's bytes; a failure is `ERR_FILE`: `${what} is not a FileDescriptorSet: why`. */
+function readingSet<T>(what: string, read: () => T): T {
   try {
-    return indexDescriptorSet(set);
+    return read();
   } catch (err) {
-    throw new JwtGrpcError('ERR_FILE', `${path} is not a FileDescriptorSet: ${(err as Error).message}`, {
+    throw new JwtGrpcError('ERR_FILE', `${what} is not a FileDescriptorSet: ${(err as Error).message}`, {
       field: 'descriptorSet',
       cause: err,
     });
@@ -101,8 +106,8 @@ export function indexOrRefuse(set: Buffer, path: string = DESCRIPTOR_SET_PATH): 
  * ```
  */
 export function declaredServices(set: Buffer): Set<string> {
-  const services = new Set<string>();
-  try {
+  return readingSet('the descriptor set', () => {
+    const services = new Set<string>();
     for (const field of readFields(set)) {
       if (field.number !== FILE_DESCRIPTOR_SET.file) continue;
       let pkg = '';
@@ -113,13 +118,8 @@ export function declaredServices(set: Buffer): Set<string> {
       }
       for (const service of declared) services.add(qualify(pkg, nameOf(service, SERVICE.name)));
     }
-  } catch (err) {
-    throw new JwtGrpcError('ERR_FILE', `the descriptor set is not a FileDescriptorSet: ${(err as Error).message}`, {
-      field: 'descriptorSet',
-      cause: err,
-    });
-  }
-  return services;
+    return services;
+  });
 }
 
 /** Indexes the bytes of a FileDescriptorSet. Throws `JwtGrpcError` (`ERR_FILE`) on bytes that are not one. */
