@@ -29,22 +29,18 @@ const ENTRY = join(BIN_DIR, 'jwt-grpc.js');
 const CHUNKS = 'chunks';
 const LICENSES = 'third-party-licenses.txt';
 
-/** Packages that stay out of the bundle (a pattern per package; `*` matches a scope's packages). */
-const EXTERNAL = [
-  '@grpc/grpc-js',
-  '@grpc/proto-loader',
-  'protobufjs',
-  'pino',
-  'prom-client',
-  'redis',
-  'pkcs11js',
-  '@aws-sdk/*',
-  '@opentelemetry/sdk-*',
-  '@opentelemetry/exporter-*',
-  '@opentelemetry/resources',
-  '@opentelemetry/context-async-hooks',
-  '@opentelemetry/core',
-];
+/**
+ * The one package bundled: @opentelemetry/api, a required peer the call path imports (see
+ * above). Every other dependency and peer in package.json stays in node_modules, so that an
+ * optional peer added there is never bundled by accident (test/bin/bundle.test.ts holds it).
+ */
+const BUNDLED = new Set(['@opentelemetry/api']);
+
+/** Packages that stay out of the bundle: package.json's dependencies and peers but {@link BUNDLED}. */
+function externalPackages() {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  return Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }).filter((name) => !BUNDLED.has(name));
+}
 
 /**
  * `import { x } from 'node:y'` reads `x` from process.getBuiltinModule('node:y') instead of
@@ -138,7 +134,7 @@ async function main() {
     format: 'esm',
     platform: 'node',
     target: 'node22',
-    external: EXTERNAL,
+    external: externalPackages(),
     plugins: [builtinsByRequire],
     banner: { js: BANNER },
     sourcemap: 'linked',
