@@ -26,7 +26,8 @@ export function isStatusBits(value: unknown): value is StatusBits {
  * (its test vectors are made at that level: they start 78 da). @internal
  */
 export function encodeLst(bytes: Uint8Array): string {
-  return nodeZlib().deflateSync(bytes, { level: nodeZlib().constants.Z_BEST_COMPRESSION }).toString('base64url');
+  const zlib = nodeZlib();
+  return zlib.deflateSync(bytes, { level: zlib.constants.Z_BEST_COMPRESSION }).toString('base64url');
 }
 
 /**
