@@ -13,7 +13,8 @@ if (!(major >= MIN_NODE_MAJOR)) {
   process.exit(1);
 }
 // V8's compiled code for the bundle's chunks, kept on disk between runs (Node >= 22.1): a
-// start then skips most of their parsing and compiling (bench/PERFORMANCE.md, "Start-up"). Node's default place (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE);
+// start then skips most of their parsing and compiling (bench/PERFORMANCE.md, "Start-up").
+// Node's default place (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE);
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off. A cache that cannot be written costs nothing.
 const nodeModule = await import('node:module');
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();

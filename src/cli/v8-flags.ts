@@ -8,7 +8,8 @@
  * against 125 MiB at HS256, 1-3 % more CPU per call). V8 reads the setting when a process
  * starts, so it is given where a process starts anyway: to each cluster worker as it is
  * forked. A single process is not restarted for it: that was a second Node start, 30-40 ms
- * of every `serve` on one core, for 34 MiB of peak memory ("Start-up" there). The image and
+ * of every `serve` on one core, for 34 MiB of peak memory at 1x50 and ~130 MiB under 500
+ * connections x 1,000 in flight (docs/cli.md, "Memory"). The image and
  * the Kubernetes Deployment set it through NODE_OPTIONS; so can anyone (docs/cli.md, "Memory").
  */
 import cluster from 'node:cluster';
