@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JwtGrpcError } from './errors.js';
 import { type ConnectionCounters, type ConnectionGuard, httpClientError } from './connection-guard.js';
+import { type HandedPort, serveHanded } from './handed-port.js';
 
 /** How often node:http checks its headers and request timeouts, at most (its default, 30 s, would let a slow head live 40 s). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
@@ -40,7 +41,8 @@ export interface HttpListener {
 }
 
 /**
- * Binds `server` on `host:port` (0: any free port), with `guard`'s connection cap and
+ * Binds `server` on `host:port` (0: any free port), or serves what `handed` brings (a
+ * cluster worker: the primary holds the port), with `guard`'s connection cap and
  * counts (a head past {@link headDeadline} is answered 408 and counted). A bind that fails
  * rejects with `ERR_LISTEN` naming what was to be served and the option whose port it was,
  * so the discovery and metrics endpoints fail the same way. @internal
@@ -52,17 +54,23 @@ export async function listenHttp(
   what: string,
   field: string,
   guard: ConnectionGuard,
+  handed?: HandedPort,
 ): Promise<HttpListener> {
   guard.attach(server);
   server.on('clientError', httpClientError(guard));
+  if (handed !== undefined) return httpListener(server, guard, serveHanded(server, handed));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new JwtGrpcError('ERR_LISTEN', `cannot serve ${what} on ${host}:${port}: ${err.code ?? err.message}`, { field, cause: err })),
     );
     server.listen(port, host, () => resolve());
   });
+  return httpListener(server, guard, (server.address() as AddressInfo).port);
+}
+
+function httpListener(server: Server, guard: ConnectionGuard, port: number): HttpListener {
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -11,7 +11,7 @@ import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
 import { HandOut, sendTo } from './hand-out.js';
 import { type Reloads, noKeyLoader, noPolicyLoader } from './handle.js';
-import type { PrimaryMessage, WorkerMessageOf } from './messages.js';
+import type { HandedPortNumbers, PrimaryMessage, WorkerMessageOf } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 import { broadcastRevoked, serveWorkerRevoke } from './revocations.js';
 
@@ -142,9 +142,9 @@ export class StateDistributor {
     return this.#revocations.close();
   }
 
-  /** A worker's hello: the keys and policy in use now (reloaded ones once there are), and the revocations held now. */
-  hello(worker: Worker): void {
-    sendTo(worker, this.#startMessage());
+  /** A worker's hello: the keys and policy in use now (reloaded ones once there are), the revocations held now, and the `ports` the primary holds. */
+  hello(worker: Worker, ports: HandedPortNumbers): void {
+    sendTo(worker, this.#startMessage(ports));
   }
 
   /** Reloads the keys with the key loader and hands them to every live worker; rejects without one. */
@@ -199,9 +199,10 @@ export class StateDistributor {
     );
   }
 
-  #startMessage(): PrimaryMessage {
+  #startMessage(ports: HandedPortNumbers): PrimaryMessage {
     return {
       type: 'jwt-grpc:start',
+      ports,
       jwks: exportKeys(this.#keys, { includePrivate: true }),
       revocations: this.#revocations.values(),
       ...(this.#policy !== undefined && { policy: this.#policy }),

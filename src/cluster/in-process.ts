@@ -1,5 +1,6 @@
 import type { KeySet } from '../keys/key-set.js';
-import { type JwtServer, createJwtServer } from '../server/create.js';
+import { type JwtServer, createJwtServer, createWorkerJwtServer } from '../server/create.js';
+import type { HandedPorts } from '../handed-port.js';
 import type { JwtServerOptions } from '../server/options.js';
 import { exitLatch } from './handle.js';
 import type { ResolvedClusterOptions } from './options.js';
@@ -17,15 +18,17 @@ export interface InProcessServer {
 
 /**
  * The server of a single process or of one cluster worker: the two run exactly the same
- * server and differ only in where the keys come from, who tells them to stop, and who
- * serves their metrics (`overrides`). @internal
+ * server and differ only in where the keys come from, who tells them to stop, who
+ * serves their metrics (`overrides`), and who holds their ports (`handed`: a worker's primary). @internal
  */
 export async function listenInProcess(
   options: ResolvedClusterOptions,
   keys: KeySet | undefined,
   overrides: Omit<JwtServerOptions, 'keys' | 'logger'> = {},
+  handed?: HandedPorts,
 ): Promise<InProcessServer> {
-  const server = createJwtServer({ ...options.server, ...overrides, keys, logger: options.logger });
+  const serverOptions: JwtServerOptions = { ...options.server, ...overrides, keys, logger: options.logger };
+  const server = handed === undefined ? createJwtServer(serverOptions) : createWorkerJwtServer(serverOptions, handed);
   const tls = options.tls === undefined ? undefined : await options.tls();
   const port = await server.listen(options.address, tls);
   const { done, finish } = exitLatch();

@@ -3,6 +3,15 @@ import type { JwtPolicy } from '../policy/check.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
 import type { Revocation } from '../revocation/types.js';
 
+/** A port the primary holds and hands each connection of to a worker: gRPC, and discovery (`httpPort`). @internal */
+export type HandedRole = 'grpc' | 'discovery';
+
+/** The numbers of the ports the primary holds. @internal */
+export interface HandedPortNumbers {
+  readonly grpc: number;
+  readonly discovery?: number;
+}
+
 /** Set by the primary in the spare worker's environment: it waits for `take-slot` before it listens. @internal */
 export const SPARE_ENV = 'JWT_GRPC_SPARE';
 
@@ -14,13 +23,20 @@ export const SPARE_ENV = 'JWT_GRPC_SPARE';
  * compile, and a message of a type not in the union is refused.
  */
 export type PrimaryMessage =
-  /** The keys, the revocations held now (the primary owns the revocation store), and the policy when the primary has a policy loader: every worker enforces the one the primary read. */
+  /**
+   * The keys, the revocations held now (the primary owns the revocation store), the policy
+   * when the primary has a policy loader (every worker enforces the one the primary read),
+   * and the ports the primary holds for the workers' servers.
+   */
   | {
       readonly type: 'jwt-grpc:start';
       readonly jwks: { keys: Jwk[] };
       readonly revocations: readonly Revocation[];
       readonly policy?: JwtPolicy;
+      readonly ports: HandedPortNumbers;
     }
+  /** Sent with a connection the primary accepted on `port` (./dispatcher.ts): the worker answers `adopted` with `id`, then its server for that port serves it. */
+  | { readonly type: 'jwt-grpc:connection'; readonly port: HandedRole; readonly id: number }
   | { readonly type: 'jwt-grpc:shutdown'; readonly graceMs: number }
   /** To the spare: a worker died, its slot is yours: listen now. */
   | { readonly type: 'jwt-grpc:take-slot' }
@@ -47,6 +63,8 @@ export type WorkerMessage =
   | { readonly type: 'jwt-grpc:listening'; readonly port: number; readonly httpPort?: number }
   /** The address cannot be bound (taken, not local): no respawn can fix that, so the cluster stops. */
   | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }
+  /** Connection `id` of `port` reached this worker, which has read nothing from it yet: the primary's copy may close. */
+  | { readonly type: 'jwt-grpc:adopted'; readonly port: HandedRole; readonly id: number }
   | { readonly type: 'jwt-grpc:keys-applied'; readonly generation: number; readonly error?: string }
   | { readonly type: 'jwt-grpc:policy-applied'; readonly generation: number; readonly error?: string }
   /** A block of `count` status list indexes: the primary hands out blocks so that no two workers share an index. */

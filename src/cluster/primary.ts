@@ -7,6 +7,8 @@ import { optionValue } from '../options/resolve.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
 import { ReloadMetrics, registerKeyGauge, registerStoreGauge } from '../metrics/jwt-service-metrics.js';
 import { StateDistributor } from './distributor.js';
+import { ClusterPortSet } from './dispatcher.js';
+import { parseAddress } from '../address.js';
 import { type ClusterHandle, onReloadSignal, onStopSignals } from './handle.js';
 import type { WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
@@ -14,8 +16,8 @@ import { type HandlerTable, MessageRouter } from './router.js';
 import { type ClusterPorts, type ForkWorker, Supervisor, forkClusterWorker } from './supervisor.js';
 
 /**
- * The cluster primary: loads keys and the policy once, forks the workers (which share one port through
- * node:cluster), hands them the keys over IPC, respawns the ones that die with backoff,
+ * The cluster primary: loads keys and the policy once, binds the ports and hands each
+ * connection to a worker (./dispatcher.ts), forks the workers, hands them the keys over IPC, respawns the ones that die with backoff,
  * gives up on a crash loop, and drains every worker on SIGTERM/SIGINT. Three parts: the
  * {@link Supervisor} (slots, fork, exit, backoff), the {@link StateDistributor} (keys,
  * policy, revocations, reloads) and a {@link MessageRouter} between them and the workers;
@@ -26,6 +28,10 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
   // The parts refer to each other through these closures, which run only once workers are forked.
   const live = (): Worker[] => supervisor.live();
   const state = await StateDistributor.load(options, live, { keys: metrics?.keyReloads, policy: metrics?.policyReloads });
+  const held = await bindPorts(options).catch(async (err: unknown) => {
+    await state.close();
+    throw err;
+  });
   const { workers, maxQuickRestarts, graceMs, logger, spareWorker } = options;
   const supervisor = new Supervisor({
     workers,
@@ -34,15 +40,24 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
     graceMs,
     logger,
     fork,
-    forked: (worker) => worker.on('message', (message: unknown) => router.route(message, worker)),
-    exited: (worker) => state.exited(worker),
+    forked: (worker) => {
+      worker.on('message', (message: unknown) => router.route(message, worker));
+      // Its channel closed: no connection can reach it any more, whether or not its exit is seen yet.
+      worker.on('disconnect', () => held.remove(worker));
+    },
+    exited: (worker) => {
+      held.remove(worker);
+      state.exited(worker);
+    },
+    // New connections are refused from the first stop on; the workers drain what they hold.
+    stopping: () => void held.close(),
   });
-  const router = new MessageRouter(primaryHandlers(supervisor, state, metrics?.cluster), logger, (worker: Worker) => ({
+  const router = new MessageRouter(primaryHandlers(supervisor, state, held, metrics?.cluster), logger, (worker: Worker) => ({
     workerPid: worker.process.pid,
   }));
   metrics?.watch(state);
   await state.start();
-  void supervisor.done.then(() => state.close());
+  void supervisor.done.then(() => Promise.all([state.close(), held.close()]));
   supervisor.start();
   if (options.handleSignals) handleSignals(options, supervisor, state);
   const ports = await supervisor.ready;
@@ -54,11 +69,16 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
 function primaryHandlers(
   supervisor: Supervisor,
   state: StateDistributor,
+  held: ClusterPortSet,
   metrics: ClusterMetrics | undefined,
 ): HandlerTable<WorkerMessage, Worker> {
   return {
-    'jwt-grpc:hello': (_, worker) => state.hello(worker),
-    'jwt-grpc:listening': (message, worker) => supervisor.listening(worker, { port: message.port, httpPort: message.httpPort }),
+    'jwt-grpc:hello': (_, worker) => state.hello(worker, held.numbers),
+    'jwt-grpc:listening': (message, worker) => {
+      supervisor.listening(worker, { port: message.port, httpPort: message.httpPort });
+      held.add(worker);
+    },
+    'jwt-grpc:adopted': (message, worker) => held.adopted(worker, message),
     'jwt-grpc:spare-ready': (_, worker) => supervisor.spareReady(worker),
     'jwt-grpc:cannot-listen': (message) => supervisor.cannotListen(message.message),
     'jwt-grpc:keys-applied': (message, worker) => state.keysApplied(worker, message),
@@ -67,6 +87,18 @@ function primaryHandlers(
     'jwt-grpc:revoke': (message, worker) => state.revoke(worker, message),
     'jwt-grpc:metrics': (message) => metrics?.receive(message.id, message.metrics),
   };
+}
+
+/**
+ * The ports the workers serve, bound here before any worker is forked (one that cannot be
+ * bound stops the start, and no worker is forked for nothing): gRPC on `address`, and
+ * discovery on `httpHost` (default: the gRPC host) with the `httpPort` option.
+ */
+async function bindPorts(options: ResolvedClusterOptions): Promise<ClusterPortSet> {
+  const { host, port } = parseAddress(options.address);
+  const { httpPort, httpHost } = options.server;
+  const discovery = httpPort === undefined ? undefined : { host: httpHost ?? host, port: httpPort, field: 'httpPort' };
+  return ClusterPortSet.bind({ host, port, field: 'address' }, discovery, options.logger);
 }
 
 /** First SIGTERM/SIGINT drains every worker, a second kills them; SIGHUP reloads. Removed once the cluster is done. */

@@ -36,9 +36,7 @@ export type ForkWorker = (index: number, spare: boolean) => Worker;
  * that it is the spare and waits for a slot before it listens (./worker.ts). @internal
  */
 export function forkClusterWorker(index: number, spare: boolean): Worker {
-  // Round robin in the primary: the kernel's own balancing (SCHED_NONE) piles connections
-  // onto a few workers. It is Linux's default already; Windows' is SCHED_NONE. Read at the first fork.
-  cluster.schedulingPolicy = cluster.SCHED_RR;
+  // No scheduling policy to choose: workers bind no port through node:cluster; the primary hands them connections (./dispatcher.ts).
   return cluster.fork({ JWT_GRPC_WORKER: String(index), ...(spare && { [SPARE_ENV]: '1' }) });
 }
 
@@ -133,6 +131,8 @@ export interface SupervisorOptions {
   readonly forked: (worker: Worker) => void;
   /** Each worker that exited, before it is replaced: nothing more can be waited for from it. */
   readonly exited: (worker: Worker) => void;
+  /** The first {@link Supervisor.stop}, before any worker is told: the primary stops taking connections. */
+  readonly stopping?: () => void;
 }
 
 /**
@@ -233,6 +233,7 @@ export class Supervisor {
    * one still there after the grace period is killed. `done` then resolves with `code`.
    */
   stop(code: number, graceMs: number): void {
+    if (!this.#stopping) this.#options.stopping?.();
     this.#stopping = true;
     for (const slot of this.#places()) slot.cancelRespawn();
     const workers = this.live();

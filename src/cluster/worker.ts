@@ -13,13 +13,21 @@ import { PrimaryRelayStore } from './revocations.js';
 import { type HandlerTable, MessageRouter } from './router.js';
 import { SpareHold, type SpareState } from './spare.js';
 import { WorkerServer } from './worker-server.js';
+import { ConnectionInlet } from './inlet.js';
+import { Socket } from 'node:net';
 
 type StartMessage = PrimaryMessageOf<'jwt-grpc:start'>;
 
-/** What the start message begins: the keys, policy and revocations to start with, and the relay to the primary's store. */
+/** What the start message begins: the keys, policy and revocations to start with, the relay to the primary's store, and the ports the primary holds. */
 interface Started {
   readonly start: StartMessage;
   readonly relay: PrimaryRelayStore;
+  readonly inlet: ConnectionInlet;
+}
+
+/** A handle that came with a message that does not carry one (or before the worker has ports): closed. */
+function closeStray(handle: unknown): void {
+  if (handle instanceof Socket) handle.destroy();
 }
 
 /** Sends to the primary, ignoring a channel that closed meanwhile: the primary handles the exit it sees. */
@@ -39,19 +47,20 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   // Counted here, served by the primary: the primary sums its workers' metrics.
   const registry = options.server.metricsPort === undefined ? undefined : new (promClient().Registry)();
   const primary = new PrimaryLink(options.logger, registry);
-  const { start, relay } = await primary.open();
+  const { start, relay, inlet } = await primary.open();
   const initial: SpareState = { keys: importKeys(start.jwks), policy: start.policy };
   // A spare (./spare.ts) has loaded everything and imported the keys; it makes its server when it takes a slot.
   const state = process.env[SPARE_ENV] === '1' ? await primary.spareUntilSlot(initial) : initial;
   if (state === undefined) return stoppedSpare(initial);
-  const server = await listenOrReport(options, state, registry, relay);
+  const server = await listenOrReport(options, state, registry, relay, inlet);
   if (server === undefined) return new Promise<never>(() => {});
   primary.target.listening(server);
   // A worker told to stop directly, or orphaned by a dead primary, drains too.
   process.on('SIGTERM', () => void server.close());
   process.on('disconnect', () => void server.close());
-  // Every worker serves the discovery port too (shared through node:cluster like the gRPC
-  // port), from its own key set: the documents and their ETags agree without talking.
+  // Every worker serves the discovery port too (held by the primary like the gRPC port),
+  // from its own key set: the documents and their ETags agree without talking. From now on
+  // the primary hands this worker connections.
   send({ type: 'jwt-grpc:listening', port: server.port, httpPort: server.server.httpPort });
   return workerHandle(server);
 }
@@ -65,9 +74,12 @@ class PrimaryLink {
   readonly target: WorkerServer;
   readonly #reservations = new IndexReservations(send);
   readonly #registry: Registry | undefined;
-  readonly #router: MessageRouter<PrimaryMessage, undefined>;
+  readonly #logger: Logger;
+  /** Routes the primary's messages; `from` is the handle sent with one (a connection), else undefined. */
+  readonly #router: MessageRouter<PrimaryMessage, unknown>;
   #started: ((started: Started) => void) | undefined;
   #relay: PrimaryRelayStore | undefined;
+  #inlet: ConnectionInlet | undefined;
   /** While this worker is the spare: where reloads go. */
   #spare: SpareHold | undefined;
   #slotTaken: ((taken: boolean) => void) | undefined;
@@ -76,12 +88,16 @@ class PrimaryLink {
     this.target = new WorkerServer(logger, send);
     this.#registry = registry;
     this.#router = new MessageRouter(this.#handlers(), logger, () => ({ from: 'primary' }));
+    this.#logger = logger;
   }
 
   /** Listens to the primary, then says hello (a message sent before this listener was attached would be lost). */
   open(): Promise<Started> {
     const started = new Promise<Started>((resolve) => (this.#started = resolve));
-    process.on('message', (message: unknown) => this.#router.route(message, undefined));
+    process.on('message', (message: unknown, handle: unknown) => {
+      // Only a connection carries a handle: one that came with anything else is closed, not left open.
+      if (!this.#router.route(message, handle) || (message as { type?: unknown }).type !== 'jwt-grpc:connection') closeStray(handle);
+    });
     send({ type: 'jwt-grpc:hello' });
     return started;
   }
@@ -107,8 +123,9 @@ class PrimaryLink {
     return serve ? hold.state : undefined;
   }
 
-  #handlers(): HandlerTable<PrimaryMessage, undefined> {
+  #handlers(): HandlerTable<PrimaryMessage, unknown> {
     return {
+      'jwt-grpc:connection': (message, handle) => (this.#inlet === undefined ? closeStray(handle) : this.#inlet.take(message, handle)),
       'jwt-grpc:start': (message) => this.#start(message),
       // Before the start message nothing is held yet: the start message brings every revocation held then.
       'jwt-grpc:revoked': (message) => this.#relay?.receive(message.revocations),
@@ -127,7 +144,8 @@ class PrimaryLink {
     if (this.#started === undefined) return;
     // The primary owns the revocation store; this worker's server reaches it through this relay.
     this.#relay = new PrimaryRelayStore(start.revocations, send, this.#reservations.reserve);
-    this.#started({ start, relay: this.#relay });
+    this.#inlet = new ConnectionInlet(start.ports, send, this.#logger);
+    this.#started({ start, relay: this.#relay, inlet: this.#inlet });
     this.#started = undefined;
   }
 
@@ -146,15 +164,21 @@ async function listenOrReport(
   state: SpareState,
   registry: Registry | undefined,
   relay: PrimaryRelayStore,
+  inlet: ConnectionInlet,
 ): Promise<InProcessServer | undefined> {
   try {
-    return await listenInProcess(options, state.keys, {
-      metricsPort: undefined,
-      metricsRegistry: registry,
-      ...(state.policy !== undefined && { policy: state.policy }),
-      revocations: undefined,
-      revocationStore: relay,
-    });
+    return await listenInProcess(
+      options,
+      state.keys,
+      {
+        metricsPort: undefined,
+        metricsRegistry: registry,
+        ...(state.policy !== undefined && { policy: state.policy }),
+        revocations: undefined,
+        revocationStore: relay,
+      },
+      inlet.ports,
+    );
   } catch (err) {
     if (!(err instanceof JwtGrpcError && err.code === 'ERR_LISTEN')) throw err;
     process.send?.({ type: 'jwt-grpc:cannot-listen', message: err.message } satisfies WorkerMessage, undefined, undefined, () =>

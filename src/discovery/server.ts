@@ -5,6 +5,7 @@ import { type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js
 import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../connection-guard.js';
 import { IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADERS_COUNT, MAX_HEADER_BYTES, REQUEST_TIMEOUT_MS } from './defaults.js';
 import type { JwksRequestHandler } from './handler.js';
+import type { HandedPort } from '../handed-port.js';
 
 /** The discovery port, bound. @internal */
 export interface DiscoveryEndpoint {
@@ -27,13 +28,15 @@ export interface DiscoveryServerOptions {
   readonly ready?: () => boolean;
   /** The server's handshake deadline (a TLS handshake, then the request head), and where refusals are counted. */
   readonly ports: HttpPortLimits;
+  /** A cluster worker's: the primary holds the port and hands each connection over (`host` and `port` are then the primary's). */
+  readonly handed?: HandedPort | undefined;
 }
 
 const PLAIN = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' };
 
 /**
  * Serves the discovery documents, `/healthz` and `/readyz` on `host:port` (0: any free
- * port; in a cluster worker node:cluster shares the port). Slow and idle clients are timed
+ * port; a cluster worker takes the connections its primary hands over). Slow and idle clients are timed
  * out, oversized heads refused (431), request bodies never read. @internal
  */
 export async function serveDiscovery(options: DiscoveryServerOptions): Promise<DiscoveryEndpoint> {
@@ -82,7 +85,7 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   // Bad requests (400), heads over the limit (431) and timeouts (408, counted): answered as node:http would (listenHttp).
-  const listener = await listenHttp(server, host, port, 'discovery', 'httpPort', guard);
+  const listener = await listenHttp(server, host, port, 'discovery', 'httpPort', guard, options.handed);
   return {
     port: listener.port,
     drain: () => {

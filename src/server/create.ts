@@ -5,6 +5,7 @@ import { type StatusListRoute, documentsHandler } from '../discovery/handler.js'
 import type { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
 import type { HttpPortLimits } from '../http-listen.js';
+import type { HandedPort, HandedPorts } from '../handed-port.js';
 import {
   STATUS_LIST_PATH,
   STATUS_LIST_RESIGN_FRACTION,
@@ -168,12 +169,24 @@ function statusListRoute(list: StatusListIssuer): StatusListRoute {
  * ```
  */
 export function createJwtServer(options: JwtServerOptions = {}): JwtServer {
+  return createServer(options, undefined);
+}
+
+/**
+ * createJwtServer for a cluster worker: its gRPC and discovery ports are the primary's,
+ * which hands each connection over (src/cluster/dispatcher.ts), so `listen` binds nothing. @internal
+ */
+export function createWorkerJwtServer(options: JwtServerOptions, handed: HandedPorts): JwtServer {
+  return createServer(options, handed);
+}
+
+function createServer(options: JwtServerOptions, handed: HandedPorts | undefined): JwtServer {
   refuseUnknownOptions(options, SERVER_OPTION_NAMES, { owner: 'createJwtServer' });
   const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
   const resolved = resolveServerOptions(options);
   // Keys given now must be able to sign the status list: refused here rather than at listen.
   if (resolved.server.statusList && givenKeys !== undefined) statusListAlgorithm(givenKeys);
-  return new OwningJwtServer(resolved, givenKeys);
+  return new OwningJwtServer(resolved, givenKeys, handed);
 }
 
 /** What a server's calls are observed with: its metrics, its tracer, and the interceptors that feed them, the user's after. */
@@ -232,6 +245,8 @@ class OwningJwtServer implements JwtServer {
   readonly #owned = new OwnedResources();
   readonly #options: ResolvedServerOptions;
   readonly #givenKeys: KeySet | undefined;
+  /** A cluster worker's ports, held by the primary; undefined: this server binds its own. */
+  readonly #handed: HandedPorts | undefined;
   /** Every method served, by path: the call kind the metrics label calls with. */
   readonly #methods = new Map<string, MethodDescription>();
   readonly #observers: CallObservers;
@@ -253,9 +268,10 @@ class OwningJwtServer implements JwtServer {
   #closeMetrics: (() => Promise<void>) | undefined;
   #discoveryEndpoint: DiscoveryEndpoint | undefined;
 
-  constructor(options: ResolvedServerOptions, givenKeys: KeySet | undefined) {
+  constructor(options: ResolvedServerOptions, givenKeys: KeySet | undefined, handed: HandedPorts | undefined) {
     this.#options = options;
     this.#givenKeys = givenKeys;
+    this.#handed = handed;
     this.transport = options.transport.transport;
     try {
       this.#observers = observeCalls(options.server, this.#methods, this.#owned);
@@ -410,7 +426,7 @@ class OwningJwtServer implements JwtServer {
   /** Binds the gRPC port (the transport, owned since creation, releases it). */
   async #bind(address: string, tls: ServerTlsOptions | undefined): Promise<number> {
     this.#stillStarting('starting');
-    const port = await this.#server.listen(address, tls);
+    const port = await this.#server.listen(address, tls, this.#handed?.grpc);
     this.#stillStarting('binding');
     return port;
   }
@@ -447,8 +463,17 @@ class OwningJwtServer implements JwtServer {
       ready: () => handle.keys.signingReady,
       logger: this.#logger,
       ports: this.#httpPorts,
+      handed: this.#handedDiscovery(),
     });
     this.#discoveryEndpoint = this.#owned.adopt(endpoint, (opened) => opened.close());
+  }
+
+  /** A cluster worker's discovery port; one the primary did not bind is refused rather than bound here, beside the primary's. */
+  #handedDiscovery(): HandedPort | undefined {
+    if (this.#handed === undefined) return undefined;
+    if (this.#handed.discovery === undefined)
+      throw new JwtGrpcError('ERR_CLUSTER', 'httpPort: the cluster primary holds no discovery port for this worker', { field: 'httpPort' });
+    return this.#handed.discovery;
   }
 
   /** Everything is open: SERVING, and the graceful part of close on top of what is owned. */

@@ -4,6 +4,7 @@
  * (src/transport/grpc-js.ts). Everything transport-specific in createJwtServer is here.
  */
 import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import type { Server, ServerCredentials } from '@grpc/grpc-js';
 import { JwtGrpcError } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';
@@ -16,14 +17,15 @@ import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFi
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from './channel-options.js';
 import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
+import type { HandedPort } from '../handed-port.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
   /** The grpc-js Server, on transport 'grpc-js' only. */
   readonly grpcServer: Server | undefined;
   addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void;
-  /** Binds and serves; rejects with `ERR_LISTEN` naming the address. */
-  listen(address: string, tls: ServerTlsOptions | undefined): Promise<number>;
+  /** Binds and serves, or serves the connections `handed` brings (a cluster worker); rejects with `ERR_LISTEN` naming the address. */
+  listen(address: string, tls: ServerTlsOptions | undefined, handed: HandedPort | undefined): Promise<number>;
   close(graceMs: number): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ function http2Transport({ options, interceptors, logger, counters }: TransportCo
   return {
     grpcServer: undefined,
     addService: (definition, implementation) => server.addService(definition, implementation),
-    listen: (address, tls) => server.listen(address, tls),
+    listen: (address, tls, handed) => server.listen(address, tls, handed),
     close: (graceMs) => server.close({ graceMs }),
   };
 }
@@ -102,6 +104,45 @@ function unguardable(what: string): JwtGrpcError {
   );
 }
 
+type ConnectionInjector = ReturnType<Server['createConnectionInjector']>;
+
+/** The connections given to a server that did not accept them itself: resolves `closed` once none is open. */
+class OpenSockets {
+  readonly #open = new Set<Socket>();
+  #lastClosed: (() => void) | undefined;
+
+  add(socket: Socket): void {
+    this.#open.add(socket);
+    socket.once('close', () => {
+      this.#open.delete(socket);
+      if (this.#open.size === 0) this.#lastClosed?.();
+    });
+  }
+
+  closed(): Promise<void> {
+    if (this.#open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#lastClosed = resolve));
+  }
+}
+
+/**
+ * grpc-js's server for connections accepted elsewhere (a cluster's primary): its node:http2
+ * server comes from createHttp2Server, so the guards above are on it. Added in grpc-js 1.11;
+ * on an older one a cluster on this transport is refused, naming the version.
+ */
+function injectorOf(server: Server, tls: ServerTlsOptions | undefined): ConnectionInjector {
+  if (typeof server.createConnectionInjector !== 'function') {
+    const version = (createRequire(import.meta.url)('@grpc/grpc-js/package.json') as { version: string }).version;
+    throw new JwtGrpcError(
+      'ERR_GRPC_JS_VERSION',
+      `transport 'grpc-js' in a cluster needs @grpc/grpc-js >= 1.11 (its workers take connections the primary accepts: ` +
+        `Server.createConnectionInjector); the installed @grpc/grpc-js is ${version}`,
+      { field: 'transport' },
+    );
+  }
+  return server.createConnectionInjector(grpcJsCredentials(tls));
+}
+
 function grpcJsTransport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
   const server = new (requireTransportGrpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
@@ -121,10 +162,22 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
   if (!guardGrpcJsServer(server, guard)) throw unguardable('the handshake deadline and the connection cap');
   /** The address as bound ("host:0" with the port picked), the name grpc-js drains it by. */
   let boundAddress: string | undefined;
+  /** A cluster worker's: what takes the connections the primary hands over, and those still open. */
+  let injector: ConnectionInjector | undefined;
+  const injected = new OpenSockets();
   return {
     grpcServer: server,
     addService: (definition, implementation) => addServiceToGrpcJs(server, definition, implementation, { interceptors, logger }),
-    async listen(address, tls) {
+    async listen(address, tls, handed) {
+      if (handed !== undefined) {
+        injector = injectorOf(server, tls);
+        const taking = injector;
+        handed.receive((socket) => {
+          injected.add(socket);
+          taking.injectConnection(socket);
+        });
+        return handed.port;
+      }
       const port = await new Promise<number>((resolve, reject) => {
         server.bindAsync(address, grpcJsCredentials(tls), (err, bound) => {
           if (err === null) resolve(bound);
@@ -138,15 +191,20 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
       new Promise<void>((resolve) => {
         // grpc-js's forceShutdown only destroys the connections channelz tracks, and channelz
         // is off (channel-options.ts): drain cancels the calls still running after graceMs.
+        injector?.drain(graceMs);
         if (boundAddress !== undefined) server.drain(boundAddress, graceMs);
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();
         }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
+        // grpc-js's shutdown waits for its sessions only through node:net's close, which never
+        // counted a connection handed over: those are waited for here.
+        server.tryShutdown(() =>
+          injected.closed().then(() => {
+            clearTimeout(force);
+            resolve();
+          }),
+        );
         guard.flush();
       }),
   };

@@ -75,10 +75,10 @@ describe('StateDistributor', () => {
     await state.reloadKeys();
     await state.reloadPolicy();
     const late = new FakeWorker();
-    state.hello(late.asWorker);
+    state.hello(late.asWorker, { grpc: 50051, discovery: 8080 });
     const [start] = late.sentOf('jwt-grpc:start');
     expect(kidsOf(start)).toEqual(next.keys.map((k) => k.kid).sort());
-    expect(start).toMatchObject({ policy: POLICY, revocations: [] });
+    expect(start).toMatchObject({ policy: POLICY, revocations: [], ports: { grpc: 50051, discovery: 8080 } });
     expect(workers).toEqual([]);
   });
 

@@ -18,6 +18,7 @@ function router() {
     'jwt-grpc:hello': record,
     'jwt-grpc:listening': record,
     'jwt-grpc:spare-ready': record,
+    'jwt-grpc:adopted': record,
     'jwt-grpc:cannot-listen': record,
     'jwt-grpc:keys-applied': record,
     'jwt-grpc:policy-applied': record,

@@ -30,15 +30,15 @@ describe('createTransport', () => {
       it('listens on a port of its own and closes', async () => {
         const server = transport(name);
         expect(server.grpcServer === undefined).toBe(name === 'http2');
-        const port = await server.listen('127.0.0.1:0', undefined);
+        const port = await server.listen('127.0.0.1:0', undefined, undefined);
         expect(port).toBeGreaterThan(0);
         await server.close(0);
       });
 
       it('refuses a port in use with ERR_LISTEN naming the address', async () => {
         const first = transport(name);
-        const port = await first.listen('127.0.0.1:0', undefined);
-        await expect(transport(name).listen(`127.0.0.1:${port}`, undefined)).rejects.toMatchObject({
+        const port = await first.listen('127.0.0.1:0', undefined, undefined);
+        await expect(transport(name).listen(`127.0.0.1:${port}`, undefined, undefined)).rejects.toMatchObject({
           code: 'ERR_LISTEN',
           message: expect.stringContaining(`127.0.0.1:${port}`),
         });

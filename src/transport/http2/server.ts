@@ -3,6 +3,8 @@ import type { TLSSocket, TlsOptions } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
 import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
+import { type HandedPort, serveHanded } from '../../handed-port.js';
+import { parseAddress } from '../../address.js';
 import { optionValue } from '../../options/resolve.js';
 import { nodeTls } from '../../optional-deps.js';
 import { PROCESS_MEMORY } from './wire/process-memory.js';
@@ -20,27 +22,17 @@ export interface Http2GrpcServer extends AsyncDisposable {
   addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void;
   /**
    * Binds `address` (`host:port`, `[v6]:port`; port 0 picks a free one), over TLS when
-   * `tls` is given, and starts serving. Resolves to the bound port.
+   * `tls` is given, and starts serving. Resolves to the bound port. With `handed` (a
+   * cluster worker's, @internal) the primary holds the port and hands each connection over:
+   * nothing is bound here.
    */
-  listen(address: string, tls?: ServerTlsOptions): Promise<number>;
+  listen(address: string, tls?: ServerTlsOptions, handed?: HandedPort): Promise<number>;
   /**
    * Stops accepting connections, sends every connection GOAWAY, lets calls in flight
    * finish, and cancels those still running after `graceMs` (the option table's graceMs: default 10000). Idempotent:
    * every call returns the same promise.
    */
   close(options?: { readonly graceMs?: number }): Promise<void>;
-}
-
-/** `host:port` or `[v6]:port` -> host and port, or an error naming the address. */
-function parseAddress(address: string): { host: string; port: number } {
-  const match = typeof address === 'string' ? /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address) : null;
-  const port = match === null ? Number.NaN : Number(match[3]);
-  if (match === null || port > 65_535) {
-    throw new JwtGrpcError('ERR_LISTEN', `listen: address must be "host:port" or "[v6]:port", got ${JSON.stringify(address)}`, {
-      field: 'address',
-    });
-  }
-  return { host: (match[1] ?? match[2]) as string, port };
 }
 
 /**
@@ -108,6 +100,8 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   readonly #router = new Router();
   /** The connections open now; each leaves the set as it closes. */
   readonly #sessions = new Set<SessionState>();
+  /** Resolves the wait of {@link #shutdown} when the last connection closes. */
+  #lastSessionClosed: (() => void) | undefined;
   readonly #deadlines = new Deadlines();
   readonly #limits: ConnectionLimits;
   readonly #onStream: ReturnType<typeof streamHandler>;
@@ -135,7 +129,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     this.#router.add(definition, implementation);
   }
 
-  async listen(address: string, tls?: ServerTlsOptions): Promise<number> {
+  async listen(address: string, tls?: ServerTlsOptions, handed?: HandedPort): Promise<number> {
     if (this.#state !== 'created') throw new JwtGrpcError('ERR_SERVER_STATE', `listen: server is already ${this.#state}`);
     const { host, port } = parseAddress(address);
     const created = this.#netServer(address, tls);
@@ -143,6 +137,10 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     this.#server = created;
     // The connection cap, and the deadline's start; a connection that fails its TLS handshake is counted and affects no other.
     this.#guard.attach(created);
+    if (handed !== undefined) {
+      this.#state = 'listened';
+      return serveHanded(created, handed);
+    }
     await this.#bind(created, host, port, address);
     created.on('error', (err) => this.#options.logger.error('gRPC server error', { error: err.message }));
     if ((this.#state as string) === 'closed') {
@@ -212,13 +210,28 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       this.#limits,
       this.#options,
       this.#onStream,
-      (closed) => this.#sessions.delete(closed),
+      (closed) => this.#sessionClosed(closed),
       this.#guard,
     );
     this.#sessions.add(session);
     // A connection accepted while closing is told to go away at once.
     if (this.#state === 'closed') void session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
   };
+
+  #sessionClosed(session: SessionState): void {
+    this.#sessions.delete(session);
+    if (this.#sessions.size === 0) this.#lastSessionClosed?.();
+  }
+
+  /**
+   * Resolves once no connection is open. Counted here, not by node:net's close: a
+   * connection handed over by a cluster's primary was never accepted by the net server,
+   * whose close would not wait for it.
+   */
+  #noSessions(): Promise<void> {
+    if (this.#sessions.size === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#lastSessionClosed = resolve));
+  }
 
   /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
   readonly #onSecureConnection = (socket: TLSSocket): void => {
@@ -239,9 +252,9 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     const force = setTimeout(() => {
       for (const session of this.#sessions) session.forceClose('the server is shutting down');
     }, graceMs);
-    const allClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     await Promise.all([...this.#sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
-    await allClosed;
+    await Promise.all([listenerClosed, this.#noSessions()]);
     this.#guard.flush();
     clearTimeout(force);
     this.#deadlines.stop();
