@@ -112,11 +112,16 @@ export class PortDispatcher {
     for (const socket of unadopted) this.#dispatch(socket);
   }
 
-  /** Stops accepting (new connections are refused) and closes those still waiting; what workers hold is theirs to drain. */
-  close(): Promise<void> {
+  /**
+   * Stops accepting at once (new connections are refused) and closes those still waiting.
+   * What workers hold is theirs to drain; one still on its way is closed if its worker goes
+   * without it. Not node:net's close callback: it waits for every connection this server
+   * accepted, and a connection handed over stays counted here while its worker serves it.
+   */
+  close(): void {
     this.#closed = true;
     for (const socket of this.#waiting.splice(0)) socket.destroy();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
+    this.#server.close();
   }
 
   #dispatch(socket: Socket): void {
@@ -170,7 +175,7 @@ export class ClusterPortSet {
     try {
       return new ClusterPortSet(grpcPort, await PortDispatcher.bind('discovery', discovery, logger));
     } catch (err) {
-      await grpcPort.close();
+      grpcPort.close();
       throw err;
     }
   }
@@ -195,7 +200,8 @@ export class ClusterPortSet {
     (message.port === 'grpc' ? this.grpc : this.discovery)?.adopted(worker, message.id);
   }
 
-  async close(): Promise<void> {
-    await Promise.all([this.grpc.close(), this.discovery?.close()]);
+  close(): void {
+    this.grpc.close();
+    this.discovery?.close();
   }
 }

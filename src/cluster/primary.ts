@@ -50,14 +50,17 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
       state.exited(worker);
     },
     // New connections are refused from the first stop on; the workers drain what they hold.
-    stopping: () => void held.close(),
+    stopping: () => held.close(),
   });
   const router = new MessageRouter(primaryHandlers(supervisor, state, held, metrics?.cluster), logger, (worker: Worker) => ({
     workerPid: worker.process.pid,
   }));
   metrics?.watch(state);
   await state.start();
-  void supervisor.done.then(() => Promise.all([state.close(), held.close()]));
+  void supervisor.done.then(() => {
+    held.close();
+    return state.close();
+  });
   supervisor.start();
   if (options.handleSignals) handleSignals(options, supervisor, state);
   const ports = await supervisor.ready;
