@@ -1,7 +1,8 @@
 /**
  * `npm run bench:accept`: how fast new connections reach node:cluster's workers when the
- * primary accepts them and hands them over round-robin (node:cluster's default), and
- * when the workers accept on their own through SO_REUSEPORT (`reusePort: true`). The
+ * primary accepts them and hands them over round-robin (node:cluster's default), when the
+ * workers accept on their own through SO_REUSEPORT (`reusePort: true`), and through
+ * jwt-grpc's own primary (`hand-off`, what a jwt-grpc cluster runs). The
  * server (primary + workers) runs pinned on the server CPUs of bench/harness/cores.ts's
  * plan, the client on the others, as in the macro benchmark; rounds alternate the modes.
  * What it bounds and what it does not: docs/benchmarks.md, "Many cores".
@@ -41,13 +42,14 @@ export interface AcceptRound {
 
 const HELP = `Usage: npm run bench:accept -- [options]
 
-New TCP connections per second through node:cluster's primary (round-robin) and with
-reusePort workers, server and client pinned apart.
+New TCP connections per second through node:cluster's primary (round-robin), with
+reusePort workers, and through jwt-grpc's own primary (hand-off: src/cluster/dispatcher.ts),
+server and client pinned apart.
 
   --server-cores N   CPUs of the server (default: as the macro benchmark's N-core group)
   --workers N        cluster workers (default: N, or 2 when N = 1)
   --seconds S        length of each measurement (default 5)
-  --rounds R         rounds, each measuring both modes (default 3)
+  --rounds R         rounds, each measuring every mode (default 3)
   --connections C    connections the client keeps opening at once (default 32)
   -h, --help         this text
 `;
