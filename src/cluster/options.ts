@@ -22,7 +22,7 @@ export interface ClusterOptions {
    * `parseNodeMaxProcs(process.env.NODEMAXPROCS)`. Default 1.
    */
   readonly workers?: number;
-  /** `host:port` every worker serves on (one port, shared through node:cluster). */
+  /** `host:port` every worker serves on (one port, which the primary binds and hands each connection of to a worker). */
   readonly address: string;
   /** Options of each worker's server (everything but keys and logger). */
   readonly server?: Omit<JwtServerOptions, 'keys' | 'logger'>;

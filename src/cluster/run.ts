@@ -13,13 +13,13 @@ export type { ClusterOptions } from './options.js';
 
 /**
  * Serves JwtService on `options.address` from `options.workers` processes: one = this
- * process; more = a node:cluster primary (this process) and that many workers on one
- * port. The script that calls this runs again in every worker, where this call becomes
+ * process; more = a primary (this process), which binds the port and hands each connection
+ * to a worker, and that many node:cluster workers. The script that calls this runs again in every worker, where this call becomes
  * the worker's part. Keys are loaded once, in the primary, and handed to the workers, so
  * a token made by any worker verifies on every worker; so is the issuance policy (option
  * `policy`), so every worker enforces the same one, before and after a reload.
  *
- * Note that node:cluster balances connections, not calls: one HTTP/2 client connection
+ * Note that the primary balances connections, not calls: one HTTP/2 client connection
  * is served by one worker. Use at least as many client connections as workers, or
  * `server.maxConnectionAgeMs` so long-lived clients rebalance.
  *

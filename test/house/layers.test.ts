@@ -23,7 +23,7 @@ const TEST = join(ROOT, 'test');
  * its own layer and any layer listed before it.
  */
 const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
-  // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections.
+  // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, a port a cluster's primary holds, an address's host and port.
   {
     name: 'base',
     paths: [
@@ -34,6 +34,8 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
       'optional-deps.ts',
       'connection-guard.ts',
       'http-listen.ts',
+      'handed-port.ts',
+      'address.ts',
       'secret-file.ts',
       'nearest-name.ts',
       'known-options.ts',
