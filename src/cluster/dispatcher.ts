@@ -39,7 +39,7 @@ export interface PortAddress {
  * const grpc = await PortDispatcher.bind('grpc', { host: '0.0.0.0', port: 50051, field: 'address' }, logger);
  * grpc.add(worker); // once the worker's server takes connections
  * grpc.adopted(worker, id); // its answer to connection `id`
- * grpc.remove(worker); // it exited
+ * grpc.remove(worker); // it exited and its IPC channel closed
  * ```
  * @internal
  */
@@ -101,12 +101,14 @@ export class PortDispatcher {
     socket.destroy();
   }
 
-  /** `worker` takes no more (it exited, or its channel closed): what it had not adopted goes to the others. */
+  /**
+   * `worker` has gone (its process exited and its IPC channel closed): what it had not
+   * adopted goes to the others. Not on the exit alone, which can be seen first: once the
+   * channel has closed, every `adopted` the worker wrote before it went has been read, so
+   * nothing it took is handed on.
+   */
   remove(worker: Worker): void {
-    const index = this.#serving.indexOf(worker);
-    if (index === -1) return;
-    this.#serving.splice(index, 1);
-    if (this.#next > index) this.#next -= 1;
+    this.#retire(worker);
     const unadopted = [...(this.#unadopted.get(worker)?.values() ?? [])];
     this.#unadopted.delete(worker);
     for (const socket of unadopted) this.#dispatch(socket);
@@ -134,9 +136,20 @@ export class PortDispatcher {
     const message: PrimaryMessage = { type: 'jwt-grpc:connection', port: this.role, id };
     // keepOpen: the primary's copy closes on the worker's `adopted`, not on Node's own acknowledgement.
     worker.send(message, socket, { keepOpen: true }, (err: Error | null) => {
-      // Its channel closed before the write: the worker is going; remove() hands on what it had.
-      if (err !== null) this.remove(worker);
+      if (err === null) return;
+      // Its channel closed before the write: this one never reached it and goes on now. The
+      // worker gets no more; what it may still answer for waits for remove().
+      this.#retire(worker);
+      if (sent.delete(id)) this.#dispatch(socket);
     });
+  }
+
+  /** No more connections to `worker`. */
+  #retire(worker: Worker): void {
+    const index = this.#serving.indexOf(worker);
+    if (index === -1) return;
+    this.#serving.splice(index, 1);
+    if (this.#next > index) this.#next -= 1;
   }
 
   #pick(): Worker | undefined {

@@ -42,13 +42,12 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
     fork,
     forked: (worker) => {
       worker.on('message', (message: unknown) => router.route(message, worker));
-      // Its channel closed: no connection can reach it any more, whether or not its exit is seen yet.
-      worker.on('disconnect', () => held.remove(worker));
+      // Its process exited and its IPC channel closed, after its last message was read: the
+      // connections it never adopted go to the others. Not 'disconnect': Node postpones it
+      // while a handle it sent waits for its acknowledgement, which a dead worker never sends.
+      worker.process.once('close', () => held.remove(worker));
     },
-    exited: (worker) => {
-      held.remove(worker);
-      state.exited(worker);
-    },
+    exited: (worker) => state.exited(worker),
     // New connections are refused from the first stop on; the workers drain what they hold.
     stopping: () => held.close(),
   });

@@ -116,6 +116,26 @@ describe('PortDispatcher', () => {
     expect(gone.handed).toHaveLength(1);
   });
 
+  it("after a failed write, hands on the rest of that worker's connections only when its channel has closed (its adopted may still be unread)", async () => {
+    const port = await dispatcher();
+    const [gone, live] = [new HandOffWorker(), new HandOffWorker()];
+    port.add(gone.asWorker);
+    port.add(live.asWorker);
+    await client(port.port, 'taken');
+    await client(port.port, 'second');
+    await client(port.port, 'third');
+    await waitUntil(() => gone.handed.length === 2 && live.handed.length === 1, 2000, 5);
+    const [taken, failed] = gone.handed as [Handed, Handed];
+    taken.callback(null);
+    failed.callback(new Error('channel closed'));
+    expect(live.handed).toHaveLength(2);
+    // The adopted it wrote before it went, read now: that connection is its own.
+    port.adopted(gone.asWorker, taken.message.id);
+    expect(taken.socket.destroyed).toBe(true);
+    port.remove(gone.asWorker);
+    expect(live.handed).toHaveLength(2);
+  });
+
   it('hands what a removed worker never adopted to the next worker, whole', async () => {
     const port = await dispatcher();
     const [dying, live] = [new HandOffWorker(), new HandOffWorker()];

@@ -12,7 +12,11 @@ export class FakeWorker extends EventEmitter {
   readonly sent: unknown[] = [];
   /** Signals the primary sent this worker's process. */
   readonly signals: string[] = [];
-  readonly process = { pid: nextPid++, kill: (signal: string): boolean => (this.signals.push(signal), true) };
+  /** Its process: a pid, kill, and `close` once it has exited and its channel closed. */
+  readonly process = Object.assign(new EventEmitter(), {
+    pid: nextPid++,
+    kill: (signal: string): boolean => (this.signals.push(signal), true),
+  });
   connected = true;
 
   isConnected(): boolean {
@@ -30,10 +34,11 @@ export class FakeWorker extends EventEmitter {
     this.emit('message', message);
   }
 
-  /** The process ended: the channel closes, then `exit` as node:cluster emits it. */
+  /** The process ended: the channel closes, then `exit` as node:cluster emits it, then the process's `close`. */
   exit(code: number | null = 1, signal: string | null = null): void {
     this.connected = false;
     this.emit('exit', code, signal);
+    this.process.emit('close', code, signal);
   }
 
   /** Messages sent of one type. */
