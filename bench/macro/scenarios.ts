@@ -66,8 +66,9 @@ export interface MultiGroup {
  * and VerifyJwt of one fixed token at (1, 50) on one core; and, per asymmetric algorithm
  * (a remote verifier has only public keys), a protected service's Hello at (1, 50) on one
  * core, each call carrying a bearer token of that algorithm.
- * Connections scale with the worker count W (= N) because node:cluster balances
- * connections, not calls: with fewer connections than workers, some workers idle.
+ * Connections scale with the worker count W (= N) because a cluster's primary (jwt-grpc's,
+ * node:cluster's) balances connections, not calls: with fewer connections than workers,
+ * some workers idle.
  */
 export function buildScenarios(algorithms: readonly BenchAlgorithm[], multi: readonly MultiGroup[]): Scenario[] {
   const list: Scenario[] = [];
@@ -76,7 +77,7 @@ export function buildScenarios(algorithms: readonly BenchAlgorithm[], multi: rea
   }
   for (const { cores, workers } of multi) {
     for (const alg of algorithms) {
-      // With several workers, also one connection carrying the same calls: node:cluster hands
+      // With several workers, also one connection carrying the same calls: the primary hands
       // each connection to one worker, so this column shows what a single-channel client gets.
       if (workers > 1) list.push(scenario('multi', cores, workers, 'GenerateJwt', alg, 1, 50 * workers));
       list.push(
