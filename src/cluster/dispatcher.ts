@@ -17,6 +17,19 @@ export interface PortAddress {
   readonly port: number;
   /** The option whose port this is: `address`, `httpPort`. */
   readonly field: string;
+  /** What an HTTP port serves (`discovery`), named when it cannot be bound, as a single process names it; undefined for gRPC. */
+  readonly serves?: string;
+}
+
+/** The error of a port that cannot be bound, worded as a single process words it (the transport's, src/http-listen.ts's). */
+function cannotBind(address: PortAddress, err: NodeJS.ErrnoException): JwtGrpcError {
+  const { host, port, field, serves } = address;
+  const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const message =
+    serves === undefined
+      ? `cannot listen on ${where}: ${err.message}`
+      : `cannot serve ${serves} on ${host}:${port}: ${err.code ?? err.message}`;
+  return new JwtGrpcError('ERR_LISTEN', message, { field, cause: err });
 }
 
 /**
@@ -70,12 +83,9 @@ export class PortDispatcher {
   /** Binds `address` (port 0: a free one); rejects with `ERR_LISTEN` naming the option. */
   static async bind(role: HandedRole, address: PortAddress, logger: Logger): Promise<PortDispatcher> {
     const server = createServer({ pauseOnConnect: true });
-    const { host, port, field } = address;
+    const { host, port } = address;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => {
-        const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-        reject(new JwtGrpcError('ERR_LISTEN', `cannot listen on ${where}: ${err.message}`, { field, cause: err }));
-      });
+      server.once('error', (err) => reject(cannotBind(address, err)));
       server.listen({ host, port }, () => resolve());
     });
     server.removeAllListeners('error');

@@ -99,7 +99,7 @@ function primaryHandlers(
 async function bindPorts(options: ResolvedClusterOptions): Promise<ClusterPortSet> {
   const { host, port } = parseAddress(options.address);
   const { httpPort, httpHost } = options.server;
-  const discovery = httpPort === undefined ? undefined : { host: httpHost ?? host, port: httpPort, field: 'httpPort' };
+  const discovery = httpPort === undefined ? undefined : { host: httpHost ?? host, port: httpPort, field: 'httpPort', serves: 'discovery' };
   return ClusterPortSet.bind({ host, port, field: 'address' }, discovery, options.logger);
 }
 

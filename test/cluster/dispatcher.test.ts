@@ -187,15 +187,21 @@ describe('PortDispatcher', () => {
     expect(refused).toBe('ECONNREFUSED');
   });
 
-  it('refuses a port in use with ERR_LISTEN naming the option', async () => {
+  it('refuses a port in use with ERR_LISTEN naming the option, worded as a single process words it', async () => {
     const taken = createServer();
     opened.servers.push(taken);
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as { port: number };
-    await expect(PortDispatcher.bind('discovery', { host: '127.0.0.1', port, field: 'httpPort' }, silentLogger)).rejects.toMatchObject({
+    await expect(PortDispatcher.bind('grpc', { host: '127.0.0.1', port, field: 'address' }, silentLogger)).rejects.toMatchObject({
+      code: 'ERR_LISTEN',
+      field: 'address',
+      message: `cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+    });
+    const discovery = { host: '127.0.0.1', port, field: 'httpPort', serves: 'discovery' };
+    await expect(PortDispatcher.bind('discovery', discovery, silentLogger)).rejects.toMatchObject({
       code: 'ERR_LISTEN',
       field: 'httpPort',
-      message: expect.stringContaining(`cannot listen on 127.0.0.1:${port}`),
+      message: `cannot serve discovery on 127.0.0.1:${port}: EADDRINUSE`,
     });
   });
 });
