@@ -48,6 +48,14 @@ async function dispatcher(): Promise<PortDispatcher> {
   return bound;
 }
 
+/** A bound dispatcher with two stand-in workers serving, in this order. */
+async function twoWorkers(): Promise<{ port: PortDispatcher; workers: [HandOffWorker, HandOffWorker] }> {
+  const port = await dispatcher();
+  const workers: [HandOffWorker, HandOffWorker] = [new HandOffWorker(), new HandOffWorker()];
+  for (const worker of workers) port.add(worker.asWorker);
+  return { port, workers };
+}
+
 /** A client connection to `port` that has sent `hello`, and what comes back to it. */
 async function client(port: number, hello = 'hello'): Promise<{ socket: Socket; closed: () => boolean }> {
   const socket = connect(port, '127.0.0.1');
@@ -74,10 +82,10 @@ function readFrom(socket: Socket, bytes: number): Promise<string> {
 
 describe('PortDispatcher', () => {
   it('hands connections to the serving workers in turn, each with an id', async () => {
-    const port = await dispatcher();
-    const [a, b] = [new HandOffWorker(), new HandOffWorker()];
-    port.add(a.asWorker);
-    port.add(b.asWorker);
+    const {
+      port,
+      workers: [a, b],
+    } = await twoWorkers();
     for (let i = 0; i < 4; i++) await client(port.port);
     await waitUntil(() => a.handed.length + b.handed.length === 4, 2000, 5);
     expect(a.handed.map((h) => h.message.type)).toEqual(['jwt-grpc:connection', 'jwt-grpc:connection']);
@@ -102,10 +110,10 @@ describe('PortDispatcher', () => {
   });
 
   it('hands a connection whose write failed to the next worker, and takes the failed one out of turn', async () => {
-    const port = await dispatcher();
-    const [gone, live] = [new HandOffWorker(), new HandOffWorker()];
-    port.add(gone.asWorker);
-    port.add(live.asWorker);
+    const {
+      port,
+      workers: [gone, live],
+    } = await twoWorkers();
     await client(port.port, 'first bytes');
     await waitUntil(() => gone.handed.length === 1, 2000, 5);
     (gone.handed[0] as Handed).callback(new Error('channel closed'));
@@ -117,10 +125,10 @@ describe('PortDispatcher', () => {
   });
 
   it("after a failed write, hands on the rest of that worker's connections only when its channel has closed (its adopted may still be unread)", async () => {
-    const port = await dispatcher();
-    const [gone, live] = [new HandOffWorker(), new HandOffWorker()];
-    port.add(gone.asWorker);
-    port.add(live.asWorker);
+    const {
+      port,
+      workers: [gone, live],
+    } = await twoWorkers();
     await client(port.port, 'taken');
     await client(port.port, 'second');
     await client(port.port, 'third');
@@ -137,10 +145,10 @@ describe('PortDispatcher', () => {
   });
 
   it('hands what a removed worker never adopted to the next worker, whole', async () => {
-    const port = await dispatcher();
-    const [dying, live] = [new HandOffWorker(), new HandOffWorker()];
-    port.add(dying.asWorker);
-    port.add(live.asWorker);
+    const {
+      port,
+      workers: [dying, live],
+    } = await twoWorkers();
     const first = await client(port.port, 'to the dying one');
     await waitUntil(() => dying.handed.length === 1, 2000, 5);
     // Written to its channel, never adopted: it died with the message unread.
@@ -152,10 +160,10 @@ describe('PortDispatcher', () => {
   });
 
   it('leaves a connection a worker adopted to that worker when it goes', async () => {
-    const port = await dispatcher();
-    const [worker, other] = [new HandOffWorker(), new HandOffWorker()];
-    port.add(worker.asWorker);
-    port.add(other.asWorker);
+    const {
+      port,
+      workers: [worker, other],
+    } = await twoWorkers();
     await client(port.port);
     await waitUntil(() => worker.handed.length === 1, 2000, 5);
     port.adopted(worker.asWorker, (worker.handed[0] as Handed).message.id);
