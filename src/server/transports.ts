@@ -18,6 +18,7 @@ import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } fro
 import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
 import type { HandedPort } from '../handed-port.js';
+import { OpenSet } from '../open-set.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
@@ -106,25 +107,6 @@ function unguardable(what: string): JwtGrpcError {
 
 type ConnectionInjector = ReturnType<Server['createConnectionInjector']>;
 
-/** The connections given to a server that did not accept them itself: resolves `closed` once none is open. */
-class OpenSockets {
-  readonly #open = new Set<Socket>();
-  #lastClosed: (() => void) | undefined;
-
-  add(socket: Socket): void {
-    this.#open.add(socket);
-    socket.once('close', () => {
-      this.#open.delete(socket);
-      if (this.#open.size === 0) this.#lastClosed?.();
-    });
-  }
-
-  closed(): Promise<void> {
-    if (this.#open.size === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.#lastClosed = resolve));
-  }
-}
-
 /**
  * grpc-js's server for connections accepted elsewhere (a cluster's primary): its node:http2
  * server comes from createHttp2Server, so the guards above are on it. Added in grpc-js 1.11;
@@ -164,7 +146,7 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
   let boundAddress: string | undefined;
   /** A cluster worker's: what takes the connections the primary hands over, and those still open. */
   let injector: ConnectionInjector | undefined;
-  const injected = new OpenSockets();
+  const injected = new OpenSet<Socket>();
   return {
     grpcServer: server,
     addService: (definition, implementation) => addServiceToGrpcJs(server, definition, implementation, { interceptors, logger }),
@@ -174,6 +156,7 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
         const taking = injector;
         handed.receive((socket) => {
           injected.add(socket);
+          socket.once('close', () => injected.delete(socket));
           taking.injectConnection(socket);
         });
         return handed.port;

@@ -23,7 +23,7 @@ const TEST = join(ROOT, 'test');
  * its own layer and any layer listed before it.
  */
 const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
-  // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, a port a cluster's primary holds, an address's host and port.
+  // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, a port a cluster's primary holds, an address's host and port, what a drain waits for.
   {
     name: 'base',
     paths: [
@@ -35,6 +35,7 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
       'connection-guard.ts',
       'http-listen.ts',
       'handed-port.ts',
+      'open-set.ts',
       'address.ts',
       'secret-file.ts',
       'nearest-name.ts',

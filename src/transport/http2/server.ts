@@ -5,6 +5,7 @@ import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../co
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { type HandedPort, serveHanded } from '../../handed-port.js';
 import { parseAddress } from '../../address.js';
+import { OpenSet } from '../../open-set.js';
 import { optionValue } from '../../options/resolve.js';
 import { nodeTls } from '../../optional-deps.js';
 import { PROCESS_MEMORY } from './wire/process-memory.js';
@@ -99,9 +100,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   readonly #options: ResolvedHttp2Options;
   readonly #router = new Router();
   /** The connections open now; each leaves the set as it closes. */
-  readonly #sessions = new Set<SessionState>();
-  /** Resolves the wait of {@link #shutdown} when the last connection closes. */
-  #lastSessionClosed: (() => void) | undefined;
+  readonly #sessions = new OpenSet<SessionState>();
   readonly #deadlines = new Deadlines();
   readonly #limits: ConnectionLimits;
   readonly #onStream: ReturnType<typeof streamHandler>;
@@ -210,28 +209,13 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       this.#limits,
       this.#options,
       this.#onStream,
-      (closed) => this.#sessionClosed(closed),
+      (closed) => this.#sessions.delete(closed),
       this.#guard,
     );
     this.#sessions.add(session);
     // A connection accepted while closing is told to go away at once.
     if (this.#state === 'closed') void session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
   };
-
-  #sessionClosed(session: SessionState): void {
-    this.#sessions.delete(session);
-    if (this.#sessions.size === 0) this.#lastSessionClosed?.();
-  }
-
-  /**
-   * Resolves once no connection is open. Counted here, not by node:net's close: a
-   * connection handed over by a cluster's primary was never accepted by the net server,
-   * whose close would not wait for it.
-   */
-  #noSessions(): Promise<void> {
-    if (this.#sessions.size === 0) return Promise.resolve();
-    return new Promise((resolve) => (this.#lastSessionClosed = resolve));
-  }
 
   /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
   readonly #onSecureConnection = (socket: TLSSocket): void => {
@@ -254,7 +238,8 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     }, graceMs);
     const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     await Promise.all([...this.#sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
-    await Promise.all([listenerClosed, this.#noSessions()]);
+    // The connections are counted here, not by node:net's close: one a cluster's primary handed over was never accepted by `server`.
+    await Promise.all([listenerClosed, this.#sessions.closed()]);
     this.#guard.flush();
     clearTimeout(force);
     this.#deadlines.stop();
