@@ -14,3 +14,8 @@ export function parseAddress(address: string): { host: string; port: number } {
   }
   return { host: (match[1] ?? match[2]) as string, port };
 }
+
+/** The gRPC port's `address` cannot be bound: the error every binder of it throws (a server, a cluster's primary). @internal */
+export function cannotListen(address: string, err: Error): JwtGrpcError {
+  return new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${err.message}`, { field: 'address', cause: err });
+}

@@ -33,6 +33,14 @@ export interface HttpPortLimits {
   readonly counters?: ConnectionCounters | undefined;
 }
 
+/**
+ * An HTTP port that cannot be bound: named by what it serves and the option whose port it
+ * is, as every binder of one says it (listenHttp, a cluster's primary). @internal
+ */
+export function cannotServe(what: string, host: string, port: number, field: string, err: NodeJS.ErrnoException): JwtGrpcError {
+  return new JwtGrpcError('ERR_LISTEN', `cannot serve ${what} on ${host}:${port}: ${err.code ?? err.message}`, { field, cause: err });
+}
+
 /** A node:http(s) server bound by {@link listenHttp}. @internal */
 export interface HttpListener {
   readonly port: number;
@@ -60,9 +68,7 @@ export async function listenHttp(
   server.on('clientError', httpClientError(guard));
   if (handed !== undefined) return httpListener(server, guard, serveHanded(server, handed));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new JwtGrpcError('ERR_LISTEN', `cannot serve ${what} on ${host}:${port}: ${err.code ?? err.message}`, { field, cause: err })),
-    );
+    server.once('error', (err: NodeJS.ErrnoException) => reject(cannotServe(what, host, port, field, err)));
     server.listen(port, host, () => resolve());
   });
   return httpListener(server, guard, (server.address() as AddressInfo).port);

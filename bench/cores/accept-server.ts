@@ -22,6 +22,7 @@ import { PortDispatcher } from '../../src/cluster/dispatcher.js';
 import { ConnectionInlet } from '../../src/cluster/inlet.js';
 import type { PrimaryMessage, WorkerMessage } from '../../src/cluster/messages.js';
 import { silentLogger } from '../../src/log.js';
+import { cannotListen } from '../../src/address.js';
 
 interface Listening {
   readonly listening: number;
@@ -73,7 +74,9 @@ async function runPrimary(mode: AcceptMode, workers: number): Promise<void> {
   cluster.schedulingPolicy = cluster.SCHED_RR;
   // hand-off: the primary binds, then hands each connection to a worker.
   const dispatcher =
-    mode === 'hand-off' ? await PortDispatcher.bind('grpc', { host: '127.0.0.1', port: 0, field: 'address' }, silentLogger) : undefined;
+    mode === 'hand-off'
+      ? await PortDispatcher.bind('grpc', { host: '127.0.0.1', port: 0, refused: (err) => cannotListen('127.0.0.1:0', err) }, silentLogger)
+      : undefined;
   // reuseport: the first worker takes a free port, the others bind the same one.
   const port = await forkWorker(0, mode, dispatcher?.port ?? 0, dispatcher);
   for (let i = 1; i < workers; i++) await forkWorker(i, mode, mode === 'round-robin' ? 0 : port, dispatcher);

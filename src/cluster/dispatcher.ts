@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
 import { type Server, type Socket, createServer } from 'node:net';
-import { JwtGrpcError } from '../errors.js';
+import type { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HandedRole, PrimaryMessage } from './messages.js';
 
@@ -11,25 +11,11 @@ import type { HandedRole, PrimaryMessage } from './messages.js';
  */
 export const MAX_WAITING_CONNECTIONS = 1024;
 
-/** Where a port is bound, and the option named when it cannot be. @internal */
+/** Where a port is bound, and the error when it cannot be (as a single process words it). @internal */
 export interface PortAddress {
   readonly host: string;
   readonly port: number;
-  /** The option whose port this is: `address`, `httpPort`. */
-  readonly field: string;
-  /** What an HTTP port serves (`discovery`), named when it cannot be bound, as a single process names it; undefined for gRPC. */
-  readonly serves?: string;
-}
-
-/** The error of a port that cannot be bound, worded as a single process words it (the transport's, src/http-listen.ts's). */
-function cannotBind(address: PortAddress, err: NodeJS.ErrnoException): JwtGrpcError {
-  const { host, port, field, serves } = address;
-  const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  const message =
-    serves === undefined
-      ? `cannot listen on ${where}: ${err.message}`
-      : `cannot serve ${serves} on ${host}:${port}: ${err.code ?? err.message}`;
-  return new JwtGrpcError('ERR_LISTEN', message, { field, cause: err });
+  readonly refused: (err: NodeJS.ErrnoException) => JwtGrpcError;
 }
 
 /**
@@ -49,7 +35,7 @@ function cannotBind(address: PortAddress, err: NodeJS.ErrnoException): JwtGrpcEr
  *
  * @example
  * ```ts
- * const grpc = await PortDispatcher.bind('grpc', { host: '0.0.0.0', port: 50051, field: 'address' }, logger);
+ * const grpc = await PortDispatcher.bind('grpc', { host: '0.0.0.0', port: 50051, refused: (err) => cannotListen('0.0.0.0:50051', err) }, logger);
  * grpc.add(worker); // once the worker's server takes connections
  * grpc.adopted(worker, id); // its answer to connection `id`
  * grpc.remove(worker); // it exited and its IPC channel closed
@@ -85,7 +71,7 @@ export class PortDispatcher {
     const server = createServer({ pauseOnConnect: true });
     const { host, port } = address;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (err) => reject(cannotBind(address, err)));
+      server.once('error', (err) => reject(address.refused(err)));
       server.listen({ host, port }, () => resolve());
     });
     server.removeAllListeners('error');

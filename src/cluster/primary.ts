@@ -7,8 +7,9 @@ import { optionValue } from '../options/resolve.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
 import { ReloadMetrics, registerKeyGauge, registerStoreGauge } from '../metrics/jwt-service-metrics.js';
 import { StateDistributor } from './distributor.js';
-import { ClusterPortSet } from './dispatcher.js';
-import { parseAddress } from '../address.js';
+import { ClusterPortSet, type PortAddress } from './dispatcher.js';
+import { cannotListen, parseAddress } from '../address.js';
+import { cannotServe } from '../http-listen.js';
 import { type ClusterHandle, onReloadSignal, onStopSignals } from './handle.js';
 import type { WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
@@ -97,10 +98,18 @@ function primaryHandlers(
  * discovery on `httpHost` (default: the gRPC host) with the `httpPort` option.
  */
 async function bindPorts(options: ResolvedClusterOptions): Promise<ClusterPortSet> {
-  const { host, port } = parseAddress(options.address);
+  const { address } = options;
+  const { host, port } = parseAddress(address);
   const { httpPort, httpHost } = options.server;
-  const discovery = httpPort === undefined ? undefined : { host: httpHost ?? host, port: httpPort, field: 'httpPort', serves: 'discovery' };
-  return ClusterPortSet.bind({ host, port, field: 'address' }, discovery, options.logger);
+  const grpc: PortAddress = { host, port, refused: (err) => cannotListen(address, err) };
+  if (httpPort === undefined) return ClusterPortSet.bind(grpc, undefined, options.logger);
+  const discoveryHost = httpHost ?? host;
+  const discovery: PortAddress = {
+    host: discoveryHost,
+    port: httpPort,
+    refused: (err) => cannotServe('discovery', discoveryHost, httpPort, 'httpPort', err),
+  };
+  return ClusterPortSet.bind(grpc, discovery, options.logger);
 }
 
 /** First SIGTERM/SIGINT drains every worker, a second kills them; SIGHUP reloads. Removed once the cluster is done. */

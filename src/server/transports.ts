@@ -19,6 +19,7 @@ import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
 import type { HandedPort } from '../handed-port.js';
 import { OpenSet } from '../open-set.js';
+import { cannotListen } from '../address.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
@@ -164,7 +165,7 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
       const port = await new Promise<number>((resolve, reject) => {
         server.bindAsync(address, grpcJsCredentials(tls), (err, bound) => {
           if (err === null) resolve(bound);
-          else reject(new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${err.message}`, { field: 'address', cause: err }));
+          else reject(cannotListen(address, err));
         });
       });
       boundAddress = address.replace(/:0$/, `:${port}`);

@@ -11,6 +11,8 @@ import { type Server, type Socket, connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortDispatcher } from '../../src/cluster/dispatcher.js';
 import { silentLogger } from '../../src/log.js';
+import { cannotListen } from '../../src/address.js';
+import { cannotServe } from '../../src/http-listen.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 
 /** One connection as a stand-in worker got it: the message, the primary's socket, and the send's callback. */
@@ -43,7 +45,11 @@ afterEach(async () => {
 });
 
 async function dispatcher(): Promise<PortDispatcher> {
-  const bound = await PortDispatcher.bind('grpc', { host: '127.0.0.1', port: 0, field: 'address' }, silentLogger);
+  const bound = await PortDispatcher.bind(
+    'grpc',
+    { host: '127.0.0.1', port: 0, refused: (err) => cannotListen('127.0.0.1:0', err) },
+    silentLogger,
+  );
   opened.dispatchers.push(bound);
   return bound;
 }
@@ -195,17 +201,22 @@ describe('PortDispatcher', () => {
     expect(refused).toBe('ECONNREFUSED');
   });
 
-  it('refuses a port in use with ERR_LISTEN naming the option, worded as a single process words it', async () => {
+  it('refuses a port in use with the error its address gives: the primary gives the words a single process uses', async () => {
     const taken = createServer();
     opened.servers.push(taken);
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as { port: number };
-    await expect(PortDispatcher.bind('grpc', { host: '127.0.0.1', port, field: 'address' }, silentLogger)).rejects.toMatchObject({
+    const grpc = { host: '127.0.0.1', port, refused: (err: Error) => cannotListen(`127.0.0.1:${port}`, err) };
+    await expect(PortDispatcher.bind('grpc', grpc, silentLogger)).rejects.toMatchObject({
       code: 'ERR_LISTEN',
       field: 'address',
       message: `cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
     });
-    const discovery = { host: '127.0.0.1', port, field: 'httpPort', serves: 'discovery' };
+    const discovery = {
+      host: '127.0.0.1',
+      port,
+      refused: (err: NodeJS.ErrnoException) => cannotServe('discovery', '127.0.0.1', port, 'httpPort', err),
+    };
     await expect(PortDispatcher.bind('discovery', discovery, silentLogger)).rejects.toMatchObject({
       code: 'ERR_LISTEN',
       field: 'httpPort',

@@ -4,7 +4,7 @@ import { JwtGrpcError, invalidOption } from '../../errors.js';
 import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { type HandedPort, serveHanded } from '../../handed-port.js';
-import { parseAddress } from '../../address.js';
+import { cannotListen, parseAddress } from '../../address.js';
 import { OpenSet } from '../../open-set.js';
 import { optionValue } from '../../options/resolve.js';
 import { nodeTls } from '../../optional-deps.js';
@@ -199,7 +199,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       });
     } catch (err) {
       this.#state = 'closed';
-      throw new JwtGrpcError('ERR_LISTEN', `cannot listen on ${address}: ${(err as Error).message}`, { field: 'address', cause: err });
+      throw cannotListen(address, err as Error);
     }
   }
 
