@@ -115,8 +115,11 @@ export class PortDispatcher {
    * What workers hold is theirs to drain; one still on its way is closed if its worker goes
    * without it. Not node:net's close callback: it waits for every connection this server
    * accepted, and a connection handed over stays counted here while its worker serves it.
+   * Once: the primary closes its ports at the first stop and again when the cluster is done
+   * (a forced stop reaches only the second).
    */
   close(): void {
+    if (this.#closed) return;
     this.#closed = true;
     for (const socket of this.#waiting.splice(0)) socket.destroy();
     this.#server.close();
