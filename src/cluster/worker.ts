@@ -95,8 +95,9 @@ class PrimaryLink {
   open(): Promise<Started> {
     const started = new Promise<Started>((resolve) => (this.#started = resolve));
     process.on('message', (message: unknown, handle: unknown) => {
+      this.#router.route(message, handle);
       // Only a connection carries a handle: one that came with anything else is closed, not left open.
-      if (!this.#router.route(message, handle) || (message as { type?: unknown }).type !== 'jwt-grpc:connection') closeStray(handle);
+      if ((message as { type?: unknown } | null)?.type !== 'jwt-grpc:connection') closeStray(handle);
     });
     send({ type: 'jwt-grpc:hello' });
     return started;
