@@ -82,6 +82,16 @@ function commonArgs(ctx: LaunchContext): string[] {
 }
 
 const OURS_CLI = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
+/**
+ * The same CLI as tsc wrote it, one module per source file: what a profile runs, so that its
+ * frames name src/ files instead of the bundle's chunks (src/bin/bundle.mjs).
+ */
+const OURS_CLI_UNBUNDLED = repoPath('dist', 'src', 'cli', 'main.js');
+
+/** `args` of a launch with the bundled CLI replaced by its unbundled modules (see {@link OURS_CLI_UNBUNDLED}). */
+export function withUnbundledCli(args: readonly string[]): string[] {
+  return args.map((arg) => (arg === OURS_CLI ? OURS_CLI_UNBUNDLED : arg));
+}
 const FAST_JWT_PEER = repoPath('dist', 'bench', 'peers', 'node-fast-jwt', 'server.js');
 const ECHO_PEER = repoPath('dist', 'bench', 'peers', 'echo', 'server.js');
 const NGINX_FLEET = repoPath('dist', 'bench', 'peers', 'nginx-fleet', 'server.js');

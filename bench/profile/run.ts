@@ -3,7 +3,8 @@
  * 1-core load. Starts the server with `node --cpu-prof`, pinned as in the 1-core scenarios
  * (server on the first CPU, ghz on the others), warms it up, drives GenerateJwt at
  * 1 connection x 50 in flight, stops it, and prints self time by category and by
- * function (summarize.ts). The .cpuprofile stays in the output folder for DevTools.
+ * function (summarize.ts). Ours runs unbundled (dist/src/cli/main.js, the same code as the
+ * executable's chunks), so that each frame names its source file. The .cpuprofile stays in the output folder for DevTools.
  * The profiler itself costs a few percent: compare profiles with profiles, and take
  * throughput from `npm run bench`. It also prints the calls made per second of the
  * server's CPU (utime + stime over the measured run), a figure that a busy machine
@@ -24,7 +25,7 @@ import { planCores } from '../harness/cores.js';
 import { writeKeysFile } from '../harness/keys-file.js';
 import { cpuSeconds } from '../kit/proc.js';
 import { type PreparedAssets, prepareRowAssets } from '../macro/row-assets.js';
-import { SERVERS, type ServerSpec, startBenchServer } from '../macro/servers.js';
+import { SERVERS, type ServerSpec, startBenchServer, withUnbundledCli } from '../macro/servers.js';
 import { BENCH_ALGORITHMS, type BenchAlgorithm } from '../options/algorithms.js';
 import { formatProfileSummary, summarizeProfile, type CpuProfile } from './summarize.js';
 
@@ -86,9 +87,10 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
     const assets = prepared.assets;
     const tls = spec.needs?.includes('mtls') === true ? (assets.tls?.client ?? undefined) : undefined;
     const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1, assets });
+    // The unbundled CLI: the stage table tells the call's stages apart by source file.
     const server = await startBenchServer(
       spec,
-      { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...launch.args] },
+      { ...launch, args: ['--cpu-prof', `--cpu-prof-dir=${out}`, ...withUnbundledCli(launch.args)] },
       plan,
       serverCpus,
     );

@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { SERVERS, type ServerSpec, withUnbundledCli } from '../../bench/macro/servers.js';
+import { repoPath } from '../../bench/kit/paths.js';
 import { type CpuProfile, categoryOf, formatProfileSummary, stageOf, summarizeProfile } from '../../bench/profile/summarize.js';
 
 const frame = (id: number, functionName: string, url: string) => ({ id, callFrame: { functionName, url, lineNumber: 9 } });
@@ -64,6 +67,22 @@ describe('stageOf: the ES256 budget of a GenerateJwt', () => {
     expect(text).toMatch(/75\.0 %\s+60\.0 us\/call\s+verify \(node:crypto, OpenSSL\)/);
     expect(text).toMatch(/25\.0 %\s+20\.0 us\/call\s+sign \(node:crypto, OpenSSL\)/);
     expect(text).not.toMatch(/%\s+\S+ us\/call\s+start-up and exit/);
+  });
+});
+
+describe('the profiled server', () => {
+  // The bundled executable's frames name its chunks, which stageOf cannot place: every stage
+  // of ours read "other" until the profile ran the unbundled modules.
+  it('is the CLI as tsc wrote it, one module per source file, with the same arguments', () => {
+    const ours = SERVERS.find((s) => s.name === 'jwt-grpc') as ServerSpec;
+    const launch = ours.launch({ keysFile: 'k.json', subjectsFile: 's.json', workers: 1 });
+    const args = withUnbundledCli(launch.args);
+    expect(launch.args).toContain(repoPath('dist', 'src', 'bin', 'jwt-grpc.js'));
+    expect(args).toEqual(launch.args.map((a) => (a.endsWith('jwt-grpc.js') ? repoPath('dist', 'src', 'cli', 'main.js') : a)));
+    expect(existsSync(repoPath('src', 'cli', 'main.ts'))).toBe(true);
+    expect(stageOf('#headerBlockDone', `file://${repoPath('dist', 'src', 'transport', 'http2', 'wire', 'connection.js')}`)).toBe(
+      'transport (own HTTP/2, sockets, event loop)',
+    );
   });
 });
 
