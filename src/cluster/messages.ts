@@ -60,7 +60,8 @@ export type WorkerMessage =
   | { readonly type: 'jwt-grpc:hello' }
   /** The spare has its server, keys in place, and waits for `take-slot` without listening. */
   | { readonly type: 'jwt-grpc:spare-ready' }
-  | { readonly type: 'jwt-grpc:listening'; readonly port: number; readonly httpPort?: number }
+  /** Its server takes connections: from now on the primary hands it some (the ports are the primary's, bound before the fork). */
+  | { readonly type: 'jwt-grpc:listening' }
   /** The address cannot be bound (taken, not local): no respawn can fix that, so the cluster stops. */
   | { readonly type: 'jwt-grpc:cannot-listen'; readonly message: string }
   /** Connection `id` of `port` reached this worker, which has read nothing from it yet: the primary's copy may close. */

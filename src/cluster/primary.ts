@@ -14,7 +14,7 @@ import { type ClusterHandle, onReloadSignal, onStopSignals } from './handle.js';
 import type { WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 import { type HandlerTable, MessageRouter } from './router.js';
-import { type ClusterPorts, type ForkWorker, Supervisor, forkClusterWorker } from './supervisor.js';
+import { type ForkWorker, Supervisor, forkClusterWorker } from './supervisor.js';
 
 /**
  * The cluster primary: loads keys and the policy once, binds the ports and hands each
@@ -63,9 +63,9 @@ export async function runPrimary(options: ResolvedClusterOptions, fork: ForkWork
   });
   supervisor.start();
   if (options.handleSignals) handleSignals(options, supervisor, state);
-  const ports = await supervisor.ready;
+  await supervisor.ready;
   const endpoint = await metrics?.serve(options, supervisor);
-  return primaryHandle(options, supervisor, state, ports, endpoint);
+  return primaryHandle(options, supervisor, state, held.numbers, endpoint);
 }
 
 /** What the primary does with each message a worker sends. */
@@ -77,8 +77,8 @@ function primaryHandlers(
 ): HandlerTable<WorkerMessage, Worker> {
   return {
     'jwt-grpc:hello': (_, worker) => state.hello(worker, held.numbers),
-    'jwt-grpc:listening': (message, worker) => {
-      supervisor.listening(worker, { port: message.port, httpPort: message.httpPort });
+    'jwt-grpc:listening': (_, worker) => {
+      supervisor.listening(worker);
       held.add(worker);
     },
     'jwt-grpc:adopted': (message, worker) => held.adopted(worker, message),
@@ -182,17 +182,17 @@ function primaryHandle(
   options: ResolvedClusterOptions,
   supervisor: Supervisor,
   state: StateDistributor,
-  ports: ClusterPorts,
+  ports: ClusterPortSet['numbers'],
   endpoint: MetricsEndpoint | undefined,
 ): ClusterHandle {
   return {
     role: 'primary',
-    port: ports.port,
+    port: ports.grpc,
     get keys() {
       return state.keys;
     },
     metricsPort: endpoint?.port,
-    httpPort: ports.httpPort,
+    httpPort: ports.discovery,
     reloadKeys: () => state.reloadKeys(),
     get policy() {
       return state.policy;

@@ -40,12 +40,6 @@ export function forkClusterWorker(index: number, spare: boolean): Worker {
   return cluster.fork({ JWT_GRPC_WORKER: String(index), ...(spare && { [SPARE_ENV]: '1' }) });
 }
 
-/** Where the cluster serves once every worker listens: the port they share. @internal */
-export interface ClusterPorts {
-  readonly port: number;
-  readonly httpPort: number | undefined;
-}
-
 /** One worker place: the worker in it now, when it started listening, and its run of quick crashes. */
 class WorkerSlot {
   readonly index: number;
@@ -156,8 +150,8 @@ export class Supervisor {
   /** The spare's place; its worker is ready once it said so (listening, for a slot). */
   readonly #spare: WorkerSlot | undefined;
   readonly #latch = exitLatch();
-  readonly #ready: Promise<ClusterPorts>;
-  #markReady!: (ports: ClusterPorts) => void;
+  readonly #ready: Promise<void>;
+  #markReady!: () => void;
   #failStart!: (err: JwtGrpcError) => void;
   #stopping = false;
 
@@ -165,14 +159,14 @@ export class Supervisor {
     this.#options = options;
     this.#slots = Array.from({ length: options.workers }, (_, index) => new WorkerSlot(index));
     this.#spare = options.spare ? new WorkerSlot(options.workers) : undefined;
-    this.#ready = new Promise<ClusterPorts>((resolve, reject) => {
+    this.#ready = new Promise<void>((resolve, reject) => {
       this.#markReady = resolve;
       this.#failStart = reject;
     });
   }
 
   /** Every slot's worker listens; rejects (ERR_CLUSTER, ERR_LISTEN) when the cluster cannot start. */
-  get ready(): Promise<ClusterPorts> {
+  get ready(): Promise<void> {
     return this.#ready;
   }
 
@@ -200,11 +194,11 @@ export class Supervisor {
     return this.#slots.flatMap((slot) => (slot.worker === undefined ? [] : [slot.worker]));
   }
 
-  /** `worker` listens on `ports`; the last slot to listen makes the cluster ready, and starts a spare if there is none. */
-  listening(worker: Worker, ports: ClusterPorts): void {
+  /** `worker` serves; the last slot to serve makes the cluster ready, and starts a spare if there is none. */
+  listening(worker: Worker): void {
     this.#slotOf(worker)?.markListening();
     if (!this.#slots.every((slot) => slot.listening)) return;
-    this.#markReady(ports);
+    this.#markReady();
     // Forked only later: at start and after a dead worker's replacement, the spare's own start takes no CPU from theirs.
     const spare = this.#spare;
     if (spare !== undefined && spare.worker === undefined && !spare.respawning && !this.#stopping)

@@ -61,7 +61,7 @@ export async function runWorker(options: ResolvedClusterOptions): Promise<Cluste
   // Every worker serves the discovery port too (held by the primary like the gRPC port),
   // from its own key set: the documents and their ETags agree without talking. From now on
   // the primary hands this worker connections.
-  send({ type: 'jwt-grpc:listening', port: server.port, httpPort: server.server.httpPort });
+  send({ type: 'jwt-grpc:listening' });
   return workerHandle(server);
 }
 

@@ -4,6 +4,7 @@
  * without a process. The cluster suites (test/cluster/cluster.test.ts, test/reliability)
  * run the same code over real node:cluster workers.
  */
+import { connect } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ClusterHandle } from '../../src/cluster/handle.js';
 import { resolveClusterOptions } from '../../src/cluster/options.js';
@@ -38,7 +39,7 @@ async function startPrimary(workers = 2, spareWorker = false) {
   const started = runPrimary(options, fork);
   const listen = (worker: FakeWorker): void => {
     worker.say({ type: 'jwt-grpc:hello' });
-    worker.say({ type: 'jwt-grpc:listening', port: 6000 });
+    worker.say({ type: 'jwt-grpc:listening' });
   };
   await vi.waitFor(() => expect(forked).toHaveLength(workers));
   for (const { worker } of forked.slice(0, workers)) listen(worker);
@@ -52,9 +53,14 @@ function acknowledgeKeys(worker: FakeWorker): void {
 }
 
 describe('runPrimary, composed over fake workers', () => {
-  it('answers each hello with the keys, and is ready on the port once every worker listens', async () => {
+  it('answers each hello with the keys, and is ready on the port it bound once every worker listens', async () => {
     const { handle, forked } = await startPrimary(2);
-    expect(handle).toMatchObject({ role: 'primary', port: 6000, httpPort: undefined, metricsPort: undefined });
+    expect(handle).toMatchObject({ role: 'primary', httpPort: undefined, metricsPort: undefined });
+    // The handle's port is the one the primary holds (port 0 asked): it accepts.
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(handle.port, '127.0.0.1', () => resolve(void socket.destroy()));
+      socket.once('error', reject);
+    });
     expect(handle.servingPids()).toEqual(forked.map((f) => f.worker.process.pid));
     for (const { worker } of forked) expect(worker.sentOf('jwt-grpc:start')).toHaveLength(1);
   });
@@ -96,7 +102,7 @@ describe('runPrimary, composed over fake workers', () => {
     await vi.waitFor(() => expect(spare.worker.sentOf('jwt-grpc:take-slot')).toHaveLength(1));
     expect(forked).toHaveLength(3);
     expect(handle.servingPids()).toEqual([spare.worker.process.pid, forked[1]!.worker.process.pid]);
-    spare.worker.say({ type: 'jwt-grpc:listening', port: 6000 });
+    spare.worker.say({ type: 'jwt-grpc:listening' });
     await vi.waitFor(() => expect(forked).toHaveLength(4), { timeout: 3000 });
     expect(forked[3]).toMatchObject({ index: 2, spare: true });
   });

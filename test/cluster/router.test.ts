@@ -34,7 +34,7 @@ describe('MessageRouter', () => {
   it('hands each message to the handler of its type, with where it came from', () => {
     const { seen, logger, router: r } = router();
     expect(r.route({ type: 'jwt-grpc:hello' }, 'w1')).toBe(true);
-    expect(r.route({ type: 'jwt-grpc:listening', port: 1 }, 'w2')).toBe(true);
+    expect(r.route({ type: 'jwt-grpc:listening' }, 'w2')).toBe(true);
     expect(r.route({ type: 'jwt-grpc:metrics', id: 1, metrics: [] }, 'w1')).toBe(true);
     expect(seen).toEqual([
       { type: 'jwt-grpc:hello', from: 'w1' },

@@ -33,7 +33,7 @@ function supervise(workers: number, maxQuickRestarts = 5, graceMs = 10_000, spar
     exited: (w) => exited.push(w),
   });
   const ready = supervisor.ready.then(
-    (ports) => ({ ports }),
+    () => ({ ready: true }),
     (error: unknown) => ({ error }),
   );
   supervisor.start();
@@ -74,15 +74,15 @@ describe('Supervisor', () => {
     const run = supervise(3);
     expect(run.forked.map((f) => f.index)).toEqual([0, 1, 2]);
     expect(run.wired).toEqual(run.forked.map((f) => f.worker));
-    run.supervisor.listening(run.workerOf(0).asWorker, { port: 5000, httpPort: undefined });
-    run.supervisor.listening(run.workerOf(2).asWorker, { port: 5000, httpPort: undefined });
+    run.supervisor.listening(run.workerOf(0).asWorker);
+    run.supervisor.listening(run.workerOf(2).asWorker);
     await vi.advanceTimersByTimeAsync(0);
     let settled = false;
     void run.ready.then(() => (settled = true));
     await vi.advanceTimersByTimeAsync(0);
     expect(settled).toBe(false);
-    run.supervisor.listening(run.workerOf(1).asWorker, { port: 5000, httpPort: 5001 });
-    expect(await run.ready).toEqual({ ports: { port: 5000, httpPort: 5001 } });
+    run.supervisor.listening(run.workerOf(1).asWorker);
+    expect(await run.ready).toEqual({ ready: true });
     expect(run.logger.lines.filter((l) => l.message.endsWith(' started'))).toHaveLength(3);
   });
 
@@ -99,7 +99,7 @@ describe('Supervisor', () => {
   it('counts a crash after a good run (listening longer than QUICK_CRASH_MS) as the first again', async () => {
     const run = supervise(1, 1000);
     for (let i = 0; i < 4; i++) await respawnDelay(run); // 0, 100, 200, 400
-    run.supervisor.listening(run.workerOf(0).asWorker, { port: 1, httpPort: undefined });
+    run.supervisor.listening(run.workerOf(0).asWorker);
     await vi.advanceTimersByTimeAsync(QUICK_CRASH_MS + 1);
     expect(await respawnDelay(run)).toBe(0);
     expect(await respawnDelay(run)).toBe(100);
@@ -107,7 +107,7 @@ describe('Supervisor', () => {
 
   it('replaces a worker that died in its slot: the same slot index, the others untouched', async () => {
     const run = supervise(2);
-    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, { port: 1, httpPort: undefined });
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker);
     await vi.advanceTimersByTimeAsync(5000);
     const [victim, survivor] = [run.workerOf(0), run.workerOf(1)];
     victim.exit(null, 'SIGKILL');
@@ -195,12 +195,11 @@ describe('Supervisor', () => {
 });
 
 describe('Supervisor with a spare worker', () => {
-  const PORTS = { port: 5000, httpPort: undefined };
   /** Two slots listening, the spare forked behind them and ready. */
   async function withReadySpare() {
     const run = supervise(2, 5, 10_000, true);
     expect(run.forked.map((f) => f.spare)).toEqual([false, false]);
-    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker);
     await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     const spare = run.forked.at(-1)!;
     expect(spare).toMatchObject({ index: 2, spare: true });
@@ -210,10 +209,10 @@ describe('Supervisor with a spare worker', () => {
 
   it('forks the spare SPARE_FORK_DELAY_MS after every slot listens; it is live (reloads reach it) but not serving', async () => {
     const run = supervise(2, 5, 10_000, true);
-    run.supervisor.listening(run.workerOf(0).asWorker, PORTS);
+    run.supervisor.listening(run.workerOf(0).asWorker);
     await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     expect(run.forked).toHaveLength(2);
-    run.supervisor.listening(run.workerOf(1).asWorker, PORTS);
+    run.supervisor.listening(run.workerOf(1).asWorker);
     await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS - 1);
     expect(run.forked).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1);
@@ -232,7 +231,7 @@ describe('Supervisor with a spare worker', () => {
     expect(run.spare.sentOf('jwt-grpc:take-slot')).toHaveLength(1);
     expect(run.supervisor.serving()).toEqual([run.spare.asWorker, run.workerOf(1).asWorker]);
     expect(vi.getTimerCount()).toBe(0);
-    run.supervisor.listening(run.spare.asWorker, PORTS);
+    run.supervisor.listening(run.spare.asWorker);
     await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     expect(run.forked.at(-1)).toMatchObject({ index: 2, spare: true });
     expect(run.forked).toHaveLength(forks + 1);
@@ -240,7 +239,7 @@ describe('Supervisor with a spare worker', () => {
 
   it('gives the slot to a spare still starting: it takes it once it says it is ready; no worker is forked into the slot', async () => {
     const run = supervise(2, 5, 10_000, true);
-    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker);
     await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     const spare = run.forked.at(-1)!.worker;
     const forks = run.forked.length;
@@ -280,7 +279,7 @@ describe('Supervisor with a spare worker', () => {
 
   it('ends a spare still starting at once on a stop: it would miss the shutdown message and wait out the grace period', async () => {
     const run = supervise(2, 5, 10_000, true);
-    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker, PORTS);
+    for (const slot of [0, 1]) run.supervisor.listening(run.workerOf(slot).asWorker);
     await vi.advanceTimersByTimeAsync(SPARE_FORK_DELAY_MS);
     const spare = run.forked.at(-1)!.worker;
     run.supervisor.stop(0, 10_000);
