@@ -4,7 +4,9 @@
  * servers. openssl speed counts operations per second of its own CPU time (it reports the
  * user time it ran, not the wall time), so its figures are CPU per operation, the unit of the
  * benchmark's "server CPU per call", and a busy machine stretches them as it stretches the
- * servers'. Every server's ES256 CPU per call is then a ratio to this floor (macro/floor-section.ts).
+ * servers'. It is read before and after the columns and before every round of an ES256 cell,
+ * and each round's CPU per call is divided by the reading of its round: what made the VM
+ * faster or slower for a round moves both (macro/floor-section.ts).
  */
 import { findOnPath, runCommand } from '../kit/exec.js';
 import { median } from '../common/stats.js';
@@ -14,8 +16,10 @@ import { type CorePlan, pinnedCommand } from './cores.js';
 export interface FloorReading {
   readonly signUs: number;
   readonly verifyUs: number;
-  /** When it ran, ms since the run started: before the columns, or after them. */
+  /** When it ran, ms since the run started. */
   readonly atMs: number;
+  /** The scenario and round it was read before; absent for the readings before and after the columns. */
+  readonly round?: { readonly scenario: string; readonly round: number };
 }
 
 /** The floor of a run: its readings and their median sign + verify. */
@@ -25,14 +29,18 @@ export interface OpensslFloor {
   /** `openssl version`'s line, e.g. `OpenSSL 3.0.19 27 Jan 2026`. */
   readonly version: string;
   readonly readings: readonly FloorReading[];
-  /** Median sign + verify over the readings, µs: one call's cryptographic work. */
+  /** Median sign + verify over all the readings, µs: one call's cryptographic work (the ratios use each round's own). */
   readonly callUs: number;
   /** Null when measured; else why not (openssl missing, its output unreadable), and the figures are NaN. */
   readonly skipped: string | null;
 }
 
-/** Seconds of each of sign and verify per reading: long enough for ~10^5 signatures. */
-export const FLOOR_SECONDS = 3;
+/**
+ * Seconds of each of sign and verify per reading: ~2x10^4 signatures and ~6x10^3
+ * verifications here, and 2 s per round of an ES256 cell. The CPU time openssl divides by
+ * is counted in 10 ms ticks: under 1 % of a second.
+ */
+export const FLOOR_SECONDS = 1;
 
 /**
  * Operations per second of `openssl speed ecdsap256`'s output: the machine-readable line
@@ -73,8 +81,8 @@ export class OpensslFloorProbe {
     this.#skipped = openssl === null ? 'openssl not found on PATH: no OpenSSL floor for ES256' : null;
   }
 
-  /** One reading; after a failure, none more (the first reason is the one reported). */
-  measure(): void {
+  /** One reading, before `round` of an ES256 cell or (without) before and after the columns; after a failure, none more (the first reason is the one reported). */
+  measure(round?: FloorReading['round']): void {
     if (this.#skipped !== null || this.#openssl === null) return;
     const { command, args } = pinnedCommand(this.#plan, this.#cpus, this.#openssl, floorArgs(this.#seconds));
     const result = runCommand(command, args, { timeoutMs: (4 * this.#seconds + 30) * 1000 });
@@ -83,7 +91,12 @@ export class OpensslFloorProbe {
       this.#skipped = `openssl speed ecdsap256 gave no P-256 figures (${result.error ?? `exit status ${result.status}`}): no OpenSSL floor for ES256`;
       return;
     }
-    this.#readings.push({ signUs: 1e6 / parsed.signPerS, verifyUs: 1e6 / parsed.verifyPerS, atMs: performance.now() - this.#startedAt });
+    this.#readings.push({
+      signUs: 1e6 / parsed.signPerS,
+      verifyUs: 1e6 / parsed.verifyPerS,
+      atMs: performance.now() - this.#startedAt,
+      ...(round === undefined ? {} : { round }),
+    });
   }
 
   result(): OpensslFloor {

@@ -40,6 +40,8 @@ export interface ColumnContext {
   readonly log: (line: string) => void;
   /** What the run made for the rows that need it (certificates, the OTLP sink, h2load); absent: nothing. */
   readonly assets?: RowAssets;
+  /** Called before each round's first measurement, every server of the column paused (the ES256 floor's reading). */
+  readonly beforeRound?: (scenario: Scenario, round: number) => void;
 }
 
 /** The CPUs of a scenario: the 1-core split, or the "N cores" split of its N and workers. */
@@ -99,7 +101,8 @@ export async function runColumn(ctx: ColumnContext, scenario: Scenario, servers:
       await startAndWarm(ctx, scenario, split, entry);
       ctx.onServers(column.flatMap((e) => (e.running === null ? [] : [e.running])));
     }
-    for (const { item: entry, round } of interleavedOrder(column, ctx.rounds)) {
+    for (const { item: entry, round, opensRound } of interleavedOrder(column, ctx.rounds)) {
+      if (opensRound) ctx.beforeRound?.(scenario, round);
       if (entry.error !== null) {
         ctx.progress.skip(1);
         continue;
@@ -215,13 +218,13 @@ async function endLoad(load: LaunchedProcess): Promise<void> {
 /**
  * The order of a column's measurements: round r measures every item once, starting one
  * item further along than round r - 1, so that no server always runs first or always
- * right after the same neighbour.
+ * right after the same neighbour. `opensRound`: the round's first measurement.
  */
-export function interleavedOrder<T>(items: readonly T[], rounds: number): { item: T; round: number }[] {
-  const order: { item: T; round: number }[] = [];
+export function interleavedOrder<T>(items: readonly T[], rounds: number): { item: T; round: number; opensRound: boolean }[] {
+  const order: { item: T; round: number; opensRound: boolean }[] = [];
   for (let round = 1; round <= rounds; round++) {
     const shift = items.length === 0 ? 0 : (round - 1) % items.length;
-    for (const item of [...items.slice(shift), ...items.slice(0, shift)]) order.push({ item, round });
+    [...items.slice(shift), ...items.slice(0, shift)].forEach((item, i) => order.push({ item, round, opensRound: i === 0 }));
   }
   return order;
 }

@@ -11,6 +11,7 @@ import { writeKeysFile } from '../harness/keys-file.js';
 import type { ServerProcess } from '../kit/launcher.js';
 import { SpeedProbes, probeBaselines, summarizeProbes } from '../harness/probe.js';
 import { type OpensslFloor, OpensslFloorProbe } from '../harness/openssl-floor.js';
+import { isFloorScenario } from './floor-section.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 import type { MatrixScope } from '../options/profiles.js';
 import { type ColumnContext, runColumn, splitFor, withProbeDeviations } from './column.js';
@@ -149,8 +150,9 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
     baseline?.remove();
     rmSync(scratchDir, { recursive: true, force: true });
   });
-  // The floor of ES256 (issue 34): OpenSSL's own sign + verify on the server's core, before and after the columns.
-  const floorProbe = columns.some(({ scenario: s }) => s.algorithm === 'ES256' && s.method === 'GenerateJwt' && s.group === 'single')
+  // The floor of ES256 (issue 34): OpenSSL's own sign + verify on the server's core, before
+  // and after the columns and before each round of an ES256 cell.
+  const floorProbe = columns.some(({ scenario }) => isFloorScenario(scenario))
     ? new OpensslFloorProbe(options.plan, options.plan.single.serverCpus, startedAt)
     : null;
   let floor: OpensslFloor | null = null;
@@ -177,6 +179,9 @@ export async function runMacro(options: MacroOptions): Promise<MacroResults> {
       onServers: (servers) => (current = servers),
       log: options.log,
       assets: prepared.assets,
+      beforeRound: (scenario, round) => {
+        if (isFloorScenario(scenario)) floorProbe?.measure({ scenario: scenario.id, round });
+      },
     };
     if (floorProbe !== null) options.log('measuring the OpenSSL floor of ES256 (openssl speed ecdsap256 on the server core)');
     floorProbe?.measure();

@@ -243,6 +243,11 @@ describe('interleavedOrder', () => {
     expect(order(['a', 'b', 'c'], 3)).toEqual(['a1', 'b1', 'c1', 'b2', 'c2', 'a2', 'c3', 'a3', 'b3']);
   });
 
+  it("marks each round's first measurement, where the ES256 floor is read with every server paused", () => {
+    const opening = interleavedOrder(['a', 'b', 'c'], 3).filter((o) => o.opensRound);
+    expect(opening.map((o) => `${o.item}${o.round}`)).toEqual(['a1', 'b2', 'c3']);
+  });
+
   it('wraps the rotation when there are more rounds than servers', () => {
     expect(order(['a', 'b'], 3)).toEqual(['a1', 'b1', 'b2', 'a2', 'a3', 'b3']);
   });
