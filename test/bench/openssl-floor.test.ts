@@ -128,12 +128,17 @@ describe('floorRatios and the summary section', () => {
   it("divides each ES256 cell's CPU per call by the floor; HS256 cells have none", () => {
     const [ours, go] = floorRatios(results, floor);
     expect(floorRatios(results, floor)).toHaveLength(2);
-    expect(ours).toMatchObject({ scenario: 'single-es256-1x50', server: 'jwt-grpc', role: 'ours', cpuUs: { median: 100, min: 96, max: 104 } });
+    expect(ours).toMatchObject({
+      scenario: 'single-es256-1x50',
+      server: 'jwt-grpc',
+      role: 'ours',
+      cpuUs: { median: 100, min: 96, max: 104 },
+    });
     expect(ours?.ratio).toMatchObject({ median: 1.25, low: null, high: null, n: 3 });
     expect(go).toMatchObject({ server: 'go', role: 'go', cpuUs: { median: 120, min: 120, max: 120 }, ratio: { median: 1.5, n: 1 } });
   });
 
-  it("divides each round by the floor read before that round: a VM that slowed a round slowed both, and the ratio holds", () => {
+  it('divides each round by the floor read before that round: a VM that slowed a round slowed both, and the ratio holds', () => {
     // Five rounds, the machine 20 % slower in rounds 2 and 4: the server's CPU per call and
     // the floor read before those rounds rise together. Round 5 has no reading of its own: the run's floor.
     const perRound = [80, 96, 80, 96].map((callUs, i) => ({
@@ -145,7 +150,13 @@ describe('floorRatios and the summary section', () => {
     const drifting: OpensslFloor = { ...floor, readings: [...floor.readings, ...perRound], callUs: 80 };
     const slowed = {
       ...results,
-      cells: [cell('jwt-grpc', 'single-es256-1x50', [100, 120, 100, 120, 100].map((cpuUs) => ({ rps: 1, cpuUs })))],
+      cells: [
+        cell(
+          'jwt-grpc',
+          'single-es256-1x50',
+          [100, 120, 100, 120, 100].map((cpuUs) => ({ rps: 1, cpuUs })),
+        ),
+      ],
       opensslFloor: drifting,
     } as unknown as MacroResults;
     const [ours] = floorRatios(slowed, drifting);
@@ -153,13 +164,17 @@ describe('floorRatios and the summary section', () => {
     expect(ours?.ratio.low).toBeCloseTo(1.25, 9);
     expect(ours?.ratio.high).toBeCloseTo(1.25, 9);
     // Against one floor for the whole run the slow rounds read 1.50x.
-    expect(floorSection(slowed)).toContain('| **jwt-grpc** | single-es256-1x50 | 100.0 (100.0-120.0) | 1.25x (1.25x-1.25x) | met (≤ 1.3x) |');
+    expect(floorSection(slowed)).toContain(
+      '| **jwt-grpc** | single-es256-1x50 | 100.0 (100.0-120.0) | 1.25x (1.25x-1.25x) | met (≤ 1.3x) |',
+    );
     expect(floorSection(slowed)).toContain('the median of 5 reading(s) (4 of them before a round of an ES256 cell');
   });
 
   it('says whether ours met the target, and why a skipped floor gives no ratio', () => {
     const text = floorSection(results) ?? '';
-    expect(text).toContain(`| **jwt-grpc** | single-es256-1x50 | 100.0 (96.0-104.0) | 1.25x (3 rounds: no interval) | met (≤ ${FLOOR_TARGET}x) |`);
+    expect(text).toContain(
+      `| **jwt-grpc** | single-es256-1x50 | 100.0 (96.0-104.0) | 1.25x (3 rounds: no interval) | met (≤ ${FLOOR_TARGET}x) |`,
+    );
     expect(text).toContain('| go | single-es256-1x50 | 120.0 (120.0-120.0) | 1.50x (1 round: no interval) |');
     const skipped = { ...results, opensslFloor: { ...floor, skipped: 'openssl not found on PATH' } } as MacroResults;
     expect(floorSection(skipped)).toContain('Not measured: openssl not found on PATH');

@@ -40,9 +40,14 @@ function validValue(value: string): boolean {
   return true;
 }
 
-/** A regular field (§8.2): a valid name and value, and no connection-specific field or `te` other than "trailers". */
+/** §8.2.2, for a field whose name and value are well-formed: no connection-specific field, and no `te` other than "trailers". */
+function allowedRegularField(name: string, value: string): boolean {
+  return !CONNECTION_SPECIFIC.has(name) && (name !== 'te' || value === 'trailers');
+}
+
+/** A regular field (§8.2): a valid name and value, and allowed in HTTP/2 ({@link allowedRegularField}). */
 function validRegularField(name: string, value: string): boolean {
-  return isFieldName(name) && validValue(value) && !CONNECTION_SPECIFIC.has(name) && (name !== 'te' || value === 'trailers');
+  return isFieldName(name) && validValue(value) && allowedRegularField(name, value);
 }
 
 /**
@@ -77,7 +82,8 @@ export function validateRequestFields(fields: readonly string[]): RequestHeaders
       continue;
     }
     regularSeen = true;
-    if (!validRegularField(name, value)) return undefined;
+    // Name and value were checked above: only what HTTP/2 forbids is left.
+    if (!allowedRegularField(name, value)) return undefined;
     const earlier = headers[name];
     headers[name] = earlier === undefined ? value : `${earlier}, ${value}`;
   }
