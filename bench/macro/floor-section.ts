@@ -41,19 +41,23 @@ export function floorRatios(results: Pick<MacroResults, 'scenarios' | 'servers' 
   if (floor.skipped !== null || !(floor.callUs > 0)) return [];
   const scenarios = results.scenarios.filter(isFloorScenario);
   const measured = (c: CellResult): boolean => c.aggregate !== null && scenarios.some((s) => s.id === c.scenario);
-  return results.cells.filter(measured).map((cell) => {
+  return results.cells.filter(measured).flatMap((cell) => {
     const cpu = (cell.aggregate as NonNullable<CellResult['aggregate']>).serverCpuUsPerRequest;
     const role = results.servers.find((s) => s.name === cell.server)?.role ?? 'variant';
     const ratios = cell.rounds
       .filter((r) => Number.isFinite(r.serverCpuUsPerRequest))
       .map((r) => r.serverCpuUsPerRequest / floorOfRound(floor, cell.scenario, r.round));
-    return {
-      scenario: cell.scenario,
-      server: cell.server,
-      role,
-      cpuUs: { median: cpu.median, min: cpu.min, max: cpu.max },
-      ratio: bootstrapMedian(ratios, seedFor(`floor/${cell.scenario}/${cell.server}`)),
-    };
+    // A cell whose CPU could not be read in any round has no ratio to give.
+    if (ratios.length === 0) return [];
+    return [
+      {
+        scenario: cell.scenario,
+        server: cell.server,
+        role,
+        cpuUs: { median: cpu.median, min: cpu.min, max: cpu.max },
+        ratio: bootstrapMedian(ratios, seedFor(`floor/${cell.scenario}/${cell.server}`)),
+      },
+    ];
   });
 }
 

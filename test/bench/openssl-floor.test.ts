@@ -170,6 +170,16 @@ describe('floorRatios and the summary section', () => {
     expect(floorSection(slowed)).toContain('the median of 5 reading(s) (4 of them before a round of an ES256 cell');
   });
 
+  it('leaves out a cell whose CPU could not be read in any round, rather than failing the summary', () => {
+    const unread = cell('jwt-grpc', 'single-es256-1x50', [{ rps: 1, cpuUs: 100 }]);
+    const blind = {
+      ...results,
+      cells: [{ ...unread, rounds: unread.rounds.map((r) => ({ ...r, serverCpuUsPerRequest: Number.NaN })) }],
+    } as unknown as MacroResults;
+    expect(floorRatios(blind, floor)).toEqual([]);
+    expect(floorSection(blind)).toContain('No ES256 GenerateJwt cell on one server core was measured.');
+  });
+
   it('says whether ours met the target, and why a skipped floor gives no ratio', () => {
     const text = floorSection(results) ?? '';
     expect(text).toContain(
