@@ -23,8 +23,10 @@ export class FakeWorker extends EventEmitter {
     return this.connected;
   }
 
-  send(message: unknown, _handle?: unknown, callback?: () => void): boolean {
+  /** As Worker.send: `send(message[, handle[, options]][, callback])`, the callback the last argument that is a function. */
+  send(message: unknown, ...rest: unknown[]): boolean {
     this.sent.push(message);
+    const callback = rest.findLast((arg) => typeof arg === 'function') as (() => void) | undefined;
     callback?.();
     return true;
   }
