@@ -2,7 +2,7 @@ import type { Worker } from 'node:cluster';
 import { type Server, type Socket, createServer } from 'node:net';
 import type { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { HandedRole, PrimaryMessage } from './messages.js';
+import type { HandedPortNumbers, HandedRole, PrimaryMessage } from './messages.js';
 
 /**
  * Connections accepted while no worker serves the port (at start, or while every worker
@@ -193,7 +193,7 @@ export class ClusterPortSet {
   }
 
   /** The port numbers, for the workers' start message. */
-  get numbers(): { readonly grpc: number; readonly discovery?: number } {
+  get numbers(): HandedPortNumbers {
     return { grpc: this.grpc.port, ...(this.discovery !== undefined && { discovery: this.discovery.port }) };
   }
 

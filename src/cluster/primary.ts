@@ -11,7 +11,7 @@ import { ClusterPortSet, type PortAddress } from './dispatcher.js';
 import { cannotListen, parseAddress } from '../address.js';
 import { cannotServe } from '../http-listen.js';
 import { type ClusterHandle, onReloadSignal, onStopSignals } from './handle.js';
-import type { WorkerMessage } from './messages.js';
+import type { HandedPortNumbers, WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';
 import { type HandlerTable, MessageRouter } from './router.js';
 import { type ForkWorker, Supervisor, forkClusterWorker } from './supervisor.js';
@@ -182,7 +182,7 @@ function primaryHandle(
   options: ResolvedClusterOptions,
   supervisor: Supervisor,
   state: StateDistributor,
-  ports: ClusterPortSet['numbers'],
+  ports: HandedPortNumbers,
   endpoint: MetricsEndpoint | undefined,
 ): ClusterHandle {
   return {
