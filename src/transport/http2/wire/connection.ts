@@ -770,7 +770,7 @@ export class H2Connection implements StreamOwner {
       // DATA the request's content-length announced (§8.1.1).
       const verdict = stream.recvHeaders(endStream);
       if (verdict !== undefined) return this.#refuseFrame(verdict, streamId, stream);
-      if (listSize > maxList || !validTrailerFields(fields) || !stream.contentLengthMet) {
+      if (listSize > maxList || !validTrailerFields(fields, this.#hpack.wellFormed) || !stream.contentLengthMet) {
         return this.#streamError(stream, H2_ERROR.PROTOCOL_ERROR);
       }
       return this.#inputEnded(stream);
@@ -789,7 +789,7 @@ export class H2Connection implements StreamOwner {
     if (this.#streams.size >= this.#limits.maxConcurrentStreams || this.#overCeiling(cost)) {
       return this.#refuse(streamId, H2_ERROR.REFUSED_STREAM);
     }
-    const headers = validateRequestFields(fields);
+    const headers = validateRequestFields(fields, this.#hpack.wellFormed);
     const contentLength = headers?.['content-length'];
     // Refused before the stream is charged, so a refusal holds nothing (§8.1.1).
     if (headers === undefined || (contentLength !== undefined && !/^\d{1,15}$/.test(contentLength))) {

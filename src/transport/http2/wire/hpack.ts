@@ -5,7 +5,7 @@
  */
 import { HpackError } from './frames.js';
 import { huffmanDecode } from './huffman.js';
-import { isFieldName } from './request-fields.js';
+import { isFieldName, wellFormedField } from './request-fields.js';
 import { internalError } from '../../../assert.js';
 
 /** RFC 7541, Appendix A: index i + 1 is STATIC_TABLE[i]. */
@@ -26,17 +26,26 @@ const STATIC_TABLE: readonly (readonly [string, string])[] = [
   ['www-authenticate', ''],
 ];
 
+/** A table entry: a field, and whether its characters are well-formed (RFC 9113 §8.2.1, `wellFormedField`). */
+interface TableEntry {
+  readonly name: string;
+  readonly value: string;
+  readonly wellFormed: boolean;
+}
+
 /** The static table as entries, so an indexed field allocates nothing. */
-const STATIC_ENTRIES: readonly { readonly name: string; readonly value: string }[] = STATIC_TABLE.map(([name, value]) => ({ name, value }));
+const STATIC_ENTRIES: readonly TableEntry[] = STATIC_TABLE.map(([name, value]) => ({
+  name,
+  value,
+  wellFormed: wellFormedField(name, value),
+}));
 
 const NO_BLOCK = new Uint8Array(0);
 
 /** Thrown by the decoder below (defined in frames.ts, under the Huffman decoder that throws it too). */
 export { HpackError };
 
-interface DynamicEntry {
-  readonly name: string;
-  readonly value: string;
+interface DynamicEntry extends TableEntry {
   /** RFC 7541 §4.1: name and value octets plus 32. */
   readonly size: number;
 }
@@ -53,6 +62,7 @@ export class HpackDecoder {
   #block: Uint8Array = NO_BLOCK;
   #pos = 0;
   #end = 0;
+  #wellFormed = true;
 
   constructor(tableSizeLimit = 4096) {
     this.#limit = tableSizeLimit;
@@ -64,7 +74,8 @@ export class HpackDecoder {
    * names stay apart). The whole block is always decoded, so the dynamic table stays in
    * step with the peer's; fields stop being appended once the list exceeds `maxListSize`
    * octets (RFC 9113 §6.5.2's accounting). Returns the list's size: above `maxListSize`,
-   * the caller refuses the stream, not the connection.
+   * the caller refuses the stream, not the connection. {@link HpackDecoder.wellFormed} then
+   * tells whether every field's characters were well-formed.
    */
   decode(block: Uint8Array, start: number, end: number, fields: string[], maxListSize: number): number {
     this.#block = block;
@@ -72,17 +83,23 @@ export class HpackDecoder {
     this.#end = end;
     let listSize = 0;
     let fieldSeen = false;
+    let wellFormed = true;
     while (this.#pos < end) {
       const first = block[this.#pos] as number;
       let name: string;
       let value: string;
       if (first & 0x80) {
-        ({ name, value } = this.#entry(this.#integer(7)));
+        const entry = this.#entry(this.#integer(7));
+        ({ name, value } = entry);
+        wellFormed &&= entry.wellFormed;
       } else if (first & 0x40) {
         const index = this.#integer(6);
         name = index === 0 ? this.#string() : this.#entry(index).name;
         value = this.#string();
-        this.#add(name, value);
+        // Checked once, as the field enters the table: the requests that index it skip the check.
+        const ok = wellFormedField(name, value);
+        this.#add(name, value, ok);
+        wellFormed &&= ok;
       } else if (first & 0x20) {
         // §4.2: a size update only at the start of a block.
         if (fieldSeen) throw new HpackError('dynamic table size update after a header field');
@@ -96,13 +113,24 @@ export class HpackDecoder {
         const index = this.#integer(4);
         name = index === 0 ? this.#string() : this.#entry(index).name;
         value = this.#string();
+        wellFormed &&= wellFormedField(name, value);
       }
       fieldSeen = true;
       listSize += name.length + value.length + 32;
       if (listSize <= maxListSize) fields.push(name, value);
     }
     this.#block = NO_BLOCK;
+    this.#wellFormed = wellFormed;
     return listSize;
+  }
+
+  /**
+   * True when every field of the block last decoded has a well-formed name and value
+   * (RFC 9113 §8.2.1, `wellFormedField`): what request-fields.ts would check again, character
+   * by character, on every request that sends the same indexed fields.
+   */
+  get wellFormed(): boolean {
+    return this.#wellFormed;
   }
 
   /** §5.1: an N-bit prefix integer; anything past 2^28 is refused rather than risk precision. */
@@ -131,18 +159,18 @@ export class HpackDecoder {
     return huffmanDecode(this.#block, start, start + length);
   }
 
-  #entry(index: number): { readonly name: string; readonly value: string } {
+  #entry(index: number): TableEntry {
     const entry = index <= STATIC_ENTRIES.length ? STATIC_ENTRIES[index - 1] : this.#dynamic[index - STATIC_ENTRIES.length - 1];
     if (entry === undefined) throw new HpackError(`header index ${index} is not in the tables`);
     return entry;
   }
 
   /** §4.4: evict from the oldest end until the new entry fits; one larger than the table empties it. */
-  #add(name: string, value: string): void {
+  #add(name: string, value: string, wellFormed: boolean): void {
     const size = name.length + value.length + 32;
     this.#evict(size);
     if (size > this.#maxSize) return;
-    this.#dynamic.unshift({ name, value, size });
+    this.#dynamic.unshift({ name, value, wellFormed, size });
     this.#size += size;
   }
 

@@ -45,37 +45,55 @@ function allowedRegularField(name: string, value: string): boolean {
   return !CONNECTION_SPECIFIC.has(name) && (name !== 'te' || value === 'trailers');
 }
 
-/** A regular field (§8.2): a valid name and value, and allowed in HTTP/2 ({@link allowedRegularField}). */
-function validRegularField(name: string, value: string): boolean {
-  return isFieldName(name) && validValue(value) && allowedRegularField(name, value);
+/**
+ * §8.2.1 for one field, alone: a name of lowercase token characters and a value without NUL,
+ * CR, LF or whitespace at an end. The HPACK decoder asks once per field it decodes from a
+ * literal, and keeps the answer with a dynamic-table entry (hpack.ts, `wellFormed`).
+ */
+export function wellFormedField(name: string, value: string): boolean {
+  return isFieldName(name) && validValue(value);
 }
 
 /**
  * §8.1: trailers are regular fields only, each well-formed as a request's are (§8.2.1,
- * §8.2.2); false when one is not, or when one is a pseudo-header.
+ * §8.2.2); false when one is not, or when one is a pseudo-header. `charactersChecked`: every
+ * field has passed {@link wellFormedField} already (the HPACK decoder's `wellFormed`).
  */
-export function validTrailerFields(fields: readonly string[]): boolean {
+export function validTrailerFields(fields: readonly string[], charactersChecked = false): boolean {
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
-    if (name.charCodeAt(0) === 58 /* ':' */ || !validRegularField(name, fields[i + 1] as string)) return false;
+    const value = fields[i + 1] as string;
+    if (name.charCodeAt(0) === 58 /* ':' */ || !(charactersChecked || wellFormedField(name, value))) return false;
+    if (!allowedRegularField(name, value)) return false;
   }
   return true;
 }
+
+/**
+ * The headers by name: a null-prototype object that V8 keeps in fast mode, where
+ * `Object.create(null)` is a hash table from the start (~700 bytes and a rehash or two per
+ * request). Nothing is inherited: `constructor` or `__proto__` as a header name is an own
+ * field like any other, and a name not sent reads undefined.
+ */
+const HeadersByName = function HeadersByName(): void {} as unknown as new () => Record<string, string>;
+HeadersByName.prototype = Object.create(null) as Record<string, string>;
 
 /**
  * The request headers by name from a decoded list (name, value, ...), or undefined when
  * the list is malformed: a name that is not lowercase token characters, a value with NUL,
  * CR, LF or whitespace at an end, an unknown, repeated or late pseudo-header,
  * a connection-specific field, `te` other than "trailers", or a missing :method, :scheme
- * or :path. A repeated regular name has its values joined with ", ".
+ * or :path. A repeated regular name has its values joined with ", ". `charactersChecked`:
+ * every field has passed {@link wellFormedField} already (the HPACK decoder's `wellFormed`),
+ * so only the rules across fields are left.
  */
-export function validateRequestFields(fields: readonly string[]): RequestHeaders | undefined {
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+export function validateRequestFields(fields: readonly string[], charactersChecked = false): RequestHeaders | undefined {
+  const headers = new HeadersByName();
   let regularSeen = false;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
-    if (!isFieldName(name) || !validValue(value)) return undefined;
+    if (!charactersChecked && !wellFormedField(name, value)) return undefined;
     if (name.charCodeAt(0) === 58 /* ':' */) {
       if (regularSeen || !REQUEST_PSEUDO_HEADERS.has(name) || headers[name] !== undefined) return undefined;
       headers[name] = value;

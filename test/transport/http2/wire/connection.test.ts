@@ -112,6 +112,25 @@ describe('H2Connection', () => {
     expect(answer.flags & (FRAME_FLAG.END_STREAM | FRAME_FLAG.END_HEADERS)).toBe(FRAME_FLAG.END_STREAM | FRAME_FLAG.END_HEADERS);
   });
 
+  it('refuses a malformed field whether it comes as a literal or as an index into the dynamic table', async () => {
+    const { port, events } = await serve();
+    const conn = await client(port);
+    // Literal with incremental indexing (RFC 7541 §6.2.1), new name: it enters the table as index 62.
+    const entered = Buffer.concat([Buffer.from([0x40, 5]), Buffer.from('x-bad'), Buffer.from([3]), Buffer.from('a\rb')]);
+    const indexed = Buffer.from([0x80 | 62]);
+    const request = (id: number, extra: Buffer): Buffer =>
+      h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, Buffer.concat([requestBlock('/demo.Greeter/Hello'), extra]));
+    conn.send(request(1, entered), request(3, indexed), headers(5));
+    await conn.waitFor((f) => f.type === FRAME_TYPE.RST_STREAM && f.streamId === 3);
+    const resets = conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM);
+    expect(resets.map((f) => [f.streamId, f.payload.readUInt32BE(0)])).toEqual([
+      [1, H2_ERROR.PROTOCOL_ERROR],
+      [3, H2_ERROR.PROTOCOL_ERROR],
+    ]);
+    await vi.waitFor(() => expect(events.stream).toHaveBeenCalledTimes(1));
+    expect((events.stream.mock.calls[0] as [H2Stream])[0].id).toBe(5);
+  });
+
   it('refuses a stream past maxConcurrentStreams with REFUSED_STREAM, raising no event for it', async () => {
     const { port, events } = await serve();
     const conn = await client(port);

@@ -104,6 +104,36 @@ describe('HPACK decoding (RFC 7541, Appendix C)', () => {
   });
 });
 
+describe('HPACK decoding: well-formed characters (RFC 9113 §8.2.1)', () => {
+  const literal = (first: number, name: string, value: string): Buffer =>
+    Buffer.concat([Buffer.from([first, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+  const wellFormed = (decoder: HpackDecoder, block: Buffer): boolean => {
+    decoder.decode(block, 0, block.length, [], 1 << 16);
+    return decoder.wellFormed;
+  };
+
+  it('tells a block of well-formed fields from one with a bad name or value, for each literal form', () => {
+    const decoder = new HpackDecoder();
+    expect(wellFormed(decoder, Buffer.concat([hex('8286'), literal(0x00, 'x-ok', 'a b')]))).toBe(true);
+    for (const first of [0x00, 0x10, 0x40]) {
+      expect(wellFormed(decoder, literal(first, 'X-Upper', 'a')), `0x${first.toString(16)} name`).toBe(false);
+      expect(wellFormed(decoder, literal(first, 'x-nul', 'a\u0000b')), `0x${first.toString(16)} value`).toBe(false);
+      expect(wellFormed(decoder, literal(first, 'x-space', ' a')), `0x${first.toString(16)} leading space`).toBe(false);
+    }
+  });
+
+  it('remembers the verdict with a dynamic-table entry, so an indexed reference to a bad field is not well-formed either', () => {
+    const decoder = new HpackDecoder();
+    // Two entries: 'x-good: 1' (then index 63) and 'x-bad: a\rb' (index 62, the newest).
+    expect(wellFormed(decoder, Buffer.concat([literal(0x40, 'x-good', '1'), literal(0x40, 'x-bad', 'a\rb')]))).toBe(false);
+    expect(wellFormed(decoder, Buffer.from([0x80 | 63]))).toBe(true);
+    expect(wellFormed(decoder, Buffer.from([0x80 | 62]))).toBe(false);
+    expect(wellFormed(decoder, Buffer.from([0x82, 0x80 | 63]))).toBe(true);
+    // A literal value under the bad entry's name (index 62): the name alone is fine.
+    expect(wellFormed(decoder, Buffer.concat([Buffer.from([0x0f, 62 - 15, 1]), Buffer.from('z')]))).toBe(true);
+  });
+});
+
 describe('HPACK encoding', () => {
   it('encodes what the decoder reads back: pseudo-headers first, repeated names, static indices', () => {
     const block = encodeHeaderBlock({ 'content-type': 'application/grpc', ':status': 200, 'x-many': ['a', 'b'], 'grpc-status': 0 });

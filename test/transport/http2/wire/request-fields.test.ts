@@ -37,6 +37,31 @@ describe('validateRequestFields', () => {
     });
   });
 
+  it('inherits nothing: a name such as constructor or __proto__ is an own field, and a name not sent reads undefined', () => {
+    const headers = validateRequestFields([...REQUEST, 'constructor', 'a', '__proto__', 'b']) as Record<string, string | undefined>;
+    expect(Object.getPrototypeOf(Object.getPrototypeOf(headers))).toBeNull();
+    expect(Object.keys(headers)).toEqual([':method', ':scheme', ':path', ':authority', 'constructor', '__proto__']);
+    const proto = '__proto__';
+    expect([headers['constructor'], headers[proto], headers['toString'], headers['hasOwnProperty']]).toEqual([
+      'a',
+      'b',
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('with charactersChecked, leaves the characters to the caller and still applies the rules across fields', () => {
+    // The HPACK decoder vouches for the characters; a list it vouches for never holds these.
+    expect(validateRequestFields([...REQUEST, 'X-Tag', 'a\rb'], true)).toMatchObject({ 'X-Tag': 'a\rb' });
+    expect(validateRequestFields([...REQUEST, 'X-Tag', 'a\rb'])).toBeUndefined();
+    expect(validateRequestFields([...REQUEST, 'connection', 'close'], true)).toBeUndefined();
+    expect(validateRequestFields([':scheme', 'http', ':path', '/'], true)).toBeUndefined();
+    expect(validateRequestFields([...REQUEST, ':path', '/other'], true)).toBeUndefined();
+    expect(validTrailerFields(['X-Tag', 'a'], true)).toBe(true);
+    expect(validTrailerFields([':path', '/'], true)).toBe(false);
+    expect(validTrailerFields(['te', 'gzip'], true)).toBe(false);
+  });
+
   const malformed: Record<string, string[]> = {
     'no :method': [':scheme', 'http', ':path', '/'],
     'no :scheme': [':method', 'POST', ':path', '/'],
