@@ -4,6 +4,7 @@
  * read or replace it. One helper for every such file, so they all get the same check and the
  * same words. @internal
  */
+import type { Buffer } from 'node:buffer';
 import nodeCluster from 'node:cluster';
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';

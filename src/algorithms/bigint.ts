@@ -1,4 +1,5 @@
 /** Arithmetic on key members as BigInts: load-time checks only, never on a call's path. */
+import { Buffer } from 'node:buffer';
 
 /** A base64url big-endian unsigned integer (an RSA JWK member) as a BigInt. */
 export function bigIntFromBase64url(value: string): bigint {

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { asymmetricJwk, generatePair } from './key-pair.js';
 import type { AlgorithmSpec } from './spec.js';

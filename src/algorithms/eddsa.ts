@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { type KeyObject, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { bigIntFromLittleEndian, modPow } from './bigint.js';
 import { asymmetricJwk, exportJwk, generatePair } from './key-pair.js';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { type KeyObject, constants, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { bigIntFromBase64url, gcd } from './bigint.js';
 import { asymmetricJwk, exportJwk, generatePair } from './key-pair.js';

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { type ChannelCredentials, type ChannelOptions, credentials } from '@grpc/grpc-js';
 import { JwtGrpcError, invalidOption } from '../errors.js';

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import type {
   Metadata as GrpcMetadata,

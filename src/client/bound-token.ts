@@ -4,6 +4,7 @@
  * `x5t#S256` is accepted only on a connection whose verified client certificate has that
  * SHA-256 thumbprint. A stolen bound token is worth nothing without the certificate's key.
  */
+import type { Buffer } from 'node:buffer';
 import type { JwtPayload } from '../tokens/result.js';
 import { certificateThumbprint } from '../transport/caller.js';
 

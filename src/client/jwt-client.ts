@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import type { CallCredentials, ChannelCredentials, ChannelOptions, Client, ServiceError } from '@grpc/grpc-js';
 import { invalidOption } from '../errors.js';
 import { grpcJs } from '../optional-deps.js';

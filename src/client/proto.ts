@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import type { ServiceDescriptor } from '../transport/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../jwt-service/definition.js';
 import type {

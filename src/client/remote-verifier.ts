@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Registry } from 'prom-client';
 import { ALGORITHM_SPECS } from '../algorithms/index.js';
 import { isAlgorithm } from '../algorithms/names.js';

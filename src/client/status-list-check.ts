@@ -10,6 +10,7 @@
  * fails, the last list keeps answering until its `exp` (the issuer's bounded stale grace),
  * and after that every token naming it is refused: the check fails closed.
  */
+import { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../errors.js';
 import { type StatusBits, decodeLst, isStatusBits, statusAt } from '../revocation/status-list/codec.js';
 import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP } from '../revocation/status-list/token.js';

@@ -2,6 +2,7 @@
  * The two public documents: the JWK Set and the OpenID Provider Metadata (OpenID Connect
  * Discovery 1.0, section 3: https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata).
  */
+import { Buffer } from 'node:buffer';
 import { invalidOption } from '../errors.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { nodeHttp, nodeHttps } from '../optional-deps.js';
 import type { Logger } from '../log.js';

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
 import {
   decodeGenerateJwtRequest,

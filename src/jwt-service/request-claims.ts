@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../errors.js';
 import { newJti } from '../tokens/jti.js';
 import { claimsJsonProblem } from './claims-json.js';

@@ -6,6 +6,7 @@
  * and cluster mode see one kind of handle, whatever the backend: adding one (GCP KMS, Azure
  * Key Vault, Vault transit) is a new module that calls {@link registerKeyBackend}, nothing else.
  */
+import { Buffer } from 'node:buffer';
 import { createPublicKey } from 'node:crypto';
 import { ALGORITHM_SPECS } from '../algorithms/index.js';
 import type { Algorithm } from '../algorithms/names.js';

@@ -4,6 +4,7 @@
  * belong together. Run at import (loadKeys, importKeys, every reload, each remote JWK Set),
  * never per call. Messages name the member and the problem, never the material.
  */
+import { Buffer } from 'node:buffer';
 import type { KeyObject } from 'node:crypto';
 import type { AlgorithmSpec } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';

@@ -4,6 +4,7 @@
  * API of src/transport/handler-api.ts. The loader (and protobufjs) load on the first
  * codec call, not at import or at start: see {@link lazyProtoService}.
  */
+import type { Buffer } from 'node:buffer';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { protoLoader } from '../optional-deps.js';

@@ -5,6 +5,7 @@
  * constant time (as SHA-256 digests, so lengths do not leak either) and never appears in
  * a log line or an error. @internal
  */
+import type { Buffer } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';

@@ -24,6 +24,7 @@
  * with the live entries only, into a temporary file beside it that is fsynced and renamed
  * over it, and the directory is fsynced so the rename itself survives a crash.
  */
+import { Buffer } from 'node:buffer';
 import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { JwtGrpcError } from '../errors.js';

@@ -8,6 +8,7 @@
  * Each file's FileDescriptorProto is served as those bytes, never re-encoded; this module
  * only reads enough of them to know which file declares which symbol and what it imports.
  */
+import type { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JwtGrpcError } from '../errors.js';

@@ -24,6 +24,7 @@
  *
  * A call costs this guard an integer add and a Set entry; the stall check runs on a timer.
  */
+import { Buffer } from 'node:buffer';
 import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
 import { Budget, type MemoryLedger } from '../transport/http2/wire/budget.js';

@@ -5,6 +5,7 @@
  * https://github.com/grpc/grpc/blob/master/doc/server-reflection.md; the answers follow
  * grpc-go's server (https://github.com/grpc/grpc-go/tree/master/reflection).
  */
+import type { Buffer } from 'node:buffer';
 import { invalidOption } from '../errors.js';
 import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import {

@@ -3,6 +3,7 @@
  * (src/transport/http2/, HTTP/2 framed on node:net) and a @grpc/grpc-js `Server` through the adapter
  * (src/transport/grpc-js.ts). Everything transport-specific in createJwtServer is here.
  */
+import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { Server, ServerCredentials } from '@grpc/grpc-js';

@@ -4,6 +4,7 @@
  * one `randomFillSync` per 256 tokens instead of a `randomBytes` call (and its Buffer) per
  * token, on the GenerateJwt path.
  */
+import { Buffer } from 'node:buffer';
 import { randomFillSync } from 'node:crypto';
 
 const ID_BYTES = 16;

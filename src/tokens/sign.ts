@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { type Algorithm, ALGORITHMS, type CheckSignature, type SignInput, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
 import type { KeyHandle } from '../keys/backend.js';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { type Algorithm, type CheckSignature, isAlgorithm } from '../algorithms/index.js';
 import { invalidOption } from '../errors.js';
 import { optionValue } from '../options/resolve.js';

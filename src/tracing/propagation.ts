@@ -7,6 +7,7 @@
  * which grpc-go and grpc-java's OpenCensus integrations send. Malformed values are ignored:
  * the span then starts a new trace, as the W3C specification asks.
  */
+import { Buffer } from 'node:buffer';
 import { type Context, ROOT_CONTEXT, type SpanContext, TraceFlags, createTraceState, isSpanContextValid, trace } from '@opentelemetry/api';
 import type { CallMetadata } from '../transport/handler-api.js';
 

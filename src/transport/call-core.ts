@@ -16,6 +16,7 @@
  * Built for the unary path: nothing here allocates per call unless a handler or an
  * interceptor asks for it (the values map, the trailers, an async onCallStart's promise).
  */
+import { performance } from 'node:perf_hooks';
 import { type Context, context as otelContext } from '@opentelemetry/api';
 import type { Logger } from '../log.js';
 import {

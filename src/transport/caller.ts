@@ -7,6 +7,7 @@
  * else `dns:` + its first DNS SAN; a certificate with neither has no id. The subject's CN
  * is never used: it is not a name a CA constrains.
  */
+import type { Buffer } from 'node:buffer';
 import { X509Certificate, createHash } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { CallerIdentity } from './handler-api.js';

@@ -4,6 +4,7 @@
  * call values, trailers) is ./call-core.ts, as on jwt-grpc's own HTTP/2; this adapter
  * only maps it onto grpc-js's calls, metadata and callbacks.
  */
+import { Buffer } from 'node:buffer';
 import type {
   Server,
   ServerDuplexStream,

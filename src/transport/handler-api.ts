@@ -11,6 +11,7 @@
  * not ServerInterceptor): they are other types, and a program that uses both packages
  * imports both without renaming either.
  */
+import type { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../errors.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
 

@@ -22,6 +22,7 @@
  * message); grpc-js ends the call with it, `Response message parsing error: ...`, and the
  * client rejects with that status.
  */
+import type { Buffer } from 'node:buffer';
 import { GrpcStatus } from '../../transport/handler-api.js';
 import type {
   GenerateJwtResponse,

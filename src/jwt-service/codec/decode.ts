@@ -15,6 +15,7 @@
  * bad bytes with U+FFFD and the service would sign the result) and unknown groups nested
  * deeper than 100 (wire.ts, `MAX_GROUP_DEPTH`).
  */
+import type { Buffer } from 'node:buffer';
 import { GrpcStatus } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 import { type Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, decodeMessage, expectWireType, readTag } from './wire.js';

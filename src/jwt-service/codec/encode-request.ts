@@ -17,6 +17,7 @@
  * server's default), a request that is not an object, and a property the message does not have
  * (protobufjs would not read it, and the call would go out with that field's default).
  */
+import { Buffer } from 'node:buffer';
 import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, Writer, int64Size, stringFieldSize, tag } from './wire.js';

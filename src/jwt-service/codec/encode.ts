@@ -8,6 +8,7 @@
  * encoding guide's canonical form does (https://protobuf.dev/programming-guides/encoding/); test/jwt-service/codec.test.ts decodes every output with
  * proto-loader's own deserializer.
  */
+import { Buffer } from 'node:buffer';
 import type {
   GenerateJwtResponse,
   GetJwksResponse,

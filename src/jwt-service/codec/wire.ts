@@ -4,7 +4,7 @@
  * encoders. The server's side (decode.ts, encode.ts) and the client's (decode-response.ts,
  * encode-request.ts) share them; what each side makes of a {@link WireError} is its own.
  */
-import { isUtf8 } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 import { GrpcStatusError, type StatusCode } from '../../transport/handler-api.js';
 
 export const WIRE_VARINT = 0;

@@ -4,6 +4,7 @@
  * SDK's standard configuration applies: AWS_REGION, the credential chain, AWS_ENDPOINT_URL.
  * Loaded only when a key file names a `kms` key.
  */
+import { Buffer } from 'node:buffer';
 import { type KeyObject, constants, createHash, createPublicKey, type JsonWebKey, verify } from 'node:crypto';
 import type * as Kms from '@aws-sdk/client-kms';
 import type { Algorithm } from '../../algorithms/names.js';

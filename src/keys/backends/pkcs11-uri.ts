@@ -4,6 +4,7 @@
  * Parsed strictly: an attribute jwt-grpc does not use is refused by name, rather than
  * ignored and a different key (or none) selected.
  */
+import { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../../errors.js';
 
 /** A parsed PKCS#11 URI: what selects the token and the key, and how to reach them. */

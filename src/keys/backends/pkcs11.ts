@@ -4,6 +4,7 @@
  * which runs the token's work on libuv's thread pool, off the event loop. Loaded only when
  * a key file names a `pkcs11:` key.
  */
+import { Buffer } from 'node:buffer';
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';

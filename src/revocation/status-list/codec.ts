@@ -4,6 +4,7 @@
  * a byte array of `bits`-wide entries packed from the least significant bit of each byte,
  * compressed with DEFLATE (RFC 1951) in the ZLIB format (RFC 1950), base64url in `lst`.
  */
+import { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../../errors.js';
 import { nodeZlib } from '../../optional-deps.js';
 

@@ -2,6 +2,7 @@
  * The Status List Token in JWT format, draft-ietf-oauth-status-list-20 section 5.1
  * (https://datatracker.ietf.org/doc/html/draft-ietf-oauth-status-list-20#section-5.1).
  */
+import { Buffer } from 'node:buffer';
 import { ALGORITHM_SPECS, type Algorithm } from '../../algorithms/index.js';
 import { JwtGrpcError } from '../../errors.js';
 import type { KeySet } from '../../keys/key-set.js';

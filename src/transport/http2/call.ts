@@ -5,6 +5,7 @@
  * (the call is its stream's listener), the AbortController and the metadata made only
  * when a handler reads them, the response message written once.
  */
+import type { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../../errors.js';
 import { CallCore, deserializeError } from '../call-core.js';
 import {

@@ -2,6 +2,7 @@
  * Per-message compression (the gRPC project's `doc/compression.md` (https://github.com/grpc/grpc/blob/master/doc/compression.md)): gzip and deflate,
  * each message on its own (no context across messages), decompression bounded.
  */
+import type { Buffer } from 'node:buffer';
 import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
 import { nodeZlib } from '../../optional-deps.js';
 

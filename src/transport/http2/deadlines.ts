@@ -5,6 +5,7 @@
  * timer list and unlinked again for every call; the heap costs one array slot per call
  * and one timer in all.
  */
+import { performance } from 'node:perf_hooks';
 import { MAX_TIMER_MS } from '../../options/table.js';
 
 /** What the heap orders: the call carries its own slot, so removal is O(log n). */

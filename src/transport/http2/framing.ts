@@ -3,6 +3,7 @@
  * big-endian length, then the message. DATA frame boundaries say nothing about message
  * boundaries, so the reader accepts any chunking.
  */
+import { Buffer } from 'node:buffer';
 import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
 
 const PREFIX_BYTES = 5;

@@ -3,6 +3,7 @@
  * base64 (padded or not on the way in, unpadded on the way out), every other value
  * printable ASCII.
  */
+import { Buffer } from 'node:buffer';
 import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
 import { JwtGrpcError } from '../../errors.js';
 

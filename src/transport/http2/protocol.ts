@@ -1,4 +1,5 @@
 /** Small pieces of the gRPC over HTTP/2 protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): Status-Message encoding and Timeout. */
+import { Buffer } from 'node:buffer';
 
 const HEX = '0123456789ABCDEF';
 

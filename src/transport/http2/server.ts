@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import type { TLSSocket, TlsOptions } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';

@@ -2,6 +2,7 @@
  * One client connection: keepalive pings and their enforcement (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)), maximum age
  * (A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md)), graceful close with two GOAWAYs, and forced close.
  */
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
 import type { ConnectionGuard, HandshakeFailure } from '../../connection-guard.js';

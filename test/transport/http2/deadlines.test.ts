@@ -5,6 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type DeadlineEntry, Deadlines } from '../../../src/transport/http2/deadlines.js';
 
+// The module reads the clock through node:perf_hooks (an import, not the global getter): it is
+// pointed at the global, which the fake timers below replace.
+vi.mock('node:perf_hooks', () => ({ performance: { now: () => globalThis.performance.now() } }));
+
 function entry(name: string, passed: string[]): DeadlineEntry {
   return { deadlineAt: 0, deadlineSlot: -1, deadlinePassed: () => passed.push(name) };
 }

@@ -3,6 +3,8 @@
  * glitch budget and the refused-stream budget are each one; a bucket reads the clock only
  * when an event is charged, so a connection that trips nothing costs nothing.
  */
+import { performance } from 'node:perf_hooks';
+
 export class Budget {
   readonly #burst: number;
   readonly #rate: number;

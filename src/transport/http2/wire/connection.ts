@@ -13,6 +13,7 @@
  * Why not node:http2: it costs most of a small gRPC call (nghttp2, a Duplex per stream,
  * header objects converted twice); bench/PERFORMANCE.md measures it.
  */
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { Budget, MemoryLedger } from './budget.js';
 import { FlowWindows } from './flow.js';

@@ -2,6 +2,7 @@
  * HTTP/2 frame types, flags, error codes and settings (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §6, §7), the few frames
  * this server builds, and the error that ends a connection. parse.ts reads frames.
  */
+import { Buffer } from 'node:buffer';
 
 export const FRAME = {
   DATA: 0,

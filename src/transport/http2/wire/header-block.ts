@@ -3,6 +3,7 @@
  * together under the CONTINUATION flood guards: a block no decoder would accept, in bytes
  * or in frames, ends the connection before it is all buffered. One per connection, reused.
  */
+import { Buffer } from 'node:buffer';
 import { ConnectionError, H2_ERROR, MIN_MAX_FRAME_SIZE } from './frames.js';
 import { MAX_CONTINUATION_FRAMES } from './limits.js';
 

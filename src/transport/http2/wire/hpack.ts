@@ -3,6 +3,7 @@
  * too) and the four field representations. Encoding: literals without indexing, so the
  * encoder keeps no state and a constant header set encodes once (`encodeHeaderBlock`).
  */
+import { Buffer } from 'node:buffer';
 import { HpackError } from './frames.js';
 import { huffmanDecode } from './huffman.js';
 import { isFieldName, wellFormedField } from './request-fields.js';

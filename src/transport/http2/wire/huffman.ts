@@ -2,6 +2,7 @@
  * HPACK's Huffman code (RFC 7541 (https://www.rfc-editor.org/rfc/rfc7541), Appendix B): the decoding side, for header strings
  * sent with the H flag. grpc-go, grpc-js and grpcio Huffman-encode most literal values.
  */
+import { Buffer } from 'node:buffer';
 import { HpackError } from './frames.js';
 
 /** Symbol i (0-255) is coded by CODES[2i] on CODES[2i + 1] bits; EOS (256) is 30 one-bits. */

@@ -4,6 +4,7 @@
  * hyperium/h2's `frame/` or x/net/http2's `frameParsers`). Nothing here allocates: every
  * frame of a connection is read into the one `FrameFields` the connection owns.
  */
+import type { Buffer } from 'node:buffer';
 import {
   ConnectionError,
   FLAG,

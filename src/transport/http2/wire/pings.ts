@@ -1,4 +1,5 @@
 /** This side's PINGs (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) §6.7) awaiting their acks, each with what waits for it. */
+import { Buffer } from 'node:buffer';
 
 /** Pings of ours awaiting an ack, at most. */
 const MAX_OUTSTANDING_PINGS = 10;

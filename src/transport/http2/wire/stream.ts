@@ -38,6 +38,7 @@
  *
  * No EventEmitter and no Node stream: the call is the stream's one listener.
  */
+import type { Buffer } from 'node:buffer';
 import { FlowWindows } from './flow.js';
 import { H2_ERROR } from './frames.js';
 import type { OutgoingFieldValue } from './hpack.js';

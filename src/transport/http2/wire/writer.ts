@@ -2,6 +2,7 @@
  * A connection's outgoing frames: queued, then written together, so that the answers to
  * everything one read brought go out in one write (one syscall for many calls).
  */
+import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
 import { FLAG, FRAME, frameHeader } from './frames.js';
 
