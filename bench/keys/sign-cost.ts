@@ -103,7 +103,7 @@ async function steps(dir: string): Promise<{ list: Step[]; close: () => Promise<
   const inMemory = ecdsaSpec('sha256', 'P-256').prepareSign(privateKey);
   const list: Step[] = [
     // The reference: what a key in memory costs GenerateJwt (a bare KeyObject signs DER, the fast path; r||s made in JavaScript).
-    { name: "jwt-grpc's in-memory ES256 signer", run: () => inMemory(INPUT.toString()) },
+    { name: "jwt-grpc's in-memory ES256 signer", run: () => inMemory(INPUT) },
     {
       name: 'node:crypto sign, ieee-p1363 (r||s from OpenSSL)',
       run: () => cryptoSign('sha256', INPUT, { key: privateKey, dsaEncoding: 'ieee-p1363' }),

@@ -87,11 +87,11 @@ export function ecdsa(hash: string, curve: keyof typeof CURVES): AlgorithmSpec {
   return {
     symmetric: false,
     // The bare KeyObject signs in DER by default: the fast path.
-    prepareSign: (key) => (input) => derToJose(cryptoSign(hash, Buffer.from(input), key), size).toString('base64url'),
+    prepareSign: (key) => (input) => derToJose(cryptoSign(hash, input, key), size).toString('base64url'),
     prepareVerify: (key) => (input, signature) => {
       const raw = Buffer.from(signature, 'base64url');
       // Only the JWS raw form is accepted: a DER signature has another length.
-      return raw.length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(hash, Buffer.from(input), key, joseToDer(raw, size));
+      return raw.length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(hash, input, key, joseToDer(raw, size));
     },
     checkKey: (key) =>
       key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === openssl ? undefined : `needs an EC key on ${curve}`,

@@ -39,8 +39,8 @@ function publicBytes(key: KeyObject): Buffer {
 export function eddsa(): AlgorithmSpec {
   return {
     symmetric: false,
-    prepareSign: (key) => (input) => cryptoSign(null, Buffer.from(input), key).toString('base64url'),
-    prepareVerify: (key) => (input, signature) => cryptoVerify(null, Buffer.from(input), key, Buffer.from(signature, 'base64url')),
+    prepareSign: (key) => (input) => cryptoSign(null, input, key).toString('base64url'),
+    prepareVerify: (key) => (input, signature) => cryptoVerify(null, input, key, Buffer.from(signature, 'base64url')),
     checkKey: (key) => (key.asymmetricKeyType === 'ed25519' ? undefined : 'needs an Ed25519 (OKP) key'),
     checkStrength: (key) => ed25519PointProblem(publicBytes(key)),
     // OpenSSL derives the public key from the seed: the file's x is compared with it on import.

@@ -64,8 +64,8 @@ const rsaKey: Pick<AlgorithmSpec, 'symmetric' | 'checkKey' | 'checkStrength' | '
 export function rsa(hash: string): AlgorithmSpec {
   return {
     ...rsaKey,
-    prepareSign: (key) => (input) => cryptoSign(hash, Buffer.from(input), key).toString('base64url'),
-    prepareVerify: (key) => (input, signature) => cryptoVerify(hash, Buffer.from(input), key, Buffer.from(signature, 'base64url')),
+    prepareSign: (key) => (input) => cryptoSign(hash, input, key).toString('base64url'),
+    prepareVerify: (key) => (input, signature) => cryptoVerify(hash, input, key, Buffer.from(signature, 'base64url')),
   };
 }
 
@@ -76,11 +76,11 @@ export function rsaPss(hash: string, hashBytes: number): AlgorithmSpec {
     ...rsaKey,
     prepareSign: (key) => {
       const options = pss(key);
-      return (input) => cryptoSign(hash, Buffer.from(input), options).toString('base64url');
+      return (input) => cryptoSign(hash, input, options).toString('base64url');
     },
     prepareVerify: (key) => {
       const options = pss(key);
-      return (input, signature) => cryptoVerify(hash, Buffer.from(input), options, Buffer.from(signature, 'base64url'));
+      return (input, signature) => cryptoVerify(hash, input, options, Buffer.from(signature, 'base64url'));
     },
   };
 }

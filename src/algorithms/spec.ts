@@ -1,11 +1,16 @@
+import type { Buffer } from 'node:buffer';
 import type { KeyObject } from 'node:crypto';
 import type { JwkMembers } from './jwk.js';
 
-/** Returns the base64url signature of a JWS signing input (`header.payload`); the key is bound in. */
-export type SignInput = (input: string) => string;
+/**
+ * Returns the base64url signature of a JWS signing input (`header.payload`, as UTF-8 bytes);
+ * the key is bound in. Bytes, not text: the signer encodes its input once for signing and
+ * for the self-check that verifies it.
+ */
+export type SignInput = (input: Buffer) => string;
 
-/** Checks a base64url signature over a JWS signing input; the key is bound in. */
-export type CheckSignature = (input: string, signature: string) => boolean;
+/** Checks a base64url signature over a JWS signing input (UTF-8 bytes); the key is bound in. */
+export type CheckSignature = (input: Buffer, signature: string) => boolean;
 
 /** A fresh key: a private and a public KeyObject, or one secret in both places. */
 export interface GeneratedKey {

@@ -99,7 +99,7 @@ export const KEY_BACKEND_BREAKER_COOLDOWN_MS = 5000;
 /** How long the signature that checks a handle as it opens may take when no call's deadline applies (an open at start). */
 export const KEY_BACKEND_OPEN_CHECK_MS = 10_000;
 /** What that signature signs: not a JWS signing input (it has spaces), so the signature is no token. */
-const OPEN_CHECK_INPUT = 'jwt-grpc key backend open check';
+const OPEN_CHECK_INPUT = Buffer.from('jwt-grpc key backend open check');
 
 /** Told when any handle of this process goes down or comes back: readiness recomputes. */
 const changeListeners = new Set<() => void>();
@@ -214,7 +214,7 @@ export class KeyHandle {
    */
   async #signsForItsPublicKey(opened: OpenedKey): Promise<boolean> {
     const signal = AbortSignal.timeout(this.#timeoutMs > 0 ? this.#timeoutMs : KEY_BACKEND_OPEN_CHECK_MS);
-    const signature = await raceAbort(opened.sign(Buffer.from(OPEN_CHECK_INPUT), signal), signal);
+    const signature = await raceAbort(opened.sign(OPEN_CHECK_INPUT, signal), signal);
     const check = ALGORITHM_SPECS[this.alg].prepareVerify(
       createPublicKey({ key: this.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }),
     );

@@ -83,7 +83,7 @@ export function checkJwkEncoding(record: Readonly<Record<string, unknown>>, kid:
 const PUBLIC_MEMBERS = ['crv', 'x', 'y', 'n', 'e'] as const;
 
 /** What a probe signs: any input will do, this one says what it is in a debugger. */
-const PROBE_INPUT = 'jwt-grpc.key-probe';
+const PROBE_INPUT = Buffer.from('jwt-grpc.key-probe');
 
 /**
  * Whether a private key and its public key belong together: the public members the JWK

@@ -64,6 +64,40 @@ export interface Signer {
   checkIssued(signed: SignedToken): boolean;
 }
 
+/**
+ * What sign and signAsync return: a {@link SignedToken} that also holds, privately, what it
+ * was made of (its signing input as bytes, and its signature), so that checkIssued verifies
+ * the signer's own token without finding the input again and encoding it a second time.
+ * Private fields: a caller sees token, kid and alg, as from any SignedToken.
+ */
+class IssuedToken implements SignedToken {
+  readonly token: string;
+  readonly kid: string;
+  readonly alg: Algorithm;
+  /** The token as made, to tell it from a `token` a caller has since replaced. */
+  readonly #token: string;
+  readonly #input: Buffer;
+  readonly #signature: string;
+
+  constructor(input: string, inputBytes: Buffer, signature: string, kid: string, alg: Algorithm) {
+    this.token = this.#token = input + '.' + signature;
+    this.kid = kid;
+    this.alg = alg;
+    this.#input = inputBytes;
+    this.#signature = signature;
+  }
+
+  /**
+   * `check` run on the signing input and the signature `signed` was made of; undefined when
+   * `signed` is not an IssuedToken, or its token is no longer the one made (then the caller
+   * reads them from the token).
+   */
+  static checkOwn(signed: SignedToken, check: CheckSignature): boolean | undefined {
+    if (!(#token in signed) || signed.token !== signed.#token) return undefined;
+    return check(signed.#input, signed.#signature);
+  }
+}
+
 interface PreparedSigner {
   readonly headerPrefix: string;
   readonly kid: string;
@@ -135,6 +169,12 @@ export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer 
     return { signer, input: signer.headerPrefix + Buffer.from(JSON.stringify(claims)).toString('base64url') };
   };
 
+  /** Signs `input` (its UTF-8 bytes, encoded once: checkIssued verifies the same bytes). */
+  const issue = (signer: PreparedSigner, input: string, signInput: SignInput): IssuedToken => {
+    const bytes = Buffer.from(input);
+    return new IssuedToken(input, bytes, signInput(bytes), signer.kid, signer.alg);
+  };
+
   return {
     algorithms,
     sign(alg, claims) {
@@ -146,23 +186,28 @@ export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer 
           { field: signer.kid },
         );
       }
-      return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };
+      return issue(signer, input, signer.signInput);
     },
     isAsync(alg) {
       return prepared.get(alg)?.handle !== undefined;
     },
     async signAsync(alg, claims) {
       const { signer, input } = begin(alg, claims);
-      if (signer.signInput !== undefined) return { token: input + '.' + signer.signInput(input), kid: signer.kid, alg: signer.alg };
-      const signature = await (signer.handle as KeyHandle).sign(Buffer.from(input), timeoutMs);
-      return { token: input + '.' + signature.toString('base64url'), kid: signer.kid, alg: signer.alg };
+      if (signer.signInput !== undefined) return issue(signer, input, signer.signInput);
+      const bytes = Buffer.from(input);
+      const signature = await (signer.handle as KeyHandle).sign(bytes, timeoutMs);
+      return new IssuedToken(input, bytes, signature.toString('base64url'), signer.kid, signer.alg);
     },
-    checkIssued({ token, kid, alg }) {
-      const signer = prepared.get(alg);
-      if (signer === undefined || signer.kid !== kid) return false;
-      // The signing input is the token up to its last dot: no split, no base64url or JSON decoding.
+    checkIssued(signed) {
+      const signer = prepared.get(signed.alg);
+      if (signer === undefined || signer.kid !== signed.kid) return false;
+      const own = IssuedToken.checkOwn(signed, signer.check);
+      if (own !== undefined) return own;
+      // Any other SignedToken: its signing input is the token up to its last dot (no split,
+      // no base64url or JSON decoding), starting with this key's header.
+      const { token } = signed;
       const dot = token.lastIndexOf('.');
-      return dot > 0 && token.startsWith(signer.headerPrefix) && signer.check(token.slice(0, dot), token.slice(dot + 1));
+      return dot > 0 && token.startsWith(signer.headerPrefix) && signer.check(Buffer.from(token.slice(0, dot)), token.slice(dot + 1));
     },
   };
 }

@@ -256,7 +256,8 @@ class KeySetVerifier {
     }
     const header = this.#resolveHeader(headerSegment);
     if ('valid' in header) return header;
-    if (!header.check(token.slice(0, secondDot), signatureSegment)) return failure('BAD_SIGNATURE', 'signature does not verify');
+    if (!header.check(Buffer.from(token.slice(0, secondDot)), signatureSegment))
+      return failure('BAD_SIGNATURE', 'signature does not verify');
     let payloadJson: string;
     let payload: unknown;
     try {

@@ -53,9 +53,9 @@ describe('eddsa', () => {
 
   it('signs and verifies with a generated key, and the signature is bound to the input', async () => {
     const { signingKey, verificationKey } = await spec.generate();
-    const signature = spec.prepareSign(signingKey)('a.b');
-    expect(spec.prepareVerify(verificationKey)('a.b', signature)).toBe(true);
-    expect(spec.prepareVerify(verificationKey)('a.c', signature)).toBe(false);
+    const signature = spec.prepareSign(signingKey)(Buffer.from('a.b'));
+    expect(spec.prepareVerify(verificationKey)(Buffer.from('a.b'), signature)).toBe(true);
+    expect(spec.prepareVerify(verificationKey)(Buffer.from('a.c'), signature)).toBe(false);
     expect(spec.checkStrength(verificationKey)).toBeUndefined();
   });
 

@@ -26,13 +26,13 @@ beforeAll(() => {
 
 describe('RS256 and PS256', () => {
   it('sign and verify, PKCS#1 v1.5 and PSS not interchangeable', () => {
-    const rs = RS256.prepareSign(privateKey)('a.b');
-    const ps = PS256.prepareSign(privateKey)('a.b');
-    expect(RS256.prepareVerify(publicKey)('a.b', rs)).toBe(true);
-    expect(PS256.prepareVerify(publicKey)('a.b', ps)).toBe(true);
-    expect(RS256.prepareVerify(publicKey)('a.c', rs)).toBe(false);
-    expect(RS256.prepareVerify(publicKey)('a.b', ps)).toBe(false);
-    expect(PS256.prepareVerify(publicKey)('a.b', rs)).toBe(false);
+    const rs = RS256.prepareSign(privateKey)(Buffer.from('a.b'));
+    const ps = PS256.prepareSign(privateKey)(Buffer.from('a.b'));
+    expect(RS256.prepareVerify(publicKey)(Buffer.from('a.b'), rs)).toBe(true);
+    expect(PS256.prepareVerify(publicKey)(Buffer.from('a.b'), ps)).toBe(true);
+    expect(RS256.prepareVerify(publicKey)(Buffer.from('a.c'), rs)).toBe(false);
+    expect(RS256.prepareVerify(publicKey)(Buffer.from('a.b'), ps)).toBe(false);
+    expect(PS256.prepareVerify(publicKey)(Buffer.from('a.b'), rs)).toBe(false);
   });
 
   it('accept a sound 2048-bit key', () => {

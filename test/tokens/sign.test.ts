@@ -80,7 +80,7 @@ describe('createSigner', () => {
         packageName: 'none',
         open: async () => ({
           publicJwk,
-          sign: async (data) => Buffer.from(spec.prepareSign(privateKey)(data.toString()), 'base64url'),
+          sign: async (data) => Buffer.from(spec.prepareSign(privateKey)(Buffer.from(data)), 'base64url'),
           close: async () => {},
         }),
       },
@@ -151,6 +151,26 @@ describe('Signer.checkIssued: the self-check of GenerateJwt', () => {
       expect(signer.checkIssued({ token: forged, kid, alg })).toBe(false);
     },
   );
+
+  it.each(ALGORITHMS)('%s: what sign returns shows token, kid and alg only, and a copy of it checks as the original does', (alg) => {
+    const signer = createSigner(keys);
+    const issued = signer.sign(alg, claims('ada@example.com'));
+    expect(Object.keys(issued)).toEqual(['token', 'kid', 'alg']);
+    expect(JSON.parse(JSON.stringify(issued))).toEqual({ token: issued.token, kid: issued.kid, alg });
+    // A plain copy has no private parts: the token itself is read, and passes.
+    expect(signer.checkIssued({ ...issued })).toBe(true);
+  });
+
+  it.each(ALGORITHMS)('%s: a token replaced on the object sign returned is checked as it now reads, not as it was made', (alg) => {
+    const signer = createSigner(keys);
+    const issued = signer.sign(alg, claims('ada@example.com'));
+    const other = signer.sign(alg, claims('bob@example.com'));
+    const { token } = issued;
+    (issued as { token: string }).token = withSignatureOf(token, other.token);
+    expect(signer.checkIssued(issued)).toBe(false);
+    (issued as { token: string }).token = token;
+    expect(signer.checkIssued(issued)).toBe(true);
+  });
 
   it("a token whose header is not this signer's fails, even with a signature of its key over it", () => {
     const signer = createSigner(keys);

@@ -51,5 +51,5 @@ export function signStatusListToken(keys: KeySet, alg: Algorithm, claims: Status
     throw new JwtGrpcError('ERR_INVALID_OPTION', `option statusList: no active ${alg} key in memory`, { field: 'statusList' });
   const header = Buffer.from(JSON.stringify({ alg, typ: STATUS_LIST_TYP, kid: entry.kid })).toString('base64url');
   const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-  return `${input}.${entry.spec.prepareSign(entry.signingKey)(input)}`;
+  return `${input}.${entry.spec.prepareSign(entry.signingKey)(Buffer.from(input))}`;
 }
