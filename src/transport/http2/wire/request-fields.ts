@@ -3,10 +3,94 @@
  * a stream error (PROTOCOL_ERROR); this module only decides.
  */
 
-/** A request's header fields by name; a repeated name has its values joined with ", ". */
-export type RequestHeaders = Readonly<Record<string, string | undefined>>;
+/**
+ * The request's pseudo-headers and the fields this server reads, by name (a repeated field's
+ * values joined with ", "). Every other field stays in the decoded list (name, value, ...),
+ * where the call's metadata is read from.
+ */
+export interface RequestHeaders {
+  readonly ':method'?: string;
+  readonly ':scheme'?: string;
+  readonly ':path'?: string;
+  readonly ':authority'?: string;
+  readonly 'content-type'?: string;
+  readonly 'content-length'?: string;
+  readonly te?: string;
+  readonly 'grpc-encoding'?: string;
+  readonly 'grpc-accept-encoding'?: string;
+  readonly 'grpc-timeout'?: string;
+}
 
-const REQUEST_PSEUDO_HEADERS = new Set([':method', ':scheme', ':path', ':authority']);
+/** One object shape for every request (V8 reads and writes its fields at fixed places). */
+class KnownHeaders implements RequestHeaders {
+  ':method': string | undefined = undefined;
+  ':scheme': string | undefined = undefined;
+  ':path': string | undefined = undefined;
+  ':authority': string | undefined = undefined;
+  'content-type': string | undefined = undefined;
+  'content-length': string | undefined = undefined;
+  te: string | undefined = undefined;
+  'grpc-encoding': string | undefined = undefined;
+  'grpc-accept-encoding': string | undefined = undefined;
+  'grpc-timeout': string | undefined = undefined;
+}
+
+/** `earlier`, with `value` after it when the name came before (a repeated field, §8.2.2 / RFC 9110 §5.3). */
+function joined(earlier: string | undefined, value: string): string {
+  return earlier === undefined ? value : `${earlier}, ${value}`;
+}
+
+/**
+ * Keeps regular field `name` when {@link RequestHeaders} has it. One case a name, each
+ * writing its own property: V8 compiles a literal property name to a fixed place, where
+ * `headers[name]` would look the name up on every request.
+ */
+function keepRegularField(headers: KnownHeaders, name: string, value: string): void {
+  switch (name) {
+    case 'content-type':
+      headers['content-type'] = joined(headers['content-type'], value);
+      return;
+    case 'content-length':
+      headers['content-length'] = joined(headers['content-length'], value);
+      return;
+    case 'te':
+      headers.te = joined(headers.te, value);
+      return;
+    case 'grpc-encoding':
+      headers['grpc-encoding'] = joined(headers['grpc-encoding'], value);
+      return;
+    case 'grpc-accept-encoding':
+      headers['grpc-accept-encoding'] = joined(headers['grpc-accept-encoding'], value);
+      return;
+    case 'grpc-timeout':
+      headers['grpc-timeout'] = joined(headers['grpc-timeout'], value);
+      return;
+  }
+}
+
+/** Sets pseudo-header `name` (§8.3.1), as keepRegularField does; false for one a request may not carry, or a repeat. */
+function setPseudoHeader(headers: KnownHeaders, name: string, value: string): boolean {
+  switch (name) {
+    case ':method':
+      if (headers[':method'] !== undefined) return false;
+      headers[':method'] = value;
+      return true;
+    case ':scheme':
+      if (headers[':scheme'] !== undefined) return false;
+      headers[':scheme'] = value;
+      return true;
+    case ':path':
+      if (headers[':path'] !== undefined) return false;
+      headers[':path'] = value;
+      return true;
+    case ':authority':
+      if (headers[':authority'] !== undefined) return false;
+      headers[':authority'] = value;
+      return true;
+    default:
+      return false;
+  }
+}
 /** §8.2.2: connection-specific fields have no place in HTTP/2. */
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
@@ -70,40 +154,28 @@ export function validTrailerFields(fields: readonly string[], charactersChecked 
 }
 
 /**
- * The headers by name: a null-prototype object that V8 keeps in fast mode, where
- * `Object.create(null)` is a hash table from the start (~700 bytes and a rehash or two per
- * request). Nothing is inherited: `constructor` or `__proto__` as a header name is an own
- * field like any other, and a name not sent reads undefined.
- */
-const HeadersByName = function HeadersByName(): void {} as unknown as new () => Record<string, string>;
-HeadersByName.prototype = Object.create(null) as Record<string, string>;
-
-/**
- * The request headers by name from a decoded list (name, value, ...), or undefined when
- * the list is malformed: a name that is not lowercase token characters, a value with NUL,
- * CR, LF or whitespace at an end, an unknown, repeated or late pseudo-header,
+ * The request's {@link RequestHeaders} from a decoded list (name, value, ...), or undefined
+ * when the list is malformed: a name that is not lowercase token characters, a value with
+ * NUL, CR, LF or whitespace at an end, an unknown, repeated or late pseudo-header,
  * a connection-specific field, `te` other than "trailers", or a missing :method, :scheme
- * or :path. A repeated regular name has its values joined with ", ". `charactersChecked`:
- * every field has passed {@link wellFormedField} already (the HPACK decoder's `wellFormed`),
- * so only the rules across fields are left.
+ * or :path. `charactersChecked`: every field has passed {@link wellFormedField} already (the
+ * HPACK decoder's `wellFormed`), so only the rules across fields are left.
  */
 export function validateRequestFields(fields: readonly string[], charactersChecked = false): RequestHeaders | undefined {
-  const headers = new HeadersByName();
+  const headers = new KnownHeaders();
   let regularSeen = false;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
     if (!charactersChecked && !wellFormedField(name, value)) return undefined;
     if (name.charCodeAt(0) === 58 /* ':' */) {
-      if (regularSeen || !REQUEST_PSEUDO_HEADERS.has(name) || headers[name] !== undefined) return undefined;
-      headers[name] = value;
+      if (regularSeen || !setPseudoHeader(headers, name, value)) return undefined;
       continue;
     }
     regularSeen = true;
     // Name and value were checked above: only what HTTP/2 forbids is left.
     if (!allowedRegularField(name, value)) return undefined;
-    const earlier = headers[name];
-    headers[name] = earlier === undefined ? value : `${earlier}, ${value}`;
+    keepRegularField(headers, name, value);
   }
   const method = headers[':method'];
   if (method === undefined) return undefined;
