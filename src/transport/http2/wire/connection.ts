@@ -146,6 +146,9 @@ export class H2Connection implements StreamOwner {
   readonly #streams = new Map<number, H2Stream>();
   /** Recently closed stream ids -> why they closed: what a late frame on one means (§5.1, stream.ts recvOnClosed). */
   readonly #recentlyClosed = new Map<number, CloseCause>();
+  /** The ids in #recentlyClosed in the order they closed, a ring: the one to forget next is at #closedNext. */
+  readonly #closedOrder: (number | undefined)[] = new Array<number | undefined>(RECENTLY_CLOSED).fill(undefined);
+  #closedNext = 0;
   /** Streams with DATA waiting for the connection's send window, in order. */
   readonly #blocked = new Set<H2Stream>();
   readonly #pings = new OutstandingPings();
@@ -523,9 +526,13 @@ export class H2Connection implements StreamOwner {
   }
 
   #rememberClosed(streamId: number, cause: CloseCause): void {
-    const recent = this.#recentlyClosed;
-    recent.set(streamId, cause);
-    if (recent.size > RECENTLY_CLOSED) recent.delete(recent.keys().next().value as number);
+    // A stream id closes once: the ring and the map hold the same ids, and the oldest leaves
+    // both (no iterator made per stream, as asking the map for its first key would).
+    const oldest = this.#closedOrder[this.#closedNext];
+    if (oldest !== undefined) this.#recentlyClosed.delete(oldest);
+    this.#closedOrder[this.#closedNext] = streamId;
+    this.#closedNext = (this.#closedNext + 1) % RECENTLY_CLOSED;
+    this.#recentlyClosed.set(streamId, cause);
   }
 
   /**
