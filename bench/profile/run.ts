@@ -16,7 +16,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join, resolve } from 'node:path';
 import { registerCleanup } from '../kit/cleanup.js';
 import { SUBJECTS_FILE, repoPath } from '../kit/paths.js';
-import { type ParsedCommandLine, parseChoice, parseFlags, parseNumber, runProgram } from '../kit/program.js';
+import { type ParsedCommandLine, UsageError, parseChoice, parseFlags, parseInteger, parseNumber, runProgram } from '../kit/program.js';
 import type { GhzCall } from '../ghz/ghz-args.js';
 import { GO_TOOLS, ensureGoTool } from '../kit/tools.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
@@ -28,6 +28,13 @@ import { type PreparedAssets, prepareRowAssets } from '../macro/row-assets.js';
 import { SERVERS, type ServerSpec, startBenchServer, withUnbundledCli } from '../macro/servers.js';
 import { BENCH_ALGORITHMS, type BenchAlgorithm } from '../options/algorithms.js';
 import { formatProfileSummary, summarizeProfile, type CpuProfile } from './summarize.js';
+import { VALGRIND_INSTALL, countInstructions, formatInstructionCount } from './instructions.js';
+
+/** --instructions: the calls counted, and those made before the count so that V8's compiler is done (its threads' count falls to a few percent). */
+const DEFAULT_COUNTED_CALLS = 10_000;
+const DEFAULT_WARMUP_CALLS = 20_000;
+/** How long ghz may take over the calls of a count under valgrind (ES256: ~5 ms a call there). */
+const COUNTED_CALLS_TIMEOUT_S = 900;
 
 /** Single-process Node servers answering GenerateJwt; not the rows measured under a background load, which this does not drive. */
 const PROFILABLE = SERVERS.filter(
@@ -43,7 +50,11 @@ by category and by function.
   --server NAME      ${PROFILABLE.join(', ')} (default jwt-grpc)
   --algorithm ALG    ${BENCH_ALGORITHMS.join(', ')} (default HS256)
   --seconds S        measured seconds (default 8), after a 2 s warm-up
-  --out DIR          where the .cpuprofile and summary.txt go (default bench/results/profile-<server>-<alg>)
+  --instructions     count instructions per call under valgrind's callgrind instead (needs
+                     valgrind: ${VALGRIND_INSTALL}); repeats to ~0.2 %, where CPU time moves by 10 %
+  --calls N          with --instructions: calls counted (default ${DEFAULT_COUNTED_CALLS})
+  --warmup-calls N   with --instructions: calls before the count (default ${DEFAULT_WARMUP_CALLS})
+  --out DIR          where the .cpuprofile (or callgrind dumps) and summary.txt go (default bench/results/profile-<server>-<alg>)
   -h, --help         this text
 `;
 
@@ -52,6 +63,8 @@ interface ProfileOptions {
   readonly algorithm: BenchAlgorithm;
   readonly seconds: number;
   readonly out: string;
+  /** Count instructions (callgrind) instead of sampling time: the calls warmed and counted. */
+  readonly instructions?: { readonly warmupCalls: number; readonly calls: number };
 }
 
 function parseProfileCommandLine(argv: readonly string[]): ParsedCommandLine<ProfileOptions> {
@@ -59,6 +72,9 @@ function parseProfileCommandLine(argv: readonly string[]): ParsedCommandLine<Pro
     server: { type: 'string', default: 'jwt-grpc' },
     algorithm: { type: 'string', default: 'HS256' },
     seconds: { type: 'string', default: '8' },
+    instructions: { type: 'boolean', default: false },
+    calls: { type: 'string' },
+    'warmup-calls': { type: 'string' },
     out: { type: 'string' },
   });
   if (values === 'help') return { kind: 'help' };
@@ -67,10 +83,17 @@ function parseProfileCommandLine(argv: readonly string[]): ParsedCommandLine<Pro
   const algorithm = parseChoice('--algorithm', values.algorithm, BENCH_ALGORITHMS);
   const seconds = parseNumber('--seconds', values.seconds, 1, 600);
   const out = resolve(values.out ?? repoPath('bench', 'results', `profile-${server.name}-${algorithm.toLowerCase()}`));
-  return { kind: 'run', options: { server, algorithm, seconds, out } };
+  if (!values.instructions) {
+    if (values.calls !== undefined || values['warmup-calls'] !== undefined)
+      throw new UsageError('--calls and --warmup-calls go with --instructions');
+    return { kind: 'run', options: { server, algorithm, seconds, out } };
+  }
+  const calls = parseInteger('--calls', values.calls ?? String(DEFAULT_COUNTED_CALLS), 100, 1_000_000);
+  const warmupCalls = parseInteger('--warmup-calls', values['warmup-calls'] ?? String(DEFAULT_WARMUP_CALLS), 0, 10_000_000);
+  return { kind: 'run', options: { server, algorithm, seconds, out, instructions: { calls, warmupCalls } } };
 }
 
-async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions): Promise<number> {
+async function profile({ server: spec, algorithm, seconds, out, instructions }: ProfileOptions): Promise<number> {
   mkdirSync(out, { recursive: true });
   // One profile per folder: the summary reads the one this run writes.
   for (const old of readdirSync(out).filter((f) => f.endsWith('.cpuprofile'))) rmSync(join(out, old));
@@ -87,6 +110,38 @@ async function profile({ server: spec, algorithm, seconds, out }: ProfileOptions
     const assets = prepared.assets;
     const tls = spec.needs?.includes('mtls') === true ? (assets.tls?.client ?? undefined) : undefined;
     const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1, assets });
+    if (instructions !== undefined) {
+      const count = await countInstructions({
+        name: spec.name,
+        launch,
+        plan,
+        serverCpus,
+        loadCpus,
+        ghz,
+        out,
+        ...instructions,
+        call: (port, calls, name) => ({
+          method: 'GenerateJwt',
+          data: { algorithm },
+          connections: 1,
+          concurrency: 50,
+          totalCalls: calls,
+          // Under valgrind a call is ~50 times slower: ghz is given minutes before it is stopped.
+          durationS: COUNTED_CALLS_TIMEOUT_S,
+          cpus: loadCpus.length,
+          port,
+          output: join(out, `${name}.json`),
+          name,
+          ...(tls === undefined ? {} : { tls }),
+        }),
+      });
+      const text =
+        `${spec.name}, GenerateJwt ${algorithm}, 1 connection x 50, under callgrind; server on CPU ${serverCpus.join(',')}, ghz on ${loadCpus.join(',')}; ` +
+        `${instructions.warmupCalls} calls before the count\n${formatInstructionCount(count)}`;
+      writeFileSync(join(out, 'summary.txt'), `${text}\n`);
+      process.stdout.write(`${text}\n`);
+      return 0;
+    }
     // The unbundled CLI: the stage table tells the call's stages apart by source file.
     const server = await startBenchServer(
       spec,
