@@ -144,6 +144,7 @@ export async function countInstructions(options: CountOptions): Promise<Instruct
   ];
   const { command, args: pinned } = pinnedCommand(options.plan, options.serverCpus, tools.valgrind, args);
   const server = await startServer(options.name, command, pinned, { env: launch.env, timeoutMs: START_TIMEOUT_MS });
+  const perfMap = `/tmp/perf-${server.pid}.map`;
   try {
     await runGhz(options.ghz, options.call(server.port, options.warmupCalls, 'warmup'), options.plan, options.loadCpus);
     execFileSync(tools.control, ['--zero', String(server.pid)], { stdio: 'ignore' });
@@ -151,10 +152,12 @@ export async function countInstructions(options: CountOptions): Promise<Instruct
     execFileSync(tools.control, ['--dump', String(server.pid)], { stdio: 'ignore' });
     const ok = summarizeGhzReport(run.report).okCount;
     if (ok === 0) throw new Error(`${options.name} answered no call OK under valgrind`);
-    return readCounts(out, `callgrind.out.${server.pid}.`, `/tmp/perf-${server.pid}.map`, ok, tools.annotate);
+    return readCounts(out, `callgrind.out.${server.pid}.`, perfMap, ok, tools.annotate);
   } finally {
     server.kill();
     await server.exited;
+    // Node leaves its perf map in /tmp: it goes, read or not (a count that failed).
+    rmSync(perfMap, { force: true });
   }
 }
 
@@ -168,8 +171,6 @@ function readCounts(out: string, prefix: string, mapFile: string, ok: number, an
   const main = join(out, files[0] as string);
   const annotated = execFileSync(annotate, ['--inclusive=no', '--threshold=100', main], { encoding: 'utf8', maxBuffer: 1 << 28 });
   const ranges = existsSync(mapFile) ? parsePerfMap(readFileSync(mapFile, 'utf8')) : [];
-  // Node leaves its perf map in /tmp: read, it goes.
-  rmSync(mapFile, { force: true });
   const functions = [...selfByFunction(annotated, ranges)]
     .sort((a, b) => b[1] - a[1])
     .map(([name, count]) => ({ name, perCall: count / ok }));

@@ -110,6 +110,19 @@ async function profile({ server: spec, algorithm, seconds, out, instructions }: 
     const assets = prepared.assets;
     const tls = spec.needs?.includes('mtls') === true ? (assets.tls?.client ?? undefined) : undefined;
     const launch = spec.launch({ keysFile: keys.path, subjectsFile: SUBJECTS_FILE, workers: 1, assets });
+    /** GenerateJwt at 1 connection x 50 to `port`, for `extent` (a duration, or a number of calls within one). */
+    const call = (port: number, name: string, extent: Pick<GhzCall, 'durationS' | 'totalCalls'>): GhzCall => ({
+      method: 'GenerateJwt',
+      data: { algorithm },
+      connections: 1,
+      concurrency: 50,
+      ...extent,
+      cpus: loadCpus.length,
+      port,
+      output: join(out, `${name}.json`),
+      name,
+      ...(tls === undefined ? {} : { tls }),
+    });
     if (instructions !== undefined) {
       const count = await countInstructions({
         name: spec.name,
@@ -120,20 +133,8 @@ async function profile({ server: spec, algorithm, seconds, out, instructions }: 
         ghz,
         out,
         ...instructions,
-        call: (port, calls, name) => ({
-          method: 'GenerateJwt',
-          data: { algorithm },
-          connections: 1,
-          concurrency: 50,
-          totalCalls: calls,
-          // Under valgrind a call is ~50 times slower: ghz is given minutes before it is stopped.
-          durationS: COUNTED_CALLS_TIMEOUT_S,
-          cpus: loadCpus.length,
-          port,
-          output: join(out, `${name}.json`),
-          name,
-          ...(tls === undefined ? {} : { tls }),
-        }),
+        // Under valgrind a call is ~50 times slower: ghz is given minutes before it is stopped.
+        call: (port, calls, name) => call(port, name, { totalCalls: calls, durationS: COUNTED_CALLS_TIMEOUT_S }),
       });
       const text =
         `${spec.name}, GenerateJwt ${algorithm}, 1 connection x 50, under callgrind; server on CPU ${serverCpus.join(',')}, ghz on ${loadCpus.join(',')}; ` +
@@ -149,26 +150,14 @@ async function profile({ server: spec, algorithm, seconds, out, instructions }: 
       plan,
       serverCpus,
     );
-    const call = (durationS: number, name: string): GhzCall => ({
-      method: 'GenerateJwt',
-      data: { algorithm },
-      connections: 1,
-      concurrency: 50,
-      durationS,
-      cpus: loadCpus.length,
-      port: server.port,
-      output: join(out, `${name}.json`),
-      name,
-      ...(tls === undefined ? {} : { tls }),
-    });
     let ok = 0;
     let warmupOk = 0;
     let cpuS = Number.NaN;
     try {
-      const warmup = await runGhz(ghz, call(2, 'warmup'), plan, loadCpus);
+      const warmup = await runGhz(ghz, call(server.port, 'warmup', { durationS: 2 }), plan, loadCpus);
       warmupOk = summarizeGhzReport(warmup.report).okCount;
       const cpuBefore = cpuSeconds(server.pid);
-      const run = await runGhz(ghz, call(seconds, 'ghz'), plan, loadCpus);
+      const run = await runGhz(ghz, call(server.port, 'ghz', { durationS: seconds }), plan, loadCpus);
       const cpuAfter = cpuSeconds(server.pid);
       ok = summarizeGhzReport(run.report).okCount;
       if (cpuBefore !== null && cpuAfter !== null) cpuS = cpuAfter - cpuBefore;
