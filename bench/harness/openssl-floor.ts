@@ -6,11 +6,14 @@
  * benchmark's "server CPU per call", and a busy machine stretches them as it stretches the
  * servers'. It is read before and after the columns and before every round of an ES256 cell,
  * and each round's CPU per call is divided by the reading of its round: what made the VM
- * faster or slower for a round moves both (macro/floor-section.ts).
+ * faster or slower for a round moves both (macro/floor-section.ts). Each reading is followed,
+ * on the same core, by node:crypto's own sign and verify in a loop (node-crypto-floor.ts).
  */
+import { existsSync } from 'node:fs';
 import { findOnPath, runCommand } from '../kit/exec.js';
 import { median } from '../common/stats.js';
 import { type CorePlan, pinnedCommand } from './cores.js';
+import { NODE_CRYPTO_CHILD, type NodeCryptoReading, parseNodeCryptoLine } from './node-crypto-floor.js';
 
 /** One `openssl speed` reading: CPU microseconds per P-256 signature and per verification. */
 export interface FloorReading {
@@ -20,6 +23,8 @@ export interface FloorReading {
   readonly atMs: number;
   /** The scenario and round it was read before; absent for the readings before and after the columns. */
   readonly round?: { readonly scenario: string; readonly round: number };
+  /** node:crypto's sign and verify read right after, on the same core; absent where that failed (`nodeSkipped` says why). */
+  readonly node?: NodeCryptoReading;
 }
 
 /** The floor of a run: its readings and their median sign + verify. */
@@ -33,6 +38,10 @@ export interface OpensslFloor {
   readonly callUs: number;
   /** Null when measured; else why not (openssl missing, its output unreadable), and the figures are NaN. */
   readonly skipped: string | null;
+  /** `node node-crypto-child.js SECONDS`, pinned as openssl is. */
+  readonly nodeCommand: string;
+  /** Null when every reading has node:crypto's figures; else why one has not (the first reason). */
+  readonly nodeSkipped: string | null;
 }
 
 /**
@@ -71,9 +80,20 @@ export class OpensslFloorProbe {
   readonly #openssl: string | null;
   readonly #readings: FloorReading[] = [];
   #skipped: string | null;
+  #nodeSkipped: string | null = null;
+  readonly #nodeChild: string;
 
-  constructor(plan: CorePlan, cpus: readonly number[], startedAt: number, seconds = FLOOR_SECONDS, openssl = findOnPath('openssl')) {
+  /** `nodeChild`: the compiled node-crypto-child.js (tests pass a stand-in). */
+  constructor(
+    plan: CorePlan,
+    cpus: readonly number[],
+    startedAt: number,
+    seconds = FLOOR_SECONDS,
+    openssl = findOnPath('openssl'),
+    nodeChild = NODE_CRYPTO_CHILD,
+  ) {
     this.#plan = plan;
+    this.#nodeChild = nodeChild;
     this.#cpus = cpus.slice(0, 1);
     this.#seconds = seconds;
     this.#startedAt = startedAt;
@@ -91,24 +111,47 @@ export class OpensslFloorProbe {
       this.#skipped = `openssl speed ecdsap256 gave no P-256 figures (${result.error ?? `exit status ${result.status}`}): no OpenSSL floor for ES256`;
       return;
     }
+    const node = this.#measureNode();
     this.#readings.push({
       signUs: 1e6 / parsed.signPerS,
       verifyUs: 1e6 / parsed.verifyPerS,
       atMs: performance.now() - this.#startedAt,
       ...(round === undefined ? {} : { round }),
+      ...(node === null ? {} : { node }),
     });
+  }
+
+  /** node:crypto's reading on the same core, or null (the first failure's reason kept in nodeSkipped). */
+  #measureNode(): NodeCryptoReading | null {
+    if (!existsSync(this.#nodeChild)) {
+      this.#nodeSkipped ??= `${this.#nodeChild} does not exist: run \`npm run build\` first`;
+      return null;
+    }
+    const { command, args } = pinnedCommand(this.#plan, this.#cpus, process.execPath, [this.#nodeChild, String(this.#seconds)]);
+    const result = runCommand(command, args, { timeoutMs: (4 * this.#seconds + 30) * 1000 });
+    const parsed = result.status === 0 ? parseNodeCryptoLine(result.stdout) : null;
+    if (parsed === null) {
+      const why =
+        result.error ??
+        (result.status === 0 ? 'no figures in its output' : `exit status ${result.status}: ${result.stderr.trim().slice(0, 200)}`);
+      this.#nodeSkipped ??= `node:crypto's loop gave no figures (${why})`;
+    }
+    return parsed;
   }
 
   result(): OpensslFloor {
     const { command, args } = pinnedCommand(this.#plan, this.#cpus, 'openssl', floorArgs(this.#seconds));
     const version = this.#openssl === null ? '' : runCommand(this.#openssl, ['version']).stdout.trim();
     const calls = this.#readings.map((r) => r.signUs + r.verifyUs);
+    const node = pinnedCommand(this.#plan, this.#cpus, 'node', ['dist/bench/harness/node-crypto-child.js', String(this.#seconds)]);
     return {
       command: [command, ...args].join(' '),
       version,
       readings: [...this.#readings],
       callUs: calls.length === 0 ? Number.NaN : median(calls),
       skipped: this.#skipped ?? (calls.length === 0 ? 'openssl speed was not run' : null),
+      nodeCommand: [node.command, ...node.args].join(' '),
+      nodeSkipped: this.#nodeSkipped,
     };
   }
 }
