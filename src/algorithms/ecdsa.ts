@@ -16,13 +16,14 @@ const CURVES = {
   'P-384': { openssl: 'secp384r1', coordinateBytes: 48 },
 } as const;
 
-/** DER `SEQUENCE { INTEGER r, INTEGER s }` to the fixed-width JWS form. */
-export function derToJose(der: Buffer, coordinateBytes: number): Buffer {
+/**
+ * DER `SEQUENCE { INTEGER r, INTEGER s }` to the fixed-width JWS form, written into `out`
+ * (its first `2 * coordinateBytes` bytes; a fresh buffer when not given), which is returned.
+ */
+export function derToJose(der: Buffer, coordinateBytes: number, out: Buffer = Buffer.allocUnsafe(coordinateBytes * 2)): Buffer {
   // SEQUENCE header: 0x30 and a one-byte length (at most 102 bytes for P-384); the 0x81
   // long form is handled anyway so a curve with longer signatures cannot misparse.
   let offset = der[1] === 0x81 ? 3 : 2;
-  // From node:buffer's pool (no zero-fill): each half's leading zeros are written below.
-  const out = Buffer.allocUnsafe(coordinateBytes * 2);
   for (let part = 0; part < 2; part++) {
     const length = der[offset + 1] as number;
     let start = offset + 2;
@@ -32,11 +33,37 @@ export function derToJose(der: Buffer, coordinateBytes: number): Buffer {
       start++;
       size--;
     }
+    // `out` is not zero-filled (node:buffer's pool, or a closure's scratch): each half's leading zeros are written here.
     out.fill(0, part * coordinateBytes, part * coordinateBytes + (coordinateBytes - size));
     der.copy(out, part * coordinateBytes + (coordinateBytes - size), start, start + size);
     offset += 2 + length;
   }
   return out;
+}
+
+/**
+ * A verifying closure's DER output: one buffer for the longest signature of the curve, and a
+ * view of each length a signature takes (node:crypto reads a view's bytes, all of them).
+ * Filled and read within one synchronous verify, so one closure needs one.
+ */
+export class DerScratch {
+  readonly #bytes: Buffer;
+  readonly #views: Buffer[] = [];
+
+  constructor(coordinateBytes: number) {
+    // SEQUENCE header (at most 3) and two INTEGERs of at most 2 + 1 + coordinateBytes.
+    this.#bytes = Buffer.allocUnsafeSlow(2 * coordinateBytes + 9);
+  }
+
+  /** The first `length` bytes, as one view made once per length. */
+  take(length: number): Buffer {
+    let view = this.#views[length];
+    if (view === undefined) {
+      view = this.#bytes.subarray(0, length);
+      this.#views[length] = view;
+    }
+    return view;
+  }
 }
 
 /** Where one half's minimal DER INTEGER content starts in `raw`, and whether it needs a 0x00 (its high bit set). */
@@ -56,13 +83,16 @@ function writeInteger(out: Buffer, at: number, raw: Buffer, first: number, pad: 
   return at + 2 + pad + end - first;
 }
 
-/** The fixed-width JWS form to DER, in one allocation; the caller has checked `raw.length === 2 * coordinateBytes`. */
-export function joseToDer(raw: Buffer, coordinateBytes: number): Buffer {
+/**
+ * The fixed-width JWS form to DER, in one allocation or in `scratch`; the caller has checked
+ * `raw` holds `2 * coordinateBytes` bytes (only those are read).
+ */
+export function joseToDer(raw: Buffer, coordinateBytes: number, scratch?: DerScratch): Buffer {
   const r = integerStart(raw, 0, coordinateBytes);
   const s = integerStart(raw, coordinateBytes, coordinateBytes);
   const body = 4 + r.pad + coordinateBytes - r.first + s.pad + 2 * coordinateBytes - s.first;
   const headerBytes = body >= 0x80 ? 3 : 2;
-  const out = Buffer.allocUnsafe(headerBytes + body);
+  const out = scratch === undefined ? Buffer.allocUnsafe(headerBytes + body) : scratch.take(headerBytes + body);
   out[0] = 0x30;
   if (headerBytes === 3) out[1] = 0x81;
   out[headerBytes - 1] = body;
@@ -86,12 +116,23 @@ export function ecdsa(hash: string, curve: keyof typeof CURVES): AlgorithmSpec {
   const { openssl, coordinateBytes: size } = CURVES[curve];
   return {
     symmetric: false,
-    // The bare KeyObject signs in DER by default: the fast path.
-    prepareSign: (key) => (input) => derToJose(cryptoSign(hash, input, key), size).toString('base64url'),
-    prepareVerify: (key) => (input, signature) => {
-      const raw = Buffer.from(signature, 'base64url');
-      // Only the JWS raw form is accepted: a DER signature has another length.
-      return raw.length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(hash, input, key, joseToDer(raw, size));
+    // The bare KeyObject signs in DER by default: the fast path. Each closure converts in
+    // buffers of its own, filled and read before it returns: no allocation per call but
+    // node:crypto's own.
+    prepareSign: (key) => {
+      const jose = Buffer.allocUnsafeSlow(2 * size);
+      return (input) => derToJose(cryptoSign(hash, input, key), size, jose).toString('base64url');
+    },
+    prepareVerify: (key) => {
+      // Room past the JWS form: a longer signature decodes to more than 2 * size bytes, not to a cut-off 2 * size.
+      const raw = Buffer.allocUnsafeSlow(2 * size + 3);
+      const der = new DerScratch(size);
+      return (input, signature) => {
+        // Decoded as Buffer.from(signature, 'base64url') decodes it, into `raw`.
+        const length = raw.write(signature, 'base64url');
+        // Only the JWS raw form is accepted: a DER signature has another length.
+        return length === size * 2 && !hasZeroComponent(raw, size) && cryptoVerify(hash, input, key, joseToDer(raw, size, der));
+      };
     },
     checkKey: (key) =>
       key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === openssl ? undefined : `needs an EC key on ${curve}`,

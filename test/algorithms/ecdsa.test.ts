@@ -4,11 +4,12 @@
  */
 import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { derToJose, hasZeroComponent, joseToDer } from '../../src/algorithms/ecdsa.js';
+import { DerScratch, derToJose, hasZeroComponent, joseToDer } from '../../src/algorithms/ecdsa.js';
+import { ALGORITHM_SPECS } from '../../src/algorithms/index.js';
 
 const CURVES = [
-  { name: 'P-256', nodeCurve: 'prime256v1', hash: 'sha256', size: 32 },
-  { name: 'P-384', nodeCurve: 'secp384r1', hash: 'sha384', size: 48 },
+  { name: 'P-256', nodeCurve: 'prime256v1', hash: 'sha256', size: 32, alg: 'ES256' },
+  { name: 'P-384', nodeCurve: 'secp384r1', hash: 'sha384', size: 48, alg: 'ES384' },
 ] as const;
 
 const SIGNATURES = 200;
@@ -39,7 +40,7 @@ function splitRaw(raw: Buffer, size: number): [bigint, bigint] {
   return [big(raw.subarray(0, size)), big(raw.subarray(size))];
 }
 
-describe.each(CURVES)('$name', ({ nodeCurve, hash, size }) => {
+describe.each(CURVES)('$name', ({ nodeCurve, hash, size, alg }) => {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: nodeCurve });
 
   it(`${SIGNATURES} node:crypto signatures convert both ways and still verify`, () => {
@@ -95,6 +96,51 @@ describe.each(CURVES)('$name', ({ nodeCurve, hash, size }) => {
     const der = derSignature(r, s);
     expect(joseToDer(raw, size).toString('hex')).toBe(der.toString('hex'));
     expect(derToJose(der, size).toString('hex')).toBe(raw.toString('hex'));
+  });
+
+  it('into scratch buffers, every edge case converts as with fresh ones, whatever was converted before', () => {
+    // One scratch for all the cases, in an order that runs long, short and long again: each
+    // conversion must rewrite every byte it returns (leading zeros included) and return a view
+    // of exactly its own length.
+    const scratch = new DerScratch(size);
+    const jose = Buffer.alloc(2 * size, 0xee);
+    for (const [, r, s] of [...cases, ...[...cases].reverse()]) {
+      const raw = rawSignature(r, s, size);
+      const der = derSignature(r, s);
+      const viaScratch = joseToDer(raw, size, scratch);
+      expect(viaScratch.toString('hex')).toBe(der.toString('hex'));
+      expect(derToJose(der, size, jose)).toBe(jose);
+      expect(jose.toString('hex')).toBe(raw.toString('hex'));
+    }
+    // A view per length, made once: the same length gives the same view back.
+    expect(scratch.take(2 * size + 8)).toBe(scratch.take(2 * size + 8));
+  });
+
+  it("the spec's closures sign and verify through their scratch, one call after another, and refuse every other length", () => {
+    const spec = ALGORITHM_SPECS[alg];
+    const signInput = spec.prepareSign(privateKey);
+    const check = spec.prepareVerify(publicKey);
+    const signatures = Array.from({ length: 40 }, (_, i) => {
+      const data = Buffer.from(`token ${i}`);
+      return { data, signature: signInput(data) };
+    });
+    // Verified after all were made: nothing a later call wrote changed an earlier result.
+    for (const { data, signature } of signatures) {
+      expect(check(data, signature)).toBe(true);
+      expect(verify(hash, data, { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))).toBe(true);
+      expect(check(Buffer.from('another message'), signature)).toBe(false);
+    }
+    const { data, signature } = signatures[0] as { data: Buffer; signature: string };
+    const bytes = Buffer.from(signature, 'base64url');
+    // One to three bytes more (room the scratch has), many more, one less: not the JWS form.
+    for (const extra of [1, 2, 3, 4, 100]) {
+      expect(check(data, Buffer.concat([bytes, Buffer.alloc(extra, 1)]).toString('base64url'))).toBe(false);
+    }
+    expect(check(data, bytes.subarray(1).toString('base64url'))).toBe(false);
+    expect(check(data, sign(hash, data, privateKey).toString('base64url'))).toBe(false); // DER
+    expect(check(data, '')).toBe(false);
+    // And the right one still passes after the refusals.
+    expect(check(data, signature)).toBe(true);
   });
 
   it('hasZeroComponent flags r = 0 or s = 0 only', () => {
