@@ -33,6 +33,20 @@ describe('createSigner', () => {
     await expect(signer.signAsync('HS256', claims).then((s) => verifier.verify(s.token).valid)).resolves.toBe(true);
   });
 
+  it('encodes any claims as UTF-8 JSON: non-ASCII, and past the size the signer encodes without a buffer of its own', async () => {
+    const keys = await generateKeys({ algorithms: ['HS256'] });
+    const signer = createSigner(keys);
+    const verifier = createVerifier(keys, { audience: ANY_AUDIENCE });
+    // 4,096 bytes of scratch: JSON of up to 1,365 UTF-16 units goes through it, longer takes its own buffer.
+    for (const note of ['é', 'naïve 🙂 日本', 'x'.repeat(1300), 'x'.repeat(1400), '€'.repeat(1400), 'ok']) {
+      const claims = { sub: 'alice', exp: exp(), note };
+      const signed = signer.sign('HS256', claims);
+      const payload = signed.token.split('.')[1] as string;
+      expect(payload).toBe(Buffer.from(JSON.stringify(claims)).toString('base64url'));
+      expect(verifier.verify(signed.token)).toMatchObject({ valid: true, payload: claims });
+    }
+  });
+
   it('refuses an algorithm without an active key, and one that does not exist, listing those configured', async () => {
     const signer = createSigner(await generateKeys({ algorithms: ['ES256'] }));
     expect(() => signer.sign('HS256', { exp: exp() })).toThrow(
