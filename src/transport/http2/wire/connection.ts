@@ -28,7 +28,6 @@ import {
   SETTING,
   SETTINGS_ACK,
   frame,
-  frameHeader,
   goawayFrame,
   rstStreamFrame,
   settingsFrame,
@@ -314,7 +313,7 @@ export class H2Connection implements StreamOwner {
       this.#releaseHeaders(stream);
       stream.takeSend(length);
       this.#flow.takeSend(length);
-      this.#queue(frameHeader(length, FRAME.DATA, 0, stream.id));
+      this.#writer.pushFrameHeader(length, FRAME.DATA, 0, stream.id);
       this.#queue(first);
       if (second !== undefined) this.#queue(second);
     } else {
@@ -470,7 +469,7 @@ export class H2Connection implements StreamOwner {
       stream.takeSend(chunk.length);
       this.#flow.takeSend(chunk.length);
       this.#unwait(chunk.length, true);
-      this.#queue(frameHeader(chunk.length, FRAME.DATA, 0, stream.id));
+      this.#writer.pushFrameHeader(chunk.length, FRAME.DATA, 0, stream.id);
       this.#queue(chunk);
     }
     this.#blocked.delete(stream);

@@ -1,18 +1,40 @@
 /**
  * A connection's outgoing frames: queued, then written together, so that the answers to
  * everything one read brought go out in one write (one syscall for many calls).
+ *
+ * Frame headers and small payloads are written into an arena, one buffer per write sized from
+ * the writes before: a unary call's three frames cost no buffer of their own, and a batch
+ * that fits goes to the socket as the arena itself, with no copy to join it. The socket keeps
+ * what it was handed, so each write's arena is left to it, and an idle connection holds none.
  */
 import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
-import { FLAG, FRAME, frameHeader } from './frames.js';
+import { FLAG, FRAME, FRAME_HEADER_BYTES } from './frames.js';
 
 /** Output below this size is copied into one buffer per write; larger goes out as a writev. */
 const COALESCE_BYTES = 64 << 10;
 
+/**
+ * An arena's size: the last write's bytes and a quarter, within these bounds (a unary answer
+ * of this service is ~460 bytes of frames; 35 of them fill 16 KiB).
+ */
+const MIN_ARENA_BYTES = 1 << 10;
+const MAX_ARENA_BYTES = COALESCE_BYTES;
+
+/** Payloads up to this size are copied into the arena; larger ones are queued as they are (one copy fewer). */
+const ARENA_COPY_MAX = 4 << 10;
+
 export class FrameWriter {
   readonly #socket: Socket;
+  /** Queued segments: views of arenas, and payloads too large to copy. */
   readonly #out: Buffer[] = [];
   #outBytes = 0;
+  /** Where frames are written until the next write; [#arenaStart, #arenaUsed) is queued but not yet a segment of #out. */
+  #arena: Buffer | undefined;
+  #arenaStart = 0;
+  #arenaUsed = 0;
+  /** The size of the next arena. */
+  #arenaBytes = MIN_ARENA_BYTES;
   #flushScheduled = false;
   /** A read is being handled: frames wait for its end. */
   #batching = false;
@@ -34,11 +56,69 @@ export class FrameWriter {
 
   /** Queues `buffer`; it is written at the end of the current read, or on the next turn of the event loop. */
   push(buffer: Buffer): void {
-    this.#out.push(buffer);
-    this.#outBytes += buffer.length;
+    const length = buffer.length;
+    if (length <= ARENA_COPY_MAX) {
+      buffer.copy(this.#room(length), this.#arenaUsed);
+      this.#arenaUsed += length;
+    } else {
+      this.#seal();
+      this.#out.push(buffer);
+    }
+    this.#queued(length);
+  }
+
+  /** Queues a frame header (RFC 9113 §4.1), written straight into the arena; its payload follows with `push`. */
+  pushFrameHeader(length: number, type: number, flags: number, streamId: number): void {
+    const arena = this.#room(FRAME_HEADER_BYTES);
+    const at = this.#arenaUsed;
+    arena[at] = length >>> 16;
+    arena[at + 1] = (length >>> 8) & 0xff;
+    arena[at + 2] = length & 0xff;
+    arena[at + 3] = type;
+    arena[at + 4] = flags;
+    arena.writeUInt32BE(streamId, at + 5);
+    this.#arenaUsed = at + FRAME_HEADER_BYTES;
+    this.#queued(FRAME_HEADER_BYTES);
+  }
+
+  /** Counts `bytes` as queued, and makes sure a flush will come. */
+  #queued(bytes: number): void {
+    this.#outBytes += bytes;
     if (this.#batching || this.#flushScheduled) return;
     this.#flushScheduled = true;
     setImmediate(() => this.flush());
+  }
+
+  /**
+   * The arena, with room for `bytes` more at #arenaUsed: a fresh one when there is none or it
+   * is full (what is queued of the old one becomes a segment, and the next size doubles).
+   */
+  #room(bytes: number): Buffer {
+    const arena = this.#arena;
+    if (arena !== undefined && this.#arenaUsed + bytes <= arena.length) return arena;
+    this.#seal();
+    if (arena !== undefined) this.#arenaBytes = Math.min(MAX_ARENA_BYTES, 2 * this.#arenaBytes);
+    // Not from node:buffer's pool, not zero-filled: every byte is written before it is queued.
+    const fresh = Buffer.allocUnsafeSlow(Math.max(bytes, this.#arenaBytes));
+    this.#arena = fresh;
+    this.#arenaStart = 0;
+    this.#arenaUsed = 0;
+    return fresh;
+  }
+
+  /** Leaves the arena to the socket that was handed it; the next one is sized from what this write took. */
+  #release(writtenBytes: number): void {
+    this.#arena = undefined;
+    this.#arenaStart = 0;
+    this.#arenaUsed = 0;
+    this.#arenaBytes = Math.min(MAX_ARENA_BYTES, Math.max(MIN_ARENA_BYTES, writtenBytes + (writtenBytes >> 2)));
+  }
+
+  /** Moves the arena's queued bytes into #out as one segment; the arena goes on after them. */
+  #seal(): void {
+    if (this.#arena === undefined || this.#arenaUsed === this.#arenaStart) return;
+    this.#out.push(this.#arena.subarray(this.#arenaStart, this.#arenaUsed));
+    this.#arenaStart = this.#arenaUsed;
   }
 
   /** Queues an ack the peer asked for (PING, SETTINGS), counted against `maxAnswers`. */
@@ -59,7 +139,7 @@ export class FrameWriter {
   pushHeaderBlock(streamId: number, block: Buffer, endStream: boolean, maxFrameSize: number): void {
     const endFlag = endStream ? FLAG.END_STREAM : 0;
     if (block.length <= maxFrameSize) {
-      this.push(frameHeader(block.length, FRAME.HEADERS, FLAG.END_HEADERS | endFlag, streamId));
+      this.pushFrameHeader(block.length, FRAME.HEADERS, FLAG.END_HEADERS | endFlag, streamId);
       this.push(block);
       return;
     }
@@ -67,7 +147,7 @@ export class FrameWriter {
       const fragment = block.subarray(offset, offset + maxFrameSize);
       const last = offset + maxFrameSize >= block.length;
       const type = offset === 0 ? FRAME.HEADERS : FRAME.CONTINUATION;
-      this.push(frameHeader(fragment.length, type, (last ? FLAG.END_HEADERS : 0) | (offset === 0 ? endFlag : 0), streamId));
+      this.pushFrameHeader(fragment.length, type, (last ? FLAG.END_HEADERS : 0) | (offset === 0 ? endFlag : 0), streamId);
       this.push(fragment);
     }
   }
@@ -85,6 +165,7 @@ export class FrameWriter {
   /** Writes everything queued in one write; drops it when the socket can no longer write. */
   flush(): void {
     this.#flushScheduled = false;
+    this.#seal();
     const out = this.#out;
     if (out.length === 0) return;
     const socket = this.#socket;
@@ -92,6 +173,7 @@ export class FrameWriter {
       this.discard();
       return;
     }
+    this.#release(this.#outBytes);
     let ok: boolean;
     if (out.length === 1) ok = socket.write(out[0] as Buffer);
     else if (this.#outBytes <= COALESCE_BYTES) ok = socket.write(Buffer.concat(out, this.#outBytes));
@@ -122,6 +204,8 @@ export class FrameWriter {
   discard(): void {
     this.#out.length = 0;
     this.#outBytes = 0;
+    // Never handed to the socket: the arena may write over it.
+    this.#arenaUsed = this.#arenaStart;
   }
 }
 

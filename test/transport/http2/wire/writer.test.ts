@@ -6,11 +6,14 @@
  */
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FLAG, FRAME } from '../../../../src/transport/http2/wire/frames.js';
+import { FLAG, FRAME, frameHeader } from '../../../../src/transport/http2/wire/frames.js';
 import { FrameWriter, endSocket } from '../../../../src/transport/http2/wire/writer.js';
 
 class FakeSocket {
+  /** Copies of what was written, as it was when written. */
   writes: Buffer[] = [];
+  /** What was written, as handed over: a real socket may hold it until the kernel takes it. */
+  handed: Buffer[] = [];
   destroyed = false;
   writable = true;
   accepts = true;
@@ -22,6 +25,7 @@ class FakeSocket {
   ended = false;
   write(buffer: Buffer): boolean {
     this.writes.push(Buffer.from(buffer));
+    this.handed.push(buffer);
     return this.accepts;
   }
   cork(): void {
@@ -117,6 +121,61 @@ describe('FrameWriter', () => {
     ]);
   });
 
+  it('writes frame headers in place: the same bytes as frameHeader, frames and payloads in order, one write', () => {
+    const { fake, out } = writer();
+    out.beginBatch();
+    out.pushFrameHeader(3, FRAME.DATA, 0, 1);
+    out.push(Buffer.from('abc'));
+    out.pushFrameHeader(0x123456, FRAME.HEADERS, FLAG.END_HEADERS, 0x7fffffff);
+    out.push(Buffer.from('x'));
+    out.endBatch();
+    expect(fake.writes).toHaveLength(1);
+    expect(fake.writes[0]?.toString('hex')).toBe(
+      Buffer.concat([
+        frameHeader(3, FRAME.DATA, 0, 1),
+        Buffer.from('abc'),
+        frameHeader(0x123456, FRAME.HEADERS, FLAG.END_HEADERS, 0x7fffffff),
+        Buffer.from('x'),
+      ]).toString('hex'),
+    );
+  });
+
+  it('never writes again over what the socket was handed: later frames leave earlier writes as they were', async () => {
+    const { fake, out } = writer();
+    const expected: string[] = [];
+    for (let write = 0; write < 50; write++) {
+      let bytes = '';
+      out.beginBatch();
+      for (let call = 0; call <= write % 7; call++) {
+        const payload = Buffer.alloc(1 + ((write * 31 + call * 17) % 900), write + call);
+        out.pushFrameHeader(payload.length, FRAME.DATA, 0, 2 * call + 1);
+        out.push(payload);
+        bytes += frameHeader(payload.length, FRAME.DATA, 0, 2 * call + 1).toString('hex') + payload.toString('hex');
+      }
+      out.endBatch();
+      expected.push(bytes);
+      await turn();
+    }
+    // What each write handed over still holds its bytes, after every later one.
+    expect(fake.handed.map((b) => b.toString('hex'))).toEqual(expected);
+    expect(fake.writes.map((b) => b.toString('hex'))).toEqual(expected);
+  });
+
+  it('keeps the order of a batch larger than an arena, with payloads too large to copy queued as they are', () => {
+    const { fake, out } = writer();
+    const parts: Buffer[] = [];
+    out.beginBatch();
+    for (let i = 0; i < 120; i++) {
+      // Mostly small payloads (copied), every 25th one of 5 KiB (queued by reference).
+      const payload = Buffer.alloc(i % 25 === 24 ? 5 << 10 : 300 + i, i);
+      out.pushFrameHeader(payload.length, FRAME.DATA, 0, 1);
+      out.push(payload);
+      parts.push(frameHeader(payload.length, FRAME.DATA, 0, 1), payload);
+    }
+    out.endBatch();
+    expect(Buffer.concat(fake.writes).equals(Buffer.concat(parts))).toBe(true);
+  });
+
   it('pauses the socket when it cannot take more, and resumes it once drained', () => {
     const { fake, out } = writer();
     fake.accepts = false;
@@ -161,6 +220,12 @@ describe('FrameWriter', () => {
     out.discard();
     out.endBatch();
     expect(fake.writes).toHaveLength(0);
+    // What is pushed after a discard goes out alone.
+    out.beginBatch();
+    out.pushFrameHeader(1, FRAME.DATA, 0, 1);
+    out.push(Buffer.from('z'));
+    out.endBatch();
+    expect(fake.writes.map((b) => b.toString('hex'))).toEqual([frameHeader(1, FRAME.DATA, 0, 1).toString('hex') + '7a']);
   });
 });
 
