@@ -82,16 +82,12 @@ export function requestClaims(
   }
   const extra = parseExtraClaims(request.claims_json, options.maxClaimsJsonBytes);
   const exp = nowSeconds + ttl;
-  // sub, iat, exp first, in that order; the optional ones only when present.
+  // sub, iat, exp first, in that order; the optional ones only when present, each added by
+  // its literal name (one object shape per set of options, no spread of a temporary object).
+  const claims: Record<string, unknown> = { sub, iat: nowSeconds, exp };
+  if (options.jti) claims['jti'] = newJti();
+  if (options.issuer !== undefined) claims['iss'] = options.issuer;
+  if (request.audience.length > 0) claims['aud'] = request.audience;
   // Spread, not Object.assign: a "__proto__" key from JSON.parse must stay a plain claim.
-  const claims: Record<string, unknown> = {
-    sub,
-    iat: nowSeconds,
-    exp,
-    ...(options.jti && { jti: newJti() }),
-    ...(options.issuer !== undefined && { iss: options.issuer }),
-    ...(request.audience.length > 0 && { aud: request.audience }),
-    ...extra,
-  };
-  return { sub, exp, claims };
+  return { sub, exp, claims: extra === undefined ? claims : { ...claims, ...extra } };
 }
