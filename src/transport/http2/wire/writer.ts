@@ -6,6 +6,9 @@
  * the writes before: a unary call's three frames cost no buffer of their own, and a batch
  * that fits goes to the socket as the arena itself, with no copy to join it. The socket keeps
  * what it was handed, so each write's arena is left to it, and an idle connection holds none.
+ * An arena is 1.25x the write before it (1-64 KiB): a socket that holds writes a slow peer
+ * has not read holds that much more than their bytes, and it stops reading past its
+ * high-water mark (`congested`) as before.
  */
 import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
