@@ -104,10 +104,10 @@ export function floorRatios(results: Pick<MacroResults, 'scenarios' | 'servers' 
 const x = (n: number): string => `${n.toFixed(2)}x`;
 const us = (n: number): string => n.toFixed(1);
 
-/** A median ratio with its interval, or with the reason it has none. */
-function ratioText(ratio: MedianInterval): string {
+/** A median ratio with its interval, or with the reason it has none: too few of `unit` (rounds, readings). */
+function ratioText(ratio: MedianInterval, unit = 'round'): string {
   return ratio.low === null || ratio.high === null
-    ? `${x(ratio.median)} (${ratio.n} round${ratio.n === 1 ? '' : 's'}: no interval)`
+    ? `${x(ratio.median)} (${ratio.n} ${unit}${ratio.n === 1 ? '' : 's'}: no interval)`
     : `${x(ratio.median)} (${x(ratio.low)}-${x(ratio.high)})`;
 }
 
@@ -121,7 +121,7 @@ function nodeCryptoParts(floor: OpensslFloor): { row: string[] | null; text: str
       'node:crypto alone (no server)',
       'sign + verify loop',
       `${us(node.callUs.median)} (${us(node.callUs.min)}-${us(node.callUs.max)})`,
-      ratioText(node.ratio).replace('rounds', 'readings').replace('round', 'reading'),
+      ratioText(node.ratio, 'reading'),
       '1.00x',
       '',
     ],
