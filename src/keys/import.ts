@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, createSecretKey } from 'node:crypto';
 import { ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms/index.js';
 import { JwtGrpcError } from '../errors.js';
-import { type KeyRefusalReason, KeyRefusedError, checkJwkEncoding, checkKeyMaterial } from './key-checks.js';
+import { type KeyRefusalReason, KeyRefusedError, checkJwkEncoding, checkKeyMaterial, pairRefusedAtImport } from './key-checks.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
 import { refuseUnknownOptions } from '../known-options.js';
 import { KeyHandle, keyBackend, keyBackendMembers } from './backend.js';
@@ -113,7 +113,7 @@ function importOne(input: unknown, index: number): KeyEntry {
         throw keyError(index, 'unsupported', `is not one of ${KEY_TYPES.join(', ')} (or give "pem")`, undefined, 'kty');
       // node:crypto ignores members it does not know (kid, alg, use, key_ops).
       const jwk = record as JsonWebKey;
-      signingKey = typeof record['d'] === 'string' ? createPrivateKey({ key: jwk, format: 'jwk' }) : undefined;
+      signingKey = typeof record['d'] === 'string' ? importPrivateJwk(jwk, kid, alg, index) : undefined;
       verificationKey = signingKey === undefined ? createPublicKey({ key: jwk, format: 'jwk' }) : createPublicKey(signingKey);
     }
   } catch (err) {
@@ -124,6 +124,25 @@ function importOne(input: unknown, index: number): KeyEntry {
   if (problem !== undefined) throw keyError(index, 'unsupported', `${alg} ${problem}`);
   checkKeyMaterial(kid, alg, spec, { signingKey, verificationKey }, isPem ? undefined : record, `keys[${index}]`);
   return { kid, alg, spec, signingKey: signAllowed ? signingKey : undefined, verificationKey, deactivatedAt };
+}
+
+/**
+ * A private JWK as node:crypto imports it. Where it refuses the whole key but takes the public
+ * members alone, the private half is what it refused: that is a pair that does not belong
+ * together, named by kid like the project's own pair check.
+ */
+function importPrivateJwk(jwk: JsonWebKey, kid: string, alg: string, index: number): KeyObject {
+  try {
+    return createPrivateKey({ key: jwk, format: 'jwk' });
+  } catch (err) {
+    const { kty, crv, x, y, n, e } = jwk;
+    try {
+      createPublicKey({ key: { kty, crv, x, y, n, e } as JsonWebKey, format: 'jwk' });
+    } catch {
+      throw err;
+    }
+    throw pairRefusedAtImport(kid, alg, withoutValues((err as Error).message, jwk as Record<string, unknown>), `keys[${index}]`);
+  }
 }
 
 /** The members a key file entry may hold: {@link KEY_MEMBERS} and those of every registered key backend. @internal */

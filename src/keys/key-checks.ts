@@ -82,6 +82,9 @@ export function checkJwkEncoding(record: Readonly<Record<string, unknown>>, kid:
 /** JWK members of a public key, compared with those derived from the private key. */
 const PUBLIC_MEMBERS = ['crv', 'x', 'y', 'n', 'e'] as const;
 
+/** How every refusal of halves that do not belong together begins, whichever check found it. */
+const PAIR_MISMATCH = 'private key does not match its public key';
+
 /** What a probe signs: any input will do, this one says what it is in a debugger. */
 const PROBE_INPUT = Buffer.from('jwt-grpc.key-probe');
 
@@ -97,7 +100,7 @@ function pairProblem(
   verificationKey: KeyObject,
   record: Readonly<Record<string, unknown>> | undefined,
 ): string | undefined {
-  const mismatch = 'private key does not match its public key';
+  const mismatch = PAIR_MISMATCH;
   if (record !== undefined) {
     const derived: Readonly<Record<string, unknown>> = spec.publicJwk(verificationKey) ?? {};
     for (const name of PUBLIC_MEMBERS)
@@ -112,6 +115,19 @@ function pairProblem(
   } catch {
     return `${mismatch}: it cannot sign a probe`;
   }
+}
+
+/**
+ * The refusal of a private JWK that node:crypto would not import although its public members
+ * alone import: the halves do not make one key. OpenSSL 3.5.9 and later refuse such a pair
+ * while importing it, where earlier releases import it and leave the refusal to
+ * {@link checkKeyMaterial}; either way the key is refused under its kid, as a mismatch.
+ * `detail` is node:crypto's message, already stripped of the key's values. @internal
+ */
+export function pairRefusedAtImport(kid: string, alg: string, detail: string, place?: string): KeyRefusedError {
+  return new KeyRefusedError('mismatch', `${named(kid, place)}: ${alg} ${PAIR_MISMATCH}: node:crypto refused the pair (${detail})`, {
+    field: kid,
+  });
 }
 
 /**

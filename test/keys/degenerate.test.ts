@@ -167,8 +167,10 @@ describe('halves that do not belong together', () => {
   ])('refuses %s', (_, entry, reason) => {
     const alg = entry()['kty'] === 'RSA' ? 'RS256' : entry()['kty'] === 'EC' ? 'ES256' : 'EdDSA';
     const message = refusal({ ...entry(), kid: 'mixed', alg });
-    expect(message).toMatch(/private key does not match its public key/);
-    expect(message).toMatch(reason);
+    expect(message).toMatch(new RegExp(`^keys\\[0\\] \\(kid "mixed"\\): ${alg} private key does not match its public key: `));
+    // Our own check names the member at fault; OpenSSL 3.5.9 and later refuse some pairs on
+    // import first, and the refusal then says so, under the same kid and code.
+    expect(message).toMatch(new RegExp(`${reason.source}|node:crypto refused the pair`));
   });
 
   it("refuses a mismatched key that only verifies (key_ops) too: it is still the file's key", () => {
