@@ -17,6 +17,7 @@ import { optionValue } from '../options/resolve.js';
 import type { HandleTarget, KeysArgs } from './keys-args.js';
 import { generateHandleEntry } from '../keys/backend.js';
 import { registerBuiltinBackends } from '../keys/backends/index.js';
+import { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
 
 type Print = (line: string) => void;
 
@@ -137,6 +138,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
 
 /** Runs a `jwt-grpc keys` command; throws `JwtGrpcError` when it refuses or fails (the file then is unchanged). */
 export async function runKeysCommand(args: Exclude<KeysArgs, { action: 'help' }>, print: Print): Promise<void> {
+  setPkcs11ModuleDirs(args.pkcs11ModuleDirs);
   switch (args.action) {
     case 'generate':
       return generate(args, print);
