@@ -34,6 +34,22 @@ export function secretFileProblem(info: Pick<Stats, 'mode' | 'uid'>, uid: number
   return problems.length === 0 ? undefined : problems.join('; it ');
 }
 
+/**
+ * {@link secretFileProblem} for a file that is refused, not warned about, when someone else
+ * could read or replace it (one naming code to load, a PIN): undefined where the platform has
+ * no uids (Windows), whose file modes do not say who may read a file. @internal
+ *
+ * @example
+ * ```ts
+ * // hidden: import { statSync } from 'node:fs';
+ * const problem = secretFileRefusal(statSync('/etc/jwt-grpc/hsm-pin.txt')); // undefined when mode 600, owned by this user
+ * ```
+ */
+export function secretFileRefusal(info: Pick<Stats, 'mode' | 'uid'>): string | undefined {
+  const uid = process.getuid?.();
+  return uid === undefined ? undefined : secretFileProblem(info, uid);
+}
+
 /** What each logger was warned about already: a file read again (a reload, the primary's check then the server's read) warns once. */
 const warned = new WeakMap<Pick<Logger, 'warn'>, Set<string>>();
 
@@ -78,7 +94,7 @@ export async function readSecretFile(
   const handle = await open(path, 'r');
   try {
     const [info, content] = [await handle.stat(), await handle.readFile()];
-    const problem = runsCode(content) ? secretFileProblem(info, process.getuid?.()) : undefined;
+    const problem = runsCode(content) ? secretFileRefusal(info) : undefined;
     if (problem !== undefined) {
       throw new JwtGrpcError(
         'ERR_FILE',

@@ -477,11 +477,14 @@ describe.skipIf(missing !== undefined || process.platform === 'win32')(
       const keyDir = mkdtempSync(join(dir, 'relative-pin-'));
       writeFileSync(join(keyDir, 'pin.txt'), `${PIN}\n`, { mode: 0o600 });
       const file = join(keyDir, 'keys.json');
-      await writeKeyFile(file, [await madeKey('relative-pin', (ref) => ref.replace(`file:${hsm.pinFile}`, 'file:pin.txt'))], {
-        exclusive: true,
+      // Made from another directory: the URI means the same file when made as when served.
+      const ref = hsm.uri('relative-pin').replace(`file:${hsm.pinFile}`, 'file:pin.txt');
+      const made = await runCli(['keys', 'generate', '--alg', 'ES256', '--kid', 'relative-pin', '--pkcs11', ref, '--out', file], {
+        cwd: dir,
+        env: { ...hsm.env },
       });
+      expect(made.code, made.stderr).toBe(0);
       expect(readFileSync(file, 'utf8')).toContain('pin-source=file:pin.txt');
-      expect(process.cwd()).not.toBe(keyDir);
       // Served from another directory: the server (and each worker) reads keyDir/pin.txt.
       const server = await startCli(serveArgs('--keys', file), { cwd: dir, env: { ...hsm.env, NODEMAXPROCS: '2' } });
       try {

@@ -14,7 +14,7 @@ import { pkcs11Module, requireOptional } from '../../optional-deps.js';
 import { KEY_BACKEND_CONCURRENCY, type KeyBackend, type OpenedKey } from '../backend.js';
 import { type Pkcs11Uri, describePkcs11Uri, parsePkcs11Uri } from './pkcs11-uri.js';
 import { pkcs11ModuleProblem } from './pkcs11-custody.js';
-import { secretFileProblem } from '../../secret-file.js';
+import { secretFileRefusal } from '../../secret-file.js';
 import { assert } from '../../assert.js';
 
 /** The environment variable that holds the PIN when the URI has no pin-source. */
@@ -55,7 +55,7 @@ function backendError(ref: string, message: string, cause?: unknown): JwtGrpcErr
 /**
  * The PIN: the pin-source file's first line, else JWT_GRPC_PKCS11_PIN; never from the command
  * line. The file is refused, not warned about, when group, others or another user could read
- * or replace it ({@link secretFileProblem}): whoever reads it can use every key of the token.
+ * or replace it (secretFileRefusal): whoever reads it can use every key of the token.
  * A relative path is from the working directory here; loadKeys has made it relative to the key file.
  */
 function readPin(uri: Pkcs11Uri, ref: string): string | undefined {
@@ -69,7 +69,7 @@ function readPin(uri: Pkcs11Uri, ref: string): string | undefined {
   }
   try {
     // The mode and owner of the file read, not of a name that could change between a check and the read.
-    const problem = secretFileProblem(fstatSync(fd), process.getuid?.());
+    const problem = secretFileRefusal(fstatSync(fd));
     if (problem !== undefined) throw backendError(ref, `the pin-source file ${file} ${problem}`);
     return readFileSync(fd, 'utf8').split(/\r?\n/)[0];
   } finally {
