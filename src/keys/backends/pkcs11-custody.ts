@@ -79,7 +79,7 @@ function custodyProblem(modulePath: string, uid: number): string | undefined {
  *
  * @example
  * ```ts
- * pkcs11ModuleProblem('softhsm/libsofthsm2.so'); // 'module-path must be an absolute path, ...'
+ * pkcs11ModuleProblem('softhsm/libsofthsm2.so'); // 'module-path must be an absolute path without . or .. (got "softhsm/libsofthsm2.so")'
  * ```
  */
 export function pkcs11ModuleProblem(modulePath: string): string | undefined {
