@@ -14,6 +14,7 @@ import {
   readFileSync,
   readdirSync,
   mkdtempSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -306,7 +307,8 @@ function notASharedObject(path: string): string {
 }
 
 describe.skipIf(process.platform === 'win32')('PKCS#11 custody: refused before any module is loaded', () => {
-  const root = mkdtempSync(join(tmpdir(), 'jwt-grpc-pkcs11-custody-'));
+  // Its real path: the refusals name the directories a module resolves to (macOS's /var is a link to /private/var).
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'jwt-grpc-pkcs11-custody-')));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   afterEach(() => setPkcs11ModuleDirs(PKCS11_MODULE_DIRS));
   const uri = (modulePath: string): string => `pkcs11:token=jwt;object=custody?module-path=${modulePath}`;
@@ -440,7 +442,7 @@ describe.skipIf(missing !== undefined || process.platform === 'win32')(
     }
 
     it('refuses a copy of the real module in a directory others may write: it would load, and is not loaded', async () => {
-      const allowed = mkdtempSync(join(dir, 'modules-'));
+      const allowed = realpathSync(mkdtempSync(join(dir, 'modules-')));
       const open = join(allowed, 'open');
       mkdirSync(open);
       chmodSync(open, 0o777);

@@ -191,6 +191,8 @@ function mechanismFor(alg: Algorithm): { mechanism: Pkcs11.Mechanism; input: (da
 function reach(ref: string): { uri: Pkcs11Uri; module: Pkcs11.PKCS11; slot: Pkcs11.Handle; pin: string | undefined } {
   const uri = parsePkcs11Uri(ref);
   if (uri.modulePath === undefined) throw backendError(ref, 'needs module-path=... (the PKCS#11 library) in its query');
+  // A missing pkcs11js is said first, wherever the module is (pkcs11js is a dependency: trusted as code).
+  pkcs11();
   // Both before the load: loading runs the module's code.
   const refused = pkcs11ModuleProblem(uri.modulePath);
   if (refused !== undefined) throw backendError(ref, refused);
