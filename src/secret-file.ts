@@ -8,6 +8,7 @@ import type { Buffer } from 'node:buffer';
 import nodeCluster from 'node:cluster';
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { JwtGrpcError } from './errors.js';
 import type { Logger } from './log.js';
 
 /**
@@ -33,6 +34,22 @@ export function secretFileProblem(info: Pick<Stats, 'mode' | 'uid'>, uid: number
   return problems.length === 0 ? undefined : problems.join('; it ');
 }
 
+/**
+ * {@link secretFileProblem} for a file that is refused, not warned about, when someone else
+ * could read or replace it (one naming code to load, a PIN): undefined where the platform has
+ * no uids (Windows), whose file modes do not say who may read a file. @internal
+ *
+ * @example
+ * ```ts
+ * // hidden: import { statSync } from 'node:fs';
+ * const problem = secretFileRefusal(statSync('/etc/jwt-grpc/hsm-pin.txt')); // undefined when mode 600, owned by this user
+ * ```
+ */
+export function secretFileRefusal(info: Pick<Stats, 'mode' | 'uid'>): string | undefined {
+  const uid = process.getuid?.();
+  return uid === undefined ? undefined : secretFileProblem(info, uid);
+}
+
 /** What each logger was warned about already: a file read again (a reload, the primary's check then the server's read) warns once. */
 const warned = new WeakMap<Pick<Logger, 'warn'>, Set<string>>();
 
@@ -56,6 +73,9 @@ function warnIfExposed(info: Pick<Stats, 'mode' | 'uid'>, what: string, path: st
  * read or replace it. The mode and owner are those of the file read (one open, fstat, read),
  * not of a name that could change between a check and the read. `holdsSecrets` says whether
  * the text read is secret at all (a PEM file of a public key is not): no warning otherwise.
+ * `runsCode` says whether the text names code this process would load (a key file naming a
+ * PKCS#11 module): such a file is refused, `ERR_FILE` naming it, rather than warned about,
+ * since whoever could replace it could run code in this process.
  * Read errors propagate as the file system reports them; the caller names the option.
  *
  * @example
@@ -69,10 +89,21 @@ export async function readSecretFile(
   what: string,
   logger: Pick<Logger, 'warn'>,
   holdsSecrets: (content: Buffer) => boolean = () => true,
+  runsCode: (content: Buffer) => boolean = () => false,
 ): Promise<Buffer> {
   const handle = await open(path, 'r');
   try {
     const [info, content] = [await handle.stat(), await handle.readFile()];
+    const problem = runsCode(content) ? secretFileRefusal(info) : undefined;
+    if (problem !== undefined) {
+      throw new JwtGrpcError(
+        'ERR_FILE',
+        `${what} ${path} ${problem}; refused, as it names code this process would load (a PKCS#11 module)`,
+        {
+          field: path,
+        },
+      );
+    }
     if (holdsSecrets(content)) warnIfExposed(info, what, path, logger);
     return content;
   } finally {

@@ -2,6 +2,7 @@
  * Secret files (src/secret-file.ts): a warning, once per logger and naming the path only,
  * when group, others or another user could read or replace the file.
  */
+import type { Buffer } from 'node:buffer';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +63,26 @@ describe.skipIf(process.platform === 'win32')('readSecretFile', () => {
     await readSecretFile(private_, 'key file', logger);
     await readSecretFile(open, 'PEM file', logger, (content) => !content.toString().startsWith('PUBLIC'));
     expect(logger.lines).toEqual([]);
+  });
+
+  it('refuses, rather than warns about, a file open to others whose content names code to load', async () => {
+    const path = join(dir, 'names-code.json');
+    writeFileSync(path, 'RUNS');
+    chmodSync(path, 0o640);
+    const logger = warnings();
+    const runsCode = (content: Buffer): boolean => content.toString() === 'RUNS';
+    await expect(readSecretFile(path, 'key file', logger, () => true, runsCode)).rejects.toMatchObject({
+      code: 'ERR_FILE',
+      message: `key file ${path} is readable by group or others (mode 640): chmod 600 it; refused, as it names code this process would load (a PKCS#11 module)`,
+    });
+    expect(logger.lines).toEqual([]);
+    chmodSync(path, 0o600);
+    expect((await readSecretFile(path, 'key file', logger, () => true, runsCode)).toString()).toBe('RUNS');
+    // Content that names no code, open to others: a warning, as before.
+    writeFileSync(path, 'DATA');
+    chmodSync(path, 0o640);
+    expect((await readSecretFile(path, 'key file', logger, () => true, runsCode)).toString()).toBe('DATA');
+    expect(logger.lines).toHaveLength(1);
   });
 
   it('lets a read error through as the file system reports it', async () => {

@@ -9,6 +9,7 @@ import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
 import { type KeysArgs, parseKeysArgs } from './keys-args.js';
 import { joinNegativeValues } from './negative-values.js';
 import { internalError } from '../assert.js';
+import { PKCS11_PIN_ENV } from '../keys/backends/pkcs11.js';
 
 /** `jwt-grpc serve`'s options after parsing, sorted by where they go. */
 export interface ServeArgs {
@@ -59,11 +60,15 @@ function readOption(name: OptionName, flags: Readonly<Record<string, string | bo
   return cli.negate === true ? !value : value;
 }
 
-/** The environment variables `serve` reads: every option's twin, and the worker number the cluster's primary sets. */
+/**
+ * The environment variables `serve` reads: every option's twin, the worker number the
+ * cluster's primary sets, and the PIN of PKCS#11 keys whose URI has no pin-source.
+ */
 const SERVE_VARIABLES: OptionNames = [
   ...CLI_OPTIONS.map((name) => (OPTIONS[name].cli as CliSpec).env),
   'JWT_GRPC_WORKER',
   'JWT_GRPC_SPARE',
+  PKCS11_PIN_ENV,
 ];
 
 /**

@@ -22,6 +22,7 @@ function envOf(name: OptionName): string {
 
 const KEYS_ENV = envOf('keys');
 const MAX_TTL_ENV = envOf('maxTtlSeconds');
+const MODULE_DIRS_ENV = envOf('pkcs11ModuleDirs');
 
 /** Where a new key is made when it is not made in memory: inside an HSM (`--pkcs11 URI`) or AWS KMS (`--kms alias/NAME`). */
 export interface HandleTarget {
@@ -38,6 +39,7 @@ export type KeysArgs =
       readonly out: string;
       readonly force: boolean;
       readonly handle?: HandleTarget | undefined;
+      readonly pkcs11ModuleDirs: readonly string[];
     }
   | {
       readonly action: 'rotate';
@@ -54,8 +56,9 @@ export type KeysArgs =
       readonly force: boolean;
       /** rotate, stage: make the new key inside an HSM or KMS. */
       readonly handle?: HandleTarget | undefined;
+      readonly pkcs11ModuleDirs: readonly string[];
     }
-  | { readonly action: 'public'; readonly file: string };
+  | { readonly action: 'public'; readonly file: string; readonly pkcs11ModuleDirs: readonly string[] };
 
 interface FlagSpec {
   readonly type: 'string' | 'boolean';
@@ -106,12 +109,17 @@ const FLAGS: Readonly<Record<string, FlagSpec>> = {
     usage: '--kms alias/NAME',
     help: 'make the new key inside AWS KMS under this alias (AWS_REGION, credentials, AWS_ENDPOINT_URL apply)',
   },
+  'pkcs11-module-dirs': {
+    type: 'string',
+    usage: '--pkcs11-module-dirs DIR:DIR',
+    help: `the directories a PKCS#11 module-path may name, as for serve (default the system's PKCS#11 module directories; env: ${MODULE_DIRS_ENV})`,
+  },
 };
 
 const ACTIONS = {
-  generate: ['alg', 'kid', 'out', 'force', 'pkcs11', 'kms'],
-  rotate: ['keys', 'alg', 'kid', 'stage', 'activate', 'retire', 'max-ttl', 'force', 'pkcs11', 'kms'],
-  public: ['keys'],
+  generate: ['alg', 'kid', 'out', 'force', 'pkcs11', 'kms', 'pkcs11-module-dirs'],
+  rotate: ['keys', 'alg', 'kid', 'stage', 'activate', 'retire', 'max-ttl', 'force', 'pkcs11', 'kms', 'pkcs11-module-dirs'],
+  public: ['keys', 'pkcs11-module-dirs'],
 } as const;
 
 type Action = keyof typeof ACTIONS;
@@ -168,6 +176,13 @@ function handleTarget(values: Record<string, unknown>): HandleTarget | undefined
   return undefined;
 }
 
+/** `--pkcs11-module-dirs`, else its environment twin, else the `serve` option's default. */
+function moduleDirs(flag: string | undefined, env: NodeJS.ProcessEnv): readonly string[] {
+  const text = flag ?? (env[MODULE_DIRS_ENV] || undefined);
+  const label = flag === undefined ? MODULE_DIRS_ENV : '--pkcs11-module-dirs';
+  return text === undefined ? optionValue('pkcs11ModuleDirs', undefined) : OPTIONS.pkcs11ModuleDirs.kind.parse(text, label);
+}
+
 /** Parses `jwt-grpc keys ...` (argv after `keys`); throws `ERR_INVALID_OPTION` naming the flag. */
 export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): KeysArgs {
   const [action, ...rest] = argv;
@@ -195,6 +210,7 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const force = values['force'] === true;
   const keysFile = (): string => required((values['keys'] as string | undefined) ?? env[KEYS_ENV], '--keys', KEYS_ENV);
   const handle = handleTarget(values);
+  const pkcs11ModuleDirs = moduleDirs(values['pkcs11-module-dirs'] as string | undefined, env);
   if (handle !== undefined && algs.length > 1) throw invalidOption(`--${handle.member}`, 'names one key: give one --alg');
 
   switch (action as Action) {
@@ -203,7 +219,8 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
       if (new Set(algs).size !== algs.length) throw invalidOption('--alg', 'names an algorithm twice');
       if (kids.length > 0 && kids.length !== algs.length) throw invalidOption('--kid', `give one per --alg (${algs.length}), or none`);
       if (new Set(kids).size !== kids.length) throw invalidOption('--kid', 'names a kid twice');
-      return { action: 'generate', algorithms: algs, kids, out: required(values['out'] as string | undefined, '--out'), force, handle };
+      const out = required(values['out'] as string | undefined, '--out');
+      return { action: 'generate', algorithms: algs, kids, out, force, handle, pkcs11ModuleDirs };
     }
     case 'rotate': {
       const stage = values['stage'] === true;
@@ -233,9 +250,10 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
         maxTtlSeconds,
         force,
         handle,
+        pkcs11ModuleDirs,
       };
     }
     case 'public':
-      return { action: 'public', file: keysFile() };
+      return { action: 'public', file: keysFile(), pkcs11ModuleDirs };
   }
 }

@@ -17,14 +17,21 @@ import { optionValue } from '../options/resolve.js';
 import type { HandleTarget, KeysArgs } from './keys-args.js';
 import { generateHandleEntry } from '../keys/backend.js';
 import { registerBuiltinBackends } from '../keys/backends/index.js';
+import { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
+import { pinSourceFrom } from '../keys/backends/pkcs11-uri.js';
+import { dirname } from 'node:path';
 
 type Print = (line: string) => void;
 
-/** A new private key for `alg` as a key file entry, under `kid` or a fresh one no entry of `taken` has. */
+/**
+ * A new private key for `alg` as a key file entry, under `kid` or a fresh one no entry of
+ * `taken` has; a handle's is made for the key file `file`.
+ */
 async function newKeyEntry(
   alg: Algorithm,
   kid: string | undefined,
   taken: ReadonlySet<string>,
+  file: string,
   handle?: HandleTarget,
 ): Promise<KeyFileEntry> {
   let chosen = kid ?? newKid(alg);
@@ -34,7 +41,9 @@ async function newKeyEntry(
   // Made inside the HSM or KMS: the file gets the reference and the public key only.
   if (handle !== undefined) {
     registerBuiltinBackends();
-    return generateHandleEntry(handle.member, handle.ref, alg, chosen);
+    // The reference is stored as given, and read now as it will be served: a relative pin-source is the key file's neighbour.
+    const ref = handle.member === 'pkcs11' ? pinSourceFrom(handle.ref, dirname(file)) : handle.ref;
+    return { ...(await generateHandleEntry(handle.member, ref, alg, chosen)), [handle.member]: handle.ref };
   }
   const [jwk] = exportKeys(await generateKeys({ algorithms: [alg] }), { includePrivate: true }).keys;
   return { ...(jwk as KeyFileEntry), kid: chosen };
@@ -54,7 +63,7 @@ function describe(keys: KeySet, kid: string): string {
 async function generate(args: Extract<KeysArgs, { action: 'generate' }>, print: Print): Promise<void> {
   const entries: KeyFileEntry[] = [];
   for (const [index, alg] of args.algorithms.entries()) {
-    entries.push(await newKeyEntry(alg, args.kids[index], new Set(entries.map((entry) => entry.kid)), args.handle));
+    entries.push(await newKeyEntry(alg, args.kids[index], new Set(entries.map((entry) => entry.kid)), args.out, args.handle));
   }
   await writeKeyFile(args.out, entries, { exclusive: !args.force });
   const keys = await loadKeys(args.out, { logger: silentLogger });
@@ -79,7 +88,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
   const signerOf = (alg: Algorithm): string | undefined => current.activeEntry(alg)?.kid;
   switch (args.phase) {
     case 'stage': {
-      const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken, args.handle);
+      const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken, args.file, args.handle);
       next = stageKey(entries, jwk);
       done = (keys) => [
         `staged ${describe(keys, jwk.kid)} in ${args.file}`,
@@ -93,7 +102,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
     case 'activate': {
       let kid: string;
       if (args.phase === 'rotate') {
-        const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken, args.handle);
+        const jwk = await newKeyEntry(args.alg as Algorithm, args.kid, taken, args.file, args.handle);
         kid = jwk.kid;
         next = addActiveKey(entries, jwk, current, nowSeconds);
       } else {
@@ -137,6 +146,7 @@ async function rotate(args: Extract<KeysArgs, { action: 'rotate' }>, print: Prin
 
 /** Runs a `jwt-grpc keys` command; throws `JwtGrpcError` when it refuses or fails (the file then is unchanged). */
 export async function runKeysCommand(args: Exclude<KeysArgs, { action: 'help' }>, print: Print): Promise<void> {
+  setPkcs11ModuleDirs(args.pkcs11ModuleDirs);
   switch (args.action) {
     case 'generate':
       return generate(args, print);

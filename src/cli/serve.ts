@@ -4,6 +4,7 @@ import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
+import { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
 import { watchKeyFile } from '../keys/watch.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
@@ -120,6 +121,8 @@ function processBindings(workers: number): Record<string, unknown> {
 export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const { cli, cluster, server, files } = args;
   const logger = createStderrLogger({ level: cli.logLevel, format: cli.logFormat, bindings: processBindings(cluster.workers) });
+  // In every process: a cluster worker loads the PKCS#11 modules of its own sessions.
+  setPkcs11ModuleDirs(cli.pkcs11ModuleDirs);
   await checkReadable(
     [
       { file: cli.tlsCert },

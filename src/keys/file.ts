@@ -10,17 +10,21 @@ import { basename, dirname, join } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
-import { parseKeyFileText } from './load.js';
+import { namesPkcs11Module, parseKeyFileText } from './load.js';
 
 /** One entry of a key file, as written. @internal */
 export type KeyFileEntry = Record<string, unknown> & { readonly kid: string; readonly alg: string };
 
-/** Reads a key file's entries as written (warning on `logger` when it is open to others, as loadKeys does); loadKeys checks them. @internal */
+/**
+ * Reads a key file's entries as written (warning on `logger` when it is open to others, and
+ * refusing it then when it names a PKCS#11 module, as loadKeys does); loadKeys checks them. @internal
+ */
 export async function readKeyFileEntries(file: string, logger: Pick<Logger, 'warn'>): Promise<KeyFileEntry[]> {
   let text: string;
   try {
-    text = (await readSecretFile(file, 'key file', logger)).toString('utf8');
+    text = (await readSecretFile(file, 'key file', logger, () => true, namesPkcs11Module)).toString('utf8');
   } catch (err) {
+    if (err instanceof JwtGrpcError) throw err;
     throw new JwtGrpcError('ERR_FILE', `cannot read key file ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field: file });
   }
   const parsed = parseKeyFileText(text, file);

@@ -1,20 +1,44 @@
+import type { Buffer } from 'node:buffer';
 import { dirname, resolve } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
 import { importKeys, keyMembers } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
+import { pinSourceFrom } from './backends/pkcs11-uri.js';
 import type { KeySet } from './key-set.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
 
 /** The one name loadKeys' options hold. */
 const LOAD_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof loadKeys>[1]>>({ logger: true });
 
-/** Reads a key or PEM file; warns, as ssh does, when one holding secrets is open to group, others or another user. */
+/**
+ * Whether a key file's text names a PKCS#11 key, whose module this process would load: such
+ * a file open to others is refused rather than warned about. Read from the parsed JSON, as the
+ * loader reads it (`"pkcs\u0031\u0031"` is `"pkcs11"` too); text that does not parse names none. @internal
+ */
+export function namesPkcs11Module(content: Buffer): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content.toString('utf8'));
+  } catch {
+    return false;
+  }
+  const list = typeof parsed === 'object' && parsed !== null ? (parsed as { keys?: unknown }).keys : undefined;
+  return Array.isArray(list) && list.some((entry) => typeof entry === 'object' && entry !== null && Object.hasOwn(entry, 'pkcs11'));
+}
+
+/**
+ * Reads a key or PEM file; warns, as ssh does, when one holding secrets is open to group,
+ * others or another user, and refuses a key file naming a PKCS#11 module that is.
+ */
 async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: string) => boolean, field = path): Promise<string> {
   try {
-    return (await readSecretFile(path, 'key file', logger, (content) => holdsSecrets(content.toString('utf8')))).toString('utf8');
+    // The key file itself (a PEM file it names holds no module-path).
+    const runsCode = field === path ? namesPkcs11Module : undefined;
+    return (await readSecretFile(path, 'key file', logger, (content) => holdsSecrets(content.toString('utf8')), runsCode)).toString('utf8');
   } catch (err) {
+    if (err instanceof JwtGrpcError) throw err;
     // A pemFile is named by its place in the key file: its value, read from the file, is not repeated (a secret pasted there would be).
     const what = field === path ? `key file ${path}` : `the file ${field} names`;
     throw new JwtGrpcError('ERR_FILE', `cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? err}`, { field, cause: err });
@@ -50,7 +74,7 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
     });
     const pemFile = typeof entry === 'object' && entry !== null ? (entry as { pemFile?: unknown }).pemFile : undefined;
     if (pemFile === undefined) {
-      entries.push(entry);
+      entries.push(withPinSourceFrom(entry, base));
       continue;
     }
     if (typeof pemFile !== 'string') {
@@ -63,6 +87,12 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
     });
   }
   return importKeys({ keys: entries });
+}
+
+/** A copy of `entry` whose `pkcs11` URI reads a relative pin-source from `base`, as a `pemFile` is read; any other entry as it is. */
+function withPinSourceFrom(entry: unknown, base: string): unknown {
+  const ref = typeof entry === 'object' && entry !== null ? (entry as { pkcs11?: unknown }).pkcs11 : undefined;
+  return typeof ref === 'string' ? { ...(entry as Record<string, unknown>), pkcs11: pinSourceFrom(ref, base) } : entry;
 }
 
 /**

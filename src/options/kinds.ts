@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { delimiter, isAbsolute, normalize, sep } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
@@ -85,6 +86,29 @@ export function choice<const T extends string>(values: readonly T[]): TextKind<T
   };
   return { check, parse: check, show: (value) => value, range: values.join(', '), placeholder: values.join('|') };
 }
+
+/**
+ * A list of absolute directories, each written in its shortest form (no `.`, `..`, `//` or
+ * trailing `/`, so that "inside this directory" is a plain prefix test); on the command line
+ * separated by `:`, as PATH and LD_LIBRARY_PATH are.
+ */
+export const directories: TextKind<readonly string[]> = {
+  check(value, label) {
+    if (!Array.isArray(value) || value.length === 0) throw invalidOption(label, 'must be a non-empty array of absolute directories');
+    value.forEach((entry: unknown, index) => {
+      if (typeof entry !== 'string' || !isAbsolute(entry) || normalize(entry) !== entry || (entry.endsWith(sep) && entry !== sep))
+        throw invalidOption(
+          label,
+          `entry ${index} must be an absolute directory without ., .. or a trailing ${sep}, got ${JSON.stringify(entry)}`,
+        );
+    });
+    return value as readonly string[];
+  },
+  parse: (text, label) => directories.check(text.split(delimiter), label),
+  show: (value) => value.join(delimiter),
+  range: '',
+  placeholder: 'DIR:DIR',
+};
 
 /** A list of non-empty strings (the CLI reads it from a JSON file). */
 export const strings: OptionKind<readonly string[]> = {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type Command, type ServeArgs, parseCommand } from '../../src/cli/args.js';
+import { PKCS11_MODULE_DIRS } from '../../src/options/table.js';
 
 function serve(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
   const command = parseCommand(['serve', ...argv], env);
@@ -86,6 +87,20 @@ describe('parseCommand: serve', () => {
     );
     expect(refusal(['serve'], { JWT_GRPC_SOMETHING_ELSE: '1' }).message).toMatch(/jwt-grpc --help lists them$/);
     expect(() => serve([], { JWT_GRPC_WORKER: '1', OTHER_VARIABLE: 'x' }), 'the worker marker and other variables pass').not.toThrow();
+    // The PIN of PKCS#11 keys without a pin-source, as `keys generate` reads it (docs/keys.md).
+    expect(() => serve([], { JWT_GRPC_PKCS11_PIN: '1234' })).not.toThrow();
+  });
+
+  it('reads the PKCS#11 module directories from --pkcs11-module-dirs or its variable, default the system ones', () => {
+    expect(serve([]).cli.pkcs11ModuleDirs).toEqual(PKCS11_MODULE_DIRS);
+    expect(serve(['--pkcs11-module-dirs', '/opt/hsm/lib:/usr/lib/softhsm']).cli.pkcs11ModuleDirs).toEqual([
+      '/opt/hsm/lib',
+      '/usr/lib/softhsm',
+    ]);
+    expect(serve([], { JWT_GRPC_PKCS11_MODULE_DIRS: '/opt/hsm/lib' }).cli.pkcs11ModuleDirs).toEqual(['/opt/hsm/lib']);
+    expect(refusal(['serve', '--pkcs11-module-dirs', 'lib']).message).toBe(
+      'option --pkcs11-module-dirs: entry 0 must be an absolute directory without ., .. or a trailing /, got "lib"',
+    );
   });
 
   it('refuses TLS files that do not go together, and --watch-keys with nothing to watch', () => {

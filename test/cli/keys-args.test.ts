@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keysHelpText, parseKeysArgs } from '../../src/cli/keys-args.js';
+import { PKCS11_MODULE_DIRS } from '../../src/options/table.js';
 
 function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -26,6 +27,7 @@ describe('parseKeysArgs: generate', () => {
       out: 'k.json',
       force: true,
       handle: undefined,
+      pkcs11ModuleDirs: PKCS11_MODULE_DIRS,
     });
     expect(parseKeysArgs(['generate', '--alg', 'ES256', '--kms', 'alias/jwt', '--out', 'k.json'], {})).toMatchObject({
       handle: { member: 'kms', ref: 'alias/jwt' },
@@ -102,9 +104,46 @@ describe('parseKeysArgs: rotate', () => {
   });
 });
 
+describe('parseKeysArgs: --pkcs11-module-dirs', () => {
+  it('reads the directories from the flag, else its variable, as serve does; the flag wins', () => {
+    const env = { JWT_GRPC_PKCS11_MODULE_DIRS: '/opt/env/lib' };
+    expect(parseKeysArgs(['public', '--keys', 'k', '--pkcs11-module-dirs', '/opt/hsm/lib:/usr/lib/softhsm'], env)).toMatchObject({
+      pkcs11ModuleDirs: ['/opt/hsm/lib', '/usr/lib/softhsm'],
+    });
+    expect(parseKeysArgs(['rotate', '--keys', 'k', '--activate', 'a'], env)).toMatchObject({ pkcs11ModuleDirs: ['/opt/env/lib'] });
+    expect(parseKeysArgs(['generate', '--alg', 'ES256', '--out', 'k'], { JWT_GRPC_PKCS11_MODULE_DIRS: '' })).toMatchObject({
+      pkcs11ModuleDirs: PKCS11_MODULE_DIRS,
+    });
+  });
+
+  it.each([
+    [
+      ['public', '--keys', 'k', '--pkcs11-module-dirs', 'lib/softhsm'],
+      'option --pkcs11-module-dirs: entry 0 must be an absolute directory',
+    ],
+    [
+      ['public', '--keys', 'k', '--pkcs11-module-dirs', '/usr/lib:/opt/../tmp'],
+      'option --pkcs11-module-dirs: entry 1 must be an absolute directory',
+    ],
+    [['public', '--keys', 'k', '--pkcs11-module-dirs', '/opt/hsm/'], 'option --pkcs11-module-dirs: entry 0 must be an absolute directory'],
+  ])('refuses %j, naming the flag and the entry', (argv, message) => {
+    expect(refusal(argv)).toContain(message);
+  });
+
+  it('names the variable when the directories came from it', () => {
+    expect(refusal(['public', '--keys', 'k'], { JWT_GRPC_PKCS11_MODULE_DIRS: 'relative' })).toMatch(
+      /^option JWT_GRPC_PKCS11_MODULE_DIRS: entry 0 must be an absolute directory/,
+    );
+  });
+});
+
 describe('parseKeysArgs: commands and help', () => {
   it('reads public, answers help, and refuses an unknown command or a flag of another command', () => {
-    expect(parseKeysArgs(['public', '--keys', 'k.json'], {})).toEqual({ action: 'public', file: 'k.json' });
+    expect(parseKeysArgs(['public', '--keys', 'k.json'], {})).toEqual({
+      action: 'public',
+      file: 'k.json',
+      pkcs11ModuleDirs: PKCS11_MODULE_DIRS,
+    });
     for (const argv of [[], ['help'], ['-h'], ['--help'], ['rotate', '--help']])
       expect(parseKeysArgs(argv, {})).toEqual({ action: 'help' });
     expect(refusal(['list'])).toBe('unknown keys command "list": generate, rotate or public');
@@ -125,6 +164,7 @@ describe('parseKeysArgs: commands and help', () => {
       '--force',
       '--pkcs11 URI',
       '--kms alias/NAME',
+      '--pkcs11-module-dirs DIR:DIR',
     ]) {
       expect(help).toContain(`  ${flag}`);
     }

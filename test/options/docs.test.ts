@@ -63,7 +63,7 @@ describe('the documentation', () => {
     const cli = page('cli.md');
     const synopsis = cli.slice(cli.indexOf('```text'), cli.indexOf('```', cli.indexOf('```text') + 3));
     const flags = NAMES.flatMap((name) => (row(name).cli?.flag === undefined ? [] : [`--${row(name).cli?.flag}`]));
-    const shown = [...synopsis.matchAll(/--[a-z-]+/g)].map(([flag]) => flag).filter((flag) => flag !== '--help' && flag !== '--version');
+    const shown = [...synopsis.matchAll(/--[a-z0-9-]+/g)].map(([flag]) => flag).filter((flag) => flag !== '--help' && flag !== '--version');
     expect([...new Set(shown)].sort()).toEqual([...flags].sort());
   });
 });

@@ -183,6 +183,7 @@ const NO_OPTIONS: Readonly<Record<string, string>> = {
   isAlgorithm: 'takes a value to test',
   KeySet: 'takes key entries made by the key functions, not options',
   mergeKeySets: 'takes two KeySets',
+  setPkcs11ModuleDirs: 'takes a list of directories, each checked (absolute, no . or ..), not an options object',
   loadSubjects: 'takes a file name; the file is a JSON array of strings',
   CallMetadata: 'takes no arguments',
   CallKey: 'takes a description string',

@@ -5,6 +5,7 @@
  * ignored and a different key (or none) selected.
  */
 import { Buffer } from 'node:buffer';
+import { isAbsolute, resolve } from 'node:path';
 import { JwtGrpcError } from '../../errors.js';
 
 /** A parsed PKCS#11 URI: what selects the token and the key, and how to reach them. */
@@ -102,4 +103,35 @@ export function parsePkcs11Uri(uri: string): Pkcs11Uri {
 export function describePkcs11Uri(uri: string): string {
   const question = uri.indexOf('?');
   return question < 0 ? uri : uri.slice(0, question);
+}
+
+/**
+ * `uri` with a relative `pin-source=file:PATH` made absolute from `dir` (the key file's
+ * directory, as a `pemFile` is), so that every process (a cluster worker, started elsewhere)
+ * reads the same file; any other URI, a malformed one included, unchanged (opening it says
+ * what is wrong). @internal
+ *
+ * @example
+ * ```ts
+ * pinSourceFrom('pkcs11:object=k?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:pin.txt', '/etc/jwt-grpc');
+ * // 'pkcs11:object=k?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/jwt-grpc/pin.txt'
+ * ```
+ */
+export function pinSourceFrom(uri: string, dir: string): string {
+  let pinSource: string | undefined;
+  try {
+    pinSource = parsePkcs11Uri(uri).pinSource;
+  } catch {
+    return uri;
+  }
+  const file = pinSource?.slice('file:'.length);
+  if (file === undefined || isAbsolute(file)) return uri;
+  const question = uri.indexOf('?');
+  const query = uri
+    .slice(question + 1)
+    .split('&')
+    .map((pair) =>
+      pair.startsWith('pin-source=') ? `pin-source=file:${encodeURIComponent(resolve(dir, file)).replaceAll('%2F', '/')}` : pair,
+    );
+  return `${uri.slice(0, question)}?${query.join('&')}`;
 }

@@ -6,13 +6,15 @@
  */
 import { Buffer } from 'node:buffer';
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';
 import type { Algorithm } from '../../algorithms/names.js';
 import { JwtGrpcError } from '../../errors.js';
 import { pkcs11Module, requireOptional } from '../../optional-deps.js';
 import { KEY_BACKEND_CONCURRENCY, type KeyBackend, type OpenedKey } from '../backend.js';
 import { type Pkcs11Uri, describePkcs11Uri, parsePkcs11Uri } from './pkcs11-uri.js';
+import { pkcs11ModuleProblem } from './pkcs11-custody.js';
+import { secretFileRefusal } from '../../secret-file.js';
 import { assert } from '../../assert.js';
 
 /** The environment variable that holds the PIN when the URI has no pin-source. */
@@ -50,17 +52,29 @@ function backendError(ref: string, message: string, cause?: unknown): JwtGrpcErr
   return new JwtGrpcError('ERR_INVALID_KEY', `pkcs11 key ${describePkcs11Uri(ref)}: ${message}`, { field: 'pkcs11', cause });
 }
 
-/** The PIN: the pin-source file's first line, else JWT_GRPC_PKCS11_PIN; never from the command line. */
+/**
+ * The PIN: the pin-source file's first line, else JWT_GRPC_PKCS11_PIN; never from the command
+ * line. The file is refused, not warned about, when group, others or another user could read
+ * or replace it (secretFileRefusal): whoever reads it can use every key of the token.
+ * A relative path is from the working directory here; loadKeys has made it relative to the key file.
+ */
 function readPin(uri: Pkcs11Uri, ref: string): string | undefined {
-  if (uri.pinSource !== undefined) {
-    const file = uri.pinSource.slice('file:'.length);
-    try {
-      return readFileSync(file, 'utf8').split(/\r?\n/)[0];
-    } catch (err) {
-      throw backendError(ref, `cannot read the pin-source file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
+  if (uri.pinSource === undefined) return process.env[PKCS11_PIN_ENV];
+  const file = uri.pinSource.slice('file:'.length);
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    throw backendError(ref, `cannot read the pin-source file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  return process.env[PKCS11_PIN_ENV];
+  try {
+    // The mode and owner of the file read, not of a name that could change between a check and the read.
+    const problem = secretFileRefusal(fstatSync(fd));
+    if (problem !== undefined) throw backendError(ref, `the pin-source file ${file} ${problem}`);
+    return readFileSync(fd, 'utf8').split(/\r?\n/)[0];
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The slot whose token the URI names (token label, serial, slot-id). */
@@ -177,6 +191,12 @@ function mechanismFor(alg: Algorithm): { mechanism: Pkcs11.Mechanism; input: (da
 function reach(ref: string): { uri: Pkcs11Uri; module: Pkcs11.PKCS11; slot: Pkcs11.Handle; pin: string | undefined } {
   const uri = parsePkcs11Uri(ref);
   if (uri.modulePath === undefined) throw backendError(ref, 'needs module-path=... (the PKCS#11 library) in its query');
+  // A missing pkcs11js is said first, wherever the module is (pkcs11js is a dependency: trusted as code).
+  pkcs11();
+  // Both before the load: loading runs the module's code.
+  const refused = pkcs11ModuleProblem(uri.modulePath);
+  if (refused !== undefined) throw backendError(ref, refused);
+  const pin = readPin(uri, ref);
   let module: Pkcs11.PKCS11;
   try {
     module = loadModule(uri.modulePath);
@@ -184,7 +204,7 @@ function reach(ref: string): { uri: Pkcs11Uri; module: Pkcs11.PKCS11; slot: Pkcs
     if (err instanceof JwtGrpcError) throw err;
     throw backendError(ref, `cannot load the module ${uri.modulePath}: ${(err as Error).message.split('\n')[0]}`, err);
   }
-  return { uri, module, slot: findSlot(module, uri, ref), pin: readPin(uri, ref) };
+  return { uri, module, slot: findSlot(module, uri, ref), pin };
 }
 
 /** Opens `ref`: a pool of sessions (one signature at a time each), the private key's handle, the public key. */

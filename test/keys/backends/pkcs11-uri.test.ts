@@ -4,7 +4,7 @@
  * and a PIN is never written into a reference.
  */
 import { describe, expect, it } from 'vitest';
-import { parsePkcs11Uri } from '../../../src/keys/backends/pkcs11-uri.js';
+import { parsePkcs11Uri, pinSourceFrom } from '../../../src/keys/backends/pkcs11-uri.js';
 
 describe('parsePkcs11Uri', () => {
   it('reads the token, the key and how to reach them, percent-decoded', () => {
@@ -40,5 +40,29 @@ describe('parsePkcs11Uri', () => {
 
   it('never repeats a pin-value it refuses', () => {
     expect(() => parsePkcs11Uri('pkcs11:object=a?pin-value=s3cret-pin')).not.toThrow(/s3cret/);
+  });
+});
+
+describe('pinSourceFrom', () => {
+  const module = 'module-path=/usr/lib/softhsm/libsofthsm2.so';
+
+  it('makes a relative pin-source absolute from the key file directory, percent-encoding what a query cannot hold', () => {
+    expect(pinSourceFrom(`pkcs11:object=k?${module}&pin-source=file:pin.txt`, '/etc/jwt-grpc')).toBe(
+      `pkcs11:object=k?${module}&pin-source=file:/etc/jwt-grpc/pin.txt`,
+    );
+    const odd = pinSourceFrom(`pkcs11:object=k?pin-source=file:../pins/a%26b.txt&${module}`, '/etc/jwt grpc/keys');
+    expect(odd).toBe(`pkcs11:object=k?pin-source=file:/etc/jwt%20grpc/pins/a%26b.txt&${module}`);
+    expect(parsePkcs11Uri(odd).pinSource).toBe('file:/etc/jwt grpc/pins/a&b.txt');
+  });
+
+  it('leaves an absolute pin-source, a URI without one, and a malformed URI as they are', () => {
+    for (const uri of [
+      `pkcs11:object=k?${module}&pin-source=file:/run/secrets/pin`,
+      `pkcs11:object=k?${module}`,
+      'pkcs11:object=k?pin-value=1234',
+      'not a uri',
+    ]) {
+      expect(pinSourceFrom(uri, '/etc/jwt-grpc')).toBe(uri);
+    }
   });
 });
