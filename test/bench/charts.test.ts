@@ -83,7 +83,7 @@ describe('charts', () => {
 
   it('skips the charts whose sections a run lacks, or whose entries lack their figures', async () => {
     const bare = await renderCharts(macroOnlyFixture(), () => undefined);
-    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
+    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'ratios-ceilings', 'scaling', 'cpu-per-call']);
     const broken = {
       ...macroOnlyFixture(),
       openLoop: [{ server: 'go', algorithm: 'HS256' }],
@@ -91,7 +91,7 @@ describe('charts', () => {
       startup: 'none',
     };
     const charts = await renderCharts(broken as never, () => undefined);
-    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
+    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'ratios-ceilings', 'scaling', 'cpu-per-call']);
     // One N only (the 2-core machine's N = 1): no scaling curve.
     const macro = bare.length > 0 ? macroOnlyFixture().macro : null;
     if (macro === null) throw new Error('fixture without macro');
