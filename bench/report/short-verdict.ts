@@ -93,9 +93,7 @@ function peerLine(macro: MacroResults | null, peer: (typeof PEERS)[number]): str
     const result = macro?.ratios.find((r) => r.scenario === scenario.id && r.comparison === peer.comparison && r.headline);
     return result === undefined ? [] : [`${scenario.label} ${ratioPhrase(result)}`];
   });
-  return phrases.length === 0
-    ? `**${peer.label}**: not in this run.`
-    : `**${peer.label}** (> 1.00x: ours better): ${phrases.join('; ')}.`;
+  return phrases.length === 0 ? `**${peer.label}**: not in this run.` : `**${peer.label}** (> 1.00x: ours better): ${phrases.join('; ')}.`;
 }
 
 /** Why a figure may fall outside the published range, from what this run recorded. */
@@ -106,7 +104,9 @@ function likelyReasons(input: VerdictInput, range: PublishedRange, noise: Noise)
     reasons.push(`another machine than the published runs' (${PUBLISHED_MACHINE.phrase})`);
   }
   if (noise.busy) reasons.push('a busy machine');
-  const ours = input.macro?.cells.find((c) => c.scenario === range.scenario && input.macro?.servers.find((s) => s.name === c.server)?.role === 'ours');
+  const ours = input.macro?.cells.find(
+    (c) => c.scenario === range.scenario && input.macro?.servers.find((s) => s.name === c.server)?.role === 'ours',
+  );
   const utilization = ours?.aggregate?.serverCpuUtilization.median;
   if (utilization !== undefined && utilization < SERVER_PACE_UTILIZATION) {
     reasons.push(
@@ -129,14 +129,16 @@ function rangePhrase(input: VerdictInput, range: PublishedRange, noise: Noise): 
   const published = `${range.low.toFixed(2)}x-${range.high.toFixed(2)}x`;
   if (median >= range.low && median <= range.high) return `${label} ${median.toFixed(2)}x, inside ${published}`;
   const reasons = likelyReasons(input, range, noise);
-  const why = reasons.length === 0 ? 'no cause in this run\'s data: run again, or with more rounds (`--rounds 16`)' : `likely ${reasons.join('; ')}`;
+  const why =
+    reasons.length === 0 ? "no cause in this run's data: run again, or with more rounds (`--rounds 16`)" : `likely ${reasons.join('; ')}`;
   return `${label} ${median.toFixed(2)}x, outside ${published}: ${why}`;
 }
 
 function readmeLine(input: VerdictInput, noise: Noise): string {
   const scenario = input.macro?.scenarios.find((s) => s.id === PUBLISHED_RANGES[0]?.scenario)?.label ?? 'HS256 1c 1x50';
   const phrases = PUBLISHED_RANGES.map((range) => rangePhrase(input, range, noise)).filter((p): p is string => p !== null);
-  if (phrases.length === 0) return `**Against README.md's range**: not comparable, this run has no ${scenario} ours / Go or ours / Rust ratio.`;
+  if (phrases.length === 0)
+    return `**Against README.md's range**: not comparable, this run has no ${scenario} ours / Go or ours / Rust ratio.`;
   return `**Against README.md's range** (${scenario}, per CPU-s, ${PUBLISHED_MACHINE.phrase}): ${phrases.join('; ')}.`;
 }
 
@@ -174,7 +176,8 @@ function safeVerdictLines(input: VerdictInput): string[] {
 export function verdictSection(input: VerdictInput): string {
   const notation = loadNotation(input.macro?.scenarios ?? []);
   const lines = [VERDICT_HEADING, '', ...safeVerdictLines(input).map((l) => `- ${l}`)];
-  if (notation !== null) lines.push('', `${notation}. Each ratio: median over the rounds (95 % interval); "level": the interval includes 1.00.`);
+  if (notation !== null)
+    lines.push('', `${notation}. Each ratio: median over the rounds (95 % interval); "level": the interval includes 1.00.`);
   return lines.join('\n');
 }
 

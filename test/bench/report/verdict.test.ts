@@ -84,7 +84,10 @@ describe('the verdict in five lines', () => {
 
   it('names a busy machine and another machine where the run shows them', () => {
     const fixture = busy(withRatio(reportFixture(), 'ours-go', 2.72));
-    const elsewhere = { ...fixture, machine: { ...fixture.machine, cpuModel: 'Intel(R) Xeon(R) Platinum', availableCpus: 8, logicalCpus: 8 } };
+    const elsewhere = {
+      ...fixture,
+      machine: { ...fixture.machine, cpuModel: 'Intel(R) Xeon(R) Platinum', availableCpus: 8, logicalCpus: 8 },
+    };
     const [run, , , , readme] = verdictLines(elsewhere);
     expect(run).toContain('the machine was busy (130 of 130 measurements disturbed');
     expect(readme).toContain('ours / Go 2.72x, outside 2.32x-2.52x: likely another machine than the published runs');
@@ -104,7 +107,9 @@ describe('the verdict in five lines', () => {
     expect(verdict).toBe(VERDICT_HEADING);
     expect(summary.indexOf(VERDICT_HEADING)).toBeLessThan(summary.indexOf('## The run'));
     expect(summary.indexOf(VERDICT_HEADING)).toBeLessThan(summary.indexOf('### Ratios'));
-    expect(summary).toContain('Load: 1c = server on 1 core; 2w/1c = 2 worker processes on 1 core; N=2 = 2 server cores, 2 worker processes');
+    expect(summary).toContain(
+      'Load: 1c = server on 1 core; 2w/1c = 2 worker processes on 1 core; N=2 = 2 server cores, 2 worker processes',
+    );
     expect(summary).toContain('1x50 = 1 connection × 50 calls in flight (ghz, closed loop)');
     expect(plainVerdict(reportFixture())).not.toContain('**');
   });
