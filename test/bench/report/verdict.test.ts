@@ -134,6 +134,15 @@ describe('the verdict in five lines', () => {
     expect(readFileSync(reportFile, 'utf8').match(/Verdict in five lines/g)).toHaveLength(1);
   });
 
+  it('is, in docs/benchmarks.md, what the published run of 2026-11-28 01:25 gives today', () => {
+    const run = join(PACKAGE_ROOT, 'bench', 'results', 'published', '2026-11-28T01-25-floor-quiet-2', 'results.json');
+    const published = JSON.parse(readFileSync(run, 'utf8')) as BenchResults;
+    const page = readFileSync(join(PACKAGE_ROOT, 'docs', 'benchmarks.md'), 'utf8');
+    const quoted = /## Your run beside the published one[\s\S]*?```text\n([\s\S]*?)\n```/.exec(page)?.[1];
+    expect(quoted).toBe(plainVerdict(published));
+    expect(quoted).toContain('inside 2.32x-2.52x');
+  });
+
   it('keeps README.md quoting the published ranges the verdict checks against', () => {
     const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
     for (const range of PUBLISHED_RANGES) expect(readme).toContain(`${range.low.toFixed(2)}x-${range.high.toFixed(2)}x`);
