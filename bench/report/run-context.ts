@@ -31,7 +31,7 @@ export function runDate(startedAt: string): string {
 export function machinePhrase(input: RunContextInput): string {
   const { machine, options } = input;
   const cpus = `${machine.availableCpus} of ${machine.logicalCpus} CPUs${machine.virtualized ? ', virtual machine' : ''}`;
-  return `${options.label === null ? '' : `${options.label}: `}${machine.cpuModel}, ${cpus}`;
+  return `${options.label == null ? '' : `${options.label}: `}${machine.cpuModel}, ${cpus}`;
 }
 
 /**

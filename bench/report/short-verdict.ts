@@ -81,11 +81,11 @@ function noiseOf(input: VerdictInput): Noise {
   // A load average above 1 at the start is usual on 2 vCPUs (the quiet published runs had it): it is not counted.
   const busy = share > BUSY_DISTURBED_SHARE || steal > STOLEN_SHARE;
   const parts = [`${disturbed} of ${rounds} measurements disturbed`, `steal ${(steal * 100).toFixed(1)} %`];
-  return { busy, phrase: `${busy ? 'busy' : 'quiet'} (${parts.join(', ')})` };
+  return { busy, phrase: `the machine was ${busy ? 'busy' : 'quiet'} (${parts.join(', ')})` };
 }
 
 function runLine(input: VerdictInput, noise: Noise): string {
-  return `**Run**: ${runDate(input.startedAt)}, profile ${input.options.profile}, on ${machinePhrase(input)}; the machine was ${noise.phrase}.`;
+  return `**Run**: ${runDate(input.startedAt)}, profile ${input.options.profile}, on ${machinePhrase(input)}; ${noise.phrase}.`;
 }
 
 function peerLine(macro: MacroResults | null, peer: (typeof PEERS)[number]): string {

@@ -100,6 +100,18 @@ describe('the verdict in five lines', () => {
     expect(verdictLines(without)[4]).toMatch(/not comparable, this run has no HS256 1c 1x50/);
   });
 
+  it('still has its five lines for a run without the ghz section (micro only, or the load sections alone)', () => {
+    const lines = verdictLines({ ...reportFixture(), macro: null });
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toMatch(/; noise not measured \(no ghz section\)\.$/);
+    expect(lines.slice(1, 4)).toEqual([
+      '**ours / Go**: not in this run.',
+      '**ours / Rust**: not in this run.',
+      '**ours / Node peer**: not in this run.',
+    ]);
+    expect(lines[4]).toMatch(/not comparable/);
+  });
+
   it('is the first section of summary.md, with the load notation spelled out', () => {
     const summary = renderSummary(reportFixture());
     const [title, verdict] = summary.split('\n\n');
