@@ -104,6 +104,8 @@ function likelyReasons(input: VerdictInput, range: PublishedRange, noise: Noise)
     reasons.push(`another machine than the published runs' (${PUBLISHED_MACHINE.phrase})`);
   }
   if (noise.busy) reasons.push('a busy machine');
+  if (input.options.profile === 'smoke')
+    reasons.push('the smoke profile (rounds of a fraction of a second check the harness, they measure nothing)');
   const ours = input.macro?.cells.find(
     (c) => c.scenario === range.scenario && input.macro?.servers.find((s) => s.name === c.server)?.role === 'ours',
   );

@@ -92,6 +92,8 @@ describe('the verdict in five lines', () => {
     expect(run).toContain('the machine was busy (130 of 130 measurements disturbed');
     expect(readme).toContain('ours / Go 2.72x, outside 2.32x-2.52x: likely another machine than the published runs');
     expect(readme).toContain('a busy machine');
+    const smoke = { ...fixture, options: { ...fixture.options, profile: 'smoke' as const } };
+    expect(verdictLines(smoke)[4]).toContain('the smoke profile');
   });
 
   it('says when a run has nothing to set beside the published range', () => {
