@@ -39,6 +39,12 @@ export function machinePhrase(input: RunContextInput): string {
  * 1x50 = 1 connection × 50 calls in flight (ghz, closed loop)`. Each core group is
  * spelled out once (scenarios.ts writes `1c`, `N=n` and `Ww/Nc`); null for a run without
  * the ghz section, whose charts carry no such label.
+ *
+ * @example
+ * ```ts
+ * loadNotation(results.macro?.scenarios ?? []);
+ * // 'Load: 1c = server on 1 core; 1x50 = 1 connection × 50 calls in flight (ghz, closed loop)'
+ * ```
  */
 export function loadNotation(scenarios: readonly Scenario[]): string | null {
   if (scenarios.length === 0) return null;

@@ -94,6 +94,13 @@ type ChartTitle = { readonly text: string; readonly subtitle?: string | readonly
  * A chart's spec with the run's context under its title: the machine, the date and the
  * load notation (run-context.ts), so that an SVG read alone still says what it measured.
  * Null where the run lacks the chart's data.
+ *
+ * @example
+ * ```ts
+ * const headline = CHARTS.find((c) => c.name === HEADLINE_CHART);
+ * const spec = headline === undefined ? null : chartSpec(headline, results);
+ * if (spec !== null) writeFileSync('headline.svg', await renderSvg(spec));
+ * ```
  */
 export function chartSpec(chart: ChartDefinition, results: ChartedResults): TopLevelSpec | null {
   const spec = chart.spec(results);
