@@ -71,7 +71,7 @@ interface Noise {
   readonly phrase: string;
 }
 
-/** How quiet the machine was: disturbed measurements, steal, and whether it was busy at the start. */
+/** How quiet the machine was: the measurements disturbed (⊘ ◐ ∿) and the steal. */
 function noiseOf(input: VerdictInput): Noise {
   const macro = input.macro;
   if (macro === null || macro.cells.length === 0) return { busy: false, phrase: 'noise not measured (no ghz section)' };
@@ -96,8 +96,8 @@ function peerLine(macro: MacroResults | null, peer: (typeof PEERS)[number]): str
   return phrases.length === 0 ? `**${peer.label}**: not in this run.` : `**${peer.label}** (> 1.00x: ours better): ${phrases.join('; ')}.`;
 }
 
-/** Why a figure may fall outside the published range, from what this run recorded. */
-function likelyReasons(input: VerdictInput, range: PublishedRange, noise: Noise): string[] {
+/** Why this run's figure of a cell may fall outside the published range, from what the run recorded. */
+function likelyReasons(input: VerdictInput, scenario: string, noise: Noise): string[] {
   const reasons: string[] = [];
   const { machine } = input;
   if (!machine.cpuModel.includes(PUBLISHED_MACHINE.cpuModel) || machine.availableCpus !== PUBLISHED_MACHINE.availableCpus) {
@@ -107,7 +107,7 @@ function likelyReasons(input: VerdictInput, range: PublishedRange, noise: Noise)
   if (input.options.profile === 'smoke')
     reasons.push('the smoke profile (rounds of a fraction of a second check the harness, they measure nothing)');
   const ours = input.macro?.cells.find(
-    (c) => c.scenario === range.scenario && input.macro?.servers.find((s) => s.name === c.server)?.role === 'ours',
+    (c) => c.scenario === scenario && input.macro?.servers.find((s) => s.name === c.server)?.role === 'ours',
   );
   const utilization = ours?.aggregate?.serverCpuUtilization.median;
   if (utilization !== undefined && utilization < SERVER_PACE_UTILIZATION) {
@@ -118,8 +118,8 @@ function likelyReasons(input: VerdictInput, range: PublishedRange, noise: Noise)
   return reasons;
 }
 
-/** One range against this run: `ours / Go 1.99x, inside 2.32-2.52x`, or outside with its likely reasons. */
-function rangePhrase(input: VerdictInput, range: PublishedRange, noise: Noise): string | null {
+/** One range against this run, `ours / Go 1.99x, outside 2.32x-2.52x`, or null where the run lacks the ratio. */
+function rangePhrase(input: VerdictInput, range: PublishedRange): { text: string; inside: boolean } | null {
   const result = input.macro?.ratios.find(
     (r) => r.scenario === range.scenario && r.comparison === range.comparison && r.metric === range.metric,
   );
@@ -128,20 +128,26 @@ function rangePhrase(input: VerdictInput, range: PublishedRange, noise: Noise): 
   // Compared as printed (two decimals), as README.md's range is.
   const median = Math.round(exact * 100) / 100;
   const label = PEERS.find((p) => p.comparison === range.comparison)?.label ?? range.comparison;
-  const published = `${range.low.toFixed(2)}x-${range.high.toFixed(2)}x`;
-  if (median >= range.low && median <= range.high) return `${label} ${median.toFixed(2)}x, inside ${published}`;
-  const reasons = likelyReasons(input, range, noise);
-  const why =
-    reasons.length === 0 ? "no cause in this run's data: run again, or with more rounds (`--rounds 16`)" : `likely ${reasons.join('; ')}`;
-  return `${label} ${median.toFixed(2)}x, outside ${published}: ${why}`;
+  const inside = median >= range.low && median <= range.high;
+  return {
+    text: `${label} ${median.toFixed(2)}x, ${inside ? 'inside' : 'outside'} ${range.low.toFixed(2)}x-${range.high.toFixed(2)}x`,
+    inside,
+  };
 }
 
+/** The last line: each published range against this run, then, once, the likely reasons for those outside. */
 function readmeLine(input: VerdictInput, noise: Noise): string {
-  const scenario = input.macro?.scenarios.find((s) => s.id === PUBLISHED_RANGES[0]?.scenario)?.label ?? 'HS256 1c 1x50';
-  const phrases = PUBLISHED_RANGES.map((range) => rangePhrase(input, range, noise)).filter((p): p is string => p !== null);
+  const scenarioId = PUBLISHED_RANGES[0]?.scenario ?? '';
+  const scenario = input.macro?.scenarios.find((s) => s.id === scenarioId)?.label ?? 'HS256 1c 1x50';
+  const phrases = PUBLISHED_RANGES.map((range) => rangePhrase(input, range)).filter((p) => p !== null);
   if (phrases.length === 0)
     return `**Against README.md's range**: not comparable, this run has no ${scenario} ours / Go or ours / Rust ratio.`;
-  return `**Against README.md's range** (${scenario}, per CPU-s, ${PUBLISHED_MACHINE.phrase}): ${phrases.join('; ')}.`;
+  const head = `**Against README.md's range** (${scenario}, per CPU-s, ${PUBLISHED_MACHINE.phrase}): ${phrases.map((p) => p.text).join('; ')}`;
+  if (phrases.every((p) => p.inside)) return `${head}.`;
+  const reasons = likelyReasons(input, scenarioId, noise);
+  return reasons.length === 0
+    ? `${head}. No cause in this run's data: run again, or with more rounds (--rounds 16).`
+    : `${head}. Likely: ${reasons.join('; ')}.`;
 }
 
 /**

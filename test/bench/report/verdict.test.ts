@@ -71,15 +71,31 @@ describe('the verdict in five lines', () => {
     const readme = verdictLines(inside)[4];
     expect(readme).toContain('ours / Go 2.40x, inside 2.32x-2.52x');
     expect(readme).toContain('ours / Rust 1.80x, inside 1.69x-1.97x');
-    expect(readme).not.toContain('likely');
+    expect(readme).not.toContain('Likely');
+    expect(readme).toMatch(/1\.97x\.$/);
   });
 
   it('gives the latency-bound cell as the reason on a quiet run of the published machine', () => {
     // The fixture's jwt-grpc ran the HS256 1x50 cell 60 % busy: ghz set the pace.
     const readme = verdictLines(reportFixture())[4];
-    expect(readme).toContain('ours / Go 1.99x, outside 2.32x-2.52x: likely a latency-bound cell (ours 60 % busy, ghz set the pace)');
+    expect(readme).toContain(
+      'ours / Go 1.99x, outside 2.32x-2.52x; ours / Rust 1.99x, outside 1.69x-1.97x. Likely: a latency-bound cell (ours 60 % busy, ghz set the pace)',
+    );
     expect(readme).not.toContain('busy machine');
     expect(readme).not.toContain('another machine');
+  });
+
+  it('says when the run shows no cause for a figure outside the range', () => {
+    const fixture = reportFixture();
+    const macro = macroOf(fixture);
+    // jwt-grpc saturated in that cell: not latency-bound, on the published machine, quiet.
+    const cells = macro.cells.map((c) =>
+      c.aggregate === null || c.server !== 'jwt-grpc' || c.scenario !== 'single-hs256-1x50'
+        ? c
+        : { ...c, aggregate: { ...c.aggregate, serverCpuUtilization: { ...c.aggregate.serverCpuUtilization, median: 0.97 } } },
+    );
+    const readme = verdictLines({ ...fixture, macro: { ...macro, cells } })[4];
+    expect(readme).toMatch(/outside 1\.69x-1\.97x\. No cause in this run's data: run again, or with more rounds \(--rounds 16\)\.$/);
   });
 
   it('names a busy machine and another machine where the run shows them', () => {
@@ -90,7 +106,8 @@ describe('the verdict in five lines', () => {
     };
     const [run, , , , readme] = verdictLines(elsewhere);
     expect(run).toContain('the machine was busy (130 of 130 measurements disturbed');
-    expect(readme).toContain('ours / Go 2.72x, outside 2.32x-2.52x: likely another machine than the published runs');
+    expect(readme).toContain('ours / Go 2.72x, outside 2.32x-2.52x');
+    expect(readme).toContain('Likely: another machine than the published runs');
     expect(readme).toContain('a busy machine');
     const smoke = { ...fixture, options: { ...fixture.options, profile: 'smoke' as const } };
     expect(verdictLines(smoke)[4]).toContain('the smoke profile');
