@@ -4,7 +4,7 @@
  * entry point.
  */
 import { writeFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../src/package-root.js';
 import { registerCleanup } from './kit/cleanup.js';
 import { machineInfo, versions } from './common/machine.js';
@@ -26,6 +26,7 @@ import { parseCommandLine } from './options/parse.js';
 import { PROFILES } from './options/profiles.js';
 import type { BenchOptions } from './options/types.js';
 import { type BenchResults, serializeResults } from './report/results-file.js';
+import { plainVerdict } from './report/short-verdict.js';
 import { renderSummary } from './report/summary.js';
 
 export type { BenchOptions } from './options/types.js';
@@ -133,16 +134,20 @@ export async function runBench(
   writeFileSync(join(runDir, 'summary.md'), summary);
   // After results.json and summary.md are on disk: a chart that fails must not cost the run,
   // nor a missing charting library (vega is a devDependency), hence the import here.
+  let reportLine = 'bench: report.html failed (see above); the summary holds every figure';
   try {
     const { writeReport } = await import('./report/write-report.js');
-    const { charts } = await writeReport(runDir, results, summary, log);
-    log(`bench: wrote report.html with ${charts.length} chart(s)`);
+    const { charts, reportFile } = await writeReport(runDir, results, summary, log);
+    reportLine = `bench: report with ${charts.length} chart(s): ${resolve(reportFile)}`;
   } catch (error) {
     log(`bench: report.html failed, the results are kept: ${(error as Error).message}`);
   }
   updateLatestLink(options.out, basename(runDir));
   if (options.printSummary) process.stdout.write('\n' + summary);
-  log(`bench: wrote ${join(runDir, 'summary.md')} and results.json`);
+  // The verdict again, last: the summary above it is long, and this is what a reader looks for.
+  for (const line of plainVerdict(results).split('\n')) log(`bench: ${line}`);
+  log(`bench: wrote ${resolve(runDir, 'summary.md')} and results.json`);
+  log(reportLine);
   return { runDir, results, summary };
 }
 

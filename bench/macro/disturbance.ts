@@ -19,6 +19,13 @@ export function summarizeSteal(cells: readonly CellResult[]): StealSummary | nul
   };
 }
 
+/** The measurements that other processes, steal or a slowed VM disturbed (⊘, ◐, ∿). */
+export function disturbedRounds(cells: readonly CellResult[]): { disturbed: number; rounds: number } {
+  const rounds = cells.flatMap((c) => c.rounds);
+  const disturbed = rounds.filter((r) => r.flags.some((f) => f === 'contended' || f === 'stolen' || f === 'slowed')).length;
+  return { disturbed, rounds: rounds.length };
+}
+
 function count(rounds: readonly RoundResult[], flag: RoundResult['flags'][number]): number {
   return rounds.filter((r) => r.flags.includes(flag)).length;
 }
@@ -51,7 +58,7 @@ export function disturbanceSection(results: MacroResults): string | null {
   lines.push(
     `- Other processes: > ${whole(CONTENDED_SHARE)} of the benchmark's CPUs in ${count(rounds, 'contended')} of ${rounds.length} measurements (⊘).`,
   );
-  const disturbed = rounds.filter((r) => r.flags.some((f) => f === 'contended' || f === 'stolen' || f === 'slowed')).length;
+  const { disturbed } = disturbedRounds(results.cells);
   lines.push(
     `- ${disturbed} of ${rounds.length} measurements were disturbed in one of these ways. Per-round ratios cancel what slows both ` +
       'servers of a round alike; what remains widens the intervals.',

@@ -1,7 +1,7 @@
 import { CONFIDENCE, MIN_VALUES_FOR_INTERVAL } from '../common/median-interval.js';
 import { formatRatioInterval } from '../common/format.js';
 import { markdownTable } from '../common/markdown.js';
-import { COMPARISONS } from './comparisons.js';
+import { COMPARISONS, type ComparisonKind } from './comparisons.js';
 import type { MacroResults, RatioMetric } from './results.js';
 import { verdictParagraphs } from './verdict.js';
 
@@ -10,11 +10,17 @@ const METRIC_TITLES: Readonly<Record<RatioMetric, string>> = {
   callsPerCpuSecond: 'Calls per server CPU-second (the inverse of the ratio of CPU per call)',
 };
 
-/** One table per metric: rows = scenarios, columns = the comparisons that have a pair in this run. */
-function ratioTable(results: MacroResults, metric: RatioMetric): string {
-  const comparisons = COMPARISONS.filter((c) => results.ratios.some((r) => r.comparison === c.id));
+/**
+ * One table per metric and kind: rows = scenarios, columns = the comparisons of that kind
+ * that have a pair in this run; null where none has. The ceilings (a server against its own
+ * stack's echo) get tables of their own: beside the peers, "Go / its echo" below 1.00 reads
+ * as a loss of jwt-grpc's.
+ */
+function ratioTable(results: MacroResults, metric: RatioMetric, kind: ComparisonKind): string | null {
+  const comparisons = COMPARISONS.filter((c) => c.kind === kind && results.ratios.some((r) => r.comparison === c.id));
+  if (comparisons.length === 0) return null;
   const rows = results.scenarios
-    .filter((scenario) => results.ratios.some((r) => r.scenario === scenario.id))
+    .filter((scenario) => results.ratios.some((r) => r.scenario === scenario.id && comparisons.some((c) => c.id === r.comparison)))
     .map((scenario) => [
       scenario.label,
       ...comparisons.map((comparison) => {
@@ -24,7 +30,11 @@ function ratioTable(results: MacroResults, metric: RatioMetric): string {
         return result.headline ? `**${text}**` : text;
       }),
     ]);
-  return `${METRIC_TITLES[metric]}\n\n${markdownTable(['scenario', ...comparisons.map((c) => c.label)], rows)}`;
+  const title =
+    kind === 'peer'
+      ? METRIC_TITLES[metric]
+      : `${METRIC_TITLES[metric]}, each server against the echo of its own stack (a ceiling, not a peer)`;
+  return `${title}\n\n${markdownTable(['scenario', ...comparisons.map((c) => c.label)], rows)}`;
 }
 
 /** The ratios (both metrics) and the verdicts written from them. */
@@ -46,8 +56,9 @@ export function ratioSection(results: MacroResults): string {
   return [
     heading,
     intro,
-    ratioTable(results, 'rps'),
-    ratioTable(results, 'callsPerCpuSecond'),
+    ...(['peer', 'ceiling'] as const).flatMap((kind) =>
+      [ratioTable(results, 'rps', kind), ratioTable(results, 'callsPerCpuSecond', kind)].filter((t): t is string => t !== null),
+    ),
     '### Verdicts, from the intervals of the bold ratios',
     verdicts.length === 0 ? 'No ratio had rounds to judge from.' : verdicts.join('\n\n'),
   ].join('\n\n');

@@ -56,8 +56,8 @@ export interface MicroProfile {
 export type ProfileName = 'quick' | 'full' | 'smoke';
 
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
-  // About 7 minutes on 2 cores (5.9 measured on a shared machine before the h2load cell,
-  // which adds about 45 s): the ratios of the
+  // 8-12 minutes on a 2-vCPU VM (7.7 measured for the published run of 2026-11-27 11:39 on a
+  // quiet one, about 12 on a busy one; the peers' first build on top): the ratios of the
   // 1-core scenarios, 5 short rounds each
   // (the fewest that give an interval: see common/median-interval.ts).
   quick: {

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UsageError, runProgram } from '../kit/program.js';
-import { CHARTS, HEADLINE_CHART } from './charts/index.js';
+import { CHARTS, HEADLINE_CHART, chartSpec } from './charts/index.js';
 import type { ChartedResults } from './charts/inputs.js';
 import { renderSvg } from './charts/render.js';
 import { writeReport } from './write-report.js';
@@ -49,7 +49,8 @@ export function parseChartsCommandLine(argv: readonly string[]): { kind: 'help' 
 async function run(options: ChartsOptions): Promise<number> {
   const results = JSON.parse(readFileSync(join(options.runDir, 'results.json'), 'utf8')) as ChartedResults;
   if (options.headline !== null) {
-    const spec = CHARTS.find((c) => c.name === HEADLINE_CHART)?.spec(results) ?? null;
+    const headline = CHARTS.find((c) => c.name === HEADLINE_CHART);
+    const spec = headline === undefined ? null : chartSpec(headline, results);
     if (spec === null) {
       process.stderr.write(`bench:charts: ${options.runDir} has no ours / Go ratio to chart\n`);
       return 1;

@@ -5,6 +5,7 @@
 import type { RenderedChart } from './charts/index.js';
 import { escapeHtml, markdownToHtml } from './markdown-html.js';
 import type { ChartedResults } from './charts/inputs.js';
+import { VERDICT_HEADING, verdictSection } from './short-verdict.js';
 
 const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #222; }
@@ -34,7 +35,20 @@ function header(results: ChartedResults): string {
   return `<dl>\n${rows.map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v)}</dd>`).join('\n')}\n</dl>`;
 }
 
-/** The page: header, charts, then summary.md rendered. */
+/**
+ * summary.md without its title (the page's h1 already) and without its verdict (the page
+ * puts the verdict first, computed from results.json, so that a run from before the
+ * verdict existed gets one too).
+ */
+function summaryBody(summary: string): string {
+  const withoutTitle = summary.replace(/^# .*\n/, '');
+  const start = withoutTitle.indexOf(`${VERDICT_HEADING}\n`);
+  if (start === -1) return withoutTitle;
+  const next = withoutTitle.indexOf('\n## ', start + VERDICT_HEADING.length);
+  return withoutTitle.slice(0, start) + (next === -1 ? '' : withoutTitle.slice(next + 1));
+}
+
+/** The page: the verdict, the header, the charts, then summary.md rendered. */
 export function renderReportHtml(results: ChartedResults, summary: string, charts: readonly RenderedChart[]): string {
   const figures = charts.map(
     (c) =>
@@ -52,11 +66,11 @@ export function renderReportHtml(results: ChartedResults, summary: string, chart
     '</head>',
     '<body>',
     `<h1>jwt-grpc benchmark, ${escapeHtml(results.startedAt)}</h1>`,
+    markdownToHtml(verdictSection(results)),
     header(results),
     charts.length === 0 ? '<p>No chart: this run has no data a chart needs.</p>' : `<h2>Charts</h2>\n${figures.join('\n')}`,
     '<h2>Summary</h2>',
-    // summary.md's own title is the page's h1 already.
-    markdownToHtml(summary.replace(/^# .*\n/, '')),
+    markdownToHtml(summaryBody(summary)),
     '</body>',
     '</html>',
     '',

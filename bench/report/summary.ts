@@ -5,6 +5,7 @@ import { revokeSection } from '../macro/revoke-throughput.js';
 import { macroSummary } from '../macro/tables.js';
 import { microTable } from '../micro/table.js';
 import type { BenchResults } from './results-file.js';
+import { verdictSection } from './short-verdict.js';
 
 function header(results: BenchResults): string {
   const { machine, versions, options } = results;
@@ -13,7 +14,7 @@ function header(results: BenchResults): string {
     .map(([name, v]) => `${name} ${v ?? '?'}`)
     .join(', ');
   const lines = [
-    `# jwt-grpc benchmark, ${results.startedAt}`,
+    '## The run',
     '',
     `- Profile: **${options.profile}**` +
       (macro === null
@@ -28,9 +29,9 @@ function header(results: BenchResults): string {
   return lines.join('\n');
 }
 
-/** summary.md: header, macro tables and ratios, then the micro table. */
+/** summary.md: the verdict in five lines, the run's header, macro tables and ratios, then the micro table. */
 export function renderSummary(results: BenchResults): string {
-  const parts = [header(results)];
+  const parts = [`# jwt-grpc benchmark, ${results.startedAt}`, verdictSection(results), header(results)];
   if (results.macro !== null) parts.push('## Macro: gRPC servers under ghz', macroSummary(results.macro));
   if (results.macro?.jwks !== undefined)
     parts.push('## The JWK Set over HTTP (discovery port) at saturation', jwksSection(results.macro.jwks));

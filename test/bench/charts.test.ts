@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHARTS, renderCharts } from '../../bench/report/charts/index.js';
 import { readingOf } from '../../bench/report/charts/interval-dots.js';
-import { oursGoRatioRows, oursRustRatioRows, verdictRatioRows } from '../../bench/report/charts/ratio-charts.js';
+import { ceilingRatioRows, oursGoRatioRows, oursRustRatioRows, verdictRatioRows } from '../../bench/report/charts/ratio-charts.js';
 import { markdownToHtml } from '../../bench/report/markdown-html.js';
 import { renderSummary } from '../../bench/report/summary.js';
 import { writeReport } from '../../bench/report/write-report.js';
@@ -70,6 +70,33 @@ describe('charts', () => {
     expect((await renderCharts(without, () => undefined)).map((c) => c.name)).not.toContain('ratios-ours-rust');
   });
 
+  it('carries the machine, the date and the load notation under every title', async () => {
+    const charts = await renderCharts(reportFixture(), () => undefined);
+    expect(charts.length).toBe(CHARTS.length);
+    for (const chart of charts) {
+      expect(chart.svg, chart.name).toContain('AMD EPYC, 2 of 2 CPUs, virtual machine');
+      expect(chart.svg, chart.name).toContain('run of 2026-11-23 18:34 UTC');
+      expect(chart.svg, chart.name).toContain('Load: 1c = server on 1 core');
+      expect(chart.svg, chart.name).toContain('1x50 = 1 connection × 50 calls in flight');
+    }
+  });
+
+  it('keeps each server against its own echo apart from the ratios between servers', async () => {
+    const results = reportFixture();
+    const between = verdictRatioRows(results);
+    const ceilings = ceilingRatioRows(results);
+    expect(between.length).toBeGreaterThan(0);
+    expect(between.filter((r) => r.row.includes('its echo'))).toEqual([]);
+    // The fixture's Go / its echo rows, in both scenarios: below 1.00, and in their own chart only.
+    expect(ceilings.map((r) => r.row)).toEqual([
+      'HS256 1c 1x50 · Go / its echo · calls/CPU-s',
+      'ES256 1c 5x250 · Go / its echo · calls/CPU-s',
+    ]);
+    const charts = await renderCharts(results, () => undefined);
+    expect(charts.find((c) => c.name === 'ratios')?.svg).not.toContain('its echo');
+    expect(charts.find((c) => c.name === 'ratios-ceilings')?.svg).toContain('Go / its echo');
+  });
+
   it('reads each interval as the verdicts do: across 1.00 is no difference shown', () => {
     for (const row of verdictRatioRows(reportFixture())) {
       const spans = spansOne({ median: row.median, low: row.low, high: row.high, n: 5 });
@@ -83,7 +110,7 @@ describe('charts', () => {
 
   it('skips the charts whose sections a run lacks, or whose entries lack their figures', async () => {
     const bare = await renderCharts(macroOnlyFixture(), () => undefined);
-    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
+    expect(bare.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'ratios-ceilings', 'scaling', 'cpu-per-call']);
     const broken = {
       ...macroOnlyFixture(),
       openLoop: [{ server: 'go', algorithm: 'HS256' }],
@@ -91,7 +118,14 @@ describe('charts', () => {
       startup: 'none',
     };
     const charts = await renderCharts(broken as never, () => undefined);
-    expect(charts.map((c) => c.name)).toEqual(['ratios-ours-go', 'ratios-ours-rust', 'ratios', 'scaling', 'cpu-per-call']);
+    expect(charts.map((c) => c.name)).toEqual([
+      'ratios-ours-go',
+      'ratios-ours-rust',
+      'ratios',
+      'ratios-ceilings',
+      'scaling',
+      'cpu-per-call',
+    ]);
     // One N only (the 2-core machine's N = 1): no scaling curve.
     const macro = bare.length > 0 ? macroOnlyFixture().macro : null;
     if (macro === null) throw new Error('fixture without macro');

@@ -112,6 +112,7 @@ export const EXPECTED_MARKS: Readonly<Record<string, readonly string[]>> = {
   'ratios-ours-go': ['symbol', 'rule', 'text'],
   'ratios-ours-rust': ['symbol', 'rule', 'text'],
   ratios: ['symbol', 'rule', 'text'],
+  'ratios-ceilings': ['symbol', 'rule', 'text'],
   h2load: ['symbol', 'rule', 'text'],
   'cpu-fixed-load': ['line', 'rule', 'symbol'],
   latency: ['line', 'area', 'symbol'],

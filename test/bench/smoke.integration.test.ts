@@ -5,7 +5,7 @@
  */
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cargoBuild } from '../../bench/kit/cargo-build.js';
 import { findOnPath } from '../../bench/kit/exec.js';
@@ -58,6 +58,14 @@ describe('npm run bench -- --smoke', () => {
     expect(svgs).toContain('cpu-per-call.svg');
     for (const svg of svgs) expect(report).toContain(readFileSync(join(run.runDir, svg), 'utf8'));
     expect(readlinkSync(join(out, 'latest'))).toBe(basename(run.runDir));
+    // The run ends with its verdict, first in summary.md too, and report.html's full path.
+    expect(run.summary).toContain('## Verdict in five lines');
+    expect(log.filter((l) => /^bench: (Run|ours \/ Go|ours \/ Rust|ours \/ Node peer|Against README\.md's range)\b/.test(l))).toHaveLength(
+      5,
+    );
+    const reportPath = /^bench: report with \d+ chart\(s\): (.*)$/.exec(log.at(-1) ?? '')?.[1] ?? '';
+    expect(isAbsolute(reportPath), log.at(-1)).toBe(true);
+    expect(readFileSync(reportPath, 'utf8')).toBe(report);
 
     // Micro: every row timed.
     const micro = onDisk.micro;

@@ -16,7 +16,15 @@ import { cpuChartSpec, cpuRows } from './cpu-chart.js';
 import { fixedLoadChartRows, fixedLoadChartSpec } from './fixed-load-chart.js';
 import type { ChartedResults } from './inputs.js';
 import { latencyChartSpec, latencyRows } from './latency-chart.js';
-import { oursGoRatioRows, oursRustRatioRows, ratioChartSpec, verdictRatioRows } from './ratio-charts.js';
+import {
+  ceilingChartSpec,
+  ceilingRatioRows,
+  oursGoRatioRows,
+  oursRustRatioRows,
+  ratioChartSpec,
+  verdictRatioRows,
+} from './ratio-charts.js';
+import { chartContextLines } from '../run-context.js';
 import { renderSvg } from './render.js';
 import { scalingChartSpec, scalingRatioRows, scalingRows } from './scaling-chart.js';
 import { warmupChartSpec, warmupRows } from './warmup-chart.js';
@@ -49,8 +57,14 @@ export const CHARTS: readonly ChartDefinition[] = [
   },
   {
     name: 'ratios',
-    caption: 'every ratio a verdict reads, in the verdict’s metric',
-    spec: (r) => unlessEmpty(verdictRatioRows(r), (rows) => ratioChartSpec(rows, 'The verdicts’ ratios: median and 95 % interval')),
+    caption: 'every ratio between two servers a verdict reads, in the verdict’s metric',
+    spec: (r) =>
+      unlessEmpty(verdictRatioRows(r), (rows) => ratioChartSpec(rows, 'The verdicts’ ratios between servers: median and 95 % interval')),
+  },
+  {
+    name: 'ratios-ceilings',
+    caption: 'each server against the echo of its own gRPC stack (a ceiling, not a peer), in the verdict’s metric',
+    spec: (r) => unlessEmpty(ceilingRatioRows(r), ceilingChartSpec),
   },
   { name: 'h2load', caption: 'requests/s under h2load', spec: (r) => unlessEmpty(h2loadRows(r), h2loadChartSpec) },
   {
@@ -74,6 +88,29 @@ export const CHARTS: readonly ChartDefinition[] = [
   },
 ];
 
+type ChartTitle = { readonly text: string; readonly subtitle?: string | readonly string[] };
+
+/**
+ * A chart's spec with the run's context under its title: the machine, the date and the
+ * load notation (run-context.ts), so that an SVG read alone still says what it measured.
+ * Null where the run lacks the chart's data.
+ *
+ * @example
+ * ```ts
+ * const headline = CHARTS.find((c) => c.name === HEADLINE_CHART);
+ * const spec = headline === undefined ? null : chartSpec(headline, results);
+ * if (spec !== null) writeFileSync('headline.svg', await renderSvg(spec));
+ * ```
+ */
+export function chartSpec(chart: ChartDefinition, results: ChartedResults): TopLevelSpec | null {
+  const spec = chart.spec(results);
+  if (spec === null) return null;
+  const title = (spec as { title?: string | ChartTitle }).title;
+  const base: ChartTitle = typeof title === 'string' ? { text: title } : (title ?? { text: chart.caption });
+  const subtitle = base.subtitle === undefined ? [] : typeof base.subtitle === 'string' ? [base.subtitle] : [...base.subtitle];
+  return { ...spec, title: { ...base, subtitle: [...subtitle, ...chartContextLines(results)] } } as TopLevelSpec;
+}
+
 export interface RenderedChart {
   readonly name: string;
   readonly caption: string;
@@ -88,7 +125,7 @@ export async function renderCharts(results: ChartedResults, onError: (name: stri
   const rendered: RenderedChart[] = [];
   for (const chart of CHARTS) {
     try {
-      const spec = chart.spec(results);
+      const spec = chartSpec(chart, results);
       if (spec !== null) rendered.push({ name: chart.name, caption: chart.caption, svg: await renderSvg(spec) });
     } catch (error) {
       onError(chart.name, error as Error);

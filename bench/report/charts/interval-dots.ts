@@ -38,6 +38,14 @@ export const READING_COLOURS: Readonly<Record<IntervalReading, string>> = {
   'no interval': '#bbbbbb',
 };
 
+/** The same readings for a server against its own echo: blues and greys, since no reading there is a loss to anyone. */
+export const CEILING_COLOURS: Readonly<Record<IntervalReading, string>> = {
+  'subject better': '#2166ac',
+  'baseline better': '#67a9cf',
+  'no difference shown': '#6b6b6b',
+  'no interval': '#bbbbbb',
+};
+
 /** subject better / baseline better / no difference shown: the same reading as the verdicts'. */
 export function readingOf(low: number | null, high: number | null): IntervalReading {
   if (low === null || high === null) return 'no interval';

@@ -4,9 +4,9 @@
  * h2load cell's ours / Go where the run has it.
  */
 import type { TopLevelSpec } from 'vega-lite';
-import { COMPARISONS } from '../../macro/comparisons.js';
+import { COMPARISONS, type ComparisonKind } from '../../macro/comparisons.js';
 import type { MacroResults, RatioMetric, RatioResult } from '../../macro/results.js';
-import { type DotRow, READING_COLOURS, dotChartSpec, readingOf } from './interval-dots.js';
+import { CEILING_COLOURS, type DotRow, READING_COLOURS, dotChartSpec, readingOf } from './interval-dots.js';
 import { type ChartedResults, h2loadEntries, intervalOf } from './inputs.js';
 
 const METRIC_LABELS: Readonly<Record<RatioMetric, string>> = { rps: 'requests/s', callsPerCpuSecond: 'calls/CPU-s' };
@@ -41,11 +41,29 @@ export function h2loadRatioRows(results: ChartedResults): DotRow[] {
   return rows;
 }
 
-/** Every headline ratio (the figure each verdict uses), for every comparison. */
-export function verdictRatioRows(results: ChartedResults): DotRow[] {
+/** The headline ratios (the figure each verdict uses) of the comparisons of one kind. */
+function headlineRows(results: ChartedResults, kind: ComparisonKind): DotRow[] {
   const macro = results.macro;
-  const rows = macro === null ? [] : macro.ratios.filter((r) => r.headline).map((r) => rowOf(macro, r, true));
-  return [...rows.filter((r): r is DotRow => r !== null), ...h2loadRatioRows(results)];
+  if (macro === null) return [];
+  const ofKind = new Set(COMPARISONS.filter((c) => c.kind === kind).map((c) => c.id));
+  return macro.ratios
+    .filter((r) => r.headline && ofKind.has(r.comparison))
+    .map((r) => rowOf(macro, r, true))
+    .filter((r): r is DotRow => r !== null);
+}
+
+/** Every headline ratio between two servers doing JWT work (no echo): what the verdicts compare. */
+export function verdictRatioRows(results: ChartedResults): DotRow[] {
+  return [...headlineRows(results, 'peer'), ...h2loadRatioRows(results)];
+}
+
+/**
+ * Every headline ratio of a server against the echo of its own gRPC stack: how much of its
+ * ceiling it reaches. Kept apart from the comparisons between servers, where a "Go / its
+ * echo" below 1.00 would read as jwt-grpc losing.
+ */
+export function ceilingRatioRows(results: ChartedResults): DotRow[] {
+  return headlineRows(results, 'ceiling');
 }
 
 /** ours / Go in both metrics per scenario, and under h2load: the README's chart. */
@@ -69,6 +87,19 @@ export function ratioChartSpec(rows: readonly DotRow[], title: string): TopLevel
     xTitle: 'per-round ratio: median and 95 % interval (log; > 1: the first server is better)',
     ratio: true,
     colours: READING_COLOURS,
+    labelFormat: '{}x',
+  });
+}
+
+/** The ceiling chart: each server against its own stack's echo, in colours that claim no winner. */
+export function ceilingChartSpec(rows: readonly DotRow[]): TopLevelSpec {
+  return dotChartSpec(rows, {
+    title: 'Each server against the echo of its own gRPC stack (its ceiling): median and 95 % interval',
+    subtitle:
+      'Not a comparison between servers: an echo answers constants and does no JWT work, so below 1.00 is the share of the ceiling a server reaches.',
+    xTitle: 'per-round ratio server / its echo: median and 95 % interval (log)',
+    ratio: true,
+    colours: CEILING_COLOURS,
     labelFormat: '{}x',
   });
 }
