@@ -1,11 +1,12 @@
 import { availableParallelism } from 'node:os';
-import { delimiter, isAbsolute, normalize, sep } from 'node:path';
+import { delimiter } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { refuseUnknownOptions } from '../known-options.js';
 import { KeySet } from '../keys/key-set.js';
+import { checkDirectories } from '../keys/backends/pkcs11-custody.js';
 import type { Logger } from '../log.js';
 import type { RevocationStore } from '../revocation/types.js';
 import { type CallInterceptor, interceptorsProblem } from '../transport/handler-api.js';
@@ -93,17 +94,7 @@ export function choice<const T extends string>(values: readonly T[]): TextKind<T
  * separated by `:`, as PATH and LD_LIBRARY_PATH are.
  */
 export const directories: TextKind<readonly string[]> = {
-  check(value, label) {
-    if (!Array.isArray(value) || value.length === 0) throw invalidOption(label, 'must be a non-empty array of absolute directories');
-    value.forEach((entry: unknown, index) => {
-      if (typeof entry !== 'string' || !isAbsolute(entry) || normalize(entry) !== entry || (entry.endsWith(sep) && entry !== sep))
-        throw invalidOption(
-          label,
-          `entry ${index} must be an absolute directory without ., .. or a trailing ${sep}, got ${JSON.stringify(entry)}`,
-        );
-    });
-    return value as readonly string[];
-  },
+  check: checkDirectories,
   parse: (text, label) => directories.check(text.split(delimiter), label),
   show: (value) => value.join(delimiter),
   range: '',

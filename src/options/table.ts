@@ -38,6 +38,7 @@ import { policyKind } from './policy.js';
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
 // biome-ignore lint/correctness/noUnusedImports: named so that table.d.ts imports it from its module (above)
 import type { KeySet } from '../keys/key-set.js';
+import { PKCS11_MODULE_DIRS } from '../keys/backends/pkcs11-custody.js';
 // biome-ignore lint/correctness/noUnusedImports: as KeySet
 import type { CallInterceptor } from '../transport/handler-api.js';
 
@@ -114,28 +115,6 @@ export const CLOCK_TOLERANCE_SECONDS = 5;
  * (often 5 to 10 s) still sees the answer.
  */
 export const KEY_BACKEND_TIMEOUT_MS = 2000;
-/**
- * Where a key file's PKCS#11 `module-path` may point: the directories the system's packages
- * install PKCS#11 modules into. A module is native code that runs inside the issuer as soon
- * as it is loaded, so a key file may name only one that an administrator installed.
- * p11-kit's module directory, `$(libdir)/pkcs11` (its `--with-module-path`; Debian's
- * multiarch and Fedora's lib64 builds of it); SoftHSM2's own directory as Debian, Fedora
- * and Alpine package it, and `/usr/local/lib/softhsm` where it is built from source (its
- * default prefix); Homebrew's on Apple silicon. An HSM vendor's client library (installed
- * under /opt) is allowed with `--pkcs11-module-dirs`.
- */
-export const PKCS11_MODULE_DIRS: readonly string[] = [
-  '/usr/lib/pkcs11',
-  '/usr/lib64/pkcs11',
-  '/usr/lib/x86_64-linux-gnu/pkcs11',
-  '/usr/lib/aarch64-linux-gnu/pkcs11',
-  '/usr/lib/softhsm',
-  '/usr/lib64/softhsm',
-  '/usr/lib/x86_64-linux-gnu/softhsm',
-  '/usr/lib/aarch64-linux-gnu/softhsm',
-  '/usr/local/lib/softhsm',
-  '/opt/homebrew/lib/softhsm',
-];
 /** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once, so longer durations are refused. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type Command, type ServeArgs, parseCommand } from '../../src/cli/args.js';
-import { PKCS11_MODULE_DIRS } from '../../src/options/table.js';
+import { PKCS11_MODULE_DIRS } from '../../src/keys/backends/pkcs11-custody.js';
 
 function serve(argv: string[], env: NodeJS.ProcessEnv = {}): ServeArgs {
   const command = parseCommand(['serve', ...argv], env);

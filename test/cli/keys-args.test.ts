@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { keysHelpText, parseKeysArgs } from '../../src/cli/keys-args.js';
-import { PKCS11_MODULE_DIRS } from '../../src/options/table.js';
+import { PKCS11_MODULE_DIRS } from '../../src/keys/backends/pkcs11-custody.js';
 
 function refusal(argv: string[], env: NodeJS.ProcessEnv = {}): string {
   try {

@@ -29,7 +29,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { type Algorithm, importKeys, loadKeys, setPkcs11ModuleDirs, silentLogger } from '../../src/lib.js';
-import { PKCS11_MODULE_DIRS } from '../../src/options/table.js';
+import { PKCS11_MODULE_DIRS } from '../../src/keys/backends/pkcs11-custody.js';
 import { backendPublicJwk, generateHandleEntry } from '../../src/keys/backend.js';
 import { registerBuiltinBackends } from '../../src/keys/backends/index.js';
 import { type KeyFileEntry, writeKeyFile } from '../../src/keys/file.js';

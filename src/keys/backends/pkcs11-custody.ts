@@ -7,8 +7,47 @@
  */
 import { type Stats, lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, normalize, sep } from 'node:path';
-import { directories } from '../../options/kinds.js';
-import { PKCS11_MODULE_DIRS } from '../../options/table.js';
+import { invalidOption } from '../../errors.js';
+
+/**
+ * Where a key file's PKCS#11 `module-path` may point: the directories the system's packages
+ * install PKCS#11 modules into. A module is native code that runs inside the issuer as soon
+ * as it is loaded, so a key file may name only one that an administrator installed.
+ * p11-kit's module directory, `$(libdir)/pkcs11` (its `--with-module-path`; Debian's
+ * multiarch and Fedora's lib64 builds of it); SoftHSM2's own directory as Debian, Fedora
+ * and Alpine package it, and `/usr/local/lib/softhsm` where it is built from source (its
+ * default prefix); Homebrew's on Apple silicon. An HSM vendor's client library (installed
+ * under /opt) is allowed with `--pkcs11-module-dirs`.
+ */
+export const PKCS11_MODULE_DIRS: readonly string[] = [
+  '/usr/lib/pkcs11',
+  '/usr/lib64/pkcs11',
+  '/usr/lib/x86_64-linux-gnu/pkcs11',
+  '/usr/lib/aarch64-linux-gnu/pkcs11',
+  '/usr/lib/softhsm',
+  '/usr/lib64/softhsm',
+  '/usr/lib/x86_64-linux-gnu/softhsm',
+  '/usr/lib/aarch64-linux-gnu/softhsm',
+  '/usr/local/lib/softhsm',
+  '/opt/homebrew/lib/softhsm',
+];
+
+/**
+ * A list of absolute directories, each written in its shortest form (no `.`, `..`, `//` or
+ * trailing `/`, so that "inside this directory" is a plain prefix test); else ERR_INVALID_OPTION
+ * naming `label`. The `pkcs11ModuleDirs` option's check, and {@link setPkcs11ModuleDirs}'s. @internal
+ */
+export function checkDirectories(value: unknown, label: string): readonly string[] {
+  if (!Array.isArray(value) || value.length === 0) throw invalidOption(label, 'must be a non-empty array of absolute directories');
+  value.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'string' || !isAbsolute(entry) || normalize(entry) !== entry || (entry.endsWith(sep) && entry !== sep))
+      throw invalidOption(
+        label,
+        `entry ${index} must be an absolute directory without ., .. or a trailing ${sep}, got ${JSON.stringify(entry)}`,
+      );
+  });
+  return value as readonly string[];
+}
 
 /** The directories set by {@link setPkcs11ModuleDirs}; unset, the option's default. */
 let allowedDirs: readonly string[] | undefined;
@@ -27,7 +66,7 @@ let allowedDirs: readonly string[] | undefined;
  * ```
  */
 export function setPkcs11ModuleDirs(dirs: readonly string[]): void {
-  allowedDirs = [...directories.check(dirs, 'pkcs11ModuleDirs')];
+  allowedDirs = [...checkDirectories(dirs, 'pkcs11ModuleDirs')];
 }
 
 /** The directories a module may be loaded from, now. @internal */
