@@ -14,6 +14,7 @@ import { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../errors.js';
 import { type StatusBits, decodeLst, isStatusBits, statusAt } from '../revocation/status-list/codec.js';
 import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP } from '../revocation/status-list/token.js';
+import { fetchDocument } from './fetch-document.js';
 import type { Logger } from '../log.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
 import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
@@ -103,12 +104,6 @@ function outcome(list: CachedList, idx: number, uri: string): StatusOutcome {
   return status === 0 ? OK : { ok: false, reason: 'REVOKED', message: `status ${status} in the status list at ${uri}` };
 }
 
-/** A response that is no Status List Token: its body released, the error naming why. */
-async function refuseResponse(response: Response, why: string): Promise<never> {
-  await response.body?.cancel();
-  throw new JwtGrpcError('ERR_FETCH', why);
-}
-
 /**
  * The status check of one remote verifier. `allowedOrigins` are the only origins a list is
  * fetched from (a token chooses the uri, so any other would let it aim the verifier at
@@ -194,20 +189,12 @@ export class StatusListCheck {
     const fetchedAtMs = Date.now();
     const { timeoutMs, maxTokenBytes } = STATUS_LIST_CHECK_DEFAULTS;
     // Redirects are refused, not followed (section 8.2 lets clients follow them): a 3xx could lead off the allowed origins.
-    const response = await fetch(uri, {
-      headers: { accept: STATUS_LIST_MEDIA_TYPE },
-      redirect: 'error',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (response.status !== 200) return refuseResponse(response, `GET ${uri}: HTTP ${response.status}`);
+    const response = await fetchDocument(uri, { timeoutMs, maxBytes: maxTokenBytes }, { accept: STATUS_LIST_MEDIA_TYPE });
+    if (response.status !== 200) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: HTTP ${response.status}`);
     const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
     if (type !== STATUS_LIST_MEDIA_TYPE)
-      return refuseResponse(response, `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
-    const declared = Number(response.headers.get('content-length') ?? 0);
-    if (declared > maxTokenBytes) return refuseResponse(response, `GET ${uri}: ${declared} bytes, more than ${maxTokenBytes}`);
-    const token = (await response.text()).trim();
-    if (Buffer.byteLength(token) > maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: more than ${maxTokenBytes} bytes`);
-    return this.#parseListToken(uri, token, fetchedAtMs);
+      throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
+    return this.#parseListToken(uri, response.body.trim(), fetchedAtMs);
   }
 
   /** Section 8.3 steps 3 and 4: signature and claims by the JWK Set, typ, sub, then the list itself. */

@@ -1,11 +1,14 @@
 /**
  * httpJwksSource: a JWK Set over HTTP(S), found by OpenID discovery from an issuer URL or at a
  * given jwksUrl, cached by ETag; every failure (a status, an oversized body, a discovery naming
- * another issuer, a redirect) is ERR_FETCH naming the URL. A loopback server in this process.
+ * another issuer, a redirect, no answer) is ERR_FETCH naming the URL. A loopback server in this
+ * process; the memory a verifier spends on an endless body is measured in a child process.
  */
+import { spawn } from 'node:child_process';
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, type Socket, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoPath } from '../../bench/kit/paths.js';
 import { HTTP_JWKS_DEFAULTS, httpJwksSource, isHttpJwksLocation } from '../../src/client/remote-jwks-http.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
@@ -105,10 +108,25 @@ describe('getJwks', () => {
     });
   });
 
-  it('refuses a redirect rather than following it', async () => {
+  it('refuses a redirect rather than following it, as ERR_FETCH naming the URL', async () => {
     routes.set('/moved', (_req, res) => res.writeHead(302, { location: `${base}/etag/jwks` }).end());
-    await expect(httpJwksSource({ jwksUrl: `${base}/moved` }).getJwks()).rejects.toThrow();
+    await expect(httpJwksSource({ jwksUrl: `${base}/moved` }).getJwks()).rejects.toMatchObject({
+      code: 'ERR_FETCH',
+      message: expect.stringMatching(new RegExp(`^GET ${base}/moved: .*redirect`)),
+    });
     expect(seen.at(-1)?.path).toBe('/moved');
+  });
+
+  it('gives ERR_FETCH naming the URL, not a bare TypeError, when the issuer is unreachable', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(httpJwksSource({ issuerUrl: url }).getJwks()).rejects.toMatchObject({
+      name: 'JwtGrpcError',
+      code: 'ERR_FETCH',
+      message: expect.stringMatching(new RegExp(`^GET ${url}/.well-known/openid-configuration: .*ECONNREFUSED`)),
+    });
   });
 
   it('refuses a body over maxBytes, declared or not', async () => {
@@ -121,11 +139,105 @@ describe('getJwks', () => {
     });
     await expect(httpJwksSource({ jwksUrl: `${base}/big-declared` }).getJwks()).rejects.toMatchObject({
       code: 'ERR_FETCH',
-      message: `GET ${base}/big-declared: ${big.length} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`,
+      message: `GET ${base}/big-declared: ${big.length} bytes, more than the limit of ${HTTP_JWKS_DEFAULTS.maxBytes}`,
     });
     await expect(httpJwksSource({ jwksUrl: `${base}/big-chunked` }).getJwks()).rejects.toMatchObject({
       code: 'ERR_FETCH',
-      message: `GET ${base}/big-chunked: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`,
+      message: `GET ${base}/big-chunked: more than the limit of ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`,
     });
   });
+});
+
+/** Writes `total` bytes of spaces to `out` as fast as the reader takes them; resolves with what was written when it closes. */
+function pour(out: ServerResponse | Socket, total: number): Promise<number> {
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  let written = 0;
+  const more = (): void => {
+    while (written < total) {
+      written += chunk.length;
+      if (!out.write(chunk)) return void out.once('drain', more);
+    }
+    out.end();
+  };
+  more();
+  return new Promise((resolve) => out.once('close', () => resolve(written)));
+}
+
+/**
+ * What a verifier in a fresh process spends refreshing from `url`: its RSS before (after a
+ * warm-up fetch that loads fetch itself, and a GC) and at its peak, sampled every 2 ms, and
+ * the refusal's cause. The library is the built one, as a consumer runs it.
+ */
+async function refreshInChild(
+  warmUrl: string,
+  url: string,
+): Promise<{ before: number; peak: number; status: number; cause: { code: string; message: string } }> {
+  const script = `
+    const { createRemoteVerifier, silentLogger } = await import(process.env.LIB);
+    const options = { audience: 'api', logger: silentLogger };
+    await createRemoteVerifier({ jwksUrl: process.env.WARM_URL }, options).refresh();
+    globalThis.gc();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 2);
+    const err = await createRemoteVerifier({ jwksUrl: process.env.URL }, options).refresh().then(() => undefined, (e) => e);
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    console.log(JSON.stringify({ before, peak, status: err?.status, cause: { code: err?.cause?.code, message: err?.cause?.message } }));
+  `;
+  const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+    env: { ...process.env, LIB: repoPath('dist', 'src', 'lib.js'), WARM_URL: warmUrl, URL: url },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (data: Buffer) => {
+    stdout += data.toString();
+  });
+  await new Promise((resolve) => child.once('close', resolve));
+  return JSON.parse(stdout);
+}
+
+describe('an endless body', () => {
+  const HUNDRED_MIB = 100 << 20;
+  const written: number[] = [];
+  const raw = createTcpServer((socket) => {
+    socket.on('error', () => {});
+    // Answers a request with no length: the body ends when the connection closes (RFC 9112 section 6.3, rule 8).
+    socket.once('data', () => {
+      socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n');
+      void pour(socket, HUNDRED_MIB).then((n) => written.push(n));
+    });
+  });
+  let rawUrl = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/jwks`;
+    routes.set('/warm', json({ keys: [] }));
+    routes.set('/endless-chunked', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      void pour(res, HUNDRED_MIB).then((n) => written.push(n));
+    });
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => raw.close(resolve));
+  });
+
+  it.each([
+    ['chunked', () => `${base}/endless-chunked`],
+    ['close-delimited', () => rawUrl],
+  ])(
+    'of 100 MiB %s is cut off at maxBytes: the verifier RSS grows by less than 20 MiB and the server is stopped early',
+    async (_kind, url) => {
+      written.length = 0;
+      const run = await refreshInChild(`${base}/warm`, url());
+      expect(run).toMatchObject({
+        status: 14,
+        cause: { code: 'ERR_FETCH', message: `GET ${url()}: more than the limit of ${HTTP_JWKS_DEFAULTS.maxBytes} bytes` },
+      });
+      expect((run.peak - run.before) / 2 ** 20).toBeLessThan(20);
+      await expect.poll(() => written.length).toBe(1);
+      // What the kernel's socket buffers held when the verifier hung up, not the 100 MiB.
+      expect(written[0]).toBeLessThan(HUNDRED_MIB / 4);
+    },
+  );
 });
