@@ -247,7 +247,14 @@ class RemoteJwksVerifier {
   }
 
   verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult> {
-    const result = this.verifyByKeys(token, expectationsFor(expect, this.#settings.expectDefaults), true);
+    let expectations: ClaimExpectations;
+    try {
+      expectations = expectationsFor(expect, this.#settings.expectDefaults);
+    } catch (err) {
+      // A promise-returning call refuses by rejecting, never by throwing.
+      return Promise.reject(err);
+    }
+    const result = this.verifyByKeys(token, expectations, true);
     if (result instanceof Promise) return result.then((verified) => this.#withStatus(verified));
     // The common case, a valid token without a status claim, costs what it did before.
     return result.valid && result.payload['status'] !== undefined ? this.#withStatus(result) : Promise.resolve(result);
