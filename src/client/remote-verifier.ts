@@ -6,7 +6,7 @@ import { invalidOption } from '../errors.js';
 import type { KeyInfo } from '../keys/key-set.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import { rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
+import { type FetchFailureCount, fetchFailureCount, rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
 import { metricsRegistry } from '../options/kinds.js';
 import {
   type AnyAudience,
@@ -69,6 +69,13 @@ export interface RemoteVerifierOptions {
   readonly cooldownMs?: number;
   /** A set older than this is refetched (in the background; calls go on with it), in ms. Default 600000. */
   readonly maxAgeMs?: number;
+  /**
+   * While the issuer cannot be reached, the last good JWK Set and status list keep answering
+   * until they are this old (since their last successful fetch), in ms; after that, calls
+   * that need them are refused (UNAVAILABLE) until a fetch succeeds. A status list never
+   * answers past its own `exp`. Default 86400000 (a day, docs/library.md).
+   */
+  readonly maxStaleMs?: number;
   /** Where set changes (info) and unreachable issuers (warn) are reported. Default: stderr, warnings and errors. */
   readonly logger?: Logger;
   /**
@@ -93,6 +100,7 @@ const REMOTE_VERIFIER_OPTION_NAMES = optionNames<RemoteVerifierOptions>({
   clockToleranceSeconds: true,
   cooldownMs: true,
   maxAgeMs: true,
+  maxStaleMs: true,
   logger: true,
   statusListOrigins: true,
   metricsRegistry: true,
@@ -179,9 +187,18 @@ interface RemoteVerifierSettings {
   readonly clockToleranceSeconds: number;
   readonly cooldownMs: number;
   readonly maxAgeMs: number;
+  readonly maxStaleMs: number;
   readonly logger: Logger;
   readonly rejected: ReturnType<typeof rejectedKeyCounts> | undefined;
+  readonly countFailure: FetchFailureCount;
   readonly statusListOrigins: ReadonlySet<string>;
+}
+
+/** The counters of `registry` (checked), or none: counting into nothing. */
+function remoteMetrics(registry: unknown): Pick<RemoteVerifierSettings, 'rejected' | 'countFailure'> {
+  if (registry === undefined) return { rejected: undefined, countFailure: () => {} };
+  const checked = metricsRegistry.check(registry, 'metricsRegistry');
+  return { rejected: rejectedKeyCounts(checked), countFailure: fetchFailureCount(checked) };
 }
 
 /** Validates the source and options once, naming the bad one. */
@@ -204,11 +221,9 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
     clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),
     cooldownMs: integerOption('cooldownMs', options.cooldownMs, REMOTE_VERIFIER_DEFAULTS.cooldownMs, 0, 86_400_000),
     maxAgeMs: integerOption('maxAgeMs', options.maxAgeMs, REMOTE_VERIFIER_DEFAULTS.maxAgeMs, 1, 7 * 86_400_000),
+    maxStaleMs: integerOption('maxStaleMs', options.maxStaleMs, REMOTE_VERIFIER_DEFAULTS.maxStaleMs, 1, 30 * 86_400_000),
     logger: options.logger ?? createStderrLogger(),
-    rejected:
-      options.metricsRegistry === undefined
-        ? undefined
-        : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry')),
+    ...remoteMetrics(options.metricsRegistry),
     statusListOrigins: statusListOrigins(source, issuer, options.statusListOrigins),
   };
 }
@@ -239,11 +254,23 @@ class RemoteJwksVerifier {
     this.#logger = settings.logger;
     this.audience = settings.audience;
     const verifyWithJwks = (token: string): Promise<VerifyResult> => this.#verifyListToken(token);
-    this.#statusLists = createStatusListCheck({ allowedOrigins: settings.statusListOrigins, verifyWithJwks, logger: settings.logger });
+    this.#statusLists = createStatusListCheck({
+      allowedOrigins: settings.statusListOrigins,
+      verifyWithJwks,
+      logger: settings.logger,
+      maxStaleMs: settings.maxStaleMs,
+      countFailure: (answer) => settings.countFailure('status_list', answer),
+    });
   }
 
   get keys(): readonly KeyInfo[] {
-    return this.#state?.keys ?? [];
+    return this.#usable(Date.now())?.keys ?? [];
+  }
+
+  /** The set to verify with: the last good one until it is maxStaleMs old, then none until a fetch succeeds. */
+  #usable(now: number): KeyState | undefined {
+    const state = this.#state;
+    return state !== undefined && now - state.fetchedAtMs < this.#settings.maxStaleMs ? state : undefined;
   }
 
   verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult> {
@@ -270,9 +297,10 @@ class RemoteJwksVerifier {
    * verify with the set in use; on an unknown kid, refetch once (or join a fetch in flight) and decide.
    */
   verifyByKeys(token: string, expect: ClaimExpectations, cache: boolean): VerifyResult | Promise<VerifyResult> {
-    const current = this.#state;
+    const now = Date.now();
+    const current = this.#usable(now);
     if (current === undefined) return this.#verifyWithoutKeys(token, expect, cache);
-    this.#refreshIfOld(current, Date.now());
+    this.#refreshIfOld(current, now);
     const result = this.#check(current, token, expect, cache);
     if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
     return this.#retryUnknownKey(token, expect, result, cache);
@@ -292,11 +320,11 @@ class RemoteJwksVerifier {
   /** True when a fetch may start now: rate-limited so that unknown kids or a down issuer cannot drive a fetch per call. */
   #mayFetch(now: number): boolean {
     const { cooldownMs } = this.#settings;
-    const wait = this.#state === undefined ? Math.min(cooldownMs, REMOTE_VERIFIER_DEFAULTS.retryWithoutKeysMs) : cooldownMs;
+    const wait = this.#usable(now) === undefined ? Math.min(cooldownMs, REMOTE_VERIFIER_DEFAULTS.retryWithoutKeysMs) : cooldownMs;
     return now - this.#lastFetchMs >= wait;
   }
 
-  /** No set yet: fetch one (at most once a retry interval; between, the last failure answers). */
+  /** No set yet, or only one past maxStaleMs: fetch one (at most once a retry interval; between, the last failure answers). */
   async #verifyWithoutKeys(token: string, expect: ClaimExpectations, cache: boolean): Promise<VerifyResult> {
     if (!this.#fetch.running && !this.#mayFetch(Date.now()) && this.#lastFailure !== undefined) throw this.#lastFailure;
     const result = this.#check(await this.#fetch.run(), token, expect, cache);
@@ -343,17 +371,32 @@ class RemoteJwksVerifier {
     }
   }
 
-  /** A failed fetch, logged as what it means now: calls refused (no set yet), or the last good set in use. */
+  /** A failed fetch, logged and counted as what it means now: the last good set in use, or calls refused (none, or too old). */
   #fetchFailed(err: unknown): GrpcStatusError {
     const why = describeError(err);
     const issuer = this.#issuerTarget;
+    const now = Date.now();
     const state = this.#state;
-    if (state === undefined) this.#logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer, error: why });
-    else {
-      const ageSeconds = Math.round((Date.now() - state.fetchedAtMs) / 1000);
+    const ageSeconds = state === undefined ? undefined : Math.round((now - state.fetchedAtMs) / 1000);
+    if (this.#usable(now) !== undefined) {
       this.#logger.warn('cannot fetch the JWK Set: verifying with the last good set', { issuer, error: why, ageSeconds });
+      this.#settings.countFailure('jwks', 'last_good');
+      return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
     }
-    return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
+    this.#settings.countFailure('jwks', 'refused');
+    if (state === undefined) {
+      this.#logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer, error: why });
+      return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
+    }
+    const { maxStaleMs } = this.#settings;
+    this.#logger.warn('cannot fetch the JWK Set: the last good set is older than maxStaleMs, calls are refused', {
+      issuer,
+      error: why,
+      ageSeconds,
+      maxStaleMs,
+    });
+    const details = `no JWK Set from issuer ${issuer}: ${why}; the last good set is ${ageSeconds} s old, past maxStaleMs (${maxStaleMs} ms)`;
+    return new GrpcStatusError(GrpcStatus.UNAVAILABLE, details, { cause: err });
   }
 
   /** A fetched set as the state to verify with; an unchanged set (or a 304) keeps its verifier and logs nothing. */
