@@ -122,7 +122,8 @@ export interface RemoteVerifier {
   /**
    * Verifies `token` like {@link Verifier.verify}. Rejects (GrpcStatusError, UNAVAILABLE,
    * naming the issuer) when no JWK Set has ever been fetched; once one has, an
-   * unreachable issuer means the last good set keeps verifying. A token with a `status`
+   * unreachable issuer means the last good set keeps verifying until it is `maxStaleMs`
+   * old, and rejects the same way after that. A token with a `status`
    * claim (Token Status List) is also checked against the list it names: `REVOKED` when
    * its entry is set; the promise rejects (UNAVAILABLE) when the list can be neither
    * fetched nor used from the cache (fresh for its `ttl`, usable until its `exp`).
@@ -433,7 +434,7 @@ class RemoteJwksVerifier {
  * verifies locally with the package's own verifier: no call to the issuer per token. The
  * set is refetched when a token names a kid it lacks (at most once per `cooldownMs`,
  * concurrent misses sharing one fetch) and when it is older than `maxAgeMs`. When the
- * issuer is down, the last good set keeps verifying and the logger says so.
+ * issuer is down, the last good set keeps verifying for `maxStaleMs` and the logger says so.
  *
  * Keys come only from the issuer: a token's `jku`, `x5u`, `jwk` and `x5c` are refused, as
  * everywhere in jwt-grpc. GetJwks publishes public keys only, never HMAC secrets, so an
