@@ -131,7 +131,7 @@ export interface RemoteVerifier {
   verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult>;
   /** Fetches the set now, sharing a fetch in flight; rejects like `verify` when it cannot. Call it before serving. */
   refresh(): Promise<void>;
-  /** The keys of the set in use; empty before the first fetch. */
+  /** The keys of the set in use; empty before the first fetch, and while the last set is older than `maxStaleMs`. */
   readonly keys: readonly KeyInfo[];
   /** The `audience` it was made with: what a call that names none must carry. */
   readonly audience: string | AnyAudience;
@@ -479,9 +479,9 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
  */
 function checkHttpLocation(source: unknown): void {
   if (typeof source !== 'object' || source === null || typeof (source as { getJwks?: unknown }).getJwks === 'function') return;
-  const names = Object.keys(source);
-  const known = names.includes('jwksUrl') ? ['jwksUrl'] : ['issuerUrl'];
-  if (names.includes('issuerUrl') && names.includes('jwksUrl')) throw invalidOption('source', 'give issuerUrl or jwksUrl, not both');
+  // Read with `in`, as isHttpJwksLocation reads it: an inherited name is given too.
+  const known = 'jwksUrl' in source ? ['jwksUrl'] : ['issuerUrl'];
+  if ('issuerUrl' in source && 'jwksUrl' in source) throw invalidOption('source', 'give issuerUrl or jwksUrl, not both');
   refuseUnknownOptions(source, known, { path: 'source', owner: 'createRemoteVerifier' });
 }
 
