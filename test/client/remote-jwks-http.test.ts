@@ -9,6 +9,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import { type AddressInfo, type Socket, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoPath } from '../../bench/kit/paths.js';
+import { fetchDocument } from '../../src/client/fetch-document.js';
 import { HTTP_JWKS_DEFAULTS, httpJwksSource, isHttpJwksLocation } from '../../src/client/remote-jwks-http.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
@@ -145,6 +146,25 @@ describe('getJwks', () => {
       code: 'ERR_FETCH',
       message: `GET ${base}/big-chunked: more than the limit of ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`,
     });
+  });
+});
+
+describe('fetchDocument', () => {
+  it('gives ERR_FETCH at its deadline when the answer or its body stalls', async () => {
+    routes.set('/stall-headers', () => {});
+    routes.set('/stall-body', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"keys":');
+    });
+    for (const path of ['/stall-headers', '/stall-body']) {
+      const started = Date.now();
+      await expect(fetchDocument(`${base}${path}`, { timeoutMs: 200, maxBytes: 1_000 }, {})).rejects.toMatchObject({
+        code: 'ERR_FETCH',
+        message: `GET ${base}${path}: no complete answer within 200 ms`,
+      });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    }
+    server.closeAllConnections();
   });
 });
 
