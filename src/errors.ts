@@ -1,4 +1,5 @@
 import { nearestName } from './nearest-name.js';
+import { firstUnknownName } from './unknown-name.js';
 
 /**
  * Every error that crosses the public API is a {@link JwtGrpcError} whose `code`
@@ -96,8 +97,7 @@ export class JwtGrpcError extends Error {
   readonly field: string | undefined;
 
   constructor(code: JwtGrpcErrorCode, message: string, options?: { field?: string; cause?: unknown }) {
-    const unknown =
-      options === undefined ? undefined : Object.keys(options).find((name) => !(ERROR_OPTION_NAMES as readonly string[]).includes(name));
+    const unknown = options === undefined ? undefined : firstUnknownName(options, ERROR_OPTION_NAMES);
     if (unknown !== undefined) {
       const nearest = nearestName(unknown, ERROR_OPTION_NAMES);
       const hint = nearest === undefined ? `the known ones are ${ERROR_OPTION_NAMES.join(', ')}` : `did you mean ${nearest}?`;

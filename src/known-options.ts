@@ -13,6 +13,7 @@
  */
 import { JwtGrpcError, type JwtGrpcErrorCode } from './errors.js';
 import { nearestName } from './nearest-name.js';
+import { firstUnknownName } from './unknown-name.js';
 
 export { editDistance, nearestName } from './nearest-name.js';
 
@@ -53,14 +54,14 @@ export function memberPath(path: string | undefined, name: string): string {
 }
 
 /**
- * Throws when `given` holds a name not in `known`; anything not a plain object is left to
+ * Throws when `given` holds a name not in `known`: own or inherited, enumerable or not, as
+ * the factory would read it ({@link firstUnknownName}). Anything not an object is left to
  * the caller's own check (which names it better: "must be an object").
  */
 export function refuseUnknownOptions(given: unknown, known: OptionNames, context: UnknownOptionContext = {}): void {
   if (typeof given !== 'object' || given === null || Array.isArray(given)) return;
-  for (const name of Object.keys(given)) {
-    if (!known.includes(name)) throw unknownOption(name, known, context);
-  }
+  const name = firstUnknownName(given, known);
+  if (name !== undefined) throw unknownOption(name, known, context);
 }
 
 function unknownOption(name: string, known: OptionNames, context: UnknownOptionContext): JwtGrpcError {

@@ -1,5 +1,7 @@
 /** Unknown options refused by name (src/known-options.ts): the path, the owner, a suggestion or the known list, the code. */
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { JwtGrpcError } from '../src/errors.js';
 import { memberPath, optionNames, refuseUnknownOptions } from '../src/known-options.js';
 
 const KNOWN = optionNames<{ port: number; host: string }>({ port: true, host: true });
@@ -47,5 +49,24 @@ describe('refuseUnknownOptions', () => {
     expect(() => refuseUnknownOptions({ kyes: [] }, ['keys'], { code: 'ERR_INVALID_KEY', noun: 'a JWK Set member' })).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_KEY', message: 'kyes: is not a JWK Set member; did you mean keys?' }),
     );
+  });
+});
+
+describe('which names an options object holds', () => {
+  it('are those a factory reads: inherited, getter and non-enumerable names alike, and the same for JwtGrpcError', () => {
+    expect(() => refuseUnknownOptions(Object.create({ prot: 1 }), KNOWN)).toThrow(expect.objectContaining({ field: 'prot' }));
+    expect(() => refuseUnknownOptions(Object.defineProperty({}, 'prot', { get: () => 1 }), KNOWN)).toThrow(/did you mean port\?/);
+    expect(() => refuseUnknownOptions(Object.create(null, { prot: { value: 1 } }), KNOWN)).toThrow(/option prot:/);
+    expect(() => new JwtGrpcError('ERR_FETCH', 'x', Object.create({ casue: 1 }))).toThrow(/option casue: .*did you mean cause\?/);
+  });
+
+  it("stop at Object.prototype, of this realm or another, and leave a prototype's constructor out", () => {
+    expect(() => refuseUnknownOptions(Object.create({ port: 1 }), KNOWN)).not.toThrow();
+    expect(() => refuseUnknownOptions(runInNewContext('({ port: 1 })'), KNOWN)).not.toThrow();
+    class Options {
+      port = 1;
+    }
+    expect(() => refuseUnknownOptions(new Options(), KNOWN)).not.toThrow();
+    expect(() => refuseUnknownOptions({ port: 1, constructor: 2 }, KNOWN)).toThrow(/option constructor:/);
   });
 });

@@ -26,6 +26,14 @@ export const CALL_CREDENTIALS_DEFAULTS = {
 export const REMOTE_VERIFIER_DEFAULTS = {
   cooldownMs: 30_000,
   maxAgeMs: 600_000,
+  /**
+   * While the issuer cannot be reached, the last good JWK Set and status list answer until
+   * this long after they were fetched (HTTP's stale-if-error, RFC 5861 section 4, bounded the
+   * same way): a day, the longest `ttl` a status list is trusted for (STATUS_LIST_CHECK_DEFAULTS.maxTtlSeconds),
+   * so an outage through a night is held, while a key the issuer withdrew, or a token it
+   * revoked, stops passing a cut-off verifier within a day.
+   */
+  maxStaleMs: 86_400_000,
   /** Before any set was fetched, a failed fetch is retried no sooner than this (the cooldown, if shorter). */
   retryWithoutKeysMs: 1_000,
 } as const;

@@ -5,14 +5,14 @@
  * unknown-kid refetch) whatever the source; each refetch is a conditional request
  * (`If-None-Match`), so an unchanged set costs a 304 and no parsing.
  */
-import { Buffer } from 'node:buffer';
 import { JwtGrpcError, invalidOption } from '../errors.js';
+import { fetchDocument } from './fetch-document.js';
 
 /** Limits of an HTTP fetch of discovery or a JWK Set. */
 export const HTTP_JWKS_DEFAULTS = {
   /** A fetch (discovery or the set) must complete within this long. */
   timeoutMs: 5_000,
-  /** A larger document is refused: a JWK Set of a few keys is a few KiB. */
+  /** A larger document is refused, as it arrives: a JWK Set of a few keys is a few KiB. */
   maxBytes: 1 << 20,
 } as const;
 
@@ -52,28 +52,13 @@ export function isHttpJwksLocation(value: unknown): value is HttpJwksLocation {
   return typeof value === 'object' && value !== null && ('issuerUrl' in value || 'jwksUrl' in value);
 }
 
-/** GETs `url`; redirects are refused (the issuer names its own URLs), the body is bounded. */
+/** GETs `url` within the limits; a 304 keeps the ETag it revalidated. */
 async function get(url: URL, etag: string | undefined): Promise<{ status: number; etag: string | undefined; body: string }> {
-  const response = await fetch(url, {
-    headers: { accept: 'application/json', ...(etag !== undefined && { 'if-none-match': etag }) },
-    redirect: 'error',
-    signal: AbortSignal.timeout(HTTP_JWKS_DEFAULTS.timeoutMs),
-  });
-  if (response.status === 304) {
-    await response.body?.cancel();
-    return { status: 304, etag: response.headers.get('etag') ?? etag, body: '' };
-  }
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: HTTP ${response.status}`);
-  }
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > HTTP_JWKS_DEFAULTS.maxBytes)
-    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: ${declared} bytes, more than ${HTTP_JWKS_DEFAULTS.maxBytes}`);
-  const body = await response.text();
-  if (Buffer.byteLength(body) > HTTP_JWKS_DEFAULTS.maxBytes)
-    throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: more than ${HTTP_JWKS_DEFAULTS.maxBytes} bytes`);
-  return { status: 200, etag: response.headers.get('etag') ?? undefined, body };
+  const headers = { accept: 'application/json', ...(etag !== undefined && { 'if-none-match': etag }) };
+  const response = await fetchDocument(url, HTTP_JWKS_DEFAULTS, headers);
+  if (response.status === 304) return { status: 304, etag: response.headers.get('etag') ?? etag, body: '' };
+  if (response.status !== 200) throw new JwtGrpcError('ERR_FETCH', `GET ${url.href}: HTTP ${response.status}`);
+  return { status: 200, etag: response.headers.get('etag') ?? undefined, body: response.body };
 }
 
 /**

@@ -6,7 +6,7 @@ import { invalidOption } from '../errors.js';
 import type { KeyInfo } from '../keys/key-set.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { type Logger, createStderrLogger } from '../log.js';
-import { rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
+import { type FetchFailureCount, fetchFailureCount, rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
 import { metricsRegistry } from '../options/kinds.js';
 import {
   type AnyAudience,
@@ -69,6 +69,13 @@ export interface RemoteVerifierOptions {
   readonly cooldownMs?: number;
   /** A set older than this is refetched (in the background; calls go on with it), in ms. Default 600000. */
   readonly maxAgeMs?: number;
+  /**
+   * While the issuer cannot be reached, the last good JWK Set and status list keep answering
+   * until they are this old (since their last successful fetch), in ms; after that, calls
+   * that need them are refused (UNAVAILABLE) until a fetch succeeds. A status list never
+   * answers past its own `exp`. Default 86400000 (a day, docs/library.md).
+   */
+  readonly maxStaleMs?: number;
   /** Where set changes (info) and unreachable issuers (warn) are reported. Default: stderr, warnings and errors. */
   readonly logger?: Logger;
   /**
@@ -93,6 +100,7 @@ const REMOTE_VERIFIER_OPTION_NAMES = optionNames<RemoteVerifierOptions>({
   clockToleranceSeconds: true,
   cooldownMs: true,
   maxAgeMs: true,
+  maxStaleMs: true,
   logger: true,
   statusListOrigins: true,
   metricsRegistry: true,
@@ -114,7 +122,8 @@ export interface RemoteVerifier {
   /**
    * Verifies `token` like {@link Verifier.verify}. Rejects (GrpcStatusError, UNAVAILABLE,
    * naming the issuer) when no JWK Set has ever been fetched; once one has, an
-   * unreachable issuer means the last good set keeps verifying. A token with a `status`
+   * unreachable issuer means the last good set keeps verifying until it is `maxStaleMs`
+   * old, and rejects the same way after that. A token with a `status`
    * claim (Token Status List) is also checked against the list it names: `REVOKED` when
    * its entry is set; the promise rejects (UNAVAILABLE) when the list can be neither
    * fetched nor used from the cache (fresh for its `ttl`, usable until its `exp`).
@@ -122,7 +131,7 @@ export interface RemoteVerifier {
   verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult>;
   /** Fetches the set now, sharing a fetch in flight; rejects like `verify` when it cannot. Call it before serving. */
   refresh(): Promise<void>;
-  /** The keys of the set in use; empty before the first fetch. */
+  /** The keys of the set in use; empty before the first fetch, and while the last set is older than `maxStaleMs`. */
   readonly keys: readonly KeyInfo[];
   /** The `audience` it was made with: what a call that names none must carry. */
   readonly audience: string | AnyAudience;
@@ -179,9 +188,18 @@ interface RemoteVerifierSettings {
   readonly clockToleranceSeconds: number;
   readonly cooldownMs: number;
   readonly maxAgeMs: number;
+  readonly maxStaleMs: number;
   readonly logger: Logger;
   readonly rejected: ReturnType<typeof rejectedKeyCounts> | undefined;
+  readonly countFailure: FetchFailureCount;
   readonly statusListOrigins: ReadonlySet<string>;
+}
+
+/** The counters of `registry` (checked), or none: counting into nothing. */
+function remoteMetrics(registry: unknown): Pick<RemoteVerifierSettings, 'rejected' | 'countFailure'> {
+  if (registry === undefined) return { rejected: undefined, countFailure: () => {} };
+  const checked = metricsRegistry.check(registry, 'metricsRegistry');
+  return { rejected: rejectedKeyCounts(checked), countFailure: fetchFailureCount(checked) };
 }
 
 /** Validates the source and options once, naming the bad one. */
@@ -204,11 +222,9 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
     clockToleranceSeconds: optionValue('clockToleranceSeconds', options.clockToleranceSeconds),
     cooldownMs: integerOption('cooldownMs', options.cooldownMs, REMOTE_VERIFIER_DEFAULTS.cooldownMs, 0, 86_400_000),
     maxAgeMs: integerOption('maxAgeMs', options.maxAgeMs, REMOTE_VERIFIER_DEFAULTS.maxAgeMs, 1, 7 * 86_400_000),
+    maxStaleMs: integerOption('maxStaleMs', options.maxStaleMs, REMOTE_VERIFIER_DEFAULTS.maxStaleMs, 1, 30 * 86_400_000),
     logger: options.logger ?? createStderrLogger(),
-    rejected:
-      options.metricsRegistry === undefined
-        ? undefined
-        : rejectedKeyCounts(metricsRegistry.check(options.metricsRegistry, 'metricsRegistry')),
+    ...remoteMetrics(options.metricsRegistry),
     statusListOrigins: statusListOrigins(source, issuer, options.statusListOrigins),
   };
 }
@@ -239,15 +255,34 @@ class RemoteJwksVerifier {
     this.#logger = settings.logger;
     this.audience = settings.audience;
     const verifyWithJwks = (token: string): Promise<VerifyResult> => this.#verifyListToken(token);
-    this.#statusLists = createStatusListCheck({ allowedOrigins: settings.statusListOrigins, verifyWithJwks, logger: settings.logger });
+    this.#statusLists = createStatusListCheck({
+      allowedOrigins: settings.statusListOrigins,
+      verifyWithJwks,
+      logger: settings.logger,
+      maxStaleMs: settings.maxStaleMs,
+      countFailure: (answer) => settings.countFailure('status_list', answer),
+    });
   }
 
   get keys(): readonly KeyInfo[] {
-    return this.#state?.keys ?? [];
+    return this.#usable(Date.now())?.keys ?? [];
+  }
+
+  /** The set to verify with: the last good one until it is maxStaleMs old, then none until a fetch succeeds. */
+  #usable(now: number): KeyState | undefined {
+    const state = this.#state;
+    return state !== undefined && now - state.fetchedAtMs < this.#settings.maxStaleMs ? state : undefined;
   }
 
   verify(token: string, expect?: ClaimExpectations): Promise<VerifyResult> {
-    const result = this.verifyByKeys(token, expectationsFor(expect, this.#settings.expectDefaults), true);
+    let expectations: ClaimExpectations;
+    try {
+      expectations = expectationsFor(expect, this.#settings.expectDefaults);
+    } catch (err) {
+      // A promise-returning call refuses by rejecting, never by throwing.
+      return Promise.reject(err);
+    }
+    const result = this.verifyByKeys(token, expectations, true);
     if (result instanceof Promise) return result.then((verified) => this.#withStatus(verified));
     // The common case, a valid token without a status claim, costs what it did before.
     return result.valid && result.payload['status'] !== undefined ? this.#withStatus(result) : Promise.resolve(result);
@@ -263,9 +298,10 @@ class RemoteJwksVerifier {
    * verify with the set in use; on an unknown kid, refetch once (or join a fetch in flight) and decide.
    */
   verifyByKeys(token: string, expect: ClaimExpectations, cache: boolean): VerifyResult | Promise<VerifyResult> {
-    const current = this.#state;
+    const now = Date.now();
+    const current = this.#usable(now);
     if (current === undefined) return this.#verifyWithoutKeys(token, expect, cache);
-    this.#refreshIfOld(current, Date.now());
+    this.#refreshIfOld(current, now);
     const result = this.#check(current, token, expect, cache);
     if (result.valid || result.reason !== 'UNKNOWN_KEY') return result;
     return this.#retryUnknownKey(token, expect, result, cache);
@@ -285,11 +321,11 @@ class RemoteJwksVerifier {
   /** True when a fetch may start now: rate-limited so that unknown kids or a down issuer cannot drive a fetch per call. */
   #mayFetch(now: number): boolean {
     const { cooldownMs } = this.#settings;
-    const wait = this.#state === undefined ? Math.min(cooldownMs, REMOTE_VERIFIER_DEFAULTS.retryWithoutKeysMs) : cooldownMs;
+    const wait = this.#usable(now) === undefined ? Math.min(cooldownMs, REMOTE_VERIFIER_DEFAULTS.retryWithoutKeysMs) : cooldownMs;
     return now - this.#lastFetchMs >= wait;
   }
 
-  /** No set yet: fetch one (at most once a retry interval; between, the last failure answers). */
+  /** No set yet, or only one past maxStaleMs: fetch one (at most once a retry interval; between, the last failure answers). */
   async #verifyWithoutKeys(token: string, expect: ClaimExpectations, cache: boolean): Promise<VerifyResult> {
     if (!this.#fetch.running && !this.#mayFetch(Date.now()) && this.#lastFailure !== undefined) throw this.#lastFailure;
     const result = this.#check(await this.#fetch.run(), token, expect, cache);
@@ -336,17 +372,32 @@ class RemoteJwksVerifier {
     }
   }
 
-  /** A failed fetch, logged as what it means now: calls refused (no set yet), or the last good set in use. */
+  /** A failed fetch, logged and counted as what it means now: the last good set in use, or calls refused (none, or too old). */
   #fetchFailed(err: unknown): GrpcStatusError {
     const why = describeError(err);
     const issuer = this.#issuerTarget;
+    const now = Date.now();
     const state = this.#state;
-    if (state === undefined) this.#logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer, error: why });
-    else {
-      const ageSeconds = Math.round((Date.now() - state.fetchedAtMs) / 1000);
+    const ageSeconds = state === undefined ? undefined : Math.round((now - state.fetchedAtMs) / 1000);
+    if (this.#usable(now) !== undefined) {
       this.#logger.warn('cannot fetch the JWK Set: verifying with the last good set', { issuer, error: why, ageSeconds });
+      this.#settings.countFailure('jwks', 'last_good');
+      return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
     }
-    return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
+    this.#settings.countFailure('jwks', 'refused');
+    if (state === undefined) {
+      this.#logger.warn('cannot fetch the JWK Set: no keys yet, calls are refused', { issuer, error: why });
+      return new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no JWK Set from issuer ${issuer}: ${why}`, { cause: err });
+    }
+    const { maxStaleMs } = this.#settings;
+    this.#logger.warn('cannot fetch the JWK Set: the last good set is older than maxStaleMs, calls are refused', {
+      issuer,
+      error: why,
+      ageSeconds,
+      maxStaleMs,
+    });
+    const details = `no JWK Set from issuer ${issuer}: ${why}; the last good set is ${ageSeconds} s old, past maxStaleMs (${maxStaleMs} ms)`;
+    return new GrpcStatusError(GrpcStatus.UNAVAILABLE, details, { cause: err });
   }
 
   /** A fetched set as the state to verify with; an unchanged set (or a 304) keeps its verifier and logs nothing. */
@@ -383,7 +434,7 @@ class RemoteJwksVerifier {
  * verifies locally with the package's own verifier: no call to the issuer per token. The
  * set is refetched when a token names a kid it lacks (at most once per `cooldownMs`,
  * concurrent misses sharing one fetch) and when it is older than `maxAgeMs`. When the
- * issuer is down, the last good set keeps verifying and the logger says so.
+ * issuer is down, the last good set keeps verifying for `maxStaleMs` and the logger says so.
  *
  * Keys come only from the issuer: a token's `jku`, `x5u`, `jwk` and `x5c` are refused, as
  * everywhere in jwt-grpc. GetJwks publishes public keys only, never HMAC secrets, so an
@@ -428,9 +479,9 @@ export function createRemoteVerifier(source: JwksIssuer | HttpJwksLocation, opti
  */
 function checkHttpLocation(source: unknown): void {
   if (typeof source !== 'object' || source === null || typeof (source as { getJwks?: unknown }).getJwks === 'function') return;
-  const names = Object.keys(source);
-  const known = names.includes('jwksUrl') ? ['jwksUrl'] : ['issuerUrl'];
-  if (names.includes('issuerUrl') && names.includes('jwksUrl')) throw invalidOption('source', 'give issuerUrl or jwksUrl, not both');
+  // Read with `in`, as isHttpJwksLocation reads it: an inherited name is given too.
+  const known = 'jwksUrl' in source ? ['jwksUrl'] : ['issuerUrl'];
+  if ('issuerUrl' in source && 'jwksUrl' in source) throw invalidOption('source', 'give issuerUrl or jwksUrl, not both');
   refuseUnknownOptions(source, known, { path: 'source', owner: 'createRemoteVerifier' });
 }
 

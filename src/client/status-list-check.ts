@@ -7,14 +7,17 @@
  *
  * Freshness (section 13.7): a list is used until `min(fetched, iat) + ttl` (`ttl` bounded to
  * 1 s .. 1 day, section 11.5), never past `exp`; then it is fetched again. When that fetch
- * fails, the last list keeps answering until its `exp` (the issuer's bounded stale grace),
- * and after that every token naming it is refused: the check fails closed.
+ * fails, the last list keeps answering until its `exp` (the issuer's bounded stale grace) or
+ * until it is the verifier's `maxStaleMs` old, whichever comes first, and after that every
+ * token naming it is refused: the check fails closed.
  */
 import { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../errors.js';
 import { type StatusBits, decodeLst, isStatusBits, statusAt } from '../revocation/status-list/codec.js';
 import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP } from '../revocation/status-list/token.js';
+import { fetchDocument } from './fetch-document.js';
 import type { Logger } from '../log.js';
+import type { FailedFetchAnswer } from '../metrics/remote-jwks-metrics.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
 import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 
@@ -43,7 +46,7 @@ interface CachedList {
   readonly bits: StatusBits;
   /** Fetch again from then on (ms). */
   readonly freshUntilMs: number;
-  /** Never used after this (its `exp`, ms). */
+  /** Never used after this (its `exp`, or `maxStaleMs` after its fetch if sooner; ms). */
   readonly usableUntilMs: number;
 }
 
@@ -82,16 +85,20 @@ export interface StatusListCheckOptions {
   readonly allowedOrigins: ReadonlySet<string>;
   readonly verifyWithJwks: VerifyWithJwks;
   readonly logger: Logger;
+  /** A list is never used longer than this after its fetch, even before its `exp`. */
+  readonly maxStaleMs: number;
+  /** Called once per failed fetch, with what answers meanwhile. */
+  readonly countFailure: (answer: FailedFetchAnswer) => void;
 }
 
-/** Where a list is freshened from: its `iat` and `ttl` (clamped), never past its `exp`. */
-function freshUntil(payload: JwtPayload, fetchedAtMs: number, expMs: number): number {
+/** Where a list is freshened from: its `iat` and `ttl` (clamped), never past when it may be used at all. */
+function freshUntil(payload: JwtPayload, fetchedAtMs: number, usableUntilMs: number): number {
   const defaults = STATUS_LIST_CHECK_DEFAULTS;
   const ttl = payload['ttl'];
   const ttlSeconds =
     typeof ttl === 'number' && ttl > 0 ? Math.min(Math.max(ttl, defaults.minTtlSeconds), defaults.maxTtlSeconds) : defaults.maxTtlSeconds;
   const since = typeof payload.iat === 'number' ? Math.min(fetchedAtMs, payload.iat * 1000) : fetchedAtMs;
-  return Math.min(Math.max(since + ttlSeconds * 1000, fetchedAtMs + defaults.minReuseMs), expMs);
+  return Math.min(Math.max(since + ttlSeconds * 1000, fetchedAtMs + defaults.minReuseMs), usableUntilMs);
 }
 
 /** The entry of a token in a list: VALID passes, anything else (or no entry) is refused. */
@@ -103,12 +110,6 @@ function outcome(list: CachedList, idx: number, uri: string): StatusOutcome {
   return status === 0 ? OK : { ok: false, reason: 'REVOKED', message: `status ${status} in the status list at ${uri}` };
 }
 
-/** A response that is no Status List Token: its body released, the error naming why. */
-async function refuseResponse(response: Response, why: string): Promise<never> {
-  await response.body?.cancel();
-  throw new JwtGrpcError('ERR_FETCH', why);
-}
-
 /**
  * The status check of one remote verifier. `allowedOrigins` are the only origins a list is
  * fetched from (a token chooses the uri, so any other would let it aim the verifier at
@@ -118,6 +119,8 @@ export class StatusListCheck {
   readonly #allowedOrigins: ReadonlySet<string>;
   readonly #verifyWithJwks: VerifyWithJwks;
   readonly #logger: Logger;
+  readonly #maxStaleMs: number;
+  readonly #countFailure: (answer: FailedFetchAnswer) => void;
   /** The lists in use, the oldest first. */
   readonly #lists = new Map<string, CachedList>();
   /** Fetches running, one per uri: the calls that need one share it. */
@@ -129,6 +132,8 @@ export class StatusListCheck {
     this.#allowedOrigins = options.allowedOrigins;
     this.#verifyWithJwks = options.verifyWithJwks;
     this.#logger = options.logger;
+    this.#maxStaleMs = options.maxStaleMs;
+    this.#countFailure = options.countFailure;
   }
 
   /** The status a token's `status` claim leads to: synchronously from a fresh cached list. */
@@ -175,39 +180,34 @@ export class StatusListCheck {
     return fetching;
   }
 
-  /** A failed fetch: the last list answers until its `exp`, and after that the check fails closed. */
+  /** A failed fetch: the last list answers until its `exp` or `maxStaleMs`, and after that the check fails closed. */
   #fetchFailed(uri: string, cached: CachedList | undefined, err: unknown): CachedList {
     const why = describe(err);
     if (cached !== undefined && Date.now() < cached.usableUntilMs) {
-      this.#logger.warn('cannot fetch the status list: answering with the last one until its exp', {
+      this.#countFailure('last_good');
+      this.#logger.warn('cannot fetch the status list: answering with the last one until its exp or maxStaleMs', {
         uri,
         error: why,
         expiresAt: new Date(cached.usableUntilMs).toISOString(),
       });
       return cached;
     }
+    this.#countFailure('refused');
     this.#logger.warn('cannot fetch the status list: tokens that name it are refused', { uri, error: why });
-    throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no usable status list ${uri}: ${why}`, { cause: err });
+    const past = cached === undefined ? '' : `; the last one is past its exp or maxStaleMs (${this.#maxStaleMs} ms)`;
+    throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, `no usable status list ${uri}: ${why}${past}`, { cause: err });
   }
 
   async #fetchList(uri: string): Promise<CachedList> {
     const fetchedAtMs = Date.now();
     const { timeoutMs, maxTokenBytes } = STATUS_LIST_CHECK_DEFAULTS;
     // Redirects are refused, not followed (section 8.2 lets clients follow them): a 3xx could lead off the allowed origins.
-    const response = await fetch(uri, {
-      headers: { accept: STATUS_LIST_MEDIA_TYPE },
-      redirect: 'error',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (response.status !== 200) return refuseResponse(response, `GET ${uri}: HTTP ${response.status}`);
+    const response = await fetchDocument(uri, { timeoutMs, maxBytes: maxTokenBytes }, { accept: STATUS_LIST_MEDIA_TYPE });
+    if (response.status !== 200) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: HTTP ${response.status}`);
     const type = (response.headers.get('content-type') ?? '').split(';', 1)[0]?.trim().toLowerCase();
     if (type !== STATUS_LIST_MEDIA_TYPE)
-      return refuseResponse(response, `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
-    const declared = Number(response.headers.get('content-length') ?? 0);
-    if (declared > maxTokenBytes) return refuseResponse(response, `GET ${uri}: ${declared} bytes, more than ${maxTokenBytes}`);
-    const token = (await response.text()).trim();
-    if (Buffer.byteLength(token) > maxTokenBytes) throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: more than ${maxTokenBytes} bytes`);
-    return this.#parseListToken(uri, token, fetchedAtMs);
+      throw new JwtGrpcError('ERR_FETCH', `GET ${uri}: content-type ${JSON.stringify(type)}, not ${STATUS_LIST_MEDIA_TYPE} (section 8.2)`);
+    return this.#parseListToken(uri, response.body.trim(), fetchedAtMs);
   }
 
   /** Section 8.3 steps 3 and 4: signature and claims by the JWK Set, typ, sub, then the list itself. */
@@ -229,8 +229,8 @@ export class StatusListCheck {
       throw new JwtGrpcError('ERR_FETCH', `the status list at ${uri} has no valid status_list claim (section 4.2)`);
     }
     const bytes = decodeLst(list.lst, STATUS_LIST_CHECK_DEFAULTS.maxListBytes);
-    const expMs = payload.exp * 1000;
-    return { bytes, bits: list.bits, freshUntilMs: freshUntil(payload, fetchedAtMs, expMs), usableUntilMs: expMs };
+    const usableUntilMs = Math.min(payload.exp * 1000, fetchedAtMs + this.#maxStaleMs);
+    return { bytes, bits: list.bits, freshUntilMs: freshUntil(payload, fetchedAtMs, usableUntilMs), usableUntilMs };
   }
 
   #remember(uri: string, list: CachedList): void {
@@ -246,7 +246,13 @@ export class StatusListCheck {
  * @example
  * ```ts
  * // hidden: declare const verifyWithJwks: VerifyWithJwks;
- * const statusLists = createStatusListCheck({ allowedOrigins: new Set(['https://auth.example']), verifyWithJwks, logger: createStderrLogger() });
+ * const statusLists = createStatusListCheck({
+ *   allowedOrigins: new Set(['https://auth.example']),
+ *   verifyWithJwks,
+ *   logger: createStderrLogger(),
+ *   maxStaleMs: 86_400_000,
+ *   countFailure: () => {},
+ * });
  * ```
  */
 export function createStatusListCheck(options: StatusListCheckOptions): StatusListCheck {

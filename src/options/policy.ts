@@ -6,6 +6,7 @@
 import { JwtGrpcError } from '../errors.js';
 import type { OptionKind } from './kinds.js';
 import { nearestName } from '../known-options.js';
+import { firstUnknownName } from '../unknown-name.js';
 
 /**
  * What one caller may get from GenerateJwt. Fields: docs/policy.md.
@@ -76,7 +77,9 @@ function unknownField(path: string, name: string, fields: readonly string[]): Po
 function object(value: unknown, path: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PolicyProblem(path, 'must be an object');
   if (fields !== undefined) {
-    for (const name of Object.keys(value)) if (!fields.has(name)) throw unknownField(path, name, [...fields]);
+    const known = [...fields];
+    const name = firstUnknownName(value, known);
+    if (name !== undefined) throw unknownField(path, name, known);
   }
   return value as Record<string, unknown>;
 }

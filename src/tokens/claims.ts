@@ -1,5 +1,6 @@
 import { JwtGrpcError, invalidOption } from '../errors.js';
 import { nearestName } from '../nearest-name.js';
+import { firstUnknownName } from '../unknown-name.js';
 import { type JwtPayload, type VerifyFailure, failure } from './result.js';
 
 /**
@@ -71,19 +72,24 @@ export function expectationsFor(expect: ClaimExpectations | undefined, own: Chec
   return audience === own.audience && issuer === own.issuer ? own : { audience, issuer };
 }
 
+/** The names a call's expectations may hold. */
+const EXPECTATION_NAMES: readonly string[] = Object.freeze(['audience', 'issuer']);
+
 /**
  * A call's expectations name only `audience` and `issuer`: a misspelt `audiance` would
- * otherwise leave the verifier's own audience in force without a word. A for-in over an
- * object of two members, so the call that passes expectations pays nanoseconds.
+ * otherwise leave the verifier's own audience in force without a word. Read as the
+ * factories' options are (src/unknown-name.ts): inherited, getter and non-enumerable names
+ * count, since `expect.audience` reads them all.
  */
 function refuseUnknownExpectation(expect: ClaimExpectations): void {
-  for (const name in expect) {
-    if (name !== 'audience' && name !== 'issuer') throw unknownExpectation(name);
-  }
+  if (typeof expect !== 'object' || expect === null)
+    throw invalidOption('expect', `must be an object naming audience and/or issuer, got ${expect === null ? 'null' : typeof expect}`);
+  const name = firstUnknownName(expect, EXPECTATION_NAMES);
+  if (name !== undefined) throw unknownExpectation(name);
 }
 
 function unknownExpectation(name: string): JwtGrpcError {
-  const nearest = nearestName(name, ['audience', 'issuer']);
+  const nearest = nearestName(name, EXPECTATION_NAMES);
   const hint = nearest === undefined ? 'a call names only audience and issuer' : `did you mean expect.${nearest}?`;
   return new JwtGrpcError('ERR_INVALID_OPTION', `option expect.${name}: is not an expectation; ${hint}`, { field: `expect.${name}` });
 }

@@ -5,6 +5,7 @@
  */
 import { Server, ServerCredentials, type ServiceClientConstructor, loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { Registry } from 'prom-client';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../bench/kit/wait.js';
 import {
@@ -13,6 +14,7 @@ import {
   JwtGrpcError,
   type KeySet,
   type Logger,
+  type RemoteVerifierOptions,
   PROTO_PATH,
   GrpcStatus,
   createJwtClient,
@@ -47,6 +49,12 @@ function token(set: KeySet, alg = 'ES256', claims: Record<string, unknown> = {})
 function unknownKidToken(kid: string): string {
   const [, payload] = token(stranger).split('.');
   return `${Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'JWT', kid })).toString('base64url')}.${payload}.c2ln`;
+}
+
+/** `jwt_grpc_remote_fetch_failures_total` of `registry`, by "document answer". */
+async function failures(registry: Registry): Promise<Record<string, number>> {
+  const metric = await registry.getSingleMetric('jwt_grpc_remote_fetch_failures_total')?.get();
+  return Object.fromEntries((metric?.values ?? []).map(({ labels, value }) => [`${labels['document']} ${labels['answer']}`, value]));
 }
 
 function recordingLogger(): Logger & { lines: { level: string; message: string; fields: Record<string, unknown> }[] } {
@@ -201,6 +209,37 @@ describe('createRemoteVerifier', () => {
     expect(warning?.fields).toMatchObject({ issuer: target });
   });
 
+  it('keeps the last good set through an outage until maxStaleMs, then refuses with UNAVAILABLE, counting both', async () => {
+    const { server, target } = await startIssuer({ keys: keys });
+    const registry = new Registry();
+    const logger = recordingLogger();
+    const options: RemoteVerifierOptions = {
+      audience: ANY_AUDIENCE,
+      maxAgeMs: 100,
+      cooldownMs: 0,
+      maxStaleMs: 1_500,
+      logger,
+      metricsRegistry: registry,
+    };
+    const verifier = createRemoteVerifier(countingClient(target).client, options);
+    await verifier.refresh();
+    const fetchedAt = Date.now();
+    await server.close({ graceMs: 0 });
+    await sleep(150);
+    // Within the bound: the set answers, and the background refetch that fails is counted as answered by it.
+    expect((await verifier.verify(token(keys))).valid).toBe(true);
+    await expect.poll(() => failures(registry)).toMatchObject({ 'jwks last_good': 1 });
+    await sleep(fetchedAt + 1_600 - Date.now());
+    const refused = await verifier.verify(token(keys)).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(refused).toMatchObject({ status: GrpcStatus.UNAVAILABLE, details: expect.stringMatching(/past maxStaleMs \(1500 ms\)$/) });
+    expect(verifier.keys).toEqual([]);
+    expect(await failures(registry)).toMatchObject({ 'jwks last_good': 1, 'jwks refused': 1, 'status_list refused': 0 });
+    expect(logger.lines.some((line) => line.message.includes('older than maxStaleMs, calls are refused'))).toBe(true);
+  });
+
   it('rejects with UNAVAILABLE naming the issuer while it has never had a set, retrying at most once a second', async () => {
     const { target } = await startIssuer({ keys: keys });
     const unreachable = target.replace(/:\d+$/, ':1');
@@ -296,6 +335,7 @@ describe('createRemoteVerifier', () => {
       ['client', () => createRemoteVerifier({} as never, { audience: ANY_AUDIENCE })],
       ['cooldownMs', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, cooldownMs: -1 })],
       ['maxAgeMs', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, maxAgeMs: 0 })],
+      ['maxStaleMs', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, maxStaleMs: 0 })],
       ['clockToleranceSeconds', () => createRemoteVerifier(client, { audience: ANY_AUDIENCE, clockToleranceSeconds: 301 })],
       ['audience', () => createRemoteVerifier(client, { audience: '' })],
     ];

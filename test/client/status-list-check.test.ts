@@ -2,12 +2,23 @@
  * The remote verifier's checks of a Status List Token (draft-ietf-oauth-status-list-20
  * sections 5.1, 8.2, 8.3), against an issuer on loopback whose list endpoint the test
  * controls: each check refuses a list that breaks it, and the cache keeps a list past its
- * ttl only while the issuer is unreachable and only until the list's exp.
+ * ttl only while the issuer is unreachable, and only until the list's exp or the verifier's
+ * maxStaleMs, whichever comes first.
  */
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type KeySet, createRemoteVerifier, createSigner, generateKeys, jwksHandler, silentLogger } from '../../src/lib.js';
+import {
+  ANY_AUDIENCE,
+  type KeySet,
+  type RemoteVerifierOptions,
+  createRemoteVerifier,
+  createSigner,
+  generateKeys,
+  jwksHandler,
+  silentLogger,
+} from '../../src/lib.js';
 import { StatusList } from '../../src/revocation/status-list/list.js';
 import { signStatusListToken } from '../../src/revocation/status-list/token.js';
 
@@ -85,8 +96,8 @@ describe('the status list a remote verifier accepts', () => {
       const verifier = createRemoteVerifier({ issuerUrl: url }, { audience: ANY_AUDIENCE, logger: silentLogger, cooldownMs: 0 });
       const refused = verifier.verify(token(keys, url, uri, 1));
       await expect(refused).rejects.toThrow(why);
-      // What is wrong with a list that came is the refusal's cause, with a code of its own (a 302 is fetch()'s own error).
-      if (answer.status === 200) await expect(refused).rejects.toMatchObject({ cause: { name: 'JwtGrpcError', code: 'ERR_FETCH' } });
+      // What is wrong with the list, or with its fetch (a redirect refused), is the refusal's cause, with a code of its own.
+      await expect(refused).rejects.toMatchObject({ cause: { name: 'JwtGrpcError', code: 'ERR_FETCH' } });
     }
     state.answer = () => ({ status: 200, type: JWT_TYPE, body: good });
     expect(
@@ -126,5 +137,47 @@ describe('the status list a remote verifier accepts', () => {
     expect(state.fetches).toBe(fetched + 1);
     await new Promise((resolve) => setTimeout(resolve, (iat + 3) * 1000 - Date.now() + 100));
     await expect(verifier.verify(kept)).rejects.toMatchObject({ status: 14 });
+  });
+
+  it('keeps the last list through an outage of its server only until maxStaleMs, even before its exp, then fails closed, counting both', async () => {
+    const keys = await generateKeys({ algorithms: ['ES256'] });
+    const { url } = await issuer(keys);
+    let body = '';
+    const lists = createServer((_req, res) => res.writeHead(200, { 'content-type': JWT_TYPE }).end(body));
+    servers.push(lists);
+    await new Promise<void>((resolve) => lists.listen(0, '127.0.0.1', resolve));
+    const listOrigin = `http://127.0.0.1:${(lists.address() as AddressInfo).port}`;
+    const uri = `${listOrigin}/statuslists/1`;
+    body = listToken(keys, { sub: uri, ttl: 1, exp: now() + 120, revoked: [2] });
+    const registry = new Registry();
+    const options: RemoteVerifierOptions = {
+      audience: ANY_AUDIENCE,
+      logger: silentLogger,
+      maxStaleMs: 2_500,
+      statusListOrigins: [listOrigin],
+      metricsRegistry: registry,
+    };
+    const verifier = createRemoteVerifier({ issuerUrl: url }, options);
+    const kept = token(keys, url, uri, 1);
+    expect(await verifier.verify(kept)).toMatchObject({ valid: true });
+    const fetchedAt = Date.now();
+    lists.closeAllConnections();
+    await new Promise((resolve) => lists.close(resolve));
+    // Past its ttl: the refetch fails, and the last list answers, revocations included.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(await verifier.verify(kept)).toMatchObject({ valid: true });
+    expect(await verifier.verify(token(keys, url, uri, 2))).toMatchObject({ valid: false, reason: 'REVOKED' });
+    await new Promise((resolve) => setTimeout(resolve, fetchedAt + 2_600 - Date.now()));
+    await verifier.refresh(); // the JWK Set's issuer is up: only the list is past maxStaleMs
+    await expect(verifier.verify(kept)).rejects.toMatchObject({
+      status: 14,
+      details: expect.stringMatching(/^no usable status list .*past its exp or maxStaleMs \(2500 ms\)$/),
+      cause: { code: 'ERR_FETCH' },
+    });
+    const metric = await registry.getSingleMetric('jwt_grpc_remote_fetch_failures_total')?.get();
+    const count = (answer: string): number | undefined =>
+      metric?.values.find(({ labels }) => labels['document'] === 'status_list' && labels['answer'] === answer)?.value;
+    expect(count('last_good')).toBeGreaterThanOrEqual(1);
+    expect(count('refused')).toBe(1);
   });
 });

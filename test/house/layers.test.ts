@@ -39,6 +39,7 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
       'address.ts',
       'secret-file.ts',
       'nearest-name.ts',
+      'unknown-name.ts',
       'known-options.ts',
     ],
   },

@@ -302,3 +302,52 @@ describe('jwt-grpc serve', () => {
     });
   });
 });
+
+describe('a name Object.keys does not see', () => {
+  const signed = (): string => {
+    const now = Math.floor(Date.now() / 1000);
+    return lib.createSigner(keys).sign('ES256', { sub: 'ada', aud: 'greeter', iat: now, exp: now + 60 }).token;
+  };
+  /** `audiance` given three ways a factory still reads it: inherited, by a getter, not enumerable. */
+  const hidden = (known: object): Array<[string, object]> => [
+    ['inherited', Object.create({ ...known, audiance: 'greeter' })],
+    ['a getter', Object.defineProperty({ ...known }, 'audiance', { get: () => 'greeter', enumerable: true })],
+    ['not enumerable', Object.defineProperty({ ...known }, 'audiance', { value: 'greeter', enumerable: false })],
+  ];
+  const refusal = (field: string) =>
+    expect.objectContaining({
+      code: 'ERR_INVALID_OPTION',
+      field,
+      message: expect.stringContaining(`did you mean ${field.replace('audiance', 'audience')}?`),
+    });
+
+  it.each(hidden({ audience: lib.ANY_AUDIENCE }))('is refused by a factory when %s', (_how, options) => {
+    expect(() => lib.createVerifier(keys, options as never)).toThrow(refusal('audiance'));
+    expect(() => lib.createRemoteVerifier(issuer, options as never)).toThrow(refusal('audiance'));
+  });
+
+  it.each(hidden({}))("is refused by a call's expect when %s, as by the factory", async (_how, expectations) => {
+    const token = signed();
+    expect(() => lib.createVerifier(keys, { audience: lib.ANY_AUDIENCE }).verify(token, expectations as never)).toThrow(
+      refusal('expect.audiance'),
+    );
+    const remote = lib.createRemoteVerifier(issuer, { audience: lib.ANY_AUDIENCE, logger: silentLogger });
+    await expect(remote.verify(token, expectations as never)).rejects.toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      field: 'expect.audiance',
+    });
+  });
+
+  it('is taken when it is a known name: inherited, a getter, or on an instance of a class', () => {
+    const token = signed();
+    const verifier = lib.createVerifier(keys, Object.create({ audience: 'greeter' }));
+    expect(verifier.verify(token)).toMatchObject({ valid: true });
+    expect(verifier.verify(token, Object.defineProperty({}, 'audience', { get: () => 'other' }))).toMatchObject({
+      reason: 'AUDIENCE_MISMATCH',
+    });
+    class Expectations {
+      readonly audience = 'greeter';
+    }
+    expect(verifier.verify(token, new Expectations())).toMatchObject({ valid: true });
+  });
+});

@@ -103,6 +103,9 @@ describe('requests decode with proto-loader, and with the server, to what was me
     expect(() => encodeGenerateJwtRequest({ subjet: 'ada' } as never)).toThrow(/has no field "subjet" \(did you mean subject\?\)/);
     expect(() => encodeGenerateJwtRequest({ ttlSeconds: 60 } as never)).toThrow(/has no field "ttlSeconds" \(did you mean ttl_seconds\?\)/);
     expect(() => encodeGetJwksRequest({ all: true } as never)).toThrow(refused('GetJwksRequest: has no field "all"; it has none'));
+    // Inherited and non-enumerable properties are read too, so they are checked too.
+    expect(() => encodeGenerateJwtRequest(Object.create({ subjet: 'ada' }))).toThrow(/has no field "subjet" \(did you mean subject\?\)/);
+    expect(() => encodeGenerateJwtRequest(Object.defineProperty({ subject: 'ada' }, 'sub', { value: 'x' }))).toThrow(/has no field "sub"/);
   });
 });
 
