@@ -34,7 +34,7 @@ async function newKeyEntry(
   // Made inside the HSM or KMS: the file gets the reference and the public key only.
   if (handle !== undefined) {
     registerBuiltinBackends();
-    return generateHandleEntry(handle.member, handle.ref, alg, chosen);
+    return generateHandleEntry(handle.member, handle.ref, alg, chosen, optionValue('keyBackendTimeoutMs', undefined));
   }
   const [jwk] = exportKeys(await generateKeys({ algorithms: [alg] }), { includePrivate: true }).keys;
   return { ...(jwk as KeyFileEntry), kid: chosen };

@@ -21,5 +21,5 @@ export { KeySet, type KeyInfo } from '../keys/key-set.js';
 export { generateKeys } from '../keys/generate.js';
 export { mergeKeySets } from '../keys/merge.js';
 export { importKeys, type KeyInput } from '../keys/import.js';
-export { loadKeys } from '../keys/load.js';
+export { type LoadKeysOptions, loadKeys } from '../keys/load.js';
 export { exportKeys, type Jwk } from '../keys/export.js';

@@ -103,8 +103,8 @@ describe('the registry', () => {
     registerKeyBackend(backend);
     expect(keyBackend('fake-registry')).toBe(backend);
     expect(keyBackendMembers()).toContain('fake-registry');
-    await expect(backendPublicJwk('fake-registry', 'r', 'ES256')).resolves.toEqual(PUBLIC);
-    await expect(generateHandleEntry('fake-registry', 'r', 'ES256', 'k')).resolves.toEqual({
+    await expect(backendPublicJwk('fake-registry', 'r', 'ES256', 1000)).resolves.toEqual(PUBLIC);
+    await expect(generateHandleEntry('fake-registry', 'r', 'ES256', 'k', 1000)).resolves.toEqual({
       kid: 'k',
       alg: 'ES256',
       'fake-registry': 'r#created',
@@ -113,12 +113,12 @@ describe('the registry', () => {
   });
 
   it('refuses a member no backend registered, naming it', async () => {
-    await expect(backendPublicJwk('vault', 'r', 'ES256')).rejects.toMatchObject({
+    await expect(backendPublicJwk('vault', 'r', 'ES256', 1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'vault',
       message: 'no key backend "vault"',
     });
-    await expect(generateHandleEntry('vault', 'r', 'ES256', 'k')).rejects.toMatchObject({
+    await expect(generateHandleEntry('vault', 'r', 'ES256', 'k', 1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       message: 'no key backend "vault" that creates keys',
     });
@@ -138,7 +138,7 @@ describe('KeyHandle', () => {
   it('refuses a backend key other than the key file’s, naming the kid and the reference without its query', async () => {
     const { handle, state } = handleOver('fake-b');
     state.publicJwk = { ...PUBLIC, x: 'other' };
-    await expect(handle.open()).rejects.toMatchObject({
+    await expect(handle.open(1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'kid-1',
       message: 'key kid-1: the fake-b key ref-1 is not the public key the key file holds',
@@ -155,7 +155,7 @@ describe('KeyHandle', () => {
   it('refuses a backend that reports the key file’s public key but signs with another, as it opens', async () => {
     const { handle, state } = handleOver('fake-h');
     state.signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    await expect(handle.open()).rejects.toMatchObject({
+    await expect(handle.open(1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'kid-1',
       message:
@@ -225,7 +225,7 @@ describe('KeyHandle', () => {
 
   it('refuses to sign once closed, and closes its session', async () => {
     const { handle, state } = handleOver('fake-g');
-    await handle.open();
+    await handle.open(1000);
     await handle.close();
     expect(state.closes).toBe(1);
     await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({

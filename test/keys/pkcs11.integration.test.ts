@@ -107,7 +107,7 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
       registerBuiltinBackends();
       const entries = [];
       for (const alg of algorithms)
-        entries.push(await generateHandleEntry('pkcs11', hsm.uri(`lib-${alg}-${transport}`), alg, `lib-${alg}`));
+        entries.push(await generateHandleEntry('pkcs11', hsm.uri(`lib-${alg}-${transport}`), alg, `lib-${alg}`, 5000));
       file = join(dir, `lib-${transport}.json`);
       await writeKeyFile(file, entries, { exclusive: true });
       return file;
@@ -131,7 +131,7 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
   it('recovers from a lost session without a restart: one call answers UNAVAILABLE, the next signs', async () => {
     registerBuiltinBackends();
     const recoverFile = join(dir, 'recover.json');
-    await writeKeyFile(recoverFile, [await generateHandleEntry('pkcs11', hsm.uri('recover-es256'), 'ES256', 'recover')], {
+    await writeKeyFile(recoverFile, [await generateHandleEntry('pkcs11', hsm.uri('recover-es256'), 'ES256', 'recover', 5000)], {
       exclusive: true,
     });
     const keys = await loadKeys(recoverFile, { logger: silentLogger });
@@ -168,7 +168,7 @@ describe.skipIf(missing !== undefined)(`PKCS#11 keys on SoftHSM2${missing === un
     const { d } = extractableKey('heap-es256');
     registerBuiltinBackends();
     const ref = hsm.uri('heap-es256');
-    const publicJwk = await backendPublicJwk('pkcs11', ref, 'ES256');
+    const publicJwk = await backendPublicJwk('pkcs11', ref, 'ES256', 5000);
     const file = join(dir, 'heap-keys.json');
     await writeKeyFile(file, [{ kid: 'heap-es256', alg: 'ES256', pkcs11: ref, ...publicJwk }], { exclusive: true });
     importKeys(JSON.parse(readFileSync(file, 'utf8')));
