@@ -122,5 +122,7 @@ async function openHandles(keys: KeySet, timeoutMs: number): Promise<void> {
   await Promise.all(handles.map((handle) => handle.close()));
   const reason = (results[failed] as PromiseRejectedResult).reason as Error;
   const kid = (handles[failed] as (typeof handles)[number]).kid;
-  throw new JwtGrpcError('ERR_INVALID_KEY', `key ${kid}: ${reason.message.split('\n')[0]}`, { field: kid, cause: reason });
+  const line = reason.message.split('\n')[0] ?? '';
+  // Named once: the handle's own errors already start with the kid.
+  throw new JwtGrpcError('ERR_INVALID_KEY', line.startsWith(`key ${kid}`) ? line : `key ${kid}: ${line}`, { field: kid, cause: reason });
 }

@@ -103,11 +103,18 @@ const PSS_PROBE = Buffer.from('jwt-grpc PS256 salt length probe');
  * signature at open tells them apart: a service that signs otherwise is refused here, with
  * the salt it used, rather than every token failing its self-check later.
  */
-async function checkPssSalt(kmsApi: Kms.KMSClient, sdk: typeof Kms, ref: string, publicKey: KeyObject, signal: AbortSignal): Promise<void> {
+async function checkPssSalt(
+  kmsApi: Kms.KMSClient,
+  sdk: typeof Kms,
+  ref: string,
+  keyArn: string,
+  publicKey: KeyObject,
+  signal: AbortSignal,
+): Promise<void> {
   const answer = await kmsApi
     .send(
       new sdk.SignCommand({
-        KeyId: ref,
+        KeyId: keyArn,
         Message: createHash('sha256').update(PSS_PROBE).digest(),
         MessageType: 'DIGEST',
         SigningAlgorithm: 'RSASSA_PSS_SHA_256',
@@ -154,7 +161,7 @@ async function open(ref: string, alg: Algorithm, limits: BackendCallLimits): Pro
     keyArn = answer.KeyId;
     const publicKey = createPublicKey({ key: Buffer.from(answer.PublicKey as Uint8Array), format: 'der', type: 'spki' });
     publicJwk = publicKey.export({ format: 'jwk' });
-    if (alg === 'PS256') await checkPssSalt(kmsApi, sdk, keyArn, publicKey, limits.signal);
+    if (alg === 'PS256') await checkPssSalt(kmsApi, sdk, ref, keyArn, publicKey, limits.signal);
   } catch (err) {
     if (err instanceof JwtGrpcError) throw err;
     throw backendError(ref, `GetPublicKey failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
