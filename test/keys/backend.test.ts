@@ -11,12 +11,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   KEY_BACKEND_BREAKER_FAILURES,
   KEY_BACKEND_CONCURRENCY,
+  type BackendCallLimits,
   type KeyBackend,
   KeyBackendUnavailable,
   KeyHandle,
   backendPublicJwk,
   generateHandleEntry,
   keyBackend,
+  keyBackendBadSignatures,
   keyBackendMembers,
   onKeyBackendChange,
   registerKeyBackend,
@@ -37,6 +39,9 @@ function fakeBackend(member: string) {
     opens: 0,
     closes: 0,
     failOpen: false,
+    hangOpen: false,
+    /** The limits of the last open: what the backend would give its own client. */
+    limits: undefined as BackendCallLimits | undefined,
     fail: false,
     hang: false,
     inFlight: 0,
@@ -47,8 +52,10 @@ function fakeBackend(member: string) {
   const backend: KeyBackend = {
     member,
     packageName: 'none',
-    async open(ref) {
+    async open(ref, _alg, limits) {
       state.opens += 1;
+      state.limits = limits;
+      if (state.hangOpen) await new Promise(() => {});
       if (state.failOpen) throw new Error(`cannot open ${ref}`);
       return {
         publicJwk: state.publicJwk,
@@ -186,6 +193,41 @@ describe('KeyHandle', () => {
       code: 'ERR_KEY_BACKEND_UNAVAILABLE',
       message: 'key kid-1 (fake-d) cannot sign: no answer within 50 ms (option keyBackendTimeoutMs)',
     });
+  });
+
+  it('bounds the open too: one that never answers is given up at the deadline, and the next call opens anew', async () => {
+    const { handle, state } = handleOver('fake-i');
+    state.hangOpen = true;
+    const started = Date.now();
+    await expect(handle.open(100)).rejects.toMatchObject({
+      code: 'ERR_KEY_BACKEND_UNAVAILABLE',
+      message: 'key kid-1 (fake-i) cannot sign: the backend did not open the key within 100 ms (option keyBackendTimeoutMs)',
+    });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(state.limits?.timeoutMs).toBe(100);
+    expect(state.limits?.signal.aborted, 'the backend is told to give up').toBe(true);
+    await expect(handle.sign(Buffer.from('x'), 50)).rejects.toMatchObject({ code: 'ERR_KEY_BACKEND_UNAVAILABLE' });
+    // The backend answers again: no open is left pending for the next call to wait on.
+    state.hangOpen = false;
+    expect(signs('x', await handle.sign(Buffer.from('x'), 1000))).toBe(true);
+    expect(state.opens).toBe(3);
+  });
+
+  it('never returns a signature that does not verify: counted, the breaker opened at once, the session reopened', async () => {
+    const { handle, state } = handleOver('fake-j');
+    const counted = (): number =>
+      keyBackendBadSignatures().find(({ labels }) => labels.kid === 'kid-1' && labels.backend === 'fake-j')?.count ?? 0;
+    await handle.open(1000);
+    state.signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({
+      code: 'ERR_KEY_BACKEND_UNAVAILABLE',
+      message: "key kid-1 (fake-j) cannot sign: the backend's signature does not verify with the key file's public key; not returned",
+    });
+    expect(counted()).toBe(1);
+    expect(handle.canSign).toBe(false);
+    expect(state.closes, 'the session is dropped').toBe(1);
+    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({ message: expect.stringContaining('circuit breaker') });
+    expect(counted(), 'the breaker refuses without asking the backend').toBe(1);
   });
 
   it(`sends the backend at most ${KEY_BACKEND_CONCURRENCY} signatures at once; the rest wait their turn`, async () => {
