@@ -16,7 +16,8 @@ const LOAD_OPTION_NAMES = optionNames<LoadKeysOptions>({ logger: true, keyBacken
  *
  * @example
  * ```ts
- * const options: LoadKeysOptions = { logger: silentLogger, keyBackendTimeoutMs: 5000 };
+ * const options: LoadKeysOptions = { keyBackendTimeoutMs: 5000 };
+ * const keys = await loadKeys('keys.json', options);
  * ```
  */
 export interface LoadKeysOptions {

@@ -191,7 +191,7 @@ export const OPTIONS = {
     group: 'service',
     kind: integer(1, 60_000, 'MS'),
     default: KEY_BACKEND_TIMEOUT_MS,
-    help: 'how long GenerateJwt waits for an HSM or KMS key to sign before answering UNAVAILABLE',
+    help: 'how long GenerateJwt waits for an HSM or KMS key to sign (or to open, at start too) before answering UNAVAILABLE',
     cli: { flag: 'key-backend-timeout-ms', env: 'JWT_GRPC_KEY_BACKEND_TIMEOUT_MS' },
   }),
   maxTokenLength: option({
