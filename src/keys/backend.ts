@@ -10,7 +10,7 @@ import { Buffer } from 'node:buffer';
 import { createPublicKey } from 'node:crypto';
 import { ALGORITHM_SPECS, type CheckSignature } from '../algorithms/index.js';
 import type { Algorithm } from '../algorithms/names.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../errors.js';
 
 /**
  * A public JWK's members as a backend reports them (kty, crv, x, y or n, e). Declared here
@@ -111,6 +111,34 @@ export function keyBackend(member: string): KeyBackend | undefined {
 /** The members that name a handle, in registration order. @internal */
 export function keyBackendMembers(): string[] {
   return [...backends.keys()];
+}
+
+/**
+ * How long a call to an HSM or a KMS may take (a signature, queueing for the backend
+ * included, or an open) before it is given up and GenerateJwt answers UNAVAILABLE: long
+ * enough for a KMS call across a region (tens of ms) with retries, short enough that a
+ * caller's own deadline (often 5 to 10 s) still sees the answer. Option `keyBackendTimeoutMs`.
+ */
+export const KEY_BACKEND_TIMEOUT_MS = 2000;
+/** The longest `keyBackendTimeoutMs`: a minute, past any backend a caller would still wait for. */
+export const KEY_BACKEND_MAX_TIMEOUT_MS = 60_000;
+
+/**
+ * `keyBackendTimeoutMs` as loadKeys takes it, under the option table's rule (an integer from
+ * 1 to {@link KEY_BACKEND_MAX_TIMEOUT_MS}, the same words), which sits above the key layer;
+ * {@link KEY_BACKEND_TIMEOUT_MS} when absent. @internal
+ *
+ * @example
+ * ```ts
+ * const timeoutMs = keyBackendTimeoutOption(options.keyBackendTimeoutMs);
+ * ```
+ */
+export function keyBackendTimeoutOption(value: unknown): number {
+  if (value === undefined) return KEY_BACKEND_TIMEOUT_MS;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > KEY_BACKEND_MAX_TIMEOUT_MS) {
+    throw invalidOption('keyBackendTimeoutMs', `must be an integer from 1 to ${KEY_BACKEND_MAX_TIMEOUT_MS}, got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 /** Signatures in flight per handle, in this process: a backend is not sent more at once. */

@@ -6,7 +6,7 @@ import { importKeys, keyMembers } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
 import type { KeySet } from './key-set.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
-import { optionValue } from '../options/resolve.js';
+import { keyBackendTimeoutOption } from './backend.js';
 
 /** The names loadKeys' options hold. */
 const LOAD_OPTION_NAMES = optionNames<LoadKeysOptions>({ logger: true, keyBackendTimeoutMs: true });
@@ -99,7 +99,7 @@ export async function importKeyFile(parsed: unknown, file: string, logger: Logge
 export async function loadKeys(file: string, options: LoadKeysOptions = {}): Promise<KeySet> {
   refuseUnknownOptions(options, LOAD_OPTION_NAMES, { owner: 'loadKeys' });
   // Validated before the file is read: a bad value names the option, not a key.
-  const timeoutMs = optionValue('keyBackendTimeoutMs', options.keyBackendTimeoutMs);
+  const timeoutMs = keyBackendTimeoutOption(options.keyBackendTimeoutMs);
   const logger = options.logger ?? createStderrLogger();
   // A JWK Set may hold only public keys, but it is the file where secrets live: always warn.
   const text = await readKeyFile(file, logger, () => true);
