@@ -7,6 +7,7 @@
 import { Buffer } from 'node:buffer';
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type * as Pkcs11 from 'pkcs11js';
 import type { Algorithm } from '../../algorithms/names.js';
 import { JwtGrpcError } from '../../errors.js';
@@ -190,12 +191,14 @@ function reach(ref: string): { uri: Pkcs11Uri; module: Pkcs11.PKCS11; slot: Pkcs
  * Opens `ref`: a pool of sessions (one signature at a time each), the private key's handle,
  * the public key. What a deadline can do here: the calls that open (C_OpenSession, C_Login,
  * C_FindObjects, C_GetAttributeValue) are synchronous native calls on the main thread, which
- * nothing in JavaScript can interrupt; `limits.signal` is checked once they return, so a
- * late open is closed and refused rather than used. C_Sign runs on libuv's thread pool
+ * nothing in JavaScript can interrupt (nor can a timer fire while they run, so the time
+ * they took is measured, not awaited); once they return, a late open is closed and refused
+ * rather than used. C_Sign runs on libuv's thread pool
  * (C_SignAsync): the key handle stops waiting for it at the deadline, but the token still
  * holds that session (and a pool thread) until it answers; see `sign` below.
  */
 async function open(ref: string, alg: Algorithm, limits: BackendCallLimits): Promise<OpenedKey> {
+  const started = performance.now();
   const { uri, module, slot, pin } = reach(ref);
   const lib = pkcs11();
   const { mechanism, input, length } = mechanismFor(alg);
@@ -212,8 +215,12 @@ async function open(ref: string, alg: Algorithm, limits: BackendCallLimits): Pro
     if (found.length === 0) throw backendError(ref, 'more than one private key matches: add id= or a longer object=');
     key = found;
     jwk = publicJwk(module, first, uri, alg, ref);
-    if (limits.signal.aborted)
-      throw backendError(ref, `the token took more than ${limits.timeoutMs} ms to open the key (option keyBackendTimeoutMs)`);
+    const tookMs = performance.now() - started;
+    if (limits.signal.aborted || tookMs > limits.timeoutMs)
+      throw backendError(
+        ref,
+        `the token took ${Math.round(tookMs)} ms to open the key, more than ${limits.timeoutMs} ms (option keyBackendTimeoutMs)`,
+      );
   } catch (err) {
     module.C_CloseSession(first);
     throw err;
