@@ -78,9 +78,9 @@ async function steps(dir: string): Promise<{ list: Step[]; close: () => Promise<
   if (made.code !== 0) throw new Error(made.stderr);
   const entry = (JSON.parse(readFileSync(file, 'utf8')) as { keys: Record<string, string>[] }).keys[0] as Record<string, string>;
   const ref = entry['pkcs11'] as string;
-  const opened = await pkcs11Backend.open(ref, 'ES256');
+  const opened = await pkcs11Backend.open(ref, 'ES256', { signal: AbortSignal.timeout(10_000), timeoutMs: 10_000 });
   const handle = new KeyHandle(pkcs11Backend, ref, 'k', 'ES256', { kty: entry['kty'], crv: entry['crv'], x: entry['x'], y: entry['y'] });
-  await handle.open();
+  await handle.open(10_000);
   const lib = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
   const module = new lib.PKCS11();
   module.load(SOFTHSM_MODULE);

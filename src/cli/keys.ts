@@ -43,7 +43,8 @@ async function newKeyEntry(
     registerBuiltinBackends();
     // The reference is stored as given, and read now as it will be served: a relative pin-source is the key file's neighbour.
     const ref = handle.member === 'pkcs11' ? pinSourceFrom(handle.ref, dirname(file)) : handle.ref;
-    return { ...(await generateHandleEntry(handle.member, ref, alg, chosen)), [handle.member]: handle.ref };
+    const entry = await generateHandleEntry(handle.member, ref, alg, chosen, optionValue('keyBackendTimeoutMs', undefined));
+    return { ...entry, [handle.member]: handle.ref };
   }
   const [jwk] = exportKeys(await generateKeys({ algorithms: [alg] }), { includePrivate: true }).keys;
   return { ...(jwk as KeyFileEntry), kid: chosen };

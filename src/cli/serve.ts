@@ -140,7 +140,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   const handle = await runCluster({
     ...cluster,
     address: hostPort(cli.host, cli.port),
-    keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger }),
+    keys: keysFile === undefined ? undefined : () => loadKeys(keysFile, { logger, keyBackendTimeoutMs: server.keyBackendTimeoutMs }),
     // Read by the primary (or the single process), at start and on each reload; workers get it over IPC.
     policy: policyFile === undefined ? undefined : () => loadPolicy(policyFile),
     tls: tlsOptions(cli, logger),

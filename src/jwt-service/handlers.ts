@@ -1,5 +1,6 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
+import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../keys/backend.js';
 import { recordingServerContext } from '../tracing/interceptor.js';
 import type { CallContext, ServedService, StatusCode } from '../transport/handler-api.js';
 import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
@@ -36,19 +37,24 @@ export function statusOf(err: unknown): StatusCode | undefined {
   return undefined;
 }
 
-/** What the caller is told of `err`: its message, unless it is answered INTERNAL (undefined: the transport's own words). @internal */
+/**
+ * What the caller is told of `err`: its message, unless it is answered INTERNAL (undefined:
+ * the transport's own words), or a key backend failed: then {@link KEY_BACKEND_UNAVAILABLE_MESSAGE}
+ * only, as the backend's own words (account, role, instance, key ARN) are for the log. @internal
+ */
 export function callerMessage(err: unknown): string | undefined {
   const status = statusOf(err);
   if (status === undefined || status === GrpcStatus.INTERNAL) return undefined;
-  return err instanceof GrpcStatusError ? err.details : (err as Error).message;
+  if (err instanceof GrpcStatusError) return err.details;
+  return (err as JwtGrpcError).code === 'ERR_KEY_BACKEND_UNAVAILABLE' ? KEY_BACKEND_UNAVAILABLE_MESSAGE : (err as Error).message;
 }
 
-/** `err` as the transport answers it: a core error as the status of its code, with its message; anything else as it is. @internal */
+/** `err` as the transport answers it: a core error as the status of its code, with {@link callerMessage}; anything else as it is. @internal */
 export function asStatus(err: unknown): never {
   if (err instanceof GrpcStatusError || !(err instanceof JwtGrpcError)) throw err;
   const status = statusOf(err);
   if (status === undefined || status === GrpcStatus.INTERNAL) throw err;
-  throw new GrpcStatusError(status, err.message);
+  throw new GrpcStatusError(status, callerMessage(err) as string);
 }
 
 /**

@@ -55,8 +55,10 @@ export interface JwtServiceOptions {
   readonly clockToleranceSeconds?: number;
   /**
    * How long GenerateJwt waits for a key held by an HSM or a KMS (a `pkcs11` or `kms` key
-   * file entry) to sign, queueing included, before it answers UNAVAILABLE naming the key;
-   * 1 to 60000 ms. Default 2000. Keys in memory never wait.
+   * file entry) to sign, queueing included, or to open, before it answers UNAVAILABLE
+   * (`key backend unavailable`; the reason, naming the key, is logged); 1 to 60000 ms.
+   * Default 2000. Keys in memory never wait. `loadKeys` takes the same option for the
+   * opens at start.
    */
   readonly keyBackendTimeoutMs?: number;
   /** Longest token VerifyJwt accepts, 64 to 1048576 characters. Default 8192. */

@@ -8,9 +8,9 @@
  */
 import { Buffer } from 'node:buffer';
 import { createPublicKey } from 'node:crypto';
-import { ALGORITHM_SPECS } from '../algorithms/index.js';
+import { ALGORITHM_SPECS, type CheckSignature } from '../algorithms/index.js';
 import type { Algorithm } from '../algorithms/names.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../errors.js';
 
 /**
  * A public JWK's members as a backend reports them (kty, crv, x, y or n, e). Declared here
@@ -36,10 +36,32 @@ export interface JsonWebKey {
  */
 export interface OpenedKey {
   readonly publicJwk: JsonWebKey;
+  /**
+   * The reference this key was found under, pinned: what a later open of the same handle
+   * uses instead of the key file's (KMS: the key ARN `GetPublicKey` answers, so an alias
+   * moved to another key since is never followed). Undefined when the reference is already
+   * the key's own.
+   */
+  readonly pinnedRef?: string;
   /** Signs `data` (the JWS signing input, not a digest) with `alg`; `signal` aborts a call that took too long. */
   sign(data: Buffer, signal: AbortSignal): Promise<Buffer>;
   /** Releases what `open` took (a session, a client); called once. */
   close(): Promise<void>;
+}
+
+/**
+ * What bounds one {@link KeyBackend.open}: `signal` aborts it (the caller stops waiting),
+ * `timeoutMs` is the deadline each call to the backend gets (`keyBackendTimeoutMs`), for
+ * the backend's own client (KMS: the SDK's connection and request timeouts).
+ *
+ * @example
+ * ```ts
+ * const limits: BackendCallLimits = { signal: AbortSignal.timeout(2000), timeoutMs: 2000 };
+ * ```
+ */
+export interface BackendCallLimits {
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
 }
 
 /**
@@ -58,10 +80,13 @@ export interface OpenedKey {
 export interface KeyBackend {
   readonly member: string;
   readonly packageName: string;
-  /** Opens `ref` for signing with `alg`; a PIN, credential or reference error rejects with a message naming the reference, never a secret. */
-  open(ref: string, alg: Algorithm): Promise<OpenedKey>;
-  /** Creates a new key of `alg` inside the backend at `ref` (`keys generate --pkcs11/--kms`); resolves with the reference to store. */
-  generate?(ref: string, alg: Algorithm): Promise<string>;
+  /**
+   * Opens `ref` for signing with `alg`, within `limits`; a PIN, credential or reference
+   * error rejects with a message naming the reference, never a secret.
+   */
+  open(ref: string, alg: Algorithm, limits: BackendCallLimits): Promise<OpenedKey>;
+  /** Creates a new key of `alg` inside the backend at `ref`, within `limits` (`keys generate --pkcs11/--kms`); resolves with the reference to store. */
+  generate?(ref: string, alg: Algorithm, limits: BackendCallLimits): Promise<string>;
 }
 
 const backends = new Map<string, KeyBackend>();
@@ -88,6 +113,34 @@ export function keyBackendMembers(): string[] {
   return [...backends.keys()];
 }
 
+/**
+ * How long a call to an HSM or a KMS may take (a signature, queueing for the backend
+ * included, or an open) before it is given up and GenerateJwt answers UNAVAILABLE: long
+ * enough for a KMS call across a region (tens of ms) with retries, short enough that a
+ * caller's own deadline (often 5 to 10 s) still sees the answer. Option `keyBackendTimeoutMs`.
+ */
+export const KEY_BACKEND_TIMEOUT_MS = 2000;
+/** The longest `keyBackendTimeoutMs`: a minute, past any backend a caller would still wait for. */
+export const KEY_BACKEND_MAX_TIMEOUT_MS = 60_000;
+
+/**
+ * `keyBackendTimeoutMs` as loadKeys takes it, under the option table's rule (an integer from
+ * 1 to {@link KEY_BACKEND_MAX_TIMEOUT_MS}, the same words), which sits above the key layer;
+ * {@link KEY_BACKEND_TIMEOUT_MS} when absent. @internal
+ *
+ * @example
+ * ```ts
+ * const timeoutMs = keyBackendTimeoutOption(options.keyBackendTimeoutMs);
+ * ```
+ */
+export function keyBackendTimeoutOption(value: unknown): number {
+  if (value === undefined) return KEY_BACKEND_TIMEOUT_MS;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > KEY_BACKEND_MAX_TIMEOUT_MS) {
+    throw invalidOption('keyBackendTimeoutMs', `must be an integer from 1 to ${KEY_BACKEND_MAX_TIMEOUT_MS}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
 /** Signatures in flight per handle, in this process: a backend is not sent more at once. */
 export const KEY_BACKEND_CONCURRENCY = 16;
 /** Calls waiting for one of those slots; past this, UNAVAILABLE at once rather than a queue that only grows. */
@@ -96,10 +149,43 @@ export const KEY_BACKEND_MAX_QUEUED = 4096;
 export const KEY_BACKEND_BREAKER_FAILURES = 5;
 /** How long an open breaker refuses before it lets one trial call through. */
 export const KEY_BACKEND_BREAKER_COOLDOWN_MS = 5000;
-/** How long the signature that checks a handle as it opens may take when no call's deadline applies (an open at start). */
-export const KEY_BACKEND_OPEN_CHECK_MS = 10_000;
-/** What that signature signs: not a JWS signing input (it has spaces), so the signature is no token. */
+/** What the signature that checks a handle as it opens signs: not a JWS signing input (it has spaces), so the signature is no token. */
 const OPEN_CHECK_INPUT = Buffer.from('jwt-grpc key backend open check');
+/**
+ * What a GenerateJwt caller is told when a handle cannot sign, whatever the cause: a
+ * backend's own error names accounts, roles, instances and key ARNs, which are the
+ * operator's to read (in the log), not the caller's.
+ */
+export const KEY_BACKEND_UNAVAILABLE_MESSAGE = 'key backend unavailable';
+
+/** Signatures a backend returned that did not verify with the key's public key, by kid, in this process. */
+const badSignatures = new Map<string, { readonly labels: { readonly kid: string; readonly backend: string }; count: number }>();
+
+/**
+ * The signatures each handle's backend returned that did not verify with the key's public
+ * key, in this process, by kid and backend: what `jwt_grpc_key_backend_bad_signatures_total`
+ * reports. Such a signature is never handed to a caller. @internal
+ *
+ * @example
+ * ```ts
+ * for (const { labels, count } of keyBackendBadSignatures()) console.log(labels.kid, count);
+ * ```
+ */
+export function keyBackendBadSignatures(): readonly {
+  readonly labels: { readonly kid: string; readonly backend: string };
+  readonly count: number;
+}[] {
+  return [...badSignatures.values()];
+}
+
+function countBadSignature(kid: string, backend: string): void {
+  let cell = badSignatures.get(kid);
+  if (cell === undefined) {
+    cell = { labels: { kid, backend }, count: 0 };
+    badSignatures.set(kid, cell);
+  }
+  cell.count += 1;
+}
 
 /** Told when any handle of this process goes down or comes back: readiness recomputes. */
 const changeListeners = new Set<() => void>();
@@ -138,9 +224,12 @@ export function samePublicKey(a: JsonWebKey, b: JsonWebKey): boolean {
  * A key that is a handle, as a key set holds it: opened on first use (or by {@link open}
  * at start), in each process on its own (a cluster worker opens its own session or client),
  * reopened after a failure, so a worker that loses its session recovers without a restart.
- * Signing is bounded three ways: a deadline, {@link KEY_BACKEND_CONCURRENCY} calls at once,
- * and a circuit breaker that refuses at once after {@link KEY_BACKEND_BREAKER_FAILURES}
- * failures in a row, for {@link KEY_BACKEND_BREAKER_COOLDOWN_MS}. @internal
+ * Signing is bounded three ways: a deadline (on the open too), {@link KEY_BACKEND_CONCURRENCY}
+ * calls at once, and a circuit breaker that refuses at once after
+ * {@link KEY_BACKEND_BREAKER_FAILURES} failures in a row, for {@link KEY_BACKEND_BREAKER_COOLDOWN_MS}.
+ * Every signature is verified with the key file's public key before it is returned: one
+ * that does not verify is counted, opens the breaker (readiness NOT_SERVING) and is never
+ * handed out. @internal
  */
 export class KeyHandle {
   readonly member: string;
@@ -150,6 +239,9 @@ export class KeyHandle {
   readonly publicJwk: JsonWebKey;
   readonly #backend: KeyBackend;
   #opened: Promise<OpenedKey> | undefined;
+  /** The reference the first open pinned (KMS: the key ARN): every later open uses it, never the key file's alias again. */
+  #pinnedRef: string | undefined;
+  #check: CheckSignature | undefined;
   #inFlight = 0;
   readonly #waiting: (() => void)[] = [];
   #failures = 0;
@@ -157,7 +249,7 @@ export class KeyHandle {
   #closed = false;
   /** True from the breaker opening until a signature succeeds again: what readiness reports. */
   #down = false;
-  /** The deadline of the last call: what the recovery probe waits. */
+  /** The deadline of the last call (or of the open at start): what an open and the recovery probe wait. */
   #timeoutMs = 0;
   #probe: NodeJS.Timeout | undefined;
 
@@ -176,53 +268,83 @@ export class KeyHandle {
   }
 
   /**
-   * Opens the handle now and checks the backend holds the key the key file says: a
-   * different public key is refused (a token signed with it would not verify, or worse,
-   * verify under another kid), and so is a backend whose first signature does not verify
-   * with that public key. Rejects with `ERR_INVALID_KEY` naming the kid.
+   * Opens the handle now, each backend call within `timeoutMs`, and checks the backend holds
+   * the key the key file says: a different public key is refused (a token signed with it
+   * would not verify, or worse, verify under another kid), and so is a backend whose first
+   * signature does not verify with that public key. Rejects with `ERR_INVALID_KEY` naming
+   * the kid, or `ERR_KEY_BACKEND_UNAVAILABLE` when the backend does not answer in time.
    */
-  async open(): Promise<void> {
+  async open(timeoutMs: number): Promise<void> {
+    this.#timeoutMs = timeoutMs;
     await this.#session();
   }
 
+  /**
+   * The open session, or one opening: shared by the calls that wait for it, with its own
+   * deadline (not one caller's), so a backend that never answers leaves no open pending for
+   * the calls after it; a failed or late open is tried again on the next call.
+   */
   #session(): Promise<OpenedKey> {
-    this.#opened ??= this.#backend.open(this.ref, this.alg).then(async (opened) => {
-      try {
-        if (!samePublicKey(opened.publicJwk, this.publicJwk)) throw this.#notTheKey('is not the public key the key file holds');
-        if (!(await this.#signsForItsPublicKey(opened))) {
-          throw this.#notTheKey('signs with a key other than the public key it reports (the signature made as it opens does not verify)');
-        }
-        return opened;
-      } catch (err) {
-        await opened.close().catch(() => undefined);
-        throw err;
+    if (this.#opened !== undefined) return this.#opened;
+    const timeoutMs = this.#timeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    const opening = raceAbort(
+      this.#backend.open(this.#pinnedRef ?? this.ref, this.alg, { signal, timeoutMs }).then((opened) => this.#checkOpened(opened, signal)),
+      signal,
+    ).catch((err: unknown) => {
+      if (this.#opened === opening) this.#opened = undefined;
+      if (signal.aborted)
+        throw unavailable(
+          this.kid,
+          this.member,
+          `the backend did not open the key within ${timeoutMs} ms (option keyBackendTimeoutMs)`,
+          err,
+        );
+      throw err;
+    });
+    this.#opened = opening;
+    return opening;
+  }
+
+  /** The checks of {@link open} on a key just opened; a key that fails them is closed. */
+  async #checkOpened(opened: OpenedKey, signal: AbortSignal): Promise<OpenedKey> {
+    try {
+      if (signal.aborted) throw signal.reason;
+      if (!samePublicKey(opened.publicJwk, this.publicJwk)) {
+        const now = opened.pinnedRef === undefined || opened.pinnedRef === this.ref ? '' : ` (now ${opened.pinnedRef})`;
+        throw this.#notTheKey(`${now} is not the public key the key file holds`);
       }
-    });
-    // A failed open is tried again on the next call, not remembered.
-    this.#opened.catch(() => {
-      this.#opened = undefined;
-    });
-    return this.#opened;
+      if (!(await this.#signsForItsPublicKey(opened, signal))) {
+        throw this.#notTheKey(' signs with a key other than the public key it reports (the signature made as it opens does not verify)');
+      }
+      this.#pinnedRef ??= opened.pinnedRef;
+      return opened;
+    } catch (err) {
+      await opened.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Whether `signature` over `data` verifies with the key file's public key (prepared once). */
+  #verifies(data: Buffer, signature: Buffer): boolean {
+    this.#check ??= ALGORITHM_SPECS[this.alg].prepareVerify(
+      createPublicKey({ key: this.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }),
+    );
+    return this.#check(data, signature.toString('base64url'));
   }
 
   /**
    * One signature as the handle opens, checked with the key file's public key: a backend that
    * reports one public key but signs with another is refused here, in every process that opens
-   * it, rather than found out by the first verifier a token fails (GenerateJwt verifies what it
-   * signs only with `verifyIssued`). A signature that fails or takes too long rejects as a
-   * call's would.
+   * it, rather than found out by the first verifier a token fails.
    */
-  async #signsForItsPublicKey(opened: OpenedKey): Promise<boolean> {
-    const signal = AbortSignal.timeout(this.#timeoutMs > 0 ? this.#timeoutMs : KEY_BACKEND_OPEN_CHECK_MS);
+  async #signsForItsPublicKey(opened: OpenedKey, signal: AbortSignal): Promise<boolean> {
     const signature = await raceAbort(opened.sign(OPEN_CHECK_INPUT, signal), signal);
-    const check = ALGORITHM_SPECS[this.alg].prepareVerify(
-      createPublicKey({ key: this.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }),
-    );
-    return check(OPEN_CHECK_INPUT, signature.toString('base64url'));
+    return this.#verifies(OPEN_CHECK_INPUT, signature);
   }
 
   #notTheKey(problem: string): JwtGrpcError {
-    return new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]} ${problem}`, {
+    return new JwtGrpcError('ERR_INVALID_KEY', `key ${this.kid}: the ${this.member} key ${this.ref.split('?')[0]}${problem}`, {
       field: this.kid,
     });
   }
@@ -234,7 +356,11 @@ export class KeyHandle {
     opened?.then((key) => key.close()).catch(() => undefined);
   }
 
-  /** Signs `data` within `timeoutMs`; rejects with {@link KeyBackendUnavailable} naming the key, never falls back to another key. */
+  /**
+   * Signs `data` within `timeoutMs`; rejects with {@link KeyBackendUnavailable} naming the key,
+   * never falls back to another key, and never returns a signature that does not verify with
+   * the key file's public key.
+   */
   async sign(data: Buffer, timeoutMs: number): Promise<Buffer> {
     if (this.#closed) throw unavailable(this.kid, this.member, 'the key set was replaced');
     const now = Date.now();
@@ -252,24 +378,47 @@ export class KeyHandle {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     let holding = false;
+    let signature: Buffer;
     try {
       await this.#slot(controller.signal);
       holding = true;
-      const signature = await raceAbort(
+      signature = await raceAbort(
         this.#session().then((key) => key.sign(data, controller.signal)),
         controller.signal,
       );
-      this.#succeeded();
-      return signature;
     } catch (err) {
-      const why = controller.signal.aborted ? `no answer within ${timeoutMs} ms (option keyBackendTimeoutMs)` : describeFailure(err);
       this.#failed();
-      if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_KEY') throw unavailable(this.kid, this.member, err.message, err);
-      throw unavailable(this.kid, this.member, why, err);
+      throw this.#failure(err, controller.signal.aborted, timeoutMs);
     } finally {
       clearTimeout(timer);
       if (holding) this.#release();
     }
+    if (!this.#verifies(data, signature)) throw this.#badSignature();
+    this.#succeeded();
+    return signature;
+  }
+
+  /** A failed signature as the caller's error: UNAVAILABLE naming the key and why (a deadline, the backend's error). */
+  #failure(err: unknown, late: boolean, timeoutMs: number): KeyBackendUnavailable {
+    if (err instanceof KeyBackendUnavailable) return err;
+    if (late) return unavailable(this.kid, this.member, `no answer within ${timeoutMs} ms (option keyBackendTimeoutMs)`, err);
+    if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_KEY') return unavailable(this.kid, this.member, err.message, err);
+    return unavailable(this.kid, this.member, describeFailure(err), err);
+  }
+
+  /**
+   * A signature that does not verify with the key file's public key: the backend signs with
+   * another key (a token key replaced under the same label, a reference now naming another
+   * key) or answers garbage. Counted, the session dropped (its reopen checks the key again),
+   * the breaker opened at once: readiness says NOT_SERVING until a probe signs correctly.
+   */
+  #badSignature(): KeyBackendUnavailable {
+    countBadSignature(this.kid, this.member);
+    this.#drop();
+    this.#failures = Math.max(this.#failures + 1, KEY_BACKEND_BREAKER_FAILURES);
+    this.#openUntil = Date.now() + KEY_BACKEND_BREAKER_COOLDOWN_MS;
+    this.#goDown();
+    return unavailable(this.kid, this.member, "the backend's signature does not verify with the key file's public key; not returned");
   }
 
   /** Waits for one of the handle's concurrency slots, or the deadline. */
@@ -312,6 +461,11 @@ export class KeyHandle {
     this.#failures += 1;
     if (this.#failures < KEY_BACKEND_BREAKER_FAILURES) return;
     this.#openUntil = Date.now() + KEY_BACKEND_BREAKER_COOLDOWN_MS;
+    this.#goDown();
+  }
+
+  /** Readiness NOT_SERVING for signing, and a probe after each cooldown, until a signature succeeds. */
+  #goDown(): void {
     if (this.#down) return;
     this.#down = true;
     tellChange();
@@ -373,13 +527,14 @@ function describeFailure(err: unknown): string {
 }
 
 /**
- * Creates a key of `alg` inside the backend `member` names, at `ref`, and returns its key
+ * Creates a key of `alg` inside the backend `member` names, at `ref`, each backend call
+ * within `timeoutMs`, and returns its key
  * file entry: the reference and the public members the backend reports, never a private
  * member (`keys generate --pkcs11/--kms`, `keys rotate` with a handle). @internal
  *
  * @example
  * ```ts
- * const entry = await generateHandleEntry('pkcs11', 'pkcs11:token=jwt;object=es256-1?module-path=...', 'ES256', 'es256-1');
+ * const entry = await generateHandleEntry('pkcs11', 'pkcs11:token=jwt;object=es256-1?module-path=...', 'ES256', 'es256-1', 2000);
  * ```
  */
 export async function generateHandleEntry(
@@ -387,19 +542,20 @@ export async function generateHandleEntry(
   ref: string,
   alg: Algorithm,
   kid: string,
+  timeoutMs: number,
 ): Promise<Record<string, unknown> & { kid: string; alg: string }> {
   const backend = keyBackend(member);
   if (backend?.generate === undefined)
     throw new JwtGrpcError('ERR_INVALID_KEY', `no key backend ${JSON.stringify(member)} that creates keys`, { field: member });
-  const stored = await backend.generate(ref, alg);
-  return { kid, alg, [member]: stored, ...(await backendPublicJwk(member, stored, alg)) };
+  const stored = await backend.generate(ref, alg, { signal: AbortSignal.timeout(timeoutMs), timeoutMs });
+  return { kid, alg, [member]: stored, ...(await backendPublicJwk(member, stored, alg, timeoutMs)) };
 }
 
-/** The public JWK the backend reports for `ref` (`keys public` on a handle, and what `generate` caches). @internal */
-export async function backendPublicJwk(member: string, ref: string, alg: Algorithm): Promise<JsonWebKey> {
+/** The public JWK the backend reports for `ref`, within `timeoutMs` (`keys public` on a handle, and what `generate` caches). @internal */
+export async function backendPublicJwk(member: string, ref: string, alg: Algorithm, timeoutMs: number): Promise<JsonWebKey> {
   const backend = keyBackend(member);
   if (backend === undefined) throw new JwtGrpcError('ERR_INVALID_KEY', `no key backend ${JSON.stringify(member)}`, { field: member });
-  const opened = await backend.open(ref, alg);
+  const opened = await backend.open(ref, alg, { signal: AbortSignal.timeout(timeoutMs), timeoutMs });
   try {
     return opened.publicJwk;
   } finally {

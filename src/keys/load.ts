@@ -8,9 +8,30 @@ import { jsonErrorPosition } from './json-position.js';
 import { pinSourceFrom } from './backends/pkcs11-uri.js';
 import type { KeySet } from './key-set.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { keyBackendTimeoutOption } from './backend.js';
 
-/** The one name loadKeys' options hold. */
-const LOAD_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof loadKeys>[1]>>({ logger: true });
+/** The names loadKeys' options hold. */
+const LOAD_OPTION_NAMES = optionNames<LoadKeysOptions>({ logger: true, keyBackendTimeoutMs: true });
+
+/**
+ * How {@link loadKeys} reads a key file and opens its keys held by an HSM or a KMS.
+ *
+ * @example
+ * ```ts
+ * const options: LoadKeysOptions = { keyBackendTimeoutMs: 5000 };
+ * const keys = await loadKeys('keys.json', options);
+ * ```
+ */
+export interface LoadKeysOptions {
+  /** Where warnings go (a key file open to others); stderr by default. */
+  readonly logger?: Logger;
+  /**
+   * How long each call that opens a key held by an HSM or a KMS may take (the public key,
+   * the check signature), 1 to 60000 ms; a backend that does not answer stops the load with
+   * an error naming the kid. Default 2000, as the server's option of the same name.
+   */
+  readonly keyBackendTimeoutMs?: number;
+}
 
 /**
  * Whether a key file's text names a PKCS#11 key, whose module this process would load: such
@@ -105,29 +126,34 @@ function withPinSourceFrom(entry: unknown, base: string): unknown {
  * const server = createJwtServer({ keys });
  * ```
  */
-export async function loadKeys(file: string, options: { logger?: Logger } = {}): Promise<KeySet> {
+export async function loadKeys(file: string, options: LoadKeysOptions = {}): Promise<KeySet> {
   refuseUnknownOptions(options, LOAD_OPTION_NAMES, { owner: 'loadKeys' });
+  // Validated before the file is read: a bad value names the option, not a key.
+  const timeoutMs = keyBackendTimeoutOption(options.keyBackendTimeoutMs);
   const logger = options.logger ?? createStderrLogger();
   // A JWK Set may hold only public keys, but it is the file where secrets live: always warn.
   const text = await readKeyFile(file, logger, () => true);
   const keys = await importKeyFile(parseKeyFileText(text, file), file, logger);
-  await openHandles(keys);
+  await openHandles(keys, timeoutMs);
   return keys;
 }
 
 /**
- * Opens every signing key held by an HSM or a KMS, once, at load: a wrong PIN, a missing
- * key or a public key that differs from the file's stops the start (or the reload) with
- * one line naming the kid, rather than failing every GenerateJwt later. The sessions stay
+ * Opens every signing key held by an HSM or a KMS, once, at load, each backend call within
+ * `timeoutMs`: a wrong PIN, a missing key, a public key that differs from the file's or a
+ * backend that does not answer stops the start (or the reload) with one line naming the
+ * kid, rather than failing every GenerateJwt later (or hanging the start). The sessions stay
  * open for signing; a cluster worker opens its own on its first signature.
  */
-async function openHandles(keys: KeySet): Promise<void> {
+async function openHandles(keys: KeySet, timeoutMs: number): Promise<void> {
   const handles = keys.handles();
-  const results = await Promise.allSettled(handles.map((handle) => handle.open()));
+  const results = await Promise.allSettled(handles.map((handle) => handle.open(timeoutMs)));
   const failed = results.findIndex((result) => result.status === 'rejected');
   if (failed < 0) return;
   await Promise.all(handles.map((handle) => handle.close()));
   const reason = (results[failed] as PromiseRejectedResult).reason as Error;
   const kid = (handles[failed] as (typeof handles)[number]).kid;
-  throw new JwtGrpcError('ERR_INVALID_KEY', `key ${kid}: ${reason.message.split('\n')[0]}`, { field: kid, cause: reason });
+  const line = reason.message.split('\n')[0] ?? '';
+  // Named once: the handle's own errors already start with the kid.
+  throw new JwtGrpcError('ERR_INVALID_KEY', line.startsWith(`key ${kid}`) ? line : `key ${kid}: ${line}`, { field: kid, cause: reason });
 }

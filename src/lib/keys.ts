@@ -21,6 +21,6 @@ export { KeySet, type KeyInfo } from '../keys/key-set.js';
 export { generateKeys } from '../keys/generate.js';
 export { mergeKeySets } from '../keys/merge.js';
 export { importKeys, type KeyInput } from '../keys/import.js';
-export { loadKeys } from '../keys/load.js';
+export { type LoadKeysOptions, loadKeys } from '../keys/load.js';
 export { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
 export { exportKeys, type Jwk } from '../keys/export.js';

@@ -15,8 +15,11 @@
  *   `verify-only`, or `deactivated` (verify-only since its `deactivated_at`)
  * - `jwt_grpc_key_reloads_total`, `jwt_grpc_key_reload_failures_total`: key file reloads
  *   that took effect, and those that failed and left the keys in use as they were
+ * - `jwt_grpc_key_backend_bad_signatures_total{kid, backend}`: signatures an HSM or a KMS
+ *   returned that did not verify with the key's public key (never handed to a caller)
  */
 import type { Registry } from 'prom-client';
+import { keyBackendBadSignatures } from '../keys/backend.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { ReloadCounts } from '../keys/reload.js';
 import type { VerifyFailureReason, VerifyResult } from '../tokens/result.js';
@@ -187,6 +190,12 @@ export class ServiceMetrics implements ServiceObserver {
       help: 'RevokeJwt calls by outcome: revoked, already (held already), invalid, denied, unauthenticated, unavailable (the store refused it).',
       type: 'counter',
       samples: () => [...this.#revocations].map(([outcome, { count }]) => ({ labels: { outcome }, value: count })),
+    });
+    registerComputed(registry, {
+      name: 'jwt_grpc_key_backend_bad_signatures_total',
+      help: 'Signatures an HSM or a KMS returned that did not verify with the key public key, by kid and backend: refused, never handed out.',
+      type: 'counter',
+      samples: () => keyBackendBadSignatures().map(({ labels, count }) => ({ labels, value: count })),
     });
     registerStoreGauge(registry, () => this.#state?.revocations);
     registerKeyGauge(registry, () => this.#state?.keys);

@@ -33,6 +33,8 @@ import {
   workerCount,
 } from './kinds.js';
 import { policyKind } from './policy.js';
+// Defined with the key handles, which loadKeys (below this table) checks it for too.
+import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
@@ -108,13 +110,6 @@ const MAX_TTL_SECONDS = 10 * 365 * 86_400;
  * their time. Where clocks are not kept, give `clockToleranceSeconds` (0 to 300).
  */
 export const CLOCK_TOLERANCE_SECONDS = 5;
-/**
- * How long GenerateJwt waits for an HSM or KMS key to sign (queueing for the backend
- * included) before it answers UNAVAILABLE naming the key: long enough for a KMS call
- * across a region (tens of ms) with retries, short enough that a caller's own deadline
- * (often 5 to 10 s) still sees the answer.
- */
-export const KEY_BACKEND_TIMEOUT_MS = 2000;
 /** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once, so longer durations are refused. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -191,9 +186,9 @@ export const OPTIONS = {
   }),
   keyBackendTimeoutMs: option({
     group: 'service',
-    kind: integer(1, 60_000, 'MS'),
+    kind: integer(1, KEY_BACKEND_MAX_TIMEOUT_MS, 'MS'),
     default: KEY_BACKEND_TIMEOUT_MS,
-    help: 'how long GenerateJwt waits for an HSM or KMS key to sign before answering UNAVAILABLE',
+    help: 'how long GenerateJwt waits for an HSM or KMS key to sign (or to open, at start too) before answering UNAVAILABLE',
     cli: { flag: 'key-backend-timeout-ms', env: 'JWT_GRPC_KEY_BACKEND_TIMEOUT_MS' },
   }),
   maxTokenLength: option({

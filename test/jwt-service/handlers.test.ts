@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { JwtGrpcError, type JwtGrpcErrorCode } from '../../src/errors.js';
 import { SERVICE_ERROR_STATUS, asStatus, callerMessage } from '../../src/jwt-service/handlers.js';
+import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../../src/keys/backend.js';
 import { PolicyDenied } from '../../src/policy/enforce.js';
 import { GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
 
@@ -38,7 +39,7 @@ describe('the status of each error of the core', () => {
     expect(Object.keys(SERVICE_ERROR_STATUS).sort()).toEqual(Object.keys(INTENDED).sort());
   });
 
-  it.each(Object.entries(INTENDED).filter(([, status]) => status !== 'INTERNAL'))(
+  it.each(Object.entries(INTENDED).filter(([code, status]) => status !== 'INTERNAL' && code !== 'ERR_KEY_BACKEND_UNAVAILABLE'))(
     '%s is answered %s with its own message',
     (code, status) => {
       const err = new JwtGrpcError(code as JwtGrpcErrorCode, `the reason of ${code}`, { field: 'subject' });
@@ -48,6 +49,16 @@ describe('the status of each error of the core', () => {
       expect(callerMessage(err)).toBe(`the reason of ${code}`);
     },
   );
+
+  it("ERR_KEY_BACKEND_UNAVAILABLE is answered UNAVAILABLE with a fixed message: the backend's words (ARNs, accounts) are for the log", () => {
+    const err = new JwtGrpcError(
+      'ERR_KEY_BACKEND_UNAVAILABLE',
+      'key k (kms) cannot sign: AccessDeniedException: User: arn:aws:sts::111122223333:assumed-role/signer/i-0abc is not authorized',
+      { field: 'k' },
+    );
+    expect(answered(err)).toMatchObject({ status: GrpcStatus.UNAVAILABLE, details: KEY_BACKEND_UNAVAILABLE_MESSAGE });
+    expect(callerMessage(err)).toBe(KEY_BACKEND_UNAVAILABLE_MESSAGE);
+  });
 
   it('INTERNAL ones reach the transport as they are: it answers INTERNAL without their message, and logs it', () => {
     const err = new JwtGrpcError('ERR_SELF_CHECK_FAILED', 'self-check of a token signed with kid k failed: BAD_SIGNATURE');

@@ -11,12 +11,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   KEY_BACKEND_BREAKER_FAILURES,
   KEY_BACKEND_CONCURRENCY,
+  type BackendCallLimits,
   type KeyBackend,
   KeyBackendUnavailable,
   KeyHandle,
   backendPublicJwk,
   generateHandleEntry,
   keyBackend,
+  keyBackendBadSignatures,
   keyBackendMembers,
   onKeyBackendChange,
   registerKeyBackend,
@@ -37,6 +39,9 @@ function fakeBackend(member: string) {
     opens: 0,
     closes: 0,
     failOpen: false,
+    hangOpen: false,
+    /** The limits of the last open: what the backend would give its own client. */
+    limits: undefined as BackendCallLimits | undefined,
     fail: false,
     hang: false,
     inFlight: 0,
@@ -47,8 +52,10 @@ function fakeBackend(member: string) {
   const backend: KeyBackend = {
     member,
     packageName: 'none',
-    async open(ref) {
+    async open(ref, _alg, limits) {
       state.opens += 1;
+      state.limits = limits;
+      if (state.hangOpen) await new Promise(() => {});
       if (state.failOpen) throw new Error(`cannot open ${ref}`);
       return {
         publicJwk: state.publicJwk,
@@ -103,8 +110,8 @@ describe('the registry', () => {
     registerKeyBackend(backend);
     expect(keyBackend('fake-registry')).toBe(backend);
     expect(keyBackendMembers()).toContain('fake-registry');
-    await expect(backendPublicJwk('fake-registry', 'r', 'ES256')).resolves.toEqual(PUBLIC);
-    await expect(generateHandleEntry('fake-registry', 'r', 'ES256', 'k')).resolves.toEqual({
+    await expect(backendPublicJwk('fake-registry', 'r', 'ES256', 1000)).resolves.toEqual(PUBLIC);
+    await expect(generateHandleEntry('fake-registry', 'r', 'ES256', 'k', 1000)).resolves.toEqual({
       kid: 'k',
       alg: 'ES256',
       'fake-registry': 'r#created',
@@ -113,12 +120,12 @@ describe('the registry', () => {
   });
 
   it('refuses a member no backend registered, naming it', async () => {
-    await expect(backendPublicJwk('vault', 'r', 'ES256')).rejects.toMatchObject({
+    await expect(backendPublicJwk('vault', 'r', 'ES256', 1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'vault',
       message: 'no key backend "vault"',
     });
-    await expect(generateHandleEntry('vault', 'r', 'ES256', 'k')).rejects.toMatchObject({
+    await expect(generateHandleEntry('vault', 'r', 'ES256', 'k', 1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       message: 'no key backend "vault" that creates keys',
     });
@@ -138,7 +145,7 @@ describe('KeyHandle', () => {
   it('refuses a backend key other than the key file’s, naming the kid and the reference without its query', async () => {
     const { handle, state } = handleOver('fake-b');
     state.publicJwk = { ...PUBLIC, x: 'other' };
-    await expect(handle.open()).rejects.toMatchObject({
+    await expect(handle.open(1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'kid-1',
       message: 'key kid-1: the fake-b key ref-1 is not the public key the key file holds',
@@ -155,7 +162,7 @@ describe('KeyHandle', () => {
   it('refuses a backend that reports the key file’s public key but signs with another, as it opens', async () => {
     const { handle, state } = handleOver('fake-h');
     state.signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-    await expect(handle.open()).rejects.toMatchObject({
+    await expect(handle.open(1000)).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
       field: 'kid-1',
       message:
@@ -186,6 +193,41 @@ describe('KeyHandle', () => {
       code: 'ERR_KEY_BACKEND_UNAVAILABLE',
       message: 'key kid-1 (fake-d) cannot sign: no answer within 50 ms (option keyBackendTimeoutMs)',
     });
+  });
+
+  it('bounds the open too: one that never answers is given up at the deadline, and the next call opens anew', async () => {
+    const { handle, state } = handleOver('fake-i');
+    state.hangOpen = true;
+    const started = Date.now();
+    await expect(handle.open(100)).rejects.toMatchObject({
+      code: 'ERR_KEY_BACKEND_UNAVAILABLE',
+      message: 'key kid-1 (fake-i) cannot sign: the backend did not open the key within 100 ms (option keyBackendTimeoutMs)',
+    });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(state.limits?.timeoutMs).toBe(100);
+    expect(state.limits?.signal.aborted, 'the backend is told to give up').toBe(true);
+    await expect(handle.sign(Buffer.from('x'), 50)).rejects.toMatchObject({ code: 'ERR_KEY_BACKEND_UNAVAILABLE' });
+    // The backend answers again: no open is left pending for the next call to wait on.
+    state.hangOpen = false;
+    expect(signs('x', await handle.sign(Buffer.from('x'), 1000))).toBe(true);
+    expect(state.opens).toBe(3);
+  });
+
+  it('never returns a signature that does not verify: counted, the breaker opened at once, the session reopened', async () => {
+    const { handle, state } = handleOver('fake-j');
+    const counted = (): number =>
+      keyBackendBadSignatures().find(({ labels }) => labels.kid === 'kid-1' && labels.backend === 'fake-j')?.count ?? 0;
+    await handle.open(1000);
+    state.signingKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({
+      code: 'ERR_KEY_BACKEND_UNAVAILABLE',
+      message: "key kid-1 (fake-j) cannot sign: the backend's signature does not verify with the key file's public key; not returned",
+    });
+    expect(counted()).toBe(1);
+    expect(handle.canSign).toBe(false);
+    expect(state.closes, 'the session is dropped').toBe(1);
+    await expect(handle.sign(Buffer.from('a.b'), 1000)).rejects.toMatchObject({ message: expect.stringContaining('circuit breaker') });
+    expect(counted(), 'the breaker refuses without asking the backend').toBe(1);
   });
 
   it(`sends the backend at most ${KEY_BACKEND_CONCURRENCY} signatures at once; the rest wait their turn`, async () => {
@@ -225,7 +267,7 @@ describe('KeyHandle', () => {
 
   it('refuses to sign once closed, and closes its session', async () => {
     const { handle, state } = handleOver('fake-g');
-    await handle.open();
+    await handle.open(1000);
     await handle.close();
     expect(state.closes).toBe(1);
     await expect(handle.sign(Buffer.from('x'), 1000)).rejects.toMatchObject({

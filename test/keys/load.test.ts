@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import * as jose from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, JwtGrpcError, type Logger, createSigner, createVerifier, loadKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, JwtGrpcError, type Logger, createJwtServer, createSigner, createVerifier, loadKeys } from '../../src/lib.js';
 import { expectValid, makeToken, nowSeconds } from '../tokens/helpers.js';
 
 let dir: string;
@@ -123,6 +123,20 @@ describe('loadKeys', () => {
     expect(logger.warnings[0]).toContain('es-loose.pem');
     const pemBody = pem.split('\n')[1] as string;
     for (const line of logger.all) expect(line).not.toContain(pemBody);
+  });
+
+  it('refuses a keyBackendTimeoutMs out of range before reading the file, in the words createJwtServer uses', async () => {
+    for (const bad of [0, 60_001, 1.5, '500']) {
+      const refused = loadKeys(join(dir, 'nope.json'), { keyBackendTimeoutMs: bad as number });
+      await expect(refused).rejects.toMatchObject({
+        code: 'ERR_INVALID_OPTION',
+        field: 'keyBackendTimeoutMs',
+        message: `option keyBackendTimeoutMs: must be an integer from 1 to 60000, got ${JSON.stringify(bad)}`,
+      });
+      expect(() => createJwtServer({ keyBackendTimeoutMs: bad as number })).toThrow(
+        `option keyBackendTimeoutMs: must be an integer from 1 to 60000, got ${JSON.stringify(bad)}`,
+      );
+    }
   });
 
   it('a missing file is ERR_FILE naming the path', async () => {

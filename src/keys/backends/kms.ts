@@ -10,7 +10,7 @@ import type * as Kms from '@aws-sdk/client-kms';
 import type { Algorithm } from '../../algorithms/names.js';
 import { JwtGrpcError } from '../../errors.js';
 import { kmsModule, requireOptional } from '../../optional-deps.js';
-import type { KeyBackend, OpenedKey } from '../backend.js';
+import type { BackendCallLimits, KeyBackend, OpenedKey } from '../backend.js';
 
 /** KMS's name for each JWS algorithm, the digest it signs, the KeySpec `keys generate` asks for, and the JOSE size of an ECDSA signature. */
 const KMS_ALGORITHMS: Partial<Record<Algorithm, { signing: string; hash: string; keySpec: string; joseSize?: number }>> = {
@@ -25,12 +25,27 @@ function kms(): typeof Kms {
   return requireOptional(kmsModule, '@aws-sdk/client-kms', 'a kms key') as unknown as typeof Kms;
 }
 
-/** One client per process: each cluster worker makes its own, with its own connections. */
-let client: Kms.KMSClient | undefined;
+/**
+ * One client per process and deadline (in practice one: `keyBackendTimeoutMs`): each cluster
+ * worker makes its own, with its own connections.
+ */
+const clients = new Map<number, Kms.KMSClient>();
 
-function kmsClient(): Kms.KMSClient {
-  client ??= new (kms().KMSClient)({});
-  return client;
+/**
+ * The client whose every request ends within `timeoutMs`: the connection (TCP and TLS) and
+ * the request each get it, and a request past it is an error that destroys its socket
+ * (`throwOnRequestTimeout`; without it the SDK only warns, and a KMS that accepts
+ * connections and never answers keeps each socket, up to the agent's 50, for good).
+ */
+function kmsClient(timeoutMs: number): Kms.KMSClient {
+  let found = clients.get(timeoutMs);
+  if (found === undefined) {
+    found = new (kms().KMSClient)({
+      requestHandler: { connectionTimeout: timeoutMs, requestTimeout: timeoutMs, throwOnRequestTimeout: true },
+    });
+    clients.set(timeoutMs, found);
+  }
+  return found;
 }
 
 function spec(alg: Algorithm): NonNullable<(typeof KMS_ALGORITHMS)[Algorithm]> {
@@ -88,15 +103,23 @@ const PSS_PROBE = Buffer.from('jwt-grpc PS256 salt length probe');
  * signature at open tells them apart: a service that signs otherwise is refused here, with
  * the salt it used, rather than every token failing its self-check later.
  */
-async function checkPssSalt(kmsApi: Kms.KMSClient, sdk: typeof Kms, ref: string, publicKey: KeyObject): Promise<void> {
+async function checkPssSalt(
+  kmsApi: Kms.KMSClient,
+  sdk: typeof Kms,
+  ref: string,
+  keyArn: string,
+  publicKey: KeyObject,
+  signal: AbortSignal,
+): Promise<void> {
   const answer = await kmsApi
     .send(
       new sdk.SignCommand({
-        KeyId: ref,
+        KeyId: keyArn,
         Message: createHash('sha256').update(PSS_PROBE).digest(),
         MessageType: 'DIGEST',
         SigningAlgorithm: 'RSASSA_PSS_SHA_256',
       }),
+      { abortSignal: signal },
     )
     .catch((err: unknown) => {
       throw backendError(ref, `the PS256 probe Sign failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
@@ -117,29 +140,44 @@ async function checkPssSalt(kmsApi: Kms.KMSClient, sdk: typeof Kms, ref: string,
   );
 }
 
-async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
+/**
+ * Opens `ref`: GetPublicKey, within `limits`, pins the key ARN it answers (`KeyId`), and
+ * every Sign names that ARN: an alias moved to another key later is never followed, and a
+ * reopen (after a failure) uses the ARN too. Reloading the key file resolves the alias again,
+ * and the key handle refuses one that now names a key whose public key is not the file's.
+ */
+async function open(ref: string, alg: Algorithm, limits: BackendCallLimits): Promise<OpenedKey> {
   const { signing, hash, joseSize } = spec(alg);
   const sdk = kms();
-  const kmsApi = kmsClient();
+  const kmsApi = kmsClient(limits.timeoutMs);
   let publicJwk: JsonWebKey;
+  let keyArn: string;
   try {
-    const answer = await kmsApi.send(new sdk.GetPublicKeyCommand({ KeyId: ref }));
+    const answer = await kmsApi.send(new sdk.GetPublicKeyCommand({ KeyId: ref }), { abortSignal: limits.signal });
     if (answer.KeyUsage !== 'SIGN_VERIFY') throw backendError(ref, `is a ${answer.KeyUsage ?? 'non-signing'} key, not SIGN_VERIFY`);
     if (!(answer.SigningAlgorithms ?? []).includes(signing as Kms.SigningAlgorithmSpec))
       throw backendError(ref, `does not sign with ${signing} (${alg})`);
+    if (answer.KeyId === undefined || answer.KeyId === '') throw backendError(ref, 'GetPublicKey answered no KeyId (the key ARN) to pin');
+    keyArn = answer.KeyId;
     const publicKey = createPublicKey({ key: Buffer.from(answer.PublicKey as Uint8Array), format: 'der', type: 'spki' });
     publicJwk = publicKey.export({ format: 'jwk' });
-    if (alg === 'PS256') await checkPssSalt(kmsApi, sdk, ref, publicKey);
+    if (alg === 'PS256') await checkPssSalt(kmsApi, sdk, ref, keyArn, publicKey, limits.signal);
   } catch (err) {
     if (err instanceof JwtGrpcError) throw err;
     throw backendError(ref, `GetPublicKey failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`, err);
   }
   return {
     publicJwk,
+    pinnedRef: keyArn,
     async sign(data, signal) {
       const digest = createHash(hash).update(data).digest();
       const answer = await kmsApi.send(
-        new sdk.SignCommand({ KeyId: ref, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: signing as Kms.SigningAlgorithmSpec }),
+        new sdk.SignCommand({
+          KeyId: keyArn,
+          Message: digest,
+          MessageType: 'DIGEST',
+          SigningAlgorithm: signing as Kms.SigningAlgorithmSpec,
+        }),
         { abortSignal: signal },
       );
       const signature = answer.Signature as Uint8Array;
@@ -151,17 +189,21 @@ async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
 }
 
 /** `keys generate --kms alias/NAME`: CreateKey (SIGN_VERIFY) and CreateAlias; the reference stored is the alias. */
-async function generate(ref: string, alg: Algorithm): Promise<string> {
+async function generate(ref: string, alg: Algorithm, limits: BackendCallLimits): Promise<string> {
   if (!ref.startsWith('alias/')) throw backendError(ref, 'keys generate --kms takes alias/NAME, the alias the new key gets');
   const sdk = kms();
-  const created = await kmsClient().send(
+  const kmsApi = kmsClient(limits.timeoutMs);
+  const created = await kmsApi.send(
     new sdk.CreateKeyCommand({
       KeySpec: spec(alg).keySpec as Kms.KeySpec,
       KeyUsage: 'SIGN_VERIFY',
       Description: `jwt-grpc ${alg} signing key`,
     }),
+    { abortSignal: limits.signal },
   );
-  await kmsClient().send(new sdk.CreateAliasCommand({ AliasName: ref, TargetKeyId: created.KeyMetadata?.KeyId }));
+  await kmsApi.send(new sdk.CreateAliasCommand({ AliasName: ref, TargetKeyId: created.KeyMetadata?.KeyId }), {
+    abortSignal: limits.signal,
+  });
   return ref;
 }
 

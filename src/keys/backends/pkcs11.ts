@@ -7,15 +7,15 @@
 import { Buffer } from 'node:buffer';
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type * as Pkcs11 from 'pkcs11js';
 import type { Algorithm } from '../../algorithms/names.js';
 import { JwtGrpcError } from '../../errors.js';
 import { pkcs11Module, requireOptional } from '../../optional-deps.js';
-import { KEY_BACKEND_CONCURRENCY, type KeyBackend, type OpenedKey } from '../backend.js';
+import { type BackendCallLimits, KEY_BACKEND_CONCURRENCY, type KeyBackend, type OpenedKey } from '../backend.js';
 import { type Pkcs11Uri, describePkcs11Uri, parsePkcs11Uri } from './pkcs11-uri.js';
 import { pkcs11ModuleProblem } from './pkcs11-custody.js';
 import { secretFileRefusal } from '../../secret-file.js';
-import { assert } from '../../assert.js';
 
 /** The environment variable that holds the PIN when the URI has no pin-source. */
 export const PKCS11_PIN_ENV = 'JWT_GRPC_PKCS11_PIN';
@@ -207,8 +207,18 @@ function reach(ref: string): { uri: Pkcs11Uri; module: Pkcs11.PKCS11; slot: Pkcs
   return { uri, module, slot: findSlot(module, uri, ref), pin };
 }
 
-/** Opens `ref`: a pool of sessions (one signature at a time each), the private key's handle, the public key. */
-async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
+/**
+ * Opens `ref`: a pool of sessions (one signature at a time each), the private key's handle,
+ * the public key. What a deadline can do here: the calls that open (C_OpenSession, C_Login,
+ * C_FindObjects, C_GetAttributeValue) are synchronous native calls on the main thread, which
+ * nothing in JavaScript can interrupt (nor can a timer fire while they run, so the time
+ * they took is measured, not awaited); once they return, a late open is closed and refused
+ * rather than used. C_Sign runs on libuv's thread pool
+ * (C_SignAsync): the key handle stops waiting for it at the deadline, but the token still
+ * holds that session (and a pool thread) until it answers; see `sign` below.
+ */
+async function open(ref: string, alg: Algorithm, limits: BackendCallLimits): Promise<OpenedKey> {
+  const started = performance.now();
   const { uri, module, slot, pin } = reach(ref);
   const lib = pkcs11();
   const { mechanism, input, length } = mechanismFor(alg);
@@ -225,6 +235,12 @@ async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
     if (found.length === 0) throw backendError(ref, 'more than one private key matches: add id= or a longer object=');
     key = found;
     jwk = publicJwk(module, first, uri, alg, ref);
+    const tookMs = performance.now() - started;
+    if (limits.signal.aborted || tookMs > limits.timeoutMs)
+      throw backendError(
+        ref,
+        `the token took ${Math.round(tookMs)} ms to open the key, more than ${limits.timeoutMs} ms (option keyBackendTimeoutMs)`,
+      );
   } catch (err) {
     module.C_CloseSession(first);
     throw err;
@@ -235,7 +251,11 @@ async function open(ref: string, alg: Algorithm): Promise<OpenedKey> {
     async sign(data) {
       // A session runs one operation at a time: each signature takes one, opening more up to the handle's bound.
       const session = idle.pop() ?? (all.length < KEY_BACKEND_CONCURRENCY ? openSession(module, slot) : undefined);
-      assert(session !== undefined, 'no free PKCS#11 session');
+      // Every session still busy with a C_SignAsync the handle stopped waiting for (past its
+      // deadline): no more is started on a token that does not answer, which would also take
+      // more of libuv's pool threads (shared with fs and dns) than the sessions already hold.
+      if (session === undefined)
+        throw backendError(ref, `all ${KEY_BACKEND_CONCURRENCY} sessions are still busy with signatures the token has not answered`);
       if (!all.includes(session)) all.push(session);
       let ok = false;
       try {
