@@ -15,7 +15,7 @@ import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
-import { endWithParent } from './parent-watch.js';
+import { endWithParent, launchedByNpmExec } from './parent-watch.js';
 import { nodeTls } from '../optional-deps.js';
 import { giveWorkersServeV8Flags } from './v8-flags.js';
 
@@ -172,8 +172,11 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
     // The last line: the drain is over (a `kill %1; wait %1` would otherwise end in silence).
     void handle.done.then((code) => logger.info(`stopped (exit ${code})`));
-    const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
-    void handle.done.then(stopWatching);
+    if (cli.exitWithParent || launchedByNpmExec(process.env)) {
+      const why = cli.exitWithParent ? '--exit-with-parent' : 'started by npx';
+      const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited (${why}): draining`));
+      void handle.done.then(stopWatching);
+    }
     const keys = handle.keys.keys;
     process.stdout.write(
       [

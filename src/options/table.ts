@@ -522,6 +522,14 @@ export const OPTIONS = {
     help: 'reload the --keys and --policy files when they change (rewritten, renamed over, or a Kubernetes Secret update), as SIGHUP does',
     cli: { flag: 'watch-keys', env: 'JWT_GRPC_WATCH_KEYS' },
   }),
+  exitWithParent: option({
+    group: 'cli',
+    kind: flag,
+    // Off: a server outlives the shell or script that started it (nohup, setsid); one run by npx follows npx anyway (src/cli/parent-watch.ts).
+    default: false,
+    help: 'stop (draining, as SIGTERM does) when the process that started this one exits; a server run by npx or npm exec always does',
+    cli: { flag: 'exit-with-parent', env: 'JWT_GRPC_EXIT_WITH_PARENT' },
+  }),
   logFormat: option({
     group: 'cli',
     kind: choice(['text', 'json']),
