@@ -61,6 +61,11 @@ const FLAGS = {
       usage: '--admin-token-file FILE',
       help: "file holding the issuer's admin secret (else: a client certificate its policy lists as a revoker)",
     },
+    'allow-plaintext-admin-token': {
+      type: 'boolean',
+      usage: '--allow-plaintext-admin-token',
+      help: 'send the admin secret without TLS to a target that is not loopback (refused otherwise)',
+    },
     ...TLS_FLAGS,
   },
 } satisfies Record<ClientCommand, Record<string, FlagSpec>>;
@@ -154,6 +159,7 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
         exp: exp === undefined ? undefined : parseUnixSeconds(exp),
         reason: text('reason'),
         adminTokenFile: text('admin-token-file'),
+        allowPlaintextAdminToken: values['allow-plaintext-admin-token'] === true,
       },
     };
   }

@@ -8,9 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { parseCommand } from '../../src/cli/args.js';
-import { runRevokeCommand, runTokenCommand } from '../../src/cli/client-commands.js';
+import { runRevokeCommand, runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
 import { GrpcStatus, type GrpcStatusError, JwtGrpcError, generateKeys } from '../../src/lib.js';
 import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
+import { freePort } from '../../bench/kit/ports.js';
 
 let certs: TestCerts;
 
@@ -128,5 +129,102 @@ describe('revoke names the CLI flags', () => {
       GrpcStatus.UNAUTHENTICATED,
       'RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE (it sends "authorization: Bearer SECRET"), or a client certificate the policy lists under revokers',
     ]);
+  });
+});
+
+describe('the CLI client on a target it cannot use', () => {
+  const ask = (target: string, tls: object = {}) =>
+    runTokenCommand({ target, alg: 'ES256', sub: 'ada', ...tls }, { stdout: { write: () => true } });
+
+  it('a host without a port: says it dialled 443 and to add :PORT', async () => {
+    const err = await failure(ask('127.0.0.1'));
+    expect(err.message).toBe(
+      "cannot reach 127.0.0.1: --target names no port, so it dialled 127.0.0.1:443: add :PORT, the server's --port (e.g. 127.0.0.1:50051)",
+    );
+  });
+
+  it('a URL: refused as a bad --target, naming the HOST:PORT to give', async () => {
+    const err = await failure(ask('http://127.0.0.1:50051/'));
+    expect([err.code, err.message]).toEqual([
+      'ERR_INVALID_OPTION',
+      'option --target: give HOST:PORT, not a URL: 127.0.0.1:50051, or dns:///HOST:PORT',
+    ]);
+  });
+
+  it('a port nothing listens on: says so', async () => {
+    const target = `127.0.0.1:${await freePort()}`;
+    const err = await failure(ask(target));
+    expect(err.message).toBe(`cannot reach ${target}: nothing listening on ${target}: is the server running, and is this its --port?`);
+  });
+
+  it.each([
+    ['metrics', 'metricsPort'],
+    ['discovery', 'httpPort'],
+  ] as const)('the %s port: not a gRPC port', async (_name, option) => {
+    const { server } = await startIssuer({
+      keys: await generateKeys({ algorithms: ['ES256'] }),
+      [option]: 0,
+      ...(option === 'httpPort' ? { issuer: 'https://issuer.example' } : {}),
+    });
+    const target = `127.0.0.1:${server[option]}`;
+    const err = await failure(ask(target));
+    expect(err.message).toBe(
+      `cannot reach ${target}: not a gRPC port: is it the metrics or discovery port? --target takes the server's --port`,
+    );
+  });
+
+  it('a --tls-ca that did not sign the server certificate: names the file', async () => {
+    const target = await issuer({ requireClientCertificate: false });
+    const other = makeTestCerts();
+    try {
+      const err = await failure(ask(target, { tlsCa: other.files.caCert, tlsServerName: 'localhost' }));
+      expect(err.message).toBe(
+        `cannot reach ${target}: the server's certificate is not signed by --tls-ca ${other.files.caCert}: give the CA that signed it`,
+      );
+    } finally {
+      other.remove();
+    }
+  });
+});
+
+describe('revoke and the admin secret in plaintext', () => {
+  async function revocable(): Promise<{ port: number; secret: string; token: string }> {
+    const secret = join(certs.dir, 'admin-token');
+    writeFileSync(secret, 'an-admin-secret-of-32-characters\n', { mode: 0o600 });
+    const { port } = await startIssuer({ keys: await generateKeys({ algorithms: ['ES256'] }), adminTokenFile: secret });
+    const printed: string[] = [];
+    await runTokenCommand(
+      { target: `127.0.0.1:${port}`, alg: 'ES256', sub: 'ada' },
+      { stdout: { write: (line: string) => printed.push(line) } },
+    );
+    return { port, secret, token: (printed[0] as string).trim() };
+  }
+  const quiet = { stdout: { write: () => true } };
+  const verdict = async (target: string, token: string): Promise<number> => runVerifyCommand({ target, token }, quiet);
+
+  it('refuses to send it without TLS to an address that is not loopback, and sends nothing', async () => {
+    const { port, secret, token } = await revocable();
+    // 0.0.0.0 is no loopback address, yet a connection to it reaches this machine: only the refusal keeps the token valid.
+    const err = await failure(runRevokeCommand({ target: `0.0.0.0:${port}`, token, adminTokenFile: secret }, quiet));
+    expect([err.code, err.message]).toEqual([
+      'ERR_INVALID_OPTION',
+      `option --admin-token-file: would send the admin secret to 0.0.0.0:${port} in plaintext, readable by anyone on the path: add --tls (and --tls-ca FILE for a private CA), or --allow-plaintext-admin-token if the network is trusted`,
+    ]);
+    expect(await verdict(`127.0.0.1:${port}`, token), 'still valid').toBe(0);
+  });
+
+  it('sends it to loopback, and elsewhere with --allow-plaintext-admin-token', async () => {
+    const local = await revocable();
+    expect(await runRevokeCommand({ target: `localhost:${local.port}`, token: local.token, adminTokenFile: local.secret }, quiet)).toBe(0);
+    expect(await verdict(`127.0.0.1:${local.port}`, local.token), 'revoked').toBe(1);
+    const allowed = await revocable();
+    const args = {
+      target: `0.0.0.0:${allowed.port}`,
+      token: allowed.token,
+      adminTokenFile: allowed.secret,
+      allowPlaintextAdminToken: true,
+    };
+    expect(await runRevokeCommand(args, quiet)).toBe(0);
+    expect(await verdict(`127.0.0.1:${allowed.port}`, allowed.token), 'revoked').toBe(1);
   });
 });
