@@ -8,11 +8,19 @@ import { JwtGrpcError } from '../errors.js';
 import { parseCommand } from './args.js';
 import { helpText } from './help.js';
 import { clientHelpText } from './client-args.js';
-import { keysHelpText } from './keys-args.js';
+import { type KeysArgs, keysHelpText } from './keys-args.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { EXIT } from './exit-codes.js';
 import { cliLabel } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
+
+/** `jwt-grpc keys ...`, a key backend's set-up fault said as one line (./backend-errors.ts). */
+async function runKeys(args: Exclude<KeysArgs, { action: 'help' }>): Promise<void> {
+  const [{ runKeysCommand }, { keysCommandError }] = await Promise.all([import('./keys.js'), import('./backend-errors.js')]);
+  await runKeysCommand(args, (line) => process.stdout.write(`${line}\n`)).catch((err: unknown) => {
+    throw keysCommandError(err, 'handle' in args ? args.handle : undefined, process.env);
+  });
+}
 
 /** Resolves to the exit code (./exit-codes.ts). */
 async function main(): Promise<number> {
@@ -26,7 +34,7 @@ async function main(): Promise<number> {
       return 0;
     case 'keys':
       if (command.args.action === 'help') process.stdout.write(keysHelpText());
-      else await (await import('./keys.js')).runKeysCommand(command.args, (line) => process.stdout.write(`${line}\n`));
+      else await runKeys(command.args);
       return 0;
     case 'client': {
       const { args } = command;

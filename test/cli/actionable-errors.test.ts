@@ -4,12 +4,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { parseCommand } from '../../src/cli/args.js';
 import { runRevokeCommand, runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
-import { GrpcStatus, type GrpcStatusError, JwtGrpcError, generateKeys } from '../../src/lib.js';
+import { GrpcStatus, type GrpcStatusError, JwtGrpcError, exportKeys, generateKeys } from '../../src/lib.js';
 import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 import { freePort } from '../../bench/kit/ports.js';
 
@@ -226,5 +226,60 @@ describe('revoke and the admin secret in plaintext', () => {
     };
     expect(await runRevokeCommand(args, quiet)).toBe(0);
     expect(await verdict(`127.0.0.1:${allowed.port}`, allowed.token), 'revoked').toBe(1);
+  });
+});
+
+describe('keys with a key backend that is not set up: one line saying what to set', () => {
+  /** The AWS settings a developer's shell may hold, cleared: each case sets only its own. */
+  const AWS = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
+  const AWS_ENDPOINTS = ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_KMS'];
+  const NO_FILES = { AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
+  const CREDENTIALS = { AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-real-secret' };
+  afterEach(() => vi.unstubAllEnvs());
+
+  async function keysError(argv: string[], env: Record<string, string>): Promise<string> {
+    for (const name of [...AWS, ...AWS_ENDPOINTS]) vi.stubEnv(name, undefined);
+    const run = await runCli(['keys', ...argv], { env: { ...NO_FILES, ...env } });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).not.toMatch(/unexpected error|\n\s+at /);
+    expect(run.stderr.split('\n').filter((line) => line !== '')).toHaveLength(1);
+    return run.stderr.trimEnd();
+  }
+  const out = (): string => join(certs.dir, `kms-${Math.random().toString(36).slice(2)}.json`);
+
+  it.each([
+    ['no region', {}, 'no AWS region: set AWS_REGION (e.g. eu-west-1), or a region in the config of AWS_PROFILE'],
+    [
+      'no credentials',
+      { AWS_REGION: 'eu-west-1' },
+      'no AWS credentials: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an instance or task role',
+    ],
+  ])('generate --kms with %s', async (_case, env, hint) => {
+    expect(await keysError(['generate', '--alg', 'ES256', '--kms', 'alias/jwt', '--out', out()], env)).toBe(
+      `jwt-grpc: kms key alias/jwt: cannot make the key: ${hint}`,
+    );
+  });
+
+  it('rotate --kms with no reachable endpoint: names the endpoint', async () => {
+    const file = out();
+    writeFileSync(file, `${JSON.stringify(exportKeys(await generateKeys({ algorithms: ['ES256'] }), { includePrivate: true }))}\n`, {
+      mode: 0o600,
+    });
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
+    expect(
+      await keysError(['rotate', '--keys', file, '--alg', 'ES256', '--kms', 'alias/jwt'], { ...CREDENTIALS, AWS_ENDPOINT_URL: endpoint }),
+    ).toBe(
+      `jwt-grpc: kms key alias/jwt: cannot make the key: cannot reach the KMS endpoint ${endpoint} (ECONNREFUSED): check AWS_ENDPOINT_URL and that it is up`,
+    );
+  });
+
+  it('generate --pkcs11 with a module that is no PKCS#11 library: names the module', async () => {
+    const notALibrary = join(certs.dir, 'not-a-library.so');
+    writeFileSync(notALibrary, 'not an ELF file\n');
+    const line = await keysError(
+      ['generate', '--alg', 'ES256', '--pkcs11', `pkcs11:object=jwt?module-path=${notALibrary}`, '--out', out()],
+      {},
+    );
+    expect(line).toMatch(new RegExp(`^jwt-grpc: pkcs11 key pkcs11:object=jwt: cannot load the module ${notALibrary}: `));
   });
 });
