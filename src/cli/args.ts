@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { invalidOption } from '../errors.js';
 import { text } from '../options/kinds.js';
 import { type OptionNames, nearestName, refuseUnknownOptions } from '../known-options.js';
 import { type ResolvedOptions, cliLabel, namesIn, resolveOptions } from '../options/resolve.js';
@@ -8,6 +8,7 @@ import { type JwtServerOptions, resolveServerOptions } from '../server/options.j
 import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
 import { type KeysArgs, parseKeysArgs } from './keys-args.js';
 import { joinNegativeValues } from './negative-values.js';
+import { parseArgsError, unknownCommand } from './parse-errors.js';
 import { internalError } from '../assert.js';
 
 /** `jwt-grpc serve`'s options after parsing, sorted by where they go. */
@@ -86,6 +87,9 @@ function nearestVariable(name: string): string {
   return nearest === undefined ? 'jwt-grpc --help lists them' : `did you mean JWT_GRPC_${nearest}?`;
 }
 
+/** The commands, for the suggestion when one is misspelt. */
+const COMMANDS = ['serve', 'keys', 'token', 'verify', 'revoke', 'help', 'version'];
+
 /**
  * Parses argv (without node and the script) and the environment into a command, through
  * the option table: the same bounds and rules as the library, errors naming the flag.
@@ -98,7 +102,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (command === '--version' || command === '-v' || command === 'version') return { kind: 'version' };
   if (command === 'keys') return { kind: 'keys', args: parseKeysArgs(rest, env) };
   if (command === 'token' || command === 'verify' || command === 'revoke') return { kind: 'client', args: parseClientArgs(command, rest) };
-  if (command !== 'serve') throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown command ${JSON.stringify(command)}`);
+  if (command !== 'serve') throw unknownCommand(command, COMMANDS, 'command');
 
   const flagTypes: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
   for (const name of CLI_OPTIONS) {
@@ -109,7 +113,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   try {
     flags = parseArgs({ args: joinNegativeValues(rest, flagTypes), options: flagTypes, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', (err as Error).message);
+    throw parseArgsError(err, Object.keys(flagTypes), 'jwt-grpc serve');
   }
   if (flags['help'] === true) return { kind: 'help' };
   refuseUnknownVariables(env);

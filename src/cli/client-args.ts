@@ -5,9 +5,10 @@
  */
 import { parseArgs } from 'node:util';
 import type { RevokeCommandArgs, TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { invalidOption } from '../errors.js';
 import { OPTIONS } from '../options/table.js';
 import { joinNegativeValues } from './negative-values.js';
+import { parseArgsError } from './parse-errors.js';
 
 /** The client commands. */
 export type ClientCommand = 'token' | 'verify' | 'revoke';
@@ -115,7 +116,7 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
       allowPositionals: command !== 'token',
     });
   } catch (err) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `${command}: ${(err as Error).message}`);
+    throw parseArgsError(err, [...Object.keys(flags), 'help'], `jwt-grpc ${command}`);
   }
   const { values, positionals } = parsed;
   if (values['help'] === true) return { action: 'help', command };

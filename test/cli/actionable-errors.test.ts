@@ -61,6 +61,22 @@ describe('flags and variables', () => {
   });
 });
 
+describe('misspelt flags and commands: the nearest name', () => {
+  it.each([
+    [['serv'], 'unknown command "serv"; did you mean serve?'],
+    [['keys', 'genrate'], 'unknown keys command "genrate"; did you mean generate?'],
+    [['serve', '--prot', '1'], 'option --prot: is not a flag of jwt-grpc serve; did you mean --port?'],
+    [['serve', '--no-helth'], 'option --no-helth: is not a flag of jwt-grpc serve; did you mean --no-health?'],
+    [['token', '--targt', 'h:1'], 'option --targt: is not a flag of jwt-grpc token; did you mean --target?'],
+    [['revoke', '--admin-token', 'f'], 'option --admin-token: is not a flag of jwt-grpc revoke; did you mean --admin-token-file?'],
+    [['keys', 'generate', '--algo', 'ES256'], 'option --algo: is not a flag of jwt-grpc keys generate; did you mean --alg?'],
+    [['serve', '--port'], 'option --port: needs a value'],
+    [['serve', '--watch-keys=yes'], 'option --watch-keys: takes no value: give the flag alone'],
+  ])('%j', (argv, message) => {
+    expect(parseError(argv)).toBe(message);
+  });
+});
+
 describe('serve with TLS files that are not a PEM certificate and key', () => {
   it.each([
     ['--tls-cert', 'not-pem', 'server.key', '--tls-cert: FILE is not a PEM certificate (no -----BEGIN CERTIFICATE----- line)'],

@@ -40,8 +40,12 @@ describe('parseCommand: commands', () => {
     expect(parseCommand(['verify', '--help'], {})).toMatchObject({ kind: 'client', args: { action: 'help', command: 'verify' } });
   });
 
-  it('refuses an unknown command by name', () => {
-    expect(refusal(['server'])).toEqual({ code: 'ERR_INVALID_OPTION', message: 'unknown command "server"' });
+  it('refuses an unknown command by name, with the nearest one', () => {
+    expect(refusal(['server'])).toEqual({ code: 'ERR_INVALID_OPTION', message: 'unknown command "server"; did you mean serve?' });
+    expect(refusal(['launch'])).toEqual({
+      code: 'ERR_INVALID_OPTION',
+      message: 'unknown command "launch"; the commands are serve, keys, token, verify, revoke, help, version',
+    });
   });
 });
 
@@ -80,7 +84,10 @@ describe('parseCommand: serve', () => {
   });
 
   it('refuses an unknown flag by name, and an unknown JWT_GRPC_ variable with the nearest one', () => {
-    expect(refusal(['serve', '--prot', '1'])).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining("'--prot'") });
+    expect(refusal(['serve', '--prot', '1'])).toEqual({
+      code: 'ERR_INVALID_OPTION',
+      message: 'option --prot: is not a flag of jwt-grpc serve; did you mean --port?',
+    });
     expect(refusal(['serve'], { JWT_GRPC_PROT: '1' }).message).toBe(
       'option JWT_GRPC_PROT: is not an environment variable of jwt-grpc serve; did you mean JWT_GRPC_PORT?',
     );

@@ -49,7 +49,7 @@ describe('jwt-grpc token and verify', () => {
     [['token', '--target', '127.0.0.1:1', '--alg', 'ES256'], /--sub: is required/],
     [['token', '--target', '127.0.0.1:1', '--alg', 'ES256', '--sub', 'a', '--ttl', '-5'], /--ttl/],
     [['verify', '--target', '127.0.0.1:1'], /TOKEN: give exactly one token/],
-    [['verify', '--target', '127.0.0.1:1', '--bogus', 'x'], /verify: Unknown option '--bogus'/],
+    [['verify', '--target', '127.0.0.1:1', '--bogus', 'x'], /option --bogus: is not a flag of jwt-grpc verify/],
     [
       ['token', '--target', '127.0.0.1:1', '--alg', 'ES256', '--sub', 'a', '--tls-cert', 'c.pem'],
       /--tls-cert\/--tls-key: give both or neither/,
