@@ -9,6 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exportKeys, generateKeys } from '../../src/lib.js';
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { CLI_ENTRY, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { PARENT_CHECK_MS } from '../../src/cli/parent-watch.js';
@@ -222,6 +223,18 @@ describe('serve', () => {
     const result = await runCli(serveArgs('--subjects', file));
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(`subjects file ${file}: not valid JSON (it ends early, at line 4 column 1)`);
+  });
+
+  it('exits 1 saying a PEM given as --keys is one, with the key file that names it', async () => {
+    const pem = join(tempDir(), 'es256.pem');
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    writeFileSync(pem, key, { mode: 0o600 });
+    const result = await runCli(serveArgs('--keys', pem));
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe(
+      `jwt-grpc: key file ${pem} is a PEM file (PRIVATE KEY), not a JSON JWK Set: name it from a key file beside it, {"keys":[{"kid":"KID","alg":"ALG","pemFile":"es256.pem"}]} (docs/keys.md)`,
+    );
+    expect(result.stderr).not.toContain(key.split('\n')[1]);
   });
 
   it('exits 1 naming the file when the subjects file is missing', async () => {
