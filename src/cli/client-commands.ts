@@ -118,6 +118,34 @@ function explainConnectionError(err: unknown, args: ClientTlsOptions & { target:
   return hint === undefined ? err : new GrpcStatusError(err.status, `cannot reach ${args.target}: ${hint}`, { cause: err });
 }
 
+/** The request fields of JwtService (proto/jwt.proto) a server's INVALID_ARGUMENT names, and the flag that sets each. */
+const WIRE_FLAGS: Readonly<Record<string, string>> = {
+  algorithm: '--alg',
+  subject: '--sub',
+  audience: '--aud',
+  ttl_seconds: '--ttl',
+  issuer: '--iss',
+  jwt: 'TOKEN',
+  jti: '--jti',
+  expires_at: '--exp',
+  reason: '--reason',
+};
+
+/**
+ * A server's INVALID_ARGUMENT about a request field (`ttl_seconds: must be from 1 to 600 (0
+ * means 600)`) said with the flag that set it (`--ttl: ... (without --ttl: 600)`); any
+ * other error as it came.
+ */
+function inFlagTerms(err: unknown): unknown {
+  if (!(err instanceof GrpcStatusError) || err.status !== GrpcStatus.INVALID_ARGUMENT) return err;
+  const field = /^([a-z_]+): /.exec(err.details)?.[1];
+  const flag = field === undefined ? undefined : WIRE_FLAGS[field];
+  if (field === undefined || flag === undefined) return err;
+  // The wire's 0 is the CLI's flag left out.
+  const said = err.details.slice(field.length + 2).replace(/\(0 means (\d+)\)/, `(without ${flag}: $1)`);
+  return new GrpcStatusError(err.status, `the issuer refused ${flag}: ${said}`, { cause: err });
+}
+
 async function withClient<T>(args: ClientTlsOptions & { target: string }, run: (client: JwtClient) => Promise<T>): Promise<T> {
   const target = requireText('--target', args.target);
   if (isUrlTarget(target)) {
@@ -130,7 +158,7 @@ async function withClient<T>(args: ClientTlsOptions & { target: string }, run: (
   try {
     return await run(client);
   } catch (err) {
-    throw explainConnectionError(err, args);
+    throw inFlagTerms(explainConnectionError(err, args));
   } finally {
     client.close();
   }

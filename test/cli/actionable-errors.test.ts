@@ -129,6 +129,31 @@ describe('the CLI client on the wrong kind of port', () => {
   });
 });
 
+describe('the CLI client names its flags, not the request fields', () => {
+  it("a --ttl over the issuer's --max-ttl: names --ttl, and what leaving it out gives", async () => {
+    const { target } = await startIssuer({
+      keys: await generateKeys({ algorithms: ['ES256'] }),
+      maxTtlSeconds: 600,
+      defaultTtlSeconds: 300,
+    });
+    const err = await failure(runTokenCommand({ target, alg: 'ES256', sub: 'ada', ttlSeconds: 601 }, { stdout: { write: () => true } }));
+    expect([(err as GrpcStatusError).status, err.message]).toEqual([
+      GrpcStatus.INVALID_ARGUMENT,
+      'the issuer refused --ttl: must be from 1 to 600 (without --ttl: 300)',
+    ]);
+  });
+
+  it('a --jti and --exp that has passed: names --exp', async () => {
+    const secret = join(certs.dir, 'admin-token-exp');
+    writeFileSync(secret, 'an-admin-secret-of-32-characters\n', { mode: 0o600 });
+    const { target } = await startIssuer({ keys: await generateKeys({ algorithms: ['ES256'] }), adminTokenFile: secret });
+    const err = await failure(
+      runRevokeCommand({ target, jti: 'x', exp: 1_000_000_000, adminTokenFile: secret }, { stdout: { write: () => true } }),
+    );
+    expect(err.message).toBe('the issuer refused --exp: has passed; the token has expired already');
+  });
+});
+
 describe('revoke names the CLI flags', () => {
   it('a server without an admin credential: names --admin-token-file and --policy', async () => {
     const target = await issuer();
