@@ -2,6 +2,8 @@ import type { Buffer } from 'node:buffer';
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
+import { createServer } from 'node:net';
+import { cannotListen } from '../address.js';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
 import { watchKeyFile } from '../keys/watch.js';
@@ -110,6 +112,24 @@ async function checkReadable(
   }
 }
 
+/**
+ * The gRPC port, tried before any key is generated or loaded: a port in use is then the one
+ * line a start prints, not one after the ephemeral-keys warning. The bind that follows still
+ * decides (another process may take the port in between), and says so in the same words.
+ */
+async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0 || nodeCluster.isWorker) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+    });
+  } catch (err) {
+    throw cannotListen(hostPort(host, port), err as Error);
+  }
+}
+
 /** What every JSON log line of this process says about it: the worker's slot, or `primary`. */
 function processBindings(workers: number): Record<string, unknown> {
   if (nodeCluster.isWorker) return { worker: Number(process.env['JWT_GRPC_WORKER']) };
@@ -130,6 +150,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     logger,
   );
   await checkTlsFiles(cli);
+  await checkPortFree(cli.host, cli.port);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const keysFile = files.keys;
   const policyFile = files.policy;

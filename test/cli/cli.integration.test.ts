@@ -10,6 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exportKeys, generateKeys } from '../../src/lib.js';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { CLI_ENTRY, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { PARENT_CHECK_MS } from '../../src/cli/parent-watch.js';
@@ -235,6 +236,22 @@ describe('serve', () => {
       `jwt-grpc: key file ${pem} is a PEM file (PRIVATE KEY), not a JSON JWK Set: name it from a key file beside it, {"keys":[{"kid":"KID","alg":"ALG","pemFile":"es256.pem"}]} (docs/keys.md)`,
     );
     expect(result.stderr).not.toContain(key.split('\n')[1]);
+  });
+
+  it('a port in use: that is the first line, before any key is made', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const result = await runCli(['serve', '--host', '127.0.0.1', '--port', String(port)]);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr.split('\n')[0]).toBe(
+        `jwt-grpc: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+      );
+      expect(result.stderr).not.toContain('EPHEMERAL');
+    } finally {
+      taken.close();
+    }
   });
 
   it('exits 1 naming the file when the subjects file is missing', async () => {
