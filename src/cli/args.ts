@@ -130,6 +130,13 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   const own = resolveOptions('cli', sorted.cli, cliLabel);
   if ((own.tlsCert === undefined) !== (own.tlsKey === undefined)) throw invalidOption('--tls-cert/--tls-key', 'give both or neither');
   if (own.tlsClientCa !== undefined && own.tlsCert === undefined) throw invalidOption('--tls-client-ca', 'needs --tls-cert and --tls-key');
+  if (sorted.files['policy'] !== undefined && own.tlsClientCa === undefined) {
+    // A policy names callers by their client certificate: without mutual TLS no caller has one, and every GenerateJwt would be refused.
+    throw invalidOption(
+      '--policy',
+      'needs mutual TLS, --tls-cert, --tls-key and --tls-client-ca: it names callers by their client certificate, and without one every GenerateJwt is refused (docs/policy.md)',
+    );
+  }
   if (own.watchKeys && sorted.files['keys'] === undefined && sorted.files['policy'] === undefined) {
     throw invalidOption('--watch-keys', 'needs --keys or --policy: there is no file to watch');
   }
