@@ -278,6 +278,8 @@ function launcher(command: string, args: readonly string[], options: { cwd?: str
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  // A command that is not there (no npx on PATH) fails the test by its message, not by an unhandled event.
+  child.once('error', (err) => (out.stderr += `${command}: ${err.message}`));
   return { child, out };
 }
 
