@@ -8,18 +8,18 @@ import { JwtGrpcError } from '../errors.js';
 import { parseCommand } from './args.js';
 import { helpText } from './help.js';
 import { clientHelpText } from './client-args.js';
-import { type KeysArgs, keysHelpText } from './keys-args.js';
+import { type HandleTarget, keysHelpText } from './keys-args.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { EXIT } from './exit-codes.js';
 import { cliLabel } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
 
-/** `jwt-grpc keys ...`, a key backend's set-up fault said as one line (./backend-errors.ts). */
-async function runKeys(args: Exclude<KeysArgs, { action: 'help' }>): Promise<void> {
-  const [{ runKeysCommand }, { keysCommandError }] = await Promise.all([import('./keys.js'), import('./backend-errors.js')]);
-  await runKeysCommand(args, (line) => process.stdout.write(`${line}\n`)).catch((err: unknown) => {
-    throw keysCommandError(err, 'handle' in args ? args.handle : undefined, process.env);
-  });
+/**
+ * A key backend's set-up fault said as one line, in every command that reaches a backend
+ * (./backend-errors.ts); loaded only when a command fails.
+ */
+async function asOneLine(err: unknown, handle?: HandleTarget): Promise<never> {
+  throw (await import('./backend-errors.js')).keyBackendError(err, handle, process.env);
 }
 
 /** Resolves to the exit code (./exit-codes.ts). */
@@ -34,7 +34,13 @@ async function main(): Promise<number> {
       return 0;
     case 'keys':
       if (command.args.action === 'help') process.stdout.write(keysHelpText());
-      else await runKeys(command.args);
+      else {
+        const { args } = command;
+        const { runKeysCommand } = await import('./keys.js');
+        await runKeysCommand(args, (line) => process.stdout.write(`${line}\n`)).catch((err: unknown) =>
+          asOneLine(err, 'handle' in args ? args.handle : undefined),
+        );
+      }
       return 0;
     case 'client': {
       const { args } = command;
@@ -57,7 +63,7 @@ async function main(): Promise<number> {
     }
     case 'serve': {
       const { serve } = await import('./serve.js');
-      const handle = await serve(command.args);
+      const handle = await serve(command.args).catch((err: unknown) => asOneLine(err));
       return handle.done;
     }
   }

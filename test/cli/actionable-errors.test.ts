@@ -270,7 +270,7 @@ describe('revoke and the admin secret in plaintext', () => {
   });
 });
 
-describe('keys with a key backend that is not set up: one line saying what to set', () => {
+describe('a key backend that is not set up: one line saying what to set', () => {
   /** The AWS settings a developer's shell may hold, cleared: each case sets only its own. */
   const AWS = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
   const AWS_ENDPOINTS = ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_KMS'];
@@ -312,6 +312,24 @@ describe('keys with a key backend that is not set up: one line saying what to se
     ).toBe(
       `jwt-grpc: kms key alias/jwt: cannot make the key: cannot reach the KMS endpoint ${endpoint} (ECONNREFUSED): check AWS_ENDPOINT_URL and that it is up`,
     );
+  });
+
+  it.each([
+    ['serve', (file: string) => ['serve', '--host', '127.0.0.1', '--port', '0', '--keys', file]],
+    ['keys public', (file: string) => ['keys', 'public', '--keys', file]],
+  ])('%s on a key file with a kms key and no region: names the key, and what to set', async (_command, argv) => {
+    const file = out();
+    const { keys } = exportKeys(await generateKeys({ algorithms: ['ES256'] }));
+    // A handle entry: the kms reference and the public key `keys generate --kms` caches.
+    const entry = { ...keys[0], kid: 'signer', kms: 'alias/jwt' };
+    writeFileSync(file, JSON.stringify({ keys: [entry] }), { mode: 0o600 });
+    for (const name of [...AWS, ...AWS_ENDPOINTS]) vi.stubEnv(name, undefined);
+    const run = await runCli(argv(file), { env: NO_FILES });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      /^jwt-grpc: key signer: kms key alias\/jwt: .*: no AWS region: set AWS_REGION \(e\.g\. eu-west-1\), or a region in the config of AWS_PROFILE$/,
+    );
+    expect(run.stderr).not.toMatch(/unexpected error|\n\s+at /);
   });
 
   it('generate --pkcs11 with a module that is no PKCS#11 library: names the module', async () => {
