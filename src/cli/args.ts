@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { invalidOption } from '../errors.js';
 import { text } from '../options/kinds.js';
 import { type OptionNames, nearestName, refuseUnknownOptions } from '../known-options.js';
 import { type ResolvedOptions, cliLabel, namesIn, resolveOptions } from '../options/resolve.js';
@@ -8,6 +8,7 @@ import { type JwtServerOptions, resolveServerOptions } from '../server/options.j
 import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
 import { type KeysArgs, parseKeysArgs } from './keys-args.js';
 import { joinNegativeValues } from './negative-values.js';
+import { parseArgsError, unknownCommand } from './parse-errors.js';
 import { internalError } from '../assert.js';
 import { PKCS11_PIN_ENV } from '../keys/backends/pkcs11.js';
 
@@ -91,6 +92,9 @@ function nearestVariable(name: string): string {
   return nearest === undefined ? 'jwt-grpc --help lists them' : `did you mean JWT_GRPC_${nearest}?`;
 }
 
+/** The commands, for the suggestion when one is misspelt. */
+const COMMANDS = ['serve', 'keys', 'token', 'verify', 'revoke', 'help', 'version'];
+
 /**
  * Parses argv (without node and the script) and the environment into a command, through
  * the option table: the same bounds and rules as the library, errors naming the flag.
@@ -103,7 +107,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (command === '--version' || command === '-v' || command === 'version') return { kind: 'version' };
   if (command === 'keys') return { kind: 'keys', args: parseKeysArgs(rest, env) };
   if (command === 'token' || command === 'verify' || command === 'revoke') return { kind: 'client', args: parseClientArgs(command, rest) };
-  if (command !== 'serve') throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown command ${JSON.stringify(command)}`);
+  if (command !== 'serve') throw unknownCommand(command, COMMANDS, 'command');
 
   const flagTypes: Record<string, { type: 'string' | 'boolean' }> = { help: { type: 'boolean' } };
   for (const name of CLI_OPTIONS) {
@@ -114,7 +118,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   try {
     flags = parseArgs({ args: joinNegativeValues(rest, flagTypes), options: flagTypes, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', (err as Error).message);
+    throw parseArgsError(err, Object.keys(flagTypes), 'jwt-grpc serve');
   }
   if (flags['help'] === true) return { kind: 'help' };
   refuseUnknownVariables(env);
@@ -131,6 +135,13 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   const own = resolveOptions('cli', sorted.cli, cliLabel);
   if ((own.tlsCert === undefined) !== (own.tlsKey === undefined)) throw invalidOption('--tls-cert/--tls-key', 'give both or neither');
   if (own.tlsClientCa !== undefined && own.tlsCert === undefined) throw invalidOption('--tls-client-ca', 'needs --tls-cert and --tls-key');
+  if (sorted.files['policy'] !== undefined && own.tlsClientCa === undefined) {
+    // A policy names callers by their client certificate: without mutual TLS no caller has one, and every GenerateJwt would be refused.
+    throw invalidOption(
+      '--policy',
+      'needs mutual TLS, --tls-cert, --tls-key and --tls-client-ca: it names callers by their client certificate, and without one every GenerateJwt is refused (docs/policy.md)',
+    );
+  }
   if (own.watchKeys && sorted.files['keys'] === undefined && sorted.files['policy'] === undefined) {
     throw invalidOption('--watch-keys', 'needs --keys or --policy: there is no file to watch');
   }

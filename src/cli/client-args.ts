@@ -5,9 +5,10 @@
  */
 import { parseArgs } from 'node:util';
 import type { RevokeCommandArgs, TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { invalidOption } from '../errors.js';
 import { OPTIONS } from '../options/table.js';
 import { joinNegativeValues } from './negative-values.js';
+import { parseArgsError } from './parse-errors.js';
 
 /** The client commands. */
 export type ClientCommand = 'token' | 'verify' | 'revoke';
@@ -61,6 +62,11 @@ const FLAGS = {
       usage: '--admin-token-file FILE',
       help: "file holding the issuer's admin secret (else: a client certificate its policy lists as a revoker)",
     },
+    'allow-plaintext-admin-token': {
+      type: 'boolean',
+      usage: '--allow-plaintext-admin-token',
+      help: 'send the admin secret without TLS to a target that is not loopback (refused otherwise)',
+    },
     ...TLS_FLAGS,
   },
 } satisfies Record<ClientCommand, Record<string, FlagSpec>>;
@@ -110,7 +116,7 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
       allowPositionals: command !== 'token',
     });
   } catch (err) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `${command}: ${(err as Error).message}`);
+    throw parseArgsError(err, [...Object.keys(flags), 'help'], `jwt-grpc ${command}`);
   }
   const { values, positionals } = parsed;
   if (values['help'] === true) return { action: 'help', command };
@@ -154,6 +160,7 @@ export function parseClientArgs(command: ClientCommand, argv: readonly string[])
         exp: exp === undefined ? undefined : parseUnixSeconds(exp),
         reason: text('reason'),
         adminTokenFile: text('admin-token-file'),
+        allowPlaintextAdminToken: values['allow-plaintext-admin-token'] === true,
       },
     };
   }

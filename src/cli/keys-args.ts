@@ -6,11 +6,12 @@
  */
 import { parseArgs } from 'node:util';
 import { ALGORITHMS, type Algorithm, isAlgorithm } from '../algorithms/names.js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { invalidOption } from '../errors.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
 import { joinNegativeValues } from './negative-values.js';
+import { parseArgsError, unknownCommand } from './parse-errors.js';
 import { internalError } from '../assert.js';
 
 /** The environment twin of a `serve` option these commands share. */
@@ -187,8 +188,7 @@ function moduleDirs(flag: string | undefined, env: NodeJS.ProcessEnv): readonly 
 export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): KeysArgs {
   const [action, ...rest] = argv;
   if (action === undefined || action === '--help' || action === '-h' || action === 'help') return { action: 'help' };
-  if (!(action in ACTIONS))
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `unknown keys command ${JSON.stringify(action)}: generate, rotate or public`);
+  if (!(action in ACTIONS)) throw unknownCommand(action, Object.keys(ACTIONS), 'keys command');
   const allowed: readonly string[] = ACTIONS[action as Action];
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
@@ -202,7 +202,7 @@ export function parseKeysArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
       allowPositionals: false,
     }).values;
   } catch (err) {
-    throw new JwtGrpcError('ERR_INVALID_OPTION', `keys ${action}: ${(err as Error).message}`);
+    throw parseArgsError(err, [...allowed, 'help'], `jwt-grpc keys ${action}`);
   }
   if (values['help'] === true) return { action: 'help' };
   const algs = ((values['alg'] as string[] | undefined) ?? []).map(algorithm);

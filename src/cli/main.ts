@@ -8,11 +8,19 @@ import { JwtGrpcError } from '../errors.js';
 import { parseCommand } from './args.js';
 import { helpText } from './help.js';
 import { clientHelpText } from './client-args.js';
-import { keysHelpText } from './keys-args.js';
+import { type HandleTarget, keysHelpText } from './keys-args.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { EXIT } from './exit-codes.js';
 import { cliLabel } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
+
+/**
+ * A key backend's set-up fault said as one line, in every command that reaches a backend
+ * (./backend-errors.ts); loaded only when a command fails.
+ */
+async function asOneLine(err: unknown, handle?: HandleTarget): Promise<never> {
+  throw (await import('./backend-errors.js')).keyBackendError(err, handle, process.env);
+}
 
 /** Resolves to the exit code (./exit-codes.ts). */
 async function main(): Promise<number> {
@@ -26,7 +34,13 @@ async function main(): Promise<number> {
       return 0;
     case 'keys':
       if (command.args.action === 'help') process.stdout.write(keysHelpText());
-      else await (await import('./keys.js')).runKeysCommand(command.args, (line) => process.stdout.write(`${line}\n`));
+      else {
+        const { args } = command;
+        const { runKeysCommand } = await import('./keys.js');
+        await runKeysCommand(args, (line) => process.stdout.write(`${line}\n`)).catch((err: unknown) =>
+          asOneLine(err, 'handle' in args ? args.handle : undefined),
+        );
+      }
       return 0;
     case 'client': {
       const { args } = command;
@@ -49,7 +63,7 @@ async function main(): Promise<number> {
     }
     case 'serve': {
       const { serve } = await import('./serve.js');
-      const handle = await serve(command.args);
+      const handle = await serve(command.args).catch((err: unknown) => asOneLine(err));
       return handle.done;
     }
   }

@@ -2,6 +2,8 @@ import type { Buffer } from 'node:buffer';
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
+import { createServer } from 'node:net';
+import { cannotListen } from '../address.js';
 import { JwtGrpcError } from '../errors.js';
 import { loadKeys } from '../keys/load.js';
 import { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
@@ -16,7 +18,7 @@ import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
-import { endWithParent } from './parent-watch.js';
+import { endWithParent, launchedByNpmExec } from './parent-watch.js';
 import { nodeTls } from '../optional-deps.js';
 import { giveWorkersServeV8Flags } from './v8-flags.js';
 
@@ -111,6 +113,24 @@ async function checkReadable(
   }
 }
 
+/**
+ * The gRPC port, tried before any key is generated or loaded: a port in use is then the one
+ * line a start prints, not one after the ephemeral-keys warning. The bind that follows still
+ * decides (another process may take the port in between), and says so in the same words.
+ */
+async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0 || nodeCluster.isWorker) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+    });
+  } catch (err) {
+    throw cannotListen(hostPort(host, port), err as Error);
+  }
+}
+
 /** What every JSON log line of this process says about it: the worker's slot, or `primary`. */
 function processBindings(workers: number): Record<string, unknown> {
   if (nodeCluster.isWorker) return { worker: Number(process.env['JWT_GRPC_WORKER']) };
@@ -133,6 +153,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     logger,
   );
   await checkTlsFiles(cli);
+  await checkPortFree(cli.host, cli.port);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
   const keysFile = files.keys;
   const policyFile = files.policy;
@@ -175,8 +196,11 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       server.tracing === true ? (await import('../tracing/sdk.js')).describeTracingFromEnv(process.env) : 'off (--otel turns it on)';
     // The last line: the drain is over (a `kill %1; wait %1` would otherwise end in silence).
     void handle.done.then((code) => logger.info(`stopped (exit ${code})`));
-    const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited: draining`));
-    void handle.done.then(stopWatching);
+    if (cli.exitWithParent || launchedByNpmExec(process.env)) {
+      const why = cli.exitWithParent ? '--exit-with-parent' : 'started by npx';
+      const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited (${why}): draining`));
+      void handle.done.then(stopWatching);
+    }
     const keys = handle.keys.keys;
     process.stdout.write(
       [

@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { JwtGrpcError } from '../errors.js';
 import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
@@ -66,11 +66,27 @@ async function readKeyFile(path: string, logger: Logger, holdsSecrets: (text: st
   }
 }
 
-/** Parses a key file's text; the error names the file and position, never the text (it may hold secrets). @internal */
+/** A PEM block's first line: what a PEM file given as the key file starts with. */
+const PEM_BEGIN = /^\s*-----BEGIN ([A-Z0-9 ]{1,40})-----/;
+
+/**
+ * Parses a key file's text; the error names the file and position, never the text (it may
+ * hold secrets). A PEM file given where the key file goes is said so, with the key file that
+ * names it (its `BEGIN` line is the only part of it repeated). @internal
+ */
 export function parseKeyFileText(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
+    const pem = PEM_BEGIN.exec(text)?.[1];
+    if (pem !== undefined) {
+      const entry = JSON.stringify({ keys: [{ kid: 'KID', alg: 'ALG', pemFile: basename(file) }] });
+      throw new JwtGrpcError(
+        'ERR_FILE',
+        `key file ${file} is a PEM file (${pem}), not a JSON JWK Set: name it from a key file beside it, ${entry} (docs/keys.md)`,
+        { field: file },
+      );
+    }
     throw new JwtGrpcError('ERR_FILE', `key file ${file} is not valid JSON (${jsonErrorPosition(text)})`, { field: file });
   }
 }

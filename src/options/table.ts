@@ -526,6 +526,14 @@ export const OPTIONS = {
     help: "the directories a key file's PKCS#11 module-path may name (each module and every directory above it owned by root or this user, writable by no one else)",
     cli: { flag: 'pkcs11-module-dirs', env: 'JWT_GRPC_PKCS11_MODULE_DIRS' },
   }),
+  exitWithParent: option({
+    group: 'cli',
+    kind: flag,
+    // Off: a server outlives the shell or script that started it (nohup, setsid); one run by npx follows npx anyway (src/cli/parent-watch.ts).
+    default: false,
+    help: 'stop (draining, as SIGTERM does) when the process that started this one exits; a server run by npx or npm exec always does',
+    cli: { flag: 'exit-with-parent', env: 'JWT_GRPC_EXIT_WITH_PARENT' },
+  }),
   logFormat: option({
     group: 'cli',
     kind: choice(['text', 'json']),

@@ -41,8 +41,12 @@ describe('parseCommand: commands', () => {
     expect(parseCommand(['verify', '--help'], {})).toMatchObject({ kind: 'client', args: { action: 'help', command: 'verify' } });
   });
 
-  it('refuses an unknown command by name', () => {
-    expect(refusal(['server'])).toEqual({ code: 'ERR_INVALID_OPTION', message: 'unknown command "server"' });
+  it('refuses an unknown command by name, with the nearest one', () => {
+    expect(refusal(['server'])).toEqual({ code: 'ERR_INVALID_OPTION', message: 'unknown command "server"; did you mean serve?' });
+    expect(refusal(['launch'])).toEqual({
+      code: 'ERR_INVALID_OPTION',
+      message: 'unknown command "launch"; the commands are serve, keys, token, verify, revoke, help, version',
+    });
   });
 });
 
@@ -81,7 +85,10 @@ describe('parseCommand: serve', () => {
   });
 
   it('refuses an unknown flag by name, and an unknown JWT_GRPC_ variable with the nearest one', () => {
-    expect(refusal(['serve', '--prot', '1'])).toMatchObject({ code: 'ERR_INVALID_OPTION', message: expect.stringContaining("'--prot'") });
+    expect(refusal(['serve', '--prot', '1'])).toEqual({
+      code: 'ERR_INVALID_OPTION',
+      message: 'option --prot: is not a flag of jwt-grpc serve; did you mean --port?',
+    });
     expect(refusal(['serve'], { JWT_GRPC_PROT: '1' }).message).toBe(
       'option JWT_GRPC_PROT: is not an environment variable of jwt-grpc serve; did you mean JWT_GRPC_PORT?',
     );
@@ -108,7 +115,19 @@ describe('parseCommand: serve', () => {
     expect(refusal(['serve', '--tls-key', 'k.pem']).message).toBe('option --tls-cert/--tls-key: give both or neither');
     expect(refusal(['serve', '--tls-client-ca', 'ca.pem']).message).toBe('option --tls-client-ca: needs --tls-cert and --tls-key');
     expect(refusal(['serve', '--watch-keys']).message).toBe('option --watch-keys: needs --keys or --policy: there is no file to watch');
-    expect(serve(['--watch-keys', '--policy', 'p.json']).cli.watchKeys).toBe(true);
+    const mtls = ['--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-client-ca', 'ca.pem'];
+    expect(serve(['--watch-keys', '--policy', 'p.json', ...mtls]).cli.watchKeys).toBe(true);
+  });
+
+  it('refuses --policy without mutual TLS: no caller would have the certificate it names callers by', () => {
+    const refused =
+      'option --policy: needs mutual TLS, --tls-cert, --tls-key and --tls-client-ca: it names callers by their client certificate, and without one every GenerateJwt is refused (docs/policy.md)';
+    expect(refusal(['serve', '--policy', 'p.json']).message).toBe(refused);
+    expect(refusal(['serve', '--policy', 'p.json', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']).message).toBe(refused);
+    expect(refusal(['serve'], { JWT_GRPC_POLICY: 'p.json' }).message).toBe(refused);
+    expect(serve(['--policy', 'p.json', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--tls-client-ca', 'ca.pem']).files.policy).toBe(
+      'p.json',
+    );
   });
 
   it('checks the rules across options, naming the flags', () => {

@@ -2,15 +2,18 @@
  * The `jwt-grpc` command as a user runs it: help, version, bad options, serving (on each
  * transport) with no configuration, environment twins, and a missing keys file.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { exportKeys, generateKeys } from '../../src/lib.js';
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { CLI_ENTRY, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
-import { waitUntil } from '../../bench/kit/wait.js';
+import { sleep, waitUntil } from '../../bench/kit/wait.js';
+import { PARENT_CHECK_MS } from '../../src/cli/parent-watch.js';
 import { isAlive } from '../../bench/kit/proc.js';
 import { killGroup } from '../../bench/kit/exec.js';
 import { killAll } from '../../bench/kit/launcher.js';
@@ -42,6 +45,7 @@ const OPTIONS: readonly [flag: string, env: string][] = [
   ['--transport', 'JWT_GRPC_TRANSPORT'],
   ['--metrics-port', 'JWT_GRPC_METRICS_PORT'],
   ['--watch-keys', 'JWT_GRPC_WATCH_KEYS'],
+  ['--exit-with-parent', 'JWT_GRPC_EXIT_WITH_PARENT'],
   ['--log-format', 'JWT_GRPC_LOG_FORMAT'],
   ['--log-level', 'JWT_GRPC_LOG_LEVEL'],
   ['--otel', 'JWT_GRPC_OTEL'],
@@ -222,6 +226,34 @@ describe('serve', () => {
     expect(result.stderr).toContain(`subjects file ${file}: not valid JSON (it ends early, at line 4 column 1)`);
   });
 
+  it('exits 1 saying a PEM given as --keys is one, with the key file that names it', async () => {
+    const pem = join(tempDir(), 'es256.pem');
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    writeFileSync(pem, key, { mode: 0o600 });
+    const result = await runCli(serveArgs('--keys', pem));
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe(
+      `jwt-grpc: key file ${pem} is a PEM file (PRIVATE KEY), not a JSON JWK Set: name it from a key file beside it, {"keys":[{"kid":"KID","alg":"ALG","pemFile":"es256.pem"}]} (docs/keys.md)`,
+    );
+    expect(result.stderr).not.toContain(key.split('\n')[1]);
+  });
+
+  it('a port in use: that is the first line, before any key is made', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const result = await runCli(['serve', '--host', '127.0.0.1', '--port', String(port)]);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr.split('\n')[0]).toBe(
+        `jwt-grpc: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+      );
+      expect(result.stderr).not.toContain('EPHEMERAL');
+    } finally {
+      taken.close();
+    }
+  });
+
   it('exits 1 naming the file when the subjects file is missing', async () => {
     const missing = join(tempDir(), 'no-such-subjects.json');
     const result = await runCli(serveArgs('--subjects', missing));
@@ -230,28 +262,106 @@ describe('serve', () => {
   });
 });
 
-describe('a server started through a launcher', () => {
-  it('ends when its launcher ends (SIGTERM to a shell that does not pass it on, as npx does)', async () => {
-    // The shell is the launcher: SIGTERM ends it and leaves the server orphaned, as `npx` does.
-    // Not the kit's launcher, which would end the server itself; a group of its own all the same, killed whatever happens.
-    const launcher = spawn('sh', ['-c', `"${process.execPath}" "${CLI_ENTRY}" ${serveArgs().join(' ')} & wait`], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+/** This process's environment without npm's variables: a child that looks started by npx only when a test says so. */
+function envWithoutNpm(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+}
+
+/** A detached child (a group of its own, killed whatever happens) whose output is kept. */
+function launcher(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    cwd: options.cwd,
+    env: options.env ?? envWithoutNpm(),
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  // A command that is not there (no npx on PATH) fails the test by its message, not by an unhandled event.
+  child.once('error', (err) => (out.stderr += `${command}: ${err.message}`));
+  return { child, out };
+}
+
+/** The serving pid of a banner in `text`, once there is one (0 until then). */
+const bannerPid = (text: string): number => Number(/pids (\d+)/.exec(text)?.[1] ?? 0);
+const bannerPort = (text: string): number => Number(/listening on 127\.0\.0\.1:(\d+)/.exec(text)?.[1] ?? 0);
+
+/** The end of a shell script: exits once the server it started serves (it would watch an exited shell for nothing). */
+const EXIT_ONCE_SERVING = (log: string): string => `until grep -q pids "${log}" 2>/dev/null; do sleep 0.05; done; exit 0`;
+
+/**
+ * Starts the server in the background of a shell that then exits (`nohup ... &`, `setsid`),
+ * its output in a file; checks it still serves once its parent is gone, and stops it.
+ */
+async function outlivesItsShell(script: (serve: string, log: string) => string): Promise<void> {
+  const log = join(tempDir(), 'serve.log');
+  const serve = `"${process.execPath}" "${CLI_ENTRY}" ${serveArgs().join(' ')}`;
+  const shell = launcher('sh', ['-c', script(serve, log)]);
+  let pid = 0;
+  try {
+    const exited = new Promise((resolve) => shell.child.once('exit', resolve));
+    const read = (): string => (existsSync(log) ? readFileSync(log, 'utf8') : '');
+    expect(await waitUntil(() => bannerPid(read()) > 0, 15_000, 20), `${read()}${shell.out.stderr}`).toBe(true);
+    pid = bannerPid(read());
+    await exited;
+    // Several checks of the watch a server under npx runs: none of them may have fired.
+    await sleep(PARENT_CHECK_MS * 4);
+    expect(isAlive(pid), `server ${pid} stopped with its shell:\n${read()}`).toBe(true);
+    expect((await clients.jwt(bannerPort(read())).generateJwt({ algorithm: 'HS256', subject: 's' })).sub).toBe('s');
+    expect(read()).not.toContain('parent process');
+    process.kill(pid, 'SIGTERM');
+    expect(await waitUntil(() => !isAlive(pid), 10_000, 20), `server ${pid} did not stop on SIGTERM`).toBe(true);
+  } finally {
+    if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+    killGroup(shell.child.pid as number);
+  }
+}
+
+describe('a server and the process that started it', () => {
+  it('outlives a shell that exits after nohup ... &', async () => {
+    await outlivesItsShell((serve, log) => `nohup ${serve} > "${log}" 2>&1 < /dev/null & ${EXIT_ONCE_SERVING(log)}`);
+  });
+
+  it('outlives a script that starts it with setsid', async () => {
+    await outlivesItsShell((serve, log) => `setsid ${serve} > "${log}" 2>&1 < /dev/null & ${EXIT_ONCE_SERVING(log)}`);
+  });
+
+  it('ends when the npx that runs it is killed', async () => {
+    // A project with the package installed: its bin linked where npx looks for it.
+    const project = tempDir();
+    writeFileSync(join(project, 'package.json'), '{"name":"app","version":"1.0.0","private":true}\n');
+    mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(CLI_ENTRY, join(project, 'node_modules', '.bin', 'jwt-grpc'));
+    const npx = launcher('npx', ['jwt-grpc', ...serveArgs()], {
+      cwd: project,
+      env: { ...envWithoutNpm(), npm_config_update_notifier: 'false', npm_config_fund: 'false' },
     });
-    let stdout = '';
-    let stderr = '';
-    launcher.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    launcher.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     let pid = 0;
     try {
-      expect(await waitUntil(() => /pids (\d+)/.test(stdout), 15_000, 20), stderr).toBe(true);
-      pid = Number(/pids (\d+)/.exec(stdout)?.[1]);
-      launcher.kill('SIGTERM');
-      expect(await waitUntil(() => !isAlive(pid), 5_000, 20), `server ${pid} still running after its launcher ended`).toBe(true);
-      expect(stderr).toMatch(/parent process \d+ exited: draining/);
+      expect(await waitUntil(() => bannerPid(npx.out.stdout) > 0, 30_000, 20), npx.out.stderr).toBe(true);
+      pid = bannerPid(npx.out.stdout);
+      npx.child.kill('SIGTERM');
+      expect(await waitUntil(() => !isAlive(pid), 10_000, 20), `server ${pid} still running after npx ended`).toBe(true);
+      expect(npx.out.stderr).toMatch(/parent process \d+ exited \(started by npx\): draining/);
     } finally {
       if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
-      killGroup(launcher.pid as number);
+      killGroup(npx.child.pid as number);
+    }
+  });
+
+  it('--exit-with-parent: ends when its launcher ends (SIGTERM to a shell that does not pass it on)', async () => {
+    const shell = launcher('sh', ['-c', `"${process.execPath}" "${CLI_ENTRY}" ${serveArgs('--exit-with-parent').join(' ')} & wait`]);
+    let pid = 0;
+    try {
+      expect(await waitUntil(() => bannerPid(shell.out.stdout) > 0, 15_000, 20), shell.out.stderr).toBe(true);
+      pid = bannerPid(shell.out.stdout);
+      shell.child.kill('SIGTERM');
+      expect(await waitUntil(() => !isAlive(pid), 5_000, 20), `server ${pid} still running after its launcher ended`).toBe(true);
+      expect(shell.out.stderr).toMatch(/parent process \d+ exited \(--exit-with-parent\): draining/);
+    } finally {
+      if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+      killGroup(shell.child.pid as number);
     }
   });
 });

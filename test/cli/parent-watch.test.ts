@@ -1,10 +1,11 @@
 /**
  * A child process that outlives its parent ends itself (src/cli/parent-watch.ts): when the
  * parent pid changes, `onGone` is told and SIGTERM sent to this process, once; a process
- * whose parent is init watches nothing.
+ * whose parent is init watches nothing. Only a server that npx (or npm exec) runs watches
+ * unasked.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PARENT_CHECK_MS, endWithParent } from '../../src/cli/parent-watch.js';
+import { PARENT_CHECK_MS, endWithParent, launchedByNpmExec } from '../../src/cli/parent-watch.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -43,5 +44,23 @@ describe('endWithParent', () => {
     vi.advanceTimersByTime(PARENT_CHECK_MS * 3);
     underInit();
     expect(kill).not.toHaveBeenCalled();
+  });
+});
+
+describe('launchedByNpmExec', () => {
+  it.each([
+    ["npx jwt-grpc (npm quotes the bin's name)", { npm_lifecycle_event: 'npx', npm_lifecycle_script: "'jwt-grpc'" }],
+    ['npm exec -- jwt-grpc, by path', { npm_lifecycle_event: 'npx', npm_lifecycle_script: '/app/node_modules/.bin/jwt-grpc serve' }],
+    ['npx on Windows', { npm_lifecycle_event: 'npx', npm_lifecycle_script: 'C:\\app\\node_modules\\.bin\\jwt-grpc.cmd' }],
+  ])('%s: yes', (_case, env) => {
+    expect(launchedByNpmExec(env)).toBe(true);
+  });
+
+  it.each([
+    ['a shell npx runs, which then starts the server', { npm_lifecycle_event: 'npx', npm_lifecycle_script: "'bash'" }],
+    ['npm run start', { npm_lifecycle_event: 'start', npm_lifecycle_script: 'jwt-grpc serve' }],
+    ['no npm at all', {}],
+  ])('%s: no', (_case, env) => {
+    expect(launchedByNpmExec(env)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * `jwt-grpc serve --policy FILE`: a broken file stops the start with exit 2 and one line
- * (file, JSON path, problem); without one the server warns of open mode; with one it
+ * `jwt-grpc serve --policy FILE`: a broken file, or a policy without mutual TLS, stops the
+ * start with exit 2 and one line (file, JSON path, problem; the flag to add); without one the server warns of open mode; with one it
  * answers a caller over mutual TLS by its entry, in a single process and in every worker
  * of a cluster on both transports.
  */
@@ -45,9 +45,17 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
     ['a file that is not JSON', '{"callers":', '$: not valid JSON'],
   ])('exits 2 on %s, with one line naming the file, the JSON path and the problem', async (_, content, problem) => {
     const policy = file('bad-policy.json', content);
-    const result = await runCli(serveArgs('--policy', policy));
+    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const result = await runCli(serveArgs('--policy', policy, ...tls));
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.split('\n')[0]).toContain(`jwt-grpc: policy file ${policy}: ${problem}`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 2 on a policy without mutual TLS, naming --tls-client-ca, before reading the file', async () => {
+    const result = await runCli(serveArgs('--policy', file('policy-no-mtls.json', '{"callers":{}}')));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.split('\n')[0]).toMatch(/^jwt-grpc: option --policy: needs mutual TLS, .*--tls-client-ca: /);
     expect(result.stdout).toBe('');
   });
 
