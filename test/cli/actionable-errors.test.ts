@@ -332,13 +332,17 @@ describe('a key backend that is not set up: one line saying what to set', () => 
     expect(run.stderr).not.toMatch(/unexpected error|\n\s+at /);
   });
 
-  it('generate --pkcs11 with a module that is no PKCS#11 library: names the module', async () => {
+  it('generate --pkcs11 with a module outside the allowed directories: names the module and the flag', async () => {
     const notALibrary = join(certs.dir, 'not-a-library.so');
     writeFileSync(notALibrary, 'not an ELF file\n');
     const line = await keysError(
       ['generate', '--alg', 'ES256', '--pkcs11', `pkcs11:object=jwt?module-path=${notALibrary}`, '--out', out()],
       {},
     );
-    expect(line).toMatch(new RegExp(`^jwt-grpc: pkcs11 key pkcs11:object=jwt: cannot load the module ${notALibrary}: `));
+    expect(line).toMatch(
+      new RegExp(
+        `^jwt-grpc: pkcs11 key pkcs11:object=jwt: the module ${notALibrary} is outside the allowed module directories \\(.*; --pkcs11-module-dirs\\)$`,
+      ),
+    );
   });
 });
