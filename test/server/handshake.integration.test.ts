@@ -215,9 +215,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       expect(logger.warnings.find((line) => line.message.startsWith('connections refused'))?.fields).toMatchObject({
         port: 'grpc',
         maxConnections: 3,
-        refused: 1,
+        cap: 1,
       });
-      expect(await sample(server.metricsPort as number, 'jwt_grpc_connections_refused_total', 'port="grpc"')).toBe(1);
+      expect(await sample(server.metricsPort as number, 'jwt_grpc_connections_refused_total', 'port="grpc",reason="cap"')).toBe(1);
     });
   });
 });
@@ -318,7 +318,7 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
           '3000',
           '--metrics-port',
           '0',
-          // Two workers: a cap each (the default, from 600 files, would be 344 each and hold the whole flood).
+          // Two workers: a cap each (the default, from 600 files, would be 300 each and hold the whole flood).
           ...(workers > 1 ? ['--max-connections', '100'] : []),
         ),
         { openFiles: 600, env: workers > 1 ? { NODEMAXPROCS: String(workers) } : {} },
@@ -333,7 +333,7 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
       const count = workers > 1 ? 400 : 650;
       const silent = await flood(cli.port, count);
       expect((await client.generateJwt({ algorithm: 'ES256', subject: 'during@example.com' })).sub).toBe('during@example.com');
-      await cli.waitFor('stderr', /connections refused: the open connection cap is reached/, 5000);
+      await cli.waitFor('stderr', /connections refused: the open connection cap, or a client address's share of it, is reached/, 5000);
 
       // After the deadline every silent socket is closed, refused at once or timed out, and counted.
       await Promise.all(silent.map((socket) => closedWithin(socket, Date.now(), 3000 + SLACK_MS + 2000)));

@@ -119,6 +119,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       port: 'grpc',
       handshakeTimeoutMs: options.handshakeTimeoutMs,
       maxConnections: options.maxConnections ?? defaultMaxConnections(openFilesLimit()),
+      peerSharePercent: options.peerSharePercent,
       logger: options.logger,
       counters: options.connectionCounters,
     });
