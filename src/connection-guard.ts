@@ -83,6 +83,15 @@ export function peerConnectionShare(maxConnections: number, percent: number): nu
 }
 
 /**
+ * The bytes of the process's stream memory (`maxProcessStreamMemoryMb`, `processBytes`) one
+ * address may hold over all its connections: `percent` of it (100: no share, Infinity).
+ * @internal
+ */
+export function peerMemoryShare(processBytes: number, percent: number): number {
+  return percent >= 100 ? Number.POSITIVE_INFINITY : Math.floor((processBytes * percent) / 100);
+}
+
+/**
  * Who holds a share: a client's address as node:net gives it (`socket.remoteAddress`), an
  * IPv4 address as itself (an IPv4-mapped IPv6 one too), an IPv6 address by its /64: the
  * interface identifier is the host's to pick (RFC 4291 §2.5.1, and RFC 8981 has hosts pick
@@ -212,11 +221,15 @@ export class ConnectionGuard {
       port: options.port,
       handshakeTimeoutMs: options.handshakeTimeoutMs,
     });
-    this.#refusals = new ThrottledWarning(options.logger, "connections refused: the open connection cap, or a client address's share of it, is reached", {
-      port: options.port,
-      maxConnections: options.maxConnections,
-      maxConnectionsPerPeer: this.maxConnectionsPerPeer,
-    });
+    this.#refusals = new ThrottledWarning(
+      options.logger,
+      "connections refused: the open connection cap, or a client address's share of it, is reached",
+      {
+        port: options.port,
+        maxConnections: options.maxConnections,
+        maxConnectionsPerPeer: this.maxConnectionsPerPeer,
+      },
+    );
   }
 
   /**

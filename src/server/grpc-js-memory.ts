@@ -10,7 +10,12 @@
  *   send included, and refuses new streams past it.
  * - Process-wide: the same charges go to the process's count (PROCESS_MEMORY), shared
  *   with the own transport; past `maxProcessStreamMemoryMb` new streams are refused on a
- *   connection whose answers wait, and on every connection past the reader reserve.
+ *   connection whose answers wait, or whose open streams made no progress (no byte read
+ *   from the client, no call finished) for READER_PROGRESS_MS, and on every connection
+ *   past the reader reserve.
+ * - Per client address: the same charges go to its count (PEER_MEMORY), shared with the
+ *   own transport; past its share (`peerSharePercent` of the process's ceiling) its new
+ *   streams are refused, whichever of its connections they come on.
  * - Stall: every `maxFlowControlStallMs` / STALL_CHECKS_PER_BOUND each connection's open
  *   streams are looked at (`bufferSize`: answer bytes written and not yet sent); when
  *   answers wait and none of their writes completed for the whole bound, the connection
@@ -27,16 +32,19 @@
 import { Buffer } from 'node:buffer';
 import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
-import { Budget, type MemoryLedger } from '../transport/http2/wire/budget.js';
+import { performance } from 'node:perf_hooks';
+import { Budget, type MemoryLedger, type PeerLedger, type PeerLedgers } from '../transport/http2/wire/budget.js';
 import {
   PROCESS_MEMORY_READER_RESERVE,
   PROCESS_MEMORY_READER_SHARE,
+  READER_PROGRESS_MS,
   REFUSED_STREAM_BURST,
   REFUSED_STREAM_RATE,
   STALL_CHECKS_PER_BOUND,
 } from '../transport/http2/wire/limits.js';
-import { PROCESS_MEMORY } from '../transport/http2/wire/process-memory.js';
+import { PEER_MEMORY, PROCESS_MEMORY } from '../transport/http2/wire/process-memory.js';
 import { nodeHttp2 } from '../optional-deps.js';
+import { peerKey } from '../connection-guard.js';
 
 /**
  * What an open grpc-js call is charged: its objects on both sides of node:http2 (the
@@ -51,7 +59,15 @@ export const GRPC_JS_STREAM_COST_BYTES = 16 << 10;
 export interface GrpcJsMemoryLimits {
   readonly maxConnectionBytes: number;
   readonly maxProcessBytes: number;
+  /** What one client address may hold over all its connections; absent: no share. */
+  readonly maxPeerBytes?: number;
   readonly maxStallMs: number;
+}
+
+/** The process's counts a guard charges: the whole, and per client address. */
+interface Ledgers {
+  readonly process: MemoryLedger;
+  readonly peers: PeerLedgers;
 }
 
 const GUARD = Symbol('jwt-grpc memory guard');
@@ -62,6 +78,13 @@ class SessionGuard {
   readonly #session: Http2Session;
   readonly #limits: GrpcJsMemoryLimits;
   readonly #process: MemoryLedger;
+  readonly #peers: PeerLedgers;
+  /** What the connection's client address holds over all its connections. */
+  readonly #peer: PeerLedger;
+  /** Calls finished, and what of the client's bytes was read, when a look last saw either move (#reads). */
+  #finished = 0;
+  #activitySeen = 0;
+  #activeAt = performance.now();
   readonly streams = new Set<GuardedStream>();
   readonly #refusals = new Budget(REFUSED_STREAM_BURST, REFUSED_STREAM_RATE);
   /** Bytes charged: streams, and the answer bytes found waiting at the last check. */
@@ -72,10 +95,12 @@ class SessionGuard {
   #stalledChecks = 0;
   readonly #timer: NodeJS.Timeout;
 
-  constructor(session: Http2Session, limits: GrpcJsMemoryLimits, process: MemoryLedger) {
+  constructor(session: Http2Session, limits: GrpcJsMemoryLimits, ledgers: Ledgers) {
     this.#session = session;
     this.#limits = limits;
-    this.#process = process;
+    this.#process = ledgers.process;
+    this.#peers = ledgers.peers;
+    this.#peer = ledgers.peers.join(peerKey(session.socket?.remoteAddress));
     this.#timer = setInterval(() => this.#check(), Math.max(1, limits.maxStallMs / STALL_CHECKS_PER_BOUND)).unref();
     session.once('close', () => this.#closed());
   }
@@ -102,25 +127,45 @@ class SessionGuard {
 
   release(stream: GuardedStream): void {
     if (!this.streams.delete(stream)) return;
+    this.#finished++;
     this.#charge(-GRPC_JS_STREAM_COST_BYTES);
   }
 
   #charge(bytes: number): void {
     this.held += bytes;
     this.#process.held += bytes;
+    this.#peer.held += bytes;
   }
 
-  /** As the own transport's: the connection's ceiling, then the process's, with the reserve for connections that read. */
+  /** As the own transport's: the connection's ceiling, its address's share, then the process's, with the reserve for connections that read. */
   #overCeiling(bytes: number): boolean {
     if (this.held + bytes > this.#limits.maxConnectionBytes) return true;
+    if (this.#peer.held + bytes > (this.#limits.maxPeerBytes ?? Number.POSITIVE_INFINITY)) return true;
     const processHeld = this.#process.held + bytes;
     const ceiling = this.#limits.maxProcessBytes;
     if (processHeld <= ceiling) return false;
     return (
-      this.#waiting > 0 ||
+      !this.#reads() ||
       this.held + bytes > ceiling * PROCESS_MEMORY_READER_SHARE ||
       processHeld > ceiling * (1 + PROCESS_MEMORY_READER_RESERVE)
     );
+  }
+
+  /**
+   * As the own transport's: no answer found waiting, and the open streams, if any, moved
+   * within READER_PROGRESS_MS. node:http2 shows no stream's request bytes, so moving is a
+   * call finished or a byte read from the client on the connection.
+   */
+  #reads(): boolean {
+    if (this.#waiting > 0) return false;
+    if (this.streams.size === 0) return true;
+    const now = performance.now();
+    const activity = this.#finished + (this.#session.socket?.bytesRead ?? 0);
+    if (activity !== this.#activitySeen) {
+      this.#activitySeen = activity;
+      this.#activeAt = now;
+    }
+    return now - this.#activeAt < READER_PROGRESS_MS;
   }
 
   /**
@@ -165,6 +210,7 @@ class SessionGuard {
     this.#charge(-this.#waiting);
     this.#waiting = 0;
     this.#lastSeen.clear();
+    this.#peers.leave(this.#peer);
   }
 }
 
@@ -187,13 +233,18 @@ function onStreamClose(this: GuardedStream): void {
  * ```
  * @internal
  */
-export function guardGrpcJsMemory(server: Server, limits: GrpcJsMemoryLimits, process: MemoryLedger = PROCESS_MEMORY): boolean {
+export function guardGrpcJsMemory(
+  server: Server,
+  limits: GrpcJsMemoryLimits,
+  process: MemoryLedger = PROCESS_MEMORY,
+  peers: PeerLedgers = PEER_MEMORY,
+): boolean {
   const internal = server as unknown as { createHttp2Server?: (...args: unknown[]) => Http2Server };
   const create = internal.createHttp2Server;
   if (typeof create !== 'function') return false;
   internal.createHttp2Server = function (this: unknown, ...args: unknown[]): Http2Server {
     const http2Server = create.apply(this, args);
-    guardHttp2Server(http2Server, limits, process);
+    guardHttp2Server(http2Server, limits, { process, peers });
     return http2Server;
   };
   return true;
@@ -201,9 +252,9 @@ export function guardGrpcJsMemory(server: Server, limits: GrpcJsMemoryLimits, pr
 
 type StreamListener = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void;
 
-function guardHttp2Server(http2Server: Http2Server, limits: GrpcJsMemoryLimits, process: MemoryLedger): void {
+function guardHttp2Server(http2Server: Http2Server, limits: GrpcJsMemoryLimits, ledgers: Ledgers): void {
   const guards = new WeakMap<Http2Session, SessionGuard>();
-  http2Server.on('session', (session: Http2Session) => guards.set(session, new SessionGuard(session, limits, process)));
+  http2Server.on('session', (session: Http2Session) => guards.set(session, new SessionGuard(session, limits, ledgers)));
   // grpc-js's own listeners, set up before createHttp2Server returns: they see only admitted streams.
   const listeners = http2Server.listeners('stream') as StreamListener[];
   http2Server.removeAllListeners('stream');

@@ -4,11 +4,12 @@
  * every answer waits for window. The per-connection ceiling charges what a stream really
  * holds and the answers waiting; the process-wide ceiling bounds all connections together
  * while a client that reads is still served; a connection whose answers wait too long is
- * closed. Both transports. docs/http2-limits.md lists the guards.
+ * closed; one client address holds at most its share of the process's ceiling, so its
+ * streams cannot take it from another address. Both transports. docs/http2-limits.md lists the guards.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
-import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
+import { PEER_MEMORY, PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import type { CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
@@ -71,6 +72,8 @@ async function zeroWindowClient(port: number, count: number, batch = 20): Promis
 const refusedOn = (conn: FrameConnection): number =>
   conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && [REFUSED_STREAM, ENHANCE_YOUR_CALM].includes(f.payload.readUInt32BE(0)))
     .length;
+const PING = Buffer.alloc(8);
+const isPingAck = (f: { type: number; flags: number }): boolean => f.type === FRAME_TYPE.PING && (f.flags & FRAME_FLAG.ACK) !== 0;
 const wellBehavedCall = (port: number) => rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(Buffer.from('{"hello":1}'))] });
 
 describe('own transport (http2)', () => {
@@ -91,7 +94,8 @@ describe('own transport (http2)', () => {
   });
 
   it('process-wide: zero-window connections together are refused past maxProcessStreamMemoryMb, and a client that reads is still served', async () => {
-    const { port } = await startHttp2(services as never, { maxProcessStreamMemoryMb: 1 });
+    // Every client here is at 127.0.0.1: no share per address (the next describe has them), so the process's ceiling alone is tested.
+    const { port } = await startHttp2(services as never, { maxProcessStreamMemoryMb: 1, peerSharePercent: 100 });
     // Four connections of 100 calls, each far under its own 64 MiB: only the process's 1 MiB refuses them.
     const conns = [];
     for (let i = 0; i < 4; i++) conns.push(await zeroWindowClient(port, 100));
@@ -207,5 +211,38 @@ describe.each(TRANSPORTS)('createJwtServer, transport %s', (transport) => {
     expect(logger.lines.filter((line) => line.level === 'warn').map((line) => line.message)).not.toContain(
       'cannot bound the memory of calls on this @grpc/grpc-js: maxProcessStreamMemoryMb and maxFlowControlStallMs do not apply',
     );
+  });
+});
+
+describe.each(TRANSPORTS)('one client address held to its share of maxProcessStreamMemoryMb, transport %s', (transport) => {
+  it('half-open streams from one address, over 100 connections each small enough to count as reading, leave the budget to a caller at another', async () => {
+    const { port } = await startServer({ transport, keys: await sharedKeys(), maxProcessStreamMemoryMb: 1 });
+    const check = requestBlock('/grpc.health.v1.Health/Check');
+    // Three streams opened and left silent (HEADERS, no DATA) on each connection: under a
+    // connection's reader share (1/64 of the ceiling), so without a share per address they
+    // would take the ceiling and its reserve (300 streams: ~1.3 MiB here, ~4.7 on grpc-js).
+    const attacker: FrameConnection[] = [];
+    for (let i = 0; i < 100; i++) {
+      const conn = await FrameConnection.open(port, Buffer.alloc(0), '127.0.0.2');
+      open.add(conn);
+      attacker.push(conn);
+      // A PING behind them: its ack says the server has taken the streams.
+      conn.send(
+        ...[1, 3, 5].map((id) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, id, check)),
+        h2Frame(FRAME_TYPE.PING, 0, 0, PING),
+      );
+    }
+    await Promise.all(attacker.map((conn) => conn.waitFor(isPingAck, 5000)));
+    const health = await rawCall(port, { headers: grpcHeaders('/grpc.health.v1.Health/Check'), chunks: [frame(Buffer.alloc(0))] });
+    expect(health.status, 'a caller at 127.0.0.1 is served').toBe(0);
+    expect(attacker.reduce((sum, conn) => sum + refusedOn(conn), 0)).toBeGreaterThan(100);
+    // All the attacker holds: a quarter of the ceiling (peerSharePercent 25) at most.
+    expect(PROCESS_MEMORY.held).toBeGreaterThan(0);
+    expect(PROCESS_MEMORY.held).toBeLessThanOrEqual(MIB / 4);
+    for (const conn of attacker) conn.close();
+    await Promise.all(attacker.map((conn) => conn.closed));
+    await expect.poll(() => PROCESS_MEMORY.held).toBe(0);
+    // Every address leaves the count with its last connection.
+    await expect.poll(() => PEER_MEMORY.size).toBe(0);
   });
 });
