@@ -386,6 +386,24 @@ async function total(metricsPort: number, name: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
+describe('in a cluster each worker holds each address to its share of its own cap', () => {
+  it('two workers, a cap of 20 each: 60 idle connections from one address are held to 5 per worker, and a caller at another address is served', async () => {
+    const cli = await startCli(serveArgs('--max-connections', '20', '--handshake-timeout-ms', '30000', '--metrics-port', '0'), {
+      env: { NODEMAXPROCS: '2' },
+    });
+    const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(cli.stdout)?.[1]);
+    const attacker = await Promise.all(Array.from({ length: 60 }, () => idleHttp2(cli.port, false, '127.0.0.2')));
+    const client = clients.jwt(cli.port);
+    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'a@example.com' })).sub).toBe('a@example.com');
+    // However the primary spreads them, no worker keeps more than 5: at least 50 refused.
+    await expect.poll(() => attacker.filter((socket) => socket.destroyed).length).toBeGreaterThanOrEqual(50);
+    expect(attacker.filter((socket) => !socket.destroyed).length).toBeLessThanOrEqual(10);
+    await expect
+      .poll(() => sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="grpc",reason="peer_share"'))
+      .toBe(attacker.filter((socket) => socket.destroyed).length);
+  }, 30_000);
+});
+
 describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent sockets on its mutual TLS port', () => {
   it.each([
     ['http2', 1],
