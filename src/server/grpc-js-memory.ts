@@ -10,9 +10,8 @@
  *   send included, and refuses new streams past it.
  * - Process-wide: the same charges go to the process's count (PROCESS_MEMORY), shared
  *   with the own transport; past `maxProcessStreamMemoryMb` new streams are refused on a
- *   connection whose answers wait, or whose open streams made no progress (no byte read
- *   from the client, no call finished) for READER_PROGRESS_MS, and on every connection
- *   past the reader reserve.
+ *   connection whose answers wait, or whose open calls made no progress (none finished)
+ *   for READER_PROGRESS_MS, and on every connection past the reader reserve.
  * - Per client address: the same charges go to its count (PEER_MEMORY), shared with the
  *   own transport; past its share (`peerSharePercent` of the process's ceiling) its new
  *   streams are refused, whichever of its connections they come on.
@@ -81,9 +80,9 @@ class SessionGuard {
   readonly #peers: PeerLedgers;
   /** What the connection's client address holds over all its connections. */
   readonly #peer: PeerLedger;
-  /** Calls finished, and what of the client's bytes was read, when a look last saw either move (#reads). */
+  /** Calls finished, and how many when a look last saw the count move (#reads). */
   #finished = 0;
-  #activitySeen = 0;
+  #finishedSeen = 0;
   #activeAt = performance.now();
   readonly streams = new Set<GuardedStream>();
   readonly #refusals = new Budget(REFUSED_STREAM_BURST, REFUSED_STREAM_RATE);
@@ -125,9 +124,10 @@ class SessionGuard {
     return true;
   }
 
-  release(stream: GuardedStream): void {
+  /** `answered`: the stream closed without error, its answer all out (a stream the client reset is no progress). */
+  release(stream: GuardedStream, answered = false): void {
     if (!this.streams.delete(stream)) return;
-    this.#finished++;
+    if (answered) this.#finished++;
     this.#charge(-GRPC_JS_STREAM_COST_BYTES);
   }
 
@@ -152,17 +152,17 @@ class SessionGuard {
   }
 
   /**
-   * As the own transport's: no answer found waiting, and the open streams, if any, moved
-   * within READER_PROGRESS_MS. node:http2 shows no stream's request bytes, so moving is a
-   * call finished or a byte read from the client on the connection.
+   * As the own transport's: no answer found waiting, and the open calls, if any, moved
+   * within READER_PROGRESS_MS. node:http2 shows neither a stream's request bytes nor its
+   * answer's until it is all out (the connection's bytes read count the HEADERS of the very
+   * stream asked about, and its PINGs), so moving is a call answered on the connection.
    */
   #reads(): boolean {
     if (this.#waiting > 0) return false;
     if (this.streams.size === 0) return true;
     const now = performance.now();
-    const activity = this.#finished + (this.#session.socket?.bytesRead ?? 0);
-    if (activity !== this.#activitySeen) {
-      this.#activitySeen = activity;
+    if (this.#finished !== this.#finishedSeen) {
+      this.#finishedSeen = this.#finished;
       this.#activeAt = now;
     }
     return now - this.#activeAt < READER_PROGRESS_MS;
@@ -217,7 +217,7 @@ class SessionGuard {
 function ignore(): void {}
 
 function onStreamClose(this: GuardedStream): void {
-  this[GUARD]?.release(this);
+  this[GUARD]?.release(this, this.rstCode === nodeHttp2().constants.NGHTTP2_NO_ERROR);
 }
 
 /**

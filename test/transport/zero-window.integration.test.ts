@@ -10,6 +10,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
+import { READER_PROGRESS_MS } from '../../src/transport/http2/wire/limits.js';
 import type { CallContext } from '../../src/transport/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
@@ -245,4 +246,43 @@ describe.each(TRANSPORTS)('one client address held to its share of maxProcessStr
     // Every address leaves the count with its last connection.
     await expect.poll(() => PEER_MEMORY.size).toBe(0);
   });
+});
+
+describe.each(TRANSPORTS)('past the process ceiling, transport %s', (transport) => {
+  it('a connection whose open stream made no progress for READER_PROGRESS_MS gets no part of the reserve; a fresh caller does', async () => {
+    // No share per address (every client here is at 127.0.0.1): the reserve's rule alone.
+    const { port } = await startServer({ transport, keys: await sharedKeys(), maxProcessStreamMemoryMb: 4, peerSharePercent: 100 });
+    const check = requestBlock('/grpc.health.v1.Health/Check');
+    const taken = (conn: FrameConnection): Promise<unknown> => {
+      conn.send(h2Frame(FRAME_TYPE.PING, 0, 0, PING));
+      return conn.waitFor(isPingAck, 5000);
+    };
+    // One stream opened and left silent (HEADERS, no DATA), then nothing for longer than READER_PROGRESS_MS.
+    const stale = await FrameConnection.open(port);
+    open.add(stale);
+    stale.send(h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 1, check));
+    await taken(stale);
+    await sleep(READER_PROGRESS_MS + 300);
+    // Fresh connections, each under the reader share (1/64 of the ceiling, 64 KiB), take the
+    // process past its 4 MiB ceiling into the reserve: ~4.3 MiB (4 KiB and its headers a
+    // stream on the own transport, 16 KiB a call on grpc-js).
+    const [connections, perConnection] = transport === 'http2' ? [85, 12] : [90, 3];
+    for (let i = 0; i < connections; i++) {
+      const conn = await FrameConnection.open(port);
+      open.add(conn);
+      conn.send(...Array.from({ length: perConnection }, (_, s) => h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 2 * s + 1, check)));
+      await taken(conn);
+    }
+    expect(PROCESS_MEMORY.held).toBeGreaterThan(4 * MIB);
+    expect(PROCESS_MEMORY.held).toBeLessThan(4.5 * MIB);
+    // A whole request on the stale connection: it holds under the reader share, and no answer waits, yet it is refused.
+    stale.send(
+      h2Frame(FRAME_TYPE.HEADERS, FRAME_FLAG.END_HEADERS, 3, check),
+      h2Frame(FRAME_TYPE.DATA, FRAME_FLAG.END_STREAM, 3, frame(Buffer.alloc(0))),
+    );
+    const reset = await stale.waitFor((f) => f.type === FRAME_TYPE.RST_STREAM && f.streamId === 3, 5000);
+    expect(errorCode(reset)).toBe(REFUSED_STREAM);
+    const health = await rawCall(port, { headers: grpcHeaders('/grpc.health.v1.Health/Check'), chunks: [frame(Buffer.alloc(0))] });
+    expect(health.status, 'a fresh connection reads: it gets the reserve').toBe(0);
+  }, 20_000);
 });
