@@ -3,7 +3,9 @@
  * as near as a @grpc/grpc-js server allows: grpc-js hands HTTP/2 to node:http2 (nghttp2),
  * so the framing is not ours. What is bounded, and how (docs/http2-limits.md):
  *
- * - Per connection: each open stream is charged GRPC_JS_STREAM_COST_BYTES; past
+ * - Per connection: each open stream is charged GRPC_JS_STREAM_COST_BYTES and its header
+ *   list (as the own transport charges it: RFC 7541 §4.1 sizes, so headers that HPACK
+ *   sends as a few indexed bytes count what they take decoded); past
  *   `maxConnectionMemoryMb` new streams are refused (REFUSED_STREAM). node:http2's own
  *   `maxSessionMemory` (grpc-js's `grpc-node.max_session_memory`, which grpc-js leaves
  *   unlimited) is set to the same ceiling: it counts the native side, data queued to
@@ -70,7 +72,15 @@ interface Ledgers {
 }
 
 const GUARD = Symbol('jwt-grpc memory guard');
-type GuardedStream = ServerHttp2Stream & { [GUARD]?: SessionGuard };
+const COST = Symbol('jwt-grpc memory charge');
+type GuardedStream = ServerHttp2Stream & { [GUARD]?: SessionGuard; [COST]?: number };
+
+/** What a stream is charged: GRPC_JS_STREAM_COST_BYTES and its header list's size, as RFC 7541 §4.1 counts it (node:http2's raw list: name, value, ...). */
+function streamCost(rawHeaders: readonly string[]): number {
+  let size = GRPC_JS_STREAM_COST_BYTES;
+  for (let i = 0; i < rawHeaders.length; i++) size += (rawHeaders[i] as string).length;
+  return size + (rawHeaders.length >> 1) * 32;
+}
 
 /** One connection's charges and its stall check. */
 class SessionGuard {
@@ -104,9 +114,9 @@ class SessionGuard {
     session.once('close', () => this.#closed());
   }
 
-  /** Charges a new stream, or refuses it (false) past a ceiling. */
-  admit(stream: GuardedStream): boolean {
-    if (this.#overCeiling(GRPC_JS_STREAM_COST_BYTES)) {
+  /** Charges a new stream `cost` bytes, or refuses it (false) past a ceiling. */
+  admit(stream: GuardedStream, cost: number): boolean {
+    if (this.#overCeiling(cost)) {
       if (!this.#refusals.take()) {
         this.#session.goaway(nodeHttp2().constants.NGHTTP2_ENHANCE_YOUR_CALM);
         this.#session.destroy();
@@ -117,9 +127,10 @@ class SessionGuard {
       stream.close(nodeHttp2().constants.NGHTTP2_REFUSED_STREAM);
       return false;
     }
-    this.#charge(GRPC_JS_STREAM_COST_BYTES);
+    this.#charge(cost);
     this.streams.add(stream);
     stream[GUARD] = this;
+    stream[COST] = cost;
     stream.on('close', onStreamClose);
     return true;
   }
@@ -128,7 +139,7 @@ class SessionGuard {
   release(stream: GuardedStream, answered = false): void {
     if (!this.streams.delete(stream)) return;
     if (answered) this.#finished++;
-    this.#charge(-GRPC_JS_STREAM_COST_BYTES);
+    this.#charge(-(stream[COST] as number));
   }
 
   #charge(bytes: number): void {
@@ -260,7 +271,7 @@ function guardHttp2Server(http2Server: Http2Server, limits: GrpcJsMemoryLimits, 
   http2Server.removeAllListeners('stream');
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
     const guard = guards.get(stream.session as Http2Session);
-    if (guard !== undefined && !guard.admit(stream)) return;
+    if (guard !== undefined && !guard.admit(stream, streamCost(rawHeaders))) return;
     for (let i = 0; i < listeners.length; i++) (listeners[i] as StreamListener).call(http2Server, stream, headers, flags, rawHeaders);
   });
 }
