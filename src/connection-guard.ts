@@ -3,7 +3,9 @@
  * transport, metrics, discovery) closes a connection that has not finished its handshake
  * (TLS, then the HTTP/2 preface and first SETTINGS, or an HTTP/1.1 request head) within one
  * deadline, the option `handshakeTimeoutMs`, and refuses connections past a cap at once,
- * before any TLS work. Failed handshakes and refusals are counted (when metrics are on) and
+ * before any TLS work, and those of a client address that holds its share of the cap
+ * already (`peerSharePercent`), so that one address cannot take the port from the others.
+ * Failed handshakes and refusals are counted (when metrics are on) and
  * logged at most once per {@link LOG_INTERVAL_MS} with their counts, so a flood of them
  * writes a line every 10 s, never a line per connection, and never what a peer sent.
  */
@@ -20,10 +22,16 @@ export type PortRole = 'grpc' | 'metrics' | 'discovery';
  */
 export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
 
+/**
+ * Why a connection was refused as it was accepted: `cap` (the port's open connections are at
+ * its cap), `peer_share` (its client's address holds its share of the cap already).
+ */
+export type RefusalReason = 'cap' | 'peer_share';
+
 /** Where a guard counts; the server's metrics implement it (src/metrics/connections.ts). */
 export interface ConnectionCounters {
   handshakeFailed(port: PortRole, reason: HandshakeFailure): void;
-  refused(port: PortRole): void;
+  refused(port: PortRole, reason: RefusalReason): void;
 }
 
 /** At most one warning line per kind (failed handshakes, refused connections) per port in this long. */
@@ -32,14 +40,89 @@ export const LOG_INTERVAL_MS = 10_000;
 export const FALLBACK_MAX_CONNECTIONS = 10_000;
 /**
  * Descriptors the gRPC cap leaves to the rest of the process when it is derived from the
- * open-files limit: the metrics and discovery caps below, and ~100 for key, policy and
- * revocation files, Redis, the OTLP exporter, listening sockets, stdio and cluster IPC.
+ * open-files limit: the metrics and discovery caps below (32 + 256), and ~100 for key,
+ * policy and revocation files, Redis, the OTLP exporter, listening sockets, stdio and cluster IPC.
  */
-export const RESERVED_DESCRIPTORS = 256;
-/** Connections the metrics port keeps open at once: a few Prometheus scrapers. */
-export const METRICS_MAX_CONNECTIONS = 16;
-/** Connections the discovery port keeps open at once: verifiers fetch two small documents and go (keep-alive 5 s). */
-export const DISCOVERY_MAX_CONNECTIONS = 128;
+export const RESERVED_DESCRIPTORS = 400;
+/**
+ * Connections the metrics port keeps open at once: a few Prometheus scrapers, one
+ * keep-alive connection each; room for a dozen, with each address held to its share
+ * (a quarter by default, 8), so that one client cannot stop the others' scrapes.
+ */
+export const METRICS_MAX_CONNECTIONS = 32;
+/**
+ * Connections the discovery port keeps open at once: every verifier of a fleet fetches two
+ * small documents and goes (keep-alive 5 s), so a thousand verifiers refreshing every
+ * minute hold ~100; twice that, with each address held to its share (64 by default).
+ */
+export const DISCOVERY_MAX_CONNECTIONS = 256;
+/**
+ * The share of each port's connection cap, and of the process's stream memory
+ * (maxProcessStreamMemoryMb), that the connections of one client address may hold, in
+ * percent (the option `peerSharePercent`). A quarter: one address (a host, or a NAT in
+ * front of many) still gets room for a burst of channels, and three quarters stay for
+ * everyone else; an attacker needs four addresses, not one, to fill a port. nginx's
+ * limit_conn and grpc-go leave per-client limits to the operator; behind a load balancer
+ * that hides client addresses every connection has its address, and 100 turns the shares off.
+ */
+export const PEER_SHARE_PERCENT = 25;
+/**
+ * Connections every address may hold whatever the share of a small cap comes to: enough
+ * for a client's few channels (grpc-js and grpc-go open one per channel and target) and a
+ * Prometheus scraper's retries.
+ */
+export const PEER_CONNECTIONS_FLOOR = 4;
+
+/**
+ * The connections one address may hold on a port whose cap is `maxConnections`: `percent` of
+ * it, at least {@link PEER_CONNECTIONS_FLOOR}, at most the cap (100: the whole cap, no share).
+ */
+export function peerConnectionShare(maxConnections: number, percent: number): number {
+  if (percent >= 100) return maxConnections;
+  return Math.min(maxConnections, Math.max(PEER_CONNECTIONS_FLOOR, Math.floor((maxConnections * percent) / 100)));
+}
+
+/**
+ * The bytes of the process's stream memory (`maxProcessStreamMemoryMb`, `processBytes`) one
+ * address may hold over all its connections: `percent` of it (100: no share, Infinity).
+ * @internal
+ */
+export function peerMemoryShare(processBytes: number, percent: number): number {
+  return percent >= 100 ? Number.POSITIVE_INFINITY : Math.floor((processBytes * percent) / 100);
+}
+
+/**
+ * Who holds a share: a client's address as node:net gives it (`socket.remoteAddress`), an
+ * IPv4 address as itself (an IPv4-mapped IPv6 one too), an IPv6 address by its /64: the
+ * interface identifier is the host's to pick (RFC 4291 §2.5.1, and RFC 8981 has hosts pick
+ * new ones over time), so one host holds every address of its /64. No address (a socket
+ * already closed) is one peer, `unknown`.
+ *
+ * @example
+ * ```ts
+ * peerKey('::ffff:192.0.2.7'); // '192.0.2.7'
+ * peerKey('2001:db8:0:1::5'); // '2001:db8:0:1::/64'
+ * ```
+ * @internal
+ */
+export function peerKey(address: string | undefined): string {
+  if (address === undefined || address === '') return 'unknown';
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped !== null) return mapped[1] as string;
+  const bare = address.split('%', 1)[0] as string;
+  const [head = '', tail] = bare.split('::', 2);
+  const groups = head === '' ? [] : head.split(':');
+  if (tail !== undefined) {
+    const after = tail === '' ? [] : tail.split(':');
+    // A dotted IPv4 tail is the last two groups.
+    const width = after.length + (after.at(-1)?.includes('.') === true ? 1 : 0);
+    for (let i = groups.length + width; i < 8; i++) groups.push('0');
+    groups.push(...after);
+  }
+  const prefix = groups.slice(0, 4).map((group) => (Number.parseInt(group, 16) || 0).toString(16));
+  return `${prefix.join(':')}::/64`;
+}
 
 /** The soft open-files limit (RLIMIT_NOFILE) of this process, from Linux's /proc; undefined elsewhere or when unlimited. */
 export function openFilesLimit(read: () => string = () => readFileSync('/proc/self/limits', 'utf8')): number | undefined {
@@ -102,6 +185,8 @@ export interface ConnectionGuardOptions {
   readonly port: PortRole;
   readonly handshakeTimeoutMs: number;
   readonly maxConnections: number;
+  /** The share of the cap one client address may hold, percent; default {@link PEER_SHARE_PERCENT}, 100: no share. */
+  readonly peerSharePercent?: number | undefined;
   readonly logger: Logger;
   readonly counters?: ConnectionCounters | undefined;
 }
@@ -114,11 +199,15 @@ export class ConnectionGuard {
   readonly port: PortRole;
   readonly handshakeTimeoutMs: number;
   readonly maxConnections: number;
+  /** Connections one client address (peerKey) may hold: {@link peerConnectionShare}. */
+  readonly maxConnectionsPerPeer: number;
   readonly #counters: ConnectionCounters | undefined;
   readonly #failures: ThrottledWarning;
   readonly #refusals: ThrottledWarning;
   /** Connections open on the servers this guard is on. */
   #open = 0;
+  /** The same, per client address (peerKey); an address leaves the map with its last connection. */
+  readonly #openPerPeer = new Map<string, number>();
   /** When each TCP connection was accepted: the start of its one deadline. */
   readonly #acceptedAt = new WeakMap<Socket, number>();
 
@@ -126,15 +215,21 @@ export class ConnectionGuard {
     this.port = options.port;
     this.handshakeTimeoutMs = options.handshakeTimeoutMs;
     this.maxConnections = options.maxConnections;
+    this.maxConnectionsPerPeer = peerConnectionShare(options.maxConnections, options.peerSharePercent ?? PEER_SHARE_PERCENT);
     this.#counters = options.counters;
     this.#failures = new ThrottledWarning(options.logger, 'connections closed before their handshake completed', {
       port: options.port,
       handshakeTimeoutMs: options.handshakeTimeoutMs,
     });
-    this.#refusals = new ThrottledWarning(options.logger, 'connections refused: the open connection cap is reached', {
-      port: options.port,
-      maxConnections: options.maxConnections,
-    });
+    this.#refusals = new ThrottledWarning(
+      options.logger,
+      "connections refused: the open connection cap, or a client address's share of it, is reached",
+      {
+        port: options.port,
+        maxConnections: options.maxConnections,
+        maxConnectionsPerPeer: this.maxConnectionsPerPeer,
+      },
+    );
   }
 
   /**
@@ -162,18 +257,27 @@ export class ConnectionGuard {
   }
 
   #admit(socket: Socket): boolean {
-    if (this.#open >= this.maxConnections) {
-      socket.destroy();
-      this.refused();
-      return false;
-    }
+    if (this.#open >= this.maxConnections) return this.#refuse(socket, 'cap');
+    const peer = peerKey(socket.remoteAddress);
+    const held = this.#openPerPeer.get(peer) ?? 0;
+    if (held >= this.maxConnectionsPerPeer) return this.#refuse(socket, 'peer_share');
     this.#open += 1;
+    this.#openPerPeer.set(peer, held + 1);
     // The TCP socket closes with the TLSSocket that wraps it.
     socket.once('close', () => {
       this.#open -= 1;
+      const left = (this.#openPerPeer.get(peer) as number) - 1;
+      if (left === 0) this.#openPerPeer.delete(peer);
+      else this.#openPerPeer.set(peer, left);
     });
     this.#acceptedAt.set(socket, Date.now());
     return true;
+  }
+
+  #refuse(socket: Socket, reason: RefusalReason): false {
+    socket.destroy();
+    this.refused(reason);
+    return false;
   }
 
   /**
@@ -193,10 +297,10 @@ export class ConnectionGuard {
     this.#failures.add(reason);
   }
 
-  /** A connection past the cap was closed: counted and logged (throttled). */
-  refused(): void {
-    this.#counters?.refused(this.port);
-    this.#refusals.add('refused');
+  /** A connection past the cap, or past its address's share, was closed: counted and logged (throttled). */
+  refused(reason: RefusalReason): void {
+    this.#counters?.refused(this.port, reason);
+    this.#refusals.add(reason);
   }
 
   /** Writes the counts not yet logged; for close. */

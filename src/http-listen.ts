@@ -27,9 +27,14 @@ export function headDeadline(
   };
 }
 
-/** What the metrics and discovery ports share with the gRPC port: its handshake deadline, and where refusals are counted. @internal */
+/**
+ * What the metrics and discovery ports share with the gRPC port: its handshake deadline,
+ * the share of a port one client address may hold, and where refusals are counted. @internal
+ */
 export interface HttpPortLimits {
   readonly handshakeTimeoutMs: number;
+  /** Percent; absent: PEER_SHARE_PERCENT. */
+  readonly peerSharePercent?: number | undefined;
   readonly counters?: ConnectionCounters | undefined;
 }
 

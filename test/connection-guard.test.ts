@@ -1,6 +1,7 @@
 /**
  * The connection guard (src/connection-guard.ts): the cap on open connections refuses the
- * one over it and frees a slot on close; handshake failures and refusals are counted per
+ * one over it and frees a slot on close; one client address holds at most its share of the
+ * cap, so another still gets in; handshake failures and refusals are counted per
  * call and logged at most once per LOG_INTERVAL_MS, with the counts; the default cap follows
  * the open-files limit; an HTTP client error gets its status line once, then the socket closes.
  */
@@ -12,10 +13,13 @@ import {
   FALLBACK_MAX_CONNECTIONS,
   type HandshakeFailure,
   LOG_INTERVAL_MS,
+  PEER_CONNECTIONS_FLOOR,
   RESERVED_DESCRIPTORS,
   defaultMaxConnections,
   httpClientError,
   openFilesLimit,
+  peerConnectionShare,
+  peerKey,
 } from '../src/connection-guard.js';
 
 function recorder() {
@@ -27,7 +31,7 @@ function recorder() {
     logger: { info() {}, error() {}, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }) },
     counters: {
       handshakeFailed: (port: string, reason: HandshakeFailure) => void counted.push(`${port}:${reason}`),
-      refused: (port: string) => void counted.push(`${port}:refused`),
+      refused: (port: string, reason: string) => void counted.push(`${port}:refused:${reason}`),
     },
   };
 }
@@ -55,6 +59,28 @@ describe('openFilesLimit and defaultMaxConnections', () => {
   });
 });
 
+describe('peerKey and peerConnectionShare', () => {
+  it('counts an IPv4 address as itself, an IPv4-mapped one as its IPv4 address, an IPv6 one by its /64', () => {
+    expect(peerKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(peerKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(peerKey('2001:db8:0:1::5')).toBe('2001:db8:0:1::/64');
+    expect(peerKey('2001:0db8:0000:0001:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:0:1::/64');
+    expect(peerKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(peerKey('::1')).toBe('0:0:0:0::/64');
+    expect(peerKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(peerKey('64:ff9b::192.0.2.7')).toBe('64:ff9b:0:0::/64');
+    expect(peerKey(undefined)).toBe('unknown');
+  });
+
+  it('gives each address a quarter of the cap by default, never under the floor, never over the cap; 100 % is the cap', () => {
+    expect(peerConnectionShare(768, 25)).toBe(192);
+    expect(peerConnectionShare(32, 25)).toBe(8);
+    expect(peerConnectionShare(8, 25)).toBe(PEER_CONNECTIONS_FLOOR);
+    expect(peerConnectionShare(3, 25)).toBe(3);
+    expect(peerConnectionShare(768, 100)).toBe(768);
+  });
+});
+
 describe('ConnectionGuard', () => {
   const servers: Server[] = [];
   const sockets: Socket[] = [];
@@ -64,12 +90,13 @@ describe('ConnectionGuard', () => {
     await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
   });
 
-  async function guarded(maxConnections: number) {
+  async function guarded(maxConnections: number, peerSharePercent?: number) {
     const r = recorder();
     const guard = new ConnectionGuard({
       port: 'metrics',
       handshakeTimeoutMs: 1000,
       maxConnections,
+      peerSharePercent,
       logger: r.logger,
       counters: r.counters,
     });
@@ -79,8 +106,9 @@ describe('ConnectionGuard', () => {
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    const open = async (): Promise<{ socket: Socket; closed: Promise<void> }> => {
-      const socket = connect(port, '127.0.0.1');
+    /** A connection from `localAddress`: Linux routes all of 127.0.0.0/8 to loopback, so 127.0.0.2 is a second client address. */
+    const open = async (localAddress = '127.0.0.1'): Promise<{ socket: Socket; closed: Promise<void> }> => {
+      const socket = connect({ port, host: '127.0.0.1', localAddress });
       sockets.push(socket);
       socket.on('error', () => undefined);
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -98,11 +126,11 @@ describe('ConnectionGuard', () => {
     const third = await open();
     await vi.waitFor(() => expect(third.socket.destroyed, 'refused').toBe(true), { timeout: 5000 });
     expect(accepted, 'the third never reaches the server').toHaveLength(2);
-    expect(counted).toEqual(['metrics:refused']);
+    expect(counted).toEqual(['metrics:refused:cap']);
     expect(warnings).toEqual([
       {
-        message: 'connections refused: the open connection cap is reached',
-        fields: { port: 'metrics', maxConnections: 2, refused: 1, intervalSeconds: LOG_INTERVAL_MS / 1000 },
+        message: "connections refused: the open connection cap, or a client address's share of it, is reached",
+        fields: { port: 'metrics', maxConnections: 2, maxConnectionsPerPeer: 2, cap: 1, intervalSeconds: LOG_INTERVAL_MS / 1000 },
       },
     ]);
     const serverSide = accepted[0] as Socket;
@@ -111,8 +139,39 @@ describe('ConnectionGuard', () => {
     await serverClosed;
     await open();
     await vi.waitFor(() => expect(accepted).toHaveLength(3));
-    expect(counted, 'the freed slot admits the next').toEqual(['metrics:refused']);
+    expect(counted, 'the freed slot admits the next').toEqual(['metrics:refused:cap']);
     expect(accepted).toHaveLength(3);
+    guard.flush();
+  });
+
+  it('holds one client address to its share of the cap: another address still gets in, and the refusals are counted', async () => {
+    // A cap of 40 at 25 %: 10 connections per address.
+    const { guard, accepted, open, counted, warnings } = await guarded(40);
+    expect(guard.maxConnectionsPerPeer).toBe(10);
+    const attacker = await Promise.all(Array.from({ length: 15 }, () => open('127.0.0.2')));
+    await vi.waitFor(() => expect(attacker.filter(({ socket }) => socket.destroyed)).toHaveLength(5), { timeout: 5000 });
+    expect(accepted, 'the first 10 of 15 are admitted').toHaveLength(10);
+    expect(counted).toEqual(Array.from({ length: 5 }, () => 'metrics:refused:peer_share'));
+    const legitimate = await open('127.0.0.1');
+    await vi.waitFor(() => expect(accepted).toHaveLength(11));
+    expect(legitimate.socket.destroyed, 'the other address is served').toBe(false);
+    expect(warnings[0]?.fields).toMatchObject({ maxConnections: 40, maxConnectionsPerPeer: 10, peer_share: 1 });
+    // The attacker's share comes back as its connections close.
+    const serverSide = accepted.find((socket) => socket.remoteAddress === '127.0.0.2') as Socket;
+    const serverClosed = new Promise((resolve) => serverSide.once('close', resolve));
+    serverSide.destroy();
+    await serverClosed;
+    await open('127.0.0.2');
+    await vi.waitFor(() => expect(accepted).toHaveLength(12));
+    guard.flush();
+  });
+
+  it('with a share of 100 percent one address may take the whole cap (behind a load balancer)', async () => {
+    const { guard, accepted, open, counted } = await guarded(12, 100);
+    expect(guard.maxConnectionsPerPeer).toBe(12);
+    await Promise.all(Array.from({ length: 12 }, () => open('127.0.0.2')));
+    await vi.waitFor(() => expect(accepted).toHaveLength(12));
+    expect(counted).toEqual([]);
     guard.flush();
   });
 

@@ -200,7 +200,10 @@ export function nonOkTotal(summary: GhzSummary): number {
 /** Runs one cell end to end; never throws for a failed check (see `failures`), only for a harness problem. */
 export async function runLoadCell(options: LoadCellOptions): Promise<LoadCellResult> {
   const { scenario, plan, log = () => {} } = options;
-  const server = await startCli(serveArgs('--transport', options.transport, '--keys', options.keysFile), {
+  // One load generator on one address stands in for many clients: no share per address
+  // (500 connections are more than a quarter of the cap under `ulimit -n` 1024).
+  const args = serveArgs('--transport', options.transport, '--keys', options.keysFile, '--peer-share-percent', '100');
+  const server = await startCli(args, {
     cpus: plan.pinned ? plan.single.serverCpus : [],
     // The 4 MiB young generation the image and the Deployment give `serve` (NODE_OPTIONS):
     // with V8's default its semi-spaces grow to 64 MiB under this load, pages a full GC keeps,

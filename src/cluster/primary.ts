@@ -168,6 +168,7 @@ class PrimaryMetrics {
     if (port === undefined) return undefined;
     const endpoint = await serveMetrics(hostOf(options.address), port, () => this.cluster.text(supervisor.serving()), options.logger, {
       handshakeTimeoutMs: optionValue('handshakeTimeoutMs', options.server.handshakeTimeoutMs),
+      peerSharePercent: optionValue('peerSharePercent', options.server.peerSharePercent),
       counters: this.#connections,
     }).catch((err: unknown) => {
       supervisor.stop(1, 0);

@@ -70,6 +70,7 @@ export async function serveDiscovery(options: DiscoveryServerOptions): Promise<D
     port: 'discovery',
     handshakeTimeoutMs,
     maxConnections: DISCOVERY_MAX_CONNECTIONS,
+    peerSharePercent: options.ports.peerSharePercent,
     logger: options.logger,
     counters: options.ports.counters,
   });

@@ -6,43 +6,57 @@
  *   (no TLS handshake, HTTP/2 preface and SETTINGS, or request head within
  *   handshakeTimeoutMs), `tls` (a failed TLS handshake, or no ALPN protocol the port serves)
  *   or `preface` (not an HTTP/2 client)
- * - `jwt_grpc_connections_refused_total{port}`: connections closed as they were accepted
- *   because the port's cap of open connections was reached
+ * - `jwt_grpc_connections_refused_total{port, reason}`: connections closed as they were
+ *   accepted, `reason` `cap` (the port's cap of open connections was reached) or
+ *   `peer_share` (the client's address held its share of the cap, `peerSharePercent`)
  *
  * Counted in plain numbers, read at scrape time; a cluster's primary sums its workers'.
  */
 import type { Registry } from 'prom-client';
-import type { ConnectionCounters, HandshakeFailure, PortRole } from '../connection-guard.js';
+import type { ConnectionCounters, HandshakeFailure, PortRole, RefusalReason } from '../connection-guard.js';
 import { registerComputed } from './computed.js';
 
 /** The connection counters of one process's ports. @internal */
 export class ConnectionMetrics implements ConnectionCounters {
-  readonly #failures = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
-  readonly #refused = new Map<PortRole, number>();
+  readonly #failures = new LabelledCounts();
+  readonly #refused = new LabelledCounts();
 
   constructor(registry: Registry) {
     registerComputed(registry, {
       name: 'jwt_grpc_handshake_failures_total',
       help: 'Connections closed before their handshake completed (TLS, HTTP/2 preface and SETTINGS, or HTTP request head), by port and reason.',
       type: 'counter',
-      samples: () => [...this.#failures.values()].map(({ labels, count }) => ({ labels, value: count })),
+      samples: () => this.#failures.samples(),
     });
     registerComputed(registry, {
       name: 'jwt_grpc_connections_refused_total',
-      help: "Connections closed as they were accepted because the port's cap of open connections was reached, by port.",
+      help: "Connections closed as they were accepted because the port's cap of open connections, or the client address's share of it, was reached, by port and reason.",
       type: 'counter',
-      samples: () => [...this.#refused].map(([port, count]) => ({ labels: { port }, value: count })),
+      samples: () => this.#refused.samples(),
     });
   }
 
   handshakeFailed(port: PortRole, reason: HandshakeFailure): void {
+    this.#failures.add(port, reason);
+  }
+
+  refused(port: PortRole, reason: RefusalReason): void {
+    this.#refused.add(port, reason);
+  }
+}
+
+/** Counts by port and reason, in the order each pair was first counted. */
+class LabelledCounts {
+  readonly #cells = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
+
+  add(port: string, reason: string): void {
     const key = `${port}/${reason}`;
-    const cell = this.#failures.get(key);
-    if (cell === undefined) this.#failures.set(key, { labels: { port, reason }, count: 1 });
+    const cell = this.#cells.get(key);
+    if (cell === undefined) this.#cells.set(key, { labels: { port, reason }, count: 1 });
     else cell.count += 1;
   }
 
-  refused(port: PortRole): void {
-    this.#refused.set(port, (this.#refused.get(port) ?? 0) + 1);
+  samples(): { labels: Readonly<Record<string, string>>; value: number }[] {
+    return [...this.#cells.values()].map(({ labels, count }) => ({ labels, value: count }));
   }
 }

@@ -7,6 +7,12 @@ import { metricsContentType } from './server-metrics.js';
 
 /** A scrape's request must be whole within this long (it has no body: the head is the request). */
 const METRICS_REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * How long a scraper's connection may stay open between requests: node:http's own default,
+ * named, since a scraper asks every 15 s or more (Prometheus's scrape_interval defaults to
+ * 1 m) and an idle connection holds one of the port's few slots.
+ */
+const METRICS_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
 /** A bound `/metrics` endpoint. @internal */
 export type MetricsEndpoint = HttpListener;
@@ -35,11 +41,12 @@ export async function serveMetrics(
     port: 'metrics',
     handshakeTimeoutMs: ports.handshakeTimeoutMs,
     maxConnections: METRICS_MAX_CONNECTIONS,
+    peerSharePercent: ports.peerSharePercent,
     logger,
     counters: ports.counters,
   });
   const server: Server = nodeHttp().createServer(
-    headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS),
+    { ...headDeadline(ports.handshakeTimeoutMs, METRICS_REQUEST_TIMEOUT_MS), keepAliveTimeout: METRICS_KEEP_ALIVE_TIMEOUT_MS },
     (request, response) => {
       const path = (request.url ?? '').split('?')[0];
       if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {

@@ -35,6 +35,7 @@ import {
 import { policyKind } from './policy.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
+import { PEER_SHARE_PERCENT } from '../connection-guard.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
@@ -276,9 +277,17 @@ export const OPTIONS = {
   maxConnections: option({
     group: 'transport',
     kind: integer(1, 10_000_000),
-    defaultText: 'the open-files limit less 256 (at least half of it), else 10000',
+    defaultText: 'the open-files limit less 400 (at least half of it), else 10000',
     help: 'open gRPC connections per server (per cluster worker); past it a new connection is closed as it is accepted, and a warning logged',
     cli: { flag: 'max-connections', env: 'JWT_GRPC_MAX_CONNECTIONS' },
+  }),
+  peerSharePercent: option({
+    group: 'transport',
+    kind: integer(1, 100, 'PERCENT'),
+    // PEER_SHARE_PERCENT (src/connection-guard.ts) says why a quarter.
+    default: PEER_SHARE_PERCENT,
+    help: "the share of each port's connection cap (gRPC, metrics, discovery) and of maxProcessStreamMemoryMb that the connections of one client address (IPv6: one /64) may hold, in percent; 100 turns the shares off (behind a load balancer that hides client addresses)",
+    cli: { flag: 'peer-share-percent', env: 'JWT_GRPC_PEER_SHARE_PERCENT' },
   }),
   channelOptions: option({
     group: 'transport',

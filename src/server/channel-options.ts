@@ -1,6 +1,7 @@
 import type { ChannelOptions, Server } from '@grpc/grpc-js';
 import { type ResolvedOptions, optionValue } from '../options/resolve.js';
 import type { GrpcJsMemoryLimits } from './grpc-js-memory.js';
+import { peerMemoryShare } from '../connection-guard.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from '../transport/http2/defaults.js';
 
 /** grpc-js server options for validated transport options. @internal */
@@ -48,13 +49,14 @@ export function applyHttp2ServerOptions(server: Server): boolean {
 
 /**
  * The memory guards' limits on grpc-js (./grpc-js-memory.ts): the transport's options,
- * and the per-connection ceiling's default, as on the own transport.
+ * the per-connection ceiling's default, and one client address's share, as on the own transport.
  * @internal
  */
 export function grpcJsMemoryLimits(transport: ResolvedOptions<'transport'>): GrpcJsMemoryLimits {
   return {
     maxConnectionBytes: optionValue('maxConnectionMemoryMb', undefined) * 1024 * 1024,
     maxProcessBytes: transport.maxProcessStreamMemoryMb * 1024 * 1024,
+    maxPeerBytes: peerMemoryShare(transport.maxProcessStreamMemoryMb * 1024 * 1024, transport.peerSharePercent),
     maxStallMs: transport.maxFlowControlStallMs,
   };
 }

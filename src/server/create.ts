@@ -287,7 +287,11 @@ class OwningJwtServer implements JwtServer {
       void this.#releaseAfterFailure('creating the server');
       throw err;
     }
-    this.#httpPorts = { handshakeTimeoutMs: options.transport.handshakeTimeoutMs, counters: this.#observers.metrics?.connections };
+    this.#httpPorts = {
+      handshakeTimeoutMs: options.transport.handshakeTimeoutMs,
+      peerSharePercent: options.transport.peerSharePercent,
+      counters: this.#observers.metrics?.connections,
+    };
   }
 
   get #logger(): Logger {

@@ -81,9 +81,20 @@ export interface TransportOptions {
    * Open gRPC connections the server keeps (each cluster worker its own), 1 to 10000000:
    * past it a new connection is closed as it is accepted, before any TLS work, and a
    * warning is logged (at most every 10 s); the limit is read where Linux tells it.
-   * Default: the open-files limit less 256 (at least half of it), else 10000.
+   * Default: the open-files limit less 400 (at least half of it), else 10000.
    */
   readonly maxConnections?: number;
+  /**
+   * The share, 1 to 100 percent, of each port's connection cap (gRPC, metrics, discovery)
+   * and of `maxProcessStreamMemoryMb` that the connections of one client address may hold
+   * (an IPv6 address counts by its /64): past it that address's new connections are closed
+   * as they are accepted, and its new streams refused (REFUSED_STREAM), while other
+   * addresses keep theirs. Each address may hold 4 connections whatever the share of a
+   * small cap. Behind a load balancer that hides client addresses every connection has the
+   * balancer's address: set 100 (no share) and let the balancer limit its clients.
+   * Default 25.
+   */
+  readonly peerSharePercent?: number;
   /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
   readonly channelOptions?: ChannelOptions;
 }

@@ -54,6 +54,7 @@ function http2Transport({ options, interceptors, logger, counters }: TransportCo
     maxFlowControlStallMs: options.maxFlowControlStallMs,
     handshakeTimeoutMs: options.handshakeTimeoutMs,
     maxConnections: options.maxConnections,
+    peerSharePercent: options.peerSharePercent,
     connectionCounters: counters,
     interceptors,
     logger,
@@ -140,6 +141,7 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
     port: 'grpc',
     handshakeTimeoutMs: options.handshakeTimeoutMs,
     maxConnections: options.maxConnections ?? defaultMaxConnections(openFilesLimit()),
+    peerSharePercent: options.peerSharePercent,
     logger,
     counters,
   });

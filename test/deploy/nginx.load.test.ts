@@ -68,7 +68,19 @@ describe.skipIf(process.platform !== 'linux' || nginx === null)('three replicas 
       replicas: REPLICAS,
       keysFile,
       discovery: true,
-      serveArgs: ['--metrics-port', '0', '--log-format', 'json', '--ttl', String(MAX_TTL), '--max-ttl', String(MAX_TTL)],
+      // Behind nginx every connection comes from its address (docs/deployment.md): no share per address.
+      serveArgs: [
+        '--metrics-port',
+        '0',
+        '--log-format',
+        'json',
+        '--ttl',
+        String(MAX_TTL),
+        '--max-ttl',
+        String(MAX_TTL),
+        '--peer-share-percent',
+        '100',
+      ],
     });
     metricsPorts = fleet.replicas.map((replica) => bannerMetricsPort(replica.stdout));
     proxy = createJwtClient(`127.0.0.1:${fleet.nginx.port}`);

@@ -59,11 +59,13 @@ describe('applyHttp2ServerOptions', () => {
 });
 
 describe('grpcJsMemoryLimits', () => {
-  it('gives the per-connection and process ceilings in bytes and the stall bound', () => {
+  it("gives the per-connection and process ceilings in bytes, a client address's share of the latter, and the stall bound", () => {
     expect(grpcJsMemoryLimits(transport({ maxProcessStreamMemoryMb: 8, maxFlowControlStallMs: 500 }))).toEqual({
       maxConnectionBytes: 64 * 1024 * 1024,
       maxProcessBytes: 8 * 1024 * 1024,
+      maxPeerBytes: 2 * 1024 * 1024,
       maxStallMs: 500,
     });
+    expect(grpcJsMemoryLimits(transport({ peerSharePercent: 100 })).maxPeerBytes, 'no share').toBe(Number.POSITIVE_INFINITY);
   });
 });

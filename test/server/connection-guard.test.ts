@@ -24,11 +24,11 @@ describe('the default connection cap', () => {
     ).toBeUndefined();
   });
 
-  it('leaves descriptors to the rest of the process: the limit less 256, at least half of it', () => {
+  it('leaves descriptors to the rest of the process: the limit less 400, at least half of it', () => {
     expect(defaultMaxConnections(65_536)).toBe(65_536 - RESERVED_DESCRIPTORS);
-    expect(defaultMaxConnections(1024)).toBe(768);
-    // The case: 600 descriptors, 650 silent sockets. 344 of them are held, the rest refused.
-    expect(defaultMaxConnections(600)).toBe(344);
+    expect(defaultMaxConnections(1024)).toBe(624);
+    // The case: 600 descriptors, 650 silent sockets. 300 of them are held at most, the rest refused.
+    expect(defaultMaxConnections(600)).toBe(300);
     expect(defaultMaxConnections(300)).toBe(150);
     expect(defaultMaxConnections(1)).toBe(1);
   });

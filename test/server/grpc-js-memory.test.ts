@@ -59,9 +59,9 @@ function setup(limits: GrpcJsMemoryLimits = LIMITS): { http2Server: EventEmitter
   return { http2Server: server.createHttp2Server(), ledger, seen };
 }
 
-function open(http2Server: EventEmitter, session: FakeSession): FakeStream {
+function open(http2Server: EventEmitter, session: FakeSession, rawHeaders: string[] = []): FakeStream {
   const stream = new FakeStream(session);
-  http2Server.emit('stream', stream, {}, 0, []);
+  http2Server.emit('stream', stream, {}, 0, rawHeaders);
   return stream;
 }
 
@@ -86,6 +86,17 @@ describe('guardGrpcJsMemory', () => {
     const stream = open(http2Server, session);
     expect(seen).toEqual([stream]);
     expect(ledger.held).toBe(GRPC_JS_STREAM_COST_BYTES);
+    stream.end();
+    expect(ledger.held).toBe(0);
+    session.destroy();
+  });
+
+  it('charges a stream its header list as RFC 7541 sizes it (32 bytes an entry over name and value), released with it', () => {
+    const { http2Server, ledger } = setup();
+    const session = connect(http2Server);
+    // 14 KiB of headers, which HPACK may send as a few indexed bytes each time.
+    const stream = open(http2Server, session, [':path', '/jwt.services.JwtService/GenerateJwt', 'x-fill', 'x'.repeat(14 << 10)]);
+    expect(ledger.held).toBe(GRPC_JS_STREAM_COST_BYTES + 5 + 36 + 6 + (14 << 10) + 2 * 32);
     stream.end();
     expect(ledger.held).toBe(0);
     session.destroy();

@@ -3,7 +3,9 @@
  * transport, over real sockets on loopback, a connection that does not finish its TLS
  * handshake and HTTP/2 preface (or its HTTP request head, on the metrics and discovery
  * ports) within handshakeTimeoutMs is closed, counted and logged; past maxConnections a new
- * connection is closed as it is accepted while those open keep working. The deadlines are
+ * connection is closed as it is accepted while those open keep working; one client address
+ * (127.0.0.2 here: Linux routes all of 127.0.0.0/8 to loopback) holds at most its share
+ * of each port's cap, so a caller at 127.0.0.1 still gets in. The deadlines are
  * short here so each test takes seconds; Node's own bounds (120 s for TLS, none for the
  * preface, 60 s for a request head) would fail every one.
  */
@@ -71,10 +73,10 @@ async function start(transport: Transport, tls: boolean, options: JwtServerOptio
   return { server, port, logger };
 }
 
-/** A TCP connection, read from (so its close is seen); resolves once connected. */
-function tcp(port: number): Promise<Socket> {
+/** A TCP connection from `localAddress`, read from (so its close is seen); resolves once connected. */
+function tcp(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connectTcp(port, '127.0.0.1', () => resolve(socket));
+    const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => resolve(socket));
     sockets.add(socket);
     socket.on('error', reject);
     socket.resume();
@@ -91,6 +93,47 @@ function tlsSilent(port: number, socket?: Socket): Promise<Socket> {
     tls.on('error', reject);
     tls.resume();
   });
+}
+
+/** The client preface and an empty SETTINGS frame: an HTTP/2 handshake done, from the client's side. */
+const H2_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+
+/**
+ * An idle client at `localAddress`: it finishes its handshake (TLS when `tls`, then the
+ * HTTP/2 preface and SETTINGS) and sends nothing more. Resolves once connected, or once
+ * refused (then already closed).
+ */
+function idleHttp2(port: number, tls: boolean, localAddress: string): Promise<Socket> {
+  return new Promise((resolve) => {
+    const connected = (): void => {
+      socket.write(H2_PREFACE);
+      resolve(socket);
+    };
+    const raw = connectTcp({ port, host: '127.0.0.1', localAddress }, tls ? undefined : connected);
+    const socket = tls ? connectTls({ socket: raw, ca: certs.caCert, servername: 'localhost', ALPNProtocols: ['h2'] }, connected) : raw;
+    sockets.add(raw);
+    sockets.add(socket);
+    raw.on('error', () => resolve(socket));
+    socket.on('error', () => resolve(socket));
+    socket.on('close', () => resolve(socket));
+    socket.resume();
+  });
+}
+
+/** `count` silent TCP connections from `localAddress` at once; those the server refuses are in the list too (already closing). */
+function silentFrom(port: number, count: number, localAddress: string): Promise<Socket[]> {
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Socket>((resolve) => {
+          const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => resolve(socket));
+          sockets.add(socket);
+          socket.on('error', () => resolve(socket));
+          socket.resume();
+        }),
+    ),
+  );
 }
 
 /** Milliseconds from `since` until `socket` closes; rejects if it is still open after `limitMs`. */
@@ -215,10 +258,34 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       expect(logger.warnings.find((line) => line.message.startsWith('connections refused'))?.fields).toMatchObject({
         port: 'grpc',
         maxConnections: 3,
-        refused: 1,
+        cap: 1,
       });
-      expect(await sample(server.metricsPort as number, 'jwt_grpc_connections_refused_total', 'port="grpc"')).toBe(1);
+      expect(await sample(server.metricsPort as number, 'jwt_grpc_connections_refused_total', 'port="grpc",reason="cap"')).toBe(1);
     });
+  });
+
+  describe("a client address's share of the connection cap", () => {
+    it.each([false, true])(
+      'tls %s: one address holding idle connections up to its share cannot stop a caller at another address; its refused ones are counted',
+      async (tls) => {
+        // A cap of 40: 10 connections per address (peerSharePercent 25). A long deadline: the idle connections stay.
+        const { server, port, logger } = await start(transport, tls, { maxConnections: 40, handshakeTimeoutMs: 30_000 });
+        const attacker = await Promise.all(Array.from({ length: 60 }, () => idleHttp2(port, tls, '127.0.0.2')));
+        // Accepted after the attacker's 60: with no share it would find the cap full.
+        const client = clients.jwt(port, tls ? { credentials: credentials.createSsl(certs.caCert), ...AS_LOCALHOST } : {});
+        expect((await client.generateJwt({ algorithm: 'ES256', subject: 'a@example.com' })).sub).toBe('a@example.com');
+        const metricsPort = server.metricsPort as number;
+        await expect.poll(() => sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="grpc",reason="peer_share"')).toBe(50);
+        expect(
+          attacker.filter((socket) => !socket.destroyed),
+          'the attacker keeps its share',
+        ).toHaveLength(10);
+        expect(await sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="grpc",reason="cap"')).toBe(0);
+        await expect
+          .poll(() => logger.warnings.find((line) => line.message.startsWith('connections refused'))?.fields)
+          .toMatchObject({ port: 'grpc', maxConnections: 40, maxConnectionsPerPeer: 10, peer_share: 1 });
+      },
+    );
   });
 });
 
@@ -252,10 +319,33 @@ describe('the metrics and discovery ports', () => {
     expect(await sample(server.metricsPort as number, failures, 'port="discovery",reason="timeout"')).toBe(1);
   });
 
-  it('caps the metrics port on its own: past its cap a connection is refused, and the gRPC port is unaffected', async () => {
-    const { server, port, logger } = await start('http2', false, { handshakeTimeoutMs: 30_000 });
+  it('metrics port: 40 silent sockets from one address hold its share (8 of 32); a scraper at another address is served', async () => {
+    const { server } = await start('http2', false, { handshakeTimeoutMs: 30_000 });
     const metricsPort = server.metricsPort as number;
-    const held = await Promise.all(Array.from({ length: 16 }, () => tcp(metricsPort)));
+    const attacker = await silentFrom(metricsPort, 40, '127.0.0.2');
+    const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toContain('jwt_grpc_connections_refused_total{port="metrics",reason="peer_share"} 32');
+    await expect.poll(() => attacker.filter((socket) => socket.destroyed).length).toBe(32);
+  });
+
+  it('discovery port: 300 silent sockets from one address hold its share (64 of 256); a verifier at another address gets the JWK Set', async () => {
+    const { server } = await start('http2', false, { handshakeTimeoutMs: 30_000, httpPort: 0, issuer: ISSUER });
+    const attacker = await silentFrom(server.httpPort as number, 300, '127.0.0.2');
+    const jwks = await fetch(`http://127.0.0.1:${server.httpPort}/.well-known/jwks.json`);
+    expect(jwks.status).toBe(200);
+    expect(((await jwks.json()) as { keys: unknown[] }).keys.length).toBeGreaterThan(0);
+    await expect.poll(() => attacker.filter((socket) => socket.destroyed).length).toBe(236);
+    expect(await sample(server.metricsPort as number, 'jwt_grpc_connections_refused_total', 'port="discovery",reason="peer_share"')).toBe(
+      236,
+    );
+  });
+
+  it('caps the metrics port on its own: past its cap a connection is refused, and the gRPC port is unaffected', async () => {
+    // Every address its whole cap (32): the cap is what refuses here.
+    const { server, port, logger } = await start('http2', false, { handshakeTimeoutMs: 30_000, peerSharePercent: 100 });
+    const metricsPort = server.metricsPort as number;
+    const held = await Promise.all(Array.from({ length: 32 }, () => tcp(metricsPort)));
     const refused = await tcp(metricsPort).catch(() => undefined);
     if (refused !== undefined) await closedWithin(refused, Date.now(), 2000);
     await expect
@@ -296,6 +386,24 @@ async function total(metricsPort: number, name: string): Promise<number> {
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
+describe('in a cluster each worker holds each address to its share of its own cap', () => {
+  it('two workers, a cap of 20 each: 60 idle connections from one address are held to 5 per worker, and a caller at another address is served', async () => {
+    const cli = await startCli(serveArgs('--max-connections', '20', '--handshake-timeout-ms', '30000', '--metrics-port', '0'), {
+      env: { NODEMAXPROCS: '2' },
+    });
+    const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(cli.stdout)?.[1]);
+    const attacker = await Promise.all(Array.from({ length: 60 }, () => idleHttp2(cli.port, false, '127.0.0.2')));
+    const client = clients.jwt(cli.port);
+    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'a@example.com' })).sub).toBe('a@example.com');
+    // However the primary spreads them, no worker keeps more than 5: at least 50 refused.
+    await expect.poll(() => attacker.filter((socket) => socket.destroyed).length).toBeGreaterThanOrEqual(50);
+    expect(attacker.filter((socket) => !socket.destroyed).length).toBeLessThanOrEqual(10);
+    await expect
+      .poll(() => sample(metricsPort, 'jwt_grpc_connections_refused_total', 'port="grpc",reason="peer_share"'))
+      .toBe(attacker.filter((socket) => socket.destroyed).length);
+  }, 30_000);
+});
+
 describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent sockets on its mutual TLS port', () => {
   it.each([
     ['http2', 1],
@@ -318,7 +426,7 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
           '3000',
           '--metrics-port',
           '0',
-          // Two workers: a cap each (the default, from 600 files, would be 344 each and hold the whole flood).
+          // Two workers: a cap each (the default, from 600 files, would be 300 each and hold the whole flood).
           ...(workers > 1 ? ['--max-connections', '100'] : []),
         ),
         { openFiles: 600, env: workers > 1 ? { NODEMAXPROCS: String(workers) } : {} },
@@ -333,7 +441,7 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
       const count = workers > 1 ? 400 : 650;
       const silent = await flood(cli.port, count);
       expect((await client.generateJwt({ algorithm: 'ES256', subject: 'during@example.com' })).sub).toBe('during@example.com');
-      await cli.waitFor('stderr', /connections refused: the open connection cap is reached/, 5000);
+      await cli.waitFor('stderr', /connections refused: the open connection cap, or a client address's share of it, is reached/, 5000);
 
       // After the deadline every silent socket is closed, refused at once or timed out, and counted.
       await Promise.all(silent.map((socket) => closedWithin(socket, Date.now(), 3000 + SLACK_MS + 2000)));

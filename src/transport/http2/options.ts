@@ -50,6 +50,11 @@ export interface Http2GrpcServerOptions {
   readonly handshakeTimeoutMs?: number;
   /** Open connections kept; past it a new one is closed as it is accepted. Default: from the open-files limit, else 10000. */
   readonly maxConnections?: number;
+  /**
+   * The share of `maxConnections` and of `maxProcessStreamMemoryMb` one client address (IPv6:
+   * its /64) may hold, percent; 100: no share (behind a load balancer). Default 25.
+   */
+  readonly peerSharePercent?: number;
   /** Where failed handshakes and refused connections are counted (createJwtServer's metrics). Default none. */
   readonly connectionCounters?: ConnectionCounters;
   /** Run around every call, in order (metrics, auth). Default none. */
@@ -66,6 +71,7 @@ type SharedOptionNames =
   | 'maxFlowControlStallMs'
   | 'handshakeTimeoutMs'
   | 'maxConnections'
+  | 'peerSharePercent'
   | 'interceptors'
   | 'logger'
   | 'connectionCounters';
@@ -84,6 +90,7 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly handshakeTimeoutMs: number;
   /** Undefined: derived from the open-files limit when the server is made. */
   readonly maxConnections: number | undefined;
+  readonly peerSharePercent: number;
   readonly connectionCounters: ConnectionCounters | undefined;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
@@ -100,6 +107,7 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     maxFlowControlStallMs: optionValue('maxFlowControlStallMs', options.maxFlowControlStallMs),
     handshakeTimeoutMs: optionValue('handshakeTimeoutMs', options.handshakeTimeoutMs),
     maxConnections: optionValue('maxConnections', options.maxConnections),
+    peerSharePercent: optionValue('peerSharePercent', options.peerSharePercent),
     connectionCounters: options.connectionCounters,
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),

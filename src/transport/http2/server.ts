@@ -2,14 +2,14 @@ import type { Buffer } from 'node:buffer';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import type { TLSSocket, TlsOptions } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../errors.js';
-import { ConnectionGuard, defaultMaxConnections, openFilesLimit } from '../../connection-guard.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 import { type HandedPort, serveHanded } from '../../handed-port.js';
 import { cannotListen, parseAddress } from '../../address.js';
 import { OpenSet } from '../../open-set.js';
 import { optionValue } from '../../options/resolve.js';
 import { nodeTls } from '../../optional-deps.js';
-import { PROCESS_MEMORY } from './wire/process-memory.js';
+import { PEER_MEMORY, PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
 import { streamHandler } from './dispatch.js';
@@ -41,7 +41,8 @@ export interface Http2GrpcServer extends AsyncDisposable {
  * The wire's limits of each connection. The one conversion between the layers' names: the
  * options `maxConnectionMemoryMb` and `maxProcessStreamMemoryMb` (MB, as people size
  * memory) are the connection's `maxHeldBytes` and `maxProcessHeldBytes` (bytes, what it
- * counts), the latter against the process's one count (PROCESS_MEMORY).
+ * counts), the latter against the process's one count (PROCESS_MEMORY); `peerSharePercent`
+ * of it is what one client address may hold (PEER_MEMORY).
  */
 function connectionLimits(options: ResolvedHttp2Options): ConnectionLimits {
   return {
@@ -50,6 +51,8 @@ function connectionLimits(options: ResolvedHttp2Options): ConnectionLimits {
     maxHeldBytes: options.maxConnectionMemoryMb * 1024 * 1024,
     processMemory: PROCESS_MEMORY,
     maxProcessHeldBytes: options.maxProcessStreamMemoryMb * 1024 * 1024,
+    peerMemory: PEER_MEMORY,
+    maxPeerHeldBytes: peerMemoryShare(options.maxProcessStreamMemoryMb * 1024 * 1024, options.peerSharePercent),
     maxStallMs: options.maxFlowControlStallMs,
     resetBurst: STREAM_RESET_BURST,
     resetRate: STREAM_RESET_RATE,
@@ -119,6 +122,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       port: 'grpc',
       handshakeTimeoutMs: options.handshakeTimeoutMs,
       maxConnections: options.maxConnections ?? defaultMaxConnections(openFilesLimit()),
+      peerSharePercent: options.peerSharePercent,
       logger: options.logger,
       counters: options.connectionCounters,
     });

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
-import type { ConnectionGuard, HandshakeFailure } from '../../connection-guard.js';
+import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../connection-guard.js';
 import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
@@ -66,7 +66,7 @@ export class SessionState implements CallSession, ConnectionEvents {
     this.#onStream = onStream;
     this.#onClosed = onClosed;
     this.#guard = guard;
-    this.#connection = new H2Connection(socket, limits, this, guard.remainingMs(socket));
+    this.#connection = new H2Connection(socket, limits, this, guard.remainingMs(socket), peerKey(socket.remoteAddress));
     this.#keepaliveTimer = setTimeout(onKeepalive, options.keepaliveTimeMs, this).unref();
     const maxAge = options.maxConnectionAgeMs;
     if (maxAge !== undefined) {

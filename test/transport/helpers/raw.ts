@@ -201,9 +201,10 @@ export class FrameConnection {
     socket.on('close', () => this.#wake());
   }
 
-  static open(port: number, settings: Buffer = Buffer.alloc(0)): Promise<FrameConnection> {
+  /** `localAddress`: the client's address, another of 127.0.0.0/8 (all of it is loopback on Linux) for a second client. */
+  static open(port: number, settings: Buffer = Buffer.alloc(0), localAddress = '127.0.0.1'): Promise<FrameConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connectTcp(port, '127.0.0.1', () => {
+      const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => {
         socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), h2Frame(FRAME_TYPE.SETTINGS, 0, 0, settings)]));
         resolve(new FrameConnection(socket));
       });

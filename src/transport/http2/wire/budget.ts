@@ -34,3 +34,42 @@ export class Budget {
 export class MemoryLedger {
   held = 0;
 }
+
+/** One client address's ledger: the bytes its connections hold, and how many there are. */
+export class PeerLedger extends MemoryLedger {
+  connections = 0;
+
+  constructor(readonly peer: string) {
+    super();
+  }
+}
+
+/**
+ * The bytes each client address holds, over all its connections (process-memory.ts holds
+ * the process's one): what its share of the process's ceiling is checked against. An
+ * address leaves the map with its last connection.
+ */
+export class PeerLedgers {
+  readonly #byPeer = new Map<string, PeerLedger>();
+
+  /** The ledger of `peer`, for one more connection: give it back with {@link leave}. */
+  join(peer: string): PeerLedger {
+    let ledger = this.#byPeer.get(peer);
+    if (ledger === undefined) {
+      ledger = new PeerLedger(peer);
+      this.#byPeer.set(peer, ledger);
+    }
+    ledger.connections += 1;
+    return ledger;
+  }
+
+  /** One connection of `ledger`'s address is gone, having released what it held. */
+  leave(ledger: PeerLedger): void {
+    if (--ledger.connections === 0 && this.#byPeer.get(ledger.peer) === ledger) this.#byPeer.delete(ledger.peer);
+  }
+
+  /** Addresses with a connection open: for tests. */
+  get size(): number {
+    return this.#byPeer.size;
+  }
+}

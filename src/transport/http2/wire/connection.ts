@@ -15,7 +15,8 @@
  */
 import { Buffer } from 'node:buffer';
 import type { Socket } from 'node:net';
-import { Budget, MemoryLedger } from './budget.js';
+import { performance } from 'node:perf_hooks';
+import { Budget, MemoryLedger, type PeerLedger, type PeerLedgers } from './budget.js';
 import { FlowWindows } from './flow.js';
 import {
   CLIENT_PREFACE,
@@ -44,6 +45,7 @@ import {
   MAX_QUEUED_CONTROL_ANSWERS,
   PROCESS_MEMORY_READER_RESERVE,
   PROCESS_MEMORY_READER_SHARE,
+  READER_PROGRESS_MS,
   REFUSED_STREAM_BURST,
   REFUSED_STREAM_RATE,
   STALL_CHECKS_PER_BOUND,
@@ -98,6 +100,12 @@ export interface ConnectionLimits {
    */
   readonly processMemory?: MemoryLedger;
   readonly maxProcessHeldBytes?: number;
+  /**
+   * The same per client address, and what one may hold over all its connections (its
+   * share of the process's ceiling): past it its new streams are refused. Absent: no share.
+   */
+  readonly peerMemory?: PeerLedgers;
+  readonly maxPeerHeldBytes?: number;
   /**
    * How long answers may wait for flow-control window with none of their bytes sent
    * before the connection is closed (GOAWAY ENHANCE_YOUR_CALM). Absent: no bound.
@@ -174,6 +182,13 @@ export class H2Connection implements StreamOwner {
   readonly #processCeiling: number;
   readonly #processReaderCeiling: number;
   readonly #processReaderShare: number;
+  /** What this connection's client address holds over all its connections, and may hold. */
+  readonly #peer: PeerLedger | undefined;
+  readonly #peerCeiling: number;
+  /** Request bytes read and answers written so far, and when a look at it last saw it move: whether this connection reads (#reads). */
+  #activity = 0;
+  #activitySeen = 0;
+  #activeAt: number;
   /** Bytes of encoded answers (headers, DATA, trailers) waiting for flow-control window, part of #held. */
   #waiting = 0;
   /** Answer bytes sent from the waiting queues so far: the stall check watches it move. */
@@ -202,12 +217,17 @@ export class H2Connection implements StreamOwner {
   #ended = false;
   #destroyed = false;
 
-  /** `handshakeTimeoutMs`: this connection's time for its preface and first SETTINGS, when less than the limits' (what TLS left of the deadline). */
+  /**
+   * `handshakeTimeoutMs`: this connection's time for its preface and first SETTINGS, when
+   * less than the limits' (what TLS left of the deadline). `peer`: who the client is, for
+   * its share of the process's memory (connection-guard.ts peerKey).
+   */
   constructor(
     socket: Socket,
     limits: ConnectionLimits,
     events: ConnectionEvents,
     handshakeTimeoutMs = limits.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS,
+    peer = 'unknown',
   ) {
     this.socket = socket;
     this.#limits = limits;
@@ -217,6 +237,9 @@ export class H2Connection implements StreamOwner {
     this.#processCeiling = limits.maxProcessHeldBytes ?? Number.POSITIVE_INFINITY;
     this.#processReaderCeiling = this.#processCeiling * (1 + PROCESS_MEMORY_READER_RESERVE);
     this.#processReaderShare = this.#processCeiling * PROCESS_MEMORY_READER_SHARE;
+    this.#peer = limits.peerMemory?.join(peer);
+    this.#peerCeiling = limits.maxPeerHeldBytes ?? Number.POSITIVE_INFINITY;
+    this.#activeAt = performance.now();
     this.#writer = new FrameWriter(socket, MAX_QUEUED_CONTROL_ANSWERS);
     this.#headerBlock = new HeaderBlockAssembler(limits.maxHeaderListBytes);
     this.#handshakeTimer = setTimeout(() => this.#handshakeTimedOut(), handshakeTimeoutMs);
@@ -289,6 +312,7 @@ export class H2Connection implements StreamOwner {
   /** @internal */
   sendHeaders(stream: H2Stream, headers: ResponseFields, endStream: boolean): void {
     if (stream.sendClosed) return;
+    this.#activity++;
     const block = encodeHeaderBlock(headers);
     if (!endStream && (stream.sendWindow <= 0 || this.#flow.sendWindow <= 0 || stream.hasQueued)) {
       // No DATA could follow now: the headers wait and go out with the first of it. A
@@ -308,6 +332,7 @@ export class H2Connection implements StreamOwner {
   /** @internal */
   sendData(stream: H2Stream, first: Buffer, second: Buffer | undefined): boolean {
     if (stream.sendData(false) !== undefined) return false;
+    this.#activity++;
     const length = first.length + (second === undefined ? 0 : second.length);
     if (!stream.hasQueued && length <= stream.sendWindow && length <= this.#flow.sendWindow && length <= this.#peerMaxFrameSize) {
       this.#releaseHeaders(stream);
@@ -329,6 +354,7 @@ export class H2Connection implements StreamOwner {
   /** @internal */
   sendTrailers(stream: H2Stream, trailers: ResponseFields): void {
     if (stream.sendClosed || stream.hasPendingTrailers) return;
+    this.#activity++;
     const block = encodeHeaderBlock(trailers);
     if (stream.hasQueued) {
       stream.holdTrailers(block);
@@ -363,18 +389,36 @@ export class H2Connection implements StreamOwner {
   #charge(bytes: number): void {
     this.#held += bytes;
     this.#process.held += bytes;
+    if (this.#peer !== undefined) this.#peer.held += bytes;
   }
 
   /**
-   * True when `bytes` more would pass a ceiling: the connection's own, or the process's.
-   * Past the process's, only a connection that reads its answers (none waits for window)
-   * and holds little (PROCESS_MEMORY_READER_SHARE) may go on, into the reserve above it.
+   * True when `bytes` more would pass a ceiling: the connection's own, its client address's
+   * share, or the process's. Past the process's, only a connection that reads (#reads) and
+   * holds little (PROCESS_MEMORY_READER_SHARE) may go on, into the reserve above it.
    */
   #overCeiling(bytes: number): boolean {
     if (this.#held + bytes > this.#limits.maxHeldBytes) return true;
+    if (this.#peer !== undefined && this.#peer.held + bytes > this.#peerCeiling) return true;
     const processHeld = this.#process.held + bytes;
     if (processHeld <= this.#processCeiling) return false;
-    return this.#waiting > 0 || this.#held + bytes > this.#processReaderShare || processHeld > this.#processReaderCeiling;
+    return !this.#reads() || this.#held + bytes > this.#processReaderShare || processHeld > this.#processReaderCeiling;
+  }
+
+  /**
+   * Whether the connection reads: no answer waits for window, and its open streams, if
+   * any, moved (request bytes read, answers written) within READER_PROGRESS_MS. Looked at
+   * only past the process's ceiling: the clock is read then, never per frame.
+   */
+  #reads(): boolean {
+    if (this.#waiting > 0) return false;
+    if (this.#streams.size === 0) return true;
+    const now = performance.now();
+    if (this.#activity !== this.#activitySeen) {
+      this.#activitySeen = this.#activity;
+      this.#activeAt = now;
+    }
+    return now - this.#activeAt < READER_PROGRESS_MS;
   }
 
   /** `bytes` of an encoded answer wait for window: charged, and watched by the stall check. */
@@ -606,6 +650,7 @@ export class H2Connection implements StreamOwner {
     clearTimeout(this.#stallTimer);
     this.#writer.discard();
     for (const stream of [...this.#streams.values()]) this.#abandon(stream);
+    if (this.#peer !== undefined) this.#limits.peerMemory?.leave(this.#peer);
     this.#pings.failAll();
     this.#events.closed();
   }
@@ -718,6 +763,7 @@ export class H2Connection implements StreamOwner {
     const size = f.end - f.start;
     live.received(size);
     this.#charge(size);
+    if (size > 0) this.#activity++;
     if (this.#overCeiling(0)) return this.#streamError(live, H2_ERROR.ENHANCE_YOUR_CALM);
     if (size > 0) live.deliver(buffer.subarray(f.start, f.end));
     // Closed (and let go of) while the call took the payload: it reset the stream, or
@@ -742,6 +788,7 @@ export class H2Connection implements StreamOwner {
    * §5.1): the call is told. It never closes a stream: none stays half-closed (local) (#sendEnd).
    */
   #inputEnded(stream: H2Stream): void {
+    this.#activity++;
     this.releaseHeld(stream);
     stream.announceInputEnd();
   }

@@ -88,6 +88,16 @@ export const PROCESS_MEMORY_READER_RESERVE = 0.25;
 export const PROCESS_MEMORY_READER_SHARE = 1 / 64;
 
 /**
+ * A connection with open streams counts as one that reads (for the reserve above) only
+ * while they move: request bytes read from the client, or answers written, within this
+ * long. Streams opened and then left silent (half-open: HEADERS, no DATA) hold the budget
+ * without making progress; past this they no longer reach the reserve. Above the 2 s a key
+ * backend may take to sign (KEY_BACKEND_TIMEOUT_MS), so a call waiting on its handler
+ * keeps its connection a reader.
+ */
+export const READER_PROGRESS_MS = 5_000;
+
+/**
  * The stall check runs this many times per maxFlowControlStallMs: a connection is closed
  * once answers have waited that long with none of their bytes sent, at most a quarter
  * later.
