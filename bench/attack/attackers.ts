@@ -60,6 +60,13 @@ export const ATTACK_DESCRIPTIONS: Readonly<Record<AttackName, string>> = {
 
 /** How often each attacking connection adds a stream (the attacker: one every 200 ms, under the refused-stream refill). */
 const STREAM_EVERY_MS = 200;
+/**
+ * How soon a held connection the server closed is opened again: an attacker wants its slots
+ * back quickly, but one that reconnects in a busy loop is a connect flood, which the kernel's
+ * accept queue meets before any code of ours (800 connections retried every second is already
+ * 800 connects a second).
+ */
+const RECONNECT_MS = 1000;
 /** How long a silent socket is kept before it is replaced: just under the 10 s handshake deadline. */
 const SILENT_REPLACE_MS = 9000;
 /** Silent sockets held per port. */
@@ -104,8 +111,7 @@ function holdSessions(
       if (stopped) return;
       if (ready) counts.closedByServer++;
       else counts.failedToOpen++;
-      // A short pause, so that a server refusing at accept is not met with a busy loop.
-      setTimeout(open, ready ? 0 : 100);
+      setTimeout(open, RECONNECT_MS);
     });
   };
   for (let i = 0; i < count; i++) open();
@@ -255,6 +261,7 @@ function silentSockets(target: AttackTarget, port: number, count: number, counts
     socket.once('connect', () => {
       connected = true;
     });
+    const openedAt = Date.now();
     const timer = setTimeout(() => {
       replaced = true;
       socket.destroy();
@@ -267,7 +274,9 @@ function silentSockets(target: AttackTarget, port: number, count: number, counts
       if (stopped) return;
       if (!connected) counts.failedToOpen++;
       else if (!replaced) counts.closedByServer++;
-      setTimeout(open, connected ? 0 : 100);
+      // The next socket of this slot comes when the slot's 9 s are up, closed early or not: the rate (about 100 connects a second over the three ports).
+      const next = setTimeout(open, Math.max(0, SILENT_REPLACE_MS - (Date.now() - openedAt)));
+      timers.add(next);
     });
   };
   for (let i = 0; i < count; i++) {
