@@ -231,8 +231,22 @@ export class JwtServiceCore<S = undefined> {
    */
   #sign(algorithm: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
     const state = this.#state;
-    // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment.
-    if (this.#statusList !== undefined) claims['status'] = this.#statusList.claimFor();
+    // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment,
+    // or a wait for the block being reserved when the current one ran out.
+    if (this.#statusList !== undefined) {
+      const claim = this.#statusList.claimFor();
+      if (claim instanceof Promise)
+        return claim.then((held) => {
+          claims['status'] = held;
+          return this.#signWith(state, algorithm, claims);
+        });
+      claims['status'] = claim;
+    }
+    return this.#signWith(state, algorithm, claims);
+  }
+
+  /** Signs `claims` with `state`: asynchronously for a key held by an HSM or a KMS. */
+  #signWith(state: KeyState, algorithm: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
     // One boolean for a key set held in memory: the synchronous path below is the usual one.
     if (state.hasHandles && state.signer.isAsync(algorithm)) {
       const pending = state.signer.signAsync(algorithm, claims);

@@ -106,7 +106,7 @@ async function startStatusList(
   issuer: string,
   keys: KeySet,
   current: () => KeySet,
-  ttlSeconds: number,
+  { ttlSeconds, blockSize }: { ttlSeconds: number; blockSize: number },
   revocations: Revocations,
   logger: Logger,
 ): Promise<StatusListIssuer> {
@@ -121,6 +121,7 @@ async function startStatusList(
     uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`,
     keys: current,
     ttlSeconds,
+    blockSize,
     reserve,
     logger,
   });
@@ -399,7 +400,7 @@ class OwningJwtServer implements JwtServer {
           options.issuer as string,
           keys,
           () => jwt?.handle.keys ?? keys,
-          extras.statusListTtlSeconds,
+          { ttlSeconds: extras.statusListTtlSeconds, blockSize: extras.statusListBlockSize },
           revocations,
           options.logger,
         )

@@ -145,6 +145,13 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    */
   readonly statusListTtlSeconds?: number;
   /**
+   * Status list indexes a process reserves at a time, 8 to 65536: one write to the index
+   * store (the revocations file's fsync, a Redis INCRBY, a cluster worker's request to its
+   * primary) per block, and at most twice this many indexes left unused by a process that
+   * exits (the block in use and the next one). Default 4096.
+   */
+  readonly statusListBlockSize?: number;
+  /**
    * An append-only file that keeps revocations (RevokeJwt) across restarts: each is
    * appended and fsync'd before RevokeJwt answers, and the file is compacted as entries
    * expire (format: docs/revocation.md). In a cluster the primary owns it. Default: in memory only.

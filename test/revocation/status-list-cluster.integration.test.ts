@@ -2,8 +2,9 @@
  * `jwt-grpc serve --status-list` in cluster mode (NODEMAXPROCS=2): the primary hands each
  * worker its own blocks of status list indexes, so tokens from both workers never share
  * one (draft-ietf-oauth-status-list-20 section 13.3), and every worker serves the list;
- * a revocation on one worker reaches the list every worker serves. Fresh gRPC channels (a
- * distinct user agent each) land on both workers in turn.
+ * a revocation on one worker reaches the list every worker serves; at saturation, with
+ * small blocks, no call fails at a block boundary while a worker waits for the primary.
+ * Fresh gRPC channels (a distinct user agent each) land on both workers in turn.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,5 +133,41 @@ describe('jwt-grpc serve --status-list with two workers', () => {
       expect(answer.status).toBe(200);
       expect(answer.headers['content-type']).toBe('application/statuslist+jwt');
     }
+  });
+});
+
+describe('jwt-grpc serve --status-list with two workers and blocks of 64 indexes', () => {
+  it('answers every GenerateJwt at saturation across 10 block boundaries of each worker', async () => {
+    const BLOCK = 64;
+    const smallHttpPort = await freePort();
+    const small = await startCli(
+      [
+        ...serveArgs('--keys', join(dir, 'keys.json'), '--issuer', `http://127.0.0.1:${smallHttpPort}`),
+        ...['--http-port', String(smallHttpPort), '--status-list'],
+        '--status-list-block',
+        String(BLOCK),
+        '--revocations',
+        join(dir, 'small-blocks.jsonl'),
+      ],
+      { env: { NODEMAXPROCS: '2' } },
+    );
+    const channels = Array.from({ length: 8 }, (_, i) =>
+      clients.jwt(small.port, { channelOptions: { 'grpc.primary_user_agent': `saturate-${i}` } }),
+    );
+    const CALLS = BLOCK * 10 * 2 + BLOCK;
+    const answers = await Promise.allSettled(
+      Array.from({ length: CALLS }, async (_, i) => {
+        const { jwt } = await (channels[i % channels.length] as (typeof channels)[number]).generateJwt({
+          algorithm: 'ES256',
+          subject: 'ada',
+        });
+        return (
+          JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString()) as { status: { status_list: { idx: number } } }
+        ).status.status_list.idx;
+      }),
+    );
+    expect(answers.filter((answer) => answer.status === 'rejected').map((answer) => String(answer.reason))).toEqual([]);
+    const indexes = answers.map((answer) => (answer as PromiseFulfilledResult<number>).value);
+    expect(new Set(indexes).size).toBe(CALLS);
   });
 });

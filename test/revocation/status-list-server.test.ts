@@ -69,7 +69,7 @@ async function countingProxy(): Promise<{ issuer: string; counts: Map<string, nu
  * A server with the status list and a revocations file, its issuer the proxy's origin,
  * counting the gRPC calls by method. `reuse` starts it again on an earlier one's proxy and file (a restart).
  */
-async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof countingProxy>>; file: string }) {
+async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof countingProxy>>; file: string }, blockSize?: number) {
   const proxy = reuse?.proxy ?? (await countingProxy());
   const file = reuse?.file ?? freshFile();
   const calls = new Map<string, number>();
@@ -80,6 +80,7 @@ async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof counti
       httpPort: 0,
       statusList: true,
       statusListTtlSeconds: ttl,
+      ...(blockSize !== undefined && { statusListBlockSize: blockSize }),
       revocations: file,
       adminTokenFile,
       logger: silentLogger,
@@ -108,6 +109,23 @@ describe('statusList on the server', () => {
     expect(a['status']).toEqual({ status_list: { idx: expect.any(Number), uri: `${issuer}${LIST_PATH}` } });
     const idx = (p: Record<string, unknown>) => (p['status'] as { status_list: { idx: number } }).status_list.idx;
     expect(idx(b)).not.toBe(idx(a));
+  });
+
+  it('answers every GenerateJwt at saturation across 10 block boundaries: the next block is waited for, never refused', async () => {
+    const BLOCK = 64;
+    const { jwt, file } = await start(60, undefined, BLOCK);
+    const CALLS = BLOCK * 10 + BLOCK / 2;
+    // Far more calls in flight than half a block: each boundary is reached before the fsync'd reservation comes back.
+    const answers = await Promise.allSettled(
+      Array.from({ length: CALLS }, () => jwt.generateJwt({ algorithm: 'ES256', subject: 'ada' }).then((answer) => indexOf(answer.jwt))),
+    );
+    const failures = answers.filter((answer) => answer.status === 'rejected').map((answer) => String(answer.reason));
+    expect(failures).toEqual([]);
+    const indexes = answers.map((answer) => (answer as PromiseFulfilledResult<number>).value);
+    expect(new Set(indexes).size).toBe(CALLS);
+    // Every block came from the file's counter: one reservation line per block, none skipped but the last's spare.
+    const marks = readFileSync(file, 'utf8').trim().split('\n').length;
+    expect(marks).toBeGreaterThanOrEqual(11);
   });
 
   it('refuses a status claim in claims_json: only the server names its list', async () => {

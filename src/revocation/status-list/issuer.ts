@@ -6,8 +6,8 @@
  */
 import type { KeySet } from '../../keys/key-set.js';
 import type { Logger } from '../../log.js';
-import { JwtGrpcError } from '../../errors.js';
-import { DEFAULT_INDEX_BLOCK, IndexAllocator, type ReserveIndexes, localReserve } from './allocator.js';
+import { DEFAULT_INDEX_BLOCK } from '../../options/table.js';
+import { IndexAllocator, type ReserveIndexes, localReserve } from './allocator.js';
 import { StatusList } from './list.js';
 import { signStatusListToken, statusListAlgorithm } from './token.js';
 
@@ -75,7 +75,7 @@ export interface StatusListIssuerOptions {
  * @example
  * ```ts
  * // hidden: declare const issuer: StatusListIssuer;
- * const claim = issuer.claimFor();   // into the next token
+ * const claim = await issuer.claimFor(); // into the next token
  * issuer.revoke(claim.status_list.idx);
  * const listToken = issuer.token(); // what verifiers fetch
  * ```
@@ -84,12 +84,13 @@ export interface StatusListIssuer {
   readonly uri: string;
   readonly ttlSeconds: number;
   /**
-   * The `status` claim of the next token, with an index no other token got.
-   * @throws JwtGrpcError `ERR_STATUS_LIST_FULL` (GenerateJwt answers UNAVAILABLE) when no index is reserved (the list is full, or the
-   * primary or store that grants blocks is unreachable): a token that could not be revoked
-   * is never issued.
+   * The `status` claim of the next token, with an index no other token got; a promise of
+   * it while the next block of indexes is being reserved (held at most 2 s).
+   * @throws JwtGrpcError `ERR_STATUS_LIST_FULL` (GenerateJwt answers UNAVAILABLE) when no index can be had (the list is full, or the
+   * primary or store that grants blocks is unreachable; the promise rejects with it when the
+   * block does not come in time): a token that could not be revoked is never issued.
    */
-  claimFor(): StatusClaim;
+  claimFor(): StatusClaim | Promise<StatusClaim>;
   /** Marks `idx` revoked (INVALID); false when it already was. @throws RangeError when `idx` is outside the list. */
   revoke(idx: number): boolean;
   /** Whether `idx` is revoked. */
@@ -111,7 +112,7 @@ export interface StatusListIssuer {
  * ```ts
  * // hidden: declare const keys: KeySet;
  * const issuer = await createStatusListIssuer({ uri: 'https://auth.example/statuslists/1', keys: () => keys, ttlSeconds: 60 });
- * const claims = { sub: 'ada', status: issuer.claimFor() };
+ * const claims = { sub: 'ada', status: await issuer.claimFor() };
  * ```
  */
 export async function createStatusListIssuer(options: StatusListIssuerOptions): Promise<StatusListIssuer> {
@@ -131,10 +132,8 @@ export async function createStatusListIssuer(options: StatusListIssuerOptions): 
     uri,
     ttlSeconds,
     claimFor() {
-      const idx = allocator.next();
-      if (idx === undefined)
-        throw new JwtGrpcError('ERR_STATUS_LIST_FULL', 'no status list index is free: the list is full or its index store is unreachable');
-      return { status_list: { idx, uri } };
+      const idx = allocator.take();
+      return typeof idx === 'number' ? { status_list: { idx, uri } } : idx.then((held) => ({ status_list: { idx: held, uri } }));
     },
     revoke: (idx) => list.set(idx),
     isRevoked: (idx) => list.isSet(idx),
