@@ -102,7 +102,7 @@ export class JwtServiceCore<S = undefined> {
 
   /** Checks `policy` and puts it in use; a broken one throws and the policy in use stays. */
   setPolicy(policy: JwtPolicy): void {
-    const next = new IssuancePolicy(checkPolicy(policy));
+    const next = new IssuancePolicy(checkPolicy(policy), this.#policy);
     this.#policy = next;
     this.#observer.onPolicyReplaced?.(next.policy);
   }

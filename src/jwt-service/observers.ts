@@ -6,7 +6,7 @@ import type { Span } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
-import { PolicyDenied } from '../policy/enforce.js';
+import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';
 import { GrpcStatus } from '../transport/handler-api.js';
 import { callerMessage, statusOf } from './handlers.js';
@@ -49,7 +49,7 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
         audit: 'refuse',
         decision,
         rule,
-        caller: error instanceof PolicyDenied ? (error.callerId ?? null) : (granted?.callerId ?? null),
+        caller: error instanceof PolicyDenied || error instanceof RateLimited ? (error.callerId ?? null) : (granted?.callerId ?? null),
         sub: clip(granted?.request.subject ?? request.subject, max),
         aud: clip(request.audience, max),
         alg: clip(request.algorithm, max),
@@ -146,7 +146,7 @@ const REQUEST_FIELDS = new Set(['subject', 'ttl_seconds', 'audience', 'claims_js
  * server (`error`: `unavailable` when a key backend or the status list cannot serve, `internal` otherwise). @internal
  */
 export function refusalOf(err: RefusedEvent['error']): { decision: PolicyDecision; rule: string } {
-  if (err instanceof PolicyDenied) return { decision: 'deny', rule: err.rule };
+  if (err instanceof PolicyDenied || err instanceof RateLimited) return { decision: 'deny', rule: err.rule };
   if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') {
     return { decision: 'deny', rule: err.field !== undefined && REQUEST_FIELDS.has(err.field) ? `request.${err.field}` : 'request' };
   }

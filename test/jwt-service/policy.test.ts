@@ -314,6 +314,43 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
     },
   );
 
+  it.each(TRANSPORTS)(
+    'on %s, answers a caller over its rate RESOURCE_EXHAUSTED naming the rate, while a caller beside it gets every token',
+    async (transport) => {
+      const rated: JwtPolicy = {
+        callers: { ...POLICY.callers, [ORDERS]: { ...POLICY.callers[ORDERS], subjects: ['svc-orders'], rate: { perSecond: 1, burst: 5 } } },
+      };
+      const server = trackServer(createJwtServer({ keys, transport, policy: rated }));
+      const port = await server.listen('127.0.0.1:0', {
+        key: certs.serverKey,
+        cert: certs.serverCert,
+        ca: certs.caCert,
+        requireClientCertificate: true,
+      });
+      const client = (cert: ClientCert) =>
+        clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+      const [attacker, neighbour] = [client(orders), client(reports)];
+      const startedAt = Date.now();
+      const [flood, fair] = await Promise.all([
+        Promise.all(
+          Array.from({ length: 60 }, () =>
+            callError(attacker.generateJwt({ algorithm: 'ES256', audience: 'greeter' })).catch(() => 'signed'),
+          ),
+        ),
+        Promise.allSettled(Array.from({ length: 60 }, (_, i) => neighbour.generateJwt({ algorithm: 'ES256', subject: `report-${i}` }))),
+      ]);
+      const seconds = Math.ceil((Date.now() - startedAt) / 1000);
+      const signed = flood.filter((outcome) => outcome === 'signed').length;
+      // The burst, plus what one token a second refilled while the flood lasted.
+      expect(signed).toBeGreaterThanOrEqual(5);
+      expect(signed).toBeLessThanOrEqual(5 + seconds);
+      const details = `policy rule "rate": caller ${ORDERS} is over its rate (1 tokens/s, burst 5); retry later`;
+      for (const outcome of flood.filter((each) => each !== 'signed'))
+        expect(outcome).toEqual({ code: status.RESOURCE_EXHAUSTED, details });
+      expect(fair.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    },
+  );
+
   it.each(TRANSPORTS)('on %s, setPolicy puts a new policy in use; a broken one is refused and the one in use stays', async (transport) => {
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY }));
     const port = await server.listen('127.0.0.1:0', {
