@@ -9,21 +9,24 @@ import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-met
 import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';
 import { GrpcStatus } from '../transport/handler-api.js';
+import { AuditSummary } from './audit-summary.js';
 import { callerMessage, statusOf } from './handlers.js';
 import type { CoreObserver, RefusedEvent } from './observer.js';
 
 /**
  * The audit log: one line per GenerateJwt under a policy (the caller, what it asked for,
- * what was signed; never the token), refusals as warnings; one per RevokeJwt (who, the jti,
+ * what was signed; never the token), refusals as warnings, at most one a second per
+ * (caller, decision, rule) and then a count of those left out (./audit-summary.ts); one per RevokeJwt (who, the jti,
  * until when, the reason; never a token or the secret); a key backend that failed; a policy replaced.
  * `maxSubjectLength` bounds what a refusal quotes of the caller's text. @internal
  */
 export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObserver<unknown> {
+  const summary = new AuditSummary(logger);
   return {
     onIssued({ request, granted, sub, exp, kid, claims, nowSeconds }) {
       if (granted === undefined) return;
       const status = claims['status'] as StatusClaim | undefined;
-      logger.info('policy: token issued', {
+      summary.write('info', 'policy: token issued', {
         audit: 'issue',
         decision: 'allow',
         rule: 'none',
@@ -45,7 +48,7 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
       if (!underPolicy) return;
       const { decision, rule } = refusalOf(error);
       const max = maxSubjectLength;
-      logger.warn('policy: token refused', {
+      summary.write('warn', 'policy: token refused', {
         audit: 'refuse',
         decision,
         rule,
