@@ -281,17 +281,12 @@ export class JwtServiceCore<S = undefined> {
     return this.#state.jwks;
   }
 
-  /** The signed status list `request.uri` names (empty: ours); `ERR_NO_STATUS_LIST` without statusList, `ERR_UNKNOWN_STATUS_LIST` for another uri. */
+  /** The signed status list `request.uri` names (empty: the one new tokens go into); `ERR_NO_STATUS_LIST` without statusList, `ERR_UNKNOWN_STATUS_LIST` for a uri not ours. */
   statusListToken(request: GetStatusListRequest): GetStatusListResponse {
     const list = this.#statusList;
     if (list === undefined)
       throw new JwtGrpcError('ERR_NO_STATUS_LIST', 'this server keeps no status list (option statusList, --status-list)');
-    if (request.uri !== '' && request.uri !== list.uri)
-      throw new JwtGrpcError(
-        'ERR_UNKNOWN_STATUS_LIST',
-        `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`,
-      );
-    return { token: list.token() };
+    return { token: list.token(request.uri === '' ? undefined : request.uri) };
   }
 
   /**

@@ -10,6 +10,7 @@
  * many workers), `take` holds the call until the block in flight arrives, for at most
  * {@link INDEX_WAIT_MS}, rather than refusing it at the block boundary.
  */
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.js';
 import { JwtGrpcError } from '../../errors.js';
 import { DEFAULT_INDEX_BLOCK } from '../../options/table.js';
@@ -66,10 +67,20 @@ export function localReserve(start = 0): ReserveIndexes {
   };
 }
 
-/** A block of indexes: `next` up to, not including, `end`. */
+/**
+ * The longest a process hands out indexes from one block after reserving it. A list closes
+ * when the shared counter passes its end, and every process stops issuing into it at most
+ * this long after (a block is never used older), which bounds when the list may retire
+ * (issuer.ts). A busy server uses a block in far less; an idle one reserves afresh at its
+ * next call, which then waits for one reservation.
+ */
+export const MAX_BLOCK_AGE_MS = 60_000;
+
+/** A block of indexes: `next` up to, not including, `end`, reserved at `atMs` (performance.now). */
 interface Block {
   next: number;
   readonly end: number;
+  readonly atMs: number;
 }
 
 /**
@@ -87,7 +98,7 @@ export class IndexAllocator {
   readonly #size: number;
   readonly #blockSize: number;
   readonly #logger: Logger | undefined;
-  #current: Block = { next: 0, end: 0 };
+  #current: Block = { next: 0, end: 0, atMs: 0 };
   #spare: Block | undefined;
   #reserving = false;
   /** A reservation came back past the end of the list: no further one is asked for. */
@@ -111,13 +122,15 @@ export class IndexAllocator {
   /** The next free index, or undefined when none is reserved (the list is full, or the store is down). */
   next(): number | undefined {
     let block = this.#current;
-    if (block.next >= block.end) {
-      if (this.#spare === undefined) {
+    if (block.next >= block.end || this.#stale(block)) {
+      const spare = this.#spare;
+      this.#spare = undefined;
+      if (spare === undefined || this.#stale(spare)) {
+        this.#current = { next: 0, end: 0, atMs: 0 };
         this.#prefetch();
         return undefined;
       }
-      block = this.#current = this.#spare;
-      this.#spare = undefined;
+      block = this.#current = spare;
     }
     const idx = block.next++;
     if (this.#spare === undefined && block.end - block.next <= this.#blockSize / 2) this.#prefetch();
@@ -170,12 +183,17 @@ export class IndexAllocator {
     this.#waiters.clear();
   }
 
+  /** Whether `block` was reserved more than MAX_BLOCK_AGE_MS ago. */
+  #stale(block: Block): boolean {
+    return performance.now() - block.atMs > MAX_BLOCK_AGE_MS;
+  }
+
   async #block(): Promise<Block> {
     const first = await this.#reserve(this.#blockSize);
     if (!Number.isSafeInteger(first) || first < 0)
       throw new JwtGrpcError('ERR_REVOCATION_STORE_UNAVAILABLE', `status list: reserve answered ${String(first)}, not an index`);
-    // A block past the end of the list is empty: the list is full.
-    return { next: Math.min(first, this.#size), end: Math.min(first + this.#blockSize, this.#size) };
+    // A block past the end is empty: no index is left.
+    return { next: Math.min(first, this.#size), end: Math.min(first + this.#blockSize, this.#size), atMs: performance.now() };
   }
 
   #prefetch(): void {
