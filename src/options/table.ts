@@ -349,7 +349,7 @@ export const OPTIONS = {
     group: 'server',
     kind: flag,
     default: false,
-    help: 'puts a Token Status List index in every token (status claim) and serves the signed list at ISSUER/statuslists/1 and over GetStatusList (needs issuer, http-port, and revocations or revocation-store to keep its index counter)',
+    help: 'puts a Token Status List index in every token (status claim) and serves the signed lists at ISSUER/statuslists/N (a full one rolls over to the next) and over GetStatusList (needs issuer, http-port, and revocations or revocation-store to keep its index counter)',
     cli: { flag: 'status-list', env: 'JWT_GRPC_STATUS_LIST' },
   }),
   statusListTtlSeconds: option({

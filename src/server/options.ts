@@ -131,7 +131,8 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   readonly httpMaxAgeSeconds?: number;
   /**
    * Token Status List (draft-ietf-oauth-status-list-20, docs/status-list.md): every token
-   * gets a `status` claim with its own index in the list at `ISSUER/statuslists/1`, served
+   * gets a `status` claim with its own entry in a list at `ISSUER/statuslists/N` (a full
+   * list rolls over to the next, and retires once its tokens have expired), served
    * signed (`statuslist+jwt`, with an asymmetric key) on the HTTP port and by
    * GetStatusList, so remote verifiers learn of revocations without calling the issuer.
    * Needs `issuer`, `httpPort`, and `revocations` or `revocationStore`, which keep its
@@ -229,7 +230,7 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   if (server.statusList && server.httpPort === undefined) {
     throw invalidOption(
       label('statusList'),
-      `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`,
+      `needs ${label('httpPort')}: verifiers fetch the status lists over HTTP at ISSUER/statuslists/N`,
     );
   }
   checkStoreOptions(server, label);

@@ -119,7 +119,7 @@ export class IndexAllocator {
     this.#current = await this.#block();
   }
 
-  /** The next free index, or undefined when none is reserved (the list is full, or the store is down). */
+  /** The next free index, or undefined when none is reserved (the counter reached `size`, or the store is down). */
   next(): number | undefined {
     let block = this.#current;
     if (block.next >= block.end || this.#stale(block)) {
@@ -140,14 +140,14 @@ export class IndexAllocator {
   /**
    * The next free index; while none is reserved but a block is on its way, a promise of
    * one (at most {@link INDEX_WAIT_MS} later).
-   * @throws JwtGrpcError `ERR_STATUS_LIST_FULL` when the list is full, the store failed
+   * @throws JwtGrpcError `ERR_STATUS_LIST_FULL` when the counter reached `size`, the store failed
    * within the last second, or {@link MAX_HELD_CALLS} calls already wait; the promise rejects
    * with it when the block does not come in time.
    */
   take(): number | Promise<number> {
     const idx = this.next();
     if (idx !== undefined) return idx;
-    if (this.#full) throw noIndex('the list is full');
+    if (this.#full) throw noIndex(`every index below ${this.#size} is taken`);
     if (!this.#reserving) throw noIndex('its index store is unreachable');
     if (this.#waiters.size >= MAX_HELD_CALLS) throw noIndex(`${this.#waiters.size} calls already wait for the next block of indexes`);
     return new Promise<number>((resolve, reject) => {
@@ -207,8 +207,8 @@ export class IndexAllocator {
           this.#serveWaiters();
         } else {
           this.#full = true;
-          this.#logger?.error('status list is full: tokens cannot be issued until it is replaced', { size: this.#size });
-          this.#refuseWaiters(noIndex('the list is full'));
+          this.#logger?.error('status list: every index is taken, tokens cannot be issued', { size: this.#size });
+          this.#refuseWaiters(noIndex(`every index below ${this.#size} is taken`));
         }
       },
       (err: unknown) => {

@@ -56,7 +56,7 @@ describe('IndexAllocator', () => {
     expect(seen.size).toBeGreaterThan(300);
   });
 
-  it('answers undefined once the list is full, never an index past it, and says so once', async () => {
+  it('answers undefined once every index below its size is taken, never one past it, and says so once', async () => {
     const logger = recordingLogger();
     const allocator = new IndexAllocator({ reserve: localReserve(), size: 16, blockSize: 8, logger });
     await allocator.start();
@@ -67,7 +67,7 @@ describe('IndexAllocator', () => {
     }
     expect(got.filter((idx) => idx !== undefined)).toEqual([...Array(16).keys()]);
     expect(got.slice(16)).toEqual([undefined, undefined, undefined, undefined]);
-    expect(logger.lines).toEqual(['error status list is full: tokens cannot be issued until it is replaced {"size":16}']);
+    expect(logger.lines).toEqual(['error status list: every index is taken, tokens cannot be issued {"size":16}']);
   });
 
   it('refuses to start on a reserve that answers no index', async () => {
