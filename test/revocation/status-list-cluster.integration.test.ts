@@ -171,3 +171,57 @@ describe('jwt-grpc serve --status-list with two workers and blocks of 64 indexes
     expect(new Set(indexes).size).toBe(CALLS);
   });
 });
+
+describe('jwt-grpc serve --status-list with two workers, its counter near the end of list 1', () => {
+  it('rolls over to /statuslists/2 across workers; every worker serves both lists and marks a revocation in list 2', async () => {
+    const file = join(dir, 'near-the-end.jsonl');
+    // A reservation mark 64 short of the end of list 1, as a server that has issued that many would have left.
+    writeFileSync(file, `${JSON.stringify({ statusIndexes: (1 << 20) - 64 })}\n`);
+    const nearHttpPort = await freePort();
+    const nearIssuer = `http://127.0.0.1:${nearHttpPort}`;
+    const near = await startCli(
+      [
+        ...serveArgs('--keys', join(dir, 'keys.json'), '--issuer', nearIssuer),
+        ...['--http-port', String(nearHttpPort), '--status-list', '--status-list-block', '8', '--revocations', file],
+        ...['--admin-token-file', join(dir, 'admin-token')],
+      ],
+      { env: { NODEMAXPROCS: '2' } },
+    );
+    const channels = Array.from({ length: 8 }, (_, i) =>
+      clients.jwt(near.port, { channelOptions: { 'grpc.primary_user_agent': `near-${i}` } }),
+    );
+    const tokens: string[] = [];
+    for (let i = 0; i < 96; i++)
+      tokens.push(
+        (await (channels[i % channels.length] as (typeof channels)[number]).generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt,
+      );
+    const refOf = (token: string) =>
+      (
+        JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as {
+          status: { status_list: { idx: number; uri: string } };
+        }
+      ).status.status_list;
+    expect(new Set(tokens.map((token) => refOf(token).uri))).toEqual(
+      new Set([`${nearIssuer}/statuslists/1`, `${nearIssuer}/statuslists/2`]),
+    );
+    const inSecond = tokens.find((token) => refOf(token).uri.endsWith('/statuslists/2')) as string;
+    await (channels[0] as (typeof channels)[number]).revokeJwt({ jwt: inSecond }, admin);
+    const idx = refOf(inSecond).idx;
+    const bitsOnEveryWorker = async (): Promise<number[]> =>
+      Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const answer = await fetchRaw(nearHttpPort, '/statuslists/2');
+          const { status_list } = JSON.parse(Buffer.from(answer.body.split('.')[1] as string, 'base64url').toString()) as {
+            status_list: { lst: string };
+          };
+          return ((inflateSync(Buffer.from(status_list.lst, 'base64url'))[idx >> 3] as number) >> (idx & 7)) & 1;
+        }),
+      );
+    expect(await waitUntil(async () => (await bitsOnEveryWorker()).every((bit) => bit === 1), 3_000, 50)).toBe(true);
+    for (const answer of await Promise.all(Array.from({ length: 6 }, () => fetchRaw(nearHttpPort, '/statuslists/1'))))
+      expect(answer.status).toBe(200);
+    const verifier = createRemoteVerifier({ issuerUrl: nearIssuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
+    expect(await verifier.verify(inSecond)).toMatchObject({ valid: false, reason: 'REVOKED' });
+    expect(await verifier.verify(tokens[0] as string)).toMatchObject({ valid: true });
+  });
+});
