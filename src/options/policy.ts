@@ -31,10 +31,23 @@ export interface IssuanceRate {
  * caller needs 2^20 / 100 s, about 2.9 h, to take every index of a status list: longer than
  * the default lifetime, so its first tokens expire (and their indexes are free again)
  * before it can fill the list, where the 15,000 a second one caller reached took 70 s.
+ *
+ * @example
+ * ```ts
+ * const busy: CallerPolicy = { subjects: ['svc-batch'], rate: { ...DEFAULT_CALLER_RATE, perSecond: 500 } };
+ * ```
  */
 export const DEFAULT_CALLER_RATE: IssuanceRate = { perSecond: 100, burst: 1000 };
 
-/** The largest `perSecond` and `burst`: beyond a million a second, a rate no longer limits anything one process signs. */
+/**
+ * The largest `perSecond` and `burst`: beyond a million a second, a rate no longer limits
+ * anything one process signs, so this is the rate of a caller that is never held back.
+ *
+ * @example
+ * ```ts
+ * const unlimited: IssuanceRate = { perSecond: MAX_RATE, burst: MAX_RATE };
+ * ```
+ */
 export const MAX_RATE = 1_000_000;
 
 /**

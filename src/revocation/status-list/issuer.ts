@@ -112,7 +112,7 @@ export interface StatusListIssuer {
    * The `status` claim of the next token, with an entry no other token got; a promise of
    * it while the next block of indexes is being reserved (held at most 2 s).
    * @throws JwtGrpcError `ERR_STATUS_LIST_FULL` (GenerateJwt answers UNAVAILABLE) when no index can be had (the primary or
-   * store that grants blocks is unreachable, or {@link MAX_LIVE_STATUS_LISTS} lists are
+   * store that grants blocks is unreachable, or 64 lists (MAX_LIVE_STATUS_LISTS) are
    * live; the promise rejects with it when the block does not come in time): a token that
    * could not be revoked is never issued.
    */
@@ -130,7 +130,7 @@ export interface StatusListIssuer {
   /** The uris of the lists held now, oldest first: each until its last token has expired (others are served all VALID). */
   uris(): readonly string[];
   /**
-   * The Status List Token of the list `uri` names (default: {@link uri}), signed again only when needed.
+   * The Status List Token of the list `uri` names (default: the list new tokens go into), signed again only when needed.
    * @throws JwtGrpcError `ERR_UNKNOWN_STATUS_LIST` for a uri that is not one of this server's lists.
    */
   token(uri?: string): string;
