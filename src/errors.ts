@@ -63,7 +63,9 @@ export type JwtGrpcErrorCode =
   | 'ERR_PERMISSION_DENIED'
   /** RevokeJwt without the admin secret, or with a wrong one. Answered UNAUTHENTICATED. */
   | 'ERR_UNAUTHENTICATED'
-  /** No Token Status List index is free for a new token (the list is full, or its index store unreachable). GenerateJwt answers UNAVAILABLE. */
+  /** A caller asked GenerateJwt for more tokens than the issuance policy's rate for it allows. Answered RESOURCE_EXHAUSTED. */
+  | 'ERR_RATE_LIMITED'
+  /** No Token Status List index is free for a new token (its index store is unreachable, or the most lists a server holds are live). GenerateJwt answers UNAVAILABLE. */
   | 'ERR_STATUS_LIST_FULL'
   /** GetStatusList on a server that keeps no status list. Answered FAILED_PRECONDITION. */
   | 'ERR_NO_STATUS_LIST'

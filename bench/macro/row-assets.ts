@@ -18,6 +18,7 @@ import { findOnPath } from '../kit/exec.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
 import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../kit/redis.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../revocation/entries.js';
+import { MAX_RATE } from '../../src/options/policy.js';
 
 /** What a row needs made before its first start. */
 export type RowNeed = 'mtls' | 'otlp-sink' | 'h2load' | 'revocations' | 'redis';
@@ -71,10 +72,13 @@ export const NO_ASSETS: RowAssets = { tls: null, revocations: null, redis: null,
  * The policy of the mutual-TLS + policy row: ghz's caller may get tokens for the one
  * subject, of any audience (the reference request names none), with every algorithm the
  * benchmark keys. What GenerateJwt then checks per call is what a deployment's policy
- * makes it check: the caller's entry, its subject, audience and algorithm rules.
+ * makes it check: the caller's entry, its subject, audience and algorithm rules, and its
+ * rate, set to the largest a policy takes so that it counts every call but refuses none
+ * (the default, 100 a second, would measure the rate limit instead of the server).
  */
 export function benchPolicy(algorithms: readonly string[]): object {
-  return { callers: { [BENCH_CALLER_ID]: { subjects: [BENCH_POLICY_SUBJECT], algorithms: [...algorithms] } } };
+  const rate = { perSecond: MAX_RATE, burst: MAX_RATE };
+  return { callers: { [BENCH_CALLER_ID]: { subjects: [BENCH_POLICY_SUBJECT], algorithms: [...algorithms], rate } } };
 }
 
 /** Everything made for a run's rows, and how to release it. */

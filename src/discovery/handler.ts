@@ -42,20 +42,23 @@ const JWKS_HANDLER_OPTION_NAMES = optionNames<JwksHandlerOptions>({ issuer: true
 export type JwksRequestHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 /** What a path is, once the query is cut off. */
-type Route = 'jwks' | 'configuration' | 'statusList' | undefined;
+type Route = 'jwks' | 'configuration' | undefined;
 
 /**
  * The Token Status List the discovery port also serves (draft-ietf-oauth-status-list-20
  * section 8.1: a GET of the `uri` in the tokens' `status` claim). @internal
  */
 export interface StatusListRoute {
-  /** The path of the list's uri, e.g. `/statuslists/1`. */
-  readonly path: string;
-  /** The current Status List Token: signed again by the issuer only when needed. */
-  readonly token: () => string;
+  /** The path of the lists' uris but their number, e.g. `/statuslists/`: list N is at `/statuslists/N`. */
+  readonly prefix: string;
+  /** The current Status List Token of the list at `path` (signed again by the issuer only when needed); undefined: no such list, 404. */
+  readonly token: (path: string) => string | undefined;
   /** `Cache-Control: max-age` of the list (a quarter of its ttl: statusListRoute in src/server/create.ts says why). */
   readonly maxAgeSeconds: number;
 }
+
+/** The most Status List documents kept (the issuer serves a bounded number of lists: MAX_LIVE_STATUS_LISTS). */
+const MAX_LIST_DOCUMENTS = 256;
 
 /** The media type of section 8.2 for a Status List Token in JWT format. */
 const STATUS_LIST_CONTENT_TYPE = 'application/statuslist+jwt';
@@ -117,17 +120,22 @@ export function documentsHandler(
   const maxAge = optionValue('httpMaxAgeSeconds', options.maxAgeSeconds, 'maxAgeSeconds');
   const cacheControl = `public, max-age=${maxAge}`;
   const table = routes(path, issuer !== undefined);
-  if (statusList !== undefined) table.set(statusList.path, 'statusList');
+
   const listCacheControl = `public, max-age=${statusList?.maxAgeSeconds ?? 0}`;
-  // The list's bytes and ETag, rebuilt when the issuer hands out another token.
-  let list: { token: string; document: Representation } | undefined;
-  const listDocument = (token: string): Representation => {
+  // Each list's bytes and ETag, rebuilt when the issuer hands out another token of it; as many as the issuer serves lists.
+  const lists = new Map<string, { token: string; document: Representation }>();
+  const listDocument = (path: string, token: string): Representation => {
+    let list = lists.get(path);
     if (list?.token !== token) {
       const body = Buffer.from(token);
       list = { token, document: { body, etag: strongEtag(body) } };
+      if (!lists.has(path) && lists.size >= MAX_LIST_DOCUMENTS) lists.delete(lists.keys().next().value as string);
+      lists.set(path, list);
     }
     return list.document;
   };
+  const isListPath = (path: string): boolean =>
+    statusList !== undefined && path.startsWith(statusList.prefix) && /^[1-9][0-9]{0,9}$/.test(path.slice(statusList.prefix.length));
   let built: { keys: KeySet; jwks: Representation; configuration: Representation | undefined } | undefined;
   const documents = (): NonNullable<typeof built> => {
     const keys = currentKeys();
@@ -137,10 +145,12 @@ export function documentsHandler(
     return built;
   };
   return (request, response) => {
-    const route = table.get(pathOf(request.url));
-    if (route === undefined) return false;
-    if (route === 'statusList') {
-      sendDocument(request, response, listDocument((statusList as StatusListRoute).token()), listCacheControl, STATUS_LIST_CONTENT_TYPE);
+    const path = pathOf(request.url);
+    const route = table.get(path);
+    if (route === undefined) {
+      const token = isListPath(path) ? (statusList as StatusListRoute).token(path) : undefined;
+      if (token === undefined) return false;
+      sendDocument(request, response, listDocument(path, token), listCacheControl, STATUS_LIST_CONTENT_TYPE);
       return true;
     }
     const current = documents();

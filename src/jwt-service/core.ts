@@ -102,7 +102,7 @@ export class JwtServiceCore<S = undefined> {
 
   /** Checks `policy` and puts it in use; a broken one throws and the policy in use stays. */
   setPolicy(policy: JwtPolicy): void {
-    const next = new IssuancePolicy(checkPolicy(policy));
+    const next = new IssuancePolicy(checkPolicy(policy), this.#policy);
     this.#policy = next;
     this.#observer.onPolicyReplaced?.(next.policy);
   }
@@ -231,8 +231,22 @@ export class JwtServiceCore<S = undefined> {
    */
   #sign(algorithm: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
     const state = this.#state;
-    // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment.
-    if (this.#statusList !== undefined) claims['status'] = this.#statusList.claimFor();
+    // Its own index in the status list (draft-ietf-oauth-status-list-20 section 6.2): an increment,
+    // or a wait for the block being reserved when the current one ran out.
+    if (this.#statusList !== undefined) {
+      const claim = this.#statusList.claimFor();
+      if (claim instanceof Promise)
+        return claim.then((held) => {
+          claims['status'] = held;
+          return this.#signWith(state, algorithm, claims);
+        });
+      claims['status'] = claim;
+    }
+    return this.#signWith(state, algorithm, claims);
+  }
+
+  /** Signs `claims` with `state`: asynchronously for a key held by an HSM or a KMS. */
+  #signWith(state: KeyState, algorithm: string, claims: Record<string, unknown>): SignedToken | Promise<SignedToken> {
     // One boolean for a key set held in memory: the synchronous path below is the usual one.
     if (state.hasHandles && state.signer.isAsync(algorithm)) {
       const pending = state.signer.signAsync(algorithm, claims);
@@ -267,17 +281,12 @@ export class JwtServiceCore<S = undefined> {
     return this.#state.jwks;
   }
 
-  /** The signed status list `request.uri` names (empty: ours); `ERR_NO_STATUS_LIST` without statusList, `ERR_UNKNOWN_STATUS_LIST` for another uri. */
+  /** The signed status list `request.uri` names (empty: the one new tokens go into); `ERR_NO_STATUS_LIST` without statusList, `ERR_UNKNOWN_STATUS_LIST` for a uri not ours. */
   statusListToken(request: GetStatusListRequest): GetStatusListResponse {
     const list = this.#statusList;
     if (list === undefined)
       throw new JwtGrpcError('ERR_NO_STATUS_LIST', 'this server keeps no status list (option statusList, --status-list)');
-    if (request.uri !== '' && request.uri !== list.uri)
-      throw new JwtGrpcError(
-        'ERR_UNKNOWN_STATUS_LIST',
-        `no status list ${JSON.stringify(request.uri.slice(0, 256))}: this server's is ${list.uri}`,
-      );
-    return { token: list.token() };
+    return { token: list.token(request.uri === '' ? undefined : request.uri) };
   }
 
   /**

@@ -114,7 +114,7 @@ export interface GetJwksResponse {
 
 /**
  * `GetStatusList`' request: the list a token's `status.status_list.uri` names; empty for
- * the server's own.
+ * the one the server puts new tokens into.
  *
  * @example
  * ```ts

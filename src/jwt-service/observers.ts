@@ -6,24 +6,27 @@ import type { Span } from '@opentelemetry/api';
 import { JwtGrpcError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
-import { PolicyDenied } from '../policy/enforce.js';
+import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';
 import { GrpcStatus } from '../transport/handler-api.js';
+import { AuditSummary } from './audit-summary.js';
 import { callerMessage, statusOf } from './handlers.js';
 import type { CoreObserver, RefusedEvent } from './observer.js';
 
 /**
  * The audit log: one line per GenerateJwt under a policy (the caller, what it asked for,
- * what was signed; never the token), refusals as warnings; one per RevokeJwt (who, the jti,
+ * what was signed; never the token), refusals as warnings, at most one a second per
+ * (caller, decision, rule) and then a count of those left out (./audit-summary.ts); one per RevokeJwt (who, the jti,
  * until when, the reason; never a token or the secret); a key backend that failed; a policy replaced.
  * `maxSubjectLength` bounds what a refusal quotes of the caller's text. @internal
  */
 export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObserver<unknown> {
+  const summary = new AuditSummary(logger);
   return {
     onIssued({ request, granted, sub, exp, kid, claims, nowSeconds }) {
       if (granted === undefined) return;
       const status = claims['status'] as StatusClaim | undefined;
-      logger.info('policy: token issued', {
+      summary.write('info', 'policy: token issued', {
         audit: 'issue',
         decision: 'allow',
         rule: 'none',
@@ -45,11 +48,11 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
       if (!underPolicy) return;
       const { decision, rule } = refusalOf(error);
       const max = maxSubjectLength;
-      logger.warn('policy: token refused', {
+      summary.write('warn', 'policy: token refused', {
         audit: 'refuse',
         decision,
         rule,
-        caller: error instanceof PolicyDenied ? (error.callerId ?? null) : (granted?.callerId ?? null),
+        caller: error instanceof PolicyDenied || error instanceof RateLimited ? (error.callerId ?? null) : (granted?.callerId ?? null),
         sub: clip(granted?.request.subject ?? request.subject, max),
         aud: clip(request.audience, max),
         alg: clip(request.algorithm, max),
@@ -146,7 +149,7 @@ const REQUEST_FIELDS = new Set(['subject', 'ttl_seconds', 'audience', 'claims_js
  * server (`error`: `unavailable` when a key backend or the status list cannot serve, `internal` otherwise). @internal
  */
 export function refusalOf(err: RefusedEvent['error']): { decision: PolicyDecision; rule: string } {
-  if (err instanceof PolicyDenied) return { decision: 'deny', rule: err.rule };
+  if (err instanceof PolicyDenied || err instanceof RateLimited) return { decision: 'deny', rule: err.rule };
   if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') {
     return { decision: 'deny', rule: err.field !== undefined && REQUEST_FIELDS.has(err.field) ? `request.${err.field}` : 'request' };
   }

@@ -9,6 +9,49 @@ import { nearestName } from '../known-options.js';
 import { firstUnknownName } from '../unknown-name.js';
 
 /**
+ * How many tokens a caller may get: a token bucket of `burst` tokens refilled at
+ * `perSecond`, so a caller may take `burst` at once, then `perSecond` a second.
+ *
+ * @example
+ * ```ts
+ * const rate: IssuanceRate = { perSecond: 20, burst: 100 };
+ * ```
+ */
+export interface IssuanceRate {
+  /** Tokens a second, more than 0 (a fraction: one token every few seconds), at most {@link MAX_RATE}. */
+  readonly perSecond: number;
+  /** Tokens at once, an integer from 1 to {@link MAX_RATE}. */
+  readonly burst: number;
+}
+
+/**
+ * The rate of a caller whose entry has no `rate`, when the policy has no `defaultRate`.
+ * A workload keeps its token until near its expiry (lifetimes of minutes to hours; the
+ * server's default is 2 h), so even a thousand replicas sharing one caller id ask well under
+ * 100 a second, and a burst of 1000 lets such a fleet restart at once. At 100 a second one
+ * caller needs 2^20 / 100 s, about 2.9 h, to take every index of a status list: longer than
+ * the default lifetime, so its first tokens expire (and their indexes are free again)
+ * before it can fill the list, where the 15,000 a second one caller reached took 70 s.
+ *
+ * @example
+ * ```ts
+ * const busy: CallerPolicy = { subjects: ['svc-batch'], rate: { ...DEFAULT_CALLER_RATE, perSecond: 500 } };
+ * ```
+ */
+export const DEFAULT_CALLER_RATE: IssuanceRate = { perSecond: 100, burst: 1000 };
+
+/**
+ * The largest `perSecond` and `burst`: beyond a million a second, a rate no longer limits
+ * anything one process signs, so this is the rate of a caller that is never held back.
+ *
+ * @example
+ * ```ts
+ * const unlimited: IssuanceRate = { perSecond: MAX_RATE, burst: MAX_RATE };
+ * ```
+ */
+export const MAX_RATE = 1_000_000;
+
+/**
  * What one caller may get from GenerateJwt. Fields: docs/policy.md.
  *
  * @example
@@ -29,6 +72,8 @@ export interface CallerPolicy {
   readonly claims?: readonly string[];
   /** Bind this caller's tokens to its certificate. Default false. */
   readonly bind?: boolean;
+  /** Tokens this caller may get, per process. Omitted: the policy's `defaultRate`, else {@link DEFAULT_CALLER_RATE}. */
+  readonly rate?: IssuanceRate;
 }
 
 /**
@@ -49,6 +94,8 @@ export interface JwtPolicy {
   readonly callers: Readonly<Record<string, CallerPolicy>>;
   /** Caller ids allowed to revoke tokens, beside the admin secret. */
   readonly revokers?: readonly string[];
+  /** The rate of every caller whose entry has none. Omitted: {@link DEFAULT_CALLER_RATE}. */
+  readonly defaultRate?: IssuanceRate;
 }
 
 class PolicyProblem extends Error {
@@ -60,8 +107,9 @@ class PolicyProblem extends Error {
   }
 }
 
-const CALLER_FIELDS = new Set(['subjects', 'audiences', 'algorithms', 'maxTtlSeconds', 'claims', 'bind']);
-const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers']);
+const CALLER_FIELDS = new Set(['subjects', 'audiences', 'algorithms', 'maxTtlSeconds', 'claims', 'bind', 'rate']);
+const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers', 'defaultRate']);
+const RATE_FIELDS = new Set(['perSecond', 'burst']);
 
 function key(path: string, name: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
@@ -97,6 +145,18 @@ function strings(value: unknown, path: string, { minItems, patterns }: { minItem
   return value as string[];
 }
 
+function issuanceRate(value: unknown, path: string): IssuanceRate | undefined {
+  if (value === undefined) return undefined;
+  const { perSecond, burst } = object(value, path, RATE_FIELDS);
+  if (perSecond === undefined) throw new PolicyProblem(`${path}.perSecond`, 'is required');
+  if (burst === undefined) throw new PolicyProblem(`${path}.burst`, 'is required');
+  if (typeof perSecond !== 'number' || !(perSecond > 0 && perSecond <= MAX_RATE))
+    throw new PolicyProblem(`${path}.perSecond`, `must be a number above 0, at most ${MAX_RATE}, got ${JSON.stringify(perSecond)}`);
+  if (!Number.isInteger(burst) || (burst as number) < 1 || (burst as number) > MAX_RATE)
+    throw new PolicyProblem(`${path}.burst`, `must be an integer from 1 to ${MAX_RATE}, got ${JSON.stringify(burst)}`);
+  return { perSecond, burst: burst as number };
+}
+
 function callerPolicy(value: unknown, path: string): CallerPolicy {
   const entry = object(value, path, CALLER_FIELDS);
   const subjects = strings(entry['subjects'], `${path}.subjects`, { minItems: 1, patterns: true });
@@ -109,6 +169,7 @@ function callerPolicy(value: unknown, path: string): CallerPolicy {
     throw new PolicyProblem(`${path}.maxTtlSeconds`, `must be an integer of at least 1, got ${JSON.stringify(maxTtlSeconds)}`);
   }
   if (bind !== undefined && typeof bind !== 'boolean') throw new PolicyProblem(`${path}.bind`, 'must be true or false');
+  const rate = issuanceRate(entry['rate'], `${path}.rate`);
   return {
     subjects,
     ...(audiences !== undefined && { audiences }),
@@ -116,6 +177,7 @@ function callerPolicy(value: unknown, path: string): CallerPolicy {
     ...(maxTtlSeconds !== undefined && { maxTtlSeconds: maxTtlSeconds as number }),
     ...(claims !== undefined && { claims }),
     ...(bind !== undefined && { bind }),
+    ...(rate !== undefined && { rate }),
   };
 }
 
@@ -129,7 +191,8 @@ function readPolicy(value: unknown): JwtPolicy {
     callers[id] = callerPolicy(entry, key('$.callers', id));
   }
   const revokers = strings(top['revokers'], '$.revokers', { minItems: 0, patterns: false });
-  return { callers, ...(revokers !== undefined && { revokers }) };
+  const defaultRate = issuanceRate(top['defaultRate'], '$.defaultRate');
+  return { callers, ...(revokers !== undefined && { revokers }), ...(defaultRate !== undefined && { defaultRate }) };
 }
 
 /**

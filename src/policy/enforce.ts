@@ -3,12 +3,14 @@
  * rule checked in turn, and the first one broken answers PERMISSION_DENIED naming it.
  * Nothing is signed for a refused call. @internal
  */
+import { performance } from 'node:perf_hooks';
 import type { CallerIdentity } from '../transport/handler-api.js';
 import { JwtGrpcError } from '../errors.js';
+import { DEFAULT_CALLER_RATE, type IssuanceRate } from '../options/policy.js';
 import type { CallerPolicy, JwtPolicy } from './check.js';
 
 /** The rules a decision names: a policy field, or `caller` for a caller the policy does not know. */
-export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind';
+export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind' | 'rate';
 
 /** Claims the service sets itself; anything else in a token came from claims_json. */
 const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'jti', 'iss', 'aud']);
@@ -31,6 +33,40 @@ interface CompiledCaller {
   readonly anyAudience: boolean;
   readonly algorithms: ReadonlySet<string> | undefined;
   readonly claims: ReadonlySet<string>;
+  readonly bucket: RateBucket;
+}
+
+/**
+ * A caller's token bucket: `burst` tokens, refilled at `perSecond` on a monotonic clock
+ * (a wall clock set back would otherwise stop a caller). One per caller id in the policy,
+ * so their number is the policy's size whatever callers connect.
+ */
+class RateBucket {
+  #tokens: number;
+  #atMs: number;
+
+  constructor(
+    readonly rate: IssuanceRate,
+    nowMs: number,
+    tokens = rate.burst,
+  ) {
+    this.#tokens = Math.min(tokens, rate.burst);
+    this.#atMs = nowMs;
+  }
+
+  /** The tokens left at `nowMs`, refilled since the last look. */
+  left(nowMs: number): number {
+    this.#tokens = Math.min(this.rate.burst, this.#tokens + ((nowMs - this.#atMs) * this.rate.perSecond) / 1000);
+    this.#atMs = nowMs;
+    return this.#tokens;
+  }
+
+  /** Takes one token; false when none is left. */
+  take(nowMs: number): boolean {
+    if (this.left(nowMs) < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
 }
 
 /** What the policy reads of a GenerateJwt request (jwt-service's GenerateJwtRequest has these fields). */
@@ -59,11 +95,39 @@ export class PolicyDenied extends JwtGrpcError {
   }
 }
 
+/**
+ * A GenerateJwt over the caller's rate (`ERR_RATE_LIMITED`, answered RESOURCE_EXHAUSTED),
+ * naming the rate; rule `rate` in the audit line and the metric.
+ */
+export class RateLimited extends JwtGrpcError {
+  readonly rule = 'rate';
+
+  constructor(
+    readonly callerId: string,
+    rate: IssuanceRate,
+  ) {
+    super(
+      'ERR_RATE_LIMITED',
+      `policy rule "rate": caller ${callerId} is over its rate (${rate.perSecond} tokens/s, burst ${rate.burst}); retry later`,
+    );
+  }
+}
+
 export class IssuancePolicy {
   readonly #callers = new Map<string, CompiledCaller>();
 
-  constructor(readonly policy: JwtPolicy) {
+  /**
+   * `previous`: the policy this one replaces; a caller keeps what is left of its bucket, so
+   * a reload does not hand every caller a fresh burst.
+   */
+  constructor(
+    readonly policy: JwtPolicy,
+    previous?: IssuancePolicy,
+  ) {
+    const nowMs = performance.now();
     for (const [id, entry] of Object.entries(policy.callers)) {
+      const rate = entry.rate ?? policy.defaultRate ?? DEFAULT_CALLER_RATE;
+      const left = previous === undefined ? undefined : previous.#callers.get(id)?.bucket.left(nowMs);
       this.#callers.set(id, {
         id,
         entry,
@@ -73,12 +137,14 @@ export class IssuancePolicy {
         anyAudience: entry.audiences === undefined || entry.audiences.includes('*'),
         algorithms: entry.algorithms === undefined ? undefined : new Set(entry.algorithms),
         claims: new Set(entry.claims ?? []),
+        bucket: new RateBucket(rate, nowMs, left),
       });
     }
   }
 
   /**
-   * Checks every rule a request shows before signing; throws {@link PolicyDenied}.
+   * Checks every rule a request shows before signing, then takes one token of the caller's
+   * rate; throws {@link PolicyDenied}, or {@link RateLimited} over the rate.
    * `defaultTtl` and `maxTtl` are the server's: a request without ttl_seconds gets the
    * default, lowered to the caller's maximum.
    */
@@ -118,6 +184,8 @@ export class IssuancePolicy {
       else if (ttl > maxTtl)
         throw new PolicyDenied('maxTtlSeconds', id, `caller ${id} may get tokens of at most ${maxTtl} s, asked for ${ttl} s`);
     }
+    // Last: only a request the policy would sign takes one of the caller's tokens.
+    if (!rules.bucket.take(performance.now())) throw new RateLimited(id, rules.bucket.rate);
     return { callerId: id, entry: rules.entry, request: { ...request, subject, ttl_seconds: ttl } };
   }
 

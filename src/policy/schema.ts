@@ -33,8 +33,22 @@ export const JWT_POLICY_SCHEMA = {
       items: { type: 'string', minLength: 1 },
       uniqueItems: true,
     },
+    defaultRate: {
+      description: 'The issuance rate of every caller whose entry has none. Omitted: 100 tokens a second, a burst of 1000.',
+      $ref: '#/$defs/rate',
+    },
   },
   $defs: {
+    rate: {
+      description: 'Tokens a caller may get from one process: a bucket of "burst" tokens refilled at "perSecond".',
+      type: 'object',
+      additionalProperties: false,
+      required: ['perSecond', 'burst'],
+      properties: {
+        perSecond: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+        burst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      },
+    },
     pattern: {
       description: 'A name as written; a trailing "*" matches any suffix, a lone "*" anything.',
       type: 'string',
@@ -71,6 +85,7 @@ export const JWT_POLICY_SCHEMA = {
           items: { type: 'string', minLength: 1 },
         },
         bind: { description: 'Bind this caller\'s tokens to its certificate (cnf "x5t#S256", RFC 8705).', type: 'boolean' },
+        rate: { description: "Tokens this caller may get. Omitted: the policy's defaultRate.", $ref: '#/$defs/rate' },
       },
     },
   },

@@ -7,7 +7,10 @@ export interface Revocation {
   readonly expiresAt: number;
   /** Free text from RevokeJwt, for the audit line; never a token. */
   readonly reason?: string;
-  /** The token's index in the status list (`status.status_list.idx`), when it had one. */
+  /**
+   * The token's position in the status lists, when it had one: `(N - 1) * 2^20 + idx` for
+   * entry `idx` (`status.status_list.idx`) of list N (`ISSUER/statuslists/N`), so `idx` in list 1.
+   */
   readonly statusIndex?: number;
 }
 

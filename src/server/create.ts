@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { HttpPortLimits } from '../http-listen.js';
 import type { HandedPort, HandedPorts } from '../handed-port.js';
 import {
-  STATUS_LIST_PATH,
+  STATUS_LISTS_PATH,
   STATUS_LIST_RESIGN_FRACTION,
   type StatusListIssuer,
   createStatusListIssuer,
@@ -106,7 +106,7 @@ async function startStatusList(
   issuer: string,
   keys: KeySet,
   current: () => KeySet,
-  ttlSeconds: number,
+  lists: { ttlSeconds: number; blockSize: number; maxTtlSeconds: number },
   revocations: Revocations,
   logger: Logger,
 ): Promise<StatusListIssuer> {
@@ -118,9 +118,9 @@ async function startStatusList(
       field: 'statusList',
     });
   const list = await createStatusListIssuer({
-    uri: `${issuer.replace(/\/+$/, '')}${STATUS_LIST_PATH}`,
+    uriPrefix: `${issuer.replace(/\/+$/, '')}${STATUS_LISTS_PATH}`,
     keys: current,
-    ttlSeconds,
+    ...lists,
     reserve,
     logger,
   });
@@ -148,9 +148,17 @@ function markRevoked(list: StatusListIssuer, revocations: readonly Revocation[],
  * hands a verifier a list older than half its ttl (docs/status-list.md).
  */
 function statusListRoute(list: StatusListIssuer): StatusListRoute {
+  const uri = new URL(list.uri);
+  const prefix = uri.pathname.replace(/[0-9]+$/, '');
   return {
-    path: new URL(list.uri).pathname,
-    token: () => list.token(),
+    prefix,
+    token: (path) => {
+      try {
+        return list.token(`${uri.origin}${path}`);
+      } catch {
+        return undefined;
+      }
+    },
     maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION),
   };
 }
@@ -403,7 +411,12 @@ class OwningJwtServer implements JwtServer {
           options.issuer as string,
           keys,
           () => jwt?.handle.keys ?? keys,
-          extras.statusListTtlSeconds,
+          {
+            ttlSeconds: extras.statusListTtlSeconds,
+            blockSize: extras.statusListBlockSize,
+            // A token lives at most maxTtlSeconds, and verifiers accept it clockToleranceSeconds past its exp.
+            maxTtlSeconds: options.maxTtlSeconds + options.clockToleranceSeconds,
+          },
           revocations,
           options.logger,
         )

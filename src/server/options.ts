@@ -142,7 +142,8 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   readonly httpMaxAgeSeconds?: number;
   /**
    * Token Status List (draft-ietf-oauth-status-list-20, docs/status-list.md): every token
-   * gets a `status` claim with its own index in the list at `ISSUER/statuslists/1`, served
+   * gets a `status` claim with its own entry in a list at `ISSUER/statuslists/N` (a full
+   * list rolls over to the next, and retires once its tokens have expired), served
    * signed (`statuslist+jwt`, with an asymmetric key) on the HTTP port and by
    * GetStatusList, so remote verifiers learn of revocations without calling the issuer.
    * Needs `issuer`, `httpPort`, and `revocations` or `revocationStore`, which keep its
@@ -155,6 +156,13 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    * more urgent than a key rollover (`httpMaxAgeSeconds`, 300), and the list is small.
    */
   readonly statusListTtlSeconds?: number;
+  /**
+   * Status list indexes a process reserves at a time, 8 to 65536: one write to the index
+   * store (the revocations file's fsync, a Redis INCRBY, a cluster worker's request to its
+   * primary) per block, and at most twice this many indexes left unused by a process that
+   * exits (the block in use and the next one). Default 4096.
+   */
+  readonly statusListBlockSize?: number;
   /**
    * An append-only file that keeps revocations (RevokeJwt) across restarts: each is
    * appended and fsync'd before RevokeJwt answers, and the file is compacted as entries
@@ -233,7 +241,7 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   if (server.statusList && server.httpPort === undefined) {
     throw invalidOption(
       label('statusList'),
-      `needs ${label('httpPort')}: verifiers fetch the status list over HTTP at ISSUER/statuslists/1`,
+      `needs ${label('httpPort')}: verifiers fetch the status lists over HTTP at ISSUER/statuslists/N`,
     );
   }
   checkStoreOptions(server, label);

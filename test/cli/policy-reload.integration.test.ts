@@ -142,7 +142,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
       from = server.stderr.length;
       server.signal('SIGHUP');
       expect(await waitForFailure(server, from)).toBe(
-        `policy reload failed, keeping the policy in use: policy file ${file}: $.callers["${ORDERS}"].subject: is not a field (expected one of subjects, audiences, algorithms, maxTtlSeconds, claims, bind); did you mean $.callers["${ORDERS}"].subjects?`,
+        `policy reload failed, keeping the policy in use: policy file ${file}: $.callers["${ORDERS}"].subject: is not a field (expected one of subjects, audiences, algorithms, maxTtlSeconds, claims, bind, rate); did you mean $.callers["${ORDERS}"].subjects?`,
       );
       expect(await answers(server, 'svc-orders', 1)).toEqual([status.PERMISSION_DENIED]);
       expect(await answers(server, 'svc-billing', 1)).toEqual([status.OK]);

@@ -20,7 +20,7 @@ beforeAll(async () => {
   const handle = documentsHandler(
     () => keys,
     { issuer: 'https://auth.example/t', maxAgeSeconds: 60 },
-    { path: '/statuslists/1', token: () => listToken, maxAgeSeconds: 30 },
+    { prefix: '/statuslists/', token: (path) => (path === '/statuslists/1' ? listToken : undefined), maxAgeSeconds: 30 },
   );
   server = createServer((request, response) => {
     if (!handle(request, response)) response.writeHead(404).end('not mine');
@@ -93,6 +93,9 @@ describe('documentsHandler', () => {
     const second = await fetch(`${base}/statuslists/1`, { headers: { 'if-none-match': first.headers.get('etag') as string } });
     expect(second.status).toBe(200);
     expect(await second.text()).toBe('header.list-2.sig');
+    // Another list number is the issuer's to answer: none here, so 404, as for a path that is no list number.
+    for (const path of ['/statuslists/2', '/statuslists/01', '/statuslists/', '/statuslists/1x'])
+      expect((await fetch(`${base}${path}`)).status, path).toBe(404);
   });
 
   it('serves no configuration without an issuer', async () => {

@@ -4,6 +4,7 @@
  * unknown caller, a caller without a certificate, and the option checked at start.
  */
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { Registry } from 'prom-client';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
+import { waitUntil } from '../../bench/kit/wait.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
@@ -207,7 +209,7 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
   });
 
   it.each(TRANSPORTS)(
-    'on %s, every refused GenerateJwt, a bad request field too, gets exactly one audit line and one count',
+    'on %s, every refused GenerateJwt, a bad request field too, gets one audit line (the same refusal again within a second: a count) and one count',
     async (transport) => {
       const logger = recordingLogger();
       const registry = new Registry();
@@ -276,6 +278,7 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
         { by: orders, request: { ...base, subject: 'svc-billing' }, code: status.PERMISSION_DENIED, rule: 'subjects', field: 'subjects' },
         { by: stranger, request: base, code: status.PERMISSION_DENIED, rule: 'caller', field: 'caller' },
       ];
+      const written = new Map<ClientCert, Set<string>>();
       for (const { by, request, code, rule, field } of refusals) {
         const before = logger.lines.length;
         const err = await callError(as(by).generateJwt(request));
@@ -283,6 +286,13 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
         const added = logger.lines
           .slice(before)
           .filter((line) => (line.fields as Record<string, unknown> | undefined)?.['audit'] !== undefined);
+        // The second claims_json refusal of the same caller, right after the first: counted, not written.
+        const rules = written.get(by) ?? new Set<string>();
+        if (rules.has(rule)) {
+          expect(added, rule).toEqual([]);
+          continue;
+        }
+        written.set(by, rules.add(rule));
         expect(added, rule).toEqual([
           {
             level: 'warn',
@@ -311,6 +321,61 @@ describe.skipIf(!hasOpenssl())('issuance policy', () => {
         'deny/caller': 1,
       });
       expect(counts.reduce((sum, [, n]) => sum + n, 0)).toBe(refusals.length + 1);
+      // Once the second is over, the line left out is told as a count.
+      const summary = {
+        level: 'warn',
+        message: 'policy: audit lines suppressed',
+        fields: { audit: 'refuse', caller: ORDERS, decision: 'deny', rule: 'request.claims_json', suppressed: 1, windowMs: 1000 },
+      };
+      expect(await waitUntil(() => logger.lines.some((line) => isDeepStrictEqual(line, summary)), 3_000, 50)).toBe(true);
+    },
+  );
+
+  it.each(TRANSPORTS)(
+    'on %s, answers a caller over its rate RESOURCE_EXHAUSTED naming the rate, while a caller beside it gets every token; its refusals are summarised in the audit log',
+    async (transport) => {
+      const rated: JwtPolicy = {
+        callers: { ...POLICY.callers, [ORDERS]: { ...POLICY.callers[ORDERS], subjects: ['svc-orders'], rate: { perSecond: 1, burst: 5 } } },
+      };
+      const logger = recordingLogger();
+      const server = trackServer(createJwtServer({ keys, transport, policy: rated, logger }));
+      const port = await server.listen('127.0.0.1:0', {
+        key: certs.serverKey,
+        cert: certs.serverCert,
+        ca: certs.caCert,
+        requireClientCertificate: true,
+      });
+      const client = (cert: ClientCert) =>
+        clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
+      const [attacker, neighbour] = [client(orders), client(reports)];
+      const startedAt = Date.now();
+      const [flood, fair] = await Promise.all([
+        Promise.all(
+          Array.from({ length: 60 }, () =>
+            callError(attacker.generateJwt({ algorithm: 'ES256', audience: 'greeter' })).catch(() => 'signed'),
+          ),
+        ),
+        Promise.allSettled(Array.from({ length: 60 }, (_, i) => neighbour.generateJwt({ algorithm: 'ES256', subject: `report-${i}` }))),
+      ]);
+      const seconds = Math.ceil((Date.now() - startedAt) / 1000);
+      const signed = flood.filter((outcome) => outcome === 'signed').length;
+      // The burst, plus what one token a second refilled while the flood lasted.
+      expect(signed).toBeGreaterThanOrEqual(5);
+      expect(signed).toBeLessThanOrEqual(5 + seconds);
+      const details = `policy rule "rate": caller ${ORDERS} is over its rate (1 tokens/s, burst 5); retry later`;
+      for (const outcome of flood.filter((each) => each !== 'signed'))
+        expect(outcome).toEqual({ code: status.RESOURCE_EXHAUSTED, details });
+      expect(fair.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      // The refusals of the flood: one whole line a second, then how many were left out; together, every refusal.
+      const ofRate = () =>
+        logger.lines.filter((line) => (line.fields as Record<string, unknown> | undefined)?.['rule'] === 'rate') as {
+          message: string;
+          fields: { suppressed?: number };
+        }[];
+      const told = () => ofRate().reduce((sum, line) => sum + (line.fields.suppressed ?? 1), 0);
+      expect(await waitUntil(() => told() === 60 - signed, 3_000, 50)).toBe(true);
+      const whole = ofRate().filter((line) => line.message === 'policy: token refused').length;
+      expect(whole).toBeLessThanOrEqual(seconds + 1);
     },
   );
 

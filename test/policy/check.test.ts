@@ -13,16 +13,18 @@ describe('checkPolicy', () => {
       $schema: './policy.schema.json',
       callers: {
         [ORDERS]: { subjects: ['orders', 'user:*'], audiences: ['*'], algorithms: ['ES256'], maxTtlSeconds: 60, claims: [], bind: true },
-        'dns:billing': { subjects: ['billing'] },
+        'dns:billing': { subjects: ['billing'], rate: { perSecond: 200, burst: 400 } },
       },
       revokers: [ORDERS],
+      defaultRate: { perSecond: 0.5, burst: 10 },
     });
     expect(policy).toEqual({
       callers: {
         [ORDERS]: { subjects: ['orders', 'user:*'], audiences: ['*'], algorithms: ['ES256'], maxTtlSeconds: 60, claims: [], bind: true },
-        'dns:billing': { subjects: ['billing'] },
+        'dns:billing': { subjects: ['billing'], rate: { perSecond: 200, burst: 400 } },
       },
       revokers: [ORDERS],
+      defaultRate: { perSecond: 0.5, burst: 10 },
     });
     expect(checkPolicy({ callers: {} })).toEqual({ callers: {} });
   });
@@ -37,11 +39,14 @@ describe('checkPolicy', () => {
     [[], '$: must be an object'],
     [{}, '$.callers: is required'],
     [{ callers: [] }, '$.callers: must be an object'],
-    [{ callers: {}, revoker: [] }, '$.revoker: is not a field (expected one of $schema, callers, revokers); did you mean $.revokers?'],
+    [
+      { callers: {}, revoker: [] },
+      '$.revoker: is not a field (expected one of $schema, callers, revokers, defaultRate); did you mean $.revokers?',
+    ],
     [{ callers: { '': { subjects: ['a'] } } }, '$.callers[""]: a caller id may not be empty'],
     [
       { callers: { a: { subjects: ['x'], audience: ['y'] } } },
-      '$.callers.a.audience: is not a field (expected one of subjects, audiences, algorithms, maxTtlSeconds, claims, bind); did you mean $.callers.a.audiences?',
+      '$.callers.a.audience: is not a field (expected one of subjects, audiences, algorithms, maxTtlSeconds, claims, bind, rate); did you mean $.callers.a.audiences?',
     ],
     [{ callers: { [ORDERS]: {} } }, `$.callers["${ORDERS}"].subjects: is required`],
     [{ callers: { a: { subjects: [] } } }, '$.callers.a.subjects: must hold at least 1 entry'],
@@ -57,6 +62,26 @@ describe('checkPolicy', () => {
     // Read as every option is: an inherited or non-enumerable field counts, as checkPolicy would read it.
     [{ callers: { a: Object.create({ subjects: ['x'], audience: ['y'] }) } }, '$.callers.a.audience: is not a field'],
     [Object.defineProperty({ callers: {} }, 'revoker', { value: [] }), '$.revoker: is not a field'],
+    [{ callers: { a: { subjects: ['x'], rate: 5 } } }, '$.callers.a.rate: must be an object'],
+    [{ callers: { a: { subjects: ['x'], rate: { burst: 5 } } } }, '$.callers.a.rate.perSecond: is required'],
+    [{ callers: { a: { subjects: ['x'], rate: { perSecond: 5 } } } }, '$.callers.a.rate.burst: is required'],
+    [
+      { callers: { a: { subjects: ['x'], rate: { perSecond: 5, bursts: 5 } } } },
+      '$.callers.a.rate.bursts: is not a field (expected one of perSecond, burst); did you mean $.callers.a.rate.burst?',
+    ],
+    [
+      { callers: { a: { subjects: ['x'], rate: { perSecond: 0, burst: 5 } } } },
+      '$.callers.a.rate.perSecond: must be a number above 0, at most 1000000, got 0',
+    ],
+    [
+      { callers: { a: { subjects: ['x'], rate: { perSecond: '5', burst: 5 } } } },
+      '$.callers.a.rate.perSecond: must be a number above 0, at most 1000000, got "5"',
+    ],
+    [{ callers: {}, defaultRate: { perSecond: 5, burst: 0.5 } }, '$.defaultRate.burst: must be an integer from 1 to 1000000, got 0.5'],
+    [
+      { callers: {}, defaultRate: { perSecond: 5, burst: 2000000 } },
+      '$.defaultRate.burst: must be an integer from 1 to 1000000, got 2000000',
+    ],
   ])('refuses %j: %s', (value, problem) => {
     expect(() => checkPolicy(value, 'policy file p.json')).toThrow(
       expect.objectContaining({

@@ -1,9 +1,11 @@
 /**
  * The issuance policy (src/policy/enforce.ts): a caller gets only what its entry allows;
- * every denial is ERR_PERMISSION_DENIED (answered PERMISSION_DENIED) naming the rule, the caller and what was asked.
+ * every denial is ERR_PERMISSION_DENIED (answered PERMISSION_DENIED) naming the rule, the caller and what was asked;
+ * a caller over its rate is ERR_RATE_LIMITED (answered RESOURCE_EXHAUSTED) naming the rate, and no other caller pays for it.
  */
-import { describe, expect, it } from 'vitest';
-import { IssuancePolicy, PolicyDenied } from '../../src/policy/enforce.js';
+import { performance } from 'node:perf_hooks';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { IssuancePolicy, PolicyDenied, RateLimited } from '../../src/policy/enforce.js';
 import { checkPolicy } from '../../src/policy/check.js';
 
 const policy = new IssuancePolicy(
@@ -96,5 +98,70 @@ describe('IssuancePolicy.checkClaims', () => {
     });
     const wild = policy.authorize(caller('wild'), request, 60);
     expect(denial(() => policy.checkClaims(wild, { scope: 'read' }))).toMatchObject({ rule: 'claims' });
+  });
+});
+
+describe('IssuancePolicy rates', () => {
+  /** The monotonic clock the buckets read, moved by hand. */
+  let nowMs = 0;
+  beforeEach(() => {
+    nowMs = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => nowMs);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** How many of `n` calls by `id` the policy grants now. */
+  const granted = (rated: IssuancePolicy, id: string, n: number): number => {
+    let count = 0;
+    for (let i = 0; i < n; i++) {
+      try {
+        rated.authorize(caller(id), { ...request, subject: id }, 60);
+        count++;
+      } catch (err) {
+        expect(err).toBeInstanceOf(RateLimited);
+      }
+    }
+    return count;
+  };
+
+  it('gives a caller without a rate the default, a burst of 1000 then 100 a second, and refuses it alone beyond', () => {
+    const rated = new IssuancePolicy(checkPolicy({ callers: { busy: { subjects: ['busy'] }, calm: { subjects: ['calm'] } } }));
+    expect(granted(rated, 'busy', 1500)).toBe(1000);
+    const err = denial(() => rated.authorize(caller('busy'), { ...request, subject: 'busy' }, 60));
+    expect(err).toMatchObject({
+      code: 'ERR_RATE_LIMITED',
+      rule: 'rate',
+      callerId: 'busy',
+      message: 'policy rule "rate": caller busy is over its rate (100 tokens/s, burst 1000); retry later',
+    });
+    expect(granted(rated, 'calm', 10)).toBe(10);
+    nowMs += 1000;
+    expect(granted(rated, 'busy', 500)).toBe(100);
+  });
+
+  it("applies a caller's own rate, else the policy's defaultRate, and counts only requests it would sign", () => {
+    const rated = new IssuancePolicy(
+      checkPolicy({
+        defaultRate: { perSecond: 0.5, burst: 2 },
+        callers: { own: { subjects: ['own'], audiences: ['api'], rate: { perSecond: 10, burst: 3 } }, other: { subjects: ['other'] } },
+      }),
+    );
+    // A refused audience takes no token.
+    for (let i = 0; i < 5; i++) denial(() => rated.authorize(caller('own'), { ...request, subject: 'own', audience: 'elsewhere' }, 60));
+    expect(granted(rated, 'own', 10)).toBe(3);
+    expect(granted(rated, 'other', 10)).toBe(2);
+    nowMs += 2000;
+    expect([granted(rated, 'own', 50), granted(rated, 'other', 10)]).toEqual([3, 1]);
+  });
+
+  it('keeps what is left of each bucket when a new policy replaces it: a reload hands out no fresh burst', () => {
+    const entry = { subjects: ['a'], rate: { perSecond: 1, burst: 5 } };
+    const first = new IssuancePolicy(checkPolicy({ callers: { a: entry } }));
+    expect(granted(first, 'a', 5)).toBe(5);
+    const second = new IssuancePolicy(checkPolicy({ callers: { a: entry, b: { subjects: ['b'] } } }), first);
+    expect(granted(second, 'a', 5)).toBe(0);
+    expect(granted(second, 'b', 5)).toBe(5);
   });
 });

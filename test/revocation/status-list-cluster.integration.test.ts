@@ -2,8 +2,9 @@
  * `jwt-grpc serve --status-list` in cluster mode (NODEMAXPROCS=2): the primary hands each
  * worker its own blocks of status list indexes, so tokens from both workers never share
  * one (draft-ietf-oauth-status-list-20 section 13.3), and every worker serves the list;
- * a revocation on one worker reaches the list every worker serves. Fresh gRPC channels (a
- * distinct user agent each) land on both workers in turn.
+ * a revocation on one worker reaches the list every worker serves; at saturation, with
+ * small blocks, no call fails at a block boundary while a worker waits for the primary.
+ * Fresh gRPC channels (a distinct user agent each) land on both workers in turn.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -132,5 +133,95 @@ describe('jwt-grpc serve --status-list with two workers', () => {
       expect(answer.status).toBe(200);
       expect(answer.headers['content-type']).toBe('application/statuslist+jwt');
     }
+  });
+});
+
+describe('jwt-grpc serve --status-list with two workers and blocks of 64 indexes', () => {
+  it('answers every GenerateJwt at saturation across 10 block boundaries of each worker', async () => {
+    const BLOCK = 64;
+    const smallHttpPort = await freePort();
+    const small = await startCli(
+      [
+        ...serveArgs('--keys', join(dir, 'keys.json'), '--issuer', `http://127.0.0.1:${smallHttpPort}`),
+        ...['--http-port', String(smallHttpPort), '--status-list'],
+        '--status-list-block',
+        String(BLOCK),
+        '--revocations',
+        join(dir, 'small-blocks.jsonl'),
+      ],
+      { env: { NODEMAXPROCS: '2' } },
+    );
+    const channels = Array.from({ length: 8 }, (_, i) =>
+      clients.jwt(small.port, { channelOptions: { 'grpc.primary_user_agent': `saturate-${i}` } }),
+    );
+    const CALLS = BLOCK * 10 * 2 + BLOCK;
+    const answers = await Promise.allSettled(
+      Array.from({ length: CALLS }, async (_, i) => {
+        const { jwt } = await (channels[i % channels.length] as (typeof channels)[number]).generateJwt({
+          algorithm: 'ES256',
+          subject: 'ada',
+        });
+        return (
+          JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString()) as { status: { status_list: { idx: number } } }
+        ).status.status_list.idx;
+      }),
+    );
+    expect(answers.filter((answer) => answer.status === 'rejected').map((answer) => String(answer.reason))).toEqual([]);
+    const indexes = answers.map((answer) => (answer as PromiseFulfilledResult<number>).value);
+    expect(new Set(indexes).size).toBe(CALLS);
+  });
+});
+
+describe('jwt-grpc serve --status-list with two workers, its counter near the end of list 1', () => {
+  it('rolls over to /statuslists/2 across workers; every worker serves both lists and marks a revocation in list 2', async () => {
+    const file = join(dir, 'near-the-end.jsonl');
+    // A reservation mark 64 short of the end of list 1, as a server that has issued that many would have left.
+    writeFileSync(file, `${JSON.stringify({ statusIndexes: (1 << 20) - 64 })}\n`);
+    const nearHttpPort = await freePort();
+    const nearIssuer = `http://127.0.0.1:${nearHttpPort}`;
+    const near = await startCli(
+      [
+        ...serveArgs('--keys', join(dir, 'keys.json'), '--issuer', nearIssuer),
+        ...['--http-port', String(nearHttpPort), '--status-list', '--status-list-block', '8', '--revocations', file],
+        ...['--admin-token-file', join(dir, 'admin-token')],
+      ],
+      { env: { NODEMAXPROCS: '2' } },
+    );
+    const channels = Array.from({ length: 8 }, (_, i) =>
+      clients.jwt(near.port, { channelOptions: { 'grpc.primary_user_agent': `near-${i}` } }),
+    );
+    const tokens: string[] = [];
+    for (let i = 0; i < 96; i++)
+      tokens.push(
+        (await (channels[i % channels.length] as (typeof channels)[number]).generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt,
+      );
+    const refOf = (token: string) =>
+      (
+        JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as {
+          status: { status_list: { idx: number; uri: string } };
+        }
+      ).status.status_list;
+    expect(new Set(tokens.map((token) => refOf(token).uri))).toEqual(
+      new Set([`${nearIssuer}/statuslists/1`, `${nearIssuer}/statuslists/2`]),
+    );
+    const inSecond = tokens.find((token) => refOf(token).uri.endsWith('/statuslists/2')) as string;
+    await (channels[0] as (typeof channels)[number]).revokeJwt({ jwt: inSecond }, admin);
+    const idx = refOf(inSecond).idx;
+    const bitsOnEveryWorker = async (): Promise<number[]> =>
+      Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const answer = await fetchRaw(nearHttpPort, '/statuslists/2');
+          const { status_list } = JSON.parse(Buffer.from(answer.body.split('.')[1] as string, 'base64url').toString()) as {
+            status_list: { lst: string };
+          };
+          return ((inflateSync(Buffer.from(status_list.lst, 'base64url'))[idx >> 3] as number) >> (idx & 7)) & 1;
+        }),
+      );
+    expect(await waitUntil(async () => (await bitsOnEveryWorker()).every((bit) => bit === 1), 3_000, 50)).toBe(true);
+    for (const answer of await Promise.all(Array.from({ length: 6 }, () => fetchRaw(nearHttpPort, '/statuslists/1'))))
+      expect(answer.status).toBe(200);
+    const verifier = createRemoteVerifier({ issuerUrl: nearIssuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
+    expect(await verifier.verify(inSecond)).toMatchObject({ valid: false, reason: 'REVOKED' });
+    expect(await verifier.verify(tokens[0] as string)).toMatchObject({ valid: true });
   });
 });

@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
+import { DEFAULT_STATUS_LIST_SIZE } from '../../src/revocation/status-list/issuer.js';
+import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
 import {
   ANY_AUDIENCE,
   CallMetadata,
@@ -69,7 +71,7 @@ async function countingProxy(): Promise<{ issuer: string; counts: Map<string, nu
  * A server with the status list and a revocations file, its issuer the proxy's origin,
  * counting the gRPC calls by method. `reuse` starts it again on an earlier one's proxy and file (a restart).
  */
-async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof countingProxy>>; file: string }) {
+async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof countingProxy>>; file: string }, blockSize?: number) {
   const proxy = reuse?.proxy ?? (await countingProxy());
   const file = reuse?.file ?? freshFile();
   const calls = new Map<string, number>();
@@ -80,6 +82,7 @@ async function start(ttl = 60, reuse?: { proxy: Awaited<ReturnType<typeof counti
       httpPort: 0,
       statusList: true,
       statusListTtlSeconds: ttl,
+      ...(blockSize !== undefined && { statusListBlockSize: blockSize }),
       revocations: file,
       adminTokenFile,
       logger: silentLogger,
@@ -108,6 +111,69 @@ describe('statusList on the server', () => {
     expect(a['status']).toEqual({ status_list: { idx: expect.any(Number), uri: `${issuer}${LIST_PATH}` } });
     const idx = (p: Record<string, unknown>) => (p['status'] as { status_list: { idx: number } }).status_list.idx;
     expect(idx(b)).not.toBe(idx(a));
+  });
+
+  it('answers every GenerateJwt at saturation across 10 block boundaries: the next block is waited for, never refused', async () => {
+    const BLOCK = 64;
+    const { jwt, file } = await start(60, undefined, BLOCK);
+    const CALLS = BLOCK * 10 + BLOCK / 2;
+    // Far more calls in flight than half a block: each boundary is reached before the fsync'd reservation comes back.
+    const answers = await Promise.allSettled(
+      Array.from({ length: CALLS }, () => jwt.generateJwt({ algorithm: 'ES256', subject: 'ada' }).then((answer) => indexOf(answer.jwt))),
+    );
+    const failures = answers.filter((answer) => answer.status === 'rejected').map((answer) => String(answer.reason));
+    expect(failures).toEqual([]);
+    const indexes = answers.map((answer) => (answer as PromiseFulfilledResult<number>).value);
+    expect(new Set(indexes).size).toBe(CALLS);
+    // Every block came from the file's counter: one reservation line per block, none skipped but the last's spare.
+    const marks = readFileSync(file, 'utf8').trim().split('\n').length;
+    expect(marks).toBeGreaterThanOrEqual(11);
+  });
+
+  it('rolls a full list over to /statuslists/2, serves both on the discovery port and by GetStatusList, and revokes in each', async () => {
+    // A store of one's own whose counter stands 8 short of the end of list 1.
+    const revoked: Revocation[] = [];
+    let counter = DEFAULT_STATUS_LIST_SIZE - 8;
+    const store: RevocationStore = {
+      kind: 'near-the-end',
+      up: true,
+      start: async () => undefined,
+      add: async (revocation) => void revoked.push(revocation),
+      close: async () => undefined,
+      reserveStatusIndexes: async (count) => {
+        const first = counter;
+        counter += count;
+        return first;
+      },
+    };
+    const proxy = await countingProxy();
+    const options = { keys: await sharedKeys(), issuer: proxy.issuer, httpPort: 0, statusList: true, statusListBlockSize: 8 };
+    const server = trackServer(createJwtServer({ ...options, revocationStore: store, adminTokenFile, logger: silentLogger }));
+    const port = await server.listen('127.0.0.1:0');
+    proxy.target.port = server.httpPort as number;
+    const jwt = clients.jwt(port);
+    const tokens: string[] = [];
+    for (let i = 0; i < 12; i++) tokens.push((await jwt.generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt);
+    const refs = tokens.map((token) => (payloadOf(token)['status'] as { status_list: { idx: number; uri: string } }).status_list);
+    expect(refs.map((ref) => ref.uri.slice(proxy.issuer.length))).toEqual([
+      ...Array(8).fill(LIST_PATH),
+      ...Array(4).fill('/statuslists/2'),
+    ]);
+    expect(refs.map((ref) => ref.idx)).toEqual([...[0, 1, 2, 3, 4, 5, 6, 7].map((i) => DEFAULT_STATUS_LIST_SIZE - 8 + i), 0, 1, 2, 3]);
+    const [lastOfFirst, firstOfSecond] = [tokens[7] as string, tokens[8] as string];
+    await jwt.revokeJwt({ jwt: firstOfSecond }, admin);
+    await jwt.revokeJwt({ jwt: lastOfFirst }, admin);
+    expect(revoked.map((revocation) => revocation.statusIndex)).toEqual([DEFAULT_STATUS_LIST_SIZE, DEFAULT_STATUS_LIST_SIZE - 1]);
+    for (const path of [LIST_PATH, '/statuslists/2']) {
+      const answer = await fetchRaw(server.httpPort as number, path);
+      expect(answer.status, path).toBe(200);
+      expect(payloadOf(answer.body)['sub'], path).toBe(`${proxy.issuer}${path}`);
+      expect((await jwt.getStatusList({ uri: `${proxy.issuer}${path}` })).token, path).toBe(answer.body);
+    }
+    expect(payloadOf((await jwt.getStatusList()).token)['sub']).toBe(`${proxy.issuer}/statuslists/2`);
+    const verifier = createRemoteVerifier({ issuerUrl: proxy.issuer }, { audience: ANY_AUDIENCE, logger: silentLogger });
+    const verdicts = await Promise.all([tokens[6], lastOfFirst, firstOfSecond, tokens[9]].map((token) => verifier.verify(token as string)));
+    expect(verdicts.map((verdict) => (verdict.valid ? 'valid' : verdict.reason))).toEqual(['valid', 'REVOKED', 'REVOKED', 'valid']);
   });
 
   it('refuses a status claim in claims_json: only the server names its list', async () => {

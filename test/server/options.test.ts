@@ -66,7 +66,7 @@ describe('resolveServerOptions', () => {
     const err = refusal({ statusList: true, revocations: 'r.jsonl' });
     expect([err.field, err.message]).toEqual([
       'statusList',
-      'option statusList: needs httpPort: verifiers fetch the status list over HTTP at ISSUER/statuslists/1',
+      'option statusList: needs httpPort: verifiers fetch the status lists over HTTP at ISSUER/statuslists/N',
     ]);
   });
 
@@ -89,7 +89,7 @@ describe('resolveServerOptions', () => {
   it('names options as the caller labels them', () => {
     const err = refusal({ statusList: true }, (name) => `server.${name}`);
     expect(err.message).toBe(
-      'option server.statusList: needs server.httpPort: verifiers fetch the status list over HTTP at ISSUER/statuslists/1',
+      'option server.statusList: needs server.httpPort: verifiers fetch the status lists over HTTP at ISSUER/statuslists/N',
     );
   });
 });

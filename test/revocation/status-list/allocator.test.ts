@@ -1,10 +1,11 @@
 /**
  * Status-list indexes handed out block by block: disjoint across allocators that share one
- * reserve, the next block fetched in the background, none past the end of the list, and a
- * reserve that fails or answers nonsense reported, not turned into an index.
+ * reserve, the next block fetched in the background, a call held (not refused) while the
+ * next block is on its way, none past the end of the list, and a reserve that fails,
+ * stalls or answers nonsense reported, not turned into an index.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { IndexAllocator, localReserve } from '../../../src/revocation/status-list/allocator.js';
+import { INDEX_WAIT_MS, IndexAllocator, localReserve } from '../../../src/revocation/status-list/allocator.js';
 
 const MAX = 1 << 20;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -55,7 +56,7 @@ describe('IndexAllocator', () => {
     expect(seen.size).toBeGreaterThan(300);
   });
 
-  it('answers undefined once the list is full, never an index past it, and says so once', async () => {
+  it('answers undefined once every index below its size is taken, never one past it, and says so once', async () => {
     const logger = recordingLogger();
     const allocator = new IndexAllocator({ reserve: localReserve(), size: 16, blockSize: 8, logger });
     await allocator.start();
@@ -66,7 +67,7 @@ describe('IndexAllocator', () => {
     }
     expect(got.filter((idx) => idx !== undefined)).toEqual([...Array(16).keys()]);
     expect(got.slice(16)).toEqual([undefined, undefined, undefined, undefined]);
-    expect(logger.lines).toEqual(['error status list is full: tokens cannot be issued until it is replaced {"size":16}']);
+    expect(logger.lines).toEqual(['error status list: every index is taken, tokens cannot be issued {"size":16}']);
   });
 
   it('refuses to start on a reserve that answers no index', async () => {
@@ -98,5 +99,46 @@ describe('IndexAllocator', () => {
     await turn();
     expect(calls).toBe(3);
     expect(allocator.next()).toBe(102);
+  });
+
+  it('holds a call at the block boundary until the block in flight arrives, in the order the calls came', async () => {
+    const answers: Array<(first: number) => void> = [];
+    const reserve = (): Promise<number> => new Promise((resolve) => answers.push(resolve));
+    const allocator = new IndexAllocator({ reserve, size: MAX, blockSize: 4 });
+    const started = allocator.start();
+    answers.shift()?.(0);
+    await started;
+    expect([allocator.take(), allocator.take(), allocator.take(), allocator.take()]).toEqual([0, 1, 2, 3]);
+    // The next block was asked for at half the block; it has not come back yet.
+    expect(answers).toHaveLength(1);
+    const held = [allocator.take(), allocator.take()];
+    expect(held.every((idx) => idx instanceof Promise)).toBe(true);
+    answers.shift()?.(100);
+    expect(await Promise.all(held)).toEqual([100, 101]);
+    expect(allocator.take()).toBe(102);
+  });
+
+  it('refuses a held call after INDEX_WAIT_MS when no block comes, and every held call when the store fails', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const answers: Array<{ resolve: (first: number) => void; reject: (err: Error) => void }> = [];
+    const reserve = (): Promise<number> => new Promise((resolve, reject) => answers.push({ resolve, reject }));
+    const allocator = new IndexAllocator({ reserve, size: MAX, blockSize: 2 });
+    const started = allocator.start();
+    answers.shift()?.resolve(0);
+    await started;
+    allocator.take();
+    allocator.take();
+    const late = allocator.take() as Promise<number>;
+    const outcome = late.then(
+      () => 'index',
+      (err: Error) => err.message,
+    );
+    vi.advanceTimersByTime(INDEX_WAIT_MS);
+    expect(await outcome).toBe(`no status list index is free: no block of indexes was reserved within ${INDEX_WAIT_MS} ms`);
+    const failing = allocator.take() as Promise<number>;
+    answers.shift()?.reject(new Error('redis down'));
+    await expect(failing).rejects.toThrow('no status list index is free: its index store is unreachable (redis down)');
+    // Within a second of the failure nothing is asked again: refused at once, not held.
+    expect(() => allocator.take()).toThrow(expect.objectContaining({ code: 'ERR_STATUS_LIST_FULL' }));
   });
 });
