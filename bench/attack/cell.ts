@@ -6,10 +6,10 @@
  * {@link SETTLE_MS} more and reads it again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Transport } from '../../src/lib.js';
 import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
 import { tasksetCommand } from '../kit/exec.js';
+import { repoPath } from '../kit/paths.js';
 import { statusBytes } from '../kit/proc.js';
 import type { AttackCounts, AttackName, AttackTarget } from './attackers.js';
 import { type CallerRecords, LegitimateCaller } from './caller.js';
@@ -33,6 +33,10 @@ export interface CellSpec {
   readonly keysFile: string;
   /** CPU of the server (single process) and of the caller and attacker; none: unpinned. */
   readonly cpus?: { readonly server: number; readonly load: number };
+  /** How long after the churn attack the RSS is read again; default {@link SETTLE_MS}. */
+  readonly settleMs?: number;
+  /** Flags added to `jwt-grpc serve`. */
+  readonly serveFlags?: readonly string[];
 }
 
 export interface CellResult {
@@ -45,7 +49,8 @@ export interface CellResult {
   readonly counters: readonly string[];
 }
 
-const ATTACKER_ENTRY = fileURLToPath(new URL('./attacker-child.js', import.meta.url));
+/** The built attacker, whoever imports this module (the tests run it from source). */
+const ATTACKER_ENTRY = repoPath('dist', 'bench', 'attack', 'attacker-child.js');
 
 function portOf(stdout: string, pattern: RegExp): number | undefined {
   const match = stdout.match(pattern);
@@ -64,6 +69,7 @@ function serveFlags(spec: CellSpec): string[] {
     '0',
     '--issuer',
     'https://issuer.example',
+    ...(spec.serveFlags ?? []),
   );
 }
 
@@ -149,7 +155,7 @@ export async function runCell(spec: CellSpec, log: (line: string) => void): Prom
     const records = await caller.stop();
     let settled: number | undefined;
     if (spec.attack === 'churn') {
-      await sleep(SETTLE_MS);
+      await sleep(spec.settleMs ?? SETTLE_MS);
       settled = rssOf(server);
     }
     const counters = await guardCounters(host, ports.metricsPort);

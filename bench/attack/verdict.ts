@@ -75,7 +75,7 @@ export function judgeCell(result: CellResult): CellVerdict {
   if (result.spec.attack === 'churn' && warm > 0) {
     if (peak > MAX_CHURN_PEAK * warm) missed.push(`peak RSS ${(peak / warm).toFixed(2)}x warm`);
     if (settled !== undefined && Math.abs(settled - warm) > MAX_SETTLED_DRIFT * warm)
-      missed.push(`RSS ${(settled / warm).toFixed(2)}x warm ${SETTLE_MS / 1000} s after`);
+      missed.push(`RSS ${(settled / warm).toFixed(2)}x warm ${(result.spec.settleMs ?? SETTLE_MS) / 1000} s after`);
   }
   return { calls, missed };
 }

@@ -1,0 +1,79 @@
+/**
+ * What a peer with no credential can hold, measured by the legitimate caller beside it: each
+ * attack of `npm run bench:attack` (bench/attack/) against a fresh `jwt-grpc serve` under an
+ * open-files limit of 1024, the attacker in a process of its own at 127.0.0.2, a caller
+ * calling every 200 ms on fresh channels, on one long-lived channel and on the side ports.
+ * Every cell must leave at least 99 % of the caller's calls OK at p99 under 1 s, and the
+ * attacker's connections must be the ones the server closed or refused. Short cells here (the
+ * suite's budget); `npm run bench:attack` runs each for 30 s on both transports, single and in
+ * a cluster of two, and docs/security.md gives those figures.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AttackName } from '../../bench/attack/attackers.js';
+import { type CellResult, runCell } from '../../bench/attack/cell.js';
+import { judgeCell } from '../../bench/attack/verdict.js';
+import { writeKeysFile } from '../../bench/harness/keys-file.js';
+import { killAll } from '../../bench/kit/launcher.js';
+
+const keys = writeKeysFile(['HS256']);
+afterAll(async () => {
+  await killAll();
+  keys.remove();
+});
+
+/** Attack time per cell: several idle and handshake bounds' worth would not fit the suite. */
+const SECONDS = 6;
+/** RSS is read again this long after the churn: enough for the closed connections' memory to be collected. */
+const CHURN_SETTLE_MS = 15_000;
+
+function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2, settleMs?: number): Promise<CellResult> {
+  return runCell(
+    { attack, transport, workers, seconds: SECONDS, from: '127.0.0.2', keysFile: keys.path, ...(settleMs !== undefined && { settleMs }) },
+    () => {},
+  );
+}
+
+/** The caller met every target; the message names what it missed and why its calls failed. */
+function expectCallerServed(result: CellResult): void {
+  expect(result.attacker?.opened ?? 0, 'the attacker never ran').toBeGreaterThan(0);
+  const { calls, missed } = judgeCell(result);
+  const failures = Object.values(calls).flatMap((summary) => summary.failures);
+  expect(missed, `${missed.join('; ')}\n${failures.join('\n')}\n${result.counters.join('\n')}`).toEqual([]);
+  expect(calls.fresh.calls).toBeGreaterThanOrEqual((SECONDS * 1000) / 200 - 3);
+  expect(calls.longLived.calls).toBe(calls.fresh.calls);
+}
+
+describe.each([
+  ['http2', 1],
+  ['grpc-js', 1],
+  ['http2', 2],
+] as const)('on %s, %i process(es)', (transport, workers) => {
+  it.each<AttackName>(['half-open', 'idle', 'silent'])(
+    '%s: the legitimate caller is served, and the attacker is what the server closes or refuses',
+    async (attack) => {
+      const result = await cell(attack, transport, workers);
+      expectCallerServed(result);
+      const attacker = result.attacker;
+      expect(attacker).toBeDefined();
+      if (attack === 'half-open') expect(attacker?.streamsRefused ?? 0, 'the server refused none of the held streams').toBeGreaterThan(0);
+      else
+        expect(
+          (attacker?.closedByServer ?? 0) + (attacker?.failedToOpen ?? 0),
+          'the server closed no attacking connection',
+        ).toBeGreaterThan(0);
+    },
+    60_000,
+  );
+});
+
+describe('on http2, one process', () => {
+  it('window 0: the legitimate caller is served', async () => {
+    expectCallerServed(await cell('window0', 'http2', 1));
+  }, 60_000);
+
+  it('connection churn: the caller is served, and the RSS peaks at most 1.5x and settles within 10 % of where it was', async () => {
+    const result = await cell('churn', 'http2', 1, CHURN_SETTLE_MS);
+    expectCallerServed(result);
+    expect(result.rss.settled).toBeDefined();
+  }, 90_000);
+});
