@@ -27,6 +27,8 @@ import {
   requestBlock,
 } from '../transport/helpers/raw.js';
 import { errorCode } from '../transport/helpers/frame-exchange.js';
+import { serveArgs, startCli } from '../../bench/kit/cli.js';
+import { killAll } from '../../bench/kit/launcher.js';
 
 const CHECK = '/grpc.health.v1.Health/Check';
 const WATCH = '/grpc.health.v1.Health/Watch';
@@ -51,6 +53,7 @@ afterEach(async () => {
   for (const conn of connections) conn.close();
   connections.clear();
   await closeAllServers();
+  await killAll();
 });
 
 afterAll(() => closeAllServers());
@@ -213,4 +216,22 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     // None of the streams within the limit was refused.
     expect(conn.frames.filter((f) => f.type === FRAME_TYPE.RST_STREAM && f.streamId < over)).toEqual([]);
   });
+});
+
+describe('`jwt-grpc serve` in a cluster of 2 workers', () => {
+  it('gives the flags to every worker: half-open streams answered, idle connections closed, counted by the primary', async () => {
+    const cli = await startCli(serveArgs('--request-timeout-ms', '500', '--max-connection-idle-ms', '1000', '--metrics-port', '0'), {
+      env: { NODEMAXPROCS: '2' },
+    });
+    const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(cli.stdout)?.[1]);
+    // Connections go round robin: four reach both workers.
+    const clients = await Promise.all(Array.from({ length: 4 }, () => session(cli.port)));
+    const answers = await Promise.all(clients.map((client) => rawRequest(client, { headers: grpcHeaders(CHECK), end: false })));
+    for (const answer of answers) expect(answer.status).toBe(GrpcStatus.DEADLINE_EXCEEDED);
+    const goaways = await Promise.all(clients.map((client) => nextGoaway(client, Date.now())));
+    for (const goaway of goaways) expect(goaway).toMatchObject({ code: 0, data: 'max_idle' });
+    await expect.poll(() => sample(metricsPort, 'jwt_grpc_request_timeouts_total'), { timeout: 5000 }).toBe(4);
+    await expect.poll(() => sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle"'), { timeout: 5000 }).toBe(4);
+    await cli.waitFor('stderr', /calls answered DEADLINE_EXCEEDED: their request was not whole in time/, 5000);
+  }, 30_000);
 });
