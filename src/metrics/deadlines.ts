@@ -13,7 +13,16 @@ import type { Registry } from 'prom-client';
 import type { ConnectionCloseReason, DeadlineCounters } from '../transport/peer-deadlines.js';
 import { registerComputed } from './computed.js';
 
-/** The deadline counters of one process's gRPC server. @internal */
+/**
+ * The deadline counters of one process's gRPC server.
+ *
+ * @example
+ * ```ts
+ * const deadlines = new DeadlineMetrics(registry);
+ * createHttp2GrpcServer({ deadlineCounters: deadlines });
+ * ```
+ * @internal
+ */
 export class DeadlineMetrics implements DeadlineCounters {
   #timeouts = 0;
   readonly #closed: Record<ConnectionCloseReason, number> = { idle: 0, age: 0 };

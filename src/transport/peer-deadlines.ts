@@ -84,7 +84,15 @@ export class PeerDeadlineReport {
   }
 }
 
-/** The message a call whose request timed out is answered with. */
+/**
+ * The message a call whose request timed out is answered with (grpc-message), the same on both transports.
+ *
+ * @example
+ * ```ts
+ * requestTimeoutMessage(10_000); // 'the request was not complete (END_STREAM) within 10000 ms (requestTimeoutMs)'
+ * ```
+ * @internal
+ */
 export function requestTimeoutMessage(requestTimeoutMs: number): string {
   return `the request was not complete (END_STREAM) within ${requestTimeoutMs} ms (requestTimeoutMs)`;
 }
