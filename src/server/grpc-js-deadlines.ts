@@ -91,6 +91,8 @@ class SessionDeadlines {
   /** Answers DEADLINE_EXCEEDED (or, after grpc-js's headers, cancels) and resets the stream, which grpc-js sees as a cancelled call. */
   #timeOut(stream: ServerHttp2Stream): void {
     const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = nodeHttp2().constants;
+    // Closing already (its 'close' not yet emitted): nothing is held past it.
+    if (stream.destroyed || stream.closed) return;
     if (stream.headersSent) {
       stream.close(NGHTTP2_CANCEL);
       return;
