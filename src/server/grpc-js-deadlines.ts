@@ -74,8 +74,9 @@ class SessionDeadlines {
   #checkRequests(): void {
     const tick = ++this.#requestTick;
     for (const stream of [...this.#pending]) {
-      // nghttp2's view: the client's END_STREAM arrived (whether or not grpc-js has read it).
-      if (stream.state?.remoteClose === 1) {
+      // nghttp2's view: the client's END_STREAM arrived (whether or not grpc-js has read it);
+      // or the stream is closing already (its 'close' not yet emitted): nothing to answer.
+      if (stream.destroyed || stream.closed || stream.state?.remoteClose === 1) {
         this.#pending.delete(stream);
         continue;
       }
@@ -91,8 +92,6 @@ class SessionDeadlines {
   /** Answers DEADLINE_EXCEEDED (or, after grpc-js's headers, cancels) and resets the stream, which grpc-js sees as a cancelled call. */
   #timeOut(stream: ServerHttp2Stream): void {
     const { NGHTTP2_NO_ERROR, NGHTTP2_CANCEL } = nodeHttp2().constants;
-    // Closing already (its 'close' not yet emitted): nothing is held past it.
-    if (stream.destroyed || stream.closed) return;
     if (stream.headersSent) {
       stream.close(NGHTTP2_CANCEL);
       return;
