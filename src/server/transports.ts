@@ -19,7 +19,7 @@ import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } fro
 import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
 import { guardGrpcJsDeadlines } from './grpc-js-deadlines.js';
-import { type DeadlineCounters, PeerDeadlineReport } from '../transport/peer-deadlines.js';
+import { type DeadlineCounters, PeerDeadlineReport } from '../peer-deadlines.js';
 import type { HandedPort } from '../handed-port.js';
 import { OpenSet } from '../open-set.js';
 import { cannotListen } from '../address.js';

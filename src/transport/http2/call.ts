@@ -8,7 +8,7 @@
 import type { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../../errors.js';
 import { CallCore, deserializeError } from '../call-core.js';
-import { requestTimeoutMessage } from '../peer-deadlines.js';
+import { requestTimeoutMessage } from '../../peer-deadlines.js';
 import {
   type CallerIdentity,
   type BidiStreamHandler,

@@ -7,7 +7,7 @@ import { invalidOption } from '../../errors.js';
 import { type Logger, createStderrLogger } from '../../log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
 import type { ConnectionCounters } from '../../connection-guard.js';
-import type { DeadlineCounters } from '../peer-deadlines.js';
+import type { DeadlineCounters } from '../../peer-deadlines.js';
 import type { CallInterceptor } from '../handler-api.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */

@@ -17,7 +17,7 @@ import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Opt
 import { Router } from './router.js';
 import { SessionState } from './session.js';
 import type { ConnectionLimits } from './wire/connection.js';
-import { PeerDeadlineReport } from '../peer-deadlines.js';
+import { PeerDeadlineReport } from '../../peer-deadlines.js';
 
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {

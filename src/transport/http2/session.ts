@@ -1,13 +1,13 @@
 /**
  * One client connection: keepalive pings and their enforcement (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)), maximum age
  * and idle time (A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md)), the request deadline of its calls
- * (../peer-deadlines.ts), graceful close with two GOAWAYs, and forced close.
+ * (../../peer-deadlines.ts), graceful close with two GOAWAYs, and forced close.
  */
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
 import type { ConnectionGuard, HandshakeFailure } from '../../connection-guard.js';
-import { DEADLINE_CHECKS_PER_BOUND, PeerDeadlineReport } from '../peer-deadlines.js';
+import { DEADLINE_CHECKS_PER_BOUND, PeerDeadlineReport } from '../../peer-deadlines.js';
 import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';

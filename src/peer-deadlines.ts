@@ -7,8 +7,8 @@
  * MaxConnectionAge). What they close is counted (when metrics are on) and logged at most once
  * per LOG_INTERVAL_MS with the counts, never a line per stream or connection.
  */
-import { ThrottledWarning } from '../connection-guard.js';
-import type { Logger } from '../log.js';
+import { ThrottledWarning } from './connection-guard.js';
+import type { Logger } from './log.js';
 
 /**
  * Each deadline is checked this many times per bound, by one timer per connection (never
