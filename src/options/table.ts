@@ -277,6 +277,14 @@ export const OPTIONS = {
     help: 'close client connections after this long (±10 %, GOAWAY, then a grace for calls in flight) so no connection holds its slot for ever and clients rebalance over workers',
     cli: { flag: 'max-connection-age-ms', env: 'JWT_GRPC_MAX_CONNECTION_AGE_MS' },
   }),
+  maxConnectionAgeGraceMs: option({
+    group: 'transport',
+    kind: integer(0, MAX_TIMER_MS, 'MS'),
+    // grpc-go's and grpc-js's usual setting, on both transports.
+    default: 30_000,
+    help: 'after maxConnectionAgeMs, how long calls in flight on the connection may finish before they are cancelled',
+    cli: { flag: 'max-connection-age-grace-ms', env: 'JWT_GRPC_MAX_CONNECTION_AGE_GRACE_MS' },
+  }),
   maxConnectionIdleMs: option({
     group: 'transport',
     kind: integer(1000, MAX_TIMER_MS, 'MS'),
@@ -524,13 +532,6 @@ export const OPTIONS = {
     kind: integer(0, 1000),
     default: 2,
     help: 'early client pings tolerated before the connection is closed (GOAWAY ENHANCE_YOUR_CALM, too_many_pings)',
-  }),
-  maxConnectionAgeGraceMs: option({
-    group: 'http2',
-    kind: integer(0, MAX_TIMER_MS, 'MS'),
-    // grpc-go's and grpc-js's usual setting; createJwtServer gives it to grpc-js too.
-    default: 30_000,
-    help: 'after maxConnectionAgeMs, how long calls in flight on the connection may finish before they are cancelled',
   }),
 
   // The command line only

@@ -17,7 +17,7 @@ export function serverChannelOptions(transport: ResolvedOptions<'transport'>): C
     // (grpc-js-deadlines.ts counts the closes). The idle bound is grpc-js-deadlines.ts's, not
     // grpc-js's `grpc.max_connection_idle_ms`, whose closes could not be counted.
     'grpc.max_connection_age_ms': transport.maxConnectionAgeMs,
-    'grpc.max_connection_age_grace_ms': optionValue('maxConnectionAgeGraceMs', undefined),
+    'grpc.max_connection_age_grace_ms': transport.maxConnectionAgeGraceMs,
     // Advertised in SETTINGS and enforced by nghttp2, as the own transport's (option table).
     'grpc.max_concurrent_streams': optionValue('maxConcurrentStreams', undefined),
     ...transport.channelOptions,

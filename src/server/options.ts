@@ -58,6 +58,11 @@ export interface TransportOptions {
    */
   readonly maxConnectionAgeMs?: number;
   /**
+   * After maxConnectionAgeMs, how long calls in flight on the connection may finish before
+   * they are cancelled, 0 to 2^31 - 1 ms. Default 30000.
+   */
+  readonly maxConnectionAgeGraceMs?: number;
+  /**
    * Close a connection (GOAWAY NO_ERROR) that has had no open stream for this long, 1000 ms
    * to 2^31 - 1; client pings are not activity. Default 60000.
    */

@@ -54,6 +54,7 @@ function http2Transport({ options, interceptors, logger, counters, deadlineCount
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
     maxConnectionAgeMs: options.maxConnectionAgeMs,
+    maxConnectionAgeGraceMs: options.maxConnectionAgeGraceMs,
     maxConnectionIdleMs: options.maxConnectionIdleMs,
     requestTimeoutMs: options.requestTimeoutMs,
     maxProcessStreamMemoryMb: options.maxProcessStreamMemoryMb,

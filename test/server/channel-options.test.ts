@@ -37,6 +37,10 @@ describe('serverChannelOptions', () => {
     });
   });
 
+  it('gives grpc-js the grace the options give', () => {
+    expect(serverChannelOptions(transport({ maxConnectionAgeGraceMs: 5000 }))).toMatchObject({ 'grpc.max_connection_age_grace_ms': 5000 });
+  });
+
   it("lets the user's channel options have the last word", () => {
     expect(
       serverChannelOptions(transport({ channelOptions: { 'grpc.enable_channelz': 1, 'grpc.keepalive_time_ms': 5000 } })),

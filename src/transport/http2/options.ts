@@ -69,6 +69,7 @@ export interface Http2GrpcServerOptions {
 type SharedOptionNames =
   | 'maxReceiveMessageBytes'
   | 'maxConnectionAgeMs'
+  | 'maxConnectionAgeGraceMs'
   | 'maxConnectionIdleMs'
   | 'requestTimeoutMs'
   | 'maxProcessStreamMemoryMb'
@@ -88,6 +89,7 @@ type Http2MatchesTable = Expect<DeclaresGroup<Omit<Http2GrpcServerOptions, Share
 export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly maxReceiveMessageBytes: number;
   readonly maxConnectionAgeMs: number;
+  readonly maxConnectionAgeGraceMs: number;
   readonly maxConnectionIdleMs: number;
   readonly requestTimeoutMs: number;
   readonly maxProcessStreamMemoryMb: number;
@@ -108,6 +110,7 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     ...resolveOptions('http2', options),
     maxReceiveMessageBytes: optionValue('maxReceiveMessageBytes', options.maxReceiveMessageBytes),
     maxConnectionAgeMs: optionValue('maxConnectionAgeMs', options.maxConnectionAgeMs),
+    maxConnectionAgeGraceMs: optionValue('maxConnectionAgeGraceMs', options.maxConnectionAgeGraceMs),
     maxConnectionIdleMs: optionValue('maxConnectionIdleMs', options.maxConnectionIdleMs),
     requestTimeoutMs: optionValue('requestTimeoutMs', options.requestTimeoutMs),
     maxProcessStreamMemoryMb: optionValue('maxProcessStreamMemoryMb', options.maxProcessStreamMemoryMb),
