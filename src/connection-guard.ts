@@ -148,8 +148,11 @@ export function defaultMaxConnections(limit: number | undefined): number {
   return Math.max(1, Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS));
 }
 
-/** Counts events by name and writes them as one warning line at most every {@link LOG_INTERVAL_MS}. */
-class ThrottledWarning {
+/**
+ * Counts events by name and writes them as one line (a warning, unless `level` says
+ * otherwise) at most every {@link LOG_INTERVAL_MS}. @internal
+ */
+export class ThrottledWarning {
   readonly #counts = new Map<string, number>();
   #lastLine = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined = undefined;
@@ -158,6 +161,7 @@ class ThrottledWarning {
     private readonly logger: Logger,
     private readonly message: string,
     private readonly fields: Readonly<Record<string, unknown>>,
+    private readonly level: 'info' | 'warn' = 'warn',
   ) {}
 
   add(name: string): void {
@@ -176,7 +180,7 @@ class ThrottledWarning {
     this.#lastLine = Date.now();
     const counts = Object.fromEntries(this.#counts);
     this.#counts.clear();
-    this.logger.warn(this.message, { ...this.fields, ...counts, intervalSeconds: LOG_INTERVAL_MS / 1000 });
+    this.logger[this.level](this.message, { ...this.fields, ...counts, intervalSeconds: LOG_INTERVAL_MS / 1000 });
   }
 }
 

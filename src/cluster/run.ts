@@ -20,8 +20,9 @@ export type { ClusterOptions } from './options.js';
  * `policy`), so every worker enforces the same one, before and after a reload.
  *
  * Note that the primary balances connections, not calls: one HTTP/2 client connection
- * is served by one worker. Use at least as many client connections as workers, or
- * `server.maxConnectionAgeMs` so long-lived clients rebalance.
+ * is served by one worker. Use at least as many client connections as workers; long-lived
+ * clients also rebalance when their connection reaches `server.maxConnectionAgeMs` (default
+ * 30 minutes).
  *
  * @example
  * ```ts

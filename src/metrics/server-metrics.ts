@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import { promClient } from '../optional-deps.js';
 import { CallMetrics } from './calls.js';
 import { ConnectionMetrics } from './connections.js';
+import { DeadlineMetrics } from './deadlines.js';
 import { processMetrics } from './process.js';
 import { ReloadMetrics, ServiceMetrics } from './jwt-service-metrics.js';
 
@@ -23,6 +24,8 @@ export class ServerMetrics {
   readonly policyReloads: ReloadMetrics;
   /** Failed handshakes and refused connections of the server's ports. */
   readonly connections: ConnectionMetrics;
+  /** Requests timed out and connections closed idle or old, on the gRPC port. */
+  readonly deadlines: DeadlineMetrics;
   /** Whether the registry is jwt-grpc's own: then the process metrics go with it. */
   readonly #own: boolean;
 
@@ -34,6 +37,7 @@ export class ServerMetrics {
     this.reloads = new ReloadMetrics(this.registry);
     this.policyReloads = new ReloadMetrics(this.registry, 'policy');
     this.connections = new ConnectionMetrics(this.registry);
+    this.deadlines = new DeadlineMetrics(this.registry);
   }
 
   /** Every metric to serve, as prom-client's JSON (what a cluster worker sends its primary). */

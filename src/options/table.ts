@@ -118,6 +118,43 @@ export const CLOCK_TOLERANCE_SECONDS = 5;
  * blocks, 8192 of the list's 2^20 entries (under 1%), unused.
  */
 export const DEFAULT_INDEX_BLOCK = 4096;
+/**
+ * How long a call's request may take to arrive whole, from its HEADERS to the client's
+ * END_STREAM, whatever grpc-timeout it sent (or none): past it the call is answered
+ * DEADLINE_EXCEEDED and its stream reset, so a stream opened and never finished cannot hold
+ * its share of the memory ceilings. nginx bounds each phase the same way
+ * (client_header_timeout, client_body_timeout: 60 s between reads); a token request is a few
+ * hundred bytes that a client sends in one write, so 10 s is thousands of round trips on a
+ * slow link and still returns an abandoned stream's memory well before the 30 s stall bound.
+ */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * How long a connection may stay without an open stream before the server sends GOAWAY
+ * NO_ERROR and closes it (grpc-go's MaxConnectionIdle, infinite by default there). An idle
+ * connection holds a descriptor and a slot of maxConnections: 60 s, as AWS's load balancers
+ * close idle connections (nginx: keepalive_timeout 75 s), returns a forgotten or attacking
+ * connection's slot within a minute, while a client that calls at least once a minute keeps
+ * its connection, and one that calls less reconnects (gRPC clients do so on GOAWAY
+ * NO_ERROR without failing a call). Client PINGs are not activity.
+ */
+export const MAX_CONNECTION_IDLE_MS = 60_000;
+/**
+ * How long a connection lives before the server sends GOAWAY NO_ERROR (±10 %, gRFC A9),
+ * then maxConnectionAgeGraceMs for the calls in flight (grpc-go's MaxConnectionAge,
+ * infinite by default there). A connection kept busy (a Watch stream, a steady trickle of
+ * calls) holds its slot no longer than this; 30 minutes costs each client one handshake per
+ * half hour and spreads clients over cluster workers and replicas after a scale-up.
+ */
+export const MAX_CONNECTION_AGE_MS = 30 * 60_000;
+/**
+ * SETTINGS_MAX_CONCURRENT_STREAMS advertised and enforced (RFC 9113 §5.1.2: past it,
+ * REFUSED_STREAM). 1,024 streams at their full cost, 4 KiB each plus a full 16 KiB header
+ * list on the own transport (20 MiB), or 16 KiB each on grpc-js (16 MiB), fit the 64 MiB
+ * per-connection ceiling, so a stream the SETTINGS allow is refused for memory only when
+ * messages or waiting answers fill it. Go's net/http2 server advertises 250, nginx 128;
+ * 1,024 leaves a benchmark client at -c 1000 over one connection unrefused.
+ */
+export const MAX_CONCURRENT_STREAMS = 1024;
 /** setTimeout's longest delay (2^31 - 1 ms); a longer one fires at once, so longer durations are refused. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -241,9 +278,31 @@ export const OPTIONS = {
   maxConnectionAgeMs: option({
     group: 'transport',
     kind: integer(1000, MAX_TIMER_MS, 'MS'),
-    defaultText: 'never',
-    help: 'close client connections after this long so clients rebalance over workers',
+    default: MAX_CONNECTION_AGE_MS,
+    help: 'close client connections after this long (±10 %, GOAWAY, then a grace for calls in flight) so no connection holds its slot for ever and clients rebalance over workers',
     cli: { flag: 'max-connection-age-ms', env: 'JWT_GRPC_MAX_CONNECTION_AGE_MS' },
+  }),
+  maxConnectionAgeGraceMs: option({
+    group: 'transport',
+    kind: integer(0, MAX_TIMER_MS, 'MS'),
+    // grpc-go's and grpc-js's usual setting, on both transports.
+    default: 30_000,
+    help: 'after maxConnectionAgeMs, how long calls in flight on the connection may finish before they are cancelled',
+    cli: { flag: 'max-connection-age-grace-ms', env: 'JWT_GRPC_MAX_CONNECTION_AGE_GRACE_MS' },
+  }),
+  maxConnectionIdleMs: option({
+    group: 'transport',
+    kind: integer(1000, MAX_TIMER_MS, 'MS'),
+    default: MAX_CONNECTION_IDLE_MS,
+    help: 'close a connection (GOAWAY NO_ERROR) that has had no open stream for this long; client pings do not count',
+    cli: { flag: 'max-connection-idle-ms', env: 'JWT_GRPC_MAX_CONNECTION_IDLE_MS' },
+  }),
+  requestTimeoutMs: option({
+    group: 'transport',
+    kind: integer(100, MAX_TIMER_MS, 'MS'),
+    default: REQUEST_TIMEOUT_MS,
+    help: "a call's request must arrive whole (HEADERS to END_STREAM) within this long, whatever its grpc-timeout; else it is answered DEADLINE_EXCEEDED and its stream reset",
+    cli: { flag: 'request-timeout-ms', env: 'JWT_GRPC_REQUEST_TIMEOUT_MS' },
   }),
   maxProcessStreamMemoryMb: option({
     group: 'transport',
@@ -455,8 +514,8 @@ export const OPTIONS = {
   maxConcurrentStreams: option({
     group: 'http2',
     kind: integer(1, 2 ** 32 - 1),
-    default: 2 ** 32 - 1,
-    help: 'concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS); unlimited, as gRPC servers default to',
+    default: MAX_CONCURRENT_STREAMS,
+    help: 'concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS, advertised and enforced); past it a new stream is refused (REFUSED_STREAM)',
   }),
   maxConnectionMemoryMb: option({
     group: 'http2',
@@ -493,13 +552,6 @@ export const OPTIONS = {
     kind: integer(0, 1000),
     default: 2,
     help: 'early client pings tolerated before the connection is closed (GOAWAY ENHANCE_YOUR_CALM, too_many_pings)',
-  }),
-  maxConnectionAgeGraceMs: option({
-    group: 'http2',
-    kind: integer(0, MAX_TIMER_MS, 'MS'),
-    // grpc-go's and grpc-js's usual setting; createJwtServer gives it to grpc-js too.
-    default: 30_000,
-    help: 'after maxConnectionAgeMs, how long calls in flight on the connection may finish before they are cancelled',
   }),
 
   // The command line only

@@ -6,7 +6,6 @@ import { STREAM_RESET_BURST, STREAM_RESET_RATE } from '../transport/http2/defaul
 
 /** grpc-js server options for validated transport options. @internal */
 export function serverChannelOptions(transport: ResolvedOptions<'transport'>): ChannelOptions {
-  const age = transport.maxConnectionAgeMs;
   return {
     'grpc.max_receive_message_length': transport.maxReceiveMessageBytes,
     // Channelz keeps per-call statistics nobody reads unless a channelz service is
@@ -15,11 +14,13 @@ export function serverChannelOptions(transport: ResolvedOptions<'transport'>): C
     // node:http2's memory ceiling per connection, which grpc-js leaves unlimited: the same
     // as the own transport's (grpc-js-memory.ts adds the rest of that guard).
     'grpc-node.max_session_memory': optionValue('maxConnectionMemoryMb', undefined),
-    // The same grace as the own HTTP/2 server's, from the option table.
-    ...(age !== undefined && {
-      'grpc.max_connection_age_ms': age,
-      'grpc.max_connection_age_grace_ms': optionValue('maxConnectionAgeGraceMs', undefined),
-    }),
+    // The same age and grace as the own HTTP/2 server's, from the option table
+    // (grpc-js-deadlines.ts counts the closes). The idle bound is grpc-js-deadlines.ts's, not
+    // grpc-js's `grpc.max_connection_idle_ms`, whose closes could not be counted.
+    'grpc.max_connection_age_ms': transport.maxConnectionAgeMs,
+    'grpc.max_connection_age_grace_ms': transport.maxConnectionAgeGraceMs,
+    // Advertised in SETTINGS and enforced by nghttp2, as the own transport's (option table).
+    'grpc.max_concurrent_streams': optionValue('maxConcurrentStreams', undefined),
     ...transport.channelOptions,
   };
 }

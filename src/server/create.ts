@@ -284,7 +284,13 @@ class OwningJwtServer implements JwtServer {
     try {
       this.#observers = observeCalls(options.server, this.#methods, this.#owned);
       const { interceptors, metrics } = this.#observers;
-      this.#server = createTransport({ options: options.transport, interceptors, logger: this.#logger, counters: metrics?.connections });
+      this.#server = createTransport({
+        options: options.transport,
+        interceptors,
+        logger: this.#logger,
+        counters: metrics?.connections,
+        deadlineCounters: metrics?.deadlines,
+      });
       const server = this.#server;
       this.#closeTransport = releaseOnce((graceMs: number) => server.close(graceMs));
       this.#owned.defer(() => this.#closeTransport(this.#graceMs));

@@ -51,11 +51,29 @@ export interface TransportOptions {
   /** Largest request accepted, 1024 to 67108864 bytes; larger ones get RESOURCE_EXHAUSTED before any parsing. Default 65536. */
   readonly maxReceiveMessageBytes?: number;
   /**
-   * Close each client connection after this long, 1000 ms to 2^31 - 1 (plus a grace period
-   * for calls in flight), so long-lived clients reconnect and spread over cluster workers.
-   * Default: never.
+   * Close each client connection after this long, 1000 ms to 2^31 - 1, jittered ±10 %
+   * (GOAWAY, then a 30 s grace for calls in flight), so no connection holds its slot for
+   * ever and long-lived clients reconnect and spread over cluster workers. Default 1800000
+   * (30 minutes).
    */
   readonly maxConnectionAgeMs?: number;
+  /**
+   * After maxConnectionAgeMs, how long calls in flight on the connection may finish before
+   * they are cancelled, 0 to 2^31 - 1 ms. Default 30000.
+   */
+  readonly maxConnectionAgeGraceMs?: number;
+  /**
+   * Close a connection (GOAWAY NO_ERROR) that has had no open stream for this long, 1000 ms
+   * to 2^31 - 1; client pings are not activity. Default 60000.
+   */
+  readonly maxConnectionIdleMs?: number;
+  /**
+   * How long a call's request may take to arrive whole (its HEADERS to the client's
+   * END_STREAM), 100 ms to 2^31 - 1, whatever grpc-timeout the client sent: past it the
+   * call is answered DEADLINE_EXCEEDED and its stream reset, releasing what it held. A
+   * client-streaming or bidi call must end its request side within it too. Default 10000.
+   */
+  readonly requestTimeoutMs?: number;
   /**
    * Memory all connections of the process may hold for their calls, MB (1 to 1048576):
    * open streams, request bytes not yet whole, answers waiting for the client's

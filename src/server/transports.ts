@@ -18,6 +18,8 @@ import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFi
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from './channel-options.js';
 import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
+import { guardGrpcJsDeadlines } from './grpc-js-deadlines.js';
+import { type DeadlineCounters, PeerDeadlineReport } from '../peer-deadlines.js';
 import type { HandedPort } from '../handed-port.js';
 import { OpenSet } from '../open-set.js';
 import { cannotListen } from '../address.js';
@@ -38,6 +40,8 @@ interface TransportContext {
   readonly logger: Logger;
   /** Where failed handshakes and refused connections are counted; absent when metrics are off. */
   readonly counters: ConnectionCounters | undefined;
+  /** Where requests timed out and connections closed idle or old are counted; absent when metrics are off. */
+  readonly deadlineCounters: DeadlineCounters | undefined;
 }
 
 /** The transport the options name. @internal */
@@ -45,17 +49,21 @@ export function createTransport(context: TransportContext): TransportServer {
   return context.options.transport === 'grpc-js' ? grpcJsTransport(context) : http2Transport(context);
 }
 
-function http2Transport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
+function http2Transport({ options, interceptors, logger, counters, deadlineCounters }: TransportContext): TransportServer {
   // The HTTP/2 tuning options (the table's `http2` rows) keep their defaults here.
   const server = createHttp2GrpcServer({
     maxReceiveMessageBytes: options.maxReceiveMessageBytes,
     maxConnectionAgeMs: options.maxConnectionAgeMs,
+    maxConnectionAgeGraceMs: options.maxConnectionAgeGraceMs,
+    maxConnectionIdleMs: options.maxConnectionIdleMs,
+    requestTimeoutMs: options.requestTimeoutMs,
     maxProcessStreamMemoryMb: options.maxProcessStreamMemoryMb,
     maxFlowControlStallMs: options.maxFlowControlStallMs,
     handshakeTimeoutMs: options.handshakeTimeoutMs,
     maxConnections: options.maxConnections,
     peerSharePercent: options.peerSharePercent,
     connectionCounters: counters,
+    deadlineCounters,
     interceptors,
     logger,
   });
@@ -128,7 +136,7 @@ function injectorOf(server: Server, tls: ServerTlsOptions | undefined): Connecti
   return server.createConnectionInjector(grpcJsCredentials(tls));
 }
 
-function grpcJsTransport({ options, interceptors, logger, counters }: TransportContext): TransportServer {
+function grpcJsTransport({ options, interceptors, logger, counters, deadlineCounters }: TransportContext): TransportServer {
   const server = new (requireTransportGrpcJs().Server)(serverChannelOptions(options));
   if (!applyHttp2ServerOptions(server)) {
     logger.warn(
@@ -137,6 +145,8 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
   }
   // Guards, not tuning: a grpc-js they cannot reach gets no server at all (fails closed).
   if (!guardGrpcJsMemory(server, grpcJsMemoryLimits(options))) throw unguardable('the memory ceilings and the flow-control stall bound');
+  const report = new PeerDeadlineReport(logger, deadlineCounters, options);
+  if (!guardGrpcJsDeadlines(server, report)) throw unguardable('the request deadline and the idle bound');
   const guard = new ConnectionGuard({
     port: 'grpc',
     handshakeTimeoutMs: options.handshakeTimeoutMs,
@@ -193,6 +203,7 @@ function grpcJsTransport({ options, interceptors, logger, counters }: TransportC
           }),
         );
         guard.flush();
+        report.flush();
       }),
   };
 }

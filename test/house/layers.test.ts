@@ -23,7 +23,7 @@ const TEST = join(ROOT, 'test');
  * its own layer and any layer listed before it.
  */
 const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
-  // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, a port a cluster's primary holds, an address's host and port, what a drain waits for.
+  // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, the deadlines on what a connected peer holds, a port a cluster's primary holds, an address's host and port, what a drain waits for.
   {
     name: 'base',
     paths: [
@@ -33,6 +33,7 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
       'package-root.ts',
       'optional-deps.ts',
       'connection-guard.ts',
+      'peer-deadlines.ts',
       'http-listen.ts',
       'handed-port.ts',
       'open-set.ts',

@@ -18,11 +18,14 @@ const transport = (options: Parameters<typeof resolveServerOptions>[0] = {}) =>
   resolveServerOptions({ transport: 'grpc-js', ...options }).transport;
 
 describe('serverChannelOptions', () => {
-  it('sets the receive limit, turns channelz off and bounds session memory, with no connection age by default', () => {
+  it('sets the receive limit, turns channelz off, bounds session memory and concurrent streams, and ages connections by default', () => {
     expect(serverChannelOptions(transport())).toEqual({
       'grpc.max_receive_message_length': 65_536,
       'grpc.enable_channelz': 0,
       'grpc-node.max_session_memory': 64,
+      'grpc.max_connection_age_ms': 1_800_000,
+      'grpc.max_connection_age_grace_ms': 30_000,
+      'grpc.max_concurrent_streams': 1024,
     });
   });
 
@@ -32,6 +35,10 @@ describe('serverChannelOptions', () => {
       'grpc.max_connection_age_ms': 60_000,
       'grpc.max_connection_age_grace_ms': 30_000,
     });
+  });
+
+  it('gives grpc-js the grace the options give', () => {
+    expect(serverChannelOptions(transport({ maxConnectionAgeGraceMs: 5000 }))).toMatchObject({ 'grpc.max_connection_age_grace_ms': 5000 });
   });
 
   it("lets the user's channel options have the last word", () => {

@@ -19,6 +19,7 @@ function transport(name: 'http2' | 'grpc-js'): TransportServer {
     interceptors: [],
     logger: silentLogger,
     counters: undefined,
+    deadlineCounters: undefined,
   });
   open.push(server);
   return server;

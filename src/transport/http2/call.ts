@@ -8,6 +8,7 @@
 import type { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../../errors.js';
 import { CallCore, deserializeError } from '../call-core.js';
+import { requestTimeoutMessage } from '../../peer-deadlines.js';
 import {
   type CallerIdentity,
   type BidiStreamHandler,
@@ -44,6 +45,8 @@ export interface CallSession {
   readonly caller: CallerIdentity | undefined;
   /** The server is sending HEADERS or DATA: client pings become welcome again (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)). */
   noteResponse(): void;
+  /** A call whose request is not whole yet is watched by the request deadline; returns the check count it starts at. */
+  requestStarted(): number;
 }
 
 /** What every call of a server shares. */
@@ -64,6 +67,8 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
   readonly deadline: number;
   deadlineAt = 0;
   deadlineSlot = -1;
+  /** The session's request check count when the call started (SessionState.requestStarted). */
+  requestTick = 0;
   readonly #stream: H2Stream;
   readonly #route: Route;
   readonly #options: ResolvedHttp2Options;
@@ -117,6 +122,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     const stream = this.#stream;
     stream.listener = this;
     this.#session.calls.add(this);
+    if (!stream.recvClosed) this.requestTick = this.#session.requestStarted();
     const kind = this.#route.kind;
     if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(stream);
     if (!this.startInterceptors()) return;
@@ -430,11 +436,27 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
 
   /** The deadline passed (Deadlines' callback). */
   deadlinePassed(): void {
+    this.#exceeded(`deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`);
+  }
+
+  /** The client has not finished sending its request (no END_STREAM yet), and the call has no status yet. */
+  get requestPending(): boolean {
+    return !this.#done && !this.#stream.recvClosed;
+  }
+
+  /**
+   * The request was not whole within requestTimeoutMs (SessionState.checkRequests): the call
+   * is answered DEADLINE_EXCEEDED, its handler's signal aborted, and its stream reset
+   * (RST_STREAM NO_ERROR after the status, as the client is still sending), which releases
+   * what it held.
+   */
+  requestTimedOut(requestTimeoutMs: number): void {
+    this.#exceeded(requestTimeoutMessage(requestTimeoutMs));
+  }
+
+  #exceeded(details: string): void {
     if (this.#done || this.#streamGone()) return;
-    const reason = new GrpcStatusError(
-      GrpcStatus.DEADLINE_EXCEEDED,
-      `deadline exceeded (grpc-timeout ${String(this.#headers['grpc-timeout'])})`,
-    );
+    const reason = new GrpcStatusError(GrpcStatus.DEADLINE_EXCEEDED, details);
     this.#abort(reason);
     this.endWithStatus(reason.status, reason.details, undefined);
   }

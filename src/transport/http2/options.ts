@@ -7,6 +7,7 @@ import { invalidOption } from '../../errors.js';
 import { type Logger, createStderrLogger } from '../../log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
 import type { ConnectionCounters } from '../../connection-guard.js';
+import type { DeadlineCounters } from '../../peer-deadlines.js';
 import type { CallInterceptor } from '../handler-api.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
@@ -15,7 +16,7 @@ export interface Http2GrpcServerOptions {
   readonly maxReceiveMessageBytes?: number;
   /** Largest request header list (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE); larger requests are reset. */
   readonly maxHeaderListBytes?: number;
-  /** Concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default unlimited. */
+  /** Concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS, advertised and enforced: more are refused REFUSED_STREAM). Default 1024. */
   readonly maxConcurrentStreams?: number;
   /**
    * Memory a connection may hold, MB: its open streams (4 KiB each plus their headers),
@@ -42,8 +43,12 @@ export interface Http2GrpcServerOptions {
   readonly keepalivePermitWithoutCalls?: boolean;
   /** Early client pings tolerated before the connection is closed (GOAWAY ENHANCE_YOUR_CALM). */
   readonly maxPingStrikes?: number;
-  /** Close each connection gracefully after this long, jittered ±10 %. Default: never. */
+  /** Close each connection gracefully after this long, jittered ±10 %. Default 1800000 (30 minutes). */
   readonly maxConnectionAgeMs?: number;
+  /** Close a connection (GOAWAY NO_ERROR) that has had no open stream this long; pings do not count. Default 60000. */
+  readonly maxConnectionIdleMs?: number;
+  /** A call's request must arrive whole (HEADERS to END_STREAM) within this long, else DEADLINE_EXCEEDED and reset. Default 10000. */
+  readonly requestTimeoutMs?: number;
   /** After its age, how long calls in flight on a connection get before they are cancelled. */
   readonly maxConnectionAgeGraceMs?: number;
   /** How long a new connection has to finish TLS and send the preface and SETTINGS, ms. Default 10000. */
@@ -57,6 +62,8 @@ export interface Http2GrpcServerOptions {
   readonly peerSharePercent?: number;
   /** Where failed handshakes and refused connections are counted (createJwtServer's metrics). Default none. */
   readonly connectionCounters?: ConnectionCounters;
+  /** Where requests timed out and connections closed idle or old are counted (createJwtServer's metrics). Default none. */
+  readonly deadlineCounters?: DeadlineCounters;
   /** Run around every call, in order (metrics, auth). Default none. */
   readonly interceptors?: readonly CallInterceptor[];
   /** Where handler failures and connection problems are logged. Default: stderr, warnings and errors. */
@@ -67,6 +74,9 @@ export interface Http2GrpcServerOptions {
 type SharedOptionNames =
   | 'maxReceiveMessageBytes'
   | 'maxConnectionAgeMs'
+  | 'maxConnectionAgeGraceMs'
+  | 'maxConnectionIdleMs'
+  | 'requestTimeoutMs'
   | 'maxProcessStreamMemoryMb'
   | 'maxFlowControlStallMs'
   | 'handshakeTimeoutMs'
@@ -74,7 +84,8 @@ type SharedOptionNames =
   | 'peerSharePercent'
   | 'interceptors'
   | 'logger'
-  | 'connectionCounters';
+  | 'connectionCounters'
+  | 'deadlineCounters';
 
 // A compile error here: Http2GrpcServerOptions and the table's `http2` rows disagree.
 // biome-ignore lint/correctness/noUnusedVariables: a compile-time check, never read
@@ -83,8 +94,10 @@ type Http2MatchesTable = Expect<DeclaresGroup<Omit<Http2GrpcServerOptions, Share
 /** Options after validation, every default filled in. @internal */
 export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly maxReceiveMessageBytes: number;
-  /** Undefined: connections live until the client or the server closes them. */
-  readonly maxConnectionAgeMs: number | undefined;
+  readonly maxConnectionAgeMs: number;
+  readonly maxConnectionAgeGraceMs: number;
+  readonly maxConnectionIdleMs: number;
+  readonly requestTimeoutMs: number;
   readonly maxProcessStreamMemoryMb: number;
   readonly maxFlowControlStallMs: number;
   readonly handshakeTimeoutMs: number;
@@ -92,6 +105,7 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly maxConnections: number | undefined;
   readonly peerSharePercent: number;
   readonly connectionCounters: ConnectionCounters | undefined;
+  readonly deadlineCounters: DeadlineCounters | undefined;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
@@ -103,12 +117,16 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     ...resolveOptions('http2', options),
     maxReceiveMessageBytes: optionValue('maxReceiveMessageBytes', options.maxReceiveMessageBytes),
     maxConnectionAgeMs: optionValue('maxConnectionAgeMs', options.maxConnectionAgeMs),
+    maxConnectionAgeGraceMs: optionValue('maxConnectionAgeGraceMs', options.maxConnectionAgeGraceMs),
+    maxConnectionIdleMs: optionValue('maxConnectionIdleMs', options.maxConnectionIdleMs),
+    requestTimeoutMs: optionValue('requestTimeoutMs', options.requestTimeoutMs),
     maxProcessStreamMemoryMb: optionValue('maxProcessStreamMemoryMb', options.maxProcessStreamMemoryMb),
     maxFlowControlStallMs: optionValue('maxFlowControlStallMs', options.maxFlowControlStallMs),
     handshakeTimeoutMs: optionValue('handshakeTimeoutMs', options.handshakeTimeoutMs),
     maxConnections: optionValue('maxConnections', options.maxConnections),
     peerSharePercent: optionValue('peerSharePercent', options.peerSharePercent),
     connectionCounters: options.connectionCounters,
+    deadlineCounters: options.deadlineCounters,
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),
   };

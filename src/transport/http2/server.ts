@@ -17,6 +17,7 @@ import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Opt
 import { Router } from './router.js';
 import { SessionState } from './session.js';
 import type { ConnectionLimits } from './wire/connection.js';
+import { PeerDeadlineReport } from '../../peer-deadlines.js';
 
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {
@@ -110,6 +111,8 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   readonly #onStream: ReturnType<typeof streamHandler>;
   /** The connection cap and the handshake deadline of the port. */
   readonly #guard: ConnectionGuard;
+  /** What the request, idle and age deadlines close, counted and logged. */
+  readonly #report: PeerDeadlineReport;
   #state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
   #server: NetServer | undefined;
   #closing: Promise<void> | undefined;
@@ -126,6 +129,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       logger: options.logger,
       counters: options.connectionCounters,
     });
+    this.#report = new PeerDeadlineReport(options.logger, options.deadlineCounters, options);
   }
 
   addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void {
@@ -216,6 +220,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       this.#onStream,
       (closed) => this.#sessions.delete(closed),
       this.#guard,
+      this.#report,
     );
     this.#sessions.add(session);
     // A connection accepted while closing is told to go away at once.
@@ -246,6 +251,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     // The connections are counted here, not by node:net's close: one a cluster's primary handed over was never accepted by `server`.
     await Promise.all([listenerClosed, this.#sessions.closed()]);
     this.#guard.flush();
+    this.#report.flush();
     clearTimeout(force);
     this.#deadlines.stop();
   }

@@ -1,11 +1,13 @@
 /**
  * One client connection: keepalive pings and their enforcement (gRFC A8 (https://github.com/grpc/proposal/blob/master/A8-client-side-keepalive.md)), maximum age
- * (A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md)), graceful close with two GOAWAYs, and forced close.
+ * and idle time (A9 (https://github.com/grpc/proposal/blob/master/A9-server-side-connection-management.md)), the request deadline of its calls
+ * (../../peer-deadlines.ts), graceful close with two GOAWAYs, and forced close.
  */
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
 import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../connection-guard.js';
+import { DEADLINE_CHECKS_PER_BOUND, PeerDeadlineReport } from '../../peer-deadlines.js';
 import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
@@ -27,7 +29,13 @@ function onKeepaliveTimeout(state: SessionState): void {
   state.forceClose('keepalive ping not acknowledged');
 }
 function onMaxAge(state: SessionState): void {
-  void state.gracefulClose('max_age');
+  state.closeFor('age', 'max_age');
+}
+function onIdleCheck(state: SessionState): void {
+  state.checkIdle();
+}
+function onRequestCheck(state: SessionState): void {
+  state.checkRequests();
 }
 
 export class SessionState implements CallSession, ConnectionEvents {
@@ -48,6 +56,15 @@ export class SessionState implements CallSession, ConnectionEvents {
   #ackTimer: NodeJS.Timeout | undefined = undefined;
   #ageTimer: NodeJS.Timeout | undefined = undefined;
   #graceTimer: NodeJS.Timeout | undefined = undefined;
+  /** The idle check: streams opened so far, as many at the last check, and idle checks in a row. */
+  readonly #idleTimer: NodeJS.Timeout;
+  #streamsOpened = 0;
+  #streamsOpenedSeen = 0;
+  #idleChecks = 0;
+  /** The request deadline's check, armed while a call's request is not whole; its count of checks, the calls' clock. */
+  #requestTimer: NodeJS.Timeout | undefined = undefined;
+  #requestTick = 0;
+  readonly #report: PeerDeadlineReport;
   #closing: Promise<void> | undefined = undefined;
   /** While a graceful close waits for its PING's ack: what sends the second GOAWAY. */
   #onLastCallClosed: (() => void) | undefined = undefined;
@@ -61,23 +78,24 @@ export class SessionState implements CallSession, ConnectionEvents {
     onStream: StreamHandler,
     onClosed: (state: SessionState) => void,
     guard: ConnectionGuard,
+    report: PeerDeadlineReport = new PeerDeadlineReport(options.logger, undefined, options),
   ) {
     this.#options = options;
+    this.#report = report;
     this.#onStream = onStream;
     this.#onClosed = onClosed;
     this.#guard = guard;
     this.#connection = new H2Connection(socket, limits, this, guard.remainingMs(socket), peerKey(socket.remoteAddress));
     this.#keepaliveTimer = setTimeout(onKeepalive, options.keepaliveTimeMs, this).unref();
-    const maxAge = options.maxConnectionAgeMs;
-    if (maxAge !== undefined) {
-      const jitter = 1 + (Math.random() * 2 - 1) * MAX_CONNECTION_AGE_JITTER;
-      this.#ageTimer = setTimeout(onMaxAge, Math.round(maxAge * jitter), this).unref();
-    }
+    const jitter = 1 + (Math.random() * 2 - 1) * MAX_CONNECTION_AGE_JITTER;
+    this.#ageTimer = setTimeout(onMaxAge, Math.round(options.maxConnectionAgeMs * jitter), this).unref();
+    this.#idleTimer = setTimeout(onIdleCheck, options.maxConnectionIdleMs / DEADLINE_CHECKS_PER_BOUND, this).unref();
   }
 
   // --- ConnectionEvents ---
 
   stream(stream: H2Stream, headers: RequestHeaders, fields: readonly string[]): void {
+    this.#streamsOpened += 1;
     this.#onStream(stream, headers, fields, this);
   }
 
@@ -117,6 +135,62 @@ export class SessionState implements CallSession, ConnectionEvents {
   get caller(): CallerIdentity | undefined {
     if (this.#caller === null) this.#caller = callerOfSocket(this.#connection.socket);
     return this.#caller;
+  }
+
+  /**
+   * A call's request is not whole yet: the request deadline's check is armed, and the call
+   * is told the check count it started at (its clock: no time is read per call).
+   */
+  requestStarted(): number {
+    if (this.#requestTimer === undefined) {
+      const period = this.#options.requestTimeoutMs / DEADLINE_CHECKS_PER_BOUND;
+      this.#requestTimer = setTimeout(onRequestCheck, period, this).unref();
+    }
+    return this.#requestTick;
+  }
+
+  /**
+   * The request deadline: a call whose request is still not whole more than
+   * DEADLINE_CHECKS_PER_BOUND checks after it started (the whole bound, at most a quarter
+   * more) is answered DEADLINE_EXCEEDED and its stream reset. The check stays armed while
+   * such calls remain.
+   */
+  checkRequests(): void {
+    const tick = ++this.#requestTick;
+    let pending = false;
+    for (const call of [...this.calls]) {
+      if (!call.requestPending) continue;
+      if (tick - call.requestTick <= DEADLINE_CHECKS_PER_BOUND) {
+        pending = true;
+        continue;
+      }
+      this.#report.requestTimedOut();
+      call.requestTimedOut(this.#options.requestTimeoutMs);
+    }
+    if (pending && !this.#connection.destroyed) (this.#requestTimer as NodeJS.Timeout).refresh();
+    else this.#requestTimer = undefined;
+  }
+
+  /**
+   * The idle bound (grpc-go's MaxConnectionIdle): a connection that had no call open and
+   * opened no stream for more than DEADLINE_CHECKS_PER_BOUND checks in a row (the whole
+   * bound, at most a quarter more) gets GOAWAY NO_ERROR and closes. PINGs are not activity.
+   */
+  checkIdle(): void {
+    const opened = this.#streamsOpened;
+    const idle = this.calls.size === 0 && opened === this.#streamsOpenedSeen;
+    this.#streamsOpenedSeen = opened;
+    this.#idleChecks = idle ? this.#idleChecks + 1 : 0;
+    if (this.#idleChecks > DEADLINE_CHECKS_PER_BOUND) this.closeFor('idle', 'max_idle');
+    else this.#idleTimer.refresh();
+  }
+
+  /** Closes the connection gracefully for one of the deadlines, counting it unless it was closing already. */
+  closeFor(reason: 'idle' | 'age', debugData: string): void {
+    const connection = this.#connection;
+    if (this.#closing !== undefined || connection.closed || connection.destroyed) return;
+    this.#report.connectionClosed(reason);
+    void this.gracefulClose(debugData);
   }
 
   callClosed(call: Http2Call): void {
@@ -247,6 +321,8 @@ export class SessionState implements CallSession, ConnectionEvents {
     clearTimeout(this.#ackTimer);
     clearTimeout(this.#ageTimer);
     clearTimeout(this.#graceTimer);
+    clearTimeout(this.#idleTimer);
+    clearTimeout(this.#requestTimer);
     this.#onClosed(this);
   }
 }

@@ -77,7 +77,14 @@ function call(
       responseSerialize: (v: unknown) => Buffer.from(String(v)),
     },
   };
-  const session = { calls: new Set<Http2Call>(), callClosed: vi.fn(), peer: '127.0.0.1:1', caller: undefined, noteResponse: vi.fn() };
+  const session = {
+    calls: new Set<Http2Call>(),
+    callClosed: vi.fn(),
+    peer: '127.0.0.1:1',
+    caller: undefined,
+    noteResponse: vi.fn(),
+    requestStarted: () => 0,
+  };
   const headers = { ':method': 'POST', ':path': METHOD, te: 'trailers', ...more.headers } as RequestHeaders;
   const c = new Http2Call(
     stream as unknown as H2Stream,

@@ -22,7 +22,10 @@ describe('resolveHttp2Options', () => {
     const resolved = resolveHttp2Options({});
     expect(resolved).toMatchObject({
       maxReceiveMessageBytes: 65_536,
-      maxConnectionAgeMs: undefined,
+      maxConnectionAgeMs: 1_800_000,
+      maxConnectionIdleMs: 60_000,
+      requestTimeoutMs: 10_000,
+      maxConcurrentStreams: 1024,
       maxProcessStreamMemoryMb: 256,
       maxFlowControlStallMs: 30_000,
       handshakeTimeoutMs: 10_000,

@@ -1,0 +1,98 @@
+/**
+ * Deadlines for what a connected peer holds, on both transports (the own HTTP/2 server's
+ * src/transport/http2/session.ts, grpc-js's src/server/grpc-js-deadlines.ts): a request that
+ * is not whole within `requestTimeoutMs` is answered DEADLINE_EXCEEDED and reset; a
+ * connection without an open stream for `maxConnectionIdleMs`, or older than
+ * `maxConnectionAgeMs`, gets GOAWAY NO_ERROR and is closed (grpc-go's MaxConnectionIdle and
+ * MaxConnectionAge). What they close is counted (when metrics are on) and logged at most once
+ * per LOG_INTERVAL_MS with the counts, never a line per stream or connection.
+ */
+import { ThrottledWarning } from './connection-guard.js';
+import type { Logger } from './log.js';
+
+/**
+ * Each deadline is checked this many times per bound, by one timer per connection (never
+ * one per stream): a stream or connection is closed once the whole bound has passed, at
+ * most a quarter later, as the flow-control stall check does.
+ */
+export const DEADLINE_CHECKS_PER_BOUND = 4;
+
+/** Why the server closed a connection it had nothing against: no open stream for the idle bound, or past its age. */
+export type ConnectionCloseReason = 'idle' | 'age';
+
+/** Where the deadlines count; the server's metrics implement it (src/metrics/deadlines.ts). */
+export interface DeadlineCounters {
+  requestTimedOut(): void;
+  connectionClosed(reason: ConnectionCloseReason): void;
+}
+
+/** The bounds, as the option table resolves them. */
+export interface PeerDeadlineSettings {
+  readonly requestTimeoutMs: number;
+  readonly maxConnectionIdleMs: number;
+  readonly maxConnectionAgeMs: number;
+}
+
+/**
+ * One server's report of what its deadlines closed: counters and throttled log lines.
+ *
+ * @example
+ * ```ts
+ * const report = new PeerDeadlineReport(logger, metrics?.deadlines, { requestTimeoutMs: 10_000, maxConnectionIdleMs: 60_000, maxConnectionAgeMs: 1_800_000 });
+ * report.requestTimedOut();
+ * ```
+ * @internal
+ */
+export class PeerDeadlineReport {
+  readonly settings: PeerDeadlineSettings;
+  readonly #counters: DeadlineCounters | undefined;
+  readonly #timeouts: ThrottledWarning;
+  readonly #closes: ThrottledWarning;
+
+  constructor(logger: Logger, counters: DeadlineCounters | undefined, settings: PeerDeadlineSettings) {
+    this.settings = settings;
+    this.#counters = counters;
+    this.#timeouts = new ThrottledWarning(logger, 'calls answered DEADLINE_EXCEEDED: their request was not whole in time', {
+      port: 'grpc',
+      requestTimeoutMs: settings.requestTimeoutMs,
+    });
+    // Routine (clients reconnect), so at info: a warning would cry wolf every 10 s.
+    this.#closes = new ThrottledWarning(
+      logger,
+      'connections closed with GOAWAY: idle, or past their age',
+      { port: 'grpc', maxConnectionIdleMs: settings.maxConnectionIdleMs, maxConnectionAgeMs: settings.maxConnectionAgeMs },
+      'info',
+    );
+  }
+
+  /** A call's request did not arrive whole within requestTimeoutMs: it was answered and reset. */
+  requestTimedOut(): void {
+    this.#counters?.requestTimedOut();
+    this.#timeouts.add('timedOut');
+  }
+
+  /** The server sent a connection GOAWAY for `reason`. */
+  connectionClosed(reason: ConnectionCloseReason): void {
+    this.#counters?.connectionClosed(reason);
+    this.#closes.add(reason);
+  }
+
+  /** Writes the counts not yet logged; for close. */
+  flush(): void {
+    this.#timeouts.flush();
+    this.#closes.flush();
+  }
+}
+
+/**
+ * The message a call whose request timed out is answered with (grpc-message), the same on both transports.
+ *
+ * @example
+ * ```ts
+ * requestTimeoutMessage(10_000); // 'the request was not complete (END_STREAM) within 10000 ms (requestTimeoutMs)'
+ * ```
+ * @internal
+ */
+export function requestTimeoutMessage(requestTimeoutMs: number): string {
+  return `the request was not complete (END_STREAM) within ${requestTimeoutMs} ms (requestTimeoutMs)`;
+}
