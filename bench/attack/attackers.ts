@@ -170,35 +170,27 @@ const HALF_OPEN_LARGE = 4;
 /** Streams a small connection holds: about 3.7 MiB at about 19 KiB each (4 KiB a stream and its header list), under the 4 MiB share. */
 const HALF_OPEN_SMALL_STREAMS = 200;
 
-function halfOpen(target: AttackTarget): Attack {
+/**
+ * Holds `count` sessions as {@link holdSessions} does, and on each runs the tick
+ * `makeTick(session)` returns every {@link STREAM_EVERY_MS} until the session ends.
+ */
+function tickingSessions(
+  target: AttackTarget,
+  count: number,
+  settings: { initialWindowSize?: number },
+  makeTick: (session: ClientHttp2Session, counts: AttackCounts) => () => void,
+): Attack {
   const counts = newCounts();
   const timers = new Set<NodeJS.Timeout>();
-  const headers = { ...REQUEST_HEADERS, 'x-pad': Array.from({ length: PAD_REPEATS }, () => PAD_FIELD) };
-  let sessionsSeen = 0;
   const attack = holdSessions(
     target,
-    HALF_OPEN_CONNECTIONS,
-    {},
+    count,
+    settings,
     (session) => {
-      const large = sessionsSeen++ % (HALF_OPEN_CONNECTIONS / HALF_OPEN_LARGE) === 0;
-      let perTick = HALF_OPEN_BURST;
-      let refusedSeen = counts.streamsRefused;
-      let open = 0;
+      const tick = makeTick(session, counts);
       const timer = setInterval(() => {
-        if (session.destroyed) {
-          clearInterval(timer);
-          return;
-        }
-        // Refusals arrive between ticks: once the server refuses any, top up slower than it forgives.
-        if (counts.streamsRefused > refusedSeen) perTick = 1;
-        refusedSeen = counts.streamsRefused;
-        const room = large ? perTick : Math.min(perTick, HALF_OPEN_SMALL_STREAMS - open);
-        for (let i = 0; i < room; i++) {
-          const stream = openStream(session, counts, HALF_MESSAGE, false, headers);
-          if (stream === undefined) continue;
-          open++;
-          stream.once('close', () => open--);
-        }
+        if (session.destroyed) clearInterval(timer);
+        else tick();
       }, STREAM_EVERY_MS);
       timers.add(timer);
     },
@@ -211,6 +203,29 @@ function halfOpen(target: AttackTarget): Attack {
       attack.stop();
     },
   };
+}
+
+function halfOpen(target: AttackTarget): Attack {
+  const headers = { ...REQUEST_HEADERS, 'x-pad': Array.from({ length: PAD_REPEATS }, () => PAD_FIELD) };
+  let sessionsSeen = 0;
+  return tickingSessions(target, HALF_OPEN_CONNECTIONS, {}, (session, counts) => {
+    const large = sessionsSeen++ % (HALF_OPEN_CONNECTIONS / HALF_OPEN_LARGE) === 0;
+    let perTick = HALF_OPEN_BURST;
+    let refusedSeen = counts.streamsRefused;
+    let open = 0;
+    return () => {
+      // Refusals arrive between ticks: once the server refuses any, top up slower than it forgives.
+      if (counts.streamsRefused > refusedSeen) perTick = 1;
+      refusedSeen = counts.streamsRefused;
+      const room = large ? perTick : Math.min(perTick, HALF_OPEN_SMALL_STREAMS - open);
+      for (let i = 0; i < room; i++) {
+        const stream = openStream(session, counts, HALF_MESSAGE, false, headers);
+        if (stream === undefined) continue;
+        open++;
+        stream.once('close', () => open--);
+      }
+    };
+  });
 }
 
 function idle(target: AttackTarget): Attack {
@@ -221,28 +236,9 @@ function idle(target: AttackTarget): Attack {
 const WHOLE_REQUEST = grpcFrame(encodeGenerateJwtRequest('HS256', 'attacker'));
 
 function window0(target: AttackTarget): Attack {
-  const counts = newCounts();
-  const timers = new Set<NodeJS.Timeout>();
-  const attack = holdSessions(
-    target,
-    WINDOW0_CONNECTIONS,
-    { initialWindowSize: 0 },
-    (session) => {
-      const timer = setInterval(() => {
-        if (session.destroyed) clearInterval(timer);
-        else for (let i = 0; i < 5; i++) openStream(session, counts, WHOLE_REQUEST, true)?.pause();
-      }, STREAM_EVERY_MS);
-      timers.add(timer);
-    },
-    counts,
-  );
-  return {
-    counts,
-    stop: () => {
-      for (const timer of timers) clearInterval(timer);
-      attack.stop();
-    },
-  };
+  return tickingSessions(target, WINDOW0_CONNECTIONS, { initialWindowSize: 0 }, (session, counts) => () => {
+    for (let i = 0; i < 5; i++) openStream(session, counts, WHOLE_REQUEST, true)?.pause();
+  });
 }
 
 /** Keeps `count` silent TCP sockets to `port`, each replaced after {@link SILENT_REPLACE_MS} (spread so that replacements are steady). */

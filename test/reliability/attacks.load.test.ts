@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 /** Attack time per cell: several idle and handshake bounds' worth would not fit the suite. */
-const SECONDS = 6;
+const SECONDS = 4;
 /** RSS is read again this long after the churn (reported; the bench judges it at 30 s). */
 const CHURN_SETTLE_MS = 5000;
 

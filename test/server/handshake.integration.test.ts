@@ -441,7 +441,11 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
       const count = workers > 1 ? 400 : 650;
       const silent = await flood(cli.port, count);
       expect((await client.generateJwt({ algorithm: 'ES256', subject: 'during@example.com' })).sub).toBe('during@example.com');
-      await cli.waitFor('stderr', /connections refused: the open connection cap, or a client address's share of it or of new connections a second, is reached/, 5000);
+      await cli.waitFor(
+        'stderr',
+        /connections refused: the open connection cap, or a client address's share of it or of new connections a second, is reached/,
+        5000,
+      );
 
       // After the deadline every silent socket is closed, refused at once or timed out, and counted.
       await Promise.all(silent.map((socket) => closedWithin(socket, Date.now(), 3000 + SLACK_MS + 2000)));

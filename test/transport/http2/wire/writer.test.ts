@@ -4,12 +4,13 @@
  * until it drains, and the answers a peer makes the server queue are counted. A fake socket
  * records what it is given; endSocket's cut-off runs on fake timers.
  */
+import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FLAG, FRAME, frameHeader } from '../../../../src/transport/http2/wire/frames.js';
 import { FrameWriter, endSocket } from '../../../../src/transport/http2/wire/writer.js';
 
-class FakeSocket {
+class FakeSocket extends EventEmitter {
   /** Copies of what was written, as it was when written. */
   writes: Buffer[] = [];
   /** What was written, as handed over: a real socket may hold it until the kernel takes it. */
@@ -43,6 +44,7 @@ class FakeSocket {
   }
   destroy(): void {
     this.destroyed = true;
+    this.emit('close');
   }
 }
 
@@ -242,6 +244,16 @@ describe('endSocket', () => {
     // Nothing more written in the next period: cut off.
     vi.advanceTimersByTime(1000);
     expect(fake.destroyed).toBe(true);
+  });
+
+  it('drops its timer once the socket closes, so that a closed connection is not kept reachable by it', () => {
+    vi.useFakeTimers();
+    const fake = new FakeSocket();
+    fake.writableLength = 10;
+    endSocket(fake as unknown as Socket, 1000);
+    expect(vi.getTimerCount()).toBe(1);
+    fake.emit('close');
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('destroys at once at the first check when nothing is left to write', () => {
