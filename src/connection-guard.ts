@@ -25,7 +25,7 @@ export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
 /**
  * Why a connection was refused as it was accepted: `cap` (the port's open connections are at
  * its cap), `peer_share` (its client's address holds its share of the cap already),
- * `peer_rate` (its client's address opened its share's worth of connections within the last second).
+ * `peer_rate` (its client's address spent its burst of new connections, refilled at {@link PEER_ACCEPT_RATE} a second).
  */
 export type RefusalReason = 'cap' | 'peer_share' | 'peer_rate';
 
@@ -84,28 +84,30 @@ export function peerConnectionShare(maxConnections: number, percent: number): nu
 }
 
 /**
- * How many new connections one address may open a second, in a token bucket as deep: its
- * connection share ({@link peerConnectionShare}) each second, at least {@link PEER_ACCEPT_RATE_FLOOR}. Holding connections is bounded by
- * the share; opening them is work too (an accept, a TLS handshake, the first frames, and what
- * each leaves for the garbage collector), and a peer that opens and drops thousands a second
- * with bad frames kept hundreds of MiB of closed connections in the old generation. A peer
- * may still re-open its whole share every second (a client's channels after a restart). Off
- * with the share (100). nginx's limit_req per address is the model. @internal
+ * New connections per address, in a token bucket: as deep as the address's connection share
+ * ({@link peerConnectionShare}, at least {@link PEER_ACCEPT_RATE}), so that a client may open
+ * all its channels at once (after a restart, say), refilled at {@link PEER_ACCEPT_RATE} a second.
+ * Holding connections is bounded by the share; opening them is work too (an accept, a TLS
+ * handshake, the first frames, and what each leaves for the garbage collector): a peer that
+ * opened and dropped 12,000 connections a second with bad frames kept hundreds of MiB of closed
+ * connections in the old generation. Off with the share (100). nginx's limit_req per address,
+ * with its burst, is the model. @internal
  */
 class PeerAcceptRate {
+  readonly #depth: number;
   readonly #perSecond: number;
   /** Tokens left and when they were counted, per address below a full bucket only. */
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(perSecond: number) {
+  constructor(depth: number, perSecond: number) {
+    this.#depth = depth;
     this.#perSecond = perSecond;
   }
 
   /** Takes one token for `peer`; false when its bucket is empty. */
   take(peer: string, now: number): boolean {
     const bucket = this.#buckets.get(peer);
-    const tokens =
-      bucket === undefined ? this.#perSecond : Math.min(this.#perSecond, bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000);
+    const tokens = bucket === undefined ? this.#depth : Math.min(this.#depth, bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000);
     if (tokens < 1) return false;
     if (this.#buckets.size >= MAX_RATE_BUCKETS) this.#dropFull(now);
     this.#buckets.set(peer, { tokens: tokens - 1, at: now });
@@ -115,15 +117,16 @@ class PeerAcceptRate {
   /** Forgets the addresses whose buckets have filled again: they are as if never seen. */
   #dropFull(now: number): void {
     for (const [peer, bucket] of this.#buckets)
-      if (bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000 >= this.#perSecond) this.#buckets.delete(peer);
+      if (bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000 >= this.#depth) this.#buckets.delete(peer);
   }
 }
 
 /**
- * New connections a second every address may open whatever its share of a small cap comes
- * to: a client that reconnects its few channels, a scraper's retries, a test's loop.
+ * New connections a second one address may open once its burst is spent: far above what a
+ * client that keeps its channels open needs (a few a minute), and below what fills the old
+ * generation with connections closed young (a few hundred a second on 2 cores).
  */
-export const PEER_ACCEPT_RATE_FLOOR = 50;
+export const PEER_ACCEPT_RATE = 50;
 
 /** Addresses whose buckets are held before full ones are swept: a spread attacker's addresses cost a sweep, not memory. */
 const MAX_RATE_BUCKETS = 4096;
@@ -269,7 +272,8 @@ export class ConnectionGuard {
     this.maxConnections = options.maxConnections;
     const percent = options.peerSharePercent ?? PEER_SHARE_PERCENT;
     this.maxConnectionsPerPeer = peerConnectionShare(options.maxConnections, percent);
-    this.#acceptRate = percent >= 100 ? undefined : new PeerAcceptRate(Math.max(PEER_ACCEPT_RATE_FLOOR, this.maxConnectionsPerPeer));
+    this.#acceptRate =
+      percent >= 100 ? undefined : new PeerAcceptRate(Math.max(PEER_ACCEPT_RATE, this.maxConnectionsPerPeer), PEER_ACCEPT_RATE);
     this.#counters = options.counters;
     this.#failures = new ThrottledWarning(options.logger, 'connections closed before their handshake completed', {
       port: options.port,
