@@ -85,6 +85,37 @@ export class PeerDeadlineReport {
 }
 
 /**
+ * The idle bound's count, one per connection on either transport: a connection that had no
+ * stream open and opened none for more than DEADLINE_CHECKS_PER_BOUND checks in a row (the
+ * whole bound, at most a quarter more) is idle. PINGs are not activity: only streams count.
+ *
+ * @example
+ * ```ts
+ * const idle = new IdleCount();
+ * idle.streamOpened();
+ * idle.expired(0); // false: a stream was opened since the last check
+ * ```
+ * @internal
+ */
+export class IdleCount {
+  #opened = 0;
+  #openedSeen = 0;
+  #checks = 0;
+
+  streamOpened(): void {
+    this.#opened += 1;
+  }
+
+  /** One check, with `openStreams` open now: true once the connection has been idle for the whole bound. */
+  expired(openStreams: number): boolean {
+    const idle = openStreams === 0 && this.#opened === this.#openedSeen;
+    this.#openedSeen = this.#opened;
+    this.#checks = idle ? this.#checks + 1 : 0;
+    return this.#checks > DEADLINE_CHECKS_PER_BOUND;
+  }
+}
+
+/**
  * The message a call whose request timed out is answered with (grpc-message), the same on both transports.
  *
  * @example

@@ -18,7 +18,7 @@ import { Buffer } from 'node:buffer';
 import type { Http2Server, Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
 import { nodeHttp2 } from '../optional-deps.js';
-import { DEADLINE_CHECKS_PER_BOUND, type PeerDeadlineReport, requestTimeoutMessage } from '../peer-deadlines.js';
+import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport, requestTimeoutMessage } from '../peer-deadlines.js';
 import { GrpcStatus } from '../transport/handler-api.js';
 
 /** grpc-js's debug data on the GOAWAY of its age bound (grpc-js server.ts, kMaxAge). */
@@ -35,9 +35,7 @@ class SessionDeadlines {
   #requestTimer: NodeJS.Timeout | undefined = undefined;
   #requestTick = 0;
   readonly #idleTimer: NodeJS.Timeout;
-  #streamsOpened = 0;
-  #streamsOpenedSeen = 0;
-  #idleChecks = 0;
+  readonly #idle = new IdleCount();
   #lastStreamId = 0;
   #closing = false;
 
@@ -55,7 +53,7 @@ class SessionDeadlines {
   }
 
   #opened(stream: ServerHttp2Stream, flags: number): void {
-    this.#streamsOpened += 1;
+    this.#idle.streamOpened();
     this.#lastStreamId = Math.max(this.#lastStreamId, stream.id ?? 0);
     if (stream.closed) return;
     this.#streams.set(stream, this.#requestTick);
@@ -107,11 +105,7 @@ class SessionDeadlines {
   }
 
   #checkIdle(): void {
-    const opened = this.#streamsOpened;
-    const idle = this.#streams.size === 0 && opened === this.#streamsOpenedSeen;
-    this.#streamsOpenedSeen = opened;
-    this.#idleChecks = idle ? this.#idleChecks + 1 : 0;
-    if (this.#idleChecks <= DEADLINE_CHECKS_PER_BOUND) {
+    if (!this.#idle.expired(this.#streams.size)) {
       this.#idleTimer.refresh();
       return;
     }

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
 import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../connection-guard.js';
-import { DEADLINE_CHECKS_PER_BOUND, PeerDeadlineReport } from '../../peer-deadlines.js';
+import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport } from '../../peer-deadlines.js';
 import type { CallerIdentity } from '../handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
@@ -56,11 +56,8 @@ export class SessionState implements CallSession, ConnectionEvents {
   #ackTimer: NodeJS.Timeout | undefined = undefined;
   #ageTimer: NodeJS.Timeout | undefined = undefined;
   #graceTimer: NodeJS.Timeout | undefined = undefined;
-  /** The idle check: streams opened so far, as many at the last check, and idle checks in a row. */
   readonly #idleTimer: NodeJS.Timeout;
-  #streamsOpened = 0;
-  #streamsOpenedSeen = 0;
-  #idleChecks = 0;
+  readonly #idle = new IdleCount();
   /** The request deadline's check, armed while a call's request is not whole; its count of checks, the calls' clock. */
   #requestTimer: NodeJS.Timeout | undefined = undefined;
   #requestTick = 0;
@@ -78,7 +75,7 @@ export class SessionState implements CallSession, ConnectionEvents {
     onStream: StreamHandler,
     onClosed: (state: SessionState) => void,
     guard: ConnectionGuard,
-    report: PeerDeadlineReport = new PeerDeadlineReport(options.logger, undefined, options),
+    report: PeerDeadlineReport,
   ) {
     this.#options = options;
     this.#report = report;
@@ -95,7 +92,7 @@ export class SessionState implements CallSession, ConnectionEvents {
   // --- ConnectionEvents ---
 
   stream(stream: H2Stream, headers: RequestHeaders, fields: readonly string[]): void {
-    this.#streamsOpened += 1;
+    this.#idle.streamOpened();
     this.#onStream(stream, headers, fields, this);
   }
 
@@ -171,17 +168,9 @@ export class SessionState implements CallSession, ConnectionEvents {
     else this.#requestTimer = undefined;
   }
 
-  /**
-   * The idle bound (grpc-go's MaxConnectionIdle): a connection that had no call open and
-   * opened no stream for more than DEADLINE_CHECKS_PER_BOUND checks in a row (the whole
-   * bound, at most a quarter more) gets GOAWAY NO_ERROR and closes. PINGs are not activity.
-   */
+  /** The idle bound (grpc-go's MaxConnectionIdle, {@link IdleCount}): GOAWAY NO_ERROR, then closed. */
   checkIdle(): void {
-    const opened = this.#streamsOpened;
-    const idle = this.calls.size === 0 && opened === this.#streamsOpenedSeen;
-    this.#streamsOpenedSeen = opened;
-    this.#idleChecks = idle ? this.#idleChecks + 1 : 0;
-    if (this.#idleChecks > DEADLINE_CHECKS_PER_BOUND) this.closeFor('idle', 'max_idle');
+    if (this.#idle.expired(this.calls.size)) this.closeFor('idle', 'max_idle');
     else this.#idleTimer.refresh();
   }
 

@@ -9,6 +9,7 @@
 import { type Server, createServer } from 'node:net';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectionGuard } from '../../../src/connection-guard.js';
+import { PeerDeadlineReport } from '../../../src/peer-deadlines.js';
 import { type Http2GrpcServerOptions, resolveHttp2Options } from '../../../src/transport/http2/options.js';
 import { SessionState, type StreamHandler } from '../../../src/transport/http2/session.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, h2Frame, requestBlock } from '../helpers/raw.js';
@@ -42,7 +43,15 @@ async function open(options: Http2GrpcServerOptions = {}): Promise<Opened> {
   const guard = { remainingMs: () => 10_000, failed } as unknown as ConnectionGuard;
   let state: SessionState | undefined;
   const server = createServer((socket) => {
-    state = new SessionState(socket, LIMITS, resolved, onStream, onClosed, guard);
+    state = new SessionState(
+      socket,
+      LIMITS,
+      resolved,
+      onStream,
+      onClosed,
+      guard,
+      new PeerDeadlineReport(resolved.logger, undefined, resolved),
+    );
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
