@@ -98,6 +98,8 @@ class PeerAcceptRate {
   readonly #perSecond: number;
   /** Tokens left and when they were counted, per address below a full bucket only. */
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  /** When full buckets were last swept: at most one sweep per {@link RATE_SWEEP_MS}, so that a map of addresses still spending stays O(1) per accept. */
+  #sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(depth: number, perSecond: number) {
     this.#depth = depth;
@@ -109,13 +111,14 @@ class PeerAcceptRate {
     const bucket = this.#buckets.get(peer);
     const tokens = bucket === undefined ? this.#depth : Math.min(this.#depth, bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000);
     if (tokens < 1) return false;
-    if (this.#buckets.size >= MAX_RATE_BUCKETS) this.#dropFull(now);
+    if (this.#buckets.size >= MAX_RATE_BUCKETS && now - this.#sweptAt >= RATE_SWEEP_MS) this.#dropFull(now);
     this.#buckets.set(peer, { tokens: tokens - 1, at: now });
     return true;
   }
 
   /** Forgets the addresses whose buckets have filled again: they are as if never seen. */
   #dropFull(now: number): void {
+    this.#sweptAt = now;
     for (const [peer, bucket] of this.#buckets)
       if (bucket.tokens + ((now - bucket.at) * this.#perSecond) / 1000 >= this.#depth) this.#buckets.delete(peer);
   }
@@ -130,6 +133,8 @@ export const PEER_ACCEPT_RATE = 50;
 
 /** Addresses whose buckets are held before full ones are swept: a spread attacker's addresses cost a sweep, not memory. */
 const MAX_RATE_BUCKETS = 4096;
+/** How often, at most, full buckets are swept; a bucket refills within depth / PEER_ACCEPT_RATE seconds, so most are full by the next sweep. */
+const RATE_SWEEP_MS = 100;
 
 /**
  * The bytes of the process's stream memory (`maxProcessStreamMemoryMb`, `processBytes`) one
