@@ -6,12 +6,21 @@
  */
 import { ATTACKS, type AttackName, type AttackTarget, startAttack } from './attackers.js';
 
-const [name, targetJson] = process.argv.slice(2);
-if (!(ATTACKS as readonly string[]).includes(name ?? '') || targetJson === undefined || process.send === undefined) {
-  process.stderr.write(`usage: attacker-child.js ${ATTACKS.join('|')} TARGET_JSON (over IPC)\n`);
+const [name, targetJson, maxSeconds] = process.argv.slice(2);
+if (
+  !(ATTACKS as readonly string[]).includes(name ?? '') ||
+  targetJson === undefined ||
+  !(Number(maxSeconds) > 0) ||
+  process.send === undefined
+) {
+  process.stderr.write(`usage: attacker-child.js ${ATTACKS.join('|')} TARGET_JSON MAX_SECONDS (over IPC)\n`);
   process.exit(2);
 }
 const attack = startAttack(name as AttackName, JSON.parse(targetJson) as AttackTarget);
+setTimeout(() => {
+  attack.stop();
+  process.exit(0);
+}, Number(maxSeconds) * 1000).unref();
 process.on('message', (message) => {
   if (message !== 'stop') return;
   attack.stop();

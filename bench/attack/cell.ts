@@ -49,6 +49,9 @@ export interface CellResult {
   readonly counters: readonly string[];
 }
 
+/** How long an attacker may outlive its cell's attack time before it stops by itself. */
+const ATTACKER_GRACE_S = 60;
+
 /** The built attacker, whoever imports this module (the tests run it from source). */
 const ATTACKER_ENTRY = repoPath('dist', 'bench', 'attack', 'attacker-child.js');
 
@@ -82,6 +85,8 @@ function startAttacker(spec: CellSpec, target: AttackTarget): ChildProcess {
     ATTACKER_ENTRY,
     spec.attack,
     JSON.stringify(target),
+    // Its own bound, past the cell's: stopped over IPC long before, unless this process hangs.
+    String(spec.seconds + ATTACKER_GRACE_S),
   ]);
   return spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
