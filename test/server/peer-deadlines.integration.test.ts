@@ -65,6 +65,24 @@ async function start(transport: Transport, options: JwtServerOptions) {
   return { server, port, logger, metricsPort: server.metricsPort as number };
 }
 
+/** A Health/Check opened without END_STREAM; `finish` sends its message and END_STREAM and resolves with its grpc-status. */
+function openCheck(client: ClientHttp2Session): { finish(): Promise<string | undefined> } {
+  const stream = client.request(grpcHeaders(CHECK), { endStream: false });
+  stream.on('error', () => {});
+  let status: string | undefined;
+  stream.on('trailers', (trailers) => (status = String(trailers['grpc-status'])));
+  stream.on('response', (headers) => (status ??= headers['grpc-status'] as string | undefined));
+  stream.resume();
+  const closed = new Promise((resolve) => stream.once('close', resolve));
+  return {
+    async finish() {
+      stream.end(EMPTY);
+      await closed;
+      return status;
+    },
+  };
+}
+
 async function session(port: number): Promise<ClientHttp2Session> {
   const opened = await rawSession(port);
   sessions.add(opened);
@@ -122,16 +140,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   it('serves a request whose END_STREAM comes late but within requestTimeoutMs', async () => {
     const { port } = await start(transport, { requestTimeoutMs: 1000 });
     const client = await session(port);
-    const stream = client.request(grpcHeaders(CHECK), { endStream: false });
-    stream.on('error', () => {});
-    let status: string | undefined;
-    stream.on('trailers', (trailers) => (status = String(trailers['grpc-status'])));
-    stream.on('response', (headers) => (status ??= headers['grpc-status'] as string | undefined));
-    stream.resume();
+    const check = openCheck(client);
     await new Promise((resolve) => setTimeout(resolve, 400));
-    stream.end(EMPTY);
-    await new Promise((resolve) => stream.once('close', resolve));
-    expect(status).toBe(String(GrpcStatus.OK));
+    expect(await check.finish()).toBe(String(GrpcStatus.OK));
   });
 
   it('sends GOAWAY NO_ERROR to a connection idle for maxConnectionIdleMs (pings do not count), not to one with an open stream', async () => {
@@ -171,20 +182,13 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     const connectedAt = Date.now();
     const goaway = nextGoaway(client, connectedAt);
     // In flight across the age: its request is finished only after the GOAWAY.
-    const stream = client.request(grpcHeaders(CHECK), { endStream: false });
-    stream.on('error', () => {});
-    let status: string | undefined;
-    stream.on('trailers', (trailers) => (status = String(trailers['grpc-status'])));
-    stream.on('response', (headers) => (status ??= headers['grpc-status'] as string | undefined));
-    stream.resume();
+    const check = openCheck(client);
     const { code, data, atMs } = await goaway;
     expect(code).toBe(0);
     expect(data).toBe('max_age');
     expect(atMs).toBeGreaterThanOrEqual(850);
     expect(atMs).toBeLessThan(1100 + SLACK_MS);
-    stream.end(EMPTY);
-    await new Promise((resolve) => stream.once('close', resolve));
-    expect(status).toBe(String(GrpcStatus.OK));
+    expect(await check.finish()).toBe(String(GrpcStatus.OK));
     await closed(client);
     expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="age"')).toBe(1);
   });
