@@ -1,7 +1,7 @@
-/** src/assert.ts: a broken invariant is a JwtGrpcError with code ERR_INTERNAL, never a plain Error. */
+/** src/base/assert.ts: a broken invariant is a JwtGrpcError with code ERR_INTERNAL, never a plain Error. */
 import { describe, expect, it } from 'vitest';
-import { assert, internalError } from '../src/assert.js';
-import { JwtGrpcError } from '../src/errors.js';
+import { assert, internalError } from '../src/base/assert.js';
+import { JwtGrpcError } from '../src/base/errors.js';
 
 describe('assert', () => {
   it('passes a truthy condition and narrows it', () => {

@@ -1,5 +1,5 @@
 /**
- * The connection guard (src/connection-guard.ts): the cap on open connections refuses the
+ * The connection guard (src/base/connection-guard.ts): the cap on open connections refuses the
  * one over it and frees a slot on close; one client address holds at most its share of the
  * cap, so another still gets in; handshake failures and refusals are counted per
  * call and logged at most once per LOG_INTERVAL_MS, with the counts; the default cap follows
@@ -20,7 +20,7 @@ import {
   openFilesLimit,
   peerConnectionShare,
   peerKey,
-} from '../src/connection-guard.js';
+} from '../src/base/connection-guard.js';
 
 function recorder() {
   const warnings: { message: string; fields: Record<string, unknown> | undefined }[] = [];

@@ -1,6 +1,6 @@
-/** JwtGrpcError (src/errors.ts): a code, the field at fault, a cause; a misspelt constructor option refused by name. */
+/** JwtGrpcError (src/base/errors.ts): a code, the field at fault, a cause; a misspelt constructor option refused by name. */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError, invalidOption } from '../src/errors.js';
+import { JwtGrpcError, invalidOption } from '../src/base/errors.js';
 
 describe('JwtGrpcError', () => {
   it('carries its code, field and cause, and is an Error named JwtGrpcError', () => {

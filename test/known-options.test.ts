@@ -1,8 +1,8 @@
-/** Unknown options refused by name (src/known-options.ts): the path, the owner, a suggestion or the known list, the code. */
+/** Unknown options refused by name (src/base/known-options.ts): the path, the owner, a suggestion or the known list, the code. */
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../src/errors.js';
-import { memberPath, optionNames, refuseUnknownOptions } from '../src/known-options.js';
+import { JwtGrpcError } from '../src/base/errors.js';
+import { memberPath, optionNames, refuseUnknownOptions } from '../src/base/known-options.js';
 
 const KNOWN = optionNames<{ port: number; host: string }>({ port: true, host: true });
 

@@ -12,7 +12,7 @@
 import { type Socket, connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/base/log.js';
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from '../../src/server/channel-options.js';
 import { guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { resolveOptions } from '../../src/options/resolve.js';

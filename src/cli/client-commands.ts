@@ -1,5 +1,5 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { readAdminSecretText } from './admin-token.js';
 import { CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
 import { type JwtClient, createJwtClient } from '../client/jwt-client.js';

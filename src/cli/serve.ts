@@ -3,13 +3,13 @@ import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
 import { createServer } from 'node:net';
-import { cannotListen } from '../address.js';
-import { JwtGrpcError } from '../errors.js';
+import { cannotListen } from '../base/address.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { loadKeys } from '../keys/load.js';
 import { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
 import { watchKeyFile } from '../keys/watch.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
@@ -19,7 +19,7 @@ import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent, launchedByNpmExec } from './parent-watch.js';
-import { nodeTls } from '../optional-deps.js';
+import { nodeTls } from '../base/optional-deps.js';
 import { giveWorkersServeV8Flags } from './v8-flags.js';
 
 function hostPort(host: string, port: number): string {

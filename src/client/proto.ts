@@ -13,7 +13,7 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
-import { internalError } from '../assert.js';
+import { internalError } from '../base/assert.js';
 
 /** One unary method as a client calls it: path and the client side of its codecs. */
 export interface ClientMethod<Req, Res> {

@@ -1,5 +1,5 @@
 import type { Metadata as GrpcMetadata, ServiceError } from '@grpc/grpc-js';
-import { grpcJs } from '../optional-deps.js';
+import { grpcJs } from '../base/optional-deps.js';
 import { GrpcStatusError, CallMetadata, type StatusCode } from '../transport/handler-api.js';
 
 /** grpc-js (1.10+) ends a connection error with the resolver's note, empty when there is none. */

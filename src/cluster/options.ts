@@ -1,9 +1,9 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { JwtPolicy } from '../policy/check.js';
-import { type Logger, createStderrLogger } from '../log.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, namesIn, optionValue, resolveOptions } from '../options/resolve.js';
-import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
+import { type OptionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../server/options.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
 

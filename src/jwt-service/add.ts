@@ -8,7 +8,7 @@ import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../transport/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { namesIn } from '../options/resolve.js';
-import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
+import { type OptionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';

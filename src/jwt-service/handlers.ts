@@ -1,5 +1,5 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
+import { JwtGrpcError, type JwtGrpcErrorCode } from '../base/errors.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../keys/backend.js';
 import { recordingServerContext } from '../tracing/interceptor.js';
 import type { CallContext, ServedService, StatusCode } from '../transport/handler-api.js';

@@ -3,8 +3,8 @@
  * tracing spans. Each is a few hooks; prepareJwtService composes those a server has.
  */
 import type { Span } from '@opentelemetry/api';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';

@@ -4,7 +4,7 @@
  */
 import type { Revocation } from '../revocation/types.js';
 import type { KeyVerifier } from '../tokens/verify.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { RevokeJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 

@@ -50,7 +50,7 @@ export type {
   RevokeJwtRequest,
   RevokeJwtResponse,
 } from '../jwt-service/messages.js';
-export { PROTO_PATH } from '../package-root.js';
+export { PROTO_PATH } from '../base/package-root.js';
 
 // Who may get which token: the issuance policy (docs/policy.md).
 export { checkPolicy, type JwtPolicy, type CallerPolicy, type IssuanceRate, DEFAULT_CALLER_RATE, MAX_RATE } from '../options/policy.js';

@@ -1,5 +1,5 @@
 /**
- * What the listening ports refused before any call (src/connection-guard.ts):
+ * What the listening ports refused before any call (src/base/connection-guard.ts):
  *
  * - `jwt_grpc_handshake_failures_total{port, reason}`: connections closed before their
  *   handshake completed; `port` is `grpc`, `metrics` or `discovery`, `reason` `timeout`
@@ -13,7 +13,7 @@
  * Counted in plain numbers, read at scrape time; a cluster's primary sums its workers'.
  */
 import type { Registry } from 'prom-client';
-import type { ConnectionCounters, HandshakeFailure, PortRole, RefusalReason } from '../connection-guard.js';
+import type { ConnectionCounters, HandshakeFailure, PortRole, RefusalReason } from '../base/connection-guard.js';
 import { registerComputed } from './computed.js';
 
 /** The connection counters of one process's ports. @internal */

@@ -2,12 +2,12 @@ import { availableParallelism } from 'node:os';
 import { delimiter } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import { refuseUnknownOptions } from '../known-options.js';
+import { promClient } from '../base/optional-deps.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import { refuseUnknownOptions } from '../base/known-options.js';
 import { KeySet } from '../keys/key-set.js';
 import { checkDirectories } from '../keys/backends/pkcs11-custody.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { RevocationStore } from '../revocation/types.js';
 import { type CallInterceptor, interceptorsProblem } from '../transport/handler-api.js';
 

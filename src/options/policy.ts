@@ -3,10 +3,10 @@
  * the rules of ../policy/schema.ts: `$.callers["dns:a"].subjects[0]: must be ...`. Unknown
  * fields are refused: a misspelt `audience` would otherwise mean "any audience".
  */
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { OptionKind } from './kinds.js';
-import { nearestName } from '../known-options.js';
-import { firstUnknownName } from '../unknown-name.js';
+import { nearestName } from '../base/known-options.js';
+import { firstUnknownName } from '../base/unknown-name.js';
 
 /**
  * How many tokens a caller may get: a token bucket of `burst` tokens refilled at
@@ -115,7 +115,7 @@ function key(path: string, name: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
 }
 
-/** A field the schema lacks, with the nearest one it has when one is close (the rule of every option: src/known-options.ts). */
+/** A field the schema lacks, with the nearest one it has when one is close (the rule of every option: src/base/known-options.ts). */
 function unknownField(path: string, name: string, fields: readonly string[]): PolicyProblem {
   const nearest = nearestName(name, fields);
   const hint = nearest === undefined ? '' : `; did you mean ${key(path, nearest)}?`;

@@ -35,7 +35,7 @@ import {
 import { policyKind } from './policy.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
-import { PEER_SHARE_PERCENT } from '../connection-guard.js';
+import { PEER_SHARE_PERCENT } from '../base/connection-guard.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
@@ -350,7 +350,7 @@ export const OPTIONS = {
   peerSharePercent: option({
     group: 'transport',
     kind: integer(1, 100, 'PERCENT'),
-    // PEER_SHARE_PERCENT (src/connection-guard.ts) says why a quarter.
+    // PEER_SHARE_PERCENT (src/base/connection-guard.ts) says why a quarter.
     default: PEER_SHARE_PERCENT,
     help: "the share of each port's connection cap (gRPC, metrics, discovery) and of maxProcessStreamMemoryMb that the connections of one client address (IPv6: one /64) may hold, in percent; 100 turns the shares off (behind a load balancer that hides client addresses)",
     cli: { flag: 'peer-share-percent', env: 'JWT_GRPC_PEER_SHARE_PERCENT' },

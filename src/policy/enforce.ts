@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { CallerIdentity } from '../transport/handler-api.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { DEFAULT_CALLER_RATE, type IssuanceRate } from '../options/policy.js';
 import type { CallerPolicy, JwtPolicy } from './check.js';
 

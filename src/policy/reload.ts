@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ReloadCounts } from '../keys/reload.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { JwtPolicy } from './check.js';
 
 /**

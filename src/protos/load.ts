@@ -6,10 +6,10 @@
  */
 import type { Buffer } from 'node:buffer';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../package-root.js';
-import { protoLoader } from '../optional-deps.js';
+import { PACKAGE_ROOT } from '../base/package-root.js';
+import { protoLoader } from '../base/optional-deps.js';
 import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
-import { internalError } from '../assert.js';
+import { internalError } from '../base/assert.js';
 
 /**
  * keepCase: field names as in the proto (ttl_seconds), so the code reads like the

@@ -27,8 +27,8 @@
 import { Buffer } from 'node:buffer';
 import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { RevocationSet } from './set.js';
 import { type RecordProblem, encodeRecord, readRecord, unavailable } from './record-codec.js';
 import type { Revocation, RevocationStore } from './types.js';

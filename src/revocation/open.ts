@@ -4,8 +4,8 @@
  * is loaded by dynamic import only when a redis:// URL is given, so neither its module nor
  * its optional dependency is loaded otherwise. @internal
  */
-import { invalidOption } from '../errors.js';
-import type { Logger } from '../log.js';
+import { invalidOption } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { createFileRevocationStore } from './file-store.js';
 import type { RevocationStore } from './types.js';
 

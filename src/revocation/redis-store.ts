@@ -18,9 +18,9 @@
  * `commandTimeoutMs`), `up` is false, and the caller's in-memory set keeps answering.
  */
 import { isIP } from 'node:net';
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import type { Logger } from '../log.js';
-import { installHint, redisModule } from '../optional-deps.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { installHint, redisModule } from '../base/optional-deps.js';
 import { unavailable } from './record-codec.js';
 import {
   REVOKE_SCRIPT,

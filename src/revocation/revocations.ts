@@ -4,7 +4,7 @@
  * primary), swept of expired entries on one timer that runs only while the set holds
  * something. @internal
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { RevocationSet } from './set.js';
 import type { Revocation, RevocationStore } from './types.js';
 

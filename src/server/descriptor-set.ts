@@ -11,8 +11,8 @@
 import type { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { JwtGrpcError } from '../errors.js';
-import { PACKAGE_ROOT } from '../package-root.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { PACKAGE_ROOT } from '../base/package-root.js';
 
 /** Where `npm run build` writes the descriptor set (shipped in the package). */
 export const DESCRIPTOR_SET_PATH = join(PACKAGE_ROOT, 'dist', 'proto', 'descriptor-set.binpb');

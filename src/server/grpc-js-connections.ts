@@ -1,5 +1,5 @@
 /**
- * The port guard (src/connection-guard.ts) on a @grpc/grpc-js Server, which
+ * The port guard (src/base/connection-guard.ts) on a @grpc/grpc-js Server, which
  * makes its node:http2 servers itself at bind time and offers no option for a handshake
  * deadline or a connection cap. grpc-js (1.14) hands its (private) `commonServerOptions`
  * to `http2.createSecureServer` and makes each server in its (private)
@@ -9,7 +9,7 @@
 import type { Server } from '@grpc/grpc-js';
 import type { Http2Server, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
-import type { ConnectionGuard } from '../connection-guard.js';
+import type { ConnectionGuard } from '../base/connection-guard.js';
 
 interface GrpcJsInternals {
   commonServerOptions?: Record<string, unknown>;

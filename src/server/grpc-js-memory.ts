@@ -44,8 +44,8 @@ import {
   STALL_CHECKS_PER_BOUND,
 } from '../transport/http2/wire/limits.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from '../transport/http2/wire/process-memory.js';
-import { nodeHttp2 } from '../optional-deps.js';
-import { peerKey } from '../connection-guard.js';
+import { nodeHttp2 } from '../base/optional-deps.js';
+import { peerKey } from '../base/connection-guard.js';
 
 /**
  * What an open grpc-js call is charged: its objects on both sides of node:http2 (the

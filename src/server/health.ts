@@ -4,7 +4,7 @@
  * semantics of the gRPC health checking protocol
  * (https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
  */
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
 import {
   type CallContext,
   GrpcStatusError,

@@ -4,7 +4,7 @@ import type { CallInterceptor } from '../transport/handler-api.js';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { RevocationStore } from '../revocation/types.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import {
   type DeclaresGroup,
@@ -15,7 +15,7 @@ import {
   namesIn,
   resolveOptions,
 } from '../options/resolve.js';
-import type { OptionNames } from '../known-options.js';
+import type { OptionNames } from '../base/known-options.js';
 import { issuerPath } from '../discovery/documents.js';
 import { checkStoreOptions } from '../revocation/open.js';
 import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';

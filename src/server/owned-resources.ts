@@ -3,7 +3,7 @@
  * ECMAScript's `AsyncDisposableStack` (`use`, `adopt`, `defer`, `disposeAsync`), which
  * Node has from 24 only, while this package runs on Node 22 too.
  */
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 
 type Release = () => unknown;
 

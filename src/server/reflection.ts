@@ -6,7 +6,7 @@
  * grpc-go's server (https://github.com/grpc/grpc-go/tree/master/reflection).
  */
 import type { Buffer } from 'node:buffer';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
 import {
   type DescriptorFile,

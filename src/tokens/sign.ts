@@ -1,9 +1,9 @@
 import { Buffer } from 'node:buffer';
 import { type Algorithm, ALGORITHMS, type CheckSignature, type SignInput, isAlgorithm } from '../algorithms/index.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { KeyHandle } from '../keys/backend.js';
 import type { KeySet, SigningEntry } from '../keys/key-set.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { optionValue } from '../options/resolve.js';
 import { checkClaimTypes } from './claims.js';
 

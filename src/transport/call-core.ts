@@ -18,7 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Context, context as otelContext } from '@opentelemetry/api';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import {
   type CallContext,
   type CallerIdentity,

@@ -14,9 +14,9 @@ import type {
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { Metadata as GrpcMetadata, sendUnaryData } from '@grpc/grpc-js';
-import { JwtGrpcError } from '../errors.js';
-import { grpcJs } from '../optional-deps.js';
-import { type Logger, createStderrLogger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { grpcJs } from '../base/optional-deps.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
 import { optionValue } from '../options/resolve.js';
 import { CallCore, type CallSettings, deserializeError } from './call-core.js';
 import { callerOfCertificate } from './caller.js';

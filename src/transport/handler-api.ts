@@ -12,8 +12,8 @@
  * imports both without renaming either.
  */
 import type { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../errors.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 
 /**
  * gRPC status codes (the gRPC project's `doc/statuscodes.md` (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md)).

@@ -82,7 +82,7 @@ describe('what a start loads', () => {
       }
       // The own transport loads grpc-js neither; the grpc-js transport is grpc-js.
       expect(heavyIn(loaded(record))).toEqual(transport === 'http2' ? [] : ['@grpc/grpc-js']);
-      // Nor Node's bundled undici, which an ES import of node:http loads (src/optional-deps.ts, nodeHttp).
+      // Nor Node's bundled undici, which an ES import of node:http loads (src/base/optional-deps.ts, nodeHttp).
       expect((await server.stop()).code).toBe(0);
       expect(loaded(record).filter((line) => line.startsWith('internal:') && line.includes('undici'))).toEqual([]);
       expect(loaded(record).some((line) => line.startsWith('internal:'))).toBe(true); // the list was written

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { StateDistributor } from '../../src/cluster/distributor.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import type { KeySet } from '../../src/keys/key-set.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 import type { JwtPolicy } from '../../src/policy/check.js';
 import { Revocations } from '../../src/revocation/revocations.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';

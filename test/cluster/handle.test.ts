@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from '../../src/cluster/handle.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 
 const removers: (() => void)[] = [];
 afterEach(() => {

@@ -7,7 +7,7 @@ import type { ClusterHandle } from '../../src/cluster/handle.js';
 import { resolveClusterOptions } from '../../src/cluster/options.js';
 import { runSingle } from '../../src/cluster/single.js';
 import { generateKeys } from '../../src/lib.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 
 const open: ClusterHandle[] = [];
 afterEach(async () => {

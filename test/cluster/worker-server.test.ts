@@ -9,7 +9,7 @@ import { WorkerServer } from '../../src/cluster/worker-server.js';
 import { exportKeys } from '../../src/keys/export.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import type { KeySet } from '../../src/keys/key-set.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 import type { JwtPolicy } from '../../src/policy/check.js';
 
 const POLICY = { callers: {} } as unknown as JwtPolicy;

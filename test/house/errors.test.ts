@@ -1,6 +1,6 @@
 /**
- * Errors crossing the API are `JwtGrpcError`s with a code (src/errors.ts), and an
- * invariant of jwt-grpc's own is stated through src/assert.ts (code `ERR_INTERNAL`). So
+ * Errors crossing the API are `JwtGrpcError`s with a code (src/base/errors.ts), and an
+ * invariant of jwt-grpc's own is stated through src/base/assert.ts (code `ERR_INTERNAL`). So
  * src/ throws or rejects with no plain `Error`, `TypeError` or `RangeError`, and the only
  * classes that extend `Error` itself are `JwtGrpcError` and the few internal ones listed
  * below, each caught where it is thrown and turned into a status, a GOAWAY or a

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import type { CoreObserver } from '../../src/jwt-service/observer.js';
 import { JwtServiceCore } from '../../src/jwt-service/core.js';
 import { resolveServiceOptions } from '../../src/jwt-service/options.js';

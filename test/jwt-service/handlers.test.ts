@@ -5,7 +5,7 @@
  * answers INTERNAL without internals and logs them).
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError, type JwtGrpcErrorCode } from '../../src/errors.js';
+import { JwtGrpcError, type JwtGrpcErrorCode } from '../../src/base/errors.js';
 import { SERVICE_ERROR_STATUS, asStatus, callerMessage } from '../../src/jwt-service/handlers.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../../src/keys/backend.js';
 import { PolicyDenied } from '../../src/policy/enforce.js';

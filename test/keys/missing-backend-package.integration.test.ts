@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, serveArgs } from '../../bench/kit/cli.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'hide-packages.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-missing-backend-'));

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as lib from '../../src/lib.js';
 import { type KeySet, type JwtServer, JwtGrpcError, silentLogger } from '../../src/lib.js';
 import { parseCommand } from '../../src/cli/args.js';
-import { editDistance, nearestName } from '../../src/known-options.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { editDistance, nearestName } from '../../src/base/known-options.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { ENTRY_POINTS } from '../package/entry-points.js';
 
 let keys: KeySet;

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { generateKeys } from '../../src/lib.js';
 import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { ENTRY_POINTS, entryPoint } from './entry-points.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureOutput, runChecked } from '../../bench/kit/exec.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import {
   DESCRIPTOR_SET_PATH,
   type DescriptorIndex,

@@ -3,7 +3,7 @@
  * rediss:// URL, a target to log that holds no password, and every refusal naming the option.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { REDIS_STORE_DEFAULTS, parseRedisUrl, resolveRedisStoreOptions } from '../../src/revocation/redis-options.js';
 
 function refusal(action: () => unknown): JwtGrpcError {

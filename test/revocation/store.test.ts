@@ -11,7 +11,7 @@ import { createFileRevocationStore } from '../../src/revocation/file-store.js';
 import { RevocationSet } from '../../src/revocation/set.js';
 import { Revocations } from '../../src/revocation/revocations.js';
 import type { Revocation } from '../../src/revocation/types.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-revocations-'));

@@ -1,11 +1,11 @@
 /**
- * The default connection cap (src/connection-guard.ts): derived from the
+ * The default connection cap (src/base/connection-guard.ts): derived from the
  * open-files limit where Linux tells it, so that a flood meets a logged refusal while the
  * rest of the process still gets descriptors. The cap itself is tested over sockets in
  * test/server/handshake.integration.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { FALLBACK_MAX_CONNECTIONS, RESERVED_DESCRIPTORS, defaultMaxConnections, openFilesLimit } from '../../src/connection-guard.js';
+import { FALLBACK_MAX_CONNECTIONS, RESERVED_DESCRIPTORS, defaultMaxConnections, openFilesLimit } from '../../src/base/connection-guard.js';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds

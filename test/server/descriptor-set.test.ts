@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { JwtGrpcError } from '../../src/errors.js';
+import type { JwtGrpcError } from '../../src/base/errors.js';
 import {
   declaredServices,
   fileWithImports,

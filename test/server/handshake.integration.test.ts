@@ -1,5 +1,5 @@
 /**
- * Nothing held before authentication (src/connection-guard.ts): on each
+ * Nothing held before authentication (src/base/connection-guard.ts): on each
  * transport, over real sockets on loopback, a connection that does not finish its TLS
  * handshake and HTTP/2 preface (or its HTTP request head, on the metrics and discovery
  * ports) within handshakeTimeoutMs is closed, counted and logged; past maxConnections a new

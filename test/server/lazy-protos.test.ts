@@ -10,7 +10,7 @@ import { JWT_SERVICE_METHOD_SHAPES, jwtServiceDefinition } from '../../src/jwt-s
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import { HEALTH_METHOD_SHAPES, HEALTH_SERVICE_NAME } from '../../src/server/health.js';
 import { REFLECTION_METHOD_SHAPES, REFLECTION_V1ALPHA_SERVICE_NAME, REFLECTION_V1_SERVICE_NAME } from '../../src/server/reflection.js';
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 import { type MethodShape, lazyProtoService, loadProtoService } from '../../src/protos/load.js';
 import type { ServiceDescriptor } from '../../src/transport/handler-api.js';
 

@@ -5,7 +5,7 @@
  * options on the own transport), each an ERR_INVALID_OPTION naming the option as the caller does.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import type { RevocationStore } from '../../src/revocation/types.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../../src/server/options.js';
 

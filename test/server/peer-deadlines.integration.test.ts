@@ -1,5 +1,5 @@
 /**
- * Nothing held for ever after the handshake (src/peer-deadlines.ts): on each
+ * Nothing held for ever after the handshake (src/base/peer-deadlines.ts): on each
  * transport, through createJwtServer and over real connections on loopback, a request that
  * is not whole within requestTimeoutMs is answered DEADLINE_EXCEEDED and its stream reset,
  * releasing its memory charge; a connection with no open stream for maxConnectionIdleMs gets

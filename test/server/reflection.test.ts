@@ -5,7 +5,7 @@
  * checked at creation. test/reflection/ runs it over real connections and with grpcurl.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { HEALTH_SERVICE_NAME } from '../../src/server/health.js';
 import { REFLECTION_V1ALPHA_SERVICE_NAME, REFLECTION_V1_SERVICE_NAME, createReflectionServices } from '../../src/server/reflection.js';
 import { GrpcStatus, type ServedService } from '../../src/transport/handler-api.js';

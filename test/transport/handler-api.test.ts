@@ -4,7 +4,7 @@
  * interceptor list that refuses what would silently protect nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import {
   CallKey,
   CallMetadata,

@@ -6,9 +6,9 @@
  * when a handler reads them, the response message written once.
  */
 import type { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import { CallCore, deserializeError } from '../call-core.js';
-import { requestTimeoutMessage } from '../../peer-deadlines.js';
+import { requestTimeoutMessage } from '../../base/peer-deadlines.js';
 import {
   type CallerIdentity,
   type BidiStreamHandler,

@@ -4,7 +4,7 @@
  */
 import type { Buffer } from 'node:buffer';
 import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
-import { nodeZlib } from '../../optional-deps.js';
+import { nodeZlib } from '../../base/optional-deps.js';
 
 /** Encodings this server decompresses, for `grpc-accept-encoding`. */
 export const ACCEPT_ENCODING = 'identity,deflate,gzip';

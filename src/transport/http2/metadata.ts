@@ -5,7 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;

@@ -3,11 +3,11 @@
  * holds every default and bound and validates them; this file only says which rows the
  * server takes: the `http2` group, and the transport options it shares with grpc-js.
  */
-import { invalidOption } from '../../errors.js';
-import { type Logger, createStderrLogger } from '../../log.js';
+import { invalidOption } from '../../base/errors.js';
+import { type Logger, createStderrLogger } from '../../base/log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
-import type { ConnectionCounters } from '../../connection-guard.js';
-import type { DeadlineCounters } from '../../peer-deadlines.js';
+import type { ConnectionCounters } from '../../base/connection-guard.js';
+import type { DeadlineCounters } from '../../base/peer-deadlines.js';
 import type { CallInterceptor } from '../handler-api.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */

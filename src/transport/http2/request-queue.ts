@@ -1,6 +1,6 @@
 import { REQUEST_QUEUE_HIGH_WATER_MARK } from './defaults.js';
 import type { H2Stream } from './wire/stream.js';
-import { internalError } from '../../assert.js';
+import { internalError } from '../../base/assert.js';
 
 /**
  * The request messages of a client-streaming or bidi call as an async iterator. Messages

@@ -1,4 +1,4 @@
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import type { Handler, MethodDescriptor, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
 
 /** The four call kinds, from a method's requestStream / responseStream. */

@@ -1,14 +1,14 @@
 import type { Buffer } from 'node:buffer';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import type { TLSSocket, TlsOptions } from 'node:tls';
-import { JwtGrpcError, invalidOption } from '../../errors.js';
-import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../connection-guard.js';
+import { JwtGrpcError, invalidOption } from '../../base/errors.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../base/connection-guard.js';
 import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
-import { type HandedPort, serveHanded } from '../../handed-port.js';
-import { cannotListen, parseAddress } from '../../address.js';
-import { OpenSet } from '../../open-set.js';
+import { type HandedPort, serveHanded } from '../../base/handed-port.js';
+import { cannotListen, parseAddress } from '../../base/address.js';
+import { OpenSet } from '../../base/open-set.js';
 import { optionValue } from '../../options/resolve.js';
-import { nodeTls } from '../../optional-deps.js';
+import { nodeTls } from '../../base/optional-deps.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
@@ -17,7 +17,7 @@ import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Opt
 import { Router } from './router.js';
 import { SessionState } from './session.js';
 import type { ConnectionLimits } from './wire/connection.js';
-import { PeerDeadlineReport } from '../../peer-deadlines.js';
+import { PeerDeadlineReport } from '../../base/peer-deadlines.js';
 
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {

@@ -4,7 +4,7 @@
  */
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../../src/errors.js';
+import { JwtGrpcError } from '../../../src/base/errors.js';
 import { exportKeys, generateKeys } from '../../../src/lib.js';
 import {
   STATUS_LIST_MEDIA_TYPE,

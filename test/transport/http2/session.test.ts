@@ -8,8 +8,8 @@
  */
 import { type Server, createServer } from 'node:net';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { ConnectionGuard } from '../../../src/connection-guard.js';
-import { PeerDeadlineReport } from '../../../src/peer-deadlines.js';
+import type { ConnectionGuard } from '../../../src/base/connection-guard.js';
+import { PeerDeadlineReport } from '../../../src/base/peer-deadlines.js';
 import { type Http2GrpcServerOptions, resolveHttp2Options } from '../../../src/transport/http2/options.js';
 import { SessionState, type StreamHandler } from '../../../src/transport/http2/session.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, h2Frame, requestBlock } from '../helpers/raw.js';

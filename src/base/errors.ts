@@ -53,7 +53,7 @@ export type JwtGrpcErrorCode =
   | 'ERR_FETCH'
   /**
    * An invariant of jwt-grpc itself does not hold: a bug, never bad input. Thrown only through
-   * src/assert.ts: report it with its message.
+   * src/base/assert.ts: report it with its message.
    */
   | 'ERR_INTERNAL'
   /**
