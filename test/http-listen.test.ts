@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionGuard } from '../src/base/connection-guard.js';
 import { type HttpListener, headDeadline, listenHttp } from '../src/base/http-listen.js';
-import { silentLogger } from '../src/lib.js';
+import { silentLogger } from '../src/lib/index.js';
 
 const guard = (maxConnections = 4) =>
   new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: 1000, maxConnections, logger: silentLogger });

@@ -5,7 +5,7 @@
  * discovery port's JWK Set and one scrape of the metrics port, each on a new connection.
  */
 import { get } from 'node:http';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 
 /** The caller: one call every 200 ms. */
 export const CALL_EVERY_MS = 200;

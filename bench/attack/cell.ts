@@ -6,7 +6,7 @@
  * {@link SETTLE_MS} more and reads it again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
 import { tasksetCommand } from '../kit/exec.js';
 import { repoPath } from '../kit/paths.js';

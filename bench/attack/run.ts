@@ -7,7 +7,7 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import { TRANSPORTS } from '../../src/options/table.js';
 import { createRunDir, updateLatestLink } from '../common/results-dir.js';
 import { machineInfo } from '../common/machine.js';

@@ -53,7 +53,7 @@ import { buildScenarios } from '../../bench/macro/scenarios.js';
 import { SERVERS, SERVER_NAMES, type ServerSpec, baselineServer } from '../../bench/macro/servers.js';
 import { parseCommandLine } from '../../bench/options/parse.js';
 import type { BenchOptions } from '../../bench/options/types.js';
-import { checkPolicy, createJwtServer } from '../../src/lib.js';
+import { checkPolicy, createJwtServer } from '../../src/lib/index.js';
 import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { exportKeys, generateKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys } from '../../src/lib/index.js';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';

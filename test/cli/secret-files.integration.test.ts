@@ -9,7 +9,7 @@ import { chmodSync, chownSync, copyFileSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJwtServer } from '../../src/lib.js';
+import { createJwtServer } from '../../src/lib/index.js';
 import { secretFileProblem } from '../../src/base/secret-file.js';
 import { readAdminSecretText } from '../../src/cli/admin-token.js';
 import { clientTransport } from '../../src/cli/tls-files.js';

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { type ServeArgs, parseCommand } from '../../src/cli/args.js';
 import { serve } from '../../src/cli/serve.js';
 import type { ClusterHandle } from '../../src/cluster/handle.js';
-import { exportKeys, generateKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys } from '../../src/lib/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-serve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

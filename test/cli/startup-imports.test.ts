@@ -14,7 +14,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { repoPath } from '../../bench/kit/paths.js';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import { healthClient } from '../reflection/clients.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-modules.mjs');

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { type TokenVerifier, createAuthenticator, failedStep } from '../../src/client/authenticate.js';
-import { ANY_AUDIENCE } from '../../src/lib.js';
+import { ANY_AUDIENCE } from '../../src/lib/index.js';
 import { GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
 
 const PAYLOAD = { sub: 'ada', iat: 1, exp: 2 };

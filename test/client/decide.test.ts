@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuthenticator, type JwtAuthInterceptorOptions, type TokenVerifier } from '../../src/client/authenticate.js';
 import { createAuthorizer } from '../../src/client/authorize.js';
 import { type CallFacts, type CallPolicy, type Verdict, decide } from '../../src/client/decide.js';
-import { ANY_AUDIENCE, GrpcStatus, GrpcStatusError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, GrpcStatus, GrpcStatusError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 
 let keys: KeySet;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type InProcessServer, listenInProcess } from '../../src/cluster/in-process.js';
 import { resolveClusterOptions } from '../../src/cluster/options.js';
-import { generateKeys } from '../../src/lib.js';
+import { generateKeys } from '../../src/lib/index.js';
 import { silentLogger } from '../../src/base/log.js';
 
 const open: InProcessServer[] = [];

@@ -65,8 +65,8 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'cluster', paths: ['cluster/'] },
   // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
   { name: 'client', paths: ['client/'] },
-  // The public API, one entry point per concern (lib.ts is the issuer, lib/ the others): re-exports from the layers below; importing one starts nothing.
-  { name: 'lib', paths: ['lib.ts', 'lib/'] },
+  // The public API, one entry point per concern (issuer.ts is the package's main one; index.ts re-exports them all for the tests and benches): re-exports from the layers below; importing one starts nothing.
+  { name: 'lib', paths: ['lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.
   { name: 'cli', paths: ['cli/'] },
   // The executable: sets V8 flags and hands argv to the CLI.
@@ -264,7 +264,7 @@ describe('bench/ and test/: the kit at the bottom, one way', () => {
         made('bench/kit/wait.ts', 'test/house/layers.test.ts'),
         made('bench/macro/run.ts', 'test/client/harness.ts'),
         made('bench/kit/cli.ts', 'bench/kit/exec.ts'),
-        made('bench/kit/jwt-servers.ts', 'src/lib.ts'),
+        made('bench/kit/jwt-servers.ts', 'src/lib/index.ts'),
         made('bench/macro/run.ts', 'bench/harness/cores.ts'),
         made('test/cli/cli.integration.test.ts', 'bench/macro/servers.ts'),
       ]),

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkServiceKeys, resolveServiceOptions } from '../../src/jwt-service/options.js';
-import { generateKeys } from '../../src/lib.js';
+import { generateKeys } from '../../src/lib/index.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 

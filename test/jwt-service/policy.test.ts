@@ -9,7 +9,7 @@ import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib.js';
+import { JWT_POLICY_SCHEMA, type JwtPolicy, type KeySet, checkPolicy, createJwtServer } from '../../src/lib/index.js';
 import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { Registry } from 'prom-client';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';

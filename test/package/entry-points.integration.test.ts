@@ -1,6 +1,6 @@
 /**
  * One concern per entry point (package.json `exports`), as jose keeps its own:
- * - an export lives in exactly one entry point, and src/lib.ts (the project's own view of
+ * - an export lives in exactly one entry point, and src/lib/index.ts (the project's own view of
  *   the whole API) re-exports all of them and nothing else;
  * - importing an entry point loads its concern and no other: a node process records every
  *   module it loads (test/cli/fixtures/record-modules.mjs) while it imports the entry point
@@ -18,7 +18,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/base/package-root.js';
-import { generateKeys } from '../../src/lib.js';
+import { generateKeys } from '../../src/lib/index.js';
 import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { ENTRY_POINTS, entryPoint } from './entry-points.js';
 import { reExports } from './examples.js';
@@ -83,15 +83,15 @@ describe('the entry points', () => {
     expect(clashes).toEqual([]);
   });
 
-  it('are all that src/lib.ts re-exports, and it nothing else', () => {
-    const source = readFileSync(join(PACKAGE_ROOT, 'src', 'lib.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  it('are all that src/lib/index.ts re-exports, and it nothing else', () => {
+    const source = readFileSync(join(PACKAGE_ROOT, 'src', 'lib', 'index.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
     const statements = source.split('\n').filter((line) => line.trim() !== '');
     const reexported = statements.map((line) => /^export \* from '\.\/(.+)\.js';$/.exec(line)?.[1]);
     expect(
       reexported.filter((path) => path === undefined),
-      `statements of src/lib.ts other than \`export * from\`:\n${statements.join('\n')}`,
+      `statements of src/lib/index.ts other than \`export * from\`:\n${statements.join('\n')}`,
     ).toEqual([]);
-    expect(reexported.map((path) => `src/${path}.ts`).sort()).toEqual(ENTRY_POINTS.map((entry) => entry.source).sort());
+    expect(reexported.map((path) => `src/lib/${path}.ts`).sort()).toEqual(ENTRY_POINTS.map((entry) => entry.source).sort());
   });
 });
 
@@ -218,8 +218,8 @@ function declarationGraph(types: string): Map<string, string[]> {
 
 describe('the declarations of each entry point', () => {
   const dist = join(PACKAGE_ROOT, 'dist', 'src');
-  /** Declaration files of the public API: the entry points and src/lib.ts, which re-exports them all. */
-  const entryFiles = new Set([join(dist, 'lib.d.ts'), ...ENTRY_POINTS.map((entry) => join(PACKAGE_ROOT, entry.types))]);
+  /** Declaration files of the public API: the entry points and src/lib/index.ts, which re-exports them all. */
+  const entryFiles = new Set([join(dist, 'lib', 'index.d.ts'), ...ENTRY_POINTS.map((entry) => join(PACKAGE_ROOT, entry.types))]);
 
   it.each(SPECIFIERS)('%s names @grpc/grpc-js only where its API takes or gives a grpc-js object', (specifier) => {
     const graph = declarationGraph(entryPoint(specifier).types);

@@ -172,7 +172,7 @@ describe('the packed package in a fresh TypeScript project', () => {
         app,
       );
       expect(imported).toBe(`${specifiers.length} imported\n`);
-      const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib.js')"], {
+      const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib/index.js')"], {
         cwd: app,
         timeoutMs: TIMEOUT_MS,
       });

@@ -23,7 +23,7 @@ import {
   createRemoteVerifier,
   generateKeys,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import { fetchRaw } from '../../bench/kit/http.js';

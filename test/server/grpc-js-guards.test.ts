@@ -5,7 +5,7 @@
  */
 import { Server } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { createJwtServer, silentLogger } from '../../src/lib.js';
+import { createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 
 /** Runs `body` with grpc-js's Server lacking the private member `name`, as a future grpc-js might. */

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { type JwtServer, type JwtServerOptions, type KeySet, type Logger, type Transport, createJwtServer } from '../../src/lib.js';
+import { type JwtServer, type JwtServerOptions, type KeySet, type Logger, type Transport, createJwtServer } from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, trackServer, transportArgs } from '../../bench/kit/jwt-servers.js';
 

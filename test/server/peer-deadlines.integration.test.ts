@@ -10,7 +10,7 @@
  */
 import type { ClientHttp2Session } from 'node:http2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib.js';
+import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib/index.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { MAX_CONCURRENT_STREAMS } from '../../src/options/table.js';
 import { GrpcStatus } from '../../src/transport/handler-api.js';

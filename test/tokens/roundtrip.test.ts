@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, ALGORITHMS, JwtGrpcError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, ALGORITHMS, JwtGrpcError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 import { activeKid, expectValid, nowSeconds } from './helpers.js';
 
 let keys: KeySet;

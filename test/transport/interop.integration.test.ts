@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_ENTRY } from '../../bench/kit/cli.js';
 import { type CommandRun, type ServerProcess, killAll, runToExit, startServer } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, findBun, requireGoTool } from '../../bench/kit/tools.js';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import { silentLogger } from '../../src/base/log.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';

@@ -5,7 +5,7 @@
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../../src/base/errors.js';
-import { exportKeys, generateKeys } from '../../../src/lib.js';
+import { exportKeys, generateKeys } from '../../../src/lib/index.js';
 import {
   STATUS_LIST_MEDIA_TYPE,
   STATUS_LIST_TYP,
