@@ -20,7 +20,7 @@ import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import { frame } from '../../src/transport/http2/wire/frames.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import type { MethodDescriptor, ServiceDescriptor } from '../../src/transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../../src/contracts/handler-api.js';
 import { sleep } from '../kit/wait.js';
 
 const { values } = parseArgs({

@@ -16,7 +16,7 @@ import { OPTIONS } from '../options/table.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
-import type { ServerTlsOptions } from '../transport/handler-api.js';
+import type { ServerTlsOptions } from '../contracts/handler-api.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent, launchedByNpmExec } from './parent-watch.js';
 import { nodeTls } from '../base/optional-deps.js';

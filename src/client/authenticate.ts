@@ -1,7 +1,7 @@
 import { invalidOption } from '../base/errors.js';
 import { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations, audienceOption } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
-import { GrpcStatusError, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
 import type { AuthorizeCall, MethodRule, UnlistedMethods } from './authorize.js';
 import { stringOption } from './options.js';

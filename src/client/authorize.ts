@@ -6,7 +6,7 @@
 import { invalidOption } from '../base/errors.js';
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import type { JwtPayload } from '../tokens/result.js';
-import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../contracts/handler-api.js';
 
 /**
  * What a token must carry to call one method; every field given must hold.

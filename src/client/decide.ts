@@ -15,7 +15,7 @@
  * decision returns never rejects.
  */
 import type { JwtPayload } from '../tokens/result.js';
-import { GrpcStatus, GrpcStatusError, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError, type StatusCode } from '../contracts/handler-api.js';
 import { type AuthOutcome, type Authenticator, failedStep } from './authenticate.js';
 import type { AuthorizeCall, Authorizer } from './authorize.js';
 import { bindingProblem } from './bound-token.js';

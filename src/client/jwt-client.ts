@@ -14,7 +14,7 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
-import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../contracts/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';

@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import type { ServiceDescriptor } from '../transport/handler-api.js';
+import type { ServiceDescriptor } from '../contracts/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../jwt-service/definition.js';
 import type {
   GenerateJwtRequest,

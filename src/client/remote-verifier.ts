@@ -18,7 +18,7 @@ import {
 } from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
-import { GrpcStatusError, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../contracts/handler-api.js';
 import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';

@@ -19,7 +19,7 @@ import { fetchDocument } from './fetch-document.js';
 import type { Logger } from '../base/log.js';
 import type { FailedFetchAnswer } from '../metrics/remote-jwks-metrics.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
-import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../contracts/handler-api.js';
 
 /** The limits of the status list check, in one place. */
 export const STATUS_LIST_CHECK_DEFAULTS = {

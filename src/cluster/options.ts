@@ -5,7 +5,7 @@ import { type Logger, createStderrLogger } from '../base/log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, namesIn, optionValue, resolveOptions } from '../options/resolve.js';
 import { type OptionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../server/options.js';
-import type { ServerTlsOptions } from '../transport/handler-api.js';
+import type { ServerTlsOptions } from '../contracts/handler-api.js';
 
 /**
  * Options of {@link runCluster}. The same script runs in the primary and in every worker.

@@ -5,7 +5,7 @@ import type { JwtPolicy } from '../policy/check.js';
 import { KeyReloader } from '../keys/reload.js';
 import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
-import type { ServedService } from '../transport/handler-api.js';
+import type { ServedService } from '../contracts/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { namesIn } from '../options/resolve.js';
 import { type OptionNames, refuseUnknownOptions } from '../base/known-options.js';

@@ -22,7 +22,7 @@ import type {
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
 import { type JwtPolicy, checkPolicy } from '../policy/check.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
-import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
+import type { CallContext, CallerIdentity } from '../contracts/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';

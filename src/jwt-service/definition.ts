@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../contracts/handler-api.js';
 import {
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,

@@ -7,7 +7,7 @@ import type { JwtPolicy } from '../policy/check.js';
 import type { Granted } from '../policy/enforce.js';
 import type { Revocation } from '../revocation/types.js';
 import type { VerifyResult } from '../tokens/result.js';
-import type { CallerIdentity } from '../transport/handler-api.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
 import type { GenerateJwtRequest } from './messages.js';
 
 /** A token GenerateJwt signed, as the core knows it once signed (and checked, with `verifyIssued`). @internal */

@@ -8,7 +8,7 @@ import type { Logger } from '../base/log.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 import { AuditSummary } from './audit-summary.js';
 import { callerMessage, statusOf } from './handlers.js';
 import type { CoreObserver, RefusedEvent } from './observer.js';

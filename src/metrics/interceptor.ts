@@ -7,7 +7,7 @@
  * answers some calls below every interceptor (a deadline that fires, a request over the
  * size limit): those end as the adapter observes them, DEADLINE_EXCEEDED or CANCELLED.
  */
-import type { CallInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../contracts/handler-api.js';
 import type { CallMetrics, MethodCalls, MethodDescription } from './calls.js';
 
 /**

@@ -9,7 +9,7 @@ import { KeySet } from '../keys/key-set.js';
 import { checkDirectories } from '../keys/backends/pkcs11-custody.js';
 import type { Logger } from '../base/log.js';
 import type { RevocationStore } from '../revocation/types.js';
-import { type CallInterceptor, interceptorsProblem } from '../transport/handler-api.js';
+import { type CallInterceptor, interceptorsProblem } from '../contracts/handler-api.js';
 
 /**
  * What kind of value an option holds: how a value given in code is checked, how
@@ -177,7 +177,7 @@ export const logger = codeOnly<Logger>((value) =>
     : 'must be a Logger: an object with info, warn and error functions',
 );
 
-/** Server interceptors (src/transport/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
+/** Server interceptors (src/contracts/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
 export const interceptors = codeOnly<readonly CallInterceptor[]>(interceptorsProblem);
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */

@@ -43,7 +43,7 @@ import { PEER_SHARE_PERCENT } from '../base/connection-guard.js';
 import type { KeySet } from '../keys/key-set.js';
 import { PKCS11_MODULE_DIRS } from '../keys/backends/pkcs11-custody.js';
 // biome-ignore lint/correctness/noUnusedImports: as KeySet
-import type { CallInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../contracts/handler-api.js';
 
 /**
  * Which interface an option belongs to; `cli` options exist only on the command line, and

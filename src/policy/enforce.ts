@@ -4,7 +4,7 @@
  * Nothing is signed for a refused call. @internal
  */
 import { performance } from 'node:perf_hooks';
-import type { CallerIdentity } from '../transport/handler-api.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
 import { JwtGrpcError } from '../base/errors.js';
 import { DEFAULT_CALLER_RATE, type IssuanceRate } from '../options/policy.js';
 import type { CallerPolicy, JwtPolicy } from './check.js';

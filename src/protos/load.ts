@@ -1,14 +1,14 @@
 /**
  * The shipped protos in proto/ that src/ loads (health, reflection; JwtService's codecs
  * are its own, src/jwt-service/codec/), loaded with @grpc/proto-loader into the handler
- * API of src/transport/handler-api.ts. The loader (and protobufjs) load on the first
+ * API of src/contracts/handler-api.ts. The loader (and protobufjs) load on the first
  * codec call, not at import or at start: see {@link lazyProtoService}.
  */
 import type { Buffer } from 'node:buffer';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../base/package-root.js';
 import { protoLoader } from '../base/optional-deps.js';
-import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../contracts/handler-api.js';
 import { internalError } from '../base/assert.js';
 
 /**

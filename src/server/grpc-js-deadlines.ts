@@ -19,7 +19,7 @@ import type { Http2Server, Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
 import { nodeHttp2 } from '../base/optional-deps.js';
 import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport, requestTimeoutMessage } from '../base/peer-deadlines.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 
 /** grpc-js's debug data on the GOAWAY of its age bound (grpc-js server.ts, kMaxAge). */
 const MAX_AGE_DEBUG_DATA = 'max_age';

@@ -12,7 +12,7 @@ import {
   GrpcStatus,
   type ServedService,
   type ServiceImplementation,
-} from '../transport/handler-api.js';
+} from '../contracts/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */

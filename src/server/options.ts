@@ -1,6 +1,6 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { TRANSPORTS } from '../options/table.js';
-import type { CallInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../contracts/handler-api.js';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { RevocationStore } from '../revocation/types.js';

@@ -7,7 +7,7 @@
  */
 import type { Buffer } from 'node:buffer';
 import { invalidOption } from '../base/errors.js';
-import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import {
   type DescriptorFile,
   type DescriptorIndex,
@@ -16,7 +16,7 @@ import {
   indexOrRefuse,
   readDescriptorSet,
 } from './descriptor-set.js';
-import type { ServedService } from '../transport/handler-api.js';
+import type { ServedService } from '../contracts/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /**

@@ -13,7 +13,7 @@ import type { Logger } from '../base/log.js';
 import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
-import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
+import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../contracts/handler-api.js';
 import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFilesLimit } from '../base/connection-guard.js';
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from './channel-options.js';
 import { guardGrpcJsServer } from './grpc-js-connections.js';

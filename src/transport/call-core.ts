@@ -30,7 +30,7 @@ import {
   type CallInterceptor,
   GrpcStatus,
   type StatusCode,
-} from './handler-api.js';
+} from '../contracts/handler-api.js';
 
 /** What every call of a server shares with the core: its interceptors and where failures are logged. */
 export interface CallSettings {

@@ -32,7 +32,7 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
   { name: 'keys', paths: ['keys/'] },
   // The gRPC handler API every transport serves (handlers, metadata, status, interceptors).
-  { name: 'handler-api', paths: ['transport/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
+  { name: 'handler-api', paths: ['contracts/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
   // The issuance policy's shape and checker (options/policy.ts) and its schema are an option's kind, so they sit here too.

@@ -12,7 +12,7 @@
  */
 import { SERVICE_NAME, type Transport, createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { type HealthService, createHealthService } from '../../src/server/health.js';
-import type { ServedService } from '../../src/transport/handler-api.js';
+import type { ServedService } from '../../src/contracts/handler-api.js';
 import { REFLECTION_V1ALPHA_SERVICE_NAME, createReflectionServices } from '../../src/server/reflection.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 

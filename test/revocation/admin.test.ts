@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../src/base/errors.js';
 import { type AdminSecret, MIN_ADMIN_SECRET_LENGTH, authorizeRevoke, readAdminSecret } from '../../src/revocation/admin.js';
-import { CallMetadata } from '../../src/transport/handler-api.js';
+import { CallMetadata } from '../../src/contracts/handler-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-admin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

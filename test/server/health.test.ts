@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HEALTH_LIST_LIMIT, HEALTH_SERVICE_NAME, type HealthService, createHealthService } from '../../src/server/health.js';
-import { type CallContext, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 
 type Handler = (...args: unknown[]) => unknown;
 const handler = (health: HealthService, name: string): Handler => health.implementation[name] as Handler;

@@ -12,7 +12,7 @@ import { HEALTH_METHOD_SHAPES, HEALTH_SERVICE_NAME } from '../../src/server/heal
 import { REFLECTION_METHOD_SHAPES, REFLECTION_V1ALPHA_SERVICE_NAME, REFLECTION_V1_SERVICE_NAME } from '../../src/server/reflection.js';
 import { PROTO_PATH } from '../../src/base/package-root.js';
 import { type MethodShape, lazyProtoService, loadProtoService } from '../../src/protos/load.js';
-import type { ServiceDescriptor } from '../../src/transport/handler-api.js';
+import type { ServiceDescriptor } from '../../src/contracts/handler-api.js';
 
 /** Path and stream shape of each method: what a server needs before its first call. */
 function shapesOf(service: ServiceDescriptor): Record<string, { path: string } & MethodShape> {

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib/index.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { MAX_CONCURRENT_STREAMS } from '../../src/options/table.js';
-import { GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../src/contracts/handler-api.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import {
   FRAME_FLAG,

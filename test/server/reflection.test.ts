@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../src/base/errors.js';
 import { HEALTH_SERVICE_NAME } from '../../src/server/health.js';
 import { REFLECTION_V1ALPHA_SERVICE_NAME, REFLECTION_V1_SERVICE_NAME, createReflectionServices } from '../../src/server/reflection.js';
-import { GrpcStatus, type ServedService } from '../../src/transport/handler-api.js';
+import { GrpcStatus, type ServedService } from '../../src/contracts/handler-api.js';
 
 const JWT = 'jwt.services.JwtService';
 

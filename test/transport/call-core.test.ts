@@ -15,7 +15,7 @@ import {
   GrpcStatus,
   GrpcStatusError,
   type StatusCode,
-} from '../../src/transport/handler-api.js';
+} from '../../src/contracts/handler-api.js';
 
 interface Logged {
   readonly message: string;

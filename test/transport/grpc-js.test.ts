@@ -11,7 +11,7 @@ import { unary } from '../../bench/kit/grpc-clients.js';
 import { JwtGrpcError } from '../../src/base/errors.js';
 import { silentLogger } from '../../src/base/log.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import { type CallContext, type CallOutcome, CallMetadata, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { type CallContext, type CallOutcome, CallMetadata, GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { closeAllServers, startGrpcJs } from './helpers/servers.js';
 

@@ -12,7 +12,7 @@ import {
   GrpcStatusError,
   interceptorsProblem,
   isReservedMetadataKey,
-} from '../../src/transport/handler-api.js';
+} from '../../src/contracts/handler-api.js';
 
 describe('CallMetadata', () => {
   it('keeps every value of a key in order, under its lower-case name', () => {

@@ -7,7 +7,7 @@ import { connect as connectTcp } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   CLIENT_PREFACE,

@@ -18,7 +18,7 @@
  * (protobufjs would not read it, and the call would go out with that field's default).
  */
 import { Buffer } from 'node:buffer';
-import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../contracts/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, Writer, int64Size, stringFieldSize, tag } from './wire.js';
 import { nearestName } from '../../base/nearest-name.js';

@@ -21,7 +21,7 @@ import {
   GrpcStatus,
   type StatusCode,
   type UnaryHandler,
-} from '../handler-api.js';
+} from '../../contracts/handler-api.js';
 import { type MessageEncoding, clientAccepts, compress, decompress } from './compression.js';
 import { MessageReader, SINGLE_BUFFER_MAX_BYTES, framedMessage, messagePrefix } from './framing.js';
 import { type HeaderFields, addMetadataHeaders, metadataFromRawHeaders } from './metadata.js';

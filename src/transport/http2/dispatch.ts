@@ -2,7 +2,7 @@
  * A new HTTP/2 stream: checks the request headers the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md) requires, finds
  * the method and starts the call, or answers at once.
  */
-import { GrpcStatus, type StatusCode } from '../handler-api.js';
+import { GrpcStatus, type StatusCode } from '../../contracts/handler-api.js';
 import { type CallShared, Http2Call } from './call.js';
 import { ACCEPT_ENCODING, requestEncoding } from './compression.js';
 import { parseTimeout, percentEncode } from './protocol.js';

@@ -4,7 +4,7 @@
  * printable ASCII.
  */
 import { Buffer } from 'node:buffer';
-import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
+import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../../contracts/handler-api.js';
 import { JwtGrpcError } from '../../base/errors.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */

@@ -8,7 +8,7 @@ import { type Logger, createStderrLogger } from '../../base/log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
 import type { ConnectionCounters } from '../../base/connection-guard.js';
 import type { DeadlineCounters } from '../../base/peer-deadlines.js';
-import type { CallInterceptor } from '../handler-api.js';
+import type { CallInterceptor } from '../../contracts/handler-api.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
 export interface Http2GrpcServerOptions {

@@ -3,7 +3,7 @@ import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import type { TLSSocket, TlsOptions } from 'node:tls';
 import { JwtGrpcError, invalidOption } from '../../base/errors.js';
 import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../base/connection-guard.js';
-import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
+import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../../contracts/handler-api.js';
 import { type HandedPort, serveHanded } from '../../base/handed-port.js';
 import { cannotListen, parseAddress } from '../../base/address.js';
 import { OpenSet } from '../../base/open-set.js';

@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
 import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../base/connection-guard.js';
 import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport } from '../../base/peer-deadlines.js';
-import type { CallerIdentity } from '../handler-api.js';
+import type { CallerIdentity } from '../../contracts/handler-api.js';
 import type { CallSession, Http2Call } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
 import type { ResolvedHttp2Options } from './options.js';

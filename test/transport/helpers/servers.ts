@@ -5,7 +5,7 @@ import { recordingLogger } from '../../../bench/kit/jwt-servers.js';
 import { addServiceToGrpcJs } from '../../../src/transport/grpc-js.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
 import type { Http2GrpcServerOptions } from '../../../src/transport/http2/options.js';
-import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../../../src/transport/handler-api.js';
+import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../../../src/contracts/handler-api.js';
 
 const open = new Set<{ close(): Promise<void> }>();
 

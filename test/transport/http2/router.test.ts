@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../../src/base/errors.js';
-import type { MethodDescriptor, ServiceDescriptor } from '../../../src/transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../../../src/contracts/handler-api.js';
 import { Router } from '../../../src/transport/http2/router.js';
 
 function method(path: string, requestStream = false, responseStream = false): MethodDescriptor<unknown, unknown> {
