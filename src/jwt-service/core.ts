@@ -7,7 +7,7 @@ import { failure } from '../tokens/result.js';
 import { newJti } from '../tokens/jti.js';
 import { type AdminSecret, authorizeRevoke } from '../revocation/admin.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,

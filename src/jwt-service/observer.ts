@@ -5,7 +5,7 @@
  */
 import type { JwtPolicy } from '../policy/check.js';
 import type { Granted } from '../policy/enforce.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type { VerifyResult } from '../tokens/result.js';
 import type { CallerIdentity } from '../contracts/handler-api.js';
 import type { GenerateJwtRequest } from './messages.js';

@@ -8,7 +8,7 @@ import { refuseUnknownOptions } from '../base/known-options.js';
 import { KeySet } from '../keys/key-set.js';
 import { checkDirectories } from '../keys/backends/pkcs11-custody.js';
 import type { Logger } from '../base/log.js';
-import type { RevocationStore } from '../revocation/types.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
 import { type CallInterceptor, interceptorsProblem } from '../contracts/handler-api.js';
 
 /**

@@ -7,7 +7,7 @@
 import { invalidOption } from '../base/errors.js';
 import type { Logger } from '../base/log.js';
 import { createFileRevocationStore } from './file-store.js';
-import type { RevocationStore } from './types.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
 
 /** The options that name a store, as createJwtServer and runCluster resolve them. */
 export interface StoreOptions {

@@ -33,7 +33,7 @@ import {
   type RedisKeys,
 } from './redis-codec.js';
 import { resolveRedisStoreOptions, type RedisRevocationStoreOptions, type ResolvedRedisStoreOptions } from './redis-options.js';
-import type { Revocation, RevocationStore } from './types.js';
+import type { Revocation, RevocationStore } from '../contracts/revocation-store.js';
 
 export { REDIS_STORE_DEFAULTS, type RedisRevocationStoreOptions } from './redis-options.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../base/log.js';
 import { RevocationSet } from './set.js';
-import type { Revocation, RevocationStore } from './types.js';
+import type { Revocation, RevocationStore } from '../contracts/revocation-store.js';
 
 /**
  * The kind of a cluster worker's store: its primary, which owns the real store and serves

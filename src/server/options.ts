@@ -3,7 +3,7 @@ import type { TRANSPORTS } from '../options/table.js';
 import type { CallInterceptor } from '../contracts/handler-api.js';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import type { RevocationStore } from '../revocation/types.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
 import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import {
@@ -189,7 +189,7 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   readonly revocations?: string;
   /**
    * Where every replica shares its revocations: a `redis://` or `rediss://` URL, or a
-   * `RevocationStore` of your own (src/revocation/types.ts); instead of `revocations`. Default: none.
+   * `RevocationStore` of your own (src/contracts/revocation-store.ts); instead of `revocations`. Default: none.
    */
   readonly revocationStore?: string | RevocationStore;
   /**

@@ -30,7 +30,7 @@ import {
 } from '../../bench/macro/revoke-throughput.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../../bench/revocation/entries.js';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
-import type { Revocation } from '../../src/revocation/types.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { backgroundLoadArgs, discoveryPort } from '../../bench/macro/background-load.js';

@@ -26,7 +26,7 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, the deadlines on what a connected peer holds, a port a cluster's primary holds, an address's host and port, what a drain waits for.
   { name: 'base', paths: ['base/'] },
   // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
-  { name: 'revocation-contract', paths: ['revocation/types.ts'] },
+  { name: 'revocation-contract', paths: ['contracts/revocation-store.ts'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
   { name: 'algorithms', paths: ['algorithms/'] },
   // Key material: generate, import, load, export, the KeySet, rotation and reload.

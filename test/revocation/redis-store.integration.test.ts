@@ -21,7 +21,7 @@ import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { JwtGrpcError } from '../../src/base/errors.js';
 import type { Logger } from '../../src/base/log.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 
 const PASSWORD = 'pw-7f3a9c-never-logged';

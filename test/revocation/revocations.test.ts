@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/base/log.js';
 import { RELAYED_STORE_KIND, Revocations } from '../../src/revocation/revocations.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 
 const FUTURE = 4_000_000_000;
 

@@ -12,7 +12,7 @@ import { credentials, status } from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CallMetadata, JwtGrpcError, type JwtPolicy, type KeySet } from '../../src/lib/index.js';
-import type { RevocationStore } from '../../src/revocation/types.js';
+import type { RevocationStore } from '../../src/contracts/revocation-store.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';

@@ -14,7 +14,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { DEFAULT_STATUS_LIST_SIZE } from '../../src/revocation/status-list/issuer.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 import {
   ANY_AUDIENCE,
   CallMetadata,

@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
 import { RevocationSet } from '../../src/revocation/set.js';
 import { Revocations } from '../../src/revocation/revocations.js';
-import type { Revocation } from '../../src/revocation/types.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
 import { JwtGrpcError } from '../../src/base/errors.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JwtGrpcError } from '../../src/base/errors.js';
-import type { RevocationStore } from '../../src/revocation/types.js';
+import type { RevocationStore } from '../../src/contracts/revocation-store.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../../src/server/options.js';
 
 function refusal(options: unknown, label?: (name: string) => string): JwtGrpcError {

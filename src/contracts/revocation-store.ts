@@ -1,4 +1,9 @@
-// src/revocation/types.ts
+/**
+ * What a revoked token is and what a store of them does: the contract the file, Redis and
+ * status-list stores keep, and that a store of the caller's own (option `revocationStore`)
+ * keeps too. It sits below the option table, which checks such a store at start.
+ */
+
 /** One revoked token. */
 export interface Revocation {
   /** The token's `jti`. */
