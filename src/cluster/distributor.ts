@@ -5,7 +5,7 @@ import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader, type ReloadCounts } from '../keys/reload.js';
 import type { Logger } from '../base/log.js';
-import type { JwtPolicy } from '../options/policy.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { PolicyReloader } from '../policy/reload.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';

@@ -1,5 +1,5 @@
 import type { Jwk } from '../keys/export.js';
-import type { JwtPolicy } from '../options/policy.js';
+import type { JwtPolicy } from '../policy/document.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
 import type { Revocation } from '../contracts/revocation-store.js';
 

@@ -1,6 +1,6 @@
 import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../options/policy.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { type Logger, createStderrLogger } from '../base/log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, namesIn, optionValue, resolveOptions } from '../options/resolve.js';
 import { type OptionNames, refuseUnknownOptions } from '../base/known-options.js';

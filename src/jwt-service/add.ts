@@ -1,7 +1,7 @@
 import type { Server } from '@grpc/grpc-js';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../options/policy.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { KeyReloader } from '../keys/reload.js';
 import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';

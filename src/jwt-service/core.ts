@@ -20,7 +20,7 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
-import { type JwtPolicy, checkPolicy } from '../options/policy.js';
+import { type JwtPolicy, checkPolicy } from '../policy/document.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
 import type { CallContext, CallerIdentity } from '../contracts/handler-api.js';
 import { requestClaims } from './request-claims.js';

@@ -3,7 +3,7 @@
  * lines, metrics and spans are observers composed at construction (src/jwt-service/observers.ts),
  * not code inside the core. A hook no observer has costs the core one `undefined` check.
  */
-import type { JwtPolicy } from '../options/policy.js';
+import type { JwtPolicy } from '../policy/document.js';
 import type { Granted } from '../policy/enforce.js';
 import type { Revocation } from '../contracts/revocation-store.js';
 import type { VerifyResult } from '../tokens/result.js';

@@ -32,7 +32,7 @@ import {
   tracing,
   workerCount,
 } from './kinds.js';
-import { policyKind } from './policy.js';
+import { policyKind } from '../policy/document.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
 import { PEER_SHARE_PERCENT } from '../base/connection-guard.js';

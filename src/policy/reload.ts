@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ReloadCounts } from '../keys/reload.js';
 import type { Logger } from '../base/log.js';
-import type { JwtPolicy } from '../options/policy.js';
+import type { JwtPolicy } from './document.js';
 
 /**
  * A short name of a policy's content for log lines: the first 16 hex digits of the

@@ -7,7 +7,7 @@ import { StateDistributor } from '../../src/cluster/distributor.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import type { KeySet } from '../../src/keys/key-set.js';
 import { silentLogger } from '../../src/base/log.js';
-import type { JwtPolicy } from '../../src/options/policy.js';
+import type { JwtPolicy } from '../../src/policy/document.js';
 import { Revocations } from '../../src/revocation/revocations.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { FakeWorker } from './fake-worker.js';

@@ -10,7 +10,7 @@ import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import { exportKeys } from '../../src/keys/export.js';
 import type { KeySet } from '../../src/keys/key-set.js';
 import { silentLogger } from '../../src/base/log.js';
-import type { JwtPolicy } from '../../src/options/policy.js';
+import type { JwtPolicy } from '../../src/policy/document.js';
 
 let first: KeySet;
 let second: KeySet;

@@ -10,7 +10,7 @@ import { exportKeys } from '../../src/keys/export.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import type { KeySet } from '../../src/keys/key-set.js';
 import { silentLogger } from '../../src/base/log.js';
-import type { JwtPolicy } from '../../src/options/policy.js';
+import type { JwtPolicy } from '../../src/policy/document.js';
 
 const POLICY = { callers: {} } as unknown as JwtPolicy;
 let keys: KeySet;

@@ -35,8 +35,8 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'handler-api', paths: ['contracts/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
-  // The issuance policy's shape and checker (options/policy.ts) and its schema are an option's kind, so they sit here too.
-  { name: 'options', paths: ['options/', 'policy/schema.ts'] },
+  // The issuance policy's shape and checker (policy/document.ts) and its schema are an option's kind, so they sit here too.
+  { name: 'options', paths: ['options/', 'policy/schema.ts', 'policy/document.ts'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
   { name: 'wire', paths: ['transport/http2/wire/'] },
   // gRPC over the wire: calls, framing, deadlines, compression, routing.

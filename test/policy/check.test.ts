@@ -1,9 +1,9 @@
 /**
- * The policy's shape (src/options/policy.ts): every field checked, unknown ones refused with
+ * The policy's shape (src/policy/document.ts): every field checked, unknown ones refused with
  * the nearest name, each refusal an ERR_INVALID_OPTION naming the source and the JSON path.
  */
 import { describe, expect, it } from 'vitest';
-import { checkPolicy, policyKind } from '../../src/options/policy.js';
+import { checkPolicy, policyKind } from '../../src/policy/document.js';
 
 const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
 

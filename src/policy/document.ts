@@ -1,10 +1,10 @@
 /**
  * Reads a policy (a parsed JSON value) into a {@link JwtPolicy}, or says where it breaks
- * the rules of ../policy/schema.ts: `$.callers["dns:a"].subjects[0]: must be ...`. Unknown
+ * the rules of ./schema.ts: `$.callers["dns:a"].subjects[0]: must be ...`. Unknown
  * fields are refused: a misspelt `audience` would otherwise mean "any audience".
  */
 import { JwtGrpcError } from '../base/errors.js';
-import type { OptionKind } from './kinds.js';
+import type { OptionKind } from '../options/kinds.js';
 import { nearestName } from '../base/known-options.js';
 import { firstUnknownName } from '../base/unknown-name.js';
 
