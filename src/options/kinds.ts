@@ -8,6 +8,7 @@ import { refuseUnknownOptions } from '../base/known-options.js';
 import { KeySet } from '../keys/key-set.js';
 import { checkDirectories } from '../keys/backends/pkcs11-custody.js';
 import type { Logger } from '../base/log.js';
+import { type JwtPolicy, checkPolicy } from '../policy/document.js';
 import type { RevocationStore } from '../contracts/revocation-store.js';
 import { type CallInterceptor, interceptorsProblem } from '../contracts/handler-api.js';
 
@@ -179,6 +180,14 @@ export const logger = codeOnly<Logger>((value) =>
 
 /** Server interceptors (src/contracts/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
 export const interceptors = codeOnly<readonly CallInterceptor[]>(interceptorsProblem);
+
+/** The `policy` option's kind: checked once at start, on the command line read from a JSON file (src/policy/document.ts). */
+export const policyKind: OptionKind<JwtPolicy> = {
+  check: (value, label) => checkPolicy(value, `option ${label}`),
+  show: () => 'a policy',
+  range: '',
+  placeholder: '',
+};
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
 export const metricsRegistry = codeOnly<Registry>((value) =>

@@ -31,8 +31,8 @@ import {
   text,
   tracing,
   workerCount,
+  policyKind,
 } from './kinds.js';
-import { policyKind } from '../policy/document.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
 import { PEER_SHARE_PERCENT } from '../base/connection-guard.js';
@@ -44,6 +44,8 @@ import type { KeySet } from '../keys/key-set.js';
 import { PKCS11_MODULE_DIRS } from '../keys/backends/pkcs11-custody.js';
 // biome-ignore lint/correctness/noUnusedImports: as KeySet
 import type { CallInterceptor } from '../contracts/handler-api.js';
+// biome-ignore lint/correctness/noUnusedImports: as KeySet
+import type { JwtPolicy } from '../policy/document.js';
 
 /**
  * Which interface an option belongs to; `cli` options exist only on the command line, and

@@ -4,7 +4,6 @@
  * fields are refused: a misspelt `audience` would otherwise mean "any audience".
  */
 import { JwtGrpcError } from '../base/errors.js';
-import type { OptionKind } from '../options/kinds.js';
 import { nearestName } from '../base/known-options.js';
 import { firstUnknownName } from '../base/unknown-name.js';
 
@@ -212,11 +211,3 @@ export function checkPolicy(value: unknown, source = 'option policy'): JwtPolicy
     throw new JwtGrpcError('ERR_INVALID_OPTION', `${source}: ${err.path}: ${err.message}`, { field: 'policy' });
   }
 }
-
-/** The `policy` option's kind (src/options/table.ts): checked once at start, on the command line read from a JSON file. @internal */
-export const policyKind: OptionKind<JwtPolicy> = {
-  check: (value, label) => checkPolicy(value, `option ${label}`),
-  show: () => 'a policy',
-  range: '',
-  placeholder: '',
-};

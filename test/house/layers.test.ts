@@ -18,59 +18,56 @@ const BENCH = join(ROOT, 'bench');
 const TEST = join(ROOT, 'test');
 
 /**
- * From the bottom up. Each entry names the paths under src/ it holds (a folder ends in
- * `/`); a file belongs to the entry with its longest matching path. A file may import
- * its own layer and any layer listed before it.
+ * From the bottom up, one folder of src/ each (a nested folder is a layer of its own, above
+ * or below its parent's; a file belongs to its deepest listed folder). A file may import its
+ * own layer and any layer listed before it.
  */
-const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
+const LAYERS: readonly { readonly name: string; readonly folder: string }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, the deadlines on what a connected peer holds, a port a cluster's primary holds, an address's host and port, what a drain waits for.
-  { name: 'base', paths: ['base/'] },
-  // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
-  { name: 'revocation-contract', paths: ['contracts/revocation-store.ts'] },
+  { name: 'base', folder: 'base/' },
+  // What the layers above serve or keep, stated below the option table that takes them as options: the gRPC handler API every transport serves (handlers, metadata, status, interceptors) and what a revocation store is.
+  { name: 'contracts', folder: 'contracts/' },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
-  { name: 'algorithms', paths: ['algorithms/'] },
+  { name: 'algorithms', folder: 'algorithms/' },
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
-  { name: 'keys', paths: ['keys/'] },
-  // The gRPC handler API every transport serves (handlers, metadata, status, interceptors).
-  { name: 'handler-api', paths: ['contracts/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
+  { name: 'keys', folder: 'keys/' },
+  // The issuance policy: its shape, its JSON Schema and the checker read from it, who may get which token, reading and reloading the policy file. Below the option table, whose `policy` option is one.
+  { name: 'policy', folder: 'policy/' },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
-  // The issuance policy's shape and checker (policy/document.ts) and its schema are an option's kind, so they sit here too.
-  { name: 'options', paths: ['options/', 'policy/schema.ts', 'policy/document.ts'] },
+  { name: 'options', folder: 'options/' },
+  // What every transport shares (the call's core, the caller's identity) and the @grpc/grpc-js adapter.
+  { name: 'transport', folder: 'transport/' },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
-  { name: 'wire', paths: ['transport/http2/wire/'] },
-  // gRPC over the wire: calls, framing, deadlines, compression, routing.
-  { name: 'http2', paths: ['transport/http2/'] },
-  // The transports as a kit: the own HTTP/2 and the @grpc/grpc-js adapter.
-  { name: 'transport', paths: ['transport/'] },
+  { name: 'wire', folder: 'transport/http2/wire/' },
+  // gRPC on the own HTTP/2: calls, framing, deadlines, compression, routing.
+  { name: 'http2', folder: 'transport/http2/' },
   // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.
-  { name: 'discovery', paths: ['discovery/'] },
+  { name: 'discovery', folder: 'discovery/' },
   // The signing path: sign, verify, claims, the verification cache.
-  { name: 'tokens', paths: ['tokens/'] },
+  { name: 'tokens', folder: 'tokens/' },
   // The shipped .proto files loaded into the handler API's shape.
-  { name: 'protos', paths: ['protos/'] },
+  { name: 'protos', folder: 'protos/' },
   // Revocation: the in-memory set VerifyJwt reads, the stores that feed it (file, Redis), who may revoke, and the Token Status List (codec, list, index blocks, signed list).
-  { name: 'revocation', paths: ['revocation/'] },
+  { name: 'revocation', folder: 'revocation/' },
   // Prometheus metrics: the call interceptor, JwtService's counters, /metrics, the cluster's sum.
-  { name: 'metrics', paths: ['metrics/'] },
+  { name: 'metrics', folder: 'metrics/' },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
-  { name: 'tracing', paths: ['tracing/'] },
-  // The issuance policy enforced: who may get which token, and reading the policy file.
-  { name: 'policy', paths: ['policy/'] },
+  { name: 'tracing', folder: 'tracing/' },
   // JwtService: messages, codecs, request -> claims, handlers, its options.
-  { name: 'jwt-service', paths: ['jwt-service/'] },
+  { name: 'jwt-service', folder: 'jwt-service/' },
   // createJwtServer: its options, the transports behind it, health, reflection.
-  { name: 'server', paths: ['server/'] },
+  { name: 'server', folder: 'server/' },
   // Several processes serving one port: primary, workers, key reload over IPC.
-  { name: 'cluster', paths: ['cluster/'] },
+  { name: 'cluster', folder: 'cluster/' },
   // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
-  { name: 'client', paths: ['client/'] },
+  { name: 'client', folder: 'client/' },
   // The public API, one entry point per concern (issuer.ts is the package's main one; index.ts re-exports them all for the tests and benches): re-exports from the layers below; importing one starts nothing.
-  { name: 'lib', paths: ['lib/'] },
+  { name: 'lib', folder: 'lib/' },
   // The command line: argument parsing, serve, keys, token, verify.
-  { name: 'cli', paths: ['cli/'] },
+  { name: 'cli', folder: 'cli/' },
   // The executable: sets V8 flags and hands argv to the CLI.
-  { name: 'bin', paths: ['bin/'] },
+  { name: 'bin', folder: 'bin/' },
 ];
 
 /** An import as written: the importing file (relative to src/), the specifier, the resolved file. */
@@ -118,11 +115,8 @@ function importsOf(file: string, source: string, root: string = SRC): Import[] {
 
 function layerOf(file: string): { readonly index: number; readonly name: string } | undefined {
   let best: { index: number; name: string; length: number } | undefined;
-  LAYERS.forEach((layer, index) => {
-    for (const path of layer.paths) {
-      const matches = path.endsWith('/') ? file.startsWith(path) : file === path;
-      if (matches && (best === undefined || path.length > best.length)) best = { index, name: layer.name, length: path.length };
-    }
+  LAYERS.forEach(({ name, folder }, index) => {
+    if (file.startsWith(folder) && (best === undefined || folder.length > best.length)) best = { index, name, length: folder.length };
   });
   return best === undefined ? undefined : { index: best.index, name: best.name };
 }

@@ -3,7 +3,8 @@
  * the nearest name, each refusal an ERR_INVALID_OPTION naming the source and the JSON path.
  */
 import { describe, expect, it } from 'vitest';
-import { checkPolicy, policyKind } from '../../src/policy/document.js';
+import { policyKind } from '../../src/options/kinds.js';
+import { checkPolicy } from '../../src/policy/document.js';
 
 const ORDERS = 'spiffe://example.org/ns/shop/sa/orders';
 
