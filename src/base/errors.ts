@@ -1,6 +1,3 @@
-import { nearestName } from './nearest-name.js';
-import { firstUnknownName } from './unknown-name.js';
-
 /**
  * Every error that crosses the public API is a {@link JwtGrpcError} whose `code`
  * says what went wrong; callers switch on `code`, never on the message.
@@ -75,14 +72,10 @@ export type JwtGrpcErrorCode =
   | 'ERR_SELF_CHECK_FAILED';
 
 /**
- * The names JwtGrpcError's options hold. Checked here by hand rather than with
- * known-options.ts, which builds its refusals from this class: importing it would be a circle.
- */
-const ERROR_OPTION_NAMES: readonly (keyof NonNullable<ConstructorParameters<typeof JwtGrpcError>[2]>)[] = ['field', 'cause'];
-
-/**
  * The one error class of jwt-grpc. `field` names the option, key or request field at
- * fault when there is one. Messages never carry key material or whole tokens.
+ * fault when there is one. Messages never carry key material or whole tokens. Making one
+ * never throws: it is made on the way out of a failure, where a second error would hide the
+ * first, so its options are typed rather than checked.
  *
  * @example
  * ```ts
@@ -99,12 +92,6 @@ export class JwtGrpcError extends Error {
   readonly field: string | undefined;
 
   constructor(code: JwtGrpcErrorCode, message: string, options?: { field?: string; cause?: unknown }) {
-    const unknown = options === undefined ? undefined : firstUnknownName(options, ERROR_OPTION_NAMES);
-    if (unknown !== undefined) {
-      const nearest = nearestName(unknown, ERROR_OPTION_NAMES);
-      const hint = nearest === undefined ? `the known ones are ${ERROR_OPTION_NAMES.join(', ')}` : `did you mean ${nearest}?`;
-      throw new JwtGrpcError('ERR_INVALID_OPTION', `option ${unknown}: is not an option of JwtGrpcError; ${hint}`, { field: unknown });
-    }
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.field = options?.field;

@@ -1,11 +1,10 @@
 /**
  * The one reading of which names an options object holds, for every guard that refuses an
  * unknown one: known-options.ts (the factories' options), tokens/claims.ts (a call's
- * `expect`) and errors.ts (JwtGrpcError's own options). A factory reads `options.audience`
+ * `expect`) and the policy checker (policy/document.ts). A factory reads `options.audience`
  * through the prototype chain, whether it is enumerable or a getter, so every such name
  * counts as given: own or inherited, enumerable or not, up to the object's
- * `Object.prototype` (of any realm), whose members are no one's options. Apart, with no
- * import, so that errors.ts can use it too.
+ * `Object.prototype` (of any realm), whose members are no one's options.
  */
 
 /** Whether `holder` is some realm's `Object.prototype`: the root of a chain that is its own constructor's prototype. */

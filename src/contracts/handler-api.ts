@@ -13,7 +13,7 @@
  */
 import type { Buffer } from 'node:buffer';
 import { JwtGrpcError } from '../base/errors.js';
-import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
+import { optionNames } from '../base/known-options.js';
 
 /**
  * gRPC status codes (the gRPC project's `doc/statuscodes.md` (https://github.com/grpc/grpc/blob/master/doc/statuscodes.md)).
@@ -117,15 +117,10 @@ export class CallMetadata {
   }
 }
 
-/** The names GrpcStatusError's options hold. */
-const STATUS_ERROR_OPTION_NAMES = optionNames<NonNullable<ConstructorParameters<typeof GrpcStatusError>[2]>>({
-  metadata: true,
-  cause: true,
-});
-
 /**
  * A call that ends with a non-OK status. Handlers throw it (or reject with it) to answer
- * `status` with `details`; the client side rejects with it when a call fails.
+ * `status` with `details`; the client side rejects with it when a call fails. Like every
+ * {@link JwtGrpcError}, making one never throws: its options are typed, not checked.
  *
  * @example
  * ```ts
@@ -138,7 +133,6 @@ export class GrpcStatusError extends JwtGrpcError {
   readonly metadata: CallMetadata;
 
   constructor(status: StatusCode, details: string, options: { metadata?: CallMetadata; cause?: unknown } = {}) {
-    refuseUnknownOptions(options, STATUS_ERROR_OPTION_NAMES, { owner: 'GrpcStatusError' });
     super('ERR_GRPC_STATUS', details, options.cause === undefined ? {} : { cause: options.cause });
     this.status = status;
     this.details = details;
