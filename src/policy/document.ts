@@ -1,11 +1,12 @@
 /**
- * Reads a policy (a parsed JSON value) into a {@link JwtPolicy}, or says where it breaks
- * the rules of ./schema.ts: `$.callers["dns:a"].subjects[0]: must be ...`. Unknown
- * fields are refused: a misspelt `audience` would otherwise mean "any audience".
+ * A policy: its shape, and its checker, which reads a policy against the shipped JSON Schema
+ * (./schema.ts) so that the file an editor checks and the policy a server takes obey one set
+ * of rules. Unknown fields are refused: a misspelt `audience` would otherwise mean "any
+ * audience".
  */
 import { JwtGrpcError } from '../base/errors.js';
-import { nearestName } from '../base/known-options.js';
-import { firstUnknownName } from '../base/unknown-name.js';
+import { type JsonSchema, SchemaProblem, readJson } from './json-schema.js';
+import { JWT_POLICY_SCHEMA, MAX_RATE } from './schema.js';
 
 /**
  * How many tokens a caller may get: a token bucket of `burst` tokens refilled at
@@ -38,17 +39,6 @@ export interface IssuanceRate {
  * ```
  */
 export const DEFAULT_CALLER_RATE: IssuanceRate = { perSecond: 100, burst: 1000 };
-
-/**
- * The largest `perSecond` and `burst`: beyond a million a second, a rate no longer limits
- * anything one process signs, so this is the rate of a caller that is never held back.
- *
- * @example
- * ```ts
- * const unlimited: IssuanceRate = { perSecond: MAX_RATE, burst: MAX_RATE };
- * ```
- */
-export const MAX_RATE = 1_000_000;
 
 /**
  * What one caller may get from GenerateJwt. Fields: docs/policy.md.
@@ -97,102 +87,22 @@ export interface JwtPolicy {
   readonly defaultRate?: IssuanceRate;
 }
 
-class PolicyProblem extends Error {
-  constructor(
-    readonly path: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const CALLER_FIELDS = new Set(['subjects', 'audiences', 'algorithms', 'maxTtlSeconds', 'claims', 'bind', 'rate']);
-const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers', 'defaultRate']);
-const RATE_FIELDS = new Set(['perSecond', 'burst']);
-
-function key(path: string, name: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
-}
-
-/** A field the schema lacks, with the nearest one it has when one is close (the rule of every option: src/base/known-options.ts). */
-function unknownField(path: string, name: string, fields: readonly string[]): PolicyProblem {
-  const nearest = nearestName(name, fields);
-  const hint = nearest === undefined ? '' : `; did you mean ${key(path, nearest)}?`;
-  return new PolicyProblem(key(path, name), `is not a field (expected one of ${fields.join(', ')})${hint}`);
-}
-
-function object(value: unknown, path: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PolicyProblem(path, 'must be an object');
-  if (fields !== undefined) {
-    const known = [...fields];
-    const name = firstUnknownName(value, known);
-    if (name !== undefined) throw unknownField(path, name, known);
-  }
-  return value as Record<string, unknown>;
-}
-
-function strings(value: unknown, path: string, { minItems, patterns }: { minItems: number; patterns: boolean }): string[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value)) throw new PolicyProblem(path, 'must be an array of strings');
-  if (value.length < minItems) throw new PolicyProblem(path, `must hold at least ${minItems} entry`);
-  value.forEach((entry: unknown, index) => {
-    const at = `${path}[${index}]`;
-    if (typeof entry !== 'string' || entry.length === 0) throw new PolicyProblem(at, 'must be a non-empty string');
-    if (patterns && entry.indexOf('*') !== -1 && entry.indexOf('*') !== entry.length - 1)
-      throw new PolicyProblem(at, `"${entry}": "*" may only end a pattern`);
-  });
-  return value as string[];
-}
-
-function issuanceRate(value: unknown, path: string): IssuanceRate | undefined {
-  if (value === undefined) return undefined;
-  const { perSecond, burst } = object(value, path, RATE_FIELDS);
-  if (perSecond === undefined) throw new PolicyProblem(`${path}.perSecond`, 'is required');
-  if (burst === undefined) throw new PolicyProblem(`${path}.burst`, 'is required');
-  if (typeof perSecond !== 'number' || !(perSecond > 0 && perSecond <= MAX_RATE))
-    throw new PolicyProblem(`${path}.perSecond`, `must be a number above 0, at most ${MAX_RATE}, got ${JSON.stringify(perSecond)}`);
-  if (!Number.isInteger(burst) || (burst as number) < 1 || (burst as number) > MAX_RATE)
-    throw new PolicyProblem(`${path}.burst`, `must be an integer from 1 to ${MAX_RATE}, got ${JSON.stringify(burst)}`);
-  return { perSecond, burst: burst as number };
-}
-
-function callerPolicy(value: unknown, path: string): CallerPolicy {
-  const entry = object(value, path, CALLER_FIELDS);
-  const subjects = strings(entry['subjects'], `${path}.subjects`, { minItems: 1, patterns: true });
-  if (subjects === undefined) throw new PolicyProblem(`${path}.subjects`, 'is required');
-  const audiences = strings(entry['audiences'], `${path}.audiences`, { minItems: 1, patterns: true });
-  const algorithms = strings(entry['algorithms'], `${path}.algorithms`, { minItems: 1, patterns: false });
-  const claims = strings(entry['claims'], `${path}.claims`, { minItems: 0, patterns: false });
-  const { maxTtlSeconds, bind } = entry;
-  if (maxTtlSeconds !== undefined && !(Number.isInteger(maxTtlSeconds) && (maxTtlSeconds as number) >= 1)) {
-    throw new PolicyProblem(`${path}.maxTtlSeconds`, `must be an integer of at least 1, got ${JSON.stringify(maxTtlSeconds)}`);
-  }
-  if (bind !== undefined && typeof bind !== 'boolean') throw new PolicyProblem(`${path}.bind`, 'must be true or false');
-  const rate = issuanceRate(entry['rate'], `${path}.rate`);
-  return {
-    subjects,
-    ...(audiences !== undefined && { audiences }),
-    ...(algorithms !== undefined && { algorithms }),
-    ...(maxTtlSeconds !== undefined && { maxTtlSeconds: maxTtlSeconds as number }),
-    ...(claims !== undefined && { claims }),
-    ...(bind !== undefined && { bind }),
-    ...(rate !== undefined && { rate }),
-  };
-}
-
-function readPolicy(value: unknown): JwtPolicy {
-  const top = object(value, '$', TOP_FIELDS);
-  if (top['callers'] === undefined) throw new PolicyProblem('$.callers', 'is required');
-  const callersValue = object(top['callers'], '$.callers', undefined);
-  const callers: Record<string, CallerPolicy> = Object.create(null) as Record<string, CallerPolicy>;
-  for (const [id, entry] of Object.entries(callersValue)) {
-    if (id.length === 0) throw new PolicyProblem('$.callers[""]', 'a caller id may not be empty');
-    callers[id] = callerPolicy(entry, key('$.callers', id));
-  }
-  const revokers = strings(top['revokers'], '$.revokers', { minItems: 0, patterns: false });
-  const defaultRate = issuanceRate(top['defaultRate'], '$.defaultRate');
-  return { callers, ...(revokers !== undefined && { revokers }), ...(defaultRate !== undefined && { defaultRate }) };
-}
+/** Whether A and B are the same union of names. */
+type SameNames<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Fields<T> = keyof T & string;
+type AllTrue<T extends readonly true[]> = T;
+/**
+ * The types above and the schema name the same fields: a field added to one and not the
+ * other fails to compile, since the checker returns what the schema declares, typed as
+ * these. @internal
+ */
+export type SchemaNamesTheTypesFields = AllTrue<
+  [
+    SameNames<Fields<JwtPolicy> | '$schema', Fields<typeof JWT_POLICY_SCHEMA.properties>>,
+    SameNames<Fields<CallerPolicy>, Fields<typeof JWT_POLICY_SCHEMA.$defs.caller.properties>>,
+    SameNames<Fields<IssuanceRate>, Fields<typeof JWT_POLICY_SCHEMA.$defs.rate.properties>>,
+  ]
+>;
 
 /**
  * Checks a policy given in code, or parsed from a file named `source`; throws
@@ -205,9 +115,10 @@ function readPolicy(value: unknown): JwtPolicy {
  */
 export function checkPolicy(value: unknown, source = 'option policy'): JwtPolicy {
   try {
-    return readPolicy(value);
+    const { $schema: _, ...policy } = readJson(JWT_POLICY_SCHEMA as JsonSchema, value) as JwtPolicy & { $schema?: string };
+    return policy;
   } catch (err) {
-    if (!(err instanceof PolicyProblem)) throw err;
+    if (!(err instanceof SchemaProblem)) throw err;
     throw new JwtGrpcError('ERR_INVALID_OPTION', `${source}: ${err.path}: ${err.message}`, { field: 'policy' });
   }
 }
