@@ -172,24 +172,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   if (handle.role !== 'worker' && policy === undefined) {
     logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
   }
-  if (handle.role !== 'worker' && cli.watchKeys) {
-    // The same watch on both files: each change reloads what the file holds, as SIGHUP does.
-    const watched = [
-      ...(keysFile === undefined ? [] : [{ file: keysFile, what: 'key file', reload: () => handle.reloadKeys() }]),
-      ...(policyFile === undefined ? [] : [{ file: policyFile, what: 'policy file', reload: () => handle.reloadPolicy() }]),
-    ];
-    for (const { file, what, reload } of watched) {
-      const stop = await watchKeyFile(
-        file,
-        () => {
-          logger.info(`${what} ${file} changed: reloading it`);
-          reload().catch(() => undefined); // logged (and counted) by the reload
-        },
-        logger,
-      );
-      void handle.done.then(stop);
-    }
-  }
+  if (handle.role !== 'worker' && cli.watchKeys) await watchFiles(handle, files, logger);
   if (handle.role !== 'worker') {
     // Only a server that traces loads the tracing module (and names its exporter, endpoint and sampler).
     const tracing =
@@ -201,32 +184,58 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited (${why}): draining`));
       void handle.done.then(stopWatching);
     }
-    const keys = handle.keys.keys;
-    process.stdout.write(
-      [
-        `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
-        `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
-        `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
-        // The primary is the process to signal: name it.
-        ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
-        `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
-        `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
-        `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
-        ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
-        ...(handle.httpPort === undefined
-          ? []
-          : [
-              `  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`,
-            ]),
-        `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
-        `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
-        `  tracing: ${tracing}`,
-        `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
-        '',
-      ].join('\n'),
-    );
+    process.stdout.write(startBanner(args, handle, subjects, tracing));
   }
   return handle;
+}
+
+/** Each change of the key file or the policy file reloads what it holds, as SIGHUP does, until the server is done. */
+async function watchFiles(handle: ClusterHandle, files: ServeArgs['files'], logger: Logger): Promise<void> {
+  const watched = [
+    ...(files.keys === undefined ? [] : [{ file: files.keys, what: 'key file', reload: () => handle.reloadKeys() }]),
+    ...(files.policy === undefined ? [] : [{ file: files.policy, what: 'policy file', reload: () => handle.reloadPolicy() }]),
+  ];
+  for (const { file, what, reload } of watched) {
+    const stop = await watchKeyFile(
+      file,
+      () => {
+        logger.info(`${what} ${file} changed: reloading it`);
+        reload().catch(() => undefined); // logged (and counted) by the reload
+      },
+      logger,
+    );
+    void handle.done.then(stop);
+  }
+}
+
+/** The lines `serve` announces on stdout once it listens: where, how, with which keys, policy and options. */
+function startBanner(args: ServeArgs, handle: ClusterHandle, subjects: readonly string[] | undefined, tracing: string): string {
+  const { cli, cluster, server, files } = args;
+  const keysFile = files.keys;
+  const policyFile = files.policy;
+  const policy = handle.policy;
+  const keys = handle.keys.keys;
+  return [
+    `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
+    `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
+    `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
+    // The primary is the process to signal: name it.
+    ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
+    `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
+    `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
+    `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+    ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
+    ...(handle.httpPort === undefined
+      ? []
+      : [
+          `  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`,
+        ]),
+    `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
+    `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+    `  tracing: ${tracing}`,
+    `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
+    '',
+  ].join('\n');
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */

@@ -461,6 +461,20 @@ export function isReservedMetadataKey(name: string): boolean {
   return name.charCodeAt(0) === 58 /* ':' */ || RESERVED_METADATA_KEYS.has(name);
 }
 
+/**
+ * True for a promise or any other thenable a handler, an interceptor or an authorization hook
+ * may return: the caller awaits only then, so an answer given at once stays synchronous.
+ *
+ * @example
+ * ```ts
+ * const answer = hook(call);
+ * const verdict = isThenable(answer) ? await answer : answer;
+ * ```
+ */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
 /** What is wrong with a list of interceptors, or undefined when it is one. @internal */
 export function interceptorsProblem(value: unknown): string | undefined {
   if (!Array.isArray(value)) return 'must be an array';
