@@ -231,8 +231,10 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
 
 /**
  * A remote verifier: the issuer's JWK Set, fetched and cached, and the one path a token
- * takes through it ({@link RemoteJwksVerifier.verifyByKeys}). Modelled on jose's
- * `RemoteJWKSetImpl`: named private fields, short methods. @internal
+ * takes through it ({@link RemoteJwksVerifier.verifyByKeys}). What it holds (the set, when
+ * it was fetched, the last failure) is private and replaced whole by a fetch, so a token is
+ * always checked against one set as fetched; calls that need a fetch while one runs share
+ * it. @internal
  */
 class RemoteJwksVerifier {
   readonly audience: string | AnyAudience;
