@@ -51,7 +51,7 @@ describe.each(CASES)('a $member key while $packageName cannot be resolved', ({ m
   });
 
   it('loadKeys rejects with a JwtGrpcError, code ERR_INVALID_KEY, naming the package', async () => {
-    const lib = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'src', 'lib.js')).href;
+    const lib = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'src', 'lib', 'index.js')).href;
     const script = `const { loadKeys, JwtGrpcError } = await import(${JSON.stringify(lib)});
       try { await loadKeys(${JSON.stringify(keyFile(member, ref))}, { logger: { info() {}, warn() {}, error() {}, debug() {} } }); console.log('loaded'); }
       catch (err) { console.log(JSON.stringify({ isJwtGrpcError: err instanceof JwtGrpcError, code: err.code, message: err.message })); }`;
