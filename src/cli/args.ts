@@ -146,7 +146,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     throw invalidOption('--watch-keys', 'needs --keys or --policy: there is no file to watch');
   }
   // The library's rules across options (--ttl at most --max-ttl), checked now, naming the flags.
-  resolveServerOptions(sorted.server, cliLabel);
+  resolveServerOptions(sorted.server, { label: cliLabel });
   return {
     kind: 'serve',
     // Each value came through its row's kind, so it has the type its option declares.

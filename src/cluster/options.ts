@@ -96,7 +96,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   });
   // Checked here too, in the primary: a bad server option then stops the start once,
   // instead of failing in every worker the primary keeps respawning.
-  resolveServerOptions(server, (name) => `server.${name}`);
+  resolveServerOptions(server, { label: (name) => `server.${name}` });
   const policy = optionalFunction('policy', options.policy);
   if (policy !== undefined && server.policy !== undefined)
     throw invalidOption('policy', 'give the policy loader or server.policy, not both');

@@ -31,7 +31,7 @@ import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../contracts/han
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../contracts/handler-api.js';
 import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
-import { type JwtServerOptions, type ResolvedServerOptions, SERVER_OPTION_NAMES, type Transport, resolveServerOptions } from './options.js';
+import { type JwtServerOptions, type ResolvedServerOptions, type Transport, resolveServerOptions } from './options.js';
 import { OwnedResources, releaseOnce } from './owned-resources.js';
 
 import { createReflectionServices } from './reflection.js';
@@ -189,9 +189,8 @@ export function createWorkerJwtServer(options: JwtServerOptions, handed: HandedP
 }
 
 function createServer(options: JwtServerOptions, handed: HandedPorts | undefined): JwtServer {
-  refuseUnknownOptions(options, SERVER_OPTION_NAMES, { owner: 'createJwtServer' });
-  const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
-  const resolved = resolveServerOptions(options);
+  const resolved = resolveServerOptions(options, { owner: 'createJwtServer' });
+  const givenKeys = options.keys === undefined ? undefined : checkServiceKeys(options.keys);
   // Keys given now must be able to sign the status list: refused here rather than at listen.
   if (resolved.server.statusList && givenKeys !== undefined) statusListAlgorithm(givenKeys);
   return new OwningJwtServer(resolved, givenKeys, handed);

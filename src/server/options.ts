@@ -9,16 +9,16 @@ import type { KeySet } from '../keys/key-set.js';
 import {
   type DeclaresGroup,
   type Expect,
-  type Label,
+  type GroupsReading,
   type ResolvedOptions,
   libraryLabel,
   namesIn,
-  resolveOptions,
+  resolveGroups,
 } from '../options/resolve.js';
 import type { OptionNames } from '../base/known-options.js';
 import { issuerPath } from '../discovery/documents.js';
 import { checkStoreOptions } from '../revocation/open.js';
-import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, serviceRules } from '../jwt-service/options.js';
 
 /**
  * The gRPC servers createJwtServer runs on: its own, HTTP/2 framed on node:net (default), or @grpc/grpc-js.
@@ -241,18 +241,20 @@ export interface ResolvedServerOptions {
 }
 
 /**
- * Validates a server's options but the keys; errors name the option as `label` gives it.
- * createJwtServer calls it, and so do runCluster (in the primary, before any worker
- * starts) and the CLI (naming its flags). @internal
+ * A server's options but the keys, read in one pass through the option table (unknown names
+ * refused, each option checked, defaults filled in: {@link resolveGroups}), then the rules
+ * across options; errors name an option as `reading.label` gives it. createJwtServer calls
+ * it, and so do runCluster (in the primary, before any worker starts) and the CLI (naming
+ * its flags). @internal
  */
-export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, label: Label = libraryLabel): ResolvedServerOptions {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
-  const transport = resolveOptions('transport', options, label);
+export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, reading: GroupsReading = {}): ResolvedServerOptions {
+  const label = reading.label ?? libraryLabel;
+  const groups = resolveGroups(['service', 'transport', 'server'], options, { also: ['keys'], ...reading });
+  const { transport, server } = groups;
   if (transport.channelOptions !== undefined && transport.transport !== 'grpc-js') {
     throw invalidOption(label('channelOptions'), `applies to transport 'grpc-js' only; this server runs on '${transport.transport}'`);
   }
-  const service = resolveServiceOptions(options, label);
-  const server = resolveOptions('server', options, label);
+  const service = serviceRules(groups.service, options, label);
   // Discovery without the issuer the tokens carry would mislead every verifier: refuse to start.
   if (server.httpPort !== undefined) issuerPath(service.issuer, label('issuer'));
   // Verifiers fetch the list at its uri (section 8.1), which lives on the discovery port.

@@ -33,7 +33,7 @@ describe('resolveServiceOptions', () => {
 
   it('refuses a subject longer than maxSubjectLength, naming its entry, with the label given', () => {
     const flag = (name: string): string => `--${name}`;
-    expect(() => resolveServiceOptions({ subjects: ['ok', 'toolong'], maxSubjectLength: 3 }, flag)).toThrow(
+    expect(() => resolveServiceOptions({ subjects: ['ok', 'toolong'], maxSubjectLength: 3 }, { label: flag })).toThrow(
       expect.objectContaining({
         code: 'ERR_INVALID_OPTION',
         field: '--subjects',

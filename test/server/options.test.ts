@@ -11,7 +11,7 @@ import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from
 
 function refusal(options: unknown, label?: (name: string) => string): JwtGrpcError {
   try {
-    resolveServerOptions(options as JwtServerOptions, label);
+    resolveServerOptions(options as JwtServerOptions, { label });
   } catch (err) {
     if (err instanceof JwtGrpcError) return err;
     throw err;
