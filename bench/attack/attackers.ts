@@ -3,10 +3,14 @@
  * (no credential) can do to hold what legitimate callers need. Each runs from its own source
  * address (127.0.0.2 by default: Linux routes all of 127.0.0.0/8 to loopback), replaces what
  * the server takes back, and counts what it opened and what the server closed, so that a
- * guard shows as connections closed rather than as an attack that stopped by itself.
+ * guard shows as connections closed rather than as an attack that stopped by itself. One
+ * attack, the issuance flood, is a caller with a credential: a client certificate the policy
+ * allows, asking for tokens as fast as the server answers.
  */
+import { readFileSync } from 'node:fs';
 import { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders, connect as connectHttp2 } from 'node:http2';
 import { type Socket, connect as connectTcp } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { encodeGenerateJwtRequest, grpcFrame } from '../kit/grpc-body.js';
 
 /** Where the attacker aims: the server's ports on one host. */
@@ -17,6 +21,15 @@ export interface AttackTarget {
   readonly metricsPort: number | undefined;
   /** The attacker's source address. */
   readonly from: string;
+  /** The attacker's client certificate and the CA of the server's (files): the issuance flood calls over mutual TLS. */
+  readonly tls?: AttackTls;
+}
+
+/** PEM files for a mutual-TLS caller. */
+export interface AttackTls {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
 }
 
 /** What an attack did, read when it stops. */
@@ -29,7 +42,7 @@ export interface AttackCounts {
   failedToOpen: number;
   /** Streams (requests) it opened. */
   streams: number;
-  /** Streams the server refused or reset. */
+  /** Streams the server refused or reset; in the issuance flood, calls answered RESOURCE_EXHAUSTED (over the caller's rate). */
   streamsRefused: number;
 }
 
@@ -46,7 +59,13 @@ const WINDOW0_CONNECTIONS = 24;
 /** Idle connections: more than a server under an open-files limit of 1024 may hold (its cap is 768). */
 const IDLE_CONNECTIONS = 800;
 
-export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn'] as const;
+/** The issuance flood: connections, and GenerateJwt calls each keeps in flight (a new one as each is answered). */
+const FLOOD_CONNECTIONS = 2;
+const FLOOD_STREAMS = 32;
+/** The subject the flooding caller's policy entry allows. */
+export const FLOOD_SUBJECT = 'flood';
+
+export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn', 'issuer-flood'] as const;
 export type AttackName = (typeof ATTACKS)[number];
 
 /** One line per attack, for the help text and the report. */
@@ -56,6 +75,7 @@ export const ATTACK_DESCRIPTIONS: Readonly<Record<AttackName, string>> = {
   silent: 'silent TCP sockets replaced every 9 s on every port: 800 on gRPC, 140 on discovery, 20 on metrics',
   window0: `${WINDOW0_CONNECTIONS} connections with SETTINGS_INITIAL_WINDOW_SIZE 0 opening whole calls and never reading the answers`,
   churn: 'short connections carrying mutated frames, 4 at a time, as fast as the server takes them',
+  'issuer-flood': `one caller the policy allows (its own client certificate), ${FLOOD_CONNECTIONS} mutual-TLS connections each keeping ${FLOOD_STREAMS} GenerateJwt calls in flight, with a status list: every token would take an index`,
 };
 
 /** How often each attacking connection adds a stream (the issue's attacker: one every 200 ms, under the refused-stream refill). */
@@ -91,13 +111,21 @@ function holdSessions(
   counts: AttackCounts = newCounts(),
 ): Attack {
   const sessions = new Set<ClientHttp2Session>();
+  const tls =
+    target.tls === undefined
+      ? undefined
+      : { ca: readFileSync(target.tls.ca), cert: readFileSync(target.tls.cert), key: readFileSync(target.tls.key) };
+  const { host, grpcPort: port, from: localAddress } = target;
   let stopped = false;
   const open = (): void => {
     if (stopped) return;
     counts.opened++;
-    const session = connectHttp2(`http://${target.host}:${target.grpcPort}`, {
+    const session = connectHttp2(`${tls === undefined ? 'http' : 'https'}://${host}:${port}`, {
       settings,
-      createConnection: () => connectTcp({ host: target.host, port: target.grpcPort, localAddress: target.from }),
+      createConnection: () =>
+        tls === undefined
+          ? connectTcp({ host, port, localAddress })
+          : connectTls({ socket: connectTcp({ host, port, localAddress }), servername: 'localhost', ALPNProtocols: ['h2'], ...tls }),
     });
     sessions.add(session);
     let ready = false;
@@ -354,6 +382,42 @@ function churn(target: AttackTarget): Attack {
   };
 }
 
+/** The gRPC status of an answered call: in the trailers, or in the headers of a Trailers-Only answer. */
+function onGrpcStatus(stream: ClientHttp2Stream, onStatus: (status: string | undefined) => void): void {
+  stream.once('response', (headers) => {
+    if (headers['grpc-status'] !== undefined) onStatus(String(headers['grpc-status']));
+  });
+  stream.once('trailers', (trailers) => onStatus(trailers['grpc-status'] as string | undefined));
+}
+
+/** RESOURCE_EXHAUSTED: the policy's answer to a caller over its rate. */
+const GRPC_RESOURCE_EXHAUSTED = '8';
+
+function issuerFlood(target: AttackTarget): Attack {
+  if (target.tls === undefined) throw new Error("issuer-flood calls over mutual TLS: the target needs the attacker's certificate (tls)");
+  const body = grpcFrame(encodeGenerateJwtRequest('HS256', FLOOD_SUBJECT));
+  const counts = newCounts();
+  return holdSessions(
+    target,
+    FLOOD_CONNECTIONS,
+    {},
+    (session) => {
+      const call = (): void => {
+        const stream = openStream(session, counts, body, true);
+        if (stream === undefined) return;
+        stream.resume();
+        onGrpcStatus(stream, (status) => {
+          if (status === GRPC_RESOURCE_EXHAUSTED) counts.streamsRefused++;
+        });
+        // The next call as soon as this one is answered: as fast as the server goes.
+        stream.once('close', () => setImmediate(call));
+      };
+      for (let i = 0; i < FLOOD_STREAMS; i++) call();
+    },
+    counts,
+  );
+}
+
 /** Starts the attack named. */
 export function startAttack(name: AttackName, target: AttackTarget): Attack {
   switch (name) {
@@ -367,5 +431,7 @@ export function startAttack(name: AttackName, target: AttackTarget): Attack {
       return window0(target);
     case 'churn':
       return churn(target);
+    case 'issuer-flood':
+      return issuerFlood(target);
   }
 }

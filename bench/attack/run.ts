@@ -19,7 +19,8 @@ import { killAll } from '../kit/launcher.js';
 import { DEFAULT_RESULTS_DIR } from '../kit/paths.js';
 import { type ParsedCommandLine, UsageError, parseChoices, parseFlags, parseNumber, runProgram } from '../kit/program.js';
 import { ATTACKS, ATTACK_DESCRIPTIONS, type AttackName } from './attackers.js';
-import { type CellResult, SERVER_OPEN_FILES, runCell } from './cell.js';
+import { type CellResult, type CellSpec, SERVER_OPEN_FILES, runCell } from './cell.js';
+import { type FloodCredentials, floodSpec, makeFloodCredentials } from './mtls.js';
 import { type CallSummary, MAX_P99_MS, MIN_SUCCESS, judgeCell } from './verdict.js';
 
 const HELP = `Usage: npm run bench:attack -- [options]     (or: node dist/bench/attack/run.js [options])
@@ -113,23 +114,38 @@ async function run(options: AttackOptions): Promise<number> {
   const started = new Date();
   const plan = planCores(1);
   const cpus = plan.pinned ? { server: plan.single.serverCpus[0] ?? 0, load: plan.single.loadCpus[0] ?? 1 } : undefined;
-  const keys = writeKeysFile(['HS256']);
+  // ES256 beside HS256: a status list is signed with an asymmetric key.
+  const keys = writeKeysFile(['HS256', 'ES256']);
+  const flood = options.attacks.includes('issuer-flood') ? makeFloodCredentials() : undefined;
+  const remove = (): void => {
+    keys.remove();
+    flood?.remove();
+  };
   const unregister = registerCleanup(() => {
     void killAll();
-    keys.remove();
+    remove();
   });
   const results: CellResult[] = [];
   try {
     for (const attack of options.attacks)
       for (const transport of options.transports)
         for (const workers of options.workers) {
-          const spec = { attack, transport, workers, seconds: options.seconds, from: options.from, keysFile: keys.path };
-          results.push(await runCell(cpus === undefined ? spec : { ...spec, cpus }, log));
+          const spec: CellSpec = {
+            attack,
+            transport,
+            workers,
+            seconds: options.seconds,
+            from: options.from,
+            keysFile: keys.path,
+            ...(cpus !== undefined && { cpus }),
+            ...(attack === 'issuer-flood' && floodSpec(flood as FloodCredentials)),
+          };
+          results.push(await runCell(spec, log));
           log(tableRow(results.at(-1) as CellResult));
         }
   } finally {
     unregister();
-    keys.remove();
+    remove();
   }
   const dir = createRunDir(join(DEFAULT_RESULTS_DIR, 'attack'), started);
   const text = summary(results, options, started);
