@@ -93,7 +93,22 @@ export class SessionState implements CallSession, ConnectionEvents {
 
   stream(stream: H2Stream, headers: RequestHeaders, fields: readonly string[]): void {
     this.#idle.streamOpened();
+    if (this.calls.size === 0) this.#guard.busy(this.#connection.socket);
     this.#onStream(stream, headers, fields, this);
+    // Answered at once (refused, unknown method): as idle as before.
+    if (this.calls.size === 0) this.#markIdle();
+  }
+
+  /** No call in flight: at the port's cap this connection may make room for a new one (GOAWAY NO_ERROR, then closed). */
+  #markIdle(): void {
+    this.#guard.idle(this.#connection.socket, () => this.#evict());
+  }
+
+  #evict(): void {
+    const connection = this.#connection;
+    connection.destroy(H2_ERROR.NO_ERROR, 'evicted');
+    // Now, not after the flush delay: the cap counts descriptors, and the GOAWAY was written already.
+    connection.socket.destroy();
   }
 
   ping(): void {
@@ -184,7 +199,9 @@ export class SessionState implements CallSession, ConnectionEvents {
 
   callClosed(call: Http2Call): void {
     this.calls.delete(call);
-    if (this.calls.size === 0) this.#onLastCallClosed?.();
+    if (this.calls.size > 0) return;
+    this.#onLastCallClosed?.();
+    this.#markIdle();
   }
 
   noteResponse(): void {
