@@ -19,8 +19,10 @@ export interface AttackTarget {
   readonly grpcPort: number;
   readonly httpPort: number | undefined;
   readonly metricsPort: number | undefined;
-  /** The attacker's source address. */
+  /** The attacker's source address: the first of `spread` consecutive ones. */
   readonly from: string;
+  /** How many addresses the attacker spreads its connections over, from `from` up (default 1): a spread attacker's. */
+  readonly spread?: number;
   /** The attacker's client certificate and the CA of the server's (files): the issuance flood calls over mutual TLS. */
   readonly tls?: AttackTls;
 }
@@ -92,6 +94,21 @@ const SILENT_REPLACE_MS = 9000;
 /** Silent sockets held per port. */
 const SILENT_PER_PORT = { grpc: 800, http: 140, metrics: 20 } as const;
 
+/**
+ * The source address of the attacker's next connection: `from` and the `spread - 1`
+ * addresses after it in turn (127.0.0.2, 127.0.0.3, ...: Linux routes all of 127.0.0.0/8 to
+ * loopback), so that each address holds an equal part of what the attack holds.
+ */
+function sourceAddresses(target: AttackTarget): () => string {
+  const octets = target.from.split('.').map(Number);
+  const spread = target.spread ?? 1;
+  let next = 0;
+  return () => {
+    const last = (octets[3] as number) + (next++ % spread);
+    return [octets[0], octets[1], (octets[2] as number) + Math.floor(last / 256), last % 256].join('.');
+  };
+}
+
 function newCounts(): AttackCounts {
   return { opened: 0, closedByServer: 0, failedToOpen: 0, streams: 0, streamsRefused: 0 };
 }
@@ -100,7 +117,7 @@ const GENERATE_PATH = '/jwt.services.JwtService/GenerateJwt';
 const REQUEST_HEADERS = { ':method': 'POST', ':path': GENERATE_PATH, 'content-type': 'application/grpc', te: 'trailers' };
 
 /**
- * Keeps `count` HTTP/2 sessions open from `target.from`, opening a new one for each the
+ * Keeps `count` HTTP/2 sessions open from the target's source addresses, opening a new one for each the
  * server closes; `onSession` runs on each once its SETTINGS arrived.
  */
 function holdSessions(
@@ -115,11 +132,13 @@ function holdSessions(
     target.tls === undefined
       ? undefined
       : { ca: readFileSync(target.tls.ca), cert: readFileSync(target.tls.cert), key: readFileSync(target.tls.key) };
-  const { host, grpcPort: port, from: localAddress } = target;
+  const { host, grpcPort: port } = target;
+  const nextAddress = sourceAddresses(target);
   let stopped = false;
   const open = (): void => {
     if (stopped) return;
     counts.opened++;
+    const localAddress = nextAddress();
     const session = connectHttp2(`${tls === undefined ? 'http' : 'https'}://${host}:${port}`, {
       settings,
       createConnection: () =>
@@ -273,15 +292,18 @@ function window0(target: AttackTarget): Attack {
 function silentSockets(target: AttackTarget, port: number, count: number, counts: AttackCounts): () => void {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const nextAddress = sourceAddresses(target);
   let stopped = false;
   const open = (): void => {
     if (stopped) return;
     counts.opened++;
-    const socket = connectTcp({ host: target.host, port, localAddress: target.from });
+    const socket = connectTcp({ host: target.host, port, localAddress: nextAddress() });
     sockets.add(socket);
     let connected = false;
     let replaced = false;
     socket.on('error', () => {});
+    // Read (nothing comes), so that the server's close is seen when it happens.
+    socket.resume();
     socket.once('connect', () => {
       connected = true;
     });
@@ -352,10 +374,11 @@ function churn(target: AttackTarget): Attack {
   const counts = newCounts();
   let stopped = false;
   const sockets = new Set<Socket>();
+  const nextAddress = sourceAddresses(target);
   const loop = (): void => {
     if (stopped) return;
     counts.opened++;
-    const socket = connectTcp({ host: target.host, port: target.grpcPort, localAddress: target.from });
+    const socket = connectTcp({ host: target.host, port: target.grpcPort, localAddress: nextAddress() });
     sockets.add(socket);
     let closedByUs = false;
     socket.on('error', () => {});

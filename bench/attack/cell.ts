@@ -28,8 +28,9 @@ export interface CellSpec {
   /** 1: a single process; 2: a cluster of two workers. */
   readonly workers: 1 | 2;
   readonly seconds: number;
-  /** The attacker's source address. */
+  /** The attacker's source address, the first of `spread` (default 1) consecutive ones. */
   readonly from: string;
+  readonly spread?: number;
   readonly keysFile: string;
   /** CPU of the server (single process) and of the caller and attacker; none: unpinned. */
   readonly cpus?: { readonly server: number; readonly load: number };
@@ -155,7 +156,8 @@ export async function runCell(spec: CellSpec, log: (line: string) => void): Prom
     const warm = rssOf(server);
     peak = warm;
     caller.record();
-    attacker = startAttacker(spec, { host, ...ports, from: spec.from, ...(spec.tls !== undefined && { tls: spec.tls.attacker }) });
+    const from = { from: spec.from, ...(spec.spread !== undefined && { spread: spec.spread }) };
+    attacker = startAttacker(spec, { host, ...ports, ...from, ...(spec.tls !== undefined && { tls: spec.tls.attacker }) });
     log(`${spec.attack} on ${spec.transport}, ${spec.workers} process(es): ${spec.seconds} s`);
     await sleep(spec.seconds * 1000);
     const counts = await stopAttacker(attacker);

@@ -36,6 +36,8 @@ ${ATTACKS.map((name) => `  ${name.padEnd(10)} ${ATTACK_DESCRIPTIONS[name]}`).joi
   --workers 1,2       a single process, a cluster of two, or both (default: both)
   --seconds N         attack time per cell (default 30)
   --from ADDRESS      the attacker's source address, in 127.0.0.0/8 (default 127.0.0.2)
+  --spread N          the attacker spreads its connections over N addresses from --from up
+                      (default 1): an attacker with many addresses, whom no per-address share stops
   -h, --help          this text
 
 Exit status: 0 every cell met its targets, 1 one did not, 2 bad option.
@@ -47,6 +49,7 @@ interface AttackOptions {
   readonly workers: readonly (1 | 2)[];
   readonly seconds: number;
   readonly from: string;
+  readonly spread: number;
 }
 
 function parse(argv: readonly string[]): ParsedCommandLine<AttackOptions> {
@@ -56,6 +59,7 @@ function parse(argv: readonly string[]): ParsedCommandLine<AttackOptions> {
     workers: { type: 'string' },
     seconds: { type: 'string' },
     from: { type: 'string' },
+    spread: { type: 'string' },
   });
   if (values === 'help') return { kind: 'help' };
   const from = values.from ?? '127.0.0.2';
@@ -68,6 +72,7 @@ function parse(argv: readonly string[]): ParsedCommandLine<AttackOptions> {
       workers: (values.workers === undefined ? ['1', '2'] : parseChoices('--workers', values.workers, ['1', '2'])).map(Number) as (1 | 2)[],
       seconds: parseNumber('--seconds', values.seconds ?? '30', 1, 3600),
       from,
+      spread: parseNumber('--spread', values.spread ?? '1', 1, 250),
     },
   };
 }
@@ -90,7 +95,7 @@ function summary(results: readonly CellResult[], options: AttackOptions, started
   return [
     `# Attacks, ${started.toISOString()}`,
     '',
-    `${machine.cpuModel}, ${machine.logicalCpus} CPUs; Node ${process.versions.node}. Attacker from ${options.from}, ${options.seconds} s per cell; server open-files limit ${SERVER_OPEN_FILES}.`,
+    `${machine.cpuModel}, ${machine.logicalCpus} CPUs; Node ${process.versions.node}. Attacker from ${options.spread === 1 ? options.from : `${options.spread} addresses from ${options.from} up`}, ${options.seconds} s per cell; server open-files limit ${SERVER_OPEN_FILES}.`,
     `Targets: legitimate calls at least ${MIN_SUCCESS * 100} % OK at p99 under ${MAX_P99_MS} ms; under churn, peak RSS at most 1.5x the RSS after warm-up, back within 10 % 30 s after.`,
     '',
     '| attack | transport | processes | fresh channel | long-lived channel | discovery | metrics | RSS warm / peak (/ 30 s after) | attacker: connections opened / closed by server / refused; streams opened / refused or reset | verdict |',
@@ -136,6 +141,7 @@ async function run(options: AttackOptions): Promise<number> {
             workers,
             seconds: options.seconds,
             from: options.from,
+            spread: options.spread,
             keysFile: keys.path,
             ...(cpus !== undefined && { cpus }),
             ...(attack === 'issuer-flood' && floodSpec(flood as FloodCredentials)),
