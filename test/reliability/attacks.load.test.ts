@@ -30,7 +30,7 @@ const SECONDS = 4;
 /** RSS is read again this long after the churn (reported; the bench judges it at 30 s). */
 const CHURN_SETTLE_MS = 5000;
 
-function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2, settleMs?: number): Promise<CellResult> {
+function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2, settleMs?: number, spread?: number): Promise<CellResult> {
   return runCell(
     {
       attack,
@@ -38,6 +38,7 @@ function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2
       workers,
       seconds: SECONDS,
       from: '127.0.0.2',
+      ...(spread !== undefined && { spread }),
       keysFile: keys.path,
       ...(settleMs !== undefined && { settleMs }),
       ...(attack === 'issuer-flood' && floodSpec(flood)),
@@ -88,6 +89,12 @@ describe('on http2, one process', () => {
     expectCallerServed(result);
     expect(result.attacker?.streamsRefused ?? 0, 'no call of the flood was refused over its rate').toBeGreaterThan(0);
     expect(result.counters.join('\n')).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="rate"\} [1-9]/);
+  }, 60_000);
+
+  it('idle connections spread over 16 addresses (each under its share): the caller is served, as the server closes the idle ones at the cap', async () => {
+    const result = await cell('idle', 'http2', 1, undefined, 16);
+    expectCallerServed(result);
+    expect(result.counters.join('\n')).toMatch(/jwt_grpc_connections_evicted_total\{port="grpc",reason="unused"\} [1-9]/);
   }, 60_000);
 
   it('window 0: the legitimate caller is served', async () => {
