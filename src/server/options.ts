@@ -120,8 +120,8 @@ export interface TransportOptions {
    * The protocols the gRPC port serves, each request by its content type
    * (docs/protocols.md): `grpc`, `grpc-web` (`application/grpc-web*`), `connect`
    * (`application/proto`, `application/json`, `application/connect+*`, GET for the methods
-   * without side effects). Transport 'grpc-js' serves grpc only. Default: all three
-   * (transport 'grpc-js': grpc).
+   * without side effects). Transport 'grpc-js' serves grpc only.
+   * Default: grpc, grpc-web, connect (transport grpc-js: grpc).
    */
   readonly protocols?: readonly ProtocolName[];
   /**

@@ -11,7 +11,6 @@ import { strongEtag, noneMatch } from '../../discovery/etag.js';
 import {
   type BidiStreamHandler,
   type CallerIdentity,
-  CallKey,
   type CallMetadata,
   type ClientStreamHandler,
   GrpcStatus,
@@ -28,13 +27,7 @@ import { metadataFromRawHeaders } from '../http2/metadata.js';
 import { RequestQueue } from '../http2/request-queue.js';
 import type { Route } from '../http2/router.js';
 import type { Exchange, ExchangeFields, ExchangeListener } from './exchange.js';
-import type { ProtocolName, ProtocolWire } from './wire.js';
-
-/**
- * The protocol a call came in by, attached to every Connect and gRPC-Web call (a gRPC call
- * has none: absent means gRPC), for the call metrics' `protocol` label. @internal
- */
-export const CALL_PROTOCOL = new CallKey<ProtocolName>('protocol of the call');
+import { CALL_PROTOCOL, type ProtocolWire } from './wire.js';
 
 /** A method's request and response messages to and from the bytes a protocol carries (protobuf, or the JSON mapping). */
 export interface MessageCodec {

@@ -4,7 +4,7 @@
  * the status go out. Connect (./connect.ts) and gRPC-Web (./grpc-web.ts) each supply one.
  */
 import type { Buffer } from 'node:buffer';
-import type { CallMetadata, StatusCode } from '../handler-api.js';
+import { type CallMetadata, CallKey, type StatusCode } from '../handler-api.js';
 import type { MessageEncoding } from '../http2/compression.js';
 import type { MessageSink } from '../http2/framing.js';
 import type { ExchangeFields } from './exchange.js';
@@ -14,6 +14,12 @@ export type ProtocolName = 'grpc' | 'grpc-web' | 'connect';
 
 /** Every protocol, in the order the documentation lists them. */
 export const PROTOCOL_NAMES: readonly ProtocolName[] = Object.freeze(['grpc', 'grpc-web', 'connect']);
+
+/**
+ * The protocol a call came in by, attached to every Connect and gRPC-Web call (a gRPC call
+ * has none: absent means gRPC), for the call metrics' `protocol` label. @internal
+ */
+export const CALL_PROTOCOL = new CallKey<ProtocolName>('protocol of the call');
 
 /** Splits a request body into messages. Throws GrpcStatusError for a body the protocol refuses. */
 export interface BodyReader {
