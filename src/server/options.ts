@@ -258,7 +258,7 @@ function checkProtocolsOnTransport(transport: ResolvedOptions<'transport'>, labe
   if (extra.length > 0) {
     throw invalidOption(
       label('protocols'),
-      `${extra.join(' and ')} need transport 'http2': grpc-js cannot share its HTTP/2 server with other protocols; this server runs on 'grpc-js'`,
+      `${extra.join(' and ')} ${extra.length === 1 ? 'needs' : 'need'} transport 'http2': grpc-js cannot share its HTTP/2 server with other protocols; this server runs on 'grpc-js'`,
     );
   }
   if ((transport.corsAllowedOrigins?.length ?? 0) > 0) {
