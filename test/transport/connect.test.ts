@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { ANY_AUDIENCE, JWT_SERVICE_METHODS, createVerifier, jwtAuthInterceptor } from '../../src/lib.js';
-import { expectAnswersAsGrpc, protocolClient, rawRequest } from './helpers/protocol-clients.js';
+import { expectAnswersAsGrpc, firstWatchedStatus, protocolClient, rawRequest } from './helpers/protocol-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-connect-'));
 const SECRET = 'connect-admin-secret-0123456789';
@@ -70,6 +70,12 @@ describe('Connect on the own transport', () => {
     expect(await registry.metrics()).toMatch(
       /grpc_server_handled_total\{[^}]*grpc_method="RevokeJwt",protocol="connect",grpc_code="OK"\} [1-9]/,
     );
+  });
+
+  it.each([false, true])('streams health Watch in the streaming envelope (binary %s)', async (binary) => {
+    const port = await served;
+    // 1: SERVING in grpc.health.v1's enum, which the JSON mapping writes by name and the client reads back.
+    expect(await firstWatchedStatus(port, { protocol: 'connect', binary })).toBe(1);
   });
 
   it('answers a refused call with its Connect code, the HTTP status the specification maps it to, and JSON', async () => {
