@@ -11,13 +11,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
-import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
+import { closeAllServers, sharedKeys, startIssuer, startServer } from '../../bench/kit/jwt-servers.js';
+import { makeClientCert } from '../../bench/kit/caller-certs.js';
+import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ANY_AUDIENCE, JWT_SERVICE_METHODS, createVerifier, jwtAuthInterceptor } from '../../src/lib.js';
-import { expectAnswersAsGrpc, firstWatchedStatus, protocolClient, rawRequest } from './helpers/protocol-clients.js';
+import {
+  JWT_SERVICE,
+  type LooseJwtClient,
+  expectAnswersAsGrpc,
+  firstWatchedStatus,
+  protocolClient,
+  rawRequest,
+} from './helpers/protocol-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-connect-'));
 const SECRET = 'connect-admin-secret-0123456789';
@@ -183,6 +193,29 @@ describe('Connect on the own transport', () => {
     const token = (await clients.jwt(port).generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt;
     const allowed = await post(port, 'GetJwks', { authorization: `Bearer ${token}` }, '{}');
     expect(allowed.status).toBe(200);
+  });
+
+  it.skipIf(!hasOpenssl())('names the caller of a Connect call by its verified client certificate, as of a gRPC call', async () => {
+    const certs = makeTestCerts();
+    try {
+      const orders = makeClientCert(certs, 'orders', 'URI:spiffe://example.org/ns/shop/sa/orders');
+      const callers: (string | undefined)[] = [];
+      const tls = { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true };
+      const { port } = await startIssuer(
+        { keys: await sharedKeys(), interceptors: [{ onCallStart: (call) => void callers.push(call.caller?.id) }] },
+        tls,
+      );
+      const transport = createConnectTransport({
+        baseUrl: `https://localhost:${port}`,
+        httpVersion: '2',
+        nodeOptions: { ca: certs.caCert, cert: orders.cert, key: orders.key },
+      });
+      const client = createClient(JWT_SERVICE, transport) as unknown as LooseJwtClient;
+      expect((await client.getJwks({})).jwksJson).toContain('"keys"');
+      expect(callers).toEqual(['spiffe://example.org/ns/shop/sa/orders']);
+    } finally {
+      certs.remove();
+    }
   });
 
   it('serves only the protocols named: a gRPC-only server answers Connect 415; grpc-js refuses Connect, naming the option', async () => {
