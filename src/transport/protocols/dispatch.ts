@@ -14,7 +14,7 @@ import { CONNECT_ACCEPT_ENCODING, ConnectWire, connectEncoding, connectType, par
 import { corsHeaders, preflight } from './cors.js';
 import type { Exchange, ExchangeFields } from './exchange.js';
 import { GrpcWebWire, grpcWebType } from './grpc-web.js';
-import { jsonCodec } from './json.js';
+import { jsonCodec, loadJsonMapping } from './json.js';
 import type { ProtocolName, ProtocolWire } from './wire.js';
 
 /** What a server serves beside gRPC: the protocols on, and the origins CORS lets call. */
@@ -192,31 +192,40 @@ function startCall(
     refuse(exchange, wire, status, `malformed ${timeoutHeader} ${JSON.stringify(timeout)}`, extraHeaders);
     return;
   }
-  let codec: MessageCodec | undefined;
-  try {
-    codec = codecName === 'proto' ? protoCodec(route) : jsonCodec(route);
-  } catch (err) {
-    refuse(
-      exchange,
-      wire,
-      GrpcStatus.INTERNAL,
-      `${route.path}: the JSON mapping is not available: ${(err as Error).message}`,
-      extraHeaders,
-    );
+  const init = { route, wire, timeoutMs, timeoutHeader, extraHeaders, ...(get !== undefined && { get }) };
+  if (codecName === 'proto') {
+    new ProtocolCall(exchange, { ...init, codec: protoCodec(route) }, server).start();
     return;
   }
+  // The JSON mapping loads with the first JSON call (an async import, so that gRPC calls
+  // are not held while it loads); the exchange keeps the body that comes meanwhile.
+  const loading = loadJsonMapping();
+  if (loading === undefined) startJsonCall(exchange, server, init);
+  else
+    loading.then(
+      () => startJsonCall(exchange, server, init),
+      (err: unknown) => refuseJson(exchange, init, GrpcStatus.INTERNAL, `the JSON mapping could not be loaded: ${(err as Error).message}`),
+    );
+}
+
+/** Starts a call in JSON once the mapping is loaded, unless the client has gone meanwhile. */
+function startJsonCall(exchange: Exchange, server: ProtocolServer, init: Omit<ProtocolCallInit, 'codec'>): void {
+  if (exchange.closed) return;
+  const codec = jsonCodec(init.route);
   if (codec === undefined) {
-    refuse(
+    refuseJson(
       exchange,
-      wire,
+      init,
       GrpcStatus.UNIMPLEMENTED,
-      `${route.path} has no JSON mapping (its service is not in the descriptor set): call it in protobuf`,
-      extraHeaders,
+      `${init.route.path} has no JSON mapping (its service is not in the descriptor set): call it in protobuf`,
     );
     return;
   }
-  const init: ProtocolCallInit = { route, wire, codec, timeoutMs, timeoutHeader, extraHeaders, ...(get !== undefined && { get }) };
-  new ProtocolCall(exchange, init, server).start();
+  new ProtocolCall(exchange, { ...init, codec }, server).start();
+}
+
+function refuseJson(exchange: Exchange, init: Omit<ProtocolCallInit, 'codec'>, status: StatusCode, details: string): void {
+  if (!exchange.closed) refuse(exchange, init.wire, status, details, init.extraHeaders);
 }
 
 /** A method's own protobuf codecs: the fast path, as gRPC uses them. */
