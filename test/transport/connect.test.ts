@@ -72,6 +72,19 @@ const get = (port: number, method: string, query: string, headers: Record<string
   rawRequest(port, { ':method': 'GET', ':path': `/jwt.services.JwtService/${method}?${query}`, ...headers });
 const errorOf = (body: Buffer): { code: string; message?: string } => JSON.parse(body.toString('utf8'));
 
+// First in the file: the first JSON call of the process waits for the JSON mapping to load,
+// and its body arrives meanwhile; the interceptors still run before its handler.
+describe('the first JSON call', () => {
+  it('is refused by jwtAuthInterceptor without a token, though its whole body came before the mapping loaded', async () => {
+    const keys = await sharedKeys();
+    const publicMethods = JWT_SERVICE_METHODS.filter((method) => !method.endsWith('/GetJwks'));
+    const auth = jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { publicMethods });
+    const { port } = await startServer({ transport: 'http2', keys, interceptors: [auth] });
+    const refused = await post(port, 'GetJwks', {}, '{}');
+    expect([refused.status, errorOf(refused.body).code]).toEqual([401, 'unauthenticated']);
+  });
+});
+
 describe('Connect on the own transport', () => {
   it.each([false, true])('answers all five JwtService methods as gRPC does (binary %s)', async (binary) => {
     const port = await served;
