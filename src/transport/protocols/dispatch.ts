@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { GrpcStatus, type GrpcStatusError, type StatusCode } from '../handler-api.js';
-import { type MessageEncoding, requestEncoding } from '../http2/compression.js';
+import { requestEncoding } from '../http2/compression.js';
 import { parseTimeout } from '../http2/protocol.js';
 import type { Route, Router } from '../http2/router.js';
 import { type MessageCodec, ProtocolCall, type ProtocolCallInit, type ProtocolShared } from './call.js';
@@ -45,12 +45,19 @@ function answerHttp(exchange: Exchange, status: number, headers: ExchangeFields)
   exchange.respond(status, headers, true);
 }
 
-/** Answers `wire`'s error at once, before any call. */
-function refuse(exchange: Exchange, wire: ProtocolWire, status: StatusCode, details: string, extra: ExchangeFields): void {
+/** Answers `wire`'s error at once, before any call; `http` overrides the HTTP status and adds headers (Connect's 405). */
+function refuse(
+  exchange: Exchange,
+  wire: ProtocolWire,
+  status: StatusCode,
+  details: string,
+  extra: ExchangeFields,
+  http?: { readonly status: number; readonly headers: ExchangeFields },
+): void {
   const whole = wire.whole(status, details, undefined, undefined, undefined);
   let length = 0;
   for (const chunk of whole.body) length += chunk.length;
-  exchange.respond(whole.status, { ...whole.headers, ...extra, 'content-length': length });
+  exchange.respond(http?.status ?? whole.status, { ...whole.headers, ...extra, ...http?.headers, 'content-length': length });
   for (const chunk of whole.body) exchange.write(chunk);
   exchange.end();
 }
@@ -121,28 +128,22 @@ export function serveExchange(exchange: Exchange, server: ProtocolServer): void 
 function serveGet(exchange: Exchange, server: ProtocolServer, extra: ExchangeFields): void {
   const route = server.router.get(exchange.path);
   let get: ReturnType<typeof parseConnectGet>;
-  const errorWire = (encoding: MessageEncoding = 'identity', message: Buffer = Buffer.alloc(0)) =>
-    new ConnectWire({ codec: 'json', streaming: false }, encoding, exchange.headers['accept-encoding'], { kind: 'query', message });
+  // Errors before the call are Connect's JSON errors, whatever the query asked for.
+  const errorWire = new ConnectWire({ codec: 'json', streaming: false }, 'identity', undefined, {
+    kind: 'query',
+    message: Buffer.alloc(0),
+  });
   if (route !== undefined && route.definition.noSideEffects !== true) {
     // The specification: a GET of a method with side effects is answered 405.
-    const whole = errorWire().whole(
-      GrpcStatus.UNIMPLEMENTED,
-      `${route.path} has side effects: call it by POST`,
-      undefined,
-      undefined,
-      undefined,
-    );
-    const body = whole.body[0] as Buffer;
-    exchange.respond(405, { ...whole.headers, ...extra, allow: 'POST', 'content-length': body.length });
-    exchange.write(body);
-    exchange.end();
+    const details = `${route.path} has side effects: call it by POST`;
+    refuse(exchange, errorWire, GrpcStatus.UNIMPLEMENTED, details, extra, { status: 405, headers: { allow: 'POST' } });
     return;
   }
   try {
     get = parseConnectGet(exchange.query);
   } catch (err) {
     const status = (err as GrpcStatusError).status ?? GrpcStatus.INVALID_ARGUMENT;
-    refuse(exchange, errorWire(), status, (err as Error).message, extra);
+    refuse(exchange, errorWire, status, (err as Error).message, extra);
     return;
   }
   const wire = new ConnectWire(get.type, get.encoding, exchange.headers['accept-encoding'], { kind: 'query', message: get.message });
