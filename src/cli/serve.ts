@@ -12,7 +12,7 @@ import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
-import { OPTIONS } from '../options/table.js';
+import { OPTIONS, PROTOCOLS } from '../options/table.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
@@ -206,6 +206,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       [
         `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
         `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
+        `  protocols: ${describeProtocols(server)}`,
         `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
         // The primary is the process to signal: name it.
         ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
@@ -227,6 +228,13 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     );
   }
   return handle;
+}
+
+/** The start banner's protocols line: what the gRPC port answers, and which browser origins may call it. */
+function describeProtocols(server: ServeArgs['server']): string {
+  const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOLS);
+  const origins = server.corsAllowedOrigins ?? [];
+  return `${protocols.join(', ')}; CORS ${origins.length === 0 ? 'off (no --cors-origins)' : `for ${origins.join(', ')}`}`;
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */
