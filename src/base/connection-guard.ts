@@ -5,7 +5,10 @@
  * deadline, the option `handshakeTimeoutMs`, and refuses connections past a cap at once,
  * before any TLS work, and those of a client address that holds its share of the cap
  * already (`peerSharePercent`), so that one address cannot take the port from the others.
- * Failed handshakes and refusals are counted (when metrics are on) and
+ * At the cap, a new connection first takes the place of one that holds nothing: the oldest
+ * that never carried a request (a silent socket, a handshake never used), else the one idle
+ * the longest, so that addresses by the thousand holding idle connections cannot keep a
+ * new caller out either. Failed handshakes, refusals and evictions are counted (when metrics are on) and
  * logged at most once per {@link LOG_INTERVAL_MS} with their counts, so a flood of them
  * writes a line every 10 s, never a line per connection, and never what a peer sent.
  */
@@ -29,10 +32,23 @@ export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
  */
 export type RefusalReason = 'cap' | 'peer_share' | 'peer_rate';
 
+/**
+ * Why a connection was closed to make room at the cap: `unused` (it never carried a request:
+ * a silent socket, or a handshake with no request after it), `idle` (no request in flight;
+ * idle the longest of those).
+ */
+export type EvictionReason = 'unused' | 'idle';
+
 /** Where a guard counts; the server's metrics implement it (src/metrics/connections.ts). */
 export interface ConnectionCounters {
   handshakeFailed(port: PortRole, reason: HandshakeFailure): void;
   refused(port: PortRole, reason: RefusalReason): void;
+  evicted(port: PortRole, reason: EvictionReason): void;
+}
+
+/** The socket node:net accepted: a TLSSocket is traced to it through `_parent`, node:tls's link to the socket it wraps. */
+function acceptedSocket(socket: Socket): Socket {
+  return (socket as Socket & { _parent?: Socket })._parent ?? socket;
 }
 
 /** At most one warning line per kind (failed handshakes, refused connections) per port in this long. */
@@ -270,6 +286,14 @@ export class ConnectionGuard {
   readonly #acceptedAt = new WeakMap<Socket, number>();
   /** New connections per address and second; undefined with the share off. */
   readonly #acceptRate: PeerAcceptRate | undefined;
+  /**
+   * Connections that may be closed to make room at the cap, each with what closes it, in the
+   * order they became so (a Map keeps insertion order): those that never carried a request,
+   * then those with none in flight. A connection is in at most one; busy ones in neither.
+   */
+  readonly #unused = new Map<Socket, () => void>();
+  readonly #idle = new Map<Socket, () => void>();
+  readonly #evictions: ThrottledWarning;
 
   constructor(options: ConnectionGuardOptions) {
     this.port = options.port;
@@ -292,6 +316,13 @@ export class ConnectionGuard {
         maxConnections: options.maxConnections,
         maxConnectionsPerPeer: this.maxConnectionsPerPeer,
       },
+    );
+    // Routine under a flood of idle connections, and harmless to the closed ones' clients (they reconnect): info.
+    this.#evictions = new ThrottledWarning(
+      options.logger,
+      'connections closed at the cap to make room for new ones: they carried no request, or none in flight',
+      { port: options.port, maxConnections: options.maxConnections },
+      'info',
     );
   }
 
@@ -320,22 +351,74 @@ export class ConnectionGuard {
   }
 
   #admit(socket: Socket): boolean {
-    if (this.#open >= this.maxConnections) return this.#refuse(socket, 'cap');
+    const full = this.#open >= this.maxConnections;
+    if (full && this.#unused.size === 0 && this.#idle.size === 0) return this.#refuse(socket, 'cap');
     const peer = peerKey(socket.remoteAddress);
     const held = this.#openPerPeer.get(peer) ?? 0;
+    // Before any eviction: a newcomer over its address's share or rate takes no one's place.
     if (held >= this.maxConnectionsPerPeer) return this.#refuse(socket, 'peer_share');
     if (this.#acceptRate !== undefined && !this.#acceptRate.take(peer, Date.now())) return this.#refuse(socket, 'peer_rate');
+    if (full) this.#evictOne();
     this.#open += 1;
     this.#openPerPeer.set(peer, held + 1);
     // The TCP socket closes with the TLSSocket that wraps it.
     socket.once('close', () => {
       this.#open -= 1;
+      this.#unused.delete(socket);
+      this.#idle.delete(socket);
       const left = (this.#openPerPeer.get(peer) as number) - 1;
       if (left === 0) this.#openPerPeer.delete(peer);
       else this.#openPerPeer.set(peer, left);
     });
     this.#acceptedAt.set(socket, Date.now());
+    this.#unused.set(socket, () => socket.destroy());
     return true;
+  }
+
+  /**
+   * Closes the connection that holds the least to make room for a new one (there is one):
+   * the oldest that never carried a request, else the one idle the longest. Its descriptor
+   * goes with the close, so the cap is exceeded by no more than the closes in progress.
+   */
+  #evictOne(): void {
+    const [reason, pool]: [EvictionReason, Map<Socket, () => void>] =
+      this.#unused.size > 0 ? ['unused', this.#unused] : ['idle', this.#idle];
+    const [socket, close] = pool.entries().next().value as [Socket, () => void];
+    pool.delete(socket);
+    close();
+    this.#counters?.evicted(this.port, reason);
+    this.#evictions.add(reason);
+  }
+
+  /**
+   * `socket` has a request in flight (a stream open, an HTTP request being answered): it is
+   * not closed to make room at the cap until {@link idle} says otherwise.
+   */
+  busy(socket: Socket): void {
+    const accepted = acceptedSocket(socket);
+    this.#unused.delete(accepted);
+    this.#idle.delete(accepted);
+  }
+
+  /**
+   * `socket` has no request in flight: at the cap it may be closed with `close` (a GOAWAY,
+   * then the socket destroyed) to make room, the one idle the longest first.
+   */
+  idle(socket: Socket, close: () => void): void {
+    const accepted = acceptedSocket(socket);
+    if (accepted.destroyed || !this.#acceptedAt.has(accepted)) return;
+    this.#unused.delete(accepted);
+    this.#idle.delete(accepted);
+    this.#idle.set(accepted, close);
+  }
+
+  /** Marks an HTTP/1.1 server's connections busy while a request is answered, idle after (closed with the socket at the cap). */
+  trackRequests(server: NetServer): void {
+    server.on('request', (request: { socket: Socket }, response: { once(event: 'close', listener: () => void): unknown }) => {
+      const { socket } = request;
+      this.busy(socket);
+      response.once('close', () => this.idle(socket, () => socket.destroy()));
+    });
   }
 
   #refuse(socket: Socket, reason: RefusalReason): false {
@@ -350,8 +433,7 @@ export class ConnectionGuard {
    * a socket the guard did not see starts its deadline now).
    */
   remainingMs(socket: Socket): number {
-    const raw = (socket as Socket & { _parent?: Socket })._parent ?? socket;
-    const accepted = this.#acceptedAt.get(raw) ?? this.#acceptedAt.get(socket) ?? Date.now();
+    const accepted = this.#acceptedAt.get(acceptedSocket(socket)) ?? this.#acceptedAt.get(socket) ?? Date.now();
     return Math.max(0, accepted + this.handshakeTimeoutMs - Date.now());
   }
 
@@ -371,6 +453,7 @@ export class ConnectionGuard {
   flush(): void {
     this.#failures.flush();
     this.#refusals.flush();
+    this.#evictions.flush();
   }
 }
 

@@ -70,6 +70,7 @@ export async function listenHttp(
   handed?: HandedPort,
 ): Promise<HttpListener> {
   guard.attach(server);
+  guard.trackRequests(server);
   server.on('clientError', httpClientError(guard));
   if (handed !== undefined) return httpListener(server, guard, serveHanded(server, handed));
   await new Promise<void>((resolve, reject) => {

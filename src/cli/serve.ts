@@ -12,7 +12,7 @@ import { type Logger, createStderrLogger } from '../base/log.js';
 import { readSecretFile } from '../base/secret-file.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
-import { OPTIONS } from '../options/table.js';
+import { OPTIONS, PROTOCOLS } from '../options/table.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
@@ -218,6 +218,7 @@ function startBanner(args: ServeArgs, handle: ClusterHandle, subjects: readonly 
   return [
     `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
     `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
+    `  protocols: ${describeProtocols(server)}`,
     `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
     // The primary is the process to signal: name it.
     ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
@@ -236,6 +237,13 @@ function startBanner(args: ServeArgs, handle: ClusterHandle, subjects: readonly 
     `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
     '',
   ].join('\n');
+}
+
+/** The start banner's protocols line: what the gRPC port answers, and which browser origins may call it. */
+function describeProtocols(server: ServeArgs['server']): string {
+  const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOLS);
+  const origins = server.corsAllowedOrigins ?? [];
+  return `${protocols.join(', ')}; CORS ${origins.length === 0 ? 'off (no --cors-origins)' : `for ${origins.join(', ')}`}`;
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */

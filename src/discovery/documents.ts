@@ -6,7 +6,7 @@ import { Buffer } from 'node:buffer';
 import { invalidOption } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
-import { strongEtag } from './etag.js';
+import { strongEtag } from '../documents/etag.js';
 
 /** A document ready to send: its bytes and their ETag. @internal */
 export interface Representation {

@@ -4,7 +4,7 @@ import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
-import { noneMatch, strongEtag } from './etag.js';
+import { noneMatch, strongEtag } from '../documents/etag.js';
 
 /**
  * Options of {@link jwksHandler}.

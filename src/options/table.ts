@@ -18,12 +18,14 @@ import {
   type OptionKind,
   cacheSize,
   choice,
+  choices,
   directories,
   flag,
   integer,
   interceptors,
   logger,
   metricsRegistry,
+  origins,
   record,
   revocationStore,
   signingKeys,
@@ -91,6 +93,9 @@ function option<const G extends OptionGroup, K extends AnyKind, const D extends 
 ): OptionRow<G, K, D> {
   return row;
 }
+
+/** The protocols the own transport serves on its gRPC port, each request by its content type (docs/protocols.md). */
+export const PROTOCOLS = ['grpc', 'grpc-web', 'connect'] as const;
 
 /** The gRPC servers createJwtServer can run on. */
 export const TRANSPORTS = ['http2', 'grpc-js'] as const;
@@ -361,6 +366,20 @@ export const OPTIONS = {
     group: 'transport',
     kind: record<ChannelOptions>(),
     help: "extra grpc-js server options (transport grpc-js only); they override jwt-grpc's own",
+  }),
+  protocols: option({
+    group: 'transport',
+    kind: choices(PROTOCOLS),
+    defaultText: 'grpc, grpc-web, connect (transport grpc-js: grpc)',
+    help: 'the protocols served on the gRPC port, chosen per request by its content type (docs/protocols.md); grpc-web and connect need transport http2',
+    cli: { flag: 'protocols', env: 'JWT_GRPC_PROTOCOLS' },
+  }),
+  corsAllowedOrigins: option({
+    group: 'transport',
+    kind: origins,
+    defaultText: 'none (CORS off)',
+    help: 'web origins whose pages may call the gRPC-Web and Connect protocols from a browser (CORS); any other origin gets no CORS header',
+    cli: { flag: 'cors-origins', env: 'JWT_GRPC_CORS_ORIGINS' },
   }),
 
   // createJwtServer's extras

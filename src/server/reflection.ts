@@ -15,7 +15,7 @@ import {
   fileWithImports,
   indexOrRefuse,
   readDescriptorSet,
-} from './descriptor-set.js';
+} from '../documents/descriptor-set.js';
 import type { ServedService } from '../contracts/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 

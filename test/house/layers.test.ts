@@ -18,56 +18,58 @@ const BENCH = join(ROOT, 'bench');
 const TEST = join(ROOT, 'test');
 
 /**
- * From the bottom up, one folder of src/ each (a nested folder is a layer of its own, above
- * or below its parent's; a file belongs to its deepest listed folder). A file may import its
- * own layer and any layer listed before it.
+ * From the bottom up, each a list of folders of src/, never a single file (a nested folder
+ * is a layer of its own, above or below its parent's; a file belongs to its deepest listed
+ * folder). A file may import its own layer and any layer listed before it.
  */
-const LAYERS: readonly { readonly name: string; readonly folder: string }[] = [
+const LAYERS: readonly { readonly name: string; readonly folders: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, the deadlines on what a connected peer holds, a port a cluster's primary holds, an address's host and port, what a drain waits for.
-  { name: 'base', folder: 'base/' },
+  { name: 'base', folders: ['base/'] },
   // What the layers above serve or keep, stated below the option table that takes them as options: the gRPC handler API every transport serves (handlers, metadata, status, interceptors) and what a revocation store is.
-  { name: 'contracts', folder: 'contracts/' },
+  { name: 'contracts', folders: ['contracts/'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
-  { name: 'algorithms', folder: 'algorithms/' },
+  { name: 'algorithms', folders: ['algorithms/'] },
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
-  { name: 'keys', folder: 'keys/' },
+  { name: 'keys', folders: ['keys/'] },
   // The issuance policy: its shape, its JSON Schema and the checker read from it, who may get which token, reading and reloading the policy file. Below the option table, whose `policy` option is one.
-  { name: 'policy', folder: 'policy/' },
+  { name: 'policy', folders: ['policy/'] },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
-  { name: 'options', folder: 'options/' },
+  { name: 'options', folders: ['options/'] },
+  // Bytes the served protocols read or answer with: a document's strong ETag, the compiled descriptor set.
+  { name: 'documents', folders: ['documents/'] },
   // What every transport shares (the call's core, the caller's identity) and the @grpc/grpc-js adapter.
-  { name: 'transport', folder: 'transport/' },
+  { name: 'transport', folders: ['transport/'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
-  { name: 'wire', folder: 'transport/http2/wire/' },
-  // gRPC on the own HTTP/2: calls, framing, deadlines, compression, routing.
-  { name: 'http2', folder: 'transport/http2/' },
+  { name: 'wire', folders: ['transport/http2/wire/'] },
+  // gRPC on the own HTTP/2: calls, framing, deadlines, compression, routing; Connect and gRPC-Web beside it, over one HTTP exchange.
+  { name: 'http2', folders: ['transport/http2/', 'transport/protocols/'] },
   // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.
-  { name: 'discovery', folder: 'discovery/' },
+  { name: 'discovery', folders: ['discovery/'] },
   // The signing path: sign, verify, claims, the verification cache.
-  { name: 'tokens', folder: 'tokens/' },
+  { name: 'tokens', folders: ['tokens/'] },
   // The shipped .proto files loaded into the handler API's shape.
-  { name: 'protos', folder: 'protos/' },
+  { name: 'protos', folders: ['protos/'] },
   // Revocation: the in-memory set VerifyJwt reads, the stores that feed it (file, Redis), who may revoke, and the Token Status List (codec, list, index blocks, signed list).
-  { name: 'revocation', folder: 'revocation/' },
+  { name: 'revocation', folders: ['revocation/'] },
   // Prometheus metrics: the call interceptor, JwtService's counters, /metrics, the cluster's sum.
-  { name: 'metrics', folder: 'metrics/' },
+  { name: 'metrics', folders: ['metrics/'] },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
-  { name: 'tracing', folder: 'tracing/' },
+  { name: 'tracing', folders: ['tracing/'] },
   // JwtService: messages, codecs, request -> claims, handlers, its options.
-  { name: 'jwt-service', folder: 'jwt-service/' },
+  { name: 'jwt-service', folders: ['jwt-service/'] },
   // createJwtServer: its options, the transports behind it, health, reflection.
-  { name: 'server', folder: 'server/' },
+  { name: 'server', folders: ['server/'] },
   // Several processes serving one port: primary, workers, key reload over IPC.
-  { name: 'cluster', folder: 'cluster/' },
+  { name: 'cluster', folders: ['cluster/'] },
   // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
-  { name: 'client', folder: 'client/' },
+  { name: 'client', folders: ['client/'] },
   // The public API, one entry point per concern (issuer.ts is the package's main one; index.ts re-exports them all for the tests and benches): re-exports from the layers below; importing one starts nothing.
-  { name: 'lib', folder: 'lib/' },
+  { name: 'lib', folders: ['lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.
-  { name: 'cli', folder: 'cli/' },
+  { name: 'cli', folders: ['cli/'] },
   // The executable: sets V8 flags and hands argv to the CLI.
-  { name: 'bin', folder: 'bin/' },
+  { name: 'bin', folders: ['bin/'] },
 ];
 
 /** An import as written: the importing file (relative to src/), the specifier, the resolved file. */
@@ -115,8 +117,9 @@ function importsOf(file: string, source: string, root: string = SRC): Import[] {
 
 function layerOf(file: string): { readonly index: number; readonly name: string } | undefined {
   let best: { index: number; name: string; length: number } | undefined;
-  LAYERS.forEach(({ name, folder }, index) => {
-    if (file.startsWith(folder) && (best === undefined || folder.length > best.length)) best = { index, name, length: folder.length };
+  LAYERS.forEach(({ name, folders }, index) => {
+    for (const folder of folders)
+      if (file.startsWith(folder) && (best === undefined || folder.length > best.length)) best = { index, name, length: folder.length };
   });
   return best === undefined ? undefined : { index: best.index, name: best.name };
 }
@@ -151,6 +154,10 @@ describe('the layers of src/', () => {
     const fileSet = new Set(files);
     const unresolved = imports.filter((entry) => !fileSet.has(entry.to!)).map((entry) => `${entry.from}: '${entry.specifier}'`);
     expect(unresolved, 'imports that name no file in src/').toEqual([]);
+  });
+
+  it("lists folders only: no file is an exception to its folder's layer", () => {
+    expect(LAYERS.flatMap(({ folders }) => folders).filter((folder) => !folder.endsWith('/'))).toEqual([]);
   });
 
   it('puts every file in a layer', () => {

@@ -18,7 +18,7 @@ import {
   fileWithImports,
   indexDescriptorSet,
   loadDescriptorSet,
-} from '../../src/server/descriptor-set.js';
+} from '../../src/documents/descriptor-set.js';
 
 const work = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptors-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -16,7 +16,7 @@ import {
   indexDescriptorSet,
   loadDescriptorSet,
   readDescriptorSet,
-} from '../../src/server/descriptor-set.js';
+} from '../../src/documents/descriptor-set.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptor-set-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -44,7 +44,7 @@ function setup(maxConnections = 10): {
     handshakeTimeoutMs: 1000,
     maxConnections,
     logger: silentLogger,
-    counters: { handshakeFailed: (_port, reason) => void failures.push(reason), refused: () => void refused.push(1) },
+    counters: { handshakeFailed: (_port, reason) => void failures.push(reason), refused: () => void refused.push(1), evicted: () => {} },
   });
   const server = {
     commonServerOptions: { keep: true } as Record<string, unknown>,

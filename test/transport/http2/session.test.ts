@@ -40,7 +40,7 @@ async function open(options: Http2GrpcServerOptions = {}): Promise<Opened> {
   const onStream = vi.fn<StreamHandler>();
   const onClosed = vi.fn();
   const failed = vi.fn();
-  const guard = { remainingMs: () => 10_000, failed } as unknown as ConnectionGuard;
+  const guard = { remainingMs: () => 10_000, failed, busy: () => {}, idle: () => {} } as unknown as ConnectionGuard;
   let state: SessionState | undefined;
   const server = createServer((socket) => {
     state = new SessionState(
