@@ -1,0 +1,32 @@
+/**
+ * `npm run test:conformance`: the Connect conformance suite (connectrpc.com/conformance, its
+ * runner `connectconformance` pinned in bench/kit/tools.ts) against jwt-grpc's own
+ * transport. The runner's reference client (connect-go) calls test/conformance/server.ts
+ * with every case test/conformance/config.yaml selects and checks every answer. Exits with
+ * the runner's status: 0 when every case passed and every known-failing one failed.
+ *
+ * Usage: node dist/test/conformance/run.js [connectconformance flags, e.g. --run PATTERN -v]
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { repoPath } from '../../bench/kit/paths.js';
+import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
+
+const HERE = repoPath('test', 'conformance');
+const SERVER = repoPath('dist', 'test', 'conformance', 'server.js');
+const KNOWN_FAILING = repoPath('test', 'conformance', 'known-failing.txt');
+
+const runner = requireGoTool(GO_TOOLS.connectconformance);
+const args = [
+  '--mode',
+  'server',
+  '--conf',
+  `${HERE}/config.yaml`,
+  ...(existsSync(KNOWN_FAILING) ? ['--known-failing', `@${KNOWN_FAILING}`] : []),
+  ...process.argv.slice(2),
+  '--',
+  process.execPath,
+  SERVER,
+];
+const run = spawnSync(runner, args, { stdio: 'inherit' });
+process.exitCode = run.status ?? 1;
