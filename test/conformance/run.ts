@@ -10,13 +10,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { repoPath } from '../../bench/kit/paths.js';
-import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
+import { GO_TOOLS, ensureGoTool } from '../../bench/kit/tools.js';
 
 const HERE = repoPath('test', 'conformance');
 const SERVER = repoPath('dist', 'test', 'conformance', 'server.js');
 const KNOWN_FAILING = repoPath('test', 'conformance', 'known-failing.txt');
 
-const runner = requireGoTool(GO_TOOLS.connectconformance);
+// Installed here when missing (go install, once), as the benchmark installs ghz: this is not a test with a timeout.
+const runner = ensureGoTool(GO_TOOLS.connectconformance, (line) => void process.stderr.write(`conformance: ${line}\n`));
 const args = [
   '--mode',
   'server',
