@@ -12,7 +12,9 @@ import { nodeTls } from '../../optional-deps.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
+import type { CallShared } from './call.js';
 import { streamHandler } from './dispatch.js';
+import type { ProtocolServer } from '../protocols/dispatch.js';
 import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
 import { Router } from './router.js';
 import { SessionState } from './session.js';
@@ -82,6 +84,22 @@ function secureOptions(tls: ServerTlsOptions, handshakeTimeoutMs: number): TlsOp
 }
 
 /**
+ * What Connect, gRPC-Web and CORS need of the server; undefined when it serves gRPC only
+ * (and no CORS), so that every other request is refused as gRPC's protocol document says.
+ */
+function protocolServer(router: Router, { options, deadlines }: CallShared): ProtocolServer | undefined {
+  const { protocols, corsAllowedOrigins } = options;
+  if (protocols.size === 1 && protocols.has('grpc') && corsAllowedOrigins.size === 0) return undefined;
+  return {
+    router,
+    deadlines,
+    settings: options,
+    maxReceiveMessageBytes: options.maxReceiveMessageBytes,
+    protocolSettings: { protocols, corsAllowedOrigins },
+  };
+}
+
+/**
  * Creates a gRPC server on its own HTTP/2 (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113), framed in ./wire on node:net and
  * node:tls; the gRPC over HTTP/2 protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)): unary,
  * server-streaming, client-streaming and bidi calls, gzip/deflate messages, deadlines,
@@ -127,7 +145,8 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   constructor(options: ResolvedHttp2Options) {
     this.#options = options;
     this.#limits = connectionLimits(options);
-    this.#onStream = streamHandler(this.#router, { options, deadlines: this.#deadlines });
+    const shared = { options, deadlines: this.#deadlines };
+    this.#onStream = streamHandler(this.#router, shared, protocolServer(this.#router, shared));
     this.#guard = new ConnectionGuard({
       port: 'grpc',
       handshakeTimeoutMs: options.handshakeTimeoutMs,
