@@ -388,7 +388,12 @@ const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
 export function httpClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException, socket: Socket) => void {
   return (err, socket) => {
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') guard.failed('timeout');
-    if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
-    socket.destroy();
+    answerClientError(err, socket);
   };
+}
+
+/** node:http's answer to a request it cannot read (408, 431 or 400), unless an answer went out already; then the socket is closed. @internal */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
+  socket.destroy();
 }

@@ -17,6 +17,7 @@ import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
+import { PROTOCOL_NAMES } from '../transport/protocols/wire.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent, launchedByNpmExec } from './parent-watch.js';
 import { nodeTls } from '../optional-deps.js';
@@ -206,6 +207,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       [
         `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
         `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
+        `  protocols: ${describeProtocols(server)}`,
         `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
         // The primary is the process to signal: name it.
         ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
@@ -227,6 +229,13 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     );
   }
   return handle;
+}
+
+/** The start banner's protocols line: what the gRPC port answers, and which browser origins may call it. */
+function describeProtocols(server: ServeArgs['server']): string {
+  const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOL_NAMES);
+  const origins = server.corsAllowedOrigins ?? [];
+  return `${protocols.join(', ')}; CORS ${origins.length === 0 ? 'off (no --cors-origins)' : `for ${origins.join(', ')}`}`;
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */

@@ -115,6 +115,74 @@ export const strings: OptionKind<readonly string[]> = {
   placeholder: '',
 };
 
+/**
+ * A non-empty list of distinct values of a fixed set; on the command line separated by
+ * commas (`grpc,connect`).
+ */
+export function choices<const T extends string>(values: readonly T[]): TextKind<readonly T[]> {
+  const check = (value: unknown, label: string): readonly T[] => {
+    if (!Array.isArray(value) || value.length === 0) throw invalidOption(label, `must be a non-empty array of ${values.join(', ')}`);
+    value.forEach((entry: unknown, index) => {
+      if (!values.includes(entry as T))
+        throw invalidOption(label, `entry ${index} must be one of ${values.join(', ')}, got ${JSON.stringify(entry)}`);
+      if (value.indexOf(entry) !== index) throw invalidOption(label, `names ${JSON.stringify(entry)} twice`);
+    });
+    return value as readonly T[];
+  };
+  return {
+    check,
+    parse: (text, label) =>
+      check(
+        text.split(',').map((part) => part.trim()),
+        label,
+      ),
+    show: (value) => value.join(','),
+    range: values.join(', '),
+    placeholder: values.join(','),
+  };
+}
+
+/**
+ * A list of web origins (RFC 6454 section 6.1: `scheme://host[:port]`, as a browser sends
+ * them in `Origin`: lower case, no path, no default port); on the command line separated
+ * by commas. An empty list names none.
+ */
+export const origins: TextKind<readonly string[]> = {
+  check(value, label) {
+    if (!Array.isArray(value)) throw invalidOption(label, 'must be an array of origins (https://app.example)');
+    value.forEach((entry: unknown, index) => {
+      if (typeof entry !== 'string' || !isSerializedOrigin(entry)) {
+        throw invalidOption(
+          label,
+          `entry ${index} must be an origin as browsers send it (https://app.example, http://localhost:8080), got ${JSON.stringify(entry)}`,
+        );
+      }
+    });
+    return value as readonly string[];
+  },
+  parse: (text, label) =>
+    origins.check(
+      text
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+      label,
+    ),
+  show: (value) => value.join(','),
+  range: '',
+  placeholder: 'ORIGIN,ORIGIN',
+};
+
+/** True for an origin exactly as the URL standard serializes it (what `Origin` carries), and nothing looser. */
+function isSerializedOrigin(text: string): boolean {
+  if (!/^https?:\/\/[^/?#]+$/.test(text)) return false;
+  try {
+    return new URL(text).origin === text;
+  } catch {
+    return false;
+  }
+}
+
 /** The one name a cache's options hold. */
 const CACHE_OPTION_NAMES = ['maxEntries'];
 

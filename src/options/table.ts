@@ -18,12 +18,14 @@ import {
   type OptionKind,
   cacheSize,
   choice,
+  choices,
   directories,
   flag,
   integer,
   interceptors,
   logger,
   metricsRegistry,
+  origins,
   record,
   revocationStore,
   signingKeys,
@@ -36,6 +38,7 @@ import { policyKind } from './policy.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
 import { PEER_SHARE_PERCENT } from '../connection-guard.js';
+import { PROTOCOL_NAMES } from '../transport/protocols/wire.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
@@ -359,6 +362,20 @@ export const OPTIONS = {
     group: 'transport',
     kind: record<ChannelOptions>(),
     help: "extra grpc-js server options (transport grpc-js only); they override jwt-grpc's own",
+  }),
+  protocols: option({
+    group: 'transport',
+    kind: choices(PROTOCOL_NAMES),
+    defaultText: 'grpc, grpc-web, connect (transport grpc-js: grpc)',
+    help: 'the protocols served on the gRPC port, chosen per request by its content type (docs/protocols.md); grpc-web and connect need transport http2',
+    cli: { flag: 'protocols', env: 'JWT_GRPC_PROTOCOLS' },
+  }),
+  corsAllowedOrigins: option({
+    group: 'transport',
+    kind: origins,
+    defaultText: 'none (CORS off)',
+    help: 'web origins whose pages may call the gRPC-Web and Connect protocols from a browser (CORS); any other origin gets no CORS header',
+    cli: { flag: 'cors-origins', env: 'JWT_GRPC_CORS_ORIGINS' },
   }),
 
   // createJwtServer's extras

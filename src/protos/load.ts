@@ -56,6 +56,8 @@ export function loadProtoService(file: string, service: string): ServiceDescript
 export interface MethodShape {
   readonly requestStream: boolean;
   readonly responseStream: boolean;
+  /** The method only reads: Connect may call it by GET (MethodDescriptor.noSideEffects). */
+  readonly noSideEffects?: boolean;
 }
 
 /**
@@ -83,6 +85,7 @@ export function lazyProtoService(
       path: `/${service}/${name}`,
       requestStream: shape.requestStream,
       responseStream: shape.responseStream,
+      ...(shape.noSideEffects === true && { noSideEffects: true }),
       requestDeserialize: (bytes) => method(name).requestDeserialize(bytes),
       responseSerialize: (message) => method(name).responseSerialize(message),
       requestSerialize: (message) => method(name).requestSerialize!(message),

@@ -215,7 +215,8 @@ let definition: ServedService['definition'] | undefined;
 
 /** Health's methods, as proto/grpc/health/v1/health.proto defines them (a test holds the two together). @internal */
 export const HEALTH_METHOD_SHAPES = {
-  Check: { requestStream: false, responseStream: false },
+  // Only reads a serving status (grpc's health.proto has no idempotency option; Check reads as GetJwks does): Connect may GET it.
+  Check: { requestStream: false, responseStream: false, noSideEffects: true },
   List: { requestStream: false, responseStream: false },
   Watch: { requestStream: false, responseStream: true },
 } as const;

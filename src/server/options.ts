@@ -1,6 +1,7 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { TRANSPORTS } from '../options/table.js';
 import type { CallInterceptor } from '../transport/handler-api.js';
+import type { ProtocolName } from '../transport/protocols/wire.js';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { RevocationStore } from '../revocation/types.js';
@@ -115,6 +116,20 @@ export interface TransportOptions {
   readonly peerSharePercent?: number;
   /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
   readonly channelOptions?: ChannelOptions;
+  /**
+   * The protocols the gRPC port serves, each request by its content type
+   * (docs/protocols.md): `grpc`, `grpc-web` (`application/grpc-web*`), `connect`
+   * (`application/proto`, `application/json`, `application/connect+*`, GET for the methods
+   * without side effects). Transport 'grpc-js' serves grpc only.
+   * Default: grpc, grpc-web, connect (transport grpc-js: grpc).
+   */
+  readonly protocols?: readonly ProtocolName[];
+  /**
+   * Web origins (`https://app.example`) whose pages may call gRPC-Web and Connect from a
+   * browser: their preflights are answered and their answers carry CORS headers. Any other
+   * origin gets none, and its preflight 403. Transport 'http2' only. Default: none (CORS off).
+   */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /**
@@ -233,6 +248,24 @@ function keepsStatusIndexes(store: string | RevocationStore | undefined): boolea
   return typeof store === 'string' || typeof store?.reserveStatusIndexes === 'function';
 }
 
+/**
+ * grpc-js serves gRPC only: its HTTP/2 server is its own, and it hands jwt-grpc no request
+ * that is not a gRPC call. A protocol or CORS option that asks for more is refused, naming why.
+ */
+function checkProtocolsOnTransport(transport: ResolvedOptions<'transport'>, label: Label): void {
+  if (transport.transport !== 'grpc-js') return;
+  const extra = transport.protocols?.filter((protocol) => protocol !== 'grpc') ?? [];
+  if (extra.length > 0) {
+    throw invalidOption(
+      label('protocols'),
+      `${extra.join(' and ')} ${extra.length === 1 ? 'needs' : 'need'} transport 'http2': grpc-js cannot share its HTTP/2 server with other protocols; this server runs on 'grpc-js'`,
+    );
+  }
+  if ((transport.corsAllowedOrigins?.length ?? 0) > 0) {
+    throw invalidOption(label('corsAllowedOrigins'), "CORS serves the browser protocols (grpc-web, connect), which need transport 'http2'");
+  }
+}
+
 /** createJwtServer's options once validated, keys aside. @internal */
 export interface ResolvedServerOptions {
   readonly service: ResolvedServiceOptions;
@@ -251,6 +284,7 @@ export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, la
   if (transport.channelOptions !== undefined && transport.transport !== 'grpc-js') {
     throw invalidOption(label('channelOptions'), `applies to transport 'grpc-js' only; this server runs on '${transport.transport}'`);
   }
+  checkProtocolsOnTransport(transport, label);
   const service = resolveServiceOptions(options, label);
   const server = resolveOptions('server', options, label);
   // Discovery without the issuer the tokens carry would mislead every verifier: refuse to start.

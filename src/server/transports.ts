@@ -62,6 +62,8 @@ function http2Transport({ options, interceptors, logger, counters, deadlineCount
     handshakeTimeoutMs: options.handshakeTimeoutMs,
     maxConnections: options.maxConnections,
     peerSharePercent: options.peerSharePercent,
+    ...(options.protocols !== undefined && { protocols: options.protocols }),
+    ...(options.corsAllowedOrigins !== undefined && { corsAllowedOrigins: options.corsAllowedOrigins }),
     connectionCounters: counters,
     deadlineCounters,
     interceptors,

@@ -341,6 +341,13 @@ export interface MethodDescriptor<Req, Res> {
   readonly responseStream: boolean;
   readonly requestDeserialize: (bytes: Buffer) => Req;
   readonly responseSerialize: (message: Res) => Buffer;
+  /**
+   * The method only reads (its .proto says `option idempotency_level = NO_SIDE_EFFECTS;`):
+   * the Connect protocol may call it by GET, and that answer may be cached. Absent: false.
+   */
+  readonly noSideEffects?: boolean;
+  /** `Cache-Control` of such a method's answer to a GET; absent: `no-cache` (every use revalidated by its ETag). */
+  readonly cacheControl?: string;
   /** Client side, when the definition also serves a client (proto-loader's do). */
   readonly requestSerialize?: (message: Req) => Buffer;
   readonly responseDeserialize?: (bytes: Buffer) => Res;

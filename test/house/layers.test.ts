@@ -58,8 +58,8 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'options', paths: ['options/', 'policy/schema.ts'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
   { name: 'wire', paths: ['transport/http2/wire/'] },
-  // gRPC over the wire: calls, framing, deadlines, compression, routing.
-  { name: 'http2', paths: ['transport/http2/'] },
+  // gRPC over the wire: calls, framing, deadlines, compression, routing; HTTP/1.1 on the same port (node:http, handed the connections the sniff gives it).
+  { name: 'http2', paths: ['transport/http2/', 'transport/http1/'] },
   // The transports as a kit: the own HTTP/2 and the @grpc/grpc-js adapter.
   { name: 'transport', paths: ['transport/'] },
   // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.

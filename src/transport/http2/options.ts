@@ -9,6 +9,7 @@ import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, res
 import type { ConnectionCounters } from '../../connection-guard.js';
 import type { DeadlineCounters } from '../../peer-deadlines.js';
 import type { CallInterceptor } from '../handler-api.js';
+import { PROTOCOL_NAMES, type ProtocolName } from '../protocols/wire.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
 export interface Http2GrpcServerOptions {
@@ -64,6 +65,10 @@ export interface Http2GrpcServerOptions {
   readonly connectionCounters?: ConnectionCounters;
   /** Where requests timed out and connections closed idle or old are counted (createJwtServer's metrics). Default none. */
   readonly deadlineCounters?: DeadlineCounters;
+  /** The protocols served, each request by its content type (docs/protocols.md). Default: grpc, grpc-web and connect. */
+  readonly protocols?: readonly ProtocolName[];
+  /** Web origins whose pages may call gRPC-Web and Connect from a browser (CORS). Default none. */
+  readonly corsAllowedOrigins?: readonly string[];
   /** Run around every call, in order (metrics, auth). Default none. */
   readonly interceptors?: readonly CallInterceptor[];
   /** Where handler failures and connection problems are logged. Default: stderr, warnings and errors. */
@@ -82,6 +87,8 @@ type SharedOptionNames =
   | 'handshakeTimeoutMs'
   | 'maxConnections'
   | 'peerSharePercent'
+  | 'protocols'
+  | 'corsAllowedOrigins'
   | 'interceptors'
   | 'logger'
   | 'connectionCounters'
@@ -106,6 +113,8 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly peerSharePercent: number;
   readonly connectionCounters: ConnectionCounters | undefined;
   readonly deadlineCounters: DeadlineCounters | undefined;
+  readonly protocols: ReadonlySet<ProtocolName>;
+  readonly corsAllowedOrigins: ReadonlySet<string>;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
@@ -127,6 +136,8 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     peerSharePercent: optionValue('peerSharePercent', options.peerSharePercent),
     connectionCounters: options.connectionCounters,
     deadlineCounters: options.deadlineCounters,
+    protocols: new Set(optionValue('protocols', options.protocols) ?? PROTOCOL_NAMES),
+    corsAllowedOrigins: new Set(optionValue('corsAllowedOrigins', options.corsAllowedOrigins) ?? []),
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),
   };

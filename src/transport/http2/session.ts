@@ -9,7 +9,7 @@ import { callerOfSocket } from '../caller.js';
 import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../connection-guard.js';
 import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport } from '../../peer-deadlines.js';
 import type { CallerIdentity } from '../handler-api.js';
-import type { CallSession, Http2Call } from './call.js';
+import type { CallSession, SessionCall } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
 import type { ResolvedHttp2Options } from './options.js';
 import { type ConnectionEvents, type ConnectionLimits, H2Connection } from './wire/connection.js';
@@ -39,7 +39,7 @@ function onRequestCheck(state: SessionState): void {
 }
 
 export class SessionState implements CallSession, ConnectionEvents {
-  readonly calls = new Set<Http2Call>();
+  readonly calls = new Set<SessionCall>();
   /** The HTTP/2 connection (./wire) this state drives. */
   readonly #connection: H2Connection;
   readonly #options: ResolvedHttp2Options;
@@ -182,7 +182,7 @@ export class SessionState implements CallSession, ConnectionEvents {
     void this.gracefulClose(debugData);
   }
 
-  callClosed(call: Http2Call): void {
+  callClosed(call: SessionCall): void {
     this.calls.delete(call);
     if (this.calls.size === 0) this.#onLastCallClosed?.();
   }

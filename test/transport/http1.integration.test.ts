@@ -1,0 +1,369 @@
+/**
+ * HTTP/1.1 on the own transport's gRPC port (src/transport/http1/), over real loopback
+ * connections: the first bytes (or ALPN) pick node:http or the HTTP/2 wire; every bound of
+ * an HTTP/2 connection has its HTTP/1.1 counterpart (docs/http2-limits.md); each attack is
+ * measured beside a legitimate caller, over HTTP/1.1 and over gRPC on the same port. Bounds
+ * are short so each test takes about a second.
+ */
+import { type IncomingHttpHeaders, Agent, request as httpRequest } from 'node:http';
+import { type Socket, connect as connectTcp } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { unary } from '../../bench/kit/grpc-clients.js';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
+import type { ConnectionCounters } from '../../src/connection-guard.js';
+import type { DeadlineCounters } from '../../src/peer-deadlines.js';
+import type { ServiceImplementation } from '../../src/transport/handler-api.js';
+import { classify } from '../../src/transport/http1/sniff.js';
+import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
+import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
+import { PROBE, probeClient } from './helpers/probe.js';
+
+const probe: ServiceImplementation = {
+  Unary: (request: unknown) => ({ echo: request }),
+  ServerStream: () => {},
+  ClientStream: () => ({}),
+  Bidi: () => {},
+};
+
+/** Short bounds: each attack ends within about a second. */
+const DEADLINE_MS = 600;
+/** What closing may take beyond a bound: node:http checks its timeouts every second at most (Node 24 adds a second to keep-alive), and the machine is shared. */
+const SLACK_MS = 2500;
+
+/** What the server counted. */
+interface Counted {
+  readonly handshakeFailures: string[];
+  readonly refused: string[];
+  readonly closed: string[];
+  requestTimeouts: number;
+}
+
+const sockets = new Set<Socket>();
+const closers: (() => Promise<void>)[] = [];
+const clients: { close(): void }[] = [];
+
+afterEach(async () => {
+  for (const socket of sockets) socket.destroy();
+  sockets.clear();
+  for (const client of clients.splice(0)) client.close();
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function serve(options: Http2GrpcServerOptions = {}, tls?: TestCerts): Promise<{ port: number; counted: Counted }> {
+  const counted: Counted = { handshakeFailures: [], refused: [], closed: [], requestTimeouts: 0 };
+  const connectionCounters: ConnectionCounters = {
+    handshakeFailed: (_port, reason) => counted.handshakeFailures.push(reason),
+    refused: (_port, reason) => counted.refused.push(reason),
+  };
+  const deadlineCounters: DeadlineCounters = {
+    requestTimedOut: () => (counted.requestTimeouts += 1),
+    connectionClosed: (reason) => counted.closed.push(reason),
+  };
+  const server = createHttp2GrpcServer({
+    logger: recordingLogger(),
+    handshakeTimeoutMs: DEADLINE_MS,
+    connectionCounters,
+    deadlineCounters,
+    ...options,
+  });
+  server.addService(PROBE, probe);
+  closers.push(() => server.close({ graceMs: 0 }));
+  const port = await server.listen('127.0.0.1:0', tls === undefined ? undefined : { key: tls.serverKey, cert: tls.serverCert });
+  return { port, counted };
+}
+
+interface Answer {
+  readonly socket: Socket;
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly ms: number;
+}
+
+/** One HTTP/1.1 request with node:http's client; `agent` keeps its connection alive between calls. */
+function http1(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {},
+): Promise<Answer> {
+  const since = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'POST', headers: options.headers, agent: options.agent },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          resolve({ socket: req.socket as Socket, status: res.statusCode ?? 0, headers: res.headers, body, ms: performance.now() - since }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** The legitimate callers beside an attack: an HTTP/1.1 request and a gRPC call on the same port, each within `limitMs`. */
+async function legitimateCallers(port: number, limitMs = 1000): Promise<void> {
+  const answer = await http1(port, '/test.Probe/Nothing', {
+    headers: { 'content-type': 'application/json', connection: 'close' },
+    body: '{}',
+  });
+  expect(answer.status).toBe(404);
+  expect(answer.ms).toBeLessThan(limitMs);
+  const client = probeClient(port);
+  clients.push(client);
+  const since = performance.now();
+  expect(await unary(client, 'Unary', { hello: 'h2' }, 5000)).toEqual({ echo: { hello: 'h2' } });
+  expect(performance.now() - since).toBeLessThan(limitMs);
+}
+
+/** A raw TCP connection, read from (so its close is seen) into `received`. */
+function raw(port: number): Promise<Socket & { received: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp({ port, host: '127.0.0.1' }, () => resolve(socket)) as Socket & { received: string };
+    socket.received = '';
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => (socket.received += chunk.toString('latin1')));
+    socket.once('error', reject);
+  });
+}
+
+/** Milliseconds from `since` until `socket` closes; rejects if it is still open after `limitMs`. */
+function closedWithin(socket: Socket, since: number, limitMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    if (socket.destroyed) return resolve(Date.now() - since);
+    const timer = setTimeout(() => reject(new Error(`still open after ${Date.now() - since} ms`)), limitMs);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Date.now() - since);
+    });
+  });
+}
+
+describe('the first bytes pick the protocol', () => {
+  it('a method and a space is HTTP/1.1; "PRI " (the HTTP/2 preface) or any other first word is not', () => {
+    expect(classify(Buffer.from('POST /x HTTP/1.1\r\n'))).toBe('http/1.1');
+    expect(classify(Buffer.from('OPTIONS '))).toBe('http/1.1');
+    expect(classify(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'))).toBe('other');
+    expect(classify(Buffer.from('INVALID CONNECTION PREFACE\r\n\r\n'))).toBe('other');
+    expect(classify(Buffer.from([0x16, 0x03, 0x01]))).toBe('other');
+    expect(classify(Buffer.from('GETX'))).toBe('other');
+    expect(classify(Buffer.from('GE'))).toBeUndefined();
+  });
+
+  it('serves HTTP/1.1 and gRPC (HTTP/2 prior knowledge) on one port, and refuses gRPC over HTTP/1.1 with 505 naming why', async () => {
+    const { port } = await serve();
+    await legitimateCallers(port);
+    const grpc = await http1(port, '/test.Probe/Unary', { headers: { 'content-type': 'application/grpc' }, body: '' });
+    expect(grpc.status).toBe(505);
+    expect(JSON.parse(grpc.body)).toMatchObject({ code: 'unimplemented', message: expect.stringContaining('gRPC needs HTTP/2') });
+    const unknown = await http1(port, '/test.Probe/Nothing', { method: 'GET' });
+    expect(JSON.parse(unknown.body).message).toContain('unknown method Nothing of service test.Probe');
+  });
+
+  it('closes what is neither HTTP/1.1 nor HTTP/2 and counts it as a bad preface', async () => {
+    const { port, counted } = await serve();
+    const socket = await raw(port);
+    socket.write('SSH-2.0-OpenSSH_9.6\r\n');
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(counted.handshakeFailures).toEqual(['preface']);
+    await legitimateCallers(port);
+  });
+
+  it('a peer that sends 3 bytes and stops meets the handshake deadline, counted as a timeout', async () => {
+    const { port, counted } = await serve();
+    const socket = await raw(port);
+    const since = Date.now();
+    socket.write('GET');
+    const after = await closedWithin(socket, since, DEADLINE_MS + SLACK_MS);
+    expect(after).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
+    expect(counted.handshakeFailures).toEqual(['timeout']);
+  });
+});
+
+describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
+  it('slowloris: a request head still not whole at the handshake deadline is answered 408, closed and counted', async () => {
+    const { port, counted } = await serve();
+    const socket = await raw(port);
+    const since = Date.now();
+    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\n');
+    const dribble = setInterval(() => socket.write('x-a: b\r\n'), 100);
+    try {
+      await legitimateCallers(port);
+      const after = await closedWithin(socket, since, DEADLINE_MS + SLACK_MS);
+      expect(after).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
+    } finally {
+      clearInterval(dribble);
+    }
+    expect(socket.received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(counted.handshakeFailures).toEqual(['timeout']);
+  });
+
+  it('a later head on a keep-alive connection gets the same deadline, counted as a request timed out', async () => {
+    const { port, counted } = await serve();
+    const socket = await raw(port);
+    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n\r\n');
+    await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 404 /);
+    const since = Date.now();
+    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n');
+    await legitimateCallers(port);
+    await closedWithin(socket, since, DEADLINE_MS + SLACK_MS);
+    expect(counted.requestTimeouts).toBe(1);
+    expect(counted.handshakeFailures).toEqual([]);
+  });
+
+  it('a head larger than maxHeaderListBytes is answered 431 and closed', async () => {
+    const { port } = await serve({ maxHeaderListBytes: 4096 });
+    const socket = await raw(port);
+    socket.write(`GET / HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(8192)}\r\n\r\n`);
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 431 /);
+    await legitimateCallers(port);
+  });
+
+  it('a body declared larger than one framed message is refused 413 unread, and the connection closed', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 });
+    const socket = await raw(port);
+    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n');
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(socket.received).toContain('resource_exhausted');
+    await legitimateCallers(port);
+  });
+
+  it('an endless chunked body is not read on: answered, and the connection closed', async () => {
+    const { port } = await serve();
+    const socket = await raw(port);
+    socket.write('POST /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+    const chunk = `4000\r\n${'a'.repeat(0x4000)}\r\n`;
+    const flood = setInterval(() => socket.writable && socket.write(chunk), 1);
+    try {
+      await legitimateCallers(port);
+      await closedWithin(socket, Date.now(), SLACK_MS);
+    } finally {
+      clearInterval(flood);
+    }
+    expect(socket.received).toMatch(/^HTTP\/1\.1 404 /);
+  });
+
+  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle', async () => {
+    const { port, counted } = await serve({ maxConnectionIdleMs: 1000 });
+    const socket = await raw(port);
+    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n\r\n');
+    await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 404 [\s\S]*connection: keep-alive/i);
+    const since = Date.now();
+    await legitimateCallers(port);
+    const after = await closedWithin(socket, since, 1000 + SLACK_MS);
+    expect(after).toBeGreaterThanOrEqual(950);
+    // The gRPC caller's HTTP/2 connection, idle as long, is closed for the same bound.
+    expect(counted.closed).toContain('idle');
+    expect(counted.closed).not.toContain('age');
+  });
+
+  it('a connection past maxConnectionAgeMs is told to close with its next answer, and counted age', async () => {
+    const { port, counted } = await serve({ maxConnectionAgeMs: 1000, maxConnectionIdleMs: 10_000 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('keep-alive');
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('close');
+      expect(counted.closed).toEqual(['age']);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('a peer that pipelines requests and never reads is not read on without bound, and is closed at the stall bound', async () => {
+    // No bound on pipelined requests here: node:http's own pause (it parses no further while answers wait) bounds what is read.
+    const { port } = await serve({ maxFlowControlStallMs: 1000, maxConcurrentStreams: 1 << 20 });
+    const socket = await raw(port);
+    socket.pause();
+    // 16 MiB of pipelined requests, their answers (which name the 8 KiB path) never read: far more than the socket buffers hold.
+    const one = `GET /test.Probe/${'a'.repeat(8192)} HTTP/1.1\r\nhost: x\r\n\r\n`;
+    const batch = one.repeat(Math.ceil((1 << 20) / one.length));
+    for (let i = 0; i < 16; i++) socket.write(batch);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The server stopped reading: what the client wrote is still queued on its side.
+    expect(socket.writableLength).toBeGreaterThan(1 << 20);
+    await legitimateCallers(port);
+    await closedWithin(socket, Date.now(), 1000 + SLACK_MS);
+  });
+
+  it('more pipelined requests unanswered than maxConcurrentStreams close the connection', async () => {
+    const { port } = await serve({ maxConcurrentStreams: 8 });
+    const socket = await raw(port);
+    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n\r\n'.repeat(64));
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(socket.received.split('HTTP/1.1 404').length - 1).toBeLessThan(64);
+    await legitimateCallers(port);
+  });
+});
+
+describe('HTTP/1.1 connections share the port cap', () => {
+  it('an HTTP/1.1 keep-alive connection counts against maxConnections: the next connection, HTTP/2 or not, is refused', async () => {
+    const { port, counted } = await serve({ maxConnections: 2, peerSharePercent: 100 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+    try {
+      await Promise.all([
+        http1(port, '/test.Probe/Nothing', { method: 'GET', agent }),
+        http1(port, '/test.Probe/Nothing', { method: 'GET', agent }),
+      ]);
+      const refused = await raw(port);
+      await closedWithin(refused, Date.now(), SLACK_MS);
+      expect(counted.refused).toEqual(['cap']);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+describe.skipIf(!hasOpenssl())('HTTP/1.1 over TLS', () => {
+  let certs: TestCerts;
+  beforeAll(() => {
+    certs = makeTestCerts();
+  });
+  afterAll(() => certs?.remove());
+
+  /** A TLS connection offering `alpn` (none when empty); resolves with what the server chose, and the socket. */
+  function tls(port: number, alpn: string[]): Promise<Socket & { received: string }> {
+    return new Promise((resolve, reject) => {
+      const options = {
+        host: '127.0.0.1',
+        port,
+        ca: certs.caCert,
+        servername: 'localhost',
+        ...(alpn.length > 0 && { ALPNProtocols: alpn }),
+      };
+      const socket = connectTls(options, () => resolve(socket)) as ReturnType<typeof connectTls> & { received: string };
+      socket.received = '';
+      sockets.add(socket);
+      socket.on('data', (chunk: Buffer) => (socket.received += chunk.toString('latin1')));
+      socket.once('error', reject);
+    });
+  }
+
+  it('ALPN http/1.1 and a client without ALPN sending a request line are served HTTP/1.1; h2 is preferred when both are offered', async () => {
+    const { port } = await serve({}, certs);
+    for (const alpn of [['http/1.1'], []]) {
+      const socket = await tls(port, alpn);
+      socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+      await closedWithin(socket, Date.now(), SLACK_MS);
+      expect(socket.received).toMatch(/^HTTP\/1\.1 404 /);
+    }
+    const both = await tls(port, ['h2', 'http/1.1']);
+    expect((both as unknown as { alpnProtocol: string }).alpnProtocol).toBe('h2');
+  });
+
+  it('a client without ALPN that sends no request line is refused and counted tls, as HTTP/2 over TLS needs ALPN', async () => {
+    const { port, counted } = await serve({}, certs);
+    const socket = await tls(port, []);
+    socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(counted.handshakeFailures).toEqual(['tls']);
+  });
+});
