@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { ANY_AUDIENCE, JWT_SERVICE_METHODS, createVerifier, jwtAuthInterceptor } from '../../src/lib.js';
-import { protocolClient, rawRequest } from './helpers/protocol-clients.js';
+import { expectAnswersAsGrpc, protocolClient, rawRequest } from './helpers/protocol-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-connect-'));
 const SECRET = 'connect-admin-secret-0123456789';
@@ -65,24 +65,7 @@ const errorOf = (body: Buffer): { code: string; message?: string } => JSON.parse
 describe('Connect on the own transport', () => {
   it.each([false, true])('answers all five JwtService methods as gRPC does (binary %s)', async (binary) => {
     const port = await served;
-    const connect = protocolClient(port, { protocol: 'connect', binary });
-    const grpc = clients.jwt(port);
-    const issued = await connect.generateJwt({ algorithm: 'ES256', subject: 'ada', ttlSeconds: 60n });
-    expect(issued.sub).toBe('ada');
-    expect(typeof issued.expiresAt).toBe('bigint');
-    const overGrpc = await grpc.verifyJwt({ jwt: issued.jwt });
-    expect(overGrpc).toMatchObject({ valid: true, sub: 'ada' });
-    const overConnect = await connect.verifyJwt({ jwt: issued.jwt });
-    expect({ valid: overConnect.valid, sub: overConnect.sub, claims: overConnect.claimsJson }).toEqual({
-      valid: true,
-      sub: 'ada',
-      claims: overGrpc.claims_json,
-    });
-    expect((await connect.getJwks({})).jwksJson).toBe((await grpc.getJwks()).jwks_json);
-    expect((await connect.getStatusList({})).token).toBe((await grpc.getStatusList({})).token);
-    const revoked = await connect.revokeJwt({ jwt: issued.jwt }, { headers: { authorization: `Bearer ${SECRET}` } });
-    expect(revoked.revoked).toBe(true);
-    expect(await grpc.verifyJwt({ jwt: issued.jwt })).toMatchObject({ valid: false, reason: 'REVOKED' });
+    await expectAnswersAsGrpc(protocolClient(port, { protocol: 'connect', binary }), clients.jwt(port), SECRET);
     // The call metrics count it under its protocol.
     expect(await registry.metrics()).toMatch(
       /grpc_server_handled_total\{[^}]*grpc_method="RevokeJwt",protocol="connect",grpc_code="OK"\} [1-9]/,

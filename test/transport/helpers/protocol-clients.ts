@@ -9,6 +9,8 @@ import { type DescService, createFileRegistry, fromBinary } from '@bufbuild/prot
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import { type Client, createClient } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { expect } from 'vitest';
+import type { JwtClient } from '../../../bench/kit/grpc-clients.js';
 import { readDescriptorSet } from '../../../src/server/descriptor-set.js';
 
 /** JwtService's descriptor, from the FileDescriptorSet the build writes. */
@@ -55,8 +57,16 @@ export interface RawResponse {
   readonly body: Buffer;
 }
 
-/** Sends one request over a fresh HTTP/2 connection to `port` and reads the whole answer. */
-export async function rawRequest(port: number, headers: Readonly<Record<string, string>>, body?: Buffer | string): Promise<RawResponse> {
+/**
+ * Sends one request over a fresh HTTP/2 connection to `port` and reads the whole answer.
+ * `keepOpen`: the request body is written but never ended (a client that stalls).
+ */
+export async function rawRequest(
+  port: number,
+  headers: Readonly<Record<string, string>>,
+  body?: Buffer | string,
+  keepOpen = false,
+): Promise<RawResponse> {
   const session = http2Connect(`http://127.0.0.1:${port}`);
   try {
     return await new Promise<RawResponse>((resolve, reject) => {
@@ -72,7 +82,8 @@ export async function rawRequest(port: number, headers: Readonly<Record<string, 
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks) }));
       stream.on('error', reject);
-      if (body !== undefined) stream.end(body);
+      if (body !== undefined && keepOpen) stream.write(body);
+      else if (body !== undefined) stream.end(body);
     });
   } finally {
     session.close();
@@ -96,4 +107,29 @@ export function frames(body: Buffer): { flag: number; payload: Buffer }[] {
     offset += 5 + length;
   }
   return out;
+}
+
+/**
+ * Calls all five JwtService methods through `client` and holds each answer to the one
+ * `grpc` (the package's gRPC client) gets on the same server: GenerateJwt's token verifies
+ * over gRPC, VerifyJwt, GetJwks and GetStatusList answer the same, and RevokeJwt (with
+ * `adminSecret`) revokes for gRPC too.
+ */
+export async function expectAnswersAsGrpc(client: LooseJwtClient, grpc: JwtClient, adminSecret: string): Promise<void> {
+  const issued = await client.generateJwt({ algorithm: 'ES256', subject: 'ada', ttlSeconds: 60n });
+  expect(issued.sub).toBe('ada');
+  expect(typeof issued.expiresAt).toBe('bigint');
+  const overGrpc = await grpc.verifyJwt({ jwt: issued.jwt });
+  expect(overGrpc).toMatchObject({ valid: true, sub: 'ada' });
+  const answer = await client.verifyJwt({ jwt: issued.jwt });
+  expect({ valid: answer.valid, sub: answer.sub, claims: answer.claimsJson }).toEqual({
+    valid: true,
+    sub: 'ada',
+    claims: overGrpc.claims_json,
+  });
+  expect((await client.getJwks({})).jwksJson).toBe((await grpc.getJwks()).jwks_json);
+  expect((await client.getStatusList({})).token).toBe((await grpc.getStatusList({})).token);
+  const revoked = await client.revokeJwt({ jwt: issued.jwt }, { headers: { authorization: `Bearer ${adminSecret}` } });
+  expect(revoked.revoked).toBe(true);
+  expect(await grpc.verifyJwt({ jwt: issued.jwt })).toMatchObject({ valid: false, reason: 'REVOKED' });
 }
