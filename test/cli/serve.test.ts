@@ -56,6 +56,7 @@ describe('serve', () => {
     const banner = stdout.join('');
     expect(banner).toContain(`jwt-grpc listening on 127.0.0.1:${handle.port}\n`);
     expect(banner).toContain('  transport: plaintext (no TLS), http2 server\n');
+    expect(banner).toContain('  protocols: grpc, grpc-web, connect; CORS off (no --cors-origins)\n');
     expect(banner).toContain(`  workers: 1 (single process) pids ${process.pid}\n`);
     expect(banner).toContain('  keys: ephemeral\n');
     expect(banner).toContain('  policy: none (open: any caller may get any token)\n');

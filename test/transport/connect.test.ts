@@ -111,11 +111,14 @@ describe('Connect on the own transport', () => {
     expect(errorOf(brotli.body).code).toBe('unimplemented');
   });
 
-  it('refuses a JSON field the message does not have, naming it, and reads 64-bit integers as strings', async () => {
+  it('refuses a JSON field the message does not have, naming it, a body over the limit, and reads 64-bit integers as strings', async () => {
     const port = await served;
     const unknown = await post(port, 'GenerateJwt', {}, json({ algorithm: 'ES256', subjekt: 'ada' }));
     expect(unknown.status).toBe(400);
     expect(errorOf(unknown.body)).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('subjekt') });
+    const large = await post(port, 'GenerateJwt', {}, json({ algorithm: 'ES256', subject: 'a'.repeat(70_000) }));
+    expect(large.status).toBe(429);
+    expect(errorOf(large.body)).toMatchObject({ code: 'resource_exhausted', message: expect.stringContaining('65536') });
     const answer = await post(port, 'GenerateJwt', {}, json({ algorithm: 'ES256', subject: 'ada', ttlSeconds: '60' }));
     expect(answer.status).toBe(200);
     const body = JSON.parse(answer.body.toString()) as Record<string, unknown>;

@@ -106,19 +106,28 @@ function http1(
   });
 }
 
-/** The legitimate callers beside an attack: an HTTP/1.1 request and a gRPC call on the same port, each within `limitMs`. */
+/** A Connect unary call over HTTP/1.1 to the probe (whose codec is JSON, so `application/proto` carries JSON bytes), on a connection of its own. */
+function connectUnary(port: number, request: unknown): Promise<Answer> {
+  const headers = { 'content-type': 'application/proto', 'connect-protocol-version': '1', connection: 'close' };
+  return http1(port, '/test.Probe/Unary', { headers, body: JSON.stringify(request) });
+}
+
+/** The legitimate callers beside an attack: a Connect call over HTTP/1.1 and a gRPC call on the same port, each within `limitMs`. */
 async function legitimateCallers(port: number, limitMs = 1000): Promise<void> {
-  const answer = await http1(port, '/test.Probe/Nothing', {
-    headers: { 'content-type': 'application/json', connection: 'close' },
-    body: '{}',
-  });
-  expect(answer.status).toBe(404);
+  const answer = await connectUnary(port, { hello: 'h1' });
+  expect({ status: answer.status, body: JSON.parse(answer.body) }).toEqual({ status: 200, body: { echo: { hello: 'h1' } } });
   expect(answer.ms).toBeLessThan(limitMs);
   const client = probeClient(port);
   clients.push(client);
   const since = performance.now();
   expect(await unary(client, 'Unary', { hello: 'h2' }, 5000)).toEqual({ echo: { hello: 'h2' } });
   expect(performance.now() - since).toBeLessThan(limitMs);
+}
+
+/** A Connect unary request to the probe as raw bytes; `pad` makes its answer (an echo) that much longer. */
+function unaryRequest(pad = 0, extra = ''): string {
+  const body = JSON.stringify(pad === 0 ? {} : { pad: 'a'.repeat(pad) });
+  return `POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\nconnect-protocol-version: 1\r\ncontent-length: ${body.length}\r\n${extra}\r\n${body}`;
 }
 
 /** A raw TCP connection, read from (so its close is seen) into `received`. */
@@ -162,8 +171,11 @@ describe('the first bytes pick the protocol', () => {
     const grpc = await http1(port, '/test.Probe/Unary', { headers: { 'content-type': 'application/grpc' }, body: '' });
     expect(grpc.status).toBe(505);
     expect(JSON.parse(grpc.body)).toMatchObject({ code: 'unimplemented', message: expect.stringContaining('gRPC needs HTTP/2') });
-    const unknown = await http1(port, '/test.Probe/Nothing', { method: 'GET' });
-    expect(JSON.parse(unknown.body).message).toContain('unknown method Nothing of service test.Probe');
+    const unknown = await http1(port, '/test.Probe/Nothing', {
+      headers: { 'content-type': 'application/proto', 'connect-protocol-version': '1' },
+      body: '{}',
+    });
+    expect(JSON.parse(unknown.body)).toMatchObject({ code: 'unimplemented', message: expect.stringContaining('unknown method Nothing') });
   });
 
   it('closes what is neither HTTP/1.1 nor HTTP/2 and counts it as a bad preface', async () => {
@@ -207,8 +219,8 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
   it('a later head on a keep-alive connection gets the same deadline, counted as a request timed out', async () => {
     const { port, counted } = await serve();
     const socket = await raw(port);
-    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n\r\n');
-    await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 404 /);
+    socket.write(unaryRequest());
+    await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 /);
     const since = Date.now();
     socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n');
     await legitimateCallers(port);
@@ -236,7 +248,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
   });
 
-  it('an endless chunked body is not read on: answered, and the connection closed', async () => {
+  it('an endless chunked body to a method not served is not read on: answered, and the connection closed', async () => {
     const { port } = await serve();
     const socket = await raw(port);
     socket.write('POST /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
@@ -248,14 +260,29 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     } finally {
       clearInterval(flood);
     }
-    expect(socket.received).toMatch(/^HTTP\/1\.1 404 /);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 501 /);
+  });
+
+  it('an endless chunked body to a method served is refused 413 past one framed message, and the connection closed', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 });
+    const socket = await raw(port);
+    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ntransfer-encoding: chunked\r\n\r\n');
+    const chunk = `400\r\n${'a'.repeat(0x400)}\r\n`;
+    const flood = setInterval(() => socket.writable && socket.write(chunk), 1);
+    try {
+      await legitimateCallers(port);
+      await closedWithin(socket, Date.now(), SLACK_MS);
+    } finally {
+      clearInterval(flood);
+    }
+    expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
   });
 
   it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle', async () => {
     const { port, counted } = await serve({ maxConnectionIdleMs: 1000 });
     const socket = await raw(port);
-    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n\r\n');
-    await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 404 [\s\S]*connection: keep-alive/i);
+    socket.write(unaryRequest());
+    await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 [\s\S]*connection: keep-alive/i);
     const since = Date.now();
     await legitimateCallers(port);
     const after = await closedWithin(socket, since, 1000 + SLACK_MS);
@@ -283,8 +310,8 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     const { port } = await serve({ maxFlowControlStallMs: 1000, maxConcurrentStreams: 1 << 20 });
     const socket = await raw(port);
     socket.pause();
-    // 16 MiB of pipelined requests, their answers (which name the 8 KiB path) never read: far more than the socket buffers hold.
-    const one = `GET /test.Probe/${'a'.repeat(8192)} HTTP/1.1\r\nhost: x\r\n\r\n`;
+    // 16 MiB of pipelined requests, their answers (each echoes its 8 KiB) never read: far more than the socket buffers hold.
+    const one = unaryRequest(8192);
     const batch = one.repeat(Math.ceil((1 << 20) / one.length));
     for (let i = 0; i < 16; i++) socket.write(batch);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -297,9 +324,9 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
   it('more pipelined requests unanswered than maxConcurrentStreams close the connection', async () => {
     const { port } = await serve({ maxConcurrentStreams: 8 });
     const socket = await raw(port);
-    socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\n\r\n'.repeat(64));
+    socket.write(unaryRequest().repeat(64));
     await closedWithin(socket, Date.now(), SLACK_MS);
-    expect(socket.received.split('HTTP/1.1 404').length - 1).toBeLessThan(64);
+    expect(socket.received.split('HTTP/1.1 200').length - 1).toBeLessThan(64);
     await legitimateCallers(port);
   });
 });
@@ -351,9 +378,9 @@ describe.skipIf(!hasOpenssl())('HTTP/1.1 over TLS', () => {
     const { port } = await serve({}, certs);
     for (const alpn of [['http/1.1'], []]) {
       const socket = await tls(port, alpn);
-      socket.write('GET /test.Probe/Nothing HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+      socket.write(unaryRequest(0, 'connection: close\r\n'));
       await closedWithin(socket, Date.now(), SLACK_MS);
-      expect(socket.received).toMatch(/^HTTP\/1\.1 404 /);
+      expect(socket.received).toMatch(/^HTTP\/1\.1 200 /);
     }
     const both = await tls(port, ['h2', 'http/1.1']);
     expect((both as unknown as { alpnProtocol: string }).alpnProtocol).toBe('h2');

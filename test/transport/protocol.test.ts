@@ -110,7 +110,8 @@ describe('request headers', () => {
     }
   });
 
-  it.each(['application/json', 'application/grpc-web', 'text/plain', undefined])(
+  // application/json and application/grpc-web are Connect's and gRPC-Web's (connect.test.ts, grpc-web.test.ts).
+  it.each(['text/plain', 'application/grpc-json', 'application/xml', undefined])(
     'answers HTTP 415 to content-type %s',
     async (contentType) => {
       const headers = grpcHeaders(UNARY);

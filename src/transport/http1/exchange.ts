@@ -51,6 +51,16 @@ export function bodyTooLarge(response: ServerResponse, maxBodyBytes: number): vo
   );
 }
 
+/**
+ * Whether `request` has body bytes not yet read: node:http emits a request at the end of
+ * its head, before it marks even an empty body `complete`. @internal
+ */
+export function bodyPending(request: IncomingMessage): boolean {
+  if (request.complete) return false;
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** Who sent `request`: address, verified client certificate (read once per call), HTTP/1.1. */
 function peerOf(request: IncomingMessage, caller: () => CallerIdentity | undefined): ExchangePeer {
   const socket = request.socket;
@@ -128,7 +138,13 @@ export class Http1Exchange implements Exchange {
   /** Nothing to do: the whole body is bounded as it arrives (#onData), not what the protocol holds. */
   release(): void {}
 
+  /**
+   * An answer that starts before the request body is whole is an early one (Connect and
+   * gRPC-Web read the whole request before they answer over HTTP/1.1): the rest of the body
+   * is not read on, and the connection closes after the answer.
+   */
   respond(status: number, headers: ExchangeFields, endStream = false): void {
+    if (bodyPending(this.#request)) this.#response.setHeader('connection', 'close');
     this.#response.writeHead(status, headers as OutgoingHttpHeaders);
     if (endStream) this.#response.end();
   }

@@ -19,7 +19,7 @@ import type { ResolvedHttp2Options } from '../http2/options.js';
 import type { Router } from '../http2/router.js';
 import type { Exchange } from '../protocols/exchange.js';
 import { Http1Connection } from './connection.js';
-import { Http1Exchange, answerHttpError, bodyTooLarge, http1MaxBodyBytes } from './exchange.js';
+import { Http1Exchange, answerHttpError, bodyPending, bodyTooLarge, http1MaxBodyBytes } from './exchange.js';
 
 /** What serves an HTTP/1.1 exchange (Connect, gRPC-Web). */
 export type ExchangeHandler = (exchange: Exchange) => void;
@@ -42,16 +42,6 @@ const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
 /** The answer to a request no protocol on HTTP/1.1 takes. */
 const NOT_SERVED =
   'this port serves gRPC over HTTP/2 (h2, or h2c with prior knowledge); over HTTP/1.1 it serves no protocol for this request';
-
-/**
- * Whether `request` has body bytes not yet read: node:http emits a request at the end of
- * its head, before it marks even an empty body `complete`.
- */
-function bodyPending(request: IncomingMessage): boolean {
-  if (request.complete) return false;
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 /**
  * The HTTP/1.1 side of one gRPC port. Owns a node:http server that never listens: the

@@ -14,7 +14,7 @@ import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
 import type { CallShared } from './call.js';
 import { streamHandler } from './dispatch.js';
-import type { ProtocolServer } from '../protocols/dispatch.js';
+import { type ProtocolServer, serveExchange } from '../protocols/dispatch.js';
 import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
 import { Router } from './router.js';
 import { SessionState } from './session.js';
@@ -146,7 +146,8 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     this.#options = options;
     this.#limits = connectionLimits(options);
     const shared = { options, deadlines: this.#deadlines };
-    this.#onStream = streamHandler(this.#router, shared, protocolServer(this.#router, shared));
+    const protocols = protocolServer(this.#router, shared);
+    this.#onStream = streamHandler(this.#router, shared, protocols);
     this.#guard = new ConnectionGuard({
       port: 'grpc',
       handshakeTimeoutMs: options.handshakeTimeoutMs,
@@ -156,7 +157,13 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       counters: options.connectionCounters,
     });
     this.#report = new PeerDeadlineReport(options.logger, options.deadlineCounters, options);
-    this.#http1 = new Http1Port({ options, guard: this.#guard, report: this.#report, router: this.#router });
+    this.#http1 = new Http1Port({
+      options,
+      guard: this.#guard,
+      report: this.#report,
+      router: this.#router,
+      serve: protocols === undefined ? undefined : (exchange) => serveExchange(exchange, protocols),
+    });
   }
 
   addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void {
