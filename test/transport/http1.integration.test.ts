@@ -23,7 +23,11 @@ import { PROBE, probeClient } from './helpers/probe.js';
 const probe: ServiceImplementation = {
   Unary: (request: unknown) => ({ echo: request }),
   ServerStream: () => {},
-  ClientStream: () => ({}),
+  ClientStream: async (requests: AsyncIterable<unknown>) => {
+    let count = 0;
+    for await (const _ of requests) count++;
+    return { count };
+  },
   Bidi: () => {},
 };
 
@@ -128,6 +132,27 @@ async function legitimateCallers(port: number, limitMs = 1000): Promise<void> {
 function unaryRequest(pad = 0, extra = ''): string {
   const body = JSON.stringify(pad === 0 ? {} : { pad: 'a'.repeat(pad) });
   return `POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\nconnect-protocol-version: 1\r\ncontent-length: ${body.length}\r\n${extra}\r\n${body}`;
+}
+
+/**
+ * Sends a Connect client stream to the probe on `socket` (served with maxReceiveMessageBytes
+ * 1024), chunked, in envelopes of a 1000-byte JSON string each: every message within the limit,
+ * the body past it by the second. Expects 413 and the connection closed.
+ */
+async function clientStreamPastLimit(socket: Socket & { received: string }): Promise<void> {
+  socket.write(
+    'POST /test.Probe/ClientStream HTTP/1.1\r\nhost: x\r\ncontent-type: application/connect+proto\r\nconnect-protocol-version: 1\r\ntransfer-encoding: chunked\r\n\r\n',
+  );
+  const message = Buffer.from(JSON.stringify('a'.repeat(998)));
+  const envelope = Buffer.concat([Buffer.from([0, 0, 0, (message.length >> 8) & 0xff, message.length & 0xff]), message]);
+  const chunk = `${envelope.length.toString(16)}\r\n${envelope.toString('latin1')}\r\n`;
+  const flood = setInterval(() => socket.writable && socket.write(chunk, 'latin1'), 1);
+  try {
+    await closedWithin(socket, Date.now(), SLACK_MS);
+  } finally {
+    clearInterval(flood);
+  }
+  expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
 }
 
 /** A raw TCP connection, read from (so its close is seen) into `received`. */
@@ -260,7 +285,8 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     } finally {
       clearInterval(flood);
     }
-    expect(socket.received).toMatch(/^HTTP\/1\.1 501 /);
+    // Connect's answer to a path nothing serves: 404, read as unimplemented.
+    expect(socket.received).toMatch(/^HTTP\/1\.1 404 [\s\S]*unimplemented/);
   });
 
   it('an endless chunked body to a method served is refused 413 past one framed message, and the connection closed', async () => {
@@ -276,6 +302,12 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
       clearInterval(flood);
     }
     expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
+  });
+
+  it('a client stream whose body passes one framed message is refused 413 while its handler reads, and the server serves on', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 });
+    await clientStreamPastLimit(await raw(port));
+    await legitimateCallers(port);
   });
 
   it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle', async () => {
@@ -384,6 +416,15 @@ describe.skipIf(!hasOpenssl())('HTTP/1.1 over TLS', () => {
     }
     const both = await tls(port, ['h2', 'http/1.1']);
     expect((both as unknown as { alpnProtocol: string }).alpnProtocol).toBe('h2');
+  });
+
+  it('a client stream whose body passes one framed message is refused 413 while its handler reads, and the server serves on', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 }, certs);
+    await clientStreamPastLimit(await tls(port, ['http/1.1']));
+    const again = await tls(port, ['http/1.1']);
+    again.write(unaryRequest(0, 'connection: close\r\n'));
+    await closedWithin(again, Date.now(), SLACK_MS);
+    expect(again.received).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it('a client without ALPN that sends no request line is refused and counted tls, as HTTP/2 over TLS needs ALPN', async () => {

@@ -46,11 +46,18 @@ function answerHttp(exchange: Exchange, status: number, headers: ExchangeFields)
 }
 
 /** Answers `wire`'s error at once, before any call. */
-function refuse(exchange: Exchange, wire: ProtocolWire, status: StatusCode, details: string, extra: ExchangeFields): void {
+function refuse(
+  exchange: Exchange,
+  wire: ProtocolWire,
+  status: StatusCode,
+  details: string,
+  extra: ExchangeFields,
+  httpStatus?: number,
+): void {
   const whole = wire.whole(status, details, undefined, undefined, undefined);
   let length = 0;
   for (const chunk of whole.body) length += chunk.length;
-  exchange.respond(whole.status, { ...whole.headers, ...extra, 'content-length': length });
+  exchange.respond(httpStatus ?? whole.status, { ...whole.headers, ...extra, 'content-length': length });
   for (const chunk of whole.body) exchange.write(chunk);
   exchange.end();
 }
@@ -165,7 +172,10 @@ function startCall(
 ): void {
   const route = server.router.get(exchange.path);
   if (route === undefined) {
-    refuse(exchange, wire, GrpcStatus.UNIMPLEMENTED, server.router.unknownPathMessage(exchange.path), extraHeaders);
+    // A Connect unary call to a path nothing serves is 404, which Connect clients read as
+    // unimplemented (the specification's HTTP to error code mapping), as connect-go answers it.
+    const notFound = wire.protocol === 'connect' && !wire.streaming ? 404 : undefined;
+    refuse(exchange, wire, GrpcStatus.UNIMPLEMENTED, server.router.unknownPathMessage(exchange.path), extraHeaders, notFound);
     return;
   }
   const version = exchange.headers['connect-protocol-version'];
