@@ -6,6 +6,7 @@
  * the runner's status: 0 when every case passed and every known-failing one failed.
  *
  * Usage: node dist/test/conformance/run.js [connectconformance flags, e.g. --run PATTERN -v]
+ * (CONFORMANCE_DEBUG=1 in the environment: the server logs to stderr what it refused or dropped)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { GO_TOOLS, ensureGoTool } from '../../bench/kit/tools.js';
 const HERE = repoPath('test', 'conformance');
 const SERVER = repoPath('dist', 'test', 'conformance', 'server.js');
 const KNOWN_FAILING = repoPath('test', 'conformance', 'known-failing.txt');
+const KNOWN_FLAKY = repoPath('test', 'conformance', 'known-flaky.txt');
 
 // Installed here when missing (go install, once), as the benchmark installs ghz: this is not a test with a timeout.
 const runner = ensureGoTool(GO_TOOLS.connectconformance, (line) => void process.stderr.write(`conformance: ${line}\n`));
@@ -24,6 +26,7 @@ const args = [
   '--conf',
   `${HERE}/config.yaml`,
   ...(existsSync(KNOWN_FAILING) ? ['--known-failing', `@${KNOWN_FAILING}`] : []),
+  ...(existsSync(KNOWN_FLAKY) ? ['--known-flaky', `@${KNOWN_FLAKY}`] : []),
   ...process.argv.slice(2),
   '--',
   process.execPath,

@@ -9,7 +9,7 @@
  * (test/conformance/run.ts).
  */
 import { Buffer } from 'node:buffer';
-import { silentLogger } from '../../src/log.js';
+import { createStderrLogger, silentLogger } from '../../src/log.js';
 import type { ServerTlsOptions } from '../../src/transport/handler-api.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { conformanceImplementation, conformanceRoot, conformanceService } from './service.js';
@@ -57,7 +57,8 @@ const responseType = root.lookupType('connectrpc.conformance.v1.ServerCompatResp
 const request = requestType.toObject(requestType.decode(await readMessage()), { bytes: Buffer, longs: Number }) as ServerCompatRequest;
 const limit = request.messageReceiveLimit ?? 0;
 
-const server = createHttp2GrpcServer({ logger: silentLogger, ...(limit > 0 && { maxReceiveMessageBytes: limit }) });
+const logger = process.env.CONFORMANCE_DEBUG === undefined ? silentLogger : createStderrLogger();
+const server = createHttp2GrpcServer({ logger, ...(limit > 0 && { maxReceiveMessageBytes: limit }) });
 server.addService(conformanceService(), conformanceImplementation());
 const tls = tlsOptions(request);
 const port = await server.listen(`${HOST}:0`, tls);

@@ -88,7 +88,7 @@ function codec(typeName: string): { decode: (bytes: Buffer) => unknown; encode: 
 }
 
 /** One method: requests decode to {@link Received}, keeping their bytes for the echo. */
-function method(name: string, requestStream: boolean, responseStream: boolean): MethodDescriptor<Received, unknown> {
+function method(name: string, requestStream: boolean, responseStream: boolean, noSideEffects = false): MethodDescriptor<Received, unknown> {
   const requestType = `${PACKAGE}.${name}Request`;
   const request = codec(requestType);
   const response = codec(`${PACKAGE}.${name}Response`);
@@ -101,6 +101,7 @@ function method(name: string, requestStream: boolean, responseStream: boolean): 
       any: { type_url: `${TYPE_URL_PREFIX}${requestType}`, value: Buffer.from(bytes) },
     }),
     responseSerialize: response.encode,
+    noSideEffects,
   };
 }
 
@@ -108,7 +109,7 @@ function method(name: string, requestStream: boolean, responseStream: boolean): 
 export function conformanceService(): ServiceDescriptor {
   return {
     Unary: method('Unary', false, false),
-    IdempotentUnary: method('IdempotentUnary', false, false),
+    IdempotentUnary: method('IdempotentUnary', false, false, true),
     ServerStream: method('ServerStream', false, true),
     ClientStream: method('ClientStream', true, false),
     BidiStream: method('BidiStream', true, true),
