@@ -8,6 +8,7 @@
  * an error never loads one.
  */
 import { Buffer } from 'node:buffer';
+import { JwtGrpcError } from '../../errors.js';
 import { CallMetadata } from '../handler-api.js';
 import { STATUS_DETAILS_KEY } from '../http2/metadata.js';
 
@@ -17,7 +18,11 @@ export interface ConnectErrorDetail {
   readonly value: string;
 }
 
-/** A cursor over protobuf bytes; every read throws RangeError past the end. */
+function malformed(problem: string): JwtGrpcError {
+  return new JwtGrpcError('ERR_INVALID_ARGUMENT', `${STATUS_DETAILS_KEY} is not a google.rpc.Status: ${problem}`);
+}
+
+/** A cursor over protobuf bytes; a read past the end throws ERR_INVALID_ARGUMENT. */
 class WireReader {
   #at = 0;
   constructor(readonly bytes: Buffer) {}
@@ -30,15 +35,15 @@ class WireReader {
     let value = 0;
     for (let shift = 0; shift < 64; shift += 7) {
       const byte = this.bytes[this.#at++];
-      if (byte === undefined) throw new RangeError('truncated varint');
+      if (byte === undefined) throw malformed('truncated varint');
       value += (byte & 0x7f) * 2 ** shift;
       if (byte < 0x80) return value;
     }
-    throw new RangeError('varint longer than 10 bytes');
+    throw malformed('varint longer than 10 bytes');
   }
 
   take(length: number): Buffer {
-    if (this.#at + length > this.bytes.length) throw new RangeError('truncated field');
+    if (this.#at + length > this.bytes.length) throw malformed('truncated field');
     const out = this.bytes.subarray(this.#at, this.#at + length);
     this.#at += length;
     return out;
@@ -50,7 +55,7 @@ class WireReader {
     else if (wireType === 1) this.take(8);
     else if (wireType === 2) this.take(this.varint());
     else if (wireType === 5) this.take(4);
-    else throw new RangeError(`unsupported wire type ${wireType}`);
+    else throw malformed(`unsupported wire type ${wireType}`);
   }
 }
 
