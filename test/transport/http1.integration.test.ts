@@ -8,17 +8,24 @@
 import { type IncomingHttpHeaders, Agent, request as httpRequest } from 'node:http';
 import { type Socket, connect as connectTcp } from 'node:net';
 import { connect as connectTls } from 'node:tls';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { unary } from '../../bench/kit/grpc-clients.js';
-import { recordingLogger } from '../../bench/kit/jwt-servers.js';
+import { closeAllServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import type { ConnectionCounters } from '../../src/connection-guard.js';
 import type { DeadlineCounters } from '../../src/peer-deadlines.js';
 import type { ServiceImplementation } from '../../src/transport/handler-api.js';
 import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
-import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
+import { type Http2GrpcServer, createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { PROBE, probeClient } from './helpers/probe.js';
+import { CLIENT_KINDS, JWT_SERVICE, type LooseJwtClient } from './helpers/protocol-clients.js';
+
+const execFileAsync = promisify(execFile);
 
 const probe: ServiceImplementation = {
   Unary: (request: unknown) => ({ echo: request }),
@@ -51,7 +58,10 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-async function serve(options: Http2GrpcServerOptions = {}, tls?: TestCerts): Promise<{ port: number; counted: Counted }> {
+async function serve(
+  options: Http2GrpcServerOptions = {},
+  tls?: TestCerts,
+): Promise<{ port: number; counted: Counted; server: Http2GrpcServer }> {
   const counted: Counted = { handshakeFailures: [], refused: [], closed: [], requestTimeouts: 0 };
   const connectionCounters: ConnectionCounters = {
     handshakeFailed: (_port, reason) => counted.handshakeFailures.push(reason),
@@ -71,7 +81,7 @@ async function serve(options: Http2GrpcServerOptions = {}, tls?: TestCerts): Pro
   server.addService(PROBE, probe);
   closers.push(() => server.close({ graceMs: 0 }));
   const port = await server.listen('127.0.0.1:0', tls === undefined ? undefined : { key: tls.serverKey, cert: tls.serverCert });
-  return { port, counted };
+  return { port, counted, server };
 }
 
 interface Answer {
@@ -198,7 +208,30 @@ describe('the first bytes pick the protocol', () => {
   });
 });
 
+/** Whether curl is installed: the curl test is skipped, and named so, without it. */
+const hasCurl = spawnSync('curl', ['--version']).status === 0;
+
+/** curl with `args`, answering status, HTTP version and body (with the head when `-i`). */
+async function curl(args: readonly string[]): Promise<{ status: number; version: string; body: string }> {
+  const { stdout } = await execFileAsync('curl', ['-sS', '--max-time', '5', '-w', '\n%{http_code} %{http_version}', ...args]);
+  const cut = stdout.lastIndexOf('\n');
+  const [status, version] = stdout.slice(cut + 1).split(' ');
+  return { status: Number(status), version: version as string, body: stdout.slice(0, cut) };
+}
+
 describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
+  it('a request body not whole within requestTimeoutMs is answered 408, closed, and counted as a request timed out', async () => {
+    const { port, counted } = await serve({ requestTimeoutMs: 1000 });
+    const socket = await raw(port);
+    const since = Date.now();
+    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100\r\n\r\n{"a":');
+    await legitimateCallers(port);
+    const after = await closedWithin(socket, since, 1000 + SLACK_MS);
+    expect(after).toBeGreaterThanOrEqual(950);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(counted.requestTimeouts).toBe(1);
+  });
+
   it('slowloris: a request head still not whole at the handshake deadline is answered 408, closed and counted', async () => {
     const { port, counted } = await serve();
     const socket = await raw(port);
@@ -331,6 +364,40 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
   });
 });
 
+describe('Connect and gRPC-Web over HTTP/1.1, with clients written elsewhere', () => {
+  const issuer = (async () =>
+    (await startServer({ transport: 'http2', keys: await sharedKeys(), issuer: 'https://issuer.example' })).port)();
+  afterAll(() => closeAllServers());
+
+  it.each(CLIENT_KINDS)('connect-node over HTTP/1.1 ($protocol, binary $binary) issues a token and reads the JWK Set', async (kind) => {
+    const port = await issuer;
+    const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' as const, useBinaryFormat: kind.binary };
+    const transport = kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
+    const client = createClient(JWT_SERVICE, transport) as unknown as LooseJwtClient;
+    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'ada' })).sub).toBe('ada');
+    expect((await client.getJwks({})).jwksJson).toContain('"keys"');
+  });
+
+  it.skipIf(!hasCurl)('curl over HTTP/1.1: a Connect POST in JSON, and GetJwks by GET with its ETag', async () => {
+    const port = await issuer;
+    const base = `http://127.0.0.1:${port}/jwt.services.JwtService`;
+    const post = await curl([
+      '--http1.1',
+      '-H',
+      'content-type: application/json',
+      '--data',
+      '{"algorithm":"ES256","subject":"curl"}',
+      `${base}/GenerateJwt`,
+    ]);
+    expect(post.version).toBe('1.1');
+    expect(post.status).toBe(200);
+    expect(JSON.parse(post.body).sub).toBe('curl');
+    const get = await curl(['--http1.1', '-i', `${base}/GetJwks?connect=v1&encoding=json&message=%7B%7D`]);
+    expect([get.version, get.status]).toEqual(['1.1', 200]);
+    expect(get.body).toMatch(/^etag: /im);
+  });
+});
+
 describe('HTTP/1.1 connections share the port cap', () => {
   it('an HTTP/1.1 keep-alive connection counts against maxConnections: the next connection, HTTP/2 or not, is refused', async () => {
     const { port, counted } = await serve({ maxConnections: 2, peerSharePercent: 100 });
@@ -346,6 +413,23 @@ describe('HTTP/1.1 connections share the port cap', () => {
     } finally {
       agent.destroy();
     }
+  });
+});
+
+describe('closing the server', () => {
+  it('ends an idle keep-alive connection at once, and one in the middle of a request head at once too', async () => {
+    const { port, server } = await serve({ handshakeTimeoutMs: 30_000 });
+    const idle = await raw(port);
+    idle.write(unaryRequest());
+    await expect.poll(() => idle.received).toMatch(/^HTTP\/1\.1 200 /);
+    const partial = await raw(port);
+    partial.write('POST /test.Probe/Unary HTTP/1.1\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const since = Date.now();
+    await server.close({ graceMs: 10_000 });
+    expect(Date.now() - since).toBeLessThan(1000);
+    await closedWithin(idle, since, 1000);
+    await closedWithin(partial, since, 1000);
   });
 });
 

@@ -163,6 +163,8 @@ export class Http1Port {
    */
   #onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     const connection = this.#bySocket.get(socket);
+    // Closed already (its first head's own deadline, a stall): node:http's check came after.
+    if (socket.destroyed) return;
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       if (connection?.started !== true) this.#settings.guard.failed('timeout');
       else {
