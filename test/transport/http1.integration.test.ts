@@ -35,7 +35,7 @@ const probe: ServiceImplementation = {
 };
 
 /** Short bounds: each attack ends within about a second. */
-const DEADLINE_MS = 600;
+const DEADLINE_MS = 300;
 /** What closing may take beyond a bound: node:http checks its timeouts every second at most (Node 24 adds a second to keep-alive), and the machine is shared. */
 const SLACK_MS = 2500;
 
@@ -140,10 +140,10 @@ function unaryRequest(pad = 0, extra = ''): string {
   return `POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\nconnect-protocol-version: 1\r\ncontent-length: ${body.length}\r\n${extra}\r\n${body}`;
 }
 
-/** A raw TCP connection, read from (so its close is seen) into `received`. */
-function raw(port: number): Promise<Socket & { received: string }> {
+/** A raw TCP connection from `localAddress`, read from (so its close is seen) into `received`. */
+function raw(port: number, localAddress = '127.0.0.1'): Promise<Socket & { received: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connectTcp({ port, host: '127.0.0.1' }, () => resolve(socket)) as Socket & { received: string };
+    const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => resolve(socket)) as Socket & { received: string };
     socket.received = '';
     sockets.add(socket);
     socket.on('error', () => undefined);
@@ -221,13 +221,13 @@ async function curl(args: readonly string[]): Promise<{ status: number; version:
 
 describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
   it('a request body not whole within requestTimeoutMs is answered 408, closed, and counted as a request timed out', async () => {
-    const { port, counted } = await serve({ requestTimeoutMs: 1000 });
+    const { port, counted } = await serve({ requestTimeoutMs: 500 });
     const socket = await raw(port);
     const since = Date.now();
     socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100\r\n\r\n{"a":');
     await legitimateCallers(port);
-    const after = await closedWithin(socket, since, 1000 + SLACK_MS);
-    expect(after).toBeGreaterThanOrEqual(950);
+    const after = await closedWithin(socket, since, 500 + SLACK_MS);
+    expect(after).toBeGreaterThanOrEqual(450);
     expect(socket.received).toMatch(/^HTTP\/1\.1 408 /);
     expect(counted.requestTimeouts).toBe(1);
   });
@@ -340,7 +340,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
 
   it('a peer that pipelines requests and never reads is not read on without bound, and is closed at the stall bound', async () => {
     // No bound on pipelined requests here: node:http's own pause (it parses no further while answers wait) bounds what is read.
-    const { port } = await serve({ maxFlowControlStallMs: 1000, maxConcurrentStreams: 1 << 20 });
+    const { port } = await serve({ maxFlowControlStallMs: 500, maxConcurrentStreams: 1 << 20 });
     const socket = await raw(port);
     socket.pause();
     // 16 MiB of pipelined requests, their answers (each echoes its 8 KiB) never read: far more than the socket buffers hold.
@@ -351,7 +351,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     // The server stopped reading: what the client wrote is still queued on its side.
     expect(socket.writableLength).toBeGreaterThan(1 << 20);
     await legitimateCallers(port);
-    await closedWithin(socket, Date.now(), 1000 + SLACK_MS);
+    await closedWithin(socket, Date.now(), 500 + SLACK_MS);
   });
 
   it('more pipelined requests unanswered than maxConcurrentStreams close the connection', async () => {
@@ -413,6 +413,26 @@ describe('HTTP/1.1 connections share the port cap', () => {
     } finally {
       agent.destroy();
     }
+  });
+});
+
+describe('HTTP/1.1 requests share the memory ceilings', () => {
+  it("past its address's share of the process's memory, a request is refused 503 at once; another address is served", async () => {
+    // 1 MiB for the process, a quarter (256 KiB) per address; 127.0.0.2 holds four bodies of 80 KB half sent.
+    const { port } = await serve({ maxProcessStreamMemoryMb: 1, peerSharePercent: 25, maxReceiveMessageBytes: 100_000 });
+    const head = 'POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 90000\r\n\r\n';
+    const holders = await Promise.all(Array.from({ length: 4 }, () => raw(port, '127.0.0.2')));
+    for (const holder of holders) holder.write(`${head}${'a'.repeat(80_000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await raw(port, '127.0.0.2');
+    refused.write(unaryRequest());
+    await expect.poll(() => refused.received).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"unavailable"/);
+    await legitimateCallers(port);
+    // Released with the requests: the address is served again.
+    for (const holder of holders) holder.destroy();
+    const again = await raw(port, '127.0.0.2');
+    again.write(unaryRequest());
+    await expect.poll(() => again.received).toMatch(/^HTTP\/1\.1 200 /);
   });
 });
 
