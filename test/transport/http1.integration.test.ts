@@ -416,6 +416,20 @@ describe('HTTP/1.1 connections share the port cap', () => {
   });
 });
 
+describe('HTTP/1.1 connections share the per-address share', () => {
+  it('an address holding its share in HTTP/1.1 connections is refused the next one; another address is served', async () => {
+    // A cap of 8: each address may hold 4 (PEER_CONNECTIONS_FLOOR).
+    const { port, counted } = await serve({ maxConnections: 8, handshakeTimeoutMs: 30_000 });
+    const held = await Promise.all(Array.from({ length: 4 }, () => raw(port, '127.0.0.2')));
+    for (const socket of held) socket.write(unaryRequest());
+    for (const socket of held) await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 /);
+    const refused = await raw(port, '127.0.0.2');
+    await closedWithin(refused, Date.now(), SLACK_MS);
+    expect(counted.refused).toEqual(['peer_share']);
+    await legitimateCallers(port);
+  });
+});
+
 describe('HTTP/1.1 requests share the memory ceilings', () => {
   it("past its address's share of the process's memory, a request is refused 503 at once; another address is served", async () => {
     // 1 MiB for the process, a quarter (256 KiB) per address; 127.0.0.2 holds four bodies of 80 KB half sent.
