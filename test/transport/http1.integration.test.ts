@@ -18,6 +18,8 @@ import { unary } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import type { ConnectionCounters } from '../../src/connection-guard.js';
 import type { DeadlineCounters } from '../../src/peer-deadlines.js';
+import { DeadlineMetrics } from '../../src/metrics/deadlines.js';
+import { Registry } from 'prom-client';
 import type { ServiceImplementation } from '../../src/transport/handler-api.js';
 import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
@@ -69,7 +71,7 @@ async function serve(
   };
   const deadlineCounters: DeadlineCounters = {
     requestTimedOut: () => (counted.requestTimeouts += 1),
-    connectionClosed: (reason) => counted.closed.push(reason),
+    connectionClosed: (reason, httpVersion) => counted.closed.push(`${reason} ${httpVersion}`),
   };
   const server = createHttp2GrpcServer({
     logger: recordingLogger(),
@@ -311,8 +313,9 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
   });
 
-  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle', async () => {
-    const { port, counted } = await serve({ maxConnectionIdleMs: 1000 });
+  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle, by HTTP version', async () => {
+    const registry = new Registry();
+    const { port } = await serve({ maxConnectionIdleMs: 1000, deadlineCounters: new DeadlineMetrics(registry) });
     const socket = await raw(port);
     socket.write(unaryRequest());
     await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 [\s\S]*connection: keep-alive/i);
@@ -320,9 +323,9 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
     const after = await closedWithin(socket, since, 1000 + SLACK_MS);
     expect(after).toBeGreaterThanOrEqual(950);
-    // The gRPC caller's HTTP/2 connection, idle as long, is closed for the same bound.
-    expect(counted.closed).toContain('idle');
-    expect(counted.closed).not.toContain('age');
+    const metrics = await registry.metrics();
+    expect(metrics).toContain('jwt_grpc_connections_closed_total{reason="idle",http_version="http/1.1"} 1');
+    expect(metrics).toContain('jwt_grpc_connections_closed_total{reason="age",http_version="http/1.1"} 0');
   });
 
   it('a connection past maxConnectionAgeMs is told to close with its next answer, and counted age', async () => {
@@ -332,7 +335,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
       expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('keep-alive');
       await new Promise((resolve) => setTimeout(resolve, 1200));
       expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('close');
-      expect(counted.closed).toEqual(['age']);
+      expect(counted.closed).toEqual(['age http/1.1']);
     } finally {
       agent.destroy();
     }

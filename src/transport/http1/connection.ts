@@ -116,7 +116,7 @@ export class Http1Connection {
     });
     if (!this.#aged && Date.now() - this.#openedAt >= this.#ageMs) {
       this.#aged = true;
-      this.#limits.report.connectionClosed('age');
+      this.#limits.report.connectionClosed('age', 'http/1.1');
     }
     if (this.#aged || this.#closing) response.setHeader('connection', 'close');
     this.#armStallCheck();

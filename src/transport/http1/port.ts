@@ -199,7 +199,7 @@ export class Http1Port {
 
   /** node:http's keep-alive timeout: the connection has had no request for the idle bound. */
   #onIdle(socket: Socket): void {
-    this.#settings.report.connectionClosed('idle');
+    this.#settings.report.connectionClosed('idle', 'http/1.1');
     socket.destroy();
   }
 }
