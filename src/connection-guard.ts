@@ -18,7 +18,7 @@ export type PortRole = 'grpc' | 'metrics' | 'discovery';
 
 /**
  * Why a handshake failed: `timeout` (the deadline passed), `tls` (the TLS handshake failed,
- * or ALPN chose no protocol the port serves), `preface` (no valid HTTP/2 preface and SETTINGS).
+ * or ALPN chose no protocol the port serves), `preface` (no valid HTTP/2 preface and SETTINGS, nor an HTTP/1.1 request where the port serves one).
  */
 export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
 

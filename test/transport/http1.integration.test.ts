@@ -8,17 +8,26 @@
 import { type IncomingHttpHeaders, Agent, request as httpRequest } from 'node:http';
 import { type Socket, connect as connectTcp } from 'node:net';
 import { connect as connectTls } from 'node:tls';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createClient } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { unary } from '../../bench/kit/grpc-clients.js';
-import { recordingLogger } from '../../bench/kit/jwt-servers.js';
+import { closeAllServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import type { ConnectionCounters } from '../../src/connection-guard.js';
 import type { DeadlineCounters } from '../../src/peer-deadlines.js';
+import { DeadlineMetrics } from '../../src/metrics/deadlines.js';
+import { Registry } from 'prom-client';
 import type { ServiceImplementation } from '../../src/transport/handler-api.js';
 import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
-import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
+import { type Http2GrpcServer, createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { PROBE, probeClient } from './helpers/probe.js';
+import { CLIENT_KINDS, JWT_SERVICE, type LooseJwtClient } from './helpers/protocol-clients.js';
+
+const execFileAsync = promisify(execFile);
 
 const probe: ServiceImplementation = {
   Unary: (request: unknown) => ({ echo: request }),
@@ -32,7 +41,7 @@ const probe: ServiceImplementation = {
 };
 
 /** Short bounds: each attack ends within about a second. */
-const DEADLINE_MS = 600;
+const DEADLINE_MS = 300;
 /** What closing may take beyond a bound: node:http checks its timeouts every second at most (Node 24 adds a second to keep-alive), and the machine is shared. */
 const SLACK_MS = 2500;
 
@@ -55,7 +64,10 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-async function serve(options: Http2GrpcServerOptions = {}, tls?: TestCerts): Promise<{ port: number; counted: Counted }> {
+async function serve(
+  options: Http2GrpcServerOptions = {},
+  tls?: TestCerts,
+): Promise<{ port: number; counted: Counted; server: Http2GrpcServer }> {
   const counted: Counted = { handshakeFailures: [], refused: [], closed: [], requestTimeouts: 0 };
   const connectionCounters: ConnectionCounters = {
     handshakeFailed: (_port, reason) => counted.handshakeFailures.push(reason),
@@ -63,7 +75,7 @@ async function serve(options: Http2GrpcServerOptions = {}, tls?: TestCerts): Pro
   };
   const deadlineCounters: DeadlineCounters = {
     requestTimedOut: () => (counted.requestTimeouts += 1),
-    connectionClosed: (reason) => counted.closed.push(reason),
+    connectionClosed: (reason, httpVersion) => counted.closed.push(`${reason} ${httpVersion}`),
   };
   const server = createHttp2GrpcServer({
     logger: recordingLogger(),
@@ -75,7 +87,7 @@ async function serve(options: Http2GrpcServerOptions = {}, tls?: TestCerts): Pro
   server.addService(PROBE, probe);
   closers.push(() => server.close({ graceMs: 0 }));
   const port = await server.listen('127.0.0.1:0', tls === undefined ? undefined : { key: tls.serverKey, cert: tls.serverCert });
-  return { port, counted };
+  return { port, counted, server };
 }
 
 interface Answer {
@@ -155,10 +167,10 @@ async function clientStreamPastLimit(socket: Socket & { received: string }): Pro
   expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
 }
 
-/** A raw TCP connection, read from (so its close is seen) into `received`. */
-function raw(port: number): Promise<Socket & { received: string }> {
+/** A raw TCP connection from `localAddress`, read from (so its close is seen) into `received`. */
+function raw(port: number, localAddress = '127.0.0.1'): Promise<Socket & { received: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connectTcp({ port, host: '127.0.0.1' }, () => resolve(socket)) as Socket & { received: string };
+    const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => resolve(socket)) as Socket & { received: string };
     socket.received = '';
     sockets.add(socket);
     socket.on('error', () => undefined);
@@ -223,7 +235,30 @@ describe('the first bytes pick the protocol', () => {
   });
 });
 
+/** Whether curl is installed: the curl test is skipped, and named so, without it. */
+const hasCurl = spawnSync('curl', ['--version']).status === 0;
+
+/** curl with `args`, answering status, HTTP version and body (with the head when `-i`). */
+async function curl(args: readonly string[]): Promise<{ status: number; version: string; body: string }> {
+  const { stdout } = await execFileAsync('curl', ['-sS', '--max-time', '5', '-w', '\n%{http_code} %{http_version}', ...args]);
+  const cut = stdout.lastIndexOf('\n');
+  const [status, version] = stdout.slice(cut + 1).split(' ');
+  return { status: Number(status), version: version as string, body: stdout.slice(0, cut) };
+}
+
 describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
+  it('a request body not whole within requestTimeoutMs is answered 408, closed, and counted as a request timed out', async () => {
+    const { port, counted } = await serve({ requestTimeoutMs: 500 });
+    const socket = await raw(port);
+    const since = Date.now();
+    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100\r\n\r\n{"a":');
+    await legitimateCallers(port);
+    const after = await closedWithin(socket, since, 500 + SLACK_MS);
+    expect(after).toBeGreaterThanOrEqual(450);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(counted.requestTimeouts).toBe(1);
+  });
+
   it('slowloris: a request head still not whole at the handshake deadline is answered 408, closed and counted', async () => {
     const { port, counted } = await serve();
     const socket = await raw(port);
@@ -310,8 +345,9 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
   });
 
-  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle', async () => {
-    const { port, counted } = await serve({ maxConnectionIdleMs: 1000 });
+  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle, by HTTP version', async () => {
+    const registry = new Registry();
+    const { port } = await serve({ maxConnectionIdleMs: 1000, deadlineCounters: new DeadlineMetrics(registry) });
     const socket = await raw(port);
     socket.write(unaryRequest());
     await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 [\s\S]*connection: keep-alive/i);
@@ -319,9 +355,9 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
     const after = await closedWithin(socket, since, 1000 + SLACK_MS);
     expect(after).toBeGreaterThanOrEqual(950);
-    // The gRPC caller's HTTP/2 connection, idle as long, is closed for the same bound.
-    expect(counted.closed).toContain('idle');
-    expect(counted.closed).not.toContain('age');
+    const metrics = await registry.metrics();
+    expect(metrics).toContain('jwt_grpc_connections_closed_total{reason="idle",http_version="http/1.1"} 1');
+    expect(metrics).toContain('jwt_grpc_connections_closed_total{reason="age",http_version="http/1.1"} 0');
   });
 
   it('a connection past maxConnectionAgeMs is told to close with its next answer, and counted age', async () => {
@@ -331,7 +367,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
       expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('keep-alive');
       await new Promise((resolve) => setTimeout(resolve, 1200));
       expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('close');
-      expect(counted.closed).toEqual(['age']);
+      expect(counted.closed).toEqual(['age http/1.1']);
     } finally {
       agent.destroy();
     }
@@ -339,7 +375,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
 
   it('a peer that pipelines requests and never reads is not read on without bound, and is closed at the stall bound', async () => {
     // No bound on pipelined requests here: node:http's own pause (it parses no further while answers wait) bounds what is read.
-    const { port } = await serve({ maxFlowControlStallMs: 1000, maxConcurrentStreams: 1 << 20 });
+    const { port } = await serve({ maxFlowControlStallMs: 500, maxConcurrentStreams: 1 << 20 });
     const socket = await raw(port);
     socket.pause();
     // 16 MiB of pipelined requests, their answers (each echoes its 8 KiB) never read: far more than the socket buffers hold.
@@ -350,7 +386,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     // The server stopped reading: what the client wrote is still queued on its side.
     expect(socket.writableLength).toBeGreaterThan(1 << 20);
     await legitimateCallers(port);
-    await closedWithin(socket, Date.now(), 1000 + SLACK_MS);
+    await closedWithin(socket, Date.now(), 500 + SLACK_MS);
   });
 
   it('more pipelined requests unanswered than maxConcurrentStreams close the connection', async () => {
@@ -360,6 +396,40 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await closedWithin(socket, Date.now(), SLACK_MS);
     expect(socket.received.split('HTTP/1.1 200').length - 1).toBeLessThan(64);
     await legitimateCallers(port);
+  });
+});
+
+describe('Connect and gRPC-Web over HTTP/1.1, with clients written elsewhere', () => {
+  const issuer = (async () =>
+    (await startServer({ transport: 'http2', keys: await sharedKeys(), issuer: 'https://issuer.example' })).port)();
+  afterAll(() => closeAllServers());
+
+  it.each(CLIENT_KINDS)('connect-node over HTTP/1.1 ($protocol, binary $binary) issues a token and reads the JWK Set', async (kind) => {
+    const port = await issuer;
+    const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' as const, useBinaryFormat: kind.binary };
+    const transport = kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
+    const client = createClient(JWT_SERVICE, transport) as unknown as LooseJwtClient;
+    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'ada' })).sub).toBe('ada');
+    expect((await client.getJwks({})).jwksJson).toContain('"keys"');
+  });
+
+  it.skipIf(!hasCurl)('curl over HTTP/1.1: a Connect POST in JSON, and GetJwks by GET with its ETag', async () => {
+    const port = await issuer;
+    const base = `http://127.0.0.1:${port}/jwt.services.JwtService`;
+    const post = await curl([
+      '--http1.1',
+      '-H',
+      'content-type: application/json',
+      '--data',
+      '{"algorithm":"ES256","subject":"curl"}',
+      `${base}/GenerateJwt`,
+    ]);
+    expect(post.version).toBe('1.1');
+    expect(post.status).toBe(200);
+    expect(JSON.parse(post.body).sub).toBe('curl');
+    const get = await curl(['--http1.1', '-i', `${base}/GetJwks?connect=v1&encoding=json&message=%7B%7D`]);
+    expect([get.version, get.status]).toEqual(['1.1', 200]);
+    expect(get.body).toMatch(/^etag: /im);
   });
 });
 
@@ -378,6 +448,57 @@ describe('HTTP/1.1 connections share the port cap', () => {
     } finally {
       agent.destroy();
     }
+  });
+});
+
+describe('HTTP/1.1 connections share the per-address share', () => {
+  it('an address holding its share in HTTP/1.1 connections is refused the next one; another address is served', async () => {
+    // A cap of 8: each address may hold 4 (PEER_CONNECTIONS_FLOOR).
+    const { port, counted } = await serve({ maxConnections: 8, handshakeTimeoutMs: 30_000 });
+    const held = await Promise.all(Array.from({ length: 4 }, () => raw(port, '127.0.0.2')));
+    for (const socket of held) socket.write(unaryRequest());
+    for (const socket of held) await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 /);
+    const refused = await raw(port, '127.0.0.2');
+    await closedWithin(refused, Date.now(), SLACK_MS);
+    expect(counted.refused).toEqual(['peer_share']);
+    await legitimateCallers(port);
+  });
+});
+
+describe('HTTP/1.1 requests share the memory ceilings', () => {
+  it("past its address's share of the process's memory, a request is refused 503 at once; another address is served", async () => {
+    // 1 MiB for the process, a quarter (256 KiB) per address; 127.0.0.2 holds four bodies of 80 KB half sent.
+    const { port } = await serve({ maxProcessStreamMemoryMb: 1, peerSharePercent: 25, maxReceiveMessageBytes: 100_000 });
+    const head = 'POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 90000\r\n\r\n';
+    const holders = await Promise.all(Array.from({ length: 4 }, () => raw(port, '127.0.0.2')));
+    for (const holder of holders) holder.write(`${head}${'a'.repeat(80_000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await raw(port, '127.0.0.2');
+    refused.write(unaryRequest());
+    await expect.poll(() => refused.received).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"unavailable"/);
+    await legitimateCallers(port);
+    // Released with the requests: the address is served again.
+    for (const holder of holders) holder.destroy();
+    const again = await raw(port, '127.0.0.2');
+    again.write(unaryRequest());
+    await expect.poll(() => again.received).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
+describe('closing the server', () => {
+  it('ends an idle keep-alive connection at once, and one in the middle of a request head at once too', async () => {
+    const { port, server } = await serve({ handshakeTimeoutMs: 30_000 });
+    const idle = await raw(port);
+    idle.write(unaryRequest());
+    await expect.poll(() => idle.received).toMatch(/^HTTP\/1\.1 200 /);
+    const partial = await raw(port);
+    partial.write('POST /test.Probe/Unary HTTP/1.1\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const since = Date.now();
+    await server.close({ graceMs: 10_000 });
+    expect(Date.now() - since).toBeLessThan(1000);
+    await closedWithin(idle, since, 1000);
+    await closedWithin(partial, since, 1000);
   });
 });
 

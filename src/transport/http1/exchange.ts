@@ -92,14 +92,22 @@ export class Http1Exchange implements Exchange {
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
   readonly #maxBodyBytes: number;
+  /** Charges body bytes to the connection's memory ceilings (negative: releases them). */
+  readonly #charge: (bytes: number) => void;
   #listener: ExchangeListener | undefined = undefined;
   #bodyBytes = 0;
   #closed = false;
 
-  constructor(request: IncomingMessage, response: ServerResponse, maxBodyBytes: number, caller: () => CallerIdentity | undefined) {
+  constructor(
+    request: IncomingMessage,
+    response: ServerResponse,
+    limits: { readonly maxBodyBytes: number; readonly charge: (bytes: number) => void },
+    caller: () => CallerIdentity | undefined,
+  ) {
     this.#request = request;
     this.#response = response;
-    this.#maxBodyBytes = maxBodyBytes;
+    this.#maxBodyBytes = limits.maxBodyBytes;
+    this.#charge = limits.charge;
     const url = request.url ?? '/';
     const question = url.indexOf('?');
     this.method = request.method ?? 'GET';
@@ -169,7 +177,9 @@ export class Http1Exchange implements Exchange {
   }
 
   #onData(chunk: Buffer): void {
+    if (this.#closed) return;
     this.#bodyBytes += chunk.length;
+    this.#charge(chunk.length);
     if (this.#bodyBytes > this.#maxBodyBytes) {
       this.#request.pause();
       this.interrupt(GrpcStatus.RESOURCE_EXHAUSTED, 'the request body is too large');
@@ -182,6 +192,7 @@ export class Http1Exchange implements Exchange {
   #onClose(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#charge(-this.#bodyBytes);
     this.#listener?.closed();
   }
 }

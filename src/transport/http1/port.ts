@@ -17,6 +17,7 @@ import { callerOfSocket } from '../caller.js';
 import { GrpcStatus } from '../handler-api.js';
 import type { ResolvedHttp2Options } from '../http2/options.js';
 import type { Router } from '../http2/router.js';
+import type { ConnectionLimits } from '../http2/wire/connection.js';
 import type { Exchange } from '../protocols/exchange.js';
 import { Http1Connection } from './connection.js';
 import { Http1Exchange, answerHttpError, bodyPending, bodyTooLarge, http1MaxBodyBytes } from './exchange.js';
@@ -32,12 +33,18 @@ export interface Http1PortSettings {
   readonly report: PeerDeadlineReport;
   /** The methods served, to name an unknown one. */
   readonly router: Router;
+  /** The HTTP/2 connections' memory ceilings and ledgers: an HTTP/1.1 request is charged to the same. */
+  readonly memory: ConnectionLimits;
   /** Serves Connect and gRPC-Web exchanges; undefined: each request is refused, naming what the port serves. */
   readonly serve?: ExchangeHandler | undefined;
 }
 
 /** `application/grpc` and its `+codec` and `;parameter` forms; not `application/grpc-web`. */
 const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
+
+/** The answer to a request refused at a memory ceiling, as HTTP/2 refuses its stream (REFUSED_STREAM): retry, later or elsewhere. */
+const MEMORY_CEILING =
+  "the server holds as much request memory as it allows (maxConnectionMemoryMb, maxProcessStreamMemoryMb, or this address's share of it: peerSharePercent); retry";
 
 /** The answer to a request no protocol on HTTP/1.1 takes. */
 const NOT_SERVED =
@@ -90,6 +97,7 @@ export class Http1Port {
   /** Serves `socket` as HTTP/1.1: the sniff left it paused with what it read pushed back. */
   serve(socket: Socket): void {
     const connection = new Http1Connection(socket, {
+      memory: this.#settings.memory,
       maxInFlight: this.#settings.options.maxConcurrentStreams,
       maxAgeMs: this.#settings.options.maxConnectionAgeMs,
       maxStallMs: this.#settings.options.maxFlowControlStallMs,
@@ -119,7 +127,13 @@ export class Http1Port {
 
   #onRequest(request: IncomingMessage, response: ServerResponse): void {
     const connection = this.#bySocket.get(request.socket);
-    if (connection === undefined || !connection.requestStarted(response)) return;
+    if (connection === undefined) return;
+    const started = connection.requestStarted(request, response);
+    if (started === 'closed') return;
+    if (started === 'refused') {
+      answerHttpError(response, 503, 'unavailable', MEMORY_CEILING, bodyPending(request));
+      return;
+    }
     if (GRPC_CONTENT_TYPE.test(request.headers['content-type'] ?? '')) {
       const message = 'gRPC needs HTTP/2 (h2, or h2c with prior knowledge); this request came over HTTP/1.1';
       answerHttpError(response, 505, 'unimplemented', message, bodyPending(request));
@@ -135,12 +149,19 @@ export class Http1Port {
       this.#refuse(request, response);
       return;
     }
-    const exchange = new Http1Exchange(request, response, this.#maxBodyBytes, () => callerOfSocket(request.socket));
+    const limits = { maxBodyBytes: this.#maxBodyBytes, charge: (bytes: number) => connection.charge(bytes) };
+    const exchange = new Http1Exchange(request, response, limits, () => callerOfSocket(request.socket));
     if (bodyPending(request)) {
       this.#reading.set(connection, exchange);
       request.once('end', () => this.#reading.delete(connection));
     }
-    serve(exchange);
+    try {
+      serve(exchange);
+    } catch (err) {
+      // A protocol answers its own errors; one that throws must not take the process down.
+      this.#settings.options.logger.error('an HTTP/1.1 request failed', { error: err instanceof Error ? err.message : String(err) });
+      answerHttpError(response, 500, 'internal', 'the server failed to serve this request', true);
+    }
   }
 
   /**
@@ -163,6 +184,8 @@ export class Http1Port {
    */
   #onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     const connection = this.#bySocket.get(socket);
+    // Closed already (its first head's own deadline, a stall): node:http's check came after.
+    if (socket.destroyed) return;
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       if (connection?.started !== true) this.#settings.guard.failed('timeout');
       else {
@@ -176,7 +199,7 @@ export class Http1Port {
 
   /** node:http's keep-alive timeout: the connection has had no request for the idle bound. */
   #onIdle(socket: Socket): void {
-    this.#settings.report.connectionClosed('idle');
+    this.#settings.report.connectionClosed('idle', 'http/1.1');
     socket.destroy();
   }
 }
