@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { encodeGenerateJwtRequest } from '../../src/jwt-service/codec/encode-request.js';
-import { envelope, expectAnswersAsGrpc, frames, protocolClient, rawRequest } from './helpers/protocol-clients.js';
+import { envelope, expectAnswersAsGrpc, firstWatchedStatus, frames, protocolClient, rawRequest } from './helpers/protocol-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-grpc-web-'));
 const SECRET = 'grpc-web-admin-secret-0123456789';
@@ -80,6 +80,11 @@ describe('gRPC-Web on the own transport', () => {
     await expectAnswersAsGrpc(protocolClient(port, { protocol: 'grpc-web', binary }), clients.jwt(port), SECRET);
   });
 
+  it.each([true, false])('streams health Watch in gRPC-Web frames (binary %s)', async (binary) => {
+    const port = await served;
+    expect(await firstWatchedStatus(port, { protocol: 'grpc-web', binary })).toBe(1); // SERVING
+  });
+
   it('sends the status in the trailer frame, and a client reads it as the gRPC status', async () => {
     const port = await served;
     const ok = await call(port, 'GenerateJwt', {}, envelope(GENERATE));
@@ -99,7 +104,18 @@ describe('gRPC-Web on the own transport', () => {
     const late = await call(port, 'GetJwks', { 'grpc-timeout': '50m', 'x-slow': '1' }, envelope(Buffer.alloc(0)));
     expect(trailers(late.body)).toMatchObject({ 'grpc-status': '4', 'grpc-message': expect.stringContaining('grpc-timeout 50m') });
     const started = performance.now();
-    const stalled = await call(port, 'GetJwks', {}, envelope(Buffer.alloc(0)), true);
+    let answered = false;
+    const stalling = call(port, 'GetJwks', {}, envelope(Buffer.alloc(0)), true).finally(() => {
+      answered = true;
+    });
+    // A caller beside the stalled one is served meanwhile, on both protocols.
+    const [grpc, web] = await Promise.all([
+      clients.jwt(port).getJwks(),
+      protocolClient(port, { protocol: 'grpc-web', binary: true }).getJwks({}),
+    ]);
+    expect(web.jwksJson).toBe(grpc.jwks_json);
+    expect(answered, 'the stalled request is still held while they are served').toBe(false);
+    const stalled = await stalling;
     expect(trailers(stalled.body)['grpc-status']).toBe('4');
     expect(performance.now() - started).toBeLessThan(2000);
   });
