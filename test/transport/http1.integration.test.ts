@@ -25,7 +25,21 @@ import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { PROBE, probeClient } from './helpers/probe.js';
-import { CLIENT_KINDS, JWT_SERVICE, type LooseJwtClient } from './helpers/protocol-clients.js';
+import { HEALTH_SERVICE, JWT_SERVICE, type LooseJwtClient, type ProtocolClientKind } from './helpers/protocol-clients.js';
+
+/** Every client kind connect-node offers: Connect and gRPC-Web, each in JSON and protobuf. */
+const CLIENT_KINDS: readonly ProtocolClientKind[] = [
+  { protocol: 'connect', binary: false },
+  { protocol: 'connect', binary: true },
+  { protocol: 'grpc-web', binary: false },
+  { protocol: 'grpc-web', binary: true },
+];
+
+/** A connect-node transport over HTTP/1.1 to `port`. */
+function http1Transport(port: number, kind: ProtocolClientKind) {
+  const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' as const, useBinaryFormat: kind.binary };
+  return kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
+}
 
 const execFileAsync = promisify(execFile);
 
@@ -404,14 +418,28 @@ describe('Connect and gRPC-Web over HTTP/1.1, with clients written elsewhere', (
     (await startServer({ transport: 'http2', keys: await sharedKeys(), issuer: 'https://issuer.example' })).port)();
   afterAll(() => closeAllServers());
 
-  it.each(CLIENT_KINDS)('connect-node over HTTP/1.1 ($protocol, binary $binary) issues a token and reads the JWK Set', async (kind) => {
-    const port = await issuer;
-    const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' as const, useBinaryFormat: kind.binary };
-    const transport = kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
-    const client = createClient(JWT_SERVICE, transport) as unknown as LooseJwtClient;
-    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'ada' })).sub).toBe('ada');
-    expect((await client.getJwks({})).jwksJson).toContain('"keys"');
-  });
+  it.each(CLIENT_KINDS)(
+    'connect-node over HTTP/1.1 ($protocol, binary $binary) issues a token, reads the JWK Set and a health stream',
+    async (kind) => {
+      const port = await issuer;
+      const client = createClient(JWT_SERVICE, http1Transport(port, kind)) as unknown as LooseJwtClient;
+      expect((await client.generateJwt({ algorithm: 'ES256', subject: 'ada' })).sub).toBe('ada');
+      expect((await client.getJwks({})).jwksJson).toContain('"keys"');
+      // A server stream (health's Watch) over HTTP/1.1: its first status, then the call is cancelled.
+      const health = createClient(HEALTH_SERVICE, http1Transport(port, kind)) as unknown as {
+        watch(request: object, options: { signal: AbortSignal }): AsyncIterable<{ status: unknown }>;
+      };
+      const controller = new AbortController();
+      try {
+        for await (const answer of health.watch({ service: '' }, { signal: controller.signal })) {
+          expect(answer.status).toBe(1);
+          break;
+        }
+      } finally {
+        controller.abort();
+      }
+    },
+  );
 
   it.skipIf(!hasCurl)('curl over HTTP/1.1: a Connect POST in JSON, and GetJwks by GET with its ETag', async () => {
     const port = await issuer;

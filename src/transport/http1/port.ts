@@ -73,6 +73,8 @@ export class Http1Port {
   /** The exchange whose request is being read, per connection: what the request deadline interrupts. */
   readonly #reading = new WeakMap<Http1Connection, Http1Exchange>();
   #closing = false;
+  /** node:http's timeout checks run: from the first connection served, until close. */
+  #checking = false;
 
   constructor(settings: Http1PortSettings) {
     const { options } = settings;
@@ -89,9 +91,6 @@ export class Http1Port {
     );
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#onClientError(err, socket));
     this.#server.on('timeout', (socket: Socket) => this.#onIdle(socket));
-    // node:http starts checking headersTimeout and requestTimeout when its server emits
-    // 'listening'; this one never listens (the gRPC server's listener hands it connections).
-    this.#server.emit('listening');
   }
 
   /** Serves `socket` as HTTP/1.1: the sniff left it paused with what it read pushed back. */
@@ -107,6 +106,12 @@ export class Http1Port {
     this.#connections.add(connection);
     this.#bySocket.set(socket, connection);
     socket.once('close', () => this.#connections.delete(connection));
+    if (!this.#checking) {
+      // node:http starts checking headersTimeout and requestTimeout when its server emits
+      // 'listening'; this one never listens (the gRPC server's listener hands it connections).
+      this.#checking = true;
+      this.#server.emit('listening');
+    }
     this.#server.emit('connection', socket);
     socket.resume();
     if (this.#closing) connection.close();
@@ -122,7 +127,7 @@ export class Http1Port {
     await this.#connections.closed();
     clearTimeout(force);
     // Stops node:http's timeout checks; it never listened, so its callback's error says only that.
-    this.#server.close(() => undefined);
+    if (this.#checking) this.#server.close(() => undefined);
   }
 
   #onRequest(request: IncomingMessage, response: ServerResponse): void {
