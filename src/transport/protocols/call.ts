@@ -249,7 +249,13 @@ export class ProtocolCall extends CallCore implements DeadlineEntry, ExchangeLis
     if (this.#done) return;
     const reason = new GrpcStatusError(status, details);
     this.#abort(reason);
-    if (respondable) this.endWithStatus(status, details, undefined);
+    if (respondable) {
+      this.endWithStatus(status, details, undefined);
+      return;
+    }
+    // The transport answers (an HTTP/1.1 413) or closes the exchange itself: the call has ended.
+    this.#done = true;
+    this.#statusDecided(status, details);
   }
 
   closed(): void {
