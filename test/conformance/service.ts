@@ -78,7 +78,7 @@ export function conformanceRoot(): protobuf.Root {
 
 const DECODE_OPTIONS: protobuf.IConversionOptions = { bytes: Buffer, longs: Number, oneofs: false };
 
-/** Plain-object codecs of `typeName`; a request that does not decode is refused as the handler API asks. */
+/** Plain-object codecs of `typeName`; a request that does not decode answers INTERNAL (gRPC's status for a request proto that does not parse). */
 function codec(typeName: string): { decode: (bytes: Buffer) => unknown; encode: (message: unknown) => Buffer } {
   const type = conformanceRoot().lookupType(typeName);
   return {
