@@ -25,7 +25,7 @@ import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { PROBE, probeClient } from './helpers/probe.js';
-import { HEALTH_SERVICE, JWT_SERVICE, type LooseJwtClient, type ProtocolClientKind } from './helpers/protocol-clients.js';
+import { HEALTH_SERVICE, JWT_SERVICE, type LooseJwtClient, type ProtocolClientKind, envelope, frames } from './helpers/protocol-clients.js';
 
 /** Every client kind connect-node offers: Connect and gRPC-Web, each in JSON and protobuf. */
 const CLIENT_KINDS: readonly ProtocolClientKind[] = [
@@ -46,7 +46,11 @@ const execFileAsync = promisify(execFile);
 const probe: ServiceImplementation = {
   Unary: (request: unknown) => ({ echo: request }),
   ServerStream: () => {},
-  ClientStream: () => ({}),
+  ClientStream: async (requests: AsyncIterable<{ n: number }>) => {
+    let total = 0;
+    for await (const { n } of requests) total += n;
+    return { total };
+  },
   Bidi: () => {},
 };
 
@@ -287,14 +291,35 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
   });
 
-  it('a body declared larger than one framed message is refused 413 unread, and the connection closed', async () => {
+  it('a body declared larger than one framed message is refused before the rest is read, and the connection closed', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     const socket = await raw(port);
-    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n');
+    const head = 'POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100000000\r\n\r\n';
+    socket.write(`${head}${'a'.repeat(4096)}`);
     await closedWithin(socket, Date.now(), SLACK_MS);
-    expect(socket.received).toMatch(/^HTTP\/1\.1 413 /);
-    expect(socket.received).toContain('resource_exhausted');
+    // Connect's own limit (maxReceiveMessageBytes: 429 resource_exhausted) or the transport's (one framed message: 413).
+    expect(socket.received).toMatch(/^HTTP\/1\.1 (413|429) [\s\S]*resource_exhausted/);
     await legitimateCallers(port);
+  });
+
+  it('a client stream whose body is larger than one message is served: what counts is what the protocol holds, not the whole body', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 });
+    const message = envelope(Buffer.from(JSON.stringify({ n: 1, pad: 'a'.repeat(64) })));
+    const body = Buffer.concat(Array.from({ length: 100 }, () => message));
+    const headers = { 'content-type': 'application/connect+proto', 'connect-protocol-version': '1', connection: 'close' };
+    const since = performance.now();
+    const answer = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/test.Probe/ClientStream', method: 'POST', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(body.length).toBeGreaterThan(4 * 1024);
+    expect(frames(answer)[0]?.payload.toString()).toBe('{"total":100}');
+    expect(performance.now() - since).toBeLessThan(1000);
   });
 
   it('an endless chunked body to a method not served is not read on: answered, and the connection closed', async () => {
@@ -312,7 +337,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     expect(socket.received).toMatch(/^HTTP\/1\.1 501 /);
   });
 
-  it('an endless chunked body to a method served is refused 413 past one framed message, and the connection closed', async () => {
+  it('an endless chunked body to a method served is refused resource_exhausted past one framed message, and the connection closed', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     const socket = await raw(port);
     socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ntransfer-encoding: chunked\r\n\r\n');
@@ -324,7 +349,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     } finally {
       clearInterval(flood);
     }
-    expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 (413|429) [\s\S]*resource_exhausted/);
   });
 
   it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle, by HTTP version', async () => {
