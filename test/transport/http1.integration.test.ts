@@ -25,7 +25,7 @@ import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { PROBE, probeClient } from './helpers/probe.js';
-import { HEALTH_SERVICE, JWT_SERVICE, type LooseJwtClient, type ProtocolClientKind } from './helpers/protocol-clients.js';
+import { HEALTH_SERVICE, JWT_SERVICE, type LooseJwtClient, type ProtocolClientKind, envelope, frames } from './helpers/protocol-clients.js';
 
 /** Every client kind connect-node offers: Connect and gRPC-Web, each in JSON and protobuf. */
 const CLIENT_KINDS: readonly ProtocolClientKind[] = [
@@ -46,10 +46,10 @@ const execFileAsync = promisify(execFile);
 const probe: ServiceImplementation = {
   Unary: (request: unknown) => ({ echo: request }),
   ServerStream: () => {},
-  ClientStream: async (requests: AsyncIterable<unknown>) => {
-    let count = 0;
-    for await (const _ of requests) count++;
-    return { count };
+  ClientStream: async (requests: AsyncIterable<{ n: number }>) => {
+    let total = 0;
+    for await (const { n } of requests) total += n;
+    return { total };
   },
   Bidi: () => {},
 };
@@ -162,23 +162,31 @@ function unaryRequest(pad = 0, extra = ''): string {
 
 /**
  * Sends a Connect client stream to the probe on `socket` (served with maxReceiveMessageBytes
- * 1024), chunked, in envelopes of a 1000-byte JSON string each: every message within the limit,
- * the body past it by the second. Expects 413 and the connection closed.
+ * 1024), chunked: small messages its handler reads, then one that declares 5000 bytes and
+ * never ends. Expects it refused resource_exhausted and the connection closed.
  */
 async function clientStreamPastLimit(socket: Socket & { received: string }): Promise<void> {
   socket.write(
     'POST /test.Probe/ClientStream HTTP/1.1\r\nhost: x\r\ncontent-type: application/connect+proto\r\nconnect-protocol-version: 1\r\ntransfer-encoding: chunked\r\n\r\n',
   );
-  const message = Buffer.from(JSON.stringify('a'.repeat(998)));
-  const envelope = Buffer.concat([Buffer.from([0, 0, 0, (message.length >> 8) & 0xff, message.length & 0xff]), message]);
-  const chunk = `${envelope.length.toString(16)}\r\n${envelope.toString('latin1')}\r\n`;
+  const small = Buffer.from('{"n":1}');
+  const envelope = (length: number, payload: Buffer) => {
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(length, 1);
+    return Buffer.concat([prefix, payload]);
+  };
+  const chunked = (bytes: Buffer) => `${bytes.length.toString(16)}\r\n${bytes.toString('latin1')}\r\n`;
+  const head = Buffer.concat([envelope(small.length, small), envelope(small.length, small), envelope(5000, Buffer.alloc(0))]);
+  socket.write(chunked(head), 'latin1');
+  const chunk = chunked(Buffer.alloc(512, 'a'));
   const flood = setInterval(() => socket.writable && socket.write(chunk, 'latin1'), 1);
   try {
     await closedWithin(socket, Date.now(), SLACK_MS);
   } finally {
     clearInterval(flood);
   }
-  expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
+  // Refused by the exchange (413, 429) or by the protocol (200 and an end-stream error): resource_exhausted either way.
+  expect(socket.received).toMatch(/^HTTP\/1\.1 (200|413|429) [\s\S]*resource_exhausted/);
 }
 
 /** A raw TCP connection from `localAddress`, read from (so its close is seen) into `received`. */
@@ -312,14 +320,35 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
   });
 
-  it('a body declared larger than one framed message is refused 413 unread, and the connection closed', async () => {
+  it('a body declared larger than one framed message is refused before the rest is read, and the connection closed', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     const socket = await raw(port);
-    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n');
+    const head = 'POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100000000\r\n\r\n';
+    socket.write(`${head}${'a'.repeat(4096)}`);
     await closedWithin(socket, Date.now(), SLACK_MS);
-    expect(socket.received).toMatch(/^HTTP\/1\.1 413 /);
-    expect(socket.received).toContain('resource_exhausted');
+    // Connect's own limit (maxReceiveMessageBytes: 429 resource_exhausted) or the transport's (one framed message: 413).
+    expect(socket.received).toMatch(/^HTTP\/1\.1 (413|429) [\s\S]*resource_exhausted/);
     await legitimateCallers(port);
+  });
+
+  it('a client stream whose body is larger than one message is served: what counts is what the protocol holds, not the whole body', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 });
+    const message = envelope(Buffer.from(JSON.stringify({ n: 1, pad: 'a'.repeat(64) })));
+    const body = Buffer.concat(Array.from({ length: 100 }, () => message));
+    const headers = { 'content-type': 'application/connect+proto', 'connect-protocol-version': '1', connection: 'close' };
+    const since = performance.now();
+    const answer = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/test.Probe/ClientStream', method: 'POST', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(body.length).toBeGreaterThan(4 * 1024);
+    expect(frames(answer)[0]?.payload.toString()).toBe('{"total":100}');
+    expect(performance.now() - since).toBeLessThan(1000);
   });
 
   it('an endless chunked body to a method not served is not read on: answered, and the connection closed', async () => {
@@ -338,7 +367,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     expect(socket.received).toMatch(/^HTTP\/1\.1 404 [\s\S]*unimplemented/);
   });
 
-  it('an endless chunked body to a method served is refused 413 past one framed message, and the connection closed', async () => {
+  it('an endless chunked body to a method served is refused resource_exhausted past one framed message, and the connection closed', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     const socket = await raw(port);
     socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ntransfer-encoding: chunked\r\n\r\n');
@@ -350,10 +379,10 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     } finally {
       clearInterval(flood);
     }
-    expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 (413|429) [\s\S]*resource_exhausted/);
   });
 
-  it('a client stream whose body passes one framed message is refused 413 while its handler reads, and the server serves on', async () => {
+  it('a client stream with a message past the bound is refused while its handler reads, and the server serves on', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     await clientStreamPastLimit(await raw(port));
     await legitimateCallers(port);
@@ -567,7 +596,7 @@ describe.skipIf(!hasOpenssl())('HTTP/1.1 over TLS', () => {
     expect((both as unknown as { alpnProtocol: string }).alpnProtocol).toBe('h2');
   });
 
-  it('a client stream whose body passes one framed message is refused 413 while its handler reads, and the server serves on', async () => {
+  it('a client stream with a message past the bound is refused while its handler reads, and the server serves on', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 }, certs);
     await clientStreamPastLimit(await tls(port, ['http/1.1']));
     const again = await tls(port, ['http/1.1']);

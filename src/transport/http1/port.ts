@@ -20,7 +20,7 @@ import type { Router } from '../http2/router.js';
 import type { ConnectionLimits } from '../http2/wire/connection.js';
 import type { Exchange } from '../protocols/exchange.js';
 import { Http1Connection } from './connection.js';
-import { Http1Exchange, answerHttpError, bodyPending, bodyTooLarge, http1MaxBodyBytes } from './exchange.js';
+import { Http1Exchange, answerHttpError, bodyPending, http1MaxBodyBytes } from './exchange.js';
 
 /** What serves an HTTP/1.1 exchange (Connect, gRPC-Web). */
 export type ExchangeHandler = (exchange: Exchange) => void;
@@ -142,11 +142,6 @@ export class Http1Port {
     if (GRPC_CONTENT_TYPE.test(request.headers['content-type'] ?? '')) {
       const message = 'gRPC needs HTTP/2 (h2, or h2c with prior knowledge); this request came over HTTP/1.1';
       answerHttpError(response, 505, 'unimplemented', message, bodyPending(request));
-      return;
-    }
-    const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > this.#maxBodyBytes) {
-      bodyTooLarge(response, this.#maxBodyBytes);
       return;
     }
     const serve = this.#settings.serve;
