@@ -5,21 +5,12 @@
  * test/reflection/health.test.ts runs the same service over real connections.
  */
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from '../../bench/kit/thrown.js';
 import { HEALTH_LIST_LIMIT, HEALTH_SERVICE_NAME, type HealthService, createHealthService } from '../../src/server/health.js';
 import { type CallContext, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
 
 type Handler = (...args: unknown[]) => unknown;
 const handler = (health: HealthService, name: string): Handler => health.implementation[name] as Handler;
-
-function refusal(action: () => unknown): GrpcStatusError {
-  try {
-    action();
-  } catch (err) {
-    if (err instanceof GrpcStatusError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
 
 /** A Watch call: what it wrote, its cancel, and its end. */
 function watch(health: HealthService, service: string): { written: string[]; cancel(): void; ended: Promise<unknown> } {
@@ -45,7 +36,7 @@ describe('createHealthService', () => {
     const health = createHealthService({ '': 'SERVING', 'pkg.Svc': 'NOT_SERVING' });
     expect(handler(health, 'Check')({ service: '' })).toEqual({ status: 'SERVING' });
     expect(handler(health, 'Check')({ service: 'pkg.Svc' })).toEqual({ status: 'NOT_SERVING' });
-    const err = refusal(() => handler(health, 'Check')({ service: 'pkg.Other' }));
+    const err = thrownBy(GrpcStatusError, () => handler(health, 'Check')({ service: 'pkg.Other' }));
     expect([err.status, err.message]).toEqual([GrpcStatus.NOT_FOUND, 'unknown service "pkg.Other"']);
   });
 
@@ -56,7 +47,7 @@ describe('createHealthService', () => {
     for (let i = 0; i < HEALTH_LIST_LIMIT - 2; i++) health.setStatus(`s${i}`, 'SERVING');
     expect(Object.keys((handler(health, 'List')({}) as { statuses: object }).statuses)).toHaveLength(HEALTH_LIST_LIMIT);
     health.setStatus('one-more', 'SERVING');
-    const err = refusal(() => handler(health, 'List')({}));
+    const err = thrownBy(GrpcStatusError, () => handler(health, 'List')({}));
     expect([err.status, err.message]).toEqual([
       GrpcStatus.RESOURCE_EXHAUSTED,
       `${HEALTH_LIST_LIMIT + 1} services, more than List answers (${HEALTH_LIST_LIMIT})`,

@@ -4,6 +4,7 @@
  */
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from '../../../bench/kit/thrown.js';
 import { JwtGrpcError } from '../../../src/errors.js';
 import { exportKeys, generateKeys } from '../../../src/lib.js';
 import {
@@ -13,16 +14,6 @@ import {
   statusListAlgorithm,
 } from '../../../src/revocation/status-list/token.js';
 
-function refusal(action: () => unknown): JwtGrpcError {
-  try {
-    action();
-  } catch (err) {
-    if (err instanceof JwtGrpcError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
-
 describe('statusListAlgorithm', () => {
   it('picks the asymmetric algorithm of a set that also holds HMAC keys', async () => {
     expect(statusListAlgorithm(await generateKeys({ algorithms: ['HS256', 'ES256'] }))).toBe('ES256');
@@ -30,7 +21,7 @@ describe('statusListAlgorithm', () => {
 
   it('refuses a set of HMAC keys only with ERR_INVALID_OPTION on statusList', async () => {
     const keys = await generateKeys({ algorithms: ['HS256'] });
-    const err = refusal(() => statusListAlgorithm(keys));
+    const err = thrownBy(JwtGrpcError, () => statusListAlgorithm(keys));
     expect([err.code, err.field]).toEqual(['ERR_INVALID_OPTION', 'statusList']);
     expect(err.message).toBe(
       'option statusList: needs an asymmetric signing key held in memory (RS*, PS*, ES*, EdDSA; not an HSM or KMS key): verifiers cannot check an HMAC-signed status list',
@@ -59,7 +50,9 @@ describe('signStatusListToken', () => {
 
   it('refuses an algorithm the set has no active key of, naming it', async () => {
     const keys = await generateKeys({ algorithms: ['ES256'] });
-    const err = refusal(() => signStatusListToken(keys, 'RS256', { sub: 'x', iat: 0, exp: 1, ttl: 1, status_list: { bits: 1, lst: '' } }));
+    const err = thrownBy(JwtGrpcError, () =>
+      signStatusListToken(keys, 'RS256', { sub: 'x', iat: 0, exp: 1, ttl: 1, status_list: { bits: 1, lst: '' } }),
+    );
     expect([err.code, err.field, err.message]).toEqual([
       'ERR_INVALID_OPTION',
       'statusList',
