@@ -30,8 +30,9 @@ import type { CoverageOptions } from 'vitest/node';
  *   taking its share of connections opened at once (bench/accept-rate).
  * - every other `test/**\/*.test.ts`, the `unit` project: short, mostly CPU.
  *
- * `npm test` runs all three projects; `npm run test:unit` runs `unit` alone, the quick run
- * while developing.
+ * `npm test` runs all three projects, in two vitest runs (bench/kit/test-run.ts: `unit` under
+ * the coverage gate below, then the others); `npm run test:unit` runs `unit` alone, the quick
+ * run while developing.
  */
 export const PROJECT_FILES = {
   integration: 'test/**/*.integration.test.ts',
@@ -61,7 +62,7 @@ const UNIT_POOL = 'vmForks';
 
 /**
  * The coverage gate: `npm test` runs `unit` with `--coverage` and fails below these. It gates
- * `unit` alone: v8 coverage sees the code run in the test process, and the `integration` and
+ * `unit` alone (vitest collects coverage for a whole run, hence two runs): v8 coverage sees the code run in the test process, and the `integration` and
  * `load` files mostly run jwt-grpc in child processes (CLI, clusters, workers), whose code it
  * does not see; their coverage would also depend on which external tools a machine has.
  * Each figure is the coverage `unit` measured (Node 24, 2026-12-07) less about two points, so a
