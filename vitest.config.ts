@@ -62,15 +62,17 @@ const UNIT_POOL = 'vmForks';
 
 /**
  * The coverage gate: `npm test` runs `unit` with `--coverage` and fails below these. It gates
- * `unit` alone (vitest collects coverage for a whole run, hence two runs): v8 coverage sees the code run in the test process, and the `integration` and
- * `load` files mostly run jwt-grpc in child processes (CLI, clusters, workers), whose code it
- * does not see; their coverage would also depend on which external tools a machine has.
- * Each figure is the coverage `unit` measured (Node 24, 2026-12-07) less about two points, so a
- * change that leaves code unexercised fails here while timing noise does not. A folder has its
- * own figures where it differs from the whole: lower where part of it runs only in a child
- * process (cli/main.ts and serve.ts, cluster/primary.ts and worker.ts, the PKCS#11 and KMS
- * backends, the Redis store: each driven by an `integration` file), higher where `unit` covers
- * nearly all of it. Raise a figure when coverage rises; lower one only with a reason here.
+ * `unit` alone, in a vitest run of its own (vitest collects coverage for a whole run): v8
+ * coverage sees the code run in the test process, and the `integration` and `load` files
+ * mostly run jwt-grpc in child processes (CLI, clusters, workers), whose code it does not see;
+ * their coverage would also depend on which external tools a machine has. Each figure is the
+ * coverage `unit` measured (Node 24, 2026-12-07) less about two points, so that a change that
+ * leaves code unexercised fails here, while the small differences between runs (a retry taken
+ * or not, a timer that fired) do not. A folder has its own figures where it differs from the
+ * whole: lower where part of it runs only in a child process (cli/main.ts and serve.ts,
+ * cluster/primary.ts and worker.ts, the PKCS#11 and KMS backends, the Redis store: each driven
+ * by an `integration` file), higher where `unit` covers nearly all of it. Raise a figure when
+ * coverage rises; lower one only with a reason here.
  */
 const COVERAGE: CoverageOptions = {
   provider: 'v8',
