@@ -42,11 +42,11 @@ export const PROJECT_FILES = {
 
 /**
  * How many files of a project run at once. `unit` files are short, mostly CPU, part of the
- * time waiting on a loopback server or a timer: one more than the CPUs keeps them busy (on
- * 2 cores, 80 s with two, 69 s with three, 71 s with four, quiet, 247 files). `integration` files mostly wait on the processes they start, so two share 2 cores
- * well; more would start clusters by the dozen at once. `load` files measure a server
- * under load pinned to its own core: one at a time, after the others (`groupOrder`), so
- * that nothing else runs beside them.
+ * time waiting on a loopback server or a timer: one more than the CPUs keeps the CPUs busy
+ * while one file waits. `integration` files mostly wait on the processes they start, so two
+ * share 2 cores well; more would start clusters by the dozen at once. `load` files measure a
+ * server under load pinned to its own core: one at a time, after the others (`groupOrder`),
+ * so that nothing else runs beside them.
  */
 const WORKERS = { unit: availableParallelism() + 1, integration: 2, load: 1 } as const;
 
@@ -54,9 +54,9 @@ const WORKERS = { unit: availableParallelism() + 1, integration: 2, load: 1 } as
  * `unit` runs each file in a VM context of its own inside a few reused processes
  * (`vmForks`), not in a fresh process per file (`forks`): a file still gets its own globals and
  * its own copy of every module, so none sees another's state, but a process's start and
- * Node's own modules are paid once per worker, not once per file. On 2 cores, quiet, 247
- * files with three workers: 69 s in `forks`, 52 s in `vmForks`. The other projects start
- * processes and wait on them: they keep `forks`.
+ * Node's own modules are paid once per worker, not once per file (on 2 cores, about a
+ * quarter of the project's time). The other projects start processes and wait on them:
+ * they keep `forks`.
  */
 const UNIT_POOL = 'vmForks';
 

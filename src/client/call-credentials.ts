@@ -1,5 +1,5 @@
 import type { CallCredentials } from '@grpc/grpc-js';
-import { grpcJs } from '../optional-deps.js';
+import { grpcJs } from '../base/optional-deps.js';
 import { type JwtCallCredentialsOptions, type TokenIssuer, createTokenSource } from './token-source.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Buffer } from 'node:buffer';
 import type { CallCredentials, ChannelCredentials, ChannelOptions, Client, ServiceError } from '@grpc/grpc-js';
-import { invalidOption } from '../errors.js';
-import { grpcJs } from '../optional-deps.js';
+import { invalidOption } from '../base/errors.js';
+import { grpcJs } from '../base/optional-deps.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
@@ -14,10 +14,10 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
-import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../contracts/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type ClientMethod, jwtServiceMethods } from './proto.js';
 import { toGrpcMetadata, toGrpcStatusError } from './status.js';
 import { endClientSpan, startClientSpan } from '../tracing/client.js';

@@ -1,5 +1,5 @@
 import type { Buffer } from 'node:buffer';
-import type { ServiceDescriptor } from '../transport/handler-api.js';
+import type { ServiceDescriptor } from '../contracts/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../jwt-service/definition.js';
 import type {
   GenerateJwtRequest,
@@ -13,7 +13,7 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
-import { internalError } from '../assert.js';
+import { internalError } from '../base/assert.js';
 
 /** One unary method as a client calls it: path and the client side of its codecs. */
 export interface ClientMethod<Req, Res> {

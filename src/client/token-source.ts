@@ -1,12 +1,12 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
-import { invalidOption } from '../errors.js';
-import { type Logger, createStderrLogger } from '../log.js';
+import { invalidOption } from '../base/errors.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
 import { RESERVED_CLAIMS } from '../jwt-service/request-claims.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { singleFlight } from './single-flight.js';
 import { statusName } from './status.js';
 

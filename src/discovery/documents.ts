@@ -3,10 +3,10 @@
  * Discovery 1.0, section 3: https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata).
  */
 import { Buffer } from 'node:buffer';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
-import { strongEtag } from './etag.js';
+import { strongEtag } from '../documents/etag.js';
 
 /** A document ready to send: its bytes and their ETag. @internal */
 export interface Representation {

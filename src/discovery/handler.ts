@@ -2,9 +2,9 @@ import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
-import { noneMatch, strongEtag } from './etag.js';
+import { noneMatch, strongEtag } from '../documents/etag.js';
 
 /**
  * Options of {@link jwksHandler}.

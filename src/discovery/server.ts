@@ -1,12 +1,12 @@
 import type { Buffer } from 'node:buffer';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { nodeHttp, nodeHttps } from '../optional-deps.js';
-import type { Logger } from '../log.js';
-import { type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
-import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../connection-guard.js';
+import { nodeHttp, nodeHttps } from '../base/optional-deps.js';
+import type { Logger } from '../base/log.js';
+import { type HttpPortLimits, headDeadline, listenHttp } from '../base/http-listen.js';
+import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../base/connection-guard.js';
 import { IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADERS_COUNT, MAX_HEADER_BYTES, REQUEST_TIMEOUT_MS } from './defaults.js';
 import type { JwksRequestHandler } from './handler.js';
-import type { HandedPort } from '../handed-port.js';
+import type { HandedPort } from '../base/handed-port.js';
 
 /** The discovery port, bound. @internal */
 export interface DiscoveryEndpoint {

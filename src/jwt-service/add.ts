@@ -1,14 +1,13 @@
 import type { Server } from '@grpc/grpc-js';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { KeyReloader } from '../keys/reload.js';
 import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
-import type { ServedService } from '../transport/handler-api.js';
+import type { ServedService } from '../contracts/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { namesIn } from '../options/resolve.js';
-import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
 import { JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
@@ -87,16 +86,12 @@ export interface JwtServiceHandle {
  * ```
  */
 export function addJwtService(server: Server, options: JwtServiceOptions): JwtServiceHandle {
-  refuseUnknownOptions(options, ADD_OPTION_NAMES, { owner: 'addJwtService', elsewhere: createJwtServerOnly });
-  const keys = checkServiceKeys(options?.keys);
-  const resolved = resolveServiceOptions(options);
+  const resolved = resolveServiceOptions(options, { owner: 'addJwtService', also: ['keys'], elsewhere: createJwtServerOnly });
+  const keys = checkServiceKeys(options.keys);
   const { handle, service } = prepareJwtService(resolved, keys);
   addServiceToGrpcJs(server, service.definition, service.implementation, { logger: resolved.logger });
   return handle;
 }
-
-/** What addJwtService takes: the keys and the service's options; the server is the caller's. */
-const ADD_OPTION_NAMES: OptionNames = ['keys', ...namesIn('service')];
 
 /** A createJwtServer option (`health`, `metricsPort`, a transport setting) given to addJwtService: where it goes instead. */
 function createJwtServerOnly(name: string): string | undefined {

@@ -1,4 +1,4 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type SignedToken, type Signer, createSigner } from '../tokens/sign.js';
@@ -7,7 +7,7 @@ import { failure } from '../tokens/result.js';
 import { newJti } from '../tokens/jti.js';
 import { type AdminSecret, authorizeRevoke } from '../revocation/admin.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type {
   GenerateJwtRequest,
   GenerateJwtResponse,
@@ -20,9 +20,9 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
-import { type JwtPolicy, checkPolicy } from '../policy/check.js';
+import { type JwtPolicy, checkPolicy } from '../policy/document.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
-import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
+import type { CallContext, CallerIdentity } from '../contracts/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';

@@ -1,5 +1,6 @@
 import type { Buffer } from 'node:buffer';
-import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../contracts/handler-api.js';
+import { DEFAULT_MAX_AGE_SECONDS } from '../discovery/defaults.js';
 import {
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
@@ -81,6 +82,18 @@ const CODECS: Readonly<Record<string, Codecs>> = {
   },
 };
 
+/**
+ * The methods proto/jwt.proto marks `idempotency_level = NO_SIDE_EFFECTS` (they only read
+ * the public keys and the public status lists): the Connect protocol serves them by GET
+ * too, with this Cache-Control. The JWK Set as the discovery port serves it (its default
+ * max-age, DEFAULT_MAX_AGE_SECONDS); a status list revalidated on every use (its ETag
+ * makes that a 304), since a revocation must show within the list's own ttl.
+ */
+const NO_SIDE_EFFECTS: Readonly<Record<string, string>> = {
+  GetJwks: `public, max-age=${DEFAULT_MAX_AGE_SECONDS}`,
+  GetStatusList: 'no-cache',
+};
+
 /** The path of JwtService's method `name`: `/jwt.services.JwtService/GenerateJwt`. */
 function methodPath(name: string): string {
   return `/${SERVICE_NAME}/${name}`;
@@ -118,7 +131,12 @@ export function jwtServiceDefinition(): ServiceDescriptor {
   defined ??= Object.fromEntries(
     Object.entries(CODECS).map(([name, codecs]) => [
       name,
-      { path: methodPath(name), ...JWT_SERVICE_METHOD_SHAPES[name], ...codecs } as MethodDescriptor<unknown, unknown>,
+      {
+        path: methodPath(name),
+        ...JWT_SERVICE_METHOD_SHAPES[name],
+        ...codecs,
+        ...(NO_SIDE_EFFECTS[name] !== undefined && { noSideEffects: true, cacheControl: NO_SIDE_EFFECTS[name] }),
+      } as MethodDescriptor<unknown, unknown>,
     ]),
   );
   return defined;

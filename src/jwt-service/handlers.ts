@@ -1,9 +1,9 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
+import { JwtGrpcError, type JwtGrpcErrorCode } from '../base/errors.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../keys/backend.js';
 import { recordingServerContext } from '../tracing/interceptor.js';
-import type { CallContext, ServedService, StatusCode } from '../transport/handler-api.js';
-import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
+import type { CallContext, ServedService, StatusCode } from '../contracts/handler-api.js';
+import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../contracts/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
 import type { GenerateJwtRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from './messages.js';

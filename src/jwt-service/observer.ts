@@ -3,11 +3,11 @@
  * lines, metrics and spans are observers composed at construction (src/jwt-service/observers.ts),
  * not code inside the core. A hook no observer has costs the core one `undefined` check.
  */
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import type { Granted } from '../policy/enforce.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type { VerifyResult } from '../tokens/result.js';
-import type { CallerIdentity } from '../transport/handler-api.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
 import type { GenerateJwtRequest } from './messages.js';
 
 /** A token GenerateJwt signed, as the core knows it once signed (and checked, with `verifyIssued`). @internal */

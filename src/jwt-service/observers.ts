@@ -3,15 +3,15 @@
  * tracing spans. Each is a few hooks; prepareJwtService composes those a server has.
  */
 import type { Span } from '@opentelemetry/api';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 import { AuditSummary } from './audit-summary.js';
 import { callerMessage, statusOf } from './handlers.js';
-import type { CoreObserver, RefusedEvent } from './observer.js';
+import type { CoreObserver, RefusedEvent, RevokeEvent } from './observer.js';
 
 /**
  * The audit log: one line per GenerateJwt under a policy (the caller, what it asked for,
@@ -60,46 +60,49 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
         reason: callerMessage(error) ?? 'internal error',
       });
     },
-    onRevoke(event) {
-      switch (event.outcome) {
-        case 'denied':
-        case 'unauthenticated':
-          logger.warn('revocation: refused', {
-            audit: 'revoke',
-            decision: 'deny',
-            caller: event.caller?.id ?? null,
-            reason: (event.error as Error).message,
-          });
-          return;
-        case 'unavailable':
-          logger.error('revocation: the store refused it; nothing was revoked', {
-            audit: 'revoke',
-            jti: event.revocation.jti,
-            error: (event.error as Error).message,
-          });
-          return;
-        case 'revoked':
-        case 'already': {
-          const { by, revocation, expiresAt } = event;
-          logger.info('revocation: token revoked', {
-            audit: 'revoke',
-            decision: 'allow',
-            by,
-            jti: revocation.jti,
-            expiresAt,
-            reason: revocation.reason ?? null,
-            already: event.outcome === 'already',
-          });
-          return;
-        }
-        case 'invalid':
-          return;
-      }
-    },
+    onRevoke: (event) => auditRevoke(logger, event),
     onPolicyReplaced(policy) {
       logger.info('issuance policy replaced', { callers: Object.keys(policy.callers).length });
     },
   };
+}
+
+/** The audit line of a RevokeJwt: who revoked which jti until when, or who was refused; never a token or the secret. */
+function auditRevoke(logger: Logger, event: RevokeEvent): void {
+  switch (event.outcome) {
+    case 'denied':
+    case 'unauthenticated':
+      logger.warn('revocation: refused', {
+        audit: 'revoke',
+        decision: 'deny',
+        caller: event.caller?.id ?? null,
+        reason: (event.error as Error).message,
+      });
+      return;
+    case 'unavailable':
+      logger.error('revocation: the store refused it; nothing was revoked', {
+        audit: 'revoke',
+        jti: event.revocation.jti,
+        error: (event.error as Error).message,
+      });
+      return;
+    case 'revoked':
+    case 'already': {
+      const { by, revocation, expiresAt } = event;
+      logger.info('revocation: token revoked', {
+        audit: 'revoke',
+        decision: 'allow',
+        by,
+        jti: revocation.jti,
+        expiresAt,
+        reason: revocation.reason ?? null,
+        already: event.outcome === 'already',
+      });
+      return;
+    }
+    case 'invalid':
+      return;
+  }
 }
 
 /** The service's counters (ServiceMetrics): tokens issued, VerifyJwt outcomes, policy decisions, RevokeJwt outcomes. @internal */

@@ -50,9 +50,9 @@ export type {
   RevokeJwtRequest,
   RevokeJwtResponse,
 } from '../jwt-service/messages.js';
-export { PROTO_PATH } from '../package-root.js';
+export { PROTO_PATH } from '../base/package-root.js';
 
 // Who may get which token: the issuance policy (docs/policy.md).
-export { checkPolicy, type JwtPolicy, type CallerPolicy, type IssuanceRate, DEFAULT_CALLER_RATE, MAX_RATE } from '../options/policy.js';
+export { checkPolicy, type JwtPolicy, type CallerPolicy, type IssuanceRate, DEFAULT_CALLER_RATE } from '../policy/document.js';
 export { loadPolicy } from '../policy/load.js';
-export { JWT_POLICY_SCHEMA } from '../policy/schema.js';
+export { JWT_POLICY_SCHEMA, MAX_RATE } from '../policy/schema.js';

@@ -1,5 +1,5 @@
 /**
- * What the deadlines on connected peers closed (src/peer-deadlines.ts), on either transport:
+ * What the deadlines on connected peers closed (src/base/peer-deadlines.ts), on either transport:
  *
  * - `jwt_grpc_request_timeouts_total`: calls answered DEADLINE_EXCEEDED and reset because
  *   their request was not whole (no END_STREAM) within requestTimeoutMs
@@ -10,7 +10,7 @@
  * Counted in plain numbers, read at scrape time; a cluster's primary sums its workers'.
  */
 import type { Registry } from 'prom-client';
-import type { ConnectionCloseReason, DeadlineCounters } from '../peer-deadlines.js';
+import type { ConnectionCloseReason, DeadlineCounters } from '../base/peer-deadlines.js';
 import { registerComputed } from './computed.js';
 
 /**

@@ -4,10 +4,10 @@
  * Nothing is signed for a refused call. @internal
  */
 import { performance } from 'node:perf_hooks';
-import type { CallerIdentity } from '../transport/handler-api.js';
-import { JwtGrpcError } from '../errors.js';
-import { DEFAULT_CALLER_RATE, type IssuanceRate } from '../options/policy.js';
-import type { CallerPolicy, JwtPolicy } from './check.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { DEFAULT_CALLER_RATE, type IssuanceRate } from './document.js';
+import type { CallerPolicy, JwtPolicy } from './document.js';
 
 /** The rules a decision names: a policy field, or `caller` for a caller the policy does not know. */
 export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind' | 'rate';

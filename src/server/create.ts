@@ -3,9 +3,9 @@ import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
 import { type StatusListRoute, documentsHandler } from '../discovery/handler.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { Logger } from '../log.js';
-import type { HttpPortLimits } from '../http-listen.js';
-import type { HandedPort, HandedPorts } from '../handed-port.js';
+import type { Logger } from '../base/log.js';
+import type { HttpPortLimits } from '../base/http-listen.js';
+import type { HandedPort, HandedPorts } from '../base/handed-port.js';
 import {
   STATUS_LISTS_PATH,
   STATUS_LIST_RESIGN_FRACTION,
@@ -15,7 +15,7 @@ import {
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { onKeyBackendChange } from '../keys/backend.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
@@ -27,11 +27,11 @@ import { type ResolvedOptions, optionValue } from '../options/resolve.js';
 import { type JwtServiceHandle, prepareJwtService } from '../jwt-service/add.js';
 import { SERVICE_NAME } from '../jwt-service/definition.js';
 import { checkServiceKeys } from '../jwt-service/options.js';
-import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../transport/handler-api.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
-import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
+import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../contracts/handler-api.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
+import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../contracts/handler-api.js';
 import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
-import { type JwtServerOptions, type ResolvedServerOptions, SERVER_OPTION_NAMES, type Transport, resolveServerOptions } from './options.js';
+import { type JwtServerOptions, type ResolvedServerOptions, type Transport, resolveServerOptions } from './options.js';
 import { OwnedResources, releaseOnce } from './owned-resources.js';
 
 import { createReflectionServices } from './reflection.js';
@@ -40,7 +40,7 @@ import { tracingInterceptor } from '../tracing/interceptor.js';
 import { readAdminSecret } from '../revocation/admin.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
@@ -189,9 +189,8 @@ export function createWorkerJwtServer(options: JwtServerOptions, handed: HandedP
 }
 
 function createServer(options: JwtServerOptions, handed: HandedPorts | undefined): JwtServer {
-  refuseUnknownOptions(options, SERVER_OPTION_NAMES, { owner: 'createJwtServer' });
-  const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
-  const resolved = resolveServerOptions(options);
+  const resolved = resolveServerOptions(options, { owner: 'createJwtServer' });
+  const givenKeys = options.keys === undefined ? undefined : checkServiceKeys(options.keys);
   // Keys given now must be able to sign the status list: refused here rather than at listen.
   if (resolved.server.statusList && givenKeys !== undefined) statusListAlgorithm(givenKeys);
   return new OwningJwtServer(resolved, givenKeys, handed);

@@ -6,7 +6,7 @@
  * none of this runs.
  */
 import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { type CallContext, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { type CallContext, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import { SERVER_TRACER, recordingServerContext } from './interceptor.js';
 
 /** A started jwt.verify span and the context to verify in. */

@@ -31,7 +31,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { CALL_TRACE_CONTEXT } from '../transport/call-core.js';
-import { type CallContext, CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { type CallContext, CallKey, type CallInterceptor, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import { splitPath } from './names.js';
 import { parentContext } from './propagation.js';
 

@@ -18,7 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Context, context as otelContext } from '@opentelemetry/api';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import {
   type CallContext,
   type CallerIdentity,
@@ -30,7 +30,8 @@ import {
   type CallInterceptor,
   GrpcStatus,
   type StatusCode,
-} from './handler-api.js';
+  isThenable,
+} from '../contracts/handler-api.js';
 
 /** What every call of a server shares with the core: its interceptors and where failures are logged. */
 export interface CallSettings {
@@ -44,11 +45,6 @@ export interface CallSettings {
  * they run in the context they were called in. @internal
  */
 export const CALL_TRACE_CONTEXT = new CallKey<Context>('OpenTelemetry context of the call');
-
-/** True for a promise or any other thenable a handler or interceptor may return. */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
 
 /** A status code a handler may end a call with; anything else is reported as UNKNOWN. */
 function validStatus(code: unknown): code is StatusCode {

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runRevokeCommand, runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
 import { parseClientArgs } from '../../src/cli/client-args.js';
-import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib/index.js';
 import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsListen } from '../../bench/kit/certs.js';
 
 let certs: TestCerts;

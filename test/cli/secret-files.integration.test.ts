@@ -1,5 +1,5 @@
 /**
- * Every file that holds a secret gets the same check (src/secret-file.ts): the key file, the
+ * Every file that holds a secret gets the same check (src/base/secret-file.ts): the key file, the
  * admin token file (server and client side), the TLS private key (serve, and the client
  * commands' --tls-key). A file open to group or others, or owned by another user, is warned
  * about once, naming the file; a 0600 file of our own is not. And an admin secret accepted on
@@ -10,7 +10,7 @@ import { chmodSync, chownSync, copyFileSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJwtServer } from '../../src/lib.js';
+import { createJwtServer } from '../../src/lib/index.js';
 import { readAdminSecretText } from '../../src/cli/admin-token.js';
 import { clientTransport } from '../../src/cli/tls-files.js';
 import { launchCli, serveArgs, startCli } from '../../bench/kit/cli.js';

@@ -12,7 +12,7 @@ import {
   jwtAuthInterceptor,
   jwtCallCredentials,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import {
   AS_LOCALHOST,

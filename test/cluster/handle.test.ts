@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from '../../src/cluster/handle.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 
 /** What the logger said, one `level message` line each. */
 const said = (log: ReturnType<typeof recordingLogger>): string[] => log.lines.map(({ level, message }) => `${level} ${message}`);

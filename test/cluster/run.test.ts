@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCluster } from '../../src/cluster/run.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 
 describe('runCluster', () => {
   it('serves in this process when workers is 1', async () => {

@@ -8,7 +8,7 @@ import { Server } from '@grpc/grpc-js';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { addJwtService } from '../../src/jwt-service/add.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
-import { type KeySet, generateKeys } from '../../src/lib.js';
+import { type KeySet, generateKeys } from '../../src/lib/index.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 let keys: KeySet;

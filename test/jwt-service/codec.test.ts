@@ -27,7 +27,7 @@ import {
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
-import { GrpcStatusError, GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../src/contracts/handler-api.js';
 import {
   SAMPLE_INT64,
   definition,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KeyFileEntry } from '../../src/keys/file.js';
 import { activateKey, addActiveKey, retireKey, rfc3339, stageKey } from '../../src/keys/rotation.js';
-import { exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5) / 1000;
 

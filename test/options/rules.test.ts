@@ -17,7 +17,7 @@ import {
   parseNodeMaxProcs,
   runCluster,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool, decodeJwt } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 

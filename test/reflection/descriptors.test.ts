@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureOutput, runChecked } from '../../bench/kit/exec.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { DESCRIPTOR_SET_PATH, type DescriptorIndex, fileWithImports, indexDescriptorSet } from '../../src/server/descriptor-set.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
+import { DESCRIPTOR_SET_PATH, type DescriptorIndex, fileWithImports, indexDescriptorSet } from '../../src/documents/descriptor-set.js';
 
 const work = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptors-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

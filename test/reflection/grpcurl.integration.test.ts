@@ -5,7 +5,7 @@
  * same JSON as when it is given the .proto files instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_NAME } from '../../src/lib.js';
+import { SERVICE_NAME } from '../../src/lib/index.js';
 import { type CommandRun, runToExit } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';

@@ -5,8 +5,8 @@
  */
 import { Client, credentials } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SERVICE_NAME } from '../../src/lib.js';
-import type { CallContext } from '../../src/transport/handler-api.js';
+import type { CallContext } from '../../src/contracts/handler-api.js';
+import { SERVICE_NAME } from '../../src/lib/index.js';
 import { HEALTH_LIST_LIMIT, type ServingStatus, createHealthService } from '../../src/server/health.js';
 import { callError, statusName } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';

@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError, SERVICE_NAME } from '../../src/lib.js';
-import { DESCRIPTOR_SET_PATH, indexDescriptorSet } from '../../src/server/descriptor-set.js';
+import { JwtGrpcError, SERVICE_NAME } from '../../src/lib/index.js';
+import { DESCRIPTOR_SET_PATH, indexDescriptorSet } from '../../src/documents/descriptor-set.js';
 import { createReflectionServices } from '../../src/server/reflection.js';
 import { statusName } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';

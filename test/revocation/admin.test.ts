@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejectedBy, thrownBy } from '../../bench/kit/thrown.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { type AdminSecret, MIN_ADMIN_SECRET_LENGTH, authorizeRevoke, readAdminSecret } from '../../src/revocation/admin.js';
-import { CallMetadata } from '../../src/transport/handler-api.js';
+import { CallMetadata } from '../../src/contracts/handler-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-admin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

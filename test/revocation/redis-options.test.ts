@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { thrownBy } from '../../bench/kit/thrown.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { REDIS_STORE_DEFAULTS, parseRedisUrl, resolveRedisStoreOptions } from '../../src/revocation/redis-options.js';
 
 const SHAPE = 'redis://[USER:PASSWORD@]HOST[:PORT][/DB] or rediss://... (TLS)';

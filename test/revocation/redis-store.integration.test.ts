@@ -19,10 +19,10 @@ import { rejectedBy } from '../../bench/kit/thrown.js';
 import { REDIS_INSTALL, type RedisServer, Relay, findRedisServer, startRedisServer } from '../../bench/kit/redis.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
-import { JwtGrpcError } from '../../src/errors.js';
-import type { Logger } from '../../src/log.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+import type { Logger } from '../../src/base/log.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 
 const PASSWORD = 'pw-7f3a9c-never-logged';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
-import type { Revocation } from '../../src/revocation/types.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-revocations-'));

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { JwtGrpcError } from '../../src/errors.js';
-import { declaredServices, indexDescriptorSet, loadDescriptorSet, readDescriptorSet } from '../../src/server/descriptor-set.js';
+import type { JwtGrpcError } from '../../src/base/errors.js';
+import { declaredServices, indexDescriptorSet, loadDescriptorSet, readDescriptorSet } from '../../src/documents/descriptor-set.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptor-set-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

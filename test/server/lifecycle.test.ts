@@ -17,7 +17,7 @@ import {
   generateKeys,
   importKeys,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool, callError, decodeJwt, statusName } from '../../bench/kit/grpc-clients.js';
 import { healthCheck, listServices, probePort } from '../../bench/kit/grpc-extras.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';

@@ -1,5 +1,5 @@
 /**
- * Nothing held for ever after the handshake (src/peer-deadlines.ts): on each
+ * Nothing held for ever after the handshake (src/base/peer-deadlines.ts): on each
  * transport, through createJwtServer and over real connections on loopback, a request that
  * is not whole within requestTimeoutMs is answered DEADLINE_EXCEEDED and its stream reset,
  * releasing its memory charge; a connection with no open stream for maxConnectionIdleMs gets
@@ -10,10 +10,10 @@
  */
 import type { ClientHttp2Session } from 'node:http2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib.js';
+import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib/index.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { MAX_CONCURRENT_STREAMS } from '../../src/options/table.js';
-import { GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../src/contracts/handler-api.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import {
   FRAME_FLAG,

@@ -5,7 +5,7 @@
  */
 import { credentials } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type KeySet, type Transport, createJwtServer, silentLogger } from '../../src/lib.js';
+import { type KeySet, type Transport, createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsArgs } from '../../bench/kit/certs.js';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';

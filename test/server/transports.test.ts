@@ -4,7 +4,7 @@
  * an address it cannot bind with ERR_LISTEN naming it, and closing within its grace.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 import { resolveServerOptions } from '../../src/server/options.js';
 import { type TransportServer, createTransport } from '../../src/server/transports.js';
 

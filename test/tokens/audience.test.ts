@@ -3,7 +3,7 @@
  * made without one, a token minted for any other service would pass it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 
 let keys: KeySet;
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import {
   exportKeys,
   generateKeys,
   importKeys,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { activeKid, expectReason, expectValid, flipChar, tokenFor } from './helpers.js';
 
 const T0 = 1_900_000_000;

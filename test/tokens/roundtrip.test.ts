@@ -3,7 +3,7 @@
  * test/tokens/sign.test.ts holds what the signer refuses.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, ALGORITHMS, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, ALGORITHMS, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 import { activeKid, expectValid, nowSeconds } from './helpers.js';
 
 let keys: KeySet;

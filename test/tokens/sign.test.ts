@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ALGORITHM_SPECS } from '../../src/algorithms/index.js';
 import { KeyHandle } from '../../src/keys/backend.js';
-import { ALGORITHMS, ANY_AUDIENCE, KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ALGORITHMS, ANY_AUDIENCE, KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 import { activeKid, nowSeconds, tokenFor } from './helpers.js';
 
 const exp = () => Math.floor(Date.now() / 1000) + 60;

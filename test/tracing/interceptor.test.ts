@@ -15,7 +15,7 @@ import {
   rpcConventions,
   tracingInterceptor,
 } from '../../src/tracing/interceptor.js';
-import { CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
+import { CallMetadata, GrpcStatus } from '../../src/contracts/handler-api.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

@@ -7,7 +7,7 @@ import { connect as connectTcp } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   CLIENT_PREFACE,
@@ -96,7 +96,8 @@ describe('request headers', () => {
     }
   });
 
-  it.each(['application/json', 'application/grpc-web', 'text/plain', undefined])(
+  // application/json and application/grpc-web are Connect's and gRPC-Web's (connect.test.ts, grpc-web.test.ts).
+  it.each(['text/plain', 'application/grpc-json', 'application/xml', undefined])(
     'answers HTTP 415 to content-type %s',
     async (contentType) => {
       const headers = grpcHeaders(UNARY);

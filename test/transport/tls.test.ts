@@ -3,7 +3,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { credentials, status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
+import type { CallContext, ServiceImplementation } from '../../src/contracts/handler-api.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { unary } from '../../bench/kit/grpc-clients.js';

@@ -1,4 +1,4 @@
-import { ANY_AUDIENCE, createSigner, createVerifier } from '../../../src/lib.js';
+import { ANY_AUDIENCE, createSigner, createVerifier } from '../../../src/lib/index.js';
 import { checkSubject, type MicroLibrary } from './types.js';
 
 const NAME = 'jwt-grpc';

@@ -23,7 +23,7 @@
  * client rejects with that status.
  */
 import type { Buffer } from 'node:buffer';
-import { GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatus } from '../../contracts/handler-api.js';
 import type {
   GenerateJwtResponse,
   GetJwksResponse,

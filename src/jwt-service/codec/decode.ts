@@ -16,7 +16,7 @@
  * deeper than 100 (wire.ts, `MAX_GROUP_DEPTH`).
  */
 import type { Buffer } from 'node:buffer';
-import { GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatus } from '../../contracts/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 import { type Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, decodeMessage, expectWireType, readTag } from './wire.js';
 

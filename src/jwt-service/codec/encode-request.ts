@@ -18,11 +18,11 @@
  * (protobufjs would not read it, and the call would go out with that field's default).
  */
 import { Buffer } from 'node:buffer';
-import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../contracts/handler-api.js';
 import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, Writer, int64Size, stringFieldSize, tag } from './wire.js';
-import { nearestName } from '../../nearest-name.js';
-import { firstUnknownName } from '../../unknown-name.js';
+import { nearestName } from '../../base/nearest-name.js';
+import { firstUnknownName } from '../../base/unknown-name.js';
 
 /** One field of a request: its number (all below 16: a one-byte tag), its name in the .proto, its type. */
 export type RequestField<T> = readonly [number: number, name: keyof T & string, type: 'string' | 'int64'];
@@ -100,7 +100,7 @@ function checked<T>(message: string, [, name, type]: RequestField<T>, value: unk
  * Refuses a property the message does not have: a misspelt `ttlSeconds` or `sub` would
  * otherwise be dropped and the call made with the field's default (any subject, the
  * default lifetime), which a caller cannot see. Inherited, getter and non-enumerable
- * names count, as the encoder reads them all (src/unknown-name.ts).
+ * names count, as the encoder reads them all (src/base/unknown-name.ts).
  */
 function refuseUnknownFields<T>(spec: RequestMessage<T>, request: object): void {
   const names = spec.fields.map(([, name]) => name as string);

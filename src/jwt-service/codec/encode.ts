@@ -17,7 +17,7 @@ import type {
   VerifyJwtReason,
   VerifyJwtResponse,
 } from '../messages.js';
-import { internalError } from '../../assert.js';
+import { internalError } from '../../base/assert.js';
 import { Writer, int64Size, stringFieldSize, tag, uint32Size } from './wire.js';
 
 /**

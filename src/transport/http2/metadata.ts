@@ -4,8 +4,8 @@
  * printable ASCII.
  */
 import { Buffer } from 'node:buffer';
-import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
-import { JwtGrpcError } from '../../errors.js';
+import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../../contracts/handler-api.js';
+import { JwtGrpcError } from '../../base/errors.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;

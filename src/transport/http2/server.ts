@@ -1,23 +1,25 @@
 import type { Buffer } from 'node:buffer';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import type { TLSSocket, TlsOptions } from 'node:tls';
-import { JwtGrpcError, invalidOption } from '../../errors.js';
-import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../connection-guard.js';
-import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
-import { type HandedPort, serveHanded } from '../../handed-port.js';
-import { cannotListen, parseAddress } from '../../address.js';
-import { OpenSet } from '../../open-set.js';
+import { JwtGrpcError, invalidOption } from '../../base/errors.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../base/connection-guard.js';
+import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../../contracts/handler-api.js';
+import { type HandedPort, serveHanded } from '../../base/handed-port.js';
+import { cannotListen, parseAddress } from '../../base/address.js';
+import { OpenSet } from '../../base/open-set.js';
 import { optionValue } from '../../options/resolve.js';
-import { nodeTls } from '../../optional-deps.js';
+import { nodeTls } from '../../base/optional-deps.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
+import type { CallShared } from './call.js';
 import { streamHandler } from './dispatch.js';
+import type { ProtocolServer } from '../protocols/dispatch.js';
 import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
 import { Router } from './router.js';
 import { SessionState } from './session.js';
 import type { ConnectionLimits } from './wire/connection.js';
-import { PeerDeadlineReport } from '../../peer-deadlines.js';
+import { PeerDeadlineReport } from '../../base/peer-deadlines.js';
 
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {
@@ -79,6 +81,22 @@ function secureOptions(tls: ServerTlsOptions, handshakeTimeoutMs: number): TlsOp
 }
 
 /**
+ * What Connect, gRPC-Web and CORS need of the server; undefined when it serves gRPC only
+ * (and no CORS), so that every other request is refused as gRPC's protocol document says.
+ */
+function protocolServer(router: Router, { options, deadlines }: CallShared): ProtocolServer | undefined {
+  const { protocols, corsAllowedOrigins } = options;
+  if (protocols.size === 1 && protocols.has('grpc') && corsAllowedOrigins.size === 0) return undefined;
+  return {
+    router,
+    deadlines,
+    settings: options,
+    maxReceiveMessageBytes: options.maxReceiveMessageBytes,
+    protocolSettings: { protocols, corsAllowedOrigins },
+  };
+}
+
+/**
  * Creates a gRPC server on its own HTTP/2 (RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113), framed in ./wire on node:net and
  * node:tls; the gRPC over HTTP/2 protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md)): unary,
  * server-streaming, client-streaming and bidi calls, gzip/deflate messages, deadlines,
@@ -120,7 +138,8 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   constructor(options: ResolvedHttp2Options) {
     this.#options = options;
     this.#limits = connectionLimits(options);
-    this.#onStream = streamHandler(this.#router, { options, deadlines: this.#deadlines });
+    const shared = { options, deadlines: this.#deadlines };
+    this.#onStream = streamHandler(this.#router, shared, protocolServer(this.#router, shared));
     this.#guard = new ConnectionGuard({
       port: 'grpc',
       handshakeTimeoutMs: options.handshakeTimeoutMs,

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { loadSync } from '@grpc/proto-loader';
-import { PROTO_PATH } from '../../../src/package-root.js';
+import { PROTO_PATH } from '../../../src/base/package-root.js';
 import { SERVICE_NAME } from '../../../src/jwt-service/definition.js';
 import { PROTO_LOADER_OPTIONS } from '../../../src/protos/load.js';
 

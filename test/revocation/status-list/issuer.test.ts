@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { exportKeys, generateKeys } from '../../../src/lib.js';
+import { exportKeys, generateKeys } from '../../../src/lib/index.js';
 import { decodeLst, statusAt } from '../../../src/revocation/status-list/codec.js';
 import { MAX_BLOCK_AGE_MS } from '../../../src/revocation/status-list/allocator.js';
 import { MAX_LIVE_STATUS_LISTS, createStatusListIssuer } from '../../../src/revocation/status-list/issuer.js';
