@@ -82,6 +82,15 @@ export const GO_TOOLS = {
     fromPath: true,
     usedBy: 'the AWS KMS key backend tests and benchmark rows',
   },
+  connectconformance: {
+    name: 'connectconformance',
+    package: 'connectrpc.com/conformance/cmd/connectconformance',
+    version: 'v1.0.7',
+    dir: TOOLS_BIN,
+    binary: 'connectconformance',
+    fromPath: false,
+    usedBy: 'the Connect conformance suite (npm run test:conformance)',
+  },
   // Its binary is called `client`: a folder of its own keeps that name out of .tools/bin.
   interopClient: {
     name: 'the grpc-go interop client',

@@ -21,7 +21,7 @@ export type PortRole = 'grpc' | 'metrics' | 'discovery';
 
 /**
  * Why a handshake failed: `timeout` (the deadline passed), `tls` (the TLS handshake failed,
- * or ALPN chose no protocol the port serves), `preface` (no valid HTTP/2 preface and SETTINGS).
+ * or ALPN chose no protocol the port serves), `preface` (no valid HTTP/2 preface and SETTINGS, nor an HTTP/1.1 request where the port serves one).
  */
 export type HandshakeFailure = 'timeout' | 'tls' | 'preface';
 
@@ -284,6 +284,8 @@ export class ConnectionGuard {
   readonly #openPerPeer = new Map<string, number>();
   /** When each TCP connection was accepted: the start of its one deadline. */
   readonly #acceptedAt = new WeakMap<Socket, number>();
+  /** Whether each address is held to its share (peerSharePercent under 100). */
+  readonly #sharesOn: boolean;
   /** New connections per address and second; undefined with the share off. */
   readonly #acceptRate: PeerAcceptRate | undefined;
   /**
@@ -301,8 +303,10 @@ export class ConnectionGuard {
     this.maxConnections = options.maxConnections;
     const percent = options.peerSharePercent ?? PEER_SHARE_PERCENT;
     this.maxConnectionsPerPeer = peerConnectionShare(options.maxConnections, percent);
-    this.#acceptRate =
-      percent >= 100 ? undefined : new PeerAcceptRate(Math.max(PEER_ACCEPT_RATE, this.maxConnectionsPerPeer), PEER_ACCEPT_RATE);
+    this.#sharesOn = percent < 100;
+    this.#acceptRate = this.#sharesOn
+      ? new PeerAcceptRate(Math.max(PEER_ACCEPT_RATE, this.maxConnectionsPerPeer), PEER_ACCEPT_RATE)
+      : undefined;
     this.#counters = options.counters;
     this.#failures = new ThrottledWarning(options.logger, 'connections closed before their handshake completed', {
       port: options.port,
@@ -356,7 +360,8 @@ export class ConnectionGuard {
     const peer = peerKey(socket.remoteAddress);
     const held = this.#openPerPeer.get(peer) ?? 0;
     // Before any eviction: a newcomer over its address's share or rate takes no one's place.
-    if (held >= this.maxConnectionsPerPeer) return this.#refuse(socket, 'peer_share');
+    // With the shares off (100 %) an address may hold the whole cap, and at it make room like any other.
+    if (this.#sharesOn && held >= this.maxConnectionsPerPeer) return this.#refuse(socket, 'peer_share');
     if (this.#acceptRate !== undefined && !this.#acceptRate.take(peer, Date.now())) return this.#refuse(socket, 'peer_rate');
     if (full) this.#evictOne();
     this.#open += 1;
@@ -471,7 +476,12 @@ const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
 export function httpClientError(guard: ConnectionGuard): (err: NodeJS.ErrnoException, socket: Socket) => void {
   return (err, socket) => {
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') guard.failed('timeout');
-    if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
-    socket.destroy();
+    answerClientError(err, socket);
   };
+}
+
+/** node:http's answer to a request it cannot read (408, 431 or 400), unless an answer went out already; then the socket is closed. @internal */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
+  socket.destroy();
 }

@@ -506,7 +506,7 @@ export function interceptorsProblem(value: unknown): string | undefined {
 }
 
 /**
- * TLS for a server's `listen`, on either transport: ALPN offers h2 only.
+ * TLS for a server's `listen`, on either transport: ALPN offers h2 (and, on the own transport, http/1.1 for Connect and gRPC-Web).
  *
  * @example
  * ```ts

@@ -5,7 +5,7 @@
  *   handshake completed; `port` is `grpc`, `metrics` or `discovery`, `reason` `timeout`
  *   (no TLS handshake, HTTP/2 preface and SETTINGS, or request head within
  *   handshakeTimeoutMs), `tls` (a failed TLS handshake, or no ALPN protocol the port serves)
- *   or `preface` (not an HTTP/2 client)
+ *   or `preface` (not an HTTP/2 client, nor HTTP/1.1 where the port serves it)
  * - `jwt_grpc_connections_refused_total{port, reason}`: connections closed as they were
  *   accepted, `reason` `cap` (the port's cap of open connections was reached) or
  *   `peer_share` (the client's address held its share of the cap, `peerSharePercent`)

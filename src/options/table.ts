@@ -344,7 +344,7 @@ export const OPTIONS = {
     // As the discovery port had it; Node's own default, 120 s for TLS and none for the
     // HTTP/2 preface, let silent sockets hold descriptors for minutes.
     default: 10_000,
-    help: 'a new connection must finish its TLS handshake and send the HTTP/2 preface and SETTINGS (on the metrics and discovery ports: its request head) within this long, or it is closed',
+    help: 'a new connection must finish its TLS handshake and send the HTTP/2 preface and SETTINGS (on the metrics and discovery ports, and HTTP/1.1 on the gRPC port: its request head) within this long, or it is closed',
     cli: { flag: 'handshake-timeout-ms', env: 'JWT_GRPC_HANDSHAKE_TIMEOUT_MS' },
   }),
   maxConnections: option({

@@ -42,8 +42,8 @@ const LAYERS: readonly { readonly name: string; readonly folders: readonly strin
   { name: 'transport', folders: ['transport/'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
   { name: 'wire', folders: ['transport/http2/wire/'] },
-  // gRPC on the own HTTP/2: calls, framing, deadlines, compression, routing; Connect and gRPC-Web beside it, over one HTTP exchange.
-  { name: 'http2', folders: ['transport/http2/', 'transport/protocols/'] },
+  // gRPC on the own HTTP/2: calls, framing, deadlines, compression, routing; Connect and gRPC-Web beside it, over one HTTP exchange; HTTP/1.1 on the same port (node:http, handed the connections the sniff gives it).
+  { name: 'http2', folders: ['transport/http2/', 'transport/protocols/', 'transport/http1/'] },
   // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.
   { name: 'discovery', folders: ['discovery/'] },
   // The signing path: sign, verify, claims, the verification cache.

@@ -238,7 +238,8 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     it('counts a connection that sends no HTTP/2 preface', async () => {
       const { server, port } = await start(transport, false);
       const socket = await tcp(port);
-      socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+      // Neither HTTP/2 nor HTTP/1.1 (which the own transport serves on the same port).
+      socket.write('SSH-2.0-OpenSSH_9.6\r\n');
       await closedWithin(socket, Date.now(), DEADLINE_MS + SLACK_MS);
       await expect.poll(() => sample(server.metricsPort as number, failures, 'port="grpc",reason="preface"')).toBe(1);
     });

@@ -25,11 +25,11 @@ import { PROBE } from './helpers/probe.js';
 import { closeAllServers as closeProbeServers, startHttp2 } from './helpers/servers.js';
 import {
   JWT_SERVICE,
-  envelope,
-  frames,
   type LooseJwtClient,
+  envelope,
   expectAnswersAsGrpc,
   firstWatchedStatus,
+  frames,
   protocolClient,
   rawRequest,
 } from './helpers/protocol-clients.js';
@@ -245,6 +245,62 @@ describe('Connect on the own transport', () => {
       code: 'ERR_INVALID_OPTION',
       message: expect.stringMatching(/^option protocols: connect needs transport 'http2'/),
     });
+  });
+});
+
+/** A google.protobuf.Any as bytes: type_url (field 1) and value (field 2). */
+function anyBytes(typeUrl: string, value: Buffer): Buffer {
+  const url = Buffer.from(typeUrl);
+  return Buffer.concat([Buffer.from([0x0a, url.length]), url, Buffer.from([0x12, value.length]), value]);
+}
+
+describe("error details (gRPC's richer error model) over Connect and gRPC-Web", () => {
+  // google.rpc.ErrorInfo { reason: "KEY" } in a google.rpc.Status { code: 5, message: "no key", details: [it] }.
+  const info = Buffer.from([0x0a, 0x03, ...Buffer.from('KEY')]);
+  const detail = anyBytes('type.googleapis.com/google.rpc.ErrorInfo', info);
+  const status = Buffer.concat([Buffer.from([0x08, 0x05, 0x12, 0x06]), Buffer.from('no key'), Buffer.from([0x1a, detail.length]), detail]);
+  const fail = (): never => {
+    throw new GrpcStatusError(GrpcStatus.NOT_FOUND, 'no key', {
+      metadata: new CallMetadata().set('grpc-status-details-bin', status).set('x-why', 'absent'),
+    });
+  };
+  const served = startHttp2([[PROBE, { Unary: fail, ServerStream: fail, ClientStream: fail, Bidi: fail }]]);
+  const probe = async (path: string, contentType: string, body: Buffer | string) =>
+    rawRequest((await served).port, { ':path': path, 'content-type': contentType }, body);
+  const expected = { type: 'google.rpc.ErrorInfo', value: info.toString('base64').replace(/=+$/, '') };
+
+  it('lists them in a unary error, its other trailers kept as trailer- headers', async () => {
+    const answer = await probe('/test.Probe/Unary', 'application/proto', '{}');
+    expect(answer.status).toBe(404);
+    expect(errorOf(answer.body)).toEqual({ code: 'not_found', message: 'no key', details: [expected] });
+    expect(answer.headers['trailer-x-why']).toBe('absent');
+    expect(answer.headers['trailer-grpc-status-details-bin']).toBeUndefined();
+  });
+
+  it("lists them in a stream's end-stream error, its other trailers kept as metadata", async () => {
+    const answer = await probe('/test.Probe/ServerStream', 'application/connect+proto', envelope(Buffer.from('{}')));
+    const [end] = frames(answer.body);
+    expect(end?.flag).toBe(2);
+    expect(JSON.parse(end?.payload.toString('utf8') ?? '')).toEqual({
+      error: { code: 'not_found', message: 'no key', details: [expected] },
+      metadata: { 'x-why': ['absent'] },
+    });
+  });
+
+  it("carries the google.rpc.Status in gRPC-Web's trailer frame", async () => {
+    const answer = await probe('/test.Probe/Unary', 'application/grpc-web+proto', envelope(Buffer.from('{}')));
+    const trailer =
+      frames(answer.body)
+        .find((frame) => frame.flag === 0x80)
+        ?.payload.toString('latin1') ?? '';
+    const value = /^grpc-status-details-bin:(.*)$/m.exec(trailer)?.[1]?.trim() ?? '';
+    expect(Buffer.from(value, 'base64')).toEqual(status);
+    expect(trailer).toMatch(/^grpc-status:5\r$/m);
+  });
+
+  it('answers a Connect unary call to a path nothing serves 404 unimplemented, as Connect clients expect', async () => {
+    const answer = await probe('/test.Probe/Nothing', 'application/proto', '{}');
+    expect([answer.status, errorOf(answer.body).code]).toEqual([404, 'unimplemented']);
   });
 });
 

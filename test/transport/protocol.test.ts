@@ -29,6 +29,9 @@ import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const UNARY = '/test.Probe/Unary';
 
+/** A google.rpc.Status as its bytes: code 5, message "no such key" (the handler API carries it as it is). */
+const STATUS_DETAILS = Buffer.from('0805120b6e6f2073756368206b6579', 'hex');
+
 /** What the last Unary handler saw, for the tests to inspect. */
 let seen: { request: unknown; call: CallContext; signal: AbortSignal } | undefined;
 const logger = recordingLogger();
@@ -64,6 +67,17 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
       call.setTrailers(new CallMetadata().add('x-trailing', 'a').add('x-trailing', 'b'));
       return entries;
     }
+    case 'status-details':
+      throw new GrpcStatusError(GrpcStatus.NOT_FOUND, 'no such key', {
+        metadata: new CallMetadata().set('grpc-status-details-bin', STATUS_DETAILS),
+      });
+    case 'status-details-in-headers':
+      try {
+        call.sendMetadata(new CallMetadata().set('grpc-status-details-bin', STATUS_DETAILS));
+        return { refused: false };
+      } catch (err) {
+        return { refused: (err as { code?: unknown }).code };
+      }
     case 'compress':
       call.setResponseCompression('gzip');
       return { text: 'x'.repeat(1000) };
@@ -348,6 +362,14 @@ describe('errors and status messages', () => {
     expect(raw).toContain('100%25');
     expect(res.message).toBe('\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈 and 100% \t\n');
     expect(Buffer.from(String(res.headers['why-bin']), 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
+  });
+
+  it("carries an error's google.rpc.Status in the grpc-status-details-bin trailer, and refuses it in response headers", async () => {
+    const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'status-details' }))] });
+    expect(res).toMatchObject({ status: GrpcStatus.NOT_FOUND, message: 'no such key' });
+    expect(Buffer.from(String(res.headers['grpc-status-details-bin']), 'base64')).toEqual(STATUS_DETAILS);
+    const inHeaders = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'status-details-in-headers' }))] });
+    expect(JSON.parse(unframe(inHeaders.body)[0]?.bytes.toString() ?? '')).toEqual({ refused: 'ERR_INVALID_ARGUMENT' });
   });
 
   it("answers a handler's plain Error with INTERNAL and a generic message, and logs it", async () => {

@@ -441,7 +441,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     if (details.length > 0) fields['grpc-message'] = percentEncode(details);
     if (trailers !== undefined) {
       try {
-        addMetadataHeaders(fields, trailers);
+        addMetadataHeaders(fields, trailers, 'trailers');
       } catch (err) {
         this.#options.logger.error(`${this.method}: trailers dropped`, { error: (err as Error).message });
       }

@@ -249,7 +249,13 @@ export class ProtocolCall extends CallCore implements DeadlineEntry, ExchangeLis
     if (this.#done) return;
     const reason = new GrpcStatusError(status, details);
     this.#abort(reason);
-    if (respondable) this.endWithStatus(status, details, undefined);
+    if (respondable) {
+      this.endWithStatus(status, details, undefined);
+      return;
+    }
+    // The transport answers (an HTTP/1.1 413) or closes the exchange itself: the call has ended.
+    this.#done = true;
+    this.#statusDecided(status, details);
   }
 
   closed(): void {
@@ -407,12 +413,19 @@ export class ProtocolCall extends CallCore implements DeadlineEntry, ExchangeLis
         this.#sendWhole(whole.status, whole.headers, whole.body);
       }
     } catch (err) {
-      // Trailers a handler set that no header can carry: the status still goes out, without them.
-      this.settings.logger.error(`${this.method}: trailers dropped`, { error: (err as Error).message });
+      // Trailers a handler set that no header can carry: the status still goes out, without them,
+      // once. What fails with nothing of the handler's left to drop is the exchange's own: it is aborted.
+      const droppable = this.trailers !== undefined || this.#headerMetadata !== undefined;
+      this.settings.logger.error(`${this.method}: ${droppable ? 'trailers dropped' : 'status not sent'}`, {
+        error: (err as Error).message,
+      });
       this.trailers = undefined;
       this.#headerMetadata = undefined;
-      if (!this.#exchange.closed) this.endWithStatus(status, details, undefined);
-      return;
+      if (droppable && !this.#exchange.closed) {
+        this.endWithStatus(status, details, undefined);
+        return;
+      }
+      if (!this.#exchange.closed) this.#exchange.abort();
     }
     this.#statusDecided(status, details);
   }

@@ -10,6 +10,7 @@ import { type CallMetadata, GrpcStatus, GrpcStatusError, type StatusCode } from 
 import type { MessageEncoding } from '../http2/compression.js';
 import { type MessageSink, framedMessage } from '../http2/framing.js';
 import { type HeaderFields, addMetadataHeaders } from '../http2/metadata.js';
+import { type ConnectErrorDetail, splitStatusDetails } from './status-details.js';
 import type { ExchangeFields } from './exchange.js';
 import { EnvelopeBody, mediaType } from './grpc-web.js';
 import type { BodyReader, ProtocolWire, WholeResponse } from './wire.js';
@@ -102,10 +103,11 @@ export function parseConnectTimeout(value: string): number {
   return /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
 }
 
-/** The JSON error of the specification: `{ code, message }` (no details: this server attaches none). */
-export function errorJson(status: StatusCode, details: string): Buffer {
-  const error: Record<string, string> = { code: connectCode(status).name };
+/** The JSON error of the specification: `{ code, message, details }`, the details a handler attached (./status-details.ts). */
+export function errorJson(status: StatusCode, details: string, typed: readonly ConnectErrorDetail[] = []): Buffer {
+  const error: { code: string; message?: string; details?: readonly ConnectErrorDetail[] } = { code: connectCode(status).name };
   if (details.length > 0) error.message = details;
+  if (typed.length > 0) error.details = typed;
   return Buffer.from(JSON.stringify(error), 'utf8');
 }
 
@@ -218,8 +220,9 @@ export class ConnectWire implements ProtocolWire {
 
   tail(status: StatusCode, details: string, trailers: CallMetadata | undefined): Buffer {
     const end: { error?: { code: string; message?: string }; metadata?: Record<string, string[]> } = {};
-    if (status !== GrpcStatus.OK) end.error = JSON.parse(errorJson(status, details).toString('utf8'));
-    if (trailers !== undefined && trailers.size > 0) end.metadata = metadataJson(trailers);
+    const split = splitStatusDetails(trailers);
+    if (status !== GrpcStatus.OK) end.error = JSON.parse(errorJson(status, details, split.details).toString('utf8'));
+    if (split.metadata !== undefined && split.metadata.size > 0) end.metadata = metadataJson(split.metadata);
     const frame = framedMessage(false, Buffer.from(JSON.stringify(end), 'utf8'));
     frame[0] = END_STREAM_FLAG;
     return frame;
@@ -242,9 +245,10 @@ export class ConnectWire implements ProtocolWire {
         ? (this.head(message.encoding, metadata) as HeaderFields)
         : { 'content-type': 'application/json', 'accept-encoding': CONNECT_ACCEPT_ENCODING };
     if (status !== GrpcStatus.OK && metadata !== undefined) addMetadataHeaders(headers, metadata);
-    if (trailers !== undefined) addTrailerHeaders(headers, trailers);
+    const split = splitStatusDetails(trailers);
+    if (split.metadata !== undefined) addTrailerHeaders(headers, split.metadata);
     if (status === GrpcStatus.OK && message !== undefined) return { status: 200, headers, body: [message.bytes] };
-    return { status: connectCode(status).httpStatus, headers, body: [errorJson(status, details)] };
+    return { status: connectCode(status).httpStatus, headers, body: [errorJson(status, details, split.details)] };
   }
 }
 

@@ -166,7 +166,10 @@ function startCall(
 ): void {
   const route = server.router.get(exchange.path);
   if (route === undefined) {
-    refuse(exchange, wire, GrpcStatus.UNIMPLEMENTED, server.router.unknownPathMessage(exchange.path), extraHeaders);
+    // A Connect unary call to a path nothing serves is 404, which Connect clients read as
+    // unimplemented (the specification's HTTP to error code mapping), as connect-go answers it.
+    const notFound = wire.protocol === 'connect' && !wire.streaming ? { status: 404, headers: {} } : undefined;
+    refuse(exchange, wire, GrpcStatus.UNIMPLEMENTED, server.router.unknownPathMessage(exchange.path), extraHeaders, notFound);
     return;
   }
   const version = exchange.headers['connect-protocol-version'];

@@ -112,7 +112,7 @@ export class EnvelopeBody implements BodyReader {
 /** The trailer frame's header block: `name:value` lines, CRLF after each (PROTOCOL-WEB). */
 function trailerBlock(status: StatusCode, details: string, trailers: CallMetadata | undefined): Buffer {
   const fields: HeaderFields = {};
-  if (trailers !== undefined) addMetadataHeaders(fields, trailers);
+  if (trailers !== undefined) addMetadataHeaders(fields, trailers, 'trailers');
   let text = `grpc-status:${status}\r\n`;
   if (details.length > 0) text += `grpc-message:${percentEncode(details)}\r\n`;
   for (const [name, value] of Object.entries(fields)) {

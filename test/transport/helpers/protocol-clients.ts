@@ -42,6 +42,14 @@ export interface ProtocolClientKind {
   readonly binary: boolean;
 }
 
+/** Every client kind, for `it.each`. */
+export const CLIENT_KINDS: readonly ProtocolClientKind[] = [
+  { protocol: 'connect', binary: false },
+  { protocol: 'connect', binary: true },
+  { protocol: 'grpc-web', binary: true },
+  { protocol: 'grpc-web', binary: false },
+];
+
 /** A connect-node transport to `port` (HTTP/2, plaintext). */
 function transportOf(port: number, kind: ProtocolClientKind) {
   const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '2' as const, useBinaryFormat: kind.binary };
