@@ -44,6 +44,7 @@ describe('openFilesLimit and defaultMaxConnections', () => {
   it('reads the soft limit, or nothing when it cannot', () => {
     expect(openFilesLimit(() => LIMITS)).toBe(4096);
     expect(openFilesLimit(() => 'Max processes 10 10 processes\n')).toBeUndefined();
+    expect(openFilesLimit(() => LIMITS.replace('4096 ', 'unlimited '))).toBeUndefined();
     expect(
       openFilesLimit(() => {
         throw new Error('ENOENT');
@@ -53,10 +54,22 @@ describe('openFilesLimit and defaultMaxConnections', () => {
 
   it('leaves descriptors for the rest of the process, at least half the limit', () => {
     expect(defaultMaxConnections(4096)).toBe(4096 - RESERVED_DESCRIPTORS);
+    expect(defaultMaxConnections(1024)).toBe(624);
+    // 600 descriptors: 300 connections at most, so that a flood of silent sockets meets a refusal.
+    expect(defaultMaxConnections(600)).toBe(300);
     expect(defaultMaxConnections(300)).toBe(150);
     expect(defaultMaxConnections(1)).toBe(1);
     for (const limit of [undefined, 0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60])
       expect(defaultMaxConnections(limit)).toBe(FALLBACK_MAX_CONNECTIONS);
+    expect(FALLBACK_MAX_CONNECTIONS).toBe(10_000);
+  });
+
+  it("reads this process's own limit on Linux", () => {
+    const limit = openFilesLimit();
+    if (process.platform === 'linux') expect(limit).toBeGreaterThan(0);
+    expect(defaultMaxConnections(limit)).toBe(
+      limit === undefined ? FALLBACK_MAX_CONNECTIONS : Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS),
+    );
   });
 });
 

@@ -16,16 +16,17 @@ import { GRPC_JS_RELEASES, ensureGrpcJs } from './tools.js';
 
 /**
  * The grpc-js transport's tests: its guards over real connections (memory, deadlines,
- * handshake and connection cap, stream resets), the adapter, and addJwtService on a user's
- * grpc-js Server, which uses only grpc-js's public API.
+ * handshake and connection cap, stream resets), the adapter, health and reflection served by
+ * it, and addJwtService on a user's grpc-js Server, which uses only grpc-js's public API.
  */
 export const GRPC_JS_TRANSPORT_TESTS = [
   'test/server/grpc-js-guards.test.ts',
   'test/server/grpc-js-connections.test.ts',
   'test/server/grpc-js-memory.test.ts',
   'test/server/channel-options.test.ts',
-  'test/server/transports.test.ts',
   'test/server/lifecycle.test.ts',
+  'test/reflection/health.test.ts',
+  'test/reflection/reflection.test.ts',
   'test/transport/grpc-js.test.ts',
   'test/jwt-service/add.test.ts',
   'test/transport/zero-window.integration.test.ts',

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsArgs } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
 
 describe.skipIf(!hasOpenssl())('serve --policy', () => {
@@ -45,7 +45,7 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
     ['a file that is not JSON', '{"callers":', '$: not valid JSON'],
   ])('exits 2 on %s, with one line naming the file, the JSON path and the problem', async (_, content, problem) => {
     const policy = file('bad-policy.json', content);
-    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const tls = mutualTlsArgs(certs);
     const result = await runCli(serveArgs('--policy', policy, ...tls));
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.split('\n')[0]).toContain(`jwt-grpc: policy file ${policy}: ${problem}`);
@@ -69,7 +69,7 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
       'policy.json',
       JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'] } } }),
     );
-    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const tls = mutualTlsArgs(certs);
     const cli = await startCli(serveArgs('--policy', policy, ...tls));
     expect(cli.stderr).not.toMatch(/OPEN MODE/);
     expect(cli.stdout).toContain(`policy: 1 callers from ${policy}`);
@@ -84,7 +84,7 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
       'cluster-policy.json',
       JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], bind: true } } }),
     );
-    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const tls = mutualTlsArgs(certs);
     const cli = await startCli(serveArgs('--policy', policy, '--transport', transport, ...tls), { env: { NODEMAXPROCS: '2' } });
     expect(cli.workerPids).toHaveLength(2);
     // Channels of their own (a distinct user agent each), so the calls spread over the workers.

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as lib from '../../src/lib/index.js';
 import { type KeySet, type JwtServer, JwtGrpcError, silentLogger } from '../../src/lib/index.js';
 import { parseCommand } from '../../src/cli/args.js';
-import { editDistance, nearestName } from '../../src/base/known-options.js';
 import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { ENTRY_POINTS } from '../package/entry-points.js';
 
@@ -261,19 +260,6 @@ describe('every export of the public API', () => {
       lib.importKeys({ keys: [{ ...jwk(), deactivated_at: '2026-01-01T00:00:00Z', use: 'sig', key_ops: ['sign', 'verify'] }] }),
     ).not.toThrow();
     await expect(lib.loadKeys(keyFile({ keys: [jwk()] }), { logger: silentLogger })).resolves.toBeDefined();
-  });
-});
-
-describe('the hint', () => {
-  it('is the nearest known name within a third of the name, case, _ and - aside; else none', () => {
-    expect(nearestName('audiance', ['audience', 'issuer'])).toBe('audience');
-    expect(nearestName('isuer', ['audience', 'issuer'])).toBe('issuer');
-    expect(nearestName('max_entries', ['maxEntries'])).toBe('maxEntries');
-    expect(nearestName('maxTokenLenght', ['maxTokenLength'])).toBe('maxTokenLength');
-    expect(nearestName('health', ['audience', 'issuer'])).toBeUndefined();
-    expect(nearestName('x', ['ca', 'key'])).toBeUndefined();
-    expect(editDistance('ab', 'ba')).toBe(1);
-    expect(editDistance('kitten', 'sitting')).toBe(3);
   });
 });
 

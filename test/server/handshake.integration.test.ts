@@ -13,7 +13,7 @@ import { credentials } from '@grpc/grpc-js';
 import { type Socket, connect as connectTcp } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsArgs } from '../../bench/kit/certs.js';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { type JwtServer, type JwtServerOptions, type KeySet, type Logger, type Transport, createJwtServer } from '../../src/lib/index.js';
@@ -415,16 +415,10 @@ describe('the issue: `jwt-grpc serve` with 600 open files, a flood of silent soc
   ] as const)(
     'on transport %s with %i process(es): calls on open connections go on, the flood is refused, logged and counted, and new clients get in after the deadline',
     async (transport, workers) => {
-      const { files } = certs;
       const cli = await startCli(
         serveArgs(
           ...transportArgs(transport),
-          '--tls-cert',
-          files.serverCert,
-          '--tls-key',
-          files.serverKey,
-          '--tls-client-ca',
-          files.caCert,
+          ...mutualTlsArgs(certs),
           '--handshake-timeout-ms',
           '3000',
           '--metrics-port',

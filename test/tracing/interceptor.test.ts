@@ -72,6 +72,16 @@ describe('tracingInterceptor', () => {
     expect((call as { get(key: unknown): unknown }).get(SERVER_TRACER)).toBe(tracer);
   });
 
+  it.each([
+    ['/Svc/a/b', { 'rpc.service': 'Svc', 'rpc.method': 'a/b' }],
+    // A path with no second slash (a peer may send any :path): all method, no service.
+    ['/OnlyMethod', { 'rpc.service': '', 'rpc.method': 'OnlyMethod' }],
+    ['/', { 'rpc.service': '', 'rpc.method': '' }],
+  ])('splits %s into service and method at the second slash', (path, attributes) => {
+    run(tracingInterceptor(tracer, undefined, undefined), fakeCall(path), GrpcStatus.UNIMPLEMENTED);
+    expect(exporter.getFinishedSpans()[0]?.attributes).toMatchObject(attributes);
+  });
+
   it('uses the stable conventions when opted in, naming the status and the error type', () => {
     const interceptor = tracingInterceptor(tracer, undefined, 'rpc');
     run(interceptor, fakeCall('/pkg.Svc/M', '[::1]:9000'), GrpcStatus.UNAVAILABLE, 'backend down');
