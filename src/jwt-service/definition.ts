@@ -1,6 +1,7 @@
 import type { Buffer } from 'node:buffer';
 import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
 import {
+  decodeExchangeTokenRequest,
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeGetStatusListRequest,
@@ -8,6 +9,7 @@ import {
   decodeVerifyJwtRequest,
 } from './codec/decode.js';
 import {
+  decodeExchangeTokenResponse,
   decodeGenerateJwtResponse,
   decodeGetJwksResponse,
   decodeGetStatusListResponse,
@@ -15,6 +17,7 @@ import {
   decodeVerifyJwtResponse,
 } from './codec/decode-response.js';
 import {
+  encodeExchangeTokenResponse,
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
   encodeGetStatusListResponse,
@@ -22,6 +25,7 @@ import {
   encodeVerifyJwtResponse,
 } from './codec/encode.js';
 import {
+  encodeExchangeTokenRequest,
   encodeGenerateJwtRequest,
   encodeGetJwksRequest,
   encodeGetStatusListRequest,
@@ -78,6 +82,12 @@ const CODECS: Readonly<Record<string, Codecs>> = {
     responseSerialize: encodeRevokeJwtResponse,
     requestSerialize: encodeRevokeJwtRequest,
     responseDeserialize: decodeRevokeJwtResponse,
+  },
+  ExchangeToken: {
+    requestDeserialize: decodeExchangeTokenRequest,
+    responseSerialize: encodeExchangeTokenResponse,
+    requestSerialize: encodeExchangeTokenRequest,
+    responseDeserialize: decodeExchangeTokenResponse,
   },
 };
 

@@ -77,6 +77,34 @@ export interface CallerPolicy {
 }
 
 /**
+ * Who may exchange which subjects' tokens for which audiences and scopes (ExchangeToken and
+ * the token endpoint, docs/token-exchange.md). An exchange must match a rule: its subject
+ * (as the trust file maps it) one of `subjects`, its actor one of `actors` (a rule without
+ * `actors` matches only a subject trading its own token), every audience one of `audiences`.
+ *
+ * @example
+ * ```ts
+ * const rule: ExchangeRule = { subjects: ['k8s:shop/*'], actors: ['spiffe://example.org/ns/shop/sa/orders'], audiences: ['billing'] };
+ * ```
+ */
+export interface ExchangeRule {
+  /** Subjects (after the trust file's mapping) whose tokens the rule lets be exchanged; patterns as a caller's `subjects`. Required. */
+  readonly subjects: readonly string[];
+  /** Who may exchange them on the subject's behalf: a client certificate's caller id, or an actor token's mapped subject. Omitted: no actor. */
+  readonly actors?: readonly string[];
+  /** Audiences (or resources) the new token may be for, patterns as `subjects`. Required. */
+  readonly audiences: readonly string[];
+  /** Scopes the new token may carry, patterns. Omitted: any of the subject token's. */
+  readonly scopes?: readonly string[];
+  /** Scopes granted by name even when the subject token lacks them. Omitted: none; an exchange never widens. */
+  readonly grantScopes?: readonly string[];
+  /** Longest lifetime of the new token. Omitted: the trust file's and the server's. */
+  readonly maxTtlSeconds?: number;
+  /** The new token may outlive the subject token (up to `maxTtlSeconds`). Default false: at most its remaining life. */
+  readonly outliveSubject?: boolean;
+}
+
+/**
  * Which caller may get which tokens: callers by id (a client certificate's URI SAN as
  * written, or `dns:` + its first DNS SAN). Schema: {@link JWT_POLICY_SCHEMA}.
  *
@@ -96,9 +124,12 @@ export interface JwtPolicy {
   readonly revokers?: readonly string[];
   /** The rate of every caller whose entry has none. Omitted: {@link DEFAULT_CALLER_RATE}. */
   readonly defaultRate?: IssuanceRate;
+  /** Who may exchange which tokens (docs/token-exchange.md). Omitted under a policy: every exchange is refused. */
+  readonly exchange?: readonly ExchangeRule[];
 }
 
-class PolicyProblem extends Error {
+/** Where a JSON document breaks its schema, and how: thrown by the readers below, turned into one message by their callers. @internal */
+export class PolicyProblem extends Error {
   constructor(
     readonly path: string,
     message: string,
@@ -108,10 +139,12 @@ class PolicyProblem extends Error {
 }
 
 const CALLER_FIELDS = new Set(['subjects', 'audiences', 'algorithms', 'maxTtlSeconds', 'claims', 'bind', 'rate']);
-const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers', 'defaultRate']);
+const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers', 'defaultRate', 'exchange']);
+const EXCHANGE_FIELDS = new Set(['subjects', 'actors', 'audiences', 'scopes', 'grantScopes', 'maxTtlSeconds', 'outliveSubject']);
 const RATE_FIELDS = new Set(['perSecond', 'burst']);
 
-function key(path: string, name: string): string {
+/** `path` followed by member `name`, as a JSON path: `$.a` or `$["dns:a"]`. @internal */
+export function key(path: string, name: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
 }
 
@@ -122,7 +155,8 @@ function unknownField(path: string, name: string, fields: readonly string[]): Po
   return new PolicyProblem(key(path, name), `is not a field (expected one of ${fields.join(', ')})${hint}`);
 }
 
-function object(value: unknown, path: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
+/** `value` as an object holding no field outside `fields` (any, when undefined). @internal */
+export function object(value: unknown, path: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new PolicyProblem(path, 'must be an object');
   if (fields !== undefined) {
     const known = [...fields];
@@ -132,7 +166,12 @@ function object(value: unknown, path: string, fields: ReadonlySet<string> | unde
   return value as Record<string, unknown>;
 }
 
-function strings(value: unknown, path: string, { minItems, patterns }: { minItems: number; patterns: boolean }): string[] | undefined {
+/** `value` as an array of non-empty strings (patterns: a `*` only at the end), or undefined when absent. @internal */
+export function strings(
+  value: unknown,
+  path: string,
+  { minItems, patterns }: { minItems: number; patterns: boolean },
+): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) throw new PolicyProblem(path, 'must be an array of strings');
   if (value.length < minItems) throw new PolicyProblem(path, `must hold at least ${minItems} entry`);
@@ -181,6 +220,46 @@ function callerPolicy(value: unknown, path: string): CallerPolicy {
   };
 }
 
+/** A positive integer number of seconds, or undefined when absent. @internal */
+export function seconds(value: unknown, path: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(Number.isInteger(value) && (value as number) >= 1))
+    throw new PolicyProblem(path, `must be an integer of at least 1, got ${JSON.stringify(value)}`);
+  return value as number;
+}
+
+function exchangeRule(value: unknown, path: string): ExchangeRule {
+  const entry = object(value, path, EXCHANGE_FIELDS);
+  const patterns = (name: string, minItems: number) => strings(entry[name], `${path}.${name}`, { minItems, patterns: true });
+  const subjects = patterns('subjects', 1);
+  if (subjects === undefined) throw new PolicyProblem(`${path}.subjects`, 'is required');
+  const audiences = patterns('audiences', 1);
+  if (audiences === undefined)
+    throw new PolicyProblem(`${path}.audiences`, 'is required: a token without an audience would pass every verifier that asks for none');
+  const actors = patterns('actors', 1);
+  const scopes = patterns('scopes', 0);
+  const grantScopes = strings(entry['grantScopes'], `${path}.grantScopes`, { minItems: 0, patterns: false });
+  const maxTtlSeconds = seconds(entry['maxTtlSeconds'], `${path}.maxTtlSeconds`);
+  const outliveSubject = entry['outliveSubject'];
+  if (outliveSubject !== undefined && typeof outliveSubject !== 'boolean')
+    throw new PolicyProblem(`${path}.outliveSubject`, 'must be true or false');
+  return {
+    subjects,
+    audiences,
+    ...(actors !== undefined && { actors }),
+    ...(scopes !== undefined && { scopes }),
+    ...(grantScopes !== undefined && { grantScopes }),
+    ...(maxTtlSeconds !== undefined && { maxTtlSeconds }),
+    ...(outliveSubject !== undefined && { outliveSubject }),
+  };
+}
+
+function exchangeRules(value: unknown): ExchangeRule[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw new PolicyProblem('$.exchange', 'must be an array of rules');
+  return value.map((rule, index) => exchangeRule(rule, `$.exchange[${index}]`));
+}
+
 function readPolicy(value: unknown): JwtPolicy {
   const top = object(value, '$', TOP_FIELDS);
   if (top['callers'] === undefined) throw new PolicyProblem('$.callers', 'is required');
@@ -192,7 +271,13 @@ function readPolicy(value: unknown): JwtPolicy {
   }
   const revokers = strings(top['revokers'], '$.revokers', { minItems: 0, patterns: false });
   const defaultRate = issuanceRate(top['defaultRate'], '$.defaultRate');
-  return { callers, ...(revokers !== undefined && { revokers }), ...(defaultRate !== undefined && { defaultRate }) };
+  const exchange = exchangeRules(top['exchange']);
+  return {
+    callers,
+    ...(revokers !== undefined && { revokers }),
+    ...(defaultRate !== undefined && { defaultRate }),
+    ...(exchange !== undefined && { exchange }),
+  };
 }
 
 /**

@@ -15,8 +15,8 @@ export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'm
 /** Claims the service sets itself; anything else in a token came from claims_json. */
 const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'jti', 'iss', 'aud']);
 
-/** A name pattern: exact, a prefix (trailing `*`), or anything (`*`). */
-function matcher(patterns: readonly string[]): (name: string) => boolean {
+/** A name pattern: exact, a prefix (trailing `*`), or anything (`*`). @internal */
+export function matcher(patterns: readonly string[]): (name: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
   const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
   if (prefixes.includes('')) return () => true;

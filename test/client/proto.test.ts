@@ -22,9 +22,9 @@ import {
 } from '../../src/jwt-service/codec/encode-request.js';
 
 describe('jwtServiceMethods', () => {
-  it('lists the five methods under the service path, built once', () => {
+  it('lists the six methods under the service path, built once', () => {
     const methods = jwtServiceMethods();
-    expect(Object.keys(methods)).toEqual(['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt']);
+    expect(Object.keys(methods)).toEqual(['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'ExchangeToken']);
     for (const [name, method] of Object.entries(methods)) expect(method.path).toBe(`/${SERVICE_NAME}/${name}`);
     expect(jwtServiceMethods()).toBe(methods);
   });

@@ -76,14 +76,17 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'tracing', paths: ['tracing/'] },
   // The issuance policy enforced: who may get which token, and reading the policy file.
   { name: 'policy', paths: ['policy/'] },
-  // JwtService: messages, codecs, request -> claims, handlers, its options.
-  { name: 'jwt-service', paths: ['jwt-service/'] },
+  // JwtService: messages, codecs, request -> claims, handlers, its options; token exchange's
+  // decision, trust file and token endpoint, which the service runs on a trust it is handed.
+  { name: 'jwt-service', paths: ['jwt-service/', 'exchange/'] },
+  // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
+  { name: 'client', paths: ['client/'] },
+  // Token exchange's trust made of the consumers' remote verifiers (exchange/issuers.ts).
+  { name: 'exchange-issuers', paths: ['exchange/issuers.ts'] },
   // createJwtServer: its options, the transports behind it, health, reflection.
   { name: 'server', paths: ['server/'] },
   // Several processes serving one port: primary, workers, key reload over IPC.
   { name: 'cluster', paths: ['cluster/'] },
-  // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
-  { name: 'client', paths: ['client/'] },
   // The public API, one entry point per concern (lib.ts is the issuer, lib/ the others): re-exports from the layers below; importing one starts nothing.
   { name: 'lib', paths: ['lib.ts', 'lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.

@@ -134,6 +134,7 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
       call: () => lib.checkPolicy({ callers: { 'dns:a': any({ subject: ['x'] }) } }),
     },
   ],
+  checkTrust: [{ field: 'trustFile', hint: '$.self.audiences', call: () => lib.checkTrust({ self: any({ audience: ['orders'] }) }) }],
   runCluster: [
     { field: 'workrs', hint: 'workers', call: () => lib.runCluster(any({ address: '127.0.0.1:0', workrs: 1 })) },
     {
@@ -188,6 +189,7 @@ const NO_OPTIONS: Readonly<Record<string, string>> = {
   CallMetadata: 'takes no arguments',
   CallKey: 'takes a description string',
   loadPolicy: 'takes a file name; its content is checked as checkPolicy checks it (listed above)',
+  loadTrust: 'takes a file name; its content is checked as checkTrust checks it (listed above)',
   parseNodeMaxProcs: 'takes a text',
   verifiedClaims: 'takes a call, read for its metadata only',
   optionalVerifiedClaims: 'takes a call, read for its metadata only',
@@ -240,7 +242,7 @@ describe('every export of the public API', () => {
     expect(err).toBeInstanceOf(JwtGrpcError);
     expect(err).toMatchObject({ code: misspelt.code ?? 'ERR_INVALID_OPTION', field });
     const message = (err as Error).message;
-    if (field !== 'policy') expect(message).toContain(`${field}: is not`);
+    if (field !== 'policy' && field !== 'trustFile') expect(message).toContain(`${field}: is not`);
     if (misspelt.hint === undefined) expect(message).not.toContain('did you mean');
     else expect(message).toContain(`did you mean ${misspelt.hint}?`);
   });
