@@ -1,3 +1,4 @@
+import { loadTrust } from '../exchange/trust.js';
 import type { Buffer } from 'node:buffer';
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
@@ -149,9 +150,12 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       { file: cli.tlsKey, secret: 'TLS private key' },
       { file: cli.tlsClientCa },
       { file: server.adminTokenFile, secret: 'admin token file' },
+      { file: server.trustFile },
     ],
     logger,
   );
+  // Checked once before anything starts, so that a broken trust file stops serve with one line naming the entry (each process reads it again at listen).
+  if (server.trustFile !== undefined && nodeCluster.isPrimary) await loadTrust(server.trustFile);
   await checkTlsFiles(cli);
   await checkPortFree(cli.host, cli.port);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
