@@ -337,3 +337,40 @@ describe('the ExchangeToken RPC', () => {
     expect(await refused({ subject_token: saToken, subject_token_type: JWT_TYPE, audience: 'payroll' })).toBe(GrpcStatus.PERMISSION_DENIED);
   });
 });
+
+describe('the token endpoint under attack', () => {
+  it('refuses a body over its bound, declared or streamed, unread, while a legitimate exchange beside it is answered', async () => {
+    const { request } = await import('node:http');
+    const url = new URL(`${issuer}/token`);
+    const oversized = (declared: boolean) =>
+      new Promise<number>((resolve, reject) => {
+        const call = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded', ...(declared && { 'content-length': String(1 << 30) }) },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        call.on('error', reject);
+        // The attacker keeps sending: 64 KiB chunks, far past the 20 KiB bound, never ending the body.
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        const timer = setInterval(() => call.write(chunk, () => undefined), 5);
+        call.on('close', () => clearInterval(timer));
+        call.on('response', () => setTimeout(() => call.destroy(), 50));
+      });
+    const saToken = await cluster.serviceAccountToken('shop', 'orders');
+    const [declared, streamed, legitimate] = await Promise.all([
+      oversized(true),
+      oversized(false),
+      oauthExchange({ subject_token: saToken, subject_token_type: JWT_TYPE, audience: 'billing' }),
+    ]);
+    expect([declared, streamed]).toEqual([413, 413]);
+    expect(legitimate.access_token.split('.')).toHaveLength(3);
+  });
+});
