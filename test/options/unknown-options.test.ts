@@ -41,10 +41,11 @@ interface Misspelt {
 }
 
 const any = (value: object): never => value as never;
-const issuer: lib.JwksIssuer & lib.TokenIssuer = {
+const issuer: lib.JwksIssuer & lib.TokenIssuer & lib.TokenExchanger = {
   target: 'jwt.test:1',
   getJwks: () => Promise.resolve({ jwks_json: '{"keys":[]}' }),
   generateJwt: () => Promise.reject(new Error('not called')),
+  exchangeToken: () => Promise.reject(new Error('not called')),
 };
 const jwk = (): Record<string, unknown> => ({ ...(lib.exportKeys(keys, { includePrivate: true }).keys[0] as object) });
 const newServer = (): JwtServer => {
@@ -152,6 +153,7 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
   jwtCallCredentials: [
     { field: 'audiance', hint: 'audience', call: () => lib.jwtCallCredentials(issuer, any({ algorithm: 'ES256', audiance: 'greeter' })) },
   ],
+  onBehalfOf: [{ field: 'audiance', hint: 'audience', call: () => lib.onBehalfOf(issuer, any({ audiance: 'billing' })) }],
   createRemoteVerifier: [
     {
       field: 'isuer',
