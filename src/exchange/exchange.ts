@@ -234,6 +234,11 @@ export async function decideExchange(
     const verified = await issuers.verify(request.actor_token, 'actor_token');
     actor = { id: verified.subject, iss: verified.iss };
   } else if (caller?.id !== undefined) actor = { id: caller.id, iss: undefined };
+  // A mapped subject or actor is the issuer's text: held to the longest subject this server signs.
+  if (subject.subject.length > limits.maxSubjectLength)
+    throw ExchangeRefused.token('subject_token', `maps to a subject longer than ${limits.maxSubjectLength} characters`);
+  if (actor !== undefined && actor.id.length > limits.maxSubjectLength)
+    throw ExchangeRefused.token('actor_token', `maps to a subject longer than ${limits.maxSubjectLength} characters`);
   // A subject trading its own token has no actor.
   if (actor?.id === subject.subject) actor = undefined;
   checkMayAct(subject, actor);

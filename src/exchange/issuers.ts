@@ -40,9 +40,17 @@ function claimText(payload: JwtPayload, path: string): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
+/** The claim paths of each template seen: a trust file has a few, so this stays as small. */
+const TEMPLATE_PATHS = new Map<string, readonly string[]>();
+
 /** The subject a token maps to under `template`; a claim it lacks refuses the token. */
 export function mapSubject(template: string, payload: JwtPayload, role: TokenRole): string {
-  const paths = templatePaths(template);
+  if (template === '{sub}' && typeof payload.sub === 'string' && payload.sub.length > 0) return payload.sub;
+  let paths = TEMPLATE_PATHS.get(template);
+  if (paths === undefined) {
+    paths = templatePaths(template);
+    TEMPLATE_PATHS.set(template, paths);
+  }
   let subject = template;
   for (const path of paths) {
     const text = claimText(payload, path);
@@ -99,7 +107,8 @@ export class TrustedIssuers implements TokenTrust {
 
   /** Verifies `token` with the keys of the issuer it names; refuses it (`invalid_request`) when no trusted issuer's keys verify it. */
   async verify(token: string, role: TokenRole): Promise<TrustedToken> {
-    const iss = claimedIssuer(token);
+    // Without external issuers every token must be the server's own: its keys check the `iss`, no peek needed.
+    const iss = this.#remote.size === 0 ? this.#own.issuer : claimedIssuer(token);
     const remote = iss === undefined || iss === this.#own.issuer ? undefined : this.#remote.get(iss);
     let result: VerifyResult;
     let entry: Omit<TrustedIssuer, 'jwksUrl' | 'jwksFile'> | undefined;
