@@ -21,7 +21,9 @@ import {
 } from '../../src/lib.js';
 import { JwtServiceCore } from '../../src/jwt-service/core.js';
 import { type CoreObserver, type ExchangeEvent, composeObservers } from '../../src/jwt-service/observer.js';
-import { auditObserver } from '../../src/jwt-service/observers.js';
+import { auditObserver, metricsObserver } from '../../src/jwt-service/observers.js';
+import { Registry } from 'prom-client';
+import { ServiceMetrics } from '../../src/metrics/jwt-service-metrics.js';
 import { resolveServiceOptions } from '../../src/jwt-service/options.js';
 import type { ExchangeTokenRequest } from '../../src/jwt-service/messages.js';
 import { TrustedIssuers } from '../../src/exchange/issuers.js';
@@ -233,6 +235,8 @@ describe('an exchange of our own tokens', () => {
   it('under a policy: only by its exchange rules, which may grant more by name; every decision audited and counted', async () => {
     const events: ExchangeEvent[] = [];
     const logger = recordingLogger();
+    const registry = new Registry();
+    const counted = metricsObserver(new ServiceMetrics(registry));
     const policy: JwtPolicy = {
       callers: MINTER_POLICY,
       exchange: [
@@ -246,7 +250,11 @@ describe('an exchange of our own tokens', () => {
         },
       ],
     };
-    const core = await exchangingCore({ policy, logger, observer: { onExchange: (event) => events.push(event) } });
+    const core = await exchangingCore({
+      policy,
+      logger,
+      observer: composeObservers([counted, { onExchange: (event) => events.push(event) }]),
+    });
     const subject = await ownToken(core, { scope: 'read' }, 60);
     const answer = await core.exchange(request({ subject_token: subject, audience: 'billing', scope: 'read billing:charge' }), {
       caller: ORDERS,
@@ -273,6 +281,12 @@ describe('an exchange of our own tokens', () => {
       ['warn', 'exchange: token refused', 'audiences'],
     ]);
     expect(JSON.stringify(logger.lines)).not.toContain(subject);
+    const samples = (await registry.metrics()).split('\n').filter((line) => line.startsWith('jwt_grpc_token_exchanges_total{'));
+    expect(samples.sort()).toEqual([
+      'jwt_grpc_token_exchanges_total{decision="allow",rule="none"} 1',
+      'jwt_grpc_token_exchanges_total{decision="deny",rule="audiences"} 1',
+      'jwt_grpc_token_exchanges_total{decision="deny",rule="policy"} 1',
+    ]);
     // A policy without exchange rules refuses every exchange.
     const closed = await exchangingCore({ policy: { callers: MINTER_POLICY } });
     expect(
