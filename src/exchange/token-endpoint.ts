@@ -151,8 +151,8 @@ export function tokenEndpoint(
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     try {
       if (request.method !== 'POST') throw new OAuthAnswer(405, 'invalid_request', 'method not allowed: POST', { allow: 'POST' });
-      const scheme = request.headers.authorization?.split(' ', 1)[0];
-      if (scheme !== undefined)
+      const scheme = request.headers.authorization?.trim().split(' ', 1)[0];
+      if (scheme !== undefined && scheme !== '')
         throw new OAuthAnswer(401, 'invalid_client', 'this endpoint authenticates no client; an actor proves itself with actor_token', {
           'www-authenticate': `${scheme} realm="jwt-grpc"`,
         });

@@ -16,6 +16,8 @@ import {
   type TrustFile,
   checkPolicy,
   checkTrust,
+  createJwtServer,
+  generateKeys,
   loadTrust,
   silentLogger,
 } from '../../src/lib.js';
@@ -148,6 +150,37 @@ describe('the trust file', () => {
       });
       writeFileSync(file, '{"self": {"audiences": ["orders"]}}');
       await expect(loadTrust(file)).resolves.toEqual({ self: { audiences: ['orders'] } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('createJwtServer with a trust file', () => {
+  it('fails listen naming the file and the JSON path of a broken one, or an algorithm its keys do not sign with', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-trust-'));
+    try {
+      const file = join(dir, 'trust.json');
+      const es256 = generateKeys({ algorithms: ['ES256'] });
+      const listen = async (trust: unknown) => {
+        writeFileSync(file, JSON.stringify(trust));
+        const server = createJwtServer({
+          keys: await es256,
+          trustFile: file,
+          logger: silentLogger,
+          health: false,
+          reflection: false,
+        });
+        return server.listen('127.0.0.1:0').finally(() => server.close());
+      };
+      await expect(listen({ self: { audiences: [] } })).rejects.toMatchObject({
+        code: 'ERR_INVALID_OPTION',
+        field: 'trustFile',
+        message: expect.stringContaining(`trust file ${file}: $.self.audiences: must hold at least 1 entry`),
+      });
+      await expect(listen({ self: { audiences: ['orders'] }, algorithm: 'HS256' })).rejects.toThrow(
+        /\$\.algorithm: HS256 is not an algorithm the keys sign with/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
