@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { credentials, status } from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type JwtClient, createVerifier, jwtAuthInterceptor, onBehalfOf, silentLogger } from '../../src/lib.js';
-import { certs, clientTls, failure, greeterClient, issuerClient, keys, startGreeter, startIssuer, useTlsFixture } from './harness.js';
+import { certs, clientTls, failure, greeterClient, issuerClient, issuerTls, keys, startGreeter, useTlsFixture } from './harness.js';
+import { startIssuer as startTrackedIssuer } from '../../bench/kit/jwt-servers.js';
+import { makeClientCert } from '../../bench/kit/caller-certs.js';
+
+const ORDERS_ID = 'spiffe://example.org/ns/shop/sa/orders';
 
 useTlsFixture();
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-obo-'));
@@ -19,9 +23,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function scene() {
   const trustFile = join(dir, 'trust.json');
   writeFileSync(trustFile, JSON.stringify({ self: { audiences: ['orders'] } }));
-  const issuer = await startIssuer(certs, { keys, trustFile, logger: silentLogger });
+  // Mutual TLS: the issuer names the service calling it (its certificate) as the actor.
+  const issuer = await startTrackedIssuer(
+    { keys, trustFile, logger: silentLogger },
+    { ...issuerTls(certs), ca: certs.caCert, requireClientCertificate: true },
+  );
   const greeter = await startGreeter(certs, [jwtAuthInterceptor(createVerifier(keys, { audience: 'greeter' }))]);
-  const client = issuerClient(certs, issuer.target);
+  const orders = makeClientCert(certs, 'orders', `URI:${ORDERS_ID}`);
+  const client = issuerClient(certs, issuer.target, { credentials: credentials.createSsl(certs.caCert, orders.key, orders.cert) });
   const calls = { exchangeToken: 0 };
   const counting: JwtClient = {
     ...client,
@@ -49,7 +58,7 @@ describe('onBehalfOf', () => {
     expect(s.calls.exchangeToken).toBe(2);
     // The callee never saw the callers' own tokens, only the exchanged ones.
     expect([...s.greeter.tokens].some((value) => value.includes(ada) || value.includes(bob))).toBe(false);
-    expect(JSON.parse((await adaCalls.hello()).claims_json)).toMatchObject({ sub: 'ada', aud: 'greeter' });
+    expect(JSON.parse((await adaCalls.hello()).claims_json)).toMatchObject({ sub: 'ada', aud: 'greeter', act: { sub: ORDERS_ID } });
   });
 
   it("fails the call UNAUTHENTICATED when the issuer refuses the caller's token, and refuses bad options when made", async () => {
