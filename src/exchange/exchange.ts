@@ -3,8 +3,7 @@
  * tokens verified through the trust file, the policy's rule found, the scope and lifetime
  * narrowed, and the claims of the new token built. JwtServiceCore signs them.
  */
-import type { JwtPolicy } from '../options/policy.js';
-import type { ExchangeRule as PolicyRule } from '../options/policy.js';
+import type { ExchangeRule, JwtPolicy } from '../options/policy.js';
 import { matcher } from '../policy/enforce.js';
 import { newJti } from '../tokens/jti.js';
 import type { CallerIdentity } from '../transport/handler-api.js';
@@ -143,7 +142,7 @@ function ruleFor(
   subject: string,
   actor: string | undefined,
   targets: readonly string[],
-): PolicyRule | undefined {
+): ExchangeRule | undefined {
   if (policy === undefined) return undefined;
   const who = actor === undefined ? `subject ${JSON.stringify(subject)}` : `actor ${JSON.stringify(actor)}`;
   const candidates = (policy.exchange ?? []).filter(
@@ -162,7 +161,7 @@ function ruleFor(
 }
 
 /** The scope of the new token: the one asked, at most the subject token's (and the rule's grants), within the rule's `scopes`. */
-function narrowScope(asked: readonly string[], held: ReadonlySet<string>, rule: PolicyRule | undefined): string[] {
+function narrowScope(asked: readonly string[], held: ReadonlySet<string>, rule: ExchangeRule | undefined): string[] {
   const allowed = rule?.scopes === undefined ? () => true : matcher(rule.scopes);
   if (asked.length === 0) return [...held].filter(allowed);
   const granted = new Set(rule?.grantScopes ?? []);
@@ -175,7 +174,7 @@ function narrowScope(asked: readonly string[], held: ReadonlySet<string>, rule: 
 }
 
 /** The lifetime of the new token: the server's default, lowered to every maximum, and to the subject token's remaining life. */
-function lifetime(subject: TrustedToken, rule: PolicyRule | undefined, limits: ExchangeLimits, nowSeconds: number): number {
+function lifetime(subject: TrustedToken, rule: ExchangeRule | undefined, limits: ExchangeLimits, nowSeconds: number): number {
   let ttl = Math.min(
     limits.defaultTtlSeconds,
     limits.maxTtlSeconds,

@@ -14,7 +14,7 @@ export type ExchangeOAuthError = 'invalid_request' | 'invalid_target' | 'invalid
  * subject's `may_act`, the policy (`policy`, `audiences`, `scopes`), or a lifetime left too
  * short (`lifetime`). A fixed set: the metric's labels stay bounded.
  */
-export type ExchangeRule =
+export type ExchangeRefusalRule =
   | `request.${string}`
   | 'subject_token'
   | 'actor_token'
@@ -29,7 +29,7 @@ export class ExchangeRefused extends JwtGrpcError {
   constructor(
     code: Extract<JwtGrpcErrorCode, 'ERR_INVALID_REQUEST' | 'ERR_UNAUTHENTICATED' | 'ERR_PERMISSION_DENIED'>,
     readonly oauthError: ExchangeOAuthError,
-    readonly rule: ExchangeRule,
+    readonly rule: ExchangeRefusalRule,
     message: string,
   ) {
     super(code, message, rule.startsWith('request.') ? { field: rule.slice('request.'.length) } : undefined);

@@ -204,8 +204,3 @@ export async function loadTrust(file: string): Promise<TrustFile> {
   }
   return checkTrust(parsed, `trust file ${file}`);
 }
-
-/** The issuer a subject template names in errors: `$.self` or `$.issuers["https://..."]`. @internal */
-export function trustPath(iss: string | undefined): string {
-  return iss === undefined ? '$.self' : key('$.issuers', iss);
-}
