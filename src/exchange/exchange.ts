@@ -4,7 +4,7 @@
  * narrowed, and the claims of the new token built. JwtServiceCore signs them.
  */
 import type { ExchangeRule, JwtPolicy } from '../options/policy.js';
-import { matcher } from '../policy/enforce.js';
+import { type IssuancePolicy, matcher } from '../policy/enforce.js';
 import { newJti } from '../tokens/jti.js';
 import type { CallerIdentity } from '../transport/handler-api.js';
 import type { ExchangeTokenRequest } from '../jwt-service/messages.js';
@@ -186,6 +186,13 @@ function lifetime(subject: TrustedToken, rule: ExchangeRule | undefined, limits:
   return ttl;
 }
 
+/** One token of `rule`'s rate, or the refusal of an exchange over it. */
+function takeRate(policy: IssuancePolicy, rule: ExchangeRule): void {
+  const index = (policy.policy.exchange ?? []).indexOf(rule);
+  const over = policy.takeExchange(index);
+  if (over !== undefined) throw ExchangeRefused.rate(index, over);
+}
+
 /** The subject token's `may_act` (RFC 8693 section 4.4), honoured: only the actor it names may act. */
 function checkMayAct(subject: TrustedToken, actor: { id: string; iss: string | undefined } | undefined): void {
   const mayAct = subject.payload['may_act'];
@@ -214,7 +221,7 @@ export async function decideExchange(
   caller: CallerIdentity | undefined,
   context: {
     readonly issuers: TokenTrust;
-    readonly policy: JwtPolicy | undefined;
+    readonly policy: IssuancePolicy | undefined;
     readonly limits: ExchangeLimits;
     readonly nowSeconds: number;
   },
@@ -241,9 +248,11 @@ export async function decideExchange(
   // A subject trading its own token has no actor.
   if (actor?.id === subject.subject) actor = undefined;
   checkMayAct(subject, actor);
-  const rule = ruleFor(policy, subject.subject, actor?.id, targets);
+  const rule = ruleFor(policy?.policy, subject.subject, actor?.id, targets);
   const scope = narrowScope(asked, tokenScopes(subject), rule);
   const ttl = lifetime(subject, rule, limits, nowSeconds);
+  // Last: only an exchange the policy would sign takes one of its rule's tokens.
+  if (policy !== undefined && rule !== undefined) takeRate(policy, rule);
   const claims: Record<string, unknown> = { sub: subject.subject, iat: nowSeconds, exp: nowSeconds + ttl, jti: newJti() };
   if (limits.issuer !== undefined) claims['iss'] = limits.issuer;
   claims['aud'] = targets.length === 1 ? targets[0] : targets;

@@ -4,6 +4,7 @@
  * 2.2.2, RFC 6749 section 5.2) and the rule the audit line and the metric name.
  */
 import { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
+import type { IssuanceRate } from '../options/policy.js';
 
 /** The OAuth errors of a refused exchange (RFC 8693 section 2.2.2). */
 export type ExchangeOAuthError = 'invalid_request' | 'invalid_target' | 'invalid_scope';
@@ -11,7 +12,7 @@ export type ExchangeOAuthError = 'invalid_request' | 'invalid_target' | 'invalid
 /**
  * What a refusal is counted and audited under: a bad request field (`request.<field>`), a
  * token that did not verify or is not trusted (`subject_token`, `actor_token`), the
- * subject's `may_act`, the policy (`policy`, `audiences`, `scopes`), or a lifetime left too
+ * subject's `may_act`, the policy (`policy`, `audiences`, `scopes`, `rate`), or a lifetime left too
  * short (`lifetime`). A fixed set: the metric's labels stay bounded.
  */
 export type ExchangeRefusalRule =
@@ -22,12 +23,13 @@ export type ExchangeRefusalRule =
   | 'policy'
   | 'audiences'
   | 'scopes'
-  | 'lifetime';
+  | 'lifetime'
+  | 'rate';
 
 /** A refused exchange. @internal */
 export class ExchangeRefused extends JwtGrpcError {
   constructor(
-    code: Extract<JwtGrpcErrorCode, 'ERR_INVALID_REQUEST' | 'ERR_UNAUTHENTICATED' | 'ERR_PERMISSION_DENIED'>,
+    code: Extract<JwtGrpcErrorCode, 'ERR_INVALID_REQUEST' | 'ERR_UNAUTHENTICATED' | 'ERR_PERMISSION_DENIED' | 'ERR_RATE_LIMITED'>,
     readonly oauthError: ExchangeOAuthError,
     readonly rule: ExchangeRefusalRule,
     message: string,
@@ -53,6 +55,16 @@ export class ExchangeRefused extends JwtGrpcError {
   /** An audience or resource this server will not issue for. */
   static target(problem: string): ExchangeRefused {
     return new ExchangeRefused('ERR_PERMISSION_DENIED', 'invalid_target', 'audiences', problem);
+  }
+
+  /** An exchange over its rule's rate (gRPC: RESOURCE_EXHAUSTED; the token endpoint: 429). */
+  static rate(index: number, rate: IssuanceRate): ExchangeRefused {
+    return new ExchangeRefused(
+      'ERR_RATE_LIMITED',
+      'invalid_request',
+      'rate',
+      `policy rule "rate": exchange rule ${index} is over its rate (${rate.perSecond} tokens/s, burst ${rate.burst}); retry later`,
+    );
   }
 
   /** A scope beyond what the subject token and the policy allow. */

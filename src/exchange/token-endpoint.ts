@@ -119,6 +119,9 @@ function exchangeRequestOf(body: string): ExchangeTokenRequest {
 /** The answer to a failed exchange: its OAuth error, or the server's when it failed. */
 function failureAnswer(err: unknown, logger: Logger): OAuthAnswer {
   if (err instanceof OAuthAnswer) return err;
+  // No OAuth error says "too many": 429 (RFC 6585 section 4) with when to come back.
+  if (err instanceof ExchangeRefused && err.code === 'ERR_RATE_LIMITED')
+    return new OAuthAnswer(429, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
   if (err instanceof ExchangeRefused) return new OAuthAnswer(400, err.oauthError, err.message);
   if (err instanceof JwtGrpcError && err.code === 'ERR_INVALID_REQUEST') return new OAuthAnswer(400, 'invalid_request', err.message);
   const status = statusOf(err);

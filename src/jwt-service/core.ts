@@ -319,7 +319,7 @@ export class JwtServiceCore<S = undefined> {
       const options = this.#options;
       const decision = await decideExchange(request, caller, {
         issuers: exchange.issuers,
-        policy: this.#policy?.policy,
+        policy: this.#policy,
         limits: options,
         nowSeconds: Math.floor(Date.now() / 1000),
       });

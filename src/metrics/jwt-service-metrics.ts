@@ -193,7 +193,7 @@ export class ServiceMetrics implements ServiceObserver {
     });
     registerComputed(registry, {
       name: 'jwt_grpc_token_exchanges_total',
-      help: 'Token exchanges (ExchangeToken, POST /token), by decision (allow, deny, error) and rule (none, what refused it: subject_token, actor_token, may_act, policy, audiences, scopes, lifetime, request.<field>; or unavailable/internal).',
+      help: 'Token exchanges (ExchangeToken, POST /token), by decision (allow, deny, error) and rule (none, what refused it: subject_token, actor_token, may_act, policy, audiences, scopes, lifetime, rate, request.<field>; or unavailable/internal).',
       type: 'counter',
       samples: () => [...this.#exchanges.values()].map(({ labels, count }) => ({ labels, value: count })),
     });

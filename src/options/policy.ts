@@ -102,6 +102,8 @@ export interface ExchangeRule {
   readonly maxTtlSeconds?: number;
   /** The new token may outlive the subject token (up to `maxTtlSeconds`). Default false: at most its remaining life. */
   readonly outliveSubject?: boolean;
+  /** Exchanges this rule allows, per process, all its subjects together. Omitted: the policy's `defaultRate`, else {@link DEFAULT_CALLER_RATE}. */
+  readonly rate?: IssuanceRate;
 }
 
 /**
@@ -140,7 +142,7 @@ export class PolicyProblem extends Error {
 
 const CALLER_FIELDS = new Set(['subjects', 'audiences', 'algorithms', 'maxTtlSeconds', 'claims', 'bind', 'rate']);
 const TOP_FIELDS = new Set(['$schema', 'callers', 'revokers', 'defaultRate', 'exchange']);
-const EXCHANGE_FIELDS = new Set(['subjects', 'actors', 'audiences', 'scopes', 'grantScopes', 'maxTtlSeconds', 'outliveSubject']);
+const EXCHANGE_FIELDS = new Set(['subjects', 'actors', 'audiences', 'scopes', 'grantScopes', 'maxTtlSeconds', 'outliveSubject', 'rate']);
 const RATE_FIELDS = new Set(['perSecond', 'burst']);
 
 /** `path` followed by member `name`, as a JSON path: `$.a` or `$["dns:a"]`. @internal */
@@ -243,6 +245,7 @@ function exchangeRule(value: unknown, path: string): ExchangeRule {
   const outliveSubject = entry['outliveSubject'];
   if (outliveSubject !== undefined && typeof outliveSubject !== 'boolean')
     throw new PolicyProblem(`${path}.outliveSubject`, 'must be true or false');
+  const rate = issuanceRate(entry['rate'], `${path}.rate`);
   return {
     subjects,
     audiences,
@@ -251,6 +254,7 @@ function exchangeRule(value: unknown, path: string): ExchangeRule {
     ...(grantScopes !== undefined && { grantScopes }),
     ...(maxTtlSeconds !== undefined && { maxTtlSeconds }),
     ...(outliveSubject !== undefined && { outliveSubject }),
+    ...(rate !== undefined && { rate }),
   };
 }
 

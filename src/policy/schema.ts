@@ -97,6 +97,10 @@ export const JWT_POLICY_SCHEMA = {
         },
         maxTtlSeconds: { description: 'Longest lifetime of the new token.', type: 'integer', minimum: 1 },
         outliveSubject: { description: 'The new token may outlive the subject token (up to maxTtlSeconds).', type: 'boolean' },
+        rate: {
+          description: "Exchanges this rule allows, all its subjects together. Omitted: the policy's defaultRate.",
+          $ref: '#/$defs/rate',
+        },
       },
     },
     caller: {

@@ -265,6 +265,31 @@ describe('an exchange of our own tokens', () => {
     await expect(core.exchange(request({ subject_token: subject, audience: 'billing' }))).rejects.toThrow(/REVOKED/);
   });
 
+  it("under a policy: an exchange over its rule's rate is refused ERR_RATE_LIMITED, while another rule's subjects go on", async () => {
+    const policy: JwtPolicy = {
+      callers: MINTER_POLICY,
+      exchange: [
+        { subjects: ['noisy'], audiences: ['billing'], rate: { perSecond: 0.001, burst: 2 } },
+        { subjects: ['quiet'], audiences: ['billing'] },
+      ],
+    };
+    const core = await exchangingCore({ policy });
+    const noisy = await ownToken(core, { sub: 'noisy' });
+    const quiet = await ownToken(core, { sub: 'quiet' });
+    const exchange = (subject_token: string) => core.exchange(request({ subject_token, audience: 'billing' }));
+    await exchange(noisy);
+    await exchange(noisy);
+    await expect(exchange(noisy)).rejects.toMatchObject({
+      code: 'ERR_RATE_LIMITED',
+      rule: 'rate',
+      message: 'policy rule "rate": exchange rule 0 is over its rate (0.001 tokens/s, burst 2); retry later',
+    });
+    for (let i = 0; i < 5; i++) expect((await exchange(quiet)).access_token.split('.')).toHaveLength(3);
+    // A reload keeps what is left of the bucket: no fresh burst.
+    core.setPolicy(policy);
+    await expect(exchange(noisy)).rejects.toMatchObject({ code: 'ERR_RATE_LIMITED' });
+  });
+
   it('under a policy: only by its exchange rules, which may grant more by name; every decision audited and counted', async () => {
     const events: ExchangeEvent[] = [];
     const logger = recordingLogger();
