@@ -1,4 +1,4 @@
-import { loadTrust } from '../exchange/trust.js';
+import { type TrustFile, loadTrust } from '../exchange/trust.js';
 import type { Buffer } from 'node:buffer';
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
@@ -155,7 +155,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     logger,
   );
   // Checked once before anything starts, so that a broken trust file stops serve with one line naming the entry (each process reads it again at listen).
-  if (server.trustFile !== undefined && nodeCluster.isPrimary) await loadTrust(server.trustFile);
+  const trust = server.trustFile !== undefined && nodeCluster.isPrimary ? await loadTrust(server.trustFile) : undefined;
   await checkTlsFiles(cli);
   await checkPortFree(cli.host, cli.port);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
@@ -224,6 +224,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
             ]),
         `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
         `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+        `  token exchange: ${describeExchange(trust, server.trustFile, handle.httpPort !== undefined)}`,
         `  tracing: ${tracing}`,
         `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
         '',
@@ -231,6 +232,14 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
     );
   }
   return handle;
+}
+
+/** The start banner's token exchange line: whose tokens, from which file, and where it is asked. */
+function describeExchange(trust: TrustFile | undefined, file: string | undefined, tokenEndpoint: boolean): string {
+  if (trust === undefined) return 'off (--trust-file turns it on)';
+  const issuers = Object.keys(trust.issuers ?? {}).length;
+  const whose = [...(trust.self === undefined ? [] : ['its own tokens']), ...(issuers === 0 ? [] : [`${issuers} other issuers'`])];
+  return `${whose.join(' and ')} from ${file}, by ExchangeToken${tokenEndpoint ? ' and POST /token' : ''}`;
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */
