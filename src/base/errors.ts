@@ -58,7 +58,7 @@ export type JwtGrpcErrorCode =
    * bound token without a client certificate), or it may not revoke. Answered PERMISSION_DENIED.
    */
   | 'ERR_PERMISSION_DENIED'
-  /** RevokeJwt without the admin secret, or with a wrong one. Answered UNAUTHENTICATED. */
+  /** RevokeJwt without the admin secret, or with a wrong one, or an ExchangeToken whose subject or actor token is not valid here. Answered UNAUTHENTICATED. */
   | 'ERR_UNAUTHENTICATED'
   /** A caller asked GenerateJwt for more tokens than the issuance policy's rate for it allows. Answered RESOURCE_EXHAUSTED. */
   | 'ERR_RATE_LIMITED'
@@ -66,6 +66,8 @@ export type JwtGrpcErrorCode =
   | 'ERR_STATUS_LIST_FULL'
   /** GetStatusList on a server that keeps no status list. Answered FAILED_PRECONDITION. */
   | 'ERR_NO_STATUS_LIST'
+  /** ExchangeToken on a server without a trust file (option trustFile). Answered FAILED_PRECONDITION. */
+  | 'ERR_NO_TOKEN_EXCHANGE'
   /** GetStatusList names a list other than the server's. Answered NOT_FOUND. */
   | 'ERR_UNKNOWN_STATUS_LIST'
   /** With `verifyIssued`, a token just signed did not verify with the key set: GenerateJwt answers INTERNAL, and the server logs this. */

@@ -1,3 +1,4 @@
+import { type TrustFile, loadTrust } from '../exchange/trust.js';
 import type { Buffer } from 'node:buffer';
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
@@ -149,9 +150,12 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       { file: cli.tlsKey, secret: 'TLS private key' },
       { file: cli.tlsClientCa },
       { file: server.adminTokenFile, secret: 'admin token file' },
+      { file: server.trustFile },
     ],
     logger,
   );
+  // Checked once before anything starts, so that a broken trust file stops serve with one line naming the entry (each process reads it again at listen).
+  const trust = server.trustFile !== undefined && nodeCluster.isPrimary ? await loadTrust(server.trustFile) : undefined;
   await checkTlsFiles(cli);
   await checkPortFree(cli.host, cli.port);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
@@ -184,7 +188,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited (${why}): draining`));
       void handle.done.then(stopWatching);
     }
-    process.stdout.write(startBanner(args, handle, subjects, tracing));
+    process.stdout.write(startBanner(args, handle, { subjects, tracing, trust }));
   }
   return handle;
 }
@@ -209,7 +213,14 @@ async function watchFiles(handle: ClusterHandle, files: ServeArgs['files'], logg
 }
 
 /** The lines `serve` announces on stdout once it listens: where, how, with which keys, policy and options. */
-function startBanner(args: ServeArgs, handle: ClusterHandle, subjects: readonly string[] | undefined, tracing: string): string {
+/** What the start banner names beside the handle: the subjects file's, the tracing set-up, the trust file read before the start. */
+interface BannerFacts {
+  readonly subjects: readonly string[] | undefined;
+  readonly tracing: string;
+  readonly trust: TrustFile | undefined;
+}
+
+function startBanner(args: ServeArgs, handle: ClusterHandle, { subjects, tracing, trust }: BannerFacts): string {
   const { cli, cluster, server, files } = args;
   const keysFile = files.keys;
   const policyFile = files.policy;
@@ -233,6 +244,7 @@ function startBanner(args: ServeArgs, handle: ClusterHandle, subjects: readonly 
         ]),
     `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
     `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+    `  token exchange: ${describeExchange(trust, server.trustFile, handle.httpPort !== undefined)}`,
     `  tracing: ${tracing}`,
     `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
     '',
@@ -244,6 +256,14 @@ function describeProtocols(server: ServeArgs['server']): string {
   const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOLS);
   const origins = server.corsAllowedOrigins ?? [];
   return `${protocols.join(', ')}; CORS ${origins.length === 0 ? 'off (no --cors-origins)' : `for ${origins.join(', ')}`}`;
+}
+
+/** The start banner's token exchange line: whose tokens, from which file, and where it is asked. */
+function describeExchange(trust: TrustFile | undefined, file: string | undefined, tokenEndpoint: boolean): string {
+  if (trust === undefined) return 'off (--trust-file turns it on)';
+  const issuers = Object.keys(trust.issuers ?? {}).length;
+  const whose = [...(trust.self === undefined ? [] : ['its own tokens']), ...(issuers === 0 ? [] : [`${issuers} other issuers'`])];
+  return `${whose.join(' and ')} from ${file}, by ExchangeToken${tokenEndpoint ? ' and POST /token' : ''}`;
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */

@@ -2,6 +2,8 @@ import type { Buffer } from 'node:buffer';
 import type { ServiceDescriptor } from '../contracts/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../jwt-service/definition.js';
 import type {
+  ExchangeTokenRequest,
+  ExchangeTokenResponse,
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksRequest,
@@ -28,6 +30,7 @@ export interface JwtServiceMethods {
   readonly GetJwks: ClientMethod<GetJwksRequest, GetJwksResponse>;
   readonly GetStatusList: ClientMethod<Partial<GetStatusListRequest>, GetStatusListResponse>;
   readonly RevokeJwt: ClientMethod<Partial<RevokeJwtRequest>, RevokeJwtResponse>;
+  readonly ExchangeToken: ClientMethod<Partial<ExchangeTokenRequest>, ExchangeTokenResponse>;
 }
 
 let methods: JwtServiceMethods | undefined;
@@ -56,6 +59,7 @@ export function jwtServiceMethods(): JwtServiceMethods {
       GetJwks: clientMethod(service, 'GetJwks'),
       GetStatusList: clientMethod(service, 'GetStatusList'),
       RevokeJwt: clientMethod(service, 'RevokeJwt'),
+      ExchangeToken: clientMethod(service, 'ExchangeToken'),
     };
   }
   return methods;

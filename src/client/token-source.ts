@@ -112,13 +112,15 @@ function issuerStatus(err: unknown): number | undefined {
   return typeof err === 'object' && err !== null && 'status' in err && 'details' in err ? Number(err.status) : undefined;
 }
 
-function tokenFailure(message: string, cause: unknown): CallCredentialsError {
+/** The error that fails a call waiting on a token: the issuer's refusal as PERMISSION_DENIED or UNAUTHENTICATED, anything else UNAVAILABLE. @internal */
+export function tokenFailure(message: string, cause: unknown): CallCredentialsError {
   const from = issuerStatus(cause);
   const code = (from === undefined ? undefined : PERMANENT_REFUSALS.get(from)) ?? GrpcStatus.UNAVAILABLE;
   return Object.assign(new Error(message, { cause }), { code });
 }
 
-function describeFailure(err: unknown): string {
+/** An issuer's failure in words: its status and details, or the error's message. @internal */
+export function describeFailure(err: unknown): string {
   if (typeof err === 'object' && err !== null && 'status' in err && 'details' in err) {
     return `${statusName(Number(err.status))}: ${String(err.details)}`;
   }

@@ -107,13 +107,15 @@ export function sendDocument(
 }
 
 /**
- * The documents of keys that `currentKeys` reads at each request, rebuilt only when the
+ * The documents of keys that `currentKeys` reads at each request (with `tokenEndpoint`, the
+ * configuration announces the token endpoint of token exchange), rebuilt only when the
  * key set changes (a reload or rotation swaps the KeySet): the ETag follows at once. @internal
  */
 export function documentsHandler(
   currentKeys: () => KeySet,
   options: JwksHandlerOptions = {},
   statusList?: StatusListRoute,
+  tokenEndpoint = false,
 ): JwksRequestHandler {
   const issuer = options.issuer;
   const path = issuer === undefined ? undefined : issuerPath(issuer);
@@ -140,7 +142,11 @@ export function documentsHandler(
   const documents = (): NonNullable<typeof built> => {
     const keys = currentKeys();
     if (built?.keys !== keys) {
-      built = { keys, jwks: jwksDocument(keys), configuration: issuer === undefined ? undefined : configurationDocument(issuer, keys) };
+      built = {
+        keys,
+        jwks: jwksDocument(keys),
+        configuration: issuer === undefined ? undefined : configurationDocument(issuer, keys, tokenEndpoint),
+      };
     }
     return built;
   };

@@ -22,6 +22,8 @@ export interface DiscoveryServerOptions {
   readonly host: string;
   readonly port: number;
   readonly documents: JwksRequestHandler;
+  /** The token endpoint (`POST /token`, RFC 8693), with a trust file: the one route that reads a request body, bounded. */
+  readonly token?: JwksRequestHandler | undefined;
   /** The gRPC server's certificate and key: the port serves HTTPS. No client certificate is asked for: the documents are public. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   readonly logger: Logger;
@@ -38,13 +40,15 @@ const PLAIN = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'n
 /**
  * Serves the discovery documents, `/healthz` and `/readyz` on `host:port` (0: any free
  * port; a cluster worker takes the connections its primary hands over). Slow and idle clients are timed
- * out, oversized heads refused (431), request bodies never read. @internal
+ * out, oversized heads refused (431), request bodies never read but the token endpoint's,
+ * bounded (src/exchange/token-endpoint.ts). @internal
  */
 export async function serveDiscovery(options: DiscoveryServerOptions): Promise<DiscoveryEndpoint> {
   const { host, port, documents, tls } = options;
   let draining = false;
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
     try {
+      if (options.token?.(request, response) === true) return;
       if (documents(request, response)) return;
     } catch (err) {
       // A document that cannot be built is one failed request, never a crashed process.

@@ -8,7 +8,7 @@ import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../contracts/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { namesIn } from '../options/resolve.js';
-import { JwtServiceCore, type RevocationOptions } from './core.js';
+import { type ExchangeOptions, JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { jwtService } from './handlers.js';
 import { composeObservers } from './observer.js';
@@ -113,14 +113,15 @@ export function prepareJwtService(
   tracer?: Tracer,
   revocation?: RevocationOptions,
   statusList?: StatusListIssuer,
-): { handle: JwtServiceHandle; service: ServedService } {
+  exchange?: ExchangeOptions,
+): { handle: JwtServiceHandle; service: ServedService; core: JwtServiceCore<Span> } {
   // Audit lines, metrics and spans are observers around the core, composed here once.
   const observer = composeObservers<Span>([
     auditObserver(resolved.logger, resolved.maxSubjectLength),
     metrics === undefined ? undefined : metricsObserver(metrics.service),
     tracer === undefined ? undefined : spanObserver,
   ]);
-  const core = new JwtServiceCore<Span>({ options: resolved, keys, observer, revocation, statusList });
+  const core = new JwtServiceCore<Span>({ options: resolved, keys, observer, revocation, statusList, exchange });
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,
@@ -147,5 +148,5 @@ export function prepareJwtService(
     reloadPolicy: (load) => policyReloader.reload(load),
     statusList,
   };
-  return { handle, service: jwtService(core, tracer) };
+  return { handle, service: jwtService(core, tracer), core };
 }

@@ -2,6 +2,7 @@ import type { Buffer } from 'node:buffer';
 import type { MethodDescriptor, ServiceDescriptor } from '../contracts/handler-api.js';
 import { DEFAULT_MAX_AGE_SECONDS } from '../discovery/defaults.js';
 import {
+  decodeExchangeTokenRequest,
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeGetStatusListRequest,
@@ -9,6 +10,7 @@ import {
   decodeVerifyJwtRequest,
 } from './codec/decode.js';
 import {
+  decodeExchangeTokenResponse,
   decodeGenerateJwtResponse,
   decodeGetJwksResponse,
   decodeGetStatusListResponse,
@@ -16,6 +18,7 @@ import {
   decodeVerifyJwtResponse,
 } from './codec/decode-response.js';
 import {
+  encodeExchangeTokenResponse,
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
   encodeGetStatusListResponse,
@@ -23,6 +26,7 @@ import {
   encodeVerifyJwtResponse,
 } from './codec/encode.js';
 import {
+  encodeExchangeTokenRequest,
   encodeGenerateJwtRequest,
   encodeGetJwksRequest,
   encodeGetStatusListRequest,
@@ -79,6 +83,12 @@ const CODECS: Readonly<Record<string, Codecs>> = {
     responseSerialize: encodeRevokeJwtResponse,
     requestSerialize: encodeRevokeJwtRequest,
     responseDeserialize: decodeRevokeJwtResponse,
+  },
+  ExchangeToken: {
+    requestDeserialize: decodeExchangeTokenRequest,
+    responseSerialize: encodeExchangeTokenResponse,
+    requestSerialize: encodeExchangeTokenRequest,
+    responseDeserialize: decodeExchangeTokenResponse,
   },
 };
 

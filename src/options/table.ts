@@ -473,6 +473,13 @@ export const OPTIONS = {
     help: 'file holding the admin secret (at least 16 characters) a RevokeJwt caller sends as authorization: Bearer SECRET',
     cli: { flag: 'admin-token-file', env: 'JWT_GRPC_ADMIN_TOKEN_FILE' },
   }),
+  trustFile: option({
+    group: 'server',
+    kind: text('FILE'),
+    defaultText: 'none',
+    help: "JSON file naming the issuers whose tokens ExchangeToken and POST /token on the http-port exchange for this server's (RFC 8693, docs/token-exchange.md)",
+    cli: { flag: 'trust-file', env: 'JWT_GRPC_TRUST_FILE' },
+  }),
   metricsRegistry: option({
     group: 'server',
     kind: metricsRegistry,

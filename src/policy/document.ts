@@ -66,6 +66,36 @@ export interface CallerPolicy {
 }
 
 /**
+ * Who may exchange which subjects' tokens for which audiences and scopes (ExchangeToken and
+ * the token endpoint, docs/token-exchange.md). An exchange must match a rule: its subject
+ * (as the trust file maps it) one of `subjects`, its actor one of `actors` (a rule without
+ * `actors` matches only a subject trading its own token), every audience one of `audiences`.
+ *
+ * @example
+ * ```ts
+ * const rule: ExchangeRule = { subjects: ['k8s:shop/*'], actors: ['spiffe://example.org/ns/shop/sa/orders'], audiences: ['billing'] };
+ * ```
+ */
+export interface ExchangeRule {
+  /** Subjects (after the trust file's mapping) whose tokens the rule lets be exchanged; patterns as a caller's `subjects`. Required. */
+  readonly subjects: readonly string[];
+  /** Who may exchange them on the subject's behalf: a client certificate's caller id, or an actor token's mapped subject. Omitted: no actor. */
+  readonly actors?: readonly string[];
+  /** Audiences (or resources) the new token may be for, patterns as `subjects`. Required. */
+  readonly audiences: readonly string[];
+  /** Scopes the new token may carry, patterns. Omitted: any of the subject token's. */
+  readonly scopes?: readonly string[];
+  /** Scopes granted by name even when the subject token lacks them. Omitted: none; an exchange never widens. */
+  readonly grantScopes?: readonly string[];
+  /** Longest lifetime of the new token. Omitted: the trust file's and the server's. */
+  readonly maxTtlSeconds?: number;
+  /** The new token may outlive the subject token (up to `maxTtlSeconds`). Default false: at most its remaining life. */
+  readonly outliveSubject?: boolean;
+  /** Exchanges this rule allows, per process, all its subjects together. Omitted: the policy's `defaultRate`, else {@link DEFAULT_CALLER_RATE}. */
+  readonly rate?: IssuanceRate;
+}
+
+/**
  * Which caller may get which tokens: callers by id (a client certificate's URI SAN as
  * written, or `dns:` + its first DNS SAN). Schema: {@link JWT_POLICY_SCHEMA}.
  *
@@ -85,6 +115,8 @@ export interface JwtPolicy {
   readonly revokers?: readonly string[];
   /** The rate of every caller whose entry has none. Omitted: {@link DEFAULT_CALLER_RATE}. */
   readonly defaultRate?: IssuanceRate;
+  /** Who may exchange which tokens (docs/token-exchange.md). Omitted under a policy: every exchange is refused. */
+  readonly exchange?: readonly ExchangeRule[];
 }
 
 /** Whether A and B are the same union of names. */
@@ -101,6 +133,7 @@ export type SchemaNamesTheTypesFields = AllTrue<
     SameNames<Fields<JwtPolicy> | '$schema', Fields<typeof JWT_POLICY_SCHEMA.properties>>,
     SameNames<Fields<CallerPolicy>, Fields<typeof JWT_POLICY_SCHEMA.$defs.caller.properties>>,
     SameNames<Fields<IssuanceRate>, Fields<typeof JWT_POLICY_SCHEMA.$defs.rate.properties>>,
+    SameNames<Fields<ExchangeRule>, Fields<typeof JWT_POLICY_SCHEMA.$defs.exchangeRule.properties>>,
   ]
 >;
 

@@ -49,6 +49,12 @@ export const JWT_POLICY_SCHEMA = {
       description: 'The issuance rate of every caller whose entry has none. Omitted: 100 tokens a second, a burst of 1000.',
       $ref: '#/$defs/rate',
     },
+    exchange: {
+      description:
+        "Who may exchange which subjects' tokens for which audiences and scopes (docs/token-exchange.md). Omitted: every exchange is refused.",
+      type: 'array',
+      items: { $ref: '#/$defs/exchangeRule' },
+    },
   },
   $defs: {
     rate: {
@@ -67,6 +73,48 @@ export const JWT_POLICY_SCHEMA = {
       minLength: 1,
       pattern: '^[^*]*\\*?$',
       patternErrorMessage: '"*" may only end a pattern',
+    },
+    exchangeRule: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['subjects', 'audiences'],
+      properties: {
+        subjects: {
+          description: 'Subjects, as the trust file maps them, whose tokens may be exchanged.',
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        actors: {
+          description:
+            "Who may exchange on their behalf: a caller id, or an actor token's mapped subject. Omitted: the subject itself only.",
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        audiences: {
+          description: 'Audiences or resources the new token may be for.',
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        scopes: {
+          description: "Scopes the new token may carry. Omitted: any of the subject token's.",
+          type: 'array',
+          items: { $ref: '#/$defs/pattern' },
+        },
+        grantScopes: {
+          description: 'Scopes granted even when the subject token lacks them.',
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+        },
+        maxTtlSeconds: { description: 'Longest lifetime of the new token.', type: 'integer', minimum: 1 },
+        outliveSubject: { description: 'The new token may outlive the subject token (up to maxTtlSeconds).', type: 'boolean' },
+        rate: {
+          description: "Exchanges this rule allows, all its subjects together. Omitted: the policy's defaultRate.",
+          $ref: '#/$defs/rate',
+        },
+      },
     },
     caller: {
       type: 'object',

@@ -15,7 +15,12 @@ import {
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { onKeyBackendChange } from '../keys/backend.js';
-import { JwtGrpcError } from '../base/errors.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import type { Algorithm } from '../algorithms/names.js';
+import { loadTrust } from '../exchange/trust.js';
+import { tokenEndpoint } from '../exchange/token-endpoint.js';
+import { TrustedIssuers } from '../exchange/remote/issuers.js';
+import type { ExchangeOptions } from '../jwt-service/core.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
@@ -388,7 +393,7 @@ class OwningJwtServer implements JwtServer {
       this.#checkRules();
       const port = await this.#bind(address, tls);
       await this.#serveMetrics(address);
-      await this.#serveDiscovery(address, tls, jwt.handle, statusList);
+      await this.#serveDiscovery(address, tls, jwt, statusList);
       this.#goLive(address, tls, port, jwt.handle);
       return port;
     } catch (err) {
@@ -426,7 +431,23 @@ class OwningJwtServer implements JwtServer {
           options.logger,
         )
       : undefined;
-    jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList);
+    const trust = extras.trustFile === undefined ? undefined : await loadTrust(extras.trustFile);
+    if (trust?.algorithm !== undefined && !keys.signingAlgorithms.includes(trust.algorithm as Algorithm))
+      throw invalidOption(
+        'trustFile',
+        `trust file ${extras.trustFile}: $.algorithm: ${trust.algorithm} is not an algorithm the keys sign with`,
+      );
+    const exchange: ExchangeOptions | undefined =
+      trust === undefined
+        ? undefined
+        : {
+            trust: (own) =>
+              new TrustedIssuers(trust, own, { clockToleranceSeconds: options.clockToleranceSeconds, logger: options.logger }),
+            algorithm: trust.algorithm,
+          };
+    jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList, exchange);
+    // In the background: a trusted issuer that cannot be reached yet is logged, and fetched again at its first token.
+    void jwt.core.warmExchange();
     return { jwt, statusList };
   }
 
@@ -464,15 +485,16 @@ class OwningJwtServer implements JwtServer {
     this.#metricsEndpoint = endpoint;
   }
 
-  /** Discovery, the JWK Set and the status list, with the `httpPort` option. */
+  /** Discovery, the JWK Set, the status list and (with a trust file) the token endpoint, with the `httpPort` option. */
   async #serveDiscovery(
     address: string,
     tls: ServerTlsOptions | undefined,
-    handle: JwtServiceHandle,
+    { handle, core }: PreparedJwtService['jwt'],
     statusList: StatusListIssuer | undefined,
   ): Promise<void> {
     const { service: options, server: extras } = this.#options;
     if (extras.httpPort === undefined) return;
+    const exchanges = extras.trustFile !== undefined;
     const endpoint = await serveDiscovery({
       host: extras.httpHost ?? hostOf(address),
       port: extras.httpPort,
@@ -480,7 +502,15 @@ class OwningJwtServer implements JwtServer {
         () => handle.keys,
         { issuer: options.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds },
         statusList === undefined ? undefined : statusListRoute(statusList),
+        exchanges,
       ),
+      token: exchanges
+        ? tokenEndpoint((request) => core.exchange(request), {
+            issuer: options.issuer,
+            maxTokenLength: options.maxTokenLength,
+            logger: this.#logger,
+          })
+        : undefined,
       tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
       ready: () => handle.keys.signingReady,
       logger: this.#logger,

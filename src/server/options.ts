@@ -215,6 +215,14 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    */
   readonly adminTokenFile?: string;
   /**
+   * A trust file (JSON, schema `JWT_TRUST_SCHEMA`, read at listen): the issuers whose tokens
+   * ExchangeToken, and `POST /token` on the `httpPort`, take and exchange for this server's
+   * own (RFC 8693, docs/token-exchange.md). A file that breaks the schema fails `listen`,
+   * naming the file, the JSON path and the problem. Without it, ExchangeToken answers
+   * FAILED_PRECONDITION and the HTTP port serves no token endpoint. Default: none.
+   */
+  readonly trustFile?: string;
+  /**
    * A prom-client `Registry` to count into instead of jwt-grpc's own, for a service that
    * serves its own `/metrics` (one server per registry: the metric names are fixed).
    * Default: none (with metricsPort, jwt-grpc's own registry).

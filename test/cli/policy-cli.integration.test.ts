@@ -1,5 +1,5 @@
 /**
- * `jwt-grpc serve --policy FILE`: a broken file, or a policy without mutual TLS, stops the
+ * `jwt-grpc serve --policy FILE`: a broken file (a broken --trust-file too), or a policy without mutual TLS, stops the
  * start with exit 2 and one line (file, JSON path, problem; the flag to add); without one the server warns of open mode; with one it
  * answers a caller over mutual TLS by its entry, in a single process and in every worker
  * of a cluster on both transports.
@@ -49,6 +49,16 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
     const result = await runCli(serveArgs('--policy', policy, ...tls));
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.split('\n')[0]).toContain(`jwt-grpc: policy file ${policy}: ${problem}`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 2 on a trust file that breaks its schema, with one line naming the file, the JSON path and the problem', async () => {
+    const trust = file('bad-trust.json', '{"self":{"audience":["orders"]}}');
+    const result = await runCli(serveArgs('--trust-file', trust));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe(
+      `jwt-grpc: trust file ${trust}: $.self.audience: is not a field (expected one of audiences, subject, claims, maxTtlSeconds); did you mean $.self.audiences?`,
+    );
     expect(result.stdout).toBe('');
   });
 

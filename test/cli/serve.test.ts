@@ -61,6 +61,7 @@ describe('serve', () => {
     expect(banner).toContain('  keys: ephemeral\n');
     expect(banner).toContain('  policy: none (open: any caller may get any token)\n');
     expect(banner).toContain('  revocations: in memory only; RevokeJwt off (no --admin-token-file, no revokers); jti on\n');
+    expect(banner).toContain('  token exchange: off (--trust-file turns it on)\n');
     expect(banner).toContain('  tracing: off (--otel turns it on)\n');
     expect(banner).not.toContain('  primary:');
     const logged = stderr.join('');

@@ -19,7 +19,9 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  */
 const INTERNAL_ERROR_CLASSES: Readonly<Record<string, string>> = {
   JwtGrpcError: 'base/errors.ts: the one error class of the API',
-  SchemaProblem: 'policy/json-schema.ts: becomes ERR_INVALID_OPTION naming the policy path (policy/document.ts)',
+  SchemaProblem:
+    'policy/json-schema.ts: becomes ERR_INVALID_OPTION naming the policy or trust file path (policy/document.ts, exchange/trust.ts)',
+  OAuthAnswer: "exchange/token-endpoint.ts: becomes the token endpoint's OAuth error answer, never thrown past it",
   WireError:
     "jwt-service/codec/wire.ts: becomes INVALID_ARGUMENT at a request decoder's edge (decode.ts), INTERNAL at a response decoder's (decode-response.ts)",
   HpackError: 'transport/http2/wire/frames.ts: becomes a COMPRESSION_ERROR GOAWAY in the connection',

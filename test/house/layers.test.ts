@@ -56,14 +56,17 @@ const LAYERS: readonly { readonly name: string; readonly folders: readonly strin
   { name: 'metrics', folders: ['metrics/'] },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
   { name: 'tracing', folders: ['tracing/'] },
-  // JwtService: messages, codecs, request -> claims, handlers, its options.
-  { name: 'jwt-service', folders: ['jwt-service/'] },
+  // JwtService: messages, codecs, request -> claims, handlers, its options; token exchange's
+  // decision, trust file and token endpoint, which the service runs on a trust it is handed.
+  { name: 'jwt-service', folders: ['jwt-service/', 'exchange/'] },
+  // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
+  { name: 'client', folders: ['client/'] },
+  // Token exchange's trust made of the consumers' remote verifiers.
+  { name: 'exchange-issuers', folders: ['exchange/remote/'] },
   // createJwtServer: its options, the transports behind it, health, reflection.
   { name: 'server', folders: ['server/'] },
   // Several processes serving one port: primary, workers, key reload over IPC.
   { name: 'cluster', folders: ['cluster/'] },
-  // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
-  { name: 'client', folders: ['client/'] },
   // The public API, one entry point per concern (issuer.ts is the package's main one; index.ts re-exports them all for the tests and benches): re-exports from the layers below; importing one starts nothing.
   { name: 'lib', folders: ['lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.

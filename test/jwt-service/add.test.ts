@@ -23,13 +23,13 @@ function spiedServer(): { server: Server; addService: ReturnType<typeof vi.spyOn
 }
 
 describe('addJwtService', () => {
-  it('adds JwtService once, with its five methods', () => {
+  it('adds JwtService once, with its six methods', () => {
     const { server, addService } = spiedServer();
     addJwtService(server, { keys, logger: quiet });
     expect(addService).toHaveBeenCalledTimes(1);
     const [definition] = addService.mock.calls[0] as [Record<string, { path: string }>];
     expect(Object.values(definition).map((m) => m.path)).toEqual(
-      ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((name) => `/${SERVICE_NAME}/${name}`),
+      ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'ExchangeToken'].map((name) => `/${SERVICE_NAME}/${name}`),
     );
   });
 

@@ -1,5 +1,5 @@
 /**
- * JwtService's definition: the five method paths, and a descriptor whose codecs on both sides
+ * JwtService's definition: the six method paths, and a descriptor whose codecs on both sides
  * round-trip. test/server/lazy-protos.test.ts holds the method table against the .proto;
  * test/client/jwt-client.test.ts holds that a call decodes with this package's own codecs.
  */
@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { JWT_SERVICE_METHODS, JWT_SERVICE_METHOD_SHAPES, jwtServiceDefinition } from '../../src/jwt-service/definition.js';
 
 describe('JwtService definition', () => {
-  it('lists the five unary methods by full path', () => {
+  it('lists the six unary methods by full path', () => {
     expect(JWT_SERVICE_METHODS).toEqual([
       '/jwt.services.JwtService/GenerateJwt',
       '/jwt.services.JwtService/VerifyJwt',
       '/jwt.services.JwtService/GetJwks',
       '/jwt.services.JwtService/GetStatusList',
       '/jwt.services.JwtService/RevokeJwt',
+      '/jwt.services.JwtService/ExchangeToken',
     ]);
     expect(Object.isFrozen(JWT_SERVICE_METHODS)).toBe(true);
     for (const shape of Object.values(JWT_SERVICE_METHOD_SHAPES)) expect(shape).toEqual({ requestStream: false, responseStream: false });

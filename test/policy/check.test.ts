@@ -54,9 +54,13 @@ const DOCUMENTS: readonly (readonly [unknown, string | null, string?])[] = [
   [
     { callers: {}, revoker: [] },
     '$.revoker',
-    'is not a field (expected one of $schema, callers, revokers, defaultRate); did you mean $.revokers?',
+    'is not a field (expected one of $schema, callers, revokers, defaultRate, exchange); did you mean $.revokers?',
   ],
-  [{ callers: {}, exchange: [] }, '$.exchange', 'is not a field (expected one of $schema, callers, revokers, defaultRate)'],
+  [
+    { callers: {}, exchanges: [] },
+    '$.exchanges',
+    'is not a field (expected one of $schema, callers, revokers, defaultRate, exchange); did you mean $.exchange?',
+  ],
   [{ $schema: 5, callers: {} }, '$.$schema', 'must be a string'],
   // A caller.
   [{ callers: { '': { subjects: ['a'] } } }, '$.callers[""]', 'a caller id may not be empty'],
@@ -72,7 +76,7 @@ const DOCUMENTS: readonly (readonly [unknown, string | null, string?])[] = [
   [
     Object.defineProperty({ callers: {} }, 'revoker', { value: [] }),
     '$.revoker',
-    'is not a field (expected one of $schema, callers, revokers, defaultRate); did you mean $.revokers?',
+    'is not a field (expected one of $schema, callers, revokers, defaultRate, exchange); did you mean $.revokers?',
   ],
   [{ callers: { a: { subjects: [] } } }, '$.callers.a.subjects', 'must hold at least 1 entry'],
   [{ callers: { a: { subjects: 'x' } } }, '$.callers.a.subjects', 'must be an array of strings'],

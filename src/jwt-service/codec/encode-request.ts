@@ -19,7 +19,14 @@
  */
 import { Buffer } from 'node:buffer';
 import { GrpcStatusError, GrpcStatus } from '../../contracts/handler-api.js';
-import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
+import type {
+  ExchangeTokenRequest,
+  GenerateJwtRequest,
+  GetJwksRequest,
+  GetStatusListRequest,
+  RevokeJwtRequest,
+  VerifyJwtRequest,
+} from '../messages.js';
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, Writer, int64Size, stringFieldSize, tag } from './wire.js';
 import { nearestName } from '../../base/nearest-name.js';
 import { firstUnknownName } from '../../base/unknown-name.js';
@@ -64,6 +71,19 @@ export const REQUEST_MESSAGES = {
       [4, 'reason', 'string'],
     ],
   } satisfies RequestMessage<RevokeJwtRequest>,
+  ExchangeTokenRequest: {
+    name: 'ExchangeTokenRequest',
+    fields: [
+      [1, 'subject_token', 'string'],
+      [2, 'subject_token_type', 'string'],
+      [3, 'actor_token', 'string'],
+      [4, 'actor_token_type', 'string'],
+      [5, 'audience', 'string'],
+      [6, 'resource', 'string'],
+      [7, 'scope', 'string'],
+      [8, 'requested_token_type', 'string'],
+    ],
+  } satisfies RequestMessage<ExchangeTokenRequest>,
 };
 
 /** -2^63 and 2^63: an int64 field's bounds, as doubles (both exact). */
@@ -193,4 +213,17 @@ export function encodeGetStatusListRequest(request: Partial<GetStatusListRequest
  */
 export function encodeRevokeJwtRequest(request: Partial<RevokeJwtRequest>): Buffer {
   return encodeRequest(REQUEST_MESSAGES.RevokeJwtRequest, request);
+}
+
+/**
+ * ExchangeTokenRequest { string subject_token = 1; ... string requested_token_type = 8; }
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const token: string;
+ * const bytes = encodeExchangeTokenRequest({ subject_token: token, subject_token_type: 'urn:ietf:params:oauth:token-type:jwt', audience: 'billing' });
+ * ```
+ */
+export function encodeExchangeTokenRequest(request: Partial<ExchangeTokenRequest>): Buffer {
+  return encodeRequest(REQUEST_MESSAGES.ExchangeTokenRequest, request);
 }

@@ -25,6 +25,7 @@ export const verifyJwt = methods['VerifyJwt']!;
 export const getJwks = methods['GetJwks']!;
 export const getStatusList = methods['GetStatusList']!;
 export const revokeJwt = methods['RevokeJwt']!;
+export const exchangeToken = methods['ExchangeToken']!;
 
 /** A small deterministic generator, so a failure reproduces. */
 export function rng(seed: number): () => number {
