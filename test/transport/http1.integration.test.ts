@@ -217,6 +217,15 @@ describe('the first bytes pick the protocol', () => {
     await legitimateCallers(port);
   });
 
+  it('a peer that sends 3 bytes and half-closes is closed at once, and nothing is counted', async () => {
+    const { port, counted } = await serve({ handshakeTimeoutMs: 30_000 });
+    const socket = await raw(port);
+    socket.end('GET');
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(counted.handshakeFailures).toEqual([]);
+    await legitimateCallers(port);
+  });
+
   it('a peer that sends 3 bytes and stops meets the handshake deadline, counted as a timeout', async () => {
     const { port, counted } = await serve();
     const socket = await raw(port);
