@@ -58,6 +58,19 @@ export interface Attack {
 /** Connections of the half-open and window-0 attacks: the issue's attacker held 24. */
 const HALF_OPEN_CONNECTIONS = 24;
 const WINDOW0_CONNECTIONS = 24;
+/** Connections of the HTTP/1.1 attack: half slowloris heads, half endless bodies, and {@link HTTP1_PIPELINERS} more that pipeline. */
+const HTTP1_CONNECTIONS = 24;
+/**
+ * Connections that pipeline requests and never read the answers. Few: each makes the server
+ * answer until the socket buffers, several MiB on loopback, are full (a few thousand calls),
+ * as a client of HTTP/2 with a large window may; more would be a flood of calls, which no
+ * per-connection bound answers.
+ */
+const HTTP1_PIPELINERS = 2;
+/** A Connect GET of the JWK Set: a few dozen bytes that ask for an answer of a kilobyte or more, so unread answers fill the socket. */
+const HTTP1_JWKS_GET = 'GET /jwt.services.JwtService/GetJwks?connect=v1&encoding=json&message=%7B%7D HTTP/1.1\r\nhost: x\r\n\r\n';
+/** Requests each pipelining connection sends at once: answers far larger than the socket buffers hold. */
+const HTTP1_PIPELINED = 20_000;
 /** Idle connections: more than a server under an open-files limit of 1024 may hold (its cap is 768). */
 const IDLE_CONNECTIONS = 800;
 
@@ -67,7 +80,7 @@ const FLOOD_STREAMS = 32;
 /** The subject the flooding caller's policy entry allows. */
 export const FLOOD_SUBJECT = 'flood';
 
-export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn', 'issuer-flood'] as const;
+export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn', 'http1', 'issuer-flood'] as const;
 export type AttackName = (typeof ATTACKS)[number];
 
 /** One line per attack, for the help text and the report. */
@@ -77,6 +90,7 @@ export const ATTACK_DESCRIPTIONS: Readonly<Record<AttackName, string>> = {
   silent: 'silent TCP sockets replaced every 9 s on every port: 800 on gRPC, 140 on discovery, 20 on metrics',
   window0: `${WINDOW0_CONNECTIONS} connections with SETTINGS_INITIAL_WINDOW_SIZE 0 opening whole calls and never reading the answers`,
   churn: 'short connections carrying mutated frames, 4 at a time, as fast as the server takes them',
+  http1: `${HTTP1_CONNECTIONS} HTTP/1.1 connections to the gRPC port, half sending a request head a header a second (slowloris), half an endless chunked body; ${HTTP1_PIPELINERS} more pipelining ${HTTP1_PIPELINED} Connect GETs of the JWK Set and never reading the answers`,
   'issuer-flood': `one caller the policy allows (its own client certificate), ${FLOOD_CONNECTIONS} mutual-TLS connections each keeping ${FLOOD_STREAMS} GenerateJwt calls in flight, with a status list: every token would take an index`,
 };
 
@@ -441,6 +455,70 @@ function issuerFlood(target: AttackTarget): Attack {
   );
 }
 
+/** What one HTTP/1.1 attacking connection does once connected, by its slot: slowloris, an endless body, or (the last slots) pipelining without reading. */
+function http1Behaviour(socket: Socket, slot: number): NodeJS.Timeout | undefined {
+  if (slot >= HTTP1_CONNECTIONS) {
+    socket.pause();
+    socket.write(HTTP1_JWKS_GET.repeat(HTTP1_PIPELINED));
+    return undefined;
+  }
+  switch (slot % 2) {
+    case 0:
+      socket.write(`POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\n`);
+      return setInterval(() => socket.writable && socket.write('x-a: b\r\n'), 1000);
+    default: {
+      socket.write(`POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`);
+      const chunk = `400\r\n${'a'.repeat(0x400)}\r\n`;
+      return setInterval(() => socket.writable && socket.write(chunk), 5);
+    }
+  }
+}
+
+/** {@link HTTP1_CONNECTIONS} HTTP/1.1 connections, each reopened {@link RECONNECT_MS} after the server closes it. */
+function http1(target: AttackTarget): Attack {
+  const counts = newCounts();
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const nextAddress = sourceAddresses(target);
+  let stopped = false;
+  const open = (slot: number): void => {
+    if (stopped) return;
+    counts.opened++;
+    const socket = connectTcp({ host: target.host, port: target.grpcPort, localAddress: nextAddress() });
+    sockets.add(socket);
+    let connected = false;
+    let timer: NodeJS.Timeout | undefined;
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      connected = true;
+      counts.streams++;
+      timer = http1Behaviour(socket, slot);
+      if (timer !== undefined) timers.add(timer);
+    });
+    socket.once('close', () => {
+      if (timer !== undefined) {
+        clearInterval(timer);
+        timers.delete(timer);
+      }
+      sockets.delete(socket);
+      if (stopped) return;
+      if (connected) counts.closedByServer++;
+      else counts.failedToOpen++;
+      const next = setTimeout(() => open(slot), RECONNECT_MS);
+      timers.add(next);
+    });
+  };
+  for (let slot = 0; slot < HTTP1_CONNECTIONS + HTTP1_PIPELINERS; slot++) open(slot);
+  return {
+    counts,
+    stop: () => {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
 /** Starts the attack named. */
 export function startAttack(name: AttackName, target: AttackTarget): Attack {
   switch (name) {
@@ -456,5 +534,7 @@ export function startAttack(name: AttackName, target: AttackTarget): Attack {
       return churn(target);
     case 'issuer-flood':
       return issuerFlood(target);
+    case 'http1':
+      return http1(target);
   }
 }
