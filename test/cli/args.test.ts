@@ -133,4 +133,23 @@ describe('parseCommand: serve', () => {
   it('checks the rules across options, naming the flags', () => {
     expect(refusal(['serve', '--ttl', '100', '--max-ttl', '50']).message).toMatch(/--ttl/);
   });
+
+  it('reads --protocols and --cors-origins as comma lists, refusing what no protocol or browser would name', () => {
+    expect(serve(['--protocols', 'grpc,connect', '--cors-origins', 'https://app.example,http://localhost:8080']).server).toEqual({
+      protocols: ['grpc', 'connect'],
+      corsAllowedOrigins: ['https://app.example', 'http://localhost:8080'],
+    });
+    expect(refusal(['serve', '--protocols', 'grpc,soap']).message).toBe(
+      'option --protocols: entry 1 must be one of grpc, grpc-web, connect, got "soap"',
+    );
+    expect(refusal(['serve', '--cors-origins', 'https://app.example/']).message).toMatch(
+      /^option --cors-origins: entry 0 must be an origin/,
+    );
+    expect(refusal(['serve', '--transport', 'grpc-js', '--protocols', 'grpc-web']).message).toMatch(
+      /^option --protocols: grpc-web needs transport 'http2': grpc-js cannot share its HTTP\/2 server/,
+    );
+    expect(refusal(['serve', '--transport', 'grpc-js', '--cors-origins', 'https://app.example']).message).toMatch(
+      /^option --cors-origins: /,
+    );
+  });
 });

@@ -11,13 +11,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
-import { Code, ConnectError } from '@connectrpc/connect';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
-import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
+import { closeAllServers, sharedKeys, startIssuer, startServer } from '../../bench/kit/jwt-servers.js';
+import { makeClientCert } from '../../bench/kit/caller-certs.js';
+import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ANY_AUDIENCE, JWT_SERVICE_METHODS, createVerifier, jwtAuthInterceptor } from '../../src/lib.js';
-import { expectAnswersAsGrpc, protocolClient, rawRequest } from './helpers/protocol-clients.js';
+import {
+  JWT_SERVICE,
+  type LooseJwtClient,
+  expectAnswersAsGrpc,
+  firstWatchedStatus,
+  protocolClient,
+  rawRequest,
+} from './helpers/protocol-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-connect-'));
 const SECRET = 'connect-admin-secret-0123456789';
@@ -72,6 +82,12 @@ describe('Connect on the own transport', () => {
     );
   });
 
+  it.each([false, true])('streams health Watch in the streaming envelope (binary %s)', async (binary) => {
+    const port = await served;
+    // 1: SERVING in grpc.health.v1's enum, which the JSON mapping writes by name and the client reads back.
+    expect(await firstWatchedStatus(port, { protocol: 'connect', binary })).toBe(1);
+  });
+
   it('answers a refused call with its Connect code, the HTTP status the specification maps it to, and JSON', async () => {
     const port = await served;
     const unauthenticated = await post(port, 'RevokeJwt', {}, json({ jti: 'j', expiresAt: '4102444800' }));
@@ -111,11 +127,14 @@ describe('Connect on the own transport', () => {
     expect(errorOf(brotli.body).code).toBe('unimplemented');
   });
 
-  it('refuses a JSON field the message does not have, naming it, and reads 64-bit integers as strings', async () => {
+  it('refuses a JSON field the message does not have, naming it, a body over the limit, and reads 64-bit integers as strings', async () => {
     const port = await served;
     const unknown = await post(port, 'GenerateJwt', {}, json({ algorithm: 'ES256', subjekt: 'ada' }));
     expect(unknown.status).toBe(400);
     expect(errorOf(unknown.body)).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('subjekt') });
+    const large = await post(port, 'GenerateJwt', {}, json({ algorithm: 'ES256', subject: 'a'.repeat(70_000) }));
+    expect(large.status).toBe(429);
+    expect(errorOf(large.body)).toMatchObject({ code: 'resource_exhausted', message: expect.stringContaining('65536') });
     const answer = await post(port, 'GenerateJwt', {}, json({ algorithm: 'ES256', subject: 'ada', ttlSeconds: '60' }));
     expect(answer.status).toBe(200);
     const body = JSON.parse(answer.body.toString()) as Record<string, unknown>;
@@ -174,6 +193,29 @@ describe('Connect on the own transport', () => {
     const token = (await clients.jwt(port).generateJwt({ algorithm: 'ES256', subject: 'ada' })).jwt;
     const allowed = await post(port, 'GetJwks', { authorization: `Bearer ${token}` }, '{}');
     expect(allowed.status).toBe(200);
+  });
+
+  it.skipIf(!hasOpenssl())('names the caller of a Connect call by its verified client certificate, as of a gRPC call', async () => {
+    const certs = makeTestCerts();
+    try {
+      const orders = makeClientCert(certs, 'orders', 'URI:spiffe://example.org/ns/shop/sa/orders');
+      const callers: (string | undefined)[] = [];
+      const tls = { key: certs.serverKey, cert: certs.serverCert, ca: certs.caCert, requireClientCertificate: true };
+      const { port } = await startIssuer(
+        { keys: await sharedKeys(), interceptors: [{ onCallStart: (call) => void callers.push(call.caller?.id) }] },
+        tls,
+      );
+      const transport = createConnectTransport({
+        baseUrl: `https://localhost:${port}`,
+        httpVersion: '2',
+        nodeOptions: { ca: certs.caCert, cert: orders.cert, key: orders.key },
+      });
+      const client = createClient(JWT_SERVICE, transport) as unknown as LooseJwtClient;
+      expect((await client.getJwks({})).jwksJson).toContain('"keys"');
+      expect(callers).toEqual(['spiffe://example.org/ns/shop/sa/orders']);
+    } finally {
+      certs.remove();
+    }
   });
 
   it('serves only the protocols named: a gRPC-only server answers Connect 415; grpc-js refuses Connect, naming the option', async () => {

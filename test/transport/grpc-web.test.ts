@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import { encodeGenerateJwtRequest } from '../../src/jwt-service/codec/encode-request.js';
-import { envelope, expectAnswersAsGrpc, frames, protocolClient, rawRequest } from './helpers/protocol-clients.js';
+import { envelope, expectAnswersAsGrpc, firstWatchedStatus, frames, protocolClient, rawRequest } from './helpers/protocol-clients.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-grpc-web-'));
 const SECRET = 'grpc-web-admin-secret-0123456789';
@@ -78,6 +78,11 @@ describe('gRPC-Web on the own transport', () => {
   it.each([true, false])('answers all five JwtService methods as gRPC does (binary %s)', async (binary) => {
     const port = await served;
     await expectAnswersAsGrpc(protocolClient(port, { protocol: 'grpc-web', binary }), clients.jwt(port), SECRET);
+  });
+
+  it.each([true, false])('streams health Watch in gRPC-Web frames (binary %s)', async (binary) => {
+    const port = await served;
+    expect(await firstWatchedStatus(port, { protocol: 'grpc-web', binary })).toBe(1); // SERVING
   });
 
   it('sends the status in the trailer frame, and a client reads it as the gRPC status', async () => {

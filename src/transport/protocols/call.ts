@@ -169,13 +169,15 @@ export class ProtocolCall extends CallCore implements DeadlineEntry, ExchangeLis
 
   data(chunk: Buffer): void {
     if (this.#done) return;
+    const reader = this.#wire.reader;
     try {
-      this.#wire.reader.push(chunk, this);
+      reader.push(chunk, this);
     } catch (err) {
       this.fail(err);
       return;
     }
-    this.#exchange.release();
+    // The bytes of whole messages no longer count against the connection's memory ceiling.
+    if (!reader.holding) this.#exchange.release();
   }
 
   /** One whole request message. */

@@ -130,6 +130,11 @@ class WholeBody implements BodyReader {
     this.#compressed = compressed;
   }
 
+  /** The body is held whole until it ends. */
+  get holding(): boolean {
+    return this.#length > 0;
+  }
+
   push(chunk: Buffer): void {
     this.#length += chunk.length;
     if (this.#length > this.#maxBytes) {
@@ -148,6 +153,7 @@ class WholeBody implements BodyReader {
 
 /** A GET's message, from the query: there is no body. */
 class QueryBody implements BodyReader {
+  readonly holding = false;
   readonly #message: Buffer;
   readonly #compressed: boolean;
 

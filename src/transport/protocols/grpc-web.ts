@@ -63,6 +63,10 @@ class Base64Body implements BodyReader {
     this.#inner = inner;
   }
 
+  get holding(): boolean {
+    return this.#pending.length > 0 || this.#inner.holding;
+  }
+
   push(chunk: Buffer, sink: MessageSink): void {
     const text = this.#pending + chunk.toString('latin1').replace(/[\r\n]/g, '');
     const whole = text.length - (text.length % 4);
@@ -90,6 +94,10 @@ export class EnvelopeBody implements BodyReader {
 
   constructor(maxBytes: number) {
     this.#reader = new MessageReader(maxBytes);
+  }
+
+  get holding(): boolean {
+    return this.#reader.partial;
   }
 
   push(chunk: Buffer, sink: MessageSink): void {

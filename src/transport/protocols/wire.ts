@@ -23,6 +23,11 @@ export const CALL_PROTOCOL = new CallKey<ProtocolName>('protocol of the call');
 
 /** Splits a request body into messages. Throws GrpcStatusError for a body the protocol refuses. */
 export interface BodyReader {
+  /**
+   * True while the reader holds request bytes (a message not whole yet, or a unary body
+   * until it ends): they stay counted against the connection's memory ceiling.
+   */
+  readonly holding: boolean;
   push(chunk: Buffer, sink: MessageSink): void;
   /** The body ended: hands out what is left (a whole-body message), or throws for a truncated one. */
   finish(sink: MessageSink): void;

@@ -13,13 +13,20 @@ import { expect } from 'vitest';
 import type { JwtClient } from '../../../bench/kit/grpc-clients.js';
 import { readDescriptorSet } from '../../../src/server/descriptor-set.js';
 
-/** JwtService's descriptor, from the FileDescriptorSet the build writes. */
-export const JWT_SERVICE: DescService = (() => {
-  const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readDescriptorSet()));
-  const service = registry.getService('jwt.services.JwtService');
-  if (service === undefined) throw new Error('the descriptor set has no jwt.services.JwtService');
+const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readDescriptorSet()));
+
+/** A service's descriptor, from the FileDescriptorSet the build writes. */
+function serviceOf(name: string): DescService {
+  const service = registry.getService(name);
+  if (service === undefined) throw new Error(`the descriptor set has no ${name}`);
   return service;
-})();
+}
+
+/** JwtService's descriptor. */
+export const JWT_SERVICE = serviceOf('jwt.services.JwtService');
+
+/** Health's descriptor (its Watch streams: Connect's streaming envelope, gRPC-Web's frames). */
+export const HEALTH_SERVICE = serviceOf('grpc.health.v1.Health');
 
 /** The five methods, as connect-es names them; messages loosely typed (no generated code). */
 // biome-ignore-start lint/suspicious/noExplicitAny: messages of a runtime-built service have no static type
@@ -35,19 +42,29 @@ export interface ProtocolClientKind {
   readonly binary: boolean;
 }
 
-/** Every client kind, for `it.each`. */
-export const CLIENT_KINDS: readonly ProtocolClientKind[] = [
-  { protocol: 'connect', binary: false },
-  { protocol: 'connect', binary: true },
-  { protocol: 'grpc-web', binary: true },
-  { protocol: 'grpc-web', binary: false },
-];
+/** A connect-node transport to `port` (HTTP/2, plaintext). */
+function transportOf(port: number, kind: ProtocolClientKind) {
+  const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '2' as const, useBinaryFormat: kind.binary };
+  return kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
+}
 
-/** A connect-node client of JwtService on `port` (HTTP/2, plaintext). */
-export function protocolClient(port: number, kind: ProtocolClientKind, extra: { sendCompression?: never } = {}): LooseJwtClient {
-  const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '2' as const, useBinaryFormat: kind.binary, ...extra };
-  const transport = kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
-  return createClient(JWT_SERVICE, transport) as Client<DescService> as unknown as LooseJwtClient;
+/** A connect-node client of JwtService on `port`. */
+export function protocolClient(port: number, kind: ProtocolClientKind): LooseJwtClient {
+  return createClient(JWT_SERVICE, transportOf(port, kind)) as Client<DescService> as unknown as LooseJwtClient;
+}
+
+/** The first status health's Watch streams for `service` ('' for the server), read by a connect-node client; the call is then cancelled. */
+export async function firstWatchedStatus(port: number, kind: ProtocolClientKind, service = ''): Promise<unknown> {
+  const client = createClient(HEALTH_SERVICE, transportOf(port, kind)) as unknown as {
+    watch(request: object, options: { signal: AbortSignal }): AsyncIterable<{ status: unknown }>;
+  };
+  const controller = new AbortController();
+  try {
+    for await (const answer of client.watch({ service }, { signal: controller.signal })) return answer.status;
+    return undefined;
+  } finally {
+    controller.abort();
+  }
 }
 
 /** One HTTP/2 response, whole. */
