@@ -211,7 +211,15 @@ describe.skipIf(cargo === null)('the Rust peer (skipped without cargo on PATH: i
     it('count OK calls on every server, and each call the server refused as an error, not a success', { timeout: 120_000 }, async () => {
       const ok = await section('HS256');
       expect(ok.skipped).toBeNull();
-      expect(ok.cells.map((c) => c.server)).toEqual(['node-fast-jwt', 'node-rest', 'rust', 'rust-rest']);
+      expect(ok.cells.map((c) => c.server)).toEqual([
+        'node-fast-jwt',
+        'node-rest',
+        'rust',
+        'rust-rest',
+        'jwt-grpc',
+        'jwt-grpc-connect-h1',
+        'jwt-grpc-connect-h2',
+      ]);
       for (const cell of ok.cells) {
         expect(cell.error, cell.server).toBeNull();
         expect(cell.rounds[0]?.h2load.errors, cell.server).toBe(0);
@@ -219,7 +227,9 @@ describe.skipIf(cargo === null)('the Rust peer (skipped without cargo on PATH: i
         expect(cell.rounds[0]?.h2load.cpuPerCallUs, cell.server).toBeGreaterThan(0);
       }
       expect(ok.ratios.map((r) => `${r.stack} ${r.grpc}/${r.rest}`)).toEqual(['Node node-fast-jwt/node-rest', 'Rust rust/rust-rest']);
-      // RS256 has no key: gRPC answers INVALID_ARGUMENT inside an HTTP 200, REST a 400.
+      expect(ok.pairs?.map((p) => `${p.of}/${p.to}`)).toEqual(['jwt-grpc-connect-h1/node-rest', 'jwt-grpc-connect-h2/jwt-grpc']);
+      // RS256 has no key: gRPC answers INVALID_ARGUMENT inside an HTTP 200, REST a 400, Connect
+      // invalid_argument as a 400: each counted as an error, none as an OK call.
       const refused = await section('RS256');
       for (const cell of refused.cells) {
         expect(cell.error, cell.server).toBeNull();
