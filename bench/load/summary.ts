@@ -184,8 +184,8 @@ const PROTOCOL_LABELS: Readonly<Record<RestProtocol, string>> = {
 
 /**
  * Where a ratio stands against its least target: `met` when its whole interval is at or
- * above it, `not met` when its whole interval is below, `level with` when the interval
- * holds it (no difference from the target shown); `n/a` without a ratio.
+ * above it, `not met` when its whole interval is below, `not shown` when the interval
+ * holds it (the rounds cannot tell the ratio from the target); `n/a` without a ratio.
  *
  * @example
  * ```ts
@@ -199,7 +199,7 @@ export function targetVerdict(ratio: MedianInterval | null, target: number): str
   const high = ratio.high ?? ratio.median;
   if (low >= target) return `met (≥ ${want})`;
   if (high < target) return `not met (< ${want})`;
-  return `level with ${want} (interval holds it)`;
+  return `not shown either way (the interval holds ${want})`;
 }
 
 /** The REST rows: each server under h2load, gRPC / REST per stack, and jwt-grpc's Connect rows against their peers. */

@@ -139,7 +139,7 @@ describe('the REST rows', () => {
     expect(targetVerdict({ median: 1.1, low: 1.02, high: 1.2, n: 5 }, 1)).toBe('met (≥ 1.00x)');
     expect(targetVerdict({ median: 1, low: 1, high: 1.2, n: 5 }, 1)).toBe('met (≥ 1.00x)');
     expect(targetVerdict({ median: 0.6, low: 0.55, high: 0.65, n: 5 }, 1)).toBe('not met (< 1.00x)');
-    expect(targetVerdict({ median: 0.98, low: 0.9, high: 1.05, n: 5 }, 1)).toBe('level with 1.00x (interval holds it)');
+    expect(targetVerdict({ median: 0.98, low: 0.9, high: 1.05, n: 5 }, 1)).toBe('not shown either way (the interval holds 1.00x)');
     expect(targetVerdict({ median: 0.9, low: null, high: null, n: 3 }, 1)).toBe('not met (< 1.00x)');
     expect(targetVerdict(null, 1)).toBe('n/a');
   });
