@@ -268,25 +268,3 @@ export function requireOptional<T>(load: () => T, packageName: string, neededBy:
     );
   }
 }
-
-/**
- * @bufbuild/protobuf, loaded on the first Connect or gRPC-Web call in JSON: the proto3 JSON
- * mapping of the messages, read from the compiled descriptor set. Calls in protobuf never
- * load it (the handler API's own codecs serve them). @internal
- *
- * @example
- * ```ts
- * const registry = bufProtobuf().createFileRegistry(set);
- * ```
- */
-export const bufProtobuf = onFirstUse<typeof import('@bufbuild/protobuf')>('@bufbuild/protobuf');
-
-/**
- * The well-known types of @bufbuild/protobuf (FileDescriptorSet's schema), loaded with it. @internal
- *
- * @example
- * ```ts
- * const set = bufProtobuf().fromBinary(bufProtobufWkt().FileDescriptorSetSchema, bytes);
- * ```
- */
-export const bufProtobufWkt = onFirstUse<typeof import('@bufbuild/protobuf/wkt')>('@bufbuild/protobuf/wkt');

@@ -20,10 +20,13 @@ export const DEADLINE_CHECKS_PER_BOUND = 4;
 /** Why the server closed a connection it had nothing against: no open stream for the idle bound, or past its age. */
 export type ConnectionCloseReason = 'idle' | 'age';
 
+/** The HTTP version of a connection the server closed, as ALPN names it (RFC 7301): HTTP/1.1 is served on the own transport's port too. */
+export type ClosedHttpVersion = 'h2' | 'http/1.1';
+
 /** Where the deadlines count; the server's metrics implement it (src/metrics/deadlines.ts). */
 export interface DeadlineCounters {
   requestTimedOut(): void;
-  connectionClosed(reason: ConnectionCloseReason): void;
+  connectionClosed(reason: ConnectionCloseReason, httpVersion: ClosedHttpVersion): void;
 }
 
 /** The bounds, as the option table resolves them. */
@@ -71,9 +74,9 @@ export class PeerDeadlineReport {
     this.#timeouts.add('timedOut');
   }
 
-  /** The server sent a connection GOAWAY for `reason`. */
-  connectionClosed(reason: ConnectionCloseReason): void {
-    this.#counters?.connectionClosed(reason);
+  /** The server closed a connection for `reason` (GOAWAY on HTTP/2). */
+  connectionClosed(reason: ConnectionCloseReason, httpVersion: ClosedHttpVersion = 'h2'): void {
+    this.#counters?.connectionClosed(reason, httpVersion);
     this.#closes.add(reason);
   }
 

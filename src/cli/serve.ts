@@ -12,12 +12,11 @@ import { type Logger, createStderrLogger } from '../log.js';
 import { readSecretFile } from '../secret-file.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
-import { OPTIONS } from '../options/table.js';
+import { OPTIONS, PROTOCOLS } from '../options/table.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
 import type { ServerTlsOptions } from '../transport/handler-api.js';
-import { PROTOCOL_NAMES } from '../transport/protocols/wire.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent, launchedByNpmExec } from './parent-watch.js';
 import { nodeTls } from '../optional-deps.js';
@@ -233,7 +232,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
 
 /** The start banner's protocols line: what the gRPC port answers, and which browser origins may call it. */
 function describeProtocols(server: ServeArgs['server']): string {
-  const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOL_NAMES);
+  const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOLS);
   const origins = server.corsAllowedOrigins ?? [];
   return `${protocols.join(', ')}; CORS ${origins.length === 0 ? 'off (no --cors-origins)' : `for ${origins.join(', ')}`}`;
 }

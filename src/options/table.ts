@@ -38,7 +38,6 @@ import { policyKind } from './policy.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
 import { PEER_SHARE_PERCENT } from '../connection-guard.js';
-import { PROTOCOL_NAMES } from '../transport/protocols/wire.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
@@ -92,6 +91,9 @@ function option<const G extends OptionGroup, K extends AnyKind, const D extends 
 ): OptionRow<G, K, D> {
   return row;
 }
+
+/** The protocols the own transport serves on its gRPC port, each request by its content type (docs/protocols.md). */
+export const PROTOCOLS = ['grpc', 'grpc-web', 'connect'] as const;
 
 /** The gRPC servers createJwtServer can run on. */
 export const TRANSPORTS = ['http2', 'grpc-js'] as const;
@@ -365,7 +367,7 @@ export const OPTIONS = {
   }),
   protocols: option({
     group: 'transport',
-    kind: choices(PROTOCOL_NAMES),
+    kind: choices(PROTOCOLS),
     defaultText: 'grpc, grpc-web, connect (transport grpc-js: grpc)',
     help: 'the protocols served on the gRPC port, chosen per request by its content type (docs/protocols.md); grpc-web and connect need transport http2',
     cli: { flag: 'protocols', env: 'JWT_GRPC_PROTOCOLS' },

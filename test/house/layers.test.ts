@@ -56,10 +56,12 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   // transports, which take their defaults and bounds from it.
   // The issuance policy's shape and checker (options/policy.ts) and its schema are an option's kind, so they sit here too.
   { name: 'options', paths: ['options/', 'policy/schema.ts'] },
+  // Bytes the served protocols read or answer with: a document's strong ETag, the compiled descriptor set.
+  { name: 'documents', paths: ['discovery/etag.ts', 'server/descriptor-set.ts'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
   { name: 'wire', paths: ['transport/http2/wire/'] },
-  // gRPC over the wire: calls, framing, deadlines, compression, routing; HTTP/1.1 on the same port (node:http, handed the connections the sniff gives it).
-  { name: 'http2', paths: ['transport/http2/', 'transport/http1/'] },
+  // gRPC over the wire: calls, framing, deadlines, compression, routing; Connect and gRPC-Web beside it, over one HTTP exchange; HTTP/1.1 on the same port (node:http, handed the connections the sniff gives it).
+  { name: 'http2', paths: ['transport/http2/', 'transport/protocols/', 'transport/http1/'] },
   // The transports as a kit: the own HTTP/2 and the @grpc/grpc-js adapter.
   { name: 'transport', paths: ['transport/'] },
   // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.

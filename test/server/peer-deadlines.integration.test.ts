@@ -172,7 +172,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(busyGoaway).toBe(false);
     expect(busy.destroyed).toBe(false);
-    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle"')).toBe(1);
+    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle",http_version="h2"')).toBe(1);
     expect(logger.lines).toContainEqual(expect.objectContaining({ level: 'info', fields: expect.objectContaining({ idle: 1 }) }));
   });
 
@@ -190,7 +190,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     expect(atMs).toBeLessThan(1100 + SLACK_MS);
     expect(await check.finish()).toBe(String(GrpcStatus.OK));
     await closed(client);
-    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="age"')).toBe(1);
+    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="age",http_version="h2"')).toBe(1);
   });
 
   it('advertises SETTINGS_MAX_CONCURRENT_STREAMS and refuses the stream past it (RFC 9113 §5.1.2)', async () => {
@@ -235,7 +235,9 @@ describe('`jwt-grpc serve` in a cluster of 2 workers', () => {
     const goaways = await Promise.all(clients.map((client) => nextGoaway(client, Date.now())));
     for (const goaway of goaways) expect(goaway).toMatchObject({ code: 0, data: 'max_idle' });
     await expect.poll(() => sample(metricsPort, 'jwt_grpc_request_timeouts_total'), { timeout: 5000 }).toBe(4);
-    await expect.poll(() => sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle"'), { timeout: 5000 }).toBe(4);
+    await expect
+      .poll(() => sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle",http_version="h2"'), { timeout: 5000 })
+      .toBe(4);
     await cli.waitFor('stderr', /calls answered DEADLINE_EXCEEDED: their request was not whole in time/, 5000);
   }, 30_000);
 });

@@ -5,12 +5,12 @@
  * interceptor and the protocols option behave as the Connect specification
  * (https://connectrpc.com/docs/protocol/) says.
  */
-import type { Buffer } from 'node:buffer';
+import { Buffer } from 'node:buffer';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { Registry } from 'prom-client';
@@ -20,8 +20,13 @@ import { closeAllServers, sharedKeys, startIssuer, startServer } from '../../ben
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ANY_AUDIENCE, JWT_SERVICE_METHODS, createVerifier, jwtAuthInterceptor } from '../../src/lib.js';
+import { CallMetadata, type CallContext, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { PROBE } from './helpers/probe.js';
+import { closeAllServers as closeProbeServers, startHttp2 } from './helpers/servers.js';
 import {
   JWT_SERVICE,
+  envelope,
+  frames,
   type LooseJwtClient,
   expectAnswersAsGrpc,
   firstWatchedStatus,
@@ -39,7 +44,7 @@ const registry = new Registry();
 
 afterAll(async () => {
   clients.closeAll();
-  await closeAllServers();
+  await Promise.all([closeAllServers(), closeProbeServers()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -71,6 +76,19 @@ const post = (port: number, method: string, headers: Record<string, string>, bod
 const get = (port: number, method: string, query: string, headers: Record<string, string> = {}) =>
   rawRequest(port, { ':method': 'GET', ':path': `/jwt.services.JwtService/${method}?${query}`, ...headers });
 const errorOf = (body: Buffer): { code: string; message?: string } => JSON.parse(body.toString('utf8'));
+
+// First in the file: the first JSON call of the process waits for the JSON mapping to load,
+// and its body arrives meanwhile; the interceptors still run before its handler.
+describe('the first JSON call', () => {
+  it('is refused by jwtAuthInterceptor without a token, though its whole body came before the mapping loaded', async () => {
+    const keys = await sharedKeys();
+    const publicMethods = JWT_SERVICE_METHODS.filter((method) => !method.endsWith('/GetJwks'));
+    const auth = jwtAuthInterceptor(createVerifier(keys, { audience: ANY_AUDIENCE }), { publicMethods });
+    const { port } = await startServer({ transport: 'http2', keys, interceptors: [auth] });
+    const refused = await post(port, 'GetJwks', {}, '{}');
+    expect([refused.status, errorOf(refused.body).code]).toEqual([401, 'unauthenticated']);
+  });
+});
 
 describe('Connect on the own transport', () => {
   it.each([false, true])('answers all five JwtService methods as gRPC does (binary %s)', async (binary) => {
@@ -227,5 +245,57 @@ describe('Connect on the own transport', () => {
       code: 'ERR_INVALID_OPTION',
       message: expect.stringMatching(/^option protocols: connect needs transport 'http2'/),
     });
+  });
+});
+
+describe('Connect for a service of your own (test.Probe, its own codecs)', () => {
+  const served = startHttp2([
+    [
+      PROBE,
+      {
+        Unary: (request: unknown, call: CallContext) => {
+          call.setResponseCompression('gzip');
+          call.sendMetadata(new CallMetadata().set('x-region', 'eu'));
+          call.setTrailers(new CallMetadata().set('x-served-by', 'eu-1'));
+          return request;
+        },
+        ServerStream: () => {},
+        ClientStream: async (requests: AsyncIterable<{ n: number }>, call: CallContext) => {
+          let total = 0;
+          for await (const { n } of requests) total += n;
+          call.setTrailers(new CallMetadata().set('x-count', 'done'));
+          return { total };
+        },
+        Bidi: () => {
+          throw new GrpcStatusError(GrpcStatus.NOT_FOUND, 'no such stream');
+        },
+      },
+    ],
+  ]);
+  const probe = async (method: string, contentType: string, headers: Record<string, string>, body: Buffer | string) =>
+    rawRequest((await served).port, { ':path': `/test.Probe/${method}`, 'content-type': contentType, ...headers }, body);
+
+  it('answers a unary call with its metadata as headers, its trailers as trailer- headers, gzip when the client accepts it', async () => {
+    const zipped = await probe('Unary', 'application/proto', { 'accept-encoding': 'gzip' }, '{"hi":1}');
+    expect(zipped.headers).toMatchObject({ 'content-encoding': 'gzip', 'x-region': 'eu', 'trailer-x-served-by': 'eu-1' });
+    expect(gunzipSync(zipped.body).toString()).toBe('{"hi":1}');
+    const plain = await probe('Unary', 'application/proto', {}, '{"hi":2}');
+    expect([plain.headers['content-encoding'], plain.body.toString()]).toEqual([undefined, '{"hi":2}']);
+  });
+
+  it('streams: enveloped requests in, the answer and the end-stream message (trailers, or the error) out', async () => {
+    const body = Buffer.concat([envelope(Buffer.from('{"n":2}')), envelope(Buffer.from('{"n":3}'))]);
+    const summed = await probe('ClientStream', 'application/connect+proto', {}, body);
+    expect([summed.status, summed.headers['content-type']]).toEqual([200, 'application/connect+proto']);
+    const [answer, end] = frames(summed.body);
+    expect([answer?.flag, answer?.payload.toString()]).toEqual([0, '{"total":5}']);
+    expect([end?.flag, JSON.parse(end?.payload.toString() ?? '')]).toEqual([2, { metadata: { 'x-count': ['done'] } }]);
+    const refused = await probe('Bidi', 'application/connect+proto', {}, envelope(Buffer.from('{}')));
+    expect(refused.status).toBe(200);
+    const last = frames(refused.body).at(-1);
+    expect([last?.flag, JSON.parse(last?.payload.toString() ?? '')]).toEqual([
+      2,
+      { error: { code: 'not_found', message: 'no such stream' } },
+    ]);
   });
 });

@@ -104,7 +104,18 @@ describe('gRPC-Web on the own transport', () => {
     const late = await call(port, 'GetJwks', { 'grpc-timeout': '50m', 'x-slow': '1' }, envelope(Buffer.alloc(0)));
     expect(trailers(late.body)).toMatchObject({ 'grpc-status': '4', 'grpc-message': expect.stringContaining('grpc-timeout 50m') });
     const started = performance.now();
-    const stalled = await call(port, 'GetJwks', {}, envelope(Buffer.alloc(0)), true);
+    let answered = false;
+    const stalling = call(port, 'GetJwks', {}, envelope(Buffer.alloc(0)), true).finally(() => {
+      answered = true;
+    });
+    // A caller beside the stalled one is served meanwhile, on both protocols.
+    const [grpc, web] = await Promise.all([
+      clients.jwt(port).getJwks(),
+      protocolClient(port, { protocol: 'grpc-web', binary: true }).getJwks({}),
+    ]);
+    expect(web.jwksJson).toBe(grpc.jwks_json);
+    expect(answered, 'the stalled request is still held while they are served').toBe(false);
+    const stalled = await stalling;
     expect(trailers(stalled.body)['grpc-status']).toBe('4');
     expect(performance.now() - started).toBeLessThan(2000);
   });

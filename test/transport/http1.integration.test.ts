@@ -18,24 +18,44 @@ import { unary } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, recordingLogger, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 import type { ConnectionCounters } from '../../src/connection-guard.js';
 import type { DeadlineCounters } from '../../src/peer-deadlines.js';
+import { DeadlineMetrics } from '../../src/metrics/deadlines.js';
+import { Registry } from 'prom-client';
 import type { ServiceImplementation } from '../../src/transport/handler-api.js';
 import { classify } from '../../src/transport/http1/sniff.js';
 import type { Http2GrpcServerOptions } from '../../src/transport/http2/options.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { PROBE, probeClient } from './helpers/probe.js';
-import { CLIENT_KINDS, JWT_SERVICE, type LooseJwtClient } from './helpers/protocol-clients.js';
+import { HEALTH_SERVICE, JWT_SERVICE, type LooseJwtClient, type ProtocolClientKind, envelope, frames } from './helpers/protocol-clients.js';
+
+/** Every client kind connect-node offers: Connect and gRPC-Web, each in JSON and protobuf. */
+const CLIENT_KINDS: readonly ProtocolClientKind[] = [
+  { protocol: 'connect', binary: false },
+  { protocol: 'connect', binary: true },
+  { protocol: 'grpc-web', binary: false },
+  { protocol: 'grpc-web', binary: true },
+];
+
+/** A connect-node transport over HTTP/1.1 to `port`. */
+function http1Transport(port: number, kind: ProtocolClientKind) {
+  const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' as const, useBinaryFormat: kind.binary };
+  return kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
+}
 
 const execFileAsync = promisify(execFile);
 
 const probe: ServiceImplementation = {
   Unary: (request: unknown) => ({ echo: request }),
   ServerStream: () => {},
-  ClientStream: () => ({}),
+  ClientStream: async (requests: AsyncIterable<{ n: number }>) => {
+    let total = 0;
+    for await (const { n } of requests) total += n;
+    return { total };
+  },
   Bidi: () => {},
 };
 
 /** Short bounds: each attack ends within about a second. */
-const DEADLINE_MS = 600;
+const DEADLINE_MS = 300;
 /** What closing may take beyond a bound: node:http checks its timeouts every second at most (Node 24 adds a second to keep-alive), and the machine is shared. */
 const SLACK_MS = 2500;
 
@@ -69,7 +89,7 @@ async function serve(
   };
   const deadlineCounters: DeadlineCounters = {
     requestTimedOut: () => (counted.requestTimeouts += 1),
-    connectionClosed: (reason) => counted.closed.push(reason),
+    connectionClosed: (reason, httpVersion) => counted.closed.push(`${reason} ${httpVersion}`),
   };
   const server = createHttp2GrpcServer({
     logger: recordingLogger(),
@@ -140,10 +160,10 @@ function unaryRequest(pad = 0, extra = ''): string {
   return `POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\nconnect-protocol-version: 1\r\ncontent-length: ${body.length}\r\n${extra}\r\n${body}`;
 }
 
-/** A raw TCP connection, read from (so its close is seen) into `received`. */
-function raw(port: number): Promise<Socket & { received: string }> {
+/** A raw TCP connection from `localAddress`, read from (so its close is seen) into `received`. */
+function raw(port: number, localAddress = '127.0.0.1'): Promise<Socket & { received: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connectTcp({ port, host: '127.0.0.1' }, () => resolve(socket)) as Socket & { received: string };
+    const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => resolve(socket)) as Socket & { received: string };
     socket.received = '';
     sockets.add(socket);
     socket.on('error', () => undefined);
@@ -197,6 +217,15 @@ describe('the first bytes pick the protocol', () => {
     await legitimateCallers(port);
   });
 
+  it('a peer that sends 3 bytes and half-closes is closed at once, and nothing is counted', async () => {
+    const { port, counted } = await serve({ handshakeTimeoutMs: 30_000 });
+    const socket = await raw(port);
+    socket.end('GET');
+    await closedWithin(socket, Date.now(), SLACK_MS);
+    expect(counted.handshakeFailures).toEqual([]);
+    await legitimateCallers(port);
+  });
+
   it('a peer that sends 3 bytes and stops meets the handshake deadline, counted as a timeout', async () => {
     const { port, counted } = await serve();
     const socket = await raw(port);
@@ -221,13 +250,13 @@ async function curl(args: readonly string[]): Promise<{ status: number; version:
 
 describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
   it('a request body not whole within requestTimeoutMs is answered 408, closed, and counted as a request timed out', async () => {
-    const { port, counted } = await serve({ requestTimeoutMs: 1000 });
+    const { port, counted } = await serve({ requestTimeoutMs: 500 });
     const socket = await raw(port);
     const since = Date.now();
     socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100\r\n\r\n{"a":');
     await legitimateCallers(port);
-    const after = await closedWithin(socket, since, 1000 + SLACK_MS);
-    expect(after).toBeGreaterThanOrEqual(950);
+    const after = await closedWithin(socket, since, 500 + SLACK_MS);
+    expect(after).toBeGreaterThanOrEqual(450);
     expect(socket.received).toMatch(/^HTTP\/1\.1 408 /);
     expect(counted.requestTimeouts).toBe(1);
   });
@@ -271,14 +300,35 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
   });
 
-  it('a body declared larger than one framed message is refused 413 unread, and the connection closed', async () => {
+  it('a body declared larger than one framed message is refused before the rest is read, and the connection closed', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     const socket = await raw(port);
-    socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n');
+    const head = 'POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100000000\r\n\r\n';
+    socket.write(`${head}${'a'.repeat(4096)}`);
     await closedWithin(socket, Date.now(), SLACK_MS);
-    expect(socket.received).toMatch(/^HTTP\/1\.1 413 /);
-    expect(socket.received).toContain('resource_exhausted');
+    // Connect's own limit (maxReceiveMessageBytes: 429 resource_exhausted) or the transport's (one framed message: 413).
+    expect(socket.received).toMatch(/^HTTP\/1\.1 (413|429) [\s\S]*resource_exhausted/);
     await legitimateCallers(port);
+  });
+
+  it('a client stream whose body is larger than one message is served: what counts is what the protocol holds, not the whole body', async () => {
+    const { port } = await serve({ maxReceiveMessageBytes: 1024 });
+    const message = envelope(Buffer.from(JSON.stringify({ n: 1, pad: 'a'.repeat(64) })));
+    const body = Buffer.concat(Array.from({ length: 100 }, () => message));
+    const headers = { 'content-type': 'application/connect+proto', 'connect-protocol-version': '1', connection: 'close' };
+    const since = performance.now();
+    const answer = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/test.Probe/ClientStream', method: 'POST', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(body.length).toBeGreaterThan(4 * 1024);
+    expect(frames(answer)[0]?.payload.toString()).toBe('{"total":100}');
+    expect(performance.now() - since).toBeLessThan(1000);
   });
 
   it('an endless chunked body to a method not served is not read on: answered, and the connection closed', async () => {
@@ -296,7 +346,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     expect(socket.received).toMatch(/^HTTP\/1\.1 501 /);
   });
 
-  it('an endless chunked body to a method served is refused 413 past one framed message, and the connection closed', async () => {
+  it('an endless chunked body to a method served is refused resource_exhausted past one framed message, and the connection closed', async () => {
     const { port } = await serve({ maxReceiveMessageBytes: 1024 });
     const socket = await raw(port);
     socket.write('POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ntransfer-encoding: chunked\r\n\r\n');
@@ -308,11 +358,12 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     } finally {
       clearInterval(flood);
     }
-    expect(socket.received).toMatch(/^HTTP\/1\.1 413 [\s\S]*resource_exhausted/);
+    expect(socket.received).toMatch(/^HTTP\/1\.1 (413|429) [\s\S]*resource_exhausted/);
   });
 
-  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle', async () => {
-    const { port, counted } = await serve({ maxConnectionIdleMs: 1000 });
+  it('an idle keep-alive connection is closed after maxConnectionIdleMs and counted idle, by HTTP version', async () => {
+    const registry = new Registry();
+    const { port } = await serve({ maxConnectionIdleMs: 1000, deadlineCounters: new DeadlineMetrics(registry) });
     const socket = await raw(port);
     socket.write(unaryRequest());
     await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 [\s\S]*connection: keep-alive/i);
@@ -320,9 +371,9 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     await legitimateCallers(port);
     const after = await closedWithin(socket, since, 1000 + SLACK_MS);
     expect(after).toBeGreaterThanOrEqual(950);
-    // The gRPC caller's HTTP/2 connection, idle as long, is closed for the same bound.
-    expect(counted.closed).toContain('idle');
-    expect(counted.closed).not.toContain('age');
+    const metrics = await registry.metrics();
+    expect(metrics).toContain('jwt_grpc_connections_closed_total{reason="idle",http_version="http/1.1"} 1');
+    expect(metrics).toContain('jwt_grpc_connections_closed_total{reason="age",http_version="http/1.1"} 0');
   });
 
   it('a connection past maxConnectionAgeMs is told to close with its next answer, and counted age', async () => {
@@ -332,7 +383,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
       expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('keep-alive');
       await new Promise((resolve) => setTimeout(resolve, 1200));
       expect((await http1(port, '/test.Probe/Nothing', { method: 'GET', agent })).headers.connection).toBe('close');
-      expect(counted.closed).toEqual(['age']);
+      expect(counted.closed).toEqual(['age http/1.1']);
     } finally {
       agent.destroy();
     }
@@ -340,7 +391,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
 
   it('a peer that pipelines requests and never reads is not read on without bound, and is closed at the stall bound', async () => {
     // No bound on pipelined requests here: node:http's own pause (it parses no further while answers wait) bounds what is read.
-    const { port } = await serve({ maxFlowControlStallMs: 1000, maxConcurrentStreams: 1 << 20 });
+    const { port } = await serve({ maxFlowControlStallMs: 500, maxConcurrentStreams: 1 << 20 });
     const socket = await raw(port);
     socket.pause();
     // 16 MiB of pipelined requests, their answers (each echoes its 8 KiB) never read: far more than the socket buffers hold.
@@ -351,7 +402,7 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     // The server stopped reading: what the client wrote is still queued on its side.
     expect(socket.writableLength).toBeGreaterThan(1 << 20);
     await legitimateCallers(port);
-    await closedWithin(socket, Date.now(), 1000 + SLACK_MS);
+    await closedWithin(socket, Date.now(), 500 + SLACK_MS);
   });
 
   it('more pipelined requests unanswered than maxConcurrentStreams close the connection', async () => {
@@ -369,14 +420,28 @@ describe('Connect and gRPC-Web over HTTP/1.1, with clients written elsewhere', (
     (await startServer({ transport: 'http2', keys: await sharedKeys(), issuer: 'https://issuer.example' })).port)();
   afterAll(() => closeAllServers());
 
-  it.each(CLIENT_KINDS)('connect-node over HTTP/1.1 ($protocol, binary $binary) issues a token and reads the JWK Set', async (kind) => {
-    const port = await issuer;
-    const options = { baseUrl: `http://127.0.0.1:${port}`, httpVersion: '1.1' as const, useBinaryFormat: kind.binary };
-    const transport = kind.protocol === 'connect' ? createConnectTransport(options) : createGrpcWebTransport(options);
-    const client = createClient(JWT_SERVICE, transport) as unknown as LooseJwtClient;
-    expect((await client.generateJwt({ algorithm: 'ES256', subject: 'ada' })).sub).toBe('ada');
-    expect((await client.getJwks({})).jwksJson).toContain('"keys"');
-  });
+  it.each(CLIENT_KINDS)(
+    'connect-node over HTTP/1.1 ($protocol, binary $binary) issues a token, reads the JWK Set and a health stream',
+    async (kind) => {
+      const port = await issuer;
+      const client = createClient(JWT_SERVICE, http1Transport(port, kind)) as unknown as LooseJwtClient;
+      expect((await client.generateJwt({ algorithm: 'ES256', subject: 'ada' })).sub).toBe('ada');
+      expect((await client.getJwks({})).jwksJson).toContain('"keys"');
+      // A server stream (health's Watch) over HTTP/1.1: its first status, then the call is cancelled.
+      const health = createClient(HEALTH_SERVICE, http1Transport(port, kind)) as unknown as {
+        watch(request: object, options: { signal: AbortSignal }): AsyncIterable<{ status: unknown }>;
+      };
+      const controller = new AbortController();
+      try {
+        for await (const answer of health.watch({ service: '' }, { signal: controller.signal })) {
+          expect(answer.status).toBe(1);
+          break;
+        }
+      } finally {
+        controller.abort();
+      }
+    },
+  );
 
   it.skipIf(!hasCurl)('curl over HTTP/1.1: a Connect POST in JSON, and GetJwks by GET with its ETag', async () => {
     const port = await issuer;
@@ -413,6 +478,40 @@ describe('HTTP/1.1 connections share the port cap', () => {
     } finally {
       agent.destroy();
     }
+  });
+});
+
+describe('HTTP/1.1 connections share the per-address share', () => {
+  it('an address holding its share in HTTP/1.1 connections is refused the next one; another address is served', async () => {
+    // A cap of 8: each address may hold 4 (PEER_CONNECTIONS_FLOOR).
+    const { port, counted } = await serve({ maxConnections: 8, handshakeTimeoutMs: 30_000 });
+    const held = await Promise.all(Array.from({ length: 4 }, () => raw(port, '127.0.0.2')));
+    for (const socket of held) socket.write(unaryRequest());
+    for (const socket of held) await expect.poll(() => socket.received).toMatch(/^HTTP\/1\.1 200 /);
+    const refused = await raw(port, '127.0.0.2');
+    await closedWithin(refused, Date.now(), SLACK_MS);
+    expect(counted.refused).toEqual(['peer_share']);
+    await legitimateCallers(port);
+  });
+});
+
+describe('HTTP/1.1 requests share the memory ceilings', () => {
+  it("past its address's share of the process's memory, a request is refused 503 at once; another address is served", async () => {
+    // 1 MiB for the process, a quarter (256 KiB) per address; 127.0.0.2 holds four bodies of 80 KB half sent.
+    const { port } = await serve({ maxProcessStreamMemoryMb: 1, peerSharePercent: 25, maxReceiveMessageBytes: 100_000 });
+    const head = 'POST /test.Probe/Unary HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 90000\r\n\r\n';
+    const holders = await Promise.all(Array.from({ length: 4 }, () => raw(port, '127.0.0.2')));
+    for (const holder of holders) holder.write(`${head}${'a'.repeat(80_000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await raw(port, '127.0.0.2');
+    refused.write(unaryRequest());
+    await expect.poll(() => refused.received).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"unavailable"/);
+    await legitimateCallers(port);
+    // Released with the requests: the address is served again.
+    for (const holder of holders) holder.destroy();
+    const again = await raw(port, '127.0.0.2');
+    again.write(unaryRequest());
+    await expect.poll(() => again.received).toMatch(/^HTTP\/1\.1 200 /);
   });
 });
 

@@ -8,10 +8,13 @@
  * connection, never one per request.
  */
 import type { Socket } from 'node:net';
-import type { ServerResponse } from 'node:http';
-import type { ConnectionGuard } from '../../connection-guard.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ConnectionGuard, peerKey } from '../../connection-guard.js';
 import { DEADLINE_CHECKS_PER_BOUND, type PeerDeadlineReport } from '../../peer-deadlines.js';
 import { MAX_CONNECTION_AGE_JITTER } from '../http2/defaults.js';
+import type { ConnectionLimits } from '../http2/wire/connection.js';
+import type { MemoryLedger, PeerLedger } from '../http2/wire/budget.js';
+import { STREAM_COST_BYTES } from '../http2/wire/limits.js';
 
 /** The bounds of a port's HTTP/1.1 connections, from the server's resolved options. */
 export interface Http1ConnectionLimits {
@@ -23,6 +26,15 @@ export interface Http1ConnectionLimits {
   readonly maxStallMs: number;
   readonly guard: ConnectionGuard;
   readonly report: PeerDeadlineReport;
+  /** The HTTP/2 connections' memory ceilings: the connection's, its address's share, the process's (the same ledgers). */
+  readonly memory: ConnectionLimits;
+}
+
+/** RFC 7541 §4.1's size of a header list, as the HTTP/2 connection charges it: each field's name and value, and 32 (16 with each of the two). */
+function headSize(request: IncomingMessage): number {
+  let size = 0;
+  for (const field of request.rawHeaders) size += field.length + 16;
+  return size;
 }
 
 /** node:http's answer to a head that missed its deadline, as it writes it itself (src/connection-guard.ts). */
@@ -51,10 +63,16 @@ export class Http1Connection {
   #stalledChecks = 0;
   #lastWaiting = 0;
   #drained = false;
+  /** What the connection's requests hold (STREAM_COST_BYTES, the head, the body read), charged to the process and the address too. */
+  #held = 0;
+  readonly #process: MemoryLedger | undefined;
+  readonly #peer: PeerLedger | undefined;
 
   constructor(socket: Socket, limits: Http1ConnectionLimits) {
     this.socket = socket;
     this.#limits = limits;
+    this.#process = limits.memory.processMemory;
+    this.#peer = limits.memory.peerMemory?.join(peerKey(socket.remoteAddress));
     const jitter = 1 + (Math.random() * 2 - 1) * MAX_CONNECTION_AGE_JITTER;
     this.#ageMs = Math.round(limits.maxAgeMs * jitter);
     this.#headTimer = setTimeout(onHeadDeadline, limits.guard.remainingMs(socket), this).unref();
@@ -64,6 +82,7 @@ export class Http1Connection {
     socket.once('close', () => {
       clearTimeout(this.#headTimer);
       clearTimeout(this.#stallTimer);
+      if (this.#peer !== undefined) limits.memory.peerMemory?.leave(this.#peer);
     });
   }
 
@@ -73,30 +92,50 @@ export class Http1Connection {
   }
 
   /**
-   * A request head arrived and `response` will answer it. False when the connection is
-   * closed for it: more requests unanswered than `maxInFlight` (a client that pipelines
-   * and does not read, or floods).
+   * A request head arrived and `response` will answer it: `started` when it may go on,
+   * `refused` when it was answered 503 at once (a memory ceiling is reached: the HTTP/2
+   * connection's REFUSED_STREAM), `closed` when the connection was closed for it (more
+   * requests unanswered than `maxInFlight`: a client that pipelines and does not read, or floods).
    */
-  requestStarted(response: ServerResponse): boolean {
+  requestStarted(request: IncomingMessage, response: ServerResponse): 'started' | 'refused' | 'closed' {
     this.#heads += 1;
     clearTimeout(this.#headTimer);
     this.#headTimer = undefined;
     if (this.#inFlight >= this.#limits.maxInFlight) {
       this.socket.destroy();
-      return false;
+      return 'closed';
     }
     this.#inFlight += 1;
+    const cost = STREAM_COST_BYTES + headSize(request);
+    const admitted = !this.#overCeiling(cost);
+    if (admitted) this.charge(cost);
     response.once('close', () => {
       this.#inFlight -= 1;
+      if (admitted) this.charge(-cost);
       if (this.#closing && this.#inFlight === 0) this.socket.end(() => this.socket.destroy());
     });
     if (!this.#aged && Date.now() - this.#openedAt >= this.#ageMs) {
       this.#aged = true;
-      this.#limits.report.connectionClosed('age');
+      this.#limits.report.connectionClosed('age', 'http/1.1');
     }
     if (this.#aged || this.#closing) response.setHeader('connection', 'close');
     this.#armStallCheck();
-    return true;
+    return admitted ? 'started' : 'refused';
+  }
+
+  /** Charges `bytes` (negative: releases them) to the connection, its address and the process, as the HTTP/2 connection does. */
+  charge(bytes: number): void {
+    this.#held += bytes;
+    if (this.#process !== undefined) this.#process.held += bytes;
+    if (this.#peer !== undefined) this.#peer.held += bytes;
+  }
+
+  /** True when `bytes` more would pass the connection's ceiling, its address's share or the process's. */
+  #overCeiling(bytes: number): boolean {
+    const memory = this.#limits.memory;
+    if (this.#held + bytes > memory.maxHeldBytes) return true;
+    if (this.#peer !== undefined && this.#peer.held + bytes > (memory.maxPeerHeldBytes ?? Number.POSITIVE_INFINITY)) return true;
+    return this.#process !== undefined && this.#process.held + bytes > (memory.maxProcessHeldBytes ?? Number.POSITIVE_INFINITY);
   }
 
   /** The server is closing: an idle connection ends now, a busy one after its answers (each says `connection: close`). */

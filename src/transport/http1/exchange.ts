@@ -1,8 +1,9 @@
 /**
  * node:http's request and response as a protocol-independent {@link Exchange}
  * (../protocols/exchange.ts): what Connect and gRPC-Web need of HTTP/1.1. The body is
- * bounded here, as the HTTP/2 connection bounds what a stream holds: a request body past
- * {@link http1MaxBodyBytes} is refused 413 before the rest is read, and its connection closed.
+ * bounded here, as the HTTP/2 connection bounds what a stream holds: body bytes the
+ * protocol holds, not yet released as whole messages, past {@link http1MaxBodyBytes} are
+ * refused 413 before the rest is read, and the connection closed.
  */
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -92,14 +93,23 @@ export class Http1Exchange implements Exchange {
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
   readonly #maxBodyBytes: number;
+  /** Charges body bytes to the connection's memory ceilings (negative: releases them). */
+  readonly #charge: (bytes: number) => void;
   #listener: ExchangeListener | undefined = undefined;
-  #bodyBytes = 0;
+  /** Body bytes the protocol holds (not yet released as whole messages), charged to the memory ceilings. */
+  #unreleased = 0;
   #closed = false;
 
-  constructor(request: IncomingMessage, response: ServerResponse, maxBodyBytes: number, caller: () => CallerIdentity | undefined) {
+  constructor(
+    request: IncomingMessage,
+    response: ServerResponse,
+    limits: { readonly maxBodyBytes: number; readonly charge: (bytes: number) => void },
+    caller: () => CallerIdentity | undefined,
+  ) {
     this.#request = request;
     this.#response = response;
-    this.#maxBodyBytes = maxBodyBytes;
+    this.#maxBodyBytes = limits.maxBodyBytes;
+    this.#charge = limits.charge;
     const url = request.url ?? '/';
     const question = url.indexOf('?');
     this.method = request.method ?? 'GET';
@@ -135,8 +145,11 @@ export class Http1Exchange implements Exchange {
     this.#request.resume();
   }
 
-  /** Nothing to do: the whole body is bounded as it arrives (#onData), not what the protocol holds. */
-  release(): void {}
+  /** The protocol took whole messages: what it held no longer counts (a client stream's body may carry many). */
+  release(): void {
+    this.#charge(-this.#unreleased);
+    this.#unreleased = 0;
+  }
 
   /**
    * An answer that starts before the request body is whole is an early one (Connect and
@@ -168,20 +181,26 @@ export class Http1Exchange implements Exchange {
     if (!this.#closed) this.#listener?.interrupted(status, details, false);
   }
 
+  /**
+   * A chunk goes to the protocol first, which releases the whole messages in it; what it
+   * still holds past the bound is refused. One chunk is at most what a socket read gives (64 KiB).
+   */
   #onData(chunk: Buffer): void {
-    this.#bodyBytes += chunk.length;
-    if (this.#bodyBytes > this.#maxBodyBytes) {
+    if (this.#closed) return;
+    this.#unreleased += chunk.length;
+    this.#charge(chunk.length);
+    this.#listener?.data(chunk);
+    if (this.#unreleased > this.#maxBodyBytes && !this.#closed) {
       this.#request.pause();
       this.interrupt(GrpcStatus.RESOURCE_EXHAUSTED, 'the request body is too large');
       bodyTooLarge(this.#response, this.#maxBodyBytes);
-      return;
     }
-    this.#listener?.data(chunk);
   }
 
   #onClose(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.release();
     this.#listener?.closed();
   }
 }

@@ -17,9 +17,10 @@ import { callerOfSocket } from '../caller.js';
 import { GrpcStatus } from '../handler-api.js';
 import type { ResolvedHttp2Options } from '../http2/options.js';
 import type { Router } from '../http2/router.js';
+import type { ConnectionLimits } from '../http2/wire/connection.js';
 import type { Exchange } from '../protocols/exchange.js';
 import { Http1Connection } from './connection.js';
-import { Http1Exchange, answerHttpError, bodyPending, bodyTooLarge, http1MaxBodyBytes } from './exchange.js';
+import { Http1Exchange, answerHttpError, bodyPending, http1MaxBodyBytes } from './exchange.js';
 
 /** What serves an HTTP/1.1 exchange (Connect, gRPC-Web). */
 export type ExchangeHandler = (exchange: Exchange) => void;
@@ -32,12 +33,18 @@ export interface Http1PortSettings {
   readonly report: PeerDeadlineReport;
   /** The methods served, to name an unknown one. */
   readonly router: Router;
+  /** The HTTP/2 connections' memory ceilings and ledgers: an HTTP/1.1 request is charged to the same. */
+  readonly memory: ConnectionLimits;
   /** Serves Connect and gRPC-Web exchanges; undefined: each request is refused, naming what the port serves. */
   readonly serve?: ExchangeHandler | undefined;
 }
 
 /** `application/grpc` and its `+codec` and `;parameter` forms; not `application/grpc-web`. */
 const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
+
+/** The answer to a request refused at a memory ceiling, as HTTP/2 refuses its stream (REFUSED_STREAM): retry, later or elsewhere. */
+const MEMORY_CEILING =
+  "the server holds as much request memory as it allows (maxConnectionMemoryMb, maxProcessStreamMemoryMb, or this address's share of it: peerSharePercent); retry";
 
 /** The answer to a request no protocol on HTTP/1.1 takes. */
 const NOT_SERVED =
@@ -66,6 +73,8 @@ export class Http1Port {
   /** The exchange whose request is being read, per connection: what the request deadline interrupts. */
   readonly #reading = new WeakMap<Http1Connection, Http1Exchange>();
   #closing = false;
+  /** node:http's timeout checks run: from the first connection served, until close. */
+  #checking = false;
 
   constructor(settings: Http1PortSettings) {
     const { options } = settings;
@@ -82,14 +91,12 @@ export class Http1Port {
     );
     this.#server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#onClientError(err, socket));
     this.#server.on('timeout', (socket: Socket) => this.#onIdle(socket));
-    // node:http starts checking headersTimeout and requestTimeout when its server emits
-    // 'listening'; this one never listens (the gRPC server's listener hands it connections).
-    this.#server.emit('listening');
   }
 
   /** Serves `socket` as HTTP/1.1: the sniff left it paused with what it read pushed back. */
   serve(socket: Socket): void {
     const connection = new Http1Connection(socket, {
+      memory: this.#settings.memory,
       maxInFlight: this.#settings.options.maxConcurrentStreams,
       maxAgeMs: this.#settings.options.maxConnectionAgeMs,
       maxStallMs: this.#settings.options.maxFlowControlStallMs,
@@ -99,6 +106,12 @@ export class Http1Port {
     this.#connections.add(connection);
     this.#bySocket.set(socket, connection);
     socket.once('close', () => this.#connections.delete(connection));
+    if (!this.#checking) {
+      // node:http starts checking headersTimeout and requestTimeout when its server emits
+      // 'listening'; this one never listens (the gRPC server's listener hands it connections).
+      this.#checking = true;
+      this.#server.emit('listening');
+    }
     this.#server.emit('connection', socket);
     socket.resume();
     if (this.#closing) connection.close();
@@ -114,20 +127,21 @@ export class Http1Port {
     await this.#connections.closed();
     clearTimeout(force);
     // Stops node:http's timeout checks; it never listened, so its callback's error says only that.
-    this.#server.close(() => undefined);
+    if (this.#checking) this.#server.close(() => undefined);
   }
 
   #onRequest(request: IncomingMessage, response: ServerResponse): void {
     const connection = this.#bySocket.get(request.socket);
-    if (connection === undefined || !connection.requestStarted(response)) return;
+    if (connection === undefined) return;
+    const started = connection.requestStarted(request, response);
+    if (started === 'closed') return;
+    if (started === 'refused') {
+      answerHttpError(response, 503, 'unavailable', MEMORY_CEILING, bodyPending(request));
+      return;
+    }
     if (GRPC_CONTENT_TYPE.test(request.headers['content-type'] ?? '')) {
       const message = 'gRPC needs HTTP/2 (h2, or h2c with prior knowledge); this request came over HTTP/1.1';
       answerHttpError(response, 505, 'unimplemented', message, bodyPending(request));
-      return;
-    }
-    const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > this.#maxBodyBytes) {
-      bodyTooLarge(response, this.#maxBodyBytes);
       return;
     }
     const serve = this.#settings.serve;
@@ -135,12 +149,19 @@ export class Http1Port {
       this.#refuse(request, response);
       return;
     }
-    const exchange = new Http1Exchange(request, response, this.#maxBodyBytes, () => callerOfSocket(request.socket));
+    const limits = { maxBodyBytes: this.#maxBodyBytes, charge: (bytes: number) => connection.charge(bytes) };
+    const exchange = new Http1Exchange(request, response, limits, () => callerOfSocket(request.socket));
     if (bodyPending(request)) {
       this.#reading.set(connection, exchange);
       request.once('end', () => this.#reading.delete(connection));
     }
-    serve(exchange);
+    try {
+      serve(exchange);
+    } catch (err) {
+      // A protocol answers its own errors; one that throws must not take the process down.
+      this.#settings.options.logger.error('an HTTP/1.1 request failed', { error: err instanceof Error ? err.message : String(err) });
+      answerHttpError(response, 500, 'internal', 'the server failed to serve this request', true);
+    }
   }
 
   /**
@@ -178,7 +199,7 @@ export class Http1Port {
 
   /** node:http's keep-alive timeout: the connection has had no request for the idle bound. */
   #onIdle(socket: Socket): void {
-    this.#settings.report.connectionClosed('idle');
+    this.#settings.report.connectionClosed('idle', 'http/1.1');
     socket.destroy();
   }
 }

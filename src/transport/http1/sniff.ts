@@ -69,6 +69,7 @@ export function sniffProtocol(socket: Socket, deadlineMs: number, decided: (snif
   const finish = (sniffed: Sniffed): void => {
     clearTimeout(timer);
     socket.off('data', onData);
+    socket.off('end', onEnd);
     socket.off('close', onClose);
     socket.off('error', onError);
     socket.pause();
@@ -81,12 +82,17 @@ export function sniffProtocol(socket: Socket, deadlineMs: number, decided: (snif
     const sniffed = classify(chunks.length === 1 ? chunk : Buffer.concat(chunks, read));
     if (sniffed !== undefined) finish(sniffed);
   };
+  // The peer sent all it will (half-close) before its bytes told anything: nothing to serve, closed as a probe is.
+  const onEnd = (): void => {
+    socket.destroy();
+  };
   const onClose = (): void => finish('closed');
   const onError = (): void => {
     socket.destroy();
   };
   const timer = setTimeout(() => finish('timeout'), deadlineMs).unref();
   socket.on('data', onData);
+  socket.on('end', onEnd);
   socket.on('close', onClose);
   socket.on('error', onError);
 }

@@ -9,7 +9,8 @@ import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, res
 import type { ConnectionCounters } from '../../connection-guard.js';
 import type { DeadlineCounters } from '../../peer-deadlines.js';
 import type { CallInterceptor } from '../handler-api.js';
-import { PROTOCOL_NAMES, type ProtocolName } from '../protocols/wire.js';
+import { PROTOCOLS } from '../../options/table.js';
+import type { ProtocolName } from '../protocols/wire.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
 export interface Http2GrpcServerOptions {
@@ -136,7 +137,7 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     peerSharePercent: optionValue('peerSharePercent', options.peerSharePercent),
     connectionCounters: options.connectionCounters,
     deadlineCounters: options.deadlineCounters,
-    protocols: new Set(optionValue('protocols', options.protocols) ?? PROTOCOL_NAMES),
+    protocols: new Set(optionValue('protocols', options.protocols) ?? PROTOCOLS),
     corsAllowedOrigins: new Set(optionValue('corsAllowedOrigins', options.corsAllowedOrigins) ?? []),
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),

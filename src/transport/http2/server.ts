@@ -162,6 +162,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       guard: this.#guard,
       report: this.#report,
       router: this.#router,
+      memory: this.#limits,
       serve: protocols === undefined ? undefined : (exchange) => serveExchange(exchange, protocols),
     });
   }

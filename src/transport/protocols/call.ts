@@ -116,12 +116,19 @@ export class ProtocolCall extends CallCore implements DeadlineEntry, ExchangeLis
     if (timeoutMs !== Number.POSITIVE_INFINITY) shared.deadlines.add(this, timeoutMs);
   }
 
-  /** Takes the exchange and starts the call: interceptors, then (streaming requests) the handler. */
+  /**
+   * Starts the call: interceptors, then it takes the exchange, then (streaming requests)
+   * the handler. The interceptors start first: an exchange hands over at once what it
+   * buffered before the call took it (a whole body, its end), and a handler must never run
+   * before them.
+   */
   start(): void {
     const kind = this.#init.route.kind;
     if (kind === 'client-stream' || kind === 'bidi') this.#queue = new RequestQueue(this.#exchange);
+    const proceed = this.startInterceptors();
+    // Refused: the call is done, and what the exchange hands over is dropped; it still tells the close.
     this.#exchange.listen(this);
-    if (!this.startInterceptors()) return;
+    if (!proceed) return;
     if (this.#queue !== undefined) this.whenStarted(() => this.inCallContext(this.#runStreaming, undefined));
   }
 

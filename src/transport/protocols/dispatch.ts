@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { GrpcStatus, type GrpcStatusError, type StatusCode } from '../handler-api.js';
-import { type MessageEncoding, requestEncoding } from '../http2/compression.js';
+import { requestEncoding } from '../http2/compression.js';
 import { parseTimeout } from '../http2/protocol.js';
 import type { Route, Router } from '../http2/router.js';
 import { type MessageCodec, ProtocolCall, type ProtocolCallInit, type ProtocolShared } from './call.js';
@@ -14,7 +14,7 @@ import { CONNECT_ACCEPT_ENCODING, ConnectWire, connectEncoding, connectType, par
 import { corsHeaders, preflight } from './cors.js';
 import type { Exchange, ExchangeFields } from './exchange.js';
 import { GrpcWebWire, grpcWebType } from './grpc-web.js';
-import { jsonCodec } from './json.js';
+import { jsonCodec, loadJsonMapping } from './json.js';
 import type { ProtocolName, ProtocolWire } from './wire.js';
 
 /** What a server serves beside gRPC: the protocols on, and the origins CORS lets call. */
@@ -45,12 +45,19 @@ function answerHttp(exchange: Exchange, status: number, headers: ExchangeFields)
   exchange.respond(status, headers, true);
 }
 
-/** Answers `wire`'s error at once, before any call. */
-function refuse(exchange: Exchange, wire: ProtocolWire, status: StatusCode, details: string, extra: ExchangeFields): void {
+/** Answers `wire`'s error at once, before any call; `http` overrides the HTTP status and adds headers (Connect's 405). */
+function refuse(
+  exchange: Exchange,
+  wire: ProtocolWire,
+  status: StatusCode,
+  details: string,
+  extra: ExchangeFields,
+  http?: { readonly status: number; readonly headers: ExchangeFields },
+): void {
   const whole = wire.whole(status, details, undefined, undefined, undefined);
   let length = 0;
   for (const chunk of whole.body) length += chunk.length;
-  exchange.respond(whole.status, { ...whole.headers, ...extra, 'content-length': length });
+  exchange.respond(http?.status ?? whole.status, { ...whole.headers, ...extra, ...http?.headers, 'content-length': length });
   for (const chunk of whole.body) exchange.write(chunk);
   exchange.end();
 }
@@ -121,28 +128,22 @@ export function serveExchange(exchange: Exchange, server: ProtocolServer): void 
 function serveGet(exchange: Exchange, server: ProtocolServer, extra: ExchangeFields): void {
   const route = server.router.get(exchange.path);
   let get: ReturnType<typeof parseConnectGet>;
-  const errorWire = (encoding: MessageEncoding = 'identity', message: Buffer = Buffer.alloc(0)) =>
-    new ConnectWire({ codec: 'json', streaming: false }, encoding, exchange.headers['accept-encoding'], { kind: 'query', message });
+  // Errors before the call are Connect's JSON errors, whatever the query asked for.
+  const errorWire = new ConnectWire({ codec: 'json', streaming: false }, 'identity', undefined, {
+    kind: 'query',
+    message: Buffer.alloc(0),
+  });
   if (route !== undefined && route.definition.noSideEffects !== true) {
     // The specification: a GET of a method with side effects is answered 405.
-    const whole = errorWire().whole(
-      GrpcStatus.UNIMPLEMENTED,
-      `${route.path} has side effects: call it by POST`,
-      undefined,
-      undefined,
-      undefined,
-    );
-    const body = whole.body[0] as Buffer;
-    exchange.respond(405, { ...whole.headers, ...extra, allow: 'POST', 'content-length': body.length });
-    exchange.write(body);
-    exchange.end();
+    const details = `${route.path} has side effects: call it by POST`;
+    refuse(exchange, errorWire, GrpcStatus.UNIMPLEMENTED, details, extra, { status: 405, headers: { allow: 'POST' } });
     return;
   }
   try {
     get = parseConnectGet(exchange.query);
   } catch (err) {
     const status = (err as GrpcStatusError).status ?? GrpcStatus.INVALID_ARGUMENT;
-    refuse(exchange, errorWire(), status, (err as Error).message, extra);
+    refuse(exchange, errorWire, status, (err as Error).message, extra);
     return;
   }
   const wire = new ConnectWire(get.type, get.encoding, exchange.headers['accept-encoding'], { kind: 'query', message: get.message });
@@ -192,31 +193,40 @@ function startCall(
     refuse(exchange, wire, status, `malformed ${timeoutHeader} ${JSON.stringify(timeout)}`, extraHeaders);
     return;
   }
-  let codec: MessageCodec | undefined;
-  try {
-    codec = codecName === 'proto' ? protoCodec(route) : jsonCodec(route);
-  } catch (err) {
-    refuse(
-      exchange,
-      wire,
-      GrpcStatus.INTERNAL,
-      `${route.path}: the JSON mapping is not available: ${(err as Error).message}`,
-      extraHeaders,
-    );
+  const init = { route, wire, timeoutMs, timeoutHeader, extraHeaders, ...(get !== undefined && { get }) };
+  if (codecName === 'proto') {
+    new ProtocolCall(exchange, { ...init, codec: protoCodec(route) }, server).start();
     return;
   }
+  // The JSON mapping loads with the first JSON call (an async import, so that gRPC calls
+  // are not held while it loads); the exchange keeps the body that comes meanwhile.
+  const loading = loadJsonMapping();
+  if (loading === undefined) startJsonCall(exchange, server, init);
+  else
+    loading.then(
+      () => startJsonCall(exchange, server, init),
+      (err: unknown) => refuseJson(exchange, init, GrpcStatus.INTERNAL, `the JSON mapping could not be loaded: ${(err as Error).message}`),
+    );
+}
+
+/** Starts a call in JSON once the mapping is loaded, unless the client has gone meanwhile. */
+function startJsonCall(exchange: Exchange, server: ProtocolServer, init: Omit<ProtocolCallInit, 'codec'>): void {
+  if (exchange.closed) return;
+  const codec = jsonCodec(init.route);
   if (codec === undefined) {
-    refuse(
+    refuseJson(
       exchange,
-      wire,
+      init,
       GrpcStatus.UNIMPLEMENTED,
-      `${route.path} has no JSON mapping (its service is not in the descriptor set): call it in protobuf`,
-      extraHeaders,
+      `${init.route.path} has no JSON mapping (its service is not in the descriptor set): call it in protobuf`,
     );
     return;
   }
-  const init: ProtocolCallInit = { route, wire, codec, timeoutMs, timeoutHeader, extraHeaders, ...(get !== undefined && { get }) };
-  new ProtocolCall(exchange, init, server).start();
+  new ProtocolCall(exchange, { ...init, codec }, server).start();
+}
+
+function refuseJson(exchange: Exchange, init: Omit<ProtocolCallInit, 'codec'>, status: StatusCode, details: string): void {
+  if (!exchange.closed) refuse(exchange, init.wire, status, details, init.extraHeaders);
 }
 
 /** A method's own protobuf codecs: the fast path, as gRPC uses them. */

@@ -9,34 +9,56 @@
  */
 import { Buffer } from 'node:buffer';
 import type { DescMessage, Registry } from '@bufbuild/protobuf';
-import { bufProtobuf, bufProtobufWkt } from '../../optional-deps.js';
 import { readDescriptorSet } from '../../server/descriptor-set.js';
 import { GrpcStatus, GrpcStatusError } from '../handler-api.js';
 import type { Route } from '../http2/router.js';
 import type { MessageCodec } from './call.js';
 
-let registry: Registry | undefined;
+/** @bufbuild/protobuf and the registry of the shipped descriptor set, once loaded. */
+interface JsonMapping {
+  readonly protobuf: typeof import('@bufbuild/protobuf');
+  readonly registry: Registry;
+}
 
-/** The registry of the shipped descriptor set, built on the first JSON call. */
-function descriptorRegistry(): Registry {
-  if (registry === undefined) {
-    const { createFileRegistry, fromBinary } = bufProtobuf();
-    registry = createFileRegistry(fromBinary(bufProtobufWkt().FileDescriptorSetSchema, readDescriptorSet()));
-  }
-  return registry;
+let mapping: JsonMapping | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads the mapping, once per process: undefined when it is loaded, else a promise that
+ * settles when it is (a failed load is tried again by the next call). An async import,
+ * so that the event loop serves other calls while the package's files are read: it is
+ * loaded only by a server that meets a JSON call, and costs that server about 0.2 s once.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const route: Route;
+ * await loadJsonMapping();
+ * jsonCodec(route);
+ * ```
+ */
+export function loadJsonMapping(): Promise<void> | undefined {
+  if (mapping !== undefined) return undefined;
+  loading ??= (async () => {
+    const [protobuf, wkt] = await Promise.all([import('@bufbuild/protobuf'), import('@bufbuild/protobuf/wkt')]);
+    const registry = protobuf.createFileRegistry(protobuf.fromBinary(wkt.FileDescriptorSetSchema, readDescriptorSet()));
+    mapping = { protobuf, registry };
+  })().catch((err: unknown) => {
+    loading = undefined;
+    throw err;
+  });
+  return loading;
 }
 
 /** The method of `path` (`/package.Service/Method`) in the descriptor set, or undefined. */
-function methodOf(path: string): { input: DescMessage; output: DescMessage } | undefined {
+function methodOf(registry: Registry, path: string): { input: DescMessage; output: DescMessage } | undefined {
   const slash = path.indexOf('/', 1);
-  const service = descriptorRegistry().getService(path.slice(1, slash));
   const name = path.slice(slash + 1);
-  return service?.methods.find((method) => method.name === name);
+  return registry.getService(path.slice(1, slash))?.methods.find((method) => method.name === name);
 }
 
 /**
- * The JSON codec of `route`'s messages, or undefined when the descriptor set does not
- * declare its method (a service added with its own codecs and no descriptors).
+ * The JSON codec of `route`'s messages once {@link loadJsonMapping} has loaded, or undefined
+ * when the descriptor set does not declare its method (a service added with its own codecs).
  *
  * @example
  * ```ts
@@ -45,9 +67,10 @@ function methodOf(path: string): { input: DescMessage; output: DescMessage } | u
  * ```
  */
 export function jsonCodec(route: Route): MessageCodec | undefined {
-  const method = methodOf(route.path);
+  if (mapping === undefined) return undefined;
+  const method = methodOf(mapping.registry, route.path);
   if (method === undefined) return undefined;
-  const { fromJson, toBinary, fromBinary, toJson } = bufProtobuf();
+  const { fromJson, toBinary, fromBinary, toJson } = mapping.protobuf;
   const { input, output } = method;
   const definition = route.definition;
   return {

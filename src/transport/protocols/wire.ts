@@ -5,15 +5,13 @@
  */
 import type { Buffer } from 'node:buffer';
 import { type CallMetadata, CallKey, type StatusCode } from '../handler-api.js';
+import type { PROTOCOLS } from '../../options/table.js';
 import type { MessageEncoding } from '../http2/compression.js';
 import type { MessageSink } from '../http2/framing.js';
 import type { ExchangeFields } from './exchange.js';
 
 /** The protocols a server may serve, as the `protocols` option and the call metrics name them. */
-export type ProtocolName = 'grpc' | 'grpc-web' | 'connect';
-
-/** Every protocol, in the order the documentation lists them. */
-export const PROTOCOL_NAMES: readonly ProtocolName[] = Object.freeze(['grpc', 'grpc-web', 'connect']);
+export type ProtocolName = (typeof PROTOCOLS)[number];
 
 /**
  * The protocol a call came in by, attached to every Connect and gRPC-Web call (a gRPC call
