@@ -43,8 +43,19 @@ export interface Attack {
 /** Connections of the half-open and window-0 attacks: the issue's attacker held 24. */
 const HALF_OPEN_CONNECTIONS = 24;
 const WINDOW0_CONNECTIONS = 24;
-/** Connections of the HTTP/1.1 attack, a third of each kind. */
+/** Connections of the HTTP/1.1 attack: half slowloris heads, half endless bodies, and {@link HTTP1_PIPELINERS} more that pipeline. */
 const HTTP1_CONNECTIONS = 24;
+/**
+ * Connections that pipeline requests and never read the answers. Few: each makes the server
+ * answer until the socket buffers, several MiB on loopback, are full (a few thousand calls),
+ * as a client of HTTP/2 with a large window may; more would be a flood of calls, which no
+ * per-connection bound answers.
+ */
+const HTTP1_PIPELINERS = 2;
+/** A Connect GET of the JWK Set: a few dozen bytes that ask for an answer of a kilobyte or more, so unread answers fill the socket. */
+const HTTP1_JWKS_GET = 'GET /jwt.services.JwtService/GetJwks?connect=v1&encoding=json&message=%7B%7D HTTP/1.1\r\nhost: x\r\n\r\n';
+/** Requests each pipelining connection sends at once: answers far larger than the socket buffers hold. */
+const HTTP1_PIPELINED = 20_000;
 /** Idle connections: more than a server under an open-files limit of 1024 may hold (its cap is 768). */
 const IDLE_CONNECTIONS = 800;
 
@@ -58,7 +69,7 @@ export const ATTACK_DESCRIPTIONS: Readonly<Record<AttackName, string>> = {
   silent: 'silent TCP sockets replaced every 9 s on every port: 800 on gRPC, 140 on discovery, 20 on metrics',
   window0: `${WINDOW0_CONNECTIONS} connections with SETTINGS_INITIAL_WINDOW_SIZE 0 opening whole calls and never reading the answers`,
   churn: 'short connections carrying mutated frames, 4 at a time, as fast as the server takes them',
-  http1: `${HTTP1_CONNECTIONS} HTTP/1.1 connections to the gRPC port, a third each: a request head a header every second (slowloris), 2,000 pipelined 8 KiB Connect calls whose answers are never read, an endless chunked body`,
+  http1: `${HTTP1_CONNECTIONS} HTTP/1.1 connections to the gRPC port, half sending a request head a header a second (slowloris), half an endless chunked body; ${HTTP1_PIPELINERS} more pipelining ${HTTP1_PIPELINED} Connect GETs of the JWK Set and never reading the answers`,
 };
 
 /** How often each attacking connection adds a stream (the issue's attacker: one every 200 ms, under the refused-stream refill). */
@@ -357,22 +368,17 @@ function churn(target: AttackTarget): Attack {
   };
 }
 
-/** A Connect unary GenerateJwt in JSON over HTTP/1.1 with an 8 KiB subject (refused `invalid_argument`): 8 KiB to read per short answer. */
-function http1Request(): string {
-  const body = JSON.stringify({ algorithm: 'HS256', subject: 'a'.repeat(8192) });
-  return `POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
-}
-
-/** What one HTTP/1.1 attacking connection does once connected, by its slot: slowloris, pipelining without reading, or an endless body. */
+/** What one HTTP/1.1 attacking connection does once connected, by its slot: slowloris, an endless body, or (the last slots) pipelining without reading. */
 function http1Behaviour(socket: Socket, slot: number): NodeJS.Timeout | undefined {
-  switch (slot % 3) {
+  if (slot >= HTTP1_CONNECTIONS) {
+    socket.pause();
+    socket.write(HTTP1_JWKS_GET.repeat(HTTP1_PIPELINED));
+    return undefined;
+  }
+  switch (slot % 2) {
     case 0:
       socket.write(`POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\n`);
       return setInterval(() => socket.writable && socket.write('x-a: b\r\n'), 1000);
-    case 1:
-      socket.pause();
-      socket.write(http1Request().repeat(2000));
-      return undefined;
     default: {
       socket.write(`POST ${GENERATE_PATH} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`);
       const chunk = `400\r\n${'a'.repeat(0x400)}\r\n`;
@@ -414,7 +420,7 @@ function http1(target: AttackTarget): Attack {
       timers.add(next);
     });
   };
-  for (let slot = 0; slot < HTTP1_CONNECTIONS; slot++) open(slot);
+  for (let slot = 0; slot < HTTP1_CONNECTIONS + HTTP1_PIPELINERS; slot++) open(slot);
   return {
     counts,
     stop: () => {

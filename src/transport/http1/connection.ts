@@ -3,7 +3,7 @@
  * request head must arrive within what is left of the port's handshake deadline (node:http's
  * `headersTimeout` counts from when it was handed the socket, after the sniff or TLS); it
  * is closed after a request past its age (the HTTP/2 connection's `maxConnectionAgeMs`);
- * it holds at most `maxConcurrentStreams` requests unanswered (pipelined); and answers it
+ * it holds at most HTTP1_MAX_PIPELINED_REQUESTS requests unanswered (pipelined); and answers it
  * does not read may wait at most `maxFlowControlStallMs`. One timer at a time per
  * connection, never one per request.
  */
@@ -18,7 +18,7 @@ import { STREAM_COST_BYTES } from '../http2/wire/limits.js';
 
 /** The bounds of a port's HTTP/1.1 connections, from the server's resolved options. */
 export interface Http1ConnectionLimits {
-  /** Requests a connection may have unanswered (pipelined): `maxConcurrentStreams`, as an HTTP/2 connection's open streams. */
+  /** Requests a connection may have unanswered (pipelined): HTTP1_MAX_PIPELINED_REQUESTS, or `maxConcurrentStreams` when lower. */
   readonly maxInFlight: number;
   /** `maxConnectionAgeMs`, jittered per connection as on HTTP/2 (gRFC A9). */
   readonly maxAgeMs: number;

@@ -18,6 +18,7 @@ import { GrpcStatus } from '../handler-api.js';
 import type { ResolvedHttp2Options } from '../http2/options.js';
 import type { Router } from '../http2/router.js';
 import type { ConnectionLimits } from '../http2/wire/connection.js';
+import { HTTP1_MAX_PIPELINED_REQUESTS } from '../http2/defaults.js';
 import type { Exchange } from '../protocols/exchange.js';
 import { Http1Connection } from './connection.js';
 import { Http1Exchange, answerHttpError, bodyPending, http1MaxBodyBytes } from './exchange.js';
@@ -97,7 +98,7 @@ export class Http1Port {
   serve(socket: Socket): void {
     const connection = new Http1Connection(socket, {
       memory: this.#settings.memory,
-      maxInFlight: this.#settings.options.maxConcurrentStreams,
+      maxInFlight: Math.min(this.#settings.options.maxConcurrentStreams, HTTP1_MAX_PIPELINED_REQUESTS),
       maxAgeMs: this.#settings.options.maxConnectionAgeMs,
       maxStallMs: this.#settings.options.maxFlowControlStallMs,
       guard: this.#settings.guard,
