@@ -209,14 +209,30 @@ export interface LoadResults {
   readonly rest?: RestSection | null;
 }
 
-/** The servers of the REST rows (load/rest-section.ts). */
-export type RestServerName = 'node-fast-jwt' | 'node-rest' | 'rust' | 'rust-rest';
+/** The servers of the REST rows (load/rest-section.ts): the peers, and jwt-grpc by protocol on one port. */
+export type RestServerName =
+  | 'node-fast-jwt'
+  | 'node-rest'
+  | 'rust'
+  | 'rust-rest'
+  | 'jwt-grpc'
+  | 'jwt-grpc-connect-h1'
+  | 'jwt-grpc-connect-h2';
 
-/** One server, one algorithm, under h2load: HTTP/2 for gRPC, `--h1` for REST. */
+/** Who serves a REST row: a Node peer, the Rust peer, or this package (`jwt-grpc serve`). */
+export type RestStack = 'Node' | 'Rust' | 'jwt-grpc';
+
+/**
+ * What a REST row's calls travel as: gRPC (HTTP/2), the peers' `POST /token` (HTTP/1.1
+ * keep-alive, JSON), or Connect unary with a JSON body on HTTP/1.1 keep-alive or on HTTP/2.
+ */
+export type RestProtocol = 'grpc' | 'rest' | 'connect-h1' | 'connect-h2';
+
+/** One server, one algorithm, under h2load: HTTP/2 for gRPC and Connect-h2, `--h1` for REST and Connect-h1. */
 export interface RestCell {
   readonly server: RestServerName;
-  readonly stack: 'Node' | 'Rust';
-  readonly protocol: 'grpc' | 'rest';
+  readonly stack: RestStack;
+  readonly protocol: RestProtocol;
   readonly algorithm: string;
   readonly rounds: readonly { readonly round: number; readonly h2load: GeneratorRound }[];
   /** null when the cell failed before a round. */
@@ -235,11 +251,26 @@ export interface RestRatio {
   readonly callsPerCpuSecond: MedianInterval | null;
 }
 
+/**
+ * One server's row against another's of the same algorithm, per round (`of` / `to`; > 1:
+ * `of` is the better): jwt-grpc's Connect rows against the REST peer and against its own gRPC.
+ */
+export interface RestPairRatio {
+  readonly algorithm: string;
+  readonly of: RestServerName;
+  readonly to: RestServerName;
+  /** The least calls per CPU-second ratio the row is meant to reach (issue 49), or null for none. */
+  readonly target: number | null;
+  readonly requestsPerS: MedianInterval | null;
+  /** Calls per server CPU-second: > 1 means `of` spends less CPU per call. */
+  readonly callsPerCpuSecond: MedianInterval | null;
+}
+
 export interface RestSection {
   /** Why the section did not run (h2load not installed); then `cells` is empty. */
   readonly skipped: string | null;
   readonly settings: {
-    /** Calls in flight for every server: gRPC as grpcConnections x streams, REST as that many keep-alive connections. */
+    /** Calls in flight for every server: HTTP/2 as grpcConnections x streams, HTTP/1.1 as that many keep-alive connections. */
     readonly inFlight: number;
     readonly grpcConnections: number;
     readonly restConnections: number;
@@ -252,12 +283,14 @@ export interface RestSection {
   };
   readonly servers: readonly {
     readonly name: RestServerName;
-    readonly stack: 'Node' | 'Rust';
-    readonly protocol: 'grpc' | 'rest';
+    readonly stack: RestStack;
+    readonly protocol: RestProtocol;
     readonly description: string;
   }[];
   /** Servers left out, with why (the Rust peer did not build). */
   readonly skippedServers: readonly { readonly server: string; readonly reason: string }[];
   readonly cells: readonly RestCell[];
   readonly ratios: readonly RestRatio[];
+  /** jwt-grpc's Connect rows against node-rest and against its own gRPC; absent in runs before they were measured. */
+  readonly pairs?: readonly RestPairRatio[];
 }

@@ -3,7 +3,7 @@ import { formatInteger, formatMs, formatRatioInterval, formatUs } from '../commo
 import { markdownTable } from '../common/markdown.js';
 import type { MedianInterval } from '../common/median-interval.js';
 import { type FixedLoadRow, fixedLoadRows } from './fixed-load.js';
-import type { GeneratorFigures, H2loadSection, LoadResults, OpenLoopPoint, RestSection } from './results.js';
+import type { GeneratorFigures, H2loadSection, LoadResults, OpenLoopPoint, RestProtocol, RestSection } from './results.js';
 
 /** `12,345 (12,001-12,650)`, or the median alone with the round count where no interval could be given. */
 function rateInterval(value: MedianInterval): string {
@@ -174,24 +174,48 @@ function warmupPart(results: LoadResults): string[] {
   ];
 }
 
-/** The REST rows: each server under h2load, and gRPC / REST per stack. */
+/** How a REST row's protocol reads in the summary. */
+const PROTOCOL_LABELS: Readonly<Record<RestProtocol, string>> = {
+  grpc: 'gRPC',
+  rest: 'REST',
+  'connect-h1': 'Connect JSON, HTTP/1.1',
+  'connect-h2': 'Connect JSON, HTTP/2',
+};
+
+/**
+ * Where a ratio stands against its least target: `met` when its whole interval is at or
+ * above it, `not met` when its whole interval is below, `not shown` when the interval
+ * holds it (the rounds cannot tell the ratio from the target); `n/a` without a ratio.
+ *
+ * @example
+ * ```ts
+ * targetVerdict({ median: 1.1, low: 1.02, high: 1.2, n: 5 }, 1); // 'met (≥ 1.00x)'
+ * ```
+ */
+export function targetVerdict(ratio: MedianInterval | null, target: number): string {
+  const want = `${target.toFixed(2)}x`;
+  if (ratio === null) return 'n/a';
+  const low = ratio.low ?? ratio.median;
+  const high = ratio.high ?? ratio.median;
+  if (low >= target) return `met (≥ ${want})`;
+  if (high < target) return `not met (< ${want})`;
+  return `not shown either way (the interval holds ${want})`;
+}
+
+/** The REST rows: each server under h2load, gRPC / REST per stack, and jwt-grpc's Connect rows against their peers. */
 export function restPart(section: RestSection): string[] {
   const s = section.settings;
-  const heading = '## gRPC against REST (Node and Rust, one server core)';
+  const heading = '## gRPC against REST (Node, Rust and jwt-grpc, one server core)';
   if (section.skipped !== null) return [heading, `Not run: ${section.skipped}.`];
   const intro =
-    `The same work per call (bench/peers/README.md) over gRPC and over \`POST /token\` (HTTP/1.1 keep-alive, JSON), each server one process on CPU ${s.serverCpus.join(',')}, ` +
+    `The same work per call (bench/peers/README.md) over gRPC, over \`POST /token\` (HTTP/1.1 keep-alive, JSON) and over Connect (JSON, on HTTP/1.1 keep-alive and on HTTP/2), ` +
+    `each server one process on CPU ${s.serverCpus.join(',')}, ` +
     `all driven by h2load (${s.threads} thread${s.threads === 1 ? '' : 's'}, pinned to CPU ${s.loadCpus.join(',')}) with ${s.inFlight} calls in flight: ` +
-    `gRPC ${s.grpcConnections} connections x ${s.inFlight / s.grpcConnections} streams, REST \`--h1\` ${s.restConnections} connections x 1 request (no pipelining); ` +
+    `HTTP/2 ${s.grpcConnections} connections x ${s.inFlight / s.grpcConnections} streams, HTTP/1.1 \`--h1\` ${s.restConnections} connections x 1 request (no pipelining); ` +
     `${s.rounds} interleaved rounds of ${s.durationS} s after ${s.warmupS} s of warm-up per server start. Requests/s: median over the rounds, 95 % interval; ` +
-    "gRPC calls are checked OK on the server's side (`--count-calls`), REST calls by their HTTP status. ⚠ marks non-OK calls, ⊘ disturbed rounds.";
-  const rows = section.cells.map((c) => [
-    c.algorithm,
-    c.stack,
-    c.protocol === 'grpc' ? 'gRPC' : 'REST',
-    c.server,
-    ...generatorCells(c.h2load),
-  ]);
+    "gRPC and jwt-grpc's calls are checked OK on the server's side (`--count-calls`, jwt-grpc's `--metrics-port 0`: metrics recorded on every call), " +
+    'REST calls by their HTTP status. ⚠ marks non-OK calls, ⊘ disturbed rounds.';
+  const rows = section.cells.map((c) => [c.algorithm, c.stack, PROTOCOL_LABELS[c.protocol], c.server, ...generatorCells(c.h2load)]);
   const ratios = section.ratios.map((r) => [
     r.algorithm,
     r.stack,
@@ -205,7 +229,28 @@ export function restPart(section: RestSection): string[] {
     markdownTable(['algorithm', 'stack', 'protocol', 'server', 'req/s', 'CPU % (server / h2load)', 'saturated', 'CPU µs/call'], rows, 4),
     'gRPC / REST per round (> 1.00x: gRPC better; calls per CPU-second > 1.00x: gRPC spends less CPU per call):',
     markdownTable(['algorithm', 'stack', 'servers', 'requests/s', 'calls per CPU-second'], ratios, 3),
+    ...pairsPart(section),
     ...section.skippedServers.map((x) => `- not run: ${x.server}: ${x.reason.split('\n')[0]}`),
+  ];
+}
+
+/** jwt-grpc's Connect rows against node-rest and its own gRPC, with the target where there is one. */
+function pairsPart(section: RestSection): string[] {
+  const pairs = section.pairs ?? [];
+  if (pairs.length === 0) return [];
+  const cpuOf = (server: string, algorithm: string) =>
+    formatUs(section.cells.find((c) => c.server === server && c.algorithm === algorithm)?.h2load?.cpuPerCallUs ?? Number.NaN);
+  const rows = pairs.map((p) => [
+    p.algorithm,
+    `${p.of} / ${p.to}`,
+    formatRatioInterval(p.requestsPerS),
+    formatRatioInterval(p.callsPerCpuSecond),
+    `${cpuOf(p.of, p.algorithm)} / ${cpuOf(p.to, p.algorithm)} µs`,
+    p.target === null ? '' : targetVerdict(p.callsPerCpuSecond, p.target),
+  ]);
+  return [
+    "jwt-grpc's Connect rows per round (> 1.00x: the first server better; calls per CPU-second > 1.00x: it spends less CPU per call):",
+    markdownTable(['algorithm', 'servers', 'requests/s', 'calls per CPU-second', 'CPU per call', 'target, calls per CPU-second'], rows, 2),
   ];
 }
 

@@ -11,8 +11,9 @@ import { h2loadArgs, parseH2loadOutput } from '../../bench/load/h2load.js';
 import { figures, pairedRatio, saturatedSide } from '../../bench/load/h2load-section.js';
 import { parseHandledTotal, statusErrors } from '../../bench/load/ok-count.js';
 import { ratePoints } from '../../bench/load/open-loop.js';
-import type { LoadResults } from '../../bench/load/results.js';
-import { loadSummary } from '../../bench/load/summary.js';
+import { REST_PAIRS, REST_SERVERS, restBodyKind, restH2loadArgs, restPairs } from '../../bench/load/rest-section.js';
+import type { GeneratorRound, LoadResults, RestCell, RestSection, RestServerName } from '../../bench/load/results.js';
+import { loadSummary, restPart, targetVerdict } from '../../bench/load/summary.js';
 import { pairRatios } from '../../bench/load/warmup.js';
 
 describe('the request bytes', () => {
@@ -57,6 +58,133 @@ describe('h2load', () => {
     expect(parseH2loadOutput(text)).toEqual({ finishedS: 1.5, succeeded: 30097, failed: 3, errored: 0, timeout: 1, status2xx: 30097 });
     expect(parseH2loadOutput(text.replace('1.50s', '800.5ms')).finishedS).toBeCloseTo(0.8005);
     expect(() => parseH2loadOutput('connect: Connection refused')).toThrow(/no report/);
+  });
+});
+
+describe('the REST rows', () => {
+  it('send each protocol on its HTTP version, path and content type, with the same calls in flight', () => {
+    const args = (protocol: Parameters<typeof restH2loadArgs>[0]) => restH2loadArgs(protocol, 5, '/tmp/b', 1, 2).join(' ');
+    const common = '-t 1 -D 2000ms -d /tmp/b';
+    expect(args('grpc')).toBe(
+      `${common} -c 5 -m 10 -H content-type: application/grpc -H te: trailers http://127.0.0.1:5/jwt.services.JwtService/GenerateJwt`,
+    );
+    expect(args('rest')).toBe(`${common} --h1 -c 50 -m 1 -H content-type: application/json http://127.0.0.1:5/token`);
+    expect(args('connect-h1')).toBe(
+      `${common} --h1 -c 50 -m 1 -H content-type: application/json http://127.0.0.1:5/jwt.services.JwtService/GenerateJwt`,
+    );
+    expect(args('connect-h2')).toBe(
+      `${common} -c 5 -m 10 -H content-type: application/json http://127.0.0.1:5/jwt.services.JwtService/GenerateJwt`,
+    );
+    expect(['grpc', 'rest', 'connect-h1', 'connect-h2'].map((p) => restBodyKind(p as 'grpc'))).toEqual(['grpc', 'json', 'json', 'json']);
+  });
+
+  it("run jwt-grpc's rows as one `serve --verify-issued` command counted by its metrics, which differs by the protocol alone", () => {
+    const ours = REST_SERVERS.filter((s) => s.stack === 'jwt-grpc');
+    expect(ours.map((s) => `${s.name} ${s.protocol} ${s.count}`)).toEqual([
+      'jwt-grpc grpc metrics',
+      'jwt-grpc-connect-h1 connect-h1 metrics',
+      'jwt-grpc-connect-h2 connect-h2 metrics',
+    ]);
+    const launches = ours.map((s) => s.launch('/tmp/keys.json'));
+    for (const launch of launches) expect(launch).toEqual(launches[0]);
+    const args = launches[0]?.args ?? [];
+    expect(args).toEqual(expect.arrayContaining(['serve', '--verify-issued', '--keys', '/tmp/keys.json', '--metrics-port', '0']));
+    expect(launches[0]?.env).toEqual({ NODEMAXPROCS: '1' });
+  });
+
+  const roundOf = (cpuPerCallUs: number, requestsPerS: number): GeneratorRound => ({
+    requestsPerS,
+    errors: 0,
+    serverCpu: 1,
+    generatorCpu: 0.3,
+    cpuPerCallUs,
+    foreignCpuShare: 0,
+    stealShare: 0,
+  });
+  /** A cell of 5 rounds whose CPU per call is `cpuUs` in every round but the last (`cpuUs` + 1). */
+  const cellOf = (server: RestServerName, protocol: RestCell['protocol'], cpuUs: number, algorithm = 'HS256'): RestCell => ({
+    server,
+    stack: server.startsWith('jwt-grpc') ? 'jwt-grpc' : 'Node',
+    protocol,
+    algorithm,
+    rounds: [1, 2, 3, 4, 5].map((round) => ({ round, h2load: roundOf(round === 5 ? cpuUs + 1 : cpuUs, 1e6 / cpuUs) })),
+    h2load: null,
+    error: null,
+  });
+
+  it("pair jwt-grpc's Connect rows with node-rest and with its own gRPC per round, and leave out a pair whose cell did not run", () => {
+    const cells = [
+      cellOf('node-rest', 'rest', 40),
+      cellOf('jwt-grpc', 'grpc', 20),
+      cellOf('jwt-grpc-connect-h1', 'connect-h1', 50),
+      cellOf('jwt-grpc-connect-h2', 'connect-h2', 25),
+      cellOf('jwt-grpc', 'grpc', 100, 'ES256'),
+      cellOf('jwt-grpc-connect-h2', 'connect-h2', 125, 'ES256'),
+    ];
+    const pairs = restPairs(['HS256', 'ES256'], cells);
+    expect(pairs.map((p) => `${p.algorithm} ${p.of}/${p.to} ${p.target}`)).toEqual([
+      'HS256 jwt-grpc-connect-h1/node-rest 1',
+      'HS256 jwt-grpc-connect-h2/jwt-grpc null',
+      'ES256 jwt-grpc-connect-h2/jwt-grpc null',
+    ]);
+    // Calls per CPU-second is the inverse of CPU per call: 40 µs against 50 µs is 0.80x.
+    expect(pairs[0]?.callsPerCpuSecond?.median).toBeCloseTo(0.8);
+    expect(pairs[0]?.requestsPerS?.median).toBeCloseTo(0.8);
+    expect(pairs[1]?.callsPerCpuSecond?.median).toBeCloseTo(0.8);
+    expect(pairs[2]?.callsPerCpuSecond?.median).toBeCloseTo(0.8);
+    expect(REST_PAIRS.find((p) => p.to === 'node-rest')?.target).toBe(1);
+  });
+
+  it('read a ratio against its target by the whole interval', () => {
+    expect(targetVerdict({ median: 1.1, low: 1.02, high: 1.2, n: 5 }, 1)).toBe('met (≥ 1.00x)');
+    expect(targetVerdict({ median: 1, low: 1, high: 1.2, n: 5 }, 1)).toBe('met (≥ 1.00x)');
+    expect(targetVerdict({ median: 0.6, low: 0.55, high: 0.65, n: 5 }, 1)).toBe('not met (< 1.00x)');
+    expect(targetVerdict({ median: 0.98, low: 0.9, high: 1.05, n: 5 }, 1)).toBe('not shown either way (the interval holds 1.00x)');
+    expect(targetVerdict({ median: 0.9, low: null, high: null, n: 3 }, 1)).toBe('not met (< 1.00x)');
+    expect(targetVerdict(null, 1)).toBe('n/a');
+  });
+
+  it("render every protocol by name, and jwt-grpc's pairs with both servers' CPU per call and the target's reading", () => {
+    const figures = (cpuPerCallUs: number) => ({
+      requestsPerS: { median: 1e6 / cpuPerCallUs, low: null, high: null, n: 1 },
+      serverCpu: 1,
+      generatorCpu: 0.3,
+      cpuPerCallUs,
+      saturated: 'server' as const,
+      errors: 0,
+      disturbedRounds: 0,
+    });
+    const cells = [cellOf('node-rest', 'rest', 40), cellOf('jwt-grpc-connect-h1', 'connect-h1', 50)].map((c) => ({
+      ...c,
+      h2load: figures(c.server === 'node-rest' ? 40 : 50),
+    }));
+    const section: RestSection = {
+      skipped: null,
+      settings: {
+        inFlight: 50,
+        grpcConnections: 5,
+        restConnections: 50,
+        threads: 1,
+        durationS: 1,
+        warmupS: 0,
+        rounds: 5,
+        serverCpus: [0],
+        loadCpus: [1],
+      },
+      servers: [],
+      skippedServers: [],
+      cells,
+      ratios: [],
+      pairs: restPairs(['HS256'], cells),
+    };
+    const text = restPart(section).join('\n');
+    expect(text).toContain('| HS256 | jwt-grpc | Connect JSON, HTTP/1.1 | jwt-grpc-connect-h1 |');
+    expect(text).toContain('| HS256 | Node | REST | node-rest |');
+    expect(text).toMatch(
+      /\| HS256 \| jwt-grpc-connect-h1 \/ node-rest \| 0\.80x \(0\.\d\d-0\.\d\d\) \| 0\.80x .* \| 50\.0 \/ 40\.0 µs \| not met \(< 1\.00x\) \|/,
+    );
+    // A results file from before the Connect rows has no pairs: no table, no failure.
+    expect(restPart({ ...section, pairs: undefined }).join('\n')).not.toContain('Connect rows per round');
   });
 });
 

@@ -147,12 +147,16 @@ describe('npm run bench -- --smoke', () => {
       expect(run.summary).toContain('### Saturated requests/s under h2load');
     }
 
-    // The REST rows: the four servers (the two Rust ones where cargo is), every call OK, gRPC / REST per stack.
+    // The REST rows: the peers (the two Rust ones where cargo is) and jwt-grpc's three protocols,
+    // every call OK, gRPC / REST per stack, and jwt-grpc's Connect rows against node-rest and its own gRPC.
     const rest = onDisk.rest;
     if (findH2load() === null) {
       expect(rest?.skipped).toMatch(/h2load not found/);
     } else {
-      const expected = cargoMissing ? ['node-fast-jwt', 'node-rest'] : ['node-fast-jwt', 'node-rest', 'rust', 'rust-rest'];
+      const ours = ['jwt-grpc', 'jwt-grpc-connect-h1', 'jwt-grpc-connect-h2'];
+      const expected = cargoMissing
+        ? ['node-fast-jwt', 'node-rest', ...ours]
+        : ['node-fast-jwt', 'node-rest', 'rust', 'rust-rest', ...ours];
       expect(rest?.cells.map((c) => c.server)).toEqual(expected);
       for (const cell of rest?.cells ?? []) {
         expect(cell.error, cell.server).toBeNull();
@@ -166,7 +170,9 @@ describe('npm run bench -- --smoke', () => {
         // At 0.2 s a round's CPU time may be under one clock tick: a median, maybe no interval.
         expect(ratio.callsPerCpuSecond?.median, ratio.stack).toBeGreaterThan(0);
       }
-      expect(run.summary).toContain('## gRPC against REST (Node and Rust, one server core)');
+      expect(rest?.pairs?.map((p) => `${p.of}/${p.to}`)).toEqual(['jwt-grpc-connect-h1/node-rest', 'jwt-grpc-connect-h2/jwt-grpc']);
+      for (const pair of rest?.pairs ?? []) expect(pair.callsPerCpuSecond?.median, pair.of).toBeGreaterThan(0);
+      expect(run.summary).toContain('## gRPC against REST (Node, Rust and jwt-grpc, one server core)');
     }
 
     // No token and no private key in anything the run wrote (every file under --out, ghz's
