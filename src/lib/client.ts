@@ -34,3 +34,6 @@ export {
 export type { MethodRule, AuthorizeCall, UnlistedMethods } from '../client/authorize.js';
 export { HEALTH_METHODS } from '../client/defaults.js';
 export type { JwtAuthInterceptorOptions, TokenVerifier } from '../client/authenticate.js';
+// What verify gives and takes, beside the verifier (also in jwt-grpc/tokens, the same declarations).
+export { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations } from '../tokens/claims.js';
+export type { JwtPayload, VerifiedToken, VerifyFailure, VerifyFailureReason, VerifyResult } from '../tokens/result.js';

@@ -6,8 +6,8 @@
  * which token: {@link checkPolicy}, {@link loadPolicy}, {@link JWT_POLICY_SCHEMA}).
  *
  * Importing it starts nothing: no server, no timers, no key generation. Each other concern
- * has an entry point of its own, and an export lives in exactly one (docs/library.md,
- * "Entry points"):
+ * has an entry point of its own, and an export lives in exactly one, but for a verifier's
+ * result types, exported beside each verifier (docs/library.md, "Entry points"):
  *
  * - `jwt-grpc/keys`: generate, load, import, export and merge signing keys
  * - `jwt-grpc/tokens`: sign and verify tokens without a server

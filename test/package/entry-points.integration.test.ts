@@ -1,6 +1,7 @@
 /**
  * One concern per entry point (package.json `exports`), as jose keeps its own:
- * - an export lives in exactly one entry point, and src/lib.ts (the project's own view of
+ * - an export lives in exactly one entry point (a verifier's result types, the same
+ *   declarations, beside each verifier: SHARED), and src/lib.ts (the project's own view of
  *   the whole API) re-exports all of them and nothing else;
  * - importing an entry point loads its concern and no other: a node process records every
  *   module it loads (test/cli/fixtures/record-modules.mjs) while it imports the entry point
@@ -44,6 +45,24 @@ const MUST_NOT_LOAD: Readonly<Record<string, readonly string[]>> = {
 /** Packages no import loads: they load with the first server, client or health call. */
 const LAZY_PACKAGES = ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs'];
 
+/**
+ * Names more than one entry point exports, each the same declaration, and why: what a
+ * function gives or takes is exported beside it, so that a program imports the verifier
+ * and its result from one place.
+ */
+const SHARED: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    'ANY_AUDIENCE',
+    'AnyAudience',
+    'ClaimExpectations',
+    'JwtPayload',
+    'VerifiedToken',
+    'VerifyFailure',
+    'VerifyFailureReason',
+    'VerifyResult',
+  ].map((name) => [name, "createVerifier's (jwt-grpc/tokens) and createRemoteVerifier's (jwt-grpc/client) verify take and give it"]),
+);
+
 /** The entry points whose API takes or gives a grpc-js object, and which. */
 const NAMES_GRPC_JS: Readonly<Record<string, string>> = {
   'jwt-grpc': 'addJwtService takes a grpc-js Server; createJwtServer takes grpc-js server options (transport grpc-js)',
@@ -62,16 +81,18 @@ describe('the entry points', () => {
     ).toEqual([]);
   });
 
-  it('export each name from exactly one of them', async () => {
-    const owner = new Map<string, string>();
+  it('export each name from exactly one of them, or the same declaration beside each function that gives or takes it', async () => {
+    const owner = new Map<string, { specifier: string; file: string }>();
     const clashes: string[] = [];
     for (const entry of ENTRY_POINTS) {
-      const declared = [...reExports(join(PACKAGE_ROOT, entry.source)).keys()];
+      const exported = reExports(join(PACKAGE_ROOT, entry.source));
+      const declared = [...exported.keys()];
       expect(declared.length, entry.specifier).toBeGreaterThan(0);
-      for (const name of declared) {
+      for (const [name, file] of exported) {
         const first = owner.get(name);
-        if (first !== undefined) clashes.push(`${name}: ${first} and ${entry.specifier}`);
-        owner.set(name, entry.specifier);
+        if (first !== undefined && (first.file !== file || !(name in SHARED)))
+          clashes.push(`${name}: ${first.specifier} and ${entry.specifier}`);
+        owner.set(name, { specifier: entry.specifier, file });
       }
       // What the module gives at run time is what its export lists say (no `export *` beside them).
       const runtime = Object.keys((await import(join(PACKAGE_ROOT, entry.source))) as object);
