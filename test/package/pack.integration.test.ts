@@ -35,6 +35,12 @@ const TSCONFIG = {
   include: ['main.ts', 'examples/*.ts'],
 };
 
+/**
+ * The oldest TypeScript README.md states: the examples' `await using` needs 5.2. Checked with
+ * skipLibCheck (what `tsc --init` writes), since the newest @types/node itself needs 5.6.
+ */
+const OLDEST_TYPESCRIPT = '5.2.2';
+
 const EXAMPLES: readonly Example[] = [...markdownExamples(), ...tsdocExamples()];
 
 /** A user's program: tokens without a server, then a server that listens and closes. */
@@ -116,6 +122,18 @@ describe('the packed package in a fresh TypeScript project', () => {
         sh('npx', ['tsc', '-p', '.'], app),
         `typescript ${versions[0]}, @types/node ${versions[1]}; the examples:\n${where}`,
       ).resolves.toBe('');
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    `type-checks with TypeScript ${OLDEST_TYPESCRIPT}, the oldest README.md states`,
+    async () => {
+      const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+      expect(readme).toContain(`TypeScript >= ${OLDEST_TYPESCRIPT.split('.').slice(0, 2).join('.')}`);
+      await expect(sh('npx', ['--yes', '-p', `typescript@${OLDEST_TYPESCRIPT}`, 'tsc', '-p', '.', '--skipLibCheck'], app)).resolves.toBe(
+        '',
+      );
     },
     TIMEOUT_MS,
   );
