@@ -20,7 +20,7 @@
  * @module jwt-grpc/client
  */
 export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOptions } from '../client/jwt-client.js';
-export { jwtCallCredentials } from '../client/call-credentials.js';
+export { jwtCallCredentials, type JwtCallCredentials } from '../client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from '../client/token-source.js';
 export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from '../client/remote-verifier.js';
 export type { HttpJwksLocation } from '../client/remote-jwks-http.js';
