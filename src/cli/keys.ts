@@ -68,6 +68,11 @@ async function generate(args: Extract<KeysArgs, { action: 'generate' }>, print: 
   print(`wrote ${args.out} (mode 0600): ${entries.map((entry) => describe(keys, entry.kid)).join(', ')}`);
 }
 
+/** How long after a key stopped signing its tokens may verify: the longest lifetime, and the leeway verifiers add to exp. */
+function retireWaitSeconds(args: { readonly maxTtlSeconds: number }): number {
+  return args.maxTtlSeconds + optionValue('clockToleranceSeconds', undefined);
+}
+
 /** The step `keys rotate` asked for, in rotateKeyFile's terms. */
 function rotationStep(args: Extract<KeysArgs, { action: 'rotate' }>): KeyRotationStep {
   switch (args.phase) {
@@ -77,7 +82,8 @@ function rotationStep(args: Extract<KeysArgs, { action: 'rotate' }>): KeyRotatio
     case 'activate':
       return { phase: 'activate', kid: args.target as string };
     case 'retire':
-      return { phase: 'retire', kid: args.target as string, maxTtlSeconds: args.maxTtlSeconds, force: args.force };
+      // The wait: the longest lifetime, and the leeway verifiers add to exp.
+      return { phase: 'retire', kid: args.target as string, waitSeconds: retireWaitSeconds(args), force: args.force };
   }
 }
 
@@ -110,9 +116,7 @@ function rotationReport(args: Extract<KeysArgs, { action: 'rotate' }>, done: Key
     case 'activate': {
       const lines = [`${args.phase === 'rotate' ? 'added' : 'activated'} ${describe(after, kid)} in ${args.file}`];
       if (done.deactivated === undefined) return lines;
-      // The wait before --retire: the longest lifetime, and the leeway verifiers add to exp.
-      const waitSeconds = args.maxTtlSeconds + optionValue('clockToleranceSeconds', undefined);
-      const retireAfter = rfc3339(Math.floor(Date.now() / 1000) + waitSeconds);
+      const retireAfter = rfc3339(Math.floor(Date.now() / 1000) + retireWaitSeconds(args));
       return [
         ...lines,
         `deactivated ${describe(after, done.deactivated)}`,

@@ -9,7 +9,6 @@ import { type Algorithm, isAlgorithm, ALGORITHMS } from '../algorithms/names.js'
 import { JwtGrpcError } from '../errors.js';
 import { optionNames, refuseUnknownOptions } from '../known-options.js';
 import { type Logger, createStderrLogger, silentLogger } from '../log.js';
-import { optionValue } from '../options/resolve.js';
 import { exportKeys } from './export.js';
 import { type KeyFileEntry, readKeyFileEntries, writeKeyFile } from './file.js';
 import { generateKeys, newKid } from './generate.js';
@@ -24,9 +23,9 @@ import { activateKey, addActiveKey, retireKey, stageKey } from './rotation.js';
  *   remote verifier publishes and knows it before any token carries its kid;
  * - `activate`: the key `kid` signs, and every other signer of its algorithm stops (verify-only, with `deactivated_at`);
  * - `rotate`: stage and activate at once (one server, nobody else to tell first);
- * - `retire`: `kid` leaves the file, refused while tokens it signed may be valid: its
- *   `deactivated_at` plus `maxTtlSeconds` (the longest token lifetime) plus the clock
- *   tolerance is still ahead, unless `force`.
+ * - `retire`: `kid` leaves the file, refused while tokens it signed may be valid: until its
+ *   `deactivated_at` plus `waitSeconds` (the longest token lifetime plus the verifiers'
+ *   clock tolerance: 86405 with the defaults), unless `force`.
  *
  * @example
  * ```ts
@@ -36,7 +35,7 @@ import { activateKey, addActiveKey, retireKey, stageKey } from './rotation.js';
 export type KeyRotationStep =
   | { readonly phase: 'stage' | 'rotate'; readonly algorithm: Algorithm; readonly kid?: string }
   | { readonly phase: 'activate'; readonly kid: string }
-  | { readonly phase: 'retire'; readonly kid: string; readonly maxTtlSeconds: number; readonly force?: boolean };
+  | { readonly phase: 'retire'; readonly kid: string; readonly waitSeconds: number; readonly force?: boolean };
 
 /**
  * What {@link rotateKeyFile} did: the key it staged, activated or retired, the signer it
@@ -76,7 +75,7 @@ const STEP_NAMES: Readonly<Record<KeyRotationStep['phase'], readonly string[]>> 
   stage: ['phase', 'algorithm', 'kid'],
   rotate: ['phase', 'algorithm', 'kid'],
   activate: ['phase', 'kid'],
-  retire: ['phase', 'kid', 'maxTtlSeconds', 'force'],
+  retire: ['phase', 'kid', 'waitSeconds', 'force'],
 };
 const ROTATE_OPTION_NAMES = optionNames<RotateKeyFileOptions>({ logger: true });
 
@@ -104,7 +103,7 @@ export const newPrivateKeyEntry: NewKeyEntry = async (algorithm, kid, taken) => 
  * const activated = await rotateKeyFile('keys.json', { phase: 'activate', kid: staged.kid });
  * // ...once the old key's tokens have expired...
  * if (activated.deactivated !== undefined)
- *   await rotateKeyFile('keys.json', { phase: 'retire', kid: activated.deactivated, maxTtlSeconds: 7200 });
+ *   await rotateKeyFile('keys.json', { phase: 'retire', kid: activated.deactivated, waitSeconds: 7200 + 5 });
  * ```
  */
 export async function rotateKeyFile(file: string, step: KeyRotationStep, options: RotateKeyFileOptions = {}): Promise<KeyRotation> {
@@ -119,8 +118,8 @@ function checkStep(step: KeyRotationStep): void {
   refuseUnknownOptions(step, known, { path: 'step', owner: 'rotateKeyFile' });
   if ('algorithm' in step && !isAlgorithm(step.algorithm)) throw stepError('algorithm', `must be one of ${ALGORITHMS.join(', ')}`);
   if (step.kid !== undefined && (typeof step.kid !== 'string' || step.kid === '')) throw stepError('kid', 'must be a non-empty string');
-  if (step.phase === 'retire' && !(Number.isSafeInteger(step.maxTtlSeconds) && step.maxTtlSeconds >= 0))
-    throw stepError('maxTtlSeconds', 'must be a whole number of seconds, 0 or more');
+  if (step.phase === 'retire' && !(Number.isSafeInteger(step.waitSeconds) && step.waitSeconds >= 0))
+    throw stepError('waitSeconds', 'must be a whole number of seconds, 0 or more');
 }
 
 function stepError(name: string, problem: string): JwtGrpcError {
@@ -147,12 +146,9 @@ export async function rotateKeyFileWith(file: string, step: KeyRotationStep, new
     case 'activate':
       next = activateKey(entries, step.kid, before, nowSeconds);
       break;
-    case 'retire': {
-      // The wait: the longest lifetime, and the leeway verifiers add to exp.
-      const waitSeconds = step.maxTtlSeconds + optionValue('clockToleranceSeconds', undefined);
-      next = retireKey(entries, step.kid, before, { nowSeconds, waitSeconds, force: step.force === true });
+    case 'retire':
+      next = retireKey(entries, step.kid, before, { nowSeconds, waitSeconds: step.waitSeconds, force: step.force === true });
       break;
-    }
   }
   // The new file must load, and sign every algorithm the old one signed, before it replaces it.
   const after = await importKeyFile({ keys: next }, file, silentLogger);

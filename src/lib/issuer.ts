@@ -32,7 +32,7 @@
 export { createJwtServer, type JwtServer } from '../server/create.js';
 export type { JwtServerOptions, Transport, TransportOptions } from '../server/options.js';
 
-export { addJwtService, type JwtServiceHandle } from '../jwt-service/add.js';
+export { addJwtService, type AddJwtServiceOptions, type JwtServiceHandle } from '../jwt-service/add.js';
 export type { JwtServiceOptions } from '../jwt-service/options.js';
 export type { StatusClaim, StatusListIssuer } from '../revocation/status-list/issuer.js';
 export { loadSubjects } from '../jwt-service/load-subjects.js';

@@ -1,17 +1,13 @@
 import cluster from 'node:cluster';
 import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
-import { type StatusListRoute, documentsHandler } from '../discovery/handler.js';
+import { documentsHandler, statusListRoute } from '../discovery/handler.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../log.js';
 import type { HttpPortLimits } from '../http-listen.js';
 import type { HandedPort, HandedPorts } from '../handed-port.js';
-import {
-  STATUS_LISTS_PATH,
-  STATUS_LIST_RESIGN_FRACTION,
-  type StatusListIssuer,
-  createStatusListIssuer,
-} from '../revocation/status-list/issuer.js';
+import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
+import { startStatusList } from '../revocation/status-list/start.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { onKeyBackendChange } from '../keys/backend.js';
@@ -92,75 +88,6 @@ export interface JwtServer extends AsyncDisposable {
    * resolves once what it had opened is released. Idempotent.
    */
   close(options?: { graceMs?: number }): Promise<void>;
-}
-
-/**
- * The status list of a server: its uri under the issuer (draft-ietf-oauth-status-list-20
- * section 6.2), failing at start when no key can sign it, and its first block of indexes,
- * reserved from the revocation store (the file, Redis, or a cluster worker's primary) so
- * that no index repeats after a restart. It then marks every revocation the server holds
- * that names an index: those loaded at start, and every one that arrives later (RevokeJwt
- * here, another worker through the primary, another replica through the store).
- */
-async function startStatusList(
-  issuer: string,
-  keys: KeySet,
-  current: () => KeySet,
-  lists: { ttlSeconds: number; blockSize: number; maxTtlSeconds: number },
-  revocations: Revocations,
-  logger: Logger,
-): Promise<StatusListIssuer> {
-  statusListAlgorithm(keys);
-  const reserve = revocations.reserveStatusIndexes;
-  // resolveServerOptions refuses statusList without such a store; a store that loses the method since is refused here.
-  if (reserve === undefined)
-    throw new JwtGrpcError('ERR_INVALID_OPTION', 'option statusList: the revocation store keeps no status list index counter', {
-      field: 'statusList',
-    });
-  const list = await createStatusListIssuer({
-    uriPrefix: `${issuer.replace(/\/+$/, '')}${STATUS_LISTS_PATH}`,
-    keys: current,
-    ...lists,
-    reserve,
-    logger,
-  });
-  const mark = (arrived: readonly Revocation[]): void => markRevoked(list, arrived, logger);
-  mark(revocations.values());
-  revocations.subscribe(mark);
-  return list;
-}
-
-/** Marks the status list entries `revocations` name; an index outside the list (a store written by another list) is logged, not marked. */
-function markRevoked(list: StatusListIssuer, revocations: readonly Revocation[], logger: Logger): void {
-  for (const { jti, statusIndex } of revocations) {
-    if (statusIndex === undefined) continue;
-    try {
-      list.revoke(statusIndex);
-    } catch {
-      logger.warn('status list: a revocation names an index outside the list; not marked', { jti, statusIndex });
-    }
-  }
-}
-
-/**
- * The HTTP route of a status list: its uri's path. `Cache-Control: max-age` is a quarter
- * of the ttl, the age at which the issuer signs the list again, so a shared cache never
- * hands a verifier a list older than half its ttl (docs/status-list.md).
- */
-function statusListRoute(list: StatusListIssuer): StatusListRoute {
-  const uri = new URL(list.uri);
-  const prefix = uri.pathname.replace(/[0-9]+$/, '');
-  return {
-    prefix,
-    token: (path) => {
-      try {
-        return list.token(`${uri.origin}${path}`);
-      } catch {
-        return undefined;
-      }
-    },
-    maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION),
-  };
 }
 
 /**
@@ -474,13 +401,14 @@ class OwningJwtServer implements JwtServer {
   ): Promise<void> {
     const { service: options, server: extras } = this.#options;
     if (extras.httpPort === undefined) return;
+    const route = statusList === undefined ? undefined : statusListRoute(statusList);
     const endpoint = await serveDiscovery({
       host: extras.httpHost ?? hostOf(address),
       port: extras.httpPort,
       documents: documentsHandler(
         () => handle.keys,
         { issuer: options.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds },
-        statusList === undefined ? undefined : statusListRoute(statusList),
+        () => route,
       ),
       tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
       ready: () => handle.keys.signingReady,

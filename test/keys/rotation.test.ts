@@ -135,13 +135,11 @@ describe('rotateKeyFile: the phases of `keys rotate` on a key file, from code', 
     expect(JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString())).toMatchObject({ kid: staged.kid });
     expect(keys.keys.find((key) => key.kid === 'old')).toMatchObject({ canSign: false, deactivatedAt: expect.any(Number) });
 
-    await expect(rotateKeyFile(file, { phase: 'retire', kid: 'old', maxTtlSeconds: 7200 }, { logger: silentLogger })).rejects.toMatchObject(
-      {
-        code: 'ERR_INVALID_KEY',
-        message: expect.stringMatching(/^key old stopped signing at /),
-      },
-    );
-    const retired = await rotateKeyFile(file, { phase: 'retire', kid: 'old', maxTtlSeconds: 7200, force: true }, { logger: silentLogger });
+    await expect(rotateKeyFile(file, { phase: 'retire', kid: 'old', waitSeconds: 7200 }, { logger: silentLogger })).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      message: expect.stringMatching(/^key old stopped signing at /),
+    });
+    const retired = await rotateKeyFile(file, { phase: 'retire', kid: 'old', waitSeconds: 7200, force: true }, { logger: silentLogger });
     expect(retired.after.keys.map((key) => key.kid)).toEqual([staged.kid]);
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
@@ -161,7 +159,7 @@ describe('rotateKeyFile: the phases of `keys rotate` on a key file, from code', 
     });
     // The only signer of ES256 cannot go: the file would sign ES256 no more.
     await expect(
-      rotateKeyFile(file, { phase: 'retire', kid: 'old', maxTtlSeconds: 0, force: true }, { logger: silentLogger }),
+      rotateKeyFile(file, { phase: 'retire', kid: 'old', waitSeconds: 0, force: true }, { logger: silentLogger }),
     ).rejects.toMatchObject({
       code: 'ERR_INVALID_KEY',
     });
