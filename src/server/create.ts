@@ -36,7 +36,6 @@ import { tracingInterceptor } from '../tracing/interceptor.js';
 import { readAdminSecret } from '../revocation/admin.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { Revocation } from '../revocation/types.js';
 import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
