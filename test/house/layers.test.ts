@@ -82,8 +82,10 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'server', paths: ['server/'] },
   // Several processes serving one port: primary, workers, key reload over IPC.
   { name: 'cluster', paths: ['cluster/'] },
-  // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
+  // The caller's side: JwtService client, call credentials and the tokens they hold.
   { name: 'client', paths: ['client/'] },
+  // Inside a protected service: remote verifier, the documents it fetches, the auth interceptor and its decision.
+  { name: 'protected-service', paths: ['protected-service/'] },
   // The public API, one entry point per concern (lib.ts is the issuer, lib/ the others): re-exports from the layers below; importing one starts nothing.
   { name: 'lib', paths: ['lib.ts', 'lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.

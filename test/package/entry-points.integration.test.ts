@@ -29,18 +29,20 @@ const SPECIFIERS = ENTRY_POINTS.map((entry) => entry.specifier);
 
 /** The issuer's own parts: its HTTP/2 server, createJwtServer, JwtService, the cluster and the policy engine. */
 const ISSUER = ['transport/http2/', 'server/', 'jwt-service/', 'cluster/', 'policy/'];
+/** The consumer's parts: the caller's (client/) and those inside a protected service. */
+const CONSUMER = ['client/', 'protected-service/'];
 /** Folders under src/ an import of each entry point must load no file of. */
 const MUST_NOT_LOAD: Readonly<Record<string, readonly string[]>> = {
-  'jwt-grpc': ['cluster/', 'client/'],
-  'jwt-grpc/keys': [...ISSUER, 'client/', 'tokens/'],
-  'jwt-grpc/tokens': [...ISSUER, 'client/'],
+  'jwt-grpc': ['cluster/', ...CONSUMER],
+  'jwt-grpc/keys': [...ISSUER, ...CONSUMER, 'tokens/'],
+  'jwt-grpc/tokens': [...ISSUER, ...CONSUMER],
   // JwtService's method table and codecs (jwt-service/definition) are what the client calls with.
   'jwt-grpc/client': ['transport/http2/', 'server/', 'cluster/', 'policy/'],
-  'jwt-grpc/cluster': ['client/'],
-  'jwt-grpc/discovery': [...ISSUER, 'client/', 'tokens/'],
-  'jwt-grpc/grpc': [...ISSUER, 'client/', 'tokens/', 'keys/'],
-  'jwt-grpc/errors': [...ISSUER, 'client/', 'tokens/', 'keys/', 'transport/'],
-  'jwt-grpc/log': [...ISSUER, 'client/', 'tokens/', 'keys/', 'transport/'],
+  'jwt-grpc/cluster': CONSUMER,
+  'jwt-grpc/discovery': [...ISSUER, ...CONSUMER, 'tokens/'],
+  'jwt-grpc/grpc': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/'],
+  'jwt-grpc/errors': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/', 'transport/'],
+  'jwt-grpc/log': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/', 'transport/'],
 };
 /** Packages no import loads: they load with the first server, client or health call. */
 const LAZY_PACKAGES = ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs'];
@@ -174,7 +176,7 @@ describe('importing an entry point by name, from the build', () => {
   it("jwt-grpc/client: none of the HTTP/2 server, the cluster or the policy engine, while the issuer's entry point loads all but the cluster", () => {
     const client = own('jwt-grpc/client');
     expect(client.filter((path) => /^(transport\/http2|cluster|policy)\//.test(path))).toEqual([]);
-    expect(client).toContain('client/remote-verifier');
+    expect(client).toContain('protected-service/remote-verifier');
     // The check reads what the recording holds: the issuer's import holds what the client's must not.
     const issuer = own('jwt-grpc');
     for (const folder of ['transport/http2/', 'server/', 'policy/'])
