@@ -173,10 +173,12 @@ describe('importing an entry point by name, from the build', () => {
     expect(own(specifier).filter((path) => forbidden.some((folder) => path.startsWith(folder)))).toEqual([]);
   });
 
-  it("jwt-grpc/client: none of the HTTP/2 server, the cluster or the policy engine, while the issuer's entry point loads all but the cluster", () => {
+  it("jwt-grpc/client: none of the HTTP/2 server, the cluster, the policy engine or OpenTelemetry, while the issuer's entry point loads all but the cluster", () => {
     const client = own('jwt-grpc/client');
     expect(client.filter((path) => /^(transport\/http2|cluster|policy)\//.test(path))).toEqual([]);
     expect(client).toContain('protected-service/remote-verifier');
+    // Tracing loads with an SDK the app registers, not with the import (otelRegistered, src/optional-deps.ts).
+    expect((loads.get('jwt-grpc/client') ?? []).filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
     // The check reads what the recording holds: the issuer's import holds what the client's must not.
     const issuer = own('jwt-grpc');
     for (const folder of ['transport/http2/', 'server/', 'policy/'])
@@ -190,7 +192,7 @@ describe('importing an entry point by name, from the build', () => {
 describe('a call through jwt-grpc/client, from the build', () => {
   afterAll(() => closeAllServers());
 
-  it('GenerateJwt to a server on loopback loads grpc-js, and neither @grpc/proto-loader nor protobufjs', async () => {
+  it('GenerateJwt to a server on loopback loads grpc-js, and neither @grpc/proto-loader, protobufjs nor OpenTelemetry', async () => {
     const { port } = await startServer({ transport: 'http2', keys: await generateKeys({ algorithms: ['HS256'] }) });
     const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-client-call-'));
     const record = join(dir, 'modules.txt');
@@ -211,6 +213,8 @@ describe('a call through jwt-grpc/client, from the build', () => {
       const urls = readFileSync(record, 'utf8').split('\n');
       expect(LAZY_PACKAGES.filter((name) => urls.some((url) => url.includes(`/node_modules/${name}/`)))).toEqual(['@grpc/grpc-js']);
       expect(urls.some((url) => url.endsWith('/dist/src/jwt-service/codec/decode-response.js'))).toBe(true);
+      // No SDK registered in that process: its call made no span, and loaded no OpenTelemetry.
+      expect(urls.filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
