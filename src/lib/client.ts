@@ -7,7 +7,8 @@
  *
  * Loads none of the issuer: no HTTP/2 server, cluster or issuance policy (a test records
  * what `import('jwt-grpc/client')` loads). `@grpc/grpc-js`, a peer dependency, loads with
- * the first client, credentials or interceptor, not with the import.
+ * the first client, credentials or interceptor, not with the import; `@opentelemetry/api`
+ * once the app has registered an SDK.
  *
  * @example
  * ```ts
