@@ -41,15 +41,25 @@ function onFirstUse<T>(specifier: string): () => T {
   return () => (loaded ??= requireModule(specifier) as T);
 }
 
+let loadedGrpcJs: typeof import('@grpc/grpc-js') | undefined;
+
 /**
- * @grpc/grpc-js, loaded on first use. @internal
+ * @grpc/grpc-js, loaded on first use. Written as a literal `require('@grpc/grpc-js')`, so
+ * that a bundler (esbuild, webpack, rollup's commonjs plugin) follows it into a single-file
+ * bundle of the app (docs/library.md, "Bundling"); in Node's ES modules, which have no
+ * `require`, this module's own `createRequire` loads it. @internal
  *
  * @example
  * ```ts
  * const server = new (grpcJs().Server)(channelOptions);
  * ```
  */
-export const grpcJs = onFirstUse<typeof import('@grpc/grpc-js')>('@grpc/grpc-js');
+export function grpcJs(): typeof import('@grpc/grpc-js') {
+  loadedGrpcJs ??= (
+    typeof require === 'function' ? require('@grpc/grpc-js') : requireModule('@grpc/grpc-js')
+  ) as typeof import('@grpc/grpc-js');
+  return loadedGrpcJs;
+}
 
 /**
  * @grpc/proto-loader (and protobufjs under it), loaded on first use: by a health or
