@@ -4,7 +4,8 @@
  * in a fresh process from a folder where no node_modules can be reached, so everything it
  * uses is inside it: @grpc/grpc-js included, which jwt-grpc loads on first use through a
  * `require` bundlers follow. It verifies a token, protects a grpc-js service with the
- * interceptor, and calls it with the call credentials.
+ * interceptor, and calls it with the call credentials. A consumer that only verifies
+ * bundles none of grpc-js (`npm run bench:import` measures its size against jose's).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,4 +67,24 @@ describe('a consumer bundled to one file with esbuild', () => {
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({ valid: true, reply: 'hello ada' });
   }, 20_000);
+  it('a verify-only consumer (createRemoteVerifier + verify) bundles no grpc-js, no OpenTelemetry and no server', async () => {
+    const entry = join(PACKAGE_ROOT, 'test', 'package', 'fixtures', 'verify-only-consumer.mjs');
+    const { metafile } = await build({
+      entryPoints: [entry],
+      outdir: dir,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'error',
+    });
+    // What the bundle carries: the inputs with bytes in its output (esbuild parses more, and drops what nothing reaches).
+    const inputs = Object.values(metafile.outputs).flatMap((output) =>
+      Object.entries(output.inputs).flatMap(([path, { bytesInOutput }]) => (bytesInOutput > 0 ? [path] : [])),
+    );
+    expect(inputs.filter((path) => /node_modules\/(@grpc|@opentelemetry|protobufjs)\//.test(path))).toEqual([]);
+    expect(inputs.filter((path) => /dist\/src\/(server|transport\/http2|cluster|policy)\//.test(path))).toEqual([]);
+    expect(inputs.some((path) => path.endsWith('dist/src/protected-service/remote-verifier.js'))).toBe(true);
+  });
 });
