@@ -23,7 +23,12 @@
 export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOptions } from '../client/jwt-client.js';
 export { jwtCallCredentials, type JwtCallCredentials } from '../client/call-credentials.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from '../client/token-source.js';
-export { createRemoteVerifier, type JwksIssuer, type RemoteVerifier, type RemoteVerifierOptions } from '../protected-service/remote-verifier.js';
+export {
+  createRemoteVerifier,
+  type JwksIssuer,
+  type RemoteVerifier,
+  type RemoteVerifierOptions,
+} from '../protected-service/remote-verifier.js';
 export type { HttpJwksLocation } from '../protected-service/remote-jwks-http.js';
 export {
   jwtAuthInterceptor,
