@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
-import { PACKAGE_ROOT } from '../src/package-root.js';
+import { PACKAGE_ROOT } from '../src/base/package-root.js';
 import { registerCleanup } from './kit/cleanup.js';
 import { machineInfo, versions } from './common/machine.js';
 import { UsageError, runProgram } from './kit/program.js';

@@ -1,5 +1,5 @@
 /**
- * The connection guard (src/connection-guard.ts): the cap on open connections refuses the
+ * The connection guard (src/base/connection-guard.ts): the cap on open connections refuses the
  * one over it and frees a slot on close; one client address holds at most its share of the
  * cap, so another still gets in; handshake failures and refusals are counted per
  * call and logged at most once per LOG_INTERVAL_MS, with the counts; the default cap follows
@@ -20,7 +20,7 @@ import {
   openFilesLimit,
   peerConnectionShare,
   peerKey,
-} from '../src/connection-guard.js';
+} from '../src/base/connection-guard.js';
 
 function recorder() {
   const warnings: { message: string; fields: Record<string, unknown> | undefined }[] = [];
@@ -32,6 +32,7 @@ function recorder() {
     counters: {
       handshakeFailed: (port: string, reason: HandshakeFailure) => void counted.push(`${port}:${reason}`),
       refused: (port: string, reason: string) => void counted.push(`${port}:refused:${reason}`),
+      evicted: (port: string, reason: string) => void counted.push(`${port}:evicted:${reason}`),
     },
   };
 }
@@ -43,6 +44,7 @@ describe('openFilesLimit and defaultMaxConnections', () => {
   it('reads the soft limit, or nothing when it cannot', () => {
     expect(openFilesLimit(() => LIMITS)).toBe(4096);
     expect(openFilesLimit(() => 'Max processes 10 10 processes\n')).toBeUndefined();
+    expect(openFilesLimit(() => LIMITS.replace('4096 ', 'unlimited '))).toBeUndefined();
     expect(
       openFilesLimit(() => {
         throw new Error('ENOENT');
@@ -52,10 +54,22 @@ describe('openFilesLimit and defaultMaxConnections', () => {
 
   it('leaves descriptors for the rest of the process, at least half the limit', () => {
     expect(defaultMaxConnections(4096)).toBe(4096 - RESERVED_DESCRIPTORS);
+    expect(defaultMaxConnections(1024)).toBe(624);
+    // 600 descriptors: 300 connections at most, so that a flood of silent sockets meets a refusal.
+    expect(defaultMaxConnections(600)).toBe(300);
     expect(defaultMaxConnections(300)).toBe(150);
     expect(defaultMaxConnections(1)).toBe(1);
     for (const limit of [undefined, 0, -5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60])
       expect(defaultMaxConnections(limit)).toBe(FALLBACK_MAX_CONNECTIONS);
+    expect(FALLBACK_MAX_CONNECTIONS).toBe(10_000);
+  });
+
+  it("reads this process's own limit on Linux", () => {
+    const limit = openFilesLimit();
+    if (process.platform === 'linux') expect(limit).toBeGreaterThan(0);
+    expect(defaultMaxConnections(limit)).toBe(
+      limit === undefined ? FALLBACK_MAX_CONNECTIONS : Math.max(Math.floor(limit / 2), limit - RESERVED_DESCRIPTORS),
+    );
   });
 });
 
@@ -118,11 +132,12 @@ describe('ConnectionGuard', () => {
     return { guard, accepted, open, ...r };
   }
 
-  it('refuses the connection over the cap, counts it, and frees a slot on close', async () => {
+  it('refuses the connection over the cap when every open one has a request in flight, counts it, and frees a slot on close', async () => {
     const { guard, accepted, open, counted, warnings } = await guarded(2);
     const first = await open();
     await open();
     await vi.waitFor(() => expect(accepted).toHaveLength(2));
+    for (const socket of accepted) guard.busy(socket);
     const third = await open();
     await vi.waitFor(() => expect(third.socket.destroyed, 'refused').toBe(true), { timeout: 5000 });
     expect(accepted, 'the third never reaches the server').toHaveLength(2);
@@ -142,6 +157,32 @@ describe('ConnectionGuard', () => {
     await vi.waitFor(() => expect(accepted).toHaveLength(3));
     expect(counted, 'the freed slot admits the next').toEqual(['metrics:refused:cap']);
     expect(accepted).toHaveLength(3);
+    guard.flush();
+  });
+
+  it('at the cap, makes room by closing the oldest connection that never carried a request, then the one idle the longest, never a busy one', async () => {
+    const { guard, accepted, open, counted } = await guarded(3, 100);
+    for (let i = 0; i < 3; i++) {
+      await open();
+      await vi.waitFor(() => expect(accepted).toHaveLength(i + 1));
+    }
+    const [a, b, c] = accepted as [Socket, Socket, Socket];
+    const closes: string[] = [];
+    guard.busy(a);
+    guard.idle(b, () => closes.push('b'));
+    guard.busy(c);
+    // `c` is unused no more, `b` is idle: the newcomer (from another address: the first holds the whole cap) takes `b`'s place.
+    await open('127.0.0.2');
+    await vi.waitFor(() => expect(accepted).toHaveLength(4));
+    expect(closes).toEqual(['b']);
+    const d = accepted[3] as Socket;
+    // `d` never carried a request: the next newcomer takes its place, before any idle one.
+    guard.idle(a, () => closes.push('a'));
+    await open('127.0.0.3');
+    await vi.waitFor(() => expect(accepted).toHaveLength(5));
+    await vi.waitFor(() => expect(d.destroyed, 'the unused connection is closed').toBe(true));
+    expect(closes).toEqual(['b']);
+    expect(counted).toEqual(['metrics:evicted:idle', 'metrics:evicted:unused']);
     guard.flush();
   });
 

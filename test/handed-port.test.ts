@@ -1,5 +1,5 @@
 /**
- * serveHanded (src/handed-port.ts): a server fed connections it did not accept gets them
+ * serveHanded (src/base/handed-port.ts): a server fed connections it did not accept gets them
  * set up as its own accept would have (the half-open setting: a received socket has Node's
  * default, which would end our side at a half-closing client's FIN and cut its answers),
  * is told it listens, and takes none once it has closed.
@@ -7,7 +7,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { type Socket, Socket as NetSocket, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { type HandedPort, serveHanded } from '../src/handed-port.js';
+import { type HandedPort, serveHanded } from '../src/base/handed-port.js';
 
 function handedPort(): HandedPort & { hand(socket: Socket): boolean } {
   let accept: ((socket: Socket) => void) | undefined;

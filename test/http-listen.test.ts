@@ -1,13 +1,13 @@
 /**
- * The HTTP ports' listener (src/http-listen.ts): deadlines node:http accepts, a bind failure
+ * The HTTP ports' listener (src/base/http-listen.ts): deadlines node:http accepts, a bind failure
  * as ERR_LISTEN naming the port and the option, the guard's cap and close on every path.
  */
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectionGuard } from '../src/connection-guard.js';
-import { type HttpListener, headDeadline, listenHttp } from '../src/http-listen.js';
-import { silentLogger } from '../src/lib.js';
+import { ConnectionGuard } from '../src/base/connection-guard.js';
+import { type HttpListener, headDeadline, listenHttp } from '../src/base/http-listen.js';
+import { silentLogger } from '../src/lib/index.js';
 
 const guard = (maxConnections = 4) =>
   new ConnectionGuard({ port: 'metrics', handshakeTimeoutMs: 1000, maxConnections, logger: silentLogger });

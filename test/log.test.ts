@@ -4,7 +4,7 @@
  * after what is pending, so the order of the lines holds, in both formats.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createStderrLogger } from '../src/lib.js';
+import { createStderrLogger } from '../src/lib/index.js';
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

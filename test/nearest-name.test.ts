@@ -1,6 +1,6 @@
-/** The "did you mean" of every refusal (src/nearest-name.ts): Damerau-Levenshtein over names folded for case, _ and -. */
+/** The "did you mean" of every refusal (src/base/nearest-name.ts): Damerau-Levenshtein over names folded for case, _ and -. */
 import { describe, expect, it } from 'vitest';
-import { editDistance, nearestName } from '../src/nearest-name.js';
+import { editDistance, nearestName } from '../src/base/nearest-name.js';
 
 describe('editDistance', () => {
   it.each([

@@ -1,10 +1,10 @@
 /**
- * OpenSet (src/open-set.ts): what a drain waits for. `closed` resolves at once when nothing
+ * OpenSet (src/base/open-set.ts): what a drain waits for. `closed` resolves at once when nothing
  * is open, else when the last one closes, for every caller that asked; a delete of
  * something never added settles nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { OpenSet } from '../src/open-set.js';
+import { OpenSet } from '../src/base/open-set.js';
 
 /** Whether `promise` has settled by the next turn. */
 async function settled(promise: Promise<void>): Promise<boolean> {

@@ -1,6 +1,6 @@
-/** Optional peer dependencies (src/optional-deps.ts): loaded on first use, and a missing one named with the command that installs it. */
+/** Optional peer dependencies (src/base/optional-deps.ts): loaded on first use, and a missing one named with the command that installs it. */
 import { describe, expect, it } from 'vitest';
-import { installHint, promClient, requireOptional } from '../src/optional-deps.js';
+import { installHint, promClient, requireOptional } from '../src/base/optional-deps.js';
 
 describe('installHint', () => {
   it('names only the packages that are missing, versions kept', () => {

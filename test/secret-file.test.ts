@@ -1,5 +1,5 @@
 /**
- * Secret files (src/secret-file.ts): a warning, once per logger and naming the path only,
+ * Secret files (src/base/secret-file.ts): a warning, once per logger and naming the path only,
  * when group, others or another user could read or replace the file.
  */
 import type { Buffer } from 'node:buffer';
@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSecretFile, secretFileProblem } from '../src/secret-file.js';
+import { readSecretFile, secretFileProblem } from '../src/base/secret-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-secret-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,10 +3,14 @@
  * (no credential) can do to hold what legitimate callers need. Each runs from its own source
  * address (127.0.0.2 by default: Linux routes all of 127.0.0.0/8 to loopback), replaces what
  * the server takes back, and counts what it opened and what the server closed, so that a
- * guard shows as connections closed rather than as an attack that stopped by itself.
+ * guard shows as connections closed rather than as an attack that stopped by itself. One
+ * attack, the issuance flood, is a caller with a credential: a client certificate the policy
+ * allows, asking for tokens as fast as the server answers.
  */
+import { readFileSync } from 'node:fs';
 import { type ClientHttp2Session, type ClientHttp2Stream, type OutgoingHttpHeaders, connect as connectHttp2 } from 'node:http2';
 import { type Socket, connect as connectTcp } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { encodeGenerateJwtRequest, grpcFrame } from '../kit/grpc-body.js';
 
 /** Where the attacker aims: the server's ports on one host. */
@@ -15,8 +19,19 @@ export interface AttackTarget {
   readonly grpcPort: number;
   readonly httpPort: number | undefined;
   readonly metricsPort: number | undefined;
-  /** The attacker's source address. */
+  /** The attacker's source address: the first of `spread` consecutive ones. */
   readonly from: string;
+  /** How many addresses the attacker spreads its connections over, from `from` up (default 1): a spread attacker's. */
+  readonly spread?: number;
+  /** The attacker's client certificate and the CA of the server's (files): the issuance flood calls over mutual TLS. */
+  readonly tls?: AttackTls;
+}
+
+/** PEM files for a mutual-TLS caller. */
+export interface AttackTls {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
 }
 
 /** What an attack did, read when it stops. */
@@ -29,7 +44,7 @@ export interface AttackCounts {
   failedToOpen: number;
   /** Streams (requests) it opened. */
   streams: number;
-  /** Streams the server refused or reset. */
+  /** Streams the server refused or reset; in the issuance flood, calls answered RESOURCE_EXHAUSTED (over the caller's rate). */
   streamsRefused: number;
 }
 
@@ -46,7 +61,13 @@ const WINDOW0_CONNECTIONS = 24;
 /** Idle connections: more than a server under an open-files limit of 1024 may hold (its cap is 768). */
 const IDLE_CONNECTIONS = 800;
 
-export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn'] as const;
+/** The issuance flood: connections, and GenerateJwt calls each keeps in flight (a new one as each is answered). */
+const FLOOD_CONNECTIONS = 2;
+const FLOOD_STREAMS = 32;
+/** The subject the flooding caller's policy entry allows. */
+export const FLOOD_SUBJECT = 'flood';
+
+export const ATTACKS = ['half-open', 'idle', 'silent', 'window0', 'churn', 'issuer-flood'] as const;
 export type AttackName = (typeof ATTACKS)[number];
 
 /** One line per attack, for the help text and the report. */
@@ -56,6 +77,7 @@ export const ATTACK_DESCRIPTIONS: Readonly<Record<AttackName, string>> = {
   silent: 'silent TCP sockets replaced every 9 s on every port: 800 on gRPC, 140 on discovery, 20 on metrics',
   window0: `${WINDOW0_CONNECTIONS} connections with SETTINGS_INITIAL_WINDOW_SIZE 0 opening whole calls and never reading the answers`,
   churn: 'short connections carrying mutated frames, 4 at a time, as fast as the server takes them',
+  'issuer-flood': `one caller the policy allows (its own client certificate), ${FLOOD_CONNECTIONS} mutual-TLS connections each keeping ${FLOOD_STREAMS} GenerateJwt calls in flight, with a status list: every token would take an index`,
 };
 
 /** How often each attacking connection adds a stream (the issue's attacker: one every 200 ms, under the refused-stream refill). */
@@ -72,6 +94,21 @@ const SILENT_REPLACE_MS = 9000;
 /** Silent sockets held per port. */
 const SILENT_PER_PORT = { grpc: 800, http: 140, metrics: 20 } as const;
 
+/**
+ * The source address of the attacker's next connection: `from` and the `spread - 1`
+ * addresses after it in turn (127.0.0.2, 127.0.0.3, ...: Linux routes all of 127.0.0.0/8 to
+ * loopback), so that each address holds an equal part of what the attack holds.
+ */
+function sourceAddresses(target: AttackTarget): () => string {
+  const octets = target.from.split('.').map(Number);
+  const spread = target.spread ?? 1;
+  let next = 0;
+  return () => {
+    const last = (octets[3] as number) + (next++ % spread);
+    return [octets[0], octets[1], (octets[2] as number) + Math.floor(last / 256), last % 256].join('.');
+  };
+}
+
 function newCounts(): AttackCounts {
   return { opened: 0, closedByServer: 0, failedToOpen: 0, streams: 0, streamsRefused: 0 };
 }
@@ -80,7 +117,7 @@ const GENERATE_PATH = '/jwt.services.JwtService/GenerateJwt';
 const REQUEST_HEADERS = { ':method': 'POST', ':path': GENERATE_PATH, 'content-type': 'application/grpc', te: 'trailers' };
 
 /**
- * Keeps `count` HTTP/2 sessions open from `target.from`, opening a new one for each the
+ * Keeps `count` HTTP/2 sessions open from the target's source addresses, opening a new one for each the
  * server closes; `onSession` runs on each once its SETTINGS arrived.
  */
 function holdSessions(
@@ -91,13 +128,23 @@ function holdSessions(
   counts: AttackCounts = newCounts(),
 ): Attack {
   const sessions = new Set<ClientHttp2Session>();
+  const tls =
+    target.tls === undefined
+      ? undefined
+      : { ca: readFileSync(target.tls.ca), cert: readFileSync(target.tls.cert), key: readFileSync(target.tls.key) };
+  const { host, grpcPort: port } = target;
+  const nextAddress = sourceAddresses(target);
   let stopped = false;
   const open = (): void => {
     if (stopped) return;
     counts.opened++;
-    const session = connectHttp2(`http://${target.host}:${target.grpcPort}`, {
+    const localAddress = nextAddress();
+    const session = connectHttp2(`${tls === undefined ? 'http' : 'https'}://${host}:${port}`, {
       settings,
-      createConnection: () => connectTcp({ host: target.host, port: target.grpcPort, localAddress: target.from }),
+      createConnection: () =>
+        tls === undefined
+          ? connectTcp({ host, port, localAddress })
+          : connectTls({ socket: connectTcp({ host, port, localAddress }), servername: 'localhost', ALPNProtocols: ['h2'], ...tls }),
     });
     sessions.add(session);
     let ready = false;
@@ -245,15 +292,18 @@ function window0(target: AttackTarget): Attack {
 function silentSockets(target: AttackTarget, port: number, count: number, counts: AttackCounts): () => void {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const nextAddress = sourceAddresses(target);
   let stopped = false;
   const open = (): void => {
     if (stopped) return;
     counts.opened++;
-    const socket = connectTcp({ host: target.host, port, localAddress: target.from });
+    const socket = connectTcp({ host: target.host, port, localAddress: nextAddress() });
     sockets.add(socket);
     let connected = false;
     let replaced = false;
     socket.on('error', () => {});
+    // Read (nothing comes), so that the server's close is seen when it happens.
+    socket.resume();
     socket.once('connect', () => {
       connected = true;
     });
@@ -324,10 +374,11 @@ function churn(target: AttackTarget): Attack {
   const counts = newCounts();
   let stopped = false;
   const sockets = new Set<Socket>();
+  const nextAddress = sourceAddresses(target);
   const loop = (): void => {
     if (stopped) return;
     counts.opened++;
-    const socket = connectTcp({ host: target.host, port: target.grpcPort, localAddress: target.from });
+    const socket = connectTcp({ host: target.host, port: target.grpcPort, localAddress: nextAddress() });
     sockets.add(socket);
     let closedByUs = false;
     socket.on('error', () => {});
@@ -354,6 +405,42 @@ function churn(target: AttackTarget): Attack {
   };
 }
 
+/** The gRPC status of an answered call: in the trailers, or in the headers of a Trailers-Only answer. */
+function onGrpcStatus(stream: ClientHttp2Stream, onStatus: (status: string | undefined) => void): void {
+  stream.once('response', (headers) => {
+    if (headers['grpc-status'] !== undefined) onStatus(String(headers['grpc-status']));
+  });
+  stream.once('trailers', (trailers) => onStatus(trailers['grpc-status'] as string | undefined));
+}
+
+/** RESOURCE_EXHAUSTED: the policy's answer to a caller over its rate. */
+const GRPC_RESOURCE_EXHAUSTED = '8';
+
+function issuerFlood(target: AttackTarget): Attack {
+  if (target.tls === undefined) throw new Error("issuer-flood calls over mutual TLS: the target needs the attacker's certificate (tls)");
+  const body = grpcFrame(encodeGenerateJwtRequest('HS256', FLOOD_SUBJECT));
+  const counts = newCounts();
+  return holdSessions(
+    target,
+    FLOOD_CONNECTIONS,
+    {},
+    (session) => {
+      const call = (): void => {
+        const stream = openStream(session, counts, body, true);
+        if (stream === undefined) return;
+        stream.resume();
+        onGrpcStatus(stream, (status) => {
+          if (status === GRPC_RESOURCE_EXHAUSTED) counts.streamsRefused++;
+        });
+        // The next call as soon as this one is answered: as fast as the server goes.
+        stream.once('close', () => setImmediate(call));
+      };
+      for (let i = 0; i < FLOOD_STREAMS; i++) call();
+    },
+    counts,
+  );
+}
+
 /** Starts the attack named. */
 export function startAttack(name: AttackName, target: AttackTarget): Attack {
   switch (name) {
@@ -367,5 +454,7 @@ export function startAttack(name: AttackName, target: AttackTarget): Attack {
       return window0(target);
     case 'churn':
       return churn(target);
+    case 'issuer-flood':
+      return issuerFlood(target);
   }
 }

@@ -4,9 +4,15 @@
  * a channel kept for the whole run, and, where the server has them, one request to the
  * discovery port's JWK Set and one scrape of the metrics port, each on a new connection.
  */
+import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { createJwtClient } from '../../src/lib.js';
+import { get as getTls } from 'node:https';
+import { credentials } from '@grpc/grpc-js';
+import { createJwtClient } from '../../src/lib/index.js';
+import type { AttackTls } from './attackers.js';
 
+/** The subject the caller asks for (the one its policy entry allows, where there is a policy). */
+export const CALLER_SUBJECT = 'legitimate-caller';
 /** The issue's caller: one call every 200 ms. */
 export const CALL_EVERY_MS = 200;
 /** Long enough that a slow call is measured as slow rather than cut short and counted as failed. */
@@ -32,6 +38,8 @@ export interface CallerTarget {
   readonly grpcPort: number;
   readonly httpPort: number | undefined;
   readonly metricsPort: number | undefined;
+  /** Calls over mutual TLS with this certificate (and the discovery port over TLS); default plaintext. */
+  readonly tls?: AttackTls;
 }
 
 async function timed(call: () => Promise<unknown>): Promise<CallRecord> {
@@ -51,14 +59,19 @@ function errorName(error: unknown): string {
   return `${String(code ?? 'error')}: ${text.slice(0, 120)}`;
 }
 
-/** GET on a connection of its own (no agent), answered 200 within the deadline. */
-function freshGet(host: string, port: number, path: string): Promise<void> {
+/** GET on a connection of its own (no agent), answered 200 within the deadline; over TLS trusting `ca` when given. */
+function freshGet(host: string, port: number, path: string, ca?: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    const request = get({ host, port, path, agent: false, timeout: CALL_DEADLINE_MS }, (response) => {
-      response.resume();
-      response.once('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode}`))));
-      response.once('error', reject);
-    });
+    const options = { host, port, path, agent: false, timeout: CALL_DEADLINE_MS };
+    // The server's certificate names localhost (RFC 6066 leaves IP addresses out of SNI).
+    const request = (ca === undefined ? get : getTls)(
+      ca === undefined ? options : { ...options, ca, servername: 'localhost' },
+      (response) => {
+        response.resume();
+        response.once('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode}`))));
+        response.once('error', reject);
+      },
+    );
     request.once('timeout', () => request.destroy(new Error('timed out')));
     request.once('error', reject);
   });
@@ -69,13 +82,21 @@ export class LegitimateCaller {
   readonly #target: CallerTarget;
   readonly #records: CallerRecords = { fresh: [], longLived: [], discovery: [], metrics: [] };
   readonly #longLived;
+  readonly #channel;
+  readonly #ca: Buffer | undefined;
   readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
   #recording = false;
 
   constructor(target: CallerTarget) {
     this.#target = target;
-    this.#longLived = createJwtClient(`${target.host}:${target.grpcPort}`, { deadlineMs: CALL_DEADLINE_MS });
+    const { tls } = target;
+    this.#ca = tls === undefined ? undefined : readFileSync(tls.ca);
+    this.#channel = {
+      deadlineMs: CALL_DEADLINE_MS,
+      ...(tls !== undefined && { credentials: credentials.createSsl(this.#ca, readFileSync(tls.key), readFileSync(tls.cert)) }),
+    };
+    this.#longLived = createJwtClient(`${target.host}:${target.grpcPort}`, this.#channel);
   }
 
   /** Starts calling; what it sees is kept once `record` is true. */
@@ -98,13 +119,10 @@ export class LegitimateCaller {
 
   #tick(): void {
     const { host, grpcPort, httpPort, metricsPort } = this.#target;
-    const request = { algorithm: 'HS256', subject: 'legitimate-caller' };
+    const request = { algorithm: 'HS256', subject: CALLER_SUBJECT };
     this.#track('fresh', async () => {
       // A local subchannel pool: grpc-js would otherwise share one connection between channels to the same target.
-      const client = createJwtClient(`${host}:${grpcPort}`, {
-        deadlineMs: CALL_DEADLINE_MS,
-        channelOptions: { 'grpc.use_local_subchannel_pool': 1 },
-      });
+      const client = createJwtClient(`${host}:${grpcPort}`, { ...this.#channel, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } });
       try {
         await client.generateJwt(request);
       } finally {
@@ -112,7 +130,7 @@ export class LegitimateCaller {
       }
     });
     this.#track('longLived', () => this.#longLived.generateJwt(request));
-    if (httpPort !== undefined) this.#track('discovery', () => freshGet(host, httpPort, '/.well-known/jwks.json'));
+    if (httpPort !== undefined) this.#track('discovery', () => freshGet(host, httpPort, '/.well-known/jwks.json', this.#ca));
     if (metricsPort !== undefined) this.#track('metrics', () => freshGet(host, metricsPort, '/metrics'));
   }
 

@@ -6,12 +6,12 @@
  * {@link SETTLE_MS} more and reads it again.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
 import { tasksetCommand } from '../kit/exec.js';
 import { repoPath } from '../kit/paths.js';
 import { statusBytes } from '../kit/proc.js';
-import type { AttackCounts, AttackName, AttackTarget } from './attackers.js';
+import type { AttackCounts, AttackName, AttackTarget, AttackTls } from './attackers.js';
 import { type CallerRecords, LegitimateCaller } from './caller.js';
 
 /** The open-files limit the server runs under: a common container limit (its connection cap is then 768). */
@@ -28,8 +28,9 @@ export interface CellSpec {
   /** 1: a single process; 2: a cluster of two workers. */
   readonly workers: 1 | 2;
   readonly seconds: number;
-  /** The attacker's source address. */
+  /** The attacker's source address, the first of `spread` (default 1) consecutive ones. */
   readonly from: string;
+  readonly spread?: number;
   readonly keysFile: string;
   /** CPU of the server (single process) and of the caller and attacker; none: unpinned. */
   readonly cpus?: { readonly server: number; readonly load: number };
@@ -37,10 +38,12 @@ export interface CellSpec {
   readonly settleMs?: number;
   /** Flags added to `jwt-grpc serve`. */
   readonly serveFlags?: readonly string[];
+  /** Mutual TLS: the caller's and the attacker's certificates (the server's come in `serveFlags`). */
+  readonly tls?: { readonly caller: AttackTls; readonly attacker: AttackTls };
 }
 
 export interface CellResult {
-  readonly spec: Omit<CellSpec, 'keysFile'>;
+  readonly spec: Omit<CellSpec, 'keysFile' | 'tls'>;
   readonly caller: CallerRecords;
   readonly attacker: AttackCounts | undefined;
   /** The serving processes' RSS, summed: after warm-up, the peak under attack, and (churn) after {@link SETTLE_MS}. */
@@ -116,7 +119,9 @@ async function guardCounters(host: string, metricsPort: number | undefined): Pro
     const text = await (await fetch(`http://${host}:${metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
     return text
       .split('\n')
-      .filter((line) => /^jwt_grpc_\w*(connection|stream|handshake|goaway|idle|deadline|refused)\w*_total\b/.test(line))
+      .filter((line) =>
+        /^jwt_grpc_\w*(connection|stream|handshake|goaway|idle|deadline|refused|policy_decisions|tokens_issued)\w*_total\b/.test(line),
+      )
       .filter((line) => !/ 0$/.test(line));
   } catch (error) {
     return [`(metrics unreadable: ${(error as Error).message})`];
@@ -138,7 +143,7 @@ export async function runCell(spec: CellSpec, log: (line: string) => void): Prom
     httpPort: portOf(server.stdout, /discovery: https?:\/\/[^\s/]+:(\d+)\//),
     metricsPort: portOf(server.stdout, /metrics: http:\/\/[^\s/]+:(\d+)\//),
   };
-  const caller = new LegitimateCaller({ host, ...ports });
+  const caller = new LegitimateCaller({ host, ...ports, ...(spec.tls !== undefined && { tls: spec.tls.caller }) });
   let attacker: ChildProcess | undefined;
   let callerStopped = false;
   let peak = 0;
@@ -151,7 +156,8 @@ export async function runCell(spec: CellSpec, log: (line: string) => void): Prom
     const warm = rssOf(server);
     peak = warm;
     caller.record();
-    attacker = startAttacker(spec, { host, ...ports, from: spec.from });
+    const from = { from: spec.from, ...(spec.spread !== undefined && { spread: spec.spread }) };
+    attacker = startAttacker(spec, { host, ...ports, ...from, ...(spec.tls !== undefined && { tls: spec.tls.attacker }) });
     log(`${spec.attack} on ${spec.transport}, ${spec.workers} process(es): ${spec.seconds} s`);
     await sleep(spec.seconds * 1000);
     const counts = await stopAttacker(attacker);
@@ -164,7 +170,7 @@ export async function runCell(spec: CellSpec, log: (line: string) => void): Prom
       settled = rssOf(server);
     }
     const counters = await guardCounters(host, ports.metricsPort);
-    const { keysFile: _keysFile, ...shown } = spec;
+    const { keysFile: _keysFile, tls: _tls, ...shown } = spec;
     return { spec: shown, caller: records, attacker: counts, rss: { warm, peak, settled }, counters };
   } finally {
     clearInterval(sampler);

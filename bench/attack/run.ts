@@ -7,7 +7,7 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import { TRANSPORTS } from '../../src/options/table.js';
 import { createRunDir, updateLatestLink } from '../common/results-dir.js';
 import { machineInfo } from '../common/machine.js';
@@ -19,7 +19,8 @@ import { killAll } from '../kit/launcher.js';
 import { DEFAULT_RESULTS_DIR } from '../kit/paths.js';
 import { type ParsedCommandLine, UsageError, parseChoices, parseFlags, parseNumber, runProgram } from '../kit/program.js';
 import { ATTACKS, ATTACK_DESCRIPTIONS, type AttackName } from './attackers.js';
-import { type CellResult, SERVER_OPEN_FILES, runCell } from './cell.js';
+import { type CellResult, type CellSpec, SERVER_OPEN_FILES, runCell } from './cell.js';
+import { type FloodCredentials, floodSpec, makeFloodCredentials } from './mtls.js';
 import { type CallSummary, MAX_P99_MS, MIN_SUCCESS, judgeCell } from './verdict.js';
 
 const HELP = `Usage: npm run bench:attack -- [options]     (or: node dist/bench/attack/run.js [options])
@@ -35,6 +36,8 @@ ${ATTACKS.map((name) => `  ${name.padEnd(10)} ${ATTACK_DESCRIPTIONS[name]}`).joi
   --workers 1,2       a single process, a cluster of two, or both (default: both)
   --seconds N         attack time per cell (default 30)
   --from ADDRESS      the attacker's source address, in 127.0.0.0/8 (default 127.0.0.2)
+  --spread N          the attacker spreads its connections over N addresses from --from up
+                      (default 1): an attacker with many addresses, whom no per-address share stops
   -h, --help          this text
 
 Exit status: 0 every cell met its targets, 1 one did not, 2 bad option.
@@ -46,6 +49,7 @@ interface AttackOptions {
   readonly workers: readonly (1 | 2)[];
   readonly seconds: number;
   readonly from: string;
+  readonly spread: number;
 }
 
 function parse(argv: readonly string[]): ParsedCommandLine<AttackOptions> {
@@ -55,6 +59,7 @@ function parse(argv: readonly string[]): ParsedCommandLine<AttackOptions> {
     workers: { type: 'string' },
     seconds: { type: 'string' },
     from: { type: 'string' },
+    spread: { type: 'string' },
   });
   if (values === 'help') return { kind: 'help' };
   const from = values.from ?? '127.0.0.2';
@@ -67,6 +72,7 @@ function parse(argv: readonly string[]): ParsedCommandLine<AttackOptions> {
       workers: (values.workers === undefined ? ['1', '2'] : parseChoices('--workers', values.workers, ['1', '2'])).map(Number) as (1 | 2)[],
       seconds: parseNumber('--seconds', values.seconds ?? '30', 1, 3600),
       from,
+      spread: parseNumber('--spread', values.spread ?? '1', 1, 250),
     },
   };
 }
@@ -89,7 +95,7 @@ function summary(results: readonly CellResult[], options: AttackOptions, started
   return [
     `# Attacks, ${started.toISOString()}`,
     '',
-    `${machine.cpuModel}, ${machine.logicalCpus} CPUs; Node ${process.versions.node}. Attacker from ${options.from}, ${options.seconds} s per cell; server open-files limit ${SERVER_OPEN_FILES}.`,
+    `${machine.cpuModel}, ${machine.logicalCpus} CPUs; Node ${process.versions.node}. Attacker from ${options.spread === 1 ? options.from : `${options.spread} addresses from ${options.from} up`}, ${options.seconds} s per cell; server open-files limit ${SERVER_OPEN_FILES}.`,
     `Targets: legitimate calls at least ${MIN_SUCCESS * 100} % OK at p99 under ${MAX_P99_MS} ms; under churn, peak RSS at most 1.5x the RSS after warm-up, back within 10 % 30 s after.`,
     '',
     '| attack | transport | processes | fresh channel | long-lived channel | discovery | metrics | RSS warm / peak (/ 30 s after) | attacker: connections opened / closed by server / refused; streams opened / refused or reset | verdict |',
@@ -113,23 +119,39 @@ async function run(options: AttackOptions): Promise<number> {
   const started = new Date();
   const plan = planCores(1);
   const cpus = plan.pinned ? { server: plan.single.serverCpus[0] ?? 0, load: plan.single.loadCpus[0] ?? 1 } : undefined;
-  const keys = writeKeysFile(['HS256']);
+  // ES256 beside HS256: a status list is signed with an asymmetric key.
+  const keys = writeKeysFile(['HS256', 'ES256']);
+  const flood = options.attacks.includes('issuer-flood') ? makeFloodCredentials() : undefined;
+  const remove = (): void => {
+    keys.remove();
+    flood?.remove();
+  };
   const unregister = registerCleanup(() => {
     void killAll();
-    keys.remove();
+    remove();
   });
   const results: CellResult[] = [];
   try {
     for (const attack of options.attacks)
       for (const transport of options.transports)
         for (const workers of options.workers) {
-          const spec = { attack, transport, workers, seconds: options.seconds, from: options.from, keysFile: keys.path };
-          results.push(await runCell(cpus === undefined ? spec : { ...spec, cpus }, log));
+          const spec: CellSpec = {
+            attack,
+            transport,
+            workers,
+            seconds: options.seconds,
+            from: options.from,
+            spread: options.spread,
+            keysFile: keys.path,
+            ...(cpus !== undefined && { cpus }),
+            ...(attack === 'issuer-flood' && floodSpec(flood as FloodCredentials)),
+          };
+          results.push(await runCell(spec, log));
           log(tableRow(results.at(-1) as CellResult));
         }
   } finally {
     unregister();
-    keys.remove();
+    remove();
   }
   const dir = createRunDir(join(DEFAULT_RESULTS_DIR, 'attack'), started);
   const text = summary(results, options, started);

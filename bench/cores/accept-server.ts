@@ -21,8 +21,8 @@ import { ACCEPT_MODES, type AcceptMode } from './modes.js';
 import { PortDispatcher } from '../../src/cluster/dispatcher.js';
 import { ConnectionInlet } from '../../src/cluster/inlet.js';
 import type { PrimaryMessage, WorkerMessage } from '../../src/cluster/messages.js';
-import { silentLogger } from '../../src/log.js';
-import { cannotListen } from '../../src/address.js';
+import { silentLogger } from '../../src/base/log.js';
+import { cannotListen } from '../../src/base/address.js';
 
 interface Listening {
   readonly listening: number;

@@ -1,4 +1,4 @@
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 import { repoPath } from '../kit/paths.js';
 
 /**

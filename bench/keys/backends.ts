@@ -20,7 +20,7 @@ import { runToExit } from '../kit/launcher.js';
 import { cpuSeconds } from '../kit/proc.js';
 import { findLocalKms, kmsEnv, softToken, softhsmMissing, startLocalKms } from '../kit/hsm.js';
 import { freePort } from '../kit/ports.js';
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 import { markdownTable } from '../common/markdown.js';
 
 /** The reference source's name. */

@@ -119,3 +119,13 @@ export function makeTestCerts(): TestCerts {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/** `jwt-grpc serve`'s flags for mutual TLS with `certs`: the server's certificate and key, and the CA its callers' certificates must chain to. */
+export function mutualTlsArgs(certs: TestCerts): string[] {
+  return ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+}
+
+/** `JwtServer.listen`'s TLS options for mutual TLS with `certs`: a caller without a certificate the CA signed is refused. */
+export function mutualTlsListen(certs: TestCerts): { cert: Buffer; key: Buffer; ca: Buffer; requireClientCertificate: true } {
+  return { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requireClientCertificate: true };
+}

@@ -29,13 +29,22 @@ export function isExecutable(path: string): boolean {
 /**
  * The environment of a program the harness or a test starts: this process's, less what
  * would change that program's behaviour behind the caller's back (worker counts,
- * jwt-grpc's option twins, a test runner's NODE_OPTIONS and VITEST variables), plus
+ * jwt-grpc's option twins, a test runner's NODE_OPTIONS and VITEST variables, and the
+ * NODE_DISABLE_COMPILE_CACHE a coverage run sets, which would turn off the compile cache a
+ * user's run keeps), plus
  * `extra`. Whatever a program needs is then set explicitly, in `extra`.
  */
 export function childEnvironment(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (key === 'NODEMAXPROCS' || key === 'GOMAXPROCS' || key === 'NODE_OPTIONS' || key.startsWith('JWT_GRPC_') || key.startsWith('VITEST'))
+    if (
+      key === 'NODEMAXPROCS' ||
+      key === 'GOMAXPROCS' ||
+      key === 'NODE_OPTIONS' ||
+      key === 'NODE_DISABLE_COMPILE_CACHE' ||
+      key.startsWith('JWT_GRPC_') ||
+      key.startsWith('VITEST')
+    )
       continue;
     env[key] = value;
   }

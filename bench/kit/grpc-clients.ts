@@ -13,7 +13,7 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { type PackageDefinition, loadSync } from '@grpc/proto-loader';
-import { GrpcStatusError, type JwtClient, createJwtClient } from '../../src/lib.js';
+import { GrpcStatusError, type JwtClient, createJwtClient } from '../../src/lib/index.js';
 
 export type { JwtClient };
 

@@ -22,8 +22,9 @@ ${Object.values(GO_TOOLS)
   ${BUN.name} ${BUN.version}, with npm (needs the npm registry; linux-x64 only, skipped elsewhere)
   h2load (the benchmark's second load generator), from PATH, else with apt-get install
   nghttp2-client where this runs as root with apt-get; otherwise skipped, and so are its cells
-  the benchmark's Go and Rust peers, built in place (go build; cargo build --release
-  --locked), so that a test or a run finds them built: the builds cache, a second is seconds
+  the benchmark's Go and Rust peers and the tests' connect-go client, built in place (go build;
+  cargo build --release --locked), so that a test or a run finds them built: the builds cache,
+  a second is seconds
 
 Options:
   --quiet   one line when every tool is there already; only installs are logged (npm test)
@@ -86,6 +87,13 @@ function buildPeers(log: (line: string) => void, found: (line: string) => void):
       build: () => goBuild(repoPath('bench', 'peers', 'go'), repoPath('bench', 'peers', 'go', 'jwt-peer'), 'the Go peer'),
     },
     { what: 'the Rust peer', build: () => cargoBuild(repoPath('bench', 'peers', 'rust'), 'the Rust peer') },
+    {
+      what: 'the connect-go client',
+      build: () => {
+        const dir = repoPath('test', 'transport', 'connect-go');
+        return goBuild(dir, repoPath('test', 'transport', 'connect-go', 'connect-go-client'), 'the connect-go client');
+      },
+    },
   ];
   for (const peer of peers) {
     const outcome = peer.build();

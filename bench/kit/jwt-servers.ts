@@ -11,7 +11,7 @@ import {
   exportKeys,
   generateKeys,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { TRANSPORTS as ALL_TRANSPORTS } from '../../src/options/table.js';
 
 /**

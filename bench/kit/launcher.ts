@@ -21,7 +21,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { within } from './wait.js';
 import { childEnvironment, killGroup } from './exec.js';
 import { parentPid, processTree, startTicks } from './proc.js';

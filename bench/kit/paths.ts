@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
-/** Absolute path of a file given relative to the repository root (the package root: src/package-root.ts finds it). */
+/** Absolute path of a file given relative to the repository root (the package root: src/base/package-root.ts finds it). */
 export function repoPath(...parts: string[]): string {
   return join(PACKAGE_ROOT, ...parts);
 }

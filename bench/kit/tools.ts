@@ -8,7 +8,7 @@
  * inside a test's timeout, and a missing one fails naming it and the command that
  * installs it. The benchmark installs ghz by itself when it is missing ({@link ensureGoTool}).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoPath } from './paths.js';
 import { findOnPath, isExecutable, runCommand } from './exec.js';
@@ -82,6 +82,15 @@ export const GO_TOOLS = {
     fromPath: true,
     usedBy: 'the AWS KMS key backend tests and benchmark rows',
   },
+  connectconformance: {
+    name: 'connectconformance',
+    package: 'connectrpc.com/conformance/cmd/connectconformance',
+    version: 'v1.0.7',
+    dir: TOOLS_BIN,
+    binary: 'connectconformance',
+    fromPath: false,
+    usedBy: 'the Connect conformance suite (npm run test:conformance)',
+  },
   // Its binary is called `client`: a folder of its own keeps that name out of .tools/bin.
   interopClient: {
     name: 'the grpc-go interop client',
@@ -139,6 +148,44 @@ export function ensureBun(log: (line: string) => void): string | null {
   if (npm.status !== 0 || !isExecutable(BUN_BINARY))
     throw new Error(`${BUN_INSTALL_COMMAND} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
   return BUN_BINARY;
+}
+
+/**
+ * The @grpc/grpc-js releases the grpc-js transport's tests run against besides
+ * node_modules' (`npm run test:grpc-js-range`, ./grpc-js-range.ts): the peer range's oldest,
+ * and the newest patch of each minor that changed what the transport's guards wrap (the
+ * Server's private `createHttp2Server`, `commonServerOptions` and the 'stream' listener it
+ * adds there). 1.11 copies `commonServerOptions` into each TLS server's options and passes
+ * interceptors on; 1.13 splits the TLS options into constructor and secure-context ones.
+ * Read in grpc-js's build/src/server.js of each release, 1.10.0 to 1.14.7.
+ */
+export const GRPC_JS_RELEASES = ['1.10.0', '1.11.4', '1.13.7'] as const;
+
+/** Where `version` of @grpc/grpc-js is installed: an npm prefix of its own. */
+export function grpcJsPrefix(version: string): string {
+  return join(TOOLS_DIR, `grpc-js-${version}`);
+}
+
+/** The version of @grpc/grpc-js installed under `prefix`, or null when none is. */
+function installedGrpcJs(prefix: string): string | null {
+  try {
+    const manifest = readFileSync(join(prefix, 'node_modules', '@grpc', 'grpc-js', 'package.json'), 'utf8');
+    return (JSON.parse(manifest) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+/** Installs @grpc/grpc-js `version` into its prefix unless it is there; returns the prefix. Throws when npm fails. */
+export function ensureGrpcJs(version: string, log: (line: string) => void): string {
+  const prefix = grpcJsPrefix(version);
+  if (installedGrpcJs(prefix) === version) return prefix;
+  const args = ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `@grpc/grpc-js@${version}`];
+  log(`installing @grpc/grpc-js ${version}: npm ${args.join(' ')} (once; needs the npm registry)`);
+  const npm = runCommand('npm', args, { timeoutMs: 300_000, inheritOutput: true });
+  if (npm.status !== 0 || installedGrpcJs(prefix) !== version)
+    throw new Error(`npm ${args.join(' ')} failed (status ${npm.status ?? npm.error}; is the npm registry reachable?)`);
+  return prefix;
 }
 
 /** The shell command that installs `tool` alone. */

@@ -22,7 +22,7 @@ import { freePort } from '../kit/ports.js';
 import { sleep } from '../kit/wait.js';
 import { processTree } from '../kit/proc.js';
 import { GO_PEER_BINARY } from '../macro/servers.js';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import type { LoadContext } from './load-servers.js';
 
 /** Runs per row: the issue asks for at least 10. */
@@ -33,7 +33,7 @@ const START_TIMEOUT_MS = 20_000;
 const REPLACEMENT_LOAD_CALLS = 8;
 
 const CLI = repoPath('dist', 'src', 'bin', 'jwt-grpc.js');
-/** The `jwt-grpc` entry point (package.json `exports`); dist/src/lib.js re-exports every entry point, for the tests. */
+/** The `jwt-grpc` entry point (package.json `exports`); dist/src/lib/index.js re-exports every entry point, for the tests. */
 const LIB = repoPath('dist', 'src', 'lib', 'issuer.js');
 
 /** One row of the section. */

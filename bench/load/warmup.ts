@@ -15,7 +15,7 @@ import { median } from '../common/stats.js';
 import { summarizeGhzReport } from '../ghz/ghz-report.js';
 import { runGhz } from '../ghz/ghz-run.js';
 import { treeCpuSeconds } from '../kit/proc.js';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import { interleavedOrder } from '../macro/column.js';
 import { type LoadContext, type LoadServerName, startLoadServer } from './load-servers.js';
 import type { StartupPoint, WarmupPoint, WarmupSettings } from './results.js';

@@ -12,7 +12,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { UsageError } from '../kit/program.js';
 import { runCommand } from '../kit/exec.js';
 

@@ -1,4 +1,4 @@
-import { createJwtClient, createSigner, loadKeys, silentLogger } from '../../src/lib.js';
+import { createJwtClient, createSigner, loadKeys, silentLogger } from '../../src/lib/index.js';
 
 /**
  * Asks the server under test for one token (GenerateJwt through the package's own client):

@@ -18,7 +18,7 @@ import { findOnPath } from '../kit/exec.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
 import { REDIS_INSTALL, findRedisServer, startRedisServer } from '../kit/redis.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../revocation/entries.js';
-import { MAX_RATE } from '../../src/options/policy.js';
+import { MAX_RATE } from '../../src/policy/schema.js';
 
 /** What a row needs made before its first start. */
 export type RowNeed = 'mtls' | 'otlp-sink' | 'h2load' | 'revocations' | 'redis';

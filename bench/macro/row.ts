@@ -3,7 +3,7 @@
  * own below both, so that the two import it and not each other.
  */
 import type { RpcMethod } from '../ghz/ghz-args.js';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import type { BackgroundLoad } from './background-load.js';
 import type { RowAssets, RowNeed } from './row-assets.js';
 import type { CoreGroup } from './scenarios.js';

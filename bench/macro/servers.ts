@@ -5,7 +5,7 @@ import { type CorePlan, pinnedCommand } from '../harness/cores.js';
 import { type ServerProcess, startServer } from '../kit/launcher.js';
 import { findBun } from '../kit/tools.js';
 import { NGINX_INSTALL, findNginx } from '../harness/nginx.js';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import type { BackgroundLoad } from './background-load.js';
 import type { RowAssets, RowNeed } from './row-assets.js';
 import { OPT_IN_ROWS, type OptInRow } from './opt-in-rows.js';

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, createSecretKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { exportKeys, generateKeys, type KeySet } from '../../src/lib.js';
+import { exportKeys, generateKeys, type KeySet } from '../../src/lib/index.js';
 import type { BenchAlgorithm } from '../options/algorithms.js';
 
 /** One algorithm's key, in every form the four libraries want. */

@@ -39,6 +39,7 @@ export async function prepareTasks(algorithms: readonly BenchAlgorithm[]): Promi
       const prepared = await library.prepare({ keys, key, claims });
       for (const operation of OPERATIONS) {
         const fn = prepared[operation];
+        if (fn === undefined) continue;
         try {
           await fn();
         } catch (error) {

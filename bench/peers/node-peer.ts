@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 
 /** A start error: a message on stderr, prefixed with the peer's name, and exit status 1. */
 export function failure(peer: string): (message: string) => never {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { Revocation } from '../../src/revocation/types.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
 
 /** Entries in the file the `jwt-grpc-revocation` row starts on. */
 export const REVOCATION_PRELOAD = 10_000;

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
 import { Revocations } from '../../src/revocation/revocations.js';
-import type { Revocation } from '../../src/revocation/types.js';
-import type { Logger } from '../../src/log.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
+import type { Logger } from '../../src/base/log.js';
 import { benchRevocation, revocationLine } from './entries.js';
 
 const { values } = parseArgs({ options: { count: { type: 'string', default: '1000000' } } });

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { createClient } from 'redis';
 import { findRedisServer, startRedisServer } from '../kit/redis.js';
 import { killAll } from '../kit/launcher.js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/base/log.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';
 
 const { values } = parseArgs({ options: { count: { type: 'string', default: '100000' }, reason: { type: 'string' } } });

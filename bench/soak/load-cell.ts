@@ -9,7 +9,7 @@ import { type CliServer, serveArgs, startCli } from '../kit/cli.js';
 import type { CorePlan } from '../harness/cores.js';
 import type { OutputMatch } from '../kit/launcher.js';
 import { statusBytes } from '../kit/proc.js';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import { GC_DONE_LINE, type GcReport } from './gc-preload.js';
 
 /**

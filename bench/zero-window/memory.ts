@@ -12,7 +12,7 @@
 import { type Socket, connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../src/base/log.js';
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from '../../src/server/channel-options.js';
 import { guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { resolveOptions } from '../../src/options/resolve.js';
@@ -20,7 +20,7 @@ import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import { frame } from '../../src/transport/http2/wire/frames.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import type { MethodDescriptor, ServiceDescriptor } from '../../src/transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../../src/contracts/handler-api.js';
 import { sleep } from '../kit/wait.js';
 
 const { values } = parseArgs({

@@ -1,16 +1,20 @@
-import { createHmac, createSecretKey, randomBytes } from 'node:crypto';
+import { Buffer } from 'node:buffer';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto';
 import { exportJwk } from './key-pair.js';
 import type { AlgorithmSpec } from './spec.js';
 
 /**
- * Compares two strings in time that depends only on their length, so an attacker
- * cannot learn how many leading characters of a forged HMAC were right.
+ * Whether `signature` is `mac` in canonical base64url: no padding (RFC 7515 §2), zero pad
+ * bits (RFC 4648 §3.5). Node's decoder skips characters it does not read and ignores pad
+ * bits, so many spellings decode to the right bytes; only the one the signer writes is taken,
+ * so a token has one signature. The spelling check reads only the caller's own text; the
+ * bytes are then compared with `timingSafeEqual`, in time that does not depend on how many
+ * leading bytes of a forged MAC were right.
  */
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
+function macMatches(mac: Buffer, signature: string): boolean {
+  const decoded = Buffer.from(signature, 'base64url');
+  if (decoded.length !== mac.length || decoded.toString('base64url') !== signature) return false;
+  return timingSafeEqual(decoded, mac);
 }
 
 /** HS256/384/512 ([RFC 7518 §3.2](https://www.rfc-editor.org/rfc/rfc7518#section-3.2)): HMAC with `hash`, whose secret must be at least `hashBytes` long. */
@@ -18,9 +22,7 @@ export function hmac(hash: string, hashBytes: number): AlgorithmSpec {
   return {
     symmetric: true,
     prepareSign: (key) => (input) => createHmac(hash, key).update(input).digest('base64url'),
-    // Compared as base64url text: no decoding of the signature, and only the canonical
-    // encoding of the right MAC matches (stricter than comparing decoded bytes).
-    prepareVerify: (key) => (input, signature) => constantTimeEqual(createHmac(hash, key).update(input).digest('base64url'), signature),
+    prepareVerify: (key) => (input, signature) => macMatches(createHmac(hash, key).update(input).digest(), signature),
     checkKey(key) {
       if (key.type !== 'secret') return 'needs an oct (secret) key';
       const bytes = key.symmetricKeySize ?? 0;

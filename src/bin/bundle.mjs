@@ -11,7 +11,7 @@
 //   SDK loaded from node_modules with `--otel` and this copy see the same providers).
 // - Left in node_modules, loaded on first use: @grpc/grpc-js and what parses .proto files
 //   (a peer an app shares with the CLI's client commands: one copy, one class of channel
-//   credentials), pino, prom-client and every optional peer (src/optional-deps.ts).
+//   credentials), pino, prom-client and every optional peer (src/base/optional-deps.ts).
 // - Node's builtins by `require` instead of `import`: an ES import of a builtin builds a
 //   facade that reads every export, and some exports are getters that load more of Node
 //   (node:fs's `promises`, node:crypto's `webcrypto`): ~7 ms of a start on one core.

@@ -1,6 +1,6 @@
-import { JwtGrpcError } from '../errors.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
 
 /**
  * The admin secret of `--admin-token-file` on the client side: the file's text without a

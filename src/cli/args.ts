@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { text } from '../options/kinds.js';
-import { type OptionNames, nearestName, refuseUnknownOptions } from '../known-options.js';
+import { type OptionNames, nearestName, refuseUnknownOptions } from '../base/known-options.js';
 import { type ResolvedOptions, cliLabel, namesIn, resolveOptions } from '../options/resolve.js';
 import { type CliSpec, OPTIONS, type OptionName, type OptionRow } from '../options/table.js';
 import { type JwtServerOptions, resolveServerOptions } from '../server/options.js';
@@ -9,7 +9,7 @@ import { type ClientCommandArgs, parseClientArgs } from './client-args.js';
 import { type KeysArgs, parseKeysArgs } from './keys-args.js';
 import { joinNegativeValues } from './negative-values.js';
 import { parseArgsError, unknownCommand } from './parse-errors.js';
-import { internalError } from '../assert.js';
+import { internalError } from '../base/assert.js';
 import { PKCS11_PIN_ENV } from '../keys/backends/pkcs11.js';
 
 /** `jwt-grpc serve`'s options after parsing, sorted by where they go. */
@@ -146,7 +146,7 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     throw invalidOption('--watch-keys', 'needs --keys or --policy: there is no file to watch');
   }
   // The library's rules across options (--ttl at most --max-ttl), checked now, naming the flags.
-  resolveServerOptions(sorted.server, cliLabel);
+  resolveServerOptions(sorted.server, { label: cliLabel });
   return {
     kind: 'serve',
     // Each value came through its row's kind, so it has the type its option declares.

@@ -5,7 +5,7 @@
  * word of which setting to fix. The backends keep their errors; only the command line turns
  * them into what to do.
  */
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { HandleTarget } from './keys-args.js';
 import { describePkcs11Uri } from '../keys/backends/pkcs11-uri.js';
 

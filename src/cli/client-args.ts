@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { RevokeCommandArgs, TokenCommandArgs, VerifyCommandArgs } from './client-commands.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { OPTIONS } from '../options/table.js';
 import { joinNegativeValues } from './negative-values.js';
 import { parseArgsError } from './parse-errors.js';

@@ -1,7 +1,7 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { readAdminSecretText } from './admin-token.js';
-import { CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { CallMetadata, GrpcStatus, GrpcStatusError } from '../contracts/handler-api.js';
 import { type JwtClient, createJwtClient } from '../client/jwt-client.js';
 import { type ClientTlsOptions, clientTransport } from './tls-files.js';
 import { isUrlTarget, targetAddresses, targetIsLocal } from './target.js';

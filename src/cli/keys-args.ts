@@ -6,13 +6,13 @@
  */
 import { parseArgs } from 'node:util';
 import { ALGORITHMS, type Algorithm, isAlgorithm } from '../algorithms/names.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';
 import { joinNegativeValues } from './negative-values.js';
 import { parseArgsError, unknownCommand } from './parse-errors.js';
-import { internalError } from '../assert.js';
+import { internalError } from '../base/assert.js';
 
 /** The environment twin of a `serve` option these commands share. */
 function envOf(name: OptionName): string {

@@ -4,7 +4,7 @@
  * keys only.
  */
 import type { Algorithm } from '../algorithms/names.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import { type KeyFileEntry, readKeyFileEntries, writeKeyFile } from '../keys/file.js';
 import { newKid } from '../keys/generate.js';
@@ -12,7 +12,7 @@ import type { KeySet } from '../keys/key-set.js';
 import { importKeyFile, loadKeys } from '../keys/load.js';
 import { type KeyRotation, type KeyRotationStep, type NewKeyEntry, newPrivateKeyEntry, rotateKeyFileWith } from '../keys/rotate-file.js';
 import { rfc3339 } from '../keys/rotation.js';
-import { createStderrLogger, silentLogger } from '../log.js';
+import { createStderrLogger, silentLogger } from '../base/log.js';
 import { optionValue } from '../options/resolve.js';
 import type { HandleTarget, KeysArgs } from './keys-args.js';
 import { generateHandleEntry } from '../keys/backend.js';

@@ -1,15 +1,15 @@
 /**
  * The `jwt-grpc` command: parses the command line and runs the command (src/bin/jwt-grpc.ts
  * starts it). Each command's module is loaded when it runs, so `serve` does not carry the
- * client's dependencies (src/optional-deps.ts says what they cost).
+ * client's dependencies (src/base/optional-deps.ts says what they cost).
  */
-import { internalError } from '../assert.js';
-import { JwtGrpcError } from '../errors.js';
+import { internalError } from '../base/assert.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { parseCommand } from './args.js';
 import { helpText } from './help.js';
 import { clientHelpText } from './client-args.js';
 import { type HandleTarget, keysHelpText } from './keys-args.js';
-import { PACKAGE_VERSION } from '../package-root.js';
+import { PACKAGE_VERSION } from '../base/package-root.js';
 import { EXIT } from './exit-codes.js';
 import { cliLabel } from '../options/resolve.js';
 import { OPTIONS, type OptionName } from '../options/table.js';

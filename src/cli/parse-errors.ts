@@ -4,8 +4,8 @@
  * without Node's advice about positionals that start with `-`. Unknown commands get the same
  * suggestion.
  */
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import { nearestName } from '../nearest-name.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import { nearestName } from '../base/nearest-name.js';
 
 /**
  * A parseArgs error of `command` (`jwt-grpc serve`) as an `ERR_INVALID_OPTION` naming the

@@ -1,25 +1,26 @@
+import { type TrustFile, loadTrust } from '../exchange/trust.js';
 import type { Buffer } from 'node:buffer';
 import { access, readFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import nodeCluster from 'node:cluster';
 import { createServer } from 'node:net';
-import { cannotListen } from '../address.js';
-import { JwtGrpcError } from '../errors.js';
+import { cannotListen } from '../base/address.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { loadKeys } from '../keys/load.js';
 import { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';
 import { watchKeyFile } from '../keys/watch.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
 import { type ClusterHandle, runCluster } from '../cluster/run.js';
 import { optionValue } from '../options/resolve.js';
-import { OPTIONS } from '../options/table.js';
+import { OPTIONS, PROTOCOLS } from '../options/table.js';
 import { loadSubjects } from '../jwt-service/load-subjects.js';
 import { loadPolicy } from '../policy/load.js';
 import { policyDigest } from '../policy/reload.js';
-import type { ServerTlsOptions } from '../transport/handler-api.js';
+import type { ServerTlsOptions } from '../contracts/handler-api.js';
 import type { ServeArgs } from './args.js';
 import { endWithParent, launchedByNpmExec } from './parent-watch.js';
-import { nodeTls } from '../optional-deps.js';
+import { nodeTls } from '../base/optional-deps.js';
 import { giveWorkersServeV8Flags } from './v8-flags.js';
 
 function hostPort(host: string, port: number): string {
@@ -149,9 +150,12 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       { file: cli.tlsKey, secret: 'TLS private key' },
       { file: cli.tlsClientCa },
       { file: server.adminTokenFile, secret: 'admin token file' },
+      { file: server.trustFile },
     ],
     logger,
   );
+  // Checked once before anything starts, so that a broken trust file stops serve with one line naming the entry (each process reads it again at listen).
+  const trust = server.trustFile !== undefined && nodeCluster.isPrimary ? await loadTrust(server.trustFile) : undefined;
   await checkTlsFiles(cli);
   await checkPortFree(cli.host, cli.port);
   const subjects = files.subjects === undefined ? undefined : await loadSubjects(files.subjects);
@@ -172,24 +176,7 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
   if (handle.role !== 'worker' && policy === undefined) {
     logger.warn('no --policy: OPEN MODE, any caller that reaches this port may get a token for any subject and audience (docs/policy.md)');
   }
-  if (handle.role !== 'worker' && cli.watchKeys) {
-    // The same watch on both files: each change reloads what the file holds, as SIGHUP does.
-    const watched = [
-      ...(keysFile === undefined ? [] : [{ file: keysFile, what: 'key file', reload: () => handle.reloadKeys() }]),
-      ...(policyFile === undefined ? [] : [{ file: policyFile, what: 'policy file', reload: () => handle.reloadPolicy() }]),
-    ];
-    for (const { file, what, reload } of watched) {
-      const stop = await watchKeyFile(
-        file,
-        () => {
-          logger.info(`${what} ${file} changed: reloading it`);
-          reload().catch(() => undefined); // logged (and counted) by the reload
-        },
-        logger,
-      );
-      void handle.done.then(stop);
-    }
-  }
+  if (handle.role !== 'worker' && cli.watchKeys) await watchFiles(handle, files, logger);
   if (handle.role !== 'worker') {
     // Only a server that traces loads the tracing module (and names its exporter, endpoint and sampler).
     const tracing =
@@ -201,32 +188,82 @@ export async function serve(args: ServeArgs): Promise<ClusterHandle> {
       const stopWatching = endWithParent((parentPid) => logger.warn(`parent process ${parentPid} exited (${why}): draining`));
       void handle.done.then(stopWatching);
     }
-    const keys = handle.keys.keys;
-    process.stdout.write(
-      [
-        `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
-        `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
-        `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
-        // The primary is the process to signal: name it.
-        ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
-        `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
-        `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
-        `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
-        ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
-        ...(handle.httpPort === undefined
-          ? []
-          : [
-              `  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`,
-            ]),
-        `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
-        `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
-        `  tracing: ${tracing}`,
-        `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
-        '',
-      ].join('\n'),
-    );
+    process.stdout.write(startBanner(args, handle, { subjects, tracing, trust }));
   }
   return handle;
+}
+
+/** Each change of the key file or the policy file reloads what it holds, as SIGHUP does, until the server is done. */
+async function watchFiles(handle: ClusterHandle, files: ServeArgs['files'], logger: Logger): Promise<void> {
+  const watched = [
+    ...(files.keys === undefined ? [] : [{ file: files.keys, what: 'key file', reload: () => handle.reloadKeys() }]),
+    ...(files.policy === undefined ? [] : [{ file: files.policy, what: 'policy file', reload: () => handle.reloadPolicy() }]),
+  ];
+  for (const { file, what, reload } of watched) {
+    const stop = await watchKeyFile(
+      file,
+      () => {
+        logger.info(`${what} ${file} changed: reloading it`);
+        reload().catch(() => undefined); // logged (and counted) by the reload
+      },
+      logger,
+    );
+    void handle.done.then(stop);
+  }
+}
+
+/** The lines `serve` announces on stdout once it listens: where, how, with which keys, policy and options. */
+/** What the start banner names beside the handle: the subjects file's, the tracing set-up, the trust file read before the start. */
+interface BannerFacts {
+  readonly subjects: readonly string[] | undefined;
+  readonly tracing: string;
+  readonly trust: TrustFile | undefined;
+}
+
+function startBanner(args: ServeArgs, handle: ClusterHandle, { subjects, tracing, trust }: BannerFacts): string {
+  const { cli, cluster, server, files } = args;
+  const keysFile = files.keys;
+  const policyFile = files.policy;
+  const policy = handle.policy;
+  const keys = handle.keys.keys;
+  return [
+    `jwt-grpc listening on ${hostPort(cli.host, handle.port)}`,
+    `  transport: ${cli.tlsCert === undefined ? 'plaintext (no TLS)' : cli.tlsClientCa === undefined ? 'TLS' : 'mutual TLS'}, ${optionValue('transport', server.transport)} server`,
+    `  protocols: ${describeProtocols(server)}`,
+    `  workers: ${handle.role === 'single' ? '1 (single process)' : cluster.workers} pids ${handle.servingPids().join(', ')}`,
+    // The primary is the process to signal: name it.
+    ...(handle.role === 'single' ? [] : [`  primary: pid ${process.pid} (SIGHUP reloads the keys and the policy, SIGTERM drains)`]),
+    `  algorithms: ${handle.keys.signingAlgorithms.join(', ')}`,
+    `  kids: ${keys.map((key) => `${key.kid}${key.active ? '' : ' (verify only)'}`).join(', ')}`,
+    `  keys: ${keysFile === undefined ? 'ephemeral' : `${keysFile}, reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+    ...(handle.metricsPort === undefined ? [] : [`  metrics: http://${hostPort(cli.host, handle.metricsPort)}/metrics`]),
+    ...(handle.httpPort === undefined
+      ? []
+      : [
+          `  discovery: ${cli.tlsCert === undefined ? 'http' : 'https'}://${hostPort(server.httpHost ?? cli.host, handle.httpPort)}/.well-known/openid-configuration (issuer ${server.issuer})`,
+        ]),
+    `  revocations: ${describeRevocations(server, policy?.revokers?.length ?? 0)}`,
+    `  policy: ${policy === undefined ? 'none (open: any caller may get any token)' : `${Object.keys(policy.callers).length} callers from ${policyFile} (${policyDigest(policy)}), reloaded on SIGHUP${cli.watchKeys ? ' and when it changes' : ''}`}`,
+    `  token exchange: ${describeExchange(trust, server.trustFile, handle.httpPort !== undefined)}`,
+    `  tracing: ${tracing}`,
+    `  subjects: ${subjects === undefined ? 'none (requests must name one)' : `${subjects.length} from ${files.subjects}`}`,
+    '',
+  ].join('\n');
+}
+
+/** The start banner's protocols line: what the gRPC port answers, and which browser origins may call it. */
+function describeProtocols(server: ServeArgs['server']): string {
+  const protocols = server.protocols ?? (optionValue('transport', server.transport) === 'grpc-js' ? ['grpc'] : PROTOCOLS);
+  const origins = server.corsAllowedOrigins ?? [];
+  return `${protocols.join(', ')}; CORS ${origins.length === 0 ? 'off (no --cors-origins)' : `for ${origins.join(', ')}`}`;
+}
+
+/** The start banner's token exchange line: whose tokens, from which file, and where it is asked. */
+function describeExchange(trust: TrustFile | undefined, file: string | undefined, tokenEndpoint: boolean): string {
+  if (trust === undefined) return 'off (--trust-file turns it on)';
+  const issuers = Object.keys(trust.issuers ?? {}).length;
+  const whose = [...(trust.self === undefined ? [] : ['its own tokens']), ...(issuers === 0 ? [] : [`${issuers} other issuers'`])];
+  return `${whose.join(' and ')} from ${file}, by ExchangeToken${tokenEndpoint ? ' and POST /token' : ''}`;
 }
 
 /** The start banner's revocation line: where they are kept, and who may revoke. */

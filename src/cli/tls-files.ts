@@ -1,9 +1,9 @@
 import type { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { type ChannelCredentials, type ChannelOptions, credentials } from '@grpc/grpc-js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
 
 /** How a command-line client reaches its server: `serve`'s TLS options, from the other side. */
 export interface ClientTlsOptions {

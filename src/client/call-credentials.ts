@@ -1,6 +1,6 @@
 import type { CallCredentials, Interceptor } from '@grpc/grpc-js';
-import { grpcJs } from '../optional-deps.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { grpcJs } from '../base/optional-deps.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 import { type JwtCallCredentialsOptions, type TokenIssuer, type TokenSource, createTokenSource } from './token-source.js';
 
 /**

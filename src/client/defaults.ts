@@ -19,6 +19,16 @@ export const CALL_CREDENTIALS_DEFAULTS = {
 } as const;
 
 /**
+ * {@link onBehalfOf}: one exchanged token is kept per caller token until near its expiry. A
+ * thousand distinct callers within a token's lifetime (minutes) is a busy service; past
+ * that, the oldest is exchanged again when its caller returns (one call to the issuer, no
+ * failure), and the cache stays within about 2 MB (a caller token and its exchange, ~1 KiB each).
+ */
+export const ON_BEHALF_OF_DEFAULTS = {
+  maxEntries: 1_000,
+} as const;
+
+/**
  * {@link createRemoteVerifier}. `cooldownMs` and `maxAgeMs` are jose's createRemoteJWKSet
  * defaults (30 s, 10 min). Its clock tolerance is every verifier's,
  * CLOCK_TOLERANCE_SECONDS (src/options/table.ts), which says why.

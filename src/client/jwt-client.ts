@@ -1,8 +1,10 @@
 import type { Buffer } from 'node:buffer';
 import type { CallCredentials, ChannelCredentials, ChannelOptions, Client, ServiceError } from '@grpc/grpc-js';
-import { invalidOption } from '../errors.js';
-import { grpcJs } from '../optional-deps.js';
+import { invalidOption } from '../base/errors.js';
+import { grpcJs } from '../base/optional-deps.js';
 import type {
+  ExchangeTokenRequest,
+  ExchangeTokenResponse,
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksRequest,
@@ -14,10 +16,10 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
-import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, type CallMetadata, GrpcStatus } from '../contracts/handler-api.js';
 import { CLIENT_DEFAULTS } from './defaults.js';
 import { integerOption } from './options.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type ClientMethod, jwtServiceMethods } from './proto.js';
 import { toGrpcMetadata, toGrpcStatusError } from './status.js';
 import { endClientSpan, startClientSpan } from '../tracing/client.js';
@@ -112,6 +114,12 @@ export interface JwtClient extends Disposable, AsyncDisposable {
    * client certificate its policy lists under `revokers` (docs/revocation.md).
    */
   revokeJwt(request: Partial<RevokeJwtRequest>, options?: JwtCallOptions): Promise<RevokeJwtResponse>;
+  /**
+   * Token exchange (RFC 8693, docs/token-exchange.md): trades `subject_token` for a token of
+   * this issuer for `audience` (or `resource`), never wider than it; the client certificate
+   * of the channel, or `actor_token`, is the actor named in its `act` claim.
+   */
+  exchangeToken(request: Partial<ExchangeTokenRequest>, options?: JwtCallOptions): Promise<ExchangeTokenResponse>;
   /** Closes the channel; later calls reject with CANCELLED. Idempotent. */
   close(): void;
 }
@@ -231,6 +239,7 @@ export function createJwtClient(target: string, options: JwtClientOptions = {}):
     getJwks: (request = {}, callOptions) => unary(methods.GetJwks, request, callOptions),
     getStatusList: (request = {}, callOptions) => unary(methods.GetStatusList, request, callOptions),
     revokeJwt: (request, callOptions) => unary(methods.RevokeJwt, request, callOptions),
+    exchangeToken: (request, callOptions) => unary(methods.ExchangeToken, request, callOptions),
     close,
     [Symbol.dispose]: close,
     [Symbol.asyncDispose]: async () => close(),

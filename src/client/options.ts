@@ -1,4 +1,4 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 
 /**
  * An integer option within bounds, or its default when not given (`undefined` only: a `null`

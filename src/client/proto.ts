@@ -1,7 +1,9 @@
 import type { Buffer } from 'node:buffer';
-import type { ServiceDescriptor } from '../transport/handler-api.js';
+import type { ServiceDescriptor } from '../contracts/handler-api.js';
 import { SERVICE_NAME, jwtServiceDefinition } from '../jwt-service/definition.js';
 import type {
+  ExchangeTokenRequest,
+  ExchangeTokenResponse,
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksRequest,
@@ -13,7 +15,7 @@ import type {
   VerifyJwtRequest,
   VerifyJwtResponse,
 } from '../jwt-service/messages.js';
-import { internalError } from '../assert.js';
+import { internalError } from '../base/assert.js';
 
 /** One unary method as a client calls it: path and the client side of its codecs. */
 export interface ClientMethod<Req, Res> {
@@ -28,6 +30,7 @@ export interface JwtServiceMethods {
   readonly GetJwks: ClientMethod<GetJwksRequest, GetJwksResponse>;
   readonly GetStatusList: ClientMethod<Partial<GetStatusListRequest>, GetStatusListResponse>;
   readonly RevokeJwt: ClientMethod<Partial<RevokeJwtRequest>, RevokeJwtResponse>;
+  readonly ExchangeToken: ClientMethod<Partial<ExchangeTokenRequest>, ExchangeTokenResponse>;
 }
 
 let methods: JwtServiceMethods | undefined;
@@ -56,6 +59,7 @@ export function jwtServiceMethods(): JwtServiceMethods {
       GetJwks: clientMethod(service, 'GetJwks'),
       GetStatusList: clientMethod(service, 'GetStatusList'),
       RevokeJwt: clientMethod(service, 'RevokeJwt'),
+      ExchangeToken: clientMethod(service, 'ExchangeToken'),
     };
   }
   return methods;

@@ -1,6 +1,6 @@
 import type { Metadata as GrpcMetadata, ServiceError } from '@grpc/grpc-js';
-import { grpcJs } from '../optional-deps.js';
-import { GrpcStatus, GrpcStatusError, CallMetadata, type StatusCode } from '../transport/handler-api.js';
+import { grpcJs } from '../base/optional-deps.js';
+import { GrpcStatus, GrpcStatusError, CallMetadata, type StatusCode } from '../contracts/handler-api.js';
 
 /** grpc-js (1.10+) ends a connection error with the resolver's note, empty when there is none. */
 const EMPTY_RESOLUTION_NOTE = /\. Resolution note: ?$/;

@@ -1,12 +1,12 @@
 import { ALGORITHMS, isAlgorithm } from '../algorithms/names.js';
-import { invalidOption } from '../errors.js';
-import { type Logger, createStderrLogger } from '../log.js';
+import { invalidOption } from '../base/errors.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
 import { RESERVED_CLAIMS } from '../jwt-service/request-claims.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 import { CALL_CREDENTIALS_DEFAULTS } from './defaults.js';
 import type { JwtClient } from './jwt-client.js';
 import { integerOption, stringOption } from './options.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { singleFlight } from './single-flight.js';
 import { statusName } from './status.js';
 
@@ -118,13 +118,15 @@ function issuerStatus(err: unknown): number | undefined {
   return typeof err === 'object' && err !== null && 'status' in err && 'details' in err ? Number(err.status) : undefined;
 }
 
-function tokenFailure(message: string, cause: unknown): CallCredentialsError {
+/** The error that fails a call waiting on a token: the issuer's refusal as PERMISSION_DENIED or UNAUTHENTICATED, anything else UNAVAILABLE. @internal */
+export function tokenFailure(message: string, cause: unknown): CallCredentialsError {
   const from = issuerStatus(cause);
   const code = (from === undefined ? undefined : PERMANENT_REFUSALS.get(from)) ?? GrpcStatus.UNAVAILABLE;
   return Object.assign(new Error(message, { cause }), { code });
 }
 
-function describeFailure(err: unknown): string {
+/** An issuer's failure in words: its status and details, or the error's message. @internal */
+export function describeFailure(err: unknown): string {
   if (typeof err === 'object' && err !== null && 'status' in err && 'details' in err) {
     return `${statusName(Number(err.status))}: ${String(err.details)}`;
   }

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:cluster';
 import { type Server, type Socket, createServer } from 'node:net';
-import type { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import type { HandedPortNumbers, HandedRole, PrimaryMessage } from './messages.js';
 
 /**

@@ -1,11 +1,11 @@
 import type { Worker } from 'node:cluster';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { KeySet } from '../keys/key-set.js';
 import { KeyReloader, type ReloadCounts } from '../keys/reload.js';
-import type { Logger } from '../log.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { Logger } from '../base/log.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { PolicyReloader } from '../policy/reload.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';

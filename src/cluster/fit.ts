@@ -5,8 +5,8 @@
  * against measured resident sizes of a worker, stated here.
  */
 import { availableParallelism, freemem, totalmem } from 'node:os';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 
 const MIB = 1024 * 1024;
 /** Resident memory of an idle `serve` worker right after start (measured: 82 MiB, Node 24, x64). Below this, no worker starts. */

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:cluster';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { PrimaryMessage } from './messages.js';
 
 /** How long a reload waits for every worker to say it put the reloaded keys or policy in use. */

@@ -1,7 +1,7 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { Logger } from '../log.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { Logger } from '../base/log.js';
+import type { JwtPolicy } from '../policy/document.js';
 
 /**
  * A running server from {@link runCluster}, whatever the process's role.

@@ -1,6 +1,6 @@
 import type { KeySet } from '../keys/key-set.js';
 import { type JwtServer, createJwtServer, createWorkerJwtServer } from '../server/create.js';
-import type { HandedPorts } from '../handed-port.js';
+import type { HandedPorts } from '../base/handed-port.js';
 import type { JwtServerOptions } from '../server/options.js';
 import { exitLatch } from './handle.js';
 import type { ResolvedClusterOptions } from './options.js';

@@ -1,5 +1,5 @@
 import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { PrimaryMessageOf, WorkerMessage } from './messages.js';
 
 /** A block of status list indexes must come back from the primary within this long. */

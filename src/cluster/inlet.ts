@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
-import type { HandedPort, HandedPorts } from '../handed-port.js';
-import type { Logger } from '../log.js';
+import type { HandedPort, HandedPorts } from '../base/handed-port.js';
+import type { Logger } from '../base/log.js';
 import type { HandedPortNumbers, HandedRole, PrimaryMessageOf, WorkerMessage } from './messages.js';
 
 type ConnectionMessage = PrimaryMessageOf<'jwt-grpc:connection'>;

@@ -1,7 +1,7 @@
 import type { Jwk } from '../keys/export.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import type { MetricsAnswerMessage, MetricsRequestMessage } from '../metrics/cluster.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 
 /** A port the primary holds and hands each connection of to a worker: gRPC, and discovery (`httpPort`). @internal */
 export type HandedRole = 'grpc' | 'discovery';

@@ -1,11 +1,11 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../policy/check.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { type DeclaresGroup, type Expect, type ResolvedOptions, namesIn, optionValue, resolveOptions } from '../options/resolve.js';
-import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
+import type { JwtPolicy } from '../policy/document.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import { type DeclaresGroup, type Expect, type ResolvedOptions, namesIn, optionValue, resolveGroups } from '../options/resolve.js';
+import { type OptionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../server/options.js';
-import type { ServerTlsOptions } from '../transport/handler-api.js';
+import type { ServerTlsOptions } from '../contracts/handler-api.js';
 
 /**
  * Options of {@link runCluster}. The same script runs in the primary and in every worker.
@@ -52,8 +52,10 @@ export interface ClusterOptions {
   readonly spareWorker?: boolean;
 }
 
+/** The names runCluster reads itself, beside the cluster rows of the option table. */
+const CLUSTER_OWN_NAMES: OptionNames = ['address', 'server', 'keys', 'policy', 'tls', 'logger'];
 /** The names {@link ClusterOptions} holds: the cluster rows of the option table and the code-only members. @internal */
-export const CLUSTER_OPTION_NAMES: OptionNames = [...namesIn('cluster'), 'address', 'server', 'keys', 'policy', 'tls', 'logger'];
+export const CLUSTER_OPTION_NAMES: OptionNames = [...namesIn('cluster'), ...CLUSTER_OWN_NAMES];
 
 /** The names of `server`: a server's options but the keys and the logger, which are the cluster's own. */
 const CLUSTER_SERVER_OPTION_NAMES: OptionNames = SERVER_OPTION_NAMES.filter((name) => name !== 'keys' && name !== 'logger');
@@ -82,9 +84,7 @@ function optionalFunction<T>(name: string, value: T | undefined): T | undefined 
 
 /** @internal */
 export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterOptions {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
-  refuseUnknownOptions(options, CLUSTER_OPTION_NAMES, { owner: 'runCluster' });
-  const resolved = resolveOptions('cluster', options);
+  const { cluster: resolved } = resolveGroups(['cluster'], options, { owner: 'runCluster', also: CLUSTER_OWN_NAMES });
   if (typeof options.address !== 'string' || !options.address.includes(':')) {
     throw invalidOption('address', `must be host:port, got ${JSON.stringify(options.address)}`);
   }
@@ -96,7 +96,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   });
   // Checked here too, in the primary: a bad server option then stops the start once,
   // instead of failing in every worker the primary keeps respawning.
-  resolveServerOptions(server, (name) => `server.${name}`);
+  resolveServerOptions(server, { label: (name) => `server.${name}` });
   const policy = optionalFunction('policy', options.policy);
   if (policy !== undefined && server.policy !== undefined)
     throw invalidOption('policy', 'give the policy loader or server.policy, not both');

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
+import { promClient } from '../base/optional-deps.js';
 import { ClusterMetrics } from '../metrics/cluster.js';
 import { ConnectionMetrics } from '../metrics/connections.js';
 import { optionValue } from '../options/resolve.js';
@@ -8,8 +8,8 @@ import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
 import { ReloadMetrics, registerKeyGauge, registerStoreGauge } from '../metrics/jwt-service-metrics.js';
 import { StateDistributor } from './distributor.js';
 import { ClusterPortSet, type PortAddress } from './dispatcher.js';
-import { cannotListen, parseAddress } from '../address.js';
-import { cannotServe } from '../http-listen.js';
+import { cannotListen, parseAddress } from '../base/address.js';
+import { cannotServe } from '../base/http-listen.js';
 import { type ClusterHandle, onReloadSignal, onStopSignals } from './handle.js';
 import type { HandedPortNumbers, WorkerMessage } from './messages.js';
 import type { ResolvedClusterOptions } from './options.js';

@@ -8,11 +8,11 @@
  * message. @internal
  */
 import type { Worker } from 'node:cluster';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { RELAYED_STORE_KIND, type Revocations } from '../revocation/revocations.js';
 import type { ReserveIndexes } from '../revocation/status-list/allocator.js';
-import type { Revocation, RevocationStore } from '../revocation/types.js';
+import type { Revocation, RevocationStore } from '../contracts/revocation-store.js';
 import type { PrimaryMessage, WorkerMessage } from './messages.js';
 
 /** How long a worker waits for the primary to store a revocation before it answers UNAVAILABLE. */

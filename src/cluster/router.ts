@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 /** A message of the cluster's IPC protocol: tagged by `type` (src/cluster/messages.ts). */
 interface Tagged {

@@ -1,5 +1,5 @@
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { type ClusterHandle, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from './handle.js';
 import { listenInProcess } from './in-process.js';
 import type { ResolvedClusterOptions } from './options.js';

@@ -1,7 +1,7 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { importKeys } from '../keys/import.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import type { PrimaryMessageOf, WorkerMessage } from './messages.js';
 
 type KeysMessage = PrimaryMessageOf<'jwt-grpc:keys'>;

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { exitLatch } from './handle.js';
 import { type PrimaryMessage, SPARE_ENV } from './messages.js';
 

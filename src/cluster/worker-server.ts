@@ -1,7 +1,7 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { importKeys } from '../keys/import.js';
 import { describeKeys } from '../keys/reload.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { describePolicy } from '../policy/reload.js';
 import type { InProcessServer } from './in-process.js';
 import type { PrimaryMessageOf, WorkerMessage } from './messages.js';

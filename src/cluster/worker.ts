@@ -1,8 +1,8 @@
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
-import { JwtGrpcError } from '../errors.js';
+import { promClient } from '../base/optional-deps.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { importKeys } from '../keys/import.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { workerMetricsJson } from '../metrics/cluster.js';
 import type { ClusterHandle } from './handle.js';
 import { type InProcessServer, listenInProcess } from './in-process.js';

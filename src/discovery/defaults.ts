@@ -12,7 +12,7 @@ export const DEFAULT_MAX_AGE_SECONDS = 300;
 /**
  * A whole request must arrive within this long (at least the handshake deadline). Its head,
  * and a TLS handshake before it, within the option handshakeTimeoutMs (slowloris);
- * connections past DISCOVERY_MAX_CONNECTIONS (src/connection-guard.ts) are refused.
+ * connections past DISCOVERY_MAX_CONNECTIONS (src/base/connection-guard.ts) are refused.
  */
 export const REQUEST_TIMEOUT_MS = 15_000;
 /** An idle keep-alive connection is closed after this long. */

@@ -3,10 +3,10 @@
  * Discovery 1.0, section 3: https://openid.net/specs/openid-connect-discovery-1_0.html#ProviderMetadata).
  */
 import { Buffer } from 'node:buffer';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
-import { strongEtag } from './etag.js';
+import { strongEtag } from '../documents/etag.js';
 
 /** A document ready to send: its bytes and their ETag. @internal */
 export interface Representation {
@@ -58,10 +58,12 @@ export function jwksDocument(keys: KeySet): Representation {
 
 /**
  * The OpenID Provider Metadata of `issuer` (byte for byte as given: verifiers compare it
- * with `iss`). Only fields that mean something here: no authorization or token endpoint
- * (tokens come from the gRPC GenerateJwt, which no OAuth client speaks). @internal
+ * with `iss`). Only fields that mean something here: no authorization endpoint; a token
+ * endpoint only with `tokenEndpoint` (token exchange, RFC 8693, with a trust file), and
+ * then its one grant type (RFC 8414 section 2: `token_endpoint`, `grant_types_supported`)
+ * and `none` as its client authentication (it authenticates no client). @internal
  */
-export function configurationDocument(issuer: string, keys: KeySet): Representation {
+export function configurationDocument(issuer: string, keys: KeySet, tokenEndpoint = false): Representation {
   // HMAC tokens cannot be checked with a published key: their algorithms are not listed.
   const algorithms = keys.signingAlgorithms.filter((alg) => !alg.startsWith('HS'));
   return representation({
@@ -71,5 +73,10 @@ export function configurationDocument(issuer: string, keys: KeySet): Representat
     response_types_supported: ['id_token'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: algorithms,
+    ...(tokenEndpoint && {
+      token_endpoint: `${issuer.replace(/\/+$/, '')}/token`,
+      grant_types_supported: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+      token_endpoint_auth_methods_supported: ['none'],
+    }),
   });
 }

@@ -2,10 +2,10 @@ import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
 import { STATUS_LIST_RESIGN_FRACTION } from './defaults.js';
-import { noneMatch, strongEtag } from './etag.js';
+import { noneMatch, strongEtag } from '../documents/etag.js';
 
 /**
  * Options of {@link jwksHandler}.
@@ -138,13 +138,15 @@ export function sendDocument(
 }
 
 /**
- * The documents of keys that `currentKeys` reads at each request, rebuilt only when the
+ * The documents of keys that `currentKeys` reads at each request (with `tokenEndpoint`, the
+ * configuration announces the token endpoint of token exchange), rebuilt only when the
  * key set changes (a reload or rotation swaps the KeySet): the ETag follows at once. @internal
  */
 export function documentsHandler(
   currentKeys: () => KeySet,
   options: JwksHandlerOptions = {},
   currentStatusList: () => StatusListRoute | undefined = () => undefined,
+  tokenEndpoint = false,
 ): JwksRequestHandler {
   const issuer = options.issuer;
   const path = issuer === undefined ? undefined : issuerPath(issuer);
@@ -170,7 +172,11 @@ export function documentsHandler(
   const documents = (): NonNullable<typeof built> => {
     const keys = currentKeys();
     if (built?.keys !== keys) {
-      built = { keys, jwks: jwksDocument(keys), configuration: issuer === undefined ? undefined : configurationDocument(issuer, keys) };
+      built = {
+        keys,
+        jwks: jwksDocument(keys),
+        configuration: issuer === undefined ? undefined : configurationDocument(issuer, keys, tokenEndpoint),
+      };
     }
     return built;
   };

@@ -1,12 +1,12 @@
 import type { Buffer } from 'node:buffer';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { nodeHttp, nodeHttps } from '../optional-deps.js';
-import type { Logger } from '../log.js';
-import { type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
-import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../connection-guard.js';
+import { nodeHttp, nodeHttps } from '../base/optional-deps.js';
+import type { Logger } from '../base/log.js';
+import { type HttpPortLimits, headDeadline, listenHttp } from '../base/http-listen.js';
+import { ConnectionGuard, DISCOVERY_MAX_CONNECTIONS } from '../base/connection-guard.js';
 import { IDLE_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, MAX_HEADERS_COUNT, MAX_HEADER_BYTES, REQUEST_TIMEOUT_MS } from './defaults.js';
 import type { JwksRequestHandler } from './handler.js';
-import type { HandedPort } from '../handed-port.js';
+import type { HandedPort } from '../base/handed-port.js';
 
 /** The discovery port, bound. @internal */
 export interface DiscoveryEndpoint {
@@ -22,6 +22,8 @@ export interface DiscoveryServerOptions {
   readonly host: string;
   readonly port: number;
   readonly documents: JwksRequestHandler;
+  /** The token endpoint (`POST /token`, RFC 8693), with a trust file: the one route that reads a request body, bounded. */
+  readonly token?: JwksRequestHandler | undefined;
   /** The gRPC server's certificate and key: the port serves HTTPS. No client certificate is asked for: the documents are public. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   readonly logger: Logger;
@@ -38,13 +40,15 @@ const PLAIN = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'n
 /**
  * Serves the discovery documents, `/healthz` and `/readyz` on `host:port` (0: any free
  * port; a cluster worker takes the connections its primary hands over). Slow and idle clients are timed
- * out, oversized heads refused (431), request bodies never read. @internal
+ * out, oversized heads refused (431), request bodies never read but the token endpoint's,
+ * bounded (src/exchange/token-endpoint.ts). @internal
  */
 export async function serveDiscovery(options: DiscoveryServerOptions): Promise<DiscoveryEndpoint> {
   const { host, port, documents, tls } = options;
   let draining = false;
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
     try {
+      if (options.token?.(request, response) === true) return;
       if (documents(request, response)) return;
     } catch (err) {
       // A document that cannot be built is one failed request, never a crashed process.

@@ -1,27 +1,26 @@
 import type { Server } from '@grpc/grpc-js';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import { KeyReloader } from '../keys/reload.js';
 import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
-import type { ServedService } from '../transport/handler-api.js';
+import type { ServedService } from '../contracts/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
-import { type ResolvedOptions, libraryLabel, namesIn, resolveOptions } from '../options/resolve.js';
-import { type OptionNames, refuseUnknownOptions } from '../known-options.js';
-import { JwtServiceCore, type RevocationOptions } from './core.js';
+import { type NamesIn, type ResolvedOptions, libraryLabel, namesIn, resolveGroups } from '../options/resolve.js';
+import { type ExchangeOptions, JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { startStatusList } from '../revocation/status-list/start.js';
 import { checkStoreOptions, openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { RevocationStore } from '../revocation/types.js';
-import { invalidOption, JwtGrpcError } from '../errors.js';
-import { GrpcStatus, GrpcStatusError, type ServiceImplementation, type UnaryHandler } from '../transport/handler-api.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
+import { invalidOption, JwtGrpcError } from '../base/errors.js';
+import { GrpcStatus, GrpcStatusError, type ServiceImplementation, type UnaryHandler } from '../contracts/handler-api.js';
 import { jwtServiceDefinition } from './definition.js';
 import { jwtService } from './handlers.js';
 import { composeObservers } from './observer.js';
 import { auditObserver, metricsObserver, spanObserver } from './observers.js';
-import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, serviceRules } from './options.js';
 
 /**
  * What {@link addJwtService} returns: the live key set, and rotation.
@@ -136,10 +135,8 @@ export interface AddJwtServiceOptions extends JwtServiceOptions {
  * ```
  */
 export function addJwtService(server: Server, options: AddJwtServiceOptions): JwtServiceHandle {
-  refuseUnknownOptions(options, ADD_OPTION_NAMES, { owner: 'addJwtService', elsewhere: createJwtServerOnly });
-  const keys = checkServiceKeys(options?.keys);
-  const resolved = resolveServiceOptions(options);
-  const stores = storeOptions(options, resolved);
+  const { resolved, stores } = resolveAddOptions(options);
+  const keys = checkServiceKeys(options.keys);
   if (stores === undefined) {
     const { handle, service } = prepareJwtService(resolved, keys);
     addServiceToGrpcJs(server, service.definition, service.implementation, { logger: resolved.logger });
@@ -148,16 +145,33 @@ export function addJwtService(server: Server, options: AddJwtServiceOptions): Jw
   return addWithRevocations(server, resolved, keys, stores);
 }
 
-/** The revocation options addJwtService shares with createJwtServer. */
-const STORE_OPTION_NAMES = ['revocations', 'revocationStore', 'statusList', 'statusListTtlSeconds', 'statusListBlockSize'] as const;
+/** The revocation options addJwtService shares with createJwtServer: rows of the table's server group. */
+const STORE_OPTION_NAMES = [
+  'revocations',
+  'revocationStore',
+  'statusList',
+  'statusListTtlSeconds',
+  'statusListBlockSize',
+] as const satisfies readonly NamesIn<'server'>[];
 
-/** What addJwtService takes: the keys, the service's options and the revocation store's; the server is the caller's. */
-const ADD_OPTION_NAMES: OptionNames = ['keys', ...namesIn('service'), ...STORE_OPTION_NAMES];
+/** The store options once resolved, as createJwtServer's are. */
+type StoreOptions = Pick<ResolvedOptions<'server'>, (typeof STORE_OPTION_NAMES)[number]>;
 
-/** The store options validated as createJwtServer's are; undefined when none names a store. */
-function storeOptions(options: AddJwtServiceOptions, resolved: ResolvedServiceOptions): ResolvedOptions<'server'> | undefined {
-  const given = Object.fromEntries(STORE_OPTION_NAMES.map((name) => [name, options[name]]));
-  const stores = resolveOptions('server', given, libraryLabel);
+/**
+ * addJwtService's options in one pass through the table: the service's and the store
+ * options of the server group (any other name refused, each checked, defaults filled in),
+ * then the rules across them, which read only the result. `stores` is undefined when no
+ * option names a store: the service starts at once.
+ */
+function resolveAddOptions(options: AddJwtServiceOptions): { resolved: ResolvedServiceOptions; stores: StoreOptions | undefined } {
+  const groups = resolveGroups(['service', 'server'], options, {
+    owner: 'addJwtService',
+    also: ['keys'],
+    only: { server: STORE_OPTION_NAMES },
+    elsewhere: createJwtServerOnly,
+  });
+  const resolved = serviceRules(groups.service, options);
+  const stores: StoreOptions = groups.server;
   checkStoreOptions(stores, libraryLabel);
   const durable = stores.revocations !== undefined || stores.revocationStore !== undefined;
   if (stores.statusList && resolved.issuer === undefined)
@@ -167,7 +181,7 @@ function storeOptions(options: AddJwtServiceOptions, resolved: ResolvedServiceOp
       'statusList',
       "needs revocations or revocationStore: a store that keeps the status list's index counter, so that no index is handed out twice after a restart",
     );
-  return durable ? stores : undefined;
+  return { resolved, stores: durable ? stores : undefined };
 }
 
 /**
@@ -175,12 +189,7 @@ function storeOptions(options: AddJwtServiceOptions, resolved: ResolvedServiceOp
  * takes services before it binds, while a store opens asynchronously. Until then every
  * call answers UNAVAILABLE, so none sees a revoked token as valid.
  */
-function addWithRevocations(
-  server: Server,
-  resolved: ResolvedServiceOptions,
-  keys: KeySet,
-  stores: ResolvedOptions<'server'>,
-): JwtServiceHandle {
+function addWithRevocations(server: Server, resolved: ResolvedServiceOptions, keys: KeySet, stores: StoreOptions): JwtServiceHandle {
   const logger = resolved.logger;
   let started: { jwt: ReturnType<typeof prepareJwtService>; revocations: Revocations } | undefined;
   let closed = false;
@@ -277,14 +286,15 @@ export function prepareJwtService(
   tracer?: Tracer,
   revocation?: RevocationOptions,
   statusList?: StatusListIssuer,
-): { handle: JwtServiceHandle; service: ServedService } {
+  exchange?: ExchangeOptions,
+): { handle: JwtServiceHandle; service: ServedService; core: JwtServiceCore<Span> } {
   // Audit lines, metrics and spans are observers around the core, composed here once.
   const observer = composeObservers<Span>([
     auditObserver(resolved.logger, resolved.maxSubjectLength),
     metrics === undefined ? undefined : metricsObserver(metrics.service),
     tracer === undefined ? undefined : spanObserver,
   ]);
-  const core = new JwtServiceCore<Span>({ options: resolved, keys, observer, revocation, statusList });
+  const core = new JwtServiceCore<Span>({ options: resolved, keys, observer, revocation, statusList, exchange });
   metrics?.service.attach(core);
   const reloader = new KeyReloader({
     current: () => core.keys,
@@ -313,5 +323,5 @@ export function prepareJwtService(
     ready: Promise.resolve(),
     close: async () => {},
   };
-  return { handle, service: jwtService(core, tracer) };
+  return { handle, service: jwtService(core, tracer), core };
 }

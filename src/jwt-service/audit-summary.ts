@@ -7,7 +7,7 @@
  * were left out. The metric jwt_grpc_policy_decisions_total still counts every call.
  */
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 /** Each (caller, decision, rule) writes at most one whole line in this long, then one count of those it left out. */
 export const AUDIT_SUMMARY_WINDOW_MS = 1_000;
@@ -32,7 +32,7 @@ interface Window {
  *
  * @example
  * ```ts
- * // hidden: import { silentLogger } from '../log.js';
+ * // hidden: import { silentLogger } from '../base/log.js';
  * const audit = new AuditSummary(silentLogger);
  * audit.write('info', 'policy: token issued', { audit: 'issue', caller: 'dns:a', decision: 'allow', rule: 'none' });
  * ```

@@ -1,4 +1,4 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { exportKeys } from '../keys/export.js';
 import type { KeySet } from '../keys/key-set.js';
 import { type SignedToken, type Signer, createSigner } from '../tokens/sign.js';
@@ -7,8 +7,10 @@ import { failure } from '../tokens/result.js';
 import { newJti } from '../tokens/jti.js';
 import { type AdminSecret, authorizeRevoke } from '../revocation/admin.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type {
+  ExchangeTokenRequest,
+  ExchangeTokenResponse,
   GenerateJwtRequest,
   GenerateJwtResponse,
   GetJwksResponse,
@@ -20,15 +22,17 @@ import type {
   VerifyJwtResponse,
 } from './messages.js';
 import { type ResolvedServiceOptions, checkServiceKeys } from './options.js';
-import { type JwtPolicy, checkPolicy } from '../policy/check.js';
+import { type JwtPolicy, checkPolicy } from '../policy/document.js';
 import { type Granted, IssuancePolicy, PolicyDenied } from '../policy/enforce.js';
-import type { CallContext, CallerIdentity } from '../transport/handler-api.js';
+import type { CallContext, CallerIdentity } from '../contracts/handler-api.js';
 import { requestClaims } from './request-claims.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { revocationOf } from './revoke-request.js';
 import { type SubjectPool, createSubjectPool } from './subject-pool.js';
 import type { CoreObserver } from './observer.js';
+import { type OwnTokens, type TokenTrust, decideExchange } from '../exchange/exchange.js';
+import type { VerifyResult } from '../tokens/result.js';
 
 /** What RevokeJwt reads and writes: the revocations VerifyJwt checks, and who may add to them. */
 export interface RevocationOptions {
@@ -45,6 +49,8 @@ interface KeyState {
   readonly jwks: GetJwksResponse;
   /** True when a key of the set is a handle (HSM, KMS): only then does GenerateJwt ask whether to sign asynchronously. */
   readonly hasHandles: boolean;
+  /** What an exchange signs with when the trust file names no algorithm: a JWK Set can publish it unless the keys are all HMAC. */
+  readonly exchangeAlgorithm: string;
 }
 
 /**
@@ -60,6 +66,15 @@ export interface JwtServiceCoreOptions<S = undefined> {
   readonly revocation?: RevocationOptions;
   /** With `statusList`: the list every new token gets an index in. */
   readonly statusList?: StatusListIssuer;
+  /** Token exchange: the trust file's issuers, and the algorithm it names; without it, ExchangeToken is refused. */
+  readonly exchange?: ExchangeOptions;
+}
+
+/** What ExchangeToken needs: the trust (made once the core can verify its own tokens) and the algorithm to sign with. @internal */
+export interface ExchangeOptions {
+  readonly trust: (own: OwnTokens) => TokenTrust;
+  /** Undefined: the first algorithm of the keys that a JWK Set can publish. */
+  readonly algorithm: string | undefined;
 }
 
 /**
@@ -83,8 +98,10 @@ export class JwtServiceCore<S = undefined> {
   readonly #admin: AdminSecret | undefined;
   /** Cache lookups of the verifiers that earlier key sets had. */
   #pastCacheStats = { hits: 0, misses: 0 };
+  /** With `trust`: the issuers whose tokens ExchangeToken takes, and the algorithm it signs with (undefined: the key state's). */
+  readonly #exchange: { readonly issuers: TokenTrust; readonly algorithm: string | undefined } | undefined;
 
-  constructor({ options, keys, observer = {}, revocation, statusList }: JwtServiceCoreOptions<S>) {
+  constructor({ options, keys, observer = {}, revocation, statusList, exchange }: JwtServiceCoreOptions<S>) {
     this.#options = options;
     this.#verifyIssued = options.verifyIssued;
     this.#statusList = statusList;
@@ -94,6 +111,15 @@ export class JwtServiceCore<S = undefined> {
     this.#observer = observer;
     this.#policy = options.policy === undefined ? undefined : new IssuancePolicy(options.policy);
     this.#state = this.#prepare(keys);
+    this.#exchange =
+      exchange === undefined
+        ? undefined
+        : { issuers: exchange.trust({ issuer: options.issuer, verify: (token) => this.#verifyOwn(token) }), algorithm: exchange.algorithm };
+  }
+
+  /** Fetches the keys of the trust file's external issuers, so that no exchange waits on the network once warm; a no-op without a trust file. */
+  warmExchange(): Promise<void> {
+    return this.#exchange?.issuers.warm() ?? Promise.resolve();
   }
 
   get policy(): JwtPolicy | undefined {
@@ -155,6 +181,7 @@ export class JwtServiceCore<S = undefined> {
         cache: { maxEntries: options.verifyCache },
       }),
       jwks: { jwks_json: JSON.stringify(exportKeys(keys)) },
+      exchangeAlgorithm: keys.signingAlgorithms.find((alg) => !alg.startsWith('HS')) ?? (keys.signingAlgorithms[0] as string),
     };
   }
 
@@ -275,6 +302,54 @@ export class JwtServiceCore<S = undefined> {
     this.#observer.onVerified?.(result, scope);
     if (!result.valid) return { valid: false, sub: '', claims_json: '', reason: result.reason };
     return { valid: true, sub: result.payload.sub ?? '', claims_json: result.payloadJson, reason: 'REASON_UNSPECIFIED' };
+  }
+
+  /**
+   * ExchangeToken (RFC 8693): verifies the subject (and actor) token through the trust file,
+   * decides under the policy, signs the new token. Refusals are `ExchangeRefused` errors
+   * (src/exchange/refusal.ts); `ERR_NO_TOKEN_EXCHANGE` without a trust file. Every outcome
+   * goes to the observers (`onExchange`: the audit line, the count).
+   */
+  async exchange(request: ExchangeTokenRequest, call?: Pick<CallContext, 'caller'>): Promise<ExchangeTokenResponse> {
+    const exchange = this.#exchange;
+    if (exchange === undefined)
+      throw new JwtGrpcError('ERR_NO_TOKEN_EXCHANGE', 'this server exchanges no tokens (option trustFile, --trust-file)');
+    const caller = call?.caller;
+    try {
+      const options = this.#options;
+      const decision = await decideExchange(request, caller, {
+        issuers: exchange.issuers,
+        policy: this.#policy,
+        limits: options,
+        nowSeconds: Math.floor(Date.now() / 1000),
+      });
+      const signed = await this.#sign(exchange.algorithm ?? this.#state.exchangeAlgorithm, decision.claims);
+      this.#observer.onExchange?.({ outcome: 'issued', decision, alg: signed.alg, kid: signed.kid, caller });
+      return {
+        access_token: signed.token,
+        issued_token_type: decision.issuedTokenType,
+        token_type: 'Bearer',
+        expires_in: decision.ttl,
+        // RFC 8693 section 2.2.1: required when it is not the scope asked.
+        scope: decision.scopeNarrowed ? decision.scope : '',
+      };
+    } catch (err) {
+      this.#observer.onExchange?.({ outcome: 'refused', request, error: err, caller });
+      throw err;
+    }
+  }
+
+  /** A token this server issued, for an exchange: its keys, its `iss`, and neither revoked by jti nor in its status list. */
+  #verifyOwn(token: string): VerifyResult {
+    const result = this.#state.verifier.verify(token);
+    if (!result.valid) return result;
+    // Compared here rather than passed as an expectation, which the verifier would check for unknown names on every call.
+    if (result.payload.iss !== this.#options.issuer) return failure('ISSUER_MISMATCH', 'token was not issued by this server');
+    if (this.#revocations.size > 0 && this.#revocations.has(result.payload['jti'])) return failure('REVOKED', 'token was revoked');
+    const list = this.#statusList;
+    const index = list?.indexOf(result.payload);
+    if (index !== undefined && list?.isRevoked(index) === true) return failure('REVOKED', 'token was revoked (status list)');
+    return result;
   }
 
   jwks(): GetJwksResponse {

@@ -1,6 +1,8 @@
 import type { Buffer } from 'node:buffer';
-import type { MethodDescriptor, ServiceDescriptor } from '../transport/handler-api.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../contracts/handler-api.js';
+import { DEFAULT_MAX_AGE_SECONDS } from '../discovery/defaults.js';
 import {
+  decodeExchangeTokenRequest,
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeGetStatusListRequest,
@@ -8,6 +10,7 @@ import {
   decodeVerifyJwtRequest,
 } from './codec/decode.js';
 import {
+  decodeExchangeTokenResponse,
   decodeGenerateJwtResponse,
   decodeGetJwksResponse,
   decodeGetStatusListResponse,
@@ -15,6 +18,7 @@ import {
   decodeVerifyJwtResponse,
 } from './codec/decode-response.js';
 import {
+  encodeExchangeTokenResponse,
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
   encodeGetStatusListResponse,
@@ -22,6 +26,7 @@ import {
   encodeVerifyJwtResponse,
 } from './codec/encode.js';
 import {
+  encodeExchangeTokenRequest,
   encodeGenerateJwtRequest,
   encodeGetJwksRequest,
   encodeGetStatusListRequest,
@@ -79,6 +84,24 @@ const CODECS: Readonly<Record<string, Codecs>> = {
     requestSerialize: encodeRevokeJwtRequest,
     responseDeserialize: decodeRevokeJwtResponse,
   },
+  ExchangeToken: {
+    requestDeserialize: decodeExchangeTokenRequest,
+    responseSerialize: encodeExchangeTokenResponse,
+    requestSerialize: encodeExchangeTokenRequest,
+    responseDeserialize: decodeExchangeTokenResponse,
+  },
+};
+
+/**
+ * The methods proto/jwt.proto marks `idempotency_level = NO_SIDE_EFFECTS` (they only read
+ * the public keys and the public status lists): the Connect protocol serves them by GET
+ * too, with this Cache-Control. The JWK Set as the discovery port serves it (its default
+ * max-age, DEFAULT_MAX_AGE_SECONDS); a status list revalidated on every use (its ETag
+ * makes that a 304), since a revocation must show within the list's own ttl.
+ */
+const NO_SIDE_EFFECTS: Readonly<Record<string, string>> = {
+  GetJwks: `public, max-age=${DEFAULT_MAX_AGE_SECONDS}`,
+  GetStatusList: 'no-cache',
 };
 
 /** The path of JwtService's method `name`: `/jwt.services.JwtService/GenerateJwt`. */
@@ -118,7 +141,12 @@ export function jwtServiceDefinition(): ServiceDescriptor {
   defined ??= Object.fromEntries(
     Object.entries(CODECS).map(([name, codecs]) => [
       name,
-      { path: methodPath(name), ...JWT_SERVICE_METHOD_SHAPES[name], ...codecs } as MethodDescriptor<unknown, unknown>,
+      {
+        path: methodPath(name),
+        ...JWT_SERVICE_METHOD_SHAPES[name],
+        ...codecs,
+        ...(NO_SIDE_EFFECTS[name] !== undefined && { noSideEffects: true, cacheControl: NO_SIDE_EFFECTS[name] }),
+      } as MethodDescriptor<unknown, unknown>,
     ]),
   );
   return defined;

@@ -1,12 +1,12 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
+import { JwtGrpcError, type JwtGrpcErrorCode } from '../base/errors.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../keys/backend.js';
 import { recordingServerContext } from '../tracing/server-context.js';
-import type { CallContext, ServedService, StatusCode } from '../transport/handler-api.js';
-import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../transport/handler-api.js';
+import type { CallContext, ServedService, StatusCode } from '../contracts/handler-api.js';
+import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../contracts/handler-api.js';
 import type { JwtServiceCore } from './core.js';
 import { SERVICE_NAME, jwtServiceDefinition } from './definition.js';
-import type { GenerateJwtRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from './messages.js';
+import type { ExchangeTokenRequest, GenerateJwtRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from './messages.js';
 
 /**
  * The one edge between JwtService's logic and gRPC: the status each code of the errors the
@@ -23,6 +23,7 @@ export const SERVICE_ERROR_STATUS = {
   ERR_STATUS_LIST_FULL: GrpcStatus.UNAVAILABLE,
   ERR_REVOCATION_STORE_UNAVAILABLE: GrpcStatus.UNAVAILABLE,
   ERR_NO_STATUS_LIST: GrpcStatus.FAILED_PRECONDITION,
+  ERR_NO_TOKEN_EXCHANGE: GrpcStatus.FAILED_PRECONDITION,
   ERR_UNKNOWN_STATUS_LIST: GrpcStatus.NOT_FOUND,
   ERR_SELF_CHECK_FAILED: GrpcStatus.INTERNAL,
 } as const satisfies Partial<Record<JwtGrpcErrorCode, StatusCode>>;
@@ -132,6 +133,8 @@ export function jwtService(core: JwtServiceCore<Span>, tracer?: Tracer): ServedS
       GetStatusList: unary((request: GetStatusListRequest) => core.statusListToken(request)),
       // Asynchronous (the store makes it durable first): its refusals are mapped when it settles.
       RevokeJwt: unary((request: RevokeJwtRequest, call) => core.revoke(request, call)),
+      // Asynchronous (an external issuer's keys may be fetched first): mapped when it settles.
+      ExchangeToken: unary((request: ExchangeTokenRequest, call) => core.exchange(request, call)),
     },
   };
 }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { jsonErrorPosition } from '../keys/json-position.js';
 
 /**

@@ -174,3 +174,51 @@ export interface RevokeJwtResponse {
   revoked: boolean;
   expires_at: number;
 }
+
+/**
+ * `ExchangeToken`'s request: the parameters of RFC 8693 section 2.1 by their names there
+ * (one `audience` and one `resource` at most). Absent fields are ''.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const token: string;
+ * const request: ExchangeTokenRequest = {
+ *   subject_token: token,
+ *   subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+ *   actor_token: '',
+ *   actor_token_type: '',
+ *   audience: 'billing',
+ *   resource: '',
+ *   scope: 'invoices:read',
+ *   requested_token_type: '',
+ * };
+ * ```
+ */
+export interface ExchangeTokenRequest {
+  subject_token: string;
+  subject_token_type: string;
+  actor_token: string;
+  actor_token_type: string;
+  audience: string;
+  resource: string;
+  scope: string;
+  requested_token_type: string;
+}
+
+/**
+ * `ExchangeToken`'s response, as RFC 8693 section 2.2.1 names its members: the new token,
+ * its type, `Bearer`, its lifetime in seconds, and its scope when that is not the one asked.
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const answer: ExchangeTokenResponse;
+ * console.log(answer.access_token, answer.issued_token_type, answer.expires_in, answer.scope);
+ * ```
+ */
+export interface ExchangeTokenResponse {
+  access_token: string;
+  issued_token_type: string;
+  token_type: string;
+  expires_in: number;
+  scope: string;
+}

@@ -3,12 +3,13 @@
  * lines, metrics and spans are observers composed at construction (src/jwt-service/observers.ts),
  * not code inside the core. A hook no observer has costs the core one `undefined` check.
  */
-import type { JwtPolicy } from '../policy/check.js';
+import type { JwtPolicy } from '../policy/document.js';
 import type { Granted } from '../policy/enforce.js';
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type { VerifyResult } from '../tokens/result.js';
-import type { CallerIdentity } from '../transport/handler-api.js';
-import type { GenerateJwtRequest } from './messages.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
+import type { ExchangeTokenRequest, GenerateJwtRequest } from './messages.js';
+import type { ExchangeDecision } from '../exchange/exchange.js';
 
 /** A token GenerateJwt signed, as the core knows it once signed (and checked, with `verifyIssued`). @internal */
 export interface IssuedEvent {
@@ -42,6 +43,22 @@ export type RevokeEvent =
   | { readonly outcome: 'unavailable'; readonly revocation: Revocation; readonly error: unknown }
   | { readonly outcome: 'revoked' | 'already'; readonly by: string; readonly revocation: Revocation; readonly expiresAt: number };
 
+/** How a token exchange ended: the token signed (never the token itself), or the error it was refused with. @internal */
+export type ExchangeEvent =
+  | {
+      readonly outcome: 'issued';
+      readonly decision: ExchangeDecision;
+      readonly alg: string;
+      readonly kid: string;
+      readonly caller: CallerIdentity | undefined;
+    }
+  | {
+      readonly outcome: 'refused';
+      readonly request: ExchangeTokenRequest;
+      readonly error: unknown;
+      readonly caller: CallerIdentity | undefined;
+    };
+
 /**
  * The hooks of the core, each optional. `S` is the call's scope the transport adapter
  * passes through (a tracing span, or nothing): the core never reads it. @internal
@@ -58,10 +75,11 @@ export interface CoreObserver<S = undefined> {
   onVerified?(result: VerifyResult, scope: S | undefined): void;
   onRevoke?(event: RevokeEvent): void;
   onPolicyReplaced?(policy: JwtPolicy): void;
+  onExchange?(event: ExchangeEvent): void;
 }
 
 type Hook = keyof CoreObserver;
-const HOOKS: readonly Hook[] = ['onIssued', 'onRefused', 'onVerified', 'onRevoke', 'onPolicyReplaced'];
+const HOOKS: readonly Hook[] = ['onIssued', 'onRefused', 'onVerified', 'onRevoke', 'onPolicyReplaced', 'onExchange'];
 
 /**
  * One observer of several, in order; a hook is present only when one of them has it, so

@@ -3,15 +3,16 @@
  * tracing spans. Each is a few hooks; prepareJwtService composes those a server has.
  */
 import type { Span } from '@opentelemetry/api';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import type { PolicyDecision, ServiceObserver } from '../metrics/jwt-service-metrics.js';
 import { PolicyDenied, RateLimited } from '../policy/enforce.js';
 import type { StatusClaim } from '../revocation/status-list/issuer.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 import { AuditSummary } from './audit-summary.js';
 import { callerMessage, statusOf } from './handlers.js';
-import type { CoreObserver, RefusedEvent } from './observer.js';
+import type { CoreObserver, ExchangeEvent, RefusedEvent, RevokeEvent } from './observer.js';
+import { ExchangeRefused } from '../exchange/refusal.js';
 
 /**
  * The audit log: one line per GenerateJwt under a policy (the caller, what it asked for,
@@ -60,46 +61,95 @@ export function auditObserver(logger: Logger, maxSubjectLength: number): CoreObs
         reason: callerMessage(error) ?? 'internal error',
       });
     },
-    onRevoke(event) {
-      switch (event.outcome) {
-        case 'denied':
-        case 'unauthenticated':
-          logger.warn('revocation: refused', {
-            audit: 'revoke',
-            decision: 'deny',
-            caller: event.caller?.id ?? null,
-            reason: (event.error as Error).message,
-          });
-          return;
-        case 'unavailable':
-          logger.error('revocation: the store refused it; nothing was revoked', {
-            audit: 'revoke',
-            jti: event.revocation.jti,
-            error: (event.error as Error).message,
-          });
-          return;
-        case 'revoked':
-        case 'already': {
-          const { by, revocation, expiresAt } = event;
-          logger.info('revocation: token revoked', {
-            audit: 'revoke',
-            decision: 'allow',
-            by,
-            jti: revocation.jti,
-            expiresAt,
-            reason: revocation.reason ?? null,
-            already: event.outcome === 'already',
-          });
-          return;
-        }
-        case 'invalid':
-          return;
-      }
-    },
+    onRevoke: (event) => auditRevoke(logger, event),
     onPolicyReplaced(policy) {
       logger.info('issuance policy replaced', { callers: Object.keys(policy.callers).length });
     },
+    onExchange: (event) => auditExchange(summary, event, maxSubjectLength),
   };
+}
+
+/** The audit line of a RevokeJwt: who revoked which jti until when, or who was refused; never a token or the secret. */
+function auditRevoke(logger: Logger, event: RevokeEvent): void {
+  switch (event.outcome) {
+    case 'denied':
+    case 'unauthenticated':
+      logger.warn('revocation: refused', {
+        audit: 'revoke',
+        decision: 'deny',
+        caller: event.caller?.id ?? null,
+        reason: (event.error as Error).message,
+      });
+      return;
+    case 'unavailable':
+      logger.error('revocation: the store refused it; nothing was revoked', {
+        audit: 'revoke',
+        jti: event.revocation.jti,
+        error: (event.error as Error).message,
+      });
+      return;
+    case 'revoked':
+    case 'already': {
+      const { by, revocation, expiresAt } = event;
+      logger.info('revocation: token revoked', {
+        audit: 'revoke',
+        decision: 'allow',
+        by,
+        jti: revocation.jti,
+        expiresAt,
+        reason: revocation.reason ?? null,
+        already: event.outcome === 'already',
+      });
+      return;
+    }
+    case 'invalid':
+      return;
+  }
+}
+
+/**
+ * One audit line per token exchange: who acted, for which subject (as mapped) of which
+ * issuer, the audiences, scope, lifetime and jti of the token issued; a refusal as a
+ * warning naming its rule and reason. Never a token.
+ */
+function auditExchange(summary: AuditSummary, event: ExchangeEvent, max: number): void {
+  if (event.outcome === 'issued') {
+    const { decision, alg, kid } = event;
+    summary.write('info', 'exchange: token issued', {
+      audit: 'exchange',
+      decision: 'allow',
+      rule: 'none',
+      caller: event.caller?.id ?? null,
+      actor: decision.actor ?? null,
+      sub: decision.sub,
+      subjectIssuer: decision.subjectIssuer ?? null,
+      aud: decision.targets.join(' '),
+      scope: decision.scope,
+      alg,
+      kid,
+      jti: decision.claims['jti'],
+      ttl: decision.ttl,
+    });
+    return;
+  }
+  const { decision, rule } = exchangeRefusalOf(event.error);
+  summary.write('warn', 'exchange: token refused', {
+    audit: 'exchange',
+    decision,
+    rule,
+    caller: event.caller?.id ?? null,
+    aud: clip([event.request.audience, event.request.resource].filter((one) => one !== '').join(' '), max),
+    scope: clip(event.request.scope, max),
+    reason: callerMessage(event.error) ?? 'internal error',
+  });
+}
+
+/** How a token exchange that failed is audited and counted: its refusal's rule (`deny`), or a failure of the server (`error`). @internal */
+export function exchangeRefusalOf(err: unknown): { decision: PolicyDecision; rule: string } {
+  if (err instanceof ExchangeRefused) return { decision: 'deny', rule: err.rule };
+  if (err instanceof RateLimited) return { decision: 'deny', rule: 'rate' };
+  if (statusOf(err) === GrpcStatus.UNAVAILABLE) return { decision: 'error', rule: 'unavailable' };
+  return { decision: 'error', rule: 'internal' };
 }
 
 /** The service's counters (ServiceMetrics): tokens issued, VerifyJwt outcomes, policy decisions, RevokeJwt outcomes. @internal */
@@ -116,6 +166,13 @@ export function metricsObserver(metrics: ServiceObserver): CoreObserver<unknown>
     },
     onVerified: (result) => metrics.verified(result),
     onRevoke: (event) => metrics.revocation(event.outcome),
+    onExchange(event) {
+      if (event.outcome === 'issued') metrics.exchangeDecision('allow', 'none');
+      else {
+        const { decision, rule } = exchangeRefusalOf(event.error);
+        metrics.exchangeDecision(decision, rule);
+      }
+    },
   };
 }
 

@@ -1,8 +1,16 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { JwtPolicy } from '../policy/check.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { type DeclaresGroup, type Expect, type Label, type ResolvedOptions, libraryLabel, resolveOptions } from '../options/resolve.js';
+import type { JwtPolicy } from '../policy/document.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import {
+  type DeclaresGroup,
+  type Expect,
+  type GroupsReading,
+  type Label,
+  type ResolvedOptions,
+  libraryLabel,
+  resolveGroups,
+} from '../options/resolve.js';
 import { OPTIONS } from '../options/table.js';
 
 /**
@@ -90,13 +98,26 @@ export function checkServiceKeys(keys: unknown): KeySet {
 }
 
 /**
- * Validates every service option but the keys once, at start; errors name the option as
- * `label` gives it (the CLI passes its flags). Keys are checked where they are given
- * ({@link checkServiceKeys}). @internal
+ * The service's options, read in one pass through the option table (unknown names refused,
+ * each option checked, defaults filled in: {@link resolveGroups}), then its rules across
+ * options ({@link serviceRules}); errors name an option as `reading.label` gives it (the CLI
+ * passes its flags). Keys are checked where they are given ({@link checkServiceKeys}). @internal
  */
-export function resolveServiceOptions(options: Omit<JwtServiceOptions, 'keys'>, label: Label = libraryLabel): ResolvedServiceOptions {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
-  const resolved = resolveOptions('service', options, label);
+export function resolveServiceOptions(options: Omit<JwtServiceOptions, 'keys'>, reading: GroupsReading = {}): ResolvedServiceOptions {
+  const { service } = resolveGroups(['service'], options, reading);
+  return serviceRules(service, options, reading.label);
+}
+
+/**
+ * The rules across the service's options, on what the table resolved: no subject handed out
+ * is longer than maxSubjectLength, and the default lifetime is at most maxTtlSeconds
+ * (lowered to it when not given). `given` tells a default lifetime given from the table's. @internal
+ */
+export function serviceRules(
+  resolved: ResolvedOptions<'service'>,
+  given: Pick<JwtServiceOptions, 'defaultTtlSeconds'>,
+  label: Label = libraryLabel,
+): ResolvedServiceOptions {
   const { maxSubjectLength, maxTtlSeconds } = resolved;
   const subjects = resolved.subjects ?? [];
   subjects.forEach((subject, index) => {
@@ -106,7 +127,7 @@ export function resolveServiceOptions(options: Omit<JwtServiceOptions, 'keys'>, 
   });
   // The default lifetime yields to a lower maxTtlSeconds; a lifetime given may not exceed it.
   const defaultTtlSeconds =
-    options.defaultTtlSeconds == null ? Math.min(resolved.defaultTtlSeconds, maxTtlSeconds) : resolved.defaultTtlSeconds;
+    given.defaultTtlSeconds == null ? Math.min(resolved.defaultTtlSeconds, maxTtlSeconds) : resolved.defaultTtlSeconds;
   if (defaultTtlSeconds > maxTtlSeconds) {
     throw invalidOption(
       label('defaultTtlSeconds'),

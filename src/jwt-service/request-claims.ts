@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { newJti } from '../tokens/jti.js';
 import { claimsJsonProblem } from './claims-json.js';
 import type { GenerateJwtRequest } from './messages.js';

@@ -2,9 +2,9 @@
  * What a RevokeJwt request names: the jti to revoke and how long to keep it (the token's
  * `exp` plus the clock tolerance). A refusal is INVALID_ARGUMENT naming the field.
  */
-import type { Revocation } from '../revocation/types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 import type { KeyVerifier } from '../tokens/verify.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { RevokeJwtRequest } from './messages.js';
 import type { ResolvedServiceOptions } from './options.js';
 

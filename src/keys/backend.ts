@@ -10,7 +10,7 @@ import { Buffer } from 'node:buffer';
 import { createPublicKey } from 'node:crypto';
 import { ALGORITHM_SPECS, type CheckSignature } from '../algorithms/index.js';
 import type { Algorithm } from '../algorithms/names.js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
 
 /**
  * A public JWK's members as a backend reports them (kty, crv, x, y or n, e). Declared here

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { generateKeys } from './generate.js';
 import type { KeySet } from './key-set.js';
 

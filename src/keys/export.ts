@@ -1,6 +1,6 @@
 import type { Jwk } from '../algorithms/jwk.js';
 import type { KeySet } from './key-set.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 
 /** The one name exportKeys' options hold. */
 const EXPORT_OPTION_NAMES = optionNames<NonNullable<Parameters<typeof exportKeys>[1]>>({ includePrivate: true });

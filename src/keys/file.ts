@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
 import { namesPkcs11Module, parseKeyFileText } from './load.js';
 
 /** One entry of a key file, as written. @internal */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Algorithm, ALGORITHMS, ALGORITHM_SPECS, isAlgorithm } from '../algorithms/index.js';
-import { JwtGrpcError } from '../errors.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type KeyEntry, KeySet } from './key-set.js';
 
 /**

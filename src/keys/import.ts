@@ -1,10 +1,10 @@
 import { Buffer } from 'node:buffer';
 import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, createSecretKey } from 'node:crypto';
 import { ALGORITHM_SPECS, ALGORITHMS, isAlgorithm } from '../algorithms/index.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { type KeyRefusalReason, KeyRefusedError, checkJwkEncoding, checkKeyMaterial, pairRefusedAtImport } from './key-checks.js';
 import { type KeyEntry, KeySet, MAX_KID_LENGTH } from './key-set.js';
-import { refuseUnknownOptions } from '../known-options.js';
+import { refuseUnknownOptions } from '../base/known-options.js';
 import { KeyHandle, keyBackend, keyBackendMembers } from './backend.js';
 import { registerBuiltinBackends } from './backends/index.js';
 

@@ -7,7 +7,7 @@
 import { Buffer } from 'node:buffer';
 import type { KeyObject } from 'node:crypto';
 import type { AlgorithmSpec } from '../algorithms/index.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 
 /**
  * Why a key was refused, as `jwt_grpc_remote_jwks_rejected_keys_total` labels it:

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { Algorithm, AlgorithmSpec } from '../algorithms/index.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { KeyHandle } from './backend.js';
 
 /**

@@ -1,13 +1,13 @@
 import type { Buffer } from 'node:buffer';
 import { basename, dirname, resolve } from 'node:path';
-import { JwtGrpcError } from '../errors.js';
-import { type Logger, createStderrLogger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
 import { importKeys, keyMembers } from './import.js';
 import { jsonErrorPosition } from './json-position.js';
 import { pinSourceFrom } from './backends/pkcs11-uri.js';
 import type { KeySet } from './key-set.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { keyBackendTimeoutOption } from './backend.js';
 
 /** The names loadKeys' options hold. */

@@ -1,4 +1,4 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { KeySet } from './key-set.js';
 
 /**

@@ -6,9 +6,9 @@
  * signed, and only then rewrites it (mode 0600); a refusal leaves the file as it was.
  */
 import { type Algorithm, isAlgorithm, ALGORITHMS } from '../algorithms/names.js';
-import { JwtGrpcError } from '../errors.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
-import { type Logger, createStderrLogger, silentLogger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
+import { type Logger, createStderrLogger, silentLogger } from '../base/log.js';
 import { exportKeys } from './export.js';
 import { type KeyFileEntry, readKeyFileEntries, writeKeyFile } from './file.js';
 import { generateKeys, newKid } from './generate.js';

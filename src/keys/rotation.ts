@@ -11,7 +11,7 @@
  *
  * Each function returns the new entries and leaves its input as it was. @internal
  */
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { KeyFileEntry } from './file.js';
 import type { KeySet } from './key-set.js';
 

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 /** Events arrive in bursts (a rename is several): act once they have settled. */
 export const WATCH_DEBOUNCE_MS = 300;

@@ -22,6 +22,8 @@
  */
 export { createJwtClient, type JwtClient, type JwtClientOptions, type JwtCallOptions } from '../client/jwt-client.js';
 export { jwtCallCredentials, type JwtCallCredentials } from '../client/call-credentials.js';
+// On behalf of a caller: its token exchanged for one scoped to the callee (docs/token-exchange.md).
+export { onBehalfOf, type OnBehalfOfOptions, type TokenExchanger } from '../client/on-behalf-of.js';
 export type { JwtCallCredentialsOptions, TokenIssuer } from '../client/token-source.js';
 export {
   createRemoteVerifier,

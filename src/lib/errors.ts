@@ -15,4 +15,4 @@
  * @packageDocumentation
  * @module jwt-grpc/errors
  */
-export { JwtGrpcError, type JwtGrpcErrorCode } from '../errors.js';
+export { JwtGrpcError, type JwtGrpcErrorCode } from '../base/errors.js';

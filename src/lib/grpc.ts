@@ -39,4 +39,4 @@ export {
   type ServiceDescriptor,
   type ServiceImplementation,
   type ServerTlsOptions,
-} from '../transport/handler-api.js';
+} from '../contracts/handler-api.js';

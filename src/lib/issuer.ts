@@ -49,10 +49,17 @@ export type {
   GetStatusListResponse,
   RevokeJwtRequest,
   RevokeJwtResponse,
+  ExchangeTokenRequest,
+  ExchangeTokenResponse,
 } from '../jwt-service/messages.js';
-export { PROTO_PATH } from '../package-root.js';
+export { PROTO_PATH } from '../base/package-root.js';
 
 // Who may get which token: the issuance policy (docs/policy.md).
-export { checkPolicy, type JwtPolicy, type CallerPolicy, type IssuanceRate, DEFAULT_CALLER_RATE, MAX_RATE } from '../options/policy.js';
+export { checkPolicy, type JwtPolicy, type CallerPolicy, type IssuanceRate, DEFAULT_CALLER_RATE } from '../policy/document.js';
 export { loadPolicy } from '../policy/load.js';
-export { JWT_POLICY_SCHEMA } from '../policy/schema.js';
+export { JWT_POLICY_SCHEMA, MAX_RATE } from '../policy/schema.js';
+
+// Whose tokens may be exchanged for ours: the trust file of token exchange (docs/token-exchange.md).
+export { checkTrust, loadTrust, type TrustFile, type TrustedIssuer } from '../exchange/trust.js';
+export { JWT_TRUST_SCHEMA } from '../exchange/trust-schema.js';
+export type { ExchangeRule } from '../policy/document.js';

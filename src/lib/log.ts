@@ -15,4 +15,4 @@
  * @packageDocumentation
  * @module jwt-grpc/log
  */
-export { type LogFormat, type LogLevel, type Logger, type StderrLoggerOptions, createStderrLogger, silentLogger } from '../log.js';
+export { type LogFormat, type LogLevel, type Logger, type StderrLoggerOptions, createStderrLogger, silentLogger } from '../base/log.js';

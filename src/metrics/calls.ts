@@ -4,9 +4,12 @@
  * end with the final status code and duration. Names and labels are those of the gRPC
  * ecosystem's Prometheus middleware (go-grpc-prometheus, nice-grpc-prometheus):
  *
- * - `grpc_server_started_total{grpc_type, grpc_service, grpc_method}`
- * - `grpc_server_handled_total{grpc_type, grpc_service, grpc_method, grpc_code}`
- * - `grpc_server_handling_seconds{grpc_type, grpc_service, grpc_method, grpc_code}` (histogram)
+ * - `grpc_server_started_total{grpc_type, grpc_service, grpc_method, protocol}`
+ * - `grpc_server_handled_total{grpc_type, grpc_service, grpc_method, protocol, grpc_code}`
+ * - `grpc_server_handling_seconds{grpc_type, grpc_service, grpc_method, protocol, grpc_code}` (histogram)
+ *
+ * `protocol` is jwt-grpc's own: the protocol the calls came in by (`grpc`, `grpc-web`,
+ * `connect`: docs/protocols.md), each with its own series.
  *
  * `grpc_code` is the status code's name as https://github.com/grpc/grpc/blob/master/doc/statuscodes.md writes it
  * (`OK`, `INVALID_ARGUMENT`), as nice-grpc-prometheus does (go-grpc-prometheus writes Go's
@@ -55,6 +58,8 @@ export interface MethodDescription {
   readonly path: string;
   readonly requestStream: boolean;
   readonly responseStream: boolean;
+  /** The protocol its calls came in by. Default grpc. */
+  readonly protocol?: string;
 }
 
 /** The counts of one method; a transport gets it once per method and keeps it. */
@@ -86,7 +91,12 @@ class MethodCounts implements MethodCalls {
         ? 'server_stream'
         : 'unary';
     const slash = method.path.lastIndexOf('/');
-    this.labels = { grpc_type: type, grpc_service: method.path.slice(1, Math.max(slash, 1)), grpc_method: method.path.slice(slash + 1) };
+    this.labels = {
+      grpc_type: type,
+      grpc_service: method.path.slice(1, Math.max(slash, 1)),
+      grpc_method: method.path.slice(slash + 1),
+      protocol: method.protocol ?? 'grpc',
+    };
   }
 
   started(): void {
@@ -141,12 +151,13 @@ export class CallMetrics {
     });
   }
 
-  /** The counts of a method, made on first use; a transport calls this once per method and keeps the result. */
+  /** The counts of a method (by one protocol), made on first use; a transport calls this once per method and keeps the result. */
   method(method: MethodDescription): MethodCalls {
-    let counts = this.#methods.get(method.path);
+    const key = method.protocol === undefined || method.protocol === 'grpc' ? method.path : `${method.protocol} ${method.path}`;
+    let counts = this.#methods.get(key);
     if (counts === undefined) {
       counts = new MethodCounts(method);
-      this.#methods.set(method.path, counts);
+      this.#methods.set(key, counts);
     }
     return counts;
   }

@@ -8,7 +8,7 @@
  */
 import type { Worker } from 'node:cluster';
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
+import { promClient } from '../base/optional-deps.js';
 import { processMetrics } from './process.js';
 
 // The metrics part of the cluster's IPC protocol; src/cluster/messages.ts joins these into

@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
-import { nodeHttp } from '../optional-deps.js';
-import { type HttpListener, type HttpPortLimits, headDeadline, listenHttp } from '../http-listen.js';
-import type { Logger } from '../log.js';
-import { ConnectionGuard, METRICS_MAX_CONNECTIONS } from '../connection-guard.js';
+import { nodeHttp } from '../base/optional-deps.js';
+import { type HttpListener, type HttpPortLimits, headDeadline, listenHttp } from '../base/http-listen.js';
+import type { Logger } from '../base/log.js';
+import { ConnectionGuard, METRICS_MAX_CONNECTIONS } from '../base/connection-guard.js';
 import { metricsContentType } from './server-metrics.js';
 
 /** A scrape's request must be whole within this long (it has no body: the head is the request). */

@@ -7,7 +7,8 @@
  * answers some calls below every interceptor (a deadline that fires, a request over the
  * size limit): those end as the adapter observes them, DEADLINE_EXCEEDED or CANCELLED.
  */
-import type { CallInterceptor } from '../transport/handler-api.js';
+import type { CallContext, CallInterceptor } from '../contracts/handler-api.js';
+import { CALL_PROTOCOL } from '../transport/protocols/wire.js';
 import type { CallMetrics, MethodCalls, MethodDescription } from './calls.js';
 
 /**
@@ -15,18 +16,24 @@ import type { CallMetrics, MethodCalls, MethodDescription } from './calls.js';
  * (the label `grpc_type`), from the definitions the server serves. @internal
  */
 export function metricsInterceptor(metrics: CallMetrics, describe: (path: string) => MethodDescription): CallInterceptor {
-  // Each method's counts are looked up by path once, then kept.
+  // Each method's counts are looked up by path once, then kept; a gRPC call (no protocol
+  // attached) costs the one lookup it always did.
   const methods = new Map<string, MethodCalls>();
-  const countsOf = (path: string): MethodCalls => {
-    let counts = methods.get(path);
+  const others = new Map<string, MethodCalls>();
+  const countsOf = (call: CallContext): MethodCalls => {
+    const path = call.method;
+    const protocol = call.get(CALL_PROTOCOL);
+    const cache = protocol === undefined ? methods : others;
+    const key = protocol === undefined ? path : `${protocol} ${path}`;
+    let counts = cache.get(key);
     if (counts === undefined) {
-      counts = metrics.method(describe(path));
-      methods.set(path, counts);
+      counts = metrics.method(protocol === undefined ? describe(path) : { ...describe(path), protocol });
+      cache.set(key, counts);
     }
     return counts;
   };
   return {
-    onCallStart: (call) => countsOf(call.method).started(),
-    onCallEnd: (call, outcome) => countsOf(call.method).ended(outcome.status, outcome.durationMs / 1000),
+    onCallStart: (call) => countsOf(call).started(),
+    onCallEnd: (call, outcome) => countsOf(call).ended(outcome.status, outcome.durationMs / 1000),
   };
 }

@@ -9,6 +9,9 @@
  * - `jwt_grpc_policy_decisions_total{decision, rule}`: GenerateJwt calls under the issuance
  *   policy (with a policy only), each counted once: `allow` (rule `none`), `deny` with the
  *   rule it broke or `request.<field>` for a bad request field, or `error` (`unavailable`, `internal`)
+ * - `jwt_grpc_token_exchanges_total{decision, rule}`: token exchanges (ExchangeToken and
+ *   the token endpoint), each counted once: `allow` (rule `none`), `deny` with the rule that
+ *   refused it (`subject_token`, `policy`, `scopes`, `request.<field>`...), or `error`
  * - `jwt_grpc_revocations_total{outcome}`: RevokeJwt calls by {@link RevocationOutcome}
  * - `jwt_grpc_revocation_store_up{store}`: 1 while the revocation store is reachable, 0 when not
  * - `jwt_grpc_keys{alg, kid, role}`: 1 per loaded key; role `active` (signs),
@@ -48,6 +51,8 @@ export interface ServiceObserver {
   policyDecision(decision: PolicyDecision, rule: string): void;
   /** A RevokeJwt ended with `outcome`. */
   revocation(outcome: RevocationOutcome): void;
+  /** A token exchange ended: allowed (rule `none`), denied by `rule`, or failed in the server. */
+  exchangeDecision(decision: PolicyDecision, rule: string): void;
 }
 
 /**
@@ -146,7 +151,8 @@ export class ServiceMetrics implements ServiceObserver {
   readonly #issued = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
   readonly #valid = { count: 0 };
   /** By `decision/rule`; a cell appears with its first decision (the rules are a small fixed set). */
-  readonly #decisions = new Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>();
+  readonly #decisions: DecisionCells = new Map();
+  readonly #exchanges: DecisionCells = new Map();
   readonly #invalid = new Map<VerifyFailureReason, { count: number }>(REASONS.map((reason) => [reason, { count: 0 }]));
   readonly #revocations = new Map<RevocationOutcome, { count: number }>(REVOCATION_OUTCOMES.map((outcome) => [outcome, { count: 0 }]));
   #state: ServiceState | undefined;
@@ -186,6 +192,12 @@ export class ServiceMetrics implements ServiceObserver {
       samples: () => [...this.#decisions.values()].map(({ labels, count }) => ({ labels, value: count })),
     });
     registerComputed(registry, {
+      name: 'jwt_grpc_token_exchanges_total',
+      help: 'Token exchanges (ExchangeToken, POST /token), by decision (allow, deny, error) and rule (none, what refused it: subject_token, actor_token, may_act, policy, audiences, scopes, lifetime, rate, request.<field>; or unavailable/internal).',
+      type: 'counter',
+      samples: () => [...this.#exchanges.values()].map(({ labels, count }) => ({ labels, value: count })),
+    });
+    registerComputed(registry, {
       name: 'jwt_grpc_revocations_total',
       help: 'RevokeJwt calls by outcome: revoked, already (held already), invalid, denied, unauthenticated, unavailable (the store refused it).',
       type: 'counter',
@@ -221,17 +233,29 @@ export class ServiceMetrics implements ServiceObserver {
   }
 
   policyDecision(decision: PolicyDecision, rule: string): void {
-    const key = `${decision}/${rule}`;
-    let cell = this.#decisions.get(key);
-    if (cell === undefined) {
-      cell = { labels: { decision, rule }, count: 0 };
-      this.#decisions.set(key, cell);
-    }
-    cell.count += 1;
+    countDecision(this.#decisions, decision, rule);
+  }
+
+  exchangeDecision(decision: PolicyDecision, rule: string): void {
+    countDecision(this.#exchanges, decision, rule);
   }
 
   verified(result: VerifyResult): void {
     const cell = result.valid ? this.#valid : this.#invalid.get(result.reason);
     if (cell !== undefined) cell.count += 1;
   }
+}
+
+/** Counts by (decision, rule), each cell made at its first count. */
+type DecisionCells = Map<string, { readonly labels: Readonly<Record<string, string>>; count: number }>;
+
+/** One more in the cell of (`decision`, `rule`), made at its first count. */
+function countDecision(cells: DecisionCells, decision: PolicyDecision, rule: string): void {
+  const key = `${decision}/${rule}`;
+  let cell = cells.get(key);
+  if (cell === undefined) {
+    cell = { labels: { decision, rule }, count: 0 };
+    cells.set(key, cell);
+  }
+  cell.count += 1;
 }

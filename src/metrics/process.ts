@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
+import { promClient } from '../base/optional-deps.js';
 
 let registry: Registry | undefined;
 

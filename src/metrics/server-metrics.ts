@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
+import { promClient } from '../base/optional-deps.js';
 import { CallMetrics } from './calls.js';
 import { ConnectionMetrics } from './connections.js';
 import { DeadlineMetrics } from './deadlines.js';

@@ -2,14 +2,15 @@ import { availableParallelism } from 'node:os';
 import { delimiter } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import { promClient } from '../optional-deps.js';
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import { refuseUnknownOptions } from '../known-options.js';
+import { promClient } from '../base/optional-deps.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import { refuseUnknownOptions } from '../base/known-options.js';
 import { KeySet } from '../keys/key-set.js';
 import { checkDirectories } from '../keys/backends/pkcs11-custody.js';
-import type { Logger } from '../log.js';
-import type { RevocationStore } from '../revocation/types.js';
-import { type CallInterceptor, interceptorsProblem } from '../transport/handler-api.js';
+import type { Logger } from '../base/log.js';
+import { type JwtPolicy, checkPolicy } from '../policy/document.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
+import { type CallInterceptor, interceptorsProblem } from '../contracts/handler-api.js';
 
 /**
  * What kind of value an option holds: how a value given in code is checked, how
@@ -115,6 +116,74 @@ export const strings: OptionKind<readonly string[]> = {
   placeholder: '',
 };
 
+/**
+ * A non-empty list of distinct values of a fixed set; on the command line separated by
+ * commas (`grpc,connect`).
+ */
+export function choices<const T extends string>(values: readonly T[]): TextKind<readonly T[]> {
+  const check = (value: unknown, label: string): readonly T[] => {
+    if (!Array.isArray(value) || value.length === 0) throw invalidOption(label, `must be a non-empty array of ${values.join(', ')}`);
+    value.forEach((entry: unknown, index) => {
+      if (!values.includes(entry as T))
+        throw invalidOption(label, `entry ${index} must be one of ${values.join(', ')}, got ${JSON.stringify(entry)}`);
+      if (value.indexOf(entry) !== index) throw invalidOption(label, `names ${JSON.stringify(entry)} twice`);
+    });
+    return value as readonly T[];
+  };
+  return {
+    check,
+    parse: (text, label) =>
+      check(
+        text.split(',').map((part) => part.trim()),
+        label,
+      ),
+    show: (value) => value.join(','),
+    range: values.join(', '),
+    placeholder: values.join(','),
+  };
+}
+
+/**
+ * A list of web origins (RFC 6454 section 6.1: `scheme://host[:port]`, as a browser sends
+ * them in `Origin`: lower case, no path, no default port); on the command line separated
+ * by commas. An empty list names none.
+ */
+export const origins: TextKind<readonly string[]> = {
+  check(value, label) {
+    if (!Array.isArray(value)) throw invalidOption(label, 'must be an array of origins (https://app.example)');
+    value.forEach((entry: unknown, index) => {
+      if (typeof entry !== 'string' || !isSerializedOrigin(entry)) {
+        throw invalidOption(
+          label,
+          `entry ${index} must be an origin as browsers send it (https://app.example, http://localhost:8080), got ${JSON.stringify(entry)}`,
+        );
+      }
+    });
+    return value as readonly string[];
+  },
+  parse: (text, label) =>
+    origins.check(
+      text
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+      label,
+    ),
+  show: (value) => value.join(','),
+  range: '',
+  placeholder: 'ORIGIN,ORIGIN',
+};
+
+/** True for an origin exactly as the URL standard serializes it (what `Origin` carries), and nothing looser. */
+function isSerializedOrigin(text: string): boolean {
+  if (!/^https?:\/\/[^/?#]+$/.test(text)) return false;
+  try {
+    return new URL(text).origin === text;
+  } catch {
+    return false;
+  }
+}
+
 /** The one name a cache's options hold. */
 const CACHE_OPTION_NAMES = ['maxEntries'];
 
@@ -177,8 +246,16 @@ export const logger = codeOnly<Logger>((value) =>
     : 'must be a Logger: an object with info, warn and error functions',
 );
 
-/** Server interceptors (src/transport/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
+/** Server interceptors (src/contracts/handler-api.ts): an array of `{ onCallStart?, onCallEnd? }`. */
 export const interceptors = codeOnly<readonly CallInterceptor[]>(interceptorsProblem);
+
+/** The `policy` option's kind: checked once at start, on the command line read from a JSON file (src/policy/document.ts). */
+export const policyKind: OptionKind<JwtPolicy> = {
+  check: (value, label) => checkPolicy(value, `option ${label}`),
+  show: () => 'a policy',
+  range: '',
+  placeholder: '',
+};
 
 /** A prom-client `Registry` (an `AggregatorRegistry` is one too). */
 export const metricsRegistry = codeOnly<Registry>((value) =>

@@ -2,6 +2,8 @@
  * Reading options through the table: a default when one is absent, the kind's check when
  * one is given, errors naming the option as the caller knows it.
  */
+import { invalidOption } from '../base/errors.js';
+import { type UnknownOptionContext, refuseUnknownOptions } from '../base/known-options.js';
 import type { OptionKind } from './kinds.js';
 import { type InOf, OPTIONS, type OptionGroup, type OptionName, type OptionRow, type Options } from './table.js';
 
@@ -67,11 +69,53 @@ export function optionValue<K extends OptionName>(name: K, value: unknown, label
 }
 
 /** Every option of a group, from an object that may hold others too. */
-export function resolveOptions<G extends OptionGroup>(group: G, given: object, label: Label = libraryLabel): ResolvedOptions<G> {
+export function resolveOptions<G extends OptionGroup>(
+  group: G,
+  given: object,
+  label: Label = libraryLabel,
+  names: readonly NamesIn<G>[] = namesIn(group),
+): ResolvedOptions<G> {
   const values = given as Readonly<Record<string, unknown>>;
   const resolved: Record<string, unknown> = {};
-  for (const name of namesIn(group)) resolved[name] = optionValue(name, values[name], label(name));
+  for (const name of names) resolved[name] = optionValue(name, values[name], label(name));
   return resolved as ResolvedOptions<G>;
+}
+
+/** How {@link resolveGroups} reads a factory's options object. */
+export interface GroupsReading extends Pick<UnknownOptionContext, 'owner' | 'path' | 'elsewhere'> {
+  /** Names the object may hold beside the groups' options, read by the factory itself (`keys`). */
+  readonly also?: readonly string[];
+  /** How errors name an option: as code does, unless the command line reads it. */
+  readonly label?: Label;
+  /**
+   * Of a group, only these of its options: the rest are refused as unknown names and left
+   * out of the result (addJwtService takes the server group's revocation store options only).
+   */
+  readonly only?: { readonly [K in OptionGroup]?: readonly NamesIn<K>[] };
+}
+
+/**
+ * A factory's options in one pass through the table: the object checked to be one, a name
+ * that is none of `groups`' options (nor `also`) refused, then every option of every group
+ * read once, its default filled in. What the factory does next only reads the result.
+ *
+ * @example
+ * ```ts
+ * const { service, server } = resolveGroups(['service', 'server'], options, { owner: 'createJwtServer', also: ['keys'] });
+ * ```
+ */
+export function resolveGroups<G extends OptionGroup>(
+  groups: readonly G[],
+  given: unknown,
+  reading: GroupsReading = {},
+): { readonly [K in G]: ResolvedOptions<K> } {
+  if (typeof given !== 'object' || given === null) throw invalidOption(reading.path ?? 'options', 'must be an object');
+  const { also = [], label = libraryLabel, only = {}, ...context } = reading;
+  const names = (group: G): readonly NamesIn<G>[] => (only[group] as readonly NamesIn<G>[] | undefined) ?? namesIn(group);
+  refuseUnknownOptions(given, [...also, ...groups.flatMap(names)], context);
+  const resolved: Partial<Record<G, unknown>> = {};
+  for (const group of groups) resolved[group] = resolveOptions(group, given, label, names(group));
+  return resolved as { readonly [K in G]: ResolvedOptions<K> };
 }
 
 /** An option's default as documentation writes it: `7200`, `{ maxEntries: 10000 }`, `never`, `none`. */

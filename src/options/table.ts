@@ -18,12 +18,14 @@ import {
   type OptionKind,
   cacheSize,
   choice,
+  choices,
   directories,
   flag,
   integer,
   interceptors,
   logger,
   metricsRegistry,
+  origins,
   record,
   revocationStore,
   signingKeys,
@@ -31,11 +33,11 @@ import {
   text,
   tracing,
   workerCount,
+  policyKind,
 } from './kinds.js';
-import { policyKind } from './policy.js';
 // Defined with the key handles, which loadKeys (below this table) checks it for too.
 import { KEY_BACKEND_MAX_TIMEOUT_MS, KEY_BACKEND_TIMEOUT_MS } from '../keys/backend.js';
-import { PEER_SHARE_PERCENT } from '../connection-guard.js';
+import { PEER_SHARE_PERCENT } from '../base/connection-guard.js';
 // Named here, though only kinds.ts uses them, so that the emitted type of OPTIONS names them
 // from their modules: else the compiler reaches them through an entry point, and every
 // declaration that reads the table drags in the whole public API (test/package/entry-points).
@@ -43,7 +45,9 @@ import { PEER_SHARE_PERCENT } from '../connection-guard.js';
 import type { KeySet } from '../keys/key-set.js';
 import { PKCS11_MODULE_DIRS } from '../keys/backends/pkcs11-custody.js';
 // biome-ignore lint/correctness/noUnusedImports: as KeySet
-import type { CallInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../contracts/handler-api.js';
+// biome-ignore lint/correctness/noUnusedImports: as KeySet
+import type { JwtPolicy } from '../policy/document.js';
 
 /**
  * Which interface an option belongs to; `cli` options exist only on the command line, and
@@ -89,6 +93,9 @@ function option<const G extends OptionGroup, K extends AnyKind, const D extends 
 ): OptionRow<G, K, D> {
   return row;
 }
+
+/** The protocols the own transport serves on its gRPC port, each request by its content type (docs/protocols.md). */
+export const PROTOCOLS = ['grpc', 'grpc-web', 'connect'] as const;
 
 /** The gRPC servers createJwtServer can run on. */
 export const TRANSPORTS = ['http2', 'grpc-js'] as const;
@@ -337,7 +344,7 @@ export const OPTIONS = {
     // As the discovery port had it; Node's own default, 120 s for TLS and none for the
     // HTTP/2 preface, let silent sockets hold descriptors for minutes.
     default: 10_000,
-    help: 'a new connection must finish its TLS handshake and send the HTTP/2 preface and SETTINGS (on the metrics and discovery ports: its request head) within this long, or it is closed',
+    help: 'a new connection must finish its TLS handshake and send the HTTP/2 preface and SETTINGS (on the metrics and discovery ports, and HTTP/1.1 on the gRPC port: its request head) within this long, or it is closed',
     cli: { flag: 'handshake-timeout-ms', env: 'JWT_GRPC_HANDSHAKE_TIMEOUT_MS' },
   }),
   maxConnections: option({
@@ -350,7 +357,7 @@ export const OPTIONS = {
   peerSharePercent: option({
     group: 'transport',
     kind: integer(1, 100, 'PERCENT'),
-    // PEER_SHARE_PERCENT (src/connection-guard.ts) says why a quarter.
+    // PEER_SHARE_PERCENT (src/base/connection-guard.ts) says why a quarter.
     default: PEER_SHARE_PERCENT,
     help: "the share of each port's connection cap (gRPC, metrics, discovery) and of maxProcessStreamMemoryMb that the connections of one client address (IPv6: one /64) may hold, in percent; 100 turns the shares off (behind a load balancer that hides client addresses)",
     cli: { flag: 'peer-share-percent', env: 'JWT_GRPC_PEER_SHARE_PERCENT' },
@@ -359,6 +366,20 @@ export const OPTIONS = {
     group: 'transport',
     kind: record<ChannelOptions>(),
     help: "extra grpc-js server options (transport grpc-js only); they override jwt-grpc's own",
+  }),
+  protocols: option({
+    group: 'transport',
+    kind: choices(PROTOCOLS),
+    defaultText: 'grpc, grpc-web, connect (transport grpc-js: grpc)',
+    help: 'the protocols served on the gRPC port, chosen per request by its content type (docs/protocols.md); grpc-web and connect need transport http2',
+    cli: { flag: 'protocols', env: 'JWT_GRPC_PROTOCOLS' },
+  }),
+  corsAllowedOrigins: option({
+    group: 'transport',
+    kind: origins,
+    defaultText: 'none (CORS off)',
+    help: 'web origins whose pages may call the gRPC-Web and Connect protocols from a browser (CORS); any other origin gets no CORS header',
+    cli: { flag: 'cors-origins', env: 'JWT_GRPC_CORS_ORIGINS' },
   }),
 
   // createJwtServer's extras
@@ -451,6 +472,13 @@ export const OPTIONS = {
     defaultText: 'none',
     help: 'file holding the admin secret (at least 16 characters) a RevokeJwt caller sends as authorization: Bearer SECRET',
     cli: { flag: 'admin-token-file', env: 'JWT_GRPC_ADMIN_TOKEN_FILE' },
+  }),
+  trustFile: option({
+    group: 'server',
+    kind: text('FILE'),
+    defaultText: 'none',
+    help: "JSON file naming the issuers whose tokens ExchangeToken and POST /token on the http-port exchange for this server's (RFC 8693, docs/token-exchange.md)",
+    cli: { flag: 'trust-file', env: 'JWT_GRPC_TRUST_FILE' },
   }),
   metricsRegistry: option({
     group: 'server',

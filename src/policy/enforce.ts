@@ -4,10 +4,10 @@
  * Nothing is signed for a refused call. @internal
  */
 import { performance } from 'node:perf_hooks';
-import type { CallerIdentity } from '../transport/handler-api.js';
-import { JwtGrpcError } from '../errors.js';
-import { DEFAULT_CALLER_RATE, type IssuanceRate } from '../options/policy.js';
-import type { CallerPolicy, JwtPolicy } from './check.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { DEFAULT_CALLER_RATE, type IssuanceRate } from './document.js';
+import type { CallerPolicy, JwtPolicy } from './document.js';
 
 /** The rules a decision names: a policy field, or `caller` for a caller the policy does not know. */
 export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'maxTtlSeconds' | 'claims' | 'bind' | 'rate';
@@ -15,8 +15,8 @@ export type PolicyRule = 'caller' | 'subjects' | 'audiences' | 'algorithms' | 'm
 /** Claims the service sets itself; anything else in a token came from claims_json. */
 const SERVICE_CLAIMS = new Set(['sub', 'iat', 'exp', 'jti', 'iss', 'aud']);
 
-/** A name pattern: exact, a prefix (trailing `*`), or anything (`*`). */
-function matcher(patterns: readonly string[]): (name: string) => boolean {
+/** A name pattern: exact, a prefix (trailing `*`), or anything (`*`). @internal */
+export function matcher(patterns: readonly string[]): (name: string) => boolean {
   const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
   const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
   if (prefixes.includes('')) return () => true;
@@ -115,6 +115,8 @@ export class RateLimited extends JwtGrpcError {
 
 export class IssuancePolicy {
   readonly #callers = new Map<string, CompiledCaller>();
+  /** One bucket per exchange rule, in the order of `policy.exchange`. */
+  readonly #exchanges: readonly RateBucket[];
 
   /**
    * `previous`: the policy this one replaces; a caller keeps what is left of its bucket, so
@@ -140,6 +142,17 @@ export class IssuancePolicy {
         bucket: new RateBucket(rate, nowMs, left),
       });
     }
+    // A reload keeps what is left of the bucket of the rule at the same place.
+    const before = previous === undefined ? [] : previous.#exchanges;
+    this.#exchanges = (policy.exchange ?? []).map(
+      (rule, index) => new RateBucket(rule.rate ?? policy.defaultRate ?? DEFAULT_CALLER_RATE, nowMs, before[index]?.left(nowMs)),
+    );
+  }
+
+  /** Takes one token of the rate of exchange rule `index` (of `policy.exchange`); the rate when none is left, else undefined. */
+  takeExchange(index: number): IssuanceRate | undefined {
+    const bucket = this.#exchanges[index];
+    return bucket === undefined || bucket.take(performance.now()) ? undefined : bucket.rate;
   }
 
   /**

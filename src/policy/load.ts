@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { JwtGrpcError } from '../errors.js';
-import { type JwtPolicy, checkPolicy } from './check.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { type JwtPolicy, checkPolicy } from './document.js';
 
 /**
  * Reads and checks a policy file (JSON, schema {@link JWT_POLICY_SCHEMA}). Throws

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ReloadCounts } from '../keys/reload.js';
-import type { Logger } from '../log.js';
-import type { JwtPolicy } from './check.js';
+import type { Logger } from '../base/log.js';
+import type { JwtPolicy } from './document.js';
 
 /**
  * A short name of a policy's content for log lines: the first 16 hex digits of the

@@ -1,8 +1,20 @@
 /**
  * The JSON Schema (draft 2020-12) of a policy file, shipped in the package so editors and
- * CI can check a file before a server reads it. {@link checkPolicy} enforces the same
- * rules (and says where a file breaks them); docs/policy.md documents every field.
+ * CI can check a file before a server reads it. It is the one statement of the rules:
+ * {@link checkPolicy} reads a policy against it (./json-schema.ts) and says where a file
+ * breaks it; docs/policy.md documents every field.
  */
+
+/**
+ * The largest `perSecond` and `burst`: beyond a million a second, a rate no longer limits
+ * anything one process signs, so this is the rate of a caller that is never held back.
+ *
+ * @example
+ * ```ts
+ * const unlimited: IssuanceRate = { perSecond: MAX_RATE, burst: MAX_RATE };
+ * ```
+ */
+export const MAX_RATE = 1_000_000;
 
 /**
  * JSON Schema of a {@link JwtPolicy} file.
@@ -24,7 +36,7 @@ export const JWT_POLICY_SCHEMA = {
     callers: {
       description: 'One entry per caller id: a client certificate\'s URI SAN as written (a SPIFFE ID), or "dns:" + its first DNS SAN.',
       type: 'object',
-      propertyNames: { minLength: 1 },
+      propertyNames: { type: 'string', minLength: 1, errorMessage: 'a caller id may not be empty' },
       additionalProperties: { $ref: '#/$defs/caller' },
     },
     revokers: {
@@ -37,6 +49,12 @@ export const JWT_POLICY_SCHEMA = {
       description: 'The issuance rate of every caller whose entry has none. Omitted: 100 tokens a second, a burst of 1000.',
       $ref: '#/$defs/rate',
     },
+    exchange: {
+      description:
+        "Who may exchange which subjects' tokens for which audiences and scopes (docs/token-exchange.md). Omitted: every exchange is refused.",
+      type: 'array',
+      items: { $ref: '#/$defs/exchangeRule' },
+    },
   },
   $defs: {
     rate: {
@@ -45,8 +63,8 @@ export const JWT_POLICY_SCHEMA = {
       additionalProperties: false,
       required: ['perSecond', 'burst'],
       properties: {
-        perSecond: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
-        burst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+        perSecond: { type: 'number', exclusiveMinimum: 0, maximum: MAX_RATE },
+        burst: { type: 'integer', minimum: 1, maximum: MAX_RATE },
       },
     },
     pattern: {
@@ -54,6 +72,49 @@ export const JWT_POLICY_SCHEMA = {
       type: 'string',
       minLength: 1,
       pattern: '^[^*]*\\*?$',
+      patternErrorMessage: '"*" may only end a pattern',
+    },
+    exchangeRule: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['subjects', 'audiences'],
+      properties: {
+        subjects: {
+          description: 'Subjects, as the trust file maps them, whose tokens may be exchanged.',
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        actors: {
+          description:
+            "Who may exchange on their behalf: a caller id, or an actor token's mapped subject. Omitted: the subject itself only.",
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        audiences: {
+          description: 'Audiences or resources the new token may be for.',
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/$defs/pattern' },
+        },
+        scopes: {
+          description: "Scopes the new token may carry. Omitted: any of the subject token's.",
+          type: 'array',
+          items: { $ref: '#/$defs/pattern' },
+        },
+        grantScopes: {
+          description: 'Scopes granted even when the subject token lacks them.',
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+        },
+        maxTtlSeconds: { description: 'Longest lifetime of the new token.', type: 'integer', minimum: 1 },
+        outliveSubject: { description: 'The new token may outlive the subject token (up to maxTtlSeconds).', type: 'boolean' },
+        rate: {
+          description: "Exchanges this rule allows, all its subjects together. Omitted: the policy's defaultRate.",
+          $ref: '#/$defs/rate',
+        },
+      },
     },
     caller: {
       type: 'object',

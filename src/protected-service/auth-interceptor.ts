@@ -8,10 +8,10 @@ import type {
   ServerListener,
   StatusObject,
 } from '@grpc/grpc-js';
-import { JwtGrpcError } from '../errors.js';
-import { grpcJs } from '../optional-deps.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { grpcJs } from '../base/optional-deps.js';
 import type { JwtPayload } from '../tokens/result.js';
-import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { type CallContext, type CallInterceptor, CallMetadata, GrpcStatus, GrpcStatusError } from '../contracts/handler-api.js';
 import { endVerifySpan, startVerifySpan, verifyIn } from '../tracing/auth-span.js';
 import { peerThumbprint } from './bound-token.js';
 import { createAuthorizer } from './authorize.js';

@@ -1,11 +1,11 @@
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations, audienceOption } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
-import { GrpcStatusError, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import { AUTH_INTERCEPTOR_DEFAULTS } from '../client/defaults.js';
 import type { AuthorizeCall, MethodRule, UnlistedMethods } from './authorize.js';
 import { stringOption } from '../client/options.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 
 /**
  * Anything that verifies a token: {@link createVerifier}'s, {@link createRemoteVerifier}'s, or your own.

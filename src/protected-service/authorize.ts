@@ -3,10 +3,10 @@
  * method name and a hook of one's own. A token that verified but may not call the method
  * is PERMISSION_DENIED; one that did not verify stays UNAUTHENTICATED (authenticate.ts).
  */
-import { invalidOption } from '../errors.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { invalidOption } from '../base/errors.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import type { JwtPayload } from '../tokens/result.js';
-import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../contracts/handler-api.js';
 
 /**
  * What a token must carry to call one method; every field given must hold.

@@ -15,7 +15,7 @@
  * decision returns never rejects.
  */
 import type { JwtPayload } from '../tokens/result.js';
-import { GrpcStatus, GrpcStatusError, type StatusCode } from '../transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError, type StatusCode, isThenable } from '../contracts/handler-api.js';
 import { type AuthOutcome, type Authenticator, failedStep } from './authenticate.js';
 import type { AuthorizeCall, Authorizer } from './authorize.js';
 import { bindingProblem } from './bound-token.js';
@@ -55,10 +55,6 @@ export interface CallFacts {
   /** What the authorize hook sees. */
   readonly call: AuthorizeCall;
   readonly trace?: DecisionTrace | undefined;
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** A refusal as it ends a call on createJwtServer: a GrpcStatusError. @internal */

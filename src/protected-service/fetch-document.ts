@@ -8,7 +8,7 @@
  * whatever is sent. Every failure is a JwtGrpcError `ERR_FETCH` naming the URL.
  */
 import { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 
 /** How long a fetch may take and how large its body may be. @internal */
 export interface FetchLimits {

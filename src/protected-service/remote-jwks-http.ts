@@ -5,7 +5,7 @@
  * unknown-kid refetch) whatever the source; each refetch is a conditional request
  * (`If-None-Match`), so an unchanged set costs a 304 and no parsing.
  */
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
 import { fetchDocument } from './fetch-document.js';
 
 /** Limits of an HTTP fetch of discovery or a JWK Set. */

@@ -1,4 +1,4 @@
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { importKeys } from '../keys/import.js';
 import { type KeyRefusalReason, refusalReason } from '../keys/key-checks.js';
 import { type KeyEntry, type KeyInfo, KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';

@@ -2,10 +2,10 @@ import { Buffer } from 'node:buffer';
 import type { Registry } from 'prom-client';
 import { ALGORITHM_SPECS } from '../algorithms/index.js';
 import { isAlgorithm } from '../algorithms/names.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import type { KeyInfo } from '../keys/key-set.js';
 import { MAX_KID_LENGTH } from '../keys/key-set.js';
-import { type Logger, createStderrLogger } from '../log.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
 import { type FetchFailureCount, fetchFailureCount, rejectedKeyCounts } from '../metrics/remote-jwks-metrics.js';
 import { metricsRegistry } from '../options/kinds.js';
 import {
@@ -18,13 +18,13 @@ import {
 } from '../tokens/claims.js';
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
-import { GrpcStatusError, GrpcStatus } from '../transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../contracts/handler-api.js';
 import { REMOTE_VERIFIER_DEFAULTS } from '../client/defaults.js';
 import type { JwtClient } from '../client/jwt-client.js';
 import { integerOption, stringOption } from '../client/options.js';
 import { type HttpJwksLocation, httpJwksSource, isHttpJwksLocation } from './remote-jwks-http.js';
 import { parseJwks } from './remote-jwks.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { optionValue } from '../options/resolve.js';
 import { singleFlight } from '../client/single-flight.js';
 import { type StatusListCheck, createStatusListCheck, originOf } from './status-list-check.js';
@@ -231,8 +231,10 @@ function remoteVerifierSettings(source: JwksIssuer | HttpJwksLocation, given: Re
 
 /**
  * A remote verifier: the issuer's JWK Set, fetched and cached, and the one path a token
- * takes through it ({@link RemoteJwksVerifier.verifyByKeys}). Modelled on jose's
- * `RemoteJWKSetImpl`: named private fields, short methods. @internal
+ * takes through it ({@link RemoteJwksVerifier.verifyByKeys}). What it holds (the set, when
+ * it was fetched, the last failure) is private and replaced whole by a fetch, so a token is
+ * always checked against one set as fetched; calls that need a fetch while one runs share
+ * it. @internal
  */
 class RemoteJwksVerifier {
   readonly audience: string | AnyAudience;

@@ -4,7 +4,7 @@
  * valid token. Where the server knows what it serves (createJwtServer, at listen), such a
  * path is refused, naming the method it most likely meant.
  */
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 
 /** Edit distance of two strings (Levenshtein), in one row of memory. */
 function distance(a: string, b: string): number {

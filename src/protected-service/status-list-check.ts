@@ -12,14 +12,14 @@
  * token naming it is refused: the check fails closed.
  */
 import { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import { type StatusBits, decodeLst, isStatusBits, statusAt } from '../revocation/status-list/codec.js';
 import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP } from '../revocation/status-list/token.js';
 import { fetchDocument } from './fetch-document.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import type { FailedFetchAnswer } from '../metrics/remote-jwks-metrics.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
-import { GrpcStatus, GrpcStatusError } from '../transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../contracts/handler-api.js';
 
 /** The limits of the status list check, in one place. */
 export const STATUS_LIST_CHECK_DEFAULTS = {

@@ -1,15 +1,15 @@
 /**
  * The shipped protos in proto/ that src/ loads (health, reflection; JwtService's codecs
  * are its own, src/jwt-service/codec/), loaded with @grpc/proto-loader into the handler
- * API of src/transport/handler-api.ts. The loader (and protobufjs) load on the first
+ * API of src/contracts/handler-api.ts. The loader (and protobufjs) load on the first
  * codec call, not at import or at start: see {@link lazyProtoService}.
  */
 import type { Buffer } from 'node:buffer';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../package-root.js';
-import { protoLoader } from '../optional-deps.js';
-import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../transport/handler-api.js';
-import { internalError } from '../assert.js';
+import { PACKAGE_ROOT } from '../base/package-root.js';
+import { protoLoader } from '../base/optional-deps.js';
+import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../contracts/handler-api.js';
+import { internalError } from '../base/assert.js';
 
 /**
  * keepCase: field names as in the proto (ttl_seconds), so the code reads like the
@@ -56,6 +56,8 @@ export function loadProtoService(file: string, service: string): ServiceDescript
 export interface MethodShape {
   readonly requestStream: boolean;
   readonly responseStream: boolean;
+  /** The method only reads: Connect may call it by GET (MethodDescriptor.noSideEffects). */
+  readonly noSideEffects?: boolean;
 }
 
 /**
@@ -83,6 +85,7 @@ export function lazyProtoService(
       path: `/${service}/${name}`,
       requestStream: shape.requestStream,
       responseStream: shape.responseStream,
+      ...(shape.noSideEffects === true && { noSideEffects: true }),
       requestDeserialize: (bytes) => method(name).requestDeserialize(bytes),
       responseSerialize: (message) => method(name).responseSerialize(message),
       requestSerialize: (message) => method(name).requestSerialize!(message),

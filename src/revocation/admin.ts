@@ -7,10 +7,10 @@
  */
 import type { Buffer } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { readSecretFile } from '../secret-file.js';
-import type { CallContext } from '../transport/handler-api.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { readSecretFile } from '../base/secret-file.js';
+import type { CallContext } from '../contracts/handler-api.js';
 
 /** Shortest admin secret accepted: anything shorter can be guessed. */
 export const MIN_ADMIN_SECRET_LENGTH = 16;

@@ -27,11 +27,11 @@
 import { Buffer } from 'node:buffer';
 import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { JwtGrpcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { RevocationSet } from './set.js';
 import { type RecordProblem, encodeRecord, readRecord, unavailable } from './record-codec.js';
-import type { Revocation, RevocationStore } from './types.js';
+import type { Revocation, RevocationStore } from '../contracts/revocation-store.js';
 
 /** How often the file is checked for compaction. */
 const COMPACT_INTERVAL_MS = 60_000;

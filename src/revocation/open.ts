@@ -4,10 +4,10 @@
  * is loaded by dynamic import only when a redis:// URL is given, so neither its module nor
  * its optional dependency is loaded otherwise. @internal
  */
-import { invalidOption } from '../errors.js';
-import type { Logger } from '../log.js';
+import { invalidOption } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
 import { createFileRevocationStore } from './file-store.js';
-import type { RevocationStore } from './types.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
 
 /** The options that name a store, as createJwtServer and runCluster resolve them. */
 export interface StoreOptions {

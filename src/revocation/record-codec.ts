@@ -7,8 +7,8 @@
  * The record: `{"jti":"mB3jv0pQ7xX9cJqYg1a2Rw","expiresAt":1767225605,"reason":"laptop stolen","statusIndex":7}`,
  * `reason` and `statusIndex` only when there are.
  */
-import { JwtGrpcError } from '../errors.js';
-import type { Revocation } from './types.js';
+import { JwtGrpcError } from '../base/errors.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 
 /**
  * Why a text is no revocation record: the field at fault (`record` for the whole) and what is wrong with it.

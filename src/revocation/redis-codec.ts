@@ -17,7 +17,7 @@
  * live. The cost is a SCAN of the keyspace when a replica is behind, which is rare.
  */
 import { decodeRecord, encodeRecord, isRecordProblem } from './record-codec.js';
-import type { Revocation } from './types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 
 /**
  * The names one store uses, all under its prefix.

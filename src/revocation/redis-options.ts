@@ -4,7 +4,7 @@
  * options with their defaults in one object. The password never leaves this file except
  * inside the connection options: errors and the `target` used in logs leave it out.
  */
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 
 /**
  * The defaults of {@link RedisRevocationStoreOptions}. `resyncIntervalMs` is the stated

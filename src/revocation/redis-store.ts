@@ -18,9 +18,9 @@
  * `commandTimeoutMs`), `up` is false, and the caller's in-memory set keeps answering.
  */
 import { isIP } from 'node:net';
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import type { Logger } from '../log.js';
-import { installHint, redisModule } from '../optional-deps.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import type { Logger } from '../base/log.js';
+import { installHint, redisModule } from '../base/optional-deps.js';
 import { unavailable } from './record-codec.js';
 import {
   REVOKE_SCRIPT,
@@ -33,7 +33,7 @@ import {
   type RedisKeys,
 } from './redis-codec.js';
 import { resolveRedisStoreOptions, type RedisRevocationStoreOptions, type ResolvedRedisStoreOptions } from './redis-options.js';
-import type { Revocation, RevocationStore } from './types.js';
+import type { Revocation, RevocationStore } from '../contracts/revocation-store.js';
 
 export { REDIS_STORE_DEFAULTS, type RedisRevocationStoreOptions } from './redis-options.js';
 

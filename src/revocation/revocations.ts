@@ -4,9 +4,9 @@
  * primary), swept of expired entries on one timer that runs only while the set holds
  * something. @internal
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 import { RevocationSet } from './set.js';
-import type { Revocation, RevocationStore } from './types.js';
+import type { Revocation, RevocationStore } from '../contracts/revocation-store.js';
 
 /**
  * The kind of a cluster worker's store: its primary, which owns the real store and serves

@@ -4,7 +4,7 @@
  * at the rest. No timer per entry: one sweep, on one interval, for the whole set; memory
  * stays bounded by the revoked tokens that are still valid. @internal
  */
-import type { Revocation } from './types.js';
+import type { Revocation } from '../contracts/revocation-store.js';
 
 /** One heap node: when `jti` may go. A node whose entry has since been extended is stale and skipped. */
 interface Expiry {

@@ -1,7 +1,7 @@
 import type { ChannelOptions, Server } from '@grpc/grpc-js';
 import { type ResolvedOptions, optionValue } from '../options/resolve.js';
 import type { GrpcJsMemoryLimits } from './grpc-js-memory.js';
-import { peerMemoryShare } from '../connection-guard.js';
+import { peerMemoryShare } from '../base/connection-guard.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from '../transport/http2/defaults.js';
 
 /** grpc-js server options for validated transport options. @internal */

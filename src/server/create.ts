@@ -3,15 +3,20 @@ import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
 import { documentsHandler, statusListRoute } from '../discovery/handler.js';
 import type { KeySet } from '../keys/key-set.js';
-import type { Logger } from '../log.js';
-import type { HttpPortLimits } from '../http-listen.js';
-import type { HandedPort, HandedPorts } from '../handed-port.js';
+import type { Logger } from '../base/log.js';
+import type { HttpPortLimits } from '../base/http-listen.js';
+import type { HandedPort, HandedPorts } from '../base/handed-port.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
 import { startStatusList } from '../revocation/status-list/start.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { onKeyBackendChange } from '../keys/backend.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import type { Algorithm } from '../algorithms/names.js';
+import { loadTrust } from '../exchange/trust.js';
+import { tokenEndpoint } from '../exchange/token-endpoint.js';
+import { TrustedIssuers } from '../exchange/remote/issuers.js';
+import type { ExchangeOptions } from '../jwt-service/core.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
 import { type MetricsEndpoint, hostOf, serveMetrics } from '../metrics/http.js';
@@ -23,11 +28,11 @@ import { type ResolvedOptions, optionValue } from '../options/resolve.js';
 import { type JwtServiceHandle, prepareJwtService } from '../jwt-service/add.js';
 import { SERVICE_NAME } from '../jwt-service/definition.js';
 import { checkServiceKeys } from '../jwt-service/options.js';
-import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../transport/handler-api.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
-import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
+import { SERVER_TLS_OPTION_NAMES, type ServerTlsOptions } from '../contracts/handler-api.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
+import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../contracts/handler-api.js';
 import { HEALTH_SERVICE_NAME, type HealthService, createHealthService } from './health.js';
-import { type JwtServerOptions, type ResolvedServerOptions, SERVER_OPTION_NAMES, type Transport, resolveServerOptions } from './options.js';
+import { type JwtServerOptions, type ResolvedServerOptions, type Transport, resolveServerOptions } from './options.js';
 import { OwnedResources, releaseOnce } from './owned-resources.js';
 
 import { createReflectionServices } from './reflection.js';
@@ -115,9 +120,8 @@ export function createWorkerJwtServer(options: JwtServerOptions, handed: HandedP
 }
 
 function createServer(options: JwtServerOptions, handed: HandedPorts | undefined): JwtServer {
-  refuseUnknownOptions(options, SERVER_OPTION_NAMES, { owner: 'createJwtServer' });
-  const givenKeys = options?.keys === undefined ? undefined : checkServiceKeys(options.keys);
-  const resolved = resolveServerOptions(options);
+  const resolved = resolveServerOptions(options, { owner: 'createJwtServer' });
+  const givenKeys = options.keys === undefined ? undefined : checkServiceKeys(options.keys);
   // Keys given now must be able to sign the status list: refused here rather than at listen.
   if (resolved.server.statusList && givenKeys !== undefined) statusListAlgorithm(givenKeys);
   return new OwningJwtServer(resolved, givenKeys, handed);
@@ -315,7 +319,7 @@ class OwningJwtServer implements JwtServer {
       this.#checkRules();
       const port = await this.#bind(address, tls);
       await this.#serveMetrics(address);
-      await this.#serveDiscovery(address, tls, jwt.handle, statusList);
+      await this.#serveDiscovery(address, tls, jwt, statusList);
       this.#goLive(address, tls, port, jwt.handle);
       return port;
     } catch (err) {
@@ -353,7 +357,23 @@ class OwningJwtServer implements JwtServer {
           options.logger,
         )
       : undefined;
-    jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList);
+    const trust = extras.trustFile === undefined ? undefined : await loadTrust(extras.trustFile);
+    if (trust?.algorithm !== undefined && !keys.signingAlgorithms.includes(trust.algorithm as Algorithm))
+      throw invalidOption(
+        'trustFile',
+        `trust file ${extras.trustFile}: $.algorithm: ${trust.algorithm} is not an algorithm the keys sign with`,
+      );
+    const exchange: ExchangeOptions | undefined =
+      trust === undefined
+        ? undefined
+        : {
+            trust: (own) =>
+              new TrustedIssuers(trust, own, { clockToleranceSeconds: options.clockToleranceSeconds, logger: options.logger }),
+            algorithm: trust.algorithm,
+          };
+    jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList, exchange);
+    // In the background: a trusted issuer that cannot be reached yet is logged, and fetched again at its first token.
+    void jwt.core.warmExchange();
     return { jwt, statusList };
   }
 
@@ -391,16 +411,17 @@ class OwningJwtServer implements JwtServer {
     this.#metricsEndpoint = endpoint;
   }
 
-  /** Discovery, the JWK Set and the status list, with the `httpPort` option. */
+  /** Discovery, the JWK Set, the status list and (with a trust file) the token endpoint, with the `httpPort` option. */
   async #serveDiscovery(
     address: string,
     tls: ServerTlsOptions | undefined,
-    handle: JwtServiceHandle,
+    { handle, core }: PreparedJwtService['jwt'],
     statusList: StatusListIssuer | undefined,
   ): Promise<void> {
     const { service: options, server: extras } = this.#options;
     if (extras.httpPort === undefined) return;
     const route = statusList === undefined ? undefined : statusListRoute(statusList);
+    const exchanges = extras.trustFile !== undefined;
     const endpoint = await serveDiscovery({
       host: extras.httpHost ?? hostOf(address),
       port: extras.httpPort,
@@ -408,7 +429,15 @@ class OwningJwtServer implements JwtServer {
         () => handle.keys,
         { issuer: options.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds },
         () => route,
+        exchanges,
       ),
+      token: exchanges
+        ? tokenEndpoint((request) => core.exchange(request), {
+            issuer: options.issuer,
+            maxTokenLength: options.maxTokenLength,
+            logger: this.#logger,
+          })
+        : undefined,
       tls: tls === undefined ? undefined : { key: tls.key, cert: tls.cert },
       ready: () => handle.keys.signingReady,
       logger: this.#logger,

@@ -1,5 +1,5 @@
 /**
- * The port guard (src/connection-guard.ts) on a @grpc/grpc-js Server, which
+ * The port guard (src/base/connection-guard.ts) on a @grpc/grpc-js Server, which
  * makes its node:http2 servers itself at bind time and offers no option for a handshake
  * deadline or a connection cap. grpc-js (1.14) hands its (private) `commonServerOptions`
  * to `http2.createSecureServer` and makes each server in its (private)
@@ -7,9 +7,11 @@
  * first, and test/server/handshake.integration.test.ts notices when a grpc-js works differently.
  */
 import type { Server } from '@grpc/grpc-js';
-import type { Http2Server, ServerHttp2Session } from 'node:http2';
+import { Buffer } from 'node:buffer';
+import type { Http2Server, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import type { ConnectionGuard } from '../connection-guard.js';
+import type { ConnectionGuard } from '../base/connection-guard.js';
+import { nodeHttp2 } from '../base/optional-deps.js';
 
 interface GrpcJsInternals {
   commonServerOptions?: Record<string, unknown>;
@@ -56,9 +58,28 @@ function guardHttp2Server(http2Server: Http2Server, guard: ConnectionGuard): voi
     const socket = next;
     next = undefined;
     awaitSettings(session, socket === undefined ? guard.handshakeTimeoutMs : guard.remainingMs(socket), guard);
+    if (socket !== undefined) trackStreams(session, socket, guard);
   });
   // Last: the cap gates every `connection` listener above, node:http2's and grpc-js's.
   guard.attach(http2Server);
+}
+
+/** Tells `guard` when `session` has a stream open, and how to close it (GOAWAY NO_ERROR, then destroyed) when it has none. */
+function trackStreams(session: ServerHttp2Session, socket: Socket, guard: ConnectionGuard): void {
+  let open = 0;
+  let lastStreamId = 0;
+  const evict = (): void => {
+    session.goaway(nodeHttp2().constants.NGHTTP2_NO_ERROR, lastStreamId, Buffer.from('evicted'));
+    session.destroy();
+    socket.destroy();
+  };
+  session.on('stream', (stream: ServerHttp2Stream) => {
+    lastStreamId = Math.max(lastStreamId, stream.id ?? 0);
+    if (open++ === 0) guard.busy(socket);
+    stream.once('close', () => {
+      if (--open === 0) guard.idle(socket, evict);
+    });
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The request deadline and the idle bound (src/peer-deadlines.ts) on a
+ * The request deadline and the idle bound (src/base/peer-deadlines.ts) on a
  * @grpc/grpc-js server, whose node:http2 sessions this reaches the way grpc-js-memory.ts does
  * (its private `createHttp2Server`). grpc-js has neither a request deadline (a stream opened
  * and never finished is held until the client goes) nor a way to count what its own
@@ -17,9 +17,9 @@
 import { Buffer } from 'node:buffer';
 import type { Http2Server, Http2Session, ServerHttp2Stream } from 'node:http2';
 import type { Server } from '@grpc/grpc-js';
-import { nodeHttp2 } from '../optional-deps.js';
-import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport, requestTimeoutMessage } from '../peer-deadlines.js';
-import { GrpcStatus } from '../transport/handler-api.js';
+import { nodeHttp2 } from '../base/optional-deps.js';
+import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport, requestTimeoutMessage } from '../base/peer-deadlines.js';
+import { GrpcStatus } from '../contracts/handler-api.js';
 
 /** grpc-js's debug data on the GOAWAY of its age bound (grpc-js server.ts, kMaxAge). */
 const MAX_AGE_DEBUG_DATA = 'max_age';

@@ -44,8 +44,9 @@ import {
   STALL_CHECKS_PER_BOUND,
 } from '../transport/http2/wire/limits.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from '../transport/http2/wire/process-memory.js';
-import { nodeHttp2 } from '../optional-deps.js';
-import { peerKey } from '../connection-guard.js';
+import { nodeHttp2 } from '../base/optional-deps.js';
+import { peerKey } from '../base/connection-guard.js';
+import { JwtGrpcError } from '../base/errors.js';
 
 /**
  * What an open grpc-js call is charged: its objects on both sides of node:http2 (the
@@ -235,7 +236,8 @@ function onStreamClose(this: GuardedStream): void {
  * Puts the guards on every node:http2 server `server` creates from now on (call it before
  * `bindAsync`): grpc-js builds one per bound address in its (private) `createHttp2Server`,
  * and its 'stream' listener runs only for streams the guard admits. Returns false,
- * changing nothing, on a grpc-js without that method; the caller warns.
+ * changing nothing, on a grpc-js without that method. A node:http2 server made without
+ * grpc-js's 'stream' listener in place throws ERR_GRPC_JS_VERSION, so the bind fails.
  *
  * @example
  * ```ts
@@ -268,6 +270,15 @@ function guardHttp2Server(http2Server: Http2Server, limits: GrpcJsMemoryLimits, 
   http2Server.on('session', (session: Http2Session) => guards.set(session, new SessionGuard(session, limits, ledgers)));
   // grpc-js's own listeners, set up before createHttp2Server returns: they see only admitted streams.
   const listeners = http2Server.listeners('stream') as StreamListener[];
+  // None yet: this grpc-js adds its listener later, where it would serve every stream unguarded.
+  if (listeners.length === 0) {
+    throw new JwtGrpcError(
+      'ERR_GRPC_JS_VERSION',
+      "transport 'grpc-js': this @grpc/grpc-js adds its 'stream' listener after createHttp2Server, out of the memory guard's reach; " +
+        "use transport 'http2', or a @grpc/grpc-js this jwt-grpc supports (docs/security.md)",
+      { field: 'transport' },
+    );
+  }
   http2Server.removeAllListeners('stream');
   http2Server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
     const guard = guards.get(stream.session as Http2Session);

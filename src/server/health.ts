@@ -4,7 +4,7 @@
  * semantics of the gRPC health checking protocol
  * (https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
  */
-import { JwtGrpcError, invalidOption } from '../errors.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
 import {
   type CallContext,
   GrpcStatusError,
@@ -12,7 +12,7 @@ import {
   GrpcStatus,
   type ServedService,
   type ServiceImplementation,
-} from '../transport/handler-api.js';
+} from '../contracts/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /** Fully qualified name of the health service. */
@@ -215,7 +215,8 @@ let definition: ServedService['definition'] | undefined;
 
 /** Health's methods, as proto/grpc/health/v1/health.proto defines them (a test holds the two together). @internal */
 export const HEALTH_METHOD_SHAPES = {
-  Check: { requestStream: false, responseStream: false },
+  // Only reads a serving status (grpc's health.proto has no idempotency option; Check reads as GetJwks does): Connect may GET it.
+  Check: { requestStream: false, responseStream: false, noSideEffects: true },
   List: { requestStream: false, responseStream: false },
   Watch: { requestStream: false, responseStream: true },
 } as const;

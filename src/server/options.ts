@@ -1,24 +1,26 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import type { TRANSPORTS } from '../options/table.js';
-import type { CallInterceptor } from '../transport/handler-api.js';
+import type { CallInterceptor } from '../contracts/handler-api.js';
+import type { ProtocolName } from '../transport/protocols/wire.js';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import type { RevocationStore } from '../revocation/types.js';
-import { invalidOption } from '../errors.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
+import { invalidOption } from '../base/errors.js';
 import type { KeySet } from '../keys/key-set.js';
 import {
   type DeclaresGroup,
   type Expect,
+  type GroupsReading,
   type Label,
   type ResolvedOptions,
   libraryLabel,
   namesIn,
-  resolveOptions,
+  resolveGroups,
 } from '../options/resolve.js';
-import type { OptionNames } from '../known-options.js';
+import type { OptionNames } from '../base/known-options.js';
 import { issuerPath } from '../discovery/documents.js';
 import { checkStoreOptions } from '../revocation/open.js';
-import { type JwtServiceOptions, type ResolvedServiceOptions, resolveServiceOptions } from '../jwt-service/options.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, serviceRules } from '../jwt-service/options.js';
 
 /**
  * The gRPC servers createJwtServer runs on: its own, HTTP/2 framed on node:net (default), or @grpc/grpc-js.
@@ -115,6 +117,20 @@ export interface TransportOptions {
   readonly peerSharePercent?: number;
   /** Extra grpc-js server options, transport 'grpc-js' only; they override jwt-grpc's own. Default: none. */
   readonly channelOptions?: ChannelOptions;
+  /**
+   * The protocols the gRPC port serves, each request by its content type
+   * (docs/protocols.md): `grpc`, `grpc-web` (`application/grpc-web*`), `connect`
+   * (`application/proto`, `application/json`, `application/connect+*`, GET for the methods
+   * without side effects). Transport 'grpc-js' serves grpc only.
+   * Default: grpc, grpc-web, connect (transport grpc-js: grpc).
+   */
+  readonly protocols?: readonly ProtocolName[];
+  /**
+   * Web origins (`https://app.example`) whose pages may call gRPC-Web and Connect from a
+   * browser: their preflights are answered and their answers carry CORS headers. Any other
+   * origin gets none, and its preflight 403. Transport 'http2' only. Default: none (CORS off).
+   */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /**
@@ -189,7 +205,7 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
   readonly revocations?: string;
   /**
    * Where every replica shares its revocations: a `redis://` or `rediss://` URL, or a
-   * `RevocationStore` of your own (src/revocation/types.ts); instead of `revocations`. Default: none.
+   * `RevocationStore` of your own (src/contracts/revocation-store.ts); instead of `revocations`. Default: none.
    */
   readonly revocationStore?: string | RevocationStore;
   /**
@@ -198,6 +214,14 @@ export interface JwtServerOptions extends Omit<JwtServiceOptions, 'keys'>, Trans
    * `revokers` in the policy) RevokeJwt answers PERMISSION_DENIED. Default: none.
    */
   readonly adminTokenFile?: string;
+  /**
+   * A trust file (JSON, schema `JWT_TRUST_SCHEMA`, read at listen): the issuers whose tokens
+   * ExchangeToken, and `POST /token` on the `httpPort`, take and exchange for this server's
+   * own (RFC 8693, docs/token-exchange.md). A file that breaks the schema fails `listen`,
+   * naming the file, the JSON path and the problem. Without it, ExchangeToken answers
+   * FAILED_PRECONDITION and the HTTP port serves no token endpoint. Default: none.
+   */
+  readonly trustFile?: string;
   /**
    * A prom-client `Registry` to count into instead of jwt-grpc's own, for a service that
    * serves its own `/metrics` (one server per registry: the metric names are fixed).
@@ -233,6 +257,24 @@ function keepsStatusIndexes(store: string | RevocationStore | undefined): boolea
   return typeof store === 'string' || typeof store?.reserveStatusIndexes === 'function';
 }
 
+/**
+ * grpc-js serves gRPC only: its HTTP/2 server is its own, and it hands jwt-grpc no request
+ * that is not a gRPC call. A protocol or CORS option that asks for more is refused, naming why.
+ */
+function checkProtocolsOnTransport(transport: ResolvedOptions<'transport'>, label: Label): void {
+  if (transport.transport !== 'grpc-js') return;
+  const extra = transport.protocols?.filter((protocol) => protocol !== 'grpc') ?? [];
+  if (extra.length > 0) {
+    throw invalidOption(
+      label('protocols'),
+      `${extra.join(' and ')} ${extra.length === 1 ? 'needs' : 'need'} transport 'http2': grpc-js cannot share its HTTP/2 server with other protocols; this server runs on 'grpc-js'`,
+    );
+  }
+  if ((transport.corsAllowedOrigins?.length ?? 0) > 0) {
+    throw invalidOption(label('corsAllowedOrigins'), "CORS serves the browser protocols (grpc-web, connect), which need transport 'http2'");
+  }
+}
+
 /** createJwtServer's options once validated, keys aside. @internal */
 export interface ResolvedServerOptions {
   readonly service: ResolvedServiceOptions;
@@ -241,18 +283,21 @@ export interface ResolvedServerOptions {
 }
 
 /**
- * Validates a server's options but the keys; errors name the option as `label` gives it.
- * createJwtServer calls it, and so do runCluster (in the primary, before any worker
- * starts) and the CLI (naming its flags). @internal
+ * A server's options but the keys, read in one pass through the option table (unknown names
+ * refused, each option checked, defaults filled in: {@link resolveGroups}), then the rules
+ * across options; errors name an option as `reading.label` gives it. createJwtServer calls
+ * it, and so do runCluster (in the primary, before any worker starts) and the CLI (naming
+ * its flags). @internal
  */
-export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, label: Label = libraryLabel): ResolvedServerOptions {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options', 'must be an object');
-  const transport = resolveOptions('transport', options, label);
+export function resolveServerOptions(options: Omit<JwtServerOptions, 'keys'>, reading: GroupsReading = {}): ResolvedServerOptions {
+  const label = reading.label ?? libraryLabel;
+  const groups = resolveGroups(['service', 'transport', 'server'], options, { also: ['keys'], ...reading });
+  const { transport, server } = groups;
   if (transport.channelOptions !== undefined && transport.transport !== 'grpc-js') {
     throw invalidOption(label('channelOptions'), `applies to transport 'grpc-js' only; this server runs on '${transport.transport}'`);
   }
-  const service = resolveServiceOptions(options, label);
-  const server = resolveOptions('server', options, label);
+  checkProtocolsOnTransport(transport, label);
+  const service = serviceRules(groups.service, options, label);
   // Discovery without the issuer the tokens carry would mislead every verifier: refuse to start.
   if (server.httpPort !== undefined) issuerPath(service.issuer, label('issuer'));
   // Verifiers fetch the list at its uri (section 8.1), which lives on the discovery port.

@@ -1,9 +1,15 @@
 /**
  * What a part has opened, released in the reverse order of opening: the shape of
- * ECMAScript's `AsyncDisposableStack` (`use`, `adopt`, `defer`, `disposeAsync`), which
- * Node has from 24 only, while this package runs on Node 22 too.
+ * ECMAScript's `AsyncDisposableStack` (`use`, `adopt`, `defer`, `disposeAsync`), kept as a
+ * class of its own on every Node for two reasons. Node 22, which this package supports
+ * (package.json `engines`), has no `AsyncDisposableStack` (Node 24 has). And a server's
+ * close is called by more than one path (a failed start, `close()`, a signal): each caller
+ * must wait for the same releases to finish, where a second `disposeAsync` of
+ * `AsyncDisposableStack` resolves at once, before the first one's releases are done
+ * (ECMAScript explicit resource management, AsyncDisposableStack.prototype.disposeAsync).
+ * A fallback beside the native stack would still need this waiting, and two paths to test.
  */
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 
 type Release = () => unknown;
 

@@ -7,7 +7,7 @@
  * there would only teach people to ignore it.
  */
 import { isIPv4 } from 'node:net';
-import type { Logger } from '../log.js';
+import type { Logger } from '../base/log.js';
 
 /**
  * Whether `host` binds loopback only (127.0.0.0/8, ::1, localhost).

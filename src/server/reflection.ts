@@ -6,8 +6,8 @@
  * grpc-go's server (https://github.com/grpc/grpc-go/tree/master/reflection).
  */
 import type { Buffer } from 'node:buffer';
-import { invalidOption } from '../errors.js';
-import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { invalidOption } from '../base/errors.js';
+import { GrpcStatusError, type ResponseStream, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import {
   type DescriptorFile,
   type DescriptorIndex,
@@ -15,8 +15,8 @@ import {
   fileWithImports,
   indexOrRefuse,
   readDescriptorSet,
-} from './descriptor-set.js';
-import type { ServedService } from '../transport/handler-api.js';
+} from '../documents/descriptor-set.js';
+import type { ServedService } from '../contracts/handler-api.js';
 import { lazyProtoService, loadProtoService } from '../protos/load.js';
 
 /**

@@ -7,22 +7,22 @@ import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { Server, ServerCredentials } from '@grpc/grpc-js';
-import { JwtGrpcError } from '../errors.js';
-import { grpcJs } from '../optional-deps.js';
-import type { Logger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { grpcJs } from '../base/optional-deps.js';
+import type { Logger } from '../base/log.js';
 import type { ResolvedOptions } from '../options/resolve.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
 import { createHttp2GrpcServer } from '../transport/http2/index.js';
-import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../transport/handler-api.js';
-import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFilesLimit } from '../connection-guard.js';
+import type { CallInterceptor, ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../contracts/handler-api.js';
+import { ConnectionGuard, type ConnectionCounters, defaultMaxConnections, openFilesLimit } from '../base/connection-guard.js';
 import { applyHttp2ServerOptions, grpcJsMemoryLimits, serverChannelOptions } from './channel-options.js';
 import { guardGrpcJsServer } from './grpc-js-connections.js';
 import { guardGrpcJsMemory } from './grpc-js-memory.js';
 import { guardGrpcJsDeadlines } from './grpc-js-deadlines.js';
-import { type DeadlineCounters, PeerDeadlineReport } from '../peer-deadlines.js';
-import type { HandedPort } from '../handed-port.js';
-import { OpenSet } from '../open-set.js';
-import { cannotListen } from '../address.js';
+import { type DeadlineCounters, PeerDeadlineReport } from '../base/peer-deadlines.js';
+import type { HandedPort } from '../base/handed-port.js';
+import { OpenSet } from '../base/open-set.js';
+import { cannotListen } from '../base/address.js';
 
 /** What createJwtServer needs of a transport. @internal */
 export interface TransportServer {
@@ -62,6 +62,8 @@ function http2Transport({ options, interceptors, logger, counters, deadlineCount
     handshakeTimeoutMs: options.handshakeTimeoutMs,
     maxConnections: options.maxConnections,
     peerSharePercent: options.peerSharePercent,
+    ...(options.protocols !== undefined && { protocols: options.protocols }),
+    ...(options.corsAllowedOrigins !== undefined && { corsAllowedOrigins: options.corsAllowedOrigins }),
     connectionCounters: counters,
     deadlineCounters,
     interceptors,

@@ -1,6 +1,6 @@
-import { JwtGrpcError, invalidOption } from '../errors.js';
-import { nearestName } from '../nearest-name.js';
-import { firstUnknownName } from '../unknown-name.js';
+import { JwtGrpcError, invalidOption } from '../base/errors.js';
+import { nearestName } from '../base/nearest-name.js';
+import { firstUnknownName } from '../base/unknown-name.js';
 import { type JwtPayload, type VerifyFailure, failure } from './result.js';
 
 /**
@@ -78,7 +78,7 @@ const EXPECTATION_NAMES: readonly string[] = Object.freeze(['audience', 'issuer'
 /**
  * A call's expectations name only `audience` and `issuer`: a misspelt `audiance` would
  * otherwise leave the verifier's own audience in force without a word. Read as the
- * factories' options are (src/unknown-name.ts): inherited, getter and non-enumerable names
+ * factories' options are (src/base/unknown-name.ts): inherited, getter and non-enumerable names
  * count, since `expect.audience` reads them all.
  */
 function refuseUnknownExpectation(expect: ClaimExpectations): void {

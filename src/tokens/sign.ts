@@ -1,9 +1,9 @@
 import { Buffer } from 'node:buffer';
 import { type Algorithm, ALGORITHMS, type CheckSignature, type SignInput, isAlgorithm } from '../algorithms/index.js';
-import { JwtGrpcError } from '../errors.js';
+import { JwtGrpcError } from '../base/errors.js';
 import type { KeyHandle } from '../keys/backend.js';
 import type { KeySet, SigningEntry } from '../keys/key-set.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { optionValue } from '../options/resolve.js';
 import { checkClaimTypes } from './claims.js';
 
@@ -130,6 +130,19 @@ export interface SignerOptions {
   readonly keyBackendTimeoutMs?: number;
 }
 
+/** Each signing algorithm's active key, its encoded header and its primitives, bound once. */
+function prepareSigners(keys: KeySet): Map<string, PreparedSigner> {
+  const prepared = new Map<string, PreparedSigner>();
+  for (const alg of keys.signingAlgorithms) {
+    const entry = keys.activeEntry(alg) as SigningEntry;
+    const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', kid: entry.kid })).toString('base64url');
+    const signInput = 'signingKey' in entry && entry.signingKey !== undefined ? entry.spec.prepareSign(entry.signingKey) : undefined;
+    const check = entry.spec.prepareVerify(entry.verificationKey);
+    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput, handle: entry.handle, check });
+  }
+  return prepared;
+}
+
 /**
  * Prepares signing once per algorithm (encoded header, key bound into a closure) so
  * that `sign` only serialises the claims and runs the primitive.
@@ -145,14 +158,7 @@ export function createSigner(keys: KeySet, options: SignerOptions = {}): Signer 
   refuseUnknownOptions(options, SIGNER_OPTION_NAMES, { owner: 'createSigner' });
   // Through the option table, as createVerifier's options: its bound and its default, written once.
   const timeoutMs = optionValue('keyBackendTimeoutMs', options.keyBackendTimeoutMs);
-  const prepared = new Map<string, PreparedSigner>();
-  for (const alg of keys.signingAlgorithms) {
-    const entry = keys.activeEntry(alg) as SigningEntry;
-    const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT', kid: entry.kid })).toString('base64url');
-    const signInput = 'signingKey' in entry && entry.signingKey !== undefined ? entry.spec.prepareSign(entry.signingKey) : undefined;
-    const check = entry.spec.prepareVerify(entry.verificationKey);
-    prepared.set(alg, { headerPrefix: header + '.', kid: entry.kid, alg, signInput, handle: entry.handle, check });
-  }
+  const prepared = prepareSigners(keys);
   const algorithms = keys.signingAlgorithms;
   const configured = algorithms.join(', ');
   const claimsScratch = Buffer.allocUnsafeSlow(CLAIMS_SCRATCH_BYTES);

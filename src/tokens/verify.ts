@@ -1,8 +1,8 @@
 import { Buffer } from 'node:buffer';
 import { type Algorithm, type CheckSignature, isAlgorithm } from '../algorithms/index.js';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { optionValue } from '../options/resolve.js';
-import { optionNames, refuseUnknownOptions } from '../known-options.js';
+import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { type KeySet, MAX_KID_LENGTH } from '../keys/key-set.js';
 import { VerificationCache } from './cache.js';
 import {

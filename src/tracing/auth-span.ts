@@ -6,8 +6,8 @@
  * none of this runs.
  */
 import type { Context, Span } from '@opentelemetry/api';
-import { type CallContext, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
-import { otelApi } from '../optional-deps.js';
+import { type CallContext, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
+import { otelApi } from '../base/optional-deps.js';
 import { SERVER_TRACER, recordingServerContext } from './server-context.js';
 
 /** A started jwt.verify span and the context to verify in. */

@@ -4,11 +4,11 @@
  * global OpenTelemetry API: when the calling process has registered an SDK, each call is a
  * CLIENT span, child of the active span, and its context goes out as metadata through the
  * registered propagator (`traceparent` with the W3C one). Without an SDK registered there
- * is no span, and the API is not loaded (otelRegistered in src/optional-deps.ts).
+ * is no span, and the API is not loaded (otelRegistered in src/base/optional-deps.ts).
  */
 import type { Metadata } from '@grpc/grpc-js';
 import type { Attributes, Span, SpanKind } from '@opentelemetry/api';
-import { otelApi, otelRegistered } from '../optional-deps.js';
+import { otelApi, otelRegistered } from '../base/optional-deps.js';
 import { TRACER_NAME, splitPath } from './names.js';
 
 const metadataSetter = { set: (carrier: Metadata, key: string, value: string) => carrier.set(key, value) };

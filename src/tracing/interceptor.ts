@@ -29,7 +29,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { type CallInterceptor, GrpcStatus, type StatusCode } from '../transport/handler-api.js';
+import { type CallInterceptor, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
 import { splitPath } from './names.js';
 import { parentContext } from './propagation.js';
 import { SERVER_SPAN_CONTEXT, SERVER_TRACER } from './server-context.js';

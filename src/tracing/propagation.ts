@@ -9,7 +9,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { type Context, ROOT_CONTEXT, type SpanContext, TraceFlags, createTraceState, isSpanContextValid, trace } from '@opentelemetry/api';
-import type { CallMetadata } from '../transport/handler-api.js';
+import type { CallMetadata } from '../contracts/handler-api.js';
 
 /** `version-traceid-spanid-flags`, version 00 (later versions may append fields after a dash). */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;

@@ -11,7 +11,7 @@
  */
 import { type ObservableResult, ROOT_CONTEXT, context, createContextKey, metrics } from '@opentelemetry/api';
 import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
-import { invalidOption } from '../errors.js';
+import { invalidOption } from '../base/errors.js';
 import { TRACER_NAME } from './names.js';
 import { AdmittingProcessor, LeavingExporter, SpanQueue } from './queue.js';
 import {
@@ -22,7 +22,7 @@ import {
   otlpHttpTraceExporter,
   otlpProtoTraceExporter,
   installHint,
-} from '../optional-deps.js';
+} from '../base/optional-deps.js';
 
 /** The service name when OTEL_SERVICE_NAME does not give one. */
 export const DEFAULT_SERVICE_NAME = 'jwt-grpc';

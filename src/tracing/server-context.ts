@@ -2,12 +2,12 @@
  * What a traced server leaves on each call for the spans other layers start (jwt.sign,
  * jwt.verify), apart from the tracing interceptor so that reading it loads no
  * OpenTelemetry: a service behind jwtAuthInterceptor that does not trace never loads the
- * API (otelApi in src/optional-deps.ts).
+ * API (otelApi in src/base/optional-deps.ts).
  */
 import type { Context, Tracer } from '@opentelemetry/api';
 import { CALL_TRACE_CONTEXT } from '../transport/call-core.js';
-import { type CallContext, CallKey } from '../transport/handler-api.js';
-import { otelApi } from '../optional-deps.js';
+import { type CallContext, CallKey } from '../contracts/handler-api.js';
+import { otelApi } from '../base/optional-deps.js';
 
 /**
  * The context of a call's server span, for the spans its handler starts (jwt.sign,

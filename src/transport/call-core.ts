@@ -18,8 +18,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Context } from '@opentelemetry/api';
-import type { Logger } from '../log.js';
-import { otelApi } from '../optional-deps.js';
+import type { Logger } from '../base/log.js';
+import { otelApi } from '../base/optional-deps.js';
 import {
   type CallContext,
   type CallerIdentity,
@@ -31,7 +31,8 @@ import {
   type CallInterceptor,
   GrpcStatus,
   type StatusCode,
-} from './handler-api.js';
+  isThenable,
+} from '../contracts/handler-api.js';
 
 /** What every call of a server shares with the core: its interceptors and where failures are logged. */
 export interface CallSettings {
@@ -45,11 +46,6 @@ export interface CallSettings {
  * they run in the context they were called in. @internal
  */
 export const CALL_TRACE_CONTEXT = new CallKey<Context>('OpenTelemetry context of the call');
-
-/** True for a promise or any other thenable a handler or interceptor may return. */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
 
 /** A status code a handler may end a call with; anything else is reported as UNKNOWN. */
 function validStatus(code: unknown): code is StatusCode {

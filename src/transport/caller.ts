@@ -10,7 +10,7 @@
 import type { Buffer } from 'node:buffer';
 import { X509Certificate, createHash } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import type { CallerIdentity } from './handler-api.js';
+import type { CallerIdentity } from '../contracts/handler-api.js';
 
 /** One SAN entry of Node's `subjectaltname` string: `TYPE:value`, or `TYPE:"json"` for a value Node escaped. */
 const SAN_ENTRY = /([A-Za-z ]+):(?:"((?:[^"\\]|\\.)*)"|([^,]*))(?:, |$)/y;

@@ -1,5 +1,5 @@
 /**
- * Serves a service of the handler API (./handler-api.ts) on a @grpc/grpc-js `Server`, so
+ * Serves a service of the handler API (../contracts/handler-api.ts) on a @grpc/grpc-js `Server`, so
  * one implementation runs on either transport. What a call means (interceptors, statuses,
  * call values, trailers) is ./call-core.ts, as on jwt-grpc's own HTTP/2; this adapter
  * only maps it onto grpc-js's calls, metadata and callbacks.
@@ -14,16 +14,16 @@ import type {
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { Metadata as GrpcMetadata, sendUnaryData } from '@grpc/grpc-js';
-import { JwtGrpcError } from '../errors.js';
-import { grpcJs } from '../optional-deps.js';
-import { type Logger, createStderrLogger } from '../log.js';
+import { JwtGrpcError } from '../base/errors.js';
+import { grpcJs } from '../base/optional-deps.js';
+import { type Logger, createStderrLogger } from '../base/log.js';
 import { optionValue } from '../options/resolve.js';
 import { CallCore, type CallSettings, deserializeError } from './call-core.js';
 import { callerOfCertificate } from './caller.js';
-import type { BidiStreamHandler, CallerIdentity, ClientStreamHandler, Handler, MethodDescriptor } from './handler-api.js';
-import type { ResponseCompression, CallInterceptor, ServerStreamHandler, ServiceDescriptor } from './handler-api.js';
-import type { ServiceImplementation, StatusCode, UnaryHandler } from './handler-api.js';
-import { CallMetadata, GrpcStatus, GrpcStatusError, isReservedMetadataKey } from './handler-api.js';
+import type { BidiStreamHandler, CallerIdentity, ClientStreamHandler, Handler, MethodDescriptor } from '../contracts/handler-api.js';
+import type { ResponseCompression, CallInterceptor, ServerStreamHandler, ServiceDescriptor } from '../contracts/handler-api.js';
+import type { ServiceImplementation, StatusCode, UnaryHandler } from '../contracts/handler-api.js';
+import { CallMetadata, GrpcStatus, GrpcStatusError, isReservedMetadataKey } from '../contracts/handler-api.js';
 
 /** Options of {@link addServiceToGrpcJs}. */
 export interface GrpcJsServiceOptions {

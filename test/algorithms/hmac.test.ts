@@ -19,6 +19,26 @@ describe('hmac', () => {
     expect(check(Buffer.from('a.b'), `${signature}=`)).toBe(false);
   });
 
+  it('refuses every other spelling of the right MAC: pad bits set, a character the decoder skips, a MAC too short or too long', () => {
+    const secret = createSecretKey(randomBytes(32));
+    const mac = createHmac('sha256', secret).update('a.b').digest();
+    const signature = mac.toString('base64url');
+    const check = HS256.prepareVerify(secret);
+    // 32 bytes are 43 characters, the last carrying 2 pad bits (zero when canonical): with
+    // one of them set, it decodes to the same bytes.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const padded = `${signature.slice(0, -1)}${alphabet[alphabet.indexOf(signature.at(-1) as string) | 1]}`;
+    expect(Buffer.from(padded, 'base64url').equals(mac)).toBe(true);
+    expect(check(Buffer.from('a.b'), padded)).toBe(false);
+    const skipped = `${signature.slice(0, 10)}!${signature.slice(10)}`;
+    expect(Buffer.from(skipped, 'base64url').equals(mac)).toBe(true);
+    expect(check(Buffer.from('a.b'), skipped)).toBe(false);
+    expect(check(Buffer.from('a.b'), Buffer.concat([mac, Buffer.from([0])]).toString('base64url'))).toBe(false);
+    expect(check(Buffer.from('a.b'), mac.subarray(0, 31).toString('base64url'))).toBe(false);
+    expect(check(Buffer.from('a.b'), '')).toBe(false);
+    expect(check(Buffer.from('a.b'), signature)).toBe(true);
+  });
+
   it('refuses a short secret and a key that is not a secret, by what it needs', () => {
     expect(HS256.checkKey(createSecretKey(randomBytes(31)))).toBe('needs an HMAC secret of at least 32 bytes, got 31');
     expect(HS256.checkKey(createSecretKey(randomBytes(32)))).toBeUndefined();

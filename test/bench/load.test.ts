@@ -5,7 +5,7 @@
  */
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 import { encodeGenerateJwtRequest, encodeVarint, grpcFrame } from '../../bench/kit/grpc-body.js';
 import { h2loadArgs, parseH2loadOutput } from '../../bench/load/h2load.js';
 import { figures, pairedRatio, saturatedSide } from '../../bench/load/h2load-section.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { MacroResults, RatioResult, ServerStatus } from '../../bench/macro/results.js';
 import { buildScenarios } from '../../bench/macro/scenarios.js';
 import type { BenchResults } from '../../bench/report/results-file.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { cell } from './round-fixture.js';
 
 /**

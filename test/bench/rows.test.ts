@@ -30,7 +30,7 @@ import {
 } from '../../bench/macro/revoke-throughput.js';
 import { REVOCATION_PRELOAD, writeRevocationsFile } from '../../bench/revocation/entries.js';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
-import type { Revocation } from '../../src/revocation/types.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { backgroundLoadArgs, discoveryPort } from '../../bench/macro/background-load.js';
@@ -53,7 +53,7 @@ import { buildScenarios } from '../../bench/macro/scenarios.js';
 import { SERVERS, SERVER_NAMES, type ServerSpec, baselineServer } from '../../bench/macro/servers.js';
 import { parseCommandLine } from '../../bench/options/parse.js';
 import type { BenchOptions } from '../../bench/options/types.js';
-import { checkPolicy, createJwtServer } from '../../src/lib.js';
+import { checkPolicy, createJwtServer } from '../../src/lib/index.js';
 import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 

@@ -20,7 +20,7 @@ import { type ServerProcess, runToExit, startServer } from '../../bench/kit/laun
 import { findH2load } from '../../bench/kit/h2load.js';
 import { REST_SERVERS, runRestSection } from '../../bench/load/rest-section.js';
 import { RUST_PEER_BINARY, RUST_PEER_DIR } from '../../bench/macro/servers.js';
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 import { clientConstructor, unary } from '../../bench/kit/grpc-clients.js';
 
 const cargo = findOnPath('cargo');

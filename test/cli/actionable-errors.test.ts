@@ -9,7 +9,7 @@ import { runCli } from '../../bench/kit/cli.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { parseCommand } from '../../src/cli/args.js';
 import { runRevokeCommand, runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
-import { GrpcStatus, type GrpcStatusError, JwtGrpcError, exportKeys, generateKeys } from '../../src/lib.js';
+import { GrpcStatus, type GrpcStatusError, JwtGrpcError, exportKeys, generateKeys } from '../../src/lib/index.js';
 import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 import { freePort } from '../../bench/kit/ports.js';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { exportKeys, generateKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys } from '../../src/lib/index.js';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
@@ -17,7 +17,7 @@ import { PARENT_CHECK_MS } from '../../src/cli/parent-watch.js';
 import { isAlive } from '../../bench/kit/proc.js';
 import { killGroup } from '../../bench/kit/exec.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { callError, ClientPool, decodeJwt } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 

@@ -4,8 +4,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runRevokeCommand, runTokenCommand, runVerifyCommand } from '../../src/cli/client-commands.js';
 import { parseClientArgs } from '../../src/cli/client-args.js';
-import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { GrpcStatusError, type JwtServer, GrpcStatus, createJwtServer, generateKeys, silentLogger } from '../../src/lib/index.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsListen } from '../../bench/kit/certs.js';
 
 let certs: TestCerts;
 let server: JwtServer | undefined;
@@ -23,8 +23,7 @@ afterAll(() => certs?.remove());
 /** An issuer that requires client certificates signed by the test CA. */
 async function startMutualTlsIssuer(): Promise<string> {
   server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), issuer: 'https://issuer.test', logger: silentLogger });
-  const tls = { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requireClientCertificate: true };
-  return `127.0.0.1:${await server.listen('127.0.0.1:0', tls)}`;
+  return `127.0.0.1:${await server.listen('127.0.0.1:0', mutualTlsListen(certs))}`;
 }
 
 function output(): { stdout: { write(text: string): boolean }; text(): string } {
@@ -101,8 +100,7 @@ describe('runRevokeCommand and the revoke flags', () => {
     const secretFile = join(certs.dir, 'admin-token');
     writeFileSync(secretFile, 'client-commands-admin-secret\n');
     server = createJwtServer({ keys: await generateKeys({ algorithms: ['ES256'] }), adminTokenFile: secretFile, logger: silentLogger });
-    const tls = { cert: certs.serverCert, key: certs.serverKey, ca: certs.caCert, requireClientCertificate: true };
-    const target = `127.0.0.1:${await server.listen('127.0.0.1:0', tls)}`;
+    const target = `127.0.0.1:${await server.listen('127.0.0.1:0', mutualTlsListen(certs))}`;
     const client = {
       target,
       tlsCa: certs.files.caCert,

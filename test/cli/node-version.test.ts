@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY } from '../../bench/kit/cli.js';
 import { runToExit } from '../../bench/kit/launcher.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const ENGINES = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
 const MIN_MAJOR = Number(/^>=(\d+)$/.exec(ENGINES)?.[1]);

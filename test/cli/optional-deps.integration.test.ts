@@ -1,7 +1,7 @@
 /**
  * `jwt-grpc serve` loads a dependency only when an option asks for what it does: the own
  * transport with text logs runs without @grpc/grpc-js, prom-client and pino, which
- * together cost ~31 MB of resident memory (src/optional-deps.ts).
+ * together cost ~31 MB of resident memory (src/base/optional-deps.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

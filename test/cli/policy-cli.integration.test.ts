@@ -1,5 +1,5 @@
 /**
- * `jwt-grpc serve --policy FILE`: a broken file, or a policy without mutual TLS, stops the
+ * `jwt-grpc serve --policy FILE`: a broken file (a broken --trust-file too), or a policy without mutual TLS, stops the
  * start with exit 2 and one line (file, JSON path, problem; the flag to add); without one the server warns of open mode; with one it
  * answers a caller over mutual TLS by its entry, in a single process and in every worker
  * of a cluster on both transports.
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsArgs } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
 
 describe.skipIf(!hasOpenssl())('serve --policy', () => {
@@ -45,10 +45,20 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
     ['a file that is not JSON', '{"callers":', '$: not valid JSON'],
   ])('exits 2 on %s, with one line naming the file, the JSON path and the problem', async (_, content, problem) => {
     const policy = file('bad-policy.json', content);
-    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const tls = mutualTlsArgs(certs);
     const result = await runCli(serveArgs('--policy', policy, ...tls));
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.split('\n')[0]).toContain(`jwt-grpc: policy file ${policy}: ${problem}`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits 2 on a trust file that breaks its schema, with one line naming the file, the JSON path and the problem', async () => {
+    const trust = file('bad-trust.json', '{"self":{"audience":["orders"]}}');
+    const result = await runCli(serveArgs('--trust-file', trust));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe(
+      `jwt-grpc: trust file ${trust}: $.self.audience: is not a field (expected one of audiences, subject, claims, maxTtlSeconds); did you mean $.self.audiences?`,
+    );
     expect(result.stdout).toBe('');
   });
 
@@ -69,7 +79,7 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
       'policy.json',
       JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'] } } }),
     );
-    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const tls = mutualTlsArgs(certs);
     const cli = await startCli(serveArgs('--policy', policy, ...tls));
     expect(cli.stderr).not.toMatch(/OPEN MODE/);
     expect(cli.stdout).toContain(`policy: 1 callers from ${policy}`);
@@ -84,7 +94,7 @@ describe.skipIf(!hasOpenssl())('serve --policy', () => {
       'cluster-policy.json',
       JSON.stringify({ callers: { 'spiffe://example.org/ns/shop/sa/orders': { subjects: ['svc-orders'], bind: true } } }),
     );
-    const tls = ['--tls-cert', certs.files.serverCert, '--tls-key', certs.files.serverKey, '--tls-client-ca', certs.files.caCert];
+    const tls = mutualTlsArgs(certs);
     const cli = await startCli(serveArgs('--policy', policy, '--transport', transport, ...tls), { env: { NODEMAXPROCS: '2' } });
     expect(cli.workerPids).toHaveLength(2);
     // Channels of their own (a distinct user agent each), so the calls spread over the workers.

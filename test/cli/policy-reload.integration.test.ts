@@ -13,7 +13,7 @@ import { type CliServer, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsArgs } from '../../bench/kit/certs.js';
 import { ClientPool, callError } from '../../bench/kit/grpc-clients.js';
 import { bannerMetricsPort, scrape, valueOf } from '../ops/helpers.js';
 import { jsonLines } from '../ops/reload-helpers.js';
@@ -36,16 +36,7 @@ describe.skipIf(!hasOpenssl() || process.platform !== 'linux')('policy reload', 
   beforeAll(() => {
     certs = makeTestCerts();
     orders = makeClientCert(certs, 'orders', `URI:${ORDERS}`);
-    tls = [
-      '--tls-cert',
-      certs.files.serverCert,
-      '--tls-key',
-      certs.files.serverKey,
-      '--tls-client-ca',
-      certs.files.caCert,
-      '--log-format',
-      'json',
-    ];
+    tls = [...mutualTlsArgs(certs), '--log-format', 'json'];
   });
 
   afterAll(async () => {

@@ -1,16 +1,16 @@
 /**
- * Every file that holds a secret gets the same check (src/secret-file.ts): the key file, the
+ * Every file that holds a secret gets the same check (src/base/secret-file.ts): the key file, the
  * admin token file (server and client side), the TLS private key (serve, and the client
  * commands' --tls-key). A file open to group or others, or owned by another user, is warned
  * about once, naming the file; a 0600 file of our own is not. And an admin secret accepted on
- * a plaintext port that is not loopback gets one start-up warning.
+ * a plaintext port that is not loopback gets one start-up warning. The check itself, mode by
+ * owner: test/secret-file.test.ts.
  */
 import { chmodSync, chownSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJwtServer } from '../../src/lib.js';
-import { secretFileProblem } from '../../src/secret-file.js';
+import { createJwtServer } from '../../src/lib/index.js';
 import { readAdminSecretText } from '../../src/cli/admin-token.js';
 import { clientTransport } from '../../src/cli/tls-files.js';
 import { launchCli, serveArgs, startCli } from '../../bench/kit/cli.js';
@@ -38,28 +38,6 @@ function secretFile(name: string, mode: number, text = `${SECRET}\n`): string {
 
 const warnings = (logger: ReturnType<typeof recordingLogger>): string[] =>
   logger.lines.filter((line) => line.level === 'warn').map((line) => line.message);
-
-describe('secretFileProblem', () => {
-  const me = 1000;
-  it.each([
-    ['600', me, undefined],
-    ['400', 0, undefined],
-    ['644', me, 'is readable by group or others (mode 644): chmod 600 it'],
-    ['620', me, 'is writable by group or others (mode 620): chmod 600 it'],
-    ['600', 1001, "is owned by uid 1001, not by this process's user (uid 1000) or root: chown it"],
-    [
-      '640',
-      1001,
-      "is readable by group or others (mode 640): chmod 600 it; it is owned by uid 1001, not by this process's user (uid 1000) or root: chown it",
-    ],
-  ])('mode 0o%s owned by uid %i: %s', (mode, uid, problem) => {
-    expect(secretFileProblem({ mode: 0o100000 | Number.parseInt(mode, 8), uid }, me)).toBe(problem);
-  });
-
-  it('checks no owner where the platform has no uids', () => {
-    expect(secretFileProblem({ mode: 0o100600, uid: 4242 }, undefined)).toBeUndefined();
-  });
-});
 
 describe('the admin token file', () => {
   it('createJwtServer warns once about one open to others, naming it, never its content; a 0600 one is quiet', async () => {

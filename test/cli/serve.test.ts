@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { type ServeArgs, parseCommand } from '../../src/cli/args.js';
 import { serve } from '../../src/cli/serve.js';
 import type { ClusterHandle } from '../../src/cluster/handle.js';
-import { exportKeys, generateKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys } from '../../src/lib/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-serve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -56,10 +56,12 @@ describe('serve', () => {
     const banner = stdout.join('');
     expect(banner).toContain(`jwt-grpc listening on 127.0.0.1:${handle.port}\n`);
     expect(banner).toContain('  transport: plaintext (no TLS), http2 server\n');
+    expect(banner).toContain('  protocols: grpc, grpc-web, connect; CORS off (no --cors-origins)\n');
     expect(banner).toContain(`  workers: 1 (single process) pids ${process.pid}\n`);
     expect(banner).toContain('  keys: ephemeral\n');
     expect(banner).toContain('  policy: none (open: any caller may get any token)\n');
     expect(banner).toContain('  revocations: in memory only; RevokeJwt off (no --admin-token-file, no revokers); jti on\n');
+    expect(banner).toContain('  token exchange: off (--trust-file turns it on)\n');
     expect(banner).toContain('  tracing: off (--otel turns it on)\n');
     expect(banner).not.toContain('  primary:');
     const logged = stderr.join('');

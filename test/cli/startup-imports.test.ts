@@ -14,7 +14,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { repoPath } from '../../bench/kit/paths.js';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import { healthClient } from '../reflection/clients.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'record-modules.mjs');
@@ -82,7 +82,7 @@ describe('what a start loads', () => {
       }
       // The own transport loads grpc-js neither; the grpc-js transport is grpc-js.
       expect(heavyIn(loaded(record))).toEqual(transport === 'http2' ? [] : ['@grpc/grpc-js']);
-      // Nor Node's bundled undici, which an ES import of node:http loads (src/optional-deps.ts, nodeHttp).
+      // Nor Node's bundled undici, which an ES import of node:http loads (src/base/optional-deps.ts, nodeHttp).
       expect((await server.stop()).code).toBe(0);
       expect(loaded(record).filter((line) => line.startsWith('internal:') && line.includes('undici'))).toEqual([]);
       expect(loaded(record).some((line) => line.startsWith('internal:'))).toBe(true); // the list was written

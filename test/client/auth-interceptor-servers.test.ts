@@ -20,7 +20,7 @@ import {
   jwtAuthInterceptor,
   silentLogger,
   verifiedClaims,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 
 let keys: KeySet;
 const servers: JwtServer[] = [];

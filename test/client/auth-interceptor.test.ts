@@ -23,7 +23,7 @@ import {
   optionalVerifiedClaims,
   silentLogger,
   verifiedClaims,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { createHealthService } from '../../src/server/health.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
 import { HEALTH_PROTO } from '../../bench/kit/grpc-extras.js';

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { type TokenVerifier, createAuthenticator, failedStep } from '../../src/protected-service/authenticate.js';
-import { ANY_AUDIENCE } from '../../src/lib.js';
-import { GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { ANY_AUDIENCE } from '../../src/lib/index.js';
+import { GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 
 const PAYLOAD = { sub: 'ada', iat: 1, exp: 2 };
 const valid = (): TokenVerifier => ({ audience: ANY_AUDIENCE, verify: vi.fn(() => ({ valid: true, payload: PAYLOAD }) as never) });

@@ -21,7 +21,7 @@ import {
   generateKeys,
   jwtAuthInterceptor,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { closeAllServers, trackServer } from '../../bench/kit/jwt-servers.js';
 
 const GET_JWKS = '/jwt.services.JwtService/GetJwks';

@@ -21,7 +21,7 @@ import {
   generateKeys,
   jwtAuthInterceptor,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { closeAllServers, trackServer } from '../../bench/kit/jwt-servers.js';

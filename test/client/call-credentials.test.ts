@@ -13,7 +13,7 @@ import {
   jwtCallCredentials,
   silentLogger,
   type TokenVerifier,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import {
   AS_LOCALHOST,

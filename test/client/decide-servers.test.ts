@@ -23,7 +23,7 @@ import {
   generateKeys,
   jwtAuthInterceptor,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { closeAllServers, trackServer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;

@@ -7,7 +7,8 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuthenticator, type JwtAuthInterceptorOptions, type TokenVerifier } from '../../src/protected-service/authenticate.js';
 import { createAuthorizer } from '../../src/protected-service/authorize.js';
 import { type CallFacts, type CallPolicy, type Verdict, decide } from '../../src/protected-service/decide.js';
-import { ANY_AUDIENCE, GrpcStatus, GrpcStatusError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { isThenable } from '../../src/contracts/handler-api.js';
+import { ANY_AUDIENCE, GrpcStatus, GrpcStatusError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 
 let keys: KeySet;
 beforeAll(async () => {
@@ -26,8 +27,6 @@ const local = (): TokenVerifier => createVerifier(keys, { audience: ANY_AUDIENCE
 function facts(tokens: readonly unknown[], more: Partial<CallFacts> = {}): CallFacts {
   return { tokens, thumbprint: () => undefined, call: { method: '/demo.Greeter/Hello', metadata: {} }, ...more };
 }
-
-const isThenable = (value: unknown): boolean => typeof (value as { then?: unknown })?.then === 'function';
 
 describe('decide', () => {
   it('admits a valid token synchronously with a synchronous verifier: no promise per call', () => {

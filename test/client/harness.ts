@@ -29,7 +29,7 @@ import {
   createJwtClient,
   generateKeys,
   optionalVerifiedClaims,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { closeAllServers, startIssuer as startTrackedIssuer } from '../../bench/kit/jwt-servers.js';

@@ -17,7 +17,7 @@ import {
   jwtAuthInterceptor,
   jwtCallCredentials,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { jwtServiceDefinition } from '../../src/jwt-service/definition.js';
 import {
   certs,

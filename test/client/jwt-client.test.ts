@@ -18,7 +18,7 @@ import {
   GrpcStatus,
   createJwtClient,
   generateKeys,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;

@@ -10,7 +10,7 @@ import { Metadata, type ServiceClientConstructor, type ServiceError, credentials
 import { loadSync } from '@grpc/proto-loader';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, killAll, startServer } from '../../bench/kit/launcher.js';
-import { type JwtServer, createJwtClient, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+import { type JwtServer, createJwtClient, createJwtServer, generateKeys, silentLogger } from '../../src/lib/index.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PEER = join(ROOT, 'dist/bench/peers/protected/server.js');

@@ -14,7 +14,7 @@ import {
   jwtAuthInterceptor,
   jwtCallCredentials,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PUBLIC, cleanup, clientTls, counted, failure, greeterClient, issuerClient, startGreeter, startIssuer } from './harness.js';
 

@@ -26,7 +26,7 @@ let certs: TestCerts;
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist/src/lib.js'))) throw new Error('the example imports the built package: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist/src/lib/index.js'))) throw new Error('the example imports the built package: run `npm run build` first');
   if (!hasOpenssl()) throw new Error('this test needs the openssl command on PATH');
   certs = makeTestCerts();
   // Inside the package, so that `import ... from 'jwt-grpc'` resolves to it (a package may import itself by name).

@@ -219,7 +219,7 @@ async function refreshInChild(legitUrl: string, url: string): Promise<{ legit: R
     console.log(JSON.stringify({ legit, attacked: await refresh(process.env.URL) }));
   `;
   const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
-    env: { ...process.env, LIB: repoPath('dist', 'src', 'lib.js'), LEGIT_URL: legitUrl, URL: url },
+    env: { ...process.env, LIB: repoPath('dist', 'src', 'lib', 'index.js'), LEGIT_URL: legitUrl, URL: url },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let stdout = '';

@@ -10,7 +10,7 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type Logger, createRemoteVerifier, createSigner, exportKeys, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, type Logger, createRemoteVerifier, createSigner, exportKeys, generateKeys } from '../../src/lib/index.js';
 import { forgedRs256Token, rsaJwkWithExponent } from '../keys/degenerate-helpers.js';
 
 const servers: Server[] = [];

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseJwks } from '../../src/protected-service/remote-jwks.js';
-import { type Jwk, exportKeys, generateKeys } from '../../src/lib.js';
+import { type Jwk, exportKeys, generateKeys } from '../../src/lib/index.js';
 
 let es: Jwk;
 let rs: Jwk;

@@ -23,7 +23,7 @@ import {
   exportKeys,
   generateKeys,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { closeAllServers, startIssuer } from '../../bench/kit/jwt-servers.js';
 
 let keys: KeySet;

@@ -18,7 +18,7 @@ import {
   generateKeys,
   jwksHandler,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { StatusList } from '../../src/revocation/status-list/list.js';
 import { signStatusListToken } from '../../src/revocation/status-list/token.js';
 

@@ -6,7 +6,7 @@
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { statusName, toGrpcMetadata, toGrpcStatusError } from '../../src/client/status.js';
-import { CallMetadata, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { CallMetadata, GrpcStatusError } from '../../src/contracts/handler-api.js';
 
 function serviceError(code: number, details: string, metadata: Metadata | undefined): ServiceError {
   return Object.assign(new Error(`${code} ${details}`), { code, details, metadata }) as ServiceError;

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type TokenIssuer, createTokenSource } from '../../src/client/token-source.js';
-import { GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 
 const quiet = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
 

@@ -10,9 +10,9 @@ import { EventEmitter } from 'node:events';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortDispatcher } from '../../src/cluster/dispatcher.js';
-import { silentLogger } from '../../src/log.js';
-import { cannotListen } from '../../src/address.js';
-import { cannotServe } from '../../src/http-listen.js';
+import { silentLogger } from '../../src/base/log.js';
+import { cannotListen } from '../../src/base/address.js';
+import { cannotServe } from '../../src/base/http-listen.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 
 /** One connection as a stand-in worker got it: the message, the primary's socket, and the send's callback. */

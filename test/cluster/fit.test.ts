@@ -7,7 +7,7 @@ import { totalmem } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../bench/kit/cli.js';
 import { WORKER_PEAK_RSS_BYTES, WORKER_START_RSS_BYTES, checkWorkersFit } from '../../src/cluster/fit.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 
 const GIB = 1024 ** 3;
 /** The machine of the issue: 2 cores, 24 GiB, 20 free. */

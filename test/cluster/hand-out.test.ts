@@ -4,19 +4,13 @@
  * silent not holding the reload up, and an error a worker reports logged with its pid.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { HandOut, sendTo } from '../../src/cluster/hand-out.js';
 import type { PrimaryMessage } from '../../src/cluster/messages.js';
 import { FakeWorker } from './fake-worker.js';
 
-function logger(): { lines: string[]; info(m: string): void; warn(m: string): void; error(m: string): void } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (m) => void lines.push(`info ${m}`),
-    warn: (m) => void lines.push(`warn ${m}`),
-    error: (m) => void lines.push(`error ${m}`),
-  };
-}
+/** What the logger said, one `level message` line each. */
+const said = (log: ReturnType<typeof recordingLogger>): string[] => log.lines.map(({ level, message }) => `${level} ${message}`);
 
 const message = (generation: number): PrimaryMessage => ({ type: 'jwt-grpc:keys', generation, jwks: { keys: [] } });
 
@@ -43,7 +37,7 @@ describe('sendTo', () => {
 
 describe('HandOut', () => {
   it('sends to each connected worker and resolves once each acknowledged this generation', async () => {
-    const log = logger();
+    const log = recordingLogger();
     const handOut = new HandOut('keys', log);
     const [a, b, gone] = [new FakeWorker(), new FakeWorker(), new FakeWorker()];
     gone.connected = false;
@@ -55,18 +49,18 @@ describe('HandOut', () => {
     expect(await settled(sent)).toBe(false);
     handOut.acknowledged(b.asWorker, 2, undefined);
     await sent;
-    expect(log.lines).toEqual(['info reloaded keys handed to 2 workers']);
+    expect(said(log)).toEqual(['info reloaded keys handed to 2 workers']);
   });
 
   it('logs the error a worker reports, with its pid, and does not wait on a worker that exited', async () => {
-    const log = logger();
+    const log = recordingLogger();
     const handOut = new HandOut('policy', log);
     const [a, b] = [new FakeWorker(), new FakeWorker()];
     const sent = handOut.send([a.asWorker, b.asWorker], 1, message(1));
     handOut.acknowledged(a.asWorker, 1, 'rule 2 names no method');
     handOut.exited(b.asWorker);
     await sent;
-    expect(log.lines).toEqual([
+    expect(said(log)).toEqual([
       `error worker ${a.process.pid} did not put the reloaded policy in use: rule 2 names no method`,
       'info reloaded policy handed to 2 workers',
     ]);
@@ -74,7 +68,7 @@ describe('HandOut', () => {
 
   it('stops waiting on a silent worker after 10 s and says so', async () => {
     vi.useFakeTimers();
-    const log = logger();
+    const log = recordingLogger();
     const handOut = new HandOut('keys', log);
     const silent = new FakeWorker();
     const sent = handOut.send([silent.asWorker], 1, message(1));
@@ -82,7 +76,7 @@ describe('HandOut', () => {
     expect(await settled(sent)).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     await sent;
-    expect(log.lines).toEqual([
+    expect(said(log)).toEqual([
       `error worker ${silent.process.pid} did not put the reloaded keys in use: no answer`,
       'info reloaded keys handed to 1 workers',
     ]);

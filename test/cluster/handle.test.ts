@@ -5,23 +5,17 @@
  * test runner's own.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { exitLatch, noKeyLoader, noPolicyLoader, onReloadSignal, onStopSignals } from '../../src/cluster/handle.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+
+/** What the logger said, one `level message` line each. */
+const said = (log: ReturnType<typeof recordingLogger>): string[] => log.lines.map(({ level, message }) => `${level} ${message}`);
 
 const removers: (() => void)[] = [];
 afterEach(() => {
   for (const remove of removers.splice(0)) remove();
 });
-
-function logger(): { lines: string[]; info(m: string): void; warn(m: string): void; error(m: string): void } {
-  const lines: string[] = [];
-  return {
-    lines,
-    info: (m) => void lines.push(`info ${m}`),
-    warn: (m) => void lines.push(`warn ${m}`),
-    error: (m) => void lines.push(`error ${m}`),
-  };
-}
 
 type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
 const SIGNALS: readonly Signal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
@@ -60,7 +54,7 @@ describe('onStopSignals', () => {
 
 describe('onReloadSignal', () => {
   it('reloads the keys and the policy on SIGHUP, saying what', () => {
-    const log = logger();
+    const log = recordingLogger();
     const reloaded: string[] = [];
     removers.push(
       onReloadSignal(
@@ -73,26 +67,26 @@ describe('onReloadSignal', () => {
     );
     emit('SIGHUP');
     expect(reloaded).toEqual(['keys', 'policy']);
-    expect(log.lines).toEqual(['info SIGHUP: reloading the keys and the policy']);
+    expect(said(log)).toEqual(['info SIGHUP: reloading the keys and the policy']);
   });
 
   it('reloads only what has a loader, and swallows a failed reload (which logs itself)', async () => {
-    const log = logger();
+    const log = recordingLogger();
     removers.push(onReloadSignal({ keys: undefined, policy: () => Promise.reject(new Error('bad policy')) }, log));
     emit('SIGHUP');
     await new Promise((resolve) => setImmediate(resolve));
-    expect(log.lines).toEqual(['info SIGHUP: reloading the policy']);
+    expect(said(log)).toEqual(['info SIGHUP: reloading the policy']);
   });
 
   it('warns that there is nothing to reload without loaders', () => {
-    const log = logger();
+    const log = recordingLogger();
     removers.push(onReloadSignal({ keys: undefined, policy: undefined }, log));
     emit('SIGHUP');
-    expect(log.lines).toEqual(['warn SIGHUP: nothing to reload (the server runs on ephemeral keys, without a policy file)']);
+    expect(said(log)).toEqual(['warn SIGHUP: nothing to reload (the server runs on ephemeral keys, without a policy file)']);
   });
 
   it('stops listening once removed', () => {
-    const log = logger();
+    const log = recordingLogger();
     const remove = onReloadSignal({ keys: undefined, policy: undefined }, log);
     expect(added('SIGHUP')).toBe(1);
     remove();

@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type InProcessServer, listenInProcess } from '../../src/cluster/in-process.js';
 import { resolveClusterOptions } from '../../src/cluster/options.js';
-import { generateKeys } from '../../src/lib.js';
-import { silentLogger } from '../../src/log.js';
+import { generateKeys } from '../../src/lib/index.js';
+import { silentLogger } from '../../src/base/log.js';
 
 const open: InProcessServer[] = [];
 afterEach(async () => {

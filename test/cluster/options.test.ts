@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_OPTION_NAMES, type ClusterOptions, resolveClusterOptions } from '../../src/cluster/options.js';
-import { JwtGrpcError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+import { silentLogger } from '../../src/base/log.js';
 
 function refusal(options: unknown): JwtGrpcError {
   try {

@@ -11,7 +11,7 @@ import { resolveClusterOptions } from '../../src/cluster/options.js';
 import { runPrimary } from '../../src/cluster/primary.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import type { KeySet } from '../../src/keys/key-set.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { type FakeWorker, fakeFork } from './fake-worker.js';
 

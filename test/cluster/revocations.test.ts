@@ -6,10 +6,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PrimaryRelayStore, broadcastRevoked, serveWorkerRevoke } from '../../src/cluster/revocations.js';
 import type { WorkerMessage } from '../../src/cluster/messages.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 import { Revocations } from '../../src/revocation/revocations.js';
 import { localReserve } from '../../src/revocation/status-list/allocator.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 import { FakeWorker } from './fake-worker.js';
 
 const FUTURE = 4_000_000_000;

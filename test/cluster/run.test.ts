@@ -1,11 +1,11 @@
 /**
- * runCluster's choice of role in this process: options refused before anything starts, and
- * one process serving the port itself when workers is 1 (more workers fork, which
- * cluster.integration.test.ts runs).
+ * runCluster's choice of role in this process: one process serving the port itself when
+ * workers is 1 (more workers fork, which cluster.integration.test.ts runs). Options refused
+ * before anything starts: test/options/rules.test.ts and test/cluster/options.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { runCluster } from '../../src/cluster/run.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 
 describe('runCluster', () => {
   it('serves in this process when workers is 1', async () => {
@@ -16,15 +16,5 @@ describe('runCluster', () => {
     } finally {
       await handle.close();
     }
-  });
-
-  it('refuses bad options before starting anything, naming the option', () => {
-    expect(() => runCluster({ address: 'nowhere', logger: silentLogger })).toThrow(
-      expect.objectContaining({
-        code: 'ERR_INVALID_OPTION',
-        field: 'address',
-        message: 'option address: must be host:port, got "nowhere"',
-      }),
-    );
   });
 });

@@ -9,8 +9,8 @@ import { SpareHold } from '../../src/cluster/spare.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import { exportKeys } from '../../src/keys/export.js';
 import type { KeySet } from '../../src/keys/key-set.js';
-import { silentLogger } from '../../src/log.js';
-import type { JwtPolicy } from '../../src/policy/check.js';
+import { silentLogger } from '../../src/base/log.js';
+import type { JwtPolicy } from '../../src/policy/document.js';
 
 let first: KeySet;
 let second: KeySet;

@@ -4,7 +4,7 @@
  */
 import type { Worker } from 'node:cluster';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { MAX_BACKOFF_MS, QUICK_CRASH_MS, SPARE_FORK_DELAY_MS, Supervisor, backoffMs } from '../../src/cluster/supervisor.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 import { type FakeWorker, fakeFork } from './fake-worker.js';

@@ -9,8 +9,8 @@ import { WorkerServer } from '../../src/cluster/worker-server.js';
 import { exportKeys } from '../../src/keys/export.js';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
 import type { KeySet } from '../../src/keys/key-set.js';
-import { silentLogger } from '../../src/log.js';
-import type { JwtPolicy } from '../../src/policy/check.js';
+import { silentLogger } from '../../src/base/log.js';
+import type { JwtPolicy } from '../../src/policy/document.js';
 
 const POLICY = { callers: {} } as unknown as JwtPolicy;
 let keys: KeySet;

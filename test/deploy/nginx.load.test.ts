@@ -32,7 +32,7 @@ import { killAll } from '../../bench/kit/launcher.js';
 import { NGINX_INSTALL, findNginx } from '../../bench/harness/nginx.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import { LOAD_REQUEST } from '../../bench/soak/load-cell.js';
-import { type JwtClient, createJwtClient } from '../../src/lib.js';
+import { type JwtClient, createJwtClient } from '../../src/lib/index.js';
 import { bannerMetricsPort, keyEntries, scrape, valueOf } from '../ops/helpers.js';
 import { keysCli, waitForReload } from '../ops/reload-helpers.js';
 import { type GhzReportWithDetails, detailStartMs, errorsOf, okCount } from '../reliability/ghz.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliServer, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import { bannerMetricsPort, scrape, valueOf } from '../ops/helpers.js';
 import { keysCli } from '../ops/reload-helpers.js';
 

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JWKS_SUFFIX, configurationDocument, issuerPath, jwksDocument } from '../../src/discovery/documents.js';
-import { strongEtag } from '../../src/discovery/etag.js';
-import { exportKeys, generateKeys } from '../../src/lib.js';
+import { strongEtag } from '../../src/documents/etag.js';
+import { exportKeys, generateKeys } from '../../src/lib/index.js';
 
 describe('issuerPath', () => {
   it.each([

@@ -1,6 +1,6 @@
-/** ETags of the discovery documents (src/discovery/etag.ts): strong, from the bytes; If-None-Match read as RFC 9110 §13.1.2 does. */
+/** ETags of the discovery documents (src/documents/etag.ts): strong, from the bytes; If-None-Match read as RFC 9110 §13.1.2 does. */
 import { describe, expect, it } from 'vitest';
-import { noneMatch, strongEtag } from '../../src/discovery/etag.js';
+import { noneMatch, strongEtag } from '../../src/documents/etag.js';
 
 describe('strongEtag', () => {
   it('is a quoted hash of the bytes: equal bytes, equal tags', () => {

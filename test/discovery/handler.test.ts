@@ -8,7 +8,7 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentsHandler } from '../../src/discovery/handler.js';
-import { type KeySet, exportKeys, generateKeys, jwksHandler } from '../../src/lib.js';
+import { type KeySet, exportKeys, generateKeys, jwksHandler } from '../../src/lib/index.js';
 
 let keys: KeySet;
 let listToken = 'header.list-1.sig';

@@ -1,5 +1,5 @@
 /** Shared by the discovery tests: a staged rotation through the public API (HTTP requests: bench/kit/http.ts). */
-import { type Jwk, type KeySet, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { type Jwk, type KeySet, exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 
 /** A new private ES256 key as a key file holds it, verify-only (staged) or signing. */
 export async function newEs256Jwk(staged: boolean): Promise<Jwk> {

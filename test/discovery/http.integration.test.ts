@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { JwtGrpcError, createJwtServer, exportKeys, jwksHandler, silentLogger } from '../../src/lib.js';
+import { JwtGrpcError, createJwtServer, exportKeys, jwksHandler, silentLogger } from '../../src/lib/index.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';

@@ -6,7 +6,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type KeySet, createRemoteVerifier, createSigner, jwksHandler, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, type KeySet, createRemoteVerifier, createSigner, jwksHandler, silentLogger } from '../../src/lib/index.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 import { stagedRotation } from './helpers.js';
 

@@ -1,6 +1,6 @@
 /**
  * The lists the docs repeat from the code, checked against the code so they cannot drift:
- * docs/library.md's error codes against the `JwtGrpcErrorCode` union of src/errors.ts, its
+ * docs/library.md's error codes against the `JwtGrpcErrorCode` union of src/base/errors.ts, its
  * `addJwtService` options against the option table (src/options/table.ts), and docs/cli.md's
  * exit codes against src/cli/exit-codes.ts. (The options of createJwtServer:
  * test/options/docs.test.ts.)
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { namesIn } from '../../src/options/resolve.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const read = (path: string): string => readFileSync(join(PACKAGE_ROOT, path), 'utf8');
 
@@ -42,7 +42,7 @@ function tableRows(text: string): string[][] {
 
 /** The members of the JwtGrpcErrorCode union, read from the source. */
 function errorCodesInSource(): string[] {
-  const source = read('src/errors.ts');
+  const source = read('src/base/errors.ts');
   const union = /export type JwtGrpcErrorCode =([\s\S]*?);/.exec(source)?.[1] ?? '';
   return [...union.replace(/\/\*\*[\s\S]*?\*\//g, '').matchAll(/'(ERR_[A-Z_]+)'/g)].map((match) => match[1] as string);
 }

@@ -9,7 +9,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { markdownPages } from '../package/examples.js';
 
 /** The rpc names of the greeter.proto block of docs/protecting-services.md. */

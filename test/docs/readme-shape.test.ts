@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const README = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
 

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type JwtClient, type KeySet, createJwtClient, generateKeys } from '../../src/lib.js';
+import { type JwtClient, type KeySet, createJwtClient, generateKeys } from '../../src/lib/index.js';
 import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { CORPUS_DIR, readCorpus } from './corpus.js';
 import { drive } from './drive.js';

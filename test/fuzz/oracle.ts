@@ -5,7 +5,7 @@
  * succeeds.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createJwtClient } from '../../src/lib.js';
+import { createJwtClient } from '../../src/lib/index.js';
 import { sleep } from '../../bench/kit/wait.js';
 
 /** The default per-connection memory ceiling of the own HTTP/2 transport (64 MB). */

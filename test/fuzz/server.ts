@@ -4,7 +4,7 @@
  * 'memory' with process.memoryUsage() and the warnings and errors logged so far. An uncaught exception ends this process, which
  * the runner sees as a crash (nothing here catches it).
  */
-import { type Logger, createJwtServer, generateKeys } from '../../src/lib.js';
+import { type Logger, createJwtServer, generateKeys } from '../../src/lib/index.js';
 
 /** Warnings and errors the server logged, by level and message: an exception the transport caught shows here. */
 const logged = new Map<string, number>();

@@ -1,6 +1,6 @@
 /**
- * Errors crossing the API are `JwtGrpcError`s with a code (src/errors.ts), and an
- * invariant of jwt-grpc's own is stated through src/assert.ts (code `ERR_INTERNAL`). So
+ * Errors crossing the API are `JwtGrpcError`s with a code (src/base/errors.ts), and an
+ * invariant of jwt-grpc's own is stated through src/base/assert.ts (code `ERR_INTERNAL`). So
  * src/ throws or rejects with no plain `Error`, `TypeError` or `RangeError`, and the only
  * classes that extend `Error` itself are `JwtGrpcError` and the few internal ones listed
  * below, each caught where it is thrown and turned into a status, a GOAWAY or a
@@ -18,8 +18,10 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
  * turned into something else. None of them leaves its layer.
  */
 const INTERNAL_ERROR_CLASSES: Readonly<Record<string, string>> = {
-  JwtGrpcError: 'errors.ts: the one error class of the API',
-  PolicyProblem: 'policy/check.ts: becomes ERR_INVALID_OPTION naming the policy path',
+  JwtGrpcError: 'base/errors.ts: the one error class of the API',
+  SchemaProblem:
+    'policy/json-schema.ts: becomes ERR_INVALID_OPTION naming the policy or trust file path (policy/document.ts, exchange/trust.ts)',
+  OAuthAnswer: "exchange/token-endpoint.ts: becomes the token endpoint's OAuth error answer, never thrown past it",
   WireError:
     "jwt-service/codec/wire.ts: becomes INVALID_ARGUMENT at a request decoder's edge (decode.ts), INTERNAL at a response decoder's (decode-response.ts)",
   HpackError: 'transport/http2/wire/frames.ts: becomes a COMPRESSION_ERROR GOAWAY in the connection',

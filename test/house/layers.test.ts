@@ -18,80 +18,63 @@ const BENCH = join(ROOT, 'bench');
 const TEST = join(ROOT, 'test');
 
 /**
- * From the bottom up. Each entry names the paths under src/ it holds (a folder ends in
- * `/`); a file belongs to the entry with its longest matching path. A file may import
- * its own layer and any layer listed before it.
+ * From the bottom up, each a list of folders of src/, never a single file (a nested folder
+ * is a layer of its own, above or below its parent's; a file belongs to its deepest listed
+ * folder). A file may import its own layer and any layer listed before it.
  */
-const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
+const LAYERS: readonly { readonly name: string; readonly folders: readonly string[] }[] = [
   // Shared by everything: the typed error, the logger, where the package lies, lazy optional dependencies, reading a secret file, refusing an unknown option name, guarding a port's connections, the deadlines on what a connected peer holds, a port a cluster's primary holds, an address's host and port, what a drain waits for.
-  {
-    name: 'base',
-    paths: [
-      'errors.ts',
-      'assert.ts',
-      'log.ts',
-      'package-root.ts',
-      'optional-deps.ts',
-      'connection-guard.ts',
-      'peer-deadlines.ts',
-      'http-listen.ts',
-      'handed-port.ts',
-      'open-set.ts',
-      'address.ts',
-      'secret-file.ts',
-      'nearest-name.ts',
-      'unknown-name.ts',
-      'known-options.ts',
-    ],
-  },
-  // What a revocation store is (the contract the file, Redis and status-list stores share): types only.
-  { name: 'revocation-contract', paths: ['revocation/types.ts'] },
+  { name: 'base', folders: ['base/'] },
+  // What the layers above serve or keep, stated below the option table that takes them as options: the gRPC handler API every transport serves (handlers, metadata, status, interceptors) and what a revocation store is.
+  { name: 'contracts', folders: ['contracts/'] },
   // The algorithm table: one file per family, and the JWK members each family reads and writes.
-  { name: 'algorithms', paths: ['algorithms/'] },
+  { name: 'algorithms', folders: ['algorithms/'] },
   // Key material: generate, import, load, export, the KeySet, rotation and reload.
-  { name: 'keys', paths: ['keys/'] },
-  // The gRPC handler API every transport serves (handlers, metadata, status, interceptors).
-  { name: 'handler-api', paths: ['transport/handler-api.ts', 'transport/call-core.ts', 'transport/caller.ts'] },
+  { name: 'keys', folders: ['keys/'] },
+  // The issuance policy: its shape, its JSON Schema and the checker read from it, who may get which token, reading and reloading the policy file. Below the option table, whose `policy` option is one.
+  { name: 'policy', folders: ['policy/'] },
   // The option table: names, defaults, bounds, flags, environment twins. Below the
   // transports, which take their defaults and bounds from it.
-  // The issuance policy's shape and checker (options/policy.ts) and its schema are an option's kind, so they sit here too.
-  { name: 'options', paths: ['options/', 'policy/schema.ts'] },
+  { name: 'options', folders: ['options/'] },
+  // Bytes the served protocols read or answer with: a document's strong ETag, the compiled descriptor set.
+  { name: 'documents', folders: ['documents/'] },
+  // What every transport shares (the call's core, the caller's identity) and the @grpc/grpc-js adapter.
+  { name: 'transport', folders: ['transport/'] },
   // HTTP/2 itself on node:net: frames, HPACK, streams, flow control.
-  { name: 'wire', paths: ['transport/http2/wire/'] },
-  // gRPC over the wire: calls, framing, deadlines, compression, routing.
-  { name: 'http2', paths: ['transport/http2/'] },
-  // The transports as a kit: the own HTTP/2 and the @grpc/grpc-js adapter.
-  { name: 'transport', paths: ['transport/'] },
+  { name: 'wire', folders: ['transport/http2/wire/'] },
+  // gRPC on the own HTTP/2: calls, framing, deadlines, compression, routing; Connect and gRPC-Web beside it, over one HTTP exchange; HTTP/1.1 on the same port (node:http, handed the connections the sniff gives it).
+  { name: 'http2', folders: ['transport/http2/', 'transport/protocols/', 'transport/http1/'] },
   // The public documents over HTTP: OpenID discovery and the JWK Set, their ETag, the node:http handler.
-  { name: 'discovery', paths: ['discovery/'] },
+  { name: 'discovery', folders: ['discovery/'] },
   // The signing path: sign, verify, claims, the verification cache.
-  { name: 'tokens', paths: ['tokens/'] },
+  { name: 'tokens', folders: ['tokens/'] },
   // The shipped .proto files loaded into the handler API's shape.
-  { name: 'protos', paths: ['protos/'] },
+  { name: 'protos', folders: ['protos/'] },
   // Revocation: the in-memory set VerifyJwt reads, the stores that feed it (file, Redis), who may revoke, and the Token Status List (codec, list, index blocks, signed list).
-  { name: 'revocation', paths: ['revocation/'] },
+  { name: 'revocation', folders: ['revocation/'] },
   // Prometheus metrics: the call interceptor, JwtService's counters, /metrics, the cluster's sum.
-  { name: 'metrics', paths: ['metrics/'] },
+  { name: 'metrics', folders: ['metrics/'] },
   // OpenTelemetry: the server-span interceptor, trace context from metadata, client spans, --otel's own SDK pipeline.
-  { name: 'tracing', paths: ['tracing/'] },
-  // The issuance policy enforced: who may get which token, and reading the policy file.
-  { name: 'policy', paths: ['policy/'] },
-  // JwtService: messages, codecs, request -> claims, handlers, its options.
-  { name: 'jwt-service', paths: ['jwt-service/'] },
-  // createJwtServer: its options, the transports behind it, health, reflection.
-  { name: 'server', paths: ['server/'] },
-  // Several processes serving one port: primary, workers, key reload over IPC.
-  { name: 'cluster', paths: ['cluster/'] },
-  // The caller's side: JwtService client, call credentials and the tokens they hold.
-  { name: 'client', paths: ['client/'] },
+  { name: 'tracing', folders: ['tracing/'] },
+  // JwtService: messages, codecs, request -> claims, handlers, its options; token exchange's
+  // decision, trust file and token endpoint, which the service runs on a trust it is handed.
+  { name: 'jwt-service', folders: ['jwt-service/', 'exchange/'] },
+  // The caller's side: JwtService client, call credentials (on behalf of a caller too) and the tokens they hold.
+  { name: 'client', folders: ['client/'] },
   // Inside a protected service: remote verifier, the documents it fetches, the auth interceptor and its decision.
-  { name: 'protected-service', paths: ['protected-service/'] },
-  // The public API, one entry point per concern (lib.ts is the issuer, lib/ the others): re-exports from the layers below; importing one starts nothing.
-  { name: 'lib', paths: ['lib.ts', 'lib/'] },
+  { name: 'protected-service', folders: ['protected-service/'] },
+  // Token exchange's trust made of the consumers' remote verifiers.
+  { name: 'exchange-issuers', folders: ['exchange/remote/'] },
+  // createJwtServer: its options, the transports behind it, health, reflection.
+  { name: 'server', folders: ['server/'] },
+  // Several processes serving one port: primary, workers, key reload over IPC.
+  { name: 'cluster', folders: ['cluster/'] },
+  // The public API, one entry point per concern (issuer.ts is the package's main one; index.ts re-exports them all for the tests and benches): re-exports from the layers below; importing one starts nothing.
+  { name: 'lib', folders: ['lib/'] },
   // The command line: argument parsing, serve, keys, token, verify.
-  { name: 'cli', paths: ['cli/'] },
+  { name: 'cli', folders: ['cli/'] },
   // The executable: sets V8 flags and hands argv to the CLI.
-  { name: 'bin', paths: ['bin/'] },
+  { name: 'bin', folders: ['bin/'] },
 ];
 
 /** An import as written: the importing file (relative to src/), the specifier, the resolved file. */
@@ -139,11 +122,9 @@ function importsOf(file: string, source: string, root: string = SRC): Import[] {
 
 function layerOf(file: string): { readonly index: number; readonly name: string } | undefined {
   let best: { index: number; name: string; length: number } | undefined;
-  LAYERS.forEach((layer, index) => {
-    for (const path of layer.paths) {
-      const matches = path.endsWith('/') ? file.startsWith(path) : file === path;
-      if (matches && (best === undefined || path.length > best.length)) best = { index, name: layer.name, length: path.length };
-    }
+  LAYERS.forEach(({ name, folders }, index) => {
+    for (const folder of folders)
+      if (file.startsWith(folder) && (best === undefined || folder.length > best.length)) best = { index, name, length: folder.length };
   });
   return best === undefined ? undefined : { index: best.index, name: best.name };
 }
@@ -180,6 +161,10 @@ describe('the layers of src/', () => {
     expect(unresolved, 'imports that name no file in src/').toEqual([]);
   });
 
+  it("lists folders only: no file is an exception to its folder's layer", () => {
+    expect(LAYERS.flatMap(({ folders }) => folders).filter((folder) => !folder.endsWith('/'))).toEqual([]);
+  });
+
   it('puts every file in a layer', () => {
     expect(
       files.filter((file) => layerOf(file) === undefined),
@@ -210,12 +195,12 @@ describe('the layers of src/', () => {
     const source = [
       "import {\n  a,\n  b,\n} from '../cluster/run.js';",
       "import type { T } from './core.js';",
-      "export { c } from '../errors.js';",
+      "export { c } from '../base/errors.js';",
       "const m = await import('../cli/main.js');",
       "/** @example\n * import { x } from '../bin/jwt-grpc.js';\n */",
     ].join('\n');
     const found = importsOf('keys/reload.ts', source).map((entry) => entry.to);
-    expect(found.sort()).toEqual(['cli/main.ts', 'cluster/run.ts', 'errors.ts', 'keys/core.ts']);
+    expect(found.sort()).toEqual(['base/errors.ts', 'cli/main.ts', 'cluster/run.ts', 'keys/core.ts']);
     expect(layerOf('cluster/run.ts')!.index).toBeGreaterThan(layerOf('keys/reload.ts')!.index);
     expect(layerOf('transport/http2/wire/frames.ts')!.name).toBe('wire');
     const circle = new Map([
@@ -285,7 +270,7 @@ describe('bench/ and test/: the kit at the bottom, one way', () => {
         made('bench/kit/wait.ts', 'test/house/layers.test.ts'),
         made('bench/macro/run.ts', 'test/client/harness.ts'),
         made('bench/kit/cli.ts', 'bench/kit/exec.ts'),
-        made('bench/kit/jwt-servers.ts', 'src/lib.ts'),
+        made('bench/kit/jwt-servers.ts', 'src/lib/index.ts'),
         made('bench/macro/run.ts', 'bench/harness/cores.ts'),
         made('test/cli/cli.integration.test.ts', 'bench/macro/servers.ts'),
       ]),

@@ -2,13 +2,16 @@
  * The vitest projects are chosen by file name (vitest.config.ts): `*.integration.test.ts`
  * is `integration`, `*.load.test.ts` is `load`, every other test file `unit`. Each test file
  * lands in exactly one project, read from the config itself, so a pattern that drops a file
- * or runs it twice fails here with the file named.
+ * or runs it twice fails here with the file named. `npm test` runs them in two vitest runs
+ * (bench/kit/test-run.ts: `unit` under coverage, then the rest), which together run each
+ * project once and report as one.
  */
 import { readdirSync } from 'node:fs';
 import { dirname, join, matchesGlob, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import config, { PROJECT_FILES } from '../../vitest.config.js';
+import { TEST_RUNS, argsFor, sumReports } from '../../bench/kit/test-run.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -73,5 +76,36 @@ describe('vitest projects by file name', () => {
         (/\.(integration|load)\.ts$/.test(name) || /\.(integration|load)\.(integration|load)\.test\.ts$/.test(name)),
     );
     expect(stray).toEqual([]);
+  });
+});
+
+describe('npm test: two vitest runs that report as one', () => {
+  it('selects every project exactly once, coverage on unit only', () => {
+    const selected = TEST_RUNS.flatMap(({ args }) => args.flatMap((arg, i) => (args[i - 1] === '--project' ? [arg] : [])));
+    expect(selected.sort()).toEqual(
+      projects()
+        .map((project) => project.name)
+        .sort(),
+    );
+    expect(TEST_RUNS.map(({ args }) => (args as readonly string[]).includes('--coverage'))).toEqual([true, false]);
+  });
+
+  it('gives each run the arguments, its own part of a JSON report, and sums the parts', () => {
+    expect(argsFor(['--reporter=json', '--outputFile=/r/v.json', 'x'], 'unit')).toEqual({
+      args: ['--reporter=json', '--outputFile=/r/v.json.unit', 'x'],
+      report: '/r/v.json',
+    });
+    expect(argsFor(['--outputFile', '/r/v.json'], 'rest')).toEqual({ args: ['--outputFile=/r/v.json.rest'], report: '/r/v.json' });
+    expect(argsFor(['--bail=1'], 'rest')).toEqual({ args: ['--bail=1'] });
+    const unit = { numPassedTests: 3, numFailedTests: 0, numTotalTests: 3, success: true, testResults: ['a'] };
+    const rest = { numPassedTests: 2, numFailedTests: 1, numTotalTests: 3, success: false, testResults: ['b'] };
+    expect(sumReports([unit, rest])).toMatchObject({
+      numPassedTests: 5,
+      numFailedTests: 1,
+      numTotalTests: 6,
+      numPendingTests: 0,
+      success: false,
+      testResults: ['a', 'b'],
+    });
   });
 });

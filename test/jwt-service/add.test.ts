@@ -13,8 +13,8 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addJwtService } from '../../src/jwt-service/add.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
-import { GrpcStatus, type KeySet, createJwtClient, generateKeys } from '../../src/lib.js';
-import type { RevocationStore } from '../../src/revocation/types.js';
+import { GrpcStatus, type KeySet, createJwtClient, generateKeys } from '../../src/lib/index.js';
+import type { RevocationStore } from '../../src/contracts/revocation-store.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 let keys: KeySet;
@@ -29,13 +29,13 @@ function spiedServer(): { server: Server; addService: ReturnType<typeof vi.spyOn
 }
 
 describe('addJwtService', () => {
-  it('adds JwtService once, with its five methods', () => {
+  it('adds JwtService once, with its six methods', () => {
     const { server, addService } = spiedServer();
     addJwtService(server, { keys, logger: quiet });
     expect(addService).toHaveBeenCalledTimes(1);
     const [definition] = addService.mock.calls[0] as [Record<string, { path: string }>];
     expect(Object.values(definition).map((m) => m.path)).toEqual(
-      ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((name) => `/${SERVICE_NAME}/${name}`),
+      ['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'ExchangeToken'].map((name) => `/${SERVICE_NAME}/${name}`),
     );
   });
 

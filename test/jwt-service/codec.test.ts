@@ -10,6 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import { Client, type ServiceError, Metadata, credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  decodeExchangeTokenRequest,
   decodeGenerateJwtRequest,
   decodeGetJwksRequest,
   decodeGetStatusListRequest,
@@ -18,6 +19,7 @@ import {
 } from '../../src/jwt-service/codec/decode.js';
 import {
   REASON_NUMBERS,
+  encodeExchangeTokenResponse,
   encodeGenerateJwtResponse,
   encodeGetJwksResponse,
   encodeGetStatusListResponse,
@@ -27,10 +29,11 @@ import {
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import type { VerifyJwtReason } from '../../src/jwt-service/messages.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
-import { GrpcStatusError, GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../src/contracts/handler-api.js';
 import {
   SAMPLE_INT64,
   definition,
+  exchangeToken,
   generateJwt,
   getJwks,
   getStatusList,
@@ -103,6 +106,27 @@ describe('request decoders agree with proto-loader', () => {
       expect(decodeRevokeJwtRequest(buf)).toEqual(revokeJwt.requestDeserialize(buf));
     }
     expect(decodeRevokeJwtRequest(Buffer.alloc(0))).toEqual({ jwt: '', jti: '', expires_at: 0, reason: '' });
+  });
+
+  it('ExchangeTokenRequest: random messages of its eight strings, with unknown fields mixed in', () => {
+    const next = rng(11);
+    const names = [
+      'subject_token',
+      'subject_token_type',
+      'actor_token',
+      'actor_token_type',
+      'audience',
+      'resource',
+      'scope',
+      'requested_token_type',
+    ];
+    for (let i = 0; i < 1000; i++) {
+      let buf = exchangeToken.requestSerialize(Object.fromEntries(names.map((name) => [name, randomString(next)])));
+      // Fields 6 to 8 are known here: the unknown ones are numbered past them.
+      if (i % 2 === 1) buf = Buffer.concat([varint(BigInt((9 + Math.floor(next() * 2000)) * 8)), varint(BigInt(i)), buf]);
+      expect(decodeExchangeTokenRequest(buf)).toEqual(exchangeToken.requestDeserialize(buf));
+    }
+    expect(decodeExchangeTokenRequest(Buffer.alloc(0))).toEqual(Object.fromEntries(names.map((name) => [name, ''])));
   });
 
   it('an empty message is all defaults, as proto3 means it', () => {
@@ -285,6 +309,21 @@ describe('response encoders decode with proto-loader to what was meant', () => {
   it('GetStatusListResponse: empty and large tokens', () => {
     for (const token of ['', 'a.b.c', `h.${'x'.repeat(200_000)}.s`]) {
       expect(getStatusList.responseDeserialize(encodeGetStatusListResponse({ token }))).toEqual({ token });
+    }
+  });
+
+  it('ExchangeTokenResponse: the int64 edges of expires_in, with and without a scope', () => {
+    for (const expires_in of SAMPLE_INT64) {
+      for (const scope of ['', 'invoices:read profile']) {
+        const response = {
+          access_token: 'h.p.s',
+          issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          token_type: 'Bearer',
+          expires_in,
+          scope,
+        };
+        expect(exchangeToken.responseDeserialize(encodeExchangeTokenResponse(response))).toEqual(response);
+      }
     }
   });
 

@@ -6,11 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import type { CoreObserver } from '../../src/jwt-service/observer.js';
 import { JwtServiceCore } from '../../src/jwt-service/core.js';
 import { resolveServiceOptions } from '../../src/jwt-service/options.js';
-import { silentLogger } from '../../src/lib.js';
+import { silentLogger } from '../../src/lib/index.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 
 describe('JwtServiceCore', () => {

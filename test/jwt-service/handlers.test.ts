@@ -5,11 +5,11 @@
  * answers INTERNAL without internals and logs them).
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError, type JwtGrpcErrorCode } from '../../src/errors.js';
+import { JwtGrpcError, type JwtGrpcErrorCode } from '../../src/base/errors.js';
 import { SERVICE_ERROR_STATUS, asStatus, callerMessage } from '../../src/jwt-service/handlers.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../../src/keys/backend.js';
 import { PolicyDenied } from '../../src/policy/enforce.js';
-import { GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 
 /** What each code of the core must be answered with, written out here on purpose: a new code, or a changed status, fails below. */
 const INTENDED: Readonly<Record<string, keyof typeof GrpcStatus>> = {
@@ -21,6 +21,7 @@ const INTENDED: Readonly<Record<string, keyof typeof GrpcStatus>> = {
   ERR_STATUS_LIST_FULL: 'UNAVAILABLE',
   ERR_REVOCATION_STORE_UNAVAILABLE: 'UNAVAILABLE',
   ERR_NO_STATUS_LIST: 'FAILED_PRECONDITION',
+  ERR_NO_TOKEN_EXCHANGE: 'FAILED_PRECONDITION',
   ERR_UNKNOWN_STATUS_LIST: 'NOT_FOUND',
   ERR_SELF_CHECK_FAILED: 'INTERNAL',
 };

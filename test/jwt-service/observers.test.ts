@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { auditObserver, metricsObserver, refusalOf } from '../../src/jwt-service/observers.js';
 import type { RefusedEvent } from '../../src/jwt-service/observer.js';
 import type { ServiceObserver } from '../../src/metrics/jwt-service-metrics.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkServiceKeys, resolveServiceOptions } from '../../src/jwt-service/options.js';
-import { generateKeys } from '../../src/lib.js';
+import { generateKeys } from '../../src/lib/index.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -33,7 +33,7 @@ describe('resolveServiceOptions', () => {
 
   it('refuses a subject longer than maxSubjectLength, naming its entry, with the label given', () => {
     const flag = (name: string): string => `--${name}`;
-    expect(() => resolveServiceOptions({ subjects: ['ok', 'toolong'], maxSubjectLength: 3 }, flag)).toThrow(
+    expect(() => resolveServiceOptions({ subjects: ['ok', 'toolong'], maxSubjectLength: 3 }, { label: flag })).toThrow(
       expect.objectContaining({
         code: 'ERR_INVALID_OPTION',
         field: '--subjects',

@@ -8,7 +8,7 @@ import { Server, ServerCredentials, credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, findGoTool } from '../../bench/kit/tools.js';
-import { type JwtPolicy, addJwtService, createJwtServer, silentLogger } from '../../src/lib.js';
+import { type JwtPolicy, addJwtService, createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { revocationOf } from '../../src/jwt-service/revoke-request.js';
 import type { RevokeJwtRequest } from '../../src/jwt-service/messages.js';
-import { ANY_AUDIENCE, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 import type { KeyVerifier } from '../../src/tokens/verify.js';
 
 let keys: KeySet;

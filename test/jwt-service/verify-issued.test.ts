@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { KeySet, importKeys } from '../../src/lib.js';
+import { KeySet, importKeys } from '../../src/lib/index.js';
 import { ALGORITHM_SPECS } from '../../src/algorithms/index.js';
 import { registerKeyBackend } from '../../src/keys/backend.js';
 import { parseCommand } from '../../src/cli/args.js';

@@ -4,7 +4,7 @@
  * export (how cluster workers receive keys) and never with the public one.
  */
 import { describe, expect, it } from 'vitest';
-import { exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 
 async function entry(alg: 'ES256' | 'HS256', kid: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
   const [jwk] = exportKeys(await generateKeys({ algorithms: [alg] }), { includePrivate: true }).keys;

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError, exportKeys, generateKeys, importKeys, loadKeys, silentLogger } from '../../src/lib.js';
+import { JwtGrpcError, exportKeys, generateKeys, importKeys, loadKeys, silentLogger } from '../../src/lib/index.js';
 import { forgeRsaE1, rsaJwkWithExponent } from './degenerate-helpers.js';
 
 type Jwk = Record<string, unknown>;

@@ -1,7 +1,7 @@
 /** Keys for a server started without any (src/keys/ephemeral.ts): one per algorithm, announced by kid in a warning that never carries material. */
 import { describe, expect, it } from 'vitest';
 import { generateEphemeralKeys } from '../../src/keys/ephemeral.js';
-import { ALGORITHMS, exportKeys } from '../../src/lib.js';
+import { ALGORITHMS, exportKeys } from '../../src/lib/index.js';
 
 describe('generateEphemeralKeys', () => {
   it('makes a signing key of every algorithm and warns once, naming the kids only', async () => {

@@ -10,7 +10,7 @@ import {
   exportKeys,
   generateKeys,
   importKeys,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { expectValid, makeToken, nowSeconds } from '../tokens/helpers.js';
 
 const PRIVATE_MEMBERS = ['d', 'k', 'p', 'q', 'dp', 'dq', 'qi', 'oth'];

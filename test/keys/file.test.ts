@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type KeyFileEntry, readKeyFileEntries, writeKeyFile } from '../../src/keys/file.js';
-import { silentLogger } from '../../src/lib.js';
+import { silentLogger } from '../../src/lib/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-key-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ALGORITHMS, type KeySet, exportKeys, generateKeys } from '../../src/lib.js';
+import { ALGORITHMS, type KeySet, exportKeys, generateKeys } from '../../src/lib/index.js';
 
 let keys: KeySet;
 

@@ -1,7 +1,7 @@
 import { type KeyObject, generateKeyPairSync, randomBytes } from 'node:crypto';
 import * as jose from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type Algorithm, JwtGrpcError, type KeySet, createSigner, createVerifier, importKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, type Algorithm, JwtGrpcError, type KeySet, createSigner, createVerifier, importKeys } from '../../src/lib/index.js';
 import { expectValid, makeToken, nowSeconds } from '../tokens/helpers.js';
 
 type Pair = { privateKey: KeyObject; publicKey: KeyObject };

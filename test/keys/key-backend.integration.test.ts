@@ -9,7 +9,7 @@ import { type KeyObject, generateKeyPairSync, sign as cryptoSign } from 'node:cr
 import { status } from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type Algorithm, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { type Algorithm, exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 import {
   KEY_BACKEND_BREAKER_COOLDOWN_MS,
   KEY_BACKEND_BREAKER_FAILURES,

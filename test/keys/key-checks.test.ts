@@ -7,7 +7,7 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ALGORITHM_SPECS } from '../../src/algorithms/index.js';
 import { KeyRefusedError, checkJwkEncoding, checkKeyMaterial, refusalReason } from '../../src/keys/key-checks.js';
-import { JwtGrpcError } from '../../src/lib.js';
+import { JwtGrpcError } from '../../src/lib/index.js';
 
 /** What `fn` threw. */
 function thrown(fn: () => void): KeyRefusedError {

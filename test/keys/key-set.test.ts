@@ -4,7 +4,7 @@
  */
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { KeySet, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { KeySet, exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 
 async function hsJwk(): Promise<Record<string, unknown>> {
   return exportKeys(await generateKeys({ algorithms: ['HS256'] }), { includePrivate: true }).keys[0] as Record<string, unknown>;

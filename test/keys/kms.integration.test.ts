@@ -19,7 +19,7 @@ import { type Socket, connect, createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../bench/kit/cli.js';
 import type { LaunchedProcess } from '../../bench/kit/launcher.js';
-import { ANY_AUDIENCE, type Algorithm, JwtGrpcError, createVerifier, importKeys, loadKeys, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, type Algorithm, JwtGrpcError, createVerifier, importKeys, loadKeys, silentLogger } from '../../src/lib/index.js';
 import { callError, ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, startServer } from '../../bench/kit/jwt-servers.js';
 import { healthCheck } from '../../bench/kit/grpc-extras.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import * as jose from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, JwtGrpcError, type Logger, createJwtServer, createSigner, createVerifier, loadKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, JwtGrpcError, type Logger, createJwtServer, createSigner, createVerifier, loadKeys } from '../../src/lib/index.js';
 import { expectValid, makeToken, nowSeconds } from '../tokens/helpers.js';
 
 let dir: string;

@@ -8,7 +8,7 @@ import {
   importKeys,
   exportKeys,
   mergeKeySets,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 
 const now = (): number => Math.floor(Date.now() / 1000);
 

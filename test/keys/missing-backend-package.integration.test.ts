@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, serveArgs } from '../../bench/kit/cli.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const HOOK = join(import.meta.dirname, 'fixtures', 'hide-packages.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-missing-backend-'));
@@ -51,7 +51,7 @@ describe.each(CASES)('a $member key while $packageName cannot be resolved', ({ m
   });
 
   it('loadKeys rejects with a JwtGrpcError, code ERR_INVALID_KEY, naming the package', async () => {
-    const lib = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'src', 'lib.js')).href;
+    const lib = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'src', 'lib', 'index.js')).href;
     const script = `const { loadKeys, JwtGrpcError } = await import(${JSON.stringify(lib)});
       try { await loadKeys(${JSON.stringify(keyFile(member, ref))}, { logger: { info() {}, warn() {}, error() {}, debug() {} } }); console.log('loaded'); }
       catch (err) { console.log(JSON.stringify({ isJwtGrpcError: err instanceof JwtGrpcError, code: err.code, message: err.message })); }`;

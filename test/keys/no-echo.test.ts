@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Logger, loadKeys } from '../../src/lib.js';
+import { type Logger, loadKeys } from '../../src/lib/index.js';
 
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;

@@ -28,7 +28,7 @@ import * as jose from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
-import { type Algorithm, importKeys, loadKeys, setPkcs11ModuleDirs, silentLogger } from '../../src/lib.js';
+import { type Algorithm, importKeys, loadKeys, setPkcs11ModuleDirs, silentLogger } from '../../src/lib/index.js';
 import { PKCS11_MODULE_DIRS } from '../../src/keys/backends/pkcs11-custody.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE, backendPublicJwk, generateHandleEntry } from '../../src/keys/backend.js';
 import { registerBuiltinBackends } from '../../src/keys/backends/index.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { KeyReloader, describeKeys } from '../../src/keys/reload.js';
-import { type KeySet, type Logger, exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { type KeySet, type Logger, exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 
 /** A logger that keeps its lines. */
 function recordingLogger(): Logger & { lines: { level: string; message: string; fields?: Record<string, unknown> }[] } {

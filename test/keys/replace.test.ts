@@ -1,7 +1,7 @@
 /** Whether new keys can take over (src/keys/replace.ts): no algorithm signed now may stop being signed. */
 import { describe, expect, it } from 'vitest';
 import { checkKeyReplacement } from '../../src/keys/replace.js';
-import { exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 
 describe('checkKeyReplacement', () => {
   it('accepts keys that sign every algorithm signed now, and more', async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KeyFileEntry } from '../../src/keys/file.js';
 import { activateKey, addActiveKey, retireKey, rfc3339, stageKey } from '../../src/keys/rotation.js';
-import { createSigner, exportKeys, generateKeys, importKeys, loadKeys, rotateKeyFile, silentLogger } from '../../src/lib.js';
+import { createSigner, exportKeys, generateKeys, importKeys, loadKeys, rotateKeyFile, silentLogger } from '../../src/lib/index.js';
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5) / 1000;
 

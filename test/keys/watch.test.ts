@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { WATCH_DEBOUNCE_MS, watchKeyFile } from '../../src/keys/watch.js';
-import { silentLogger } from '../../src/lib.js';
+import { silentLogger } from '../../src/lib/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-watch-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
  */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { exportKeys, generateKeys, importKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
 import { ReloadMetrics, ServiceMetrics, keyRole } from '../../src/metrics/jwt-service-metrics.js';
 
 async function lines(registry: Registry, prefix: string): Promise<string[]> {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../bench/kit/cli.js';
-import { loadKeys, silentLogger } from '../../src/lib.js';
+import { loadKeys, silentLogger } from '../../src/lib/index.js';
 import { keyEntries } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-keys-cli-'));

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { createJwtServer, generateKeys } from '../../src/lib.js';
+import { createJwtServer, generateKeys } from '../../src/lib/index.js';
 import { ClientPool, callError, type JwtClient } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 import { bannerMetricsPort, clientsOnOwnConnections, httpGet, parseMetrics, scrape, valueOf } from './helpers.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultText, namesIn, resolveOptions } from '../../src/options/resolve.js';
 import { OPTIONS, type OptionGroup, type OptionName, type OptionRow } from '../../src/options/table.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const page = (name: string): string => readFileSync(join(PACKAGE_ROOT, 'docs', name), 'utf8');
 const NAMES = Object.keys(OPTIONS) as OptionName[];

@@ -4,7 +4,7 @@
  * as its reader wrote it (the library's name, or the CLI's flag or variable).
  */
 import { describe, expect, it } from 'vitest';
-import { cliLabel, defaultText, libraryLabel, namesIn, optionValue, resolveOptions } from '../../src/options/resolve.js';
+import { cliLabel, defaultText, libraryLabel, namesIn, optionValue, resolveGroups, resolveOptions } from '../../src/options/resolve.js';
 import { OPTIONS } from '../../src/options/table.js';
 
 describe('labels', () => {
@@ -62,5 +62,32 @@ describe('defaultText', () => {
     expect(defaultText('keys')).toBe('ephemeral keys, with a warning');
     expect(defaultText('issuer')).toBe('none');
     expect(defaultText('maxTtlSeconds')).toBe(OPTIONS.maxTtlSeconds.kind.show(86_400));
+  });
+});
+
+describe('resolveGroups', () => {
+  it('reads a factory’s options in one pass: each group resolved, defaults filled in, and the names it also takes let through', () => {
+    const { service, transport } = resolveGroups(
+      ['service', 'transport'],
+      { keys: 'read by the factory', maxTtlSeconds: 60 },
+      { also: ['keys'] },
+    );
+    expect(service.maxTtlSeconds).toBe(60);
+    expect(service.defaultTtlSeconds).toBe(OPTIONS.defaultTtlSeconds.default);
+    expect(transport.transport).toBe(OPTIONS.transport.default);
+  });
+
+  it('refuses a name of no group before it checks any value, and a non-object, naming the owner and the path', () => {
+    expect(() => resolveGroups(['service'], { maxTtlSeconds: -1, maxTtlSecond: 5 }, { owner: 'addJwtService' })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'maxTtlSecond',
+        message: expect.stringContaining('of addJwtService; did you mean maxTtlSeconds?'),
+      }),
+    );
+    // A transport option is no service option: refused for a factory that reads the service group only.
+    expect(() => resolveGroups(['service'], { transport: 'grpc-js' })).toThrow(expect.objectContaining({ field: 'transport' }));
+    expect(() => resolveGroups(['service'], 'options', { path: 'server' })).toThrow('option server: must be an object');
+    expect(() => resolveGroups(['service'], { maxTtlSeconds: -1 }, { label: (name) => `--${name}` })).toThrow(/option --maxTtlSeconds:/);
   });
 });

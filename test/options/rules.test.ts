@@ -10,12 +10,14 @@ import {
   JwtGrpcError,
   type KeySet,
   addJwtService,
+  createJwtClient,
   createJwtServer,
+  createRemoteVerifier,
   createVerifier,
   parseNodeMaxProcs,
   runCluster,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool, decodeJwt } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 
@@ -149,6 +151,18 @@ describe('options only code can give', () => {
     ['health', { health: 'no' }],
   ])('%s of the wrong type is refused, naming it', (field, bad) => {
     optionError(() => createJwtServer({ keys, logger: silentLogger, ...(bad as object) }), field);
+  });
+});
+
+describe('a null is not "not given"', () => {
+  it.each(['cooldownMs', 'maxAgeMs', 'issuer'])('createRemoteVerifier refuses %s: null rather than take its default', (field) => {
+    const client = createJwtClient('127.0.0.1:1');
+    try {
+      const error = optionError(() => createRemoteVerifier(client, { audience: ANY_AUDIENCE, [field]: null }), field);
+      expect(error.message).toMatch(/got null$/);
+    } finally {
+      client.close();
+    }
   });
 });
 

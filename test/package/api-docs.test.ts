@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { ENTRY_POINTS } from './entry-points.js';
 import { docOf, publicExports } from './examples.js';
 

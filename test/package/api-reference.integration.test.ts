@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit } from '../../bench/kit/launcher.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { ENTRY_POINTS } from './entry-points.js';
 
 const TOOLS = join(PACKAGE_ROOT, 'docs', 'tools');

@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { runToExit } from '../../bench/kit/launcher.js';
 import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { generateKeys, silentLogger } from '../../src/lib.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
+import { generateKeys, silentLogger } from '../../src/lib/index.js';
 
 const CONSUMER = fileURLToPath(new URL('./fixtures/bundled-consumer.mjs', import.meta.url));
 /** The banner of docs/library.md's recipe: `require` for the CommonJS packages inside an ES module bundle. */

@@ -1,7 +1,7 @@
 /**
  * One concern per entry point (package.json `exports`), as jose keeps its own:
  * - an export lives in exactly one entry point (a verifier's result types, the same
- *   declarations, beside each verifier: SHARED), and src/lib.ts (the project's own view of
+ *   declarations, beside each verifier: SHARED), and src/lib/index.ts (the project's own view of
  *   the whole API) re-exports all of them and nothing else;
  * - importing an entry point loads its concern and no other: a node process records every
  *   module it loads (test/cli/fixtures/record-modules.mjs) while it imports the entry point
@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
-import { generateKeys } from '../../src/lib.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
+import { generateKeys } from '../../src/lib/index.js';
 import { closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 import { ENTRY_POINTS, entryPoint } from './entry-points.js';
 import { reExports } from './examples.js';
@@ -27,8 +27,14 @@ import { reExports } from './examples.js';
 const HOOK = join(PACKAGE_ROOT, 'test', 'cli', 'fixtures', 'record-modules.mjs');
 const SPECIFIERS = ENTRY_POINTS.map((entry) => entry.specifier);
 
+/**
+ * The policy engine: enforcement, the policy file and its reload. The policy document's
+ * checker (policy/document, policy/schema) is not among them: the option table, which
+ * every entry point that takes options reads, checks a `policy` option with it.
+ */
+const POLICY_ENGINE = ['policy/enforce', 'policy/load', 'policy/reload'];
 /** The issuer's own parts: its HTTP/2 server, createJwtServer, JwtService, the cluster and the policy engine. */
-const ISSUER = ['transport/http2/', 'server/', 'jwt-service/', 'cluster/', 'policy/'];
+const ISSUER = ['transport/http2/', 'server/', 'jwt-service/', 'cluster/', ...POLICY_ENGINE];
 /** The consumer's parts: the caller's (client/) and those inside a protected service. */
 const CONSUMER = ['client/', 'protected-service/'];
 /** Folders under src/ an import of each entry point must load no file of. */
@@ -37,7 +43,7 @@ const MUST_NOT_LOAD: Readonly<Record<string, readonly string[]>> = {
   'jwt-grpc/keys': [...ISSUER, ...CONSUMER, 'tokens/'],
   'jwt-grpc/tokens': [...ISSUER, ...CONSUMER],
   // JwtService's method table and codecs (jwt-service/definition) are what the client calls with.
-  'jwt-grpc/client': ['transport/http2/', 'server/', 'cluster/', 'policy/'],
+  'jwt-grpc/client': ['transport/http2/', 'server/', 'cluster/', ...POLICY_ENGINE],
   'jwt-grpc/cluster': CONSUMER,
   'jwt-grpc/discovery': [...ISSUER, ...CONSUMER, 'tokens/'],
   'jwt-grpc/grpc': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/'],
@@ -106,15 +112,15 @@ describe('the entry points', () => {
     expect(clashes).toEqual([]);
   });
 
-  it('are all that src/lib.ts re-exports, and it nothing else', () => {
-    const source = readFileSync(join(PACKAGE_ROOT, 'src', 'lib.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  it('are all that src/lib/index.ts re-exports, and it nothing else', () => {
+    const source = readFileSync(join(PACKAGE_ROOT, 'src', 'lib', 'index.ts'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
     const statements = source.split('\n').filter((line) => line.trim() !== '');
     const reexported = statements.map((line) => /^export \* from '\.\/(.+)\.js';$/.exec(line)?.[1]);
     expect(
       reexported.filter((path) => path === undefined),
-      `statements of src/lib.ts other than \`export * from\`:\n${statements.join('\n')}`,
+      `statements of src/lib/index.ts other than \`export * from\`:\n${statements.join('\n')}`,
     ).toEqual([]);
-    expect(reexported.map((path) => `src/${path}.ts`).sort()).toEqual(ENTRY_POINTS.map((entry) => entry.source).sort());
+    expect(reexported.map((path) => `src/lib/${path}.ts`).sort()).toEqual(ENTRY_POINTS.map((entry) => entry.source).sort());
   });
 });
 
@@ -175,13 +181,13 @@ describe('importing an entry point by name, from the build', () => {
 
   it("jwt-grpc/client: none of the HTTP/2 server, the cluster, the policy engine or OpenTelemetry, while the issuer's entry point loads all but the cluster", () => {
     const client = own('jwt-grpc/client');
-    expect(client.filter((path) => /^(transport\/http2|cluster|policy)\//.test(path))).toEqual([]);
+    expect(client.filter((path) => /^(transport\/http2|cluster)\//.test(path) || POLICY_ENGINE.includes(path))).toEqual([]);
     expect(client).toContain('protected-service/remote-verifier');
-    // Tracing loads with an SDK the app registers, not with the import (otelRegistered, src/optional-deps.ts).
+    // Tracing loads with an SDK the app registers, not with the import (otelRegistered, src/base/optional-deps.ts).
     expect((loads.get('jwt-grpc/client') ?? []).filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
     // The check reads what the recording holds: the issuer's import holds what the client's must not.
     const issuer = own('jwt-grpc');
-    for (const folder of ['transport/http2/', 'server/', 'policy/'])
+    for (const folder of ['transport/http2/', 'server/', ...POLICY_ENGINE])
       expect(
         issuer.some((path) => path.startsWith(folder)),
         folder,
@@ -245,8 +251,8 @@ function declarationGraph(types: string): Map<string, string[]> {
 
 describe('the declarations of each entry point', () => {
   const dist = join(PACKAGE_ROOT, 'dist', 'src');
-  /** Declaration files of the public API: the entry points and src/lib.ts, which re-exports them all. */
-  const entryFiles = new Set([join(dist, 'lib.d.ts'), ...ENTRY_POINTS.map((entry) => join(PACKAGE_ROOT, entry.types))]);
+  /** Declaration files of the public API: the entry points and src/lib/index.ts, which re-exports them all. */
+  const entryFiles = new Set([join(dist, 'lib', 'index.d.ts'), ...ENTRY_POINTS.map((entry) => join(PACKAGE_ROOT, entry.types))]);
 
   it.each(SPECIFIERS)('%s names @grpc/grpc-js only where its API takes or gives a grpc-js object', (specifier) => {
     const graph = declarationGraph(entryPoint(specifier).types);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { INSTALL_TIMEOUT_MS, SETUP_TIMEOUT_MS, TIMEOUT_MS, packCopy, sh } from './packed.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 import { type Example, markdownExamples, printedLines, tsdocExamples } from './examples.js';
 import { ENTRY_POINTS } from './entry-points.js';
 
@@ -199,7 +199,7 @@ describe('the packed package in a fresh TypeScript project', () => {
         app,
       );
       expect(imported).toBe(`${specifiers.length} imported\n`);
-      const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib.js')"], {
+      const deep = await runToExit('node', ['--input-type=module', '-e', "await import('jwt-grpc/dist/src/lib/index.js')"], {
         cwd: app,
         timeoutMs: TIMEOUT_MS,
       });

@@ -6,7 +6,7 @@
 import { cpSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { runStep } from '../../bench/kit/launcher.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 /** A step of these tests that runs locally (npx tsc, node, publint, attw): generous, but bounded. */
 export const TIMEOUT_MS = 240_000;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INSTALL_TIMEOUT_MS, PACK_TIMEOUT_MS, TIMEOUT_MS, packCopy, sh } from './packed.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
 
 const MANIFEST = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
 const PEER_RANGE = MANIFEST.peerDependencies['@grpc/grpc-js'] as string;

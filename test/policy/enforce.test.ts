@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IssuancePolicy, PolicyDenied, RateLimited } from '../../src/policy/enforce.js';
-import { checkPolicy } from '../../src/policy/check.js';
+import { checkPolicy } from '../../src/policy/document.js';
 
 const policy = new IssuancePolicy(
   checkPolicy({

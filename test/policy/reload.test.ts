@@ -4,7 +4,7 @@
  * in use, logs one error and counts it; reloads run in order.
  */
 import { describe, expect, it } from 'vitest';
-import type { JwtPolicy } from '../../src/policy/check.js';
+import type { JwtPolicy } from '../../src/policy/document.js';
 import { PolicyReloader, describePolicy, policyDigest } from '../../src/policy/reload.js';
 
 const A: JwtPolicy = { callers: { 'dns:a': { subjects: ['a'] } } };

@@ -11,14 +11,8 @@ import { join } from 'node:path';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureOutput, runChecked } from '../../bench/kit/exec.js';
-import { PACKAGE_ROOT } from '../../src/package-root.js';
-import {
-  DESCRIPTOR_SET_PATH,
-  type DescriptorIndex,
-  fileWithImports,
-  indexDescriptorSet,
-  loadDescriptorSet,
-} from '../../src/server/descriptor-set.js';
+import { PACKAGE_ROOT } from '../../src/base/package-root.js';
+import { DESCRIPTOR_SET_PATH, type DescriptorIndex, fileWithImports, indexDescriptorSet } from '../../src/documents/descriptor-set.js';
 
 const work = mkdtempSync(join(tmpdir(), 'jwt-grpc-descriptors-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -146,6 +140,7 @@ describe('the descriptor index', () => {
     expect(index.symbols.has('fx.Color.RED')).toBe(false);
     expect([...index.services]).toEqual(['fx.top.Api']);
     expect([...index.messages].sort()).toEqual(['fx.Base', 'fx.mid.Outer', 'fx.mid.Outer.Inner']);
+    expect(index.files.get('top.proto')?.dependencies).toEqual(['base.proto', 'middle.proto']);
   });
 
   it('finds extensions by extended type and number', () => {
@@ -162,19 +157,5 @@ describe('the descriptor index', () => {
     expect(names(fileWithImports(index, file('middle.proto'), new Set()))).toEqual(['middle.proto', 'base.proto']);
     // The bytes are the compiled ones, not a re-encoding.
     expect(fileWithImports(index, file('base.proto'), new Set())[0]).toBe(file('base.proto').bytes);
-  });
-
-  it('refuses a set that lacks an import, or bytes that are not a set', () => {
-    const top = index.files.get('top.proto')?.bytes ?? Buffer.alloc(0);
-    expect(top.length).toBeLessThan(128); // its length fits the one-byte varint below
-    const onlyTop = Buffer.concat([Buffer.from([0x0a, top.length]), top]); // FileDescriptorSet { file: [top] }
-    const malformed = (message: RegExp): unknown =>
-      expect.objectContaining({ name: 'JwtGrpcError', code: 'ERR_FILE', field: 'descriptorSet', message: expect.stringMatching(message) });
-    expect(() => indexDescriptorSet(onlyTop)).toThrow(malformed(/imports base\.proto/));
-    expect(() => indexDescriptorSet(Buffer.from([0x0a, 0x05, 0x01]))).toThrow(malformed(/truncated/));
-  });
-
-  it('is not built: loadDescriptorSet says to build the package', () => {
-    expect(() => loadDescriptorSet(join(work, 'missing.binpb'))).toThrow(/npm run build/);
   });
 });

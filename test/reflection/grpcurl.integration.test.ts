@@ -5,7 +5,7 @@
  * same JSON as when it is given the .proto files instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_NAME } from '../../src/lib.js';
+import { SERVICE_NAME } from '../../src/lib/index.js';
 import { type CommandRun, runToExit } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
@@ -25,7 +25,7 @@ const FROM_PROTO: Record<string, string[]> = {
 /** Every symbol of the served protos that grpcurl can describe, with what it says it is. */
 const SYMBOLS: [symbol: string, kind: string][] = [
   ...SERVED.map((service): [string, string] => [service, 'a service']),
-  ...['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt'].map((method): [string, string] => [
+  ...['GenerateJwt', 'VerifyJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'ExchangeToken'].map((method): [string, string] => [
     `${SERVICE_NAME}.${method}`,
     'a method',
   ]),
@@ -54,6 +54,8 @@ function messages(): string[] {
     'GetStatusListResponse',
     'RevokeJwtRequest',
     'RevokeJwtResponse',
+    'ExchangeTokenRequest',
+    'ExchangeTokenResponse',
   ];
   const health = ['HealthCheckRequest', 'HealthCheckResponse', 'HealthListRequest', 'HealthListResponse'];
   const reflection = [
@@ -118,7 +120,9 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
         expectOk(await run(server.address, [], 'list', SERVICE_NAME))
           .stdout.trim()
           .split('\n'),
-      ).toEqual(['GenerateJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'VerifyJwt'].map((method) => `${SERVICE_NAME}.${method}`));
+      ).toEqual(
+        ['ExchangeToken', 'GenerateJwt', 'GetJwks', 'GetStatusList', 'RevokeJwt', 'VerifyJwt'].map((method) => `${SERVICE_NAME}.${method}`),
+      );
       expect(
         expectOk(await run(server.address, [], 'list', HEALTH))
           .stdout.trim()

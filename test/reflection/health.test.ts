@@ -1,10 +1,12 @@
 /**
  * grpc.health.v1.Health over a real connection, on each transport: Check, List and Watch
- * as the health checking protocol describes them, and the status store behind them.
+ * as the health checking protocol describes them, and the status store behind them (its
+ * refusals, and a Watch that ends on cancel while its client reads nothing).
  */
 import { Client, credentials } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JwtGrpcError, SERVICE_NAME } from '../../src/lib.js';
+import type { CallContext } from '../../src/contracts/handler-api.js';
+import { SERVICE_NAME } from '../../src/lib/index.js';
 import { HEALTH_LIST_LIMIT, type ServingStatus, createHealthService } from '../../src/server/health.js';
 import { callError, statusName } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
@@ -76,7 +78,11 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
       for (let i = 0; i < HEALTH_LIST_LIMIT - 2; i++) server.health.setStatus(`svc.S${i}`, 'SERVING');
       expect(Object.keys((await client.list()).statuses)).toHaveLength(HEALTH_LIST_LIMIT);
       server.health.setStatus('one.TooMany', 'SERVING');
-      expect(statusName((await callError(client.list())).code)).toBe('RESOURCE_EXHAUSTED');
+      const err = await callError(client.list());
+      expect([statusName(err.code), err.details]).toEqual([
+        'RESOURCE_EXHAUSTED',
+        `${HEALTH_LIST_LIMIT + 1} services, more than List answers (${HEALTH_LIST_LIMIT})`,
+      ]);
     });
   });
 
@@ -139,19 +145,32 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
 });
 
 describe('the status store', () => {
-  it('refuses a status that is not a ServingStatus, naming it', () => {
+  it('refuses a status that is not a ServingStatus, naming where it was given', () => {
     const health = createHealthService();
-    const err = (() => {
-      try {
-        health.setStatus('', 'SERVICE_UNKNOWN' as ServingStatus);
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
-    expect(err).toBeInstanceOf(JwtGrpcError);
-    expect(err).toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'status' });
-    expect(() => createHealthService({ '': 'serving' as ServingStatus })).toThrow(/statuses\[""\]/);
-    expect(health.getStatus('')).toBeUndefined();
+    expect(() => health.setStatus('a', 'UP' as ServingStatus)).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'status',
+        message: 'option status: must be one of UNKNOWN, SERVING, NOT_SERVING, got "UP"',
+      }),
+    );
+    expect(() => health.setStatus('', 'SERVICE_UNKNOWN' as ServingStatus)).toThrow(expect.objectContaining({ field: 'status' }));
+    expect(() => health.setStatus(5 as never, 'SERVING')).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', message: 'setStatus: service must be a string' }),
+    );
+    expect(() => createHealthService({ '': 'serving' as ServingStatus })).toThrow(expect.objectContaining({ field: 'statuses[""]' }));
+    expect(health.getStatus('a')).toBeUndefined();
+  });
+
+  it('ends a cancelled Watch even while its write waits on a client that reads nothing', async () => {
+    const health = createHealthService({ a: 'SERVING' });
+    const controller = new AbortController();
+    const stuck = { write: () => new Promise<void>(() => {}) };
+    const watch = health.implementation['Watch'] as (...args: unknown[]) => unknown;
+    const ended = Promise.resolve(watch({ service: 'a' }, stuck, { signal: controller.signal } as CallContext));
+    expect(await waitUntil(() => health.watchCount === 1, 1000, 1)).toBe(true);
+    controller.abort();
+    await ended;
+    expect(health.watchCount).toBe(0);
   });
 });

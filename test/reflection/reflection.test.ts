@@ -1,14 +1,14 @@
 /**
  * ServerReflectionInfo over a real connection, v1 and v1alpha, on each transport, with a
  * grpc-js client:
- * every kind of request, answers carrying the compiled descriptor bytes, errors
+ * every kind of request, answers carrying the compiled descriptor bytes, errors (named exactly)
  * answered on the stream, and several requests on one stream.
  */
 import { readFileSync } from 'node:fs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError, SERVICE_NAME } from '../../src/lib.js';
-import { DESCRIPTOR_SET_PATH, indexDescriptorSet } from '../../src/server/descriptor-set.js';
+import { JwtGrpcError, SERVICE_NAME } from '../../src/lib/index.js';
+import { DESCRIPTOR_SET_PATH, indexDescriptorSet } from '../../src/documents/descriptor-set.js';
 import { createReflectionServices } from '../../src/server/reflection.js';
 import { statusName } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
@@ -96,18 +96,21 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
 
     it('answers NOT_FOUND on the stream for unknown names, and the stream goes on', async () => {
       const stream = open(version);
-      const requests = [
-        { file_containing_symbol: 'no.such.Symbol' },
-        { file_containing_symbol: '.jwt.services.JwtService' }, // names are given without a leading dot
-        { file_by_filename: 'nope.proto' },
-        { file_containing_extension: { containing_type: 'jwt.services.GenerateJwtRequest', extension_number: 100 } },
-        { all_extension_numbers_of_type: 'no.such.Message' },
+      const requests: [Record<string, unknown>, string][] = [
+        [{ file_containing_symbol: 'no.such.Symbol' }, 'symbol "no.such.Symbol" not found'],
+        // Names are given without a leading dot.
+        [{ file_containing_symbol: '.jwt.services.JwtService' }, 'symbol ".jwt.services.JwtService" not found'],
+        [{ file_by_filename: 'nope.proto' }, 'file "nope.proto" not found'],
+        [
+          { file_containing_extension: { containing_type: 'jwt.services.GenerateJwtRequest', extension_number: 100 } },
+          'extension 100 of "jwt.services.GenerateJwtRequest" not found',
+        ],
+        [{ all_extension_numbers_of_type: 'no.such.Message' }, 'message type "no.such.Message" not found'],
       ];
-      for (const request of requests) {
+      for (const [request, message] of requests) {
         const answer = await stream.ask(request);
         expect(answer.message_response, JSON.stringify(request)).toBe('error_response');
-        expect(statusName(answer.error_response?.error_code ?? -1)).toBe('NOT_FOUND');
-        expect(answer.error_response?.error_message).toMatch(/not found/);
+        expect([statusName(answer.error_response?.error_code ?? -1), answer.error_response?.error_message]).toEqual(['NOT_FOUND', message]);
       }
       expect((await stream.ask({ file_containing_symbol: SERVICE_NAME })).message_response).toBe('file_descriptor_response');
       expect(await stream.end()).toBe(0);
@@ -127,8 +130,10 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
         expect(malformed.error_response?.error_message).toMatch(/^malformed grpc\.reflection\..*ServerReflectionInfo request/);
       }
       const empty = await stream.ask({ host: 'h' });
-      expect(statusName(empty.error_response?.error_code ?? -1)).toBe('INVALID_ARGUMENT');
-      expect(empty.error_response?.error_message).toMatch(/list_services/);
+      expect([statusName(empty.error_response?.error_code ?? -1), empty.error_response?.error_message]).toEqual([
+        'INVALID_ARGUMENT',
+        'the request sets none of file_by_filename, file_containing_symbol, file_containing_extension, all_extension_numbers_of_type, list_services',
+      ]);
       expect((await stream.ask({ list_services: '' })).list_services_response?.service).toHaveLength(4);
       expect(await stream.end()).toBe(0);
     });
@@ -172,7 +177,14 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   });
 });
 
-it('refuses to list a service proto/ does not declare', () => {
+it('refuses a service list that is not a list of services declared in proto/', () => {
+  expect(() => createReflectionServices({ services: 'x' as never })).toThrow(
+    expect.objectContaining({
+      code: 'ERR_INVALID_OPTION',
+      field: 'services',
+      message: 'option services: must be an array of fully qualified service names',
+    }),
+  );
   expect(() => createReflectionServices({ services: [SERVICE_NAME, 'my.Own'] })).toThrow(JwtGrpcError);
-  expect(() => createReflectionServices({ services: ['my.Own'] })).toThrow(/services.*my\.Own/);
+  expect(() => createReflectionServices({ services: ['my.Own'] })).toThrow('option services: "my.Own" is not a service declared in proto/');
 });

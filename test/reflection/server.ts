@@ -10,9 +10,9 @@
  * (src/server/create.ts), wired the same way: NOT_SERVING until listening, and
  * NOT_SERVING with every Watch ended when the server closes.
  */
-import { SERVICE_NAME, type Transport, createJwtServer, silentLogger } from '../../src/lib.js';
+import { SERVICE_NAME, type Transport, createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { type HealthService, createHealthService } from '../../src/server/health.js';
-import type { ServedService } from '../../src/transport/handler-api.js';
+import type { ServedService } from '../../src/contracts/handler-api.js';
 import { REFLECTION_V1ALPHA_SERVICE_NAME, createReflectionServices } from '../../src/server/reflection.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 

@@ -11,14 +11,18 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AttackName } from '../../bench/attack/attackers.js';
 import { type CellResult, runCell } from '../../bench/attack/cell.js';
+import { floodSpec, makeFloodCredentials } from '../../bench/attack/mtls.js';
 import { judgeCell } from '../../bench/attack/verdict.js';
 import { writeKeysFile } from '../../bench/harness/keys-file.js';
 import { killAll } from '../../bench/kit/launcher.js';
 
-const keys = writeKeysFile(['HS256']);
+// ES256 beside HS256: the issuance flood's status list is signed with an asymmetric key.
+const keys = writeKeysFile(['HS256', 'ES256']);
+const flood = makeFloodCredentials();
 afterAll(async () => {
   await killAll();
   keys.remove();
+  flood.remove();
 });
 
 /** Attack time per cell: several idle and handshake bounds' worth would not fit the suite. */
@@ -26,9 +30,19 @@ const SECONDS = 4;
 /** RSS is read again this long after the churn (reported; the bench judges it at 30 s). */
 const CHURN_SETTLE_MS = 5000;
 
-function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2, settleMs?: number): Promise<CellResult> {
+function cell(attack: AttackName, transport: 'http2' | 'grpc-js', workers: 1 | 2, settleMs?: number, spread?: number): Promise<CellResult> {
   return runCell(
-    { attack, transport, workers, seconds: SECONDS, from: '127.0.0.2', keysFile: keys.path, ...(settleMs !== undefined && { settleMs }) },
+    {
+      attack,
+      transport,
+      workers,
+      seconds: SECONDS,
+      from: '127.0.0.2',
+      ...(spread !== undefined && { spread }),
+      keysFile: keys.path,
+      ...(settleMs !== undefined && { settleMs }),
+      ...(attack === 'issuer-flood' && floodSpec(flood)),
+    },
     () => {},
   );
 }
@@ -70,6 +84,19 @@ describe.each([
 });
 
 describe('on http2, one process', () => {
+  it('issuance flood: a caller the policy allows, issuing as fast as it can with a status list, is held to its rate; the other caller is served', async () => {
+    const result = await cell('issuer-flood', 'http2', 1);
+    expectCallerServed(result);
+    expect(result.attacker?.streamsRefused ?? 0, 'no call of the flood was refused over its rate').toBeGreaterThan(0);
+    expect(result.counters.join('\n')).toMatch(/jwt_grpc_policy_decisions_total\{decision="deny",rule="rate"\} [1-9]/);
+  }, 60_000);
+
+  it('idle connections spread over 16 addresses (each under its share): the caller is served, as the server closes the idle ones at the cap', async () => {
+    const result = await cell('idle', 'http2', 1, undefined, 16);
+    expectCallerServed(result);
+    expect(result.counters.join('\n')).toMatch(/jwt_grpc_connections_evicted_total\{port="grpc",reason="unused"\} [1-9]/);
+  }, 60_000);
+
   it('window 0: the legitimate caller is served', async () => {
     expectCallerServed(await cell('window0', 'http2', 1));
   }, 60_000);

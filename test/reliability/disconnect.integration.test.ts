@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatMiB } from '../../bench/common/format.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
 import { serverConnections } from '../../bench/kit/proc-net.js';
-import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib.js';
+import { type JwtServer, createJwtServer, generateKeys, silentLogger } from '../../src/lib/index.js';
 import { TRANSPORTS } from '../../bench/kit/jwt-servers.js';
 import { exposeGc, generate, grpcJsJwtClient, openRawCall, ready } from './helpers.js';
 import { encodeGenerateJwtRequest, grpcFrame } from '../../bench/kit/grpc-body.js';

@@ -16,7 +16,7 @@ import { killAll } from '../../bench/kit/launcher.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
 import type { BenchAlgorithm } from '../../bench/options/algorithms.js';
 import { LOAD_REQUEST } from '../../bench/soak/load-cell.js';
-import type { Transport } from '../../src/lib.js';
+import type { Transport } from '../../src/lib/index.js';
 import { transportArgs } from '../../bench/kit/jwt-servers.js';
 import type { GhzReportWithDetails } from './ghz.js';
 

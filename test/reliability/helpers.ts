@@ -11,7 +11,7 @@ import {
   PROTO_PATH,
   type VerifyJwtRequest,
   type VerifyJwtResponse,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { clientConstructor } from '../../bench/kit/grpc-clients.js';
 import { encodeGenerateJwtRequest, grpcFrame } from '../../bench/kit/grpc-body.js';
 

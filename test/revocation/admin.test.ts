@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { rejectedBy, thrownBy } from '../../bench/kit/thrown.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { type AdminSecret, MIN_ADMIN_SECRET_LENGTH, authorizeRevoke, readAdminSecret } from '../../src/revocation/admin.js';
-import { CallMetadata } from '../../src/transport/handler-api.js';
+import { CallMetadata } from '../../src/contracts/handler-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-admin-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,27 +30,6 @@ function call(caller?: string, authorization?: string): Parameters<typeof author
   return { caller: caller === undefined ? undefined : { id: caller, certificate: Buffer.alloc(0), thumbprint: '' }, metadata };
 }
 
-/** The JwtGrpcError `action` throws (the service's edge maps its code to the call's status). */
-function refusal(action: () => unknown): JwtGrpcError {
-  try {
-    action();
-  } catch (err) {
-    if (err instanceof JwtGrpcError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
-
-async function rejection(promise: Promise<unknown>): Promise<JwtGrpcError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof JwtGrpcError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
-
 describe('readAdminSecret', () => {
   it('reads the secret without its final newline, and the same secret authorizes', async () => {
     const secret = await readAdminSecret(secretFile('ok', `${SECRET}\n`), 'adminTokenFile', quiet);
@@ -58,7 +38,7 @@ describe('readAdminSecret', () => {
 
   it(`refuses a secret shorter than ${MIN_ADMIN_SECRET_LENGTH} characters, naming the file and never the secret`, async () => {
     const path = secretFile('short', 'fifteen-chars!!');
-    const err = await rejection(readAdminSecret(path, 'adminTokenFile', quiet));
+    const err = await rejectedBy(JwtGrpcError, readAdminSecret(path, 'adminTokenFile', quiet));
     expect([err.code, err.field, err.message]).toEqual([
       'ERR_INVALID_OPTION',
       'adminTokenFile',
@@ -74,14 +54,14 @@ describe('readAdminSecret', () => {
       ['lines', `${SECRET}\n${SECRET}\n`],
     ]) {
       const path = secretFile(name as string, text as string);
-      const err = await rejection(readAdminSecret(path, '--admin-token-file', quiet));
+      const err = await rejectedBy(JwtGrpcError, readAdminSecret(path, '--admin-token-file', quiet));
       expect([err.code, err.message]).toEqual(['ERR_INVALID_OPTION', `--admin-token-file: ${path}: the secret may not contain whitespace`]);
     }
   });
 
   it('refuses a file it cannot read with ERR_FILE and the errno code', async () => {
     const path = join(dir, 'missing');
-    const err = await rejection(readAdminSecret(path, 'adminTokenFile', quiet));
+    const err = await rejectedBy(JwtGrpcError, readAdminSecret(path, 'adminTokenFile', quiet));
     expect([err.code, err.field, err.message]).toEqual(['ERR_FILE', 'adminTokenFile', `adminTokenFile: cannot read ${path}: ENOENT`]);
   });
 });
@@ -103,29 +83,29 @@ describe('authorizeRevoke', () => {
 
   it('refuses everyone with ERR_PERMISSION_DENIED when neither a secret nor revokers are configured', () => {
     for (const revokers of [undefined, []]) {
-      const err = refusal(() => authorizeRevoke(call('spiffe://example.org/ops', `Bearer ${SECRET}`), undefined, revokers));
+      const err = thrownBy(JwtGrpcError, () => authorizeRevoke(call('spiffe://example.org/ops', `Bearer ${SECRET}`), undefined, revokers));
       expect(err.code).toBe('ERR_PERMISSION_DENIED');
       expect(err.message).toMatch(/^RevokeJwt is off: the server has no admin credential \(start it with --admin-token-file FILE/);
     }
   });
 
   it('refuses a caller not among the revokers with ERR_PERMISSION_DENIED naming it, when there is no secret', () => {
-    let err = refusal(() => authorizeRevoke(call('dns:intruder.example'), undefined, ['spiffe://example.org/ops']));
+    let err = thrownBy(JwtGrpcError, () => authorizeRevoke(call('dns:intruder.example'), undefined, ['spiffe://example.org/ops']));
     expect([err.code, err.message]).toEqual(['ERR_PERMISSION_DENIED', 'caller "dns:intruder.example" is not among the policy\'s revokers']);
-    err = refusal(() => authorizeRevoke(call(), undefined, ['spiffe://example.org/ops']));
+    err = thrownBy(JwtGrpcError, () => authorizeRevoke(call(), undefined, ['spiffe://example.org/ops']));
     expect(err.message).toBe("caller (no client certificate) is not among the policy's revokers");
   });
 
   it('refuses a call without a bearer token with ERR_UNAUTHENTICATED saying how to send one', () => {
     for (const header of [undefined, SECRET, 'Basic abc', `Bearer ${SECRET} extra`]) {
-      const err = refusal(() => authorizeRevoke(call(undefined, header), secret, undefined));
+      const err = thrownBy(JwtGrpcError, () => authorizeRevoke(call(undefined, header), secret, undefined));
       expect(err.code, String(header)).toBe('ERR_UNAUTHENTICATED');
       expect(err.message).toMatch(/^RevokeJwt needs the admin secret: jwt-grpc revoke --admin-token-file FILE/);
     }
   });
 
   it('refuses a wrong secret with ERR_UNAUTHENTICATED, never echoing what was sent', () => {
-    const err = refusal(() =>
+    const err = thrownBy(JwtGrpcError, () =>
       authorizeRevoke(call('dns:other.example', 'Bearer guessed-secret-value'), secret, ['spiffe://example.org/ops']),
     );
     expect([err.code, err.message]).toEqual(['ERR_UNAUTHENTICATED', 'the admin secret does not match']);

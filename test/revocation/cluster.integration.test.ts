@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SUBJECTS_FILE } from '../../bench/kit/paths.js';
 import { runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { exportKeys, generateKeys } from '../../src/lib.js';
+import { exportKeys, generateKeys } from '../../src/lib/index.js';
 import { ClientPool, type JwtClient, decodeJwt } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, transportArgs } from '../../bench/kit/jwt-servers.js';
 

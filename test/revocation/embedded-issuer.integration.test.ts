@@ -26,7 +26,7 @@ import {
   jwksHandler,
   jwtCallCredentials,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { GREETER_PROTO, cleanup, clientTls, greeterClient } from '../client/harness.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/protected-greeter.mjs', import.meta.url));

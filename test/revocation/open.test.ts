@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+import { silentLogger } from '../../src/base/log.js';
 import { checkStoreOptions, openRevocationStore } from '../../src/revocation/open.js';
-import type { RevocationStore } from '../../src/revocation/types.js';
+import type { RevocationStore } from '../../src/contracts/revocation-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-open-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeRecord, encodeRecord, isRecordProblem, readRecord, unavailable } from '../../src/revocation/record-codec.js';
 import { decodeMessage, decodeValue, encodeMessage, encodeValue } from '../../src/revocation/redis-codec.js';
-import type { Revocation } from '../../src/revocation/types.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 
 const FULL: Revocation = { jti: 'mB3jv0pQ7xX9cJqYg1a2Rw', expiresAt: 1795606973, reason: 'laptop stolen', statusIndex: 7 };
 const BARE: Revocation = { jti: 'a1', expiresAt: 1795606973 };

@@ -19,7 +19,7 @@ import { REDIS_INSTALL, type RedisServer, Relay, findRedisServer, startRedisServ
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { waitUntil } from '../../bench/kit/wait.js';
-import { CallMetadata } from '../../src/lib.js';
+import { CallMetadata } from '../../src/lib/index.js';
 import { ClientPool, type JwtClient, decodeJwt } from '../../bench/kit/grpc-clients.js';
 
 const HAVE_REDIS = findRedisServer() !== null;

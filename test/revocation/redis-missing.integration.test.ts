@@ -5,7 +5,7 @@
  */
 import { registerHooks } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';
 
 registerHooks({

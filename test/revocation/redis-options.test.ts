@@ -3,18 +3,9 @@
  * rediss:// URL, a target to log that holds no password, and every refusal naming the option.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { thrownBy } from '../../bench/kit/thrown.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { REDIS_STORE_DEFAULTS, parseRedisUrl, resolveRedisStoreOptions } from '../../src/revocation/redis-options.js';
-
-function refusal(action: () => unknown): JwtGrpcError {
-  try {
-    action();
-  } catch (err) {
-    if (err instanceof JwtGrpcError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
 
 const SHAPE = 'redis://[USER:PASSWORD@]HOST[:PORT][/DB] or rediss://... (TLS)';
 
@@ -69,7 +60,7 @@ describe('parseRedisUrl', () => {
   ];
   for (const [what, url, message] of refused) {
     it(`refuses ${what} with ERR_INVALID_OPTION on revocationStore`, () => {
-      const err = refusal(() => parseRedisUrl(url));
+      const err = thrownBy(JwtGrpcError, () => parseRedisUrl(url));
       expect([err.code, err.field, err.message]).toEqual(['ERR_INVALID_OPTION', 'revocationStore', `option revocationStore: ${message}`]);
     });
   }
@@ -97,7 +88,7 @@ describe('resolveRedisStoreOptions', () => {
 
   it('refuses a key prefix empty, longer than 128 or with whitespace', () => {
     for (const keyPrefix of ['', 'x'.repeat(129), 'a b', 5]) {
-      const err = refusal(() => resolveRedisStoreOptions('redis://h', { keyPrefix: keyPrefix as string }));
+      const err = thrownBy(JwtGrpcError, () => resolveRedisStoreOptions('redis://h', { keyPrefix: keyPrefix as string }));
       expect([err.field, err.message], String(keyPrefix)).toEqual([
         'keyPrefix',
         'option keyPrefix: expected 1 to 128 characters without whitespace',
@@ -113,7 +104,7 @@ describe('resolveRedisStoreOptions', () => {
       ['commandTimeoutMs', 100.5, 'expected an integer from 50 to 60000 (milliseconds)'],
       ['commandTimeoutMs', '100', 'expected an integer from 50 to 60000 (milliseconds)'],
     ] as const) {
-      const err = refusal(() => resolveRedisStoreOptions('redis://h', { [field]: value }));
+      const err = thrownBy(JwtGrpcError, () => resolveRedisStoreOptions('redis://h', { [field]: value }));
       expect([err.code, err.field, err.message], `${field} ${value}`).toEqual(['ERR_INVALID_OPTION', field, `option ${field}: ${message}`]);
     }
   });

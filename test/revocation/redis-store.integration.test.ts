@@ -15,13 +15,14 @@
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejectedBy } from '../../bench/kit/thrown.js';
 import { REDIS_INSTALL, type RedisServer, Relay, findRedisServer, startRedisServer } from '../../bench/kit/redis.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { sleep, waitUntil } from '../../bench/kit/wait.js';
-import { JwtGrpcError } from '../../src/errors.js';
-import type { Logger } from '../../src/log.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+import type { Logger } from '../../src/base/log.js';
 import { createRedisRevocationStore } from '../../src/revocation/redis-store.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 import { hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 
 const PASSWORD = 'pw-7f3a9c-never-logged';
@@ -60,17 +61,6 @@ async function replica(
   return { store, seen };
 }
 
-/** The error a promise rejects with (or a failure when it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<JwtGrpcError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(JwtGrpcError);
-    return err as JwtGrpcError;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('createRedisRevocationStore: options', () => {
   it.each([
     ['http://127.0.0.1:6379/0', /scheme 'http:' is not redis: or rediss:/],
@@ -81,7 +71,7 @@ describe('createRedisRevocationStore: options', () => {
     ['redis://', /no host/],
     ['', /expected redis:\/\//],
   ])('rejects %j naming the option', async (url, message) => {
-    const err = await rejection(createRedisRevocationStore(url, { logger }));
+    const err = await rejectedBy(JwtGrpcError, createRedisRevocationStore(url, { logger }));
     expect(err.code).toBe('ERR_INVALID_OPTION');
     expect(err.field).toBe('revocationStore');
     expect(err.message).toMatch(/^option revocationStore: /);
@@ -89,7 +79,7 @@ describe('createRedisRevocationStore: options', () => {
   });
 
   it('never repeats a password from a bad URL', async () => {
-    const err = await rejection(createRedisRevocationStore(`redis://jwt:${PASSWORD}@127.0.0.1:6379/db`, { logger }));
+    const err = await rejectedBy(JwtGrpcError, createRedisRevocationStore(`redis://jwt:${PASSWORD}@127.0.0.1:6379/db`, { logger }));
     expect(err.field).toBe('revocationStore');
     expect(err.message).not.toContain(PASSWORD);
   });
@@ -101,7 +91,7 @@ describe('createRedisRevocationStore: options', () => {
     [{ resyncIntervalMs: 1.5 }, 'resyncIntervalMs'],
     [{ commandTimeoutMs: 10 }, 'commandTimeoutMs'],
   ])('rejects %j', async (options, field) => {
-    const err = await rejection(createRedisRevocationStore('redis://127.0.0.1:6379/0', { logger, ...options }));
+    const err = await rejectedBy(JwtGrpcError, createRedisRevocationStore('redis://127.0.0.1:6379/0', { logger, ...options }));
     expect(err.code).toBe('ERR_INVALID_OPTION');
     expect(err.field).toBe(field);
   });
@@ -267,13 +257,13 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     relay.cut();
     expect(await waitUntil(() => !a.store.up, 2_000)).toBe(true);
     const t0 = performance.now();
-    const err = await rejection(a.store.add({ jti: 'jti-down', expiresAt: now() + 300 }));
+    const err = await rejectedBy(JwtGrpcError, a.store.add({ jti: 'jti-down', expiresAt: now() + 300 }));
     expect(performance.now() - t0, 'fails at once, with no offline queue').toBeLessThan(500);
     expect(err.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
     // The option that chose the store, as the file store names `revocations`: one unavailable() for both.
     expect(err.field).toBe('revocationStore');
     expect(err.message).not.toContain(PASSWORD);
-    expect((await rejection(a.store.reserveStatusIndexes!(1))).code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
+    expect((await rejectedBy(JwtGrpcError, a.store.reserveStatusIndexes!(1))).code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
     relay.restore();
     expect(await waitUntil(() => a.store.up, 5_000), 'A is up again once Redis is reachable').toBe(true);
     // The failed revocation was not queued for later: nothing stored, the counter untouched, nobody told.
@@ -293,7 +283,7 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
       const b = await started(own.url(), prefix, { resyncIntervalMs: 500 });
       own.process.pause();
       const t0 = performance.now();
-      const err = await rejection(a.store.add({ jti: 'jti-hung', expiresAt: now() + 300 }));
+      const err = await rejectedBy(JwtGrpcError, a.store.add({ jti: 'jti-hung', expiresAt: now() + 300 }));
       const waited = performance.now() - t0;
       expect(err.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
       expect(waited).toBeGreaterThanOrEqual(250);
@@ -327,7 +317,9 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     await own.stop();
     expect(await waitUntil(() => !a.store.up, 2_000)).toBe(true);
     const t0 = performance.now();
-    expect((await rejection(a.store.add({ jti: 'jti-stopped', expiresAt: now() + 300 }))).code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
+    expect((await rejectedBy(JwtGrpcError, a.store.add({ jti: 'jti-stopped', expiresAt: now() + 300 }))).code).toBe(
+      'ERR_REVOCATION_STORE_UNAVAILABLE',
+    );
     expect(performance.now() - t0).toBeLessThan(500);
     const again = await startRedisServer({ password: PASSWORD, port: own.port });
     try {
@@ -345,7 +337,10 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     relay.cut();
     const store = await createRedisRevocationStore(url, { logger });
     const t0 = performance.now();
-    const err = await rejection(store.start(() => undefined));
+    const err = await rejectedBy(
+      JwtGrpcError,
+      store.start(() => undefined),
+    );
     expect(performance.now() - t0).toBeLessThan(3_000);
     expect(err.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
     expect(err.message).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+\/0 is unavailable: /);
@@ -362,7 +357,10 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
       const prefix = freshPrefix();
       // The test CA not trusted yet: the store refuses the server.
       const untrusted = await createRedisRevocationStore(own.url(), { logger, keyPrefix: prefix });
-      const refused = await rejection(untrusted.start(() => undefined));
+      const refused = await rejectedBy(
+        JwtGrpcError,
+        untrusted.start(() => undefined),
+      );
       expect(refused.code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
       expect(refused.message).toMatch(/certificate/);
       expect(refused.message).not.toContain(PASSWORD);
@@ -388,7 +386,7 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     const firsts = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).store.reserveStatusIndexes!(7)));
     const taken = firsts.flatMap((first) => Array.from({ length: 7 }, (_, k) => first + k)).sort((x, y) => x - y);
     expect(taken).toEqual(Array.from({ length: 140 }, (_, i) => i));
-    expect((await rejection(a.store.reserveStatusIndexes!(0))).code).toBe('ERR_INVALID_REQUEST');
+    expect((await rejectedBy(JwtGrpcError, a.store.reserveStatusIndexes!(0))).code).toBe('ERR_INVALID_REQUEST');
   });
 
   it('closes idempotently, and refuses revocations afterwards', async () => {
@@ -396,7 +394,9 @@ describe.skipIf(redisServer === null)('the Redis revocation store on a real redi
     await a.store.close();
     await a.store.close();
     expect(a.store.up).toBe(false);
-    expect((await rejection(a.store.add({ jti: 'jti-closed', expiresAt: now() + 300 }))).code).toBe('ERR_REVOCATION_STORE_UNAVAILABLE');
+    expect((await rejectedBy(JwtGrpcError, a.store.add({ jti: 'jti-closed', expiresAt: now() + 300 }))).code).toBe(
+      'ERR_REVOCATION_STORE_UNAVAILABLE',
+    );
   });
 
   it('never logged the password, and said when a connection was lost', () => {

@@ -5,9 +5,9 @@
  * health reported except for a cluster worker's relay.
  */
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/base/log.js';
 import { RELAYED_STORE_KIND, Revocations } from '../../src/revocation/revocations.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 
 const FUTURE = 4_000_000_000;
 

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { credentials, status } from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CallMetadata, JwtGrpcError, type JwtPolicy, type KeySet } from '../../src/lib.js';
-import type { RevocationStore } from '../../src/revocation/types.js';
+import { CallMetadata, JwtGrpcError, type JwtPolicy, type KeySet } from '../../src/lib/index.js';
+import type { RevocationStore } from '../../src/contracts/revocation-store.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsListen } from '../../bench/kit/certs.js';
 import { ClientPool, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
 import {
   TRANSPORTS,
@@ -255,7 +255,7 @@ describe.each(TRANSPORTS)('on %s', (transport) => {
 
 describe('the options', () => {
   it('refuses two stores, a store URL that is not Redis, and a short admin secret', async () => {
-    const { createJwtServer } = await import('../../src/lib.js');
+    const { createJwtServer } = await import('../../src/lib/index.js');
     expect(() => createJwtServer({ revocations: join(dir, 'a'), revocationStore: 'redis://localhost:6379' })).toThrow(
       /give one store, not both/,
     );
@@ -285,15 +285,10 @@ describe.skipIf(!hasOpenssl())('revokers of the policy, over mutual TLS', () => 
   afterAll(() => certs?.remove());
 
   it.each(TRANSPORTS)('on %s: a listed revoker may revoke without a secret; another caller is denied', async (transport) => {
-    const { createJwtServer } = await import('../../src/lib.js');
+    const { createJwtServer } = await import('../../src/lib/index.js');
     const { trackServer } = await import('../../bench/kit/jwt-servers.js');
     const server = trackServer(createJwtServer({ keys, transport, policy: POLICY, logger: recordingLogger() }));
-    const port = await server.listen('127.0.0.1:0', {
-      key: certs.serverKey,
-      cert: certs.serverCert,
-      ca: certs.caCert,
-      requireClientCertificate: true,
-    });
+    const port = await server.listen('127.0.0.1:0', mutualTlsListen(certs));
     const as = (cert: ClientCert) =>
       clients.jwt(port, { host: 'localhost', credentials: credentials.createSsl(certs.caCert, cert.key, cert.cert) });
     const made = await as(other).generateJwt({ algorithm: 'ES256', subject: 'svc-orders' });

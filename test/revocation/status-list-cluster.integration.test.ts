@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { type CliServer, runCli, serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
-import { ANY_AUDIENCE, CallMetadata, createRemoteVerifier, silentLogger } from '../../src/lib.js';
+import { ANY_AUDIENCE, CallMetadata, createRemoteVerifier, silentLogger } from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { fetchRaw } from '../../bench/kit/http.js';
 import { freePort } from '../../bench/kit/ports.js';

@@ -14,7 +14,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { DEFAULT_STATUS_LIST_SIZE } from '../../src/revocation/status-list/issuer.js';
-import type { Revocation, RevocationStore } from '../../src/revocation/types.js';
+import type { Revocation, RevocationStore } from '../../src/contracts/revocation-store.js';
 import {
   ANY_AUDIENCE,
   CallMetadata,
@@ -23,7 +23,7 @@ import {
   createRemoteVerifier,
   generateKeys,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import { fetchRaw } from '../../bench/kit/http.js';

@@ -1,6 +1,7 @@
 /**
- * The in-memory set (expiry sweep) and the file store (fsync before an add resolves,
- * torn and damaged lines, compaction, restart), without a server.
+ * The file store (fsync before an add resolves, torn and damaged lines, compaction, restart),
+ * without a server. test/revocation/set.test.ts holds the in-memory set, revocations.test.ts
+ * what a server holds over its store.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -8,10 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createFileRevocationStore } from '../../src/revocation/file-store.js';
-import { RevocationSet } from '../../src/revocation/set.js';
-import { Revocations } from '../../src/revocation/revocations.js';
-import type { Revocation } from '../../src/revocation/types.js';
-import { JwtGrpcError } from '../../src/errors.js';
+import type { Revocation } from '../../src/contracts/revocation-store.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-revocations-'));
@@ -29,73 +28,6 @@ async function started(file: string, clock?: () => number) {
   await store.start((revocations) => loaded.push(...revocations));
   return { store, loaded, logger };
 }
-
-describe('RevocationSet', () => {
-  it('drops entries once their expiry passes, keeps the later expiry of a jti added twice', () => {
-    let now = 1000;
-    const set = new RevocationSet(() => now);
-    expect(set.add({ jti: 'a', expiresAt: 1010 })).toBe(true);
-    expect(set.add({ jti: 'b', expiresAt: 1020 })).toBe(true);
-    expect(set.add({ jti: 'c', expiresAt: 1005 })).toBe(true);
-    expect(set.add({ jti: 'a', expiresAt: 1030 })).toBe(true); // extended
-    expect(set.add({ jti: 'b', expiresAt: 1015 })).toBe(false); // held until later already
-    expect(set.add({ jti: 'old', expiresAt: 999 })).toBe(false); // expired already: nothing to keep
-    now = 1012;
-    expect(set.sweep()).toBe(1); // c; a's first expiry is stale
-    expect([...set.values()].map((r) => r.jti).sort()).toEqual(['a', 'b']);
-    now = 1025;
-    set.sweep();
-    expect(set.has('a')).toBe(true);
-    expect(set.has('b')).toBe(false);
-    now = 1031;
-    set.sweep();
-    expect(set.size).toBe(0);
-  });
-
-  it('sweeps thousands of entries in expiry order', () => {
-    let now = 0;
-    const set = new RevocationSet(() => now);
-    for (let i = 0; i < 5000; i++) set.add({ jti: `j${i}`, expiresAt: 1 + ((i * 7919) % 5000) });
-    now = 2500;
-    set.sweep();
-    expect(set.size).toBe(2500);
-    expect([...set.values()].every((r) => r.expiresAt > 2500)).toBe(true);
-  });
-});
-
-describe('Revocations', () => {
-  it('tells its listeners of each revocation it starts to hold, once, from the store or a revoke', async () => {
-    const heard: string[] = [];
-    const store = {
-      kind: 'test',
-      up: true,
-      start: async (on: (r: readonly Revocation[]) => void) => on([{ jti: 'loaded', expiresAt: 2e9 }]),
-      add: async () => {},
-      close: async () => {},
-    };
-    const revocations = new Revocations(store);
-    revocations.subscribe((added) => heard.push(...added.map((r) => r.jti)));
-    await revocations.start(recordingLogger());
-    expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(true);
-    expect(await revocations.revoke({ jti: 'new', expiresAt: 2e9 })).toBe(false);
-    revocations.receive([
-      { jti: 'loaded', expiresAt: 2e9 },
-      { jti: 'relayed', expiresAt: 2e9 },
-    ]);
-    expect(heard).toEqual(['loaded', 'new', 'relayed']);
-    await revocations.close();
-  });
-
-  it('writes a token revoked by many calls at once to the store once', async () => {
-    const file = freshFile();
-    const revocations = new Revocations(createFileRevocationStore(file, { logger: recordingLogger() }));
-    await revocations.start(recordingLogger());
-    const answers = await Promise.all(Array.from({ length: 50 }, () => revocations.revoke({ jti: 'same', expiresAt: 2e9 })));
-    expect(answers.filter(Boolean)).toHaveLength(1);
-    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
-    await revocations.close();
-  });
-});
 
 describe('the file store', () => {
   it('appends one JSON line per revocation and syncs it to disk before add resolves', async () => {
@@ -288,6 +220,24 @@ describe('the file store', () => {
     expect(await compacted.store.reserveStatusIndexes?.(1)).toBe(12298);
     await compacted.store.close();
     await expect(compacted.store.reserveStatusIndexes?.(1)).rejects.toMatchObject({ code: 'ERR_REVOCATION_STORE_UNAVAILABLE' });
+  });
+
+  // The record codec reads each line: a line Redis would refuse, the file refuses too, at start.
+  it.each([
+    [
+      `${JSON.stringify({ jti: 'ok', expiresAt: 2e9 })}\n${JSON.stringify({ jti: 'bad', expiresAt: 2e9, statusIndex: -1 })}\n`,
+      /line 2: not a revocation entry \(field statusIndex must be a non-negative integer, got -1\)/,
+    ],
+    [JSON.stringify({ jti: 'bad', expiresAt: 2e9, statusIndex: -3 }), /line 1: .*field statusIndex must be a non-negative integer, got -3/],
+    ['{"jti":"x","expiresAt":2000000000,"reason":5}\n', /field reason must be a string/],
+  ])('refuses to start on a bad field, naming the line and the field: %j', async (text, message) => {
+    const file = freshFile();
+    writeFileSync(file, text);
+    await expect(started(file)).rejects.toMatchObject({
+      code: 'ERR_REVOCATION_STORE_UNAVAILABLE',
+      field: 'revocations',
+      message: expect.stringMatching(message),
+    });
   });
 
   it('refuses a damaged reservation mark', async () => {

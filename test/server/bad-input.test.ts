@@ -6,7 +6,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Client, Metadata, credentials, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KeySet, importKeys } from '../../src/lib.js';
+import { type KeySet, importKeys } from '../../src/lib/index.js';
 import { ClientPool, type JwtClient, callError, decodeJwt, statusName } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, nowSeconds, sharedKeys, signHs256, startServer } from '../../bench/kit/jwt-servers.js';
 

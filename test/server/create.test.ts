@@ -22,7 +22,7 @@ import {
   createVerifier,
   jwtAuthInterceptor,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { DROPPED_SPANS_METRIC } from '../../src/tracing/sdk.js';
 import { waitUntil } from '../../bench/kit/wait.js';
 import { TRANSPORTS, sharedKeys } from '../../bench/kit/jwt-servers.js';

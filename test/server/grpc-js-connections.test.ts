@@ -7,8 +7,8 @@
 import { EventEmitter } from 'node:events';
 import type { Server } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConnectionGuard } from '../../src/connection-guard.js';
-import { silentLogger } from '../../src/log.js';
+import { ConnectionGuard } from '../../src/base/connection-guard.js';
+import { silentLogger } from '../../src/base/log.js';
 import { guardGrpcJsServer } from '../../src/server/grpc-js-connections.js';
 
 class FakeSocket extends EventEmitter {
@@ -44,7 +44,7 @@ function setup(maxConnections = 10): {
     handshakeTimeoutMs: 1000,
     maxConnections,
     logger: silentLogger,
-    counters: { handshakeFailed: (_port, reason) => void failures.push(reason), refused: () => void refused.push(1) },
+    counters: { handshakeFailed: (_port, reason) => void failures.push(reason), refused: () => void refused.push(1), evicted: () => {} },
   });
   const server = {
     commonServerOptions: { keep: true } as Record<string, unknown>,

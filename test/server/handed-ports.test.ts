@@ -7,9 +7,9 @@
  */
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HandedPort } from '../../src/handed-port.js';
+import type { HandedPort } from '../../src/base/handed-port.js';
 import { type JwtServer, createWorkerJwtServer } from '../../src/server/create.js';
-import { createJwtClient, silentLogger } from '../../src/lib.js';
+import { createJwtClient, silentLogger } from '../../src/lib/index.js';
 import { sharedKeys } from '../../bench/kit/jwt-servers.js';
 
 const HANDSHAKE_MS = 400;

@@ -5,14 +5,17 @@
  * them (src/protos/load.ts, lazyProtoService). Each table must say exactly what its .proto
  * says, or a client would find a method missing or mis-shaped.
  */
+import { createFileRegistry, fromBinary } from '@bufbuild/protobuf';
+import { FileDescriptorSetSchema, MethodOptions_IdempotencyLevel } from '@bufbuild/protobuf/wkt';
 import { describe, expect, it } from 'vitest';
+import { readDescriptorSet } from '../../src/documents/descriptor-set.js';
 import { JWT_SERVICE_METHOD_SHAPES, jwtServiceDefinition } from '../../src/jwt-service/definition.js';
 import { SERVICE_NAME } from '../../src/jwt-service/definition.js';
 import { HEALTH_METHOD_SHAPES, HEALTH_SERVICE_NAME } from '../../src/server/health.js';
 import { REFLECTION_METHOD_SHAPES, REFLECTION_V1ALPHA_SERVICE_NAME, REFLECTION_V1_SERVICE_NAME } from '../../src/server/reflection.js';
-import { PROTO_PATH } from '../../src/package-root.js';
+import { PROTO_PATH } from '../../src/base/package-root.js';
 import { type MethodShape, lazyProtoService, loadProtoService } from '../../src/protos/load.js';
-import type { ServiceDescriptor } from '../../src/transport/handler-api.js';
+import type { ServiceDescriptor } from '../../src/contracts/handler-api.js';
 
 /** Path and stream shape of each method: what a server needs before its first call. */
 function shapesOf(service: ServiceDescriptor): Record<string, { path: string } & MethodShape> {
@@ -26,6 +29,18 @@ describe('the method tables a server starts from match the .proto files', () => 
     const proto = loadProtoService(PROTO_PATH, SERVICE_NAME);
     expect(shapesOf(jwtServiceDefinition())).toEqual(shapesOf(proto));
     expect(Object.keys(JWT_SERVICE_METHOD_SHAPES).sort()).toEqual(Object.keys(proto).sort());
+  });
+
+  it('JwtService: the methods the compiled .proto marks NO_SIDE_EFFECTS, and only they, may be called by GET', () => {
+    const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readDescriptorSet()));
+    const fromProto = (registry.getService(SERVICE_NAME)?.methods ?? [])
+      .filter((method) => method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS)
+      .map((method) => method.name);
+    const marked = Object.entries(jwtServiceDefinition())
+      .filter(([, method]) => method.noSideEffects === true)
+      .map(([name]) => name);
+    expect(marked.sort()).toEqual(fromProto.sort());
+    expect(marked).toEqual(['GetJwks', 'GetStatusList']);
   });
 
   it('grpc.health.v1.Health', () => {

@@ -11,14 +11,13 @@ import {
   type JwtServerOptions,
   JwtGrpcError,
   type KeySet,
-  SERVICE_NAME,
   addJwtService,
   createJwtServer,
   exportKeys,
   generateKeys,
   importKeys,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool, callError, decodeJwt, statusName } from '../../bench/kit/grpc-clients.js';
 import { healthCheck, listServices, probePort } from '../../bench/kit/grpc-extras.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';
@@ -87,15 +86,8 @@ function callSlow(port: number, host = '127.0.0.1'): { result: Promise<string>; 
 }
 
 describe.each(TRANSPORTS)('on transport %s', (transport) => {
+  // What health and reflection answer: test/reflection/. Here, that each can be turned off alone.
   describe('health', () => {
-    it('answers SERVING for the server and for JwtService once listening', async () => {
-      const { port } = await startServer({ transport, keys });
-      expect(await healthCheck(port, '')).toBe('SERVING');
-      expect(await healthCheck(port, SERVICE_NAME)).toBe('SERVING');
-      const unknown = (await callError(healthCheck(port, 'no.such.Service'))) as ServiceError;
-      expect(statusName(unknown.code)).toBe('NOT_FOUND');
-    });
-
     it('is UNIMPLEMENTED with health: false', async () => {
       const { port } = await startServer({ transport, keys, health: false });
       const err = (await callError(healthCheck(port, ''))) as ServiceError;
@@ -106,20 +98,6 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
   });
 
   describe('reflection', () => {
-    it.each(['v1', 'v1alpha'] as const)('lists JwtService and Health over %s', async (version) => {
-      const { port } = await startServer({ transport, keys });
-      const services = await listServices(port, version);
-      expect(services).toContain(SERVICE_NAME);
-      expect(services).toContain('grpc.health.v1.Health');
-    });
-
-    it('does not list Health when health is off', async () => {
-      const { port } = await startServer({ transport, keys, health: false });
-      const services = await listServices(port);
-      expect(services).toContain(SERVICE_NAME);
-      expect(services).not.toContain('grpc.health.v1.Health');
-    });
-
     it('is UNIMPLEMENTED with reflection: false', async () => {
       const { port } = await startServer({ transport, keys, reflection: false });
       const err = (await callError(listServices(port))) as ServiceError;

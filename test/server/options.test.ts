@@ -5,13 +5,13 @@
  * options on the own transport), each an ERR_INVALID_OPTION naming the option as the caller does.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
-import type { RevocationStore } from '../../src/revocation/types.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+import type { RevocationStore } from '../../src/contracts/revocation-store.js';
 import { type JwtServerOptions, SERVER_OPTION_NAMES, resolveServerOptions } from '../../src/server/options.js';
 
 function refusal(options: unknown, label?: (name: string) => string): JwtGrpcError {
   try {
-    resolveServerOptions(options as JwtServerOptions, label);
+    resolveServerOptions(options as JwtServerOptions, { label });
   } catch (err) {
     if (err instanceof JwtGrpcError) return err;
     throw err;

@@ -3,7 +3,7 @@
  * shape, for Node 22), and releaseOnce.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { OwnedResources, releaseOnce } from '../../src/server/owned-resources.js';
 
 describe('OwnedResources', () => {

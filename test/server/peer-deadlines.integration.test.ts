@@ -1,5 +1,5 @@
 /**
- * Nothing held for ever after the handshake (src/peer-deadlines.ts): on each
+ * Nothing held for ever after the handshake (src/base/peer-deadlines.ts): on each
  * transport, through createJwtServer and over real connections on loopback, a request that
  * is not whole within requestTimeoutMs is answered DEADLINE_EXCEEDED and its stream reset,
  * releasing its memory charge; a connection with no open stream for maxConnectionIdleMs gets
@@ -10,10 +10,10 @@
  */
 import type { ClientHttp2Session } from 'node:http2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib.js';
+import { type JwtServerOptions, type KeySet, type Transport, createJwtServer } from '../../src/lib/index.js';
 import { PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { MAX_CONCURRENT_STREAMS } from '../../src/options/table.js';
-import { GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../src/contracts/handler-api.js';
 import { TRANSPORTS, closeAllServers, recordingLogger, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';
 import {
   FRAME_FLAG,
@@ -172,7 +172,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(busyGoaway).toBe(false);
     expect(busy.destroyed).toBe(false);
-    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle"')).toBe(1);
+    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle",http_version="h2"')).toBe(1);
     expect(logger.lines).toContainEqual(expect.objectContaining({ level: 'info', fields: expect.objectContaining({ idle: 1 }) }));
   });
 
@@ -190,7 +190,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
     expect(atMs).toBeLessThan(1100 + SLACK_MS);
     expect(await check.finish()).toBe(String(GrpcStatus.OK));
     await closed(client);
-    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="age"')).toBe(1);
+    expect(await sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="age",http_version="h2"')).toBe(1);
   });
 
   it('advertises SETTINGS_MAX_CONCURRENT_STREAMS and refuses the stream past it (RFC 9113 §5.1.2)', async () => {
@@ -235,7 +235,9 @@ describe('`jwt-grpc serve` in a cluster of 2 workers', () => {
     const goaways = await Promise.all(clients.map((client) => nextGoaway(client, Date.now())));
     for (const goaway of goaways) expect(goaway).toMatchObject({ code: 0, data: 'max_idle' });
     await expect.poll(() => sample(metricsPort, 'jwt_grpc_request_timeouts_total'), { timeout: 5000 }).toBe(4);
-    await expect.poll(() => sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle"'), { timeout: 5000 }).toBe(4);
+    await expect
+      .poll(() => sample(metricsPort, 'jwt_grpc_connections_closed_total', 'reason="idle",http_version="h2"'), { timeout: 5000 })
+      .toBe(4);
     await cli.waitFor('stderr', /calls answered DEADLINE_EXCEEDED: their request was not whole in time/, 5000);
   }, 30_000);
 });

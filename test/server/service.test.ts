@@ -5,7 +5,7 @@
 import { status } from '@grpc/grpc-js';
 import * as jose from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALGORITHMS, type KeySet, createSigner, generateKeys } from '../../src/lib.js';
+import { ALGORITHMS, type KeySet, createSigner, generateKeys } from '../../src/lib/index.js';
 import { ClientPool, type JwtClient, callError, decodeJwt } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, nowSeconds, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 

@@ -5,8 +5,8 @@
  */
 import { credentials } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type KeySet, type Transport, createJwtServer, silentLogger } from '../../src/lib.js';
-import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
+import { type KeySet, type Transport, createJwtServer, silentLogger } from '../../src/lib/index.js';
+import { type TestCerts, hasOpenssl, makeTestCerts, mutualTlsArgs } from '../../bench/kit/certs.js';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll } from '../../bench/kit/launcher.js';
 import { ClientPool, callError, statusName } from '../../bench/kit/grpc-clients.js';
@@ -93,18 +93,7 @@ describe.each(TRANSPORTS)('on transport %s', (transport) => {
 
   describe('CLI', () => {
     it('serves mutual TLS with --tls-cert, --tls-key and --tls-client-ca', async () => {
-      const { files } = certs;
-      const cli = await startCli(
-        serveArgs(
-          ...transportArgs(transport),
-          '--tls-cert',
-          files.serverCert,
-          '--tls-key',
-          files.serverKey,
-          '--tls-client-ca',
-          files.caCert,
-        ),
-      );
+      const cli = await startCli(serveArgs(...transportArgs(transport), ...mutualTlsArgs(certs)));
       expect(cli.stdout).toContain(`transport: mutual TLS, ${transport} server`);
       await expectWorks(cli.port, credentials.createSsl(certs.caCert, certs.clientKey, certs.clientCert));
       await expectFails(cli.port, credentials.createSsl(certs.caCert));

@@ -3,7 +3,7 @@
  * made without one, a token minted for any other service would pass it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ANY_AUDIENCE, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ANY_AUDIENCE, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 
 let keys: KeySet;
 beforeAll(async () => {
@@ -26,8 +26,16 @@ describe('createVerifier audience', () => {
         }),
       );
     }
-    for (const audience of ['', null, 7, Symbol('ANY_AUDIENCE')]) {
-      expect(() => createVerifier(keys, { audience } as never)).toThrow(/option audience: must be a non-empty string or ANY_AUDIENCE/);
+    for (const [audience, shown] of [
+      ['', '""'],
+      [null, 'null'],
+      [7, '7'],
+      [['a'], '["a"]'],
+      [Symbol('ANY_AUDIENCE'), 'Symbol(ANY_AUDIENCE)'],
+    ] as const) {
+      expect(() => createVerifier(keys, { audience } as never)).toThrow(
+        `option audience: must be a non-empty string or ANY_AUDIENCE, got ${shown}`,
+      );
     }
     expect(() => createVerifier(keys, { audience: 'api', issuer: '' })).toThrow(expect.objectContaining({ field: 'issuer' }));
   });
@@ -65,6 +73,9 @@ describe('createVerifier audience', () => {
       }),
     );
     expect(() => verifier.verifyUncached(forOther, misspelt)).toThrow(expect.objectContaining({ field: 'expect.audiance' }));
+    expect(() => verifier.verify(forOther, { subject: 'x' } as never)).toThrow(
+      'option expect.subject: is not an expectation; a call names only audience and issuer',
+    );
   });
 
   it('with ANY_AUDIENCE accepts a token for any audience or none; a call may still ask for one', () => {

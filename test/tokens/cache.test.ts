@@ -12,7 +12,7 @@ import {
   exportKeys,
   generateKeys,
   importKeys,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { activeKid, expectReason, expectValid, flipChar, tokenFor } from './helpers.js';
 
 const T0 = 1_900_000_000;
@@ -55,16 +55,6 @@ describe('cache hits', () => {
     expect(expectValid(verifier.verifyUncached(token)).payload).not.toBe(cached.payload);
     // verifyUncached neither read nor filled it: the cached entry is still the first one.
     expect(expectValid(verifier.verify(token)).payload).toBe(cached.payload);
-  });
-
-  it('verifyUncached does not fill the cache', () => {
-    const { verifier } = clockedVerifier(10);
-    const token = sign('grace');
-    const a = expectValid(verifier.verifyUncached(token));
-    const b = expectValid(verifier.verify(token));
-    const c = expectValid(verifier.verify(token));
-    expect(b.payload).not.toBe(a.payload);
-    expect(c.payload).toBe(b.payload);
   });
 
   it('two verifiers do not share a cache', () => {

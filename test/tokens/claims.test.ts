@@ -1,17 +1,10 @@
 /**
- * Claim checks (src/tokens/claims.ts): types once, time and expectations on every verify;
- * a call's expectations over the verifier's own; the audience option refused by name.
+ * Claim checks (src/tokens/claims.ts): types once, time and expectations on every verify.
+ * test/tokens/audience.test.ts holds a call's expectations and the audience option through
+ * createVerifier.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  ANY_AUDIENCE,
-  NO_EXPECTATIONS,
-  audienceOption,
-  checkClaimTypes,
-  checkClaims,
-  checkedAudience,
-  expectationsFor,
-} from '../../src/tokens/claims.js';
+import { NO_EXPECTATIONS, checkClaimTypes, checkClaims } from '../../src/tokens/claims.js';
 
 const NOW = 1_800_000_000;
 
@@ -80,54 +73,5 @@ describe('checkClaims', () => {
       message: 'token iss is not the expected issuer',
     });
     expect(checkClaims({ exp: NOW + 60 }, NOW, 0, none), 'nothing expected, nothing checked').toBeUndefined();
-  });
-});
-
-describe('expectationsFor', () => {
-  const own = { audience: 'own-aud', issuer: 'own-iss' };
-
-  it('keeps the verifier’s own object when the call changes nothing', () => {
-    expect(expectationsFor(undefined, own)).toBe(own);
-    expect(expectationsFor({}, own)).toBe(own);
-    expect(expectationsFor({ audience: '', issuer: '' }, own)).toBe(own);
-    expect(expectationsFor({ audience: 'own-aud' }, own)).toBe(own);
-  });
-
-  it('lets a named field win, and ANY_AUDIENCE turn the audience check off', () => {
-    expect(expectationsFor({ audience: 'other' }, own)).toEqual({ audience: 'other', issuer: 'own-iss' });
-    expect(expectationsFor({ issuer: 'iss2' }, own)).toEqual({ audience: 'own-aud', issuer: 'iss2' });
-    expect(expectationsFor({ audience: ANY_AUDIENCE }, own)).toEqual({ audience: undefined, issuer: 'own-iss' });
-  });
-
-  it('refuses a misspelt expectation, suggesting the nearest', () => {
-    expect(() => expectationsFor({ audiance: 'x' } as never, own)).toThrow(
-      expect.objectContaining({
-        code: 'ERR_INVALID_OPTION',
-        field: 'expect.audiance',
-        message: 'option expect.audiance: is not an expectation; did you mean expect.audience?',
-      }),
-    );
-    expect(() => expectationsFor({ subject: 'x' } as never, own)).toThrow(
-      'option expect.subject: is not an expectation; a call names only audience and issuer',
-    );
-  });
-});
-
-describe('audienceOption', () => {
-  it('accepts a non-empty string or ANY_AUDIENCE; left out, undefined unless required', () => {
-    expect(audienceOption('api', true)).toBe('api');
-    expect(audienceOption(ANY_AUDIENCE, true)).toBe(ANY_AUDIENCE);
-    expect(audienceOption(undefined, false)).toBeUndefined();
-    expect(checkedAudience(ANY_AUDIENCE)).toBeUndefined();
-    expect(checkedAudience('api')).toBe('api');
-  });
-
-  it('refuses a missing required audience naming both choices, and a bad value naming it', () => {
-    expect(() => audienceOption(undefined, true)).toThrow(
-      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'audience', message: expect.stringMatching(/audience: ANY_AUDIENCE/) }),
-    );
-    expect(() => audienceOption('', true)).toThrow('must be a non-empty string or ANY_AUDIENCE, got ""');
-    expect(() => audienceOption(['a'], false)).toThrow('got ["a"]');
-    expect(() => audienceOption(Symbol('other'), false)).toThrow('got Symbol(other)');
   });
 });

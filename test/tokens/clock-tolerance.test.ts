@@ -22,7 +22,7 @@ import {
   generateKeys,
   jwtAuthInterceptor,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { CLOCK_TOLERANCE_SECONDS } from '../../src/options/table.js';
 import { TRANSPORTS, closeAllServers, startServer } from '../../bench/kit/jwt-servers.js';
 

@@ -12,7 +12,7 @@ import {
   type VerifyFailureReason,
   type VerifyResult,
   exportKeys,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 
 export { nowSeconds } from '../../bench/kit/jwt-servers.js';
 

@@ -15,7 +15,7 @@ import {
   createVerifier,
   exportKeys,
   generateKeys,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import {
   activeKid,
   b64json,

@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ALGORITHM_SPECS } from '../../src/algorithms/index.js';
 import { KeyHandle } from '../../src/keys/backend.js';
-import { ALGORITHMS, ANY_AUDIENCE, KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib.js';
+import { ALGORITHMS, ANY_AUDIENCE, KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 import { activeKid, nowSeconds, tokenFor } from './helpers.js';
 
 const exp = () => Math.floor(Date.now() / 1000) + 60;
@@ -56,22 +56,30 @@ describe('createSigner', () => {
         message: 'algorithm "HS256" is not configured for signing; configured: ES256',
       }),
     );
-    expect(() => signer.sign('none', { exp: exp() })).toThrow(
-      /^algorithm "none" is not a supported algorithm \(HS256, .*EdDSA\); configured: ES256$/,
-    );
+    for (const alg of ['RS256', 'EdDSA', 'HS512']) expect(() => signer.sign(alg, { exp: exp() })).toThrow(`"${alg}" is not configured`);
+    for (const alg of ['none', 'HS999', 'hs256', '', 'RS512', '__proto__']) {
+      expect(() => signer.sign(alg, { exp: exp() })).toThrow(
+        new RegExp(`^algorithm ${JSON.stringify(alg)} is not a supported algorithm \\(HS256, .*EdDSA\\); configured: ES256$`),
+      );
+    }
     await expect(signer.signAsync('es256', { exp: exp() })).rejects.toMatchObject({ code: 'ERR_INVALID_REQUEST' });
   });
 
-  it('never makes a token nobody can verify', async () => {
+  it.each([
+    ['no exp', { sub: 'x' }, 'claim exp is missing: tokens without expiry are refused'],
+    ['exp as a string', { sub: 'x', exp: '1' }, 'claim exp must be a number of seconds'],
+    ['exp not finite', { sub: 'x', exp: Number.NaN }, 'claim exp must be a number of seconds'],
+    ['sub not a string', { sub: 42, exp: exp() }, 'claim sub must be a string'],
+    ['aud a number', { aud: 1, exp: exp() }, 'claim aud must be a string or an array of strings'],
+  ])('never makes a token nobody can verify: %s is refused naming the claim', async (_what, claims, message) => {
     const signer = createSigner(await generateKeys({ algorithms: ['HS256'] }));
-    expect(() => signer.sign('HS256', { sub: 'x' })).toThrow(
+    expect(() => signer.sign('HS256', claims)).toThrow(
       expect.objectContaining({
         code: 'ERR_INVALID_REQUEST',
         field: 'claims',
-        message: 'cannot sign: claim exp is missing: tokens without expiry are refused',
+        message: expect.stringContaining(`cannot sign: ${message}`),
       }),
     );
-    expect(() => signer.sign('HS256', { exp: '1' })).toThrow('cannot sign: claim exp must be a number of seconds');
   });
 
   it('refuses an unknown option and a timeout out of bounds, naming them', async () => {

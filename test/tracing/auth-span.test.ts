@@ -9,7 +9,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@open
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { endVerifySpan, startVerifySpan, verifyIn } from '../../src/tracing/auth-span.js';
 import { SERVER_SPAN_CONTEXT, SERVER_TRACER } from '../../src/tracing/server-context.js';
-import { GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../src/contracts/handler-api.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

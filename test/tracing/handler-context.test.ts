@@ -29,7 +29,7 @@ import {
   createRemoteVerifier,
   jwtAuthInterceptor,
   silentLogger,
-} from '../../src/lib.js';
+} from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer, trackServer } from '../../bench/kit/jwt-servers.js';
 import { useGlobalTracing } from './global-sdk.js';

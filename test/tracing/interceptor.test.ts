@@ -10,7 +10,7 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { rpcConventions, tracingInterceptor } from '../../src/tracing/interceptor.js';
 import { SERVER_SPAN_CONTEXT, SERVER_TRACER, recordingServerContext } from '../../src/tracing/server-context.js';
-import { CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
+import { CallMetadata, GrpcStatus } from '../../src/contracts/handler-api.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
@@ -65,6 +65,16 @@ describe('tracingInterceptor', () => {
     });
     expect(span?.status.code).toBe(SpanStatusCode.UNSET);
     expect((call as { get(key: unknown): unknown }).get(SERVER_TRACER)).toBe(tracer);
+  });
+
+  it.each([
+    ['/Svc/a/b', { 'rpc.service': 'Svc', 'rpc.method': 'a/b' }],
+    // A path with no second slash (a peer may send any :path): all method, no service.
+    ['/OnlyMethod', { 'rpc.service': '', 'rpc.method': 'OnlyMethod' }],
+    ['/', { 'rpc.service': '', 'rpc.method': '' }],
+  ])('splits %s into service and method at the second slash', (path, attributes) => {
+    run(tracingInterceptor(tracer, undefined, undefined), fakeCall(path), GrpcStatus.UNIMPLEMENTED);
+    expect(exporter.getFinishedSpans()[0]?.attributes).toMatchObject(attributes);
   });
 
   it('uses the stable conventions when opted in, naming the status and the error type', () => {

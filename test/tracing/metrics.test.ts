@@ -8,7 +8,7 @@ import { metrics } from '@opentelemetry/api';
 import { type HistogramMetricData, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { GrpcStatus } from '../../src/lib.js';
+import { GrpcStatus } from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, startServer } from '../../bench/kit/jwt-servers.js';
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveArgs, startCli } from '../../bench/kit/cli.js';
 import { killAll, runStep } from '../../bench/kit/launcher.js';
-import { CallMetadata } from '../../src/lib.js';
+import { CallMetadata } from '../../src/lib/index.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 
 const CLIENT = join(import.meta.dirname, 'fixtures', 'instrumented-client.cjs');

@@ -5,7 +5,7 @@
 import { ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { parentContext, parseGrpcTraceBin, parseTraceparent } from '../../src/tracing/propagation.js';
-import { CallMetadata } from '../../src/transport/handler-api.js';
+import { CallMetadata } from '../../src/contracts/handler-api.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

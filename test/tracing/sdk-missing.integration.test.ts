@@ -6,7 +6,7 @@
  */
 import { registerHooks } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError, createJwtServer, generateKeys } from '../../src/lib.js';
+import { JwtGrpcError, createJwtServer, generateKeys } from '../../src/lib/index.js';
 
 const HIDDEN = new Set(['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-proto']);
 

@@ -10,7 +10,7 @@ import { Metadata, credentials } from '@grpc/grpc-js';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CallMetadata, GrpcStatus, GrpcStatusError, type KeySet, createJwtServer, silentLogger } from '../../src/lib.js';
+import { CallMetadata, GrpcStatus, GrpcStatusError, type KeySet, createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { PROTO_DIR } from '../../src/protos/load.js';
 import { ClientPool, DEFAULT_DEADLINE_MS, callError, clientConstructor, unary } from '../../bench/kit/grpc-clients.js';
 import { healthCheck } from '../../bench/kit/grpc-extras.js';

@@ -16,7 +16,7 @@ import { ROOT_CONTEXT, context, createContextKey, metrics, trace } from '@opente
 import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createJwtServer, silentLogger } from '../../src/lib.js';
+import { createJwtServer, silentLogger } from '../../src/lib/index.js';
 import { DROPPED_SPANS_METRIC, type OwnTracingPipeline, tracingPipelineFromEnv } from '../../src/tracing/sdk.js';
 import { ClientPool } from '../../bench/kit/grpc-clients.js';
 import { TRANSPORTS, closeAllServers, sharedKeys, trackServer } from '../../bench/kit/jwt-servers.js';

@@ -5,8 +5,9 @@
  * order and awaited, a failing one ending the call, and onCallEnd told once.
  */
 import { describe, expect, it } from 'vitest';
-import { type CallSettings, CallCore, deserializeError, isThenable } from '../../src/transport/call-core.js';
+import { type CallSettings, CallCore, deserializeError } from '../../src/transport/call-core.js';
 import {
+  isThenable,
   type CallInterceptor,
   CallKey,
   CallMetadata,
@@ -15,7 +16,7 @@ import {
   GrpcStatus,
   GrpcStatusError,
   type StatusCode,
-} from '../../src/transport/handler-api.js';
+} from '../../src/contracts/handler-api.js';
 
 interface Logged {
   readonly message: string;

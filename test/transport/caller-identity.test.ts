@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Server, ServerCredentials, credentials } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
+import type { CallContext, ServiceImplementation } from '../../src/contracts/handler-api.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
 import { type ClientCert, makeClientCert } from '../../bench/kit/caller-certs.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';

@@ -24,7 +24,7 @@ import {
   type CallInterceptor,
   type ServiceImplementation,
   GrpcStatus,
-} from '../../src/transport/handler-api.js';
+} from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { type Services, closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { recordingLogger } from '../../bench/kit/jwt-servers.js';

@@ -8,10 +8,10 @@
 import { Metadata, Server, type ServiceError, status } from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unary } from '../../bench/kit/grpc-clients.js';
-import { JwtGrpcError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
+import { silentLogger } from '../../src/base/log.js';
 import { addServiceToGrpcJs } from '../../src/transport/grpc-js.js';
-import { type CallContext, type CallOutcome, CallMetadata, GrpcStatus, GrpcStatusError } from '../../src/transport/handler-api.js';
+import { type CallContext, type CallOutcome, CallMetadata, GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { closeAllServers, startGrpcJs } from './helpers/servers.js';
 

@@ -16,7 +16,7 @@ import { type BuildOutcome, TEST_GO_BUILD_TIMEOUT_MS, goBuild } from '../../benc
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { GO_PEER_DIR } from '../../bench/macro/servers.js';
 import { GO_TOOLS, requireGoTool } from '../../bench/kit/tools.js';
-import { GrpcStatus } from '../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../src/contracts/handler-api.js';
 import { frame, grpcHeaders, rawCall } from './helpers/raw.js';
 import { closeAllServers, startGrpcJs, startHttp2 } from './helpers/servers.js';
 import { servedTestService, testServiceImplementation } from './helpers/test-service.js';

@@ -7,10 +7,10 @@ import { createServer as createTcpServer, connect as tcpConnect } from 'node:net
 import { connect as http2Connect, constants as http2Constants } from 'node:http2';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../src/errors.js';
+import { JwtGrpcError } from '../../src/base/errors.js';
 import { GOAWAY_PING_TIMEOUT_MS } from '../../src/transport/http2/defaults.js';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import { type CallContext, type ServiceImplementation, GrpcStatus } from '../../src/transport/handler-api.js';
+import { type CallContext, type ServiceImplementation, GrpcStatus } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { CLIENT_PREFACE, frame, grpcHeaders, h2Frame, rawCall, rawRequest, rawSession } from './helpers/raw.js';
 import { closeAllServers, startHttp2 } from './helpers/servers.js';

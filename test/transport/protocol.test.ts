@@ -7,7 +7,7 @@ import { connect as connectTcp } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatusError, CallMetadata, GrpcStatus } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   CLIENT_PREFACE,
@@ -28,6 +28,9 @@ import { recordingLogger } from '../../bench/kit/jwt-servers.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const UNARY = '/test.Probe/Unary';
+
+/** A google.rpc.Status as its bytes: code 5, message "no such key" (the handler API carries it as it is). */
+const STATUS_DETAILS = Buffer.from('0805120b6e6f2073756368206b6579', 'hex');
 
 /** What the last Unary handler saw, for the tests to inspect. */
 let seen: { request: unknown; call: CallContext; signal: AbortSignal } | undefined;
@@ -64,6 +67,17 @@ async function unaryHandler(request: unknown, call: CallContext): Promise<unknow
       call.setTrailers(new CallMetadata().add('x-trailing', 'a').add('x-trailing', 'b'));
       return entries;
     }
+    case 'status-details':
+      throw new GrpcStatusError(GrpcStatus.NOT_FOUND, 'no such key', {
+        metadata: new CallMetadata().set('grpc-status-details-bin', STATUS_DETAILS),
+      });
+    case 'status-details-in-headers':
+      try {
+        call.sendMetadata(new CallMetadata().set('grpc-status-details-bin', STATUS_DETAILS));
+        return { refused: false };
+      } catch (err) {
+        return { refused: (err as { code?: unknown }).code };
+      }
     case 'compress':
       call.setResponseCompression('gzip');
       return { text: 'x'.repeat(1000) };
@@ -96,7 +110,8 @@ describe('request headers', () => {
     }
   });
 
-  it.each(['application/json', 'application/grpc-web', 'text/plain', undefined])(
+  // application/json and application/grpc-web are Connect's and gRPC-Web's (connect.test.ts, grpc-web.test.ts).
+  it.each(['text/plain', 'application/grpc-json', 'application/xml', undefined])(
     'answers HTTP 415 to content-type %s',
     async (contentType) => {
       const headers = grpcHeaders(UNARY);
@@ -347,6 +362,14 @@ describe('errors and status messages', () => {
     expect(raw).toContain('100%25');
     expect(res.message).toBe('\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈 and 100% \t\n');
     expect(Buffer.from(String(res.headers['why-bin']), 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
+  });
+
+  it("carries an error's google.rpc.Status in the grpc-status-details-bin trailer, and refuses it in response headers", async () => {
+    const res = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'status-details' }))] });
+    expect(res).toMatchObject({ status: GrpcStatus.NOT_FOUND, message: 'no such key' });
+    expect(Buffer.from(String(res.headers['grpc-status-details-bin']), 'base64')).toEqual(STATUS_DETAILS);
+    const inHeaders = await rawCall(port, { headers: grpcHeaders(UNARY), chunks: [frame(json({ op: 'status-details-in-headers' }))] });
+    expect(JSON.parse(unframe(inHeaders.body)[0]?.bytes.toString() ?? '')).toEqual({ refused: 'ERR_INVALID_ARGUMENT' });
   });
 
   it("answers a handler's plain Error with INTERNAL and a generic message, and logs it", async () => {

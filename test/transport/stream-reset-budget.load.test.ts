@@ -12,7 +12,7 @@
  */
 import { type ClientHttp2Session, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallContext, GrpcStatus } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatus } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   FRAME_FLAG,

@@ -1,9 +1,9 @@
-/** TLS and mutual TLS (ALPN h2 only), with a grpc-js client. */
+/** TLS and mutual TLS (ALPN h2, and http/1.1: test/transport/http1.integration.test.ts), with a grpc-js client. */
 import { connect as tlsConnect } from 'node:tls';
 import { credentials, status as grpcStatus } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp2GrpcServer } from '../../src/transport/http2/server.js';
-import type { CallContext, ServiceImplementation } from '../../src/transport/handler-api.js';
+import type { CallContext, ServiceImplementation } from '../../src/contracts/handler-api.js';
 import { type TestCerts, hasOpenssl, makeTestCerts } from '../../bench/kit/certs.js';
 import { PROBE, probeClient } from './helpers/probe.js';
 import { unary } from '../../bench/kit/grpc-clients.js';
@@ -80,10 +80,10 @@ describe.skipIf(!hasOpenssl())('TLS', () => {
     }
   });
 
-  it('offers ALPN h2 only: a TLS client asking for http/1.1 is refused', async () => {
+  it('offers ALPN h2 and http/1.1 only: a TLS client asking for another protocol is refused', async () => {
     const port = await serve(false);
     const outcome = await new Promise<string>((resolve) => {
-      const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.caCert, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+      const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.caCert, servername: 'localhost', ALPNProtocols: ['spdy/3.1'] });
       socket.on('secureConnect', () => {
         socket.destroy();
         resolve(`connected with ${String(socket.alpnProtocol)}`);

@@ -13,7 +13,7 @@ import {
   MAX_SETTINGS_ENTRIES,
   REFUSED_STREAM_BURST,
 } from '../../src/transport/http2/wire/limits.js';
-import { type CallContext, GrpcStatus as Status } from '../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatus as Status } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   CLIENT_PREFACE,

@@ -6,7 +6,7 @@
  */
 import { type ClientHttp2Session, type Settings, connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallContext, type ResponseStream, GrpcStatus } from '../../src/transport/handler-api.js';
+import { type CallContext, type ResponseStream, GrpcStatus } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import {
   FRAME_FLAG,

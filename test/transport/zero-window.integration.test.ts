@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type GrpcJsMemoryLimits, guardGrpcJsMemory } from '../../src/server/grpc-js-memory.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from '../../src/transport/http2/wire/process-memory.js';
 import { READER_PROGRESS_MS } from '../../src/transport/http2/wire/limits.js';
-import type { CallContext } from '../../src/transport/handler-api.js';
+import type { CallContext } from '../../src/contracts/handler-api.js';
 import { PROBE } from './helpers/probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, frame, grpcHeaders, h2Frame, rawCall, requestBlock } from './helpers/raw.js';
 import { errorCode, isGoaway } from './helpers/frame-exchange.js';

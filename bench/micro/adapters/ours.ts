@@ -1,5 +1,6 @@
-import { ANY_AUDIENCE, createSigner, createVerifier } from '../../../src/lib.js';
+import { ANY_AUDIENCE, createSigner, createVerifier } from '../../../src/lib/index.js';
 import { checkSubject, type MicroLibrary } from './types.js';
+import { prepareExchange } from './exchange.js';
 
 const NAME = 'jwt-grpc';
 
@@ -7,7 +8,8 @@ const NAME = 'jwt-grpc';
 export const ours: MicroLibrary = {
   name: NAME,
   supports: () => true,
-  async prepare({ keys, key, claims }) {
+  async prepare(context) {
+    const { keys, key, claims } = context;
     const signer = createSigner(keys.keySet);
     // The micro claims carry no aud, as the other libraries' runs check none.
     const verifier = createVerifier(keys.keySet, { audience: ANY_AUDIENCE, cache: false });
@@ -19,6 +21,7 @@ export const ours: MicroLibrary = {
     const fixed = claims.next();
     const fixedToken = signer.sign(key.alg, { ...fixed }).token;
     return {
+      exchange: (await prepareExchange(context)).exchange,
       sign: () => signer.sign(key.alg, { ...claims.next() }).token,
       verify: () => verifyOrThrow(fixedToken),
       'sign+verify': () => {

@@ -31,7 +31,7 @@ import {
   createStderrLogger,
   jwtAuthInterceptor,
   optionalVerifiedClaims,
-} from '../../../src/lib.js';
+} from '../../../src/lib/index.js';
 
 function fail(message: string): never {
   process.stderr.write(`protected peer: ${message}\n`);

@@ -23,8 +23,9 @@
  * client rejects with that status.
  */
 import type { Buffer } from 'node:buffer';
-import { GrpcStatus } from '../../transport/handler-api.js';
+import { GrpcStatus } from '../../contracts/handler-api.js';
 import type {
+  ExchangeTokenResponse,
   GenerateJwtResponse,
   GetJwksResponse,
   GetStatusListResponse,
@@ -79,6 +80,16 @@ export const RESPONSE_MESSAGES = {
       [2, 'expires_at', 'int64'],
     ],
   } satisfies ResponseMessage<RevokeJwtResponse>,
+  ExchangeTokenResponse: {
+    name: 'ExchangeTokenResponse',
+    fields: [
+      [1, 'access_token', 'string'],
+      [2, 'issued_token_type', 'string'],
+      [3, 'token_type', 'string'],
+      [4, 'expires_in', 'int64'],
+      [5, 'scope', 'string'],
+    ],
+  } satisfies ResponseMessage<ExchangeTokenResponse>,
 };
 
 const WIRE_TYPES: Readonly<Record<ResponseType, number>> = {
@@ -205,4 +216,17 @@ export function decodeGetStatusListResponse(buf: Buffer): GetStatusListResponse 
  */
 export function decodeRevokeJwtResponse(buf: Buffer): RevokeJwtResponse {
   return decodeResponse(RESPONSE_MESSAGES.RevokeJwtResponse, buf);
+}
+
+/**
+ * ExchangeTokenResponse { string access_token = 1; string issued_token_type = 2; string token_type = 3; int64 expires_in = 4; string scope = 5; }
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const bytes: Buffer;
+ * const { access_token, expires_in } = decodeExchangeTokenResponse(bytes);
+ * ```
+ */
+export function decodeExchangeTokenResponse(buf: Buffer): ExchangeTokenResponse {
+  return decodeResponse(RESPONSE_MESSAGES.ExchangeTokenResponse, buf);
 }

@@ -16,8 +16,15 @@
  * deeper than 100 (wire.ts, `MAX_GROUP_DEPTH`).
  */
 import type { Buffer } from 'node:buffer';
-import { GrpcStatus } from '../../transport/handler-api.js';
-import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
+import { GrpcStatus } from '../../contracts/handler-api.js';
+import type {
+  ExchangeTokenRequest,
+  GenerateJwtRequest,
+  GetJwksRequest,
+  GetStatusListRequest,
+  RevokeJwtRequest,
+  VerifyJwtRequest,
+} from '../messages.js';
 import { type Reader, WIRE_LENGTH_DELIMITED, WIRE_VARINT, decodeMessage, expectWireType, readTag } from './wire.js';
 
 /** A request decoder: a wire error is the caller's INVALID_ARGUMENT, naming the message. */
@@ -139,6 +146,45 @@ export function decodeRevokeJwtRequest(buf: Buffer): RevokeJwtRequest {
         default:
           reader.skip(tag & 7, tag >>> 3);
       }
+    }
+    return request;
+  });
+}
+
+/** ExchangeTokenRequest's string fields, by number (proto/jwt.proto): every field is a string. */
+const EXCHANGE_FIELDS = [
+  'subject_token',
+  'subject_token_type',
+  'actor_token',
+  'actor_token_type',
+  'audience',
+  'resource',
+  'scope',
+  'requested_token_type',
+] as const satisfies readonly (keyof ExchangeTokenRequest)[];
+
+/** ExchangeTokenRequest { string subject_token = 1; ... string requested_token_type = 8; }: eight strings. */
+export function decodeExchangeTokenRequest(buf: Buffer): ExchangeTokenRequest {
+  return guarded('ExchangeTokenRequest', buf, (reader) => {
+    const request: ExchangeTokenRequest = {
+      subject_token: '',
+      subject_token_type: '',
+      actor_token: '',
+      actor_token_type: '',
+      audience: '',
+      resource: '',
+      scope: '',
+      requested_token_type: '',
+    };
+    while (!reader.done) {
+      const tag = readTag(reader);
+      const name = EXCHANGE_FIELDS[(tag >>> 3) - 1];
+      if (name === undefined) {
+        reader.skip(tag & 7, tag >>> 3);
+        continue;
+      }
+      expectWireType(tag, WIRE_LENGTH_DELIMITED, name);
+      request[name] = reader.string(name);
     }
     return request;
   });

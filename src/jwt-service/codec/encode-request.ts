@@ -18,11 +18,18 @@
  * (protobufjs would not read it, and the call would go out with that field's default).
  */
 import { Buffer } from 'node:buffer';
-import { GrpcStatusError, GrpcStatus } from '../../transport/handler-api.js';
-import type { GenerateJwtRequest, GetJwksRequest, GetStatusListRequest, RevokeJwtRequest, VerifyJwtRequest } from '../messages.js';
+import { GrpcStatusError, GrpcStatus } from '../../contracts/handler-api.js';
+import type {
+  ExchangeTokenRequest,
+  GenerateJwtRequest,
+  GetJwksRequest,
+  GetStatusListRequest,
+  RevokeJwtRequest,
+  VerifyJwtRequest,
+} from '../messages.js';
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, Writer, int64Size, stringFieldSize, tag } from './wire.js';
-import { nearestName } from '../../nearest-name.js';
-import { firstUnknownName } from '../../unknown-name.js';
+import { nearestName } from '../../base/nearest-name.js';
+import { firstUnknownName } from '../../base/unknown-name.js';
 
 /** One field of a request: its number (all below 16: a one-byte tag), its name in the .proto, its type. */
 export type RequestField<T> = readonly [number: number, name: keyof T & string, type: 'string' | 'int64'];
@@ -64,6 +71,19 @@ export const REQUEST_MESSAGES = {
       [4, 'reason', 'string'],
     ],
   } satisfies RequestMessage<RevokeJwtRequest>,
+  ExchangeTokenRequest: {
+    name: 'ExchangeTokenRequest',
+    fields: [
+      [1, 'subject_token', 'string'],
+      [2, 'subject_token_type', 'string'],
+      [3, 'actor_token', 'string'],
+      [4, 'actor_token_type', 'string'],
+      [5, 'audience', 'string'],
+      [6, 'resource', 'string'],
+      [7, 'scope', 'string'],
+      [8, 'requested_token_type', 'string'],
+    ],
+  } satisfies RequestMessage<ExchangeTokenRequest>,
 };
 
 /** -2^63 and 2^63: an int64 field's bounds, as doubles (both exact). */
@@ -100,7 +120,7 @@ function checked<T>(message: string, [, name, type]: RequestField<T>, value: unk
  * Refuses a property the message does not have: a misspelt `ttlSeconds` or `sub` would
  * otherwise be dropped and the call made with the field's default (any subject, the
  * default lifetime), which a caller cannot see. Inherited, getter and non-enumerable
- * names count, as the encoder reads them all (src/unknown-name.ts).
+ * names count, as the encoder reads them all (src/base/unknown-name.ts).
  */
 function refuseUnknownFields<T>(spec: RequestMessage<T>, request: object): void {
   const names = spec.fields.map(([, name]) => name as string);
@@ -193,4 +213,17 @@ export function encodeGetStatusListRequest(request: Partial<GetStatusListRequest
  */
 export function encodeRevokeJwtRequest(request: Partial<RevokeJwtRequest>): Buffer {
   return encodeRequest(REQUEST_MESSAGES.RevokeJwtRequest, request);
+}
+
+/**
+ * ExchangeTokenRequest { string subject_token = 1; ... string requested_token_type = 8; }
+ *
+ * @example
+ * ```ts
+ * // hidden: declare const token: string;
+ * const bytes = encodeExchangeTokenRequest({ subject_token: token, subject_token_type: 'urn:ietf:params:oauth:token-type:jwt', audience: 'billing' });
+ * ```
+ */
+export function encodeExchangeTokenRequest(request: Partial<ExchangeTokenRequest>): Buffer {
+  return encodeRequest(REQUEST_MESSAGES.ExchangeTokenRequest, request);
 }

@@ -10,6 +10,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type {
+  ExchangeTokenResponse,
   GenerateJwtResponse,
   GetJwksResponse,
   GetStatusListResponse,
@@ -17,7 +18,7 @@ import type {
   VerifyJwtReason,
   VerifyJwtResponse,
 } from '../messages.js';
-import { internalError } from '../../assert.js';
+import { internalError } from '../../base/assert.js';
 import { Writer, int64Size, stringFieldSize, tag, uint32Size } from './wire.js';
 
 /**
@@ -95,5 +96,26 @@ export function encodeRevokeJwtResponse(response: RevokeJwtResponse): Buffer {
   const writer = new Writer(size);
   writer.small(tag(1, 0), response.revoked ? 1 : 0);
   writer.int64(tag(2, 0), response.expires_at);
+  return writer.buf;
+}
+
+/** ExchangeTokenResponse { string access_token = 1; string issued_token_type = 2; string token_type = 3; int64 expires_in = 4; string scope = 5; } */
+export function encodeExchangeTokenResponse(response: ExchangeTokenResponse): Buffer {
+  const tokenBytes = Buffer.byteLength(response.access_token);
+  const typeBytes = Buffer.byteLength(response.issued_token_type);
+  const tokenTypeBytes = Buffer.byteLength(response.token_type);
+  const scopeBytes = Buffer.byteLength(response.scope);
+  const size =
+    stringFieldSize(tokenBytes) +
+    stringFieldSize(typeBytes) +
+    stringFieldSize(tokenTypeBytes) +
+    (response.expires_in === 0 ? 0 : 1 + int64Size(response.expires_in)) +
+    stringFieldSize(scopeBytes);
+  const writer = new Writer(size);
+  writer.string(tag(1, 2), response.access_token, tokenBytes);
+  writer.string(tag(2, 2), response.issued_token_type, typeBytes);
+  writer.string(tag(3, 2), response.token_type, tokenTypeBytes);
+  writer.int64(tag(4, 0), response.expires_in);
+  writer.string(tag(5, 2), response.scope, scopeBytes);
   return writer.buf;
 }

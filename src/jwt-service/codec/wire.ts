@@ -5,7 +5,7 @@
  * encode-request.ts) share them; what each side makes of a {@link WireError} is its own.
  */
 import { Buffer, isUtf8 } from 'node:buffer';
-import { GrpcStatusError, type StatusCode } from '../../transport/handler-api.js';
+import { GrpcStatusError, type StatusCode } from '../../contracts/handler-api.js';
 
 export const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;

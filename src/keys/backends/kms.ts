@@ -8,8 +8,8 @@ import { Buffer } from 'node:buffer';
 import { type KeyObject, constants, createHash, createPublicKey, type JsonWebKey, verify } from 'node:crypto';
 import type * as Kms from '@aws-sdk/client-kms';
 import type { Algorithm } from '../../algorithms/names.js';
-import { JwtGrpcError } from '../../errors.js';
-import { kmsModule, requireOptional } from '../../optional-deps.js';
+import { JwtGrpcError } from '../../base/errors.js';
+import { kmsModule, requireOptional } from '../../base/optional-deps.js';
 import type { BackendCallLimits, KeyBackend, OpenedKey } from '../backend.js';
 
 /** KMS's name for each JWS algorithm, the digest it signs, the KeySpec `keys generate` asks for, and the JOSE size of an ECDSA signature. */

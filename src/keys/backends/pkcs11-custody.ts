@@ -7,7 +7,7 @@
  */
 import { type Stats, lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, normalize, sep } from 'node:path';
-import { invalidOption } from '../../errors.js';
+import { invalidOption } from '../../base/errors.js';
 
 /**
  * Where a key file's PKCS#11 `module-path` may point: the directories the system's packages

@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { isAbsolute, resolve } from 'node:path';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 
 /** A parsed PKCS#11 URI: what selects the token and the key, and how to reach them. */
 export interface Pkcs11Uri {

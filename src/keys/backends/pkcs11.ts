@@ -10,12 +10,12 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type * as Pkcs11 from 'pkcs11js';
 import type { Algorithm } from '../../algorithms/names.js';
-import { JwtGrpcError } from '../../errors.js';
-import { pkcs11Module, requireOptional } from '../../optional-deps.js';
+import { JwtGrpcError } from '../../base/errors.js';
+import { pkcs11Module, requireOptional } from '../../base/optional-deps.js';
 import { type BackendCallLimits, KEY_BACKEND_CONCURRENCY, type KeyBackend, type OpenedKey } from '../backend.js';
 import { type Pkcs11Uri, describePkcs11Uri, parsePkcs11Uri } from './pkcs11-uri.js';
 import { pkcs11ModuleProblem } from './pkcs11-custody.js';
-import { secretFileRefusal } from '../../secret-file.js';
+import { secretFileRefusal } from '../../base/secret-file.js';
 
 /** The environment variable that holds the PIN when the URI has no pin-source. */
 export const PKCS11_PIN_ENV = 'JWT_GRPC_PKCS11_PIN';

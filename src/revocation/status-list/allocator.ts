@@ -11,8 +11,8 @@
  * {@link INDEX_WAIT_MS}, rather than refusing it at the block boundary.
  */
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '../../log.js';
-import { JwtGrpcError } from '../../errors.js';
+import type { Logger } from '../../base/log.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import { DEFAULT_INDEX_BLOCK } from '../../options/table.js';
 
 /** Reserves `count` consecutive indexes and resolves to the first. */

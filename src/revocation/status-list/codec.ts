@@ -5,8 +5,8 @@
  * compressed with DEFLATE (RFC 1951) in the ZLIB format (RFC 1950), base64url in `lst`.
  */
 import { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../../errors.js';
-import { nodeZlib } from '../../optional-deps.js';
+import { JwtGrpcError } from '../../base/errors.js';
+import { nodeZlib } from '../../base/optional-deps.js';
 
 /** The widths section 4.1 allows per Referenced Token. */
 export type StatusBits = 1 | 2 | 4 | 8;

@@ -13,9 +13,9 @@
  */
 import { STATUS_LIST_RESIGN_FRACTION } from '../../discovery/defaults.js';
 import { performance } from 'node:perf_hooks';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import type { KeySet } from '../../keys/key-set.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import { DEFAULT_INDEX_BLOCK } from '../../options/table.js';
 import { IndexAllocator, MAX_BLOCK_AGE_MS, type ReserveIndexes, localReserve } from './allocator.js';
 import { StatusList } from './list.js';

@@ -1,5 +1,5 @@
 import { type StatusListJson, encodeLst, setStatusAt, statusAt } from './codec.js';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 
 /**
  * Status Type values of draft-ietf-oauth-status-list-20 section 7.1: VALID is the

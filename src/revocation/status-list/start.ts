@@ -2,11 +2,11 @@
  * A server's Token Status List started on its revocations: createJwtServer's and
  * addJwtService's `statusList`.
  */
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import type { KeySet } from '../../keys/key-set.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../base/log.js';
 import type { Revocations } from '../revocations.js';
-import type { Revocation } from '../types.js';
+import type { Revocation } from '../../contracts/revocation-store.js';
 import { STATUS_LISTS_PATH, type StatusListIssuer, createStatusListIssuer } from './issuer.js';
 import { statusListAlgorithm } from './token.js';
 

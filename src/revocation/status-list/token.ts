@@ -4,7 +4,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { ALGORITHM_SPECS, type Algorithm } from '../../algorithms/index.js';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import type { KeySet } from '../../keys/key-set.js';
 import type { StatusListJson } from './codec.js';
 

@@ -6,9 +6,9 @@
  * when a handler reads them, the response message written once.
  */
 import type { Buffer } from 'node:buffer';
-import { JwtGrpcError } from '../../errors.js';
+import { JwtGrpcError } from '../../base/errors.js';
 import { CallCore, deserializeError } from '../call-core.js';
-import { requestTimeoutMessage } from '../../peer-deadlines.js';
+import { requestTimeoutMessage } from '../../base/peer-deadlines.js';
 import {
   type CallerIdentity,
   type BidiStreamHandler,
@@ -21,7 +21,7 @@ import {
   GrpcStatus,
   type StatusCode,
   type UnaryHandler,
-} from '../handler-api.js';
+} from '../../contracts/handler-api.js';
 import { type MessageEncoding, clientAccepts, compress, decompress } from './compression.js';
 import { MessageReader, SINGLE_BUFFER_MAX_BYTES, framedMessage, messagePrefix } from './framing.js';
 import { type HeaderFields, addMetadataHeaders, metadataFromRawHeaders } from './metadata.js';
@@ -33,12 +33,29 @@ import type { Route } from './router.js';
 import { H2_ERROR } from './wire/frames.js';
 import type { H2Stream, RequestHeaders, StreamListener } from './wire/stream.js';
 
+/**
+ * What the connection asks of each call in flight on it: a gRPC call, or the exchange of
+ * a Connect or gRPC-Web call (./exchange-adapter.ts).
+ */
+export interface SessionCall {
+  /** The session's request check count when the call started (SessionState.requestStarted). */
+  requestTick: number;
+  /** The client has not finished sending its request, and the call has no status yet. */
+  readonly requestPending: boolean;
+  /** The response is on its way (headers sent, stream open). */
+  readonly responding: boolean;
+  /** The request was not whole within requestTimeoutMs: answered DEADLINE_EXCEEDED, its stream reset. */
+  requestTimedOut(requestTimeoutMs: number): void;
+  /** The server is closing: the call is cancelled. */
+  cancelByServer(details: string): void;
+}
+
 /** What a call needs from its connection. */
 export interface CallSession {
   /** Calls in flight on the connection (for keepalive enforcement and forced close); a call adds itself. */
-  readonly calls: Set<Http2Call>;
+  readonly calls: Set<SessionCall>;
   /** A call's stream closed: it leaves `calls`. */
-  callClosed(call: Http2Call): void;
+  callClosed(call: SessionCall): void;
   /** `ip:port` of the client. */
   readonly peer: string;
   /** The verified client certificate's caller, read once per connection. */
@@ -63,7 +80,7 @@ const RESPONSE_HEADERS_BY_ENCODING: Readonly<Record<'gzip' | 'deflate', Readonly
 const OK_TRAILERS = Object.freeze({ 'grpc-status': '0' });
 const RESOLVED = Promise.resolve();
 
-export class Http2Call extends CallCore implements DeadlineEntry, StreamListener {
+export class Http2Call extends CallCore implements DeadlineEntry, StreamListener, SessionCall {
   readonly deadline: number;
   deadlineAt = 0;
   deadlineSlot = -1;
@@ -424,7 +441,7 @@ export class Http2Call extends CallCore implements DeadlineEntry, StreamListener
     if (details.length > 0) fields['grpc-message'] = percentEncode(details);
     if (trailers !== undefined) {
       try {
-        addMetadataHeaders(fields, trailers);
+        addMetadataHeaders(fields, trailers, 'trailers');
       } catch (err) {
         this.#options.logger.error(`${this.method}: trailers dropped`, { error: (err as Error).message });
       }

@@ -3,8 +3,8 @@
  * each message on its own (no context across messages), decompression bounded.
  */
 import type { Buffer } from 'node:buffer';
-import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
-import { nodeZlib } from '../../optional-deps.js';
+import { GrpcStatusError, GrpcStatus } from '../../contracts/handler-api.js';
+import { nodeZlib } from '../../base/optional-deps.js';
 
 /** Encodings this server decompresses, for `grpc-accept-encoding`. */
 export const ACCEPT_ENCODING = 'identity,deflate,gzip';

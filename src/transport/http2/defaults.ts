@@ -32,3 +32,12 @@ export const STREAM_RESET_RATE = 10_000;
 
 /** Decoded messages a streaming request may queue ahead of the handler before the stream is paused. */
 export const REQUEST_QUEUE_HIGH_WATER_MARK = 16;
+
+/**
+ * HTTP/1.1: what a request body may add to `maxReceiveMessageBytes`: a gRPC-Web message's
+ * 5-byte prefix (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-WEB.md), and base64's
+ * 4 bytes per 3 for `application/grpc-web-text`; Connect unary sends the bare message
+ * (https://connectrpc.com/docs/protocol/#unary-request). Body bytes held past it (not yet
+ * taken as whole messages) are refused 413 before the rest is read, and the connection closed.
+ */
+export const HTTP1_MESSAGE_PREFIX_BYTES = 5;

@@ -2,11 +2,13 @@
  * A new HTTP/2 stream: checks the request headers the protocol document (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md) requires, finds
  * the method and starts the call, or answers at once.
  */
-import { GrpcStatus, type StatusCode } from '../handler-api.js';
+import { GrpcStatus, type StatusCode } from '../../contracts/handler-api.js';
 import { type CallShared, Http2Call } from './call.js';
 import { ACCEPT_ENCODING, requestEncoding } from './compression.js';
 import { parseTimeout, percentEncode } from './protocol.js';
 import type { Router } from './router.js';
+import { type ProtocolServer, serveExchange } from '../protocols/dispatch.js';
+import { H2Exchange } from './exchange-adapter.js';
 import type { StreamHandler } from './session.js';
 import type { H2Stream } from './wire/stream.js';
 
@@ -23,16 +25,21 @@ export function refuseCall(stream: H2Stream, status: StatusCode, message: string
   );
 }
 
-/** The connection's handler of new streams for a server serving `router`. */
-export function streamHandler(router: Router, shared: CallShared): StreamHandler {
+/**
+ * The connection's handler of new streams for a server serving `router`. A gRPC call is
+ * told by its method and content type first, and takes the fast path below; with
+ * `protocols` (Connect, gRPC-Web, CORS on), every other request goes to them
+ * (../protocols/dispatch.ts), on an exchange.
+ */
+export function streamHandler(router: Router, shared: CallShared, protocols?: ProtocolServer): StreamHandler {
+  const grpcOn = protocols === undefined || protocols.protocolSettings.protocols.has('grpc');
   return (stream, headers, rawHeaders, session) => {
-    if (headers[':method'] !== 'POST') {
-      refuseHttp(stream, 405, { allow: 'POST' });
-      return;
-    }
     const contentType = headers['content-type'];
-    if (contentType !== 'application/grpc' && contentType !== 'application/grpc+proto') {
-      refuseHttp(stream, 415, { 'accept-post': 'application/grpc, application/grpc+proto' });
+    const grpc = headers[':method'] === 'POST' && (contentType === 'application/grpc' || contentType === 'application/grpc+proto');
+    if (!grpc || !grpcOn) {
+      if (protocols !== undefined) serveExchange(new H2Exchange(stream, headers, rawHeaders, session), protocols);
+      else if (headers[':method'] !== 'POST') refuseHttp(stream, 405, { allow: 'POST' });
+      else refuseHttp(stream, 415, { 'accept-post': 'application/grpc, application/grpc+proto' });
       return;
     }
     // RFC 9113 (https://www.rfc-editor.org/rfc/rfc9113) lets "te" carry only "trailers" (the connection resets any other value); the

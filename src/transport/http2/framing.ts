@@ -4,7 +4,7 @@
  * boundaries, so the reader accepts any chunking.
  */
 import { Buffer } from 'node:buffer';
-import { GrpcStatusError, GrpcStatus } from '../handler-api.js';
+import { GrpcStatusError, GrpcStatus } from '../../contracts/handler-api.js';
 
 const PREFIX_BYTES = 5;
 

@@ -4,8 +4,8 @@
  * printable ASCII.
  */
 import { Buffer } from 'node:buffer';
-import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../handler-api.js';
-import { JwtGrpcError } from '../../errors.js';
+import { CallMetadata, type CallMetadataValue, isReservedMetadataKey } from '../../contracts/handler-api.js';
+import { JwtGrpcError } from '../../base/errors.js';
 
 /** An outgoing header (or trailer) block: one value, or several of one name. */
 export type HeaderFields = Record<string, string | string[] | number>;
@@ -49,12 +49,20 @@ function headerValue(name: string, value: CallMetadataValue): string {
 }
 
 /**
- * Adds `metadata` to an outgoing header (or trailer) object. Throws JwtGrpcError (`ERR_INVALID_ARGUMENT`) for a key
- * or value the protocol does not allow, and for gRPC's reserved keys.
+ * The trailer that carries a failed call's `google.rpc.Status` (code, message, typed
+ * details): gRPC's richer error model (https://grpc.io/docs/guides/error/). The one
+ * reserved key a handler may set, in the trailers only, as on a grpc-js server.
  */
-export function addMetadataHeaders(target: HeaderFields, metadata: CallMetadata): void {
+export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+
+/**
+ * Adds `metadata` to an outgoing header (or trailer) object. Throws JwtGrpcError (`ERR_INVALID_ARGUMENT`) for a key
+ * or value the protocol does not allow, and for gRPC's reserved keys ({@link STATUS_DETAILS_KEY} is allowed in trailers).
+ */
+export function addMetadataHeaders(target: HeaderFields, metadata: CallMetadata, block: 'headers' | 'trailers' = 'headers'): void {
   for (const [name, values] of metadata.entries()) {
-    if (!HEADER_NAME.test(name) || name.startsWith('grpc-') || isReservedMetadataKey(name)) {
+    const statusDetails = block === 'trailers' && name === STATUS_DETAILS_KEY;
+    if (!HEADER_NAME.test(name) || (!statusDetails && (name.startsWith('grpc-') || isReservedMetadataKey(name)))) {
       throw new JwtGrpcError('ERR_INVALID_ARGUMENT', `metadata key ${JSON.stringify(name)} is reserved or not a valid gRPC header name`, {
         field: name,
       });

@@ -3,12 +3,14 @@
  * holds every default and bound and validates them; this file only says which rows the
  * server takes: the `http2` group, and the transport options it shares with grpc-js.
  */
-import { invalidOption } from '../../errors.js';
-import { type Logger, createStderrLogger } from '../../log.js';
+import { invalidOption } from '../../base/errors.js';
+import { type Logger, createStderrLogger } from '../../base/log.js';
 import { type DeclaresGroup, type Expect, type ResolvedOptions, optionValue, resolveOptions } from '../../options/resolve.js';
-import type { ConnectionCounters } from '../../connection-guard.js';
-import type { DeadlineCounters } from '../../peer-deadlines.js';
-import type { CallInterceptor } from '../handler-api.js';
+import type { ConnectionCounters } from '../../base/connection-guard.js';
+import type { DeadlineCounters } from '../../base/peer-deadlines.js';
+import type { CallInterceptor } from '../../contracts/handler-api.js';
+import { PROTOCOLS } from '../../options/table.js';
+import type { ProtocolName } from '../protocols/wire.js';
 
 /** Options of {@link createHttp2GrpcServer}; each absent one takes its row's default in the option table. */
 export interface Http2GrpcServerOptions {
@@ -64,6 +66,10 @@ export interface Http2GrpcServerOptions {
   readonly connectionCounters?: ConnectionCounters;
   /** Where requests timed out and connections closed idle or old are counted (createJwtServer's metrics). Default none. */
   readonly deadlineCounters?: DeadlineCounters;
+  /** The protocols served, each request by its content type (docs/protocols.md). Default: grpc, grpc-web and connect. */
+  readonly protocols?: readonly ProtocolName[];
+  /** Web origins whose pages may call gRPC-Web and Connect from a browser (CORS). Default none. */
+  readonly corsAllowedOrigins?: readonly string[];
   /** Run around every call, in order (metrics, auth). Default none. */
   readonly interceptors?: readonly CallInterceptor[];
   /** Where handler failures and connection problems are logged. Default: stderr, warnings and errors. */
@@ -82,6 +88,8 @@ type SharedOptionNames =
   | 'handshakeTimeoutMs'
   | 'maxConnections'
   | 'peerSharePercent'
+  | 'protocols'
+  | 'corsAllowedOrigins'
   | 'interceptors'
   | 'logger'
   | 'connectionCounters'
@@ -106,6 +114,8 @@ export interface ResolvedHttp2Options extends ResolvedOptions<'http2'> {
   readonly peerSharePercent: number;
   readonly connectionCounters: ConnectionCounters | undefined;
   readonly deadlineCounters: DeadlineCounters | undefined;
+  readonly protocols: ReadonlySet<ProtocolName>;
+  readonly corsAllowedOrigins: ReadonlySet<string>;
   readonly interceptors: readonly CallInterceptor[];
   readonly logger: Logger;
 }
@@ -127,6 +137,8 @@ export function resolveHttp2Options(options: Http2GrpcServerOptions): ResolvedHt
     peerSharePercent: optionValue('peerSharePercent', options.peerSharePercent),
     connectionCounters: options.connectionCounters,
     deadlineCounters: options.deadlineCounters,
+    protocols: new Set(optionValue('protocols', options.protocols) ?? PROTOCOLS),
+    corsAllowedOrigins: new Set(optionValue('corsAllowedOrigins', options.corsAllowedOrigins) ?? []),
     interceptors: optionValue('interceptors', options.interceptors) ?? [],
     logger: optionValue('logger', options.logger) ?? createStderrLogger(),
   };

@@ -1,14 +1,19 @@
 import { REQUEST_QUEUE_HIGH_WATER_MARK } from './defaults.js';
-import type { H2Stream } from './wire/stream.js';
-import { internalError } from '../../assert.js';
+import { internalError } from '../../base/assert.js';
 
 /**
  * The request messages of a client-streaming or bidi call as an async iterator. Messages
  * the handler has not taken yet are queued; past the high-water mark the HTTP/2 stream is
  * paused, so HTTP/2 flow control holds the client back instead of memory growing.
  */
+/** What a queue holds back: an HTTP/2 stream, or any exchange (../protocols/exchange.ts). */
+export interface Pausable {
+  pause(): void;
+  resume(): void;
+}
+
 export class RequestQueue<T> implements AsyncIterableIterator<T> {
-  readonly #stream: H2Stream;
+  readonly #stream: Pausable;
   #items: T[] = [];
   #ended = false;
   #error: unknown = undefined;
@@ -17,7 +22,7 @@ export class RequestQueue<T> implements AsyncIterableIterator<T> {
   #paused = false;
   #waiter: { resolve(result: IteratorResult<T>): void; reject(err: unknown): void } | undefined;
 
-  constructor(stream: H2Stream) {
+  constructor(stream: Pausable) {
     this.#stream = stream;
   }
 

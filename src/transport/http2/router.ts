@@ -1,5 +1,5 @@
-import { JwtGrpcError } from '../../errors.js';
-import type { Handler, MethodDescriptor, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
+import { JwtGrpcError } from '../../base/errors.js';
+import type { Handler, MethodDescriptor, ServiceDescriptor, ServiceImplementation } from '../../contracts/handler-api.js';
 
 /** The four call kinds, from a method's requestStream / responseStream. */
 export type CallKind = 'unary' | 'server-stream' | 'client-stream' | 'bidi';

@@ -1,23 +1,27 @@
 import type { Buffer } from 'node:buffer';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import type { TLSSocket, TlsOptions } from 'node:tls';
-import { JwtGrpcError, invalidOption } from '../../errors.js';
-import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../connection-guard.js';
-import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../handler-api.js';
-import { type HandedPort, serveHanded } from '../../handed-port.js';
-import { cannotListen, parseAddress } from '../../address.js';
-import { OpenSet } from '../../open-set.js';
+import { JwtGrpcError, invalidOption } from '../../base/errors.js';
+import { ConnectionGuard, defaultMaxConnections, openFilesLimit, peerMemoryShare } from '../../base/connection-guard.js';
+import type { ServerTlsOptions, ServiceDescriptor, ServiceImplementation } from '../../contracts/handler-api.js';
+import { type HandedPort, serveHanded } from '../../base/handed-port.js';
+import { cannotListen, parseAddress } from '../../base/address.js';
+import { OpenSet } from '../../base/open-set.js';
 import { optionValue } from '../../options/resolve.js';
-import { nodeTls } from '../../optional-deps.js';
+import { nodeTls } from '../../base/optional-deps.js';
 import { PEER_MEMORY, PROCESS_MEMORY } from './wire/process-memory.js';
 import { STREAM_RESET_BURST, STREAM_RESET_RATE } from './defaults.js';
 import { Deadlines } from './deadlines.js';
+import type { CallShared } from './call.js';
 import { streamHandler } from './dispatch.js';
+import { type ProtocolServer, serveExchange } from '../protocols/dispatch.js';
 import { type Http2GrpcServerOptions, type ResolvedHttp2Options, resolveHttp2Options } from './options.js';
 import { Router } from './router.js';
 import { SessionState } from './session.js';
 import type { ConnectionLimits } from './wire/connection.js';
-import { PeerDeadlineReport } from '../../peer-deadlines.js';
+import { PeerDeadlineReport } from '../../base/peer-deadlines.js';
+import { Http1Port } from '../http1/port.js';
+import { type Sniffed, sniffProtocol } from '../http1/sniff.js';
 
 /** jwt-grpc's gRPC server on its own HTTP/2. Owns its listening socket and connections, and releases them on close. */
 export interface Http2GrpcServer extends AsyncDisposable {
@@ -72,9 +76,26 @@ function secureOptions(tls: ServerTlsOptions, handshakeTimeoutMs: number): TlsOp
     ...(tls.ca !== undefined && { ca: tls.ca as string | Buffer | (string | Buffer)[] }),
     requestCert: mutual,
     rejectUnauthorized: mutual,
-    ALPNProtocols: ['h2'],
+    // h2 first: a client offering both gets HTTP/2 (RFC 7301: the server picks, in its order).
+    ALPNProtocols: ['h2', 'http/1.1'],
     // The TLS part of the port's one deadline (node:tls's default is 120 s); the preface gets what is left.
     handshakeTimeout: handshakeTimeoutMs,
+  };
+}
+
+/**
+ * What Connect, gRPC-Web and CORS need of the server; undefined when it serves gRPC only
+ * (and no CORS), so that every other request is refused as gRPC's protocol document says.
+ */
+function protocolServer(router: Router, { options, deadlines }: CallShared): ProtocolServer | undefined {
+  const { protocols, corsAllowedOrigins } = options;
+  if (protocols.size === 1 && protocols.has('grpc') && corsAllowedOrigins.size === 0) return undefined;
+  return {
+    router,
+    deadlines,
+    settings: options,
+    maxReceiveMessageBytes: options.maxReceiveMessageBytes,
+    protocolSettings: { protocols, corsAllowedOrigins },
   };
 }
 
@@ -113,6 +134,10 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   readonly #guard: ConnectionGuard;
   /** What the request, idle and age deadlines close, counted and logged. */
   readonly #report: PeerDeadlineReport;
+  /** The same port's HTTP/1.1 (../http1/): the connections whose first bytes or ALPN say HTTP/1.1. */
+  readonly #http1: Http1Port;
+  /** Connections whose first bytes are not read yet: closed at once by close(). */
+  readonly #sniffing = new OpenSet<Socket>();
   #state: 'created' | 'listening' | 'listened' | 'closed' = 'created';
   #server: NetServer | undefined;
   #closing: Promise<void> | undefined;
@@ -120,7 +145,9 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   constructor(options: ResolvedHttp2Options) {
     this.#options = options;
     this.#limits = connectionLimits(options);
-    this.#onStream = streamHandler(this.#router, { options, deadlines: this.#deadlines });
+    const shared = { options, deadlines: this.#deadlines };
+    const protocols = protocolServer(this.#router, shared);
+    this.#onStream = streamHandler(this.#router, shared, protocols);
     this.#guard = new ConnectionGuard({
       port: 'grpc',
       handshakeTimeoutMs: options.handshakeTimeoutMs,
@@ -130,6 +157,14 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       counters: options.connectionCounters,
     });
     this.#report = new PeerDeadlineReport(options.logger, options.deadlineCounters, options);
+    this.#http1 = new Http1Port({
+      options,
+      guard: this.#guard,
+      report: this.#report,
+      router: this.#router,
+      memory: this.#limits,
+      serve: protocols === undefined ? undefined : (exchange) => serveExchange(exchange, protocols),
+    });
   }
 
   addService(definition: ServiceDescriptor, implementation: ServiceImplementation): void {
@@ -179,7 +214,7 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
   }
 
   /**
-   * The listening socket: node:net, or node:tls offering h2 alone. TLS material node:tls
+   * The listening socket: node:net, or node:tls offering h2 and http/1.1. TLS material node:tls
    * refuses is `ERR_LISTEN` naming the option, as on transport grpc-js.
    */
   #netServer(address: string, tls: ServerTlsOptions | undefined): NetServer {
@@ -212,7 +247,42 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     }
   }
 
+  /**
+   * A plaintext connection: HTTP/1.1 when its first bytes are a request line, else HTTP/2,
+   * whose preface check refuses and counts what is neither (`preface`); one that sent too
+   * little to tell within the handshake deadline is closed and counted `timeout`.
+   */
   readonly #onConnection = (socket: Socket): void => {
+    if (this.#state === 'closed') {
+      this.#serveHttp2(socket);
+      return;
+    }
+    this.#sniff(socket, (sniffed) => {
+      if (sniffed === 'http/1.1') this.#http1.serve(socket);
+      else if (sniffed === 'timeout') this.#handshakeTimedOut(socket);
+      else if (sniffed === 'other') {
+        this.#serveHttp2(socket);
+        socket.resume();
+      }
+    });
+  };
+
+  /** Too few bytes to tell the protocol within the handshake deadline: counted and closed, on either protocol. */
+  #handshakeTimedOut(socket: Socket): void {
+    this.#guard.failed('timeout');
+    socket.destroy();
+  }
+
+  /** Reads the first bytes of `socket` within what is left of its handshake deadline (../http1/sniff.ts). */
+  #sniff(socket: Socket, decided: (sniffed: Sniffed) => void): void {
+    this.#sniffing.add(socket);
+    sniffProtocol(socket, this.#guard.remainingMs(socket), (sniffed) => {
+      this.#sniffing.delete(socket);
+      decided(sniffed);
+    });
+  }
+
+  #serveHttp2(socket: Socket): void {
     const session = new SessionState(
       socket,
       this.#limits,
@@ -225,16 +295,26 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
     this.#sessions.add(session);
     // A connection accepted while closing is told to go away at once.
     if (this.#state === 'closed') void session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY);
-  };
+  }
 
-  /** ALPN decided h2, or the client is not an HTTP/2 client over TLS: no other protocol is served. */
+  /**
+   * ALPN decided h2 or http/1.1. A client that offered no ALPN is served HTTP/1.1 when its
+   * first bytes are a request line, and refused (counted `tls`) otherwise, as before HTTP/1.1
+   * was served: HTTP/2 over TLS needs ALPN (RFC 9113 §3.2).
+   */
   readonly #onSecureConnection = (socket: TLSSocket): void => {
-    if (socket.alpnProtocol !== 'h2') {
-      this.#guard.failed('tls');
-      socket.destroy();
-      return;
-    }
-    this.#onConnection(socket);
+    if (socket.alpnProtocol === 'h2') this.#serveHttp2(socket);
+    else if (socket.alpnProtocol === 'http/1.1') this.#http1.serve(socket);
+    else if (this.#state === 'closed') socket.destroy();
+    else
+      this.#sniff(socket, (sniffed) => {
+        if (sniffed === 'http/1.1') this.#http1.serve(socket);
+        else if (sniffed === 'timeout') this.#handshakeTimedOut(socket);
+        else if (sniffed === 'other') {
+          this.#guard.failed('tls');
+          socket.destroy();
+        }
+      });
   };
 
   /**
@@ -247,9 +327,11 @@ class OwnHttp2GrpcServer implements Http2GrpcServer {
       for (const session of this.#sessions) session.forceClose('the server is shutting down');
     }, graceMs);
     const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of this.#sniffing) socket.destroy();
+    const http1Closed = this.#http1.close(graceMs);
     await Promise.all([...this.#sessions].map((session) => session.gracefulClose('server_shutdown', Number.POSITIVE_INFINITY)));
     // The connections are counted here, not by node:net's close: one a cluster's primary handed over was never accepted by `server`.
-    await Promise.all([listenerClosed, this.#sessions.closed()]);
+    await Promise.all([listenerClosed, this.#sessions.closed(), http1Closed]);
     this.#guard.flush();
     this.#report.flush();
     clearTimeout(force);

@@ -6,10 +6,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { callerOfSocket } from '../caller.js';
-import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../connection-guard.js';
-import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport } from '../../peer-deadlines.js';
-import type { CallerIdentity } from '../handler-api.js';
-import type { CallSession, Http2Call } from './call.js';
+import { type ConnectionGuard, type HandshakeFailure, peerKey } from '../../base/connection-guard.js';
+import { DEADLINE_CHECKS_PER_BOUND, IdleCount, type PeerDeadlineReport } from '../../base/peer-deadlines.js';
+import type { CallerIdentity } from '../../contracts/handler-api.js';
+import type { CallSession, SessionCall } from './call.js';
 import { GOAWAY_PING_TIMEOUT_MS, KEEPALIVE_WITHOUT_CALLS_PERMIT_TIME_MS, MAX_CONNECTION_AGE_JITTER } from './defaults.js';
 import type { ResolvedHttp2Options } from './options.js';
 import { type ConnectionEvents, type ConnectionLimits, H2Connection } from './wire/connection.js';
@@ -39,7 +39,7 @@ function onRequestCheck(state: SessionState): void {
 }
 
 export class SessionState implements CallSession, ConnectionEvents {
-  readonly calls = new Set<Http2Call>();
+  readonly calls = new Set<SessionCall>();
   /** The HTTP/2 connection (./wire) this state drives. */
   readonly #connection: H2Connection;
   readonly #options: ResolvedHttp2Options;
@@ -93,7 +93,22 @@ export class SessionState implements CallSession, ConnectionEvents {
 
   stream(stream: H2Stream, headers: RequestHeaders, fields: readonly string[]): void {
     this.#idle.streamOpened();
+    if (this.calls.size === 0) this.#guard.busy(this.#connection.socket);
     this.#onStream(stream, headers, fields, this);
+    // Answered at once (refused, unknown method): as idle as before.
+    if (this.calls.size === 0) this.#markIdle();
+  }
+
+  /** No call in flight: at the port's cap this connection may make room for a new one (GOAWAY NO_ERROR, then closed). */
+  #markIdle(): void {
+    this.#guard.idle(this.#connection.socket, () => this.#evict());
+  }
+
+  #evict(): void {
+    const connection = this.#connection;
+    connection.destroy(H2_ERROR.NO_ERROR, 'evicted');
+    // Now, not after the flush delay: the cap counts descriptors, and the GOAWAY was written already.
+    connection.socket.destroy();
   }
 
   ping(): void {
@@ -182,9 +197,11 @@ export class SessionState implements CallSession, ConnectionEvents {
     void this.gracefulClose(debugData);
   }
 
-  callClosed(call: Http2Call): void {
+  callClosed(call: SessionCall): void {
     this.calls.delete(call);
-    if (this.calls.size === 0) this.#onLastCallClosed?.();
+    if (this.calls.size > 0) return;
+    this.#onLastCallClosed?.();
+    this.#markIdle();
   }
 
   noteResponse(): void {

@@ -13,7 +13,7 @@ import type { BenchResults } from '../../../bench/report/results-file.js';
 import { PUBLISHED_RANGES, VERDICT_HEADING, plainVerdict, verdictLines } from '../../../bench/report/short-verdict.js';
 import { renderSummary } from '../../../bench/report/summary.js';
 import { writeReport } from '../../../bench/report/write-report.js';
-import { PACKAGE_ROOT } from '../../../src/package-root.js';
+import { PACKAGE_ROOT } from '../../../src/base/package-root.js';
 import { reportFixture } from '../report-fixture.js';
 
 const dirs: string[] = [];

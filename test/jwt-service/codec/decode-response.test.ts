@@ -21,7 +21,7 @@ import {
   encodeVerifyJwtResponse,
 } from '../../../src/jwt-service/codec/encode.js';
 import type { VerifyJwtReason } from '../../../src/jwt-service/messages.js';
-import { GrpcStatus, GrpcStatusError } from '../../../src/transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../../../src/contracts/handler-api.js';
 import {
   SAMPLE_INT64,
   SAMPLE_STRINGS,

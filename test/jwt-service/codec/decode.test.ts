@@ -12,7 +12,7 @@ import {
   decodeRevokeJwtRequest,
   decodeVerifyJwtRequest,
 } from '../../../src/jwt-service/codec/decode.js';
-import { GrpcStatus } from '../../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../../src/contracts/handler-api.js';
 
 const bytes = (...parts: (number | string | Buffer)[]): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'number' ? Buffer.from([p]) : Buffer.isBuffer(p) ? p : Buffer.from(p))));

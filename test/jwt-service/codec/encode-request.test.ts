@@ -14,7 +14,7 @@ import {
   encodeRevokeJwtRequest,
   encodeVerifyJwtRequest,
 } from '../../../src/jwt-service/codec/encode-request.js';
-import { GrpcStatus } from '../../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../../src/contracts/handler-api.js';
 import {
   SAMPLE_INT64,
   SAMPLE_STRINGS,

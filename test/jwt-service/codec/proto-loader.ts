@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { loadSync } from '@grpc/proto-loader';
-import { PROTO_PATH } from '../../../src/package-root.js';
+import { PROTO_PATH } from '../../../src/base/package-root.js';
 import { SERVICE_NAME } from '../../../src/jwt-service/definition.js';
 import { PROTO_LOADER_OPTIONS } from '../../../src/protos/load.js';
 
@@ -25,6 +25,7 @@ export const verifyJwt = methods['VerifyJwt']!;
 export const getJwks = methods['GetJwks']!;
 export const getStatusList = methods['GetStatusList']!;
 export const revokeJwt = methods['RevokeJwt']!;
+export const exchangeToken = methods['ExchangeToken']!;
 
 /** A small deterministic generator, so a failure reproduces. */
 export function rng(seed: number): () => number {

@@ -2,15 +2,17 @@
  * The status list a server issues: a claim per token with its own index, the index read back
  * from a token's claims only for this list, a revoked bit in the next token, re-signing only
  * when the list, the keys or a quarter of the ttl changed, and a full list refused with
- * UNAVAILABLE. The token is checked with jose (an implementation nobody here wrote).
+ * UNAVAILABLE, and the signing keys it refuses. The token is checked with jose (an
+ * implementation nobody here wrote).
  */
 import { performance } from 'node:perf_hooks';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { exportKeys, generateKeys } from '../../../src/lib.js';
+import { exportKeys, generateKeys } from '../../../src/lib/index.js';
 import { decodeLst, statusAt } from '../../../src/revocation/status-list/codec.js';
 import { MAX_BLOCK_AGE_MS } from '../../../src/revocation/status-list/allocator.js';
 import { MAX_LIVE_STATUS_LISTS, createStatusListIssuer } from '../../../src/revocation/status-list/issuer.js';
+import { STATUS_LIST_MEDIA_TYPE, STATUS_LIST_TYP, signStatusListToken } from '../../../src/revocation/status-list/token.js';
 
 const MAX = 1 << 20;
 const PREFIX = 'https://auth.example/statuslists/';
@@ -46,7 +48,9 @@ describe('createStatusListIssuer', () => {
     const token = issuer.token();
     expect(token).not.toBe(before);
     const header = decodeProtectedHeader(token);
-    expect(header).toMatchObject({ typ: 'statuslist+jwt', alg: 'ES256' });
+    // ES256 out of a set that holds HS256 too: the list is signed with the asymmetric key.
+    expect(header).toEqual({ typ: STATUS_LIST_TYP, alg: 'ES256', kid: keys.activeEntry('ES256')?.kid });
+    expect(STATUS_LIST_MEDIA_TYPE).toBe(`application/${STATUS_LIST_TYP}`);
     const jwk = exportKeys(keys).keys.find((key) => key.kid === header.kid);
     const { payload } = await jwtVerify(token, await importJWK(jwk as never, 'ES256'), { typ: 'statuslist+jwt', subject: URI });
     expect(payload.ttl).toBe(60);
@@ -137,6 +141,24 @@ describe('createStatusListIssuer', () => {
   it('refuses to sign a status list with HMAC keys only', async () => {
     const keys = await generateKeys({ algorithms: ['HS256'] });
     const issuer = await createStatusListIssuer({ ...lists, keys: () => keys });
-    expect(() => issuer.token()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'statusList' }));
+    expect(() => issuer.token()).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'statusList',
+        message:
+          'option statusList: needs an asymmetric signing key held in memory (RS*, PS*, ES*, EdDSA; not an HSM or KMS key): verifiers cannot check an HMAC-signed status list',
+      }),
+    );
+  });
+
+  it('refuses to sign with an algorithm the set has no active key of, naming it', async () => {
+    const keys = await generateKeys({ algorithms: ['ES256'] });
+    expect(() => signStatusListToken(keys, 'RS256', { sub: 'x', iat: 0, exp: 1, ttl: 1, status_list: { bits: 1, lst: '' } })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_INVALID_OPTION',
+        field: 'statusList',
+        message: 'option statusList: no active RS256 key in memory',
+      }),
+    );
   });
 });

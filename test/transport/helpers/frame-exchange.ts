@@ -5,7 +5,7 @@
  * frames RFC 9113 requires of the server.
  */
 import { HpackDecoder } from '../../../src/transport/http2/wire/hpack.js';
-import type { CallContext } from '../../../src/transport/handler-api.js';
+import type { CallContext } from '../../../src/contracts/handler-api.js';
 import { PROBE } from './probe.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, frame, h2Frame, requestBlock } from './raw.js';
 import type { Services } from './servers.js';

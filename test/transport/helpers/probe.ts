@@ -6,7 +6,7 @@
  * malformed message.
  */
 import { type ChannelCredentials, type Client, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../../../src/transport/handler-api.js';
+import { GrpcStatusError, type MethodDescriptor, type ServiceDescriptor, GrpcStatus } from '../../../src/contracts/handler-api.js';
 
 const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value ?? null));
 function decode(bytes: Buffer): unknown {

@@ -7,7 +7,7 @@
  * Usage: bun serve-test-service.ts [--tls KEY_FILE CERT_FILE]
  */
 import { readFileSync } from 'node:fs';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/base/log.js';
 import { createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
 import { servedTestService, testServiceImplementation } from './test-service.js';
 

@@ -1,11 +1,11 @@
 /** Servers a test file starts, closed together in its afterAll. */
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import type { Logger } from '../../../src/log.js';
+import type { Logger } from '../../../src/base/log.js';
 import { recordingLogger } from '../../../bench/kit/jwt-servers.js';
 import { addServiceToGrpcJs } from '../../../src/transport/grpc-js.js';
 import { type Http2GrpcServer, createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
 import type { Http2GrpcServerOptions } from '../../../src/transport/http2/options.js';
-import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../../../src/transport/handler-api.js';
+import type { CallInterceptor, ServiceDescriptor, ServiceImplementation } from '../../../src/contracts/handler-api.js';
 
 const open = new Set<{ close(): Promise<void> }>();
 

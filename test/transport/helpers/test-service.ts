@@ -19,7 +19,7 @@ import {
   type ServiceImplementation,
   GrpcStatus,
   type StatusCode,
-} from '../../../src/transport/handler-api.js';
+} from '../../../src/contracts/handler-api.js';
 
 export const FIXTURES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 export const TEST_PROTO = join(FIXTURES_DIR, 'grpc', 'testing', 'test.proto');

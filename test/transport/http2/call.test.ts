@@ -8,7 +8,7 @@
  * test/transport/calls.test.ts and test/transport/request-trailers.test.ts.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { type CallContext, GrpcStatus, GrpcStatusError, type ResponseStream } from '../../../src/transport/handler-api.js';
+import { type CallContext, GrpcStatus, GrpcStatusError, type ResponseStream } from '../../../src/contracts/handler-api.js';
 import { Http2Call } from '../../../src/transport/http2/call.js';
 import { Deadlines } from '../../../src/transport/http2/deadlines.js';
 import { resolveHttp2Options } from '../../../src/transport/http2/options.js';

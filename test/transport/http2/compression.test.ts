@@ -4,7 +4,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { GrpcStatus, GrpcStatusError } from '../../../src/transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../../../src/contracts/handler-api.js';
 import { clientAccepts, compress, decompress, requestEncoding } from '../../../src/transport/http2/compression.js';
 
 function refusal(action: () => unknown): GrpcStatusError {

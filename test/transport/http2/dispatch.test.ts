@@ -5,7 +5,7 @@
  * passes them is Http2Call's (test/transport/http2/*.test.ts, over a real connection).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { GrpcStatus } from '../../../src/transport/handler-api.js';
+import { GrpcStatus } from '../../../src/contracts/handler-api.js';
 import type { CallShared } from '../../../src/transport/http2/call.js';
 import { refuseCall, streamHandler } from '../../../src/transport/http2/dispatch.js';
 import { Router } from '../../../src/transport/http2/router.js';

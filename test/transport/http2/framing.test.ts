@@ -3,7 +3,7 @@
  * them, refusing a bad compressed flag and a message over the limit before buffering it.
  */
 import { describe, expect, it } from 'vitest';
-import { GrpcStatus, GrpcStatusError } from '../../../src/transport/handler-api.js';
+import { GrpcStatus, GrpcStatusError } from '../../../src/contracts/handler-api.js';
 import { MessageReader, framedMessage, messagePrefix } from '../../../src/transport/http2/framing.js';
 
 function collect(reader: MessageReader, chunks: readonly Buffer[]): [boolean, string][] {

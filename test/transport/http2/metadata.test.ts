@@ -3,7 +3,7 @@
  * -bin values base64 both ways, and a key or value that cannot be a header refused on the way out.
  */
 import { describe, expect, it } from 'vitest';
-import { CallMetadata } from '../../../src/transport/handler-api.js';
+import { CallMetadata } from '../../../src/contracts/handler-api.js';
 import { type HeaderFields, addMetadataHeaders, metadataFromRawHeaders } from '../../../src/transport/http2/metadata.js';
 
 describe('metadataFromRawHeaders', () => {

@@ -3,8 +3,8 @@
  * and a bad value or an unknown option refused with ERR_INVALID_OPTION naming it.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../../src/errors.js';
-import { silentLogger } from '../../../src/log.js';
+import { JwtGrpcError } from '../../../src/base/errors.js';
+import { silentLogger } from '../../../src/base/log.js';
 import { type Http2GrpcServerOptions, resolveHttp2Options } from '../../../src/transport/http2/options.js';
 
 function refusal(options: unknown): JwtGrpcError {

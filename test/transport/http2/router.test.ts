@@ -4,8 +4,8 @@
  * an unknown service from an unknown method.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../../src/errors.js';
-import type { MethodDescriptor, ServiceDescriptor } from '../../../src/transport/handler-api.js';
+import { JwtGrpcError } from '../../../src/base/errors.js';
+import type { MethodDescriptor, ServiceDescriptor } from '../../../src/contracts/handler-api.js';
 import { Router } from '../../../src/transport/http2/router.js';
 
 function method(path: string, requestStream = false, responseStream = false): MethodDescriptor<unknown, unknown> {

@@ -6,10 +6,10 @@
  * tested over real connections in test/transport/lifecycle.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { JwtGrpcError } from '../../../src/errors.js';
-import { silentLogger } from '../../../src/log.js';
+import { JwtGrpcError } from '../../../src/base/errors.js';
+import { silentLogger } from '../../../src/base/log.js';
 import { createHttp2GrpcServer } from '../../../src/transport/http2/server.js';
-import type { ServerTlsOptions } from '../../../src/transport/handler-api.js';
+import type { ServerTlsOptions } from '../../../src/contracts/handler-api.js';
 import { PROBE } from '../helpers/probe.js';
 
 const server = () => createHttp2GrpcServer({ logger: silentLogger });

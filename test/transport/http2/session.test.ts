@@ -8,8 +8,8 @@
  */
 import { type Server, createServer } from 'node:net';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { ConnectionGuard } from '../../../src/connection-guard.js';
-import { PeerDeadlineReport } from '../../../src/peer-deadlines.js';
+import type { ConnectionGuard } from '../../../src/base/connection-guard.js';
+import { PeerDeadlineReport } from '../../../src/base/peer-deadlines.js';
 import { type Http2GrpcServerOptions, resolveHttp2Options } from '../../../src/transport/http2/options.js';
 import { SessionState, type StreamHandler } from '../../../src/transport/http2/session.js';
 import { FRAME_FLAG, FRAME_TYPE, FrameConnection, type ServerFrame, h2Frame, requestBlock } from '../helpers/raw.js';
@@ -40,7 +40,7 @@ async function open(options: Http2GrpcServerOptions = {}): Promise<Opened> {
   const onStream = vi.fn<StreamHandler>();
   const onClosed = vi.fn();
   const failed = vi.fn();
-  const guard = { remainingMs: () => 10_000, failed } as unknown as ConnectionGuard;
+  const guard = { remainingMs: () => 10_000, failed, busy: () => {}, idle: () => {} } as unknown as ConnectionGuard;
   let state: SessionState | undefined;
   const server = createServer((socket) => {
     state = new SessionState(

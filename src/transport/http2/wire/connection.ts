@@ -921,19 +921,22 @@ export class H2Connection implements StreamOwner {
     // Responses use no dynamic table; a peer that shrinks its table still expects to hear so (RFC 7541 §4.2).
     if (values.headerTableSize >= 0 && values.headerTableSize < 4096 && !this.#tableSizeZero) this.#tableSizeUpdate = true;
     if (values.maxFrameSize >= 0) this.#peerMaxFrameSize = values.maxFrameSize;
-    if (values.initialWindowSize >= 0) this.#setPeerInitialWindow(values.initialWindowSize);
+    const grown = values.initialWindowSize >= 0 && this.#setPeerInitialWindow(values.initialWindowSize);
+    // The ack first, then the DATA the larger windows let out: the peer applied its SETTINGS
+    // from the ack on (§6.5.3), and some (h2spec 6.9.2) read the frames in that order.
     this.#answer(SETTINGS_ACK);
+    if (grown) for (const stream of [...this.#streams.values()]) if (stream.hasQueued) this.#sendQueued(stream);
   }
 
-  /** §6.9.2: a new SETTINGS_INITIAL_WINDOW_SIZE moves every open stream's window by the difference. */
-  #setPeerInitialWindow(value: number): void {
+  /** §6.9.2: a new SETTINGS_INITIAL_WINDOW_SIZE moves every open stream's window by the difference; true when they grew. */
+  #setPeerInitialWindow(value: number): boolean {
     const delta = value - this.#peerInitialWindow;
     this.#peerInitialWindow = value;
-    if (delta === 0) return;
+    if (delta === 0) return false;
     for (const stream of this.#streams.values()) {
       if (!stream.addSend(delta)) throw new ConnectionError(H2_ERROR.FLOW_CONTROL_ERROR, 'a stream window above 2^31 - 1');
     }
-    if (delta > 0) for (const stream of [...this.#streams.values()]) if (stream.hasQueued) this.#sendQueued(stream);
+    return delta > 0;
   }
 
   #onPingFrame(buffer: Buffer, f: FrameFields): void {

@@ -7,7 +7,7 @@ import { Buffer } from 'node:buffer';
 import { HpackError } from './frames.js';
 import { huffmanDecode } from './huffman.js';
 import { isFieldName, wellFormedField } from './request-fields.js';
-import { internalError } from '../../../assert.js';
+import { internalError } from '../../../base/assert.js';
 
 /** RFC 7541, Appendix A: index i + 1 is STATIC_TABLE[i]. */
 // biome-ignore format: laid out as the RFC prints it, several entries a line

@@ -190,7 +190,7 @@ export class H2Stream extends FlowWindows {
   #heldHeaders: Buffer | undefined = undefined;
   /** The encoded trailers, sent once the queue is empty. */
   #pendingTrailers: Buffer | undefined = undefined;
-  /** A write returned false: `drained` is owed. */
+  /** The call's writer was told to wait (a write returned false) and has not been told it may go on. */
   #needDrain = false;
 
   /** `charged`: what the connection charged for the stream; `contentLength`: the request's, or -1. */
@@ -506,12 +506,19 @@ export class H2Stream extends FlowWindows {
     this.#listener?.streamClosed();
   }
 
-  /** A write returned false: `drained` is owed. */
+  /**
+   * Marks the call's writer as waiting: a write returned false because the stream's queue or
+   * the socket is full, so the writer stops until `drained`, as a Node stream writer does.
+   */
   oweDrain(): void {
     this.#needDrain = true;
   }
 
-  /** Pays the `drained` owed, if one is. */
+  /**
+   * Tells a waiting writer that the queue and the socket have room again. Only a writer that
+   * was told to wait hears it, once per wait, as a Node writable emits 'drain' only after a
+   * write returned false.
+   */
   payDrain(): void {
     if (!this.#needDrain) return;
     this.#needDrain = false;
