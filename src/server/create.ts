@@ -15,7 +15,6 @@ import { JwtGrpcError, invalidOption } from '../base/errors.js';
 import type { Algorithm } from '../algorithms/names.js';
 import { loadTrust } from '../exchange/trust.js';
 import { tokenEndpoint } from '../exchange/token-endpoint.js';
-import { TrustedIssuers } from '../exchange/remote/issuers.js';
 import type { ExchangeOptions } from '../jwt-service/core.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -363,14 +362,16 @@ class OwningJwtServer implements JwtServer {
         'trustFile',
         `trust file ${extras.trustFile}: $.algorithm: ${trust.algorithm} is not an algorithm the keys sign with`,
       );
-    const exchange: ExchangeOptions | undefined =
-      trust === undefined
-        ? undefined
-        : {
-            trust: (own) =>
-              new TrustedIssuers(trust, own, { clockToleranceSeconds: options.clockToleranceSeconds, logger: options.logger }),
-            algorithm: trust.algorithm,
-          };
+    let exchange: ExchangeOptions | undefined;
+    if (trust !== undefined) {
+      // Loaded with a trust file only: the remote verifiers it is made of (src/protected-service/) are
+      // the consumer's, which an issuer that exchanges no token never loads (test/package/entry-points).
+      const { TrustedIssuers } = await import('../exchange/remote/issuers.js');
+      exchange = {
+        trust: (own) => new TrustedIssuers(trust, own, { clockToleranceSeconds: options.clockToleranceSeconds, logger: options.logger }),
+        algorithm: trust.algorithm,
+      };
+    }
     jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList, exchange);
     // In the background: a trusted issuer that cannot be reached yet is logged, and fetched again at its first token.
     void jwt.core.warmExchange();
