@@ -41,15 +41,25 @@ function onFirstUse<T>(specifier: string): () => T {
   return () => (loaded ??= requireModule(specifier) as T);
 }
 
+let loadedGrpcJs: typeof import('@grpc/grpc-js') | undefined;
+
 /**
- * @grpc/grpc-js, loaded on first use. @internal
+ * @grpc/grpc-js, loaded on first use. Written as a literal `require('@grpc/grpc-js')`, so
+ * that a bundler (esbuild, webpack, rollup's commonjs plugin) follows it into a single-file
+ * bundle of the app (docs/library.md, "Bundling"); in Node's ES modules, which have no
+ * `require`, this module's own `createRequire` loads it. @internal
  *
  * @example
  * ```ts
  * const server = new (grpcJs().Server)(channelOptions);
  * ```
  */
-export const grpcJs = onFirstUse<typeof import('@grpc/grpc-js')>('@grpc/grpc-js');
+export function grpcJs(): typeof import('@grpc/grpc-js') {
+  loadedGrpcJs ??= (
+    typeof require === 'function' ? require('@grpc/grpc-js') : requireModule('@grpc/grpc-js')
+  ) as typeof import('@grpc/grpc-js');
+  return loadedGrpcJs;
+}
 
 /**
  * @grpc/proto-loader (and protobufjs under it), loaded on first use: by a health or
@@ -142,6 +152,39 @@ export const promClient = onFirstUse<typeof import('prom-client')>('prom-client'
  * ```
  */
 export const pinoModule = onFirstUse<typeof import('pino')>('pino');
+
+/**
+ * The OpenTelemetry API, loaded on first use: by a server that traces (tracing on), or by
+ * a client call once the app has registered an SDK ({@link otelRegistered}). A service
+ * that only verifies, and traces nothing, never loads it: 51 modules and 20-37 ms of
+ * `import('jwt-grpc/client')` otherwise. Required rather than imported, so it may be
+ * another copy of the module than the app's, which is fine: every copy keeps its globals
+ * (provider, propagator, context manager) in the one place {@link otelRegistered} reads. @internal
+ *
+ * @example
+ * ```ts
+ * const span = otelApi().trace.getSpan(context);
+ * ```
+ */
+export const otelApi = onFirstUse<typeof import('@opentelemetry/api')>('@opentelemetry/api');
+
+/** Where API 1.x keeps its registered globals (https://github.com/open-telemetry/opentelemetry-js/blob/main/api/src/internal/global-utils.ts). */
+const OTEL_GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
+
+/**
+ * Whether the app has registered anything with the OpenTelemetry API (a TracerProvider, a
+ * propagator or a context manager, as every SDK's `register()` does): until then every
+ * tracer and propagator of the API is a no-op, so the client's spans are skipped without
+ * loading it. Read at each call: an SDK registered later is used from then on. @internal
+ *
+ * @example
+ * ```ts
+ * const span = otelRegistered() ? otelApi().trace.getTracer('jwt-grpc').startSpan('GetJwks') : undefined;
+ * ```
+ */
+export function otelRegistered(): boolean {
+  return (globalThis as Record<symbol, unknown>)[OTEL_GLOBAL_KEY] !== undefined;
+}
 
 /**
  * The OpenTelemetry tracing SDK, loaded when `tracing: true` (`--otel`) builds jwt-grpc's

@@ -1,6 +1,6 @@
 import type { Metadata as GrpcMetadata, ServiceError } from '@grpc/grpc-js';
 import { grpcJs } from '../base/optional-deps.js';
-import { GrpcStatusError, CallMetadata, type StatusCode } from '../contracts/handler-api.js';
+import { GrpcStatus, GrpcStatusError, CallMetadata, type StatusCode } from '../contracts/handler-api.js';
 
 /** grpc-js (1.10+) ends a connection error with the resolver's note, empty when there is none. */
 const EMPTY_RESOLUTION_NOTE = /\. Resolution note: ?$/;
@@ -21,7 +21,10 @@ export function toGrpcMetadata(metadata: CallMetadata | undefined): GrpcMetadata
   return out;
 }
 
+/** Each status code's name, from the package's own table: a verifier that names a status loads (and bundles) no grpc-js. */
+const STATUS_NAMES: ReadonlyMap<number, string> = new Map(Object.entries(GrpcStatus).map(([name, code]) => [code, name]));
+
 /** The name of a status code (`UNAVAILABLE`), for messages. */
 export function statusName(code: number): string {
-  return (grpcJs().status as unknown as Record<number, string | undefined>)[code] ?? String(code);
+  return STATUS_NAMES.get(code) ?? String(code);
 }

@@ -72,6 +72,12 @@ export interface TokenSource {
    * UNAUTHENTICATED or PERMISSION_DENIED when the issuer refused the request, else UNAVAILABLE.
    */
   token(): Promise<string>;
+  /**
+   * Drops the held token, so that the next call fetches a new one: the service refused it
+   * (revoked, or signed with a key it no longer trusts). At most once per `retryMs`: a
+   * service that refuses every token does not turn each call into a GenerateJwt.
+   */
+  invalidate(): void;
 }
 
 interface HeldToken {
@@ -195,6 +201,8 @@ export function createTokenSource(client: TokenIssuer, options: JwtCallCredentia
   let held: HeldToken | undefined;
   /** After a failed fetch, background refreshes wait until then: a down issuer is not asked on every call. */
   let retryAtMs = 0;
+  /** A token dropped by invalidate before then is kept: one drop per retryMs. */
+  let invalidateAfterMs = 0;
 
   const fetch = singleFlight(async (): Promise<HeldToken> => {
     try {
@@ -226,6 +234,12 @@ export function createTokenSource(client: TokenIssuer, options: JwtCallCredentia
         });
       }
       return current.jwt;
+    },
+    invalidate() {
+      const now = Date.now();
+      if (held === undefined || now < invalidateAfterMs) return;
+      held = undefined;
+      invalidateAfterMs = now + CALL_CREDENTIALS_DEFAULTS.retryMs;
     },
   };
 }

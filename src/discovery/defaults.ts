@@ -23,3 +23,11 @@ export const IDLE_TIMEOUT_MS = 30_000;
 export const MAX_HEADER_BYTES = 8_192;
 /** Most header lines read from one request; node:http ignores the rest. */
 export const MAX_HEADERS_COUNT = 64;
+/**
+ * A Token Status List's served token is signed again once it is older than this share of
+ * its ttl (and at once after a revocation or a key change): a verifier caches it until
+ * `iat + ttl`, so a token handed out is always fresh for at least three quarters of its
+ * ttl. The handler's `Cache-Control: max-age` of a list is the same share, so a shared
+ * cache never hands a verifier a list older than half its ttl (docs/status-list.md).
+ */
+export const STATUS_LIST_RESIGN_FRACTION = 4;

@@ -4,6 +4,7 @@ import type { KeySet } from '../keys/key-set.js';
 import { optionValue } from '../options/resolve.js';
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { CONFIGURATION_SUFFIX, JWKS_SUFFIX, type Representation, configurationDocument, issuerPath, jwksDocument } from './documents.js';
+import { STATUS_LIST_RESIGN_FRACTION } from './defaults.js';
 import { noneMatch, strongEtag } from '../documents/etag.js';
 
 /**
@@ -55,6 +56,36 @@ export interface StatusListRoute {
   readonly token: (path: string) => string | undefined;
   /** `Cache-Control: max-age` of the list (a quarter of its ttl: statusListRoute in src/server/create.ts says why). */
   readonly maxAgeSeconds: number;
+}
+
+/** A Token Status List as the handler serves it: what a StatusListIssuer (src/revocation/status-list/issuer.ts) has. @internal */
+export interface ServedStatusList {
+  /** The uri of the list new tokens go into: the others are numbered beside it. */
+  readonly uri: string;
+  readonly ttlSeconds: number;
+  /** The signed list `uri` names; throws for a uri that is not one of its lists. */
+  token(uri: string): string;
+}
+
+/**
+ * The HTTP route of a status list: its uri's path. `Cache-Control: max-age` is a quarter
+ * of the ttl, the age at which the issuer signs the list again, so a shared cache never
+ * hands a verifier a list older than half its ttl (docs/status-list.md). @internal
+ */
+export function statusListRoute(list: ServedStatusList): StatusListRoute {
+  const uri = new URL(list.uri);
+  const prefix = uri.pathname.replace(/[0-9]+$/, '');
+  return {
+    prefix,
+    token: (path) => {
+      try {
+        return list.token(`${uri.origin}${path}`);
+      } catch {
+        return undefined;
+      }
+    },
+    maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION),
+  };
 }
 
 /** The most Status List documents kept (the issuer serves a bounded number of lists: MAX_LIVE_STATUS_LISTS). */
@@ -114,7 +145,7 @@ export function sendDocument(
 export function documentsHandler(
   currentKeys: () => KeySet,
   options: JwksHandlerOptions = {},
-  statusList?: StatusListRoute,
+  currentStatusList: () => StatusListRoute | undefined = () => undefined,
   tokenEndpoint = false,
 ): JwksRequestHandler {
   const issuer = options.issuer;
@@ -123,7 +154,6 @@ export function documentsHandler(
   const cacheControl = `public, max-age=${maxAge}`;
   const table = routes(path, issuer !== undefined);
 
-  const listCacheControl = `public, max-age=${statusList?.maxAgeSeconds ?? 0}`;
   // Each list's bytes and ETag, rebuilt when the issuer hands out another token of it; as many as the issuer serves lists.
   const lists = new Map<string, { token: string; document: Representation }>();
   const listDocument = (path: string, token: string): Representation => {
@@ -136,7 +166,7 @@ export function documentsHandler(
     }
     return list.document;
   };
-  const isListPath = (path: string): boolean =>
+  const isListPath = (statusList: StatusListRoute | undefined, path: string): statusList is StatusListRoute =>
     statusList !== undefined && path.startsWith(statusList.prefix) && /^[1-9][0-9]{0,9}$/.test(path.slice(statusList.prefix.length));
   let built: { keys: KeySet; jwks: Representation; configuration: Representation | undefined } | undefined;
   const documents = (): NonNullable<typeof built> => {
@@ -154,9 +184,11 @@ export function documentsHandler(
     const path = pathOf(request.url);
     const route = table.get(path);
     if (route === undefined) {
-      const token = isListPath(path) ? (statusList as StatusListRoute).token(path) : undefined;
+      const statusList = currentStatusList();
+      const token = isListPath(statusList, path) ? statusList.token(path) : undefined;
       if (token === undefined) return false;
-      sendDocument(request, response, listDocument(path, token), listCacheControl, STATUS_LIST_CONTENT_TYPE);
+      const cacheControl = `public, max-age=${(statusList as StatusListRoute).maxAgeSeconds}`;
+      sendDocument(request, response, listDocument(path, token), cacheControl, STATUS_LIST_CONTENT_TYPE);
       return true;
     }
     const current = documents();
@@ -168,7 +200,10 @@ export function documentsHandler(
 /**
  * A request handler serving a JwtService's public JWK Set at `/.well-known/jwks.json` and,
  * with `issuer`, its OpenID discovery document at `/.well-known/openid-configuration` (and
- * both under the issuer's path), for your own node:http, express or fastify server. It
+ * both under the issuer's path), for your own node:http, express or fastify server. A
+ * service with a Token Status List (`statusList` on createJwtServer or addJwtService) has
+ * its lists served too, at the `uri` its tokens' `status` claim names (ISSUER/statuslists/N):
+ * remote verifiers read revocations there. It
  * follows key reloads and rotation at once; strong ETags, `If-None-Match` -> 304,
  * `Cache-Control`, HEAD, 405 on other methods. It returns false for any other path.
  * Options are validated here (`JwtGrpcError` `ERR_INVALID_OPTION`).
@@ -190,7 +225,17 @@ export function documentsHandler(
  * // fastify: app.get('/.well-known/*', (req, reply) => { reply.hijack(); documents(req.raw, reply.raw); });
  * ```
  */
-export function jwksHandler(service: { readonly keys: KeySet }, options: JwksHandlerOptions = {}): JwksRequestHandler {
+export function jwksHandler(
+  service: { readonly keys: KeySet; readonly statusList?: ServedStatusList | undefined },
+  options: JwksHandlerOptions = {},
+): JwksRequestHandler {
   refuseUnknownOptions(options, JWKS_HANDLER_OPTION_NAMES, { owner: 'jwksHandler' });
-  return documentsHandler(() => service.keys, options);
+  // Read at each request: addJwtService's list exists once its revocations have loaded.
+  let served: { list: ServedStatusList; route: StatusListRoute } | undefined;
+  const statusList = (): StatusListRoute | undefined => {
+    const list = service.statusList;
+    if (list !== undefined && served?.list !== list) served = { list, route: statusListRoute(list) };
+    return list === undefined ? undefined : served?.route;
+  };
+  return documentsHandler(() => service.keys, options, statusList);
 }

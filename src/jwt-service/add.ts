@@ -7,13 +7,20 @@ import { PolicyReloader } from '../policy/reload.js';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
 import type { ServedService } from '../contracts/handler-api.js';
 import { addServiceToGrpcJs } from '../transport/grpc-js.js';
-import { namesIn } from '../options/resolve.js';
+import { type NamesIn, type ResolvedOptions, libraryLabel, namesIn, resolveGroups } from '../options/resolve.js';
 import { type ExchangeOptions, JwtServiceCore, type RevocationOptions } from './core.js';
 import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
+import { startStatusList } from '../revocation/status-list/start.js';
+import { checkStoreOptions, openRevocationStore } from '../revocation/open.js';
+import { Revocations } from '../revocation/revocations.js';
+import type { RevocationStore } from '../contracts/revocation-store.js';
+import { invalidOption, JwtGrpcError } from '../base/errors.js';
+import { GrpcStatus, GrpcStatusError, type ServiceImplementation, type UnaryHandler } from '../contracts/handler-api.js';
+import { jwtServiceDefinition } from './definition.js';
 import { jwtService } from './handlers.js';
 import { composeObservers } from './observer.js';
 import { auditObserver, metricsObserver, spanObserver } from './observers.js';
-import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, resolveServiceOptions } from './options.js';
+import { type JwtServiceOptions, type ResolvedServiceOptions, checkServiceKeys, serviceRules } from './options.js';
 
 /**
  * What {@link addJwtService} returns: the live key set, and rotation.
@@ -68,6 +75,48 @@ export interface JwtServiceHandle {
    * carries `idx` revoked: remote verifiers refuse it within the list's ttl.
    */
   readonly statusList?: StatusListIssuer;
+  /**
+   * Settles once the service can answer. At once, unless addJwtService was given a
+   * revocation store: then once the store's revocations have loaded and the status list
+   * has its first block of indexes; await it before the server takes calls (calls that
+   * come earlier answer UNAVAILABLE, never a revoked token as valid). Rejects, and every
+   * call answers UNAVAILABLE, when the store cannot be opened.
+   */
+  readonly ready: Promise<void>;
+  /** Releases what addJwtService opened for the service (its revocation store); createJwtServer's close releases its own. */
+  close(): Promise<void>;
+}
+
+/**
+ * Options of {@link addJwtService}: the service's, and where its revocations are kept,
+ * as createJwtServer takes them (docs/revocation.md, docs/status-list.md).
+ *
+ * @example
+ * ```ts
+ * const options: AddJwtServiceOptions = {
+ *   keys: await loadKeys('keys.json'),
+ *   issuer: 'https://auth.example',
+ *   revocations: '/var/lib/jwt-grpc/revocations.jsonl',
+ *   statusList: true,
+ * };
+ * ```
+ */
+export interface AddJwtServiceOptions extends JwtServiceOptions {
+  /** An append-only file that keeps revocations (RevokeJwt) across restarts, as createJwtServer's. Default: in memory only. */
+  readonly revocations?: string;
+  /** A `redis://` or `rediss://` URL, or a `RevocationStore` of your own, instead of `revocations`, as createJwtServer's. Default: none. */
+  readonly revocationStore?: string | RevocationStore;
+  /**
+   * Puts a Token Status List entry (`status` claim) in every token, as createJwtServer's;
+   * serve the lists with `jwksHandler(handle)` at ISSUER/statuslists/N, where remote
+   * verifiers read revocations. Needs `issuer`, and `revocations` or `revocationStore`
+   * (the index counter must outlive a restart). Default false.
+   */
+  readonly statusList?: boolean;
+  /** The lists' ttl: how late a remote verifier may learn of a revocation, 1 to 86400 s. Default 60. */
+  readonly statusListTtlSeconds?: number;
+  /** Status list indexes reserved from the store at a time, 8 to 65536. Default 4096. */
+  readonly statusListBlockSize?: number;
 }
 
 /**
@@ -85,12 +134,136 @@ export interface JwtServiceHandle {
  * server.bindAsync('0.0.0.0:50051', ServerCredentials.createInsecure(), () => {});
  * ```
  */
-export function addJwtService(server: Server, options: JwtServiceOptions): JwtServiceHandle {
-  const resolved = resolveServiceOptions(options, { owner: 'addJwtService', also: ['keys'], elsewhere: createJwtServerOnly });
+export function addJwtService(server: Server, options: AddJwtServiceOptions): JwtServiceHandle {
+  const { resolved, stores } = resolveAddOptions(options);
   const keys = checkServiceKeys(options.keys);
-  const { handle, service } = prepareJwtService(resolved, keys);
-  addServiceToGrpcJs(server, service.definition, service.implementation, { logger: resolved.logger });
-  return handle;
+  if (stores === undefined) {
+    const { handle, service } = prepareJwtService(resolved, keys);
+    addServiceToGrpcJs(server, service.definition, service.implementation, { logger: resolved.logger });
+    return handle;
+  }
+  return addWithRevocations(server, resolved, keys, stores);
+}
+
+/** The revocation options addJwtService shares with createJwtServer: rows of the table's server group. */
+const STORE_OPTION_NAMES = [
+  'revocations',
+  'revocationStore',
+  'statusList',
+  'statusListTtlSeconds',
+  'statusListBlockSize',
+] as const satisfies readonly NamesIn<'server'>[];
+
+/** The store options once resolved, as createJwtServer's are. */
+type StoreOptions = Pick<ResolvedOptions<'server'>, (typeof STORE_OPTION_NAMES)[number]>;
+
+/**
+ * addJwtService's options in one pass through the table: the service's and the store
+ * options of the server group (any other name refused, each checked, defaults filled in),
+ * then the rules across them, which read only the result. `stores` is undefined when no
+ * option names a store: the service starts at once.
+ */
+function resolveAddOptions(options: AddJwtServiceOptions): { resolved: ResolvedServiceOptions; stores: StoreOptions | undefined } {
+  const groups = resolveGroups(['service', 'server'], options, {
+    owner: 'addJwtService',
+    also: ['keys'],
+    only: { server: STORE_OPTION_NAMES },
+    elsewhere: createJwtServerOnly,
+  });
+  const resolved = serviceRules(groups.service, options);
+  const stores: StoreOptions = groups.server;
+  checkStoreOptions(stores, libraryLabel);
+  const durable = stores.revocations !== undefined || stores.revocationStore !== undefined;
+  if (stores.statusList && resolved.issuer === undefined)
+    throw invalidOption('statusList', 'needs issuer: the lists are published at ISSUER/statuslists/N');
+  if (stores.statusList && !durable)
+    throw invalidOption(
+      'statusList',
+      "needs revocations or revocationStore: a store that keeps the status list's index counter, so that no index is handed out twice after a restart",
+    );
+  return { resolved, stores: durable ? stores : undefined };
+}
+
+/**
+ * JwtService on `server` at once, answering once its revocations have loaded: grpc-js
+ * takes services before it binds, while a store opens asynchronously. Until then every
+ * call answers UNAVAILABLE, so none sees a revoked token as valid.
+ */
+function addWithRevocations(server: Server, resolved: ResolvedServiceOptions, keys: KeySet, stores: StoreOptions): JwtServiceHandle {
+  const logger = resolved.logger;
+  let started: { jwt: ReturnType<typeof prepareJwtService>; revocations: Revocations } | undefined;
+  let closed = false;
+  const ready = (async () => {
+    const revocations = new Revocations(await openRevocationStore(stores, logger));
+    try {
+      await revocations.start(logger);
+      let jwt: ReturnType<typeof prepareJwtService> | undefined;
+      const statusList = stores.statusList
+        ? await startStatusList(
+            resolved.issuer as string,
+            keys,
+            () => jwt?.handle.keys ?? keys,
+            {
+              ttlSeconds: stores.statusListTtlSeconds,
+              blockSize: stores.statusListBlockSize,
+              maxTtlSeconds: resolved.maxTtlSeconds + resolved.clockToleranceSeconds,
+            },
+            revocations,
+            logger,
+          )
+        : undefined;
+      jwt = prepareJwtService(resolved, keys, undefined, undefined, { revocations }, statusList);
+      if (closed) throw new JwtGrpcError('ERR_SERVER_STATE', 'addJwtService: closed while its revocations were loading');
+      started = { jwt, revocations };
+    } catch (err) {
+      await revocations.close();
+      throw err;
+    }
+  })();
+  // The rejection is the handle's `ready` to report; calls meanwhile answer UNAVAILABLE.
+  ready.catch((err: unknown) => logger.error('JwtService cannot start: its revocation store failed', { error: (err as Error).message }));
+  addServiceToGrpcJs(
+    server,
+    jwtServiceDefinition(),
+    whenStarted(() => started?.jwt.service.implementation),
+    { logger },
+  );
+  const current = (): JwtServiceHandle => {
+    if (started === undefined) throw new JwtGrpcError('ERR_SERVER_STATE', 'addJwtService: await handle.ready first');
+    return started.jwt.handle;
+  };
+  return {
+    get keys() {
+      return started?.jwt.handle.keys ?? keys;
+    },
+    setKeys: (next) => current().setKeys(next),
+    reloadKeys: async (load) => (await ready, current().reloadKeys(load)),
+    get policy() {
+      return started?.jwt.handle.policy;
+    },
+    setPolicy: (next) => current().setPolicy(next),
+    reloadPolicy: async (load) => (await ready, current().reloadPolicy(load)),
+    get statusList() {
+      return started?.jwt.handle.statusList;
+    },
+    ready,
+    close: async () => {
+      closed = true;
+      await started?.revocations.close();
+    },
+  };
+}
+
+/** JwtService's methods, each answering UNAVAILABLE until `implementation()` has the started service's. */
+function whenStarted(implementation: () => ServiceImplementation | undefined): ServiceImplementation {
+  const forward =
+    (method: string): UnaryHandler<unknown, unknown> =>
+    (request, call) => {
+      const handler = implementation()?.[method] as UnaryHandler<unknown, unknown> | undefined;
+      if (handler === undefined) throw new GrpcStatusError(GrpcStatus.UNAVAILABLE, 'JwtService is loading its revocations');
+      return handler(request, call);
+    };
+  return Object.fromEntries(Object.keys(jwtServiceDefinition()).map((method) => [method, forward(method)]));
 }
 
 /** A createJwtServer option (`health`, `metricsPort`, a transport setting) given to addJwtService: where it goes instead. */
@@ -147,6 +320,8 @@ export function prepareJwtService(
     setPolicy: (next) => core.setPolicy(next),
     reloadPolicy: (load) => policyReloader.reload(load),
     statusList,
+    ready: Promise.resolve(),
+    close: async () => {},
   };
   return { handle, service: jwtService(core, tracer), core };
 }

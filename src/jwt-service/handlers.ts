@@ -1,7 +1,7 @@
 import { type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { JwtGrpcError, type JwtGrpcErrorCode } from '../base/errors.js';
 import { KEY_BACKEND_UNAVAILABLE_MESSAGE } from '../keys/backend.js';
-import { recordingServerContext } from '../tracing/interceptor.js';
+import { recordingServerContext } from '../tracing/server-context.js';
 import type { CallContext, ServedService, StatusCode } from '../contracts/handler-api.js';
 import { GrpcStatusError, GrpcStatus, type UnaryHandler } from '../contracts/handler-api.js';
 import type { JwtServiceCore } from './core.js';

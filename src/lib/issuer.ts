@@ -6,8 +6,8 @@
  * which token: {@link checkPolicy}, {@link loadPolicy}, {@link JWT_POLICY_SCHEMA}).
  *
  * Importing it starts nothing: no server, no timers, no key generation. Each other concern
- * has an entry point of its own, and an export lives in exactly one (docs/library.md,
- * "Entry points"):
+ * has an entry point of its own, and an export lives in exactly one, but for a verifier's
+ * result types, exported beside each verifier (docs/library.md, "Entry points"):
  *
  * - `jwt-grpc/keys`: generate, load, import, export and merge signing keys
  * - `jwt-grpc/tokens`: sign and verify tokens without a server
@@ -32,7 +32,7 @@
 export { createJwtServer, type JwtServer } from '../server/create.js';
 export type { JwtServerOptions, Transport, TransportOptions } from '../server/options.js';
 
-export { addJwtService, type JwtServiceHandle } from '../jwt-service/add.js';
+export { addJwtService, type AddJwtServiceOptions, type JwtServiceHandle } from '../jwt-service/add.js';
 export type { JwtServiceOptions } from '../jwt-service/options.js';
 export type { StatusClaim, StatusListIssuer } from '../revocation/status-list/issuer.js';
 export { loadSubjects } from '../jwt-service/load-subjects.js';

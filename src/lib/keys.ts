@@ -1,7 +1,8 @@
 /**
  * `jwt-grpc/keys`: signing keys. Generate them ({@link generateKeys}), load a JWK Set file
  * ({@link loadKeys}), import JWKs or PEM ({@link importKeys}), publish or save them
- * ({@link exportKeys}), rotate ({@link mergeKeySets}); the algorithms they sign with
+ * ({@link exportKeys}), rotate them in memory ({@link mergeKeySets}) or in their file, one
+ * phase a call, as `jwt-grpc keys rotate` does ({@link rotateKeyFile}); the algorithms they sign with
  * ({@link ALGORITHMS}). A {@link KeySet} is what `jwt-grpc/tokens` and the server take.
  *
  * Loads no server, transport or client: a program that only handles keys pays for keys.
@@ -20,6 +21,7 @@ export { ALGORITHMS, type Algorithm, isAlgorithm } from '../algorithms/names.js'
 export { KeySet, type KeyInfo } from '../keys/key-set.js';
 export { generateKeys } from '../keys/generate.js';
 export { mergeKeySets } from '../keys/merge.js';
+export { rotateKeyFile, type KeyRotation, type KeyRotationStep, type RotateKeyFileOptions } from '../keys/rotate-file.js';
 export { importKeys, type KeyInput } from '../keys/import.js';
 export { type LoadKeysOptions, loadKeys } from '../keys/load.js';
 export { setPkcs11ModuleDirs } from '../keys/backends/pkcs11-custody.js';

@@ -69,10 +69,15 @@ export function optionValue<K extends OptionName>(name: K, value: unknown, label
 }
 
 /** Every option of a group, from an object that may hold others too. */
-export function resolveOptions<G extends OptionGroup>(group: G, given: object, label: Label = libraryLabel): ResolvedOptions<G> {
+export function resolveOptions<G extends OptionGroup>(
+  group: G,
+  given: object,
+  label: Label = libraryLabel,
+  names: readonly NamesIn<G>[] = namesIn(group),
+): ResolvedOptions<G> {
   const values = given as Readonly<Record<string, unknown>>;
   const resolved: Record<string, unknown> = {};
-  for (const name of namesIn(group)) resolved[name] = optionValue(name, values[name], label(name));
+  for (const name of names) resolved[name] = optionValue(name, values[name], label(name));
   return resolved as ResolvedOptions<G>;
 }
 
@@ -82,6 +87,11 @@ export interface GroupsReading extends Pick<UnknownOptionContext, 'owner' | 'pat
   readonly also?: readonly string[];
   /** How errors name an option: as code does, unless the command line reads it. */
   readonly label?: Label;
+  /**
+   * Of a group, only these of its options: the rest are refused as unknown names and left
+   * out of the result (addJwtService takes the server group's revocation store options only).
+   */
+  readonly only?: { readonly [K in OptionGroup]?: readonly NamesIn<K>[] };
 }
 
 /**
@@ -100,10 +110,11 @@ export function resolveGroups<G extends OptionGroup>(
   reading: GroupsReading = {},
 ): { readonly [K in G]: ResolvedOptions<K> } {
   if (typeof given !== 'object' || given === null) throw invalidOption(reading.path ?? 'options', 'must be an object');
-  const { also = [], label = libraryLabel, ...context } = reading;
-  refuseUnknownOptions(given, [...also, ...groups.flatMap((group) => namesIn(group))], context);
+  const { also = [], label = libraryLabel, only = {}, ...context } = reading;
+  const names = (group: G): readonly NamesIn<G>[] => (only[group] as readonly NamesIn<G>[] | undefined) ?? namesIn(group);
+  refuseUnknownOptions(given, [...also, ...groups.flatMap(names)], context);
   const resolved: Partial<Record<G, unknown>> = {};
-  for (const group of groups) resolved[group] = resolveOptions(group, given, label);
+  for (const group of groups) resolved[group] = resolveOptions(group, given, label, names(group));
   return resolved as { readonly [K in G]: ResolvedOptions<K> };
 }
 

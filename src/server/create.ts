@@ -1,17 +1,13 @@
 import cluster from 'node:cluster';
 import type { Server } from '@grpc/grpc-js';
 import { type DiscoveryEndpoint, serveDiscovery } from '../discovery/server.js';
-import { type StatusListRoute, documentsHandler } from '../discovery/handler.js';
+import { documentsHandler, statusListRoute } from '../discovery/handler.js';
 import type { KeySet } from '../keys/key-set.js';
 import type { Logger } from '../base/log.js';
 import type { HttpPortLimits } from '../base/http-listen.js';
 import type { HandedPort, HandedPorts } from '../base/handed-port.js';
-import {
-  STATUS_LISTS_PATH,
-  STATUS_LIST_RESIGN_FRACTION,
-  type StatusListIssuer,
-  createStatusListIssuer,
-} from '../revocation/status-list/issuer.js';
+import type { StatusListIssuer } from '../revocation/status-list/issuer.js';
+import { startStatusList } from '../revocation/status-list/start.js';
 import { statusListAlgorithm } from '../revocation/status-list/token.js';
 import { type Tracer, type TracerProvider, metrics as otelMetrics } from '@opentelemetry/api';
 import { onKeyBackendChange } from '../keys/backend.js';
@@ -19,7 +15,6 @@ import { JwtGrpcError, invalidOption } from '../base/errors.js';
 import type { Algorithm } from '../algorithms/names.js';
 import { loadTrust } from '../exchange/trust.js';
 import { tokenEndpoint } from '../exchange/token-endpoint.js';
-import { TrustedIssuers } from '../exchange/remote/issuers.js';
 import type { ExchangeOptions } from '../jwt-service/core.js';
 import { generateEphemeralKeys } from '../keys/ephemeral.js';
 import type { MethodDescription } from '../metrics/calls.js';
@@ -45,7 +40,6 @@ import { tracingInterceptor } from '../tracing/interceptor.js';
 import { readAdminSecret } from '../revocation/admin.js';
 import { openRevocationStore } from '../revocation/open.js';
 import { Revocations } from '../revocation/revocations.js';
-import type { Revocation } from '../contracts/revocation-store.js';
 import { tracingPipelineFromEnv } from '../tracing/sdk.js';
 import { TRACER_NAME } from '../tracing/names.js';
 
@@ -97,75 +91,6 @@ export interface JwtServer extends AsyncDisposable {
    * resolves once what it had opened is released. Idempotent.
    */
   close(options?: { graceMs?: number }): Promise<void>;
-}
-
-/**
- * The status list of a server: its uri under the issuer (draft-ietf-oauth-status-list-20
- * section 6.2), failing at start when no key can sign it, and its first block of indexes,
- * reserved from the revocation store (the file, Redis, or a cluster worker's primary) so
- * that no index repeats after a restart. It then marks every revocation the server holds
- * that names an index: those loaded at start, and every one that arrives later (RevokeJwt
- * here, another worker through the primary, another replica through the store).
- */
-async function startStatusList(
-  issuer: string,
-  keys: KeySet,
-  current: () => KeySet,
-  lists: { ttlSeconds: number; blockSize: number; maxTtlSeconds: number },
-  revocations: Revocations,
-  logger: Logger,
-): Promise<StatusListIssuer> {
-  statusListAlgorithm(keys);
-  const reserve = revocations.reserveStatusIndexes;
-  // resolveServerOptions refuses statusList without such a store; a store that loses the method since is refused here.
-  if (reserve === undefined)
-    throw new JwtGrpcError('ERR_INVALID_OPTION', 'option statusList: the revocation store keeps no status list index counter', {
-      field: 'statusList',
-    });
-  const list = await createStatusListIssuer({
-    uriPrefix: `${issuer.replace(/\/+$/, '')}${STATUS_LISTS_PATH}`,
-    keys: current,
-    ...lists,
-    reserve,
-    logger,
-  });
-  const mark = (arrived: readonly Revocation[]): void => markRevoked(list, arrived, logger);
-  mark(revocations.values());
-  revocations.subscribe(mark);
-  return list;
-}
-
-/** Marks the status list entries `revocations` name; an index outside the list (a store written by another list) is logged, not marked. */
-function markRevoked(list: StatusListIssuer, revocations: readonly Revocation[], logger: Logger): void {
-  for (const { jti, statusIndex } of revocations) {
-    if (statusIndex === undefined) continue;
-    try {
-      list.revoke(statusIndex);
-    } catch {
-      logger.warn('status list: a revocation names an index outside the list; not marked', { jti, statusIndex });
-    }
-  }
-}
-
-/**
- * The HTTP route of a status list: its uri's path. `Cache-Control: max-age` is a quarter
- * of the ttl, the age at which the issuer signs the list again, so a shared cache never
- * hands a verifier a list older than half its ttl (docs/status-list.md).
- */
-function statusListRoute(list: StatusListIssuer): StatusListRoute {
-  const uri = new URL(list.uri);
-  const prefix = uri.pathname.replace(/[0-9]+$/, '');
-  return {
-    prefix,
-    token: (path) => {
-      try {
-        return list.token(`${uri.origin}${path}`);
-      } catch {
-        return undefined;
-      }
-    },
-    maxAgeSeconds: Math.floor(list.ttlSeconds / STATUS_LIST_RESIGN_FRACTION),
-  };
 }
 
 /**
@@ -437,14 +362,16 @@ class OwningJwtServer implements JwtServer {
         'trustFile',
         `trust file ${extras.trustFile}: $.algorithm: ${trust.algorithm} is not an algorithm the keys sign with`,
       );
-    const exchange: ExchangeOptions | undefined =
-      trust === undefined
-        ? undefined
-        : {
-            trust: (own) =>
-              new TrustedIssuers(trust, own, { clockToleranceSeconds: options.clockToleranceSeconds, logger: options.logger }),
-            algorithm: trust.algorithm,
-          };
+    let exchange: ExchangeOptions | undefined;
+    if (trust !== undefined) {
+      // Loaded with a trust file only: the remote verifiers it is made of (src/protected-service/) are
+      // the consumer's, which an issuer that exchanges no token never loads (test/package/entry-points).
+      const { TrustedIssuers } = await import('../exchange/remote/issuers.js');
+      exchange = {
+        trust: (own) => new TrustedIssuers(trust, own, { clockToleranceSeconds: options.clockToleranceSeconds, logger: options.logger }),
+        algorithm: trust.algorithm,
+      };
+    }
     jwt = prepareJwtService(options, keys, this.#observers.metrics, this.#observers.tracer, { revocations, admin }, statusList, exchange);
     // In the background: a trusted issuer that cannot be reached yet is logged, and fetched again at its first token.
     void jwt.core.warmExchange();
@@ -494,6 +421,7 @@ class OwningJwtServer implements JwtServer {
   ): Promise<void> {
     const { service: options, server: extras } = this.#options;
     if (extras.httpPort === undefined) return;
+    const route = statusList === undefined ? undefined : statusListRoute(statusList);
     const exchanges = extras.trustFile !== undefined;
     const endpoint = await serveDiscovery({
       host: extras.httpHost ?? hostOf(address),
@@ -501,7 +429,7 @@ class OwningJwtServer implements JwtServer {
       documents: documentsHandler(
         () => handle.keys,
         { issuer: options.issuer, maxAgeSeconds: extras.httpMaxAgeSeconds },
-        statusList === undefined ? undefined : statusListRoute(statusList),
+        () => route,
         exchanges,
       ),
       token: exchanges

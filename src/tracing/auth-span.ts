@@ -5,9 +5,10 @@
  * caller -> server span -> jwt.verify -> GetJwks, one trace. On a server that does not trace,
  * none of this runs.
  */
-import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import type { Context, Span } from '@opentelemetry/api';
 import { type CallContext, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
-import { SERVER_TRACER, recordingServerContext } from './interceptor.js';
+import { otelApi } from '../base/optional-deps.js';
+import { SERVER_TRACER, recordingServerContext } from './server-context.js';
 
 /** A started jwt.verify span and the context to verify in. */
 export interface VerifySpan {
@@ -23,15 +24,16 @@ export interface VerifySpan {
  */
 export function startVerifySpan(call: CallContext): VerifySpan | undefined {
   const tracer = call.get(SERVER_TRACER);
-  const parent = recordingServerContext(call);
+  // A server that does not trace the call: the API is not even loaded.
+  const parent = tracer === undefined ? undefined : recordingServerContext(call);
   if (tracer === undefined || parent === undefined) return undefined;
   const span = tracer.startSpan('jwt.verify', undefined, parent);
-  return { span, context: trace.setSpan(parent, span) };
+  return { span, context: otelApi().trace.setSpan(parent, span) };
 }
 
 /** Runs `verify` in the span's context (the verifier's own calls become its children). @internal */
 export function verifyIn<T>(traced: VerifySpan, verify: () => T): T {
-  return context.with(traced.context, verify);
+  return otelApi().context.with(traced.context, verify);
 }
 
 /** Ends jwt.verify with the decision: valid, or refused with the status the call gets (never the token or its claims). @internal */
@@ -39,6 +41,6 @@ export function endVerifySpan(traced: VerifySpan, refusal: StatusCode | undefine
   traced.span.setAttribute('jwt.valid', refusal === undefined);
   if (refusal !== undefined) traced.span.setAttribute('rpc.grpc.status_code', refusal);
   // A refused token is the caller's failure; a verifier that could not answer is ours.
-  if (refusal !== undefined && refusal !== GrpcStatus.UNAUTHENTICATED) traced.span.setStatus({ code: SpanStatusCode.ERROR });
+  if (refusal !== undefined && refusal !== GrpcStatus.UNAUTHENTICATED) traced.span.setStatus({ code: otelApi().SpanStatusCode.ERROR });
   traced.span.end();
 }

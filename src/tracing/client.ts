@@ -3,15 +3,13 @@
  * jwtCallCredentials' token fetches, createRemoteVerifier's JWK Set fetches), through the
  * global OpenTelemetry API: when the calling process has registered an SDK, each call is a
  * CLIENT span, child of the active span, and its context goes out as metadata through the
- * registered propagator (`traceparent` with the W3C one). Without an SDK the API's no-op
- * tracer and propagator make this a few no-op calls.
+ * registered propagator (`traceparent` with the W3C one). Without an SDK registered there
+ * is no span, and the API is not loaded (otelRegistered in src/base/optional-deps.ts).
  */
 import type { Metadata } from '@grpc/grpc-js';
-import { type Attributes, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import type { Attributes, Span, SpanKind } from '@opentelemetry/api';
+import { otelApi, otelRegistered } from '../base/optional-deps.js';
 import { TRACER_NAME, splitPath } from './names.js';
-
-/** The API's proxy: it follows a TracerProvider registered after this module loaded. */
-const tracer = trace.getTracer(TRACER_NAME);
 
 const metadataSetter = { set: (carrier: Metadata, key: string, value: string) => carrier.set(key, value) };
 
@@ -24,25 +22,32 @@ function methodSpan(path: string) {
     const { service, method } = splitPath(path);
     known = {
       name: service === '' ? method : `${service}/${method}`,
-      options: { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } },
+      options: { kind: otelApi().SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method } },
     };
     methodSpans.set(path, known);
   }
   return known;
 }
 
-/** Starts the CLIENT span of a call to `path` and puts its context into `metadata`. @internal */
-export function startClientSpan(path: string, metadata: Metadata): Span {
+/**
+ * Starts the CLIENT span of a call to `path` and puts its context into `metadata`;
+ * undefined, with nothing loaded, while the app has registered no SDK. @internal
+ */
+export function startClientSpan(path: string, metadata: Metadata): Span | undefined {
+  if (!otelRegistered()) return undefined;
+  const { context, propagation, trace } = otelApi();
   const { name, options } = methodSpan(path);
   const parent = context.active();
-  const span = tracer.startSpan(name, options, parent);
+  // The API's proxy tracer follows a TracerProvider registered later.
+  const span = trace.getTracer(TRACER_NAME).startSpan(name, options, parent);
   propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
   return span;
 }
 
 /** Ends a CLIENT span with the call's status: any status but OK is an error of the call, as the RPC conventions say of clients. @internal */
-export function endClientSpan(span: Span, status: number, details: string): void {
+export function endClientSpan(span: Span | undefined, status: number, details: string): void {
+  if (span === undefined) return;
   span.setAttribute('rpc.grpc.status_code', status);
-  if (status !== 0) span.setStatus({ code: SpanStatusCode.ERROR, message: details });
+  if (status !== 0) span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: details });
   span.end();
 }

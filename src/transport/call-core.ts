@@ -17,8 +17,9 @@
  * interceptor asks for it (the values map, the trailers, an async onCallStart's promise).
  */
 import { performance } from 'node:perf_hooks';
-import { type Context, context as otelContext } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import type { Logger } from '../base/log.js';
+import { otelApi } from '../base/optional-deps.js';
 import {
   type CallContext,
   type CallerIdentity,
@@ -117,13 +118,14 @@ export abstract class CallCore implements CallContext {
   protected inCallContext<A>(run: (this: this, arg: A) => void, arg: A): void {
     const active = this.#values?.get(CALL_TRACE_CONTEXT) as Context | undefined;
     if (active === undefined) run.call(this, arg);
-    else otelContext.with(active, run, this, arg);
+    // Only a traced call has one: its server loaded the API already.
+    else otelApi().context.with(active, run, this, arg);
   }
 
   /** Runs one interceptor's onCallStart, inside the call's context once an earlier interceptor attached one. */
   #callStart(onCallStart: NonNullable<CallInterceptor['onCallStart']>): void | Promise<void> {
     const active = this.#values?.get(CALL_TRACE_CONTEXT) as Context | undefined;
-    return active === undefined ? onCallStart(this) : otelContext.with(active, onCallStart, undefined, this);
+    return active === undefined ? onCallStart(this) : otelApi().context.with(active, onCallStart, undefined, this);
   }
 
   /** Ends the call with `err` as its status: a GrpcStatusError as it says, anything else INTERNAL (logged). */

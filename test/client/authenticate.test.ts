@@ -5,7 +5,7 @@
  * never a throw. decide.test.ts covers how decide() composes it with the authorizer.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { type TokenVerifier, createAuthenticator, failedStep } from '../../src/client/authenticate.js';
+import { type TokenVerifier, createAuthenticator, failedStep } from '../../src/protected-service/authenticate.js';
 import { ANY_AUDIENCE } from '../../src/lib/index.js';
 import { GrpcStatus, GrpcStatusError } from '../../src/contracts/handler-api.js';
 

@@ -12,6 +12,7 @@ import {
   jwtAuthInterceptor,
   jwtCallCredentials,
   silentLogger,
+  type TokenVerifier,
 } from '../../src/lib/index.js';
 import { makeClientCert } from '../../bench/kit/caller-certs.js';
 import {
@@ -43,6 +44,69 @@ async function scene(tokenOptions: { ttlSeconds?: number; refreshBeforeSeconds?:
   const caller = greeterClient(greeter.target, credentials.combineChannelCredentials(clientTls(certs), auth));
   return { issuer, greeter, tokens, caller };
 }
+
+/**
+ * A greeter whose verifier refuses the tokens in `refused` (as a revocation does), and a
+ * caller whose credentials' interceptor is given to its client or not.
+ */
+async function refusingScene(withInterceptor: boolean) {
+  const issuer = await startIssuer(certs, { keys });
+  const local = createVerifier(keys, { audience: ANY_AUDIENCE });
+  const refused = new Set<string>();
+  const verifier: TokenVerifier = {
+    audience: ANY_AUDIENCE,
+    verify: (token: string) => (refused.has(token) ? failed('REVOKED', 'token revoked') : local.verify(token)),
+  };
+  const greeter = await startGreeter(certs, [jwtAuthInterceptor(verifier)]);
+  const tokens = counted(issuerClient(certs, issuer.target));
+  const auth = jwtCallCredentials(tokens.client, { algorithm: 'ES256', subject: 'svc', logger: silentLogger });
+  const channel = credentials.combineChannelCredentials(clientTls(certs), auth);
+  const caller = greeterClient(greeter.target, channel, withInterceptor ? [auth.interceptor] : []);
+  return { greeter, tokens, caller, refused, auth };
+}
+
+/** A refusal as a verifier gives it. */
+const failed = (reason: 'REVOKED', message: string) => ({ valid: false as const, reason, message });
+
+describe('jwtCallCredentials when the service refuses its token', () => {
+  it('with its interceptor: the refused call fails, the next one carries a fresh token and passes', async () => {
+    const s = await refusingScene(true);
+    await s.caller.hello();
+    const [first] = s.greeter.tokens;
+    s.refused.add((first as string).replace(/^Bearer /, ''));
+    expect((await failure(s.caller.hello())).code).toBe(status.UNAUTHENTICATED);
+    expect(s.tokens.calls.generateJwt).toBe(1); // the refused call is not repeated
+    expect((await s.caller.hello()).message).toBe('hello svc');
+    expect(s.tokens.calls.generateJwt).toBe(2);
+    expect([...s.greeter.tokens].length).toBe(2);
+  });
+
+  it('without it, the refused token is sent until its refresh point; invalidate() drops it', async () => {
+    const s = await refusingScene(false);
+    await s.caller.hello();
+    s.refused.add(([...s.greeter.tokens][0] as string).replace(/^Bearer /, ''));
+    for (let i = 0; i < 3; i++) expect((await failure(s.caller.hello())).code).toBe(status.UNAUTHENTICATED);
+    expect(s.tokens.calls.generateJwt).toBe(1);
+    s.auth.invalidate();
+    expect((await s.caller.hello()).message).toBe('hello svc');
+    expect(s.tokens.calls.generateJwt).toBe(2);
+  });
+
+  it('a service that refuses every token costs the issuer at most one GenerateJwt a second, not one a call', async () => {
+    const s = await refusingScene(true);
+    await s.caller.hello();
+    const refuseAll = (): void => {
+      for (const token of s.greeter.tokens) s.refused.add(token.replace(/^Bearer /, ''));
+    };
+    const started = Date.now();
+    for (let i = 0; i < 20; i++) {
+      refuseAll();
+      await s.caller.hello().catch(() => {});
+    }
+    const seconds = (Date.now() - started) / 1000;
+    expect(s.tokens.calls.generateJwt).toBeLessThanOrEqual(2 + Math.ceil(seconds));
+  });
+});
 
 describe('jwtCallCredentials', () => {
   it('keeps one token until its refresh point, then replaces it with one background fetch', async () => {

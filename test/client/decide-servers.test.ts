@@ -1,5 +1,5 @@
 /**
- * One decision on every server jwtAuthInterceptor protects (src/client/decide.ts): the
+ * One decision on every server jwtAuthInterceptor protects (src/protected-service/decide.ts): the
  * cases where its two transport copies once answered differently, over loopback, on
  * createJwtServer's two transports and on a grpc-js Server of one's own. Each case ends
  * the call with the same status and details everywhere, and never lets it through.

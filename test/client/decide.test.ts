@@ -4,9 +4,9 @@
  * throw, a rejection or an admission.
  */
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAuthenticator, type JwtAuthInterceptorOptions, type TokenVerifier } from '../../src/client/authenticate.js';
-import { createAuthorizer } from '../../src/client/authorize.js';
-import { type CallFacts, type CallPolicy, type Verdict, decide } from '../../src/client/decide.js';
+import { createAuthenticator, type JwtAuthInterceptorOptions, type TokenVerifier } from '../../src/protected-service/authenticate.js';
+import { createAuthorizer } from '../../src/protected-service/authorize.js';
+import { type CallFacts, type CallPolicy, type Verdict, decide } from '../../src/protected-service/decide.js';
 import { isThenable } from '../../src/contracts/handler-api.js';
 import { ANY_AUDIENCE, GrpcStatus, GrpcStatusError, type KeySet, createSigner, createVerifier, generateKeys } from '../../src/lib/index.js';
 

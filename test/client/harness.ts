@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import {
   type ChannelCredentials,
+  type Interceptor,
   Metadata as GrpcMetadata,
   Server,
   ServerCredentials,
@@ -165,10 +166,10 @@ export interface GreeterClient {
   public(options?: { metadata?: Record<string, string | string[]> }): Promise<HelloReply>;
 }
 
-/** A caller of the protected service with these channel credentials; closed by cleanup. */
-export function greeterClient(target: string, channelCredentials: ChannelCredentials): GreeterClient {
+/** A caller of the protected service with these channel credentials (and client interceptors); closed by cleanup. */
+export function greeterClient(target: string, channelCredentials: ChannelCredentials, interceptors: Interceptor[] = []): GreeterClient {
   const Ctor = greeterDefinition();
-  const client = new Ctor(target, channelCredentials, AS_LOCALHOST);
+  const client = new Ctor(target, channelCredentials, { ...AS_LOCALHOST, interceptors });
   cleanups.push(() => client.close());
   const call =
     (method: 'Hello' | 'Public') =>

@@ -9,8 +9,8 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import { type AddressInfo, type Socket, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoPath } from '../../bench/kit/paths.js';
-import { fetchDocument } from '../../src/client/fetch-document.js';
-import { HTTP_JWKS_DEFAULTS, httpJwksSource, isHttpJwksLocation } from '../../src/client/remote-jwks-http.js';
+import { fetchDocument } from '../../src/protected-service/fetch-document.js';
+import { HTTP_JWKS_DEFAULTS, httpJwksSource, isHttpJwksLocation } from '../../src/protected-service/remote-jwks-http.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 const routes = new Map<string, Route>();

@@ -4,7 +4,7 @@
  * JSON or has no "keys" array is refused whole.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseJwks } from '../../src/client/remote-jwks.js';
+import { parseJwks } from '../../src/protected-service/remote-jwks.js';
 import { type Jwk, exportKeys, generateKeys } from '../../src/lib/index.js';
 
 let es: Jwk;

@@ -3,7 +3,7 @@
  * served method as a hint (edit distance), never ignored.
  */
 import { describe, expect, it } from 'vitest';
-import { nearestMethod, refuseUnservedPaths } from '../../src/client/served-methods.js';
+import { nearestMethod, refuseUnservedPaths } from '../../src/protected-service/served-methods.js';
 
 const SERVED = new Set(['/demo.Greeter/Hello', '/demo.Greeter/Goodbye', '/demo.Admin/Reset']);
 

@@ -20,7 +20,7 @@ beforeAll(async () => {
   const handle = documentsHandler(
     () => keys,
     { issuer: 'https://auth.example/t', maxAgeSeconds: 60 },
-    { prefix: '/statuslists/', token: (path) => (path === '/statuslists/1' ? listToken : undefined), maxAgeSeconds: 30 },
+    () => ({ prefix: '/statuslists/', token: (path) => (path === '/statuslists/1' ? listToken : undefined), maxAgeSeconds: 30 }),
   );
   server = createServer((request, response) => {
     if (!handle(request, response)) response.writeHead(404).end('not mine');

@@ -55,11 +55,13 @@ describe('docs/library.md against the code', () => {
     expect(documented).toEqual(codes);
   });
 
-  it("names exactly addJwtService's options: keys and the table's service group", () => {
+  it("names exactly addJwtService's options: keys, the table's service group and the revocation store's", () => {
     const text = sectionOf('docs/library.md', '## Options of `addJwtService`');
     const list = /takes only the service's options[\s\S]*?:\n?([\s\S]*?)\. It has no/.exec(text)?.[1] ?? '';
     const documented = [...list.matchAll(/`(\w+)`/g)].map((match) => match[1]);
-    expect(documented).toEqual(['keys', ...namesIn('service')]);
+    const stores = ['revocations', 'revocationStore', 'statusList', 'statusListTtlSeconds', 'statusListBlockSize'];
+    expect(documented).toEqual(['keys', ...namesIn('service'), ...stores]);
+    expect(stores.filter((name) => !(namesIn('server') as string[]).includes(name))).toEqual([]);
   });
 });
 

@@ -59,8 +59,10 @@ const LAYERS: readonly { readonly name: string; readonly folders: readonly strin
   // JwtService: messages, codecs, request -> claims, handlers, its options; token exchange's
   // decision, trust file and token endpoint, which the service runs on a trust it is handed.
   { name: 'jwt-service', folders: ['jwt-service/', 'exchange/'] },
-  // The consumer side: JwtService client, call credentials, remote verifier, auth interceptor.
+  // The caller's side: JwtService client, call credentials (on behalf of a caller too) and the tokens they hold.
   { name: 'client', folders: ['client/'] },
+  // Inside a protected service: remote verifier, the documents it fetches, the auth interceptor and its decision.
+  { name: 'protected-service', folders: ['protected-service/'] },
   // Token exchange's trust made of the consumers' remote verifiers.
   { name: 'exchange-issuers', folders: ['exchange/remote/'] },
   // createJwtServer: its options, the transports behind it, health, reflection.

@@ -1,11 +1,16 @@
 /**
  * Rotation as edits of a key file's entries (src/keys/rotation.ts): stage, activate, retire,
- * each leaving its input as it was, and retire refused while tokens of the key may be valid.
+ * each leaving its input as it was, and retire refused while tokens of the key may be valid;
+ * and the same phases on a key file through jwt-grpc/keys' rotateKeyFile.
  */
-import { describe, expect, it } from 'vitest';
+import { Buffer } from 'node:buffer';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { KeyFileEntry } from '../../src/keys/file.js';
 import { activateKey, addActiveKey, retireKey, rfc3339, stageKey } from '../../src/keys/rotation.js';
-import { exportKeys, generateKeys, importKeys } from '../../src/lib/index.js';
+import { createSigner, exportKeys, generateKeys, importKeys, loadKeys, rotateKeyFile, silentLogger } from '../../src/lib/index.js';
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5) / 1000;
 
@@ -102,5 +107,62 @@ describe('stage, activate, retire', () => {
     const current = importKeys({ keys: file });
     expect(() => retireKey(file, 'b', current, { nowSeconds: NOW, waitSeconds: 0, force: false })).toThrow(/key b has no deactivated_at/);
     expect(retireKey(file, 'b', current, { nowSeconds: NOW, waitSeconds: 0, force: true })).toHaveLength(1);
+  });
+});
+
+describe('rotateKeyFile: the phases of `keys rotate` on a key file, from code', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-rotate-file-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A key file of one ES256 signer, `old`. */
+  async function keyFile(name: string): Promise<string> {
+    const file = join(dir, name);
+    const [jwk] = exportKeys(await generateKeys({ algorithms: ['ES256'] }), { includePrivate: true }).keys;
+    writeFileSync(file, JSON.stringify({ keys: [{ ...jwk, kid: 'old' }] }), { mode: 0o600 });
+    return file;
+  }
+
+  it('stages, activates and retires; servers that load the file sign with the new key and verify the old', async () => {
+    const file = await keyFile('phases.json');
+    const staged = await rotateKeyFile(file, { phase: 'stage', algorithm: 'ES256' }, { logger: silentLogger });
+    expect(staged.kid).toMatch(/^es256-\d{8}-[0-9a-f]{8}$/);
+    expect((await loadKeys(file, { logger: silentLogger })).activeEntry('ES256')?.kid).toBe('old');
+
+    const activated = await rotateKeyFile(file, { phase: 'activate', kid: staged.kid }, { logger: silentLogger });
+    expect(activated).toMatchObject({ kid: staged.kid, deactivated: 'old' });
+    const keys = await loadKeys(file, { logger: silentLogger });
+    const { token } = createSigner(keys).sign('ES256', { sub: 'ada', aud: 'api', exp: Math.floor(Date.now() / 1000) + 60 });
+    expect(JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString())).toMatchObject({ kid: staged.kid });
+    expect(keys.keys.find((key) => key.kid === 'old')).toMatchObject({ canSign: false, deactivatedAt: expect.any(Number) });
+
+    await expect(rotateKeyFile(file, { phase: 'retire', kid: 'old', waitSeconds: 7200 }, { logger: silentLogger })).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      message: expect.stringMatching(/^key old stopped signing at /),
+    });
+    const retired = await rotateKeyFile(file, { phase: 'retire', kid: 'old', waitSeconds: 7200, force: true }, { logger: silentLogger });
+    expect(retired.after.keys.map((key) => key.kid)).toEqual([staged.kid]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a bad step naming it, and leaves the file as it was', async () => {
+    const file = await keyFile('refused.json');
+    const before = readFileSync(file, 'utf8');
+    const step = JSON.parse('{ "phase": "activate", "kd": "old" }');
+    await expect(rotateKeyFile(file, step)).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION', field: 'step.kd' });
+    await expect(rotateKeyFile(file, JSON.parse('{ "phase": "promote", "kid": "old" }'))).rejects.toMatchObject({
+      code: 'ERR_INVALID_OPTION',
+      field: 'step.phase',
+    });
+    await expect(rotateKeyFile(file, { phase: 'activate', kid: 'missing' }, { logger: silentLogger })).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+      message: 'no key with kid "missing" in the key file',
+    });
+    // The only signer of ES256 cannot go: the file would sign ES256 no more.
+    await expect(
+      rotateKeyFile(file, { phase: 'retire', kid: 'old', waitSeconds: 0, force: true }, { logger: silentLogger }),
+    ).rejects.toMatchObject({
+      code: 'ERR_INVALID_KEY',
+    });
+    expect(readFileSync(file, 'utf8')).toBe(before);
   });
 });

@@ -90,4 +90,13 @@ describe('resolveGroups', () => {
     expect(() => resolveGroups(['service'], 'options', { path: 'server' })).toThrow('option server: must be an object');
     expect(() => resolveGroups(['service'], { maxTtlSeconds: -1 }, { label: (name) => `--${name}` })).toThrow(/option --maxTtlSeconds:/);
   });
+
+  it('takes only the options `only` names of a group: the rest of it refused, and left out of the result', () => {
+    const only = { server: ['statusList', 'revocations'] as const };
+    const { server } = resolveGroups(['service', 'server'], { revocations: '/tmp/r.jsonl' }, { only });
+    expect(server).toEqual({ statusList: OPTIONS.statusList.default, revocations: '/tmp/r.jsonl' });
+    expect(() => resolveGroups(['service', 'server'], { metricsPort: 9464 }, { only, owner: 'addJwtService' })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_OPTION', field: 'metricsPort' }),
+    );
+  });
 });

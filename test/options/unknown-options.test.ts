@@ -84,6 +84,14 @@ const CALLS: Readonly<Record<string, readonly Misspelt[]>> = {
   createSigner: [
     { field: 'keyBackendTimeout', hint: 'keyBackendTimeoutMs', call: () => lib.createSigner(keys, any({ keyBackendTimeout: 500 })) },
   ],
+  rotateKeyFile: [
+    {
+      field: 'loger',
+      hint: 'logger',
+      call: () => lib.rotateKeyFile(keyFile({ keys: [jwk()] }), { phase: 'activate', kid: 'a' }, any({ loger: silentLogger })),
+    },
+    { field: 'step.kd', hint: 'step.kid', call: () => lib.rotateKeyFile(keyFile({ keys: [jwk()] }), any({ phase: 'activate', kd: 'a' })) },
+  ],
   createVerifier: [
     {
       field: 'maxTokenLenght',

@@ -1,6 +1,7 @@
 /**
  * One concern per entry point (package.json `exports`), as jose keeps its own:
- * - an export lives in exactly one entry point, and src/lib/index.ts (the project's own view of
+ * - an export lives in exactly one entry point (a verifier's result types, the same
+ *   declarations, beside each verifier: SHARED), and src/lib/index.ts (the project's own view of
  *   the whole API) re-exports all of them and nothing else;
  * - importing an entry point loads its concern and no other: a node process records every
  *   module it loads (test/cli/fixtures/record-modules.mjs) while it imports the entry point
@@ -34,21 +35,41 @@ const SPECIFIERS = ENTRY_POINTS.map((entry) => entry.specifier);
 const POLICY_ENGINE = ['policy/enforce', 'policy/load', 'policy/reload'];
 /** The issuer's own parts: its HTTP/2 server, createJwtServer, JwtService, the cluster and the policy engine. */
 const ISSUER = ['transport/http2/', 'server/', 'jwt-service/', 'cluster/', ...POLICY_ENGINE];
+/** The consumer's parts: the caller's (client/) and those inside a protected service. */
+const CONSUMER = ['client/', 'protected-service/'];
 /** Folders under src/ an import of each entry point must load no file of. */
 const MUST_NOT_LOAD: Readonly<Record<string, readonly string[]>> = {
-  'jwt-grpc': ['cluster/', 'client/'],
-  'jwt-grpc/keys': [...ISSUER, 'client/', 'tokens/'],
-  'jwt-grpc/tokens': [...ISSUER, 'client/'],
+  'jwt-grpc': ['cluster/', ...CONSUMER],
+  'jwt-grpc/keys': [...ISSUER, ...CONSUMER, 'tokens/'],
+  'jwt-grpc/tokens': [...ISSUER, ...CONSUMER],
   // JwtService's method table and codecs (jwt-service/definition) are what the client calls with.
   'jwt-grpc/client': ['transport/http2/', 'server/', 'cluster/', ...POLICY_ENGINE],
-  'jwt-grpc/cluster': ['client/'],
-  'jwt-grpc/discovery': [...ISSUER, 'client/', 'tokens/'],
-  'jwt-grpc/grpc': [...ISSUER, 'client/', 'tokens/', 'keys/'],
-  'jwt-grpc/errors': [...ISSUER, 'client/', 'tokens/', 'keys/', 'transport/'],
-  'jwt-grpc/log': [...ISSUER, 'client/', 'tokens/', 'keys/', 'transport/'],
+  'jwt-grpc/cluster': CONSUMER,
+  'jwt-grpc/discovery': [...ISSUER, ...CONSUMER, 'tokens/'],
+  'jwt-grpc/grpc': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/'],
+  'jwt-grpc/errors': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/', 'transport/'],
+  'jwt-grpc/log': [...ISSUER, ...CONSUMER, 'tokens/', 'keys/', 'transport/'],
 };
 /** Packages no import loads: they load with the first server, client or health call. */
 const LAZY_PACKAGES = ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs'];
+
+/**
+ * Names more than one entry point exports, each the same declaration, and why: what a
+ * function gives or takes is exported beside it, so that a program imports the verifier
+ * and its result from one place.
+ */
+const SHARED: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    'ANY_AUDIENCE',
+    'AnyAudience',
+    'ClaimExpectations',
+    'JwtPayload',
+    'VerifiedToken',
+    'VerifyFailure',
+    'VerifyFailureReason',
+    'VerifyResult',
+  ].map((name) => [name, "createVerifier's (jwt-grpc/tokens) and createRemoteVerifier's (jwt-grpc/client) verify take and give it"]),
+);
 
 /** The entry points whose API takes or gives a grpc-js object, and which. */
 const NAMES_GRPC_JS: Readonly<Record<string, string>> = {
@@ -68,16 +89,18 @@ describe('the entry points', () => {
     ).toEqual([]);
   });
 
-  it('export each name from exactly one of them', async () => {
-    const owner = new Map<string, string>();
+  it('export each name from exactly one of them, or the same declaration beside each function that gives or takes it', async () => {
+    const owner = new Map<string, { specifier: string; file: string }>();
     const clashes: string[] = [];
     for (const entry of ENTRY_POINTS) {
-      const declared = [...reExports(join(PACKAGE_ROOT, entry.source)).keys()];
+      const exported = reExports(join(PACKAGE_ROOT, entry.source));
+      const declared = [...exported.keys()];
       expect(declared.length, entry.specifier).toBeGreaterThan(0);
-      for (const name of declared) {
+      for (const [name, file] of exported) {
         const first = owner.get(name);
-        if (first !== undefined) clashes.push(`${name}: ${first} and ${entry.specifier}`);
-        owner.set(name, entry.specifier);
+        if (first !== undefined && (first.file !== file || !(name in SHARED)))
+          clashes.push(`${name}: ${first.specifier} and ${entry.specifier}`);
+        owner.set(name, { specifier: entry.specifier, file });
       }
       // What the module gives at run time is what its export lists say (no `export *` beside them).
       const runtime = Object.keys((await import(join(PACKAGE_ROOT, entry.source))) as object);
@@ -156,10 +179,12 @@ describe('importing an entry point by name, from the build', () => {
     expect(own(specifier).filter((path) => forbidden.some((folder) => path.startsWith(folder)))).toEqual([]);
   });
 
-  it("jwt-grpc/client: none of the HTTP/2 server, the cluster or the policy engine, while the issuer's entry point loads all but the cluster", () => {
+  it("jwt-grpc/client: none of the HTTP/2 server, the cluster, the policy engine or OpenTelemetry, while the issuer's entry point loads all but the cluster", () => {
     const client = own('jwt-grpc/client');
     expect(client.filter((path) => /^(transport\/http2|cluster)\//.test(path) || POLICY_ENGINE.includes(path))).toEqual([]);
-    expect(client).toContain('client/remote-verifier');
+    expect(client).toContain('protected-service/remote-verifier');
+    // Tracing loads with an SDK the app registers, not with the import (otelRegistered, src/base/optional-deps.ts).
+    expect((loads.get('jwt-grpc/client') ?? []).filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
     // The check reads what the recording holds: the issuer's import holds what the client's must not.
     const issuer = own('jwt-grpc');
     for (const folder of ['transport/http2/', 'server/', ...POLICY_ENGINE])
@@ -173,7 +198,7 @@ describe('importing an entry point by name, from the build', () => {
 describe('a call through jwt-grpc/client, from the build', () => {
   afterAll(() => closeAllServers());
 
-  it('GenerateJwt to a server on loopback loads grpc-js, and neither @grpc/proto-loader nor protobufjs', async () => {
+  it('GenerateJwt to a server on loopback loads grpc-js, and neither @grpc/proto-loader, protobufjs nor OpenTelemetry', async () => {
     const { port } = await startServer({ transport: 'http2', keys: await generateKeys({ algorithms: ['HS256'] }) });
     const dir = mkdtempSync(join(tmpdir(), 'jwt-grpc-client-call-'));
     const record = join(dir, 'modules.txt');
@@ -194,6 +219,8 @@ describe('a call through jwt-grpc/client, from the build', () => {
       const urls = readFileSync(record, 'utf8').split('\n');
       expect(LAZY_PACKAGES.filter((name) => urls.some((url) => url.includes(`/node_modules/${name}/`)))).toEqual(['@grpc/grpc-js']);
       expect(urls.some((url) => url.endsWith('/dist/src/jwt-service/codec/decode-response.js'))).toBe(true);
+      // No SDK registered in that process: its call made no span, and loaded no OpenTelemetry.
+      expect(urls.filter((url) => url.includes('/node_modules/@opentelemetry/'))).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,8 @@
  * Conventions, stated in docs/development.md ("Examples are tests"):
  * - a line `// hidden: CODE` is set-up the reader does not need (an import, a value an
  *   earlier block made): the test compiles CODE in its place;
- * - a block opened with ```ts run is also run, and must exit 0;
+ * - a block opened with ```ts run is also run, and must exit 0; a `console.log(...)` line
+ *   there that ends in `// TEXT` says what it prints: TEXT must be a line of its output;
  * - a TSDoc block that imports nothing from jwt-grpc is compiled with every public name
  *   imported, each from its entry point, as if it opened with `import { ... } from 'jwt-grpc'`,
  *   `import { ... } from 'jwt-grpc/client'` and so on (rustdoc likewise puts the crate in
@@ -73,6 +74,18 @@ export function tsBlocks(markdown: string): Fenced[] {
     i = end;
   }
   return blocks;
+}
+
+/** `console.log(...); // TEXT`: the comment is the line it prints. */
+const PRINTS = /\bconsole\.log\(.*\);\s*\/\/ (.+)$/;
+
+/**
+ * What a block says it prints, in order: the TEXT of each `console.log(...); // TEXT` line.
+ * A run block's output must hold each of them as a line (pack.integration.test.ts), so a
+ * printed result the documentation promises cannot drift from what the code prints.
+ */
+export function printedLines(code: string): string[] {
+  return code.split('\n').flatMap((line) => PRINTS.exec(line)?.[1]?.trimEnd() ?? []);
 }
 
 /** The Markdown pages whose examples are tests: README.md and docs/*.md (docs/api/ is generated from the TSDoc). */
@@ -179,9 +192,11 @@ export function tsdocExamples(): Example[] {
 
 /** What a TSDoc example that imports nothing from jwt-grpc has in scope: every public name, each from its entry point. */
 export function implicitImport(): string {
+  // A result type is exported beside each function that gives it: imported once, from the first entry point that has it.
+  const seen = new Set<string>();
   return ENTRY_POINTS.map((entry) => {
     const names = publicExports()
-      .filter(([, , specifier]) => specifier === entry.specifier)
+      .filter(([name, , specifier]) => specifier === entry.specifier && !seen.has(name) && seen.add(name))
       .map(([name]) => name);
     return `import { ${names.join(', ')} } from '${entry.specifier}';`;
   }).join('\n');

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit, startServer } from '../../bench/kit/launcher.js';
 import { INSTALL_TIMEOUT_MS, SETUP_TIMEOUT_MS, TIMEOUT_MS, packCopy, sh } from './packed.js';
 import { PACKAGE_ROOT } from '../../src/base/package-root.js';
-import { type Example, markdownExamples, tsdocExamples } from './examples.js';
+import { type Example, markdownExamples, printedLines, tsdocExamples } from './examples.js';
 import { ENTRY_POINTS } from './entry-points.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -34,6 +34,12 @@ const TSCONFIG = {
   },
   include: ['main.ts', 'examples/*.ts'],
 };
+
+/**
+ * The oldest TypeScript README.md states: the examples' `await using` needs 5.2. Checked with
+ * skipLibCheck (what `tsc --init` writes), since the newest @types/node itself needs 5.6.
+ */
+const OLDEST_TYPESCRIPT = '5.2.2';
 
 const EXAMPLES: readonly Example[] = [...markdownExamples(), ...tsdocExamples()];
 
@@ -77,6 +83,12 @@ beforeAll(async () => {
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'jwt-grpc-user', private: true, type: 'module' }));
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  // The docs' examples alone (README.md and docs/*.md), for the oldest TypeScript: what a reader copies.
+  const pages = markdownExamples().map((example) => `examples/${example.name}.ts`);
+  writeFileSync(
+    join(app, 'tsconfig.oldest.json'),
+    JSON.stringify({ ...TSCONFIG, include: pages, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true } }),
+  );
   writeFileSync(join(app, 'main.ts'), PROGRAM);
   mkdirSync(join(app, 'examples'));
   // `export {}` makes each block a module, so no two share a scope.
@@ -121,6 +133,18 @@ describe('the packed package in a fresh TypeScript project', () => {
   );
 
   it(
+    `type-checks the docs' examples with TypeScript ${OLDEST_TYPESCRIPT}, the oldest README.md states`,
+    async () => {
+      const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+      expect(readme).toContain(`TypeScript >= ${OLDEST_TYPESCRIPT.split('.').slice(0, 2).join('.')}`);
+      await expect(
+        sh('npx', ['--yes', '-p', `typescript@${OLDEST_TYPESCRIPT}`, 'tsc', '-p', 'tsconfig.oldest.json', '--skipLibCheck'], app),
+      ).resolves.toBe('');
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     "runs a user's program: sign, verify, export, listen on 127.0.0.1:0 and close",
     async () => {
       const output = await sh('node', [join('out', 'main.js')], app);
@@ -134,19 +158,22 @@ describe('the packed package in a fresh TypeScript project', () => {
     expect(EXAMPLES.filter((example) => example.where.startsWith('docs/')).length).toBeGreaterThanOrEqual(6);
     expect(EXAMPLES.filter((example) => example.where.startsWith('src/')).length).toBeGreaterThan(60);
     expect(EXAMPLES.some((example) => example.run)).toBe(true);
+    expect(EXAMPLES.filter((example) => example.run && printedLines(example.code).length > 0).length).toBeGreaterThanOrEqual(3);
   });
 
   it.each(EXAMPLES.filter((example) => example.run).map((example) => [example.where, example] as const))(
-    'runs the example at %s',
+    'runs the example at %s, and it prints what its comments say',
     async (_where, example) => {
-      await sh('node', [join('out', 'examples', `${example.name}.js`)], app);
+      const lines = (await sh('node', [join('out', 'examples', `${example.name}.js`)], app)).split('\n');
+      expect(printedLines(example.code).filter((line) => !lines.includes(line))).toEqual([]);
     },
     TIMEOUT_MS,
   );
 
-  it('ships its LICENSE, the docs the README links and source maps that carry their sources (src/ is not shipped)', () => {
+  it('ships its LICENSE, the docs the README links (the API reference included) and source maps that carry their sources (src/ is not shipped)', () => {
     const installed = join(app, 'node_modules', 'jwt-grpc');
-    for (const page of ['library.md', 'cli.md', 'tracing.md']) expect(existsSync(join(installed, 'docs', page)), page).toBe(true);
+    for (const page of ['library.md', 'cli.md', 'tracing.md', 'api/README.md', 'api/jwt-grpc/client/functions/createRemoteVerifier.md'])
+      expect(existsSync(join(installed, 'docs', page)), page).toBe(true);
     expect(existsSync(join(installed, 'docs', 'img', 'headline-ratios.svg'))).toBe(true);
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 jwt-grpc contributors/);
     expect(existsSync(join(installed, 'src'))).toBe(false);

@@ -8,7 +8,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { endVerifySpan, startVerifySpan, verifyIn } from '../../src/tracing/auth-span.js';
-import { SERVER_SPAN_CONTEXT, SERVER_TRACER } from '../../src/tracing/interceptor.js';
+import { SERVER_SPAN_CONTEXT, SERVER_TRACER } from '../../src/tracing/server-context.js';
 import { GrpcStatus } from '../../src/contracts/handler-api.js';
 
 const exporter = new InMemorySpanExporter();

@@ -8,13 +8,8 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  SERVER_SPAN_CONTEXT,
-  SERVER_TRACER,
-  recordingServerContext,
-  rpcConventions,
-  tracingInterceptor,
-} from '../../src/tracing/interceptor.js';
+import { rpcConventions, tracingInterceptor } from '../../src/tracing/interceptor.js';
+import { SERVER_SPAN_CONTEXT, SERVER_TRACER, recordingServerContext } from '../../src/tracing/server-context.js';
 import { CallMetadata, GrpcStatus } from '../../src/contracts/handler-api.js';
 
 const exporter = new InMemorySpanExporter();

@@ -8,7 +8,7 @@
 import { Buffer } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../../base/log.js';
-import { type RemoteVerifier, createRemoteVerifier } from '../../client/remote-verifier.js';
+import { type RemoteVerifier, createRemoteVerifier } from '../../protected-service/remote-verifier.js';
 import { ANY_AUDIENCE } from '../../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../../tokens/result.js';
 import { type TrustFile, type TrustedIssuer, templatePaths } from '../trust.js';

@@ -11,6 +11,7 @@
  * would link the tokens that share it). A list is served until every token in it has
  * expired, then retired (section 13.1).
  */
+import { STATUS_LIST_RESIGN_FRACTION } from '../../discovery/defaults.js';
 import { performance } from 'node:perf_hooks';
 import { JwtGrpcError } from '../../base/errors.js';
 import type { KeySet } from '../../keys/key-set.js';
@@ -37,12 +38,6 @@ export const MAX_LIVE_STATUS_LISTS = 64;
  * points to the list (the bounded stale grace of docs/status-list.md).
  */
 export const STATUS_LIST_EXP_TTLS = 2;
-/**
- * The served token is signed again once it is older than this share of the ttl (and at
- * once after a revocation or a key change): a verifier caches it until `iat + ttl`, so a
- * token handed out is always fresh for at least three quarters of its ttl.
- */
-export const STATUS_LIST_RESIGN_FRACTION = 4;
 
 /**
  * The `status` claim a token carries (section 6.2): where its status lives.

@@ -2,9 +2,9 @@ import { invalidOption } from '../base/errors.js';
 import { ANY_AUDIENCE, type AnyAudience, type ClaimExpectations, audienceOption } from '../tokens/claims.js';
 import type { JwtPayload, VerifyResult } from '../tokens/result.js';
 import { GrpcStatusError, GrpcStatus, type StatusCode } from '../contracts/handler-api.js';
-import { AUTH_INTERCEPTOR_DEFAULTS } from './defaults.js';
+import { AUTH_INTERCEPTOR_DEFAULTS } from '../client/defaults.js';
 import type { AuthorizeCall, MethodRule, UnlistedMethods } from './authorize.js';
-import { stringOption } from './options.js';
+import { stringOption } from '../client/options.js';
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 
 /**

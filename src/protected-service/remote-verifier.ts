@@ -19,16 +19,16 @@ import {
 import { type VerifyFailure, type VerifyResult, failure } from '../tokens/result.js';
 import { type KeyVerifier, createKeyVerifier } from '../tokens/verify.js';
 import { GrpcStatusError, GrpcStatus } from '../contracts/handler-api.js';
-import { REMOTE_VERIFIER_DEFAULTS } from './defaults.js';
-import type { JwtClient } from './jwt-client.js';
-import { integerOption, stringOption } from './options.js';
+import { REMOTE_VERIFIER_DEFAULTS } from '../client/defaults.js';
+import type { JwtClient } from '../client/jwt-client.js';
+import { integerOption, stringOption } from '../client/options.js';
 import { type HttpJwksLocation, httpJwksSource, isHttpJwksLocation } from './remote-jwks-http.js';
 import { parseJwks } from './remote-jwks.js';
 import { optionNames, refuseUnknownOptions } from '../base/known-options.js';
 import { optionValue } from '../options/resolve.js';
-import { singleFlight } from './single-flight.js';
+import { singleFlight } from '../client/single-flight.js';
 import { type StatusListCheck, createStatusListCheck, originOf } from './status-list-check.js';
-import { statusName } from './status.js';
+import { statusName } from '../client/status.js';
 
 /**
  * What {@link createRemoteVerifier} needs of a {@link JwtClient}: any object with these two members does.
