@@ -70,6 +70,18 @@ function methodOf(registry: Registry, path: string): { input: DescMessage; outpu
  */
 export function jsonCodec(route: Route): MessageCodec | undefined {
   if (mapping === undefined) return undefined;
+  let codec = codecs.get(route);
+  if (codec === undefined) {
+    codec = buildCodec(mapping, route) ?? null;
+    codecs.set(route, codec);
+  }
+  return codec ?? undefined;
+}
+
+/** Each route's codec, built by its first JSON call (null: its method has no mapping); a route lives as long as its server. */
+const codecs = new WeakMap<Route, MessageCodec | null>();
+
+function buildCodec(mapping: JsonMapping, route: Route): MessageCodec | undefined {
   const method = methodOf(mapping.registry, route.path);
   if (method === undefined) return undefined;
   const { fromJson, toBinary, fromBinary, toJson } = mapping.protobuf;
