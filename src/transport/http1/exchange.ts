@@ -181,6 +181,11 @@ export class Http1Exchange implements Exchange {
     if (endStream) this.#response.end();
   }
 
+  respondWhole(status: number, headers: ExchangeFields, body: Buffer): void {
+    this.respond(status, headers);
+    this.#response.end(body);
+  }
+
   write(chunk: Buffer, second?: Buffer): boolean {
     const taken = this.#response.write(chunk);
     return second === undefined ? taken : this.#response.write(second);
