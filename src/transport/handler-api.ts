@@ -355,8 +355,8 @@ export interface MethodDescriptor<Req, Res> {
    * refuses what the mapping refuses). Absent: the generic mapping reads every request.
    */
   readonly requestFromJson?: (json: unknown) => Req | undefined;
-  /** The same for the response: its JSON text as the mapping writes it, or undefined to leave it to the generic mapping. */
-  readonly responseToJson?: (message: Res) => string | undefined;
+  /** The same for the response: its JSON as the mapping writes it (UTF-8), or undefined to leave it to the generic mapping. */
+  readonly responseToJson?: (message: Res) => Buffer | undefined;
   /** Client side, when the definition also serves a client (proto-loader's do). */
   readonly requestSerialize?: (message: Req) => Buffer;
   readonly responseDeserialize?: (bytes: Buffer) => Res;

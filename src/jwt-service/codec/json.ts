@@ -17,6 +17,7 @@
  * own: one set of rules, and this file only a shortcut through them.
  * test/jwt-service/codec/json.test.ts holds both to the same answers.
  */
+import { Buffer } from 'node:buffer';
 import type { VerifyJwtReason } from '../messages.js';
 import type { WellFormed } from './encode-request.js';
 
@@ -36,8 +37,8 @@ interface JsonField {
  */
 export type JsonRequestReader = (json: unknown) => unknown;
 
-/** A message's JSON writer: the response object to JSON text, or undefined when the generic mapping must write it. */
-export type JsonResponseWriter = (message: never) => string | undefined;
+/** A message's JSON writer: the response object to its JSON (UTF-8), or undefined when the generic mapping must write it. */
+export type JsonResponseWriter = (message: never) => Buffer | undefined;
 
 /** A plain-digits int64 that a double holds exactly (at most 15 digits): the shape Number() reads as the mapping does. */
 const SAFE_INT64_TEXT = /^(?:0|-?[1-9]\d{0,14})$/;
@@ -83,34 +84,64 @@ function requestReader(fields: readonly JsonField[], empty: () => Record<string,
   };
 }
 
-/** `"name":value` of one field, '' for the proto3 default (omitted, as the mapping writes by default), or undefined. */
-function writeField(field: JsonField, value: unknown): string | undefined {
-  switch (field.kind) {
+/** A string JSON.stringify writes as it is, between quotes: no quote, backslash or control character to escape. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON escapes
+const PLAIN_STRING = /^[^"\\\u0000-\u001f]*$/;
+
+/**
+ * The JSON text of one field's value, as JSON.stringify would write it, without quotes
+ * (int64 as a decimal string, as the mapping says); '' for the proto3 default (left out, as
+ * the mapping writes by default); undefined for a value the generic mapping must write.
+ */
+function valueText(kind: FieldKind, value: unknown): string | undefined {
+  switch (kind) {
     case 'string':
       if (typeof value !== 'string' || !(value as WellFormed).isWellFormed()) return undefined;
-      return value === '' ? '' : `"${field.json}":${JSON.stringify(value)}`;
+      if (value === '') return '';
+      return PLAIN_STRING.test(value) ? value : JSON.stringify(value).slice(1, -1);
     case 'int64':
       if (!Number.isSafeInteger(value)) return undefined;
-      return value === 0 ? '' : `"${field.json}":"${String(value)}"`;
+      return value === 0 ? '' : String(value);
     case 'bool':
       if (typeof value !== 'boolean') return undefined;
-      return value ? `"${field.json}":true` : '';
+      return value ? 'true' : '';
     case 'reason':
       if (typeof value !== 'string' || !REASON_NAMES.has(value as VerifyJwtReason)) return undefined;
-      return value === 'REASON_UNSPECIFIED' ? '' : `"${field.json}":"${value}"`;
+      return value === 'REASON_UNSPECIFIED' ? '' : value;
   }
 }
 
-/** The writer of a response message of `fields`, in field-number order (as the generic mapping writes them). */
+/**
+ * The writer of a response message of `fields`, in field-number order (as the generic
+ * mapping writes them). The JSON is written piece by piece into one buffer sized first: no
+ * string of the whole message is built (a token is most of it).
+ */
 function responseWriter(fields: readonly JsonField[]): JsonResponseWriter {
+  // Each field's text before its value (`"name":"`, a bool's `"name":`) and after it (`"` or nothing).
+  const closers = fields.map((field) => (field.kind === 'bool' ? '' : '"'));
+  const openers = fields.map((field, i) => `"${field.json}":${closers[i]}`);
   return (message) => {
-    let text = '';
-    for (const field of fields) {
-      const written = writeField(field, (message as Record<string, unknown>)[field.proto]);
-      if (written === undefined) return undefined;
-      if (written !== '') text += text === '' ? written : `,${written}`;
+    const values: string[] = [];
+    let size = 2;
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i] as JsonField;
+      const text = valueText(field.kind, (message as Record<string, unknown>)[field.proto]);
+      if (text === undefined) return undefined;
+      values.push(text);
+      if (text !== '') size += (size > 2 ? 1 : 0) + (openers[i] as string).length + Buffer.byteLength(text) + (closers[i] as string).length;
     }
-    return `{${text}}`;
+    const out = Buffer.allocUnsafe(size);
+    let at = out.write('{', 0, 'latin1');
+    for (let i = 0; i < fields.length; i++) {
+      const text = values[i] as string;
+      if (text === '') continue;
+      if (at > 1) at += out.write(',', at, 'latin1');
+      at += out.write(openers[i] as string, at, 'latin1');
+      at += out.write(text, at, 'utf8');
+      at += out.write(closers[i] as string, at, 'latin1');
+    }
+    out.write('}', at, 'latin1');
+    return out;
   };
 }
 
@@ -142,7 +173,7 @@ function field(proto: string, kind: FieldKind): JsonField {
  * ```ts
  * const { request, response } = JWT_SERVICE_JSON.GenerateJwt;
  * request({ algorithm: 'HS256', ttlSeconds: '60' }); // { algorithm: 'HS256', subject: '', audience: '', ttl_seconds: 60, claims_json: '' }
- * response({ jwt: 'e30.e30.sig', sub: 'ada', kid: 'k1', expires_at: 1767225600 } as never); // '{"jwt":"e30.e30.sig","sub":"ada","kid":"k1","expiresAt":"1767225600"}'
+ * response({ jwt: 'e30.e30.sig', sub: 'ada', kid: 'k1', expires_at: 1767225600 } as never)?.toString(); // '{"jwt":"e30.e30.sig","sub":"ada","kid":"k1","expiresAt":"1767225600"}'
  * ```
  */
 export const JWT_SERVICE_JSON: Readonly<Record<string, { readonly request: JsonRequestReader; readonly response: JsonResponseWriter }>> = {

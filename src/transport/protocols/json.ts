@@ -109,7 +109,7 @@ function buildCodec(mapping: JsonMapping, route: Route): MessageCodec | undefine
     },
     encode(response) {
       const direct = responseToJson?.(response);
-      if (direct !== undefined) return Buffer.from(direct, 'utf8');
+      if (direct !== undefined) return direct;
       const bytes = definition.responseSerialize(response);
       return Buffer.from(JSON.stringify(toJson(output, fromBinary(output, bytes))), 'utf8');
     },

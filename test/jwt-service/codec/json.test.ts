@@ -90,6 +90,7 @@ const RESPONSES: Readonly<Record<string, readonly object[]>> = {
     { jwt: '', sub: '', kid: '', expires_at: 0 },
     { jwt: 'x', sub: 'é😀"\\\n', kid: 'k', expires_at: -1 },
     { jwt: 'x', sub: '\ud800', kid: 'k', expires_at: 2 ** 60 },
+    { jwt: 'a\tb\u0001\u007f\u2028', sub: 'q"', kid: '\\', expires_at: 5 },
   ],
   VerifyJwt: [
     { valid: true, sub: 'ada', claims_json: '{"sub":"ada","n":1}', reason: 'REASON_UNSPECIFIED' },
@@ -131,7 +132,7 @@ describe('JwtService JSON shortcut against the generic proto3 JSON mapping', () 
   for (const [name, responses] of Object.entries(RESPONSES)) {
     it(`${name}: every response writes the same JSON bytes`, () => {
       const { fast, generic } = codecs(name);
-      const writer = JWT_SERVICE_JSON[name]?.response as (message: object) => string | undefined;
+      const writer = JWT_SERVICE_JSON[name]?.response as (message: object) => Buffer | undefined;
       for (const response of responses) {
         expect(fast.encode(response).toString('utf8'), JSON.stringify(response)).toBe(generic.encode(response).toString('utf8'));
       }
