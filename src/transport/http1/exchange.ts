@@ -131,7 +131,8 @@ export class Http1Exchange implements Exchange {
     this.query = question < 0 ? '' : url.slice(question + 1);
     this.headers = joinedHeaders(request);
     this.peer = peerOf(request, caller);
-    response.once('close', () => this.#onClose());
+    // 'close' comes once: `on` spares the wrapper `once` builds per request.
+    response.on('close', () => this.#onClose());
   }
 
   /** Lower-cased when first read: only a call that reads its metadata needs it. */
