@@ -342,6 +342,15 @@ export interface MethodDescriptor<Req, Res> {
   readonly noSideEffects?: boolean;
   /** `Cache-Control` of such a method's answer to a GET; absent: `no-cache` (every use revalidated by its ETag). */
   readonly cacheControl?: string;
+  /**
+   * A shortcut through the proto3 JSON mapping of Connect and gRPC-Web JSON calls: the
+   * parsed JSON body to the request, as `requestDeserialize` would give it from the same
+   * message in protobuf, or undefined to leave it to the generic mapping (which also
+   * refuses what the mapping refuses). Absent: the generic mapping reads every request.
+   */
+  readonly requestFromJson?: (json: unknown) => Req | undefined;
+  /** The same for the response: its JSON as the mapping writes it (UTF-8), or undefined to leave it to the generic mapping. */
+  readonly responseToJson?: (message: Res) => Buffer | undefined;
   /** Client side, when the definition also serves a client (proto-loader's do). */
   readonly requestSerialize?: (message: Req) => Buffer;
   readonly responseDeserialize?: (bytes: Buffer) => Res;

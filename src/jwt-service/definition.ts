@@ -33,6 +33,7 @@ import {
   encodeRevokeJwtRequest,
   encodeVerifyJwtRequest,
 } from './codec/encode-request.js';
+import { JWT_SERVICE_JSON } from './codec/json.js';
 
 /**
  * Fully qualified name of the service, as clients, health checks and ghz's --call name it.
@@ -145,6 +146,8 @@ export function jwtServiceDefinition(): ServiceDescriptor {
         path: methodPath(name),
         ...JWT_SERVICE_METHOD_SHAPES[name],
         ...codecs,
+        requestFromJson: JWT_SERVICE_JSON[name]?.request,
+        responseToJson: JWT_SERVICE_JSON[name]?.response,
         ...(NO_SIDE_EFFECTS[name] !== undefined && { noSideEffects: true, cacheControl: NO_SIDE_EFFECTS[name] }),
       } as MethodDescriptor<unknown, unknown>,
     ]),

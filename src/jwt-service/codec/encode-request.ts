@@ -91,7 +91,7 @@ const INT64_MIN = -(2 ** 63);
 const INT64_END = 2 ** 63;
 
 /** Present on every string in Node 20 and later (ES2024), not yet in this project's lib. */
-type WellFormed = string & { isWellFormed(): boolean };
+export type WellFormed = string & { isWellFormed(): boolean };
 
 /** The refusal of a request (`GenerateJwtRequest`) or of one field (`GenerateJwtRequest.subject`), as the client rejects the call with it. */
 function refused(what: string, problem: string): GrpcStatusError {

@@ -109,7 +109,8 @@ export class Http1Connection {
     const cost = STREAM_COST_BYTES + headSize(request);
     const admitted = !this.#overCeiling(cost);
     if (admitted) this.charge(cost);
-    response.once('close', () => {
+    // 'close' comes once: `on` spares the wrapper `once` builds per request.
+    response.on('close', () => {
       this.#inFlight -= 1;
       if (admitted) this.charge(-cost);
       if (this.#closing && this.#inFlight === 0) this.socket.end(() => this.socket.destroy());

@@ -62,12 +62,21 @@ export function bodyPending(request: IncomingMessage): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** Who sent `request`: address, verified client certificate (read once per call), HTTP/1.1. */
+/**
+ * Who sent `request`: address, verified client certificate (read once per call), HTTP/1.1.
+ * The address is written when first read: most calls never ask.
+ */
 function peerOf(request: IncomingMessage, caller: () => CallerIdentity | undefined): ExchangePeer {
-  const socket = request.socket;
-  const address = socket.remoteAddress ?? 'unknown';
+  let address: string | undefined;
   return {
-    address: address.includes(':') ? `[${address}]:${socket.remotePort}` : `${address}:${socket.remotePort}`,
+    get address() {
+      if (address === undefined) {
+        const socket = request.socket;
+        const ip = socket.remoteAddress ?? 'unknown';
+        address = ip.includes(':') ? `[${ip}]:${socket.remotePort}` : `${ip}:${socket.remotePort}`;
+      }
+      return address;
+    },
     get caller() {
       return caller();
     },
@@ -75,11 +84,16 @@ function peerOf(request: IncomingMessage, caller: () => CallerIdentity | undefin
   };
 }
 
-/** node:http's headers as the exchange's: a repeated header's values joined with ", ". */
-function joinedHeaders(request: IncomingMessage): Record<string, string | undefined> {
-  const headers: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(request.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  return headers;
+/**
+ * node:http's headers as the exchange's: a repeated header's values joined with ", ". node:http
+ * joins them itself, except `set-cookie` (an array, RFC 6265 section 3): only then is a copy made.
+ */
+function joinedHeaders(request: IncomingMessage): Readonly<Record<string, string | undefined>> {
+  const headers = request.headers;
+  if (headers['set-cookie'] === undefined) return headers as Readonly<Record<string, string | undefined>>;
+  const joined: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) joined[name] = Array.isArray(value) ? value.join(', ') : value;
+  return joined;
 }
 
 /** One HTTP/1.1 request and its response as an {@link Exchange}. @internal */
@@ -88,7 +102,6 @@ export class Http1Exchange implements Exchange {
   readonly path: string;
   readonly query: string;
   readonly headers: Readonly<Record<string, string | undefined>>;
-  readonly rawHeaders: readonly string[];
   readonly peer: ExchangePeer;
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
@@ -99,6 +112,7 @@ export class Http1Exchange implements Exchange {
   /** Body bytes the protocol holds (not yet released as whole messages), charged to the memory ceilings. */
   #unreleased = 0;
   #closed = false;
+  #rawHeaders: readonly string[] | undefined = undefined;
 
   constructor(
     request: IncomingMessage,
@@ -116,9 +130,15 @@ export class Http1Exchange implements Exchange {
     this.path = question < 0 ? url : url.slice(0, question);
     this.query = question < 0 ? '' : url.slice(question + 1);
     this.headers = joinedHeaders(request);
-    this.rawHeaders = request.rawHeaders.map((field, i) => (i % 2 === 0 ? field.toLowerCase() : field));
     this.peer = peerOf(request, caller);
-    response.once('close', () => this.#onClose());
+    // 'close' comes once: `on` spares the wrapper `once` builds per request.
+    response.on('close', () => this.#onClose());
+  }
+
+  /** Lower-cased when first read: only a call that reads its metadata needs it. */
+  get rawHeaders(): readonly string[] {
+    this.#rawHeaders ??= this.#request.rawHeaders.map((field, i) => (i % 2 === 0 ? field.toLowerCase() : field));
+    return this.#rawHeaders;
   }
 
   get requestEnded(): boolean {
@@ -160,6 +180,11 @@ export class Http1Exchange implements Exchange {
     if (bodyPending(this.#request)) this.#response.setHeader('connection', 'close');
     this.#response.writeHead(status, headers as OutgoingHttpHeaders);
     if (endStream) this.#response.end();
+  }
+
+  respondWhole(status: number, headers: ExchangeFields, body: Buffer): void {
+    this.respond(status, headers);
+    this.#response.end(body);
   }
 
   write(chunk: Buffer, second?: Buffer): boolean {

@@ -156,7 +156,8 @@ export class Http1Port {
     const exchange = new Http1Exchange(request, response, limits, () => callerOfSocket(request.socket));
     if (bodyPending(request)) {
       this.#reading.set(connection, exchange);
-      request.once('end', () => this.#reading.delete(connection));
+      // 'end' comes once: `on` spares the wrapper `once` builds per request.
+      request.on('end', () => this.#reading.delete(connection));
     }
     try {
       serve(exchange);

@@ -120,6 +120,12 @@ export class H2Exchange implements Exchange, StreamListener, SessionCall {
     this.#session.noteResponse();
   }
 
+  respondWhole(status: number, headers: ExchangeFields, body: Buffer): void {
+    this.respond(status, headers);
+    this.write(body);
+    this.end();
+  }
+
   write(chunk: Buffer, second?: Buffer): boolean {
     this.#session.noteResponse();
     return this.#stream.write(chunk, second);

@@ -367,7 +367,12 @@ export class ProtocolCall extends CallCore implements DeadlineEntry, ExchangeLis
     const exchange = this.#exchange;
     let length = 0;
     for (const chunk of body) length += chunk.length;
-    exchange.respond(status, { ...headers, ...this.#init.extraHeaders, 'content-length': length });
+    const all = { ...headers, ...this.#init.extraHeaders, 'content-length': length };
+    if (body.length === 1) {
+      exchange.respondWhole(status, all, body[0] as Buffer);
+      return;
+    }
+    exchange.respond(status, all);
     for (const chunk of body) exchange.write(chunk);
     exchange.end();
   }

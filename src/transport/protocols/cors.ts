@@ -36,6 +36,10 @@ export const CORS_EXPOSED_HEADERS = [
   'etag',
 ].join(', ');
 
+/** The answers without CORS headers, shared by every call (headers are only read, spread into the answer's). */
+const NO_CORS_HEADERS: ExchangeFields = Object.freeze({});
+const VARY_ORIGIN: ExchangeFields = Object.freeze({ vary: 'origin' });
+
 /**
  * The CORS headers of an answer to `origin`: none when it is not allowed (or absent).
  *
@@ -45,7 +49,7 @@ export const CORS_EXPOSED_HEADERS = [
  * ```
  */
 export function corsHeaders(origin: string | undefined, allowed: ReadonlySet<string>): ExchangeFields {
-  if (origin === undefined || !allowed.has(origin)) return allowed.size === 0 ? {} : { vary: 'origin' };
+  if (origin === undefined || !allowed.has(origin)) return allowed.size === 0 ? NO_CORS_HEADERS : VARY_ORIGIN;
   return { 'access-control-allow-origin': origin, 'access-control-expose-headers': CORS_EXPOSED_HEADERS, vary: 'origin' };
 }
 

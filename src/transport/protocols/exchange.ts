@@ -91,6 +91,12 @@ export interface Exchange {
   release(): void;
   /** Sends the status line and headers. `endStream`: the response has no body and no trailers (it is over). */
   respond(status: number, headers: ExchangeFields, endStream?: boolean): void;
+  /**
+   * Sends the status line, the headers and the whole body, and ends the response: a unary
+   * answer. HTTP/1.1 hands node:http the head and the body in one call (one socket write);
+   * HTTP/2 writes HEADERS, DATA and END_STREAM as {@link respond}, {@link write} and {@link end} would.
+   */
+  respondWhole(status: number, headers: ExchangeFields, body: Buffer): void;
   /** Writes body bytes after {@link respond}; false when the exchange holds more than its high-water mark (`drained` follows). */
   write(chunk: Buffer, second?: Buffer): boolean;
   /** Ends the response after the body written, with HTTP trailers when given (HTTP/2; dropped by HTTP/1.1 without chunked trailers). */

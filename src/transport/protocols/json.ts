@@ -5,7 +5,9 @@
  * as strings, bytes as base64, enums by name. A JSON request is read into the message,
  * written as protobuf and handed to the method's own codec; its answer the other way, so
  * handlers see the same values whatever the protocol. An unknown field is refused, never
- * dropped.
+ * dropped. A method that brings its own shortcut through the mapping (`requestFromJson`,
+ * `responseToJson`: JwtService's, src/jwt-service/codec/json.ts) has its messages read and
+ * written by it, and by the mapping whenever the shortcut leaves a message to it.
  */
 import { Buffer } from 'node:buffer';
 import type { DescMessage, Registry } from '@bufbuild/protobuf';
@@ -68,11 +70,24 @@ function methodOf(registry: Registry, path: string): { input: DescMessage; outpu
  */
 export function jsonCodec(route: Route): MessageCodec | undefined {
   if (mapping === undefined) return undefined;
+  let codec = codecs.get(route);
+  if (codec === undefined) {
+    codec = buildCodec(mapping, route) ?? null;
+    codecs.set(route, codec);
+  }
+  return codec ?? undefined;
+}
+
+/** Each route's codec, built by its first JSON call (null: its method has no mapping); a route lives as long as its server. */
+const codecs = new WeakMap<Route, MessageCodec | null>();
+
+function buildCodec(mapping: JsonMapping, route: Route): MessageCodec | undefined {
   const method = methodOf(mapping.registry, route.path);
   if (method === undefined) return undefined;
   const { fromJson, toBinary, fromBinary, toJson } = mapping.protobuf;
   const { input, output } = method;
   const definition = route.definition;
+  const { requestFromJson, responseToJson } = definition;
   return {
     decode(bytes) {
       let json: unknown;
@@ -81,6 +96,8 @@ export function jsonCodec(route: Route): MessageCodec | undefined {
       } catch (err) {
         throw new GrpcStatusError(GrpcStatus.INVALID_ARGUMENT, `the request is not JSON: ${(err as Error).message}`);
       }
+      const direct = requestFromJson?.(json);
+      if (direct !== undefined) return direct;
       let message: ReturnType<typeof fromJson>;
       try {
         message = fromJson(input, json as Parameters<typeof fromJson>[1]);
@@ -91,6 +108,8 @@ export function jsonCodec(route: Route): MessageCodec | undefined {
       return definition.requestDeserialize(Buffer.from(binary.buffer, binary.byteOffset, binary.byteLength));
     },
     encode(response) {
+      const direct = responseToJson?.(response);
+      if (direct !== undefined) return direct;
       const bytes = definition.responseSerialize(response);
       return Buffer.from(JSON.stringify(toJson(output, fromBinary(output, bytes))), 'utf8');
     },
