@@ -436,7 +436,8 @@ describe('HTTP/1.1 bounds, each beside a legitimate caller', () => {
     socket.write(unaryRequest(1_000_000).repeat(12));
     await legitimateCallers(port);
     const since = Date.now();
-    await closedWithin(socket, since, 500 + SLACK_MS);
+    // Twice the slack: the 12 MB of answers are made on a shared core before the writes stall.
+    await closedWithin(socket, since, 500 + 2 * SLACK_MS);
   });
 
   it('more pipelined requests unanswered than HTTP1_MAX_PIPELINED_REQUESTS close the connection; fewer are all answered', async () => {

@@ -10,7 +10,7 @@ import { Buffer } from 'node:buffer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { JWT_SERVICE_JSON } from '../../../src/jwt-service/codec/json.js';
 import { jwtServiceDefinition } from '../../../src/jwt-service/definition.js';
-import type { MethodDescriptor } from '../../../src/transport/handler-api.js';
+import type { MethodDescriptor } from '../../../src/contracts/handler-api.js';
 import type { Route } from '../../../src/transport/http2/router.js';
 import type { MessageCodec } from '../../../src/transport/protocols/call.js';
 import { jsonCodec, loadJsonMapping } from '../../../src/transport/protocols/json.js';
