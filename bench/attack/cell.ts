@@ -34,6 +34,8 @@ export interface CellSpec {
   readonly keysFile: string;
   /** CPU of the server (single process) and of the caller and attacker; none: unpinned. */
   readonly cpus?: { readonly server: number; readonly load: number };
+  /** Calls before the attack starts, not counted; default {@link WARM_UP_MS}. */
+  readonly warmUpMs?: number;
   /** How long after the churn attack the RSS is read again; default {@link SETTLE_MS}. */
   readonly settleMs?: number;
   /** Flags added to `jwt-grpc serve`. */
@@ -152,7 +154,7 @@ export async function runCell(spec: CellSpec, log: (line: string) => void): Prom
   }, RSS_SAMPLE_MS);
   try {
     caller.start();
-    await sleep(WARM_UP_MS);
+    await sleep(spec.warmUpMs ?? WARM_UP_MS);
     const warm = rssOf(server);
     peak = warm;
     caller.record();
