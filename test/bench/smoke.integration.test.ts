@@ -166,8 +166,9 @@ describe('npm run bench -- --smoke', () => {
       }
       expect(rest?.ratios.map((r) => r.stack)).toEqual(cargoMissing ? ['Node'] : ['Node', 'Rust']);
       for (const ratio of rest?.ratios ?? []) {
-        expect(ratio.requestsPerS?.low, ratio.stack).toBeGreaterThan(0);
-        // At 0.2 s a round's CPU time may be under one clock tick: a median, maybe no interval.
+        // Rounds of 0.2 s beside other test files: a median, maybe too few rounds for an interval;
+        // and a round's CPU time may be under one clock tick.
+        expect(ratio.requestsPerS?.median, ratio.stack).toBeGreaterThan(0);
         expect(ratio.callsPerCpuSecond?.median, ratio.stack).toBeGreaterThan(0);
       }
       expect(rest?.pairs?.map((p) => `${p.of}/${p.to}`)).toEqual(['jwt-grpc-connect-h1/node-rest', 'jwt-grpc-connect-h2/jwt-grpc']);
