@@ -18,7 +18,7 @@
  * test/jwt-service/codec/json.test.ts holds both to the same answers.
  */
 import { Buffer } from 'node:buffer';
-import type { VerifyJwtReason } from '../messages.js';
+import { REASON_NUMBERS } from './encode.js';
 import type { WellFormed } from './encode-request.js';
 
 /** The kinds of field JwtService's messages hold. */
@@ -106,7 +106,8 @@ function valueText(kind: FieldKind, value: unknown): string | undefined {
       if (typeof value !== 'boolean') return undefined;
       return value ? 'true' : '';
     case 'reason':
-      if (typeof value !== 'string' || !REASON_NAMES.has(value as VerifyJwtReason)) return undefined;
+      // A name the protobuf encoder has no number for is the generic mapping's (and the encoder's) to refuse.
+      if (typeof value !== 'string' || !Object.hasOwn(REASON_NUMBERS, value)) return undefined;
       return value === 'REASON_UNSPECIFIED' ? '' : value;
   }
 }
@@ -144,21 +145,6 @@ function responseWriter(fields: readonly JsonField[]): JsonResponseWriter {
     return out;
   };
 }
-
-/** VerifyJwtResponse.Reason's names (proto/jwt.proto); another value is the generic mapping's (and the encoder's) to refuse. */
-const REASON_NAMES: ReadonlySet<VerifyJwtReason> = new Set<VerifyJwtReason>([
-  'REASON_UNSPECIFIED',
-  'MALFORMED',
-  'BAD_SIGNATURE',
-  'ALGORITHM_NOT_ALLOWED',
-  'UNKNOWN_KEY',
-  'EXPIRED',
-  'NOT_YET_VALID',
-  'AUDIENCE_MISMATCH',
-  'ISSUER_MISMATCH',
-  'UNSUPPORTED_HEADER',
-  'REVOKED',
-]);
 
 /** A field of `kind` whose proto name is `proto`; its JSON name is protoc's lowerCamelCase of it. */
 function field(proto: string, kind: FieldKind): JsonField {
